@@ -1,0 +1,289 @@
+"""Self-statements for the "human" core block in offline mode.
+
+The human block is always in the prompt, so only durable first-person facts belong there: the
+speaker's name, likes and dislikes, profession, workplace, home, origin, allergies and birthday.
+Each rule is anchored on an explicit first-person cue and the captured object is filtered
+("I love that!" and "I'm swamped" say nothing durable), because these rules see every message.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["extract_self_statements"]
+
+MAX_FACT_CHARS = 120
+
+_I = r"(?<![\w'’])[Ii]"
+_APOS = r"['’]"
+_I_AM = rf"{_I}(?:{_APOS}m|\s+am)"
+_ADVERBS = r"(?:(?:really|absolutely|just|also|totally|genuinely|truly|honestly|do|still|actually|so|kinda|kind\s+of|definitely|especially)\s+)*"
+
+# Clause boundaries: sentence punctuation always; conjunctions only where they start a new clause.
+_HARD_STOP = re.compile(r"[.!?;:()\[\]\n—–]|\s-\s|,")
+_SOFT_STOP = re.compile(
+    r"(?i)\s+(?:but|because|cause|cos|since|so|when|whenever|while|although|though|which|who|"
+    r"if|unless|until|as\s+it|as\s+they|as\s+i|like\s+you|and\s+(?:i|i'm|it|it's|we|they|he|she|my|that|this|"
+    r"you|so|then|also|now|now\s+i|have|had|am|was|really|can't|don't|will))\b"
+)
+_TRAILING_FILLER = re.compile(
+    r"(?i)(?:\s+(?:too|so\s+much|a\s+lot|a\s+ton|very\s+much|as\s+well|though|lately|now|"
+    r"these\s+days|anyway|originally|haha|lol|tbh|honestly|right\s+now|and|or|the|a|an|to|of|for|with|in|on|at|my))+$"
+)
+
+# Objects that make a like/love statement conversational rather than a preference.
+_NON_PREFERENCE_OBJECTS = re.compile(
+    r"(?i)^(?:it|its|it's|that|that's|this|these|those|you|your|yours|ya|u|him|her|them|us|me|"
+    r"how|what|when|where|why|who|which|seeing|hearing|knowing|reading\s+about|reading\s+your|"
+    r"the\s+(?:way|idea|thought|sound|look|pic|picture|photo|photos|pics|pictures|vibe|vibes|"
+    r"message|sentiment|story|name|color|colours|colors|energy|attitude|plan|advice|support)|"
+    r"to\s+(?:hear|see|know|think|say|help|chat|talk|share|meet|catch)|"
+    r"so|too|such|a\s+lot|all|both|each|one|some|more|most|much|there|here|having\s+you|talking|"
+    r"chatting|sharing|catching|being\s+able\s+to\s+share|the\s+fact)\b"
+)
+
+_NAME_STOPWORDS = frozenset(
+    """
+    Sorry Here Back Good Great Fine Okay Ok OK Alright Done Ready Sure Glad Happy Sad Excited
+    So Not Just Still Also Really Very Going Trying Thinking Feeling Doing Working Looking Home
+    Free Busy Tired Proud Grateful Thankful Blessed Lucky Curious Interested In On At Into Out
+    Off Up Down Over Well Yes No Yeah Always Never Totally Literally Actually Definitely Honestly
+    Hungry Bored Lost Stuck Confused Sick Late Early Afraid Scared Nervous Worried Thrilled Stoked
+    Pumped Amazed Impressed Inspired Moved Touched Speechless Jealous Positive Certain Alive
+    American British English French German Spanish Italian Chinese Japanese Indian Canadian
+    Christian Jewish Muslim Catholic Buddhist Hindu Vegan Vegetarian Single Married Divorced
+    Gay Straight Trans Bi Queer Human Loving Enjoying Learning Planning Hoping Wondering
+    """.split()
+)
+
+_PROFESSION_HEADS = frozenset(
+    """
+    teacher nurse doctor physician surgeon dentist engineer developer programmer coder designer
+    architect artist painter sculptor photographer writer author poet journalist editor
+    musician singer guitarist drummer pianist dancer actor actress chef cook baker barista
+    waiter waitress bartender lawyer attorney paralegal judge accountant banker analyst
+    consultant manager director ceo cto founder entrepreneur student undergrad grad freshman
+    sophomore junior senior researcher scientist professor lecturer tutor coach trainer
+    therapist counselor counsellor psychologist psychiatrist pharmacist veterinarian vet
+    mechanic electrician plumber carpenter farmer firefighter officer soldier veteran pilot
+    driver clerk cashier librarian volunteer intern freelancer contractor mom mum dad mother
+    father parent grandma grandmother grandpa grandfather wife husband homemaker retiree
+    vegetarian vegan activist advocate athlete runner swimmer cyclist climber gamer streamer
+    youtuber blogger vlogger influencer tech techie nerd geek introvert extrovert woman man
+    person girl guy boy lady gentleman christian catholic muslim jew buddhist hindu atheist
+    immigrant citizen native resident transgender nonbinary mentor caregiver caretaker
+    firefighter paramedic policeman policewoman cop detective secretary receptionist assistant
+    administrator owner shopkeeper salesperson realtor broker investor trader economist
+    statistician mathematician physicist chemist biologist historian linguist translator
+    interpreter animator illustrator filmmaker producer dj rapper composer conductor
+    """.split()
+)
+_PROFESSION_SUFFIX = re.compile(r"(?i)(?:ist|ian|eer|ologist|grapher|smith|wright|monger)$")
+_NOT_IDENTITY_HEADS = frozenset(
+    """
+    bit little lot mess wreck fan sucker believer tad kind sort part fool lover beginner
+    dreamer worrier procrastinator hot huge big firm strong true total complete natural
+    pushover sucker stickler creature product result number fraction couple few ton bunch
+    """.split()
+)
+_IDENTITY_CUT = re.compile(
+    r"(?i)\s+(?:at|in|for|of|from|with|who|that|which|and|but|so|because|since|by|on|to|myself)\b"
+)
+
+
+def _clip(phrase: str) -> str:
+    """Cut the captured object at its clause boundary and trim filler; cap the length."""
+    phrase = phrase.strip()
+    m = _HARD_STOP.search(phrase)
+    if m:
+        phrase = phrase[: m.start()]
+    m = _SOFT_STOP.search(phrase)
+    if m:
+        phrase = phrase[: m.start()]
+    phrase = phrase.strip().strip("\"'“”‘’*_").strip()
+    prev = None
+    while prev != phrase:
+        prev = phrase
+        phrase = _TRAILING_FILLER.sub("", phrase).strip()
+    if len(phrase) > MAX_FACT_CHARS:
+        cut = phrase[:MAX_FACT_CHARS].rsplit(" ", 1)[0]
+        phrase = cut or phrase[:MAX_FACT_CHARS]
+    return phrase
+
+
+def _words(phrase: str) -> list[str]:
+    return re.findall(r"[A-Za-z][A-Za-z'’-]*", phrase)
+
+
+# ---------------------------------------------------------------- rules
+
+_NAME_IS = re.compile(r"(?i:\bmy\s+name\s*(?:is|'s|’s)\s+)(?P<name>[A-Z][a-zA-Z'’-]+(?:\s+[A-Z][a-zA-Z'’-]+){0,2})")
+_CALL_ME = re.compile(r"(?i:\b(?:you\s+can\s+|please\s+|just\s+)?call\s+me\s+)(?P<name>[A-Z][a-z'’-]+)(?=\s*(?:[.,!;]|$))")
+_IM_NAME = re.compile(
+    rf"(?:^|(?<=[.!?,]\s)|(?<=^\W)|(?i:\b(?:hi|hello|hey|hiya)\b),?\s*(?:there,?\s*|all,?\s*|everyone,?\s*)?)"
+    rf"{_I_AM}\s+(?P<name>[A-Z][a-z]{{1,20}}(?:[A-Z][a-z]+)?)(?=\s*(?:[,.!]|$))"
+)
+
+_PREF_VERBS = {
+    "like": "likes",
+    "love": "loves",
+    "prefer": "prefers",
+    "enjoy": "enjoys",
+    "hate": "hates",
+    "dislike": "dislikes",
+    "adore": "adores",
+    "detest": "detests",
+}
+_PREFERENCE = re.compile(
+    rf"{_I}\s+{_ADVERBS}(?P<verb>(?i:like|love|prefer|enjoy|hate|dislike|adore|detest))\s+(?=(?P<obj>[^.!?\n]+))"
+)
+_NEG_PREFERENCE = re.compile(
+    rf"{_I}\s+(?i:(?:do\s+not|don{_APOS}t|dont|really\s+don{_APOS}t|never)\s+(?:really\s+)?(?P<verb>like|enjoy|love))\s+(?=(?P<obj>[^.!?\n]+))"
+)
+_CANT_STAND = re.compile(rf"{_I}\s+(?i:can{_APOS}?t\s+stand|cannot\s+stand)\s+(?=(?P<obj>[^.!?\n]+))")
+_FAN_OF = re.compile(rf"{_I_AM}\s+(?i:(?:a\s+)?(?:big\s+|huge\s+|massive\s+|giant\s+|real\s+)?fan\s+of)\s+(?=(?P<obj>[^.!?\n]+))")
+_FAVORITE = re.compile(
+    r"(?i:\bmy\s+(?:all[- ]time\s+|absolute\s+)?favou?rite\s+)(?P<what>[a-zA-Z][\w -]{0,40}?)\s+(?i:is|are|was|has\s+to\s+be|would\s+be)\s+"
+    r"(?=(?P<obj>[^.!?\n]+))"
+)
+
+_IDENTITY = re.compile(rf"{_I_AM}\s+(?:(?i:also|now|currently|actually|still|just)\s+)?(?P<article>(?i:a|an))\s+(?=(?P<obj>[^.!?\n]+))")
+_WORK = re.compile(
+    rf"{_I}\s+(?:(?i:currently|now|still|also|actually)\s+)?"
+    rf"(?:(?i:work)|(?:{_APOS}m|\s+am|{_APOS}ve\s+been|\s+have\s+been)\s+(?i:working))"
+    r"\s+(?P<prep>(?i:as|at|for))\s+(?=(?P<obj>[^.!?\n]+))"
+)
+_LIVE = re.compile(
+    rf"{_I}\s+(?:(?i:currently|now|still|also|actually)\s+)?"
+    rf"(?:(?i:live)|(?:{_APOS}m|\s+am|{_APOS}ve\s+been|\s+have\s+been)\s+(?i:living))"
+    r"\s+(?i:in)\s+(?=(?P<obj>[^.!?\n]+))"
+)
+_FROM = re.compile(rf"{_I_AM}\s+(?:(?i:originally|actually|also)\s+)?(?i:from)\s+(?=(?P<obj>[^.!?\n]+))")
+_ALLERGIC = re.compile(rf"{_I_AM}\s+(?:(?i:very|severely|super|really|so|deathly)\s+)?(?i:allergic)\s+(?i:to)\s+(?=(?P<obj>[^.!?\n]+))")
+_BIRTHDAY = re.compile(r"(?i:\bmy\s+(?:birthday|bday|b-day)\s+(?:is|'s|’s|falls\s+on)\s+(?:on\s+)?)(?=(?P<obj>[^.!?\n]+))")
+
+_WORK_BAD_OBJECT = re.compile(
+    r"(?i)^(?:it|this|that|them|home\s+today|the\s+moment|my\s+own\s+pace|least|times|night|"
+    r"all|hard|a\s+(?:lot|bit)|so|on|well|together|with|out|through|really|too|very|more|less)\b"
+)
+_PLACE_BAD_OBJECT = re.compile(
+    r"(?i)^(?:it|this|that|there|here|fear|peace|the\s+moment|the\s+past|the\s+present|a\s+(?:world|time|bubble|state|way)|"
+    r"denial|harmony|hope|my\s+head|the\s+now|pain|constant)\b"
+)
+
+
+def _question(text: str, start: int) -> bool:
+    """True when the sentence holding `start` ends with a question mark."""
+    end = re.search(r"[.!?\n]", text[start:])
+    return bool(end and end.group() == "?")
+
+
+def _name_facts(text: str) -> list[tuple[int, str]]:
+    facts = []
+    for m in _NAME_IS.finditer(text):
+        facts.append((m.start(), f"name: {_clip(m.group('name'))}"))
+    for pattern in (_CALL_ME, _IM_NAME):
+        for m in pattern.finditer(text):
+            name = m.group("name")
+            if name in _NAME_STOPWORDS or _question(text, m.start()):
+                continue
+            facts.append((m.start(), f"name: {name}"))
+    return facts
+
+
+def _preference_facts(text: str) -> list[tuple[int, str]]:
+    facts = []
+    negated_spans = []
+    for m in _NEG_PREFERENCE.finditer(text):
+        negated_spans.append(m.span())
+        obj = _clip(m.group("obj"))
+        if _good_object(obj) and not _question(text, m.start()):
+            facts.append((m.start(), f"dislikes {obj}"))
+    for m in _CANT_STAND.finditer(text):
+        obj = _clip(m.group("obj"))
+        if _good_object(obj) and not _question(text, m.start()):
+            facts.append((m.start(), f"can't stand {obj}"))
+    for m in _PREFERENCE.finditer(text):
+        if any(s <= m.start() < e for s, e in negated_spans) or _question(text, m.start()):
+            continue
+        # "I'd like", "I would like", "I feel like" never match (they lack "I <verb>"); "I like to
+        # think" is an opinion marker, not a preference.
+        obj = _clip(m.group("obj"))
+        if re.match(r"(?i)^to\s+(?:think|believe|say|imagine|hope|remind|keep\s+in\s+mind)\b", obj):
+            continue
+        if _good_object(obj):
+            facts.append((m.start(), f"{_PREF_VERBS[m.group('verb').lower()]} {obj}"))
+    for m in _FAN_OF.finditer(text):
+        obj = _clip(m.group("obj"))
+        if _good_object(obj) and not _question(text, m.start()):
+            facts.append((m.start(), f"is a fan of {obj}"))
+    for m in _FAVORITE.finditer(text):
+        what = _clip(m.group("what")).lower()
+        obj = _clip(m.group("obj"))
+        if what and obj and not _NON_PREFERENCE_OBJECTS.match(obj) and not _question(text, m.start()):
+            facts.append((m.start(), f"favorite {what}: {obj}"))
+    return facts
+
+
+def _good_object(obj: str) -> bool:
+    return bool(obj) and len(_words(obj)) >= 1 and not _NON_PREFERENCE_OBJECTS.match(obj)
+
+
+def _identity_facts(text: str) -> list[tuple[int, str]]:
+    facts = []
+    for m in _IDENTITY.finditer(text):
+        if _question(text, m.start()):
+            continue
+        obj = _clip(m.group("obj"))
+        core = _IDENTITY_CUT.split(obj, maxsplit=1)[0]
+        words = _words(core)
+        if not words or len(words) > 5:
+            continue
+        head = words[-1].lower()
+        if any(w.lower() in _NOT_IDENTITY_HEADS for w in words[:1]) or head in _NOT_IDENTITY_HEADS:
+            continue
+        if head in _PROFESSION_HEADS or _PROFESSION_SUFFIX.search(head):
+            facts.append((m.start(), f"is {m.group('article').lower()} {obj}"))
+    for m in _WORK.finditer(text):
+        obj = _clip(m.group("obj"))
+        if not obj or _WORK_BAD_OBJECT.match(obj) or _question(text, m.start()):
+            continue
+        prep = m.group("prep").lower()
+        if prep == "as" and not re.match(r"(?i)^(?:an?\s+|the\s+)?\w", obj):
+            continue
+        facts.append((m.start(), f"works {prep} {obj}"))
+    for pattern, verb in ((_LIVE, "lives in"), (_FROM, "is from"), (_ALLERGIC, "is allergic to")):
+        for m in pattern.finditer(text):
+            obj = _clip(m.group("obj"))
+            if not obj or _question(text, m.start()):
+                continue
+            if verb != "is allergic to" and _PLACE_BAD_OBJECT.match(obj):
+                continue
+            if verb == "is from" and not re.match(r"^(?:[A-Z]|(?i:a|the)\s)", obj):
+                continue
+            facts.append((m.start(), f"{verb} {obj}"))
+    for m in _BIRTHDAY.finditer(text):
+        obj = _clip(m.group("obj"))
+        if obj and re.search(r"\d|(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|today|tomorrow)", obj):
+            facts.append((m.start(), f"birthday: {obj}"))
+    return facts
+
+
+def extract_self_statements(text: str) -> list[str]:
+    """Return short third-person facts the speaker states about themself, deduplicated, in order.
+
+    Examples: "name: Alice", "likes hiking in the mountains", "works at Acme Corp",
+    "lives in Berlin", "is allergic to peanuts", "favorite color: blue".
+    """
+    if not text or not text.strip():
+        return []
+    found = sorted(_name_facts(text) + _preference_facts(text) + _identity_facts(text), key=lambda f: f[0])
+    seen: set[str] = set()
+    facts: list[str] = []
+    for _, fact in found:
+        fact = " ".join(fact.split())
+        key = fact.lower()
+        if key not in seen:
+            seen.add(key)
+            facts.append(fact)
+    return facts

@@ -1,0 +1,218 @@
+"""The `mirix` command: add, search, list, show, export, import, schemas export, demo, stats."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from mirix_py.errors import MirixError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="mirix-py: a memory engine for LLM agents.")
+schemas_app = typer.Typer(no_args_is_help=True, help="JSON Schema files of the public records.")
+app.add_typer(schemas_app, name="schemas")
+
+console = Console()
+err = Console(stderr=True)
+
+DataDir = typer.Option(None, "--data-dir", "-d", envvar="MIRIX_DATA_DIR", help="Data directory (default ~/.mirix).")
+User = typer.Option(..., "--user", "-u", help="User id the memories belong to.")
+AsJson = typer.Option(False, "--json", help="Print JSON for scripts.")
+
+
+def _engine(data_dir: Optional[Path]):
+    from mirix_py.engine import Mirix
+
+    return Mirix(data_dir)
+
+
+def _fail(exc: Exception) -> None:
+    err.print(f"[bold red]error:[/] {exc}")
+    raise typer.Exit(2)
+
+
+def _dump(obj: Any) -> Any:
+    if hasattr(obj, "model_dump"):
+        return obj.model_dump(mode="json")
+    if isinstance(obj, list):
+        return [_dump(o) for o in obj]
+    if isinstance(obj, dict):
+        return {k: _dump(v) for k, v in obj.items()}
+    return obj
+
+
+def _print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(_dump(obj), indent=2, ensure_ascii=False) + "\n")
+
+
+def _memory_table(memories, title: str, scores: list[float] | None = None) -> Table:
+    table = Table(title=title, show_lines=False, expand=True)
+    if scores is not None:
+        table.add_column("score", justify="right", width=7)
+    table.add_column("type", width=10)
+    table.add_column("id", overflow="fold", width=16)
+    table.add_column("when", width=16)
+    table.add_column("text", overflow="fold", ratio=1)
+    for i, memory in enumerate(memories):
+        when = memory.occurred_at.strftime("%Y-%m-%d %H:%M") if memory.occurred_at else ""
+        row = [memory.memory_type.value, memory.id, when, memory.search_text()]
+        if scores is not None:
+            row.insert(0, f"{scores[i]:.3f}")
+        table.add_row(*row)
+    return table
+
+
+@app.command()
+def add(text: str = typer.Argument(None, help="Text to remember; '-' or nothing reads stdin."),
+        user: str = User, occurred_at: Optional[str] = typer.Option(None, help="ISO 8601 time with zone."),
+        source_id: Optional[str] = typer.Option(None, help="Caller id kept as provenance."),
+        data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
+    """Add text (or, with --json-messages on stdin, a list of messages) to memory."""
+    if text in (None, "-"):
+        text = sys.stdin.read()
+    try:
+        with _engine(data_dir) as mx:
+            result = mx.add(text, user_id=user, occurred_at=occurred_at, source_id=source_id)
+    except MirixError as exc:
+        _fail(exc)
+    if as_json:
+        _print_json(result)
+        return
+    console.print(f"[green]{result.status.value}[/] ({result.mode} mode): {len(result.changes)} change(s)")
+    for change in result.changes:
+        console.print(f"  {change.operation.value:7} {change.memory_type.value:16} {change.memory_id}")
+    if result.error:
+        err.print(f"[red]{result.error}[/]")
+
+
+@app.command()
+def search(query: str, user: str = User, limit: int = typer.Option(10, "--limit", "-n"),
+           memory_type: Optional[list[str]] = typer.Option(None, "--type", "-t", help="Repeat to allow several."),
+           method: str = typer.Option("hybrid", help="hybrid | bm25 | embedding | string"),
+           start: Optional[str] = typer.Option(None, help="occurred_at >= this (ISO 8601 with zone)"),
+           end: Optional[str] = typer.Option(None, help="occurred_at < this (ISO 8601 with zone)"),
+           data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
+    """Search a user's memories."""
+    try:
+        with _engine(data_dir) as mx:
+            hits = mx.search(query, user_id=user, limit=limit, memory_types=memory_type or None, start=start,
+                             end=end, method=method)
+    except MirixError as exc:
+        _fail(exc)
+    if as_json:
+        _print_json(hits)
+        return
+    console.print(_memory_table([h.memory for h in hits], f"{len(hits)} hit(s) for {query!r}", [h.score for h in hits]))
+
+
+@app.command("list")
+def list_(user: str = User, memory_type: Optional[list[str]] = typer.Option(None, "--type", "-t"),
+          limit: int = typer.Option(50, "--limit", "-n"), offset: int = 0,
+          data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
+    """List a user's memories, newest first."""
+    try:
+        with _engine(data_dir) as mx:
+            memories = mx.list(user_id=user, memory_types=memory_type or None, limit=limit, offset=offset)
+    except (MirixError, ValueError) as exc:
+        _fail(exc)
+    if as_json:
+        _print_json(memories)
+        return
+    console.print(_memory_table(memories, f"{len(memories)} memories of {user}"))
+
+
+@app.command()
+def show(memory_id: str, user: str = User, history: bool = typer.Option(False, "--history", help="Show every change."),
+         data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
+    """Show one memory (secrets stay masked) and, with --history, its changes."""
+    try:
+        with _engine(data_dir) as mx:
+            memory = mx.get(memory_id, user_id=user)
+            events = mx.history(memory_id, user_id=user) if history else []
+    except MirixError as exc:
+        _fail(exc)
+    if as_json:
+        _print_json({"memory": memory, "history": events} if history else memory)
+        return
+    console.print_json(json.dumps(memory.model_dump(mode="json")))
+    if history:
+        table = Table(title="history")
+        for col in ("when", "operation", "actor", "input", "after"):
+            table.add_column(col, overflow="fold")
+        for e in events:
+            table.add_row(e.created_at.strftime("%Y-%m-%d %H:%M:%S"), e.operation.value, e.actor, e.input_id or "",
+                          json.dumps(e.after, ensure_ascii=False)[:200] if e.after else "(deleted)")
+        console.print(table)
+
+
+@app.command("export")
+def export_(path: Path, user: Optional[str] = typer.Option(None, "--user", "-u", help="Only this user."),
+            data_dir: Optional[Path] = DataDir) -> None:
+    """Write memories to a JSON lines file (vault secrets stay encrypted)."""
+    try:
+        with _engine(data_dir) as mx:
+            n = mx.export(path, user_id=user)
+    except MirixError as exc:
+        _fail(exc)
+    console.print(f"exported {n} memories to {path}")
+
+
+@app.command("import")
+def import_(path: Path, data_dir: Optional[Path] = DataDir) -> None:
+    """Read a JSON lines file written by `mirix export` (validated whole before writing)."""
+    from tqdm import tqdm
+
+    if not path.exists():
+        _fail(FileNotFoundError(f"{path} does not exist"))
+    lines = path.read_text(encoding="utf-8").splitlines()
+    try:
+        with _engine(data_dir) as mx:
+            counts = mx.import_(tqdm(lines, desc="import", unit="memory", disable=len(lines) < 200))
+    except MirixError as exc:
+        _fail(exc)
+    console.print(f"imported {counts['imported']} memories, skipped {counts['skipped_existing']} already present")
+
+
+@app.command()
+def stats(user: Optional[str] = typer.Option(None, "--user", "-u"), data_dir: Optional[Path] = DataDir,
+          as_json: bool = AsJson) -> None:
+    """Mode, backends and memory counts."""
+    with _engine(data_dir) as mx:
+        info = mx.stats(user_id=user)
+    if as_json:
+        _print_json(info)
+        return
+    for key, value in info.items():
+        console.print(f"[bold]{key}[/]: {value}")
+
+
+@schemas_app.command("export")
+def schemas_export(out: Path = typer.Option(None, "--out", help="Folder (default: the checkout's schemas/).")) -> None:
+    """Write the JSON Schema of every public record."""
+    from mirix_py.schemas import default_schema_dir, write_schemas
+
+    written = write_schemas(out or default_schema_dir())
+    console.print(f"wrote {len(written)} schema files to {out or default_schema_dir()}")
+
+
+@app.command()
+def demo(data_dir: Optional[Path] = typer.Option(None, "--data-dir", "-d",
+                                                  help="Where to keep the demo's memories (default: a temp dir)."),
+         keep: bool = typer.Option(False, help="Keep the temp data dir.")) -> None:
+    """Run the main job offline: ingest a short conversation and a document, then search and show history."""
+    from mirix_py.demo import run_demo
+
+    run_demo(console, data_dir=data_dir, keep=keep)
+
+
+def main() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

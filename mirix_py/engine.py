@@ -1,0 +1,334 @@
+"""`Mirix` and `AsyncMirix`: the public facade wiring the store, the managers and the input log.
+
+    mx = Mirix(data_dir="./mem")                       # embedded SQLite + Chroma, offline rules
+    mx.add("My name is Ada and I love hiking", user_id="ada")
+    mx.search("hobbies", user_id="ada")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any, Iterable, Sequence
+
+from pydantic import ValidationError
+
+from mirix_py.agents.offline import managers as offline
+from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
+from mirix_py.inputs import normalize_add
+from mirix_py.ops import DeleteOp, InsertOp, Op, UpdateOp
+from mirix_py.records import (
+    MEMORY_ADAPTER, AddResult, CoreMemory, HistoryEvent, InputRecord, InputStatus, KnowledgeVaultMemory,
+    MemoryBase, MemoryChange, MemoryType, SearchHit, SearchMethod, SemanticMemory,
+)
+from mirix_py.settings import Settings
+from mirix_py.store.crypto import Cipher, load_or_create_key
+from mirix_py.store.db import create_schema, make_engine
+from mirix_py.store.embeddings import Embedder, load_embedder
+from mirix_py.store.fulltext import fulltext_for
+from mirix_py.store.inputs import InputLog
+from mirix_py.store.memories import MemoryStore
+from mirix_py.store.search import Searcher
+from mirix_py.store.vectors import ChromaVectorIndex
+
+log = logging.getLogger("mirix_py")
+
+_DEFAULT = object()
+CORE_LABELS = ("persona", "human")
+
+
+class Mirix:
+    """Synchronous memory engine. Every method is safe to call from several threads."""
+
+    def __init__(self, data_dir: str | Path | None = None, *, settings: Settings | None = None,
+                 embedder: Embedder | None | object = _DEFAULT, database_url: str | None = None,
+                 chroma_url: str | None = None) -> None:
+        self.settings = settings or Settings.from_env(
+            data_dir=Path(data_dir) if data_dir is not None else None, database_url=database_url,
+            chroma_url=chroma_url,
+        )
+        data = self.settings.data_dir
+        data.mkdir(parents=True, exist_ok=True)
+        self.engine = make_engine(self.settings.sql_url)
+        create_schema(self.engine)
+        fulltext = fulltext_for(self.engine)
+        fulltext.setup(self.engine)
+        cipher = Cipher(load_or_create_key(data, self.settings.vault_key))
+        if embedder is _DEFAULT:
+            embedder = load_embedder(self.settings.embedder)
+        vectors = (ChromaVectorIndex.server(self.settings.chroma_url) if self.settings.chroma_url
+                   else ChromaVectorIndex.embedded(data / "chroma"))
+        self.store = MemoryStore(self.engine, fulltext, cipher, vectors, embedder)  # type: ignore[arg-type]
+        self.inputs = InputLog(self.engine, cipher)
+        self.searcher = Searcher(self.store)
+
+    # ------------------------------------------------------------ status
+
+    @property
+    def mode(self) -> str:
+        """'offline' (deterministic rules) until an LLM is configured."""
+        return "offline"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "database": self.engine.dialect.name,
+            "vectors": "chroma-server" if self.settings.chroma_url else "chroma-embedded",
+            "embedder": self.store.embedder.name if self.store.embedder else None,
+            "search": "hybrid" if self.searcher.vector_ready else "bm25-only",
+            "data_dir": str(self.settings.data_dir),
+        }
+
+    # ------------------------------------------------------------ add
+
+    def add(self, content: str | Sequence[dict[str, Any]], *, user_id: str, occurred_at: datetime | str | None = None,
+            source_id: str | None = None, kind: str = "text") -> AddResult:
+        """Log the input, then extract memories from it. Bad input raises InvalidInput and writes nothing."""
+        record = normalize_add(content, user_id=user_id, occurred_at=occurred_at, source_id=source_id, kind=kind,
+                               max_chars=self.settings.max_input_chars)
+        self.inputs.append([record])
+        return self._process([record])
+
+    def _process(self, records: Sequence[InputRecord]) -> AddResult:
+        ids = [r.id for r in records]
+        user_id = records[0].user_id
+        self.inputs.mark(ids, InputStatus.processing)
+        changes: list[MemoryChange] = []
+        failures: list[str] = []
+        batch = offline.prepare_batch(user_id, records)
+        plan: list[tuple[str, Any]] = []
+        for memory_type in offline.route(batch):
+            plan.append((f"{memory_type.value}_memory_manager", memory_type))
+        for actor, memory_type in plan:
+            try:
+                ops = self._offline_ops(memory_type, batch)
+                changes.extend(self.store.apply(ops, user_id=user_id, actor=actor,
+                                                input_id=ids[0] if len(ids) == 1 else None))
+            except Exception as exc:  # one manager failing leaves the others' writes intact
+                log.exception("%s failed", actor)
+                failures.append(f"{actor}: {type(exc).__name__}: {exc}")
+        if failures:
+            error = "; ".join(failures)
+            self.inputs.mark(ids, InputStatus.failed, error)
+            return AddResult(input_ids=ids, status=InputStatus.failed, changes=changes, mode="offline", error=error)
+        self.inputs.mark(ids, InputStatus.processed)
+        return AddResult(input_ids=ids, status=InputStatus.processed, changes=changes, mode="offline")
+
+    def _offline_ops(self, memory_type: MemoryType, batch: offline.PreparedBatch) -> list[Op]:
+        if memory_type is MemoryType.knowledge_vault:
+            return batch.vault_ops
+        if memory_type is MemoryType.episodic:
+            return offline.episodic_ops(batch)
+        if memory_type is MemoryType.core:
+            return offline.core_ops(batch, lambda label: self._core_block(batch.user_id, label))
+        if memory_type is MemoryType.semantic:
+            return offline.semantic_ops(batch, lambda name: self._semantic_by_name(batch.user_id, name))
+        if memory_type is MemoryType.procedural:
+            return offline.procedural_ops(batch)
+        return offline.resource_ops(batch)
+
+    def _semantic_by_name(self, user_id: str, name: str) -> SemanticMemory | None:
+        hits = self.searcher.search(name, user_id=user_id, limit=20, memory_types=[MemoryType.semantic],
+                                    method=SearchMethod.bm25)
+        for hit in hits:
+            if isinstance(hit.memory, SemanticMemory) and hit.memory.name.casefold() == name.casefold():
+                return hit.memory
+        return None
+
+    def retry_failed(self, *, user_id: str | None = None) -> list[AddResult]:
+        """Run failed inputs again, one at a time."""
+        return [self._process([r]) for r in self.inputs.by_status(InputStatus.failed, user_id=user_id)]
+
+    def input_status(self, input_id: str) -> InputRecord:
+        record = self.inputs.get(input_id)
+        if record is None:
+            raise InvalidInput(f"no input with id {input_id!r}")
+        return record
+
+    # ------------------------------------------------------------ read
+
+    def search(self, query: str, *, user_id: str, limit: int = 10,
+               memory_types: Sequence[MemoryType | str] | None = None, start: datetime | None = None,
+               end: datetime | None = None, method: SearchMethod | str = "hybrid") -> list[SearchHit]:
+        _check_user(user_id)
+        try:
+            types = [MemoryType(t) for t in memory_types] if memory_types else None
+        except ValueError as exc:
+            raise InvalidInput(f"unknown memory type: {exc}") from exc
+        from mirix_py.inputs import parse_when
+
+        return self.searcher.search(query, user_id=user_id, limit=limit, memory_types=types,
+                                    start=parse_when(start, "start"), end=parse_when(end, "end"), method=method)
+
+    def get(self, memory_id: str, *, user_id: str, reveal: bool = False) -> MemoryBase:
+        _check_user(user_id)
+        return self.store.get(memory_id, user_id=user_id, reveal=reveal)
+
+    def list(self, *, user_id: str, memory_types: Sequence[MemoryType | str] | None = None, limit: int = 100,
+             offset: int = 0, start: datetime | None = None, end: datetime | None = None) -> list[MemoryBase]:
+        _check_user(user_id)
+        if limit <= 0 or offset < 0:
+            raise InvalidInput("limit must be positive and offset non-negative")
+        return self.store.list(user_id=user_id, memory_types=memory_types, limit=limit, offset=offset,
+                               start=start, end=end)
+
+    def history(self, memory_id: str, *, user_id: str) -> list[HistoryEvent]:
+        _check_user(user_id)
+        return self.store.history(memory_id, user_id=user_id)
+
+    # ------------------------------------------------------------ write
+
+    def update(self, memory_id: str, fields: dict[str, Any] | None = None, *, user_id: str,
+               actor: str = "api", **more: Any) -> MemoryBase:
+        """Change fields of a memory in place (its id stays); returns the new record."""
+        _check_user(user_id)
+        fields = {**(fields or {}), **more}
+        if not fields:
+            raise InvalidInput("nothing to update")
+        self.store.apply([UpdateOp(memory_id=memory_id, fields=fields)], user_id=user_id, actor=actor)
+        return self.store.get(memory_id, user_id=user_id)
+
+    def delete(self, memory_id: str, *, user_id: str, actor: str = "api") -> None:
+        _check_user(user_id)
+        self.store.apply([DeleteOp(memory_id=memory_id)], user_id=user_id, actor=actor)
+
+    def delete_user(self, user_id: str) -> dict[str, int]:
+        _check_user(user_id)
+        return self.store.delete_user(user_id)
+
+    # ------------------------------------------------------------ core memory
+
+    def _core_block(self, user_id: str, label: str) -> CoreMemory | None:
+        for memory in self.store.list(user_id=user_id, memory_types=[MemoryType.core], limit=10):
+            if isinstance(memory, CoreMemory) and memory.label == label:
+                return memory
+        return None
+
+    def core_memory(self, *, user_id: str) -> dict[str, CoreMemory]:
+        """Both blocks; a block never written is returned empty (and unsaved)."""
+        _check_user(user_id)
+        return {label: self._core_block(user_id, label) or CoreMemory(user_id=user_id, label=label)
+                for label in CORE_LABELS}
+
+    def core_append(self, label: str, text: str, *, user_id: str, actor: str = "api") -> CoreMemory:
+        _check_user(user_id)
+        label = _check_label(label)
+        if not text or not text.strip():
+            raise InvalidInput("nothing to append")
+        block = self._core_block(user_id, label)
+        current = block.value if block else ""
+        value = f"{current}\n{text.strip()}" if current else text.strip()
+        return self._write_core(user_id, label, value, block, actor)
+
+    def core_rewrite(self, label: str, value: str, *, user_id: str, actor: str = "api") -> CoreMemory:
+        _check_user(user_id)
+        label = _check_label(label)
+        return self._write_core(user_id, label, value.strip(), self._core_block(user_id, label), actor)
+
+    def _write_core(self, user_id: str, label: str, value: str, block: CoreMemory | None, actor: str) -> CoreMemory:
+        limit = block.limit if block else CoreMemory.model_fields["limit"].default
+        if len(value) > limit:
+            raise CoreMemoryFull(
+                f"core block {label!r} would hold {len(value)} characters, over its limit of {limit}; "
+                "rewrite it shorter instead of appending"
+            )
+        if block is None:
+            op: Op = InsertOp(memory=CoreMemory(user_id=user_id, label=label, value=value))
+        else:
+            op = UpdateOp(memory_id=block.id, fields={"value": value})
+        self.store.apply([op], user_id=user_id, actor=actor)
+        block = self._core_block(user_id, label)
+        assert block is not None
+        return block
+
+    # ------------------------------------------------------------ export / import
+
+    def export(self, dest: str | Path | IO[str], *, user_id: str | None = None) -> int:
+        """Write memories as JSON lines. Vault secrets travel only as ciphertext of this data dir's key."""
+        from mirix_py.portability import export_lines
+
+        if isinstance(dest, (str, Path)):
+            with open(dest, "w", encoding="utf-8") as fh:
+                return export_lines(self.store, fh, user_id=user_id)
+        return export_lines(self.store, dest, user_id=user_id)
+
+    def import_(self, src: str | Path | IO[str] | Iterable[str]) -> dict[str, int]:
+        """Read JSON lines written by `export`. All lines are validated before any is written."""
+        from mirix_py.portability import import_lines
+
+        if isinstance(src, (str, Path)):
+            with open(src, encoding="utf-8") as fh:
+                return import_lines(self.store, fh)
+        return import_lines(self.store, src)
+
+    def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
+        return {**self.describe(), "memories": self.store.count(user_id=user_id)}
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> "Mirix":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+setattr(Mirix, "import", Mirix.import_)
+
+
+def _check_user(user_id: str) -> None:
+    if not isinstance(user_id, str) or not user_id.strip():
+        raise InvalidInput("user_id is required")
+    if len(user_id) > 256:
+        raise InvalidInput("user_id is longer than 256 characters")
+
+
+def _check_label(label: str) -> str:
+    if label not in CORE_LABELS:
+        raise InvalidInput(f"core block label must be one of {CORE_LABELS}, not {label!r}")
+    return label
+
+
+class AsyncMirix:
+    """The same methods as `Mirix`, awaitable; blocking work runs in a worker thread."""
+
+    def __init__(self, data_dir: str | Path | None = None, **kwargs: Any) -> None:
+        self.sync = Mirix(data_dir, **kwargs)
+
+    @property
+    def mode(self) -> str:
+        return self.sync.mode
+
+    async def __aenter__(self) -> "AsyncMirix":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+ASYNC_METHODS = ("add", "search", "get", "list", "update", "delete", "history", "delete_user", "core_memory",
+                 "core_append", "core_rewrite", "export", "import_", "retry_failed", "input_status", "stats",
+                 "describe", "close")
+
+
+def _make_async(name: str):
+    method = getattr(Mirix, name)
+
+    @functools.wraps(method)
+    async def wrapper(self: AsyncMirix, *args: Any, **kwargs: Any):
+        return await asyncio.to_thread(getattr(self.sync, name), *args, **kwargs)
+
+    return wrapper
+
+
+for _name in ASYNC_METHODS:
+    setattr(AsyncMirix, _name, _make_async(_name))
+setattr(AsyncMirix, "import", AsyncMirix.import_)  # type: ignore[attr-defined]
+
+__all__ = ["Mirix", "AsyncMirix", "InvalidInput", "MemoryNotFound", "CoreMemoryFull", "ValidationError",
+           "KnowledgeVaultMemory", "MEMORY_ADAPTER", "json"]

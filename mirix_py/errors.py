@@ -1,0 +1,19 @@
+"""Errors the public API raises. Each says what was wrong; none leaves a partial write."""
+
+
+class MirixError(Exception):
+    pass
+
+
+class InvalidInput(MirixError, ValueError):
+    """The caller's input was rejected before anything was written."""
+
+
+class MemoryNotFound(MirixError, LookupError):
+    def __init__(self, memory_id: str) -> None:
+        super().__init__(f"no memory with id {memory_id!r} for this user")
+        self.memory_id = memory_id
+
+
+class CoreMemoryFull(InvalidInput):
+    pass

@@ -1,0 +1,89 @@
+"""Validation of what callers hand to `add`: one place that turns loose input into an InputRecord
+or raises InvalidInput before anything is written."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Sequence
+
+from dateutil import parser as date_parser
+from pydantic import ValidationError
+
+from mirix_py.errors import InvalidInput
+from mirix_py.records import InputKind, InputRecord, Message, utcnow
+
+_CONTROL = {chr(c) for c in range(32)} - {"\n", "\r", "\t"}
+
+
+def parse_when(value: datetime | str | None, what: str = "occurred_at") -> datetime | None:
+    """Accept an aware datetime or an ISO string with a zone; reject naive and unparseable dates."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = date_parser.isoparse(value.strip())
+        except (ValueError, OverflowError) as exc:
+            raise InvalidInput(f"{what}: {value!r} is not an ISO 8601 date-time") from exc
+    if not isinstance(value, datetime):
+        raise InvalidInput(f"{what} must be a datetime or an ISO 8601 string, not {type(value).__name__}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidInput(f"{what} has no time zone; pass an aware datetime (e.g. ...+00:00)")
+    return value
+
+
+def _check_text(text: Any, where: str) -> str:
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        raise InvalidInput(f"{where} is bytes; pass text (images go to add_screenshot)")
+    if not isinstance(text, str):
+        raise InvalidInput(f"{where} must be a string, not {type(text).__name__}")
+    if not text.strip():
+        raise InvalidInput(f"{where} is empty")
+    bad = sum(1 for ch in text if ch in _CONTROL)
+    if bad:
+        raise InvalidInput(f"{where} holds {bad} control character(s) (binary data?); pass plain text")
+    return text
+
+
+def normalize_add(content: Any, *, user_id: str, occurred_at: datetime | str | None, source_id: str | None,
+                  kind: str, max_chars: int) -> InputRecord:
+    if not isinstance(user_id, str) or not user_id.strip():
+        raise InvalidInput("user_id is required")
+    if len(user_id) > 256:
+        raise InvalidInput("user_id is longer than 256 characters")
+    try:
+        input_kind = InputKind(kind)
+    except ValueError as exc:
+        raise InvalidInput(f"unknown input kind {kind!r}") from exc
+    when = parse_when(occurred_at) or utcnow()
+    if source_id is not None and (not isinstance(source_id, str) or not source_id.strip()):
+        raise InvalidInput("source_id must be a non-empty string")
+
+    if isinstance(content, (str, bytes, bytearray, memoryview)):
+        messages = [Message(role="user", content=_check_text(content, "content"))]
+    elif isinstance(content, Sequence) and not isinstance(content, (str, bytes)):
+        if not content:
+            raise InvalidInput("content is an empty list of messages")
+        messages = []
+        for i, raw in enumerate(content):
+            if isinstance(raw, Message):
+                raw = raw.model_dump()
+            if not isinstance(raw, dict):
+                raise InvalidInput(f"message {i} must be a dict with 'role' and 'content'")
+            raw = dict(raw)
+            _check_text(raw.get("content"), f"message {i} content")
+            if raw.get("occurred_at") is not None:
+                raw["occurred_at"] = parse_when(raw["occurred_at"], f"message {i} occurred_at")
+            try:
+                messages.append(Message.model_validate(raw))
+            except ValidationError as exc:
+                raise InvalidInput(f"message {i} is invalid: {exc.errors()[0]['msg']} at {exc.errors()[0]['loc']}") from exc
+        input_kind = InputKind.messages if input_kind is InputKind.text else input_kind
+    elif content is None:
+        raise InvalidInput("content is required")
+    else:
+        raise InvalidInput(f"content must be a string or a list of messages, not {type(content).__name__}")
+
+    total = sum(len(m.content) for m in messages)
+    if total > max_chars:
+        raise InvalidInput(f"input is {total} characters, over the limit of {max_chars} (settings.max_input_chars)")
+    return InputRecord(user_id=user_id, kind=input_kind, messages=messages, source_id=source_id, occurred_at=when)

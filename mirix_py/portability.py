@@ -1,0 +1,67 @@
+"""Export and import of memories as JSON lines.
+
+A line is `{"memory": <record, secret masked>, "secret_ciphertext": <Fernet token or null>}`:
+secrets never leave in the clear, and import restores them only under the same vault key.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import IO, Iterable
+
+from pydantic import ValidationError
+from sqlalchemy import select
+from sqlmodel import Session
+
+from mirix_py.errors import InvalidInput
+from mirix_py.ops import InsertOp
+from mirix_py.records import MEMORY_ADAPTER, KnowledgeVaultMemory
+from mirix_py.store.crypto import VaultKeyError
+from mirix_py.store.memories import MemoryStore
+from mirix_py.store.tables import MemoryRow
+
+
+def export_lines(store: MemoryStore, out: IO[str], *, user_id: str | None = None, batch: int = 500) -> int:
+    query = select(MemoryRow).order_by(MemoryRow.user_id, MemoryRow.created_at, MemoryRow.id)
+    if user_id is not None:
+        query = query.where(MemoryRow.user_id == user_id)
+    count = 0
+    with Session(store.engine) as session:
+        for row in session.execute(query.execution_options(yield_per=batch)).scalars():
+            record = store.to_record(row)
+            out.write(json.dumps({"memory": record.model_dump(mode="json"), "secret_ciphertext": row.secret}) + "\n")
+            count += 1
+    return count
+
+
+def import_lines(store: MemoryStore, lines: Iterable[str]) -> dict[str, int]:
+    parsed = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            memory = MEMORY_ADAPTER.validate_python(data["memory"])
+        except (json.JSONDecodeError, KeyError, TypeError, ValidationError) as exc:
+            raise InvalidInput(f"line {number} is not an exported memory: {exc}") from exc
+        token = data.get("secret_ciphertext")
+        if isinstance(memory, KnowledgeVaultMemory):
+            try:
+                secret = store.cipher.decrypt(token) if token else ""
+            except VaultKeyError as exc:
+                raise InvalidInput(f"line {number}: vault secret was exported under another vault key") from exc
+            memory = memory.model_copy(update={"secret_value": secret})
+        parsed.append(memory)
+    existing = set()
+    ids = [m.id for m in parsed]
+    with Session(store.engine) as session:
+        for i in range(0, len(ids), 500):
+            existing.update(session.execute(select(MemoryRow.id).where(MemoryRow.id.in_(ids[i:i + 500]))).scalars())
+    by_user: dict[str, list[InsertOp]] = {}
+    for memory in parsed:
+        if memory.id not in existing:
+            by_user.setdefault(memory.user_id, []).append(InsertOp(memory=memory))
+    imported = 0
+    for user_id, ops in by_user.items():
+        imported += len(store.apply(ops, user_id=user_id, actor="import"))
+    return {"imported": imported, "skipped_existing": len(existing)}

@@ -1,0 +1,319 @@
+"""Public records: the single source of truth for every memory, input, hit and result.
+
+Each of the six memory types is a pydantic model sharing `MemoryBase`; `Memory` is their
+discriminated union on `memory_type`. Storage, search, the CLI, REST and the JSON Schema files in
+`schemas/` are all derived from these classes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class MemoryType(str, Enum):
+    core = "core"
+    episodic = "episodic"
+    semantic = "semantic"
+    procedural = "procedural"
+    resource = "resource"
+    knowledge_vault = "knowledge_vault"
+
+
+ID_PREFIX: dict[MemoryType, str] = {
+    MemoryType.core: "core",
+    MemoryType.episodic: "epi",
+    MemoryType.semantic: "sem",
+    MemoryType.procedural: "proc",
+    MemoryType.resource: "res",
+    MemoryType.knowledge_vault: "kv",
+}
+
+
+def new_memory_id(memory_type: MemoryType) -> str:
+    return f"{ID_PREFIX[MemoryType(memory_type)]}_{uuid.uuid4().hex}"
+
+
+def new_input_id() -> str:
+    return f"in_{uuid.uuid4().hex}"
+
+
+def _require_aware(value: datetime | None) -> datetime | None:
+    if value is not None and value.tzinfo is None:
+        raise ValueError("datetime must be timezone-aware (e.g. 2024-05-01T10:00:00+00:00)")
+    return value
+
+
+class MemoryBase(BaseModel):
+    """Fields every memory keeps, whatever its type."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    id: str = ""
+    user_id: str = Field(min_length=1, max_length=256)
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+    occurred_at: datetime | None = None
+    source_ids: list[str] = Field(default_factory=list, description="Input ids and caller ids this memory came from.")
+    tags: list[str] = Field(default_factory=list)
+
+    @field_validator("created_at", "updated_at", "occurred_at")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        return _require_aware(value)
+
+    def search_text(self) -> str:
+        """Text as it would be put into a prompt (and indexed for search)."""
+        raise NotImplementedError
+
+
+class CoreMemory(MemoryBase):
+    """A core block (`persona` or `human`): always in the chat prompt, bounded in size."""
+
+    memory_type: Literal[MemoryType.core] = MemoryType.core
+    label: Literal["persona", "human"]
+    value: str = ""
+    limit: int = Field(default=5000, gt=0)
+
+    def search_text(self) -> str:
+        return f"[core:{self.label}] {self.value}"
+
+
+class EpisodicMemory(MemoryBase):
+    """Something that happened: when, who, what."""
+
+    memory_type: Literal[MemoryType.episodic] = MemoryType.episodic
+    event_type: str = "message"
+    summary: str = Field(min_length=1)
+    details: str = ""
+    actor: str = "user"
+
+    def search_text(self) -> str:
+        when = self.occurred_at.strftime("%Y-%m-%d %H:%M") if self.occurred_at else "undated"
+        body = self.summary if not self.details or self.details == self.summary else f"{self.summary} — {self.details}"
+        return f"[{when}] {self.actor}: {body}"
+
+
+class SemanticMemory(MemoryBase):
+    """A fact about a person, thing or concept, keyed by its name."""
+
+    memory_type: Literal[MemoryType.semantic] = MemoryType.semantic
+    name: str = Field(min_length=1)
+    summary: str = Field(min_length=1)
+    details: str = ""
+    source: str = ""
+
+    def search_text(self) -> str:
+        tail = f" {self.details}" if self.details else ""
+        return f"{self.name}: {self.summary}{tail}"
+
+
+class ProceduralMemory(MemoryBase):
+    """How to do something: a workflow, guide or script with ordered steps."""
+
+    memory_type: Literal[MemoryType.procedural] = MemoryType.procedural
+    entry_type: Literal["workflow", "guide", "script"] = "workflow"
+    summary: str = Field(min_length=1)
+    steps: list[str] = Field(default_factory=list)
+
+    def search_text(self) -> str:
+        steps = " ".join(f"{i}. {s}" for i, s in enumerate(self.steps, 1))
+        return f"{self.summary}: {steps}" if steps else self.summary
+
+
+class ResourceMemory(MemoryBase):
+    """A document, file, page or screenshot's text."""
+
+    memory_type: Literal[MemoryType.resource] = MemoryType.resource
+    title: str = Field(min_length=1)
+    summary: str = ""
+    resource_type: str = "text"
+    content: str = ""
+
+    def search_text(self) -> str:
+        return f"{self.title} ({self.resource_type}): {self.summary}".strip()
+
+
+class Sensitivity(str, Enum):
+    low = "low"
+    medium = "medium"
+    high = "high"
+
+
+MASK = "••••••"
+
+
+class KnowledgeVaultMemory(MemoryBase):
+    """A credential, address or number. `secret_value` is encrypted at rest and masked on read."""
+
+    memory_type: Literal[MemoryType.knowledge_vault] = MemoryType.knowledge_vault
+    entry_type: str = "credential"
+    source: str = ""
+    sensitivity: Sensitivity = Sensitivity.medium
+    secret_value: str = Field(default="", description="Masked unless read with reveal=True.")
+    caption: str = Field(min_length=1)
+
+    def search_text(self) -> str:
+        # The secret never enters indexed or prompt text; only the caption does.
+        return f"[vault:{self.entry_type}] {self.caption}"
+
+    def masked(self) -> "KnowledgeVaultMemory":
+        return self.model_copy(update={"secret_value": MASK if self.secret_value else ""})
+
+
+Memory = Annotated[
+    Union[CoreMemory, EpisodicMemory, SemanticMemory, ProceduralMemory, ResourceMemory, KnowledgeVaultMemory],
+    Field(discriminator="memory_type"),
+]
+MEMORY_ADAPTER: TypeAdapter[Memory] = TypeAdapter(Memory)
+
+MEMORY_CLASSES: dict[MemoryType, type[MemoryBase]] = {
+    MemoryType.core: CoreMemory,
+    MemoryType.episodic: EpisodicMemory,
+    MemoryType.semantic: SemanticMemory,
+    MemoryType.procedural: ProceduralMemory,
+    MemoryType.resource: ResourceMemory,
+    MemoryType.knowledge_vault: KnowledgeVaultMemory,
+}
+
+COMMON_FIELDS = frozenset(MemoryBase.model_fields) | {"memory_type"}
+
+
+def type_fields(memory: MemoryBase) -> dict[str, Any]:
+    """The type-specific fields of a memory (everything but the common ones)."""
+    return memory.model_dump(mode="json", exclude=set(COMMON_FIELDS))
+
+
+# ---------------------------------------------------------------- inputs
+
+
+class Message(BaseModel):
+    """One chat message as callers pass it to `add`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Literal["user", "assistant", "system", "tool"] = "user"
+    content: str = Field(min_length=1)
+    name: str | None = Field(default=None, description="Speaker name.")
+    id: str | None = Field(default=None, description="Caller id; lands in source_ids of derived memories.")
+    occurred_at: datetime | None = None
+
+    @field_validator("occurred_at")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        return _require_aware(value)
+
+    @property
+    def speaker(self) -> str:
+        return self.name or self.role
+
+
+class InputKind(str, Enum):
+    text = "text"
+    messages = "messages"
+    document = "document"
+    screenshot = "screenshot"
+
+
+class InputStatus(str, Enum):
+    pending = "pending"
+    processing = "processing"
+    processed = "processed"
+    failed = "failed"
+
+
+class InputRecord(BaseModel):
+    """An entry of the input log: written before any processing so nothing acknowledged is lost."""
+
+    id: str = Field(default_factory=new_input_id)
+    user_id: str
+    kind: InputKind
+    messages: list[Message]
+    source_id: str | None = None
+    occurred_at: datetime
+    status: InputStatus = InputStatus.pending
+    error: str | None = None
+    attempts: int = 0
+    created_at: datetime = Field(default_factory=utcnow)
+    processed_at: datetime | None = None
+
+
+# ---------------------------------------------------------------- results
+
+
+class Operation(str, Enum):
+    insert = "insert"
+    update = "update"
+    merge = "merge"
+    delete = "delete"
+
+
+class MemoryChange(BaseModel):
+    """One write the engine made."""
+
+    operation: Operation
+    memory_id: str
+    memory_type: MemoryType
+    actor: str
+
+
+class AddResult(BaseModel):
+    input_ids: list[str]
+    status: InputStatus
+    changes: list[MemoryChange] = Field(default_factory=list)
+    mode: Literal["offline", "llm"] = "offline"
+    error: str | None = None
+
+
+class SearchMethod(str, Enum):
+    hybrid = "hybrid"
+    bm25 = "bm25"
+    embedding = "embedding"
+    string = "string"
+
+
+class SearchHit(BaseModel):
+    text: str = Field(description="The memory as it would be put in a prompt.")
+    score: float
+    memory: Memory
+    method: SearchMethod
+
+
+class HistoryEvent(BaseModel):
+    """One change to one memory: the base for `history(memory_id)` and undo."""
+
+    id: int
+    memory_id: str
+    user_id: str
+    memory_type: MemoryType
+    operation: Operation
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    actor: str
+    input_id: str | None
+    created_at: datetime
+
+
+PUBLIC_MODELS: dict[str, type[BaseModel] | TypeAdapter] = {
+    "core_memory": CoreMemory,
+    "episodic_memory": EpisodicMemory,
+    "semantic_memory": SemanticMemory,
+    "procedural_memory": ProceduralMemory,
+    "resource_memory": ResourceMemory,
+    "knowledge_vault_memory": KnowledgeVaultMemory,
+    "memory": MEMORY_ADAPTER,
+    "message": Message,
+    "input_record": InputRecord,
+    "add_result": AddResult,
+    "search_hit": SearchHit,
+    "history_event": HistoryEvent,
+    "memory_change": MemoryChange,
+}

@@ -1,0 +1,50 @@
+"""Engine settings: one pydantic model, filled from arguments or the environment."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+
+def default_data_dir() -> Path:
+    return Path(os.environ.get("MIRIX_DATA_DIR", Path.home() / ".mirix"))
+
+
+class Settings(BaseModel):
+    data_dir: Path = Field(default_factory=default_data_dir)
+    database_url: str | None = Field(default=None, description="SQLAlchemy URL; SQLite under data_dir when unset.")
+    chroma_url: str | None = Field(default=None, description="http://host:port of a Chroma server; embedded when unset.")
+    embedder: str = Field(default="minilm", description="'minilm' (offline), 'openai:<model>', or 'none'.")
+    vault_key: str | None = Field(default=None, description="Fernet key; else MIRIX_VAULT_KEY; else data_dir/vault.key.")
+    max_input_chars: int = Field(default=200_000, gt=0)
+    llm_provider: str | None = None
+    llm_model: str | None = None
+    llm_base_url: str | None = None
+
+    @classmethod
+    def from_env(cls, **overrides) -> "Settings":
+        env = os.environ
+        values = {
+            "database_url": env.get("MIRIX_DATABASE_URL"),
+            "chroma_url": env.get("MIRIX_CHROMA_URL"),
+            "embedder": env.get("MIRIX_EMBEDDER", "minilm"),
+            "vault_key": env.get("MIRIX_VAULT_KEY"),
+            "llm_provider": env.get("MIRIX_LLM_PROVIDER"),
+            "llm_model": env.get("MIRIX_LLM_MODEL"),
+            "llm_base_url": env.get("MIRIX_LLM_BASE_URL"),
+        }
+        if env.get("MIRIX_MAX_INPUT_CHARS"):
+            values["max_input_chars"] = int(env["MIRIX_MAX_INPUT_CHARS"])
+        values = {k: v for k, v in values.items() if v is not None}
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    @property
+    def sql_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.data_dir / 'mirix.db'}"
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.llm_provider or self.llm_model)

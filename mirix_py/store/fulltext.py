@@ -1,0 +1,193 @@
+"""Full-text indexes with real BM25 on both backends.
+
+SQLite: an FTS5 table ranked by its `bm25()`, scoped to a user by a per-user token column so a
+query only walks that user's postings. PostgreSQL: a generated `tsvector` column with a GIN index
+finds candidates; the score is Okapi BM25 computed in SQL from the tsvector's term positions
+(MIRIX ranks with `ts_rank`, which is not BM25).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Iterable, Protocol, Sequence
+
+from sqlalchemy import text as sql
+from sqlalchemy.engine import Connection, Engine
+
+from mirix_py.text import STOPWORDS
+
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def query_terms(query: str, limit: int = 32) -> list[str]:
+    """Content words of a query, lowercased, deduplicated, in order."""
+    seen: dict[str, None] = {}
+    for tok in _TOKEN.findall(query.lower()):
+        if len(tok) > 1 and tok not in STOPWORDS and tok not in seen:
+            seen[tok] = None
+    terms = list(seen)
+    if not terms:  # a query made only of stopwords still searches for them
+        terms = list(dict.fromkeys(t for t in _TOKEN.findall(query.lower()) if len(t) > 1))
+    return terms[:limit]
+
+
+def user_token(user_id: str) -> str:
+    return "u" + hashlib.sha1(user_id.encode()).hexdigest()[:20]
+
+
+def fts_rowid(memory_id: str) -> int:
+    """A stable 62-bit integer key for a memory id (SQLite rowids can change on VACUUM)."""
+    return int(hashlib.sha1(memory_id.encode()).hexdigest()[:15], 16)
+
+
+@dataclass(frozen=True)
+class Filters:
+    user_id: str
+    memory_types: Sequence[str] | None = None
+    start: datetime | None = None
+    end: datetime | None = None
+
+    def sql(self, alias: str = "m") -> tuple[str, dict]:
+        clauses = [f"{alias}.user_id = :user_id"]
+        params: dict = {"user_id": self.user_id}
+        if self.memory_types:
+            names = []
+            for i, t in enumerate(self.memory_types):
+                params[f"mt{i}"] = t
+                names.append(f":mt{i}")
+            clauses.append(f"{alias}.memory_type IN ({', '.join(names)})")
+        if self.start is not None:
+            clauses.append(f"{alias}.occurred_at >= :start")
+            params["start"] = self.start
+        if self.end is not None:
+            clauses.append(f"{alias}.occurred_at < :end")
+            params["end"] = self.end
+        return " AND ".join(clauses), params
+
+
+_SQLITE_DT = "%Y-%m-%d %H:%M:%S.%f"  # how SQLAlchemy's DateTime stores values in SQLite
+
+
+class FullTextIndex(Protocol):
+    def setup(self, engine: Engine) -> None: ...
+    def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str]]) -> None: ...
+    def delete(self, conn: Connection, memory_ids: Iterable[str]) -> None: ...
+    def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]: ...
+
+
+class SQLiteFullText:
+    """FTS5 with porter stemming; rows are (memory_id, user_id, text)."""
+
+    def setup(self, engine: Engine) -> None:
+        with engine.begin() as conn:
+            conn.execute(sql(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5("
+                "text, ukey, memory_id UNINDEXED, tokenize='porter unicode61')"
+            ))
+
+    def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str]]) -> None:
+        rows = list(rows)
+        if not rows:
+            return
+        self.delete(conn, [r[0] for r in rows])
+        conn.execute(
+            sql("INSERT INTO memory_fts(rowid, text, ukey, memory_id) VALUES (:rowid, :text, :ukey, :id)"),
+            [{"rowid": fts_rowid(mid), "text": text, "ukey": user_token(uid), "id": mid} for mid, uid, text in rows],
+        )
+
+    def delete(self, conn: Connection, memory_ids: Iterable[str]) -> None:
+        params = [{"rowid": fts_rowid(m)} for m in memory_ids]
+        if params:
+            conn.execute(sql("DELETE FROM memory_fts WHERE rowid = :rowid"), params)
+
+    def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
+        terms = query_terms(query)
+        if not terms:
+            return []
+        match = f'ukey : "{user_token(filters.user_id)}" AND (' + " OR ".join(f'"{t}"' for t in terms) + ")"
+        where, params = filters.sql("m")
+        for key in ("start", "end"):
+            if key in params:
+                params[key] = params[key].astimezone(timezone.utc).replace(tzinfo=None).strftime(_SQLITE_DT)
+        rows = conn.execute(
+            sql(
+                "SELECT m.id, bm25(memory_fts, 1.0, 0.0, 0.0) AS s FROM memory_fts "
+                "JOIN memory m ON m.id = memory_fts.memory_id "
+                f"WHERE memory_fts MATCH :match AND {where} ORDER BY s LIMIT :k"
+            ),
+            {**params, "match": match, "k": k},
+        ).all()
+        return [(r[0], -float(r[1])) for r in rows]
+
+
+class PostgresFullText:
+    """tsvector + GIN for candidates, Okapi BM25 (k1=1.2, b=0.75) for the score."""
+
+    K1 = 1.2
+    B = 0.75
+    STATS_TTL_S = 30.0
+
+    def __init__(self) -> None:
+        self._stats: dict[str, tuple[float, int, float]] = {}
+
+    def setup(self, engine: Engine) -> None:
+        with engine.begin() as conn:
+            conn.execute(sql(
+                "ALTER TABLE memory ADD COLUMN IF NOT EXISTS tsv tsvector "
+                "GENERATED ALWAYS AS (to_tsvector('english', text)) STORED"
+            ))
+            conn.execute(sql("CREATE INDEX IF NOT EXISTS ix_memory_tsv ON memory USING gin(tsv)"))
+
+    def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str]]) -> None:
+        return None  # the generated column follows `memory.text`
+
+    def delete(self, conn: Connection, memory_ids: Iterable[str]) -> None:
+        return None
+
+    def _user_stats(self, conn: Connection, user_id: str) -> tuple[int, float]:
+        cached = self._stats.get(user_id)
+        now = time.monotonic()
+        if cached and now - cached[0] < self.STATS_TTL_S:
+            return cached[1], cached[2]
+        n, avgdl = conn.execute(
+            sql("SELECT count(*), coalesce(avg(length(tsv)), 1) FROM memory WHERE user_id = :u"), {"u": user_id}
+        ).one()
+        self._stats[user_id] = (now, int(n), float(avgdl) or 1.0)
+        return int(n), float(avgdl) or 1.0
+
+    def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
+        terms = query_terms(query)
+        if not terms:
+            return []
+        lexemes = [r[0] for r in conn.execute(
+            sql("SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', :q))"), {"q": " ".join(terms)}
+        )]
+        if not lexemes:
+            return []
+        tsquery = " | ".join("'" + lx.replace("'", "''") + "'" for lx in lexemes)
+        n_docs, avgdl = self._user_stats(conn, filters.user_id)
+        where, params = filters.sql("m")
+        rows = conn.execute(
+            sql(
+                "WITH cand AS (SELECT m.id, m.tsv, length(m.tsv) AS dl FROM memory m "
+                f"  WHERE {where} AND m.tsv @@ CAST(:tsq AS tsquery)), "
+                "tf AS (SELECT c.id, c.dl, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf "
+                "  FROM cand c, unnest(c.tsv) u WHERE u.lexeme = ANY(:lexemes)), "
+                "df AS (SELECT lexeme, count(*) AS df FROM tf GROUP BY lexeme) "
+                "SELECT tf.id, sum(ln(1 + (:n - df.df + 0.5) / (df.df + 0.5)) "
+                "  * tf.tf * (:k1 + 1) / (tf.tf + :k1 * (1 - :b + :b * tf.dl / :avgdl))) AS s "
+                "FROM tf JOIN df USING (lexeme) GROUP BY tf.id ORDER BY s DESC LIMIT :k"
+            ),
+            {**params, "tsq": tsquery, "lexemes": lexemes, "n": max(n_docs, 1), "k1": self.K1,
+             "b": self.B, "avgdl": avgdl, "k": k},
+        ).all()
+        return [(r[0], float(r[1])) for r in rows]
+
+
+
+def fulltext_for(engine: Engine) -> FullTextIndex:
+    return PostgresFullText() if engine.dialect.name == "postgresql" else SQLiteFullText()

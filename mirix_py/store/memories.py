@@ -1,0 +1,301 @@
+"""The memory store: records in and out of SQL, history events, full-text and vector mirrors.
+
+`apply()` is the one write path. A manager's operations are checked, embedded and committed in a
+single transaction together with their history events and full-text rows; vectors are mirrored
+after the commit (SQL is the source of truth, `doctor` re-syncs a failed mirror).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Iterable, Sequence
+
+from pydantic import ValidationError
+from sqlalchemy import delete as sa_delete, func, select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from mirix_py.errors import InvalidInput, MemoryNotFound
+from mirix_py.ops import DeleteOp, InsertOp, MergeOp, Op, UpdateOp
+from mirix_py.records import (
+    COMMON_FIELDS, MASK, MEMORY_ADAPTER, HistoryEvent, KnowledgeVaultMemory, MemoryBase, MemoryChange,
+    MemoryType, Operation, new_memory_id, type_fields, utcnow,
+)
+from mirix_py.store.crypto import Cipher
+from mirix_py.store.embeddings import Embedder
+from mirix_py.store.fulltext import FullTextIndex
+from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow
+from mirix_py.store.vectors import ChromaVectorIndex, VectorItem
+
+log = logging.getLogger("mirix_py.store")
+
+IMMUTABLE_FIELDS = frozenset({"id", "user_id", "memory_type", "created_at", "updated_at"})
+
+
+def _dedupe(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(i for i in items if i))
+
+
+@dataclass
+class _Planned:
+    operation: Operation
+    before: MemoryBase | None
+    after: MemoryBase | None
+    memory_id: str
+    memory_type: MemoryType
+
+
+class MemoryStore:
+    def __init__(self, engine: Engine, fulltext: FullTextIndex, cipher: Cipher,
+                 vectors: ChromaVectorIndex | None, embedder: Embedder | None) -> None:
+        self.engine = engine
+        self.fulltext = fulltext
+        self.cipher = cipher
+        self.vectors = vectors
+        self.embedder = embedder
+
+    # ------------------------------------------------------------ conversion
+
+    def to_row(self, memory: MemoryBase) -> MemoryRow:
+        fields = type_fields(memory)
+        secret = None
+        if isinstance(memory, KnowledgeVaultMemory):
+            value = fields.pop("secret_value", "")
+            secret = self.cipher.encrypt(value) if value else None
+        return MemoryRow(
+            id=memory.id, user_id=memory.user_id, memory_type=memory.memory_type.value,
+            text=memory.search_text(), occurred_at=memory.occurred_at, created_at=memory.created_at,
+            updated_at=memory.updated_at, source_ids=list(memory.source_ids), tags=list(memory.tags),
+            fields=fields, secret=secret,
+        )
+
+    def to_record(self, row: MemoryRow, *, reveal: bool = False) -> MemoryBase:
+        data: dict[str, Any] = dict(row.fields or {})
+        data.update(
+            id=row.id, user_id=row.user_id, memory_type=row.memory_type, occurred_at=row.occurred_at,
+            created_at=row.created_at, updated_at=row.updated_at, source_ids=list(row.source_ids or []),
+            tags=list(row.tags or []),
+        )
+        if row.memory_type == MemoryType.knowledge_vault.value:
+            data["secret_value"] = (self.cipher.decrypt(row.secret) if reveal else MASK) if row.secret else ""
+        return MEMORY_ADAPTER.validate_python(data)
+
+    @staticmethod
+    def history_dump(memory: MemoryBase | None) -> dict[str, Any] | None:
+        if memory is None:
+            return None
+        if isinstance(memory, KnowledgeVaultMemory):
+            memory = memory.masked()
+        return memory.model_dump(mode="json")
+
+    # ------------------------------------------------------------ writes
+
+    def apply(self, ops: Sequence[Op], *, user_id: str, actor: str, input_id: str | None = None,
+              source_ids: Sequence[str] = ()) -> list[MemoryChange]:
+        """Apply one manager's operations atomically; raise InvalidInput and write nothing on any bad op."""
+        if not ops:
+            return []
+        with Session(self.engine) as session:
+            if self.engine.dialect.name == "sqlite":
+                session.connection().exec_driver_sql("BEGIN IMMEDIATE")
+            plans = self._plan(session, ops, user_id=user_id, input_id=input_id, source_ids=source_ids)
+            texts = {p.memory_id: p.after.search_text() for p in plans if p.after is not None}
+            vectors = self._embed(texts)
+            conn = session.connection()
+            for plan in plans:
+                if plan.after is None:
+                    self.fulltext.delete(conn, [plan.memory_id])
+                    session.execute(sa_delete(MemoryRow).where(MemoryRow.id == plan.memory_id))
+                else:
+                    row = self.to_row(plan.after)
+                    row.embedding_model = self.embedder.name if plan.memory_id in vectors else None
+                    session.merge(row)
+                    session.flush()
+                    self.fulltext.upsert(conn, [(row.id, row.user_id, row.text)])
+                session.add(HistoryRow(
+                    memory_id=plan.memory_id, user_id=user_id, memory_type=plan.memory_type.value,
+                    operation=plan.operation.value, before=self.history_dump(plan.before),
+                    after=self.history_dump(plan.after), actor=actor, input_id=input_id, created_at=utcnow(),
+                ))
+            session.commit()
+        self._mirror_vectors(user_id, plans, vectors)
+        return [MemoryChange(operation=p.operation, memory_id=p.memory_id, memory_type=p.memory_type, actor=actor)
+                for p in plans]
+
+    def _plan(self, session: Session, ops: Sequence[Op], *, user_id: str, input_id: str | None,
+              source_ids: Sequence[str]) -> list[_Planned]:
+        now = utcnow()
+        plans: list[_Planned] = []
+        state: dict[str, MemoryBase | None] = {}  # memory id -> its state after earlier ops of this batch
+
+        def load(memory_id: str) -> MemoryBase:
+            if memory_id in state:
+                current = state[memory_id]
+            else:
+                row = session.get(MemoryRow, memory_id)
+                current = self.to_record(row, reveal=True) if row is not None else None
+                state[memory_id] = current
+            if current is None or current.user_id != user_id:
+                raise MemoryNotFound(memory_id)
+            return current
+
+        def revise(current: MemoryBase, fields: dict[str, Any], extra_sources: Sequence[str]) -> MemoryBase:
+            bad = IMMUTABLE_FIELDS & set(fields)
+            if bad:
+                raise InvalidInput(f"cannot change {sorted(bad)} of a memory")
+            fields = dict(fields)
+            if fields.get("secret_value") == MASK:
+                fields.pop("secret_value")  # a masked read written back must not overwrite the secret
+            data = current.model_dump()
+            data.update(fields)
+            data["updated_at"] = now
+            data["source_ids"] = _dedupe([*data.get("source_ids", []), *extra_sources])
+            try:
+                return MEMORY_ADAPTER.validate_python(data)
+            except ValidationError as exc:
+                raise InvalidInput(f"invalid fields for {current.memory_type.value} memory: {exc}") from exc
+
+        for op in ops:
+            if isinstance(op, InsertOp):
+                memory = op.memory
+                if memory.user_id != user_id:
+                    raise InvalidInput("a memory may only be written for the user of the batch")
+                memory_id = memory.id or new_memory_id(memory.memory_type)
+                if memory_id in state or session.get(MemoryRow, memory_id) is not None:
+                    raise InvalidInput(f"memory id {memory_id!r} already exists")
+                after = memory.model_copy(update={
+                    "id": memory_id, "created_at": now, "updated_at": now,
+                    "source_ids": _dedupe([*memory.source_ids, *(source_ids or ()), input_id or ""]),
+                })
+                after = MEMORY_ADAPTER.validate_python(after.model_dump())
+                state[memory_id] = after
+                plans.append(_Planned(Operation.insert, None, after, memory_id, after.memory_type))
+            elif isinstance(op, UpdateOp):
+                current = load(op.memory_id)
+                after = revise(current, op.fields, [*op.add_source_ids, *(source_ids or ()), input_id or ""])
+                state[op.memory_id] = after
+                plans.append(_Planned(Operation.update, current, after, op.memory_id, current.memory_type))
+            elif isinstance(op, MergeOp):
+                if len(set(op.memory_ids)) != len(op.memory_ids):
+                    raise InvalidInput("merge names the same memory twice")
+                members = [load(m) for m in op.memory_ids]
+                kinds = {m.memory_type for m in members}
+                if len(kinds) != 1:
+                    raise InvalidInput("merge needs memories of one type")
+                target = members[0]
+                merged_sources = [s for m in members for s in m.source_ids]
+                fields = {"tags": _dedupe(t for m in members for t in m.tags), **op.fields}
+                after = revise(target, fields, [*merged_sources, *(source_ids or ()), input_id or ""])
+                state[target.id] = after
+                plans.append(_Planned(Operation.merge, target, after, target.id, target.memory_type))
+                for other in members[1:]:
+                    state[other.id] = None
+                    plans.append(_Planned(Operation.delete, other, None, other.id, other.memory_type))
+            elif isinstance(op, DeleteOp):
+                current = load(op.memory_id)
+                state[op.memory_id] = None
+                plans.append(_Planned(Operation.delete, current, None, op.memory_id, current.memory_type))
+            else:  # pragma: no cover - the Op union is closed
+                raise InvalidInput(f"unknown operation {op!r}")
+        return plans
+
+    def _embed(self, texts: dict[str, str]) -> dict[str, list[float]]:
+        if self.embedder is None or self.vectors is None or not texts:
+            return {}
+        ids = list(texts)
+        try:
+            vectors = self.embedder.embed([texts[i] for i in ids])
+        except Exception as exc:  # an embedding outage must not lose the write
+            log.warning("embedding failed (%s); memories saved without vectors", exc)
+            return {}
+        return dict(zip(ids, vectors))
+
+    def _mirror_vectors(self, user_id: str, plans: list[_Planned], vectors: dict[str, list[float]]) -> None:
+        if self.vectors is None:
+            return
+        final: dict[str, _Planned] = {p.memory_id: p for p in plans}
+        upserts = [VectorItem(mid, vectors[mid], p.memory_type.value)
+                   for mid, p in final.items() if p.after is not None and mid in vectors]
+        deletes = [mid for mid, p in final.items() if p.after is None]
+        try:
+            self.vectors.upsert(user_id, upserts)
+            self.vectors.delete(user_id, deletes)
+        except Exception as exc:
+            log.warning("vector index update failed (%s); `mirix doctor --repair` re-syncs it", exc)
+            with Session(self.engine) as session:
+                for item in upserts:
+                    row = session.get(MemoryRow, item.id)
+                    if row is not None:
+                        row.embedding_model = None
+                session.commit()
+
+    # ------------------------------------------------------------ reads
+
+    def get(self, memory_id: str, *, user_id: str | None = None, reveal: bool = False) -> MemoryBase:
+        with Session(self.engine) as session:
+            row = session.get(MemoryRow, memory_id)
+            if row is None or (user_id is not None and row.user_id != user_id):
+                raise MemoryNotFound(memory_id)
+            return self.to_record(row, reveal=reveal)
+
+    def get_many(self, memory_ids: Sequence[str], *, user_id: str) -> dict[str, MemoryBase]:
+        if not memory_ids:
+            return {}
+        with Session(self.engine) as session:
+            rows = session.execute(
+                select(MemoryRow).where(MemoryRow.id.in_(list(memory_ids)), MemoryRow.user_id == user_id)
+            ).scalars().all()
+            return {r.id: self.to_record(r) for r in rows}
+
+    def list(self, *, user_id: str, memory_types: Sequence[str] | None = None, start: datetime | None = None,
+             end: datetime | None = None, limit: int = 100, offset: int = 0, newest_first: bool = True,
+             reveal: bool = False) -> list[MemoryBase]:
+        query = select(MemoryRow).where(MemoryRow.user_id == user_id)
+        if memory_types:
+            query = query.where(MemoryRow.memory_type.in_([MemoryType(t).value for t in memory_types]))
+        if start is not None:
+            query = query.where(MemoryRow.occurred_at >= start)
+        if end is not None:
+            query = query.where(MemoryRow.occurred_at < end)
+        order = MemoryRow.occurred_at.desc() if newest_first else MemoryRow.occurred_at.asc()
+        query = query.order_by(order, MemoryRow.created_at.desc()).offset(offset).limit(limit)
+        with Session(self.engine) as session:
+            return [self.to_record(r, reveal=reveal) for r in session.execute(query).scalars().all()]
+
+    def count(self, *, user_id: str | None = None) -> dict[str, int]:
+        query = select(MemoryRow.memory_type, func.count()).group_by(MemoryRow.memory_type)
+        if user_id is not None:
+            query = query.where(MemoryRow.user_id == user_id)
+        with Session(self.engine) as session:
+            return {t: int(n) for t, n in session.execute(query).all()}
+
+    def history(self, memory_id: str, *, user_id: str | None = None) -> list[HistoryEvent]:
+        query = select(HistoryRow).where(HistoryRow.memory_id == memory_id)
+        if user_id is not None:
+            query = query.where(HistoryRow.user_id == user_id)
+        with Session(self.engine) as session:
+            rows = session.execute(query.order_by(HistoryRow.id)).scalars().all()
+        if not rows:
+            raise MemoryNotFound(memory_id)
+        return [HistoryEvent(id=r.id, memory_id=r.memory_id, user_id=r.user_id, memory_type=r.memory_type,
+                             operation=r.operation, before=r.before, after=r.after, actor=r.actor,
+                             input_id=r.input_id, created_at=r.created_at) for r in rows]
+
+    # ------------------------------------------------------------ users
+
+    def delete_user(self, user_id: str) -> dict[str, int]:
+        """Remove every row, vector, history event and input of a user."""
+        with Session(self.engine) as session:
+            ids = list(session.execute(select(MemoryRow.id).where(MemoryRow.user_id == user_id)).scalars())
+            self.fulltext.delete(session.connection(), ids)
+            counts = {
+                "memories": session.execute(sa_delete(MemoryRow).where(MemoryRow.user_id == user_id)).rowcount,
+                "history": session.execute(sa_delete(HistoryRow).where(HistoryRow.user_id == user_id)).rowcount,
+                "inputs": session.execute(sa_delete(InputRow).where(InputRow.user_id == user_id)).rowcount,
+            }
+            session.commit()
+        if self.vectors is not None:
+            self.vectors.drop_user(user_id)
+        return counts

@@ -1,0 +1,134 @@
+"""Search over one user's memories: BM25, embedding, hybrid (RRF of both) and plain substring.
+
+Ranking helpers are pure functions; `Searcher` only gathers candidate lists and loads records.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Sequence
+
+from sqlalchemy import select
+from sqlmodel import Session
+
+from mirix_py.errors import InvalidInput
+from mirix_py.records import KnowledgeVaultMemory, MemoryType, SearchHit, SearchMethod
+from mirix_py.store.embeddings import CachedEmbedder
+from mirix_py.store.fulltext import Filters
+from mirix_py.store.memories import MemoryStore
+from mirix_py.store.tables import MemoryRow
+
+log = logging.getLogger("mirix_py.search")
+
+RRF_K = 60
+
+
+def rrf_fuse(rankings: Sequence[Sequence[str]], k: int = RRF_K,
+             weights: Sequence[float] | None = None) -> list[tuple[str, float]]:
+    """Reciprocal rank fusion: sum of weight / (k + rank) over the lists an item appears in."""
+    weights = weights or [1.0] * len(rankings)
+    scores: dict[str, float] = {}
+    for ranking, weight in zip(rankings, weights):
+        for rank, item in enumerate(ranking, start=1):
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+class Searcher:
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+        inner = store.embedder
+        self.embedder = None if inner is None else (inner if isinstance(inner, CachedEmbedder) else CachedEmbedder(inner))
+        self._warned = False
+
+    @property
+    def vector_ready(self) -> bool:
+        return self.embedder is not None and self.store.vectors is not None
+
+    def search(self, query: str, *, user_id: str, limit: int = 10, memory_types: Sequence[MemoryType | str] | None = None,
+               start: datetime | None = None, end: datetime | None = None,
+               method: SearchMethod | str = SearchMethod.hybrid) -> list[SearchHit]:
+        query = (query or "").strip()
+        if not query:
+            raise InvalidInput("search query is empty")
+        if limit <= 0:
+            raise InvalidInput("limit must be positive")
+        try:
+            method = SearchMethod(method)
+        except ValueError as exc:
+            raise InvalidInput(f"unknown search method {method!r}: use {[m.value for m in SearchMethod]}") from exc
+        types = [MemoryType(t).value for t in memory_types] if memory_types else None
+        filters = Filters(user_id=user_id, memory_types=types, start=start, end=end)
+
+        if method in (SearchMethod.hybrid, SearchMethod.embedding) and not self.vector_ready:
+            if not self._warned:
+                log.warning("no embedder loaded: %s search runs on full text (BM25) only", method.value)
+                self._warned = True
+            method_used = SearchMethod.bm25
+        else:
+            method_used = method
+
+        depth = max(limit * 3, 30)
+        if method_used is SearchMethod.bm25:
+            ranked = self._bm25(query, filters, limit)
+        elif method_used is SearchMethod.embedding:
+            ranked = self._vector(query, filters, limit)
+        elif method_used is SearchMethod.string:
+            ranked = self._substring(query, filters, limit)
+        else:
+            lexical = [i for i, _ in self._bm25(query, filters, depth)]
+            semantic = [i for i, _ in self._vector(query, filters, depth)]
+            ranked = rrf_fuse([lexical, semantic])[:limit]
+        records = self.store.get_many([i for i, _ in ranked], user_id=user_id)
+        hits = []
+        for memory_id, score in ranked:
+            memory = records.get(memory_id)
+            if memory is None:  # a vector whose row is gone: skip, `doctor` cleans it
+                continue
+            hits.append(SearchHit(text=memory.search_text(), score=score, memory=memory, method=method))
+        return hits
+
+    def _bm25(self, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
+        with self.store.engine.connect() as conn:
+            return self.store.fulltext.search(conn, query, filters, k)
+
+    def _vector(self, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
+        assert self.embedder is not None and self.store.vectors is not None
+        embedding = self.embedder.embed_query(query)
+        timed = filters.start is not None or filters.end is not None
+        fetch = k * 4 if timed else k
+        hits = self.store.vectors.query(filters.user_id, embedding, fetch, filters.memory_types)
+        if timed and hits:
+            allowed = self._within_time([i for i, _ in hits], filters)
+            hits = [h for h in hits if h[0] in allowed]
+        return hits[:k]
+
+    def _within_time(self, ids: list[str], filters: Filters) -> set[str]:
+        query = select(MemoryRow.id).where(MemoryRow.id.in_(ids), MemoryRow.user_id == filters.user_id)
+        if filters.start is not None:
+            query = query.where(MemoryRow.occurred_at >= filters.start)
+        if filters.end is not None:
+            query = query.where(MemoryRow.occurred_at < filters.end)
+        with Session(self.store.engine) as session:
+            return set(session.execute(query).scalars())
+
+    def _substring(self, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
+        stmt = select(MemoryRow.id).where(MemoryRow.user_id == filters.user_id, MemoryRow.text.ilike(
+            "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%", escape="\\"))
+        if filters.memory_types:
+            stmt = stmt.where(MemoryRow.memory_type.in_(list(filters.memory_types)))
+        if filters.start is not None:
+            stmt = stmt.where(MemoryRow.occurred_at >= filters.start)
+        if filters.end is not None:
+            stmt = stmt.where(MemoryRow.occurred_at < filters.end)
+        stmt = stmt.order_by(MemoryRow.occurred_at.desc()).limit(k)
+        with Session(self.store.engine) as session:
+            ids = list(session.execute(stmt).scalars())
+        return [(i, 1.0 / rank) for rank, i in enumerate(ids, start=1)]
+
+
+def mask_hit(hit: SearchHit) -> SearchHit:
+    if isinstance(hit.memory, KnowledgeVaultMemory):
+        return hit.model_copy(update={"memory": hit.memory.masked()})
+    return hit

@@ -1,0 +1,93 @@
+"""SQLModel tables. The relational store is the source of truth; Chroma only mirrors it."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import JSON, Column, DateTime, Index, Text, TypeDecorator
+from sqlmodel import Field, SQLModel
+
+
+class UTCDateTime(TypeDecorator):
+    """Stores aware datetimes as UTC and always returns aware UTC (SQLite drops the zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect):
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime reached the database")
+        value = value.astimezone(timezone.utc)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect):
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=timezone.utc)
+        return value.astimezone(timezone.utc)
+
+
+class MemoryRow(SQLModel, table=True):
+    """All six memory types share one table: one id space, one history, one full-text index.
+
+    Type-specific fields live in `fields` (validated by the pydantic record of the type);
+    `text` is the record's prompt/search text; vault secrets live only in `secret`, encrypted.
+    """
+
+    __tablename__ = "memory"
+    __table_args__ = (
+        Index("ix_memory_user_type_time", "user_id", "memory_type", "occurred_at"),
+    )
+
+    id: str = Field(primary_key=True, max_length=64)
+    user_id: str = Field(index=True, max_length=256)
+    memory_type: str = Field(max_length=32)
+    text: str = Field(sa_column=Column(Text, nullable=False))
+    occurred_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    updated_at: datetime = Field(sa_type=UTCDateTime)
+    source_ids: list[str] = Field(default_factory=list, sa_type=JSON)
+    tags: list[str] = Field(default_factory=list, sa_type=JSON)
+    fields: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+    secret: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    embedding_model: str | None = Field(default=None, max_length=128)
+
+
+class HistoryRow(SQLModel, table=True):
+    """One change to one memory (before/after are masked record dumps)."""
+
+    __tablename__ = "memory_history"
+
+    id: int | None = Field(default=None, primary_key=True)
+    memory_id: str = Field(index=True, max_length=64)
+    user_id: str = Field(index=True, max_length=256)
+    memory_type: str = Field(max_length=32)
+    operation: str = Field(max_length=16)
+    before: dict[str, Any] | None = Field(default=None, sa_type=JSON)
+    after: dict[str, Any] | None = Field(default=None, sa_type=JSON)
+    actor: str = Field(max_length=128)
+    input_id: str | None = Field(default=None, max_length=64)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class InputRow(SQLModel, table=True):
+    """The input log. `payload` is the encrypted JSON of the messages: raw input may hold secrets."""
+
+    __tablename__ = "input_log"
+    __table_args__ = (Index("ix_input_status", "status", "created_at"),)
+
+    id: str = Field(primary_key=True, max_length=64)
+    user_id: str = Field(index=True, max_length=256)
+    kind: str = Field(max_length=32)
+    payload: str = Field(sa_column=Column(Text, nullable=False))
+    source_id: str | None = Field(default=None, max_length=256)
+    occurred_at: datetime = Field(sa_type=UTCDateTime)
+    status: str = Field(max_length=16)
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    attempts: int = 0
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    processed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)

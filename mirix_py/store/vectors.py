@@ -1,0 +1,125 @@
+"""Vector index on Chroma, one collection per user.
+
+Scoping by a metadata `where` filter is Chroma's slow path (41 ms against 1.8 ms at 100k vectors
+on these machines), so each user gets a collection of their own; memory-type filters over-fetch
+and filter, and time filters are applied against SQL. Only ids, vectors and the memory type go to
+Chroma: no documents, never a vault secret.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+from urllib.parse import urlparse
+
+
+def collection_name(user_id: str) -> str:
+    return "mx_" + hashlib.sha1(user_id.encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class VectorItem:
+    id: str
+    embedding: list[float]
+    memory_type: str
+
+
+class ChromaVectorIndex:
+    def __init__(self, client) -> None:
+        self._client = client
+        self._collections: dict[str, object] = {}
+
+    @classmethod
+    def embedded(cls, path: Path) -> "ChromaVectorIndex":
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        Path(path).mkdir(parents=True, exist_ok=True)
+        return cls(chromadb.PersistentClient(path=str(path), settings=ChromaSettings(anonymized_telemetry=False)))
+
+    @classmethod
+    def server(cls, url: str) -> "ChromaVectorIndex":
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        parsed = urlparse(url)
+        return cls(chromadb.HttpClient(
+            host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000, ssl=parsed.scheme == "https",
+            settings=ChromaSettings(anonymized_telemetry=False),
+        ))
+
+    def _collection(self, user_id: str, create: bool = True):
+        name = collection_name(user_id)
+        coll = self._collections.get(name)
+        if coll is not None:
+            return coll
+        if create:
+            coll = self._client.get_or_create_collection(
+                name, configuration={"hnsw": {"space": "cosine"}}, embedding_function=None,
+            )
+        else:
+            try:
+                coll = self._client.get_collection(name, embedding_function=None)
+            except Exception:  # chroma raises NotFoundError / ValueError depending on version
+                return None
+        self._collections[name] = coll
+        return coll
+
+    def upsert(self, user_id: str, items: Sequence[VectorItem]) -> None:
+        if not items:
+            return
+        self._collection(user_id).upsert(
+            ids=[i.id for i in items],
+            embeddings=[i.embedding for i in items],
+            metadatas=[{"memory_type": i.memory_type} for i in items],
+        )
+
+    def query(self, user_id: str, embedding: list[float], k: int,
+              memory_types: Sequence[str] | None = None) -> list[tuple[str, float]]:
+        """(id, cosine similarity) best first."""
+        coll = self._collection(user_id, create=False)
+        if coll is None:
+            return []
+        count = coll.count()
+        if count == 0:
+            return []
+        wanted = set(memory_types or ())
+        fetch = min(count, k if not wanted else k * 4)
+        result = coll.query(query_embeddings=[embedding], n_results=fetch, include=["metadatas", "distances"])
+        hits = [
+            (id_, 1.0 - float(dist))
+            for id_, meta, dist in zip(result["ids"][0], result["metadatas"][0], result["distances"][0])
+            if not wanted or (meta or {}).get("memory_type") in wanted
+        ]
+        if wanted and len(hits) < k and fetch < count:
+            # too few of the wanted types among the nearest: take the filtered (slower) path
+            where = {"memory_type": {"$in": sorted(wanted)}}
+            result = coll.query(query_embeddings=[embedding], n_results=min(k, count), where=where,
+                                include=["distances"])
+            hits = [(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0])]
+        return hits[:k]
+
+    def delete(self, user_id: str, ids: Sequence[str]) -> None:
+        coll = self._collection(user_id, create=False)
+        if coll is not None and ids:
+            coll.delete(ids=list(ids))
+
+    def ids(self, user_id: str) -> set[str]:
+        coll = self._collection(user_id, create=False)
+        if coll is None:
+            return set()
+        return set(coll.get(include=[])["ids"])
+
+    def count(self, user_id: str) -> int:
+        coll = self._collection(user_id, create=False)
+        return 0 if coll is None else coll.count()
+
+    def drop_user(self, user_id: str) -> None:
+        name = collection_name(user_id)
+        self._collections.pop(name, None)
+        try:
+            self._client.delete_collection(name)
+        except Exception:  # no collection: nothing to drop
+            pass

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Set up everything mirix-py needs on a Debian machine: system packages, .venv,
+# torch (CPU, pinned), and the package itself with all extras.
+# Idempotent: each step checks first and is skipped when nothing is missing.
+#
+# Environment knobs:
+#   PYTHON=python3        interpreter used to create .venv
+#   MIRIX_SKIP_APT=1      skip the system-package step
+#   MIRIX_FORCE_PIP=1     re-run the pip install even if the stamp matches
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO"
+
+PYTHON="${PYTHON:-python3}"
+VENV="$REPO/.venv"
+VPY="$VENV/bin/python"
+STAMP="$VENV/.mirix-installed"
+TORCH_VERSION="2.13.0"
+APT_PACKAGES=(tesseract-ocr postgresql)
+
+say() { printf '[setup] %s\n' "$*"; }
+die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
+
+# ---------------------------------------------------------------- apt packages
+pkg_installed() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
+}
+
+pg_bin_present() {
+    compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null
+}
+
+if [[ "${MIRIX_SKIP_APT:-0}" != 1 ]]; then
+    missing=()
+    for p in "${APT_PACKAGES[@]}"; do
+        pkg_installed "$p" || missing+=("$p")
+    done
+    # The postgresql meta-package may be installed while the server binaries are
+    # not (e.g. removed by hand); initdb/pg_ctl are what services.sh needs.
+    if [[ ${#missing[@]} -eq 0 ]] && ! pg_bin_present; then
+        missing+=(postgresql)
+    fi
+    if [[ ${#missing[@]} -gt 0 ]]; then
+        command -v apt-get >/dev/null || die "apt-get not found; install by hand: ${missing[*]}"
+        [[ $(id -u) -eq 0 ]] || die "need root to install: ${missing[*]}"
+        say "installing system packages: ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq </dev/null
+        apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
+        pg_bin_present || die "postgresql installed but no /usr/lib/postgresql/*/bin/initdb"
+    else
+        say "system packages present: ${APT_PACKAGES[*]}"
+    fi
+fi
+
+# ------------------------------------------------------------------------ venv
+if [[ ! -x "$VPY" ]] || ! "$VPY" -c 'import sys' 2>/dev/null; then
+    say "creating .venv with $PYTHON ($("$PYTHON" --version 2>&1))"
+    rm -rf "$VENV"
+    "$PYTHON" -m venv "$VENV"
+else
+    say ".venv present ($("$VPY" --version 2>&1))"
+fi
+
+dist_version() {  # version of an installed distribution, without importing it
+    "$VPY" - "$1" <<'EOF' 2>/dev/null
+import sys
+from importlib.metadata import version, PackageNotFoundError
+try:
+    print(version(sys.argv[1]))
+except PackageNotFoundError:
+    sys.exit(1)
+EOF
+}
+
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+# Keep pip from ever replacing the CPU torch by a CUDA build from the registry.
+CONSTRAINTS="$VENV/.mirix-constraints.txt"
+printf 'torch==%s\n' "$TORCH_VERSION" >"$CONSTRAINTS"
+
+# ----------------------------------------------------------------------- torch
+have_torch="$(dist_version torch || true)"
+if [[ "${have_torch%%+*}" == "$TORCH_VERSION" ]]; then
+    say "torch $have_torch present"
+else
+    say "installing torch==$TORCH_VERSION (local CPU wheel)${have_torch:+, replacing $have_torch}"
+    "$VPY" -m pip install -q "torch==$TORCH_VERSION" </dev/null
+fi
+
+# ------------------------------------------------------------- mirix-py itself
+want_stamp="$({
+    echo "stamp-v1"
+    echo "$REPO"
+    "$VPY" -c 'import sys; print(sys.version)'
+    cat pyproject.toml
+} | sha256sum | cut -d' ' -f1)"
+have_stamp="$(cat "$STAMP" 2>/dev/null || true)"
+
+if [[ "${MIRIX_FORCE_PIP:-0}" != 1 && "$want_stamp" == "$have_stamp" ]] \
+        && dist_version mirix-py >/dev/null; then
+    say "mirix-py[all] installed (stamp matches pyproject.toml)"
+else
+    say "pip install -e .[all]"
+    rm -f "$STAMP"
+    PIPLOG="$VENV/.mirix-pip.log"
+    if ! "$VPY" -m pip install -c "$CONSTRAINTS" -e ".[all]" </dev/null >"$PIPLOG" 2>&1; then
+        tail -n 40 "$PIPLOG" >&2
+        die "pip install -e .[all] failed (full log: $PIPLOG)"
+    fi
+    grep -E '^Successfully installed' "$PIPLOG" | cut -c1-300 || true
+    got_torch="$(dist_version torch || true)"
+    [[ "${got_torch%%+*}" == "$TORCH_VERSION" ]] \
+        || die "torch changed to '$got_torch' during install; expected $TORCH_VERSION"
+    echo "$want_stamp" >"$STAMP"
+fi
+
+say "done"
