@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from mirix_py.errors import MirixError
@@ -32,7 +33,7 @@ def _engine(data_dir: Optional[Path]):
 
 
 def _fail(exc: Exception) -> None:
-    err.print(f"[bold red]error:[/] {exc}")
+    err.print(f"[bold red]error:[/] {escape(str(exc))}")
     raise typer.Exit(2)
 
 
@@ -60,7 +61,7 @@ def _memory_table(memories, title: str, scores: list[float] | None = None) -> Ta
     table.add_column("text", overflow="fold", ratio=1)
     for i, memory in enumerate(memories):
         when = memory.occurred_at.strftime("%Y-%m-%d %H:%M") if memory.occurred_at else ""
-        row = [memory.memory_type.value, memory.id, when, memory.search_text()]
+        row = [memory.memory_type.value, memory.id, when, escape(memory.search_text())]
         if scores is not None:
             row.insert(0, f"{scores[i]:.3f}")
         table.add_row(*row)
@@ -87,7 +88,7 @@ def add(text: str = typer.Argument(None, help="Text to remember; '-' or nothing 
     for change in result.changes:
         console.print(f"  {change.operation.value:7} {change.memory_type.value:16} {change.memory_id}")
     if result.error:
-        err.print(f"[red]{result.error}[/]")
+        err.print(f"[red]{escape(result.error)}[/]")
 
 
 @app.command()
@@ -146,7 +147,7 @@ def show(memory_id: str, user: str = User, history: bool = typer.Option(False, "
             table.add_column(col, overflow="fold")
         for e in events:
             table.add_row(e.created_at.strftime("%Y-%m-%d %H:%M:%S"), e.operation.value, e.actor, e.input_id or "",
-                          json.dumps(e.after, ensure_ascii=False)[:200] if e.after else "(deleted)")
+                          escape(json.dumps(e.after, ensure_ascii=False)[:200]) if e.after else "(deleted)")
         console.print(table)
 
 

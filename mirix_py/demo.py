@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 CONVERSATION = [
@@ -41,7 +42,8 @@ def run_demo(console: Console, *, data_dir: Path | None = None, keep: bool = Fal
                           f"data: {info['data_dir']}")
             start = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
             result = mx.add(CONVERSATION, user_id="ada", occurred_at=start)
-            doc = mx.add(DOCUMENT, user_id="ada", occurred_at=start + timedelta(days=1), source_id="hut-guide.md")
+            doc = mx.add(DOCUMENT, user_id="ada", occurred_at=start + timedelta(days=1), source_id="hut-guide.md",
+                         kind="document")
             counts: dict[str, int] = {}
             for change in [*result.changes, *doc.changes]:
                 counts[change.memory_type.value] = counts.get(change.memory_type.value, 0) + 1
@@ -55,15 +57,15 @@ def run_demo(console: Console, *, data_dir: Path | None = None, keep: bool = Fal
                 table.add_column("text", ratio=1, overflow="fold")
                 table.add_column("sources", width=22, overflow="fold")
                 for hit in mx.search(query, user_id="ada", limit=3):
-                    table.add_row(f"{hit.score:.3f}", hit.memory.memory_type.value, hit.text,
+                    table.add_row(f"{hit.score:.3f}", hit.memory.memory_type.value, escape(hit.text),
                                   ", ".join(hit.memory.source_ids))
                 console.print(table)
 
             core = mx.core_memory(user_id="ada")["human"]
-            console.print(f"[bold]core memory (human)[/]:\n{core.value}")
+            console.print(f"[bold]core memory (human)[/]:\n{escape(core.value)}")
             vault = mx.list(user_id="ada", memory_types=["knowledge_vault"])
             for item in vault:
-                console.print(f"vault {item.id}: {item.caption} -> {item.secret_value} (masked; reveal=True shows it)")
+                console.print(f"vault {item.id}: {escape(item.caption)} -> {item.secret_value} (masked; reveal=True shows it)")
             semantic = mx.list(user_id="ada", memory_types=["semantic"])
             if semantic:
                 target = semantic[0]

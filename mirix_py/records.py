@@ -129,6 +129,9 @@ class ProceduralMemory(MemoryBase):
         return f"{self.summary}: {steps}" if steps else self.summary
 
 
+RESOURCE_EXCERPT_CHARS = 1000
+
+
 class ResourceMemory(MemoryBase):
     """A document, file, page or screenshot's text."""
 
@@ -139,7 +142,11 @@ class ResourceMemory(MemoryBase):
     content: str = ""
 
     def search_text(self) -> str:
-        return f"{self.title} ({self.resource_type}): {self.summary}".strip()
+        # Title, summary and the opening of the content: enough to find and to judge relevance;
+        # the full content is on the record.
+        excerpt = " ".join(self.content.split())[:RESOURCE_EXCERPT_CHARS]
+        head = f"{self.title} ({self.resource_type}): {self.summary}".strip()
+        return f"{head}\n{excerpt}" if excerpt and excerpt not in head else head
 
 
 class Sensitivity(str, Enum):

@@ -25,7 +25,7 @@ STATE="$SVC/state"
 TIMEOUT="${MIRIX_SERVICES_TIMEOUT:-90}"
 PG_DB="mirix_test"
 PG_OS_USER="postgres"
-CHROMA="$REPO/.venv/bin/chroma"
+CHROMA="${MIRIX_CHROMA_BIN:-$REPO/.venv/bin/chroma}"
 
 say() { printf '[services] %s\n' "$*"; }
 err() { printf '[services] ERROR: %s\n' "$*" >&2; }
@@ -47,11 +47,12 @@ pg_bindir() {
 }
 
 # Run a command as the postgres OS user (the server refuses to run as root).
+# fd 9 (our lock) is closed so the postmaster does not inherit and hold it.
 as_pg() {
     if [[ "$(id -u)" -eq 0 ]]; then
-        (cd / && runuser -u "$PG_OS_USER" -- "$@")
+        (cd / && runuser -u "$PG_OS_USER" -- "$@" 9>&-)
     else
-        (cd / && "$@")
+        (cd / && "$@" 9>&-)
     fi
 }
 
@@ -59,8 +60,11 @@ port_free() {
     python3 - "$1" <<'EOF'
 import socket, sys
 s = socket.socket()
+# SO_REUSEADDR as servers use it: a port with only TIME_WAIT leftovers counts as free.
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 try:
     s.bind(("127.0.0.1", int(sys.argv[1])))
+    s.listen(1)
 except OSError:
     sys.exit(1)
 finally:
@@ -133,13 +137,15 @@ stop_pg() {
     fi
 }
 
-stop_chroma() {
+stop_chroma() {  # stop_chroma [force]  (force: the pid is known to be ours)
     local pid="" i
     [[ -f "$CHROMA_PIDFILE" ]] && pid="$(cat "$CHROMA_PIDFILE" 2>/dev/null || true)"
     [[ "$pid" =~ ^[0-9]+$ ]] || return 0
     kill -0 "$pid" 2>/dev/null || return 0
-    # Only signal the process if it is still our chroma server (pids get reused).
-    grep -qa chroma "/proc/$pid/cmdline" 2>/dev/null || return 0
+    # Otherwise only signal the process if it is still our chroma server (pids get reused).
+    if [[ "${1:-}" != force ]]; then
+        grep -qa -- "$CHROMA_DIR" "/proc/$pid/cmdline" 2>/dev/null || return 0
+    fi
     kill -TERM "$pid" 2>/dev/null || true
     for ((i = 0; i < 100; i++)); do
         kill -0 "$pid" 2>/dev/null || return 0
@@ -149,8 +155,8 @@ stop_chroma() {
     kill -KILL "$pid" 2>/dev/null || true
 }
 
-do_stop() {
-    stop_chroma
+do_stop() {  # do_stop [force]
+    stop_chroma "${1:-}"
     stop_pg
     rm -rf "$RUN"
     rm -f "$ENVFILE" "$STATE"
@@ -206,7 +212,7 @@ start_chroma() {
     # Own session, stdin from /dev/null, output to the log: it outlives this script,
     # holds none of its fds, and is stopped only by `stop`. Prints the server's pid.
     pid="$(ANONYMIZED_TELEMETRY=False python3 - "$CHROMA_LOG" "$CHROMA" run \
-            --path "$CHROMA_DIR" --host 127.0.0.1 --port "$CHROMA_PORT" <<'PY'
+            --path "$CHROMA_DIR" --host 127.0.0.1 --port "$CHROMA_PORT" 9>&- <<'PY'
 import subprocess, sys
 with open(sys.argv[1], "ab") as log:
     p = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL, stdout=log,
@@ -243,7 +249,7 @@ do_start() {
     CHROMA_PID=""
 
     if ! start_pg || ! start_chroma; then
-        do_stop
+        do_stop force
         err "start failed; everything stopped again"
         return 1
     fi
@@ -267,7 +273,7 @@ main() {
         start|stop)
             mkdir -p "$SVC"
             exec 9>"$SVC/lock"
-            flock -w 300 9 || { err "another services.sh holds $SVC/lock"; exit 1; }
+            flock -w 120 9 || { err "another services.sh holds $SVC/lock"; exit 1; }
             if [[ "$cmd" == start ]]; then
                 do_start
             else

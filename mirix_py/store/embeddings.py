@@ -36,7 +36,7 @@ class SentenceTransformerEmbedder:
         self._model = SentenceTransformer(model_path, device="cpu")
         self._batch_size = batch_size
         self.name = "all-MiniLM-L6-v2"
-        self.dim = int(self._model.get_sentence_embedding_dimension() or 384)
+        self.dim = int(self._model.get_embedding_dimension() or 384)
         self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:

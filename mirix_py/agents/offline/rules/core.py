@@ -20,11 +20,11 @@ _I_AM = rf"{_I}(?:{_APOS}m|\s+am)"
 _ADVERBS = r"(?:(?:really|absolutely|just|also|totally|genuinely|truly|honestly|do|still|actually|so|kinda|kind\s+of|definitely|especially)\s+)*"
 
 # Clause boundaries: sentence punctuation always; conjunctions only where they start a new clause.
-_HARD_STOP = re.compile(r"[.!?;:()\[\]\n—–]|\s-\s|,")
+_HARD_STOP = re.compile(r"[.!?;:()\[\]\n—–]|\s-\s|(?<=\w)-\s|,")
 _SOFT_STOP = re.compile(
     r"(?i)\s+(?:but|because|cause|cos|since|so|when|whenever|while|although|though|which|who|"
     r"if|unless|until|as\s+it|as\s+they|as\s+i|like\s+you|and\s+(?:i|i'm|it|it's|we|they|he|she|my|that|this|"
-    r"you|so|then|also|now|now\s+i|have|had|am|was|really|can't|don't|will))\b"
+    r"you|your|our|his|her|their|there|so|then|also|now|now\s+i|have|had|am|was|really|can't|don't|will))\b"
 )
 _TRAILING_FILLER = re.compile(
     r"(?i)(?:\s+(?:too|so\s+much|a\s+lot|a\s+ton|very\s+much|as\s+well|though|lately|now|"
@@ -72,7 +72,8 @@ _PROFESSION_HEADS = frozenset(
     youtuber blogger vlogger influencer tech techie nerd geek introvert extrovert woman man
     person girl guy boy lady gentleman christian catholic muslim jew buddhist hindu atheist
     immigrant citizen native resident transgender nonbinary mentor caregiver caretaker
-    firefighter paramedic policeman policewoman cop detective secretary receptionist assistant
+    guard forward goalie goalkeeper pitcher quarterback captain player member midfielder
+    defender striker point-guard paramedic policeman policewoman cop detective secretary receptionist assistant
     administrator owner shopkeeper salesperson realtor broker investor trader economist
     statistician mathematician physicist chemist biologist historian linguist translator
     interpreter animator illustrator filmmaker producer dj rapper composer conductor
@@ -146,16 +147,21 @@ _FAVORITE = re.compile(
     r"(?i:\bmy\s+(?:all[- ]time\s+|absolute\s+)?favou?rite\s+)(?P<what>[a-zA-Z][\w -]{0,40}?)\s+(?i:is|are|was|has\s+to\s+be|would\s+be)\s+"
     r"(?=(?P<obj>[^.!?\n]+))"
 )
+_IS_MY_FAVORITE = re.compile(
+    r"(?:^|(?<=[.!?]\s)|(?<=^\W))(?P<subject>(?!(?:It|That|This|These|Those|He|She|They|Which|What|Who|There|Here|Mine)\b)"
+    r"[A-Za-z][\w'’-]*(?:\s+[\w'’-]+){0,5}?)\s+(?:is|are)\s+(?:still\s+|definitely\s+|probably\s+)?"
+    r"my\s+(?:all[- ]time\s+|absolute\s+|top\s+)?favou?rite\s+(?P<what>[a-z][a-z -]{0,30}?)(?=\s*(?:[.!,;]|$))"
+)
+_NOT_FAVORITE_KINDS = frozenset("one ones thing things part parts moment moments memory memories bit way time times kind sort".split())
 
 _IDENTITY = re.compile(rf"{_I_AM}\s+(?:(?i:also|now|currently|actually|still|just)\s+)?(?P<article>(?i:a|an))\s+(?=(?P<obj>[^.!?\n]+))")
+_AUX = rf"(?:{_APOS}m|{_APOS}ve\s+been|\s+am|\s+have\s+been)?"
 _WORK = re.compile(
-    rf"{_I}\s+(?:(?i:currently|now|still|also|actually)\s+)?"
-    rf"(?:(?i:work)|(?:{_APOS}m|\s+am|{_APOS}ve\s+been|\s+have\s+been)\s+(?i:working))"
+    rf"{_I}{_AUX}\s+(?:(?i:currently|now|still|also|actually)\s+)?(?i:work|working)"
     r"\s+(?P<prep>(?i:as|at|for))\s+(?=(?P<obj>[^.!?\n]+))"
 )
 _LIVE = re.compile(
-    rf"{_I}\s+(?:(?i:currently|now|still|also|actually)\s+)?"
-    rf"(?:(?i:live)|(?:{_APOS}m|\s+am|{_APOS}ve\s+been|\s+have\s+been)\s+(?i:living))"
+    rf"{_I}{_AUX}\s+(?:(?i:currently|now|still|also|actually)\s+)?(?i:live|living)"
     r"\s+(?i:in)\s+(?=(?P<obj>[^.!?\n]+))"
 )
 _FROM = re.compile(rf"{_I_AM}\s+(?:(?i:originally|actually|also)\s+)?(?i:from)\s+(?=(?P<obj>[^.!?\n]+))")
@@ -194,39 +200,109 @@ def _name_facts(text: str) -> list[tuple[int, str]]:
 def _preference_facts(text: str) -> list[tuple[int, str]]:
     facts = []
     negated_spans = []
+
+    def ok(m: re.Match[str], obj: str) -> bool:
+        return _good_object(obj) and not _question(text, m.start()) and _starts_clause(text, m.start())
+
     for m in _NEG_PREFERENCE.finditer(text):
         negated_spans.append(m.span())
         obj = _clip(m.group("obj"))
-        if _good_object(obj) and not _question(text, m.start()):
-            facts.append((m.start(), f"dislikes {obj}"))
+        if ok(m, obj):
+            facts.append((m.start(), f"dislikes {_third_person(obj)}"))
     for m in _CANT_STAND.finditer(text):
         obj = _clip(m.group("obj"))
-        if _good_object(obj) and not _question(text, m.start()):
-            facts.append((m.start(), f"can't stand {obj}"))
+        if ok(m, obj):
+            facts.append((m.start(), f"can't stand {_third_person(obj)}"))
     for m in _PREFERENCE.finditer(text):
-        if any(s <= m.start() < e for s, e in negated_spans) or _question(text, m.start()):
+        if any(s <= m.start() < e for s, e in negated_spans):
             continue
         # "I'd like", "I would like", "I feel like" never match (they lack "I <verb>"); "I like to
         # think" is an opinion marker, not a preference.
         obj = _clip(m.group("obj"))
         if re.match(r"(?i)^to\s+(?:think|believe|say|imagine|hope|remind|keep\s+in\s+mind)\b", obj):
             continue
-        if _good_object(obj):
-            facts.append((m.start(), f"{_PREF_VERBS[m.group('verb').lower()]} {obj}"))
+        if ok(m, obj):
+            facts.append((m.start(), f"{_PREF_VERBS[m.group('verb').lower()]} {_third_person(obj)}"))
     for m in _FAN_OF.finditer(text):
         obj = _clip(m.group("obj"))
-        if _good_object(obj) and not _question(text, m.start()):
-            facts.append((m.start(), f"is a fan of {obj}"))
+        if ok(m, obj):
+            facts.append((m.start(), f"is a fan of {_third_person(obj)}"))
     for m in _FAVORITE.finditer(text):
         what = _clip(m.group("what")).lower()
-        obj = _clip(m.group("obj"))
-        if what and obj and not _NON_PREFERENCE_OBJECTS.match(obj) and not _question(text, m.start()):
+        obj = _favorite_object(_clip(m.group("obj")))
+        if _good_favorite(what, obj) and not _question(text, m.start()):
+            facts.append((m.start(), f"favorite {what}: {_third_person(obj)}"))
+    for m in _IS_MY_FAVORITE.finditer(text):
+        what = _clip(m.group("what")).lower()
+        obj = _clip(m.group("subject"))
+        if _good_favorite(what, obj) and not _question(text, m.start()):
             facts.append((m.start(), f"favorite {what}: {obj}"))
     return facts
 
 
+def _favorite_object(obj: str) -> str:
+    # "my favorite treat is this chocolate tart": drop the pointer word, keep the thing.
+    m = re.match(r"(?i)^(?:this|that|these|those)\s+(?=\S+\s+\S+)", obj)
+    return obj[m.end():] if m else obj
+
+
+def _good_favorite(what: str, obj: str) -> bool:
+    if not what or not obj or len(what.split()) > 3 or len(obj.split()) > 10:
+        return False
+    if what.split()[0] in _NOT_FAVORITE_KINDS:
+        return False
+    return not _NON_PREFERENCE_OBJECTS.match(obj) and not re.match(r"(?i)^(?:when|how|what|where|being)\b", obj)
+
+
+_REFERENTIAL = re.compile(r"(?i)\b(?:it|this|that|these|those|them|they|their|his|her|him|he|she|one)\b")
+_BAD_FIRST_WORD = frozenset(
+    """
+    is was are were be been has have had can could will would should do does did about to every each
+    most sometimes always never again it's i'm makes made make gets got get reminds means
+    """.split()
+)
+_FIRST_PERSON = {"my": "their", "myself": "themselves", "me": "them", "mine": "theirs", "i": "they"}
+
+
 def _good_object(obj: str) -> bool:
-    return bool(obj) and len(_words(obj)) >= 1 and not _NON_PREFERENCE_OBJECTS.match(obj)
+    """A preference object must be a durable thing or activity, not a reaction to the chat.
+
+    Referential objects ("that", "his tech", "holding them") depend on context the fact would
+    lose; long "the ..." objects are almost always reactions to a photo or story.
+    """
+    words = _words(obj)
+    if not words or _NON_PREFERENCE_OBJECTS.match(obj):
+        return False
+    if words[0].lower() in _BAD_FIRST_WORD or (len(words) == 1 and len(words[0]) < 3):
+        return False
+    if _REFERENTIAL.search(obj):
+        return False
+    if words[0].lower() == "the" and len(words) > 3:
+        return False
+    return True
+
+
+# Words that may stand right before the "I" of a preference. Anything else there ("something I
+# love", "a job I enjoy") makes it a relative clause about another thing.
+_CLAUSE_OPENERS = frozenset(
+    """
+    and but so because cause 'cause since why how much also just really still do actually honestly
+    know think guess admit say mean realized realised reason that yes yeah oh plus well truly
+    definitely always totally now though then when reasons reason
+    """.split()
+)
+
+
+def _starts_clause(text: str, start: int) -> bool:
+    before = text[:start].rstrip(" ")
+    if not before or not before[-1].isalpha():
+        return True
+    prev = re.search(r"([A-Za-z'’]+)$", before)
+    return bool(prev) and prev.group(1).lower().replace("’", "'") in _CLAUSE_OPENERS
+
+
+def _third_person(obj: str) -> str:
+    return re.sub(r"(?i)\b(?:my|myself|me|mine|i)\b", lambda m: _FIRST_PERSON[m.group().lower()], obj)
 
 
 def _identity_facts(text: str) -> list[tuple[int, str]]:
@@ -243,7 +319,7 @@ def _identity_facts(text: str) -> list[tuple[int, str]]:
         if any(w.lower() in _NOT_IDENTITY_HEADS for w in words[:1]) or head in _NOT_IDENTITY_HEADS:
             continue
         if head in _PROFESSION_HEADS or _PROFESSION_SUFFIX.search(head):
-            facts.append((m.start(), f"is {m.group('article').lower()} {obj}"))
+            facts.append((m.start(), f"is {m.group('article').lower()} {_third_person(obj)}"))
     for m in _WORK.finditer(text):
         obj = _clip(m.group("obj"))
         if not obj or _WORK_BAD_OBJECT.match(obj) or _question(text, m.start()):
@@ -251,7 +327,7 @@ def _identity_facts(text: str) -> list[tuple[int, str]]:
         prep = m.group("prep").lower()
         if prep == "as" and not re.match(r"(?i)^(?:an?\s+|the\s+)?\w", obj):
             continue
-        facts.append((m.start(), f"works {prep} {obj}"))
+        facts.append((m.start(), f"works {prep} {_third_person(obj)}"))
     for pattern, verb in ((_LIVE, "lives in"), (_FROM, "is from"), (_ALLERGIC, "is allergic to")):
         for m in pattern.finditer(text):
             obj = _clip(m.group("obj"))
@@ -261,7 +337,7 @@ def _identity_facts(text: str) -> list[tuple[int, str]]:
                 continue
             if verb == "is from" and not re.match(r"^(?:[A-Z]|(?i:a|the)\s)", obj):
                 continue
-            facts.append((m.start(), f"{verb} {obj}"))
+            facts.append((m.start(), f"{verb} {_third_person(obj)}"))
     for m in _BIRTHDAY.finditer(text):
         obj = _clip(m.group("obj"))
         if obj and re.search(r"\d|(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|today|tomorrow)", obj):

@@ -63,7 +63,7 @@ _EXCLUDED = frozenset(
     """.split()
 )
 
-_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|\n\s*|[\"“(]\s*)$")
+_SENTENCE_START = re.compile(r"(?:^|(?<!\b[A-Z])[.!?]\s+|\n\s*|(?:^|\s)[\"“(]\s*)$")
 
 _COPULA = re.compile(
     rf"(?<![\w'’]){_NAME}\s+(?P<verb>is|was)\s+(?=(?P<rest>(?:a|an|the)\s+[^.!?\n;]+))"
@@ -72,7 +72,7 @@ _IS_MY = re.compile(
     rf"(?<![\w'’]){_NAME}\s+(?:is|was|has\s+been)\s+(?:my|our)\s+{_ADJ}*(?P<rel>{_RELATIONS})\b(?!-)"
 )
 _MY_REL_NAME = re.compile(
-    rf"(?<![\w'’])(?i:my|our)\s+{_ADJ}*(?P<rel>(?i:{_RELATIONS}))(?!-),?\s+{_NAME}(?![\w'’])"
+    rf"(?<![\w'’])(?i:my|our)\s+{_ADJ}*(?P<rel>(?i:{_RELATIONS}))(?!-),?\s+{_NAME}(?=['’]s\b|[^\w'’]|$)"
 )
 _WORKS = re.compile(
     rf"(?<![\w'’]){_NAME}\s+(?:now\s+|currently\s+|still\s+)?(?P<verb>works|worked|is\s+working)\s+(?P<prep>at|as|for)\s+(?=(?P<rest>[^.!?\n;]+))"
@@ -137,6 +137,11 @@ def _valid_name(name: str, text: str, start: int, strong: bool, known: set[str])
             return None
     name = " ".join(words)
     offset = text.find(name, start)
+    before = text[: max(offset, 0)]
+    if not strong and re.search(r"\b(?:my|your|his|her|our|their|its)\s+$", before):
+        return None  # "my Zen is ...": a possessed common noun, not a named entity
+    if not strong and len(words) == 1 and re.search(r"\b(?:the|a|an)\s+$", before):
+        return None
     sentence_initial = _SENTENCE_START.search(text[: offset if offset >= 0 else start]) is not None
     if len(words) == 1 and sentence_initial and not strong:
         word = words[0]

@@ -40,11 +40,15 @@ STOPWORDS = frozenset(
     bit little stuff also btw gonna wanna gotta kinda sorta tell told feel feels felt sounds sound
     looks look looking glad happy day days time times today tomorrow yesterday tonight week
     weekend month year years ago recently lately last first two three
+    love loved loves loving enjoy enjoyed enjoying fun cute fantastic incredible wonderful stoked
+    bet check real guess mean stuff
     """.split()
 )
 
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’][A-Za-z]+)*(?:-[A-Za-z0-9]+)*")
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*|[\"“(]\s*)$")
+# A sentence starts after end punctuation (but not after an initial like "J. K."), a newline or an
+# opening quote/bracket.
+_SENTENCE_START = re.compile(r"(?:^|(?<!\b[A-Z])[.!?:;]\s+|\n\s*|(?:^|\s)[\"“(]\s*)$")
 
 
 def _normalise(token: str) -> str:

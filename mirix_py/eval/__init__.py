@@ -1,0 +1,1 @@
+"""Evaluation: LoCoMo loading, ingestion, retrieval metrics and raw-turn baselines."""

@@ -1,0 +1,505 @@
+"""LoCoMo: loading the original JSON, ingesting it into the engine, and turn-level retrieval metrics.
+
+The metric is evidence recall inside a word budget: for each question, take search hits in rank
+order, keep them while they fit the remaining budget (stop at the first that does not), and count
+the share of the question's evidence turns (`dia_id`s such as "D3:5") whose id is among the
+`source_ids` of what was kept. The same metric scores three raw-turn baselines over the turns of the
+same conversation (BM25, MiniLM cosine, and RRF of both), so a run always carries its own yardstick.
+
+Categories are reported by their integer (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop,
+5 adversarial); recall is averaged over questions of categories 1-4, category 5 is reported apart.
+
+    convs = load_locomo("locomo_dev.json")
+    ingest_conversations(mx, convs)
+    report = evaluate(convs, engine_retriever(mx, "hybrid"), budget_words=750)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
+
+from mirix_py.store.search import rrf_fuse
+from mirix_py.text import STOPWORDS
+
+CATEGORY_NAMES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+SCORED_CATEGORIES: tuple[int, ...] = (1, 2, 3, 4)
+PHOTO_TEMPLATE = " [shares a photo: {caption}]"
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class Turn:
+    dia_id: str
+    speaker: str
+    text: str
+    blip_caption: str | None = None
+
+    @property
+    def content(self) -> str:
+        """What the engine is given: the text, plus the photo's caption when the turn shares one."""
+        if self.blip_caption:
+            return self.text + PHOTO_TEMPLATE.format(caption=self.blip_caption)
+        return self.text
+
+    @property
+    def document(self) -> str:
+        """What the raw-turn baselines index and put into the context: "Speaker: content"."""
+        return f"{self.speaker}: {self.content}"
+
+
+@dataclass(frozen=True)
+class Session:
+    number: int
+    date: datetime  # aware, UTC
+    turns: tuple[Turn, ...]
+
+
+@dataclass(frozen=True)
+class Question:
+    conversation_id: str
+    index: int
+    question: str
+    answer: str
+    category: int
+    evidence: tuple[str, ...]  # normalised, deduplicated dia_ids
+    raw_evidence: tuple[str, ...]
+
+    @property
+    def scored(self) -> bool:
+        return self.category in SCORED_CATEGORIES and bool(self.evidence)
+
+
+@dataclass(frozen=True)
+class Conversation:
+    sample_id: str
+    speaker_a: str
+    speaker_b: str
+    sessions: tuple[Session, ...]
+    questions: tuple[Question, ...]
+
+    @property
+    def user_id(self) -> str:
+        return f"locomo:{self.sample_id}"
+
+    @property
+    def turns(self) -> list[Turn]:
+        return [t for s in self.sessions for t in s.turns]
+
+
+@dataclass
+class EvidenceReport:
+    """What normalising the evidence lists did, over a whole file."""
+
+    entries: int = 0
+    malformed: list[str] = field(default_factory=list)  # raw entries that needed repair or were dropped
+    dropped: list[str] = field(default_factory=list)  # raw fragments with no recoverable dia_id
+    unknown: list[str] = field(default_factory=list)  # well-formed ids naming no turn of the conversation
+    no_evidence: int = 0  # questions left with no evidence id (not scored)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"entries": self.entries, "malformed": self.malformed, "dropped": self.dropped,
+                "unknown": self.unknown, "questions_without_evidence": self.no_evidence}
+
+
+# --------------------------------------------------------------------------- parsing
+
+_SESSION_KEY = re.compile(r"session_(\d+)")
+_DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %B %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %d %b %Y")
+
+
+def parse_session_date(value: str) -> datetime:
+    """LoCoMo's "1:56 pm on 8 May, 2023" as an aware UTC datetime (the data carries no zone)."""
+    text = " ".join(value.strip().split())
+    for fmt in _DATE_FORMATS:
+        try:
+            return datetime.strptime(text, fmt).replace(tzinfo=timezone.utc)
+        except ValueError:
+            continue
+    from dateutil import parser as date_parser
+
+    try:
+        parsed = date_parser.parse(text.replace(" on ", " "), dayfirst=True)
+    except (ValueError, OverflowError) as exc:
+        raise ValueError(f"unparseable LoCoMo session date {value!r}") from exc
+    return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed.astimezone(timezone.utc)
+
+
+_DIA_ID = re.compile(r"^D:?(\d+):(\d+)$")
+_SEPARATORS = re.compile(r"[;,\s]+")
+
+
+def normalize_evidence(raw: Iterable[str]) -> tuple[list[str], list[str], list[str]]:
+    """Split and repair evidence entries: ("D8:6; D9:17" -> D8:6, D9:17; "D:11:26" -> D11:26; "D" dropped).
+
+    Returns (ids deduplicated in order, raw entries that were not a single well-formed id,
+    fragments dropped because no id could be recovered).
+    """
+    ids: list[str] = []
+    malformed: list[str] = []
+    dropped: list[str] = []
+    for entry in raw:
+        entry = str(entry)
+        parts = [p for p in _SEPARATORS.split(entry.strip()) if p]
+        if not (len(parts) == 1 and re.fullmatch(r"D\d+:\d+", parts[0]) and parts[0] == entry):
+            malformed.append(entry)
+        for part in parts:
+            m = _DIA_ID.match(part)
+            if m:
+                ids.append(f"D{int(m.group(1))}:{int(m.group(2))}")
+            else:
+                dropped.append(part)
+        if not parts:
+            dropped.append(entry)
+    return list(dict.fromkeys(ids)), malformed, dropped
+
+
+def parse_turn(raw: Mapping[str, Any]) -> Turn:
+    caption = raw.get("blip_caption")
+    return Turn(dia_id=str(raw["dia_id"]).strip(), speaker=str(raw["speaker"]).strip(), text=str(raw["text"]),
+                blip_caption=str(caption).strip() if caption else None)
+
+
+def parse_conversation(raw: Mapping[str, Any], report: EvidenceReport | None = None) -> Conversation:
+    report = report if report is not None else EvidenceReport()
+    body = raw["conversation"]
+    sample_id = str(raw.get("sample_id") or "conv")
+    sessions = []
+    for key, turns in body.items():
+        m = _SESSION_KEY.fullmatch(key)
+        if not m or not turns:
+            continue
+        number = int(m.group(1))
+        date_key = f"session_{number}_date_time"
+        if date_key not in body:
+            raise ValueError(f"{sample_id}: {key} has no {date_key}")
+        sessions.append(Session(number=number, date=parse_session_date(body[date_key]),
+                                turns=tuple(parse_turn(t) for t in turns)))
+    sessions.sort(key=lambda s: s.number)
+    known = {t.dia_id for s in sessions for t in s.turns}
+    questions = []
+    for i, qa in enumerate(raw.get("qa", [])):
+        raw_ev = [str(e) for e in qa.get("evidence", []) or []]
+        ids, malformed, dropped = normalize_evidence(raw_ev)
+        report.entries += len(raw_ev)
+        report.malformed.extend(f"{sample_id}#{i}: {e!r}" for e in malformed)
+        report.dropped.extend(f"{sample_id}#{i}: {e!r}" for e in dropped)
+        report.unknown.extend(f"{sample_id}#{i}: {e}" for e in ids if e not in known)
+        if not ids:
+            report.no_evidence += 1
+        answer = qa.get("answer", qa.get("adversarial_answer", ""))
+        questions.append(Question(conversation_id=sample_id, index=i, question=str(qa["question"]),
+                                  answer=str(answer), category=int(qa["category"]), evidence=tuple(ids),
+                                  raw_evidence=tuple(raw_ev)))
+    return Conversation(sample_id=sample_id, speaker_a=str(body.get("speaker_a", "")),
+                        speaker_b=str(body.get("speaker_b", "")), sessions=tuple(sessions), questions=tuple(questions))
+
+
+def load_locomo(path: str | Path, report: EvidenceReport | None = None) -> list[Conversation]:
+    """Read the original LoCoMo JSON (a list of conversations, or one conversation)."""
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    if isinstance(data, dict):
+        data = [data]
+    return [parse_conversation(c, report) for c in data]
+
+
+def file_digest(path: str | Path, length: int = 16) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:length]
+
+
+# --------------------------------------------------------------------------- ingestion
+
+
+def session_messages(session: Session) -> list[dict[str, Any]]:
+    """One message per turn: role user, name = speaker, id = dia_id, occurred_at = session time + i s."""
+    return [
+        {"role": "user", "name": turn.speaker, "id": turn.dia_id, "content": turn.content,
+         "occurred_at": session.date + timedelta(seconds=i)}
+        for i, turn in enumerate(session.turns)
+    ]
+
+
+@dataclass
+class IngestStats:
+    conversations: int = 0
+    sessions: int = 0
+    turns: int = 0
+    failed_sessions: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def ingest_conversation(mx: Any, conv: Conversation, *, user_id: str | None = None,
+                        stats: IngestStats | None = None) -> IngestStats:
+    """One `add` per session, occurred_at = the session's date."""
+    stats = stats if stats is not None else IngestStats()
+    user = user_id or conv.user_id
+    t0 = time.perf_counter()
+    for session in conv.sessions:
+        result = mx.add(session_messages(session), user_id=user, occurred_at=session.date,
+                        source_id=f"{conv.sample_id}/session_{session.number}")
+        stats.sessions += 1
+        stats.turns += len(session.turns)
+        if getattr(result, "error", None):
+            stats.failed_sessions.append(f"{conv.sample_id}/session_{session.number}: {result.error}")
+    stats.conversations += 1
+    stats.seconds += time.perf_counter() - t0
+    return stats
+
+
+def ingest_conversations(mx: Any, convs: Sequence[Conversation],
+                         progress: Callable[[Conversation, IngestStats], None] | None = None) -> IngestStats:
+    stats = IngestStats()
+    for conv in convs:
+        ingest_conversation(mx, conv, stats=stats)
+        if progress:
+            progress(conv, stats)
+    return stats
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+class Filled(NamedTuple):
+    items: list[tuple[str, tuple[str, ...]]]  # kept (text, source_ids), in rank order
+    words: int
+
+    @property
+    def source_ids(self) -> set[str]:
+        return {s for _, sources in self.items for s in sources}
+
+
+def fill_budget(hits: Iterable[tuple[str, Iterable[str]]], budget_words: int) -> Filled:
+    """Keep hits in rank order while each fits the words left; stop at the first that does not.
+
+    A hit that does not fit ends the context even if later (shorter) hits would fit: a reader
+    given a prefix of the ranking, never a re-packed selection. Words are `len(text.split())`.
+    """
+    kept: list[tuple[str, tuple[str, ...]]] = []
+    used = 0
+    for text, sources in hits:
+        n = words(text)
+        if used + n > budget_words:
+            break
+        kept.append((text, tuple(sources)))
+        used += n
+    return Filled(kept, used)
+
+
+def evidence_recall(evidence_ids: Iterable[str], retrieved_source_ids: Iterable[str]) -> float:
+    """Share of the (distinct) evidence ids found among the retrieved source ids; NaN without evidence."""
+    evidence = set(evidence_ids)
+    if not evidence:
+        return math.nan
+    return len(evidence & set(retrieved_source_ids)) / len(evidence)
+
+
+# --------------------------------------------------------------------------- raw-turn baselines
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def tokenize(text: str, *, stopwords: frozenset[str] | None = STOPWORDS) -> list[str]:
+    """Lowercase alphanumeric runs (punctuation splits words: "mel's" -> "mel", "s"), minus stopwords."""
+    tokens = _TOKEN.findall(text.lower())
+    if stopwords:
+        tokens = [t for t in tokens if t not in stopwords]
+    return tokens
+
+
+class BM25:
+    """Okapi BM25 over pre-tokenised documents, idf = ln(1 + (N - df + 0.5) / (df + 0.5)) (never negative)."""
+
+    def __init__(self, docs: Sequence[Sequence[str]], k1: float = 1.5, b: float = 0.75) -> None:
+        self.k1, self.b = k1, b
+        self.n = len(docs)
+        self.lengths = [len(d) for d in docs]
+        self.avgdl = (sum(self.lengths) / self.n) if self.n else 0.0
+        self.tf = [Counter(d) for d in docs]
+        df: Counter[str] = Counter()
+        for d in docs:
+            df.update(set(d))
+        self.idf = {t: math.log(1.0 + (self.n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+
+    def scores(self, query: Sequence[str]) -> list[float]:
+        out = [0.0] * self.n
+        terms = [t for t in dict.fromkeys(query) if t in self.idf]
+        avgdl = self.avgdl or 1.0
+        for i, (tf, dl) in enumerate(zip(self.tf, self.lengths)):
+            s = 0.0
+            for t in terms:
+                f = tf.get(t)
+                if f:
+                    s += self.idf[t] * f * (self.k1 + 1) / (f + self.k1 * (1 - self.b + self.b * dl / avgdl))
+            out[i] = s
+        return out
+
+    def rank(self, query: Sequence[str]) -> list[int]:
+        """Indices of documents with a positive score, best first (ties: document order)."""
+        scores = self.scores(query)
+        return sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], i))
+
+
+def bm25_rank(query: str, documents: Sequence[str], k1: float = 1.5, b: float = 0.75,
+              stopwords: frozenset[str] | None = STOPWORDS) -> list[int]:
+    """Pure convenience: BM25 ranking of raw strings (tokenised with `tokenize`)."""
+    return BM25([tokenize(d, stopwords=stopwords) for d in documents], k1, b).rank(tokenize(query, stopwords=stopwords))
+
+
+def cosine_rank(query_vector: Sequence[float], doc_vectors: Any) -> list[int]:
+    import numpy as np
+
+    docs = np.asarray(doc_vectors, dtype=np.float32)
+    q = np.asarray(query_vector, dtype=np.float32)
+    docs = docs / np.maximum(np.linalg.norm(docs, axis=1, keepdims=True), 1e-12)
+    q = q / max(float(np.linalg.norm(q)), 1e-12)
+    sims = docs @ q
+    return sorted(range(len(sims)), key=lambda i: (-float(sims[i]), i))
+
+
+def rrf_rank(rankings: Sequence[Sequence[int]], k: int = 60) -> list[int]:
+    fused = rrf_fuse([[f"{i:08d}" for i in r] for r in rankings], k=k)
+    return [int(key) for key, _ in fused]
+
+
+Hits = list[tuple[str, tuple[str, ...]]]
+Retriever = Callable[[Conversation, Question], Hits]
+
+
+class RawTurnBaselines:
+    """BM25, MiniLM cosine and RRF(k=60) of both over one conversation's raw turns ("Speaker: text")."""
+
+    METHODS = ("bm25", "embedding", "rrf")
+
+    def __init__(self, convs: Sequence[Conversation], embedder: Any | None = None, *, k1: float = 1.5,
+                 b: float = 0.75, stopwords: frozenset[str] | None = STOPWORDS, rrf_k: int = 60,
+                 depth: int | None = None) -> None:
+        self.embedder = embedder
+        self.stopwords = stopwords
+        self.rrf_k = rrf_k
+        self.depth = depth
+        self._turns: dict[str, list[Turn]] = {}
+        self._bm25: dict[str, BM25] = {}
+        self._vectors: dict[str, Any] = {}
+        self._qvectors: dict[tuple[str, int], list[float]] = {}
+        for conv in convs:
+            turns = conv.turns
+            self._turns[conv.sample_id] = turns
+            self._bm25[conv.sample_id] = BM25([tokenize(t.document, stopwords=stopwords) for t in turns], k1, b)
+        if embedder is not None:
+            for conv in convs:
+                self._vectors[conv.sample_id] = embedder.embed([t.document for t in self._turns[conv.sample_id]])
+            questions = [q for conv in convs for q in conv.questions]
+            vectors = embedder.embed([q.question for q in questions])
+            self._qvectors = {(q.conversation_id, q.index): v for q, v in zip(questions, vectors)}
+
+    def ranking(self, method: str, conv: Conversation, question: Question) -> list[int]:
+        if method == "bm25":
+            ranked = self._bm25[conv.sample_id].rank(tokenize(question.question, stopwords=self.stopwords))
+        elif method == "embedding":
+            ranked = cosine_rank(self._qvectors[(conv.sample_id, question.index)], self._vectors[conv.sample_id])
+        elif method == "rrf":
+            ranked = rrf_rank([self.ranking("bm25", conv, question), self.ranking("embedding", conv, question)],
+                              k=self.rrf_k)
+        else:
+            raise ValueError(f"unknown baseline {method!r}: use {self.METHODS}")
+        return ranked[: self.depth] if self.depth else ranked
+
+    def retriever(self, method: str) -> Retriever:
+        if method != "bm25" and self.embedder is None:
+            raise ValueError(f"baseline {method!r} needs an embedder")
+
+        def retrieve(conv: Conversation, question: Question) -> Hits:
+            turns = self._turns[conv.sample_id]
+            return [(turns[i].document, (turns[i].dia_id,)) for i in self.ranking(method, conv, question)]
+
+        return retrieve
+
+
+def engine_retriever(mx: Any, method: str = "hybrid", limit: int = 60, **search_kwargs: Any) -> Retriever:
+    """Search the conversation's user with the question; hits as (text, source_ids)."""
+
+    def retrieve(conv: Conversation, question: Question) -> Hits:
+        hits = mx.search(question.question, user_id=conv.user_id, limit=limit, method=method, **search_kwargs)
+        return [(h.text, tuple(h.memory.source_ids)) for h in hits]
+
+    return retrieve
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+@dataclass
+class QuestionResult:
+    conversation_id: str
+    index: int
+    category: int
+    recall: float
+    words: int
+    hits_kept: int
+    seconds: float
+
+
+@dataclass
+class RecallReport:
+    name: str
+    budget_words: int
+    results: list[QuestionResult]
+
+    def _mean(self, rows: list[QuestionResult], attr: str) -> float:
+        return sum(getattr(r, attr) for r in rows) / len(rows) if rows else math.nan
+
+    def by_category(self) -> dict[int, dict[str, float]]:
+        groups: dict[int, list[QuestionResult]] = defaultdict(list)
+        for r in self.results:
+            groups[r.category].append(r)
+        return {c: {"n": len(rows), "recall": self._mean(rows, "recall"), "words": self._mean(rows, "words")}
+                for c, rows in sorted(groups.items())}
+
+    def overall(self, categories: Sequence[int] = SCORED_CATEGORIES) -> dict[str, float]:
+        rows = [r for r in self.results if r.category in categories]
+        return {"n": len(rows), "recall": self._mean(rows, "recall"), "words": self._mean(rows, "words"),
+                "mean_ms": 1000 * self._mean(rows, "seconds")}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "budget_words": self.budget_words, "overall_1_4": self.overall(),
+                "by_category": {f"{c} {CATEGORY_NAMES.get(c, '?')}": v for c, v in self.by_category().items()}}
+
+
+def evaluate(convs: Sequence[Conversation], retrieve: Retriever, *, budget_words: int = 750,
+             categories: Sequence[int] = (1, 2, 3, 4, 5), name: str = "") -> RecallReport:
+    """Evidence recall inside the budget for every question with evidence in `categories`."""
+    results = []
+    for conv in convs:
+        for q in conv.questions:
+            if q.category not in categories or not q.evidence:
+                continue
+            t0 = time.perf_counter()
+            hits = retrieve(conv, q)
+            elapsed = time.perf_counter() - t0
+            filled = fill_budget(hits, budget_words)
+            results.append(QuestionResult(conv.sample_id, q.index, q.category,
+                                          evidence_recall(q.evidence, filled.source_ids), filled.words,
+                                          len(filled.items), elapsed))
+    return RecallReport(name, budget_words, results)
+
+
+def full_context_words(conv: Conversation) -> int:
+    return sum(words(t.document) for t in conv.turns)

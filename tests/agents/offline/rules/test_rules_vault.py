@@ -1,0 +1,199 @@
+import pytest
+
+from mirix_py.agents.offline.rules.vault import SecretMatch, find_secrets, redact
+
+
+def kinds(text):
+    return [(m.entry_type, m.value) for m in find_secrets(text)]
+
+
+# ---------------------------------------------------------------- positives
+
+
+def test_email_is_low_sensitivity():
+    [m] = find_secrets("Write to alice.smith+news@example.co.uk when you can.")
+    assert m.entry_type == "email"
+    assert m.value == "alice.smith+news@example.co.uk"
+    assert m.sensitivity == "low"
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("Call me at (555) 123-4567 tomorrow", "(555) 123-4567"),
+        ("my cell is 415-555-0123.", "415-555-0123"),
+        ("office: 415.555.0123", "415.555.0123"),
+        ("ring +44 20 7946 0958 after six", "+44 20 7946 0958"),
+        ("+1 415-555-0123", "+1 415-555-0123"),
+        ("my phone number is 4155550123", "4155550123"),
+        ("1-800-555-0199 is the hotline", "1-800-555-0199"),
+    ],
+)
+def test_phone_numbers(text, value):
+    [m] = find_secrets(text)
+    assert (m.entry_type, m.value, m.sensitivity) == ("phone", value, "medium")
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "sk-abcdefghijklmnopqrstuvwxyz0123456789",
+        "sk-proj-Ab3dEfGh1jKlMnOpQrStUvWxYz_0123456789",
+        "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuv",
+        "xoxb-1234567890-abcdefghij",
+        "xoxp-1234567890-abcdefghij",
+        "AKIAIOSFODNN7EXAMPLE",
+        "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+    ],
+)
+def test_prefixed_api_keys(token):
+    [m] = find_secrets(f"here you go: {token} - keep it safe")
+    assert (m.entry_type, m.value, m.sensitivity) == ("api_key", token, "high")
+
+
+def test_cued_api_key_requires_machine_like_token():
+    [m] = find_secrets("The api key: a1b2c3d4e5f6g7h8i9j0 works for staging")
+    assert (m.entry_type, m.value) == ("api_key", "a1b2c3d4e5f6g7h8i9j0")
+    assert find_secrets("The api key is something we should rotate regularly") == []
+
+
+@pytest.mark.parametrize(
+    "text, secret",
+    [
+        ("my password is hunter2", "hunter2"),
+        ("My password is swordfish.", "swordfish"),
+        ("password: Tr0ub4dor&3", "Tr0ub4dor&3"),
+        ("wifi pwd=s3cr3tPass", "s3cr3tPass"),
+        ("the passcode is 918273", "918273"),
+        ("Password for the router is 'correcthorse'", "correcthorse"),
+        ("my PIN is 4821", "4821"),
+    ],
+)
+def test_passwords_capture_only_the_token(text, secret):
+    [m] = find_secrets(text)
+    assert (m.entry_type, m.value, m.sensitivity) == ("password", secret, "high")
+
+
+def test_card_number_must_pass_luhn():
+    [m] = find_secrets("Use card 4111 1111 1111 1111 for the test order")
+    assert (m.entry_type, m.value, m.sensitivity) == ("card_number", "4111 1111 1111 1111", "high")
+    assert kinds("card 4111-1111-1111-1111") == [("card_number", "4111-1111-1111-1111")]
+    assert kinds("card 4111111111111111") == [("card_number", "4111111111111111")]
+    assert find_secrets("card 4111 1111 1111 1112") == []
+
+
+def test_ssn():
+    [m] = find_secrets("SSN 123-45-6789 on file")
+    assert (m.entry_type, m.value, m.sensitivity) == ("id_number", "123-45-6789", "high")
+    assert find_secrets("ref 000-12-3456") == []
+
+
+def test_iban_checks_mod97():
+    [m] = find_secrets("IBAN: DE89 3704 0044 0532 0130 00, thanks")
+    assert (m.entry_type, m.value, m.sensitivity) == ("bank_account", "DE89 3704 0044 0532 0130 00", "high")
+    assert kinds("GB82WEST12345698765432") == [("bank_account", "GB82WEST12345698765432")]
+    assert find_secrets("DE89 3704 0044 0532 0130 01") == []
+
+
+def test_multiple_secrets_in_order_without_overlap():
+    text = "Email bob@example.com, call (555) 123-4567, password: pa55word!"
+    matches = find_secrets(text)
+    assert [m.entry_type for m in matches] == ["email", "phone", "password"]
+    spans = [(m.start, m.end) for m in matches]
+    assert spans == sorted(spans)
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+    assert all(text[m.start:m.end] == m.value for m in matches)
+
+
+def test_overlap_prefers_more_specific_kind():
+    # The digits inside the key must not also come out as a phone or card number.
+    text = "token sk-proj-4155550123abcdefghijklmnopqrstuv"
+    assert [m.entry_type for m in find_secrets(text)] == ["api_key"]
+
+
+# ---------------------------------------------------------------- captions
+
+
+def test_caption_hides_every_secret():
+    text = "My password is hunter2 and my email is bob@example.com"
+    matches = find_secrets(text)
+    assert len(matches) == 2
+    for m in matches:
+        assert "hunter2" not in m.caption
+        assert "bob@example.com" not in m.caption
+        assert "[secret]" in m.caption
+    assert matches[0].caption.startswith("password mentioned: '")
+    assert matches[1].caption.startswith("email address mentioned: '")
+
+
+def test_caption_is_truncated_around_the_secret():
+    text = "blah " * 100 + "my password is hunter2 " + "more " * 100
+    [m] = find_secrets(text)
+    assert len(m.caption) <= 200
+    assert "[secret]" in m.caption
+    assert "hunter2" not in m.caption
+
+
+# ---------------------------------------------------------------- negatives (ordinary chat)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hey Mel! Good to see you! I'm swamped with the kids & work.",
+        "I went to a LGBTQ support group yesterday and it was so powerful.",
+        "We met on 2023-05-08 and again on 8 May 2023.",
+        "I ran 10000 steps and 5 miles in 2023, burning 1234567890 calories lol",
+        "The years 1999 2000 2001 were wild.",
+        "My password is hard to remember",
+        "I forgot my password again, ugh",
+        "Password: make sure you pick a strong one",
+        "The pin is broken on my backpack",
+        "My score was 98-76 and then 12-34-56",
+        "Call me later at home!",
+        "The population is 331,449,281 people",
+        "Send it to @mel on twitter",
+        "We need 12 3456 7890 things",
+        "the token is lost, we need a new one",
+        "I scored 4111 points in 1111 games",
+    ],
+)
+def test_ordinary_chat_has_no_secrets(text):
+    assert find_secrets(text) == []
+
+
+def test_empty_text():
+    assert find_secrets("") == []
+
+
+# ---------------------------------------------------------------- redact
+
+
+def test_redact_default_placeholder():
+    text = "mail bob@example.com or call 415-555-0123"
+    assert redact(text, find_secrets(text)) == "mail [redacted] or call [redacted]"
+
+
+def test_redact_callable_placeholder():
+    text = "mail bob@example.com or call 415-555-0123"
+    out = redact(text, find_secrets(text), lambda m: f"<{m.entry_type}>")
+    assert out == "mail <email> or call <phone>"
+
+
+def test_redact_handles_unsorted_and_overlapping_matches():
+    text = "abcdefghij"
+    a = SecretMatch("x", "bcd", 1, 4, "high", "c")
+    b = SecretMatch("x", "cde", 2, 5, "high", "c")
+    c = SecretMatch("x", "hi", 7, 9, "high", "c")
+    assert redact(text, [c, b, a], "#") == "a#efg#j"
+
+
+def test_redact_no_matches_returns_text():
+    assert redact("nothing here", []) == "nothing here"
+
+
+def test_match_is_frozen():
+    [m] = find_secrets("bob@example.com")
+    with pytest.raises(Exception):
+        m.value = "x"  # type: ignore[misc]

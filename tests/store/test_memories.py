@@ -1,0 +1,131 @@
+"""The write path: ids kept on update, history for every change, atomic batches, delete_user."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from mirix_py.errors import InvalidInput, MemoryNotFound
+from mirix_py.ops import DeleteOp, InsertOp, MergeOp, UpdateOp
+from mirix_py.records import EpisodicMemory, SemanticMemory
+
+T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def _semantic(user_id: str, name: str, summary: str, **kw) -> InsertOp:
+    return InsertOp(memory=SemanticMemory(user_id=user_id, name=name, summary=summary, **kw))
+
+
+def test_insert_assigns_id_and_provenance(mx, user_id):
+    changes = mx.store.apply([_semantic(user_id, "Rex", "Rex is a dog", source_ids=["caller-1"])],
+                             user_id=user_id, actor="test", input_id="in_1")
+    (change,) = changes
+    assert change.memory_id.startswith("sem_")
+    memory = mx.get(change.memory_id, user_id=user_id)
+    assert memory.source_ids == ["caller-1", "in_1"]
+    assert memory.name == "Rex"
+
+
+def test_update_keeps_id_and_records_history(mx, user_id):
+    (change,) = mx.store.apply([_semantic(user_id, "Rex", "Rex is a dog")], user_id=user_id, actor="a")
+    updated = mx.update(change.memory_id, user_id=user_id, details="Rex likes balls", actor="b")
+    assert updated.id == change.memory_id
+    assert updated.details == "Rex likes balls"
+    assert updated.updated_at >= updated.created_at
+    events = mx.history(change.memory_id, user_id=user_id)
+    assert [e.operation.value for e in events] == ["insert", "update"]
+    assert [e.actor for e in events] == ["a", "b"]
+    assert events[1].before["details"] == "" and events[1].after["details"] == "Rex likes balls"
+
+
+def test_update_rejects_immutable_and_invalid_fields(mx, user_id):
+    (change,) = mx.store.apply([_semantic(user_id, "Rex", "Rex is a dog")], user_id=user_id, actor="a")
+    with pytest.raises(InvalidInput, match="cannot change"):
+        mx.update(change.memory_id, user_id=user_id, memory_type="episodic")
+    with pytest.raises(InvalidInput):
+        mx.update(change.memory_id, user_id=user_id, summary="")
+    with pytest.raises(InvalidInput):
+        mx.update(change.memory_id, user_id=user_id, no_such_field=1)
+    assert mx.get(change.memory_id, user_id=user_id).summary == "Rex is a dog"
+    assert len(mx.history(change.memory_id, user_id=user_id)) == 1
+
+
+def test_merge_keeps_first_id_unions_sources_and_deletes_rest(mx, user_id):
+    a, b = mx.store.apply([
+        _semantic(user_id, "Rex", "Rex is a dog", source_ids=["s1"], tags=["pet"]),
+        _semantic(user_id, "rex", "Rex barks", source_ids=["s2"], tags=["noise"]),
+    ], user_id=user_id, actor="a")
+    changes = mx.store.apply([MergeOp(memory_ids=[a.memory_id, b.memory_id], fields={"details": "barks"})],
+                             user_id=user_id, actor="merger")
+    assert [(c.operation.value, c.memory_id) for c in changes] == [("merge", a.memory_id), ("delete", b.memory_id)]
+    merged = mx.get(a.memory_id, user_id=user_id)
+    assert set(merged.source_ids) == {"s1", "s2"} and set(merged.tags) == {"pet", "noise"}
+    with pytest.raises(MemoryNotFound):
+        mx.get(b.memory_id, user_id=user_id)
+    assert [e.operation.value for e in mx.history(b.memory_id, user_id=user_id)] == ["insert", "delete"]
+
+
+def test_a_bad_operation_writes_nothing(mx, user_id):
+    ops = [_semantic(user_id, "Ann", "Ann is a nurse"), UpdateOp(memory_id="sem_missing", fields={"details": "x"})]
+    with pytest.raises(MemoryNotFound):
+        mx.store.apply(ops, user_id=user_id, actor="a")
+    assert mx.list(user_id=user_id) == []
+    assert mx.store.count(user_id=user_id) == {}
+
+
+def test_insert_for_another_user_is_refused(mx, user_id):
+    with pytest.raises(InvalidInput):
+        mx.store.apply([_semantic("someone-else", "X", "X is y")], user_id=user_id, actor="a")
+
+
+def test_users_cannot_touch_each_others_memories(mx, user_id):
+    (change,) = mx.store.apply([_semantic(user_id, "Rex", "Rex is a dog")], user_id=user_id, actor="a")
+    with pytest.raises(MemoryNotFound):
+        mx.get(change.memory_id, user_id="intruder")
+    with pytest.raises(MemoryNotFound):
+        mx.update(change.memory_id, user_id="intruder", details="x")
+    with pytest.raises(MemoryNotFound):
+        mx.delete(change.memory_id, user_id="intruder")
+    with pytest.raises(MemoryNotFound):
+        mx.history(change.memory_id, user_id="intruder")
+    assert mx.get(change.memory_id, user_id=user_id).details == ""
+
+
+def test_delete_removes_row_vector_and_fulltext(mx, user_id):
+    (change,) = mx.store.apply([InsertOp(memory=EpisodicMemory(
+        user_id=user_id, summary="We adopted a parrot named Kiwi", occurred_at=T0))], user_id=user_id, actor="a")
+    assert mx.store.vectors.ids(user_id) == {change.memory_id}
+    mx.delete(change.memory_id, user_id=user_id)
+    assert mx.search("parrot Kiwi", user_id=user_id, method="bm25") == []
+    assert mx.store.vectors.ids(user_id) == set()
+    with pytest.raises(MemoryNotFound):
+        mx.delete(change.memory_id, user_id=user_id)
+
+
+def test_delete_user_removes_rows_vectors_history_and_inputs(mx, user_id):
+    mx.add("My name is Ada and my email is ada@example.org", user_id=user_id)
+    mx.add("Unrelated person", user_id="bystander-" + user_id)
+    memory_ids = [m.id for m in mx.list(user_id=user_id)]
+    assert memory_ids and mx.store.vectors.count(user_id) == len(memory_ids)
+    counts = mx.delete_user(user_id)
+    assert counts["memories"] == len(memory_ids) and counts["history"] >= len(memory_ids) and counts["inputs"] == 1
+    assert mx.list(user_id=user_id) == []
+    assert mx.store.vectors.count(user_id) == 0
+    for memory_id in memory_ids:
+        with pytest.raises(MemoryNotFound):
+            mx.history(memory_id, user_id=user_id)
+    assert mx.search("email", user_id=user_id, method="bm25") == []
+    assert mx.list(user_id="bystander-" + user_id)  # the other user is untouched
+
+
+def test_list_filters_and_orders(mx, user_id):
+    ops = [InsertOp(memory=EpisodicMemory(user_id=user_id, summary=f"event {i}",
+                                          occurred_at=T0.replace(day=i + 1))) for i in range(5)]
+    ops.append(_semantic(user_id, "Kiwi", "Kiwi is a parrot"))
+    mx.store.apply(ops, user_id=user_id, actor="a")
+    episodes = mx.list(user_id=user_id, memory_types=["episodic"])
+    assert [m.summary for m in episodes] == [f"event {i}" for i in (4, 3, 2, 1, 0)]
+    window = mx.list(user_id=user_id, start=T0.replace(day=2), end=T0.replace(day=4))
+    assert sorted(m.summary for m in window) == ["event 1", "event 2"]
+    assert len(mx.list(user_id=user_id, limit=2, offset=1)) == 2

@@ -1,0 +1,119 @@
+"""Hybrid, BM25, embedding and substring search with type, user and time filters."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from mirix_py.errors import InvalidInput
+from mirix_py.ops import InsertOp
+from mirix_py.records import EpisodicMemory, ProceduralMemory, SemanticMemory
+
+T0 = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+EPISODES = [
+    "Went kayaking on the lake with Sam",
+    "Baked sourdough bread for the first time",
+    "Had a dentist appointment about a wisdom tooth",
+    "Watched a documentary about octopuses",
+    "Fixed the flat tyre on my road bike",
+]
+
+
+@pytest.fixture
+def seeded(mx, user_id):
+    ops = [InsertOp(memory=EpisodicMemory(user_id=user_id, summary=s, actor="me", occurred_at=T0 + timedelta(days=i)))
+           for i, s in enumerate(EPISODES)]
+    ops.append(InsertOp(memory=SemanticMemory(user_id=user_id, name="Sam", summary="Sam is my kayaking partner")))
+    ops.append(InsertOp(memory=ProceduralMemory(user_id=user_id, summary="How to repair a bicycle puncture",
+                                                steps=["remove the wheel", "patch the tube", "inflate"])))
+    mx.store.apply(ops, user_id=user_id, actor="seed")
+    mx.store.apply([InsertOp(memory=EpisodicMemory(user_id="other", summary="Went kayaking alone", occurred_at=T0))],
+                   user_id="other", actor="seed")
+    return mx
+
+
+@pytest.mark.parametrize("method", ["hybrid", "bm25", "embedding"])
+def test_each_method_finds_the_relevant_memory(seeded, user_id, method):
+    hits = seeded.search("kayaking on the lake", user_id=user_id, method=method, limit=3)
+    assert hits and "kayaking" in hits[0].text
+    assert all(h.memory.user_id == user_id for h in hits)
+    assert hits[0].score >= hits[-1].score
+
+
+def test_embedding_search_finds_paraphrases(seeded, user_id):
+    hits = seeded.search("fixing a puncture on a bicycle", user_id=user_id, method="embedding", limit=2)
+    assert any("tyre" in h.text or "puncture" in h.text for h in hits)
+
+
+def test_hit_carries_prompt_text_and_record(seeded, user_id):
+    hit = seeded.search("sourdough", user_id=user_id, limit=1)[0]
+    assert hit.text == "[2024-03-02 09:00] me: Baked sourdough bread for the first time"
+    assert hit.memory.memory_type.value == "episodic"
+    assert hit.memory.occurred_at == T0 + timedelta(days=1)
+
+
+def test_type_filter(seeded, user_id):
+    hits = seeded.search("kayaking", user_id=user_id, memory_types=["semantic"], limit=5)
+    assert [h.memory.memory_type.value for h in hits] == ["semantic"]
+
+
+@pytest.mark.parametrize("method", ["hybrid", "bm25", "embedding", "string"])
+def test_time_range_filter(seeded, user_id, method):
+    query = "the" if method == "string" else "appointment kayaking bread documentary tyre"
+    hits = seeded.search(query, user_id=user_id, start=T0 + timedelta(days=1), end=T0 + timedelta(days=3),
+                         memory_types=["episodic"], method=method, limit=10)
+    assert hits
+    for hit in hits:
+        assert T0 + timedelta(days=1) <= hit.memory.occurred_at < T0 + timedelta(days=3)
+
+
+def test_string_search_is_case_insensitive_substring(seeded, user_id):
+    hits = seeded.search("SOURDOUGH bread", user_id=user_id, method="string")
+    assert len(hits) == 1 and "sourdough" in hits[0].text
+    assert seeded.search("100%_", user_id=user_id, method="string") == []
+
+
+def test_users_are_isolated(seeded, user_id):
+    hits = seeded.search("kayaking alone", user_id="other", limit=10)
+    assert [h.memory.user_id for h in hits] == ["other"]
+
+
+def test_bad_queries_are_rejected(seeded, user_id):
+    with pytest.raises(InvalidInput):
+        seeded.search("   ", user_id=user_id)
+    with pytest.raises(InvalidInput):
+        seeded.search("x", user_id=user_id, method="telepathy")
+    with pytest.raises(InvalidInput):
+        seeded.search("x", user_id=user_id, memory_types=["dreams"])
+    with pytest.raises(InvalidInput):
+        seeded.search("x", user_id=user_id, start="2024-01-01T00:00:00")  # naive
+
+
+def test_without_embedder_search_falls_back_to_bm25_and_says_so_once(tmp_path, caplog, user_id):
+    from mirix_py.engine import Mirix
+
+    with Mirix(tmp_path / "noemb", embedder=None) as mx:
+        mx.add("I repaired the garden fence on Sunday", user_id=user_id)
+        with caplog.at_level(logging.WARNING, logger="mirix_py.search"):
+            first = mx.search("garden fence", user_id=user_id)
+            mx.search("fence", user_id=user_id, method="embedding")
+        assert first and "fence" in first[0].text
+        warnings = [r for r in caplog.records if "full text" in r.getMessage()]
+        assert len(warnings) == 1
+        assert mx.describe()["search"] == "bm25-only"
+
+
+def test_chroma_server_backend(tmp_path, embedder, chroma_url, user_id):
+    from mirix_py.engine import Mirix
+
+    with Mirix(tmp_path / "srv", embedder=embedder, chroma_url=chroma_url) as mx:
+        mx.add("Our cat Miso sleeps on the radiator", user_id=user_id)
+        hits = mx.search("where does the cat nap", user_id=user_id, method="embedding")
+        assert hits and "Miso" in hits[0].text
+        assert mx.describe()["vectors"] == "chroma-server"
+        assert not (tmp_path / "srv" / "chroma").exists()
+        mx.delete_user(user_id)
+        assert mx.store.vectors.count(user_id) == 0

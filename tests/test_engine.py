@@ -1,0 +1,205 @@
+"""The SDK contract: add/search/get/list/update/delete/history/delete_user, core memory,
+export/import, AsyncMirix, and bad input that writes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+from datetime import datetime, timezone
+
+import pytest
+
+from mirix_py.engine import ASYNC_METHODS, AsyncMirix, Mirix
+from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
+from mirix_py.settings import Settings
+
+WHEN = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+
+MESSAGES = [
+    {"role": "user", "name": "Caroline", "id": "D1:1", "content": "I went to a LGBTQ support group yesterday."},
+    {"role": "user", "name": "Melanie", "id": "D1:2", "content": "That's great! My sister Anna is a painter."},
+]
+
+
+def test_add_messages_keeps_ids_speakers_and_time(mx, user_id):
+    result = mx.add(MESSAGES, user_id=user_id, occurred_at=WHEN, source_id="session-1")
+    assert result.status.value == "processed" and result.mode == "offline"
+    assert len(result.input_ids) == 1
+    episodes = {m.source_ids[-1]: m for m in mx.list(user_id=user_id, memory_types=["episodic"])}
+    assert set(episodes) == {"D1:1", "D1:2"}
+    first = episodes["D1:1"]
+    assert first.actor == "Caroline" and first.occurred_at == WHEN
+    assert result.input_ids[0] in first.source_ids and "session-1" in first.source_ids
+    hits = mx.search("support group", user_id=user_id, limit=3)
+    assert "D1:1" in hits[0].memory.source_ids
+    semantic = mx.list(user_id=user_id, memory_types=["semantic"])
+    assert any(m.name == "Anna" and "D1:2" in m.source_ids for m in semantic)
+
+
+def test_add_plain_text_defaults_time_to_now(mx, user_id):
+    before = datetime.now(timezone.utc)
+    mx.add("Booked a table at Luigi's for Friday", user_id=user_id)
+    (episode,) = mx.list(user_id=user_id)
+    assert episode.occurred_at >= before.replace(microsecond=0)
+    assert episode.actor == "user"
+
+
+def test_add_accepts_iso_strings_with_zone(mx, user_id):
+    mx.add("Ran 10k", user_id=user_id, occurred_at="2024-01-02T03:04:05+02:00")
+    (episode,) = mx.list(user_id=user_id)
+    assert episode.occurred_at == datetime(2024, 1, 2, 1, 4, 5, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("content, kwargs, match", [
+    ("", {}, "empty"),
+    ("   \n", {}, "empty"),
+    (None, {}, "required"),
+    ([], {}, "empty list"),
+    (b"\x89PNG\r\n\x1a\n", {}, "bytes"),
+    ("abc\x00\x01def", {}, "control"),
+    ([{"role": "user"}], {}, "message 0"),
+    ([{"role": "robot", "content": "hi"}], {}, "message 0"),
+    (["just a string"], {}, "message 0"),
+    ("hello", {"occurred_at": datetime(2024, 1, 1)}, "time zone"),
+    ("hello", {"occurred_at": "yesterday-ish"}, "ISO 8601"),
+    ("hello", {"user_id": ""}, "user_id"),
+    ("hello", {"user_id": "u" * 300}, "user_id"),
+    (12345, {}, "string or a list"),
+])
+def test_bad_input_is_rejected_and_writes_nothing(mx, user_id, content, kwargs, match):
+    kwargs = {"user_id": user_id, **kwargs}
+    with pytest.raises(InvalidInput, match=match):
+        mx.add(content, **kwargs)
+    assert mx.list(user_id=user_id) == []
+    assert mx.store.count() == {}
+
+
+def test_oversized_input_is_rejected(tmp_path, embedder, user_id):
+    settings = Settings(data_dir=tmp_path / "d", max_input_chars=100)
+    with Mirix(settings=settings, embedder=embedder) as mx:
+        with pytest.raises(InvalidInput, match="over the limit of 100"):
+            mx.add("x" * 101, user_id=user_id)
+        assert mx.store.count() == {}
+        assert mx.add("x" * 100, user_id=user_id).status.value == "processed"
+
+
+def test_unknown_ids_are_clear_errors(mx, user_id):
+    for call in (lambda: mx.get("epi_nope", user_id=user_id), lambda: mx.delete("epi_nope", user_id=user_id),
+                 lambda: mx.update("epi_nope", user_id=user_id, summary="x"),
+                 lambda: mx.history("epi_nope", user_id=user_id)):
+        with pytest.raises(MemoryNotFound, match="epi_nope"):
+            call()
+
+
+def test_core_memory_append_limit_and_rewrite(mx, user_id):
+    blocks = mx.core_memory(user_id=user_id)
+    assert set(blocks) == {"persona", "human"} and blocks["human"].value == ""
+    mx.core_append("human", "Name: Ada", user_id=user_id)
+    block = mx.core_append("human", "Likes: tea", user_id=user_id)
+    assert block.value == "Name: Ada\nLikes: tea"
+    with pytest.raises(CoreMemoryFull, match="over its limit"):
+        mx.core_append("human", "x" * 5000, user_id=user_id)
+    assert mx.core_memory(user_id=user_id)["human"].value == "Name: Ada\nLikes: tea"
+    rewritten = mx.core_rewrite("human", "Name: Ada Lovelace", user_id=user_id)
+    assert rewritten.value == "Name: Ada Lovelace" and rewritten.id == block.id
+    with pytest.raises(InvalidInput, match="label"):
+        mx.core_append("diary", "x", user_id=user_id)
+    ops = [e.operation.value for e in mx.history(block.id, user_id=user_id)]
+    assert ops == ["insert", "update", "update"]
+
+
+def test_offline_rules_fill_core_vault_procedural(mx, user_id):
+    mx.add([{"role": "user", "name": "Ada", "content": "My name is Ada and I love hiking."},
+            {"role": "user", "name": "Ada", "content": "Deploy steps:\n1. git pull\n2. make build\n3. make deploy"},
+            {"role": "user", "name": "Ada", "content": "My email is ada@example.org"}], user_id=user_id)
+    human = mx.core_memory(user_id=user_id)["human"].value
+    assert "name: Ada" in human and "hiking" in human
+    (proc,) = mx.list(user_id=user_id, memory_types=["procedural"])
+    assert proc.steps == ["git pull", "make build", "make deploy"] and proc.entry_type == "script"
+    (vault,) = mx.list(user_id=user_id, memory_types=["knowledge_vault"])
+    assert vault.entry_type == "email"
+    assert mx.get(vault.id, user_id=user_id, reveal=True).secret_value == "ada@example.org"
+
+
+def test_export_import_round_trip_keeps_ids_and_secrets(mx, user_id, tmp_path, embedder):
+    mx.add(MESSAGES + [{"role": "user", "content": "my password is Tr0ub4dor&3x"}], user_id=user_id, occurred_at=WHEN)
+    buffer = io.StringIO()
+    n = mx.export(buffer, user_id=user_id)
+    assert n == len(mx.list(user_id=user_id))
+    text = buffer.getvalue()
+    assert "Tr0ub4dor" not in text
+    key = mx.settings.data_dir / "vault.key"
+    target_settings = Settings(data_dir=tmp_path / "copy", vault_key=key.read_text())
+    with Mirix(settings=target_settings, embedder=embedder) as other:
+        counts = other.import_(text.splitlines())
+        assert counts == {"imported": n, "skipped_existing": 0}
+        assert {m.id for m in other.list(user_id=user_id)} == {m.id for m in mx.list(user_id=user_id)}
+        vault = other.list(user_id=user_id, memory_types=["knowledge_vault"])[0]
+        assert other.get(vault.id, user_id=user_id, reveal=True).secret_value == "Tr0ub4dor&3x"
+        assert other.search("support group", user_id=user_id)[0].memory.source_ids[-1] == "D1:1"
+        assert other.import_(text.splitlines())["skipped_existing"] == n
+
+
+def test_import_validates_every_line_first(mx, user_id, tmp_path, embedder):
+    mx.add("Bought a red bicycle", user_id=user_id)
+    buffer = io.StringIO()
+    mx.export(buffer)
+    lines = buffer.getvalue().splitlines() + ["{not json"]
+    with Mirix(tmp_path / "other", embedder=embedder) as other:
+        with pytest.raises(InvalidInput, match="line 2"):
+            other.import_(lines)
+        assert other.store.count() == {}
+
+
+def test_import_refuses_secrets_under_another_key(mx, user_id, tmp_path, embedder):
+    mx.add("my password is Tr0ub4dor&3x", user_id=user_id)
+    buffer = io.StringIO()
+    mx.export(buffer)
+    with Mirix(tmp_path / "other", embedder=embedder) as other:
+        with pytest.raises(InvalidInput, match="another vault key"):
+            other.import_(buffer.getvalue().splitlines())
+        assert other.store.count() == {}
+
+
+def test_a_failing_manager_keeps_other_writes_and_marks_input_failed(mx_sqlite, user_id, monkeypatch):
+    from mirix_py.agents.offline import managers
+
+    def broken(batch, lookup):
+        raise RuntimeError("semantic rules exploded")
+
+    monkeypatch.setattr(managers, "semantic_ops", broken)
+    result = mx_sqlite.add("Bob is my brother and he lives in Paris.", user_id=user_id)
+    assert result.status.value == "failed" and "semantic rules exploded" in result.error
+    assert mx_sqlite.list(user_id=user_id, memory_types=["episodic"])
+    assert mx_sqlite.list(user_id=user_id, memory_types=["semantic"]) == []
+    record = mx_sqlite.input_status(result.input_ids[0])
+    assert record.status.value == "failed" and "semantic" in record.error
+    monkeypatch.undo()
+    (retried,) = mx_sqlite.retry_failed(user_id=user_id)
+    assert retried.status.value == "processed"
+    assert mx_sqlite.list(user_id=user_id, memory_types=["semantic"])
+
+
+def test_async_mirix_has_the_same_methods(tmp_path, embedder, user_id):
+    for name in ASYNC_METHODS:
+        assert asyncio.iscoroutinefunction(getattr(AsyncMirix, name)), name
+    public = {n for n in dir(Mirix) if not n.startswith("_") and callable(getattr(Mirix, n))}
+    assert public - {"import"} <= set(ASYNC_METHODS) | {"mode"}
+
+    async def scenario():
+        async with AsyncMirix(tmp_path / "a", embedder=embedder) as amx:
+            await amx.add("Planted tomatoes in the garden", user_id=user_id)
+            hits = await amx.search("tomatoes", user_id=user_id)
+            memory = await amx.get(hits[0].memory.id, user_id=user_id)
+            history = await amx.history(memory.id, user_id=user_id)
+            return hits, history, amx.mode
+
+    hits, history, mode = asyncio.run(scenario())
+    assert "tomatoes" in hits[0].text and history[0].operation.value == "insert" and mode == "offline"
+
+
+def test_describe_says_offline(mx):
+    info = mx.describe()
+    assert info["mode"] == "offline" and info["search"] == "hybrid" and info["embedder"] == "all-MiniLM-L6-v2"
