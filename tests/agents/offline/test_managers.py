@@ -1,0 +1,76 @@
+"""Offline managers: routing and the operations each manager emits for a batch."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from mirix_py.agents.offline import managers
+from mirix_py.ops import InsertOp, UpdateOp
+from mirix_py.records import CoreMemory, InputKind, InputRecord, MemoryType, Message, SemanticMemory
+
+WHEN = datetime(2024, 2, 2, 8, 0, tzinfo=timezone.utc)
+
+
+def _batch(*texts: str, kind: InputKind = InputKind.messages, role: str = "user"):
+    record = InputRecord(user_id="u", kind=kind, occurred_at=WHEN,
+                         messages=[Message(role=role, name="Ada", id=f"m{i}", content=t) for i, t in enumerate(texts)])
+    return managers.prepare_batch("u", [record]), record
+
+
+def test_plain_chat_routes_to_episodic_only():
+    batch, _ = _batch("Hey! How have you been?", "Swamped with work, you?")
+    assert managers.route(batch) == [MemoryType.episodic]
+    ops = managers.episodic_ops(batch)
+    assert [op.memory.summary for op in ops] == ["Hey! How have you been?", "Swamped with work, you?"]
+    assert ops[0].memory.actor == "Ada" and ops[0].memory.occurred_at == WHEN
+
+
+def test_secrets_go_to_the_vault_and_are_redacted_everywhere_else():
+    batch, record = _batch("my password is s3cr3t-Pa55 ok")
+    assert MemoryType.knowledge_vault in managers.route(batch)
+    (vault_op,) = batch.vault_ops
+    assert vault_op.memory.secret_value == "s3cr3t-Pa55" and vault_op.memory.id.startswith("kv_")
+    text = batch.messages[0].text
+    assert "s3cr3t" not in text and f"[vault:{vault_op.memory.id}]" in text
+    assert vault_op.memory.source_ids == [record.id, "m0"]
+
+
+def test_route_names_every_manager_with_work():
+    batch, _ = _batch("My name is Ada.", "Tom lives in Rome.", "Setup:\n1. pip install x\n2. run x")
+    assert set(managers.route(batch)) == {MemoryType.episodic, MemoryType.core, MemoryType.semantic,
+                                          MemoryType.procedural}
+
+
+def test_core_ops_append_then_update_and_trim_oldest():
+    batch, _ = _batch("My name is Ada and I love chess.")
+    (op,) = managers.core_ops(batch, lambda label: None)
+    assert isinstance(op, InsertOp) and op.memory.value == "Ada: name: Ada\nAda: loves chess"
+    block = CoreMemory(id="core_1", user_id="u", label="human", value="Ada: old fact\nAda: name: Ada", limit=40)
+    (update,) = managers.core_ops(batch, lambda label: block)
+    assert isinstance(update, UpdateOp) and update.memory_id == "core_1"
+    assert update.fields["value"].endswith("Ada: loves chess") and "old fact" not in update.fields["value"]
+    assert len(update.fields["value"]) <= 40
+
+
+def test_core_ops_ignore_assistant_messages_and_known_facts():
+    batch, _ = _batch("My name is Ada.", role="assistant")
+    assert managers.core_ops(batch, lambda label: None) == []
+    batch, _ = _batch("My name is Ada.")
+    block = CoreMemory(id="core_1", user_id="u", label="human", value="Ada: name: Ada")
+    assert managers.core_ops(batch, lambda label: block) == []
+
+
+def test_semantic_ops_insert_new_names_and_update_known_ones():
+    batch, _ = _batch("Yesterday I heard that Tom is a pilot.", "Lena lives in Oslo.")
+    known = SemanticMemory(id="sem_tom", user_id="u", name="Tom", summary="Tom is Ada's brother")
+    ops = managers.semantic_ops(batch, lambda name: known if name == "Tom" else None)
+    by_kind = {type(op).__name__: op for op in ops}
+    assert by_kind["UpdateOp"].memory_id == "sem_tom" and "pilot" in by_kind["UpdateOp"].fields["details"]
+    assert by_kind["InsertOp"].memory.name == "Lena"
+
+
+def test_document_becomes_a_resource():
+    text = "# Travel policy\n\nEmployees book economy class for flights under six hours. " * 3
+    batch, _ = _batch(text, kind=InputKind.document)
+    (op,) = managers.resource_ops(batch)
+    assert op.memory.title == "Travel policy" and op.memory.content == text

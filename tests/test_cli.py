@@ -1,0 +1,105 @@
+"""The `mirix` command, run as a user would (in-process through typer's runner)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from mirix_py.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def run(tmp_path, monkeypatch):
+    monkeypatch.setenv("MIRIX_DATA_DIR", str(tmp_path / "data"))
+
+    def invoke(*args: str, input: str | None = None):
+        return runner.invoke(app, list(args), input=input, catch_exceptions=False)
+
+    return invoke
+
+
+def test_add_search_list_show_history(run):
+    added = run("add", "My brother Tom is a pilot.", "--user", "ada", "--occurred-at", "2024-05-01T10:00:00+00:00",
+                "--json")
+    assert added.exit_code == 0, added.output
+    result = json.loads(added.stdout)
+    assert result["status"] == "processed" and result["changes"]
+
+    found = run("search", "pilot", "--user", "ada", "--json")
+    hits = json.loads(found.stdout)
+    assert hits and "pilot" in hits[0]["text"]
+
+    table = run("search", "pilot", "--user", "ada")
+    assert "pilot" in table.stdout and "score" in table.stdout
+
+    listed = json.loads(run("list", "--user", "ada", "--type", "semantic", "--json").stdout)
+    assert [m["name"] for m in listed] == ["Tom"]
+    memory_id = listed[0]["id"]
+
+    shown = run("show", memory_id, "--user", "ada", "--history", "--json")
+    data = json.loads(shown.stdout)
+    assert data["memory"]["id"] == memory_id and data["history"][0]["operation"] == "insert"
+    assert "insert" in run("show", memory_id, "--user", "ada", "--history").stdout
+
+
+def test_add_reads_stdin(run):
+    out = run("add", "--user", "bo", "--json", input="Planted basil on the balcony\n")
+    assert json.loads(out.stdout)["status"] == "processed"
+    assert "basil" in run("list", "--user", "bo").stdout
+
+
+def test_errors_exit_2_with_a_message(run):
+    out = runner.invoke(app, ["add", "", "--user", "ada"])
+    assert out.exit_code == 2 and "empty" in out.output
+    out = runner.invoke(app, ["show", "epi_nope", "--user", "ada"])
+    assert out.exit_code == 2 and "epi_nope" in out.output
+    out = runner.invoke(app, ["search", "x", "--user", "ada", "--method", "psychic"])
+    assert out.exit_code == 2 and "unknown search method" in out.output
+    out = runner.invoke(app, ["add", "hi", "--user", "ada", "--occurred-at", "2024-01-01T00:00:00"])
+    assert out.exit_code == 2 and "time zone" in out.output
+
+
+def test_export_import(run, tmp_path, monkeypatch):
+    run("add", "Bought a kayak named Wave", "--user", "ada")
+    dump = tmp_path / "memories.jsonl"
+    assert "exported 1" in run("export", str(dump)).stdout
+    key = (tmp_path / "data" / "vault.key").read_text()
+    monkeypatch.setenv("MIRIX_DATA_DIR", str(tmp_path / "other"))
+    monkeypatch.setenv("MIRIX_VAULT_KEY", key)
+    assert "imported 1" in run("import", str(dump)).stdout
+    assert "kayak" in run("list", "--user", "ada").stdout
+    assert runner.invoke(app, ["import", str(tmp_path / "missing.jsonl")]).exit_code == 2
+
+
+def test_schemas_export(run, tmp_path):
+    out = run("schemas", "export", "--out", str(tmp_path / "s"))
+    assert out.exit_code == 0
+    schema = json.loads((tmp_path / "s" / "search_hit.schema.json").read_text())
+    assert "text" in schema["properties"] and "score" in schema["properties"]
+
+
+def test_stats_reports_offline_mode(run):
+    run("add", "hello there general", "--user", "ada")
+    info = json.loads(run("stats", "--json").stdout)
+    assert info["mode"] == "offline" and info["memories"]["episodic"] == 1
+
+
+def test_demo_runs_offline(run):
+    out = run("demo")
+    assert out.exit_code == 0
+    assert "mode: offline" in out.stdout
+    assert "hunter2" not in out.stdout  # the demo's planted password never prints
+    assert "history of sem_" in out.stdout
+
+
+def test_quickstart_example_runs(tmp_path):
+    import runpy
+
+    from pathlib import Path
+
+    module = runpy.run_path(str(Path(__file__).resolve().parents[1] / "examples" / "quickstart.py"))
+    module["main"](str(tmp_path / "qs"))
