@@ -136,16 +136,16 @@ _PREF_VERBS = {
     "detest": "detests",
 }
 _PREFERENCE = re.compile(
-    rf"{_I}\s+{_ADVERBS}(?P<verb>(?i:like|love|prefer|enjoy|hate|dislike|adore|detest))\s+(?=(?P<obj>[^.!?\n]+))"
+    rf"{_I}\s+{_ADVERBS}(?P<verb>(?i:like|love|prefer|enjoy|hate|dislike|adore|detest))\s+(?=(?P<obj>[^.!?\n]{{1,240}}))"
 )
 _NEG_PREFERENCE = re.compile(
-    rf"{_I}\s+(?i:(?:do\s+not|don{_APOS}t|dont|really\s+don{_APOS}t|never)\s+(?:really\s+)?(?P<verb>like|enjoy|love))\s+(?=(?P<obj>[^.!?\n]+))"
+    rf"{_I}\s+(?i:(?:do\s+not|don{_APOS}t|dont|really\s+don{_APOS}t|never)\s+(?:really\s+)?(?P<verb>like|enjoy|love))\s+(?=(?P<obj>[^.!?\n]{{1,240}}))"
 )
-_CANT_STAND = re.compile(rf"{_I}\s+(?i:can{_APOS}?t\s+stand|cannot\s+stand)\s+(?=(?P<obj>[^.!?\n]+))")
-_FAN_OF = re.compile(rf"{_I_AM}\s+(?i:(?:a\s+)?(?:big\s+|huge\s+|massive\s+|giant\s+|real\s+)?fan\s+of)\s+(?=(?P<obj>[^.!?\n]+))")
+_CANT_STAND = re.compile(rf"{_I}\s+(?i:can{_APOS}?t\s+stand|cannot\s+stand)\s+(?=(?P<obj>[^.!?\n]{{1,240}}))")
+_FAN_OF = re.compile(rf"{_I_AM}\s+(?i:(?:a\s+)?(?:big\s+|huge\s+|massive\s+|giant\s+|real\s+)?fan\s+of)\s+(?=(?P<obj>[^.!?\n]{{1,240}}))")
 _FAVORITE = re.compile(
     r"(?i:\bmy\s+(?:all[- ]time\s+|absolute\s+)?favou?rite\s+)(?P<what>[a-zA-Z][\w -]{0,40}?)\s+(?i:is|are|was|has\s+to\s+be|would\s+be)\s+"
-    r"(?=(?P<obj>[^.!?\n]+))"
+    r"(?=(?P<obj>[^.!?\n]{1,240}))"
 )
 _IS_MY_FAVORITE = re.compile(
     r"(?:^|(?<=[.!?]\s)|(?<=^\W))(?P<subject>(?!(?:It|That|This|These|Those|He|She|They|Which|What|Who|There|Here|Mine)\b)"
@@ -154,19 +154,19 @@ _IS_MY_FAVORITE = re.compile(
 )
 _NOT_FAVORITE_KINDS = frozenset("one ones thing things part parts moment moments memory memories bit way time times kind sort".split())
 
-_IDENTITY = re.compile(rf"{_I_AM}\s+(?:(?i:also|now|currently|actually|still|just)\s+)?(?P<article>(?i:a|an))\s+(?=(?P<obj>[^.!?\n]+))")
+_IDENTITY = re.compile(rf"{_I_AM}\s+(?:(?i:also|now|currently|actually|still|just)\s+)?(?P<article>(?i:a|an))\s+(?=(?P<obj>[^.!?\n]{{1,240}}))")
 _AUX = rf"(?:{_APOS}m|{_APOS}ve\s+been|\s+am|\s+have\s+been)?"
 _WORK = re.compile(
     rf"{_I}{_AUX}\s+(?:(?i:currently|now|still|also|actually)\s+)?(?i:work|working)"
-    r"\s+(?P<prep>(?i:as|at|for))\s+(?=(?P<obj>[^.!?\n]+))"
+    r"\s+(?P<prep>(?i:as|at|for))\s+(?=(?P<obj>[^.!?\n]{1,240}))"
 )
 _LIVE = re.compile(
     rf"{_I}{_AUX}\s+(?:(?i:currently|now|still|also|actually)\s+)?(?i:live|living)"
-    r"\s+(?i:in)\s+(?=(?P<obj>[^.!?\n]+))"
+    r"\s+(?i:in)\s+(?=(?P<obj>[^.!?\n]{1,240}))"
 )
-_FROM = re.compile(rf"{_I_AM}\s+(?:(?i:originally|actually|also)\s+)?(?i:from)\s+(?=(?P<obj>[^.!?\n]+))")
-_ALLERGIC = re.compile(rf"{_I_AM}\s+(?:(?i:very|severely|super|really|so|deathly)\s+)?(?i:allergic)\s+(?i:to)\s+(?=(?P<obj>[^.!?\n]+))")
-_BIRTHDAY = re.compile(r"(?i:\bmy\s+(?:birthday|bday|b-day)\s+(?:is|'s|’s|falls\s+on)\s+(?:on\s+)?)(?=(?P<obj>[^.!?\n]+))")
+_FROM = re.compile(rf"{_I_AM}\s+(?:(?i:originally|actually|also)\s+)?(?i:from)\s+(?=(?P<obj>[^.!?\n]{{1,240}}))")
+_ALLERGIC = re.compile(rf"{_I_AM}\s+(?:(?i:very|severely|super|really|so|deathly)\s+)?(?i:allergic)\s+(?i:to)\s+(?=(?P<obj>[^.!?\n]{{1,240}}))")
+_BIRTHDAY = re.compile(r"(?i:\bmy\s+(?:birthday|bday|b-day)\s+(?:is|'s|’s|falls\s+on)\s+(?:on\s+)?)(?=(?P<obj>[^.!?\n]{1,240}))")
 
 _WORK_BAD_OBJECT = re.compile(
     r"(?i)^(?:it|this|that|them|home\s+today|the\s+moment|my\s+own\s+pace|least|times|night|"
@@ -178,9 +178,12 @@ _PLACE_BAD_OBJECT = re.compile(
 )
 
 
+_SENTENCE_END = re.compile(r"[.!?\n]")
+
+
 def _question(text: str, start: int) -> bool:
     """True when the sentence holding `start` ends with a question mark."""
-    end = re.search(r"[.!?\n]", text[start:])
+    end = _SENTENCE_END.search(text, start)
     return bool(end and end.group() == "?")
 
 
@@ -294,7 +297,7 @@ _CLAUSE_OPENERS = frozenset(
 
 
 def _starts_clause(text: str, start: int) -> bool:
-    before = text[:start].rstrip(" ")
+    before = text[max(0, start - 60):start].rstrip(" ")
     if not before or not before[-1].isalpha():
         return True
     prev = re.search(r"([A-Za-z'’]+)$", before)

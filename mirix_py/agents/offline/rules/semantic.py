@@ -63,10 +63,28 @@ _EXCLUDED = frozenset(
     """.split()
 )
 
-_SENTENCE_START = re.compile(r"(?:^|(?<!\b[A-Z])[.!?]\s+|\n\s*|(?:^|\s)[\"“(]\s*)$")
+_END_PUNCT = ".!?"
+
+
+def _is_sentence_start(text: str, pos: int) -> bool:
+    """True when `pos` begins a sentence: text start, after a newline, after end punctuation (but
+    not after an initial like "J. K."), or after an opening quote/bracket. Looks back only over
+    the whitespace before `pos`, so scanning every token stays linear."""
+    i = pos
+    while i > 0 and text[i - 1] in " \t":
+        i -= 1
+    if i == 0 or text[i - 1] in "\n\r":
+        return True
+    c = text[i - 1]
+    if c in _END_PUNCT:
+        initial = i >= 2 and text[i - 2].isupper() and (i < 3 or not text[i - 3].isalnum())
+        return not initial and i < pos  # "e.g.Bob" is not a sentence break; ". Bob" is
+    if c in "\"“(" and (i == 1 or text[i - 2].isspace()):
+        return True
+    return False
 
 _COPULA = re.compile(
-    rf"(?<![\w'’]){_NAME}\s+(?P<verb>is|was)\s+(?=(?P<rest>(?:a|an|the)\s+[^.!?\n;]+))"
+    rf"(?<![\w'’]){_NAME}\s+(?P<verb>is|was)\s+(?=(?P<rest>(?:a|an|the)\s+[^.!?\n;]{{1,240}}))"
 )
 _IS_MY = re.compile(
     rf"(?<![\w'’]){_NAME}\s+(?:is|was|has\s+been)\s+(?:my|our)\s+{_ADJ}*(?P<rel>{_RELATIONS})\b(?!-)"
@@ -75,13 +93,13 @@ _MY_REL_NAME = re.compile(
     rf"(?<![\w'’])(?i:my|our)\s+{_ADJ}*(?P<rel>(?i:{_RELATIONS}))(?!-),?\s+{_NAME}(?=['’]s\b|[^\w'’]|$)"
 )
 _WORKS = re.compile(
-    rf"(?<![\w'’]){_NAME}\s+(?:now\s+|currently\s+|still\s+)?(?P<verb>works|worked|is\s+working)\s+(?P<prep>at|as|for)\s+(?=(?P<rest>[^.!?\n;]+))"
+    rf"(?<![\w'’]){_NAME}\s+(?:now\s+|currently\s+|still\s+)?(?P<verb>works|worked|is\s+working)\s+(?P<prep>at|as|for)\s+(?=(?P<rest>[^.!?\n;]{{1,240}}))"
 )
 _LIVES = re.compile(
-    rf"(?<![\w'’]){_NAME}\s+(?:now\s+|currently\s+|still\s+)?(?P<verb>lives|lived|is\s+living)\s+in\s+(?=(?P<rest>[^.!?\n;]+))"
+    rf"(?<![\w'’]){_NAME}\s+(?:now\s+|currently\s+|still\s+)?(?P<verb>lives|lived|is\s+living)\s+in\s+(?=(?P<rest>[^.!?\n;]{{1,240}}))"
 )
 _FOUNDED = re.compile(
-    rf"(?<![\w'’]){_NAME}\s+(?P<verb>was\s+(?:founded|born|established|created|started|built))\s+(?P<prep>in|on)\s+(?=(?P<rest>[^.!?\n;]+))"
+    rf"(?<![\w'’]){_NAME}\s+(?P<verb>was\s+(?:founded|born|established|created|started|built))\s+(?P<prep>in|on)\s+(?=(?P<rest>[^.!?\n;]{{1,240}}))"
 )
 
 _CUT = re.compile(
@@ -118,7 +136,7 @@ def _mid_sentence_capitals(text: str) -> set[str]:
     """Capitalised words that occur after the start of a sentence: the text treats them as names."""
     names = set()
     for m in re.finditer(r"(?<![\w'’])[A-Z][a-z]+", text):
-        if not _SENTENCE_START.search(text[: m.start()]):
+        if not _is_sentence_start(text, m.start()):
             names.add(m.group())
     return names
 
@@ -137,12 +155,12 @@ def _valid_name(name: str, text: str, start: int, strong: bool, known: set[str])
             return None
     name = " ".join(words)
     offset = text.find(name, start)
-    before = text[: max(offset, 0)]
+    before = text[max(0, offset - 12):max(offset, 0)]
     if not strong and re.search(r"\b(?:my|your|his|her|our|their|its)\s+$", before):
         return None  # "my Zen is ...": a possessed common noun, not a named entity
     if not strong and len(words) == 1 and re.search(r"\b(?:the|a|an)\s+$", before):
         return None
-    sentence_initial = _SENTENCE_START.search(text[: offset if offset >= 0 else start]) is not None
+    sentence_initial = _is_sentence_start(text, offset if offset >= 0 else start)
     if len(words) == 1 and sentence_initial and not strong:
         word = words[0]
         if word not in known and not word.isupper():

@@ -41,14 +41,30 @@ STOPWORDS = frozenset(
     looks look looking glad happy day days time times today tomorrow yesterday tonight week
     weekend month year years ago recently lately last first two three
     love loved loves loving enjoy enjoyed enjoying fun cute fantastic incredible wonderful stoked
-    bet check real guess mean stuff
+    bet check real guess mean stuff usually bye hear finally
     """.split()
 )
 
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’][A-Za-z]+)*(?:-[A-Za-z0-9]+)*")
-# A sentence starts after end punctuation (but not after an initial like "J. K."), a newline or an
-# opening quote/bracket.
-_SENTENCE_START = re.compile(r"(?:^|(?<!\b[A-Z])[.!?:;]\s+|\n\s*|(?:^|\s)[\"“(]\s*)$")
+_END_PUNCT = ".!?:;"
+
+
+def _is_sentence_start(text: str, pos: int) -> bool:
+    """True when `pos` begins a sentence: text start, after a newline, after end punctuation (but
+    not after an initial like "J. K."), or after an opening quote/bracket. Looks back only over
+    the whitespace before `pos`, so scanning every token stays linear."""
+    i = pos
+    while i > 0 and text[i - 1] in " \t":
+        i -= 1
+    if i == 0 or text[i - 1] in "\n\r":
+        return True
+    c = text[i - 1]
+    if c in _END_PUNCT:
+        initial = i >= 2 and text[i - 2].isupper() and (i < 3 or not text[i - 3].isalnum())
+        return not initial and i < pos  # "e.g.Bob" is not a sentence break; ". Bob" is
+    if c in "\"“(" and (i == 1 or text[i - 2].isspace()):
+        return True
+    return False
 
 
 def _normalise(token: str) -> str:
@@ -56,6 +72,13 @@ def _normalise(token: str) -> str:
     if token.lower().endswith("'s"):
         token = token[:-2]
     return token
+
+
+def _vocative(text: str, start: int, tok: str) -> bool:
+    """"Maria, what's the deal?": a sentence-initial word set off by a comma is a name being
+    addressed (the stopword list already removes "Yes," "Honestly," and friends)."""
+    after = text[start + len(tok):start + len(tok) + 1]
+    return after == "," and not tok.endswith(("ly", "ing", "ed"))
 
 
 def extract_keywords(text: str, max_keywords: int = 8) -> list[str]:
@@ -71,7 +94,7 @@ def extract_keywords(text: str, max_keywords: int = 8) -> list[str]:
     mid_caps = {
         tok
         for start, tok in tokens
-        if tok[:1].isupper() and not _SENTENCE_START.search(text[:start])
+        if tok[:1].isupper() and not _is_sentence_start(text, start)
     }
     keywords: list[str] = []
     seen: set[str] = set()
@@ -83,7 +106,7 @@ def extract_keywords(text: str, max_keywords: int = 8) -> list[str]:
             continue
         if tok.isupper() and len(tok) >= 2 and tok != "I":
             word = tok  # acronym such as LGBTQ
-        elif tok[:1].isupper() and (tok in mid_caps):
+        elif tok[:1].isupper() and (tok in mid_caps or _vocative(text, start, tok)):
             word = tok
         else:
             word = lower

@@ -251,7 +251,11 @@ def _caption(text: str, kind: str, spans: list[tuple[int, int]], own: tuple[int,
         parts.append("[secret]")
         cursor = end
     parts.append(text[cursor:])
-    context = " ".join("".join(parts).split())
+    context = "".join(parts)
+    # A secret repeated later in the text (outside any match) must not leak either.
+    for value in sorted({text[s:e] for s, e in spans}, key=len, reverse=True):
+        context = context.replace(value, "[secret]")
+    context = " ".join(context.split())
     # Whitespace collapsing can shift the position slightly; re-find the nearest placeholder.
     own_at = _nearest_placeholder(context, own_at)
     prefix = f"{_DESCRIPTIONS[kind]} mentioned: '"

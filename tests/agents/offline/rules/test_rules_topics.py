@@ -150,3 +150,8 @@ def test_invalid_dates_are_ignored():
 )
 def test_no_time_phrase(text):
     assert parse_time_range(text, NOW) is None
+
+
+def test_addressed_name_at_sentence_start_keeps_case():
+    assert extract_keywords("Maria, what's the deal with that note?") == ["Maria", "deal", "note"]
+    assert extract_keywords("Honestly, painting rocks.") == ["painting", "rocks"]

@@ -197,3 +197,10 @@ def test_match_is_frozen():
     [m] = find_secrets("bob@example.com")
     with pytest.raises(Exception):
         m.value = "x"  # type: ignore[misc]
+
+
+def test_caption_hides_repeated_secret_value():
+    text = "password: Xy7!pass99 -- again, that was Xy7!pass99"
+    matches = find_secrets(text)
+    assert [m.value for m in matches][:1] == ["Xy7!pass99"]
+    assert all("Xy7!pass99" not in m.caption for m in matches)
