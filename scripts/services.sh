@@ -41,6 +41,7 @@ CHROMA_PIDFILE="$RUN/chroma/chroma.pid"
 
 pg_bindir() {
     local d
+    # shellcheck disable=SC2012
     d="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
     [[ -n "$d" && -x "$d/initdb" ]] || { err "no PostgreSQL server binaries in /usr/lib/postgresql/*/bin (run scripts/setup.sh)"; return 1; }
     printf '%s\n' "$d"

@@ -85,7 +85,11 @@ if [[ "${have_torch%%+*}" == "$TORCH_VERSION" ]]; then
     say "torch $have_torch present"
 else
     say "installing torch==$TORCH_VERSION (local CPU wheel)${have_torch:+, replacing $have_torch}"
-    "$VPY" -m pip install -q "torch==$TORCH_VERSION" </dev/null
+    PIPLOG="$VENV/.mirix-pip-torch.log"
+    if ! "$VPY" -m pip install "torch==$TORCH_VERSION" </dev/null >"$PIPLOG" 2>&1; then
+        tail -n 40 "$PIPLOG" >&2
+        die "pip install torch==$TORCH_VERSION failed (full log: $PIPLOG)"
+    fi
 fi
 
 # ------------------------------------------------------------- mirix-py itself

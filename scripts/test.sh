@@ -7,7 +7,7 @@
 set -uo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$REPO"
+cd "$REPO" || exit 1
 
 bash scripts/setup.sh || { echo "[test] setup failed" >&2; exit 1; }
 

@@ -316,8 +316,12 @@ def evidence_recall(evidence_ids: Iterable[str], retrieved_source_ids: Iterable[
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
-def tokenize(text: str, *, stopwords: frozenset[str] | None = STOPWORDS) -> list[str]:
-    """Lowercase alphanumeric runs (punctuation splits words: "mel's" -> "mel", "s"), minus stopwords."""
+def tokenize(text: str, *, stopwords: frozenset[str] | None = None) -> list[str]:
+    """Lowercase alphanumeric runs (punctuation splits words: "mel's" -> "mel", "s"), minus any stopwords.
+
+    The baselines keep stopwords by default: with rank_bm25-style idf that reproduces the figures in
+    DESIGN.md (BM25 0.64 at 750 words); `mirix_py.text.STOPWORDS` removed scores about 0.02 higher.
+    """
     tokens = _TOKEN.findall(text.lower())
     if stopwords:
         tokens = [t for t in tokens if t not in stopwords]
@@ -325,9 +329,17 @@ def tokenize(text: str, *, stopwords: frozenset[str] | None = STOPWORDS) -> list
 
 
 class BM25:
-    """Okapi BM25 over pre-tokenised documents, idf = ln(1 + (N - df + 0.5) / (df + 0.5)) (never negative)."""
+    """Okapi BM25 over pre-tokenised documents, computed as `rank_bm25.BM25Okapi` does (k1=1.5, b=0.75).
 
-    def __init__(self, docs: Sequence[Sequence[str]], k1: float = 1.5, b: float = 0.75) -> None:
+    idf="okapi": ln((N - df + 0.5) / (df + 0.5)), and a term in more than half the documents (negative
+    idf) gets `epsilon` x the mean idf instead, as rank_bm25 does. idf="lucene": ln(1 + (N - df + 0.5) /
+    (df + 0.5)), never negative.
+    """
+
+    def __init__(self, docs: Sequence[Sequence[str]], k1: float = 1.5, b: float = 0.75, *,
+                 idf: str = "okapi", epsilon: float = 0.25) -> None:
+        if idf not in ("okapi", "lucene"):
+            raise ValueError("idf must be 'okapi' or 'lucene'")
         self.k1, self.b = k1, b
         self.n = len(docs)
         self.lengths = [len(d) for d in docs]
@@ -336,11 +348,17 @@ class BM25:
         df: Counter[str] = Counter()
         for d in docs:
             df.update(set(d))
-        self.idf = {t: math.log(1.0 + (self.n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+        if idf == "lucene":
+            self.idf = {t: math.log(1.0 + (self.n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+        else:
+            raw = {t: math.log(self.n - c + 0.5) - math.log(c + 0.5) for t, c in df.items()}
+            floor = epsilon * (sum(raw.values()) / len(raw)) if raw else 0.0
+            self.idf = {t: (v if v >= 0 else floor) for t, v in raw.items()}
 
     def scores(self, query: Sequence[str]) -> list[float]:
+        """One score per document; a query term repeated counts once per repetition (as rank_bm25)."""
         out = [0.0] * self.n
-        terms = [t for t in dict.fromkeys(query) if t in self.idf]
+        terms = [t for t in query if t in self.idf]
         avgdl = self.avgdl or 1.0
         for i, (tf, dl) in enumerate(zip(self.tf, self.lengths)):
             s = 0.0
@@ -352,15 +370,17 @@ class BM25:
         return out
 
     def rank(self, query: Sequence[str]) -> list[int]:
-        """Indices of documents with a positive score, best first (ties: document order)."""
+        """Indices of documents sharing a term with the query, best first (ties: document order)."""
+        terms = set(query)
         scores = self.scores(query)
-        return sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], i))
+        return sorted((i for i, tf in enumerate(self.tf) if terms & tf.keys()), key=lambda i: (-scores[i], i))
 
 
-def bm25_rank(query: str, documents: Sequence[str], k1: float = 1.5, b: float = 0.75,
-              stopwords: frozenset[str] | None = STOPWORDS) -> list[int]:
+def bm25_rank(query: str, documents: Sequence[str], k1: float = 1.5, b: float = 0.75, *,
+              stopwords: frozenset[str] | None = None, idf: str = "okapi") -> list[int]:
     """Pure convenience: BM25 ranking of raw strings (tokenised with `tokenize`)."""
-    return BM25([tokenize(d, stopwords=stopwords) for d in documents], k1, b).rank(tokenize(query, stopwords=stopwords))
+    index = BM25([tokenize(d, stopwords=stopwords) for d in documents], k1, b, idf=idf)
+    return index.rank(tokenize(query, stopwords=stopwords))
 
 
 def cosine_rank(query_vector: Sequence[float], doc_vectors: Any) -> list[int]:
@@ -389,8 +409,8 @@ class RawTurnBaselines:
     METHODS = ("bm25", "embedding", "rrf")
 
     def __init__(self, convs: Sequence[Conversation], embedder: Any | None = None, *, k1: float = 1.5,
-                 b: float = 0.75, stopwords: frozenset[str] | None = STOPWORDS, rrf_k: int = 60,
-                 depth: int | None = None) -> None:
+                 b: float = 0.75, stopwords: frozenset[str] | None = None, idf: str = "okapi",
+                 rrf_k: int = 60, depth: int | None = None) -> None:
         self.embedder = embedder
         self.stopwords = stopwords
         self.rrf_k = rrf_k
@@ -402,7 +422,8 @@ class RawTurnBaselines:
         for conv in convs:
             turns = conv.turns
             self._turns[conv.sample_id] = turns
-            self._bm25[conv.sample_id] = BM25([tokenize(t.document, stopwords=stopwords) for t in turns], k1, b)
+            self._bm25[conv.sample_id] = BM25([tokenize(t.document, stopwords=stopwords) for t in turns], k1, b,
+                                              idf=idf)
         if embedder is not None:
             for conv in convs:
                 self._vectors[conv.sample_id] = embedder.embed([t.document for t in self._turns[conv.sample_id]])
@@ -483,22 +504,46 @@ class RecallReport:
                 "by_category": {f"{c} {CATEGORY_NAMES.get(c, '?')}": v for c, v in self.by_category().items()}}
 
 
-def evaluate(convs: Sequence[Conversation], retrieve: Retriever, *, budget_words: int = 750,
-             categories: Sequence[int] = (1, 2, 3, 4, 5), name: str = "") -> RecallReport:
-    """Evidence recall inside the budget for every question with evidence in `categories`."""
-    results = []
+@dataclass
+class Retrieved:
+    """One question's ranked hits, kept so several budgets can be scored from one retrieval."""
+
+    conversation_id: str
+    index: int
+    category: int
+    evidence: tuple[str, ...]
+    hits: Hits
+    seconds: float
+
+
+def collect(convs: Sequence[Conversation], retrieve: Retriever, *,
+            categories: Sequence[int] = (1, 2, 3, 4, 5)) -> list[Retrieved]:
+    """Run `retrieve` for every question with evidence in `categories` (questions without evidence are skipped)."""
+    out = []
     for conv in convs:
         for q in conv.questions:
             if q.category not in categories or not q.evidence:
                 continue
             t0 = time.perf_counter()
             hits = retrieve(conv, q)
-            elapsed = time.perf_counter() - t0
-            filled = fill_budget(hits, budget_words)
-            results.append(QuestionResult(conv.sample_id, q.index, q.category,
-                                          evidence_recall(q.evidence, filled.source_ids), filled.words,
-                                          len(filled.items), elapsed))
+            out.append(Retrieved(conv.sample_id, q.index, q.category, q.evidence, hits, time.perf_counter() - t0))
+    return out
+
+
+def score(retrieved: Sequence[Retrieved], budget_words: int, name: str = "") -> RecallReport:
+    results = []
+    for r in retrieved:
+        filled = fill_budget(r.hits, budget_words)
+        results.append(QuestionResult(r.conversation_id, r.index, r.category,
+                                      evidence_recall(r.evidence, filled.source_ids), filled.words,
+                                      len(filled.items), r.seconds))
     return RecallReport(name, budget_words, results)
+
+
+def evaluate(convs: Sequence[Conversation], retrieve: Retriever, *, budget_words: int = 750,
+             categories: Sequence[int] = (1, 2, 3, 4, 5), name: str = "") -> RecallReport:
+    """Evidence recall inside the budget for every question with evidence in `categories`."""
+    return score(collect(convs, retrieve, categories=categories), budget_words, name)
 
 
 def full_context_words(conv: Conversation) -> int:

@@ -1,0 +1,140 @@
+"""Helpers shared by the benchmark scripts: environment, tables, JSON output, timing."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+# Offline by default: the embedder must never reach the hub, Chroma must not phone home.
+for _k, _v in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("ANONYMIZED_TELEMETRY", "False"),
+               ("TOKENIZERS_PARALLELISM", "false")):
+    os.environ.setdefault(_k, _v)
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def quiet_logs() -> None:
+    import logging
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    for name in ("chromadb", "sentence_transformers", "transformers", "httpx"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+    except Exception:
+        pass
+
+
+def environment() -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    for mod in ("chromadb", "torch", "sentence_transformers", "sqlalchemy"):
+        try:
+            info[mod] = __import__(mod).__version__
+        except Exception:
+            info[mod] = None
+    try:
+        import sqlite3
+
+        info["sqlite"] = sqlite3.sqlite_version
+    except Exception:
+        pass
+    return info
+
+
+def loadavg() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Linear-interpolated percentile (numpy's default), q in [0, 100]."""
+    xs = sorted(values)
+    if not xs:
+        return float("nan")
+    pos = (len(xs) - 1) * q / 100.0
+    lo = int(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def latency_summary(seconds: Sequence[float]) -> dict[str, float]:
+    ms = [s * 1000 for s in seconds]
+    return {"n": len(ms), "p50_ms": percentile(ms, 50), "p95_ms": percentile(ms, 95), "p99_ms": percentile(ms, 99),
+            "mean_ms": statistics.fmean(ms) if ms else float("nan"), "max_ms": max(ms) if ms else float("nan")}
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None) -> str:
+    def fmt(v: Any) -> str:
+        if isinstance(v, float):
+            if v != v:
+                return "-"
+            return f"{v:.3f}" if abs(v) < 10 else f"{v:.1f}"
+        return str(v)
+
+    cells = [[fmt(v) for v in row] for row in rows]
+    widths = [max(len(str(h)), *(len(r[i]) for r in cells)) if cells else len(str(h)) for i, h in enumerate(headers)]
+    lines = []
+    if title:
+        lines.append(title)
+    lines.append("  ".join(str(h).ljust(w) if i == 0 else str(h).rjust(w) for i, (h, w) in enumerate(zip(headers, widths))))
+    lines.append("  ".join("-" * w for w in widths))
+    for r in cells:
+        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+    return "\n".join(lines)
+
+
+def write_json(path: str | None, payload: dict[str, Any]) -> None:
+    if not path:
+        return
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(payload, indent=2, default=str) + "\n", encoding="utf-8")
+    print(f"\nwrote {out}")
+
+
+@contextmanager
+def timed(store: dict[str, float], key: str) -> Iterator[None]:
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        store[key] = store.get(key, 0.0) + time.perf_counter() - t0
+
+
+class TimingEmbedder:
+    """Wraps an embedder and adds up the time spent in `embed` (to split engine time into its parts)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        self.seconds = 0.0
+        self.texts = 0
+        self.calls = 0
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        t0 = time.perf_counter()
+        try:
+            return self.inner.embed(texts)
+        finally:
+            self.seconds += time.perf_counter() - t0
+            self.texts += len(texts)
+            self.calls += 1
