@@ -45,7 +45,7 @@ def _check_text(text: Any, where: str) -> str:
 
 
 def normalize_add(content: Any, *, user_id: str, occurred_at: datetime | str | None, source_id: str | None,
-                  kind: str, max_chars: int) -> InputRecord:
+                  kind: str, max_chars: int, metadata: dict[str, str] | None = None) -> InputRecord:
     if not isinstance(user_id, str) or not user_id.strip():
         raise InvalidInput("user_id is required")
     if len(user_id) > 256:
@@ -86,4 +86,8 @@ def normalize_add(content: Any, *, user_id: str, occurred_at: datetime | str | N
     total = sum(len(m.content) for m in messages)
     if total > max_chars:
         raise InvalidInput(f"input is {total} characters, over the limit of {max_chars} (settings.max_input_chars)")
-    return InputRecord(user_id=user_id, kind=input_kind, messages=messages, source_id=source_id, occurred_at=when)
+    metadata = dict(metadata or {})
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
+        raise InvalidInput("metadata must map strings to strings")
+    return InputRecord(user_id=user_id, kind=input_kind, messages=messages, source_id=source_id, occurred_at=when,
+                       metadata=metadata)

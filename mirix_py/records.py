@@ -246,6 +246,7 @@ class InputRecord(BaseModel):
     messages: list[Message]
     source_id: str | None = None
     occurred_at: datetime
+    metadata: dict[str, str] = Field(default_factory=dict, description="e.g. app and window_title of a screenshot.")
     status: InputStatus = InputStatus.pending
     error: str | None = None
     attempts: int = 0

@@ -21,7 +21,8 @@ class InputLog:
         self.cipher = cipher
 
     def _to_row(self, record: InputRecord) -> InputRow:
-        payload = json.dumps([m.model_dump(mode="json") for m in record.messages])
+        payload = json.dumps({"messages": [m.model_dump(mode="json") for m in record.messages],
+                              "metadata": record.metadata})
         return InputRow(
             id=record.id, user_id=record.user_id, kind=record.kind.value, payload=self.cipher.encrypt(payload),
             source_id=record.source_id, occurred_at=record.occurred_at, status=record.status.value,
@@ -30,9 +31,11 @@ class InputLog:
         )
 
     def _to_record(self, row: InputRow) -> InputRecord:
-        messages = [Message.model_validate(m) for m in json.loads(self.cipher.decrypt(row.payload))]
+        payload = json.loads(self.cipher.decrypt(row.payload))
+        messages = [Message.model_validate(m) for m in payload["messages"]]
         return InputRecord(
             id=row.id, user_id=row.user_id, kind=InputKind(row.kind), messages=messages, source_id=row.source_id,
+            metadata=payload.get("metadata") or {},
             occurred_at=row.occurred_at, status=InputStatus(row.status), error=row.error, attempts=row.attempts,
             created_at=row.created_at, processed_at=row.processed_at,
         )

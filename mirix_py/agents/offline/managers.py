@@ -35,6 +35,7 @@ class BatchMessage:
     text: str
     occurred_at: datetime
     source_ids: tuple[str, ...]
+    metadata: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -64,7 +65,7 @@ def prepare_batch(user_id: str, inputs: Sequence[InputRecord]) -> PreparedBatch:
                 text = redact(text, matches, lambda m: f"[vault:{ids[m]}]")
             batch.messages.append(BatchMessage(
                 input_id=record.id, kind=record.kind, role=message.role, speaker=message.speaker, text=text,
-                occurred_at=occurred_at, source_ids=sources,
+                occurred_at=occurred_at, source_ids=sources, metadata=dict(record.metadata),
             ))
     return batch
 
@@ -93,13 +94,28 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
+def _screen_label(m: BatchMessage) -> str:
+    app = m.metadata.get("app") or "screen"
+    window = m.metadata.get("window_title")
+    return f"{app} — {window}" if window else app
+
+
 def episodic_ops(batch: PreparedBatch) -> list[Op]:
+    """One event per message; a document or screenshot is one event that points at its resource."""
     ops: list[Op] = []
     for m in batch.messages:
-        long = len(m.text) > EPISODE_SUMMARY_CHARS
+        if m.kind is InputKind.screenshot:
+            event_type, summary = "screen_activity", f"Viewed {_screen_label(m)}: {_short(m.text, 300)}"
+        elif m.kind is InputKind.document:
+            draft = classify_resource(m.text, kind="document")
+            title = draft.title if draft else _short(m.text, 80)
+            event_type, summary = "document", f"Added document: {title}"
+        else:
+            event_type, summary = "message", _short(m.text, EPISODE_SUMMARY_CHARS)
+        long = m.kind is InputKind.messages or m.kind is InputKind.text
+        details = "full text kept as a resource" if long and len(m.text) > EPISODE_SUMMARY_CHARS else ""
         ops.append(InsertOp(memory=EpisodicMemory(
-            user_id=batch.user_id, event_type="screenshot" if m.kind is InputKind.screenshot else "message",
-            summary=_short(m.text, EPISODE_SUMMARY_CHARS), details="" if not long else "full text kept as a resource",
+            user_id=batch.user_id, event_type=event_type, summary=summary, details=details,
             actor=m.speaker, occurred_at=m.occurred_at, source_ids=list(m.source_ids),
         )))
     return ops
@@ -188,8 +204,9 @@ def resource_ops(batch: PreparedBatch) -> list[Op]:
     for m in batch.messages:
         draft = classify_resource(m.text, kind=m.kind.value)
         if draft is not None:
+            title = f"Screenshot of {_screen_label(m)}" if m.kind is InputKind.screenshot else draft.title
             ops.append(InsertOp(memory=ResourceMemory(
-                user_id=batch.user_id, title=draft.title, summary=draft.summary, resource_type=draft.resource_type,
+                user_id=batch.user_id, title=title, summary=draft.summary, resource_type=draft.resource_type,
                 content=draft.content, occurred_at=m.occurred_at, source_ids=list(m.source_ids),
             )))
     return ops
