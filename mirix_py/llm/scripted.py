@@ -1,0 +1,123 @@
+"""A scripted ChatCompletionClient: answers come from a Python function of the request.
+
+Unlike autogen's ReplayChatCompletionClient (a fixed sequence), the answer can depend on which
+agent is asking, so concurrent managers get the right replies in any order. Used by the tests and
+by the orchestration benchmark; it goes through autogen's model-client interface like any model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any, AsyncGenerator, Callable, Mapping, Sequence
+
+from autogen_core import CancellationToken, FunctionCall
+from autogen_core.models import (
+    ChatCompletionClient, CreateResult, LLMMessage, ModelFamily, ModelInfo, RequestUsage, SystemMessage,
+)
+from autogen_core.tools import Tool, ToolSchema
+
+from mirix_py.llm.metering import _message_text, estimate_tokens
+
+
+@dataclass
+class ScriptRequest:
+    """What the script sees: the system prompt, the messages and the offered tool names."""
+
+    system: str
+    messages: Sequence[LLMMessage]
+    tool_names: list[str]
+    json_output: Any
+
+    @property
+    def last_text(self) -> str:
+        return _message_text(self.messages[-1]) if self.messages else ""
+
+    @property
+    def agent(self) -> str:
+        """The agent name a system prompt declares on its first line ("# agent: NAME")."""
+        first = self.system.splitlines()[0] if self.system else ""
+        return first.split("agent:", 1)[1].strip() if "agent:" in first else ""
+
+
+ScriptReply = str | list[tuple[str, dict[str, Any]]] | CreateResult
+Script = Callable[[ScriptRequest], ScriptReply]
+
+
+def tool_calls(*calls: tuple[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    return list(calls)
+
+
+class ScriptedChatCompletionClient(ChatCompletionClient):
+    def __init__(self, script: Script, *, function_calling: bool = True, vision: bool = False,
+                 delay_s: float = 0.0) -> None:
+        self._script = script
+        self._delay = delay_s
+        self._info = ModelInfo(vision=vision, function_calling=function_calling, json_output=True,
+                               family=ModelFamily.UNKNOWN, structured_output=False)
+        self._usage = RequestUsage(prompt_tokens=0, completion_tokens=0)
+        self._total = RequestUsage(prompt_tokens=0, completion_tokens=0)
+        self.requests: list[ScriptRequest] = []
+        self._counter = 0
+
+    async def create(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = [],
+                     tool_choice: Any = "auto", json_output: Any = None, extra_create_args: Mapping[str, Any] = {},
+                     cancellation_token: CancellationToken | None = None) -> CreateResult:
+        system = "\n".join(m.content for m in messages if isinstance(m, SystemMessage) and isinstance(m.content, str))
+        names = [t.name if hasattr(t, "name") else t["name"] for t in tools]
+        request = ScriptRequest(system=system, messages=list(messages), tool_names=names, json_output=json_output)
+        self.requests.append(request)
+        if self._delay:
+            await asyncio.sleep(self._delay)
+        reply = self._script(request)
+        if isinstance(reply, CreateResult):
+            return reply
+        if isinstance(reply, str):
+            content: Any = reply
+            finish = "stop"
+            completion = estimate_tokens(reply)
+        else:
+            content = []
+            for name, args in reply:
+                self._counter += 1
+                arguments = args if isinstance(args, str) else json.dumps(args)
+                content.append(FunctionCall(id=f"call_{self._counter}", name=name, arguments=arguments))
+            finish = "function_calls"
+            completion = sum(estimate_tokens(c.arguments) + 2 for c in content)
+        prompt = sum(estimate_tokens(_message_text(m)) for m in messages)
+        self._usage = RequestUsage(prompt_tokens=prompt, completion_tokens=completion)
+        self._total = RequestUsage(prompt_tokens=self._total.prompt_tokens + prompt,
+                                   completion_tokens=self._total.completion_tokens + completion)
+        # usage left at zero on purpose: the meter then counts the prompt exactly as for a local model
+        return CreateResult(finish_reason=finish, content=content, usage=RequestUsage(prompt_tokens=0, completion_tokens=0),
+                            cached=False)
+
+    def create_stream(self, messages: Sequence[LLMMessage], **kwargs: Any) -> AsyncGenerator[str | CreateResult, None]:
+        async def single() -> AsyncGenerator[str | CreateResult, None]:
+            yield await self.create(messages, **kwargs)
+
+        return single()
+
+    async def close(self) -> None:
+        return None
+
+    def actual_usage(self) -> RequestUsage:
+        return self._usage
+
+    def total_usage(self) -> RequestUsage:
+        return self._total
+
+    def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = []) -> int:
+        return sum(estimate_tokens(_message_text(m)) for m in messages)
+
+    def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = []) -> int:
+        return 128_000 - self.count_tokens(messages, tools=tools)
+
+    @property
+    def capabilities(self) -> Any:
+        return self._info
+
+    @property
+    def model_info(self) -> ModelInfo:
+        return self._info
