@@ -9,21 +9,28 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import logging
-from datetime import datetime
+import threading
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any, Iterable, Sequence
 
-from pydantic import ValidationError
+from autogen_core.models import ChatCompletionClient
 
+from mirix_py.agents.chat import ChatFlow, offline_topics
+from mirix_py.agents.definitions import load_definitions
 from mirix_py.agents.offline import managers as offline
+from mirix_py.agents.update_flow import UpdateFlow
+from mirix_py.background import BackgroundQueue
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
 from mirix_py.inputs import normalize_add
 from mirix_py.ops import DeleteOp, InsertOp, Op, UpdateOp
+from mirix_py.llm import build_model_client
+from mirix_py.llm.metering import Meter
 from mirix_py.records import (
-    MEMORY_ADAPTER, AddResult, CoreMemory, HistoryEvent, InputRecord, InputStatus, KnowledgeVaultMemory,
-    MemoryBase, MemoryChange, MemoryType, SearchHit, SearchMethod, SemanticMemory,
+    AddResult, ChatResponse, CoreMemory, HistoryEvent, InputRecord, InputStatus, LLMUsage, MemoryBase,
+    MemoryChange, MemoryType, SearchHit, SearchMethod, SemanticMemory,
 )
 from mirix_py.settings import Settings
 from mirix_py.store.crypto import Cipher, load_or_create_key
@@ -46,7 +53,8 @@ class Mirix:
 
     def __init__(self, data_dir: str | Path | None = None, *, settings: Settings | None = None,
                  embedder: Embedder | None | object = _DEFAULT, database_url: str | None = None,
-                 chroma_url: str | None = None) -> None:
+                 chroma_url: str | None = None, model_client: ChatCompletionClient | None = None,
+                 agents_dir: str | Path | None = None) -> None:
         self.settings = settings or Settings.from_env(
             data_dir=Path(data_dir) if data_dir is not None else None, database_url=database_url,
             chroma_url=chroma_url,
@@ -65,13 +73,30 @@ class Mirix:
         self.store = MemoryStore(self.engine, fulltext, cipher, vectors, embedder)  # type: ignore[arg-type]
         self.inputs = InputLog(self.engine, cipher)
         self.searcher = Searcher(self.store)
+        self.definitions = load_definitions(agents_dir)  # validated at start, in both modes
+        self.model_client = model_client if model_client is not None else build_model_client(self.settings)
+        self.update_flow = (UpdateFlow(self.store, self.searcher, self.model_client, self.definitions)
+                            if self.model_client is not None else None)
+        self.chat_flow = ChatFlow(self.store, self.searcher, self.model_client, self.definitions["chat_agent"])
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: threading.Thread | None = None
+        self._queue = BackgroundQueue(self._process_queued, batch_size=self.settings.batch_size,
+                                      max_wait_s=self.settings.batch_seconds)
 
     # ------------------------------------------------------------ status
 
     @property
     def mode(self) -> str:
-        """'offline' (deterministic rules) until an LLM is configured."""
-        return "offline"
+        """'llm' with a model client, else 'offline' (deterministic rules, no generated prose)."""
+        return "llm" if self.model_client is not None else "offline"
+
+    def _run(self, coro):
+        """Run a coroutine on the engine's own event loop thread (model clients stay on one loop)."""
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._loop_thread = threading.Thread(target=self._loop.run_forever, name="mirix-loop", daemon=True)
+            self._loop_thread.start()
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -81,42 +106,77 @@ class Mirix:
             "embedder": self.store.embedder.name if self.store.embedder else None,
             "search": "hybrid" if self.searcher.vector_ready else "bm25-only",
             "data_dir": str(self.settings.data_dir),
+            "llm": None if self.model_client is None else type(self.model_client).__name__,
         }
 
     # ------------------------------------------------------------ add
 
     def add(self, content: str | Sequence[dict[str, Any]], *, user_id: str, occurred_at: datetime | str | None = None,
-            source_id: str | None = None, kind: str = "text") -> AddResult:
-        """Log the input, then extract memories from it. Bad input raises InvalidInput and writes nothing."""
+            source_id: str | None = None, kind: str = "text", wait: bool = True) -> AddResult:
+        """Log the input, then extract memories from it. Bad input raises InvalidInput and writes nothing.
+
+        `wait=False` returns as soon as the input is logged; it is processed in the background, in
+        batches with other queued inputs of the same user (`flush()` waits for them).
+        """
         record = normalize_add(content, user_id=user_id, occurred_at=occurred_at, source_id=source_id, kind=kind,
                                max_chars=self.settings.max_input_chars)
         self.inputs.append([record])
+        if not wait:
+            self._queue.submit(record)
+            return AddResult(input_ids=[record.id], status=InputStatus.pending, mode=self.mode)
         return self._process([record])
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Process every queued input now and wait until done."""
+        self._queue.flush(timeout)
+
+    def _process_queued(self, records: Sequence[InputRecord]) -> None:
+        self._process(records)
 
     def _process(self, records: Sequence[InputRecord]) -> AddResult:
         ids = [r.id for r in records]
         user_id = records[0].user_id
+        single = ids[0] if len(ids) == 1 else None
+        done = self.store.actors_for_input(single) if single else frozenset()
         self.inputs.mark(ids, InputStatus.processing)
+        started = time.perf_counter()
+        meter = Meter()
+        routed: list[MemoryType] = []
+        if self.update_flow is not None:
+            try:
+                flow = self._run(self.update_flow.run(user_id, records, meter, input_id=single, skip_actors=done))
+                changes, failures, routed = flow.changes, flow.failures, flow.routed
+            except Exception as exc:  # the model client itself failed (network, auth)
+                log.exception("update flow failed")
+                changes, failures = [], [f"update flow: {type(exc).__name__}: {exc}"]
+        else:
+            changes, failures, routed = self._process_offline(user_id, records, single, done)
+        usage = LLMUsage(**meter.summary(), wall_seconds=round(time.perf_counter() - started, 4))
+        if self.update_flow is not None:
+            self.store.record_usage(user_id, "update", usage.model_dump())
+        status = InputStatus.failed if failures else InputStatus.processed
+        error = "; ".join(failures) if failures else None
+        self.inputs.mark(ids, status, error)
+        return AddResult(input_ids=ids, status=status, changes=changes, mode=self.mode, error=error,
+                         routed=routed, usage=usage)
+
+    def _process_offline(self, user_id: str, records: Sequence[InputRecord], input_id: str | None,
+                         done: frozenset[str]) -> tuple[list[MemoryChange], list[str], list[MemoryType]]:
         changes: list[MemoryChange] = []
         failures: list[str] = []
         batch = offline.prepare_batch(user_id, records)
-        plan: list[tuple[str, Any]] = []
-        for memory_type in offline.route(batch):
-            plan.append((f"{memory_type.value}_memory_manager", memory_type))
-        for actor, memory_type in plan:
+        routed = offline.route(batch)
+        for memory_type in routed:
+            actor = f"{memory_type.value}_memory_manager"
+            if actor in done:
+                continue
             try:
                 ops = self._offline_ops(memory_type, batch)
-                changes.extend(self.store.apply(ops, user_id=user_id, actor=actor,
-                                                input_id=ids[0] if len(ids) == 1 else None))
+                changes.extend(self.store.apply(ops, user_id=user_id, actor=actor, input_id=input_id))
             except Exception as exc:  # one manager failing leaves the others' writes intact
                 log.exception("%s failed", actor)
                 failures.append(f"{actor}: {type(exc).__name__}: {exc}")
-        if failures:
-            error = "; ".join(failures)
-            self.inputs.mark(ids, InputStatus.failed, error)
-            return AddResult(input_ids=ids, status=InputStatus.failed, changes=changes, mode="offline", error=error)
-        self.inputs.mark(ids, InputStatus.processed)
-        return AddResult(input_ids=ids, status=InputStatus.processed, changes=changes, mode="offline")
+        return changes, failures, routed
 
     def _offline_ops(self, memory_type: MemoryType, batch: offline.PreparedBatch) -> list[Op]:
         if memory_type is MemoryType.knowledge_vault:
@@ -265,10 +325,54 @@ class Mirix:
                 return import_lines(self.store, fh)
         return import_lines(self.store, src)
 
+    # ------------------------------------------------------------ chat
+
+    def chat(self, message: str, *, user_id: str, history: Sequence[dict[str, Any]] | None = None,
+             remember: bool = True) -> ChatResponse:
+        """Answer from memory: topics, coarse retrieval over all six types, targeted search, citations.
+        The exchange is fed back into memory in the background (`remember=False` skips that)."""
+        _check_user(user_id)
+        if not isinstance(message, str) or not message.strip():
+            raise InvalidInput("message is empty")
+        history = list(history or [])
+        if not all(isinstance(h, dict) and isinstance(h.get("content"), str) for h in history):
+            raise InvalidInput("history must be a list of {'role', 'content'} dicts")
+        started = time.perf_counter()
+        meter = Meter()
+        flow = self.chat_flow
+        topics = self._run(flow.topics(message, history, meter)) if self.model_client else \
+            offline_topics(message, datetime.now(timezone.utc))
+        retrieval = flow.retrieve(user_id, message, topics, self.core_memory(user_id=user_id))
+        if self.model_client is None:
+            answer, cited = flow.offline_answer(retrieval)
+            exchange = [{"role": "user", "content": message}]  # an offline answer only echoes memories
+        else:
+            answer, cited = self._run(flow.answer(user_id, message, history, retrieval, meter))
+            exchange = [{"role": "user", "content": message}, {"role": "assistant", "content": answer}]
+        usage = LLMUsage(**meter.summary(), wall_seconds=round(time.perf_counter() - started, 4))
+        if self.model_client is not None:
+            self.store.record_usage(user_id, "chat", usage.model_dump())
+        fed = self.add(exchange, user_id=user_id, wait=False).input_ids if remember else []
+        return ChatResponse(answer=answer, topics=topics.keywords, start=topics.start, end=topics.end,
+                            memory_ids=cited, retrieved_ids=retrieval.ids, mode=self.mode, usage=usage,
+                            update_input_ids=fed)
+
     def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
-        return {**self.describe(), "memories": self.store.count(user_id=user_id)}
+        return {**self.describe(), "memories": self.store.count(user_id=user_id),
+                "llm_usage": self.store.usage_totals(user_id=user_id)}
 
     def close(self) -> None:
+        self._queue.close()
+        if self._loop is not None:
+            if self.model_client is not None:
+                try:
+                    asyncio.run_coroutine_threadsafe(self.model_client.close(), self._loop).result(timeout=5)
+                except Exception:  # closing is best effort
+                    pass
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            if self._loop_thread is not None:
+                self._loop_thread.join(timeout=5)
+            self._loop = None
         self.engine.dispose()
 
     def __enter__(self) -> "Mirix":
@@ -311,7 +415,7 @@ class AsyncMirix:
         await self.close()
 
 
-ASYNC_METHODS = ("add", "search", "get", "list", "update", "delete", "history", "delete_user", "core_memory",
+ASYNC_METHODS = ("add", "flush", "chat", "search", "get", "list", "update", "delete", "history", "delete_user", "core_memory",
                  "core_append", "core_rewrite", "export", "import_", "retry_failed", "input_status", "stats",
                  "describe", "close")
 
@@ -330,5 +434,4 @@ for _name in ASYNC_METHODS:
     setattr(AsyncMirix, _name, _make_async(_name))
 setattr(AsyncMirix, "import", AsyncMirix.import_)  # type: ignore[attr-defined]
 
-__all__ = ["Mirix", "AsyncMirix", "InvalidInput", "MemoryNotFound", "CoreMemoryFull", "ValidationError",
-           "KnowledgeVaultMemory", "MEMORY_ADAPTER", "json"]
+__all__ = ["Mirix", "AsyncMirix", "InvalidInput", "MemoryNotFound", "CoreMemoryFull"]

@@ -273,12 +273,38 @@ class MemoryChange(BaseModel):
     actor: str
 
 
+class LLMUsage(BaseModel):
+    """Model calls of one batch or one chat. Tokens are the provider's counts, or estimated
+    offline (`tokens_estimated`) when it reports none."""
+
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    sequential_rounds: int = 0
+    tokens_estimated: bool = False
+    wall_seconds: float = 0.0
+
+
 class AddResult(BaseModel):
     input_ids: list[str]
     status: InputStatus
     changes: list[MemoryChange] = Field(default_factory=list)
     mode: Literal["offline", "llm"] = "offline"
     error: str | None = None
+    routed: list[MemoryType] = Field(default_factory=list, description="Memory types the router chose.")
+    usage: LLMUsage = Field(default_factory=LLMUsage)
+
+
+class ChatResponse(BaseModel):
+    answer: str
+    topics: list[str]
+    start: datetime | None = None
+    end: datetime | None = None
+    memory_ids: list[str] = Field(default_factory=list, description="Memories the answer cites.")
+    retrieved_ids: list[str] = Field(default_factory=list, description="Memories put into the prompt.")
+    mode: Literal["offline", "llm"] = "offline"
+    usage: LLMUsage = Field(default_factory=LLMUsage)
+    update_input_ids: list[str] = Field(default_factory=list, description="The exchange, fed back into memory.")
 
 
 class SearchMethod(str, Enum):
@@ -321,6 +347,8 @@ PUBLIC_MODELS: dict[str, type[BaseModel] | TypeAdapter] = {
     "message": Message,
     "input_record": InputRecord,
     "add_result": AddResult,
+    "chat_response": ChatResponse,
+    "llm_usage": LLMUsage,
     "search_hit": SearchHit,
     "history_event": HistoryEvent,
     "memory_change": MemoryChange,

@@ -19,6 +19,8 @@ class Settings(BaseModel):
     embedder: str = Field(default="minilm", description="'minilm' (offline), 'openai:<model>', or 'none'.")
     vault_key: str | None = Field(default=None, description="Fernet key; else MIRIX_VAULT_KEY; else data_dir/vault.key.")
     max_input_chars: int = Field(default=200_000, gt=0)
+    batch_size: int = Field(default=8, gt=0, description="Queued inputs of one user processed as one batch.")
+    batch_seconds: float = Field(default=2.0, ge=0, description="How long a queued input may wait for its batch.")
     llm_provider: str | None = None
     llm_model: str | None = None
     llm_base_url: str | None = None

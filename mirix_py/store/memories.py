@@ -26,7 +26,7 @@ from mirix_py.records import (
 from mirix_py.store.crypto import Cipher
 from mirix_py.store.embeddings import Embedder
 from mirix_py.store.fulltext import FullTextIndex
-from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow
+from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow, UsageRow
 from mirix_py.store.vectors import ChromaVectorIndex, VectorItem
 
 log = logging.getLogger("mirix_py.store")
@@ -283,6 +283,29 @@ class MemoryStore:
                              operation=r.operation, before=r.before, after=r.after, actor=r.actor,
                              input_id=r.input_id, created_at=r.created_at) for r in rows]
 
+    def actors_for_input(self, input_id: str) -> frozenset[str]:
+        """Managers that already committed writes for an input: a retry skips them."""
+        with Session(self.engine) as session:
+            rows = session.execute(select(HistoryRow.actor).where(HistoryRow.input_id == input_id).distinct())
+            return frozenset(rows.scalars())
+
+    def record_usage(self, user_id: str, kind: str, usage: dict[str, Any]) -> None:
+        with Session(self.engine) as session:
+            session.add(UsageRow(user_id=user_id, kind=kind, created_at=utcnow(), **{
+                k: usage[k] for k in ("llm_calls", "prompt_tokens", "completion_tokens", "sequential_rounds",
+                                      "wall_seconds")}))
+            session.commit()
+
+    def usage_totals(self, *, user_id: str | None = None) -> dict[str, dict[str, float]]:
+        query = select(UsageRow.kind, func.count(), func.sum(UsageRow.llm_calls), func.sum(UsageRow.prompt_tokens),
+                       func.sum(UsageRow.completion_tokens), func.sum(UsageRow.wall_seconds)).group_by(UsageRow.kind)
+        if user_id is not None:
+            query = query.where(UsageRow.user_id == user_id)
+        with Session(self.engine) as session:
+            return {kind: {"runs": int(n), "llm_calls": int(calls or 0), "prompt_tokens": int(p or 0),
+                           "completion_tokens": int(c or 0), "wall_seconds": round(float(w or 0), 3)}
+                    for kind, n, calls, p, c, w in session.execute(query).all()}
+
     # ------------------------------------------------------------ users
 
     def delete_user(self, user_id: str) -> dict[str, int]:
@@ -294,6 +317,7 @@ class MemoryStore:
                 "memories": session.execute(sa_delete(MemoryRow).where(MemoryRow.user_id == user_id)).rowcount,
                 "history": session.execute(sa_delete(HistoryRow).where(HistoryRow.user_id == user_id)).rowcount,
                 "inputs": session.execute(sa_delete(InputRow).where(InputRow.user_id == user_id)).rowcount,
+                "usage": session.execute(sa_delete(UsageRow).where(UsageRow.user_id == user_id)).rowcount,
             }
             session.commit()
         if self.vectors is not None:

@@ -91,3 +91,19 @@ class InputRow(SQLModel, table=True):
     attempts: int = 0
     created_at: datetime = Field(sa_type=UTCDateTime)
     processed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class UsageRow(SQLModel, table=True):
+    """LLM accounting of one batch or one chat, for `mirix stats`."""
+
+    __tablename__ = "llm_usage"
+
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: str = Field(index=True, max_length=256)
+    kind: str = Field(max_length=16)  # "update" | "chat"
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    sequential_rounds: int = 0
+    wall_seconds: float = 0.0
+    created_at: datetime = Field(sa_type=UTCDateTime)

@@ -1,0 +1,174 @@
+"""The chat flow (MIRIX: topic generation → coarse retrieval → targeted retrieval → answer).
+
+With a model: one call for topics (and a time range when the question asks for one), coarse
+retrieval from all six memory types into the chat agent's prompt (core always; high-sensitivity
+vault items never), then the chat agent answers, calling `search_in_memory` when it needs more,
+and cites memory ids. Two sequential model rounds when no targeted search is needed.
+Offline: keyword topics, the same retrieval, and the best memories with their ids as the answer.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Sequence
+
+from autogen_agentchat.agents import AssistantAgent
+from autogen_agentchat.messages import TextMessage, ToolCallSummaryMessage
+from autogen_core import CancellationToken
+from autogen_core.models import ChatCompletionClient, SystemMessage, UserMessage
+from autogen_core.tools import FunctionTool
+
+from mirix_py.agents.definitions import AgentDefinition
+from mirix_py.agents.offline.rules import extract_keywords, parse_time_range
+from mirix_py.agents.tools import MemoryTypeName
+from mirix_py.errors import InvalidInput
+from mirix_py.inputs import parse_when
+from mirix_py.llm.metering import Meter, MeteredClient
+from mirix_py.llm.toolcalls import ToolCallParseError, loads_lenient
+from mirix_py.records import (
+    CoreMemory, KnowledgeVaultMemory, MemoryType, SearchHit, Sensitivity,
+)
+from mirix_py.store.memories import MemoryStore
+from mirix_py.store.search import Searcher
+
+MEMORY_ID = re.compile(r"\b(?:core|epi|sem|proc|res|kv)_[0-9a-f]{32}\b")
+PER_TYPE = {MemoryType.episodic: 6, MemoryType.semantic: 5, MemoryType.procedural: 2, MemoryType.resource: 2,
+            MemoryType.knowledge_vault: 2}
+OFFLINE_ANSWER_ITEMS = 5
+
+TOPIC_PROMPT = """# agent: topic_extractor
+Extract search topics from the user's latest question, using the recent conversation for context.
+Reply with only JSON: {"topics": ["keyword or entity", ...], "start": ISO-8601 or null, "end": ISO-8601 or null}.
+Give 1-6 short topics (names, things, activities). Set start/end only when the question is about a
+time ("last week", "in May 2023"); the current time is {now}."""
+
+
+@dataclass
+class Topics:
+    keywords: list[str]
+    start: datetime | None = None
+    end: datetime | None = None
+
+
+def parse_topics(text: str, fallback: str, now: datetime) -> Topics:
+    """Topics from the model's JSON; keyword extraction when it is unusable."""
+    try:
+        data = loads_lenient(text if "{" not in text else text[text.index("{"):])
+        if not isinstance(data, dict):
+            raise ToolCallParseError("not an object")
+        keywords = [str(t).strip() for t in data.get("topics", []) if str(t).strip()][:8]
+        start = parse_when(data.get("start"), "start") if data.get("start") else None
+        end = parse_when(data.get("end"), "end") if data.get("end") else None
+        if keywords:
+            return Topics(keywords, start, end)
+    except (ToolCallParseError, InvalidInput, TypeError, ValueError):
+        pass
+    return offline_topics(fallback, now)
+
+
+def offline_topics(message: str, now: datetime) -> Topics:
+    window = parse_time_range(message, now)
+    return Topics(extract_keywords(message), *(window or (None, None)))
+
+
+def prompt_line(hit: SearchHit, store: MemoryStore) -> str | None:
+    """A memory as the chat agent sees it; None for what must never enter a prompt."""
+    memory = hit.memory
+    if isinstance(memory, KnowledgeVaultMemory):
+        if memory.sensitivity is Sensitivity.high:
+            return None
+        value = store.get(memory.id, user_id=memory.user_id, reveal=True).secret_value
+        return f"[{memory.id}] {hit.text}: {value}"
+    return f"[{memory.id}] {hit.text}"
+
+
+@dataclass
+class Retrieval:
+    core: dict[str, CoreMemory]
+    hits: list[SearchHit] = field(default_factory=list)
+
+    @property
+    def ids(self) -> list[str]:
+        return [h.memory.id for h in self.hits]
+
+
+class ChatFlow:
+    def __init__(self, store: MemoryStore, searcher: Searcher, client: ChatCompletionClient | None,
+                 definition: AgentDefinition | None) -> None:
+        self.store = store
+        self.searcher = searcher
+        self.client = client
+        self.definition = definition
+
+    async def topics(self, message: str, history: Sequence[dict[str, Any]], meter: Meter) -> Topics:
+        now = datetime.now(timezone.utc)
+        if self.client is None:
+            return offline_topics(message, now)
+        recent = "\n".join(f"{h.get('role', 'user')}: {h.get('content', '')}" for h in history[-4:])
+        metered = MeteredClient(self.client, meter, "topic_extractor")
+        result = await metered.create([
+            SystemMessage(content=TOPIC_PROMPT.replace("{now}", now.isoformat(timespec="minutes"))),
+            UserMessage(content=f"{recent}\nuser: {message}".strip(), source="user"),
+        ])
+        text = result.content if isinstance(result.content, str) else ""
+        return parse_topics(text, message, now)
+
+    def retrieve(self, user_id: str, message: str, topics: Topics, core: dict[str, CoreMemory]) -> Retrieval:
+        query = " ".join(topics.keywords) or message
+        hits: list[SearchHit] = []
+        for memory_type, limit in PER_TYPE.items():
+            found = self.searcher.search(query, user_id=user_id, limit=limit, memory_types=[memory_type],
+                                         start=topics.start, end=topics.end)
+            if not found and (topics.start or topics.end):  # a wrong guess at the time must not blind the agent
+                found = self.searcher.search(query, user_id=user_id, limit=limit, memory_types=[memory_type])
+            hits.extend(found)
+        hits.sort(key=lambda h: -h.score)
+        return Retrieval(core=core, hits=hits)
+
+    def offline_answer(self, retrieval: Retrieval) -> tuple[str, list[str]]:
+        lines = []
+        cited = []
+        for hit in retrieval.hits:
+            line = prompt_line(hit, self.store) if not isinstance(hit.memory, KnowledgeVaultMemory) else \
+                f"[{hit.memory.id}] {hit.text}"
+            if line and len(lines) < OFFLINE_ANSWER_ITEMS:
+                lines.append(f"- {line}")
+                cited.append(hit.memory.id)
+        if not lines:
+            return "Offline mode (no LLM configured): I found no memories about that.", []
+        return ("Offline mode (no LLM configured): these memories match best:\n" + "\n".join(lines)), cited
+
+    async def answer(self, user_id: str, message: str, history: Sequence[dict[str, Any]], retrieval: Retrieval,
+                     meter: Meter) -> tuple[str, list[str]]:
+        assert self.client is not None and self.definition is not None
+        searched: list[str] = []
+
+        def search_in_memory(memory_type: MemoryTypeName, query: str, method: str = "hybrid",
+                             start: str | None = None, end: str | None = None) -> str:
+            """Targeted search in one memory type; returns matching memories with their ids."""
+            hits = self.searcher.search(query, user_id=user_id, limit=8, memory_types=[memory_type],
+                                        start=parse_when(start, "start"), end=parse_when(end, "end"), method=method)
+            lines = [line for line in (prompt_line(h, self.store) for h in hits) if line]
+            searched.extend(h.memory.id for h in hits)
+            return "\n".join(lines) or "(no matching memories)"
+
+        core_text = "\n".join(f"<{label}>\n{block.value}\n</{label}>" for label, block in retrieval.core.items())
+        memory_lines = [line for line in (prompt_line(h, self.store) for h in retrieval.hits) if line]
+        system = (f"# agent: {self.definition.name}\n{self.definition.system_prompt}\n\n"
+                  f"Core memory:\n{core_text}\n\nRetrieved memories:\n" + ("\n".join(memory_lines) or "(none)"))
+        function_calling = bool(self.client.model_info.get("function_calling", False))
+        tools = [FunctionTool(search_in_memory, name="search_in_memory",
+                              description=search_in_memory.__doc__ or "")] if function_calling else None
+        agent = AssistantAgent(name=self.definition.name, model_client=MeteredClient(self.client, meter, "chat_agent"),
+                               tools=tools, system_message=system, reflect_on_tool_use=True if tools else None,
+                               max_tool_iterations=2)
+        recent = "\n".join(f"{h.get('role', 'user')}: {h.get('content', '')}" for h in history[-6:])
+        task = f"{recent}\nuser: {message}".strip() if recent else message
+        result = await agent.run(task=task, cancellation_token=CancellationToken())
+        final = result.messages[-1]
+        answer = final.content if isinstance(final, (TextMessage, ToolCallSummaryMessage)) else str(final.content)
+        allowed = set(retrieval.ids) | set(searched) | {b.id for b in retrieval.core.values() if b.id}
+        cited = [i for i in dict.fromkeys(MEMORY_ID.findall(answer)) if i in allowed]
+        return answer, cited

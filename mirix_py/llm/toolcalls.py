@@ -1,0 +1,161 @@
+"""Tool calls that models write as text instead of through the tool-calling API.
+
+Local and weak models reply with a JSON object, a fenced code block, Hermes-style
+`<tool_call>…</tool_call>` tags, a Python-looking call, or slightly broken JSON (trailing commas,
+single quotes, arguments encoded as a string, missing closing brackets). `parse_text_tool_calls`
+recovers what can be recovered; what cannot is a `ToolCallParseError` whose message is fit to send
+back to the model for its one correction round. Pure functions: no I/O.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+
+@dataclass(frozen=True)
+class ParsedCall:
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+class ToolCallParseError(ValueError):
+    pass
+
+
+_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
+_FENCED = re.compile(r"```(?:json|JSON|tool_call|python)?\s*(.*?)```", re.S)
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+_SMART = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'"})
+
+
+def _close_brackets(text: str) -> str:
+    """Append the closers a truncated JSON text is missing (strings respected)."""
+    stack: list[str] = []
+    in_string = False
+    escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]" and stack:
+            stack.pop()
+    return text + ('"' if in_string else "") + "".join(reversed(stack))
+
+
+def loads_lenient(text: str) -> Any:
+    """json.loads, then repairs: smart quotes, trailing commas, Python literals, missing closers."""
+    text = text.strip().translate(_SMART)
+    attempts = [text, _TRAILING_COMMA.sub(r"\1", text)]
+    attempts.append(_close_brackets(attempts[-1]))
+    for candidate in attempts:
+        try:
+            return json.loads(candidate)
+        except json.JSONDecodeError:
+            pass
+    for candidate in attempts:
+        try:
+            return ast.literal_eval(candidate)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            pass
+    raise ToolCallParseError(f"not valid JSON: {text[:120]!r}")
+
+
+def _candidates(text: str) -> list[str]:
+    tagged = _TAGGED.findall(text)
+    if tagged:
+        return tagged
+    fenced = _FENCED.findall(text)
+    if fenced:
+        return fenced
+    stripped = text.strip()
+    if stripped[:1] in "{[":
+        return [stripped]
+    start = min((i for i in (stripped.find("{"), stripped.find("[")) if i >= 0), default=-1)
+    if start >= 0 and re.search(r'"(name|tool|function|tool_calls)"\s*:', stripped):
+        return [stripped[start:]]
+    return []
+
+
+def _as_arguments(raw: Any) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if isinstance(raw, str):
+        raw = loads_lenient(raw) if raw.strip() else {}
+    if not isinstance(raw, dict):
+        raise ToolCallParseError("tool call arguments must be a JSON object")
+    return raw
+
+
+def _normalise(obj: Any) -> list[ParsedCall]:
+    if isinstance(obj, list):
+        return [call for item in obj for call in _normalise(item)]
+    if not isinstance(obj, dict):
+        raise ToolCallParseError("expected a JSON object naming a tool")
+    for key in ("tool_calls", "calls", "actions"):
+        if isinstance(obj.get(key), list):
+            return _normalise(obj[key])
+    if isinstance(obj.get("function"), dict):
+        fn = obj["function"]
+        return [ParsedCall(str(fn.get("name", "")), _as_arguments(fn.get("arguments", fn.get("parameters"))))]
+    name = obj.get("name") or obj.get("tool") or obj.get("tool_name") or obj.get("function")
+    if not isinstance(name, str) or not name:
+        raise ToolCallParseError("a tool call needs a 'name'")
+    for key in ("arguments", "args", "parameters", "input", "tool_input"):
+        if key in obj:
+            return [ParsedCall(name, _as_arguments(obj[key]))]
+    rest = {k: v for k, v in obj.items() if k not in ("name", "tool", "tool_name", "function", "type", "id")}
+    return [ParsedCall(name, rest)]
+
+
+def _python_calls(text: str, known: set[str]) -> list[ParsedCall] | None:
+    """`insert_semantic(name="Tom", summary="...")` lines, with literal keyword arguments only."""
+    calls = []
+    for line in text.strip().splitlines():
+        line = line.strip().rstrip(";")
+        if not line:
+            continue
+        match = re.match(r"([A-Za-z_]\w*)\s*\(", line)
+        if not match or match.group(1) not in known:
+            return None
+        try:
+            node = ast.parse(line, mode="eval").body
+        except SyntaxError as exc:
+            raise ToolCallParseError(f"could not parse call {line[:80]!r}") from exc
+        if not isinstance(node, ast.Call) or node.args:
+            raise ToolCallParseError(f"use keyword arguments only: {line[:80]!r}")
+        try:
+            arguments = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg}
+        except ValueError as exc:
+            raise ToolCallParseError(f"arguments must be literals: {line[:80]!r}") from exc
+        calls.append(ParsedCall(match.group(1), arguments))
+    return calls
+
+
+def parse_text_tool_calls(text: str, known_tools: Iterable[str]) -> list[ParsedCall]:
+    """Tool calls found in a text reply; [] when the reply is plain prose with no call in it."""
+    known = set(known_tools)
+    if not text or not text.strip():
+        return []
+    python = _python_calls(_FENCED.findall(text)[0] if _FENCED.findall(text) else text, known)
+    if python:
+        calls = python
+    else:
+        calls = []
+        for candidate in _candidates(text):
+            calls.extend(_normalise(loads_lenient(candidate)))
+    unknown = sorted({c.name for c in calls if c.name not in known})
+    if unknown:
+        raise ToolCallParseError(f"unknown tool(s) {unknown}; available: {sorted(known)}")
+    return calls
