@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from dataclasses import dataclass
 from typing import Any, AsyncGenerator, Callable, Mapping, Sequence
 
@@ -59,6 +60,7 @@ class ScriptedChatCompletionClient(ChatCompletionClient):
         self._usage = RequestUsage(prompt_tokens=0, completion_tokens=0)
         self._total = RequestUsage(prompt_tokens=0, completion_tokens=0)
         self.requests: list[ScriptRequest] = []
+        self.intervals: list[tuple[str, float, float]] = []  # (agent, start, end) of every call
         self._counter = 0
 
     async def create(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = [],
@@ -68,9 +70,11 @@ class ScriptedChatCompletionClient(ChatCompletionClient):
         names = [t.name if hasattr(t, "name") else t["name"] for t in tools]
         request = ScriptRequest(system=system, messages=list(messages), tool_names=names, json_output=json_output)
         self.requests.append(request)
+        started = time.perf_counter()
         if self._delay:
             await asyncio.sleep(self._delay)
         reply = self._script(request)
+        self.intervals.append((request.agent, started, time.perf_counter()))
         if isinstance(reply, CreateResult):
             return reply
         if isinstance(reply, str):

@@ -1,0 +1,236 @@
+"""The LLM update flow, driven by a scripted model through autogen's ChatCompletionClient interface."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+import pytest
+
+from mirix_py.engine import Mirix
+from mirix_py.llm.scripted import ScriptedChatCompletionClient, ScriptRequest
+
+WHEN = datetime(2024, 4, 2, 18, 30, tzinfo=timezone.utc)
+MESSAGES = [
+    {"role": "user", "name": "Ada", "id": "m1", "content": "Yesterday I went climbing with my brother Tom."},
+    {"role": "user", "name": "Ada", "id": "m2", "content": "Tom is a pilot for a regional airline."},
+]
+
+
+def minimal_script(route=("episodic", "semantic"), **overrides):
+    """A model that routes to `route` and has each manager insert one valid memory."""
+    def script(req: ScriptRequest):
+        if req.agent in overrides:
+            return overrides[req.agent](req)
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": list(route)})]
+        if req.agent == "episodic_memory_manager":
+            sources = {"source_ids": ["m1"]} if "[id=m1]" in req.last_text else {}
+            return [("insert_episodic", {"summary": "Ada went climbing with Tom", "actor": "Ada",
+                                         "occurred_at": "2024-04-01T18:00:00+00:00", **sources})]
+        if req.agent == "semantic_memory_manager":
+            return [("insert_semantic", {"name": "Tom", "summary": "Tom is Ada's brother, a pilot",
+                                         "source_ids": ["m1", "m2"]})]
+        if req.agent == "core_memory_manager":
+            return [("core_memory_append", {"label": "human", "text": "has a brother, Tom"})]
+        if req.agent == "procedural_memory_manager":
+            return "Nothing to record."
+        raise AssertionError(f"unexpected agent {req.agent!r}")
+    return script
+
+
+@pytest.fixture
+def make_mx(tmp_path, embedder):
+    engines = []
+
+    def make(script, **client_kwargs):
+        client = ScriptedChatCompletionClient(script, **client_kwargs)
+        mx = Mirix(tmp_path / f"d{len(engines)}", embedder=embedder, model_client=client)
+        engines.append(mx)
+        return mx, client
+
+    yield make
+    for mx in engines:
+        mx.close()
+
+
+def agents_called(client):
+    return [r.agent for r in client.requests]
+
+
+def test_router_triggers_only_the_managers_it_names(make_mx):
+    mx, client = make_mx(minimal_script())
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.mode == "llm" and result.status.value == "processed", result.error
+    assert sorted(agents_called(client)) == ["episodic_memory_manager", "meta_memory_manager",
+                                             "semantic_memory_manager"]
+    assert [t.value for t in result.routed] == ["episodic", "semantic"]
+    (episode,) = mx.list(user_id="ada", memory_types=["episodic"])
+    assert episode.source_ids == ["m1", result.input_ids[0]] and episode.actor == "Ada"
+    assert episode.occurred_at == datetime(2024, 4, 1, 18, 0, tzinfo=timezone.utc)
+    (fact,) = mx.list(user_id="ada", memory_types=["semantic"])
+    assert set(fact.source_ids) == {"m1", "m2", result.input_ids[0]}
+    assert {e.actor for e in mx.history(fact.id, user_id="ada")} == {"semantic_memory_manager"}
+    assert mx.list(user_id="ada", memory_types=["procedural"]) == []
+
+
+def test_managers_run_concurrently(make_mx):
+    mx, client = make_mx(minimal_script(route=("episodic", "semantic", "core")), delay_s=0.3)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    spans = {agent: (start, end) for agent, start, end in client.intervals}
+    managers = [spans[a] for a in ("episodic_memory_manager", "semantic_memory_manager", "core_memory_manager")]
+    latest_start = max(start for start, _ in managers)
+    earliest_end = min(end for _, end in managers)
+    assert latest_start < earliest_end, "manager calls did not overlap"
+    assert spans["meta_memory_manager"][1] <= min(start for start, _ in managers)
+    assert result.usage.llm_calls == 4 and result.usage.sequential_rounds == 2
+    assert result.usage.prompt_tokens > 0 and result.usage.tokens_estimated
+
+
+def test_one_failing_manager_keeps_the_others_and_can_be_retried(make_mx):
+    broken = {"semantic_memory_manager": lambda req: [("insert_semantic", {"name": "Tom"})]}  # summary missing
+    mx, client = make_mx(minimal_script(**broken))
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "failed"
+    assert "semantic_memory_manager" in result.error and "summary" in result.error
+    assert len(mx.list(user_id="ada", memory_types=["episodic"])) == 1
+    assert mx.list(user_id="ada", memory_types=["semantic"]) == []
+    assert agents_called(client).count("semantic_memory_manager") == 2  # one correction round
+    record = mx.input_status(result.input_ids[0])
+    assert record.status.value == "failed" and "summary" in record.error
+
+    client._script = minimal_script()
+    (retried,) = mx.retry_failed(user_id="ada")
+    assert retried.status.value == "processed", retried.error
+    assert len(mx.list(user_id="ada", memory_types=["semantic"])) == 1
+    assert len(mx.list(user_id="ada", memory_types=["episodic"])) == 1  # not written twice
+
+
+def _text_reply(text):
+    return {"semantic_memory_manager": lambda req: text}
+
+
+@pytest.mark.parametrize("text", [
+    '{"name": "insert_semantic", "arguments": {"name": "Tom", "summary": "Tom is a pilot"}}',
+    '<tool_call>\n{"name": "insert_semantic", "arguments": {"name": "Tom", "summary": "Tom is a pilot",}}\n</tool_call>',
+    '```json\n[{"name": "insert_semantic", "arguments": "{\\"name\\": \\"Tom\\", \\"summary\\": \\"Tom is a pilot\\"}"}]\n```',
+    '{"name": "insert_semantic", "arguments": {"name": "Tom", "summary": "Tom is a pilot"',
+])
+def test_tool_calls_written_as_text_are_parsed(make_mx, text):
+    mx, client = make_mx(minimal_script(**_text_reply(text)))
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    (fact,) = mx.list(user_id="ada", memory_types=["semantic"])
+    assert fact.summary == "Tom is a pilot"
+    assert agents_called(client).count("semantic_memory_manager") == 1
+
+
+def test_unknown_id_gets_one_correction_round(make_mx):
+    replies = iter([
+        [("update_memory", {"memory_id": "sem_" + "0" * 32, "fields": {"details": "x"}})],
+        [("insert_semantic", {"name": "Tom", "summary": "Tom is a pilot"})],
+    ])
+    seen = []
+
+    def semantic(req):
+        seen.append(req.last_text)
+        return next(replies)
+
+    mx, client = make_mx(minimal_script(semantic_memory_manager=semantic))
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    assert len(seen) == 2
+    assert len(mx.list(user_id="ada", memory_types=["semantic"])) == 1
+
+
+def test_invented_memory_type_is_corrected(make_mx):
+    replies = iter([[("trigger_memory_managers", {"memory_types": ["episodic", "emotional"]})],
+                    [("trigger_memory_managers", {"memory_types": ["episodic"]})]])
+    mx, client = make_mx(minimal_script(meta_memory_manager=lambda req: next(replies)))
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    assert [t.value for t in result.routed] == ["episodic"]
+    corrections = [r.last_text for r in client.requests if r.agent == "meta_memory_manager"]
+    assert len(corrections) == 2 and "emotional" in corrections[1]
+
+
+@pytest.mark.parametrize("bad_reply", [
+    lambda req: '{"name": "insert_semantic", "arguments": {"name": "Tom", "summary": }}',  # malformed both times
+    lambda req: [("insert_semantic", {"name": "Tom", "summary": "ok"}), ("insert_semantic", {"name": ""})],
+    lambda req: [("delete_memory", {"memory_id": "epi_" + "1" * 32})],  # unknown id
+    lambda req: [("insert_semantic", {"name": "Tom", "summary": "x", "source_ids": ["not-in-batch"]})],
+    lambda req: [("drop_all_tables", {})],  # a tool that does not exist
+])
+def test_persistent_bad_output_fails_the_manager_with_no_partial_write(make_mx, bad_reply):
+    mx, client = make_mx(minimal_script(semantic_memory_manager=bad_reply))
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "failed" and "semantic_memory_manager" in result.error
+    assert mx.list(user_id="ada", memory_types=["semantic"]) == []
+    assert agents_called(client).count("semantic_memory_manager") == 2
+    assert mx.input_status(result.input_ids[0]).error == result.error
+
+
+def test_router_failing_twice_fails_the_batch_cleanly(make_mx):
+    mx, client = make_mx(minimal_script(meta_memory_manager=lambda req: "I think episodic maybe?"))
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "failed" and "meta_memory_manager" in result.error
+    assert mx.list(user_id="ada") == []
+
+
+def test_models_without_tool_calling_answer_in_json(make_mx):
+    def script(req):
+        assert req.tool_names == []  # tools are described in the prompt instead
+        assert "tool_calls" in req.system
+        if req.agent == "meta_memory_manager":
+            return '{"tool_calls": [{"name": "trigger_memory_managers", "arguments": {"memory_types": ["semantic"]}}]}'
+        return '{"tool_calls": [{"name": "insert_semantic", "arguments": {"name": "Tom", "summary": "a pilot"}}]}'
+
+    mx, client = make_mx(script, function_calling=False)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    assert [m.name for m in mx.list(user_id="ada", memory_types=["semantic"])] == ["Tom"]
+
+
+def test_secrets_are_redacted_before_any_model_sees_them(make_mx):
+    mx, client = make_mx(minimal_script(route=("episodic",)))
+    mx.add([{"role": "user", "content": "my bank password is Zebra-991-Qx"}], user_id="ada", occurred_at=WHEN)
+    assert all("Zebra-991-Qx" not in r.last_text for r in client.requests)
+    (vault,) = mx.list(user_id="ada", memory_types=["knowledge_vault"])
+    assert mx.get(vault.id, user_id="ada", reveal=True).secret_value == "Zebra-991-Qx"
+
+
+def test_existing_memories_are_offered_for_update(make_mx):
+    def semantic(req):
+        ids = re.findall(r"\[(sem_[0-9a-f]{32})\]", req.last_text)
+        if ids:
+            return [("update_memory", {"memory_id": ids[0], "fields": {"details": "flies ATR 72s"}})]
+        return [("insert_semantic", {"name": "Tom", "summary": "Tom is a pilot"})]
+
+    mx, client = make_mx(minimal_script(route=("semantic",), semantic_memory_manager=semantic))
+    first = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    second = mx.add([{"role": "user", "content": "Tom the pilot flies ATR 72s now."}], user_id="ada")
+    (fact,) = mx.list(user_id="ada", memory_types=["semantic"])
+    assert fact.details == "flies ATR 72s"
+    assert [e.operation.value for e in mx.history(fact.id, user_id="ada")] == ["insert", "update"]
+    assert second.input_ids[0] in fact.source_ids and first.input_ids[0] in fact.source_ids
+
+
+def test_wait_false_batches_queued_inputs(make_mx):
+    mx, client = make_mx(minimal_script(route=("episodic",)))
+    results = [mx.add(f"note number {i}", user_id="ada", wait=False) for i in range(3)]
+    assert all(r.status.value == "pending" for r in results)
+    mx.flush(timeout=60)
+    statuses = {mx.input_status(r.input_ids[0]).status.value for r in results}
+    assert statuses == {"processed"}
+    assert agents_called(client).count("meta_memory_manager") == 1  # one batch for the three inputs
+    routing_prompt = next(r.last_text for r in client.requests if r.agent == "meta_memory_manager")
+    assert all(f"note number {i}" in routing_prompt for i in range(3))
+
+
+def test_stats_report_llm_usage(make_mx):
+    mx, client = make_mx(minimal_script())
+    mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    usage = mx.stats(user_id="ada")["llm_usage"]["update"]
+    assert usage["runs"] == 1 and usage["llm_calls"] == 3 and usage["prompt_tokens"] > 0
+    assert mx.describe()["mode"] == "llm"
