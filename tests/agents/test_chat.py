@@ -1,0 +1,116 @@
+"""The chat flow: topics, coarse retrieval over all six types, targeted search, citations."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+
+import pytest
+
+from mirix_py.engine import Mirix
+from mirix_py.errors import InvalidInput
+from mirix_py.llm.scripted import ScriptedChatCompletionClient
+
+WHEN = datetime(2024, 4, 2, 18, 30, tzinfo=timezone.utc)
+FACTS = [
+    {"role": "user", "name": "Ada", "id": "m1", "content": "My name is Ada and I love bouldering."},
+    {"role": "user", "name": "Ada", "id": "m2", "content": "My brother Tom is a pilot."},
+    {"role": "user", "name": "Ada", "id": "m3", "content": "My card number is 4111 1111 1111 1111"},
+]
+
+
+@pytest.fixture
+def offline_mx(tmp_path, embedder):
+    mx = Mirix(tmp_path / "off", embedder=embedder)
+    mx.add(FACTS, user_id="ada", occurred_at=WHEN)
+    yield mx
+    mx.close()
+
+
+def test_offline_chat_returns_cited_memories_and_says_offline(offline_mx):
+    response = offline_mx.chat("What does Tom do for a living?", user_id="ada")
+    assert response.mode == "offline" and response.answer.startswith("Offline mode")
+    assert response.memory_ids and all(i in response.answer for i in response.memory_ids)
+    assert any("pilot" in line for line in response.answer.splitlines())
+    assert "tom" in [t.lower() for t in response.topics]
+    assert "4111" not in response.answer
+    assert response.usage.llm_calls == 0
+    offline_mx.flush()
+    fed = offline_mx.input_status(response.update_input_ids[0])
+    assert fed.status.value == "processed" and fed.messages[0].content == "What does Tom do for a living?"
+
+
+def test_offline_chat_understands_a_time_range(offline_mx):
+    response = offline_mx.chat("what happened last week?", user_id="ada", remember=False)
+    assert response.start is not None and response.end is not None and response.update_input_ids == []
+
+
+def test_chat_rejects_bad_input(offline_mx):
+    with pytest.raises(InvalidInput):
+        offline_mx.chat("  ", user_id="ada")
+    with pytest.raises(InvalidInput):
+        offline_mx.chat("hi", user_id="")
+    with pytest.raises(InvalidInput):
+        offline_mx.chat("hi", user_id="ada", history=["not a dict"])
+
+
+def chat_script(search: bool):
+    def script(req):
+        if req.agent == "topic_extractor":
+            return json.dumps({"topics": ["Tom", "job"], "start": None, "end": None})
+        if req.agent == "chat_agent":
+            if search and "search_in_memory" in req.tool_names and "(no matching" not in req.last_text \
+                    and not any(getattr(m, "type", "") == "FunctionExecutionResultMessage" for m in req.messages):
+                return [("search_in_memory", {"memory_type": "semantic", "query": "Tom pilot", "method": "bm25"})]
+            ids = re.findall(r"\[(sem_[0-9a-f]{32})\]", req.system + " ".join(str(m.content) for m in req.messages))
+            return f"Tom is a pilot [{ids[0]}]." if ids else "I don't know."
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["episodic"]})]
+        if req.agent == "episodic_memory_manager":
+            return [("insert_episodic", {"summary": "Ada asked about Tom's job", "actor": "Ada"})]
+        raise AssertionError(req.agent)
+    return script
+
+
+@pytest.fixture
+def llm_mx(tmp_path, embedder):
+    mx = Mirix(tmp_path / "llm", embedder=embedder)  # offline ingestion of the facts first
+    mx.add(FACTS, user_id="ada", occurred_at=WHEN)
+    mx.close()
+    engines = []
+
+    def make(search: bool):
+        client = ScriptedChatCompletionClient(chat_script(search))
+        engine = Mirix(tmp_path / "llm", embedder=embedder, model_client=client)
+        engines.append(engine)
+        return engine, client
+
+    yield make
+    for engine in engines:
+        engine.close()
+
+
+def test_llm_chat_two_rounds_cites_and_feeds_back(llm_mx):
+    mx, client = llm_mx(search=False)
+    response = mx.chat("What does Tom do?", user_id="ada")
+    assert response.mode == "llm" and "pilot" in response.answer
+    assert response.topics == ["Tom", "job"]
+    assert len(response.memory_ids) == 1 and response.memory_ids[0].startswith("sem_")
+    assert response.usage.llm_calls == 2 and response.usage.sequential_rounds == 2
+    chat_request = next(r for r in client.requests if r.agent == "chat_agent")
+    assert "name: Ada" in chat_request.system  # core memory is always in the prompt
+    kinds = set(re.findall(r"\[(core|epi|sem|proc|res|kv)_", chat_request.system))
+    assert {"epi", "sem"} <= kinds
+    assert "4111" not in chat_request.system  # a high-sensitivity vault item never enters a prompt
+    mx.flush(timeout=60)
+    assert any("asked about Tom" in m.summary for m in mx.list(user_id="ada", memory_types=["episodic"]))
+    assert mx.stats(user_id="ada")["llm_usage"]["chat"]["llm_calls"] == 2
+
+
+def test_llm_chat_targeted_search(llm_mx):
+    mx, client = llm_mx(search=True)
+    response = mx.chat("What does Tom do?", user_id="ada", remember=False)
+    assert "pilot" in response.answer and response.memory_ids
+    assert [r.agent for r in client.requests].count("chat_agent") == 2  # tool call, then the answer
+    assert response.usage.llm_calls == 3

@@ -1,0 +1,79 @@
+"""The real `openai` client path: OpenAIChatCompletionClient built from settings, talking over HTTP
+to a small OpenAI-compatible server on loopback that answers in the Chat Completions wire format."""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from mirix_py.engine import Mirix
+from mirix_py.settings import Settings
+
+
+def reply_for(body: dict) -> dict:
+    system = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
+    agent = system.splitlines()[0].split("agent:", 1)[1].strip() if "agent:" in system else ""
+    if agent == "meta_memory_manager":
+        call = ("trigger_memory_managers", {"memory_types": ["semantic"]})
+    elif agent == "semantic_memory_manager":
+        call = ("insert_semantic", {"name": "Tom", "summary": "Tom is a pilot", "source_ids": ["m1"]})
+    else:
+        call = None
+    message: dict = {"role": "assistant", "content": None}
+    if call:
+        message["tool_calls"] = [{"id": "call_1", "type": "function",
+                                  "function": {"name": call[0], "arguments": json.dumps(call[1])}}]
+    else:
+        message["content"] = "nothing"
+    return {"id": "chatcmpl-test", "object": "chat.completion", "created": 1700000000, "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "tool_calls" if call else "stop", "message": message}],
+            "usage": {"prompt_tokens": 123, "completion_tokens": 17, "total_tokens": 140}}
+
+
+@pytest.fixture
+def openai_server():
+    seen: list[dict] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (http.server API)
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+            data = json.dumps(reply_for(body)).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
+    server.shutdown()
+    server.server_close()
+
+
+def test_update_flow_over_http(tmp_path, embedder, openai_server, monkeypatch):
+    base_url, seen = openai_server
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
+    settings = Settings(data_dir=tmp_path / "d", llm_provider="openai", llm_model="qwen2.5-7b-instruct",
+                        llm_base_url=base_url)
+    with Mirix(settings=settings, embedder=embedder) as mx:
+        assert mx.mode == "llm" and mx.describe()["llm"] == "OpenAIChatCompletionClient"
+        result = mx.add([{"role": "user", "name": "Ada", "id": "m1", "content": "My brother Tom is a pilot."}],
+                        user_id="ada", occurred_at=datetime(2024, 1, 1, tzinfo=timezone.utc))
+        assert result.status.value == "processed", result.error
+        assert [m.name for m in mx.list(user_id="ada", memory_types=["semantic"])] == ["Tom"]
+        assert result.usage.llm_calls == 2 and result.usage.prompt_tokens == 246
+        assert not result.usage.tokens_estimated
+    assert {s["path"] for s in seen} == {"/v1/chat/completions"}
+    assert seen[0]["auth"] == "Bearer sk-test-not-real"
+    tools = [t["function"]["name"] for t in seen[-1]["body"]["tools"]]
+    assert "insert_semantic" in tools and "update_memory" in tools
