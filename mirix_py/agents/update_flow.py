@@ -70,8 +70,9 @@ def render_core(blocks: dict[str, CoreMemory | None]) -> str:
 
 class UpdateFlow:
     def __init__(self, store: MemoryStore, searcher: Searcher, client: ChatCompletionClient,
-                 definitions: dict[str, AgentDefinition]) -> None:
+                 definitions: dict[str, AgentDefinition], *, parallel: bool = True) -> None:
         self.store = store
+        self.parallel = parallel  # False only to measure the sequential baseline
         self.searcher = searcher
         self.client = client
         self.definitions = definitions
@@ -98,10 +99,16 @@ class UpdateFlow:
             return result
         result.routed = list(router.chosen)
         chosen = [t for t in router.chosen if manager_for(self.definitions, t).name not in skip_actors]
-        outcomes = await asyncio.gather(
-            *(self._manager(t, user_id, batch, batch_text, related, meter, input_id) for t in chosen),
-            return_exceptions=True,
-        )
+        runs = [self._manager(t, user_id, batch, batch_text, related, meter, input_id) for t in chosen]
+        if self.parallel:
+            outcomes = await asyncio.gather(*runs, return_exceptions=True)
+        else:
+            outcomes = []
+            for run in runs:
+                try:
+                    outcomes.append(await run)
+                except Exception as exc:  # same shape as gather(return_exceptions=True)
+                    outcomes.append(exc)
         for memory_type, outcome in zip(chosen, outcomes):
             if isinstance(outcome, AgentFailed):
                 result.failures.append(str(outcome))

@@ -4,7 +4,10 @@ to a small OpenAI-compatible server on loopback that answers in the Chat Complet
 from __future__ import annotations
 
 import json
+import re
+import runpy
 import threading
+from pathlib import Path
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -17,18 +20,24 @@ from mirix_py.settings import Settings
 def reply_for(body: dict) -> dict:
     system = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
     agent = system.splitlines()[0].split("agent:", 1)[1].strip() if "agent:" in system else ""
+    text = None
     if agent == "meta_memory_manager":
         call = ("trigger_memory_managers", {"memory_types": ["semantic"]})
     elif agent == "semantic_memory_manager":
         call = ("insert_semantic", {"name": "Tom", "summary": "Tom is a pilot", "source_ids": ["m1"]})
     else:
         call = None
+        if agent == "topic_extractor":
+            text = json.dumps({"topics": ["Tom", "visit"], "start": None, "end": None})
+        elif agent == "chat_agent":
+            ids = re.findall(r"\[(sem_[0-9a-f]{32})\]", system)
+            text = f"Tom, a pilot, is visiting [{ids[0]}]." if ids else "I don't know."
     message: dict = {"role": "assistant", "content": None}
     if call:
         message["tool_calls"] = [{"id": "call_1", "type": "function",
                                   "function": {"name": call[0], "arguments": json.dumps(call[1])}}]
     else:
-        message["content"] = "nothing"
+        message["content"] = text or "nothing"
     return {"id": "chatcmpl-test", "object": "chat.completion", "created": 1700000000, "model": body["model"],
             "choices": [{"index": 0, "finish_reason": "tool_calls" if call else "stop", "message": message}],
             "usage": {"prompt_tokens": 123, "completion_tokens": 17, "total_tokens": 140}}
@@ -77,3 +86,15 @@ def test_update_flow_over_http(tmp_path, embedder, openai_server, monkeypatch):
     assert seen[0]["auth"] == "Bearer sk-test-not-real"
     tools = [t["function"]["name"] for t in seen[-1]["body"]["tools"]]
     assert "insert_semantic" in tools and "update_memory" in tools
+
+
+def test_llm_example_runs_against_the_endpoint(tmp_path, openai_server, monkeypatch, capsys):
+    base_url, seen = openai_server
+    monkeypatch.setenv("MIRIX_LLM_PROVIDER", "openai")
+    monkeypatch.setenv("MIRIX_LLM_MODEL", "llama3.1-8b")
+    monkeypatch.setenv("MIRIX_LLM_BASE_URL", base_url)
+    example = runpy.run_path(str(Path(__file__).resolve().parents[2] / "examples" / "llm_loop.py"))
+    assert example["main"](str(tmp_path / "ex")) == 0
+    out = capsys.readouterr().out
+    assert "update: processed" in out and "Tom, a pilot, is visiting [sem_" in out
+    assert "cited: ['sem_" in out
