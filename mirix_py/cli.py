@@ -111,6 +111,22 @@ def search(query: str, user: str = User, limit: int = typer.Option(10, "--limit"
     console.print(_memory_table([h.memory for h in hits], f"{len(hits)} hit(s) for {query!r}", [h.score for h in hits]))
 
 
+@app.command()
+def chat(message: str, user: str = User, data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
+    """Ask a question answered from memory (offline: the best memories, cited)."""
+    try:
+        with _engine(data_dir) as mx:
+            response = mx.chat(message, user_id=user)
+    except MirixError as exc:
+        _fail(exc)
+    if as_json:
+        _print_json(response)
+        return
+    console.print(escape(response.answer))
+    console.print(f"[dim]mode: {response.mode}; topics: {', '.join(response.topics)}; cited: "
+                  f"{', '.join(response.memory_ids) or 'none'}; {response.usage.llm_calls} LLM call(s)[/]")
+
+
 @app.command("list")
 def list_(user: str = User, memory_type: Optional[list[str]] = typer.Option(None, "--type", "-t"),
           limit: int = typer.Option(50, "--limit", "-n"), offset: int = 0,

@@ -103,3 +103,10 @@ def test_quickstart_example_runs(tmp_path):
 
     module = runpy.run_path(str(Path(__file__).resolve().parents[1] / "examples" / "quickstart.py"))
     module["main"](str(tmp_path / "qs"))
+
+
+def test_chat_offline(run):
+    run("add", "My brother Tom is a pilot.", "--user", "ada")
+    out = run("chat", "what does Tom do?", "--user", "ada", "--json")
+    data = json.loads(out.stdout)
+    assert data["mode"] == "offline" and data["memory_ids"] and "pilot" in data["answer"]
