@@ -37,7 +37,7 @@ from mirix_py.store.crypto import Cipher, load_or_create_key
 from mirix_py.store.db import create_schema, make_engine
 from mirix_py.store.embeddings import Embedder, load_embedder
 from mirix_py.store.fulltext import fulltext_for
-from mirix_py.store.inputs import InputLog
+from mirix_py.store.inputs import InputLog, new_worker_id
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
 from mirix_py.store.vectors import ChromaVectorIndex
@@ -54,7 +54,7 @@ class Mirix:
     def __init__(self, data_dir: str | Path | None = None, *, settings: Settings | None = None,
                  embedder: Embedder | None | object = _DEFAULT, database_url: str | None = None,
                  chroma_url: str | None = None, model_client: ChatCompletionClient | None = None,
-                 agents_dir: str | Path | None = None) -> None:
+                 agents_dir: str | Path | None = None, resume: bool = True) -> None:
         self.settings = settings or Settings.from_env(
             data_dir=Path(data_dir) if data_dir is not None else None, database_url=database_url,
             chroma_url=chroma_url,
@@ -72,6 +72,7 @@ class Mirix:
                    else ChromaVectorIndex.embedded(data / "chroma"))
         self.store = MemoryStore(self.engine, fulltext, cipher, vectors, embedder)  # type: ignore[arg-type]
         self.inputs = InputLog(self.engine, cipher)
+        self.worker_id = new_worker_id()
         self.searcher = Searcher(self.store)
         self.definitions = load_definitions(agents_dir)  # validated at start, in both modes
         self.model_client = model_client if model_client is not None else build_model_client(self.settings)
@@ -82,6 +83,8 @@ class Mirix:
         self._loop_thread: threading.Thread | None = None
         self._queue = BackgroundQueue(self._process_queued, batch_size=self.settings.batch_size,
                                       max_wait_s=self.settings.batch_seconds)
+        if resume and self.inputs.recoverable():
+            self.resume(wait=False)  # inputs a crashed or killed process left behind
 
     # ------------------------------------------------------------ status
 
@@ -120,10 +123,11 @@ class Mirix:
         """
         record = normalize_add(content, user_id=user_id, occurred_at=occurred_at, source_id=source_id, kind=kind,
                                max_chars=self.settings.max_input_chars)
-        self.inputs.append([record])
         if not wait:
+            self.inputs.append([record])
             self._queue.submit(record)
             return AddResult(input_ids=[record.id], status=InputStatus.pending, mode=self.mode)
+        self.inputs.append([record], claimed_by=self.worker_id)
         return self._process([record])
 
     def flush(self, timeout: float | None = None) -> None:
@@ -131,14 +135,25 @@ class Mirix:
         self._queue.flush(timeout)
 
     def _process_queued(self, records: Sequence[InputRecord]) -> None:
-        self._process(records)
+        claimed = self.inputs.claim(self.worker_id, input_ids=[r.id for r in records], limit=len(records))
+        if claimed:  # another worker may have taken some already
+            self._process(claimed)
+
+    def resume(self, *, wait: bool = True, limit: int = 10_000) -> int:
+        """Take over inputs left pending, or claimed by a worker that died, and process them once.
+        Managers that had committed before the crash are skipped (the input's `done_actors`)."""
+        records = self.inputs.claim(self.worker_id, limit=limit)
+        for record in records:
+            self._queue.submit(record)
+        if wait:
+            self._queue.flush()
+        return len(records)
 
     def _process(self, records: Sequence[InputRecord]) -> AddResult:
         ids = [r.id for r in records]
         user_id = records[0].user_id
         single = ids[0] if len(ids) == 1 else None
-        done = self.store.actors_for_input(single) if single else frozenset()
-        self.inputs.mark(ids, InputStatus.processing)
+        done = self.inputs.done_actors(ids)
         started = time.perf_counter()
         meter = Meter()
         routed: list[MemoryType] = []
@@ -150,7 +165,7 @@ class Mirix:
                 log.exception("update flow failed")
                 changes, failures = [], [f"update flow: {type(exc).__name__}: {exc}"]
         else:
-            changes, failures, routed = self._process_offline(user_id, records, single, done)
+            changes, failures, routed = self._process_offline(user_id, records, single, done, ids)
         usage = LLMUsage(**meter.summary(), wall_seconds=round(time.perf_counter() - started, 4))
         if self.update_flow is not None:
             self.store.record_usage(user_id, "update", usage.model_dump())
@@ -161,7 +176,8 @@ class Mirix:
                          routed=routed, usage=usage)
 
     def _process_offline(self, user_id: str, records: Sequence[InputRecord], input_id: str | None,
-                         done: frozenset[str]) -> tuple[list[MemoryChange], list[str], list[MemoryType]]:
+                         done: frozenset[str], ledger: Sequence[str]
+                         ) -> tuple[list[MemoryChange], list[str], list[MemoryType]]:
         changes: list[MemoryChange] = []
         failures: list[str] = []
         batch = offline.prepare_batch(user_id, records)
@@ -172,7 +188,7 @@ class Mirix:
                 continue
             try:
                 ops = self._offline_ops(memory_type, batch)
-                changes.extend(self.store.apply(ops, user_id=user_id, actor=actor, input_id=input_id))
+                changes.extend(self.store.apply(ops, user_id=user_id, actor=actor, input_id=input_id, ledger=ledger))
             except Exception as exc:  # one manager failing leaves the others' writes intact
                 log.exception("%s failed", actor)
                 failures.append(f"{actor}: {type(exc).__name__}: {exc}")
@@ -201,7 +217,10 @@ class Mirix:
 
     def retry_failed(self, *, user_id: str | None = None) -> list[AddResult]:
         """Run failed inputs again, one at a time."""
-        return [self._process([r]) for r in self.inputs.by_status(InputStatus.failed, user_id=user_id)]
+        failed = [r.id for r in self.inputs.by_status(InputStatus.failed, user_id=user_id)]
+        claimed = self.inputs.claim(self.worker_id, input_ids=failed, limit=len(failed) or 1,
+                                    statuses=(InputStatus.failed,), include_stale=False) if failed else []
+        return [self._process([r]) for r in claimed]
 
     def input_status(self, input_id: str) -> InputRecord:
         record = self.inputs.get(input_id)
@@ -415,7 +434,7 @@ class AsyncMirix:
         await self.close()
 
 
-ASYNC_METHODS = ("add", "flush", "chat", "search", "get", "list", "update", "delete", "history", "delete_user", "core_memory",
+ASYNC_METHODS = ("add", "flush", "resume", "chat", "search", "get", "list", "update", "delete", "history", "delete_user", "core_memory",
                  "core_append", "core_rewrite", "export", "import_", "retry_failed", "input_status", "stats",
                  "describe", "close")
 

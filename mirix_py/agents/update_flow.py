@@ -79,11 +79,12 @@ class UpdateFlow:
 
     async def run(self, user_id: str, records: Sequence[InputRecord], meter: Meter, *,
                   input_id: str | None = None, skip_actors: frozenset[str] = frozenset()) -> FlowResult:
+        ledger = [r.id for r in records]
         result = FlowResult()
         batch = prepare_batch(user_id, records)
         if batch.vault_ops and VAULT_RULES_ACTOR not in skip_actors:
             result.changes += await asyncio.to_thread(self.store.apply, batch.vault_ops, user_id=user_id,
-                                                      actor=VAULT_RULES_ACTOR, input_id=input_id)
+                                                      actor=VAULT_RULES_ACTOR, input_id=input_id, ledger=ledger)
         batch_text = render_batch(batch)
         related = await asyncio.to_thread(self._related, user_id, batch)
 
@@ -99,7 +100,7 @@ class UpdateFlow:
             return result
         result.routed = list(router.chosen)
         chosen = [t for t in router.chosen if manager_for(self.definitions, t).name not in skip_actors]
-        runs = [self._manager(t, user_id, batch, batch_text, related, meter, input_id) for t in chosen]
+        runs = [self._manager(t, user_id, batch, batch_text, related, meter, input_id, ledger) for t in chosen]
         if self.parallel:
             outcomes = await asyncio.gather(*runs, return_exceptions=True)
         else:
@@ -126,7 +127,8 @@ class UpdateFlow:
         return self.searcher.search(query, user_id=user_id, limit=RELATED_LIMIT)
 
     async def _manager(self, memory_type: MemoryType, user_id: str, batch: PreparedBatch, batch_text: str,
-                       related: list[SearchHit], meter: Meter, input_id: str | None) -> list[MemoryChange]:
+                       related: list[SearchHit], meter: Meter, input_id: str | None,
+                       ledger: Sequence[str]) -> list[MemoryChange]:
         definition = manager_for(self.definitions, memory_type)
         sources = list(dict.fromkeys(s for m in batch.messages for s in m.source_ids))
         collector = OpCollector(self.store, user_id, memory_type, sources,
@@ -138,7 +140,5 @@ class UpdateFlow:
         tools = manager_tools(collector, definition.tools)
         await run_tool_agent(definition, self.client, tools, f"{batch_text}\n\n{context}", meter,
                              begin_round=collector.begin_round, rollback_round=collector.rollback_round)
-        if not collector.ops:
-            return []
         return await asyncio.to_thread(self.store.apply, collector.ops, user_id=user_id, actor=definition.name,
-                                       input_id=input_id)
+                                       input_id=input_id, ledger=ledger)

@@ -1,12 +1,22 @@
 """The input log: every input is written (encrypted) before it is processed, and ends processed
-or failed with its reason, so nothing acknowledged is lost and failed work can be retried."""
+or failed with its reason, so nothing acknowledged is lost and failed work can be retried.
+
+Workers claim inputs before processing them, so several processes (or machines, on PostgreSQL)
+can drain one log without doing an input twice: `FOR UPDATE SKIP LOCKED` on PostgreSQL, the
+database write lock (`BEGIN IMMEDIATE`) on SQLite. A claim held by a dead worker is taken over:
+at once when the worker was a process on this host that no longer exists, after `lease_s` otherwise.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Sequence
+import os
+import socket
+import uuid
+from datetime import timedelta
+from typing import Iterable, Sequence
 
-from sqlalchemy import select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
@@ -14,11 +24,33 @@ from mirix_py.records import InputKind, InputRecord, InputStatus, Message, utcno
 from mirix_py.store.crypto import Cipher
 from mirix_py.store.tables import InputRow
 
+HOST = socket.gethostname()
+
+
+def new_worker_id() -> str:
+    return f"{HOST}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def worker_alive(worker_id: str) -> bool:
+    """False only when the worker was a process of this host that has exited."""
+    host, _, rest = worker_id.partition(":")
+    pid_text = rest.split(":", 1)[0]
+    if host != HOST or not pid_text.isdigit():
+        return True
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
 
 class InputLog:
-    def __init__(self, engine: Engine, cipher: Cipher) -> None:
+    def __init__(self, engine: Engine, cipher: Cipher, *, lease_s: float = 300.0) -> None:
         self.engine = engine
         self.cipher = cipher
+        self.lease = timedelta(seconds=lease_s)
 
     def _to_row(self, record: InputRecord) -> InputRow:
         payload = json.dumps({"messages": [m.model_dump(mode="json") for m in record.messages],
@@ -40,9 +72,17 @@ class InputLog:
             created_at=row.created_at, processed_at=row.processed_at,
         )
 
-    def append(self, records: Sequence[InputRecord]) -> None:
+    def append(self, records: Sequence[InputRecord], *, claimed_by: str | None = None) -> None:
+        """Log inputs; with `claimed_by` they are logged already claimed by that worker (no other
+        worker can take them between logging and processing)."""
+        now = utcnow()
         with Session(self.engine) as session:
-            session.add_all([self._to_row(r) for r in records])
+            for record in records:
+                row = self._to_row(record)
+                if claimed_by:
+                    row.status, row.claimed_by, row.claimed_at, row.attempts = (
+                        InputStatus.processing.value, claimed_by, now, row.attempts + 1)
+                session.add(row)
             session.commit()
 
     def get(self, input_id: str) -> InputRecord | None:
@@ -55,9 +95,7 @@ class InputLog:
             return
         values: dict = {"status": status.value, "error": error}
         if status in (InputStatus.processed, InputStatus.failed):
-            values["processed_at"] = utcnow()
-        if status is InputStatus.processing:
-            values["attempts"] = InputRow.attempts + 1
+            values.update(processed_at=utcnow(), claimed_by=None, claimed_at=None)
         with Session(self.engine) as session:
             session.execute(update(InputRow).where(InputRow.id.in_(list(input_ids))).values(**values))
             session.commit()
@@ -69,3 +107,56 @@ class InputLog:
         with Session(self.engine) as session:
             rows = session.execute(query.order_by(InputRow.created_at).limit(limit)).scalars().all()
             return [self._to_record(r) for r in rows]
+
+    def done_actors(self, input_ids: Sequence[str]) -> frozenset[str]:
+        """Managers whose writes are committed for every one of these inputs."""
+        if not input_ids:
+            return frozenset()
+        with Session(self.engine) as session:
+            rows = session.execute(select(InputRow.done_actors).where(InputRow.id.in_(list(input_ids)))).scalars().all()
+        sets = [set(r or []) for r in rows]
+        return frozenset(set.intersection(*sets)) if sets else frozenset()
+
+    # ------------------------------------------------------------ claiming
+
+    def claim(self, worker_id: str, *, limit: int = 100, input_ids: Iterable[str] | None = None,
+              statuses: Sequence[InputStatus] = (InputStatus.pending,), include_stale: bool = True
+              ) -> list[InputRecord]:
+        """Atomically take up to `limit` inputs for `worker_id`, oldest first."""
+        now = utcnow()
+        wanted = [s.value for s in statuses]
+        conditions = [InputRow.status.in_(wanted)]
+        if include_stale:
+            conditions = [or_(InputRow.status.in_(wanted), InputRow.status == InputStatus.processing.value)]
+        query = select(InputRow).where(*conditions).order_by(InputRow.created_at).limit(limit * 4 + 16)
+        if input_ids is not None:
+            query = query.where(InputRow.id.in_(list(input_ids)))
+        with Session(self.engine) as session:
+            if self.engine.dialect.name == "sqlite":
+                session.connection().exec_driver_sql("BEGIN IMMEDIATE")
+                rows = session.execute(query).scalars().all()
+            else:
+                rows = session.execute(query.with_for_update(skip_locked=True)).scalars().all()
+            taken = []
+            for row in rows:
+                if row.status == InputStatus.processing.value and row.claimed_by != worker_id:
+                    fresh = row.claimed_at is not None and now - row.claimed_at < self.lease
+                    if fresh and row.claimed_by and worker_alive(row.claimed_by):
+                        continue
+                row.status, row.claimed_by, row.claimed_at = InputStatus.processing.value, worker_id, now
+                row.attempts += 1
+                taken.append(row)
+                if len(taken) >= limit:
+                    break
+            records = [self._to_record(r) for r in taken]
+            session.commit()
+        return records
+
+    def recoverable(self) -> int:
+        """How many inputs are pending, or claimed by a worker that is gone."""
+        with Session(self.engine) as session:
+            rows = session.execute(select(InputRow.status, InputRow.claimed_by, InputRow.claimed_at).where(
+                InputRow.status.in_([InputStatus.pending.value, InputStatus.processing.value]))).all()
+        now = utcnow()
+        return sum(1 for status, by, at in rows if status == InputStatus.pending.value
+                   or not by or not worker_alive(by) or at is None or now - at >= self.lease)

@@ -93,9 +93,13 @@ class MemoryStore:
     # ------------------------------------------------------------ writes
 
     def apply(self, ops: Sequence[Op], *, user_id: str, actor: str, input_id: str | None = None,
-              source_ids: Sequence[str] = ()) -> list[MemoryChange]:
-        """Apply one manager's operations atomically; raise InvalidInput and write nothing on any bad op."""
-        if not ops:
+              source_ids: Sequence[str] = (), ledger: Sequence[str] = ()) -> list[MemoryChange]:
+        """Apply one manager's operations atomically; raise InvalidInput and write nothing on any bad op.
+
+        `ledger`: input ids whose `done_actors` gain `actor` in the same transaction, so a crashed
+        batch that is picked up again never writes this manager's memories twice.
+        """
+        if not ops and not ledger:
             return []
         with Session(self.engine) as session:
             if self.engine.dialect.name == "sqlite":
@@ -119,6 +123,8 @@ class MemoryStore:
                     operation=plan.operation.value, before=self.history_dump(plan.before),
                     after=self.history_dump(plan.after), actor=actor, input_id=input_id, created_at=utcnow(),
                 ))
+            for row in session.execute(select(InputRow).where(InputRow.id.in_(list(ledger)))).scalars():
+                row.done_actors = sorted({*(row.done_actors or []), actor})
             session.commit()
         self._mirror_vectors(user_id, plans, vectors)
         return [MemoryChange(operation=p.operation, memory_id=p.memory_id, memory_type=p.memory_type, actor=actor)
@@ -282,12 +288,6 @@ class MemoryStore:
         return [HistoryEvent(id=r.id, memory_id=r.memory_id, user_id=r.user_id, memory_type=r.memory_type,
                              operation=r.operation, before=r.before, after=r.after, actor=r.actor,
                              input_id=r.input_id, created_at=r.created_at) for r in rows]
-
-    def actors_for_input(self, input_id: str) -> frozenset[str]:
-        """Managers that already committed writes for an input: a retry skips them."""
-        with Session(self.engine) as session:
-            rows = session.execute(select(HistoryRow.actor).where(HistoryRow.input_id == input_id).distinct())
-            return frozenset(rows.scalars())
 
     def record_usage(self, user_id: str, kind: str, usage: dict[str, Any]) -> None:
         with Session(self.engine) as session:

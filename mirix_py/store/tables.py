@@ -91,6 +91,10 @@ class InputRow(SQLModel, table=True):
     attempts: int = 0
     created_at: datetime = Field(sa_type=UTCDateTime)
     processed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    claimed_by: str | None = Field(default=None, max_length=128, description="worker processing it")
+    claimed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    done_actors: list[str] = Field(default_factory=list, sa_type=JSON,
+                                   description="managers whose writes for this input are committed")
 
 
 class UsageRow(SQLModel, table=True):

@@ -8,6 +8,7 @@ The vault runs first and its secrets are redacted from what every other manager 
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Callable, Sequence
@@ -18,7 +19,7 @@ from mirix_py.agents.offline.rules import (
 from mirix_py.ops import InsertOp, Op, UpdateOp
 from mirix_py.records import (
     CoreMemory, EpisodicMemory, InputKind, InputRecord, KnowledgeVaultMemory, MemoryType, ProceduralMemory,
-    ResourceMemory, SemanticMemory, new_memory_id,
+    ResourceMemory, SemanticMemory,
 )
 
 EPISODE_SUMMARY_CHARS = 600
@@ -45,17 +46,22 @@ class PreparedBatch:
     vault_ops: list[Op] = field(default_factory=list)
 
 
+def vault_id(input_id: str, message_index: int, offset: int) -> str:
+    return f"kv_{uuid.uuid5(uuid.NAMESPACE_URL, f'{input_id}/{message_index}/{offset}').hex}"
+
+
 def prepare_batch(user_id: str, inputs: Sequence[InputRecord]) -> PreparedBatch:
     """Flatten inputs into messages; move secrets into vault inserts and redact them everywhere else."""
     batch = PreparedBatch(user_id=user_id, messages=[])
     for record in inputs:
-        for message in record.messages:
+        for index, message in enumerate(record.messages):
             occurred_at = message.occurred_at or record.occurred_at
             sources = tuple(s for s in (record.id, record.source_id, message.id) if s)
             text = message.content
             matches = find_secrets(text)
             if matches:
-                ids = {m: new_memory_id(MemoryType.knowledge_vault) for m in matches}
+                # ids derived from the input: processing the same input again yields the same ids
+                ids = {m: vault_id(record.id, index, m.start) for m in matches}
                 for match, memory_id in ids.items():
                     batch.vault_ops.append(InsertOp(memory=KnowledgeVaultMemory(
                         id=memory_id, user_id=user_id, entry_type=match.entry_type, source=message.speaker,
