@@ -1,0 +1,58 @@
+"""Coarse retrieval for an agent's context, shared by the REST `/context` endpoint and `MirixMemory`.
+
+MIRIX's chat flow first turns the question into topics, then fetches the top items of every memory
+type for them. This is that step on its own, for agents that bring their own model: keyword topics
+(and a time window when the message names one, "last week", "in May 2023"), the core blocks, and
+the best items of the other five types. Vault items of `high` sensitivity are never included, and
+vault secrets stay masked (only their captions are shown).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from mirix_py.agents.chat import offline_topics
+from mirix_py.records import CoreMemory, KnowledgeVaultMemory, SearchHit, Sensitivity
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mirix_py.engine import Mirix
+
+
+class MemoryContext(BaseModel):
+    """What an agent gets before it answers: topics, core memory and the best items of each type."""
+
+    user_id: str
+    topics: list[str]
+    start: datetime | None = None
+    end: datetime | None = None
+    core: dict[str, str] = Field(default_factory=dict, description="Core blocks by label (empty ones left out).")
+    hits: list[SearchHit] = Field(default_factory=list)
+
+    def render(self) -> str:
+        """The context as one text block for a system message ('' when there is nothing to say)."""
+        lines: list[str] = []
+        if self.core:
+            lines.append("Core memory:")
+            lines += [f"[{label}] {value}" for label, value in self.core.items()]
+        if self.hits:
+            lines.append("Relevant memories" + (f" (topics: {', '.join(self.topics)})" if self.topics else "") + ":")
+            lines += [f"- [{h.memory.id}] ({h.memory.memory_type.value}) {h.text}" for h in self.hits]
+        if not lines:
+            return ""
+        return f"Long-term memory of user {self.user_id} (mirix):\n" + "\n".join(lines)
+
+
+def retrieve_context(mx: "Mirix", user_id: str, message: str, *, max_items: int = 10) -> MemoryContext:
+    topics = offline_topics(message, datetime.now(timezone.utc))
+    core: dict[str, CoreMemory] = mx.core_memory(user_id=user_id)
+    retrieval = mx.chat_flow.retrieve(user_id, message, topics, core)
+    hits = [h for h in retrieval.hits
+            if not (isinstance(h.memory, KnowledgeVaultMemory) and h.memory.sensitivity is Sensitivity.high)]
+    hits = [h.model_copy(update={"memory": h.memory.masked()}) if isinstance(h.memory, KnowledgeVaultMemory) else h
+            for h in hits][:max_items]
+    return MemoryContext(user_id=user_id, topics=topics.keywords, start=topics.start, end=topics.end,
+                         core={label: block.value for label, block in core.items() if block.value.strip()},
+                         hits=hits)

@@ -1,0 +1,165 @@
+"""A small synchronous client for the REST API (httpx), returning the same records the engine does.
+
+    from mirix_py.server.client import MirixClient
+    with MirixClient("http://127.0.0.1:8000", api_key="mxk_...") as client:
+        client.add("My brother Tom is a pilot.", user_id="ada", wait=True)
+        client.search("who flies planes", user_id="ada")
+
+Errors come back as the engine's exceptions where one fits (InvalidInput, MemoryNotFound,
+CoreMemoryFull); anything else raises `ApiError` with the status and the server's message.
+"""
+
+from __future__ import annotations
+
+import io
+from datetime import datetime
+from typing import Any, Sequence
+from urllib.parse import quote
+
+import httpx
+from pydantic import TypeAdapter
+
+from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound, MirixError
+from mirix_py.records import (
+    MEMORY_ADAPTER, AddResult, ChatResponse, CoreMemory, HistoryEvent, MemoryBase, SearchHit,
+)
+
+_HITS = TypeAdapter(list[SearchHit])
+_HISTORY = TypeAdapter(list[HistoryEvent])
+
+
+class ApiError(MirixError):
+    def __init__(self, status: int, error: str, message: str) -> None:
+        super().__init__(f"{status} {error}: {message}")
+        self.status, self.error, self.message = status, error, message
+
+
+def _iso(value: datetime | str | None) -> str | None:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+class MirixClient:
+    def __init__(self, base_url: str, *, api_key: str | None = None, timeout: float = 60.0,
+                 http: httpx.Client | None = None) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.base_url = base_url.rstrip("/")
+        self.http = http or httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> "MirixClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ plumbing
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        response = self.http.request(method, path, **kwargs)
+        if response.status_code >= 400:
+            try:
+                body = response.json()
+                error, message = body.get("error", "error"), body.get("message", response.text)
+            except ValueError:
+                error, message = "error", response.text
+            if response.status_code == 404 and "memory" in message:
+                raise MemoryNotFound(path.rsplit("/", 1)[-1])
+            if response.status_code == 409 and error == "core_memory_full":
+                raise CoreMemoryFull(message)
+            if response.status_code == 422:
+                raise InvalidInput(message)
+            raise ApiError(response.status_code, error, message)
+        return None if response.status_code == 204 else response.json()
+
+    @staticmethod
+    def _user(user_id: str) -> str:
+        return f"/v1/users/{quote(user_id, safe='')}"
+
+    # ------------------------------------------------------------ memories
+
+    def add(self, content: str | Sequence[dict[str, Any]], *, user_id: str, occurred_at: datetime | str | None = None,
+            source_id: str | None = None, kind: str = "text", wait: bool = False) -> AddResult:
+        payload: Any = content if isinstance(content, str) else [
+            {k: _iso(v) if isinstance(v, datetime) else v for k, v in dict(m).items()} for m in content]
+        body = {"content": payload, "occurred_at": _iso(occurred_at), "source_id": source_id, "kind": kind,
+                "wait": wait}
+        return AddResult.model_validate(self._call("POST", f"{self._user(user_id)}/memories", json=body))
+
+    def add_screenshot(self, image: bytes | Any, *, user_id: str, captured_at: datetime | str | None = None,
+                       app: str | None = None, window_title: str | None = None, wait: bool = True) -> AddResult:
+        if not isinstance(image, (bytes, bytearray)):  # a PIL image
+            buf = io.BytesIO()
+            image.save(buf, format="PNG")
+            image = buf.getvalue()
+        form = {k: v for k, v in {"captured_at": _iso(captured_at), "app": app, "window_title": window_title,
+                                  "wait": "true" if wait else "false"}.items() if v is not None}
+        data = self._call("POST", f"{self._user(user_id)}/screenshots", data=form,
+                          files={"image": ("screenshot.png", bytes(image), "image/png")})
+        return AddResult.model_validate(data)
+
+    def input_status(self, input_id: str, *, user_id: str) -> dict[str, Any]:
+        return self._call("GET", f"{self._user(user_id)}/inputs/{quote(input_id, safe='')}")
+
+    def search(self, query: str, *, user_id: str, limit: int = 10, memory_types: Sequence[str] | None = None,
+               start: datetime | str | None = None, end: datetime | str | None = None,
+               method: str = "hybrid") -> list[SearchHit]:
+        body = {"query": query, "limit": limit, "memory_types": list(memory_types) if memory_types else None,
+                "start": _iso(start), "end": _iso(end), "method": method}
+        return _HITS.validate_python(self._call("POST", f"{self._user(user_id)}/search", json=body))
+
+    def chat(self, message: str, *, user_id: str, history: Sequence[dict[str, Any]] | None = None,
+             remember: bool = True) -> ChatResponse:
+        body = {"message": message, "history": list(history or []), "remember": remember}
+        return ChatResponse.model_validate(self._call("POST", f"{self._user(user_id)}/chat", json=body))
+
+    def context(self, message: str, *, user_id: str, max_items: int = 10):
+        from mirix_py.integrations.context import MemoryContext
+
+        data = self._call("POST", f"{self._user(user_id)}/context", json={"message": message, "max_items": max_items})
+        return MemoryContext.model_validate(data)
+
+    def list(self, *, user_id: str, memory_types: Sequence[str] | None = None, limit: int = 100,
+             offset: int = 0) -> list[MemoryBase]:
+        params: list[tuple[str, Any]] = [("limit", limit), ("offset", offset)]
+        params += [("memory_type", t) for t in memory_types or ()]
+        data = self._call("GET", f"{self._user(user_id)}/memories", params=params)
+        return [MEMORY_ADAPTER.validate_python(m) for m in data]
+
+    def get(self, memory_id: str, *, user_id: str, reveal: bool = False) -> MemoryBase:
+        data = self._call("GET", f"{self._user(user_id)}/memories/{quote(memory_id, safe='')}",
+                          params={"reveal": str(reveal).lower()})
+        return MEMORY_ADAPTER.validate_python(data)
+
+    def update(self, memory_id: str, fields: dict[str, Any], *, user_id: str) -> MemoryBase:
+        data = self._call("PATCH", f"{self._user(user_id)}/memories/{quote(memory_id, safe='')}",
+                          json={"fields": fields})
+        return MEMORY_ADAPTER.validate_python(data)
+
+    def delete(self, memory_id: str, *, user_id: str) -> None:
+        self._call("DELETE", f"{self._user(user_id)}/memories/{quote(memory_id, safe='')}")
+
+    def history(self, memory_id: str, *, user_id: str) -> list[HistoryEvent]:
+        return _HISTORY.validate_python(
+            self._call("GET", f"{self._user(user_id)}/memories/{quote(memory_id, safe='')}/history"))
+
+    def core_memory(self, *, user_id: str) -> dict[str, CoreMemory]:
+        data = self._call("GET", f"{self._user(user_id)}/core")
+        return {label: CoreMemory.model_validate(block) for label, block in data.items()}
+
+    def core_append(self, label: str, text: str, *, user_id: str) -> CoreMemory:
+        return CoreMemory.model_validate(
+            self._call("POST", f"{self._user(user_id)}/core/{label}/append", json={"text": text}))
+
+    def core_rewrite(self, label: str, value: str, *, user_id: str) -> CoreMemory:
+        return CoreMemory.model_validate(self._call("PUT", f"{self._user(user_id)}/core/{label}", json={"value": value}))
+
+    def delete_user(self, user_id: str) -> dict[str, int]:
+        return self._call("DELETE", self._user(user_id))["deleted"]
+
+    def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
+        return self._call("GET", f"{self._user(user_id)}/stats" if user_id else "/v1/stats")
+
+    def health(self) -> dict[str, Any]:
+        return self._call("GET", "/health")

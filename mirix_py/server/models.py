@@ -1,0 +1,162 @@
+"""REST request and response bodies. Records (memories, hits, results) come from `mirix_py.records`
+unchanged; these models only add what a request needs on top, and reuse record fields where they exist."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+from mirix_py.records import InputKind, InputStatus, MemoryType, Message, SearchMethod
+
+_CONTROL = frozenset(chr(c) for c in range(32)) - {"\n", "\r", "\t"} | {"\x7f"}
+
+
+def clean_text(value: str) -> str:
+    """Reject control characters (NUL breaks PostgreSQL text) and lone surrogates (not UTF-8)."""
+    for ch in value:
+        if ch in _CONTROL:
+            raise ValueError("text holds control characters")
+        if "\ud800" <= ch <= "\udfff":
+            raise ValueError("text holds a lone surrogate (not valid UTF-8)")
+    return value
+
+
+def clean_value(value: Any, depth: int = 0) -> Any:
+    """`clean_text` over a JSON value (update fields), with a nesting limit."""
+    if depth > 8:
+        raise ValueError("fields are nested too deeply")
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean_value(k, depth + 1): clean_value(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clean_value(v, depth + 1) for v in value]
+    if isinstance(value, float) and value != value:
+        raise ValueError("NaN is not a valid value")
+    return value
+
+
+Text = Annotated[str, AfterValidator(clean_text)]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ChatTurn(_Body):
+    role: Literal["user", "assistant", "system", "tool"] = "user"
+    content: Annotated[str, Field(min_length=1, max_length=20_000), AfterValidator(clean_text)]
+
+
+class AddRequest(_Body):
+    """Text, or a list of chat messages, to remember."""
+
+    content: str | Annotated[list[Message], Field(min_length=1, max_length=500)] = Field(
+        description="Text, or chat messages ({role, content, name?, id?, occurred_at?}).")
+    occurred_at: datetime | None = Field(default=None, description="When it happened (ISO 8601 with zone); now if unset.")
+    source_id: Annotated[str, Field(min_length=1, max_length=256), AfterValidator(clean_text)] | None = Field(
+        default=None, description="Caller id kept as provenance in source_ids.")
+    kind: Literal["text", "document"] = "text"
+    wait: bool = Field(default=False, description="Process before answering (200 with the changes) instead of "
+                                                  "accepting it for background processing (202).")
+
+    @field_validator("content")
+    @classmethod
+    def _clean_messages(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            if not value.strip():
+                raise ValueError("content is empty")
+            clean_text(value)
+        if isinstance(value, list):
+            for message in value:
+                for text in (message.content, message.name, message.id):
+                    if text is not None:
+                        clean_text(text)
+        return value
+
+
+class SearchRequest(_Body):
+    query: Annotated[str, Field(min_length=1, max_length=2000), AfterValidator(clean_text)]
+    limit: int = Field(default=10, ge=1, le=100)
+    memory_types: list[MemoryType] | None = Field(default=None, max_length=6)
+    start: datetime | None = Field(default=None, description="occurred_at >= start")
+    end: datetime | None = Field(default=None, description="occurred_at < end")
+    method: SearchMethod = SearchMethod.hybrid
+
+
+class ChatRequest(_Body):
+    message: Annotated[str, Field(min_length=1, max_length=20_000), AfterValidator(clean_text)]
+    history: list[ChatTurn] = Field(default_factory=list, max_length=50)
+    remember: bool = Field(default=True, description="Feed the exchange back into memory.")
+
+
+class ContextRequest(_Body):
+    message: Annotated[str, Field(min_length=1, max_length=20_000), AfterValidator(clean_text)]
+    max_items: int = Field(default=10, ge=1, le=50)
+
+
+class UpdateRequest(_Body):
+    fields: Annotated[dict[str, Any], Field(min_length=1, max_length=50), AfterValidator(clean_value)] = Field(
+        description="Type-specific or common fields to change, e.g. {\"summary\": \"...\"}; the id stays.")
+
+
+class CoreRewriteRequest(_Body):
+    value: Annotated[str, Field(max_length=100_000), AfterValidator(clean_text)]
+
+
+class CoreAppendRequest(_Body):
+    text: Annotated[str, Field(min_length=1, max_length=100_000), AfterValidator(clean_text)]
+
+
+class InputStatusOut(BaseModel):
+    """An input log entry without its content: where processing stands."""
+
+    id: str
+    user_id: str
+    kind: InputKind
+    status: InputStatus
+    error: str | None = None
+    attempts: int = 0
+    source_id: str | None = None
+    occurred_at: datetime
+    created_at: datetime
+    processed_at: datetime | None = None
+    metadata: dict[str, str] = Field(default_factory=dict)
+
+
+class DeletedUser(BaseModel):
+    user_id: str
+    deleted: dict[str, int]
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+    version: str
+    mode: Literal["offline", "llm"]
+    database: str
+
+
+class Me(BaseModel):
+    key_id: str
+    users: list[str]
+    admin: bool
+
+
+class UsersOut(BaseModel):
+    users: list[str]
+    all_users: bool = Field(description="True when the key may act for every user (the list is those with data).")
+
+
+class CreateKeyRequest(_Body):
+    users: list[Annotated[str, Field(min_length=1, max_length=256), AfterValidator(clean_text)]] = Field(
+        min_length=1, max_length=1000)
+    name: Annotated[str, Field(max_length=200), AfterValidator(clean_text)] = ""
+    admin: bool = False
+
+
+class ErrorOut(BaseModel):
+    error: str = Field(description="A short code: invalid_input, not_found, unauthorized, forbidden, ...")
+    message: str
+    detail: Any = None
