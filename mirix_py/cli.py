@@ -208,6 +208,47 @@ def stats(user: Optional[str] = typer.Option(None, "--user", "-u"), data_dir: Op
         console.print(f"[bold]{key}[/]: {value}")
 
 
+@app.command()
+def doctor(repair: bool = typer.Option(False, "--repair", help="Fix what can be fixed (re-embeds with a progress bar)."),
+           data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
+    """Check that SQL and the vector index agree, embeddings are current and the vault key works."""
+    from tqdm import tqdm
+
+    def progress(items, total):
+        return tqdm(items, total=total, desc="re-embedding", unit="batch", disable=total < 2)
+
+    with _engine(data_dir) as mx:
+        report = mx.doctor(repair=repair, progress=progress)
+    summary = report.summary()
+    if as_json:
+        _print_json(summary)
+    else:
+        for key, value in summary.items():
+            console.print(f"[bold]{key}[/]: {value}")
+    raise typer.Exit(0 if report.clean else 1)
+
+
+@app.command()
+def worker(once: bool = typer.Option(False, "--once", help="Drain what is there, then exit."),
+           poll: float = typer.Option(1.0, help="Seconds between looks at the input log."),
+           data_dir: Optional[Path] = DataDir) -> None:
+    """Process the input log: pending inputs and those of workers that died. Run several of these
+    (processes or machines on one PostgreSQL) to scale ingestion out; no input is done twice."""
+    import time as _time
+
+    with _engine(data_dir) as mx:
+        total = 0
+        while True:
+            done = mx.resume(wait=True)
+            total += done
+            if done:
+                console.print(f"processed {done} input(s) ({total} so far)")
+            if once:
+                break
+            _time.sleep(poll)
+    console.print(f"worker {mx.worker_id} processed {total} input(s)")
+
+
 @schemas_app.command("export")
 def schemas_export(out: Path = typer.Option(None, "--out", help="Folder (default: the checkout's schemas/).")) -> None:
     """Write the JSON Schema of every public record."""

@@ -14,7 +14,7 @@ import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Any, Iterable, Sequence
+from typing import IO, TYPE_CHECKING, Any, Iterable, Sequence
 
 from autogen_core.models import ChatCompletionClient
 
@@ -38,6 +38,9 @@ from mirix_py.store.db import create_schema, make_engine
 from mirix_py.store.embeddings import Embedder, load_embedder
 from mirix_py.store.fulltext import fulltext_for
 from mirix_py.store.inputs import InputLog, new_worker_id
+
+if TYPE_CHECKING:
+    from mirix_py.doctor import DoctorReport
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
 from mirix_py.store.vectors import ChromaVectorIndex
@@ -141,8 +144,11 @@ class Mirix:
 
     def resume(self, *, wait: bool = True, limit: int = 10_000) -> int:
         """Take over inputs left pending, or claimed by a worker that died, and process them once.
-        Managers that had committed before the crash are skipped (the input's `done_actors`)."""
+        Managers that had committed before the crash are skipped (the input's `done_actors`); a
+        crash between a commit and its vector mirror is repaired from SQL."""
         records = self.inputs.claim(self.worker_id, limit=limit)
+        if records:
+            self.doctor(repair=True)
         for record in records:
             self._queue.submit(record)
         if wait:
@@ -344,6 +350,17 @@ class Mirix:
                 return import_lines(self.store, fh)
         return import_lines(self.store, src)
 
+    # ------------------------------------------------------------ consistency
+
+    def doctor(self, *, repair: bool = False, progress=None) -> "DoctorReport":
+        """Compare SQL and the vector index (and check the vault key); `repair=True` fixes what it can."""
+        from mirix_py.doctor import diagnose, repair as do_repair
+
+        report = diagnose(self.store)
+        if repair and not report.clean:
+            report = do_repair(self.store, report, progress) if progress else do_repair(self.store, report)
+        return report
+
     # ------------------------------------------------------------ chat
 
     def chat(self, message: str, *, user_id: str, history: Sequence[dict[str, Any]] | None = None,
@@ -434,7 +451,7 @@ class AsyncMirix:
         await self.close()
 
 
-ASYNC_METHODS = ("add", "flush", "resume", "chat", "search", "get", "list", "update", "delete", "history", "delete_user", "core_memory",
+ASYNC_METHODS = ("add", "flush", "resume", "doctor", "chat", "search", "get", "list", "update", "delete", "history", "delete_user", "core_memory",
                  "core_append", "core_rewrite", "export", "import_", "retry_failed", "input_status", "stats",
                  "describe", "close")
 

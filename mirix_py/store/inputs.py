@@ -101,7 +101,7 @@ class InputLog:
             session.commit()
 
     def by_status(self, status: InputStatus, *, user_id: str | None = None, limit: int = 1000) -> list[InputRecord]:
-        query = select(InputRow).where(InputRow.status == status.value)
+        query = select(InputRow).where(InputRow.status == InputStatus(status).value)
         if user_id is not None:
             query = query.where(InputRow.user_id == user_id)
         with Session(self.engine) as session:

@@ -58,6 +58,7 @@ class ChromaVectorIndex:
         if create:
             coll = self._client.get_or_create_collection(
                 name, configuration={"hnsw": {"space": "cosine"}}, embedding_function=None,
+                metadata={"mirix_user": user_id},
             )
         else:
             try:
@@ -115,6 +116,15 @@ class ChromaVectorIndex:
     def count(self, user_id: str) -> int:
         coll = self._collection(user_id, create=False)
         return 0 if coll is None else coll.count()
+
+    def users(self) -> dict[str, str]:
+        """user id -> collection name, for every collection this index holds."""
+        found = {}
+        for coll in self._client.list_collections():
+            user = (coll.metadata or {}).get("mirix_user")
+            if coll.name.startswith("mx_") and user:
+                found[user] = coll.name
+        return found
 
     def drop_user(self, user_id: str) -> None:
         name = collection_name(user_id)

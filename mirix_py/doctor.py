@@ -1,0 +1,132 @@
+"""`mirix doctor`: check that SQL (the source of truth) and the vector index agree, and repair.
+
+Finds rows without vectors, vectors without rows, embeddings made by another model (the embedder
+changed) and vault secrets or logged inputs that the current key cannot decrypt. `repair`
+re-embeds what is missing or stale (a user's whole collection when the model changed, since the
+dimension may differ), deletes orphan vectors, and reports what cannot be fixed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from sqlalchemy import select
+from sqlmodel import Session
+
+from mirix_py.store.crypto import VaultKeyError
+from mirix_py.store.memories import MemoryStore
+from mirix_py.store.tables import InputRow, MemoryRow
+from mirix_py.store.vectors import VectorItem
+
+EMBED_BATCH = 256
+
+
+@dataclass
+class DoctorReport:
+    rows_without_vectors: list[str] = field(default_factory=list)
+    vectors_without_rows: list[str] = field(default_factory=list)
+    stale_embeddings: list[str] = field(default_factory=list)
+    undecryptable_secrets: list[str] = field(default_factory=list)
+    undecryptable_inputs: list[str] = field(default_factory=list)
+    embedder: str | None = None
+    repaired: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def clean(self) -> bool:
+        return not (self.rows_without_vectors or self.vectors_without_rows or self.stale_embeddings
+                    or self.undecryptable_secrets or self.undecryptable_inputs)
+
+    def summary(self) -> dict[str, int | str | None | dict]:
+        return {"clean": self.clean, "embedder": self.embedder,
+                "rows_without_vectors": len(self.rows_without_vectors),
+                "vectors_without_rows": len(self.vectors_without_rows),
+                "stale_embeddings": len(self.stale_embeddings),
+                "undecryptable_secrets": len(self.undecryptable_secrets),
+                "undecryptable_inputs": len(self.undecryptable_inputs), "repaired": self.repaired}
+
+
+def _rows_by_user(store: MemoryStore) -> dict[str, dict[str, str | None]]:
+    """user -> {memory id -> embedding model}"""
+    out: dict[str, dict[str, str | None]] = {}
+    with Session(store.engine) as session:
+        for user_id, memory_id, model in session.execute(
+                select(MemoryRow.user_id, MemoryRow.id, MemoryRow.embedding_model)):
+            out.setdefault(user_id, {})[memory_id] = model
+    return out
+
+
+def diagnose(store: MemoryStore) -> DoctorReport:
+    report = DoctorReport(embedder=store.embedder.name if store.embedder else None)
+    rows = _rows_by_user(store)
+    if store.vectors is not None:
+        users = set(rows) | set(store.vectors.users())
+        for user_id in sorted(users):
+            sql_ids = rows.get(user_id, {})
+            vector_ids = store.vectors.ids(user_id)
+            report.vectors_without_rows += sorted(vector_ids - set(sql_ids))
+            if store.embedder is None:
+                continue
+            for memory_id, model in sql_ids.items():
+                if memory_id not in vector_ids:
+                    report.rows_without_vectors.append(memory_id)
+                elif model != store.embedder.name:
+                    report.stale_embeddings.append(memory_id)
+    with Session(store.engine) as session:
+        for memory_id, secret in session.execute(select(MemoryRow.id, MemoryRow.secret).where(MemoryRow.secret.is_not(None))):
+            try:
+                store.cipher.decrypt(secret)
+            except VaultKeyError:
+                report.undecryptable_secrets.append(memory_id)
+        for input_id, payload in session.execute(select(InputRow.id, InputRow.payload)):
+            try:
+                store.cipher.decrypt(payload)
+            except VaultKeyError:
+                report.undecryptable_inputs.append(input_id)
+    return report
+
+
+def repair(store: MemoryStore, report: DoctorReport,
+           progress: Callable[[Iterable, int], Iterable] = lambda it, total: it) -> DoctorReport:
+    """Fix what can be fixed, then diagnose again."""
+    if store.vectors is None or store.embedder is None:
+        return report
+    repaired = {"reembedded": 0, "orphans_deleted": 0}
+    rows = _rows_by_user(store)
+    stale_users = {u for u, ids in rows.items() if any(i in ids for i in report.stale_embeddings)}
+    missing = set(report.rows_without_vectors)
+    orphans = set(report.vectors_without_rows)
+    todo: list[tuple[str, str]] = []
+    for user_id, ids in rows.items():
+        if user_id in stale_users:
+            store.vectors.drop_user(user_id)  # another model: the dimension may differ
+            todo += [(user_id, i) for i in ids]
+        else:
+            todo += [(user_id, i) for i in ids if i in missing]
+            gone = sorted(orphans & store.vectors.ids(user_id))
+            if gone:
+                store.vectors.delete(user_id, gone)
+                repaired["orphans_deleted"] += len(gone)
+    for user_id, name in store.vectors.users().items():  # collections of users with no rows left
+        if user_id not in rows:
+            repaired["orphans_deleted"] += store.vectors.count(user_id)
+            store.vectors.drop_user(user_id)
+    for start in progress(range(0, len(todo), EMBED_BATCH), (len(todo) + EMBED_BATCH - 1) // EMBED_BATCH):
+        chunk = todo[start:start + EMBED_BATCH]
+        with Session(store.engine) as session:
+            found = {r.id: r for r in session.execute(
+                select(MemoryRow).where(MemoryRow.id.in_([i for _, i in chunk]))).scalars()}
+            live = [(u, i) for u, i in chunk if i in found]
+            vectors = store.embedder.embed([found[i].text for _, i in live])
+            by_user: dict[str, list[VectorItem]] = {}
+            for (user_id, memory_id), vector in zip(live, vectors):
+                by_user.setdefault(user_id, []).append(VectorItem(memory_id, vector, found[memory_id].memory_type))
+            for user_id, items in by_user.items():
+                store.vectors.upsert(user_id, items)
+            for _, memory_id in live:
+                found[memory_id].embedding_model = store.embedder.name
+            session.commit()
+        repaired["reembedded"] += len(live)
+    after = diagnose(store)
+    after.repaired = repaired
+    return after

@@ -1,0 +1,103 @@
+"""Fault injection: ingestion in a subprocess is killed with SIGKILL at random points, restarted,
+and must end with every acknowledged input processed exactly once, `doctor` clean, and the same
+memories and search results as an uninterrupted run."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from mirix_py.engine import Mirix
+
+CHILD = Path(__file__).with_name("ingest_child.py")
+ROOT = Path(__file__).resolve().parents[2]
+COUNT = 30
+QUERIES = ["colleague lives in Oslo", "backup code", "rotate logs", "hiking near the lake", "market apples"]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+            "ANONYMIZED_TELEMETRY": "False", "MIRIX_VAULT_KEY": os.environ.get("MIRIX_TEST_VAULT_KEY", "")}
+
+
+def run_child_and_kill(data_dir: Path, kill_after_acks: int, extra_delay: float) -> set[str]:
+    """Start ingestion, SIGKILL it after `kill_after_acks` ACKs plus a delay; return acked input ids."""
+    proc = subprocess.Popen([sys.executable, str(CHILD), str(data_dir), str(COUNT)], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, env=_env(), cwd=ROOT)
+    acked: set[str] = set()
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("ACK"):
+            acked.add(line.split()[2])
+            if len(acked) >= kill_after_acks:
+                break
+        if line.startswith("DONE"):
+            break
+    time.sleep(extra_delay)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    # lines already written before the kill are acknowledgements too
+    for line in proc.stdout.read().splitlines():
+        if line.startswith("ACK"):
+            acked.add(line.split()[2])
+    return acked
+
+
+def memory_fingerprint(mx: Mirix) -> Counter:
+    return Counter((m.memory_type.value, m.search_text()) for m in mx.list(user_id="u", limit=10_000))
+
+
+def search_fingerprint(mx: Mirix) -> list:
+    out = []
+    for query in QUERIES:
+        for method in ("bm25", "embedding"):
+            hits = mx.search(query, user_id="u", method=method, limit=200)
+            out.append(sorted((round(h.score, 4), h.text) for h in hits))
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_sigkill_during_ingestion_loses_nothing_and_duplicates_nothing(tmp_path, embedder, seed, monkeypatch):
+    from cryptography.fernet import Fernet
+
+    key = Fernet.generate_key().decode()
+    monkeypatch.setenv("MIRIX_TEST_VAULT_KEY", key)
+    monkeypatch.setenv("MIRIX_VAULT_KEY", key)
+    rng = random.Random(seed)
+    data = tmp_path / "crashy"
+    acked = run_child_and_kill(data, kill_after_acks=rng.randint(3, COUNT - 5), extra_delay=rng.uniform(0, 0.4))
+    assert acked
+    with sqlite3.connect(data / "mirix.db") as db:
+        left = dict(db.execute("SELECT status, count(*) FROM input_log GROUP BY status").fetchall())
+    assert left.get("pending", 0) + left.get("processing", 0) > 0, f"the kill came too late to test anything: {left}"
+
+    with Mirix(data, embedder=embedder) as mx:  # the restart: resumes what the killed process left
+        mx.flush(timeout=120)
+        logged = mx.inputs.by_status
+        statuses = {s: logged(s, user_id="u") for s in ("pending", "processing", "failed")}
+        assert all(not records for records in statuses.values()), {k: len(v) for k, v in statuses.items()}
+        processed = {r.id: r for r in logged("processed", user_id="u", limit=10_000)}
+        assert acked <= set(processed), "an acknowledged input was lost"
+        episodes = Counter(i for m in mx.list(user_id="u", memory_types=["episodic"], limit=10_000)
+                           for i in m.source_ids if i.startswith("in_"))
+        assert all(episodes[i] == 1 for i in processed), "an input was processed twice or not at all"
+        assert mx.doctor().clean
+        recovered_memories = memory_fingerprint(mx)
+        recovered_search = search_fingerprint(mx)
+        texts = [(r.messages[0].content, r.occurred_at, r.source_id)
+                 for r in sorted(processed.values(), key=lambda r: r.created_at)]
+
+    with Mirix(tmp_path / "clean", embedder=embedder) as clean:  # the same inputs, never interrupted
+        for content, occurred_at, source_id in texts:
+            clean.add(content, user_id="u", occurred_at=occurred_at, source_id=source_id)
+        assert memory_fingerprint(clean) == recovered_memories
+        assert search_fingerprint(clean) == recovered_search

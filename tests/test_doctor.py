@@ -1,0 +1,85 @@
+"""`doctor` finds and repairs disagreement between SQL and the vector index."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from cryptography.fernet import Fernet
+
+from mirix_py.engine import Mirix
+from mirix_py.settings import Settings
+from mirix_py.store.vectors import VectorItem
+
+
+class HashEmbedder:
+    """A tiny deterministic embedder standing in for "the model changed" (other name, other size)."""
+
+    name = "hash-16"
+    dim = 16
+
+    def embed(self, texts):
+        out = []
+        for text in texts:
+            digest = hashlib.sha256(text.encode()).digest()
+            out.append([b / 255 for b in digest[:16]])
+        return out
+
+
+@pytest.fixture
+def seeded(mx, user_id):
+    mx.add([{"role": "user", "content": "I planted tulips in the front garden."},
+            {"role": "user", "content": "My password is Tulip-77-Garden"}], user_id=user_id)
+    return mx
+
+
+def test_clean_store_is_clean(seeded):
+    report = seeded.doctor()
+    assert report.clean, report.summary()
+
+
+def test_missing_and_orphan_vectors_are_repaired(seeded, user_id):
+    ids = sorted(seeded.store.vectors.ids(user_id))
+    seeded.store.vectors.delete(user_id, ids[:1])
+    seeded.store.vectors.upsert(user_id, [VectorItem("epi_" + "f" * 32, [0.1] * 384, "episodic")])
+    report = seeded.doctor()
+    assert report.rows_without_vectors == ids[:1]
+    assert report.vectors_without_rows == ["epi_" + "f" * 32]
+    fixed = seeded.doctor(repair=True)
+    assert fixed.clean and fixed.repaired == {"reembedded": 1, "orphans_deleted": 1}
+    assert seeded.search("tulips", user_id=user_id, method="embedding")[0].memory.id in ids
+
+
+def test_changed_embedder_reembeds_everything(tmp_path, embedder, user_id):
+    with Mirix(tmp_path / "d", embedder=embedder) as mx:
+        mx.add("I planted tulips in the front garden.", user_id=user_id)
+        count = len(mx.list(user_id=user_id))
+    with Mirix(tmp_path / "d", embedder=HashEmbedder()) as mx:
+        report = mx.doctor()
+        assert len(report.stale_embeddings) == count and report.embedder == "hash-16"
+        seen = []
+        fixed = mx.doctor(repair=True, progress=lambda items, total: (seen.append(total), items)[1])
+        assert fixed.clean and fixed.repaired["reembedded"] == count and seen == [1]
+        assert mx.search("I planted tulips in the front garden.", user_id=user_id, method="embedding")
+
+
+def test_wrong_vault_key_is_reported(tmp_path, embedder, user_id):
+    with Mirix(tmp_path / "d", embedder=embedder) as mx:
+        mx.add("my password is Tulip-77-Garden", user_id=user_id)
+    other = Settings(data_dir=tmp_path / "d", vault_key=Fernet.generate_key().decode())
+    with Mirix(settings=other, embedder=embedder) as mx:
+        report = mx.doctor(repair=True)
+        assert len(report.undecryptable_secrets) == 1 and len(report.undecryptable_inputs) == 1
+        assert not report.clean
+
+
+def test_doctor_cli_exit_codes(tmp_path, monkeypatch, user_id):
+    from typer.testing import CliRunner
+
+    from mirix_py.cli import app
+
+    monkeypatch.setenv("MIRIX_DATA_DIR", str(tmp_path / "cli"))
+    runner = CliRunner()
+    runner.invoke(app, ["add", "Fed the cat at noon", "--user", user_id])
+    out = runner.invoke(app, ["doctor", "--json"])
+    assert out.exit_code == 0 and '"clean": true' in out.stdout
