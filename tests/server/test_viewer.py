@@ -1,0 +1,167 @@
+"""The memory viewer page in Debian's headless Chromium (Selenium + /usr/bin/chromedriver), against a
+live server: pick a user, the six types, search, the episodic timeline, history, edit, delete."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import tempfile
+from datetime import datetime, timezone
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+
+def _need_browser():
+    if os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER):
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail("chromium/chromium-driver missing in CI: scripts/setup.sh installs them")
+    pytest.skip("Debian chromium + chromium-driver not installed (scripts/setup.sh installs them)")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    _need_browser()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="mirix-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1400,1000"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def seeded(live_sqlite):
+    mx = live_sqlite.mx
+    when = lambda d: datetime(2024, 5, d, 10, 0, tzinfo=timezone.utc)  # noqa: E731
+    mx.add("My brother Tom is a pilot for a regional airline.", user_id="alice", occurred_at=when(1))
+    mx.add("I went climbing at the Sunset crag with Tom.", user_id="alice", occurred_at=when(2))
+    mx.add("How to deploy the site:\n1. Run the tests\n2. Build the image\n3. Push it to the registry",
+           user_id="alice", occurred_at=when(3))
+    mx.add("Today I read the Rust book chapter on lifetimes.", user_id="alice", occurred_at=when(3))
+    mx.core_append("human", "Name: Alice. Likes climbing.", user_id="alice")
+    mx.add("Bob's secret note: I like jazz.", user_id="bob")
+    return live_sqlite
+
+
+def _wait(driver, predicate, timeout=15):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout).until(lambda d: predicate(d))
+
+
+def test_viewer_end_to_end(browser, seeded, tmp_path):
+    from PIL import Image, ImageStat
+    from selenium.webdriver.common.by import By
+
+    d = browser
+    d.get(seeded.url + "/viewer")
+    assert d.title.startswith("mirix-py")
+    d.find_element(By.ID, "api-key").send_keys(seeded.alice)
+    d.find_element(By.ID, "connect").click()
+
+    # the key is bound to alice only: the picker offers alice, not bob
+    _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#user-select option"))
+    options = [o.text for o in d.find_elements(By.CSS_SELECTOR, "#user-select option")]
+    assert options == ["alice"]
+
+    # the six memory types are tabs with counts; episodic is listed first
+    _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#items .item"))
+    tabs = {t: d.find_element(By.ID, f"tab-{t}").text for t in
+            ("core", "episodic", "semantic", "procedural", "resource", "knowledge_vault")}
+    counts = seeded.mx.stats(user_id="alice")["memories"]
+    for t, label in tabs.items():
+        assert f"({counts.get(t, 0)})" in label, (t, label)
+    episodes = d.find_elements(By.CSS_SELECTOR, "#items .item")
+    assert len(episodes) == counts["episodic"] and "climbing" in d.find_element(By.ID, "items").text
+
+    d.find_element(By.ID, "tab-semantic").click()
+    _wait(d, lambda d: "Tom" in d.find_element(By.ID, "items").text)
+    d.find_element(By.ID, "tab-procedural").click()
+    _wait(d, lambda d: "deploy" in d.find_element(By.ID, "items").text.lower())
+    d.find_element(By.ID, "tab-core").click()
+    _wait(d, lambda d: "Likes climbing" in d.find_element(By.ID, "core").text)
+
+    # the episodic timeline groups episodes by day
+    d.find_element(By.ID, "tab-timeline").click()
+    _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#timeline .day"))
+    days = [e.get_attribute("data-day") for e in d.find_elements(By.CSS_SELECTOR, "#timeline .day")]
+    assert days == ["2024-05-03", "2024-05-02", "2024-05-01"]
+
+    # search
+    box = d.find_element(By.ID, "search-input")
+    box.send_keys("who flies airplanes")
+    d.find_element(By.ID, "search-btn").click()
+    _wait(d, lambda d: "result(s)" in d.find_element(By.ID, "status").text)
+    first = d.find_elements(By.CSS_SELECTOR, "#items .item")[0]
+    assert "Tom" in first.text and "score" in first.text
+
+    # an item's history, then edit it in place
+    semantic_id = next(m.id for m in seeded.mx.list(user_id="alice", memory_types=["semantic"]) if m.name == "Tom")
+    d.find_element(By.ID, "tab-semantic").click()
+    _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, f'#items .item[data-id="{semantic_id}"]'))
+    d.find_element(By.CSS_SELECTOR, f'#items .item[data-id="{semantic_id}"]').click()
+    _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#history li"))
+    assert "insert" in d.find_element(By.ID, "history").text
+    area = d.find_element(By.ID, "edit-fields")
+    fields = __import__("json").loads(area.get_attribute("value"))
+    fields["summary"] = "Tom is Alice's brother and flies for a regional airline"
+    area.clear()
+    area.send_keys(__import__("json").dumps(fields))
+    d.find_element(By.ID, "save-btn").click()
+    _wait(d, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#history li")) == 2)
+    assert "flies for a regional airline" in d.find_element(By.ID, "history").text
+    assert seeded.mx.get(semantic_id, user_id="alice").summary.endswith("flies for a regional airline")
+
+    # screenshot of the page with the detail panel open: not blank
+    png = d.get_screenshot_as_png()
+    (tmp_path / "viewer.png").write_bytes(png)
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    assert image.size[0] >= 1000 and image.size[1] >= 600
+    colors = image.getcolors(maxcolors=1 << 20)
+    assert colors is None or len(colors) > 50, "the page rendered almost a single colour"
+    assert max(ImageStat.Stat(image.convert("L")).stddev) > 20, "the page looks blank"
+
+    # delete (two clicks: arm, confirm)
+    d.find_element(By.ID, "delete-btn").click()
+    assert d.find_element(By.ID, "delete-btn").text == "Really delete?"
+    d.find_element(By.ID, "delete-btn").click()
+    _wait(d, lambda d: "Deleted" in d.find_element(By.ID, "status").text)
+    assert not d.find_elements(By.CSS_SELECTOR, f'#items .item[data-id="{semantic_id}"]')
+    assert all(m.id != semantic_id for m in seeded.mx.list(user_id="alice", memory_types=["semantic"]))
+
+
+def test_viewer_rejects_a_bad_key_and_escapes_content(browser, seeded):
+    from selenium.webdriver.common.by import By
+
+    seeded.mx.add("<img src=x onerror=\"document.title='pwned'\"> <b>bold?</b>", user_id="alice")
+    d = browser
+    d.delete_all_cookies()
+    d.get(seeded.url + "/viewer")
+    d.execute_script("sessionStorage.clear()")
+    d.get(seeded.url + "/viewer")
+    d.find_element(By.ID, "api-key").send_keys("mxk_0000.nope")
+    d.find_element(By.ID, "connect").click()
+    _wait(d, lambda d: "not valid" in d.find_element(By.ID, "status").text)
+    assert d.find_element(By.ID, "user-select").get_attribute("disabled") is not None
+
+    key = d.find_element(By.ID, "api-key")
+    key.clear()
+    key.send_keys(seeded.alice)
+    d.find_element(By.ID, "connect").click()
+    _wait(d, lambda d: "<img" in d.find_element(By.ID, "items").text)
+    assert d.title.startswith("mirix-py")  # shown as text, never run
+    assert not d.find_elements(By.CSS_SELECTOR, "#items img, #items b")
