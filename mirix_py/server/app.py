@@ -16,7 +16,7 @@ import json
 import logging
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Annotated
@@ -26,6 +26,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from pydantic import ValidationError
 from sqlalchemy import select, text, union
+from sqlalchemy.exc import StatementError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
@@ -36,7 +37,7 @@ from mirix_py.records import (
 from mirix_py.server.keys import ApiKeyInfo, CreatedKey, KeyStore, Principal, check_user_id
 from mirix_py.server.models import (
     AddRequest, ChatRequest, ContextRequest, CoreAppendRequest, CoreRewriteRequest, CreateKeyRequest, DeletedUser,
-    ErrorOut, Health, InputStatusOut, Me, SearchRequest, UpdateRequest, UsersOut,
+    ErrorOut, Health, InputStatusOut, Me, SearchRequest, UpdateRequest, UsersOut, When,
 )
 
 log = logging.getLogger("mirix_py.server")
@@ -280,7 +281,7 @@ def create_app(mx: Any = None, *, data_dir: str | Path | None = None, keys: KeyS
               tags=["memories"], responses={200: {"model": AddResult}, 501: {"model": ErrorOut}})
     def add_screenshot(user_id: User, response: Response,
                        image: UploadFile = File(description="PNG, JPEG or WebP screenshot."),
-                       captured_at: datetime | None = Form(None, description="When it was taken; now if unset."),
+                       captured_at: When | None = Form(None, description="When it was taken; now if unset."),
                        app_name: str | None = Form(None, alias="app", max_length=200),
                        window_title: str | None = Form(None, max_length=1000),
                        wait: bool = Form(False)) -> AddResult:
@@ -356,7 +357,7 @@ def create_app(mx: Any = None, *, data_dir: str | Path | None = None, keys: KeyS
                       memory_type: Annotated[list[MemoryType] | None, Query(max_length=6)] = None,
                       limit: Annotated[int, Query(ge=1, le=1000)] = 100,
                       offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
-                      start: datetime | None = None, end: datetime | None = None) -> list[Any]:
+                      start: When | None = None, end: When | None = None) -> list[Any]:
         """A user's memories, newest first; `memory_type` may repeat."""
         return mx.list(user_id=user_id, memory_types=memory_type or None, limit=limit, offset=offset,
                        start=start, end=end)
@@ -508,6 +509,13 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def _model_invalid(_: Request, exc: ValidationError) -> JSONResponse:
         errors = list(exc.errors())
         return _error(422, "invalid_input", _validation_message(errors), _jsonable_errors(errors))
+
+    @app.exception_handler(StatementError)
+    async def _statement(_: Request, exc: StatementError) -> JSONResponse:
+        if isinstance(exc.orig, (OverflowError, UnicodeError)):  # a value the database cannot hold
+            return _error(422, "invalid_input", f"value cannot be stored: {exc.orig}")
+        log.error("database error: %s", exc)
+        return _error(500, "internal", "database error")
 
     @app.exception_handler(OverflowError)
     async def _overflow(_: Request, exc: OverflowError) -> JSONResponse:  # e.g. a date at the edge of the calendar

@@ -3,7 +3,7 @@ unchanged; these models only add what a request needs on top, and reuse record f
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
@@ -38,7 +38,21 @@ def clean_value(value: Any, depth: int = 0) -> Any:
     return value
 
 
+def check_when(value: datetime | None) -> datetime | None:
+    """An aware date-time that stays inside the calendar in UTC (what the database stores)."""
+    if value is None:
+        return None
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError("date-time has no time zone; add one, e.g. 2024-05-01T10:00:00+00:00")
+    try:
+        value.astimezone(timezone.utc)
+    except OverflowError as exc:
+        raise ValueError("date-time is out of range once converted to UTC") from exc
+    return value
+
+
 Text = Annotated[str, AfterValidator(clean_text)]
+When = Annotated[datetime, AfterValidator(check_when)]
 
 
 class _Body(BaseModel):
@@ -55,7 +69,7 @@ class AddRequest(_Body):
 
     content: str | Annotated[list[Message], Field(min_length=1, max_length=500)] = Field(
         description="Text, or chat messages ({role, content, name?, id?, occurred_at?}).")
-    occurred_at: datetime | None = Field(default=None, description="When it happened (ISO 8601 with zone); now if unset.")
+    occurred_at: When | None = Field(default=None, description="When it happened (ISO 8601 with zone); now if unset.")
     source_id: Annotated[str, Field(min_length=1, max_length=256), AfterValidator(clean_text)] | None = Field(
         default=None, description="Caller id kept as provenance in source_ids.")
     kind: Literal["text", "document"] = "text"
@@ -74,6 +88,7 @@ class AddRequest(_Body):
                 for text in (message.content, message.name, message.id):
                     if text is not None:
                         clean_text(text)
+                check_when(message.occurred_at)
         return value
 
 
@@ -81,8 +96,8 @@ class SearchRequest(_Body):
     query: Annotated[str, Field(min_length=1, max_length=2000), AfterValidator(clean_text)]
     limit: int = Field(default=10, ge=1, le=100)
     memory_types: list[MemoryType] | None = Field(default=None, max_length=6)
-    start: datetime | None = Field(default=None, description="occurred_at >= start")
-    end: datetime | None = Field(default=None, description="occurred_at < end")
+    start: When | None = Field(default=None, description="occurred_at >= start")
+    end: When | None = Field(default=None, description="occurred_at < end")
     method: SearchMethod = SearchMethod.hybrid
 
 
