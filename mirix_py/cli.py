@@ -18,6 +18,10 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="mirix-py: a 
 schemas_app = typer.Typer(no_args_is_help=True, help="JSON Schema files of the public records.")
 app.add_typer(schemas_app, name="schemas")
 
+from mirix_py.server.cli import register as _register_server_commands  # noqa: E402  (serve, keys, mcp)
+
+_register_server_commands(app)
+
 console = Console()
 err = Console(stderr=True)
 
@@ -236,10 +240,12 @@ def worker(once: bool = typer.Option(False, "--once", help="Drain what is there,
     (processes or machines on one PostgreSQL) to scale ingestion out; no input is done twice."""
     import time as _time
 
-    with _engine(data_dir) as mx:
+    from mirix_py.engine import Mirix
+
+    with Mirix(data_dir, resume=False) as mx:
         total = 0
         while True:
-            done = mx.resume(wait=True)
+            done = mx.work()
             total += done
             if done:
                 console.print(f"processed {done} input(s) ({total} so far)")

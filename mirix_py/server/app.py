@@ -126,12 +126,13 @@ def _too_large(limit: int) -> JSONResponse:
 
 
 def create_app(mx: Any = None, *, data_dir: str | Path | None = None, keys: KeyStore | None = None,
-               auth: bool = True, limits: Limits | None = None, mcp: bool = False) -> FastAPI:
+               auth: bool = True, limits: Limits | None = None, mcp: bool = False, threads: int | None = None,
+               mcp_host: str = "127.0.0.1", mcp_port: int = 8000) -> FastAPI:
     """Build the app over `mx` (a `Mirix`), or over a new engine for `data_dir` (closed on shutdown).
 
     `auth=False` serves without keys (every caller may act for every user): for a single-user
     machine on loopback only; `mirix serve` refuses it on other addresses. `mcp=True` mounts the MCP
-    server (streamable HTTP, same keys) at `/mcp`.
+    server (streamable HTTP, same keys) at `/mcp`. `threads` sizes the thread pool engine calls run in.
     """
     from mirix_py.engine import Mirix
 
@@ -145,10 +146,14 @@ def create_app(mx: Any = None, *, data_dir: str | Path | None = None, keys: KeyS
         from mirix_py.integrations.mcp_server import build_mcp_server
 
         mcp_server = build_mcp_server(mx, keys=keys if auth else None, users=None if auth else ["*"],
-                                      http=True)
+                                      http=True, host=mcp_host, port=mcp_port)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
+        if threads:  # engine calls run in the thread pool: size it for the expected concurrency
+            import anyio.to_thread
+
+            anyio.to_thread.current_default_thread_limiter().total_tokens = threads
         if mcp_server is not None:
             async with mcp_server.session_manager.run():
                 yield

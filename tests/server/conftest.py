@@ -3,42 +3,25 @@
 from __future__ import annotations
 
 import os
-import threading
-import time
 import uuid
 from dataclasses import dataclass, field
 
 import httpx
 import pytest
-import uvicorn
 from sqlalchemy import create_engine, text
+
+from mirix_py.server.thread import ServerThread
 
 PG_URL = os.environ.get("MIRIX_TEST_PG_URL")
 
 
-class LiveServer:
-    """uvicorn in a thread, bound to 127.0.0.1 on a free port."""
-
-    def __init__(self, app, **config) -> None:
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
-                                                    lifespan="on", **config))
-        self.thread = threading.Thread(target=self.server.run, name="uvicorn-test", daemon=True)
+class LiveServer(ServerThread):
+    """The app under uvicorn in a thread, on 127.0.0.1 and a free port."""
 
     def __enter__(self) -> "LiveServer":
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.02)
-        host, port = self.server.servers[0].sockets[0].getsockname()[:2]
-        assert host == "127.0.0.1"
-        self.url = f"http://127.0.0.1:{port}"
+        super().__enter__()
+        assert self.url.startswith("http://127.0.0.1:")
         return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=15)
 
 
 @dataclass

@@ -1,0 +1,181 @@
+"""An MCP server over a `Mirix` engine, built with the official `mcp` SDK (v2, `MCPServer`).
+
+Tools: `add_memory`, `search_memory`, `chat_with_memory`, `list_memories`, `delete_memory`,
+`get_core_memory`. Transports:
+
+    mirix mcp --user ada                                   # stdio, for a desktop client's config
+    mirix mcp --transport http --port 8765                 # streamable HTTP at /mcp, API keys required
+    mirix serve --mcp                                      # the REST app with MCP mounted at /mcp
+
+Over stdio the process acts for the users given with `--user` (the first is the default). Over
+HTTP each request carries an API key (`Authorization: Bearer mxk_...`) checked by the same key
+store as the REST API, and the key's users are the ones the tools may touch.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal, Sequence
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+
+from mirix_py.errors import InvalidInput, MemoryNotFound
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mirix_py.engine import Mirix
+    from mirix_py.server.keys import KeyStore
+
+MemoryTypeName = Literal["core", "episodic", "semantic", "procedural", "resource", "knowledge_vault"]
+INSTRUCTIONS = (
+    "Long-term memory of the user (mirix-py, six memory types: core, episodic, semantic, procedural, "
+    "resource, knowledge_vault). Call search_memory before answering questions about the user's past, "
+    "people, preferences or how-tos; call add_memory with facts worth keeping. Cite memory ids."
+)
+USER_SCOPE = "user:"
+
+
+class KeyVerifier:
+    """`mcp`'s TokenVerifier over mirix API keys: a key's users become `user:<id>` scopes."""
+
+    def __init__(self, keys: "KeyStore") -> None:
+        self.keys = keys
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        import anyio
+
+        principal = await anyio.to_thread.run_sync(self.keys.verify, token)
+        if principal is None:
+            return None
+        return AccessToken(token=token, client_id=principal.key_id,
+                           scopes=[f"{USER_SCOPE}{u}" for u in sorted(principal.users)])
+
+
+def _dump(obj: Any) -> Any:
+    if hasattr(obj, "model_dump"):
+        return obj.model_dump(mode="json")
+    if isinstance(obj, list):
+        return [_dump(o) for o in obj]
+    if isinstance(obj, dict):
+        return {k: _dump(v) for k, v in obj.items()}
+    return obj
+
+
+def build_mcp_server(mx: "Mirix", *, users: Sequence[str] | None = None, keys: "KeyStore | None" = None,
+                     http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> MCPServer:
+    """The MCP server. `users`: who the tools may act for without keys ("*" for anyone; the first
+    is the default `user_id`). `keys`: check API keys on HTTP instead (required with `http` unless
+    `users` is given)."""
+    import anyio
+
+    static_users = [u for u in (users or []) if u]
+    if keys is None and not static_users:
+        raise ValueError("give the users this MCP server acts for (--user), or a key store for HTTP")
+    auth_kwargs: dict[str, Any] = {}
+    if http and keys is not None:
+        base = f"http://{host}:{port}"
+        auth_kwargs = {
+            "token_verifier": KeyVerifier(keys),
+            "auth": AuthSettings(issuer_url=base, resource_server_url=f"{base}/mcp", validate_token_resource=False),
+        }
+    server = MCPServer("mirix", instructions=INSTRUCTIONS, **auth_kwargs)
+
+    def allowed() -> list[str]:
+        token = get_access_token()
+        if token is not None:
+            return [s[len(USER_SCOPE):] for s in token.scopes if s.startswith(USER_SCOPE)]
+        if keys is not None and http:
+            raise ToolError("an API key is required")
+        return static_users
+
+    def resolve(user_id: str | None) -> str:
+        may = allowed()
+        if not user_id:
+            concrete = [u for u in may if u != "*"]
+            if len(concrete) != 1:
+                raise ToolError("pass user_id: this server acts for several users")
+            return concrete[0]
+        if "*" not in may and user_id not in may:
+            raise ToolError(f"not allowed to act for user {user_id!r}")
+        return user_id
+
+    async def call(fn, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
+        except (InvalidInput, MemoryNotFound) as exc:
+            raise ToolError(str(exc)) from exc
+
+    @server.tool(description="Remember text: a fact, an event, a how-to, a note. Returns the changes made.")
+    async def add_memory(content: str, user_id: str | None = None, occurred_at: str | None = None,
+                         source_id: str | None = None, wait: bool = True) -> dict[str, Any]:
+        """occurred_at: ISO 8601 with a zone (default now). wait=false logs it and returns at once."""
+        user = resolve(user_id)
+        result = await call(mx.add, content, user_id=user, occurred_at=occurred_at, source_id=source_id, wait=wait)
+        return {"status": result.status.value, "input_ids": result.input_ids, "error": result.error,
+                "changes": [_dump(c) for c in result.changes]}
+
+    @server.tool(description="Search the user's memories (hybrid BM25 + embeddings). Returns texts, ids, scores.")
+    async def search_memory(query: str, user_id: str | None = None, memory_types: list[MemoryTypeName] | None = None,
+                            limit: int = 10, start: str | None = None, end: str | None = None) -> list[dict[str, Any]]:
+        """start/end: ISO 8601 bounds on when things happened."""
+        user = resolve(user_id)
+        if not 1 <= limit <= 100:
+            raise ToolError("limit must be between 1 and 100")
+        hits = await call(mx.search, query, user_id=user, limit=limit, memory_types=memory_types, start=start, end=end)
+        return [{"id": h.memory.id, "memory_type": h.memory.memory_type.value, "text": h.text,
+                 "score": round(h.score, 6), "occurred_at": _dump(h.memory).get("occurred_at"),
+                 "source_ids": h.memory.source_ids} for h in hits]
+
+    @server.tool(description="Ask a question answered from memory, with the ids of the memories it cites.")
+    async def chat_with_memory(message: str, user_id: str | None = None, remember: bool = True) -> dict[str, Any]:
+        user = resolve(user_id)
+        response = await call(mx.chat, message, user_id=user, remember=remember)
+        return {"answer": response.answer, "memory_ids": response.memory_ids, "topics": response.topics,
+                "mode": response.mode}
+
+    @server.tool(description="List the user's memories, newest first, optionally of some types.")
+    async def list_memories(user_id: str | None = None, memory_types: list[MemoryTypeName] | None = None,
+                            limit: int = 20, offset: int = 0) -> list[dict[str, Any]]:
+        user = resolve(user_id)
+        if not 1 <= limit <= 500 or offset < 0:
+            raise ToolError("limit must be between 1 and 500 and offset non-negative")
+        memories = await call(mx.list, user_id=user, memory_types=memory_types, limit=limit, offset=offset)
+        return [{"id": m.id, "memory_type": m.memory_type.value, "text": m.search_text(),
+                 "occurred_at": _dump(m).get("occurred_at")} for m in memories]
+
+    @server.tool(description="Delete one memory by id (the deletion is kept in its history).")
+    async def delete_memory(memory_id: str, user_id: str | None = None) -> dict[str, Any]:
+        user = resolve(user_id)
+        await call(mx.delete, memory_id, user_id=user, actor="mcp")
+        return {"deleted": memory_id}
+
+    @server.tool(description="Read core memory: the persona and human blocks always given to the assistant.")
+    async def get_core_memory(user_id: str | None = None) -> dict[str, Any]:
+        user = resolve(user_id)
+        blocks = await call(mx.core_memory, user_id=user)
+        return {label: {"value": b.value, "limit": b.limit, "id": b.id or None} for label, b in blocks.items()}
+
+    server.mirix_engine = mx  # type: ignore[attr-defined]
+    return server
+
+
+def run(mx: "Mirix", *, transport: str = "stdio", users: Sequence[str] | None = None, keys: "KeyStore | None" = None,
+        host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Serve until stopped. HTTP without keys is allowed on loopback only."""
+    if transport == "stdio":
+        build_mcp_server(mx, users=users).run("stdio")
+        return
+    loopback = host in ("127.0.0.1", "localhost", "::1")
+    if keys is None and not loopback:
+        raise ValueError("an MCP server on a non-loopback address needs API keys")
+    server = build_mcp_server(mx, users=None if keys is not None else users, keys=keys, http=True, host=host,
+                              port=port)
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=loopback,
+                                         allowed_hosts=[f"{host}:{port}", f"localhost:{port}", f"127.0.0.1:{port}"])
+    server.run("streamable-http", host=host, port=port, transport_security=security)
+
+
+__all__ = ["build_mcp_server", "run", "KeyVerifier"]

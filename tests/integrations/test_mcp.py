@@ -1,0 +1,132 @@
+"""The MCP server, driven by the official SDK's own client: over stdio (a real `mirix mcp` process)
+and over streamable HTTP (mounted in the REST app on a live loopback server, with API keys)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import Client  # noqa: E402
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+TOOLS = {"add_memory", "search_memory", "chat_with_memory", "list_memories", "delete_memory", "get_core_memory"}
+
+
+def _payload(result):
+    """A tool result's structured content, else its JSON text."""
+    assert not result.is_error, result
+    if result.structured_content is not None:
+        data = result.structured_content
+        return data.get("result", data) if isinstance(data, dict) and set(data) == {"result"} else data
+    return json.loads(result.content[0].text)
+
+
+def _error_text(result) -> str:
+    assert result.is_error, result
+    return " ".join(getattr(c, "text", "") for c in result.content)
+
+
+def _server_params(data_dir: Path, *users: str) -> StdioServerParameters:
+    env = {k: os.environ[k] for k in ("PATH", "HOME", "MIRIX_TEST_PG_URL") if k in os.environ}
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", ANONYMIZED_TELEMETRY="False",
+               MIRIX_DATA_DIR=str(data_dir), PYTHONUNBUFFERED="1")
+    args = ["-m", "mirix_py.cli", "mcp", "--transport", "stdio"]
+    for u in users:
+        args += ["--user", u]
+    return StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(REPO))
+
+
+def test_stdio_server_with_the_sdk_client(tmp_path):
+    async def main():
+        async with Client(_server_params(tmp_path / "data", "ada"), read_timeout_seconds=120) as client:
+            tools = await client.list_tools()
+            assert TOOLS <= {t.name for t in tools.tools}
+            search_tool = next(t for t in tools.tools if t.name == "search_memory")
+            assert "query" in search_tool.input_schema["properties"]
+
+            added = _payload(await client.call_tool("add_memory", {
+                "content": "My brother Tom is a pilot for a regional airline.",
+                "occurred_at": "2024-05-01T10:00:00+00:00", "source_id": "chat-1"}))
+            assert added["status"] == "processed" and added["changes"]
+            _payload(await client.call_tool("add_memory", {"content": "I went sailing on Lake Geneva last weekend."}))
+
+            hits = _payload(await client.call_tool("search_memory", {"query": "Tom pilot", "limit": 5}))
+            assert hits and any("Tom" in h["text"] for h in hits)
+            assert any("chat-1" in h["source_ids"] for h in hits)
+
+            listed = _payload(await client.call_tool("list_memories", {"memory_types": ["episodic"]}))
+            assert len(listed) == 2 and {m["memory_type"] for m in listed} == {"episodic"}
+
+            answer = _payload(await client.call_tool("chat_with_memory", {"message": "What does Tom do?",
+                                                                           "remember": False}))
+            assert "Tom" in answer["answer"] and answer["memory_ids"] and answer["mode"] == "offline"
+
+            core = _payload(await client.call_tool("get_core_memory", {}))
+            assert set(core) == {"persona", "human"}
+
+            victim = next(m["id"] for m in listed if "sailing" in m["text"])
+            assert _payload(await client.call_tool("delete_memory", {"memory_id": victim})) == {"deleted": victim}
+            left = _payload(await client.call_tool("list_memories", {"memory_types": ["episodic"]}))
+            assert victim not in {m["id"] for m in left}
+
+            # the process acts for ada only; bad input is a tool error, not a crash
+            assert "not allowed" in _error_text(await client.call_tool("search_memory", {"query": "x",
+                                                                                        "user_id": "bob"}))
+            assert "no memory" in _error_text(await client.call_tool("delete_memory", {"memory_id": victim}))
+            assert "empty" in _error_text(await client.call_tool("add_memory", {"content": "   "}))
+            assert "limit" in _error_text(await client.call_tool("search_memory", {"query": "x", "limit": 0}))
+            # still serving after the errors
+            assert _payload(await client.call_tool("search_memory", {"query": "Tom"}))
+
+    anyio.run(main)
+
+
+def test_http_transport_uses_api_keys(tmp_path, embedder):
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    from mirix_py.engine import Mirix
+    from mirix_py.server import KeyStore, create_app
+    from mirix_py.server.thread import ServerThread
+
+    mx = Mirix(tmp_path / "data", embedder=embedder)
+    keys = KeyStore(mx.engine)
+    ada_key = keys.create(["ada"]).key
+    mx.add("Bob's private note: the boat is called Wanda.", user_id="bob")
+    app = create_app(mx, keys=keys, mcp=True)
+
+    def connect(url, key):
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        return Client(streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=60)))
+
+    with ServerThread(app) as server:
+        url = server.url + "/mcp/"
+
+        async def main():
+            async with connect(url, ada_key) as client:
+                assert TOOLS <= {t.name for t in (await client.list_tools()).tools}
+                added = _payload(await client.call_tool("add_memory", {"content": "My cat Miso likes boxes."}))
+                assert added["status"] == "processed"
+                hits = _payload(await client.call_tool("search_memory", {"query": "Miso"}))
+                assert hits and "Miso" in hits[0]["text"]
+                denied = await client.call_tool("search_memory", {"query": "boat", "user_id": "bob"})
+                assert "not allowed" in _error_text(denied)
+
+        anyio.run(main)
+        # no key or a wrong key: refused before any tool runs
+        for key in (None, "mxk_0.bad"):
+            r = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                            headers={"Accept": "application/json, text/event-stream",
+                                     **({"Authorization": f"Bearer {key}"} if key else {})})
+            assert r.status_code == 401
+    assert {m.user_id for m in mx.list(user_id="ada")} == {"ada"}
+    assert all("Wanda" not in h.text for h in mx.search("Wanda", user_id="ada"))
+    mx.close()
