@@ -24,6 +24,7 @@ from mirix_py.agents.offline import managers as offline
 from mirix_py.agents.update_flow import UpdateFlow
 from mirix_py.background import BackgroundQueue
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
+from mirix_py.ingest.mixin import SCREENSHOT_METHODS, ScreenshotsMixin
 from mirix_py.inputs import normalize_add
 from mirix_py.ops import DeleteOp, InsertOp, Op, UpdateOp
 from mirix_py.llm import build_model_client
@@ -51,7 +52,7 @@ _DEFAULT = object()
 CORE_LABELS = ("persona", "human")
 
 
-class Mirix:
+class Mirix(ScreenshotsMixin):
     """Synchronous memory engine. Every method is safe to call from several threads."""
 
     def __init__(self, data_dir: str | Path | None = None, *, settings: Settings | None = None,
@@ -135,6 +136,7 @@ class Mirix:
 
     def flush(self, timeout: float | None = None) -> None:
         """Process every queued input now and wait until done."""
+        self._flush_screenshots()
         self._queue.flush(timeout)
 
     def _process_queued(self, records: Sequence[InputRecord]) -> None:
@@ -186,7 +188,7 @@ class Mirix:
                          ) -> tuple[list[MemoryChange], list[str], list[MemoryType]]:
         changes: list[MemoryChange] = []
         failures: list[str] = []
-        batch = offline.prepare_batch(user_id, records)
+        batch = offline.prepare_batch(user_id, records, **self._offline_lookups(user_id))
         routed = offline.route(batch)
         for memory_type in routed:
             actor = f"{memory_type.value}_memory_manager"
@@ -283,6 +285,7 @@ class Mirix:
 
     def delete_user(self, user_id: str) -> dict[str, int]:
         _check_user(user_id)
+        self._delete_user_screenshots(user_id)
         return self.store.delete_user(user_id)
 
     # ------------------------------------------------------------ core memory
@@ -398,6 +401,7 @@ class Mirix:
                 "llm_usage": self.store.usage_totals(user_id=user_id)}
 
     def close(self) -> None:
+        self._close_screenshots()
         self._queue.close()
         if self._loop is not None:
             if self.model_client is not None:
@@ -454,6 +458,7 @@ class AsyncMirix:
 ASYNC_METHODS = ("add", "flush", "resume", "doctor", "chat", "search", "get", "list", "update", "delete", "history", "delete_user", "core_memory",
                  "core_append", "core_rewrite", "export", "import_", "retry_failed", "input_status", "stats",
                  "describe", "close")
+ASYNC_METHODS += SCREENSHOT_METHODS
 
 
 def _make_async(name: str):

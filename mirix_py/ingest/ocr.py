@@ -242,12 +242,14 @@ def looks_like_token(word: str) -> bool:
 
 def parse_tesseract_data(data: dict[str, list], *, min_confidence: float, scale: float = 1.0,
                          size: tuple[int, int] = (0, 0), seconds: float = 0.0, lang: str = "eng",
-                         keep_tokens: bool = True) -> OcrResult:
+                         keep_tokens: bool = True, split_gap: float | None = 3.0) -> OcrResult:
     """Turn pytesseract.image_to_data(..., output_type=DICT) into blocks / lines / words.
 
     Words below `min_confidence` (and empty ones) are dropped, except, with `keep_tokens`, words
     that look like URLs, addresses or keys (see `looks_like_token`); a line with no word left
-    disappears, and so does a block. Boxes are mapped back to the unscaled frame.
+    disappears, and so does a block. Boxes are mapped back to the unscaled frame. With
+    `split_gap`, lines are cut where words are further apart than that many line heights and a
+    block is regrouped into columns (see `split_columns`).
     """
     missing = [c for c in _COLUMNS if c not in data]
     if missing:
@@ -270,12 +272,67 @@ def parse_tesseract_data(data: dict[str, list], *, min_confidence: float, scale:
         block_key = (int(data["page_num"][i]), int(data["block_num"][i]))
         line_key = (int(data["par_num"][i]), int(data["line_num"][i]))
         blocks.setdefault(block_key, {}).setdefault(line_key, []).append(OcrWord(text, conf, box))  # type: ignore[arg-type]
-    out_blocks = []
+    out_blocks: list[OcrBlock] = []
     for block_key in sorted(blocks):
-        lines = tuple(OcrLine(tuple(words)) for _, words in sorted(blocks[block_key].items()))
-        out_blocks.append(OcrBlock(lines))
+        lines = [OcrLine(tuple(words)) for _, words in sorted(blocks[block_key].items())]
+        if split_gap:
+            out_blocks.extend(split_columns(lines, split_gap))
+        else:
+            out_blocks.append(OcrBlock(tuple(lines)))
     return OcrResult(blocks=tuple(out_blocks), words_kept=kept, words_dropped=dropped, seconds=seconds, size=size,
                      lang=lang)
+
+
+def _split_line(line: OcrLine, gap: float) -> list[OcrLine]:
+    words = sorted(line.words, key=lambda w: w.box[0])
+    heights = sorted(w.box[3] for w in words)
+    limit = gap * max(heights[len(heights) // 2], 1)
+    out: list[list[OcrWord]] = [[words[0]]]
+    for word in words[1:]:
+        prev = out[-1][-1]
+        if word.box[0] - (prev.box[0] + prev.box[2]) > limit:
+            out.append([word])
+        else:
+            out[-1].append(word)
+    return [OcrLine(tuple(ws)) for ws in out]
+
+
+def split_columns(lines: Sequence[OcrLine], gap: float = 3.0) -> list[OcrBlock]:
+    """Undo Tesseract's habit of reading across the panes of an app window.
+
+    On screens, a list pane and a message pane side by side often come back as one block whose
+    lines join a list entry to a sentence of the message ("IT Service Desk Sofia Ward works at
+    ..."). Lines are cut where two words are more than `gap` line heights apart, and the pieces
+    are grouped into columns by overlapping horizontal extent, each column a block, left to right.
+    """
+    pieces = [piece for line in lines for piece in _split_line(line, gap) if piece.words]
+    columns: list[tuple[list[int], list[OcrLine]]] = []  # ([left, right], lines)
+    for piece in sorted(pieces, key=lambda p: (p.box[1], p.box[0])):
+        left, _, width, _ = piece.box
+        right = left + width
+        for span, members in columns:
+            if left < span[1] and right > span[0]:
+                span[0], span[1] = min(span[0], left), max(span[1], right)
+                members.append(piece)
+                break
+        else:
+            columns.append(([left, right], [piece]))
+    # a piece can widen a column until it overlaps another one: merge those
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(columns)):
+            for j in range(i + 1, len(columns)):
+                (a, la), (b, lb) = columns[i], columns[j]
+                if a[0] < b[1] and a[1] > b[0]:
+                    columns[i] = ([min(a[0], b[0]), max(a[1], b[1])], la + lb)
+                    del columns[j]
+                    merged = True
+                    break
+            if merged:
+                break
+    columns.sort(key=lambda c: (c[0][0], min(p.box[1] for p in c[1])))
+    return [OcrBlock(tuple(sorted(members, key=lambda p: (p.box[1], p.box[0])))) for _, members in columns]
 
 
 # ---------------------------------------------------------------- Tesseract

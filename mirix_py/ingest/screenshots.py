@@ -41,10 +41,11 @@ from mirix_py.ingest.dedup import DEFAULT_THRESHOLD, Deduplicator, FrameSignatur
 from mirix_py.ingest.frames import (
     ImageSource, LoadedFrame, frame_info_from_file, list_image_files, load_frame, png_size, probe_frame,
 )
+from mirix_py.ingest import ocr as ocr_module
 from mirix_py.ingest.multimodal import VISION_MAX_SIDE, downscale_for_vision
 from mirix_py.ingest.ocr import OcrConfig, OcrPool, OcrResult
 from mirix_py.inputs import normalize_add, parse_when
-from mirix_py.records import AddResult, InputRecord, InputStatus, MemoryChange, utcnow
+from mirix_py.records import AddResult, InputRecord, InputStatus, MemoryChange, new_input_id, utcnow
 
 log = logging.getLogger("mirix_py.screenshots")
 
@@ -165,12 +166,14 @@ class FrameOutcome(BaseModel):
     error: str | None = None
 
 
-class ScreenshotResult(FrameOutcome):
-    """Returned by `Mirix.add_screenshot`: the frame's outcome and, once processed, the memory changes."""
+class ScreenshotResult(AddResult):
+    """Returned by `Mirix.add_screenshot`: an AddResult (input ids, status, memory changes) plus
+    what happened to the frame. A duplicate or blank frame is `processed` with no input: nothing
+    was written. With wait=False the status is `pending` and the input id is reserved; the input
+    appears in the log once its OCR is done (a second or two)."""
 
-    text: str = ""
-    changes: list[MemoryChange] = Field(default_factory=list)
-    mode: str = "offline"
+    frame: FrameOutcome
+    text: str = Field(default="", description="The OCR text (when the call waited for it).")
 
 
 @dataclass
@@ -341,7 +344,8 @@ class ScreenshotIngestor:
         outcome = FrameOutcome(name=loaded.name, status="pending", captured_at=when, app=app,
                                window_title=window_title, png_bytes=png)
         frame = ProcessedFrame(user_id=user_id, captured_at=when, app=app, window_title=window_title,
-                               name=loaded.name, source_id=source_id, png_bytes=png, outcome=outcome)
+                               name=loaded.name, source_id=source_id, png_bytes=png, outcome=outcome,
+                               input_id=new_input_id())
         if self.config.dedup:
             with self._lock:
                 dedup = self._deduplicator(user_id)
@@ -356,6 +360,7 @@ class ScreenshotIngestor:
         if self.config.keep_thumbnails:
             frame.thumbnail = self._save_thumbnail(loaded.image, user_id, when)
         frame.future = self.ocr.submit(loaded.image)
+        outcome.input_id = frame.input_id
         return frame, outcome
 
     def _finish_ocr(self, frame: ProcessedFrame) -> bool:
@@ -393,7 +398,11 @@ class ScreenshotIngestor:
                 fresh.append(frame.record)
             with_text.append(frame)
         if fresh:
-            self.engine.inputs.append(fresh)
+            worker = getattr(self.engine, "worker_id", None)
+            if worker:  # claimed by this engine: no other worker takes them while the batch waits
+                self.engine.inputs.append(fresh, claimed_by=worker)
+            else:
+                self.engine.inputs.append(fresh)
             with self._lock:
                 self.totals.text_bytes += sum(len(m.content.encode("utf-8")) for r in fresh for m in r.messages)
         return with_text
@@ -419,9 +428,9 @@ class ScreenshotIngestor:
 
     def _outcome_after(self, frame: ProcessedFrame, outcome: FrameOutcome, result: AddResult | None) -> FrameOutcome:
         if frame.error is not None:
-            outcome.status, outcome.error = "failed", frame.error
+            outcome.status, outcome.error, outcome.input_id = "failed", frame.error, None
         elif frame.record is None:
-            outcome.status = "no_text"
+            outcome.status, outcome.input_id = "no_text", None
         elif result is not None and result.status is InputStatus.failed:
             outcome.status, outcome.error, outcome.input_id = "failed", result.error, frame.input_id
         else:
@@ -450,9 +459,17 @@ class ScreenshotIngestor:
             self.totals.count(outcome)
         if frame is not None and not wait:
             self._enqueue(frame)
-        changes = result.changes if result else []
-        return ScreenshotResult(**outcome.model_dump(), text=frame.text if frame is not None and wait else "",
-                                changes=changes, mode=result.mode if result else getattr(self.engine, "mode", "offline"))
+        mode = getattr(self.engine, "mode", "offline")
+        text = frame.text if frame is not None and wait else ""
+        if result is not None:
+            return ScreenshotResult(**result.model_dump(), frame=outcome, text=text)
+        if outcome.status == "pending":
+            return ScreenshotResult(input_ids=[outcome.input_id] if outcome.input_id else [],
+                                    status=InputStatus.pending, mode=mode, frame=outcome)
+        if outcome.status == "failed":
+            return ScreenshotResult(input_ids=[], status=InputStatus.failed, mode=mode, error=outcome.error,
+                                    frame=outcome, text=text)
+        return ScreenshotResult(input_ids=[], status=InputStatus.processed, mode=mode, frame=outcome, text=text)
 
     def _enqueue(self, frame: ProcessedFrame) -> None:
         with self._lock:

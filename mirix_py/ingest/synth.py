@@ -329,7 +329,7 @@ class ScreenSynth:
         state["calendar"] = {"monday": monday, "events": events, "facts": [f.id for f in cal_facts]}
 
         # email: one new message a day; day 0 carries a colleague's address and phone
-        phone = "+1 415 555 0" + "".join(rng.choice("234679") for _ in range(3))
+        phone = "+1 415 555 0" + "".join(random.Random(f"{self.seed}/phone").choice("234679") for _ in range(3))
         mails = []
         for d in range(day + 1):
             sender = self._person(2 + d)
@@ -532,6 +532,7 @@ class ScreenSynth:
         st = self.day_state(day)["email"]
         msgs = list(reversed(st["messages"]))
         p.rect((0, 70, 620, 0), fill=(248, 248, 250))
+        p.rect((620, 70, 623, 0), fill=(196, 196, 204))  # pane divider
         rng = random.Random(f"{self.seed}/inbox")
         older = [(who, subj.format(p=self.world.project.lower(), P=self.world.project.upper()[:4],
                                    n=rng.randint(100, 999)))
@@ -619,6 +620,7 @@ class ScreenSynth:
         st = self.day_state(day)["editor"]
         p.rect((0, 70, 0, 0), fill=(30, 30, 36))
         p.rect((0, 70, 260, 0), fill=(37, 37, 44))
+        p.rect((260, 70, 263, 0), fill=(70, 70, 80))  # pane divider
         for i, name in enumerate(["settings.py", "service.py", "models.py", "routes.py", "storage.py", "tests/",
                                   "README.md", "Makefile", "requirements.txt", "deploy.sh"]):
             p.text((20, 90 + i * 28), name, 16, fill=(200, 200, 205))

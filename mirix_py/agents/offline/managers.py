@@ -11,11 +11,12 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from mirix_py.agents.offline.rules import (
     classify_resource, extract_facts, extract_procedure, extract_self_statements, find_secrets, redact,
 )
+from mirix_py.agents.offline.screens import merge_lines, new_lines, seen_keys
 from mirix_py.ops import InsertOp, Op, UpdateOp
 from mirix_py.records import (
     CoreMemory, EpisodicMemory, InputKind, InputRecord, KnowledgeVaultMemory, MemoryType, ProceduralMemory,
@@ -44,15 +45,31 @@ class PreparedBatch:
     user_id: str
     messages: list[BatchMessage]
     vault_ops: list[Op] = field(default_factory=list)
+    # screenshot windows of this batch: resource title -> that window's resource from earlier batches
+    screens: dict[str, ResourceMemory | None] = field(default_factory=dict)
+
+
+SecretLookup = Callable[[], Mapping[tuple[str, str], str]]  # (entry_type, value) -> vault memory id
+ResourceLookup = Callable[[str], "ResourceMemory | None"]  # resource title -> resource
 
 
 def vault_id(input_id: str, message_index: int, offset: int) -> str:
     return f"kv_{uuid.uuid5(uuid.NAMESPACE_URL, f'{input_id}/{message_index}/{offset}').hex}"
 
 
-def prepare_batch(user_id: str, inputs: Sequence[InputRecord]) -> PreparedBatch:
-    """Flatten inputs into messages; move secrets into vault inserts and redact them everywhere else."""
+def prepare_batch(user_id: str, inputs: Sequence[InputRecord], *, known_secrets: SecretLookup | None = None,
+                  find_resource: ResourceLookup | None = None) -> PreparedBatch:
+    """Flatten inputs into messages; move secrets into vault inserts and redact them everywhere else.
+
+    A secret seen twice in the batch is stored once; with `known_secrets` (called only when the
+    batch holds secrets), one already in the vault is not stored again and the placeholder points
+    at the existing entry. With `find_resource`, each screenshot window's earlier resource is
+    looked up once, so only what is new on screen is memorised.
+    """
     batch = PreparedBatch(user_id=user_id, messages=[])
+    known: Mapping[tuple[str, str], str] | None = None
+    stored: dict[tuple[str, str], str] = {}
+    inserts: dict[str, InsertOp] = {}
     for record in inputs:
         for index, message in enumerate(record.messages):
             occurred_at = message.occurred_at or record.occurred_at
@@ -60,19 +77,37 @@ def prepare_batch(user_id: str, inputs: Sequence[InputRecord]) -> PreparedBatch:
             text = message.content
             matches = find_secrets(text)
             if matches:
-                # ids derived from the input: processing the same input again yields the same ids
-                ids = {m: vault_id(record.id, index, m.start) for m in matches}
-                for match, memory_id in ids.items():
-                    batch.vault_ops.append(InsertOp(memory=KnowledgeVaultMemory(
+                if known is None and known_secrets is not None:
+                    known = known_secrets()
+                ids: dict = {}
+                for match in matches:
+                    key = (match.entry_type, match.value)
+                    if key in stored:  # seen earlier in this batch: one entry, every source
+                        ids[match] = stored[key]
+                        op = inserts.get(stored[key])
+                        if op is not None:
+                            op.memory.source_ids = list(dict.fromkeys([*op.memory.source_ids, *sources]))
+                        continue
+                    if known and key in known:  # already in the vault
+                        ids[match] = stored[key] = known[key]
+                        continue
+                    # ids derived from the input: processing the same input again yields the same ids
+                    memory_id = ids[match] = stored[key] = vault_id(record.id, index, match.start)
+                    op = inserts[memory_id] = InsertOp(memory=KnowledgeVaultMemory(
                         id=memory_id, user_id=user_id, entry_type=match.entry_type, source=message.speaker,
                         sensitivity=match.sensitivity, secret_value=match.value, caption=match.caption,
                         occurred_at=occurred_at, source_ids=list(sources),
-                    )))
+                    ))
+                    batch.vault_ops.append(op)
                 text = redact(text, matches, lambda m: f"[vault:{ids[m]}]")
             batch.messages.append(BatchMessage(
                 input_id=record.id, kind=record.kind, role=message.role, speaker=message.speaker, text=text,
                 occurred_at=occurred_at, source_ids=sources, metadata=dict(record.metadata),
             ))
+            if record.kind is InputKind.screenshot:
+                title = screen_title(batch.messages[-1])
+                if title not in batch.screens:
+                    batch.screens[title] = find_resource(title) if find_resource is not None else None
     return batch
 
 
@@ -84,7 +119,9 @@ def route(batch: PreparedBatch) -> list[MemoryType]:
     if batch.messages:
         chosen.append(MemoryType.episodic)
     checks = [
-        (MemoryType.core, lambda m: m.role == "user" and bool(extract_self_statements(m.text))),
+        # text on a screen is not the user speaking: no self-statements from screenshots
+        (MemoryType.core, lambda m: m.role == "user" and m.kind is not InputKind.screenshot
+         and bool(extract_self_statements(m.text))),
         (MemoryType.semantic, lambda m: bool(extract_facts(m.text, m.speaker))),
         (MemoryType.procedural, lambda m: extract_procedure(m.text) is not None),
         (MemoryType.resource, lambda m: classify_resource(m.text, kind=m.kind.value) is not None),
@@ -106,13 +143,40 @@ def _screen_label(m: BatchMessage) -> str:
     return f"{app} — {window}" if window else app
 
 
+def screen_title(m: BatchMessage) -> str:
+    return f"Screenshot of {_screen_label(m)}"
+
+
+SCREEN_DETAILS_CHARS = 4000
+
+
 def episodic_ops(batch: PreparedBatch) -> list[Op]:
-    """One event per message; a document or screenshot is one event that points at its resource."""
+    """One event per message; a document or screenshot is one event that points at its resource.
+
+    A screenshot's event holds the lines new on that window (against earlier frames of it in the
+    batch and its resource from earlier batches), at the frame's time; a frame with nothing new
+    makes no event, unless the user came back to the window from another one.
+    """
     ops: list[Op] = []
+    seen = {title: seen_keys(res.content) for title, res in batch.screens.items() if res is not None}
+    last_window: str | None = None
     for m in batch.messages:
+        details = ""
         if m.kind is InputKind.screenshot:
-            event_type, summary = "screen_activity", f"Viewed {_screen_label(m)}: {_short(m.text, 300)}"
-        elif m.kind is InputKind.document:
+            title = screen_title(m)
+            fresh = "\n".join(new_lines(m.text, seen.setdefault(title, set()), m.occurred_at))
+            returning, last_window = title != last_window, title
+            if not fresh and not returning:
+                continue
+            event_type = "screen_activity"
+            summary = f"Viewed {_screen_label(m)}: {_short(fresh, 300)}" if fresh else f"Viewed {_screen_label(m)} again"
+            details = _short(fresh, SCREEN_DETAILS_CHARS) if len(fresh) > 300 else ""
+            ops.append(InsertOp(memory=EpisodicMemory(
+                user_id=batch.user_id, event_type=event_type, summary=summary, details=details,
+                actor=m.speaker, occurred_at=m.occurred_at, source_ids=list(m.source_ids),
+            )))
+            continue
+        if m.kind is InputKind.document:
             draft = classify_resource(m.text, kind="document")
             title = draft.title if draft else _short(m.text, 80)
             event_type, summary = "document", f"Added document: {title}"
@@ -195,7 +259,7 @@ def semantic_ops(batch: PreparedBatch, find_by_name: SemanticLookup) -> list[Op]
 
 def procedural_ops(batch: PreparedBatch) -> list[Op]:
     ops: list[Op] = []
-    for m in batch.messages:
+    for m in _screen_merged(batch):
         draft = extract_procedure(m.text)
         if draft is not None:
             ops.append(InsertOp(memory=ProceduralMemory(
@@ -205,9 +269,44 @@ def procedural_ops(batch: PreparedBatch) -> list[Op]:
     return ops
 
 
-def resource_ops(batch: PreparedBatch) -> list[Op]:
-    ops: list[Op] = []
+def _screen_merged(batch: PreparedBatch) -> list[BatchMessage]:
+    """The batch with each screenshot window's frames merged into one message (first frame's
+    time, every frame's sources) holding the window's lines not memorised before."""
+    out: list[BatchMessage] = []
+    windows: dict[str, tuple[int, list[str], set[str], list[str]]] = {}
     for m in batch.messages:
+        if m.kind is not InputKind.screenshot:
+            out.append(m)
+            continue
+        title = screen_title(m)
+        if title not in windows:
+            existing = batch.screens.get(title)
+            windows[title] = (len(out), [], seen_keys(existing.content) if existing else set(), [])
+            out.append(m)
+        _, lines, seen, sources = windows[title]
+        lines.extend(new_lines(m.text, seen, m.occurred_at))
+        sources.extend(m.source_ids)
+    for title, (at, lines, _, sources) in windows.items():
+        first = out[at]
+        out[at] = BatchMessage(input_id=first.input_id, kind=first.kind, role=first.role, speaker=first.speaker,
+                               text="\n".join(lines), occurred_at=first.occurred_at,
+                               source_ids=tuple(dict.fromkeys(sources)), metadata=first.metadata)
+    return out
+
+
+def resource_ops(batch: PreparedBatch) -> list[Op]:
+    """Documents and pasted content become resources; each screenshot window is one resource,
+    created on first sight and extended (same id) with the lines new in later batches."""
+    ops: list[Op] = []
+    for m in _screen_merged(batch):
+        if m.kind is InputKind.screenshot:
+            existing = batch.screens.get(screen_title(m))
+            if existing is not None:
+                if m.text:
+                    ops.append(UpdateOp(memory_id=existing.id,
+                                        fields={"content": merge_lines(existing.content, m.text.splitlines())},
+                                        add_source_ids=list(m.source_ids)))
+                continue
         draft = classify_resource(m.text, kind=m.kind.value)
         if draft is not None:
             title = f"Screenshot of {_screen_label(m)}" if m.kind is InputKind.screenshot else draft.title

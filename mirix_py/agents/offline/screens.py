@@ -1,0 +1,93 @@
+"""Screen text for the offline managers: what is new on a window, and a window's text so far.
+
+Consecutive screenshots of one window repeat most of their text. The managers keep, per window
+(app + window title), the set of lines already seen (in this batch, and in the window's resource
+memory from earlier batches), and memorise only the new lines of each frame: an episode says
+what appeared on screen and when, and the window's resource accumulates its distinct lines.
+
+Lines are compared after light normalisation: case and spacing, and a clock showing the frame's
+own time of day ("09:41" on a frame captured at 09:41) is masked, so the menu-bar clock ticking
+does not make every frame "new". Other times (a meeting at 15:00) are kept as they are.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+__all__ = ["is_clock_line", "line_key", "merge_lines", "new_lines", "screen_lines", "seen_keys"]
+
+_CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3])[:.]([0-5]\d)(?:[:.][0-5]\d)?(?:\s?[AaPp][Mm])?(?![\d:])")
+_SPACE = re.compile(r"\s+")
+MAX_LINE_CHARS = 500
+
+
+def _minutes_near(when: datetime | None) -> set[int]:
+    if when is None:
+        return set()
+    return {(when + timedelta(minutes=d)).minute for d in (-1, 0, 1)}
+
+
+def line_key(line: str, when: datetime | None = None, *, all_clocks: bool = False) -> str:
+    """Comparison key of a line: casefolded, single-spaced, live clock masked.
+
+    A time whose minutes are within one minute of the frame's capture time is taken for a clock
+    (the hour is not compared: the screen may show another time zone). With `all_clocks`,
+    every time is masked: for stored text, whose capture times are no longer known.
+    """
+    text = _SPACE.sub(" ", line).strip().casefold()
+    if all_clocks:
+        return _CLOCK.sub("<clock>", text)
+    minutes = _minutes_near(when)
+    if minutes:
+        text = _CLOCK.sub(lambda m: "<clock>" if int(m.group(2)) in minutes else m.group(0), text)
+    return text
+
+
+def seen_keys(stored_text: str) -> set[str]:
+    """Keys of text memorised earlier (a window's resource), to test new frames against."""
+    keys: set[str] = set()
+    for line in screen_lines(stored_text):
+        keys.add(line_key(line))
+        keys.add(line_key(line, all_clocks=True))
+    return keys
+
+
+def screen_lines(text: str) -> list[str]:
+    """Non-empty lines of OCR text, whitespace-trimmed, each at most MAX_LINE_CHARS."""
+    return [ln.strip()[:MAX_LINE_CHARS] for ln in text.splitlines() if ln.strip()]
+
+
+_CALENDAR_WORDS = frozenset(
+    "mon tue wed thu fri sat sun monday tuesday wednesday thursday friday saturday sunday jan feb mar apr may "
+    "jun jul aug sep sept oct nov dec january february march april june july august september october november "
+    "december today am pm <clock>".split())
+
+
+def is_clock_line(key: str) -> bool:
+    """A line that is only a (masked) clock with a date: the menu bar, a status bar."""
+    words = key.replace(",", " ").split()
+    return "<clock>" in words and all(w in _CALENDAR_WORDS or w.isdigit() for w in words)
+
+
+def new_lines(text: str, seen: set[str], when: datetime | None = None) -> list[str]:
+    """Lines of `text` whose keys are not in `seen`; adds every line's key to `seen`.
+
+    A line that is only the live clock and the date never counts as new.
+    """
+    out: list[str] = []
+    for line in screen_lines(text):
+        key = line_key(line, when)
+        if key not in seen:
+            seen.add(key)
+            if not is_clock_line(key):
+                out.append(line)
+    return out
+
+
+def merge_lines(existing: str, additions: list[str], *, limit: int = 20_000) -> str:
+    """Existing text plus the additions, keeping the newest lines when over `limit` characters."""
+    lines = screen_lines(existing) + list(additions)
+    while lines and sum(len(ln) + 1 for ln in lines) > limit:
+        lines.pop(0)
+    return "\n".join(lines)
