@@ -139,8 +139,8 @@ def test_viewer_end_to_end(browser, seeded, tmp_path):
     d.find_element(By.ID, "delete-btn").click()
     assert d.find_element(By.ID, "delete-btn").text == "Really delete?"
     d.find_element(By.ID, "delete-btn").click()
-    _wait(d, lambda d: "Deleted" in d.find_element(By.ID, "status").text)
-    assert not d.find_elements(By.CSS_SELECTOR, f'#items .item[data-id="{semantic_id}"]')
+    _wait(d, lambda d: not d.find_elements(By.CSS_SELECTOR, f'#items .item[data-id="{semantic_id}"]'))
+    assert d.find_element(By.ID, "detail").get_attribute("hidden") is not None
     assert all(m.id != semantic_id for m in seeded.mx.list(user_id="alice", memory_types=["semantic"]))
 
 
