@@ -22,6 +22,10 @@ from mirix_py.server.cli import register as _register_server_commands  # noqa: E
 
 _register_server_commands(app)
 
+from mirix_py.ingest.cli import register as _register_screenshot_commands  # noqa: E402  (ingest-screenshots, capture)
+
+_register_screenshot_commands(app)
+
 console = Console()
 err = Console(stderr=True)
 

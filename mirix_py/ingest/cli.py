@@ -1,0 +1,183 @@
+"""`mirix ingest-screenshots DIR` and `mirix capture`: registered on the main `mirix` command.
+
+Pillow and pytesseract are imported inside the commands, so the rest of the CLI works without
+the `screenshots` extra.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from datetime import timedelta, tzinfo
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+console = Console()
+err = Console(stderr=True)
+
+DataDir = typer.Option(None, "--data-dir", "-d", envvar="MIRIX_DATA_DIR", help="Data directory (default ~/.mirix).")
+User = typer.Option(..., "--user", "-u", help="User id the memories belong to.")
+Lang = typer.Option("eng", "--lang", help="Tesseract language(s), e.g. eng or eng+deu (tesseract-ocr-<lang>).")
+Workers = typer.Option(None, "--workers", help="OCR processes (default: one per core).")
+Similarity = typer.Option(0.99, "--similarity", min=0.01, max=1.0,
+                          help="Skip a frame at least this similar to the last kept one of its window.")
+BatchFrames = typer.Option(20, "--batch-frames", min=1, help="Frames per memory update (per app).")
+BatchSeconds = typer.Option(60.0, "--batch-seconds", min=0.1, help="Seconds of screen time per memory update.")
+Thumbs = typer.Option(False, "--keep-thumbnails", help="Keep a small WebP per processed frame (never the frame).")
+Retention = typer.Option(7.0, "--thumbnail-days", min=0.01, help="Delete thumbnails after this many days.")
+
+
+def _fail(exc: BaseException) -> None:
+    err.print(f"[bold red]error:[/] {escape(str(exc))}")
+    raise typer.Exit(2)
+
+
+def _zone(name: Optional[str]) -> tzinfo | None:
+    if not name:
+        return None
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        _fail(ValueError(f"unknown time zone {name!r} (use an IANA name such as Europe/Berlin or UTC)"))
+    return None
+
+
+def _open(data_dir: Optional[Path], *, lang: str, workers: Optional[int], similarity: float, batch_frames: int,
+          batch_seconds: float, keep_thumbnails: bool, thumbnail_days: float):
+    from mirix_py.engine import Mirix
+    from mirix_py.ingest.batching import BatchPolicy
+    from mirix_py.ingest.ocr import OcrConfig
+    from mirix_py.ingest.screenshots import ScreenshotConfig
+
+    config = ScreenshotConfig(ocr=OcrConfig(lang=lang), workers=workers, similarity_threshold=similarity,
+                              batch=BatchPolicy(max_frames=batch_frames, max_seconds=batch_seconds),
+                              keep_thumbnails=keep_thumbnails, thumbnail_retention=timedelta(days=thumbnail_days))
+    mx = Mirix(data_dir)
+    mx.configure_screenshots(config)
+    return mx
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(n) < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
+
+
+def print_report(report: Any, title: str) -> None:
+    table = Table(title=title, show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    table.add_row("frames", str(report.frames))
+    table.add_row("read (OCR)", str(report.unique))
+    table.add_row("skipped as near-duplicates", f"{report.duplicates} ({report.duplicate_share:.0%})")
+    table.add_row("no text", str(report.no_text))
+    table.add_row("invalid", str(report.invalid))
+    table.add_row("failed", str(report.failed))
+    table.add_row("memory updates (batches)", str(report.batches))
+    table.add_row("memories written", ", ".join(f"{k} {v}" for k, v in sorted(report.changes.items())) or "0")
+    table.add_row("raw PNG bytes", _size(report.png_bytes))
+    table.add_row("bytes stored (text + thumbnails)",
+                  f"{_size(report.stored_bytes)} ({report.stored_share:.3%} of the PNGs)")
+    table.add_row("OCR time / wall time", f"{report.ocr_seconds:.1f} s / {report.wall_seconds:.1f} s")
+    console.print(table)
+    for name, error in report.errors[:20]:
+        err.print(f"[yellow]skipped[/] {escape(name)}: {escape(error)}")
+    if len(report.errors) > 20:
+        err.print(f"[yellow]… and {len(report.errors) - 20} more[/]")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("ingest-screenshots")
+    def ingest_screenshots(directory: Path = typer.Argument(..., help="Folder of PNG/JPEG/WebP screenshots."),
+                           user: str = User,
+                           recursive: bool = typer.Option(False, "--recursive", "-r", help="Descend into folders."),
+                           app_name: Optional[str] = typer.Option(None, "--app", help="App of every frame, when "
+                                                                  "the files do not say."),
+                           tz: Optional[str] = typer.Option(None, "--tz", help="Zone of time stamps written "
+                                                            "without one (default: this machine's)."),
+                           lang: str = Lang, workers: Optional[int] = Workers, similarity: float = Similarity,
+                           batch_frames: int = BatchFrames, batch_seconds: float = BatchSeconds,
+                           keep_thumbnails: bool = Thumbs, thumbnail_days: float = Retention,
+                           data_dir: Optional[Path] = DataDir,
+                           as_json: bool = typer.Option(False, "--json", help="Print the report as JSON.")) -> None:
+        """Remember what a folder of screenshots shows (times from metadata or file names)."""
+        from tqdm import tqdm
+
+        from mirix_py.errors import MirixError
+        from mirix_py.ingest.frames import list_image_files
+
+        zone = _zone(tz)
+        try:
+            files = list_image_files(directory, recursive=recursive)
+        except MirixError as exc:
+            _fail(exc)
+        if not files:
+            _fail(FileNotFoundError(f"no PNG/JPEG/WebP/BMP/TIFF/GIF files in {directory}"))
+        try:
+            with _open(data_dir, lang=lang, workers=workers, similarity=similarity, batch_frames=batch_frames,
+                       batch_seconds=batch_seconds, keep_thumbnails=keep_thumbnails,
+                       thumbnail_days=thumbnail_days) as mx:
+                with tqdm(total=len(files), desc="screenshots", unit="frame", disable=as_json) as bar:
+                    report = mx.ingest_screenshots(files, user_id=user, app=app_name, default_tz=zone,
+                                                   progress=bar.update)
+        except MirixError as exc:
+            _fail(exc)
+        if as_json:
+            sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+        else:
+            print_report(report, f"{directory}: {len(files)} file(s)")
+
+    @app.command()
+    def capture(user: str = User,
+                interval: float = typer.Option(1.5, "--interval", min=0.1, help="Seconds between grabs."),
+                duration: Optional[float] = typer.Option(None, "--duration", help="Stop after this many seconds."),
+                max_frames: Optional[int] = typer.Option(None, "--max-frames", min=1, help="Stop after N grabs."),
+                all_screens: bool = typer.Option(False, "--all-screens", help="Every monitor, not just the main one."),
+                lang: str = Lang, workers: Optional[int] = Workers, similarity: float = Similarity,
+                batch_frames: int = BatchFrames, batch_seconds: float = BatchSeconds,
+                keep_thumbnails: bool = Thumbs, thumbnail_days: float = Retention,
+                data_dir: Optional[Path] = DataDir) -> None:
+        """Capture the screen every --interval seconds and remember what it shows (Ctrl-C stops)."""
+        from mirix_py.errors import MirixError
+        from mirix_py.ingest.capture import CaptureUnavailable, ImageGrabSource, run_capture
+
+        source = ImageGrabSource(all_screens=all_screens)
+        try:
+            source.check()
+        except CaptureUnavailable as exc:
+            _fail(exc)
+        stop = threading.Event()
+        previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
+        try:
+            with _open(data_dir, lang=lang, workers=workers, similarity=similarity, batch_frames=batch_frames,
+                       batch_seconds=batch_seconds, keep_thumbnails=keep_thumbnails,
+                       thumbnail_days=thumbnail_days) as mx:
+                console.print(f"capturing every {interval:g} s for {user}; Ctrl-C stops")
+                with console.status("capturing…") as status:
+                    def show(frame, result) -> None:
+                        r = mx.screenshots.totals
+                        status.update(f"{r.frames} frames, {r.duplicates} duplicates, {r.batches} updates, "
+                                      f"{r.pending} pending")
+
+                    stats = run_capture(source, mx, user_id=user, interval=interval, duration=duration,
+                                        max_frames=max_frames, stop=stop, on_frame=show)
+                print_report(mx.screenshots.totals, f"capture: {stats.seconds:.0f} s")
+                for error in stats.errors[:10]:
+                    err.print(f"[yellow]frame skipped:[/] {escape(error)}")
+        except CaptureUnavailable as exc:
+            _fail(exc)
+        except MirixError as exc:
+            _fail(exc)
+        finally:
+            signal.signal(signal.SIGINT, previous)
