@@ -242,6 +242,8 @@ def run_capture(source: FrameSource, target: Any, *, user_id: str, interval: flo
     try:
         while not stop.is_set():
             tick = clock()
+            if duration is not None and tick - started >= duration:
+                break
             grabbed = source.grab()
             if grabbed is None:
                 stats.empty += 1
@@ -266,8 +268,6 @@ def run_capture(source: FrameSource, target: Any, *, user_id: str, interval: flo
                 if on_frame is not None:
                     on_frame(grabbed, result)
             if max_frames is not None and stats.grabbed >= max_frames:
-                break
-            if duration is not None and clock() - started >= duration:
                 break
             stop.wait(max(0.0, interval - (clock() - tick)))
     finally:

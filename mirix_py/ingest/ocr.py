@@ -397,12 +397,12 @@ def ocr_image(image: Image.Image, config: OcrConfig = OcrConfig(), *, cmd: str |
     try:
         data = pytesseract.image_to_data(prepared, lang=config.lang, config=config.tesseract_args(),
                                          output_type=pytesseract.Output.DICT, timeout=config.timeout)
-    except RuntimeError as exc:  # pytesseract's timeout
-        raise OcrError(f"Tesseract took longer than {config.timeout:g} s on a {image.width}x{image.height} frame") from exc
-    except pytesseract.TesseractError as exc:
-        raise OcrError(f"Tesseract failed: {exc.message or exc}") from exc
     except pytesseract.TesseractNotFoundError as exc:
         raise TesseractMissing(f"the tesseract program was not found; {INSTALL_HINT}") from exc
+    except pytesseract.TesseractError as exc:  # a RuntimeError: caught first
+        raise OcrError(f"Tesseract failed: {exc.message or exc}") from exc
+    except RuntimeError as exc:  # pytesseract's "Tesseract process timeout"
+        raise OcrError(f"Tesseract took longer than {config.timeout:g} s on a {image.width}x{image.height} frame") from exc
     return parse_tesseract_data(data, min_confidence=config.min_confidence, scale=scale, size=image.size,
                                 seconds=time.perf_counter() - started, lang=config.lang,
                                 keep_tokens=config.keep_tokens)

@@ -16,7 +16,7 @@ from typing import Callable, Mapping, Sequence
 from mirix_py.agents.offline.rules import (
     classify_resource, extract_facts, extract_procedure, extract_self_statements, find_secrets, redact,
 )
-from mirix_py.agents.offline.screens import merge_lines, new_lines, seen_keys
+from mirix_py.agents.offline.screens import merge_lines, new_lines, seen_keys, shell_prompts
 from mirix_py.ops import InsertOp, Op, UpdateOp
 from mirix_py.records import (
     CoreMemory, EpisodicMemory, InputKind, InputRecord, KnowledgeVaultMemory, MemoryType, ProceduralMemory,
@@ -260,10 +260,12 @@ def semantic_ops(batch: PreparedBatch, find_by_name: SemanticLookup) -> list[Op]
 def procedural_ops(batch: PreparedBatch) -> list[Op]:
     ops: list[Op] = []
     for m in _screen_merged(batch):
-        draft = extract_procedure(m.text)
+        screen = m.kind is InputKind.screenshot
+        draft = extract_procedure(shell_prompts(m.text) if screen else m.text)
         if draft is not None:
+            summary = f"Commands run in {_screen_label(m)}" if screen and draft.entry_type == "script" else draft.summary
             ops.append(InsertOp(memory=ProceduralMemory(
-                user_id=batch.user_id, entry_type=draft.entry_type, summary=draft.summary, steps=list(draft.steps),
+                user_id=batch.user_id, entry_type=draft.entry_type, summary=summary, steps=list(draft.steps),
                 occurred_at=m.occurred_at, source_ids=list(m.source_ids),
             )))
     return ops

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-__all__ = ["is_clock_line", "line_key", "merge_lines", "new_lines", "screen_lines", "seen_keys"]
+__all__ = ["is_clock_line", "line_key", "merge_lines", "new_lines", "screen_lines", "seen_keys", "shell_prompts"]
 
 _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3])[:.]([0-5]\d)(?:[:.][0-5]\d)?(?:\s?[AaPp][Mm])?(?![\d:])")
 _SPACE = re.compile(r"\s+")
@@ -83,6 +83,20 @@ def new_lines(text: str, seen: set[str], when: datetime | None = None) -> list[s
             if not is_clock_line(key):
                 out.append(line)
     return out
+
+
+# "ada@laptop:~/src$ ", "ada@MacBook-Pro ~ % ", "(venv) ada@host:/srv# ", "PS C:\\Users\\ada> "
+_PROMPT = re.compile(r"^\s*(?:\([\w.-]+\)\s+)?(?:[\w.-]+@[\w.-]+(?::\S*?|\s+\S+)\s?[$#%]|PS [A-Za-z]:\\[^>]*>)\s+(?=\S)")
+
+
+def shell_prompts(text: str) -> str:
+    """A terminal's commands as "$ command" lines, the shape procedures use.
+
+    When the text holds two or more commands after a full prompt, only those commands are kept
+    (their output would break the list of steps); otherwise the text is returned unchanged.
+    """
+    commands = [_PROMPT.sub("$ ", line).strip() for line in text.splitlines() if _PROMPT.match(line)]
+    return "\n".join(commands) if len(commands) >= 2 else text
 
 
 def merge_lines(existing: str, additions: list[str], *, limit: int = 20_000) -> str:
