@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from urllib.parse import quote
 from typing import Any, Annotated
 
 from fastapi import Depends, FastAPI, File, Form, Path as PathParam, Query, Request, Response, UploadFile
@@ -279,7 +280,7 @@ def create_app(mx: Any = None, *, data_dir: str | Path | None = None, keys: KeyS
                         kind=body.kind, wait=body.wait)
         response.status_code = 200 if body.wait else 202
         if result.input_ids:
-            response.headers["Location"] = f"{API_PREFIX}/users/{user_id}/inputs/{result.input_ids[0]}"
+            response.headers["Location"] = f"{API_PREFIX}/users/{quote(user_id, safe='')}/inputs/{result.input_ids[0]}"
         return result
 
     @app.post(f"{API_PREFIX}/users/{{user_id}}/screenshots", response_model=AddResult, status_code=202,
@@ -326,7 +327,7 @@ def create_app(mx: Any = None, *, data_dir: str | Path | None = None, keys: KeyS
         if not isinstance(result, AddResult):
             result = AddResult.model_validate(result, from_attributes=True)
         if result.input_ids:
-            response.headers["Location"] = f"{API_PREFIX}/users/{user_id}/inputs/{result.input_ids[0]}"
+            response.headers["Location"] = f"{API_PREFIX}/users/{quote(user_id, safe='')}/inputs/{result.input_ids[0]}"
         return result
 
     @app.get(f"{API_PREFIX}/users/{{user_id}}/inputs/{{input_id}}", response_model=InputStatusOut, tags=["memories"])
