@@ -140,7 +140,8 @@ class Mirix(ScreenshotsMixin):
         self._queue.flush(timeout)
 
     def _process_queued(self, records: Sequence[InputRecord]) -> None:
-        claimed = self.inputs.claim(self.worker_id, input_ids=[r.id for r in records], limit=len(records))
+        claimed = self.inputs.claim(self.worker_id, input_ids=[r.id for r in records], limit=len(records),
+                                    include_own=True)
         if claimed:  # another worker may have taken some already
             self._process(claimed)
 
@@ -222,6 +223,21 @@ class Mirix(ScreenshotsMixin):
             if isinstance(hit.memory, SemanticMemory) and hit.memory.name.casefold() == name.casefold():
                 return hit.memory
         return None
+
+    def work(self) -> int:
+        """Claim inputs in batches (pending ones and those of dead workers) and process them until
+        none are left; returns how many. Any number of processes may run this on one database."""
+        total = 0
+        while True:
+            records = self.inputs.claim(self.worker_id, limit=self.settings.batch_size)
+            if not records:
+                return total
+            by_user: dict[str, list[InputRecord]] = {}
+            for record in records:
+                by_user.setdefault(record.user_id, []).append(record)
+            for batch in by_user.values():
+                self._process(batch)
+            total += len(records)
 
     def retry_failed(self, *, user_id: str | None = None) -> list[AddResult]:
         """Run failed inputs again, one at a time."""
@@ -455,7 +471,7 @@ class AsyncMirix:
         await self.close()
 
 
-ASYNC_METHODS = ("add", "flush", "resume", "doctor", "chat", "search", "get", "list", "update", "delete", "history", "delete_user", "core_memory",
+ASYNC_METHODS = ("add", "flush", "resume", "work", "doctor", "chat", "search", "get", "list", "update", "delete", "history", "delete_user", "core_memory",
                  "core_append", "core_rewrite", "export", "import_", "retry_failed", "input_status", "stats",
                  "describe", "close")
 ASYNC_METHODS += SCREENSHOT_METHODS

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 from mirix_py.store.search import rrf_fuse
-from mirix_py.text import STOPWORDS
 
 CATEGORY_NAMES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 SCORED_CATEGORIES: tuple[int, ...] = (1, 2, 3, 4)
@@ -150,16 +149,18 @@ def normalize_evidence(raw: Iterable[str]) -> tuple[list[str], list[str], list[s
     for entry in raw:
         entry = str(entry)
         parts = [p for p in _SEPARATORS.split(entry.strip()) if p]
-        if not (len(parts) == 1 and re.fullmatch(r"D\d+:\d+", parts[0]) and parts[0] == entry):
-            malformed.append(entry)
+        found = []
         for part in parts:
             m = _DIA_ID.match(part)
             if m:
-                ids.append(f"D{int(m.group(1))}:{int(m.group(2))}")
+                found.append(f"D{int(m.group(1))}:{int(m.group(2))}")
             else:
                 dropped.append(part)
         if not parts:
             dropped.append(entry)
+        if found != [entry]:
+            malformed.append(entry)
+        ids.extend(found)
     return list(dict.fromkeys(ids)), malformed, dropped
 
 

@@ -16,7 +16,7 @@ import uuid
 from datetime import timedelta
 from typing import Iterable, Sequence
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
@@ -120,34 +120,35 @@ class InputLog:
     # ------------------------------------------------------------ claiming
 
     def claim(self, worker_id: str, *, limit: int = 100, input_ids: Iterable[str] | None = None,
-              statuses: Sequence[InputStatus] = (InputStatus.pending,), include_stale: bool = True
-              ) -> list[InputRecord]:
-        """Atomically take up to `limit` inputs for `worker_id`, oldest first."""
+              statuses: Sequence[InputStatus] = (InputStatus.pending,), include_stale: bool = True,
+              include_own: bool = False) -> list[InputRecord]:
+        """Atomically take up to `limit` inputs for `worker_id`, oldest first: those in `statuses`,
+        those held by dead workers (`include_stale`) and, with `include_own`, those it already holds."""
         now = utcnow()
         wanted = [s.value for s in statuses]
-        conditions = [InputRow.status.in_(wanted)]
-        if include_stale:
-            conditions = [or_(InputRow.status.in_(wanted), InputRow.status == InputStatus.processing.value)]
-        query = select(InputRow).where(*conditions).order_by(InputRow.created_at).limit(limit * 4 + 16)
-        if input_ids is not None:
-            query = query.where(InputRow.id.in_(list(input_ids)))
+        scope = [] if input_ids is None else [InputRow.id.in_(list(input_ids))]
+        fresh_query = select(InputRow).where(InputRow.status.in_(wanted), *scope).order_by(InputRow.created_at)
+        held_query = select(InputRow).where(InputRow.status == InputStatus.processing.value, *scope) \
+            .order_by(InputRow.claimed_at).limit(max(limit * 4, 64))
         with Session(self.engine) as session:
             if self.engine.dialect.name == "sqlite":
                 session.connection().exec_driver_sql("BEGIN IMMEDIATE")
-                rows = session.execute(query).scalars().all()
+                lock = lambda q: q  # noqa: E731 - the write lock is database-wide
             else:
-                rows = session.execute(query.with_for_update(skip_locked=True)).scalars().all()
-            taken = []
-            for row in rows:
-                if row.status == InputStatus.processing.value and row.claimed_by != worker_id:
-                    fresh = row.claimed_at is not None and now - row.claimed_at < self.lease
-                    if fresh and row.claimed_by and worker_alive(row.claimed_by):
-                        continue
+                lock = lambda q: q.with_for_update(skip_locked=True)  # noqa: E731
+            taken = list(session.execute(lock(fresh_query.limit(limit))).scalars().all())
+            if include_stale or include_own:
+                for row in session.execute(lock(held_query)).scalars():
+                    own = row.claimed_by == worker_id
+                    alive = row.claimed_by and worker_alive(row.claimed_by) and row.claimed_at is not None \
+                        and now - row.claimed_at < self.lease
+                    if (own and include_own) or (not own and include_stale and not alive):
+                        taken.append(row)
+            # oldest first, whatever state they were in: memories are built in the order inputs came
+            taken = sorted(taken, key=lambda r: (r.created_at, r.id))[:limit]
+            for row in taken:
                 row.status, row.claimed_by, row.claimed_at = InputStatus.processing.value, worker_id, now
                 row.attempts += 1
-                taken.append(row)
-                if len(taken) >= limit:
-                    break
             records = [self._to_record(r) for r in taken]
             session.commit()
         return records

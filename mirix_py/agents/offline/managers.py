@@ -16,7 +16,7 @@ from typing import Callable, Mapping, Sequence
 from mirix_py.agents.offline.rules import (
     classify_resource, extract_facts, extract_procedure, extract_self_statements, find_secrets, redact,
 )
-from mirix_py.agents.offline.screens import merge_lines, new_lines, seen_keys, shell_prompts
+from mirix_py.agents.offline.screens import new_lines, new_with_context, same_lines, seen_keys, shell_prompts
 from mirix_py.ops import InsertOp, Op, UpdateOp
 from mirix_py.records import (
     CoreMemory, EpisodicMemory, InputKind, InputRecord, KnowledgeVaultMemory, MemoryType, ProceduralMemory,
@@ -154,8 +154,9 @@ def episodic_ops(batch: PreparedBatch) -> list[Op]:
     """One event per message; a document or screenshot is one event that points at its resource.
 
     A screenshot's event holds the lines new on that window (against earlier frames of it in the
-    batch and its resource from earlier batches), at the frame's time; a frame with nothing new
-    makes no event, unless the user came back to the window from another one.
+    batch and its resource from earlier batches), at the frame's time, with their neighbouring
+    lines as details; a frame with nothing new makes no event, unless the user came back to the
+    window from another one.
     """
     ops: list[Op] = []
     seen = {title: seen_keys(res.content) for title, res in batch.screens.items() if res is not None}
@@ -164,13 +165,14 @@ def episodic_ops(batch: PreparedBatch) -> list[Op]:
         details = ""
         if m.kind is InputKind.screenshot:
             title = screen_title(m)
-            fresh = "\n".join(new_lines(m.text, seen.setdefault(title, set()), m.occurred_at))
+            new, around = new_with_context(m.text, seen.setdefault(title, set()), m.occurred_at)
+            fresh, hunk = "\n".join(new), "\n".join(around)
             returning, last_window = title != last_window, title
             if not fresh and not returning:
                 continue
             event_type = "screen_activity"
             summary = f"Viewed {_screen_label(m)}: {_short(fresh, 300)}" if fresh else f"Viewed {_screen_label(m)} again"
-            details = _short(fresh, SCREEN_DETAILS_CHARS) if len(fresh) > 300 else ""
+            details = _short(hunk, SCREEN_DETAILS_CHARS) if hunk != fresh or len(fresh) > 300 else ""
             ops.append(InsertOp(memory=EpisodicMemory(
                 user_id=batch.user_id, event_type=event_type, summary=summary, details=details,
                 actor=m.speaker, occurred_at=m.occurred_at, source_ids=list(m.source_ids),
@@ -296,17 +298,38 @@ def _screen_merged(batch: PreparedBatch) -> list[BatchMessage]:
     return out
 
 
+def _screen_snapshots(batch: PreparedBatch) -> list[BatchMessage]:
+    """Non-screenshot messages as they are; per screenshot window, its last frame in the batch
+    (the window as last seen) carrying every frame's sources, at the first frame's time."""
+    out: list[BatchMessage] = []
+    windows: dict[str, tuple[int, BatchMessage, list[str]]] = {}
+    for m in batch.messages:
+        if m.kind is not InputKind.screenshot:
+            out.append(m)
+            continue
+        title = screen_title(m)
+        if title not in windows:
+            windows[title] = (len(out), m, [])
+            out.append(m)
+        at, first, sources = windows[title]
+        sources.extend(m.source_ids)
+        out[at] = BatchMessage(input_id=m.input_id, kind=m.kind, role=m.role, speaker=m.speaker, text=m.text,
+                               occurred_at=first.occurred_at, source_ids=tuple(dict.fromkeys(sources)),
+                               metadata=m.metadata)
+    return out
+
+
 def resource_ops(batch: PreparedBatch) -> list[Op]:
-    """Documents and pasted content become resources; each screenshot window is one resource,
-    created on first sight and extended (same id) with the lines new in later batches."""
+    """Documents and pasted content become resources. Each screenshot window is one resource
+    holding the window as last seen: created on first sight, updated in place (same id, the
+    earlier text in its history) when a later batch shows it changed."""
     ops: list[Op] = []
-    for m in _screen_merged(batch):
+    for m in _screen_snapshots(batch):
         if m.kind is InputKind.screenshot:
             existing = batch.screens.get(screen_title(m))
             if existing is not None:
-                if m.text:
-                    ops.append(UpdateOp(memory_id=existing.id,
-                                        fields={"content": merge_lines(existing.content, m.text.splitlines())},
+                if not same_lines(existing.content, m.text):
+                    ops.append(UpdateOp(memory_id=existing.id, fields={"content": m.text},
                                         add_source_ids=list(m.source_ids)))
                 continue
         draft = classify_resource(m.text, kind=m.kind.value)

@@ -15,7 +15,10 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-__all__ = ["is_clock_line", "line_key", "merge_lines", "new_lines", "screen_lines", "seen_keys", "shell_prompts"]
+__all__ = [
+    "is_clock_line", "line_key", "merge_lines", "new_lines", "new_with_context", "same_lines", "screen_lines", "seen_keys",
+    "shell_prompts",
+]
 
 _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3])[:.]([0-5]\d)(?:[:.][0-5]\d)?(?:\s?[AaPp][Mm])?(?![\d:])")
 _SPACE = re.compile(r"\s+")
@@ -75,14 +78,30 @@ def new_lines(text: str, seen: set[str], when: datetime | None = None) -> list[s
 
     A line that is only the live clock and the date never counts as new.
     """
-    out: list[str] = []
-    for line in screen_lines(text):
-        key = line_key(line, when)
-        if key not in seen:
-            seen.add(key)
-            if not is_clock_line(key):
-                out.append(line)
-    return out
+    return new_with_context(text, seen, when, context=0)[0]
+
+
+def new_with_context(text: str, seen: set[str], when: datetime | None = None, *,
+                     context: int = 1) -> tuple[list[str], list[str]]:
+    """(new lines, new lines with `context` neighbouring lines each side), like a diff hunk.
+
+    The neighbours keep a changed value with its label: when a calendar entry moves, the new
+    "16:30" comes with the unchanged "Dentist appointment" next to it.
+    """
+    lines = screen_lines(text)
+    keys = [line_key(line, when) for line in lines]
+    fresh = [i for i, key in enumerate(keys) if key not in seen and not is_clock_line(key)]
+    seen.update(keys)
+    fresh = [i for n, i in enumerate(fresh) if keys[i] not in {keys[j] for j in fresh[:n]}]
+    keep = sorted({j for i in fresh for j in range(i - context, i + context + 1)
+                   if 0 <= j < len(lines) and not is_clock_line(keys[j])})
+    return [lines[i] for i in fresh], [lines[j] for j in keep]
+
+
+def same_lines(a: str, b: str) -> bool:
+    """Whether two screen texts hold the same lines (order, case, spacing and clocks aside)."""
+    return {line_key(x, all_clocks=True) for x in screen_lines(a)} == {line_key(x, all_clocks=True)
+                                                                       for x in screen_lines(b)}
 
 
 # "ada@laptop:~/src$ ", "ada@MacBook-Pro ~ % ", "(venv) ada@host:/srv# ", "PS C:\\Users\\ada> "
