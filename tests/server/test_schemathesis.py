@@ -37,7 +37,7 @@ def test_no_request_gets_a_server_error(live, tmp_path):
     ]
     if not hasattr(live.mx, "add_screenshot"):  # 501 until screenshot ingestion lands; a deliberate 5xx
         args += ["--exclude-path", "/v1/users/{user_id}/screenshots"]
-    result = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=tmp_path)  # its cache dir goes there
     tail = result.stdout[-6000:]
     assert result.returncode == 0, tail + result.stderr[-2000:]
     assert "generated" in tail and "0 generated" not in tail, tail
