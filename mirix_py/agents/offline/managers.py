@@ -16,7 +16,9 @@ from typing import Callable, Mapping, Sequence
 from mirix_py.agents.offline.rules import (
     classify_resource, extract_facts, extract_procedure, extract_self_statements, find_secrets, redact,
 )
-from mirix_py.agents.offline.screens import new_lines, new_with_context, same_lines, seen_keys, shell_prompts
+from mirix_py.agents.offline.screens import (
+    is_clock_line, line_key, new_lines, new_with_context, same_lines, seen_keys, shell_prompts,
+)
 from mirix_py.ops import InsertOp, Op, UpdateOp
 from mirix_py.records import (
     CoreMemory, EpisodicMemory, InputKind, InputRecord, KnowledgeVaultMemory, MemoryType, ProceduralMemory,
@@ -123,13 +125,18 @@ def route(batch: PreparedBatch) -> list[MemoryType]:
         (MemoryType.core, lambda m: m.role == "user" and m.kind is not InputKind.screenshot
          and bool(extract_self_statements(m.text))),
         (MemoryType.semantic, lambda m: bool(extract_facts(m.text, m.speaker))),
-        (MemoryType.procedural, lambda m: extract_procedure(m.text) is not None),
+        (MemoryType.procedural, lambda m: extract_procedure(_procedure_text(m)) is not None),
         (MemoryType.resource, lambda m: classify_resource(m.text, kind=m.kind.value) is not None),
     ]
     for memory_type, fires in checks:
         if any(fires(m) for m in batch.messages):
             chosen.append(memory_type)
     return chosen
+
+
+def _procedure_text(m: BatchMessage) -> str:
+    """A terminal on screen: its commands, one "$ command" per line."""
+    return shell_prompts(m.text) if m.kind is InputKind.screenshot else m.text
 
 
 def _short(text: str, limit: int) -> str:
@@ -141,6 +148,13 @@ def _screen_label(m: BatchMessage) -> str:
     app = m.metadata.get("app") or "screen"
     window = m.metadata.get("window_title")
     return f"{app} — {window}" if window else app
+
+
+def _clip_lines(text: str, limit: int) -> str:
+    """Text cut at a line boundary to at most `limit` characters (line breaks kept)."""
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit("\n", 1)[0] + "\n…"
 
 
 def screen_title(m: BatchMessage) -> str:
@@ -172,7 +186,7 @@ def episodic_ops(batch: PreparedBatch) -> list[Op]:
                 continue
             event_type = "screen_activity"
             summary = f"Viewed {_screen_label(m)}: {_short(fresh, 300)}" if fresh else f"Viewed {_screen_label(m)} again"
-            details = _short(hunk, SCREEN_DETAILS_CHARS) if hunk != fresh or len(fresh) > 300 else ""
+            details = _clip_lines(hunk, SCREEN_DETAILS_CHARS) if hunk != fresh or len(fresh) > 300 else ""
             ops.append(InsertOp(memory=EpisodicMemory(
                 user_id=batch.user_id, event_type=event_type, summary=summary, details=details,
                 actor=m.speaker, occurred_at=m.occurred_at, source_ids=list(m.source_ids),
@@ -263,7 +277,7 @@ def procedural_ops(batch: PreparedBatch) -> list[Op]:
     ops: list[Op] = []
     for m in _screen_merged(batch):
         screen = m.kind is InputKind.screenshot
-        draft = extract_procedure(shell_prompts(m.text) if screen else m.text)
+        draft = extract_procedure(_procedure_text(m))
         if draft is not None:
             summary = f"Commands run in {_screen_label(m)}" if screen and draft.entry_type == "script" else draft.summary
             ops.append(InsertOp(memory=ProceduralMemory(
@@ -319,6 +333,10 @@ def _screen_snapshots(batch: PreparedBatch) -> list[BatchMessage]:
     return out
 
 
+def _without_clocks(m: BatchMessage) -> str:
+    return "\n".join(ln for ln in m.text.splitlines() if not is_clock_line(line_key(ln, m.occurred_at)))
+
+
 def resource_ops(batch: PreparedBatch) -> list[Op]:
     """Documents and pasted content become resources. Each screenshot window is one resource
     holding the window as last seen: created on first sight, updated in place (same id, the
@@ -328,11 +346,12 @@ def resource_ops(batch: PreparedBatch) -> list[Op]:
         if m.kind is InputKind.screenshot:
             existing = batch.screens.get(screen_title(m))
             if existing is not None:
-                if not same_lines(existing.content, m.text):
-                    ops.append(UpdateOp(memory_id=existing.id, fields={"content": m.text},
+                text = _without_clocks(m)
+                if not same_lines(existing.content, text):
+                    ops.append(UpdateOp(memory_id=existing.id, fields={"content": text},
                                         add_source_ids=list(m.source_ids)))
                 continue
-        draft = classify_resource(m.text, kind=m.kind.value)
+        draft = classify_resource(_without_clocks(m) if m.kind is InputKind.screenshot else m.text, kind=m.kind.value)
         if draft is not None:
             title = f"Screenshot of {_screen_label(m)}" if m.kind is InputKind.screenshot else draft.title
             ops.append(InsertOp(memory=ResourceMemory(

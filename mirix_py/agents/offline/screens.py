@@ -16,7 +16,7 @@ import re
 from datetime import datetime, timedelta
 
 __all__ = [
-    "is_clock_line", "line_key", "merge_lines", "new_lines", "new_with_context", "same_lines", "screen_lines", "seen_keys",
+    "is_clock_line", "line_key", "new_lines", "new_with_context", "same_lines", "screen_lines", "seen_keys",
     "shell_prompts",
 ]
 
@@ -116,11 +116,3 @@ def shell_prompts(text: str) -> str:
     """
     commands = [_PROMPT.sub("$ ", line).strip() for line in text.splitlines() if _PROMPT.match(line)]
     return "\n".join(commands) if len(commands) >= 2 else text
-
-
-def merge_lines(existing: str, additions: list[str], *, limit: int = 20_000) -> str:
-    """Existing text plus the additions, keeping the newest lines when over `limit` characters."""
-    lines = screen_lines(existing) + list(additions)
-    while lines and sum(len(ln) + 1 for ln in lines) > limit:
-        lines.pop(0)
-    return "\n".join(lines)
