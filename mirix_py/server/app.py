@@ -41,6 +41,11 @@ from mirix_py.server.models import (
     ErrorOut, Health, InputStatusOut, Me, SearchRequest, UpdateRequest, UsersOut, When,
 )
 
+try:  # the engine's screenshot result (an AddResult plus what happened to the frame)
+    from mirix_py.ingest.screenshots import ScreenshotResult as ScreenshotOut
+except ImportError:  # pragma: no cover - Pillow missing: the endpoint still answers with an AddResult
+    ScreenshotOut = AddResult  # type: ignore[misc, assignment]
+
 log = logging.getLogger("mirix_py.server")
 STATIC = Path(__file__).parent / "static"
 API_PREFIX = "/v1"
@@ -283,15 +288,19 @@ def create_app(mx: Any = None, *, data_dir: str | Path | None = None, keys: KeyS
             response.headers["Location"] = f"{API_PREFIX}/users/{quote(user_id, safe='')}/inputs/{result.input_ids[0]}"
         return result
 
-    @app.post(f"{API_PREFIX}/users/{{user_id}}/screenshots", response_model=AddResult, status_code=202,
-              tags=["memories"], responses={200: {"model": AddResult}, 501: {"model": ErrorOut}})
+    @app.post(f"{API_PREFIX}/users/{{user_id}}/screenshots", response_model=ScreenshotOut, status_code=202,
+              tags=["memories"], responses={200: {"model": ScreenshotOut, "description": "Processed (wait=true)."},
+                                            202: {"description": "Accepted: OCR and memories in the background."},
+                                            501: {"model": ErrorOut}, 503: {"model": ErrorOut}})
     def add_screenshot(user_id: User, response: Response,
                        image: UploadFile = File(description="PNG, JPEG or WebP screenshot."),
                        captured_at: When | None = Form(None, description="When it was taken; now if unset."),
                        app_name: str | None = Form(None, alias="app", max_length=200),
                        window_title: str | None = Form(None, max_length=1000),
                        wait: bool = Form(False)) -> AddResult:
-        """Upload a screenshot (multipart): OCR, then memories, as with text."""
+        """Upload a screenshot (multipart): OCR, then memories, as with text. A frame that nearly repeats the
+        last one of its window, or holds no text, is `processed` with no input (`frame.outcome` says which).
+        The image itself is never stored."""
         ingest = getattr(mx, "add_screenshot", None)
         if ingest is None:
             raise ApiError(501, "not_implemented", "screenshot ingestion is not available in this build "
@@ -324,8 +333,6 @@ def create_app(mx: Any = None, *, data_dir: str | Path | None = None, keys: KeyS
         result = ingest(picture, user_id=user_id, captured_at=captured_at or utcnow(), app=app_name,
                         window_title=window_title, wait=wait)
         response.status_code = 200 if wait else 202
-        if not isinstance(result, AddResult):
-            result = AddResult.model_validate(result, from_attributes=True)
         if result.input_ids:
             response.headers["Location"] = f"{API_PREFIX}/users/{quote(user_id, safe='')}/inputs/{result.input_ids[0]}"
         return result

@@ -110,8 +110,10 @@ def test_query_update_context_clear(mx):
 def test_image_goes_to_screenshot_ingestion(mx):
     from PIL import Image as PILImage, ImageDraw
 
-    picture = PILImage.new("RGB", (600, 160), "white")
-    ImageDraw.Draw(picture).text((10, 60), "Invoice 4417 due on June 3", fill="black")
+    from mirix_py.ingest.synth import _font
+
+    picture = PILImage.new("RGB", (900, 200), "white")
+    ImageDraw.Draw(picture).text((20, 70), "Invoice 4417 is due on June 3", fill="black", font=_font(36))
 
     async def main():
         memory = MirixMemory("ada", mx=mx)
@@ -122,8 +124,10 @@ def test_image_goes_to_screenshot_ingestion(mx):
                 await memory.add(content)
             return
         await memory.add(content)
-        records = [r for r in mx.list(user_id="ada", memory_types=["resource"])]
-        assert records, "the screenshot left no resource memory"
+        found = await memory.query("invoice 4417")
+        assert found.results and "4417" in found.results[0].content
+        (record,) = [r for r in mx.list(user_id="ada") if "4417" in r.search_text()][:1]
+        assert mx.input_status(record.source_ids[-1]).kind.value == "screenshot"
 
     asyncio.run(main())
 

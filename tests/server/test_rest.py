@@ -274,8 +274,10 @@ def test_screenshot_upload(live):
     from PIL import Image, ImageDraw
 
     anon, c = live.client(None), live.client(live.alice)
-    image = Image.new("RGB", (640, 200), "white")
-    ImageDraw.Draw(image).text((10, 80), "Quarterly report: revenue up 12 percent", fill="black")
+    from mirix_py.ingest.synth import _font
+
+    image = Image.new("RGB", (900, 220), "white")
+    ImageDraw.Draw(image).text((20, 80), "Quarterly report: revenue up 12 percent", fill="black", font=_font(36))
     buf = io.BytesIO()
     image.save(buf, format="PNG")
     files = {"image": ("shot.png", buf.getvalue(), "image/png")}
@@ -287,7 +289,23 @@ def test_screenshot_upload(live):
         assert r.status_code == 501 and "add_screenshot" in r.json()["message"]
         return
     assert r.status_code == 200, r.text
-    assert r.json()["status"] in ("processed", "failed")
+    body = r.json()
+    assert body["status"] == "processed" and body["input_ids"] and body["frame"]["app"] == "Excel"
+    hits = c.post("/v1/users/alice/search", json={"query": "quarterly revenue report", "limit": 5}).json()
+    assert any(body["input_ids"][0] in h["memory"]["source_ids"] for h in hits), hits
+    status = c.get(f"/v1/users/alice/inputs/{body['input_ids'][0]}").json()
+    assert status["kind"] == "screenshot" and status["metadata"].get("app") == "Excel"
+    # the same frame again: recognised as a repeat, nothing new written
+    again = c.post("/v1/users/alice/screenshots", files=files, data=form).json()
+    assert again["input_ids"] == [] and again["frame"]["status"] == "duplicate"
+    other = Image.new("RGB", (900, 220), "white")
+    ImageDraw.Draw(other).text((20, 80), "Travel plan: flight to Oslo on Friday", fill="black", font=_font(36))
+    buf = io.BytesIO()
+    other.save(buf, format="PNG")
+    queued = c.post("/v1/users/alice/screenshots", files={"image": ("b.png", buf.getvalue(), "image/png")},
+                    data={**form, "wait": "false", "window_title": "Trips"})
+    assert queued.status_code == 202, queued.text
+    assert queued.json()["status"] == "pending" and queued.json()["input_ids"], queued.json()
     bad = c.post("/v1/users/alice/screenshots", files={"image": ("x.png", b"not an image", "image/png")}, data=form)
     assert bad.status_code == 422
     missing = c.post("/v1/users/alice/screenshots", data=form)
