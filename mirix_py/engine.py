@@ -68,7 +68,6 @@ class Mirix(ScreenshotsMixin):
         self.engine = make_engine(self.settings.sql_url)
         create_schema(self.engine)
         fulltext = fulltext_for(self.engine)
-        fulltext.setup(self.engine)
         cipher = Cipher(load_or_create_key(data, self.settings.vault_key))
         if embedder is _DEFAULT:
             embedder = load_embedder(self.settings.embedder)

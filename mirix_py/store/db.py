@@ -6,7 +6,7 @@ from pathlib import Path
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
-from sqlmodel import SQLModel, create_engine
+from sqlmodel import create_engine
 
 from mirix_py.store import tables  # noqa: F401  (registers the tables)
 
@@ -33,4 +33,7 @@ def make_engine(url: str) -> Engine:
 
 
 def create_schema(engine: Engine) -> None:
-    SQLModel.metadata.create_all(engine)
+    """Create or upgrade the schema through the migrations (one source of DDL for both backends)."""
+    from mirix_py.migrations import upgrade
+
+    upgrade(engine)

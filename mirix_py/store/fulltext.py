@@ -73,7 +73,7 @@ _SQLITE_DT = "%Y-%m-%d %H:%M:%S.%f"  # how SQLAlchemy's DateTime stores values i
 
 
 class FullTextIndex(Protocol):
-    def setup(self, engine: Engine) -> None: ...
+    """The index itself is created by the migrations; this is how rows enter and leave it."""
     def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str]]) -> None: ...
     def delete(self, conn: Connection, memory_ids: Iterable[str]) -> None: ...
     def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]: ...
@@ -81,13 +81,6 @@ class FullTextIndex(Protocol):
 
 class SQLiteFullText:
     """FTS5 with porter stemming; rows are (memory_id, user_id, text)."""
-
-    def setup(self, engine: Engine) -> None:
-        with engine.begin() as conn:
-            conn.execute(sql(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5("
-                "text, ukey, memory_id UNINDEXED, tokenize='porter unicode61')"
-            ))
 
     def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str]]) -> None:
         rows = list(rows)
@@ -133,14 +126,6 @@ class PostgresFullText:
 
     def __init__(self) -> None:
         self._stats: dict[str, tuple[float, int, float]] = {}
-
-    def setup(self, engine: Engine) -> None:
-        with engine.begin() as conn:
-            conn.execute(sql(
-                "ALTER TABLE memory ADD COLUMN IF NOT EXISTS tsv tsvector "
-                "GENERATED ALWAYS AS (to_tsvector('english', text)) STORED"
-            ))
-            conn.execute(sql("CREATE INDEX IF NOT EXISTS ix_memory_tsv ON memory USING gin(tsv)"))
 
     def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str]]) -> None:
         return None  # the generated column follows `memory.text`

@@ -64,6 +64,8 @@ class InputLog:
 
     def _to_record(self, row: InputRow) -> InputRecord:
         payload = json.loads(self.cipher.decrypt(row.payload))
+        if isinstance(payload, list):  # schema 0001 logged the bare list of messages
+            payload = {"messages": payload, "metadata": {}}
         messages = [Message.model_validate(m) for m in payload["messages"]]
         return InputRecord(
             id=row.id, user_id=row.user_id, kind=InputKind(row.kind), messages=messages, source_id=row.source_id,

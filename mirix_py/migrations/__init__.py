@@ -1,0 +1,52 @@
+"""Alembic migrations of the SQL schema. `upgrade(engine)` brings any database to the current head."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import inspect
+from sqlalchemy.engine import Engine
+
+HERE = Path(__file__).resolve().parent
+
+
+def alembic_config(connection=None) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(HERE))
+    config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str:
+    return ScriptDirectory.from_config(alembic_config()).get_current_head() or ""
+
+
+def current_revision(engine: Engine) -> str | None:
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def _unversioned_revision(conn) -> str | None:
+    """A database made before migrations existed: which revision does its layout match?"""
+    inspector = inspect(conn)
+    if "memory" not in inspector.get_table_names():
+        return None
+    if "api_key" in inspector.get_table_names():
+        return "0003_api_keys"
+    columns = {c["name"] for c in inspector.get_columns("input_log")}
+    return "0002_claims_usage" if "done_actors" in columns else "0001_initial"
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Bring the database to `revision` (the current schema by default), data intact."""
+    with engine.begin() as conn:
+        config = alembic_config(conn)
+        if MigrationContext.configure(conn).get_current_revision() is None:
+            found = _unversioned_revision(conn)
+            if found:
+                command.stamp(config, found)
+        command.upgrade(config, revision)
