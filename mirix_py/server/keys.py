@@ -6,7 +6,8 @@ leaks how much of a guessed secret was right. The key itself is shown once, when
 
 `users` lists the user ids a key may read and change; `["*"]` means every user. An `admin` key
 may also create, list and revoke keys over REST. Keys live in the same SQL database as the
-memories (table `api_key`), so `mirix keys ...` and the server see the same set.
+memories (table `api_key`), so `mirix keys ...` and the server see the
+same set.
 """
 
 from __future__ import annotations
@@ -17,12 +18,11 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Sequence
+from typing import Any, Sequence
 
 from pydantic import BaseModel, Field as PField
-from sqlalchemy import JSON, select
+from sqlalchemy import JSON, Boolean, Column, MetaData, String, Table, insert, select, update
 from sqlalchemy.engine import Engine
-from sqlmodel import Field, Session, SQLModel
 
 from mirix_py.errors import InvalidInput
 from mirix_py.records import utcnow
@@ -33,16 +33,20 @@ ALL_USERS = "*"
 _CONTROL = {chr(c) for c in range(32)} | {"\x7f"}
 
 
-class ApiKeyRow(SQLModel, table=True):
-    __tablename__ = "api_key"
-
-    id: str = Field(primary_key=True, max_length=40)
-    name: str = Field(default="", max_length=200)
-    key_hash: str = Field(max_length=64)
-    users: list[str] = Field(default_factory=list, sa_type=JSON)
-    admin: bool = False
-    created_at: datetime = Field(sa_type=UTCDateTime)
-    revoked_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+# Its own MetaData: queried with SQLAlchemy Core. `KeyStore` brings the engine's schema up to date
+# first (so a key made before the first `mirix serve` leaves a database the migrations recognise),
+# then creates this table if that did not.
+KEY_METADATA = MetaData()
+api_key_table = Table(
+    "api_key", KEY_METADATA,
+    Column("id", String(40), primary_key=True),
+    Column("name", String(200), nullable=False, default=""),
+    Column("key_hash", String(64), nullable=False),
+    Column("users", JSON, nullable=False),
+    Column("admin", Boolean, nullable=False, default=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("revoked_at", UTCDateTime, nullable=True),
+)
 
 
 class ApiKeyInfo(BaseModel):
@@ -91,15 +95,18 @@ def check_user_id(user_id: str) -> str:
     return user_id
 
 
-def _info(row: ApiKeyRow) -> ApiKeyInfo:
-    return ApiKeyInfo(id=row.id, name=row.name, users=list(row.users), admin=row.admin, created_at=row.created_at,
-                      revoked_at=row.revoked_at)
+def _info(row: Any) -> ApiKeyInfo:
+    return ApiKeyInfo(id=row.id, name=row.name, users=list(row.users), admin=bool(row.admin),
+                      created_at=row.created_at, revoked_at=row.revoked_at)
 
 
 class KeyStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        ApiKeyRow.__table__.create(engine, checkfirst=True)  # type: ignore[attr-defined]
+        from mirix_py.store.db import create_schema
+
+        create_schema(engine)  # the engine's schema (its migrations include this table) ...
+        KEY_METADATA.create_all(engine, checkfirst=True)  # ... and the table itself where they do not
 
     def create(self, users: Sequence[str], *, name: str = "", admin: bool = False) -> CreatedKey:
         users = sorted({check_user_id(u.strip()) for u in users})
@@ -109,45 +116,41 @@ class KeyStore:
             raise InvalidInput("key name is longer than 200 characters")
         key_id = uuid.uuid4().hex[:16]
         key = f"{KEY_PREFIX}{key_id}.{secrets.token_urlsafe(32)}"
-        row = ApiKeyRow(id=key_id, name=name, key_hash=hash_key(key), users=users, admin=admin, created_at=utcnow())
-        with Session(self.engine) as session:
-            session.add(row)
-            session.commit()
-            session.refresh(row)
-            return CreatedKey(key=key, info=_info(row))
+        values = {"id": key_id, "name": name, "key_hash": hash_key(key), "users": users, "admin": admin,
+                  "created_at": utcnow(), "revoked_at": None}
+        with self.engine.begin() as conn:
+            conn.execute(insert(api_key_table).values(**values))
+        return CreatedKey(key=key, info=ApiKeyInfo(**{k: v for k, v in values.items() if k != "key_hash"}))
 
     def verify(self, key: str | None) -> Principal | None:
         """The principal of a valid, unrevoked key; None for anything else."""
         if not key or not key.startswith(KEY_PREFIX) or "." not in key or len(key) > 200:
             return None
         key_id = key[len(KEY_PREFIX):].split(".", 1)[0]
-        with Session(self.engine) as session:
-            row = session.get(ApiKeyRow, key_id)
-            presented = hash_key(key)
-            stored = row.key_hash if row is not None else hash_key(secrets.token_hex(16))
-            if not hmac.compare_digest(presented, stored) or row is None or row.revoked_at is not None:
-                return None
-            return Principal(key_id=row.id, users=frozenset(row.users), admin=row.admin)
+        with self.engine.connect() as conn:
+            row = conn.execute(select(api_key_table).where(api_key_table.c.id == key_id)).first()
+        presented = hash_key(key)
+        stored = row.key_hash if row is not None else hash_key(secrets.token_hex(16))
+        if not hmac.compare_digest(presented, stored) or row is None or row.revoked_at is not None:
+            return None
+        return Principal(key_id=row.id, users=frozenset(row.users), admin=bool(row.admin))
 
     def list(self, *, include_revoked: bool = False) -> list[ApiKeyInfo]:
-        query = select(ApiKeyRow).order_by(ApiKeyRow.created_at)
+        query = select(api_key_table).order_by(api_key_table.c.created_at)
         if not include_revoked:
-            query = query.where(ApiKeyRow.revoked_at.is_(None))  # type: ignore[union-attr]
-        with Session(self.engine) as session:
-            return [_info(r) for r in session.execute(query).scalars().all()]
+            query = query.where(api_key_table.c.revoked_at.is_(None))
+        with self.engine.connect() as conn:
+            return [_info(r) for r in conn.execute(query)]
 
     def get(self, key_id: str) -> ApiKeyInfo | None:
-        with Session(self.engine) as session:
-            row = session.get(ApiKeyRow, key_id)
-            return None if row is None else _info(row)
+        with self.engine.connect() as conn:
+            row = conn.execute(select(api_key_table).where(api_key_table.c.id == key_id)).first()
+        return None if row is None else _info(row)
 
     def revoke(self, key_id: str) -> bool:
         """Revoke a key; False when there is no such (unrevoked) key."""
-        with Session(self.engine) as session:
-            row = session.get(ApiKeyRow, key_id)
-            if row is None or row.revoked_at is not None:
-                return False
-            row.revoked_at = utcnow()
-            session.add(row)
-            session.commit()
-            return True
+        with self.engine.begin() as conn:
+            done = conn.execute(update(api_key_table).where(api_key_table.c.id == key_id,
+                                                            api_key_table.c.revoked_at.is_(None))
+                                .values(revoked_at=utcnow()))
+            return done.rowcount == 1
