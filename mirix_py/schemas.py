@@ -16,6 +16,10 @@ def all_schemas() -> dict[str, dict]:
         schema = model.model_json_schema() if isinstance(model, type) and issubclass(model, BaseModel) else \
             model.json_schema()  # type: ignore[union-attr]
         out[name] = schema
+    from mirix_py.server.models import REST_MODELS  # REST bodies (pydantic only; no web framework needed)
+
+    for name, rest_model in REST_MODELS.items():
+        out[name] = rest_model.model_json_schema()
     return out
 
 

@@ -175,3 +175,18 @@ class ErrorOut(BaseModel):
     error: str = Field(description="A short code: invalid_input, not_found, unauthorized, forbidden, ...")
     message: str
     detail: Any = None
+
+
+REST_MODELS: dict[str, type[BaseModel]] = {
+    "rest_add_request": AddRequest,
+    "rest_search_request": SearchRequest,
+    "rest_chat_request": ChatRequest,
+    "rest_context_request": ContextRequest,
+    "rest_update_request": UpdateRequest,
+    "rest_core_rewrite_request": CoreRewriteRequest,
+    "rest_core_append_request": CoreAppendRequest,
+    "rest_create_key_request": CreateKeyRequest,
+    "rest_input_status": InputStatusOut,
+    "rest_error": ErrorOut,
+}
+"""REST bodies written to schemas/ beside the records (`mirix schemas export`)."""
