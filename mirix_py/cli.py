@@ -259,6 +259,37 @@ def worker(once: bool = typer.Option(False, "--once", help="Drain what is there,
     console.print(f"worker {mx.worker_id} processed {total} input(s)")
 
 
+@app.command("backup")
+def backup_(path: Path, data_dir: Optional[Path] = DataDir) -> None:
+    """Write a consistent backup (safe while the engine runs). The vault key is NOT in it."""
+    with _engine(data_dir) as mx:
+        manifest = mx.backup(path)
+    console.print(f"backup written to {path}: {manifest['counts']} (schema {manifest['schema']})")
+    console.print("[yellow]keep the vault key (MIRIX_VAULT_KEY or the data dir's vault.key) safe: "
+                  "restore needs it and it is not in the backup[/]")
+
+
+@app.command()
+def restore(path: Path, data_dir: Path = typer.Option(..., "--data-dir", "-d", help="An empty data directory."),
+            vault_key_file: Optional[Path] = typer.Option(None, help="File holding the vault key of the backup."),
+            database_url: Optional[str] = typer.Option(None, help="Restore into this (empty) database instead.")) -> None:
+    """Restore a backup into an empty data directory; indexes are rebuilt with a progress bar."""
+    import os as _os
+
+    from tqdm import tqdm
+
+    from mirix_py.engine import Mirix
+
+    key = vault_key_file.read_text().strip() if vault_key_file else _os.environ.get("MIRIX_VAULT_KEY", "")
+    try:
+        mx = Mirix.restore(path, data_dir, vault_key=key, database_url=database_url,
+                           progress=lambda items, total: tqdm(items, total=total, desc="re-embedding", unit="batch"))
+    except MirixError as exc:
+        _fail(exc)
+    with mx:
+        console.print(f"restored into {data_dir}: {mx.stats()['memories']}")
+
+
 @schemas_app.command("export")
 def schemas_export(out: Path = typer.Option(None, "--out", help="Folder (default: the checkout's schemas/).")) -> None:
     """Write the JSON Schema of every public record."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 import threading
 import time
 from datetime import datetime, timezone
@@ -378,6 +379,46 @@ class Mirix(ScreenshotsMixin):
         if repair and not report.clean:
             report = do_repair(self.store, report, progress) if progress else do_repair(self.store, report)
         return report
+
+    # ------------------------------------------------------------ backup
+
+    def backup(self, dest: str | Path) -> dict[str, Any]:
+        """A consistent backup while the engine runs; the vault key is not in it (keep it safe)."""
+        from mirix_py.backup import backup
+
+        return backup(self.engine, self.store.cipher, dest,
+                      embedder=self.store.embedder.name if self.store.embedder else None)
+
+    @classmethod
+    def restore(cls, src: str | Path, data_dir: str | Path | None = None, *, vault_key: str,
+                database_url: str | None = None, embedder: Embedder | None | object = _DEFAULT,
+                progress=None) -> "Mirix":
+        """Restore a backup into an empty data directory (or empty database) and return the engine.
+        The key is checked before anything is written and saved as the data dir's `vault.key`
+        (0600); full-text and vector indexes are rebuilt from the restored rows."""
+        from mirix_py.backup import check_key, read_manifest, restore
+
+        check_key(read_manifest(src), vault_key)
+        settings = Settings.from_env(data_dir=Path(data_dir) if data_dir is not None else None,
+                                     database_url=database_url, vault_key=vault_key)
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        key_file = settings.data_dir / "vault.key"
+        if key_file.exists() and key_file.read_text().strip() != vault_key.strip():
+            raise InvalidInput(f"{key_file} holds another key: restore into an empty data directory")
+        engine = make_engine(settings.sql_url)
+        try:
+            restore(engine, src, vault_key)
+            with engine.begin() as conn:
+                fulltext_for(engine).rebuild(conn)
+        finally:
+            engine.dispose()
+        if not key_file.exists():
+            fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(vault_key)
+        mx = cls(settings=settings, embedder=embedder)
+        mx.doctor(repair=True, progress=progress)
+        return mx
 
     # ------------------------------------------------------------ chat
 

@@ -77,6 +77,7 @@ class FullTextIndex(Protocol):
     def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str]]) -> None: ...
     def delete(self, conn: Connection, memory_ids: Iterable[str]) -> None: ...
     def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]: ...
+    def rebuild(self, conn: Connection) -> int: ...
 
 
 class SQLiteFullText:
@@ -91,6 +92,13 @@ class SQLiteFullText:
             sql("INSERT INTO memory_fts(rowid, text, ukey, memory_id) VALUES (:rowid, :text, :ukey, :id)"),
             [{"rowid": fts_rowid(mid), "text": text, "ukey": user_token(uid), "id": mid} for mid, uid, text in rows],
         )
+
+    def rebuild(self, conn: Connection) -> int:
+        """Index every memory row again (after a restore)."""
+        conn.execute(sql("DELETE FROM memory_fts"))
+        rows = conn.execute(sql("SELECT id, user_id, text FROM memory")).all()
+        self.upsert(conn, [(r[0], r[1], r[2]) for r in rows]) if rows else None
+        return len(rows)
 
     def delete(self, conn: Connection, memory_ids: Iterable[str]) -> None:
         params = [{"rowid": fts_rowid(m)} for m in memory_ids]
@@ -129,6 +137,9 @@ class PostgresFullText:
 
     def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str]]) -> None:
         return None  # the generated column follows `memory.text`
+
+    def rebuild(self, conn: Connection) -> int:
+        return 0  # generated: nothing to rebuild
 
     def delete(self, conn: Connection, memory_ids: Iterable[str]) -> None:
         return None

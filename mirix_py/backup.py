@@ -1,0 +1,180 @@
+"""Backup and restore of a data directory (or a PostgreSQL database), safe while the engine runs.
+
+A backup is one `.tar.gz` holding `manifest.json` and one JSON-lines file per table, read inside a
+single snapshot (a read transaction on SQLite's WAL, REPEATABLE READ on PostgreSQL), so it is
+consistent even while inputs are being processed. The vector index is not copied: SQL is the
+source of truth and restore rebuilds it. Vault secrets and logged inputs stay encrypted; the vault
+key is never put in the backup — the manifest only holds a token that proves the right key was
+given at restore.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from sqlalchemy import MetaData, Table, inspect, select, text
+from sqlalchemy.engine import Connection, Engine
+
+from mirix_py.errors import InvalidInput
+from mirix_py.migrations import current_revision, upgrade
+from mirix_py.store.crypto import Cipher, VaultKeyError
+
+FORMAT = 1
+KEY_CHECK = "mirix-backup-key-check"
+TABLES = ("memory", "memory_history", "input_log", "llm_usage", "api_key")
+DATE_COLUMNS = {"occurred_at", "created_at", "updated_at", "processed_at", "claimed_at", "revoked_at"}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.astimezone(timezone.utc).isoformat() if value.tzinfo else value.replace(tzinfo=timezone.utc).isoformat()
+    return value
+
+
+def _snapshot(engine: Engine):
+    conn = engine.connect()
+    if engine.dialect.name == "sqlite":
+        conn.exec_driver_sql("BEGIN")  # the first read pins a WAL snapshot for the whole dump
+    else:
+        conn = conn.execution_options(isolation_level="REPEATABLE READ")
+        conn.begin()
+    return conn
+
+
+def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mtime = int(datetime.now(timezone.utc).timestamp())
+    tar.addfile(info, io.BytesIO(data))
+
+
+def backup(engine: Engine, cipher: Cipher, dest: str | Path, *, embedder: str | None = None) -> dict[str, Any]:
+    """Write a consistent backup; returns its manifest."""
+    dest = Path(dest)
+    present = set(inspect(engine).get_table_names())
+    conn = _snapshot(engine)
+    try:
+        metadata = MetaData()
+        counts: dict[str, int] = {}
+        dumps: dict[str, bytes] = {}
+        for name in TABLES:
+            if name not in present:
+                continue
+            table = Table(name, metadata, autoload_with=conn)
+            columns = [c for c in table.columns if c.name != "tsv"]
+            lines = []
+            for row in conn.execute(select(*columns)).mappings():
+                lines.append(json.dumps({k: _jsonable(v) for k, v in row.items()}, ensure_ascii=False))
+            counts[name] = len(lines)
+            dumps[name] = ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8")
+    finally:
+        conn.rollback()
+        conn.close()
+    manifest = {
+        "format": FORMAT, "created_at": datetime.now(timezone.utc).isoformat(), "schema": current_revision(engine),
+        "source_dialect": engine.dialect.name, "embedder": embedder, "counts": counts,
+        "key_check": cipher.encrypt(KEY_CHECK),
+        "note": "vault secrets and inputs are encrypted; restore needs the vault key, which is not in this file",
+    }
+    tmp = dest.with_name(dest.name + ".partial")
+    with tarfile.open(tmp, "w:gz") as tar:
+        _add_bytes(tar, "manifest.json", json.dumps(manifest, indent=2).encode())
+        for name, data in dumps.items():
+            _add_bytes(tar, f"{name}.jsonl", data)
+    os.replace(tmp, dest)  # a backup file is either complete or absent
+    return manifest
+
+
+def read_manifest(path: str | Path) -> dict[str, Any]:
+    try:
+        with tarfile.open(path, "r:gz") as tar:
+            member = tar.extractfile("manifest.json")
+            if member is None:
+                raise KeyError("manifest.json")
+            manifest = json.loads(member.read())
+    except (OSError, tarfile.TarError, KeyError, json.JSONDecodeError) as exc:
+        raise InvalidInput(f"{path} is not a mirix backup: {exc}") from exc
+    if manifest.get("format") != FORMAT:
+        raise InvalidInput(f"unsupported backup format {manifest.get('format')!r}")
+    return manifest
+
+
+def check_key(manifest: dict[str, Any], key: str | bytes | None) -> Cipher:
+    if not key:
+        raise InvalidInput("restoring needs the vault key of the backed-up data: pass it (--vault-key-file or "
+                           "MIRIX_VAULT_KEY); it is never stored in the backup")
+    try:
+        cipher = Cipher(key.encode() if isinstance(key, str) else key)
+        if cipher.decrypt(manifest["key_check"]) != KEY_CHECK:
+            raise VaultKeyError("key check mismatch")
+    except VaultKeyError as exc:
+        raise InvalidInput("this vault key does not open the backup: use the key of the data it was made from") from exc
+    return cipher
+
+
+def _rows(tar: tarfile.TarFile, name: str) -> Iterable[dict[str, Any]]:
+    member = tar.extractfile(f"{name}.jsonl")
+    if member is None:
+        return []
+    for line in io.TextIOWrapper(member, encoding="utf-8"):
+        if line.strip():
+            row = json.loads(line)
+            for column in DATE_COLUMNS & set(row):
+                if row[column] is not None:
+                    row[column] = datetime.fromisoformat(row[column])
+            yield row
+
+
+def _is_empty(conn: Connection) -> bool:
+    names = set(inspect(conn).get_table_names())
+    for name in TABLES:
+        if name in names and conn.execute(text(f"SELECT count(*) FROM {name}")).scalar():
+            return False
+    return True
+
+
+def restore(engine: Engine, path: str | Path, key: str | bytes | None,
+            progress: Callable[[str, int], None] = lambda table, n: None) -> dict[str, int]:
+    """Load a backup into an empty database (migrated to the current schema first); returns row
+    counts. The caller rebuilds full-text rows and vectors (the engine does on open)."""
+    manifest = read_manifest(path)
+    check_key(manifest, key)
+    upgrade(engine)
+    with engine.connect() as conn:
+        if not _is_empty(conn):
+            raise InvalidInput("restore goes into an empty data directory or database; this one holds data")
+    restored: dict[str, int] = {}
+    metadata = MetaData()
+    with tarfile.open(path, "r:gz") as tar, engine.begin() as conn:
+        for name in TABLES:
+            if name not in manifest["counts"]:
+                continue
+            table = Table(name, metadata, autoload_with=conn)
+            known = {c.name for c in table.columns}
+            batch: list[dict[str, Any]] = []
+            count = 0
+            for row in _rows(tar, name):
+                batch.append({k: v for k, v in row.items() if k in known})
+                if len(batch) >= 500:
+                    conn.execute(table.insert(), batch)
+                    count += len(batch)
+                    batch = []
+            if batch:
+                conn.execute(table.insert(), batch)
+                count += len(batch)
+            restored[name] = count
+            progress(name, count)
+        if engine.dialect.name == "postgresql":  # serial ids continue after the restored ones
+            for name in ("memory_history", "llm_usage"):
+                if restored.get(name):
+                    conn.execute(text(f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), "
+                                      f"(SELECT max(id) FROM {name}))"))
+    if restored != {k: v for k, v in manifest["counts"].items() if k in restored}:
+        raise InvalidInput(f"backup is incomplete: expected {manifest['counts']}, restored {restored}")
+    return restored
