@@ -657,6 +657,9 @@ class ScreenshotIngestor:
         root = self._user_dir(user_id)
         if root is None:
             return None
+        retention = self.config.thumbnail_retention
+        if retention is not None and when < utcnow() - retention:
+            return None  # already past its retention period: never written
         thumb = downscale_for_vision(image, self.config.thumbnail_max_side)
         day = root / when.astimezone(timezone.utc).strftime("%Y-%m-%d")
         day.mkdir(parents=True, exist_ok=True)
