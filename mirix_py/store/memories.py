@@ -20,7 +20,7 @@ from sqlmodel import Session
 from mirix_py.errors import InvalidInput, MemoryNotFound
 from mirix_py.ops import DeleteOp, InsertOp, MergeOp, Op, UpdateOp
 from mirix_py.records import (
-    COMMON_FIELDS, MASK, MEMORY_ADAPTER, HistoryEvent, KnowledgeVaultMemory, MemoryBase, MemoryChange,
+    MASK, MEMORY_ADAPTER, HistoryEvent, KnowledgeVaultMemory, MemoryBase, MemoryChange,
     MemoryType, Operation, new_memory_id, type_fields, utcnow,
 )
 from mirix_py.store.crypto import Cipher

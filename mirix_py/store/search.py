@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlmodel import Session
 
 from mirix_py.errors import InvalidInput
-from mirix_py.records import KnowledgeVaultMemory, MemoryType, SearchHit, SearchMethod
+from mirix_py.records import MemoryType, SearchHit, SearchMethod
 from mirix_py.store.embeddings import CachedEmbedder
 from mirix_py.store.fulltext import Filters
 from mirix_py.store.memories import MemoryStore
@@ -126,9 +126,3 @@ class Searcher:
         with Session(self.store.engine) as session:
             ids = list(session.execute(stmt).scalars())
         return [(i, 1.0 / rank) for rank, i in enumerate(ids, start=1)]
-
-
-def mask_hit(hit: SearchHit) -> SearchHit:
-    if isinstance(hit.memory, KnowledgeVaultMemory):
-        return hit.model_copy(update={"memory": hit.memory.masked()})
-    return hit
