@@ -17,7 +17,7 @@ VENV="$REPO/.venv"
 VPY="$VENV/bin/python"
 STAMP="$VENV/.mirix-installed"
 TORCH_VERSION="2.13.0"
-APT_PACKAGES=(tesseract-ocr postgresql curl chromium chromium-driver)  # chromium: the viewer's browser test
+APT_PACKAGES=(tesseract-ocr fonts-dejavu-core postgresql curl chromium chromium-driver)  # chromium: the viewer's browser test; fonts: synthetic screenshots
 
 say() { printf '[setup] %s\n' "$*"; }
 die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
