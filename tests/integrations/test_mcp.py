@@ -130,3 +130,53 @@ def test_http_transport_uses_api_keys(tmp_path, embedder):
     assert {m.user_id for m in mx.list(user_id="ada")} == {"ada"}
     assert all("Wanda" not in h.text for h in mx.search("Wanda", user_id="ada"))
     mx.close()
+
+
+def test_standalone_http_process_with_a_key(tmp_path):
+    """`mirix mcp --transport http`: its own process on loopback, keys from the same database."""
+    import signal
+    import socket
+    import subprocess
+    import time
+
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    params = _server_params(tmp_path / "data")
+    env = {**os.environ, **params.env}
+    key = subprocess.run([sys.executable, "-m", "mirix_py.cli", "keys", "create", "--user", "ada"], env=env,
+                         capture_output=True, text=True, check=True, cwd=REPO).stdout.strip()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "mirix_py.cli", "mcp", "--transport", "http", "--port", str(port)],
+                            env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+            try:
+                httpx2.get(url, timeout=2)
+                break
+            except httpx2.HTTPError:
+                assert time.monotonic() < deadline, "mirix mcp did not come up"
+                time.sleep(0.3)
+
+        async def main():
+            client_http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=60)
+            async with Client(streamable_http_client(url, http_client=client_http)) as client:
+                added = _payload(await client.call_tool("add_memory", {"content": "My dog Rex loves the beach."}))
+                assert added["status"] == "processed"
+                hits = _payload(await client.call_tool("search_memory", {"query": "Rex"}))
+                assert hits and "Rex" in hits[0]["text"]
+
+        anyio.run(main)
+        refused = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                              headers={"Accept": "application/json, text/event-stream"})
+        assert refused.status_code == 401
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
