@@ -233,6 +233,8 @@ _EXIF_DATETIME = 0x0132
 
 
 def _exif_times(image: Image.Image) -> dict[str, str]:
+    if image.format == "PNG" and "exif" not in image.info:
+        return {}  # Pillow would decode the whole PNG looking for a late eXIf chunk
     try:
         exif = image.getexif()
     except Exception:

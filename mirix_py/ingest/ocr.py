@@ -59,10 +59,11 @@ class OcrConfig:
         whole screens, 11 (sparse text) finds scattered labels but loses block structure.
     min_confidence: words Tesseract is less sure of (0-100) are dropped (but see keep_tokens).
     keep_tokens: keep low-confidence words shaped like URLs, addresses, identifiers and keys.
-    scale: resize factor before OCR; None scales every frame to `target_height` pixels high
-        (UI text on a 1080p screen is small for Tesseract: x1.5 read 0.89 of the characters of the
-        synthetic screens right against 0.84 unscaled, and every planted key exactly, for ~1.7x
-        the time; a 4K HiDPI frame is scaled down instead).
+    scale: resize factor before OCR; None scales every frame to `target_height` pixels high.
+        UI text on a 1080p screen is small for Tesseract: on the synthetic screens of synth.py,
+        x1.25 read 0.89-0.91 of the characters right against 0.85 unscaled, for 1.2x the CPU
+        (0.55 s against 0.47 s a frame); x1.5 was no better and slower. A 4K HiDPI frame is
+        scaled down instead.
     invert_dark: invert dark-background regions and switch off Tesseract's inversion pass.
     """
 
@@ -72,7 +73,7 @@ class OcrConfig:
     min_confidence: float = 45.0
     keep_tokens: bool = True
     scale: float | None = None
-    target_height: int = 1620
+    target_height: int = 1350
     invert_dark: bool = True
     timeout: float = 60.0
     extra_config: str = ""

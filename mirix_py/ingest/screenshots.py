@@ -446,6 +446,8 @@ class ScreenshotIngestor:
         """One frame. wait=True: OCR and memory update now, as a batch of one. wait=False: queued."""
         self.check()
         loaded = load_frame(image, name=name)
+        if wait and self.pending():
+            self.flush()  # queued frames first: windows are memorised in capture order
         frame, outcome = self._admit(loaded, user_id=user_id, captured_at=captured_at, app=app,
                                      window_title=window_title, source_id=source_id)
         result: AddResult | None = None
@@ -588,16 +590,15 @@ class ScreenshotIngestor:
             entries.append((info.captured_at, path, info))
         entries.sort(key=lambda e: (e[0], e[1].name))
 
-        # 2. decode, dedup and OCR in time order with a few frames in flight; batches run as they close
+        # 2. decode, dedup and OCR in time order with a few frames in flight; each batch goes to the
+        #    memory managers as it closes, on a thread of its own, so reading frames never waits for them
         batcher: FrameBatcher[ProcessedFrame] = FrameBatcher(self.config.batch, key=lambda f: f.app,
                                                              when=lambda f: f.captured_at)
+        managers = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mirix-screenshot-batches")
+        submitted: list[tuple[Future, list[ProcessedFrame]]] = []
 
         def run(batch: list[ProcessedFrame]) -> None:
-            result = self._run_batch(batch)
-            if result is not None:
-                report.add_result(result)
-            for frame in batch:
-                report.count(self._outcome_after(frame, frame.outcome, result))
+            submitted.append((managers.submit(self._run_batch, batch), batch))
 
         def complete(frame: ProcessedFrame) -> None:
             self._finish_ocr(frame)
@@ -629,6 +630,19 @@ class ScreenshotIngestor:
             complete(in_flight.popleft())
         for batch in batcher.drain():
             run(batch)
+        managers.shutdown(wait=True)
+        for future, batch in submitted:  # batches ran in capture order; collect their outcomes
+            try:
+                result = future.result()
+            except Exception as exc:  # e.g. the database went away: these frames failed, the others stand
+                log.exception("screenshot batch failed")
+                for frame in batch:
+                    frame.error = frame.error or f"{type(exc).__name__}: {exc}"
+                result = None
+            if result is not None:
+                report.add_result(result)
+            for frame in batch:
+                report.count(self._outcome_after(frame, frame.outcome, result))
 
         report.ocr_seconds = self.totals.ocr_seconds - ocr_before
         report.text_bytes = self.totals.text_bytes - text_before

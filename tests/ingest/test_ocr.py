@@ -87,7 +87,7 @@ def test_dark_regions_are_inverted_to_dark_on_light():
     assert grey.getpixel((600, 300)) > 200 and grey.getpixel((600, 105)) < 60  # inverted pane
     assert grey.getpixel((100, 300)) > 200 and grey.getpixel((100, 105)) < 60  # untouched
     assert prepare_for_ocr(image, OcrConfig(scale=0.5)).size == (400, 200)
-    assert OcrConfig().scale_for(1080) == 1.5 and OcrConfig().scale_for(2160) == 0.75
+    assert OcrConfig().scale_for(1080) == 1.25 and OcrConfig().scale_for(2160) == 0.625
 
 
 @pytest.mark.parametrize("kwargs", [{"lang": ""}, {"lang": "eng;rm -rf"}, {"psm": 14}, {"min_confidence": 101},
@@ -179,7 +179,7 @@ def test_real_tesseract_reads_a_synthetic_email(tesseract, synth):
     assert "product manager" in text and "You can reach me at" in text
     assert len(result.blocks) > 3 and result.mean_confidence > 80
     assert result.size == (1920, 1080)
-    # boxes are in the frame's own pixels (OCR ran on a 1.5x upscaled copy)
+    # boxes are in the frame's own pixels (OCR ran on a 1.25x upscaled copy)
     box = next(w.box for b in result.blocks for ln in b.lines for w in ln.words if sender in w.text)
     assert 660 <= box[0] < 1400 and 90 < box[1] < 140 and box[3] < 30  # "From: … <address>" in the message pane
 
