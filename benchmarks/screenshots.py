@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import tempfile
 import time
@@ -36,6 +37,13 @@ import _common as C
 
 TARGET_FPS = 1.5
 TARGET_STORED_SHARE = 0.001
+
+
+def cpu_seconds() -> tuple[float, float]:
+    """(this process, its finished children) CPU seconds, user + system."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime
 
 
 def dir_bytes(path: Path) -> int:
@@ -60,8 +68,8 @@ def stored_bytes(mx: Any, user_id: str) -> dict[str, int]:
     return {"input_log": inputs, "memories": memories, "history": history, "vectors": vectors * dim * 4}
 
 
-def planted_recall(mx: Any, synth: Any, frames: list, user_id: str) -> dict[str, list[int]]:
-    """Per expected memory type: [recovered, planted] for the facts visible in the session."""
+def planted_recall(mx: Any, synth: Any, frames: list, user_id: str) -> dict[str, list]:
+    """Per expected memory type: [recovered, planted, missed ids] for the facts visible in the session."""
     from mirix_py.records import KnowledgeVaultMemory
 
     shown = {fid for f in frames for fid in f.facts}
@@ -86,9 +94,11 @@ def planted_recall(mx: Any, synth: Any, frames: list, user_id: str) -> dict[str,
                 if fact.memory_type == "episodic" else mx.search(fact.query, user_id=user_id,
                                                                  memory_types=["resource"], limit=10)
             ok = any(fact.needle.lower() in h.text.lower() for h in hits)
-        got = out.setdefault(fact.memory_type, [0, 0])
+        got = out.setdefault(fact.memory_type, [0, 0, []])
         got[0] += int(ok)
         got[1] += 1
+        if not ok:
+            got[2].append(fid)
     return out
 
 
@@ -166,9 +176,14 @@ def main() -> None:
     mx.configure_screenshots(ScreenshotConfig(workers=args.workers))
     mx.search("warm up", user_id="bench")  # load the embedder before the clock starts
     disk_before = dir_bytes(data)
+    load_before = os.getloadavg()[0]
+    cpu0 = cpu_seconds()
     t0 = time.perf_counter()
     report = mx.ingest_screenshots(shots, user_id="bench")
     e2e_s = time.perf_counter() - t0
+    cpu1 = cpu_seconds()
+    load_after = os.getloadavg()[0]
+    cpu_main, cpu_ocr = cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]
     stored = stored_bytes(mx, "bench")
     recall = planted_recall(mx, synth, frames, "bench")
     counts = mx.store.count(user_id="bench")
@@ -187,6 +202,8 @@ def main() -> None:
         ["end to end: dedup+OCR+managers+embeddings+store", f"{e2e_fps:.2f} unique/s",
          f"x{e2e_fps / baseline_fps:.0f}", "ok" if e2e_fps >= TARGET_FPS else "MISSED"],
         ["  all frames incl. duplicates", f"{report.frames / e2e_s:.2f} frames/s", "", ""],
+        ["  CPU per unique frame: Tesseract + this process", f"{cpu_ocr / unique:.2f} + {cpu_main / unique:.2f} s",
+         f"{(os.cpu_count() or 1) * unique / (cpu_ocr + cpu_main):.2f}/s", "if idle"],
         ["frames skipped as near-duplicates", f"{report.duplicates}/{report.frames} = {report.duplicate_share:.1%}",
          "", ""],
         ["raw PNG per frame", f"{png_per_frame / 1024:.1f} KB", "", ""],
@@ -205,10 +222,11 @@ def main() -> None:
     print()
     print(C.table(["screenshots", "measured", "vs", f"target"], rows,
                   title=f"{report.frames} frames ({unique} unique), {args.days} days, dwell {args.dwell} frames, "
-                        f"{width}x{height}, "
-                        f"{args.workers} OCR workers, load at start {env['loadavg_at_start']}"))
+                        f"{width}x{height}, {args.workers} OCR workers, load average {load_before:.1f} before the "
+                        f"end-to-end run, {load_after:.1f} after"))
     print()
-    print(C.table(["planted facts", "recovered", "planted"], [[k, v[0], v[1]] for k, v in sorted(recall.items())]))
+    print(C.table(["planted facts", "recovered", "planted", "missed"],
+                  [[k, v[0], v[1], ", ".join(v[2]) or "-"] for k, v in sorted(recall.items())]))
     print(f"\nmemories: {counts}; OCR failures: {len(failures)}; batches: {report.batches}; "
           f"input-log text {report.text_bytes} B plaintext")
     payload = {
@@ -218,6 +236,8 @@ def main() -> None:
         "baseline": {"frames": len(baseline_files), "seconds": baseline_s, "fps": baseline_fps},
         "ocr_stage": {"frames": len(kept), "seconds": ocr_s, "fps": ocr_fps, "failures": len(failures)},
         "end_to_end": {"seconds": e2e_s, "unique_fps": e2e_fps, "all_fps": report.frames / e2e_s,
+                       "cpu_seconds": {"tesseract": cpu_ocr, "main_process": cpu_main},
+                       "loadavg": [load_before, load_after],
                        "report": report.to_dict()},
         "duplicate_share": report.duplicate_share,
         "bytes": {"png_total": report.png_bytes, "png_per_frame": png_per_frame, "stored": stored,

@@ -12,6 +12,7 @@ the file's modification time) and, where a capture tool wrote them, the app and 
 
 from __future__ import annotations
 
+import hashlib
 import io
 import re
 import warnings
@@ -26,7 +27,8 @@ from mirix_py.errors import InvalidInput
 
 __all__ = [
     "FrameInfo", "ImageSource", "InvalidImage", "LoadedFrame", "MAX_PIXELS", "MAX_SIDE", "MIN_SIDE",
-    "SUPPORTED_FORMATS", "frame_info_from_file", "list_image_files", "load_frame", "png_size", "probe_frame",
+    "SUPPORTED_FORMATS", "frame_info_from_file", "list_image_files", "load_frame", "pixel_digest", "png_size",
+    "probe_frame",
     "timestamp_from_name",
 ]
 
@@ -205,6 +207,35 @@ def probe_frame(path: str | Path) -> dict[str, str]:
         raise InvalidImage(f"{where}: not an image, or a format Pillow cannot read (supported: {supported})") from exc
     except (OSError, ValueError, SyntaxError) as exc:
         raise InvalidImage(f"{where}: corrupt image header ({exc})") from exc
+
+
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_PIXEL_CHUNKS = {b"IHDR", b"PLTE", b"tRNS", b"IDAT"}
+
+
+def pixel_digest(data: bytes) -> bytes:
+    """A digest of what an encoded image shows, without decoding it.
+
+    For PNG only the chunks that carry pixels (IHDR, PLTE, tRNS, IDAT) are hashed, so two frames
+    that differ only in metadata (a capture time in a text chunk) share a digest; other formats
+    hash the whole file. Equal digests mean identical pixels (for one encoder); different
+    digests mean nothing.
+    """
+    digest = hashlib.blake2b(digest_size=16)
+    if not data.startswith(_PNG_SIGNATURE):
+        digest.update(data)
+        return digest.digest()
+    pos = len(_PNG_SIGNATURE)
+    while pos + 8 <= len(data):
+        length = int.from_bytes(data[pos:pos + 4], "big")
+        kind = data[pos + 4:pos + 8]
+        if kind in _PIXEL_CHUNKS:
+            digest.update(kind)
+            digest.update(data[pos + 8:pos + 8 + length])
+        if kind == b"IEND":
+            break
+        pos += 12 + length
+    return digest.digest()
 
 
 def png_size(frame: LoadedFrame, *, compress_level: int = 6) -> int:

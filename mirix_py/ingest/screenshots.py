@@ -39,7 +39,8 @@ from mirix_py.errors import InvalidInput
 from mirix_py.ingest.batching import BatchPolicy, FrameBatcher
 from mirix_py.ingest.dedup import DEFAULT_THRESHOLD, Deduplicator, FrameSignature
 from mirix_py.ingest.frames import (
-    ImageSource, LoadedFrame, frame_info_from_file, list_image_files, load_frame, png_size, probe_frame,
+    ImageSource, LoadedFrame, frame_info_from_file, list_image_files, load_frame, pixel_digest, png_size,
+    probe_frame,
 )
 from mirix_py.ingest import ocr as ocr_module
 from mirix_py.ingest.multimodal import VISION_MAX_SIDE, downscale_for_vision
@@ -600,8 +601,14 @@ class ScreenshotIngestor:
         def run(batch: list[ProcessedFrame]) -> None:
             submitted.append((managers.submit(self._run_batch, batch), batch))
 
+        # a file with the same pixels as the previous one of its window is a duplicate: no decoding
+        last_digest: dict[tuple, tuple[bytes, ProcessedFrame | None]] = {}
+
         def complete(frame: ProcessedFrame) -> None:
             self._finish_ocr(frame)
+            key = (frame.app, frame.window_title)
+            if frame.error is not None and last_digest.get(key, (b"", None))[1] is frame:
+                del last_digest[key]  # its OCR failed: an identical file gets another chance
             tick()
             for batch in batcher.add(frame):
                 run(batch)
@@ -609,16 +616,31 @@ class ScreenshotIngestor:
         in_flight: deque[ProcessedFrame] = deque()
         limit = 3 * max(self.ocr.workers, 1)
         for when, path, info in entries:
+            frame_app, frame_window = app or info.app, window_title or info.window_title
+            key = ((frame_app or "").strip() or None, (frame_window or "").strip() or None)
             try:
-                loaded = load_frame(path)
-                frame, outcome = self._admit(loaded, user_id=user_id, captured_at=when,
-                                             app=app or info.app, window_title=window_title or info.window_title,
-                                             source_id=path.name)
+                data = path.read_bytes()
+                digest = pixel_digest(data)
+                if self.config.dedup and key in last_digest and last_digest[key][0] == digest:
+                    report.count(FrameOutcome(name=path.name, status="duplicate", captured_at=when, app=key[0],
+                                              window_title=key[1], similarity=1.0, png_bytes=len(data)))
+                    tick()
+                    continue
+                loaded = load_frame(data, name=path.name)
+                if loaded.format == "PNG":
+                    loaded.png_bytes = len(data)
+                frame, outcome = self._admit(loaded, user_id=user_id, captured_at=when, app=frame_app,
+                                             window_title=frame_window, source_id=path.name)
             except InvalidInput as exc:
                 report.count(FrameOutcome(name=path.name, status="invalid", error=str(exc)))
                 tick()
                 continue
-            del loaded
+            except OSError as exc:  # unreadable file
+                report.count(FrameOutcome(name=path.name, status="invalid", error=f"{path.name}: {exc}"))
+                tick()
+                continue
+            del loaded, data
+            last_digest[key] = (digest, frame)
             if frame is None:
                 report.count(outcome)
                 tick()

@@ -192,3 +192,14 @@ def test_list_image_files(tmp_path):
     assert [p.name for p in list_image_files(tmp_path, recursive=True)] == ["a.JPG", "b.png", "c.webp"]
     with pytest.raises(InvalidInput):
         list_image_files(tmp_path / "b.png")
+
+
+def test_pixel_digest_ignores_png_metadata_but_not_pixels():
+    from mirix_py.ingest.frames import pixel_digest
+
+    a = Image.new("RGB", (64, 64), "white")
+    b = a.copy()
+    b.putpixel((10, 10), (0, 0, 0))
+    assert pixel_digest(_png(a, **{"mirix:captured_at": "1"})) == pixel_digest(_png(a, **{"mirix:captured_at": "2"}))
+    assert pixel_digest(_png(a)) != pixel_digest(_png(b))
+    assert pixel_digest(b"not a png") != pixel_digest(b"not a png either")
