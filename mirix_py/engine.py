@@ -504,6 +504,13 @@ class AsyncMirix:
     def mode(self) -> str:
         return self.sync.mode
 
+    @classmethod
+    async def restore(cls, src: str | Path, data_dir: str | Path | None = None, **kwargs: Any) -> "AsyncMirix":
+        """`Mirix.restore`, awaitable; returns an AsyncMirix on the restored data."""
+        instance = cls.__new__(cls)
+        instance.sync = await asyncio.to_thread(Mirix.restore, src, data_dir, **kwargs)
+        return instance
+
     async def __aenter__(self) -> "AsyncMirix":
         return self
 
@@ -511,7 +518,7 @@ class AsyncMirix:
         await self.close()
 
 
-ASYNC_METHODS = ("add", "flush", "resume", "work", "doctor", "chat", "search", "get", "list", "update", "delete", "history", "delete_user", "core_memory",
+ASYNC_METHODS = ("add", "flush", "resume", "work", "doctor", "backup", "chat", "search", "get", "list", "update", "delete", "history", "delete_user", "core_memory",
                  "core_append", "core_rewrite", "export", "import_", "retry_failed", "input_status", "stats",
                  "describe", "close")
 ASYNC_METHODS += SCREENSHOT_METHODS

@@ -186,7 +186,8 @@ def test_async_mirix_has_the_same_methods(tmp_path, embedder, user_id):
     for name in ASYNC_METHODS:
         assert asyncio.iscoroutinefunction(getattr(AsyncMirix, name)), name
     public = {n for n in dir(Mirix) if not n.startswith("_") and callable(getattr(Mirix, n))}
-    assert public - {"import"} <= set(ASYNC_METHODS) | {"mode"}
+    assert public - {"import"} <= set(ASYNC_METHODS) | {"mode", "restore"}
+    assert asyncio.iscoroutinefunction(AsyncMirix.restore)
 
     async def scenario():
         async with AsyncMirix(tmp_path / "a", embedder=embedder) as amx:

@@ -36,7 +36,8 @@ def _unversioned_revision(conn) -> str | None:
     if "memory" not in inspector.get_table_names():
         return None
     if "api_key" in inspector.get_table_names():
-        return "0003_api_keys"
+        fts = [c["name"] for c in inspector.get_columns("memory_fts")] if "memory_fts" in inspector.get_table_names() else []
+        return "0004_fts_memory_type" if "mtype" in fts else "0003_api_keys"
     columns = {c["name"] for c in inspector.get_columns("input_log")}
     return "0002_claims_usage" if "done_actors" in columns else "0001_initial"
 

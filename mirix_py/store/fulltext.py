@@ -74,30 +74,40 @@ _SQLITE_DT = "%Y-%m-%d %H:%M:%S.%f"  # how SQLAlchemy's DateTime stores values i
 
 class FullTextIndex(Protocol):
     """The index itself is created by the migrations; this is how rows enter and leave it."""
-    def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str]]) -> None: ...
+    def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str, str]]) -> None: ...
     def delete(self, conn: Connection, memory_ids: Iterable[str]) -> None: ...
     def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]: ...
     def rebuild(self, conn: Connection) -> int: ...
 
 
-class SQLiteFullText:
-    """FTS5 with porter stemming; rows are (memory_id, user_id, text)."""
+def type_token(memory_type: str) -> str:
+    return "t" + memory_type.replace("_", "")
 
-    def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str]]) -> None:
+
+class SQLiteFullText:
+    """FTS5 with porter stemming. User and memory type are indexed token columns of the FTS table
+    itself, so a query never joins `memory` unless it filters on time."""
+
+    TIME_OVERFETCH = 5
+
+    def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str, str]]) -> None:
+        """rows: (memory_id, user_id, memory_type, text)"""
         rows = list(rows)
         if not rows:
             return
         self.delete(conn, [r[0] for r in rows])
         conn.execute(
-            sql("INSERT INTO memory_fts(rowid, text, ukey, memory_id) VALUES (:rowid, :text, :ukey, :id)"),
-            [{"rowid": fts_rowid(mid), "text": text, "ukey": user_token(uid), "id": mid} for mid, uid, text in rows],
+            sql("INSERT INTO memory_fts(rowid, text, ukey, mtype, memory_id) VALUES (:rowid, :text, :ukey, :mtype, :id)"),
+            [{"rowid": fts_rowid(mid), "text": text, "ukey": user_token(uid), "mtype": type_token(mtype), "id": mid}
+             for mid, uid, mtype, text in rows],
         )
 
     def rebuild(self, conn: Connection) -> int:
-        """Index every memory row again (after a restore)."""
+        """Index every memory row again (after a restore or a migration)."""
         conn.execute(sql("DELETE FROM memory_fts"))
-        rows = conn.execute(sql("SELECT id, user_id, text FROM memory")).all()
-        self.upsert(conn, [(r[0], r[1], r[2]) for r in rows]) if rows else None
+        rows = conn.execute(sql("SELECT id, user_id, memory_type, text FROM memory")).all()
+        if rows:
+            self.upsert(conn, [(r[0], r[1], r[2], r[3]) for r in rows])
         return len(rows)
 
     def delete(self, conn: Connection, memory_ids: Iterable[str]) -> None:
@@ -109,19 +119,51 @@ class SQLiteFullText:
         terms = query_terms(query)
         if not terms:
             return []
-        match = f'ukey : "{user_token(filters.user_id)}" AND (' + " OR ".join(f'"{t}"' for t in terms) + ")"
-        where, params = filters.sql("m")
-        for key in ("start", "end"):
-            if key in params:
-                params[key] = params[key].astimezone(timezone.utc).replace(tzinfo=None).strftime(_SQLITE_DT)
+        match = f'ukey : "{user_token(filters.user_id)}"'
+        if filters.memory_types:
+            match += " AND mtype : (" + " OR ".join(f'"{type_token(t)}"' for t in filters.memory_types) + ")"
+        match += " AND (" + " OR ".join(f'"{t}"' for t in terms) + ")"
+        timed = filters.start is not None or filters.end is not None
+        ranked = self._ranked(conn, match, k * self.TIME_OVERFETCH if timed else k)
+        if not timed or not ranked:
+            return ranked
+        allowed = self._within_time(conn, [i for i, _ in ranked], filters)
+        kept = [hit for hit in ranked if hit[0] in allowed]
+        if len(kept) >= k or len(ranked) < k * self.TIME_OVERFETCH:
+            return kept[:k]
+        return self._ranked_in_time(conn, match, filters, k)  # a narrow window: let SQL filter all matches
+
+    @staticmethod
+    def _ranked(conn: Connection, match: str, k: int) -> list[tuple[str, float]]:
+        rows = conn.execute(sql("SELECT memory_id, bm25(memory_fts, 1.0, 0.0, 0.0, 0.0) AS s FROM memory_fts "
+                                "WHERE memory_fts MATCH :match ORDER BY s LIMIT :k"), {"match": match, "k": k}).all()
+        return [(r[0], -float(r[1])) for r in rows]
+
+    @staticmethod
+    def _time_params(filters: Filters) -> tuple[list[str], dict]:
+        clauses, params = [], {}
+        for key, op in (("start", ">="), ("end", "<")):
+            value = getattr(filters, key)
+            if value is not None:
+                clauses.append(f"m.occurred_at {op} :{key}")
+                params[key] = value.astimezone(timezone.utc).replace(tzinfo=None).strftime(_SQLITE_DT)
+        return clauses, params
+
+    def _within_time(self, conn: Connection, ids: list[str], filters: Filters) -> set[str]:
+        clauses, params = self._time_params(filters)
+        names = ", ".join(f":i{n}" for n in range(len(ids)))
+        params.update({f"i{n}": v for n, v in enumerate(ids)})
+        rows = conn.execute(sql(f"SELECT m.id FROM memory m WHERE m.id IN ({names}) AND " + " AND ".join(clauses)),
+                            params).all()
+        return {r[0] for r in rows}
+
+    def _ranked_in_time(self, conn: Connection, match: str, filters: Filters, k: int) -> list[tuple[str, float]]:
+        clauses, params = self._time_params(filters)
         rows = conn.execute(
-            sql(
-                "SELECT m.id, bm25(memory_fts, 1.0, 0.0, 0.0) AS s FROM memory_fts "
+            sql("SELECT m.id, bm25(memory_fts, 1.0, 0.0, 0.0, 0.0) AS s FROM memory_fts "
                 "JOIN memory m ON m.id = memory_fts.memory_id "
-                f"WHERE memory_fts MATCH :match AND {where} ORDER BY s LIMIT :k"
-            ),
-            {**params, "match": match, "k": k},
-        ).all()
+                f"WHERE memory_fts MATCH :match AND {' AND '.join(clauses)} ORDER BY s LIMIT :k"),
+            {**params, "match": match, "k": k}).all()
         return [(r[0], -float(r[1])) for r in rows]
 
 
@@ -135,7 +177,7 @@ class PostgresFullText:
     def __init__(self) -> None:
         self._stats: dict[str, tuple[float, int, float]] = {}
 
-    def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str]]) -> None:
+    def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str, str]]) -> None:
         return None  # the generated column follows `memory.text`
 
     def rebuild(self, conn: Connection) -> int:

@@ -101,12 +101,23 @@ class MemoryStore:
         """
         if not ops and not ledger:
             return []
+        # Embed before taking the write lock (SQLite has one per database): plan once read-only,
+        # embed those texts, then plan again under the lock and embed only what changed meanwhile.
+        with Session(self.engine) as session:
+            draft = self._plan(session, ops, user_id=user_id, input_id=input_id, source_ids=source_ids)
+            session.rollback()
+        draft_texts = {p.after.search_text() for p in draft if p.after is not None}
+        by_text = self._embed_texts(draft_texts)
+        embedder_up = bool(by_text) or not draft_texts  # don't retry a failing embedder under the lock
         with Session(self.engine) as session:
             if self.engine.dialect.name == "sqlite":
                 session.connection().exec_driver_sql("BEGIN IMMEDIATE")
             plans = self._plan(session, ops, user_id=user_id, input_id=input_id, source_ids=source_ids)
             texts = {p.memory_id: p.after.search_text() for p in plans if p.after is not None}
-            vectors = self._embed(texts)
+            missing = set(texts.values()) - set(by_text)
+            if missing and embedder_up:
+                by_text.update(self._embed_texts(missing))
+            vectors = {mid: by_text[t] for mid, t in texts.items() if t in by_text}
             conn = session.connection()
             for plan in plans:
                 if plan.after is None:
@@ -117,7 +128,7 @@ class MemoryStore:
                     row.embedding_model = self.embedder.name if plan.memory_id in vectors else None
                     session.merge(row)
                     session.flush()
-                    self.fulltext.upsert(conn, [(row.id, row.user_id, row.text)])
+                    self.fulltext.upsert(conn, [(row.id, row.user_id, row.memory_type, row.text)])
                 session.add(HistoryRow(
                     memory_id=plan.memory_id, user_id=user_id, memory_type=plan.memory_type.value,
                     operation=plan.operation.value, before=self.history_dump(plan.before),
@@ -207,16 +218,16 @@ class MemoryStore:
                 raise InvalidInput(f"unknown operation {op!r}")
         return plans
 
-    def _embed(self, texts: dict[str, str]) -> dict[str, list[float]]:
+    def _embed_texts(self, texts: set[str]) -> dict[str, list[float]]:
         if self.embedder is None or self.vectors is None or not texts:
             return {}
-        ids = list(texts)
+        ordered = sorted(texts)
         try:
-            vectors = self.embedder.embed([texts[i] for i in ids])
+            vectors = self.embedder.embed(ordered)
         except Exception as exc:  # an embedding outage must not lose the write
             log.warning("embedding failed (%s); memories saved without vectors", exc)
             return {}
-        return dict(zip(ids, vectors))
+        return dict(zip(ordered, vectors))
 
     def _mirror_vectors(self, user_id: str, plans: list[_Planned], vectors: dict[str, list[float]]) -> None:
         if self.vectors is None:
