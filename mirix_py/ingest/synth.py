@@ -422,8 +422,9 @@ class ScreenSynth:
 
         # browser: a reference article, a different one each day
         title, lead, more = ARTICLES[(self.seed + day) % len(ARTICLES)]
+        # the semantic name drops a leading article: "The Danube is ..." is about "Danube"
         art = self._plant(PlantedFact(f"web-{title.lower().replace(' ', '-')}", "browser", day, lead, "semantic",
-                                      title, title))
+                                      title, title.removeprefix("The ")))
         state["browser"] = {"title": title, "url": f"https://en.wikipedia.org/wiki/{title.replace(' ', '_')}",
                             "paragraphs": [lead + " " + more,
                                            " ".join(rng.choice(FILLER) for _ in range(45)).capitalize() + ".",
