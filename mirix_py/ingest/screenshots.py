@@ -287,6 +287,7 @@ class ScreenshotIngestor:
             Path(data_dir) / "thumbnails" if data_dir is not None else None)
         self._lock = threading.RLock()
         self._dedup: dict[str, Deduplicator] = {}
+        self._png_sizes: dict[tuple, int | None] = {}  # (user, window) -> PNG bytes of its last kept frame
         self._batcher: FrameBatcher[ProcessedFrame] = FrameBatcher(
             self.config.batch, key=lambda f: (f.user_id, f.app), when=lambda f: f.captured_at)
         self._worker: ThreadPoolExecutor | None = None
@@ -341,7 +342,9 @@ class ScreenshotIngestor:
                 raise InvalidInput(f"{name} must be a string of at most 1000 characters")
         app = (app or "").strip() or None
         window_title = (window_title or "").strip() or None
-        png = png_size(loaded) if self.config.measure_png_bytes else loaded.png_bytes
+        # PNG size for the storage report: exact for PNG input; an in-memory frame (the capture
+        # loop) is encoded only when kept, and its duplicates count the size of the frame they repeat
+        png = loaded.png_bytes
         outcome = FrameOutcome(name=loaded.name, status="pending", captured_at=when, app=app,
                                window_title=window_title, png_bytes=png)
         frame = ProcessedFrame(user_id=user_id, captured_at=when, app=app, window_title=window_title,
@@ -354,8 +357,18 @@ class ScreenshotIngestor:
             outcome.similarity = None if decision.compared_with is None else round(decision.similarity, 4)
             if decision.duplicate:
                 outcome.status = "duplicate"
+                if outcome.png_bytes is None and self.config.measure_png_bytes:
+                    outcome.png_bytes = self._png_sizes.get((user_id, decision.compared_with))
                 return None, outcome
             frame.signature = sig
+        if png is None and self.config.measure_png_bytes:
+            png = outcome.png_bytes = frame.png_bytes = png_size(loaded)
+        with self._lock:
+            key = (user_id, (app, window_title))
+            self._png_sizes.pop(key, None)
+            self._png_sizes[key] = png
+            if len(self._png_sizes) > 4096:  # windows come and go: keep the recent ones
+                del self._png_sizes[next(iter(self._png_sizes))]
         if self.vision:
             frame.vision_image = downscale_for_vision(loaded.image, self.config.vision_max_side)
         if self.config.keep_thumbnails:

@@ -193,6 +193,9 @@ def test_add_screenshot_waits_and_is_searchable_then_repeats_are_skipped(mx, syn
     assert _count(mx) == before
     totals = mx.screenshots.totals
     assert (totals.frames, totals.duplicates, totals.processed) == (3, 2, 1)
+    # an in-memory frame is PNG-encoded once, when kept; its repeats count the same size
+    assert first.frame.png_bytes > 10_000 and totals.png_bytes == 3 * first.frame.png_bytes
+    assert 0 < totals.stored_share < 0.05
 
 
 def test_paths_and_bytes_work_too(mx, synth, tmp_path):
