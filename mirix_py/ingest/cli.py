@@ -92,7 +92,8 @@ def print_report(report: Any, title: str) -> None:
     table.add_row("OCR time / wall time", f"{report.ocr_seconds:.1f} s / {report.wall_seconds:.1f} s")
     console.print(table)
     for name, error in report.errors[:20]:
-        err.print(f"[yellow]skipped[/] {escape(name)}: {escape(error)}")
+        message = error if error.startswith(name) else f"{name}: {error}"
+        err.print(f"[yellow]skipped[/] {escape(message)}")
     if len(report.errors) > 20:
         err.print(f"[yellow]… and {len(report.errors) - 20} more[/]")
 
