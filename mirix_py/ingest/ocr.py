@@ -347,12 +347,21 @@ def _pytesseract():
     return pytesseract
 
 
+def _select(cmd: str):
+    """pytesseract runs the program named by a module global: point it at `cmd` for this call.
+    (A process that mixes two tesseract binaries on several threads at once is not supported.)"""
+    pytesseract = _pytesseract()
+    if pytesseract.pytesseract.tesseract_cmd != cmd:
+        pytesseract.pytesseract.tesseract_cmd = cmd
+    return pytesseract
+
+
 @lru_cache(maxsize=8)
 def _check(cmd: str) -> str:
-    pytesseract = _pytesseract()
     if shutil.which(cmd) is None and not os.path.isfile(cmd):
+        _pytesseract()
         raise TesseractMissing(f"the tesseract program was not found ({cmd!r}); {INSTALL_HINT}")
-    pytesseract.pytesseract.tesseract_cmd = cmd
+    pytesseract = _select(cmd)
     try:
         return str(pytesseract.get_tesseract_version())
     except Exception as exc:
@@ -371,7 +380,7 @@ def check_tesseract(cmd: str | None = None) -> str:
 @lru_cache(maxsize=8)
 def _languages(cmd: str) -> frozenset[str]:
     _check(cmd)
-    return frozenset(_pytesseract().get_languages(config=""))
+    return frozenset(_select(cmd).get_languages(config=""))
 
 
 def available_languages(cmd: str | None = None) -> frozenset[str]:
@@ -389,8 +398,9 @@ def check_language(lang: str, cmd: str | None = None) -> None:
 
 def ocr_image(image: Image.Image, config: OcrConfig = OcrConfig(), *, cmd: str | None = None) -> OcrResult:
     """Read one frame in this process. Tesseract runs with whatever OMP_THREAD_LIMIT this process has."""
-    pytesseract = _pytesseract()
+    cmd = cmd or tesseract_cmd()
     check_tesseract(cmd)
+    pytesseract = _select(cmd)
     started = time.perf_counter()
     scale = config.scale_for(image.height)
     prepared = prepare_for_ocr(image, config)
