@@ -64,6 +64,41 @@ def loadavg() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def wait_for_quiet(max_load: float | None, timeout_s: float = 1800.0, poll_s: float = 10.0) -> dict[str, Any]:
+    """On a shared machine, wait until the 1-minute load average drops to `max_load` (or time runs out)."""
+    if max_load is None:
+        return {"waited_s": 0.0, "loadavg": loadavg()}
+    t0 = time.monotonic()
+    announced = False
+    while os.getloadavg()[0] > max_load and time.monotonic() - t0 < timeout_s:
+        if not announced:
+            print(f"waiting for the 1-min load average {os.getloadavg()[0]:.2f} to drop to {max_load} "
+                  f"(at most {timeout_s:.0f}s) ...", flush=True)
+            announced = True
+        time.sleep(poll_s)
+    waited = time.monotonic() - t0
+    if announced:
+        print(f"  waited {waited:.0f}s; load average now {loadavg()}", flush=True)
+    return {"waited_s": waited, "loadavg": loadavg(), "max_load": max_load}
+
+
+def add_quiet_args(ap: Any) -> None:
+    ap.add_argument("--wait-quiet", type=float, metavar="LOAD",
+                    help="before each timed phase, wait until the 1-min load average is <= LOAD (shared machines)")
+    ap.add_argument("--wait-timeout", type=float, default=1800.0, help="longest wait for --wait-quiet, seconds")
+
+
+def set_torch_threads(n: int | None) -> int | None:
+    """torch.set_num_threads(n) when asked; returns the thread count in use."""
+    try:
+        import torch
+    except Exception:
+        return None
+    if n:
+        torch.set_num_threads(n)
+    return torch.get_num_threads()
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """Linear-interpolated percentile (numpy's default), q in [0, 100]."""
     xs = sorted(values)
@@ -99,6 +134,16 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str | No
     for r in cells:
         lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
     return "\n".join(lines)
+
+
+def cache_root(path: str | Path) -> Path:
+    """The benchmark cache dir, made on first use with a .gitignore of its own."""
+    root = Path(path).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    ignore = root / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n")
+    return root
 
 
 def write_json(path: str | None, payload: dict[str, Any]) -> None:
