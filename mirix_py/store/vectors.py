@@ -83,22 +83,20 @@ class ChromaVectorIndex:
         coll = self._collection(user_id, create=False)
         if coll is None:
             return []
-        count = coll.count()
-        if count == 0:
-            return []
+        # no count() first: it costs ~8 ms at 100k vectors, and Chroma caps n_results itself
         wanted = set(memory_types or ())
-        fetch = min(count, k if not wanted else k * 4)
+        fetch = k if not wanted else k * 4
         result = coll.query(query_embeddings=[embedding], n_results=fetch, include=["metadatas", "distances"])
+        returned = len(result["ids"][0])
         hits = [
             (id_, 1.0 - float(dist))
             for id_, meta, dist in zip(result["ids"][0], result["metadatas"][0], result["distances"][0])
             if not wanted or (meta or {}).get("memory_type") in wanted
         ]
-        if wanted and len(hits) < k and fetch < count:
+        if wanted and len(hits) < k and returned == fetch:
             # too few of the wanted types among the nearest: take the filtered (slower) path
             where = {"memory_type": {"$in": sorted(wanted)}}
-            result = coll.query(query_embeddings=[embedding], n_results=min(k, count), where=where,
-                                include=["distances"])
+            result = coll.query(query_embeddings=[embedding], n_results=k, where=where, include=["distances"])
             hits = [(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0])]
         return hits[:k]
 
