@@ -20,3 +20,21 @@ STOPWORDS = frozenset(
 
 def word_count(text: str) -> int:
     return len(text.split())
+
+
+def is_sentence_start(text: str, pos: int, end_punct: str = ".!?") -> bool:
+    """True when `pos` begins a sentence: text start, after a newline, after end punctuation (but
+    not after an initial like "J. K."), or after an opening quote/bracket. Looks back only over
+    the whitespace before `pos`, so scanning every token stays linear."""
+    i = pos
+    while i > 0 and text[i - 1] in " \t":
+        i -= 1
+    if i == 0 or text[i - 1] in "\n\r":
+        return True
+    c = text[i - 1]
+    if c in end_punct:
+        initial = i >= 2 and text[i - 2].isupper() and (i < 3 or not text[i - 3].isalnum())
+        return not initial and i < pos  # "e.g.Bob" is not a sentence break; ". Bob" is
+    if c in "\"“(" and (i == 1 or text[i - 2].isspace()):
+        return True
+    return False

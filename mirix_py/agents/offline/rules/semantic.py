@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from mirix_py.text import is_sentence_start
 
 __all__ = ["FactDraft", "extract_facts"]
 
@@ -67,21 +68,7 @@ _END_PUNCT = ".!?"
 
 
 def _is_sentence_start(text: str, pos: int) -> bool:
-    """True when `pos` begins a sentence: text start, after a newline, after end punctuation (but
-    not after an initial like "J. K."), or after an opening quote/bracket. Looks back only over
-    the whitespace before `pos`, so scanning every token stays linear."""
-    i = pos
-    while i > 0 and text[i - 1] in " \t":
-        i -= 1
-    if i == 0 or text[i - 1] in "\n\r":
-        return True
-    c = text[i - 1]
-    if c in _END_PUNCT:
-        initial = i >= 2 and text[i - 2].isupper() and (i < 3 or not text[i - 3].isalnum())
-        return not initial and i < pos  # "e.g.Bob" is not a sentence break; ". Bob" is
-    if c in "\"“(" and (i == 1 or text[i - 2].isspace()):
-        return True
-    return False
+    return is_sentence_start(text, pos, _END_PUNCT)
 
 _COPULA = re.compile(
     rf"(?<![\w'’]){_NAME}\s+(?P<verb>is|was)\s+(?=(?P<rest>(?:a|an|the)\s+[^.!?\n;]{{1,240}}))"
