@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, time, timedelta, timezone
+
 from mirix_py.text import is_sentence_start
 
 __all__ = ["STOPWORDS", "extract_keywords", "parse_time_range"]
