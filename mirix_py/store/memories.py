@@ -261,10 +261,10 @@ class MemoryStore:
         if not memory_ids:
             return {}
         with Session(self.engine) as session:
-            rows = session.execute(
-                select(MemoryRow).where(MemoryRow.id.in_(list(memory_ids)), MemoryRow.user_id == user_id)
-            ).scalars().all()
-            return {r.id: self.to_record(r) for r in rows}
+            # by primary key only: with `AND user_id = ?` SQLite picks the user index and walks every
+            # row of the user (45 ms at 100k memories against 0.03 ms); the user check is done here
+            rows = session.execute(select(MemoryRow).where(MemoryRow.id.in_(list(memory_ids)))).scalars().all()
+            return {r.id: self.to_record(r) for r in rows if r.user_id == user_id}
 
     def list(self, *, user_id: str, memory_types: Sequence[str] | None = None, start: datetime | None = None,
              end: datetime | None = None, limit: int = 100, offset: int = 0, newest_first: bool = True,

@@ -106,13 +106,11 @@ class Searcher:
         return hits[:k]
 
     def _within_time(self, ids: list[str], filters: Filters) -> set[str]:
-        query = select(MemoryRow.id).where(MemoryRow.id.in_(ids), MemoryRow.user_id == filters.user_id)
-        if filters.start is not None:
-            query = query.where(MemoryRow.occurred_at >= filters.start)
-        if filters.end is not None:
-            query = query.where(MemoryRow.occurred_at < filters.end)
-        with Session(self.store.engine) as session:
-            return set(session.execute(query).scalars())
+        query = select(MemoryRow.id, MemoryRow.user_id, MemoryRow.occurred_at).where(MemoryRow.id.in_(ids))
+        with Session(self.store.engine) as session:  # by primary key; see MemoryStore.get_many
+            rows = session.execute(query).all()
+        return {i for i, user, when in rows if user == filters.user_id and when is not None
+                and (filters.start is None or when >= filters.start) and (filters.end is None or when < filters.end)}
 
     def _substring(self, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
         stmt = select(MemoryRow.id).where(MemoryRow.user_id == filters.user_id, MemoryRow.text.ilike(
