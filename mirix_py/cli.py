@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from mirix_py.errors import MirixError
+from mirix_py.records import to_jsonable
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="mirix-py: a memory engine for LLM agents.")
 schemas_app = typer.Typer(no_args_is_help=True, help="JSON Schema files of the public records.")
@@ -45,14 +46,7 @@ def _fail(exc: Exception) -> None:
     raise typer.Exit(2)
 
 
-def _dump(obj: Any) -> Any:
-    if hasattr(obj, "model_dump"):
-        return obj.model_dump(mode="json")
-    if isinstance(obj, list):
-        return [_dump(o) for o in obj]
-    if isinstance(obj, dict):
-        return {k: _dump(v) for k, v in obj.items()}
-    return obj
+_dump = to_jsonable  # one conversion for every JSON surface (mirix_py.records)
 
 
 def _print_json(obj: Any) -> None:

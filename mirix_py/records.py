@@ -199,6 +199,17 @@ def type_fields(memory: MemoryBase) -> dict[str, Any]:
     return memory.model_dump(mode="json", exclude=set(COMMON_FIELDS))
 
 
+def to_jsonable(obj: Any) -> Any:
+    """Records (and lists/dicts of them) as plain JSON values, for the CLI's --json and MCP."""
+    if hasattr(obj, "model_dump"):
+        return obj.model_dump(mode="json")
+    if isinstance(obj, list):
+        return [to_jsonable(o) for o in obj]
+    if isinstance(obj, dict):
+        return {k: to_jsonable(v) for k, v in obj.items()}
+    return obj
+
+
 # ---------------------------------------------------------------- inputs
 
 

@@ -24,6 +24,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 
 from mirix_py.errors import InvalidInput, MemoryNotFound
+from mirix_py.records import to_jsonable
 
 if TYPE_CHECKING:  # pragma: no cover
     from mirix_py.engine import Mirix
@@ -54,14 +55,7 @@ class KeyVerifier:
                            scopes=[f"{USER_SCOPE}{u}" for u in sorted(principal.users)])
 
 
-def _dump(obj: Any) -> Any:
-    if hasattr(obj, "model_dump"):
-        return obj.model_dump(mode="json")
-    if isinstance(obj, list):
-        return [_dump(o) for o in obj]
-    if isinstance(obj, dict):
-        return {k: _dump(v) for k, v in obj.items()}
-    return obj
+_dump = to_jsonable  # one conversion for every JSON surface (mirix_py.records)
 
 
 def build_mcp_server(mx: "Mirix", *, users: Sequence[str] | None = None, keys: "KeyStore | None" = None,
