@@ -30,7 +30,8 @@ from typing import Any, Callable, Iterator, Sequence
 from PIL import Image, ImageDraw, ImageFont, PngImagePlugin
 
 __all__ = [
-    "APPS", "SCENES", "PlantedFact", "ScreenSynth", "SynthFrame", "find_font", "load_manifest", "write_session",
+    "APPS", "SCENES", "PlantedFact", "ScreenSynth", "SynthFrame", "find_font", "frame_file_name", "load_manifest",
+    "session_manifest", "write_session",
 ]
 
 FONT_DIRS = (
@@ -801,29 +802,55 @@ def write_session(frames: Sequence[SynthFrame], out_dir: str | Path, *, synth: S
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    entries = []
+    names = []
     for frame in frames:
-        stamp = frame.captured_at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H-%M-%S.%f")[:-3] + "Z"
-        name = f"screenshot_{stamp}.png"
+        name = frame_file_name(frame)
         info = PngImagePlugin.PngInfo()
         if metadata:
             info.add_text("mirix:captured_at", frame.captured_at.isoformat())
             info.add_text("mirix:app", frame.app)
             info.add_text("mirix:window_title", frame.window_title)
         frame.image().save(out / name, format="PNG", pnginfo=info, optimize=False, compress_level=6)
-        entries.append(frame.manifest_entry(name))
+        names.append(name)
         if progress:
             progress(1)
-    manifest = {
-        "generator": "mirix_py.ingest.synth",
-        "seed": synth.seed if synth else None,
-        "user": synth.world.user if synth else None,
-        "frames": entries,
-        "facts": {fid: asdict(f) for fid, f in (synth.facts.items() if synth else [])},
-    }
+    manifest = session_manifest(frames, synth=synth, files=names)
     path = out / "manifest.json"
     path.write_text(json.dumps(manifest, indent=1, ensure_ascii=False), encoding="utf-8")
     return path
+
+
+def frame_file_name(frame: SynthFrame) -> str:
+    """The PNG name `write_session` gives a frame: its capture time in UTC, to the millisecond."""
+    stamp = frame.captured_at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H-%M-%S.%f")[:-3] + "Z"
+    return f"screenshot_{stamp}.png"
+
+
+def session_manifest(frames: Sequence[SynthFrame], *, synth: ScreenSynth | None = None,
+                     files: Sequence[str] | None = None) -> dict[str, Any]:
+    """The manifest `write_session` writes, built in memory (`files`: one name per frame, or none).
+
+    Besides frames and facts it names the simulated world (`world`: user, company, domain,
+    project and its description, colleagues as [first, last], start time), which question
+    generators need to word questions without parsing fact texts.
+    """
+    if files is not None and len(files) != len(frames):
+        raise ValueError("one file name per frame")
+    entries = [f.manifest_entry(files[i] if files is not None else None) for i, f in enumerate(frames)]
+    world = None
+    if synth is not None:
+        w = synth.world
+        world = {"user": w.user, "company": w.company, "domain": w.domain, "project": w.project,
+                 "project_desc": w.project_desc, "colleagues": [list(c) for c in w.colleagues],
+                 "start": w.start.isoformat()}
+    return {
+        "generator": "mirix_py.ingest.synth",
+        "seed": synth.seed if synth else None,
+        "user": synth.world.user if synth else None,
+        "world": world,
+        "frames": entries,
+        "facts": {fid: asdict(f) for fid, f in (synth.facts.items() if synth else [])},
+    }
 
 
 def load_manifest(path: str | Path) -> dict[str, Any]:
