@@ -158,7 +158,9 @@ class Mirix(ScreenshotsMixin):
             self._queue.flush()
         return len(records)
 
-    def _process(self, records: Sequence[InputRecord]) -> AddResult:
+    def _process(self, records: Sequence[InputRecord], *, images: dict[str, Any] | None = None) -> AddResult:
+        """Run the managers over one batch of one user. `images` (input id -> downscaled frame)
+        go to a vision-capable model with the batch; the offline rules read text only."""
         ids = [r.id for r in records]
         user_id = records[0].user_id
         single = ids[0] if len(ids) == 1 else None
@@ -168,7 +170,8 @@ class Mirix(ScreenshotsMixin):
         routed: list[MemoryType] = []
         if self.update_flow is not None:
             try:
-                flow = self._run(self.update_flow.run(user_id, records, meter, input_id=single, skip_actors=done))
+                flow = self._run(self.update_flow.run(user_id, records, meter, input_id=single, skip_actors=done,
+                                                         images=images))
                 changes, failures, routed = flow.changes, flow.failures, flow.routed
             except Exception as exc:  # the model client itself failed (network, auth)
                 log.exception("update flow failed")

@@ -14,7 +14,7 @@ import json
 from typing import Callable, Sequence
 
 from autogen_agentchat.agents import AssistantAgent
-from autogen_agentchat.messages import TextMessage, ToolCallExecutionEvent, ToolCallRequestEvent
+from autogen_agentchat.messages import BaseChatMessage, TextMessage, ToolCallExecutionEvent, ToolCallRequestEvent
 from autogen_core import CancellationToken
 from autogen_core.models import ChatCompletionClient
 from autogen_core.tools import FunctionTool
@@ -39,9 +39,13 @@ def system_prompt(definition: AgentDefinition, tools: Sequence[FunctionTool], fu
 
 
 async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClient, tools: Sequence[FunctionTool],
-                         task: str, meter: Meter, *, begin_round: Callable[[], None] = lambda: None,
+                         task: str | BaseChatMessage, meter: Meter, *, begin_round: Callable[[], None] = lambda: None,
                          rollback_round: Callable[[], None] = lambda: None) -> int:
-    """Returns the number of tool calls accepted in the final round; raises AgentFailed."""
+    """Returns the number of tool calls accepted in the final round; raises AgentFailed.
+
+    `task` is the batch as text, or a `MultiModalMessage` (text and frames) for a vision model;
+    a correction round is text, and the agent keeps the first round (images included) in context.
+    """
     function_calling = bool(client.model_info.get("function_calling", False))
     agent = AssistantAgent(
         name=definition.name, model_client=MeteredClient(client, meter, definition.name),
@@ -50,7 +54,7 @@ async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClie
         max_tool_iterations=1, reflect_on_tool_use=False,
     )
     by_name = {t.name: t for t in tools}
-    message = task
+    message: str | BaseChatMessage = task
     for attempt in (1, 2):
         begin_round()
         result = await agent.run(task=message, cancellation_token=CancellationToken())

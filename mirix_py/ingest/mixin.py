@@ -1,5 +1,6 @@
 """Screenshot methods of `Mirix`, kept out of engine.py: `add_screenshot`, `ingest_screenshots`,
-`configure_screenshots`, plus the lookups the offline managers use for screens and the vault.
+`configure_screenshots`, `process_screenshots` (a batch to the managers, frames with it for a
+vision model), plus the lookups the offline managers use for screens and the vault.
 
 The engine creates its `ScreenshotIngestor` on first use (so Pillow and Tesseract, the
 `screenshots` extra, are only needed by those who ingest screenshots) and closes it with the
@@ -12,10 +13,10 @@ import os
 import threading
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from mirix_py.errors import InvalidInput
-from mirix_py.records import KnowledgeVaultMemory, MemoryType, ResourceMemory
+from mirix_py.records import AddResult, InputRecord, KnowledgeVaultMemory, MemoryType, ResourceMemory
 
 if TYPE_CHECKING:
     from mirix_py.ingest.frames import ImageSource
@@ -131,6 +132,33 @@ class ScreenshotsMixin:
             paths = [Path(p) for p in source]
         return self.screenshots.ingest_paths(paths, user_id=user_id, app=app, window_title=window_title,
                                              default_tz=default_tz, progress=progress)
+
+    # ------------------------------------------------------------ the LLM path
+
+    @property
+    def supports_vision(self) -> bool:
+        """True when the engine's model takes images (`model_info["vision"]`): screenshot batches
+        then carry their downscaled frames along with the OCR text."""
+        client = getattr(self, "model_client", None)
+        if client is None:
+            return False
+        from mirix_py.ingest.multimodal import model_supports_vision
+
+        return model_supports_vision(client)
+
+    def process_screenshots(self, records: Sequence[InputRecord], frames: Sequence[Any]) -> AddResult:
+        """One screenshot batch through the managers. With a vision model, each frame's
+        downscaled image (held in memory for this batch only) goes with its OCR text, secrets the
+        vault rules find in the text blacked out on the image; otherwise the OCR text alone."""
+        images: dict[str, Any] = {}
+        if self.supports_vision:
+            from mirix_py.ingest.multimodal import mask_secrets
+
+            for frame in frames:
+                record = getattr(frame, "record", None)
+                if record is not None and frame.vision_image is not None:
+                    images[record.id] = mask_secrets(frame.vision_image, frame.ocr)
+        return self._process(list(records), images=images or None)  # type: ignore[attr-defined]
 
     def _flush_screenshots(self) -> None:
         ingestor = self.__dict__.get("_screenshot_ingestor")

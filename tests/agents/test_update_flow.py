@@ -234,3 +234,97 @@ def test_stats_report_llm_usage(make_mx):
     usage = mx.stats(user_id="ada")["llm_usage"]["update"]
     assert usage["runs"] == 1 and usage["llm_calls"] == 3 and usage["prompt_tokens"] > 0
     assert mx.describe()["mode"] == "llm"
+
+
+# ---------------------------------------------------------------- screenshot batches and vision models
+
+
+def _screenshot_batch(mx, n=2):
+    """n screenshot inputs logged as the ingestor logs them, with a 1280x720 frame each."""
+    from PIL import Image
+
+    from mirix_py.inputs import normalize_add
+
+    records = [normalize_add(f"Calendar\n15:0{i} Dentist appointment\nMeeting notes page {i}", user_id="ada",
+                             occurred_at=WHEN, source_id=f"frame{i}.png", kind="screenshot", max_chars=10_000,
+                             metadata={"app": "Calendar", "window_title": "June"}) for i in range(n)]
+    mx.inputs.append(records, claimed_by=mx.worker_id)
+    images = {r.id: Image.new("RGB", (1280, 720), "white") for r in records}
+    return records, images
+
+
+def screen_script(**overrides):
+    semantic = lambda req: [("insert_semantic", {"name": "Dentist", "summary": "Dentist appointment at 15:00"})]  # noqa: E731
+    return minimal_script(**{"semantic_memory_manager": semantic, **overrides})
+
+
+def _parts(req):
+    """(texts, images) of the last user message of a request."""
+    from autogen_core import Image as AGImage
+
+    content = req.messages[-1].content
+    content = [content] if isinstance(content, str) else content
+    return [p for p in content if isinstance(p, str)], [p for p in content if isinstance(p, AGImage)]
+
+
+@pytest.mark.parametrize("vision", [True, False])
+def test_screenshot_frames_go_to_the_router_and_managers_only_for_vision_models(make_mx, vision):
+    mx, client = make_mx(screen_script(), vision=vision)
+    records, images = _screenshot_batch(mx)
+    result = mx._process(records, images=images)
+    assert result.status.value == "processed", result.error
+    first = {}
+    for req in client.requests:
+        first.setdefault(req.agent, req)
+    assert set(first) == {"meta_memory_manager", "episodic_memory_manager", "semantic_memory_manager"}
+    for agent, req in first.items():
+        texts, frames = _parts(req)
+        joined = "\n".join(texts)
+        assert "15:00 Dentist appointment" in joined and "15:01 Dentist appointment" in joined, agent
+        assert "[Calendar — June]" in joined
+        if vision:
+            assert [f.image.size for f in frames] == [(1280, 720), (1280, 720)], agent
+            # each frame right after its input's line
+            kinds = ["image" if not isinstance(p, str) else "text" for p in req.messages[-1].content]
+            assert kinds[:4] == ["text", "image", "text", "image"], agent
+            assert texts[0].endswith("Meeting notes page 0") and texts[1].endswith("Meeting notes page 1")
+        else:
+            assert frames == [] and len(texts) == 1
+    if vision:
+        assert "Existing semantic memories" in _parts(first["semantic_memory_manager"])[0][-1]
+
+
+def test_a_vision_batch_keeps_the_correction_round(make_mx):
+    replies = iter([
+        '{"tool_calls": [{"name": "insert_semantic", "arguments": {"name": "Dentist", "summary": }}]}',  # malformed
+        [("insert_semantic", {"name": "Dentist", "summary": "Dentist appointment at 15:00"})],
+    ])
+    mx, client = make_mx(screen_script(semantic_memory_manager=lambda req: next(replies)), vision=True)
+    records, images = _screenshot_batch(mx)
+    result = mx._process(records, images=images)
+    assert result.status.value == "processed", result.error
+    semantic = [r for r in client.requests if r.agent == "semantic_memory_manager"]
+    assert len(semantic) == 2
+    assert len(_parts(semantic[0])[1]) == 2  # the frames went with the first round
+    correction_texts, correction_images = _parts(semantic[1])
+    assert correction_images == [] and "could not read your tool calls" in correction_texts[0]
+    assert [m.name for m in mx.list(user_id="ada", memory_types=["semantic"])] == ["Dentist"]
+
+
+def test_a_vision_batch_without_frames_sends_text(make_mx):
+    """A batch resumed after a crash has no frames (they are never stored): OCR text alone."""
+    mx, client = make_mx(screen_script(), vision=True)
+    records, _ = _screenshot_batch(mx)
+    assert mx._process(records).status.value == "processed"
+    assert all(_parts(r)[1] == [] for r in client.requests)
+
+
+def test_a_long_batch_sends_at_most_max_images_evenly_spaced(make_mx):
+    from mirix_py.agents.offline.managers import prepare_batch
+    from mirix_py.agents.update_flow import MAX_IMAGES, pick_images
+
+    mx, _ = make_mx(minimal_script())
+    records, images = _screenshot_batch(mx, n=MAX_IMAGES * 2 + 1)
+    picked = pick_images(prepare_batch("ada", records), images)
+    ids = [r.id for r in records]
+    assert len(picked) == MAX_IMAGES and ids[0] in picked and ids[-1] in picked

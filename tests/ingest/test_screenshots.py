@@ -358,6 +358,44 @@ def test_a_vision_engine_gets_downscaled_frames_with_their_records(tmp_path, emb
         engine.close()
 
 
+def _route_episodic(req):
+    if req.agent == "meta_memory_manager":
+        return [("trigger_memory_managers", {"memory_types": ["episodic"]})]
+    return [("insert_episodic", {"summary": "Read mail", "actor": "user"})]
+
+
+@pytest.mark.parametrize("vision", [True, False])
+def test_an_llm_engine_sends_frames_with_their_text_only_to_vision_models(tmp_path, embedder, tesseract, synth,
+                                                                         vision):
+    from autogen_core import Image as AGImage
+
+    from mirix_py.llm.scripted import ScriptedChatCompletionClient
+
+    client = ScriptedChatCompletionClient(_route_episodic, vision=vision)
+    engine = Mirix(tmp_path / "data", embedder=embedder, model_client=client)
+    try:
+        engine.configure_screenshots(workers=1, vision_max_side=1024)
+        assert engine.supports_vision is vision and engine.screenshots.vision is vision
+        result = engine.add_screenshot(synth.frame("email"), user_id=USER, captured_at=None, app="Thunderbird")
+        assert result.status is InputStatus.processed, result.error
+        assert {r.agent for r in client.requests} == {"meta_memory_manager", "episodic_memory_manager"}
+        line = next(ln for ln in result.text.splitlines() if len(ln) > 20 and "@" not in ln)
+        for req in client.requests:
+            parts = req.messages[-1].content
+            parts = [parts] if isinstance(parts, str) else parts
+            images = [p for p in parts if isinstance(p, AGImage)]
+            assert line in "\n".join(p for p in parts if isinstance(p, str))  # the OCR text goes along
+            if vision:
+                (image,) = images
+                assert image.image.size == (1024, 576)
+                # the sender's address went to the vault: redacted in the text, blacked out on the frame
+                assert "[vault:" in parts[0] and image.image.convert("L").histogram()[0] > 50
+            else:
+                assert images == []
+    finally:
+        engine.close()
+
+
 def test_frames_to_records_is_the_seam_for_the_llm_path():
     when = datetime(2024, 6, 3, 9, 0, tzinfo=timezone.utc)
     from mirix_py.ingest.ocr import OcrBlock, OcrLine, OcrResult, OcrWord
