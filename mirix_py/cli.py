@@ -1,4 +1,4 @@
-"""The `mirix` command: add, search, list, show, export, import, schemas export, demo, stats."""
+"""The `mirix` command: add, search, list, show, export, import, schemas export, demo, stats, eval."""
 
 from __future__ import annotations
 
@@ -26,6 +26,10 @@ _register_server_commands(app)
 from mirix_py.ingest.cli import register as _register_screenshot_commands  # noqa: E402  (ingest-screenshots, capture)
 
 _register_screenshot_commands(app)
+
+from mirix_py.eval.cli import register as _register_eval_commands  # noqa: E402  (eval locomo, eval screenshots)
+
+_register_eval_commands(app)
 
 console = Console()
 err = Console(stderr=True)

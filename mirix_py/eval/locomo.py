@@ -433,16 +433,33 @@ class RawTurnBaselines:
             self._qvectors = {(q.conversation_id, q.index): v for q, v in zip(questions, vectors)}
 
     def ranking(self, method: str, conv: Conversation, question: Question) -> list[int]:
+        return [i for i, _ in self.scored_ranking(method, conv, question)]
+
+    def scored_ranking(self, method: str, conv: Conversation, question: Question) -> list[tuple[int, float]]:
+        """(turn index, score) best first: BM25 score, cosine similarity, or RRF score."""
         if method == "bm25":
-            ranked = self._bm25[conv.sample_id].rank(tokenize(question.question, stopwords=self.stopwords))
+            query = tokenize(question.question, stopwords=self.stopwords)
+            index = self._bm25[conv.sample_id]
+            scores = index.scores(query)
+            ranked = [(i, scores[i]) for i in index.rank(query)]
         elif method == "embedding":
-            ranked = cosine_rank(self._qvectors[(conv.sample_id, question.index)], self._vectors[conv.sample_id])
+            import numpy as np
+
+            docs = np.asarray(self._vectors[conv.sample_id], dtype=np.float32)
+            q = np.asarray(self._qvectors[(conv.sample_id, question.index)], dtype=np.float32)
+            sims = (docs / np.maximum(np.linalg.norm(docs, axis=1, keepdims=True), 1e-12)) @ (
+                q / max(float(np.linalg.norm(q)), 1e-12))
+            ranked = [(i, float(sims[i])) for i in cosine_rank(q, docs)]
         elif method == "rrf":
-            ranked = rrf_rank([self.ranking("bm25", conv, question), self.ranking("embedding", conv, question)],
-                              k=self.rrf_k)
+            fused = rrf_fuse([[f"{i:08d}" for i in self.ranking(m, conv, question)] for m in ("bm25", "embedding")],
+                             k=self.rrf_k)
+            ranked = [(int(key), score) for key, score in fused]
         else:
             raise ValueError(f"unknown baseline {method!r}: use {self.METHODS}")
         return ranked[: self.depth] if self.depth else ranked
+
+    def turns(self, conv: Conversation) -> list[Turn]:
+        return self._turns[conv.sample_id]
 
     def retriever(self, method: str) -> Retriever:
         if method != "bm25" and self.embedder is None:

@@ -1,0 +1,69 @@
+"""Ingested data directories kept between evaluation runs, keyed by what determines their content.
+
+A key is built from the data (a file digest or a generator seed), the settings that change what is
+stored (embedder, ingestion mode, model) and a hash of the engine's own source, so editing a rule
+or the store re-ingests while re-scoring with other budgets or metrics does not. A directory is
+only reused once its `ingested.json` marker was written, i.e. after a complete ingestion.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import mirix_py
+
+MARKER = "ingested.json"
+
+
+def engine_fingerprint() -> str:
+    """Hash of the package's Python source outside `eval/` (the harness may change without re-ingesting)."""
+    root = Path(mirix_py.__file__).parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if rel.parts[0] == "eval":
+            continue
+        h.update(str(rel).encode())
+        h.update(path.read_bytes())
+    from mirix_py.agents.definitions import default_agents_dir
+
+    agents = default_agents_dir()  # prompts change what an LLM ingestion stores
+    for path in sorted(agents.glob("*.md")) if agents.is_dir() else []:
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def cache_key(kind: str, parts: Mapping[str, Any]) -> str:
+    """`kind-<hash of parts and the engine fingerprint>`: a directory name."""
+    blob = json.dumps({**parts, "engine": engine_fingerprint()}, sort_keys=True, default=str)
+    return f"{kind}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
+
+
+@dataclass(frozen=True)
+class CachedDir:
+    path: Path
+    reused: bool
+    info: dict[str, Any]  # what the ingestion wrote into its marker (empty when not reused)
+
+
+def open_cached_dir(cache_root: Path, kind: str, parts: Mapping[str, Any], *, fresh: bool = False) -> CachedDir:
+    """The data dir for these parts: reused when complete, else emptied for a new ingestion."""
+    path = Path(cache_root) / cache_key(kind, parts)
+    marker = path / MARKER
+    if marker.exists() and not fresh:
+        return CachedDir(path, True, json.loads(marker.read_text()))
+    if path.exists():
+        shutil.rmtree(path)  # partial or forced: start over
+    path.mkdir(parents=True)
+    (path / "key.json").write_text(json.dumps({**parts, "engine": engine_fingerprint()}, indent=1, default=str))
+    return CachedDir(path, False, {})
+
+
+def mark_complete(cached: CachedDir, info: Mapping[str, Any]) -> None:
+    (cached.path / MARKER).write_text(json.dumps(dict(info), indent=1, default=str))

@@ -1,0 +1,117 @@
+"""`mirix eval locomo` (and `mirix eval screenshots`): registered on the main `mirix` command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+eval_app = typer.Typer(no_args_is_help=True, help="Reproducible evaluation: LoCoMo and screenshot QA, with baselines.")
+console = Console()
+err = Console(stderr=True)
+
+
+def rich_progress() -> tuple[Progress, "callable"]:
+    """A rich progress display and a `(stage, done, total)` callback that drives one bar per stage."""
+    bars = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=err, transient=False)
+    tasks: dict[str, int] = {}
+
+    def update(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = bars.add_task(stage, total=total)
+        bars.update(tasks[stage], completed=done, total=total)
+
+    return bars, update
+
+
+def headline_rich_table(report: dict) -> "Table":
+    """The report's headline (evidence recall at the main budget) as a terminal table."""
+    from rich.table import Table
+
+    from mirix_py.eval.report import fmt, headline_rows
+
+    headers, rows = headline_rows(report)
+    table = Table(title=f"LoCoMo evidence recall inside {report['config']['budget_words']} words")
+    for i, h in enumerate(headers):
+        table.add_column(h, justify="left" if i == 0 else "right", no_wrap=i == 0)
+    for row in rows:
+        table.add_row(*[c if isinstance(c, str) else fmt(c) for c in row])
+    return table
+
+
+def _fail(message: str) -> None:
+    err.print(f"[bold red]error:[/] {escape(message)}")
+    raise typer.Exit(2)
+
+
+@eval_app.command("locomo")
+def locomo(
+    data: Path = typer.Option(..., "--data", help="LoCoMo JSON in its original format (e.g. locomo_dev.json)."),
+    mode: str = typer.Option("offline", "--mode", help="offline (retrieval metrics, no model) or llm (also answers)."),
+    budget_words: int = typer.Option(750, "--budget-words", help="Context budget in words (len(text.split()))."),
+    conversations: Optional[int] = typer.Option(None, "--conversations", help="Only the first N conversations."),
+    out: Path = typer.Option(Path("eval-out/locomo"), "--out", help="Folder for the JSON, Markdown and PNG files."),
+    limit: int = typer.Option(60, "--limit", help="Engine hits fetched per question."),
+    method: str = typer.Option("hybrid", "--method", help="Engine search method: hybrid, bm25, embedding, string."),
+    ingest_mode: Optional[str] = typer.Option(None, "--ingest-mode", help="offline or llm (default: --mode)."),
+    no_baselines: bool = typer.Option(False, "--no-baselines", help="Skip the raw-turn baselines."),
+    judge_model: Optional[str] = typer.Option(None, "--judge-model", envvar="MIRIX_JUDGE_MODEL",
+                                              help="Judge model (same provider; default: the answer model)."),
+    seed: int = typer.Option(0, "--seed", help="Seed for OpenAI-compatible judge/answer calls."),
+    cache_dir: Path = typer.Option(Path(".mirix-eval-cache"), "--cache-dir",
+                                   help="Where ingested data dirs are kept between runs."),
+    fresh: bool = typer.Option(False, "--fresh", help="Re-ingest even when the cache holds this ingestion."),
+) -> None:
+    """Evidence recall and answer-token recall inside a budget beside BM25/MiniLM/RRF over raw turns;
+    with --mode llm also chat answers, LoCoMo F1, BLEU-1 and an LLM judge, beside full context."""
+    from pydantic import ValidationError
+
+    from mirix_py.eval.locomo_eval import LocomoEvalConfig, run_locomo
+    from mirix_py.eval.report import write_report
+    from mirix_py.settings import Settings
+
+    if not data.is_file():
+        _fail(f"no such file: {data}")
+    settings = Settings.from_env()
+    try:
+        config = LocomoEvalConfig(
+            data=data, mode=mode, ingest_mode=ingest_mode, budget_words=budget_words, conversations=conversations,
+            limit=limit, method=method, embedder=settings.embedder, baselines=not no_baselines,
+            llm_model=settings.llm_model, judge_model=judge_model, seed=seed, cache_dir=cache_dir, fresh=fresh)
+    except ValidationError as exc:
+        _fail("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()))
+    model_client = judge_client = None
+    if "llm" in (config.mode, config.ingest_mode):
+        from mirix_py.llm.clients import build_model_client
+
+        model_client = build_model_client(settings)
+        if model_client is None:
+            _fail("--mode llm needs a model: set MIRIX_LLM_PROVIDER and MIRIX_LLM_MODEL (see the README)")
+        if judge_model:
+            judge_client = build_model_client(settings.model_copy(update={"llm_model": judge_model}))
+    from mirix_py.store.embeddings import load_embedder
+
+    embedder = load_embedder(settings.embedder)
+    bars, update = rich_progress()
+    try:
+        with bars:
+            report = run_locomo(config, embedder=embedder, model_client=model_client, judge_client=judge_client,
+                                progress=update)
+    except (ValueError, OSError) as exc:
+        _fail(str(exc))
+    paths = write_report(report, out)
+    console.print(headline_rich_table(report))
+    for name, block in (report.get("answers") or {}).get("summary", {}).items():
+        o = block["overall_1_4"]
+        console.print(f"{name}: judge {o['judge_correct']:.3f}, F1 {o['f1']:.3f}, BLEU-1 {o['bleu1']:.3f}, "
+                      f"latency p50 {block['latency_p50_s']:.2f} s / p95 {block['latency_p95_s']:.2f} s")
+    console.print("\nwrote " + ", ".join(str(p) for p in paths.values()))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(eval_app, name="eval")

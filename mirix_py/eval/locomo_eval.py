@@ -1,0 +1,372 @@
+"""`mirix eval locomo`: ingest a LoCoMo file, retrieve for every question, score, and keep it all.
+
+One run scores the engine beside raw-turn baselines (BM25, MiniLM cosine, RRF of both) inside the
+same word budget, on the same questions:
+- offline (no model): evidence recall and answer-token recall of the context that fits the budget;
+- llm: also answers — the engine's `chat` (topics, coarse retrieval, targeted search), and the same
+  answer model reading the RRF baseline's context and the full conversation — scored by LoCoMo's F1,
+  BLEU-1 and an LLM judge, with context tokens, latency, calls and tokens.
+
+Questions of categories 1-4 with evidence are scored; category 5 (adversarial) is reported apart.
+Ingestion is cached (see `mirix_py.eval.cache`): re-scoring reads the same data directory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import platform
+import time
+from collections import Counter, defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Literal, Sequence
+
+from pydantic import BaseModel, Field, field_validator, model_validator
+
+from mirix_py.eval.cache import mark_complete, open_cached_dir
+from mirix_py.eval.locomo import (
+    CATEGORY_NAMES, SCORED_CATEGORIES, Conversation, EvidenceReport, Question, RawTurnBaselines, evidence_recall,
+    file_digest, fill_budget, full_context_words, ingest_conversation, load_locomo,
+)
+from mirix_py.eval.metrics import (
+    answer_token_recall, bleu1, locomo_f1, mean, percentile, scoring_gold, strip_citations,
+)
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+ENGINE = "engine"
+BASELINE_NAMES = {"bm25": "raw BM25", "embedding": "raw MiniLM", "rrf": "raw RRF"}
+FULL_CONTEXT = "full context"
+
+
+class LocomoEvalConfig(BaseModel):
+    """Everything that determines a run; written into its report."""
+
+    data: Path
+    mode: Literal["offline", "llm"] = "offline"
+    ingest_mode: Literal["offline", "llm"] | None = Field(
+        default=None, description="How memories are built; defaults to `mode` (llm: the agents, offline: the rules).")
+    budget_words: int = Field(default=750, gt=0)
+    curve_budgets: list[int] = Field(default_factory=lambda: [100, 250, 500, 750, 1000, 1500, 2000])
+    conversations: int | None = Field(default=None, gt=0, description="Only the first N conversations.")
+    limit: int = Field(default=60, gt=0, description="Engine hits fetched per question.")
+    method: Literal["hybrid", "bm25", "embedding", "string"] = "hybrid"
+    embedder: str = "minilm"
+    baselines: bool = True
+    answer_baselines: list[Literal["rrf", "full-context"]] = Field(default_factory=lambda: ["rrf", "full-context"])
+    llm_model: str | None = None
+    judge_model: str | None = None
+    seed: int = Field(default=0, description="Sent, with temperature 0, on the judge's and the answer baselines' "
+                      "calls to OpenAI-compatible clients; nothing else in a run is random.")
+    cache_dir: Path = Path(".mirix-eval-cache")
+    fresh: bool = False
+
+    @field_validator("curve_budgets")
+    @classmethod
+    def _positive(cls, v: list[int]) -> list[int]:
+        if any(b <= 0 for b in v):
+            raise ValueError("budgets must be positive word counts")
+        return sorted(set(v))
+
+    @model_validator(mode="after")
+    def _main_budget_on_curve(self) -> "LocomoEvalConfig":
+        if self.budget_words not in self.curve_budgets:
+            self.curve_budgets = sorted({*self.curve_budgets, self.budget_words})
+        if self.ingest_mode is None:
+            self.ingest_mode = self.mode
+        return self
+
+
+# --------------------------------------------------------------------------- retrieval records
+
+
+class Hit(BaseModel):
+    id: str  # memory id for the engine, dia_id for raw turns
+    score: float
+    text: str
+    source_ids: list[str]
+
+
+def kept_hits(hits: Sequence[Hit], budget_words: int) -> list[Hit]:
+    """The prefix of the ranking that fits the budget (see `fill_budget`)."""
+    filled = fill_budget(((h.text, h.source_ids) for h in hits), budget_words)
+    return list(hits[: len(filled.items)])
+
+
+def context_scores(question: Question, hits: Sequence[Hit], budget_words: int) -> dict[str, Any]:
+    """Evidence recall, answer-token recall and words of the context that fits the budget."""
+    kept = kept_hits(hits, budget_words)
+    sources = {s for h in kept for s in h.source_ids}
+    context = "\n".join(h.text for h in kept)
+    token_recall = (answer_token_recall(scoring_gold(question.answer, question.category), context)
+                    if question.category in SCORED_CATEGORIES else math.nan)
+    return {"evidence_recall": evidence_recall(question.evidence, sources), "answer_token_recall": token_recall,
+            "words": sum(len(h.text.split()) for h in kept), "kept": len(kept)}
+
+
+def question_key(q: Question) -> str:
+    return f"{q.conversation_id}#{q.index}"
+
+
+def selected_questions(convs: Sequence[Conversation]) -> list[tuple[Conversation, Question]]:
+    """Questions with evidence, categories 1-5 (categories 1-4 are scored, 5 reported apart)."""
+    return [(c, q) for c in convs for q in c.questions if q.evidence and q.category in CATEGORY_NAMES]
+
+
+# --------------------------------------------------------------------------- aggregation (pure)
+
+
+def summarize(rows: Sequence[dict[str, Any]], metrics: Sequence[str]) -> dict[str, Any]:
+    """Per category and overall (1-4) means of `metrics` over question rows with `category`, with counts.
+
+    NaN values (e.g. a gold answer with no content word) are left out of a mean, and the count of
+    values behind each mean is reported as `n_<metric>`.
+    """
+    def block(group: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {"n": len(group)}
+        for m in metrics:
+            values = [float(r[m]) for r in group if r.get(m) is not None and not math.isnan(float(r[m]))]
+            out[m] = mean(values)
+            out[f"n_{m}"] = len(values)
+        return out
+
+    by_cat: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_cat[r["category"]].append(r)
+    return {"overall_1_4": block([r for r in rows if r["category"] in SCORED_CATEGORIES]),
+            "by_category": {str(c): block(g) for c, g in sorted(by_cat.items())}}
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def _engine_hits(mx: Any, conv: Conversation, q: Question, config: LocomoEvalConfig) -> list[Hit]:
+    found = mx.search(q.question, user_id=conv.user_id, limit=config.limit, method=config.method)
+    return [Hit(id=h.memory.id, score=float(h.score), text=h.text, source_ids=list(h.memory.source_ids))
+            for h in found]
+
+
+def _baseline_hits(baselines: RawTurnBaselines, method: str, conv: Conversation, q: Question) -> list[Hit]:
+    turns = baselines.turns(conv)
+    return [Hit(id=turns[i].dia_id, score=float(s), text=turns[i].document, source_ids=[turns[i].dia_id])
+            for i, s in baselines.scored_ranking(method, conv, q)]
+
+
+def dated_context(conv: Conversation, dia_ids: Sequence[str] | None = None) -> str:
+    """Turns as the answer model reads them: "[8 May 2023, 1:56 pm] Speaker: text", in conversation order.
+
+    With `dia_ids`, only those turns (in the order given); without, the whole conversation.
+    """
+    dated = {t.dia_id: (s.date, t) for s in conv.sessions for t in s.turns}
+    order = list(dia_ids) if dia_ids is not None else list(dated)
+    lines = []
+    for dia_id in order:
+        if dia_id in dated:
+            when, turn = dated[dia_id]
+            lines.append(f"[{when.strftime('%-d %B %Y, %-I:%M %p')}] {turn.document}")
+    return "\n".join(lines)
+
+
+def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embedder: Any, model_client: Any,
+                progress: Progress | None = None) -> tuple[Any, dict[str, Any]]:
+    """The engine on a cached data dir, ingesting (one `add` per session) when the cache has none."""
+    from mirix_py.engine import Mirix
+
+    parts = {"data": file_digest(config.data), "conversations": [c.sample_id for c in convs],
+             "embedder": config.embedder, "ingest_mode": config.ingest_mode,
+             "model": config.llm_model if config.ingest_mode == "llm" else None}
+    cached = open_cached_dir(config.cache_dir, "locomo", parts, fresh=config.fresh)
+    ingest_client = model_client if config.ingest_mode == "llm" else None
+    info: dict[str, Any] = {"data_dir": str(cached.path), "cache_reused": cached.reused}
+    if cached.reused:
+        info.update(cached.info)
+    else:
+        mx = Mirix(cached.path, embedder=embedder, model_client=ingest_client)
+        try:
+            started = time.perf_counter()
+            total = sum(len(c.sessions) for c in convs)
+            stats = None
+            for conv in convs:
+                stats = ingest_conversation(mx, conv, stats=stats)
+                if progress:
+                    progress("ingest sessions", stats.sessions, total)
+            assert stats is not None
+            if stats.failed_sessions:
+                raise RuntimeError(f"ingestion failed for {len(stats.failed_sessions)} sessions: "
+                                   f"{stats.failed_sessions[:3]}")
+            done = {"ingest_seconds": round(time.perf_counter() - started, 2), "sessions": stats.sessions,
+                    "turns": stats.turns, "ingested_at": datetime.now(timezone.utc).isoformat()}
+            if ingest_client is not None:
+                done["ingest_llm_usage"] = mx.store.usage_totals()
+        finally:
+            mx.close()
+        mark_complete(cached, done)
+        info.update(done)
+    mx = Mirix(cached.path, embedder=embedder, model_client=model_client if config.mode == "llm" else None)
+    info["memories"] = dict(sorted(mx.store.count().items()))
+    return mx, info
+
+
+def run_locomo(config: LocomoEvalConfig, *, embedder: Any = None, model_client: Any = None,
+               judge_client: Any = None, progress: Progress | None = None) -> dict[str, Any]:
+    """Run the whole evaluation and return the report as a JSON-ready dict (see `report.py` for files)."""
+    if config.mode == "llm" and model_client is None:
+        raise ValueError("--mode llm needs a model: set MIRIX_LLM_PROVIDER and MIRIX_LLM_MODEL (see the README)")
+    if config.ingest_mode == "llm" and model_client is None:
+        raise ValueError("an LLM ingestion needs a model: set MIRIX_LLM_PROVIDER and MIRIX_LLM_MODEL")
+    started = time.perf_counter()
+    evidence = EvidenceReport()
+    convs = load_locomo(config.data, evidence)
+    if config.conversations:
+        convs = convs[: config.conversations]
+    if not convs:
+        raise ValueError(f"{config.data} holds no conversation")
+    questions = selected_questions(convs)
+
+    mx, engine_info = open_engine(config, convs, embedder=embedder, model_client=model_client, progress=progress)
+    try:
+        retrieved: dict[str, dict[str, list[Hit]]] = defaultdict(dict)
+        seconds: dict[str, dict[str, float]] = defaultdict(dict)
+        for i, (conv, q) in enumerate(questions):
+            t0 = time.perf_counter()
+            retrieved[ENGINE][question_key(q)] = _engine_hits(mx, conv, q, config)
+            seconds[ENGINE][question_key(q)] = time.perf_counter() - t0
+            if progress:
+                progress("engine searches", i + 1, len(questions))
+        baseline_info: dict[str, Any] = {}
+        baselines = None
+        if config.baselines:
+            t0 = time.perf_counter()
+            baselines = RawTurnBaselines(convs, mx.store.embedder)
+            methods = [m for m in RawTurnBaselines.METHODS if m == "bm25" or mx.store.embedder is not None]
+            for method in methods:
+                for conv, q in questions:
+                    retrieved[BASELINE_NAMES[method]][question_key(q)] = _baseline_hits(baselines, method, conv, q)
+            baseline_info = {"methods": [BASELINE_NAMES[m] for m in methods], "document": "Speaker: text",
+                             "bm25": "Okapi k1=1.5 b=0.75, rank_bm25's idf, lowercase [a-z0-9]+ tokens",
+                             "embedding": config.embedder, "rrf_k": baselines.rrf_k, "depth": "all turns",
+                             "seconds": round(time.perf_counter() - t0, 2)}
+        systems = [ENGINE, *baseline_info.get("methods", [])]
+
+        rows = []
+        for conv, q in questions:
+            key = question_key(q)
+            row: dict[str, Any] = {
+                "id": key, "conversation": conv.sample_id, "index": q.index, "category": q.category,
+                "question": q.question, "gold": q.answer, "evidence": list(q.evidence), "systems": {},
+            }
+            for name in systems:
+                hits = retrieved[name][key]
+                curve = {str(b): context_scores(q, hits, b) for b in config.curve_budgets}
+                main = curve[str(config.budget_words)]
+                entry = {**main, "hits": [h.model_dump() for h in kept_hits(hits, config.budget_words)],
+                         "curve": {b: {"evidence_recall": v["evidence_recall"],
+                                       "answer_token_recall": v["answer_token_recall"]} for b, v in curve.items()}}
+                if name in seconds:
+                    entry["search_ms"] = round(1000 * seconds[name][key], 2)
+                row["systems"][name] = entry
+            rows.append(row)
+
+        answers_info: dict[str, Any] = {}
+        if config.mode == "llm":
+            answers_info = _answer_and_judge(mx, convs, questions, rows, retrieved, config, model_client,
+                                             judge_client or model_client, progress)
+    finally:
+        mx.close()
+
+    counts = Counter(q.category for _, q in questions)
+    report = {
+        "kind": "locomo",
+        "config": config.model_dump(mode="json"),
+        "environment": {"python": platform.python_version(), "machine": platform.machine(),
+                        "system": platform.system(), "engine_mode": config.mode},
+        "data": {"path": str(config.data), "sha256_16": file_digest(config.data),
+                 "conversations": [c.sample_id for c in convs], "turns": sum(len(c.turns) for c in convs),
+                 "sessions": sum(len(c.sessions) for c in convs),
+                 "questions": sum(len(c.questions) for c in convs),
+                 "scored_questions_by_category": {str(k): counts[k] for k in sorted(counts)},
+                 "full_context_words": [full_context_words(c) for c in convs],
+                 "evidence": evidence.as_dict()},
+        "engine": engine_info,
+        "baselines": baseline_info,
+        "systems": systems,
+        "summary": {name: summarize([{"category": r["category"], **r["systems"][name]} for r in rows],
+                                    ["evidence_recall", "answer_token_recall", "words", "search_ms"])
+                    for name in systems},
+        "curve": {name: {str(b): summarize([{"category": r["category"], **r["systems"][name]["curve"][str(b)]}
+                                            for r in rows], ["evidence_recall", "answer_token_recall"])["overall_1_4"]
+                         for b in config.curve_budgets} for name in systems},
+        "answers": answers_info,
+        "questions": rows,
+        "seconds": round(time.perf_counter() - started, 2),
+        "finished_at": datetime.now(timezone.utc).isoformat(),
+    }
+    return report
+
+
+def _answer_and_judge(mx: Any, convs: Sequence[Conversation], questions: Sequence[tuple[Conversation, Question]],
+                      rows: list[dict[str, Any]], retrieved: dict[str, dict[str, list[Hit]]],
+                      config: LocomoEvalConfig, answer_client: Any, judge_client: Any,
+                      progress: Progress | None) -> dict[str, Any]:
+    """LLM mode: answers from the engine's chat and the answer baselines, each scored and judged."""
+    from mirix_py.eval.judge import QUESTION_SUFFIX, answer_from_context, judge
+
+    loop = asyncio.new_event_loop()
+    try:
+        readers = ["engine chat"]
+        if "rrf" in config.answer_baselines and BASELINE_NAMES["rrf"] in retrieved:
+            readers.append(BASELINE_NAMES["rrf"])
+        if "full-context" in config.answer_baselines:
+            readers.append(FULL_CONTEXT)
+        by_key = {r["id"]: r for r in rows}
+        for i, (conv, q) in enumerate(questions):
+            row = by_key[question_key(q)]
+            row["answers"] = {}
+            for reader in readers:
+                if reader == "engine chat":
+                    t0 = time.perf_counter()
+                    response = mx.chat(q.question + QUESTION_SUFFIX, user_id=conv.user_id, remember=False)
+                    got = {"answer": response.answer, "seconds": time.perf_counter() - t0,
+                           "llm_calls": response.usage.llm_calls, "prompt_tokens": response.usage.prompt_tokens,
+                           "completion_tokens": response.usage.completion_tokens,
+                           "retrieved_ids": response.retrieved_ids, "cited_ids": response.memory_ids}
+                else:
+                    if reader == FULL_CONTEXT:
+                        context = dated_context(conv)
+                    else:
+                        kept = kept_hits(retrieved[reader][question_key(q)], config.budget_words)
+                        context = dated_context(conv, [h.id for h in kept])
+                    result = loop.run_until_complete(
+                        answer_from_context(answer_client, q.question + QUESTION_SUFFIX, context, seed=config.seed))
+                    got = {"answer": result.answer, "seconds": result.seconds, "llm_calls": result.llm_calls,
+                           "prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
+                           "context_words": len(context.split())}
+                answer = strip_citations(got["answer"])
+                got["f1"] = locomo_f1(answer, q.answer, q.category)
+                if q.category in SCORED_CATEGORIES:
+                    got["bleu1"] = bleu1(answer, scoring_gold(q.answer, q.category))
+                    verdict = loop.run_until_complete(judge(judge_client, q.question, q.answer, answer, seed=config.seed))
+                    got.update(judge=verdict.label, judge_correct=1.0 if verdict.correct else 0.0,
+                               judge_reasoning=verdict.reasoning, judge_prompt_tokens=verdict.prompt_tokens,
+                               judge_completion_tokens=verdict.completion_tokens)
+                row["answers"][reader] = got
+            if progress:
+                progress("answers", i + 1, len(questions))
+    finally:
+        loop.close()
+
+    summary: dict[str, Any] = {}
+    for reader in readers:
+        flat = [{"category": r["category"], **r["answers"][reader]} for r in rows]
+        block = summarize(flat, ["judge_correct", "f1", "bleu1", "prompt_tokens", "llm_calls"])
+        scored = [f for f in flat if f["category"] in SCORED_CATEGORIES]
+        block["latency_p50_s"] = percentile([f["seconds"] for f in scored], 50)
+        block["latency_p95_s"] = percentile([f["seconds"] for f in scored], 95)
+        block["llm_calls_total"] = sum(f["llm_calls"] for f in flat)
+        block["tokens_total"] = sum(f["prompt_tokens"] + f["completion_tokens"] for f in flat)
+        block["judge_tokens_total"] = sum(f.get("judge_prompt_tokens", 0) + f.get("judge_completion_tokens", 0)
+                                          for f in flat)
+        block["judge_invalid"] = sum(1 for f in flat if f.get("judge") == "INVALID")
+        summary[reader] = block
+    return {"readers": readers, "summary": summary,
+            "answer_model": config.llm_model, "judge_model": config.judge_model or config.llm_model}
