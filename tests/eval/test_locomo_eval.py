@@ -1,0 +1,223 @@
+"""`mirix eval locomo` end to end on a small LoCoMo-format file written for these tests.
+
+tests/fixtures/locomo_mini.json: two conversations, 8 turns. Scored (categories 1-4 with evidence):
+six questions; one question has no evidence (not scored), one is adversarial (category 5), one names
+a turn that does not exist (D1:9: recall 0 whatever is retrieved), and one evidence list is malformed
+("D:2:2" repaired, "D" dropped).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+from PIL import Image
+from pydantic import ValidationError
+from typer.testing import CliRunner
+
+from mirix_py.eval import locomo_eval
+from mirix_py.eval.locomo_eval import Hit, LocomoEvalConfig, context_scores, kept_hits, run_locomo, summarize
+from mirix_py.eval.locomo import parse_conversation
+from mirix_py.eval.report import write_report
+from mirix_py.llm.scripted import ScriptedChatCompletionClient
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "locomo_mini.json"
+GOLD = {q["question"]: q.get("answer", "") for c in json.loads(FIXTURE.read_text()) for q in c["qa"]}
+
+
+def config(tmp_path: Path, **kw) -> LocomoEvalConfig:
+    return LocomoEvalConfig(data=FIXTURE, cache_dir=tmp_path / "cache", **kw)
+
+
+# ------------------------------------------------------------------ pure parts
+
+
+def test_kept_hits_and_context_scores_hand_computed():
+    conv = parse_conversation(json.loads(FIXTURE.read_text())[0])
+    q = conv.questions[1]  # evidence D1:2, D2:1; gold "a sunrise, to fetch"
+    hits = [Hit(id="a", score=3, text="Bo painted a sunrise", source_ids=["D1:2"]),  # 4 words
+            Hit(id="b", score=2, text="Rex is a dog that learned to fetch", source_ids=["D2:1"]),  # 8 words
+            Hit(id="c", score=1, text="x", source_ids=["D2:3"])]
+    assert [h.id for h in kept_hits(hits, 11)] == ["a"]  # b does not fit, so c is not reached
+    s = context_scores(q, hits, 12)
+    # both evidence turns kept; gold content stems: sunris, fetch (to is a stopword) -> both present
+    assert s == {"evidence_recall": 1.0, "answer_token_recall": 1.0, "words": 12, "kept": 2}
+    s = context_scores(q, hits, 4)
+    assert s["evidence_recall"] == 0.5 and s["answer_token_recall"] == 0.5 and s["kept"] == 1
+
+
+def test_summarize_means_per_category_and_overall():
+    rows = [{"category": 1, "m": 1.0}, {"category": 1, "m": 0.0}, {"category": 4, "m": 0.5},
+            {"category": 4, "m": math.nan}, {"category": 5, "m": 1.0}]
+    s = summarize(rows, ["m"])
+    assert s["by_category"]["1"] == {"n": 2, "m": 0.5, "n_m": 2}
+    assert s["by_category"]["4"]["m"] == 0.5 and s["by_category"]["4"]["n_m"] == 1  # NaN left out
+    assert s["overall_1_4"]["n"] == 4 and s["overall_1_4"]["m"] == pytest.approx(0.5)  # (1 + 0 + .5) / 3
+    assert s["by_category"]["5"]["m"] == 1.0
+
+
+# ------------------------------------------------------------------ offline run
+
+
+@pytest.fixture(scope="module")
+def offline_report(tmp_path_factory, embedder):
+    tmp = tmp_path_factory.mktemp("locomo")
+    return run_locomo(config(tmp, budget_words=750, curve_budgets=[1, 20, 750]), embedder=embedder), tmp
+
+
+def test_offline_run_counts_and_evidence(offline_report):
+    report, _ = offline_report
+    assert report["systems"] == ["engine", "raw BM25", "raw MiniLM", "raw RRF"]
+    assert report["data"]["scored_questions_by_category"] == {"1": 1, "2": 1, "3": 1, "4": 3, "5": 1}
+    ev = report["data"]["evidence"]
+    assert ev["questions_without_evidence"] == 1 and any("D:2:2" in m for m in ev["malformed"])
+    assert any("D1:9" in u for u in ev["unknown"])
+    assert report["engine"]["cache_reused"] is False and report["engine"]["sessions"] == 3
+    assert report["engine"]["turns"] == 8
+
+
+def test_offline_run_baselines_recall_everything_that_exists_when_all_fits(offline_report):
+    report, _ = offline_report
+    # 750 words hold both conversations whole: every evidence turn that exists is kept, and D1:9 never
+    # is: (1 + 1 + 1 + 1 + 1 + 0) / 6
+    for name in ("raw BM25", "raw MiniLM", "raw RRF"):
+        assert report["summary"][name]["overall_1_4"]["evidence_recall"] == pytest.approx(5 / 6)
+    # one word holds no turn: nothing is kept, recall 0
+    for name in report["systems"]:
+        assert report["curve"][name]["1"]["evidence_recall"] == 0.0
+
+
+def test_offline_run_keeps_every_questions_hits_and_scores(offline_report):
+    report, _ = offline_report
+    rows = {r["id"]: r for r in report["questions"]}
+    assert len(rows) == 7  # 6 scored + 1 adversarial
+    row = rows["mini-1#2"]  # "What did Ann bake for her sister?"
+    engine = row["systems"]["engine"]
+    assert engine["hits"] and all(re.fullmatch(r"[a-z]+_[0-9a-f]{32}", h["id"]) for h in engine["hits"])
+    assert engine["evidence_recall"] == 1.0 and "search_ms" in engine
+    assert engine["answer_token_recall"] == 1.0  # "chocolate cake" is in the caption the engine was given
+    raw = row["systems"]["raw BM25"]
+    assert raw["hits"][0]["id"] == "D2:2" and raw["hits"][0]["source_ids"] == ["D2:2"]
+    assert rows["mini-1#5"]["category"] == 5 and math.isnan(rows["mini-1#5"]["systems"]["engine"]["answer_token_recall"])
+    assert report["answers"] == {}
+
+
+def test_report_files_are_strict_json_markdown_and_png(offline_report, tmp_path):
+    report, _ = offline_report
+    paths = write_report(report, tmp_path / "out")
+    data = json.loads(paths["json"].read_text(), parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+    assert data["questions"][0]["systems"]["engine"]["hits"] is not None
+    md = paths["markdown"].read_text()
+    assert "| engine |" in md and "| raw RRF |" in md and "| questions | 1 | 1 | 1 | 3 | 6 | 1 |" in md
+    assert '"budget_words": 750' in md  # the configuration is in the report
+    for name in ("recall_vs_budget", "per_category"):
+        with Image.open(paths[name]) as img:
+            assert img.format == "PNG" and img.width > 300
+
+
+def test_a_second_run_reuses_the_ingestion(offline_report, embedder, monkeypatch):
+    _, tmp = offline_report
+
+    def no_ingest(*a, **k):
+        raise AssertionError("re-ingested")
+
+    monkeypatch.setattr(locomo_eval, "ingest_conversation", no_ingest)
+    again = run_locomo(config(tmp, budget_words=20, curve_budgets=[20]), embedder=embedder)
+    assert again["engine"]["cache_reused"] is True and again["engine"]["sessions"] == 3
+
+
+# ------------------------------------------------------------------ llm mode, scripted model
+
+
+def answering_script(wrong: set[str]):
+    """Topics, chat answers (gold unless the question is in `wrong`), baseline answers and a judge."""
+    def script(req):
+        if req.agent == "topic_extractor":
+            return json.dumps({"topics": ["memory"], "start": None, "end": None})
+        if req.agent in ("chat_agent", "answerer"):
+            question = req.last_text.split("\n\nAnswer with a short phrase")[0].split("user: ")[-1].strip()
+            gold = GOLD.get(question, "")
+            if question in wrong or not gold or question.startswith("What did Bo say about Ann's cat"):
+                return "Not mentioned in the conversation."
+            return gold
+        if req.agent == "judge":
+            gold = re.search(r"Gold answer: (.*)", req.last_text).group(1)
+            answer = re.search(r"Answer to grade: (.*)", req.last_text).group(1)
+            return json.dumps({"reasoning": "-", "label": "CORRECT" if gold.lower() in answer.lower() else "WRONG"})
+        raise AssertionError(f"unexpected agent {req.agent!r}")
+    return script
+
+
+def test_llm_mode_answers_scores_and_judges(tmp_path, embedder):
+    wrong = {"When did Ann go to her first pottery class?"}
+    client = ScriptedChatCompletionClient(answering_script(wrong))
+    report = run_locomo(config(tmp_path, mode="llm", ingest_mode="offline", llm_model="scripted"),
+                        embedder=embedder, model_client=client)
+    answers = report["answers"]
+    assert answers["readers"] == ["engine chat", "raw RRF", "full context"]
+    chat = answers["summary"]["engine chat"]
+    # six scored questions, one answered wrongly on purpose -> judge 5/6. F1: exact golds score 1, except
+    # the open-domain one, scored against its first ";" alternative "Likely yes": P = 2/5, R = 1 -> 4/7
+    assert chat["overall_1_4"]["judge_correct"] == pytest.approx(5 / 6)
+    assert chat["overall_1_4"]["f1"] == pytest.approx((4 + 4 / 7) / 6)
+    assert chat["by_category"]["5"]["f1"] == 1.0  # the adversarial question was declined
+    assert chat["judge_invalid"] == 0 and chat["llm_calls_total"] >= 14  # topics + answer per question
+    assert chat["latency_p50_s"] > 0 and chat["latency_p95_s"] >= chat["latency_p50_s"]
+    full = answers["summary"]["full context"]
+    assert full["overall_1_4"]["judge_correct"] == pytest.approx(5 / 6) and full["llm_calls_total"] == 7
+    row = next(r for r in report["questions"] if r["id"] == "mini-2#0")
+    assert row["answers"]["engine chat"]["answer"] == "violin" and row["answers"]["raw RRF"]["judge"] == "CORRECT"
+    assert "context_words" in row["answers"]["full context"]
+    judged = [r for r in client.requests if r.agent == "judge"]
+    assert len(judged) == 6 * 3  # every scored question, for each of the three readers
+
+
+# ------------------------------------------------------------------ bad input
+
+
+def test_bad_configuration_is_rejected(tmp_path):
+    with pytest.raises(ValidationError):
+        config(tmp_path, mode="online")
+    with pytest.raises(ValidationError):
+        config(tmp_path, budget_words=0)
+    with pytest.raises(ValidationError):
+        config(tmp_path, conversations=0)
+
+
+def test_llm_mode_without_a_model_fails_before_ingesting(tmp_path):
+    with pytest.raises(ValueError, match="MIRIX_LLM_MODEL"):
+        run_locomo(config(tmp_path, mode="llm"))
+    assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize("content", ["[]", "{not json", '[{"sample_id": "x"}]'])
+def test_unusable_data_files_fail_clearly(tmp_path, content):
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    with pytest.raises((ValueError, KeyError)):
+        run_locomo(LocomoEvalConfig(data=bad, cache_dir=tmp_path / "cache", baselines=False), embedder=None)
+    assert not (tmp_path / "cache").exists()
+
+
+# ------------------------------------------------------------------ the command
+
+
+def test_cli_writes_the_report_and_rejects_bad_options(tmp_path, monkeypatch):
+    from mirix_py.cli import app
+
+    monkeypatch.setenv("MIRIX_EMBEDDER", "none")  # BM25 only: the command, not the embedder, is under test
+    runner = CliRunner()
+    result = runner.invoke(app, ["eval", "locomo", "--data", str(FIXTURE), "--out", str(tmp_path / "out"),
+                                 "--cache-dir", str(tmp_path / "cache"), "--budget-words", "50"])
+    assert result.exit_code == 0, result.output
+    assert "raw BM25" in result.output
+    assert {p.name for p in (tmp_path / "out").iterdir()} == {
+        "locomo_eval.json", "locomo_eval.md", "recall_vs_budget.png", "per_category.png"}
+    bad = runner.invoke(app, ["eval", "locomo", "--data", str(FIXTURE), "--mode", "online",
+                              "--cache-dir", str(tmp_path / "cache2")])
+    assert bad.exit_code == 2 and "mode" in bad.output
+    missing = runner.invoke(app, ["eval", "locomo", "--data", str(tmp_path / "nope.json")])
+    assert missing.exit_code == 2 and "no such file" in missing.output
