@@ -113,5 +113,10 @@ def locomo(
     console.print("\nwrote " + ", ".join(str(p) for p in paths.values()))
 
 
+from mirix_py.eval.screenshot_cli import screenshots_command  # noqa: E402
+
+eval_app.command("screenshots")(screenshots_command)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(eval_app, name="eval")
