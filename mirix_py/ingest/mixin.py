@@ -1,5 +1,5 @@
 """Screenshot methods of `Mirix`, kept out of engine.py: `add_screenshot`, `ingest_screenshots`,
-`configure_screenshots`, `process_screenshots` (a batch to the managers, frames with it for a
+`configure_screenshots`, `_process_screenshots` (a batch to the managers, frames with it for a
 vision model), plus the lookups the offline managers use for screens and the vault.
 
 The engine creates its `ScreenshotIngestor` on first use (so Pillow and Tesseract, the
@@ -146,7 +146,7 @@ class ScreenshotsMixin:
 
         return model_supports_vision(client)
 
-    def process_screenshots(self, records: Sequence[InputRecord], frames: Sequence[Any]) -> AddResult:
+    def _process_screenshots(self, records: Sequence[InputRecord], frames: Sequence[Any]) -> AddResult:
         """One screenshot batch through the managers. With a vision model, each frame's
         downscaled image (held in memory for this batch only) goes with its OCR text, secrets the
         vault rules find in the text blacked out on the image; otherwise the OCR text alone."""

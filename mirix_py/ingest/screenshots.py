@@ -12,9 +12,14 @@ they are reported and the rest goes through.
 
 The seam for the LLM path: `frames_to_records(frames, user_id)` turns a batch into InputRecords
 of kind "screenshot" (metadata app / window_title, OCR text as the message); the batch goes to
-`engine.process_screenshots(records, frames)` when the engine has that method (an LLM engine
-can then send `frames[i].vision_image` with `multimodal.screenshot_user_message`), and to the
-offline `engine._process(records)` otherwise.
+`engine.process_screenshots(records, frames)` (or `_process_screenshots`, which `Mirix` has: with
+a vision-capable model each frame's `vision_image` goes with its text) when the engine has that
+method, and to `engine._process(records)` otherwise.
+
+Once a batch is processed, its frames' entries in the input log keep provenance (id, capture
+time, file name, app, window, a hash of the text) and drop the text, which lives on in the
+memories (`ScreenshotConfig.keep_ocr_text` keeps it). Until then the text is in the log, so a
+crash loses nothing.
 """
 
 from __future__ import annotations
@@ -71,6 +76,10 @@ class ScreenshotConfig:
         WebP thumbnail can be, deleted after the retention period (None keeps them).
     vision / vision_max_side: keep a downscaled copy of each frame in memory until its batch is
         processed, for a vision-capable model (None: ask the engine's `supports_vision`).
+    keep_ocr_text: keep each frame's OCR text in the input log after its batch is processed.
+        By default a processed frame's entry keeps its id, capture time, file name, app, window
+        and a hash of the text, and the text itself lives on in the memories made from it
+        (`InputLog.compact`); frames not yet processed, or failed, always keep their text.
     """
 
     ocr: OcrConfig = field(default_factory=OcrConfig)
@@ -84,6 +93,7 @@ class ScreenshotConfig:
     thumbnail_retention: timedelta | None = timedelta(days=7)
     vision: bool | None = None
     vision_max_side: int = VISION_MAX_SIDE
+    keep_ocr_text: bool = False
     measure_png_bytes: bool = True
 
     def __post_init__(self) -> None:
@@ -324,7 +334,8 @@ class ScreenshotIngestor:
     def _processor(self) -> Processor:
         if self._process_fn is not None:
             return self._process_fn
-        custom = getattr(self.engine, "process_screenshots", None)
+        custom = getattr(self.engine, "process_screenshots", None) or \
+            getattr(self.engine, "_process_screenshots", None)
         if callable(custom):
             return custom
         return lambda records, frames: self.engine._process(list(records))
@@ -438,6 +449,13 @@ class ScreenshotIngestor:
         finally:
             for frame in with_text:
                 frame.vision_image = None  # images do not outlive their batch
+        if result is not None and result.status is InputStatus.processed and not self.config.keep_ocr_text:
+            compact = getattr(self.engine.inputs, "compact", None)
+            if compact is not None:
+                try:  # the memories hold the text now; the log keeps provenance and a hash
+                    compact([r.id for r in records])
+                except Exception:  # the batch stands; the entries merely keep their text
+                    log.exception("compacting the input log failed")
         return result
 
     def _outcome_after(self, frame: ProcessedFrame, outcome: FrameOutcome, result: AddResult | None) -> FrameOutcome:

@@ -5,10 +5,17 @@ Workers claim inputs before processing them, so several processes (or machines, 
 can drain one log without doing an input twice: `FOR UPDATE SKIP LOCKED` on PostgreSQL, the
 database write lock (`BEGIN IMMEDIATE`) on SQLite. A claim held by a dead worker is taken over:
 at once when the worker was a process on this host that no longer exists, after `lease_s` otherwise.
+
+`compact()` drops the text of processed inputs whose memories hold what mattered (screenshots:
+the OCR text of every frame would otherwise be most of what is stored). The row keeps its id,
+kind, source, times and status, and its payload keeps the metadata (app, window) plus the text's
+SHA-256 (first 128 bits) and length: provenance without the text. Pending and failed inputs are
+never compacted, so nothing that still has to be processed loses its text.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -44,6 +51,12 @@ def worker_alive(worker_id: str) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def compact_digest(texts: Iterable[str]) -> dict[str, str]:
+    """What a compacted input keeps of its text: {"text_sha256": first 128 bits, hex; "text_chars"}."""
+    text = "\n".join(texts)
+    return {"text_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()[:32], "text_chars": str(len(text))}
 
 
 class InputLog:
@@ -86,6 +99,29 @@ class InputLog:
                         InputStatus.processing.value, claimed_by, now, row.attempts + 1)
                 session.add(row)
             session.commit()
+
+    def compact(self, input_ids: Sequence[str]) -> int:
+        """Replace the messages of these inputs by a hash once they are processed; returns how
+        many rows changed (inputs not yet processed, or already compact, are left as they are)."""
+        if not input_ids:
+            return 0
+        changed = 0
+        with Session(self.engine) as session:
+            rows = session.execute(select(InputRow).where(InputRow.id.in_(list(input_ids)),
+                                                          InputRow.status == InputStatus.processed.value)).scalars()
+            for row in rows:
+                payload = json.loads(self.cipher.decrypt(row.payload))
+                if isinstance(payload, list):
+                    payload = {"messages": payload, "metadata": {}}
+                if not payload.get("messages"):
+                    continue
+                metadata = dict(payload.get("metadata") or {})
+                metadata.update(compact_digest(m["content"] for m in payload["messages"]))
+                row.payload = self.cipher.encrypt(json.dumps({"messages": [], "metadata": metadata},
+                                                             separators=(",", ":")))
+                changed += 1
+            session.commit()
+        return changed
 
     def get(self, input_id: str) -> InputRecord | None:
         with Session(self.engine) as session:

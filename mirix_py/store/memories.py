@@ -129,10 +129,13 @@ class MemoryStore:
                     session.merge(row)
                     session.flush()
                     self.fulltext.upsert(conn, [(row.id, row.user_id, row.memory_type, row.text)])
+                # an insert's `after` is not stored: it is the memory row itself until the next
+                # event, whose `before` keeps it; `history()` fills it in (half the bytes of history)
                 session.add(HistoryRow(
                     memory_id=plan.memory_id, user_id=user_id, memory_type=plan.memory_type.value,
                     operation=plan.operation.value, before=self.history_dump(plan.before),
-                    after=self.history_dump(plan.after), actor=actor, input_id=input_id, created_at=utcnow(),
+                    after=None if plan.operation is Operation.insert else self.history_dump(plan.after),
+                    actor=actor, input_id=input_id, created_at=utcnow(),
                 ))
             for row in session.execute(select(InputRow).where(InputRow.id.in_(list(ledger)))).scalars():
                 row.done_actors = sorted({*(row.done_actors or []), actor})
@@ -294,11 +297,19 @@ class MemoryStore:
             query = query.where(HistoryRow.user_id == user_id)
         with Session(self.engine) as session:
             rows = session.execute(query.order_by(HistoryRow.id)).scalars().all()
-        if not rows:
-            raise MemoryNotFound(memory_id)
+            if not rows:
+                raise MemoryNotFound(memory_id)
+            afters = [r.after for r in rows]
+            for i, r in enumerate(rows):  # an insert's state: the next event's `before`, or the row now
+                if r.after is None and r.operation == Operation.insert.value:
+                    if i + 1 < len(rows):
+                        afters[i] = rows[i + 1].before
+                    else:
+                        current = session.get(MemoryRow, memory_id)
+                        afters[i] = self.history_dump(self.to_record(current)) if current is not None else None
         return [HistoryEvent(id=r.id, memory_id=r.memory_id, user_id=r.user_id, memory_type=r.memory_type,
-                             operation=r.operation, before=r.before, after=r.after, actor=r.actor,
-                             input_id=r.input_id, created_at=r.created_at) for r in rows]
+                             operation=r.operation, before=r.before, after=after, actor=r.actor,
+                             input_id=r.input_id, created_at=r.created_at) for r, after in zip(rows, afters)]
 
     def record_usage(self, user_id: str, kind: str, usage: dict[str, Any]) -> None:
         with Session(self.engine) as session:

@@ -39,6 +39,26 @@ def test_update_keeps_id_and_records_history(mx, user_id):
     assert events[1].before["details"] == "" and events[1].after["details"] == "Rex likes balls"
 
 
+def test_an_inserts_state_is_read_from_the_row_or_the_next_event_not_stored_twice(mx, user_id):
+    from sqlalchemy import text
+
+    (change,) = mx.store.apply([_semantic(user_id, "Rex", "Rex is a dog")], user_id=user_id, actor="a")
+    mid = change.memory_id
+    (insert,) = mx.history(mid, user_id=user_id)
+    assert insert.after == mx.get(mid, user_id=user_id).model_dump(mode="json")
+    mx.update(mid, user_id=user_id, details="Rex likes balls", actor="b")
+    mx.update(mid, user_id=user_id, details="Rex likes sticks", actor="c")
+    insert, first, second = mx.history(mid, user_id=user_id)
+    assert insert.after == first.before and insert.after["details"] == "" and first.after == second.before
+    mx.delete(mid, user_id=user_id)
+    assert mx.history(mid, user_id=user_id)[0].after["summary"] == "Rex is a dog"
+    with mx.engine.connect() as conn:  # stored: the insert's state once (the next event's before)
+        stored = conn.execute(text("SELECT operation, COALESCE(CAST(after AS TEXT), 'null') = 'null' "
+                                   "FROM memory_history WHERE memory_id = :m ORDER BY id"), {"m": mid}).all()
+    assert [(op, bool(empty)) for op, empty in stored] == [("insert", True), ("update", False), ("update", False),
+                                                            ("delete", True)]
+
+
 def test_update_rejects_immutable_and_invalid_fields(mx, user_id):
     (change,) = mx.store.apply([_semantic(user_id, "Rex", "Rex is a dog")], user_id=user_id, actor="a")
     with pytest.raises(InvalidInput, match="cannot change"):

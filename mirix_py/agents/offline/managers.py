@@ -167,31 +167,35 @@ SCREEN_DETAILS_CHARS = 4000
 def episodic_ops(batch: PreparedBatch) -> list[Op]:
     """One event per message; a document or screenshot is one event that points at its resource.
 
-    A screenshot's event holds the lines new on that window (against earlier frames of it in the
-    batch and its resource from earlier batches), at the frame's time, with their neighbouring
-    lines as details; a frame with nothing new makes no event, unless the user came back to the
-    window from another one.
+    Screenshots make one event per visit to a window: consecutive frames of one window in the
+    batch. It holds the lines new on that window during the visit (against earlier frames and the
+    window's resource from earlier batches), with their neighbouring lines as details, at the time
+    of the visit's first frame that showed something new; when the visit lasted longer than a
+    second, the summary names its span. A visit with nothing new makes no event, unless the user
+    came back to the window from another one ("Viewed ... again").
     """
     ops: list[Op] = []
     seen = {title: seen_keys(res.content) for title, res in batch.screens.items() if res is not None}
+    visit: _Visit | None = None
+
+    def close() -> None:
+        if visit is not None and (visit.fresh or visit.returning):
+            ops.append(visit.event(batch.user_id))
+
     last_window: str | None = None
     for m in batch.messages:
-        details = ""
         if m.kind is InputKind.screenshot:
             title = screen_title(m)
+            if visit is None or visit.title != title:
+                close()
+                visit = _Visit(title=title, first=m, returning=title != last_window)
+            last_window = title
             new, around = new_with_context(m.text, seen.setdefault(title, set()), m.occurred_at)
-            fresh, hunk = "\n".join(new), "\n".join(around)
-            returning, last_window = title != last_window, title
-            if not fresh and not returning:
-                continue
-            event_type = "screen_activity"
-            summary = f"Viewed {_screen_label(m)}: {_short(fresh, 300)}" if fresh else f"Viewed {_screen_label(m)} again"
-            details = _clip_lines(hunk, SCREEN_DETAILS_CHARS) if hunk != fresh or len(fresh) > 300 else ""
-            ops.append(InsertOp(memory=EpisodicMemory(
-                user_id=batch.user_id, event_type=event_type, summary=summary, details=details,
-                actor=m.speaker, occurred_at=m.occurred_at, source_ids=list(m.source_ids),
-            )))
+            visit.add(m, new, around)
             continue
+        close()
+        visit, last_window = None, None
+        details = ""
         if m.kind is InputKind.document:
             draft = classify_resource(m.text, kind="document")
             title = draft.title if draft else _short(m.text, 80)
@@ -204,7 +208,72 @@ def episodic_ops(batch: PreparedBatch) -> list[Op]:
             user_id=batch.user_id, event_type=event_type, summary=summary, details=details,
             actor=m.speaker, occurred_at=m.occurred_at, source_ids=list(m.source_ids),
         )))
+    close()
     return ops
+
+
+def _leading_lines(lines: list[str], shown: str) -> list[str]:
+    """The first `lines` that `shown` (their `_short` rendering) holds in full."""
+    out: list[str] = []
+    used = 0
+    for line in lines:
+        flat = " ".join(line.split())
+        used += len(flat) + (1 if out else 0)
+        if used > len(shown) or (shown.endswith("…") and used >= len(shown)):
+            break
+        out.append(line)
+    return out
+
+
+@dataclass
+class _Visit:
+    """Consecutive frames of one window: what becomes one screen_activity event."""
+
+    title: str
+    first: BatchMessage
+    returning: bool
+    fresh: list[str] = field(default_factory=list)
+    hunk: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    at: datetime | None = None  # the first frame that showed something new
+    last: datetime | None = None
+
+    def add(self, m: BatchMessage, new: list[str], around: list[str]) -> None:
+        self.sources.extend(m.source_ids)
+        self.last = m.occurred_at
+        if new:
+            if self.at is None:
+                self.at = m.occurred_at
+            self.fresh.extend(new)
+            if self.hunk and around:
+                self.hunk.append("…")
+            self.hunk.extend(around)
+
+    def event(self, user_id: str) -> InsertOp:
+        m = self.first
+        start = self.at or m.occurred_at
+        span = ""
+        if self.last is not None and (self.last - start).total_seconds() >= 1:
+            span = f" ({start.strftime('%H:%M:%S')}–{self.last.strftime('%H:%M:%S')})"
+        fresh = "\n".join(self.fresh)
+        label = _screen_label(m)
+        short = _short(fresh, 300)
+        summary = f"Viewed {label}{span}: {short}" if fresh else f"Viewed {label} again{span}"
+        # details: the hunk (new lines with their neighbours), when it says more than the summary;
+        # when the summary is cut short, without the new lines it already holds in full (the bulk
+        # of a window seen for the first time is then stored once in this memory, not twice)
+        hunk = list(self.hunk)
+        if len(fresh) > 300:
+            in_summary = set(_leading_lines(self.fresh, short))
+            hunk = [line for line in hunk if line not in in_summary]
+            while hunk and hunk[0] == "…":
+                hunk.pop(0)
+        text = "\n".join(hunk)
+        details = _clip_lines(text, SCREEN_DETAILS_CHARS) if text.strip("…\n") and text != fresh else ""
+        return InsertOp(memory=EpisodicMemory(
+            user_id=user_id, event_type="screen_activity", summary=summary, details=details, actor=m.speaker,
+            occurred_at=start, source_ids=list(dict.fromkeys(self.sources)),
+        ))
 
 
 CoreLookup = Callable[[str], CoreMemory | None]

@@ -29,15 +29,22 @@ def test_live_clock_is_masked_other_times_are_not():
     assert new_lines("Mon 03 Jun 09:15\nPriya: hi\nTom: lunch?", seen, T0 + timedelta(minutes=1)) == ["Tom: lunch?"]
 
 
-def test_each_frame_episode_holds_only_what_is_new_at_its_time():
+def test_one_episode_per_visit_holds_what_was_new_during_it():
     records = [_shot("Priya: the demo moved to Friday"), _shot("Priya: the demo moved to Friday", 2),
                _shot("Priya: the demo moved to Friday\nTom: lunch at 12:30?", 4)]
     batch = managers.prepare_batch("u", records)
-    ops = managers.episodic_ops(batch)
-    assert [op.memory.occurred_at for op in ops] == [T0, T0 + timedelta(seconds=4)]
-    assert ops[0].memory.summary == "Viewed Slack — #team: Priya: the demo moved to Friday"
-    assert ops[1].memory.summary == "Viewed Slack — #team: Tom: lunch at 12:30?"
-    assert ops[0].memory.event_type == "screen_activity" and ops[1].memory.source_ids[1] == "f4.png"
+    (op,) = managers.episodic_ops(batch)
+    assert op.memory.occurred_at == T0 and op.memory.event_type == "screen_activity"
+    assert op.memory.summary == ("Viewed Slack — #team (09:14:05–09:14:09): Priya: the demo moved to Friday "
+                                 "Tom: lunch at 12:30?")
+    assert {"f0.png", "f2.png", "f4.png"} <= set(op.memory.source_ids)  # every frame of the visit
+    # a visit whose first frames repeat what is known starts at the first frame that showed something new
+    known = ResourceMemory(id="res_1", user_id="u", title="Screenshot of Slack — #team", content="Priya: hi")
+    later = managers.prepare_batch("u", [_shot("Priya: hi", 60), _shot("Priya: hi\nTom: lunch?", 62)],
+                                   find_resource=lambda title: known)
+    (op,) = managers.episodic_ops(later)
+    assert op.memory.occurred_at == T0 + timedelta(seconds=62)
+    assert op.memory.summary == "Viewed Slack — #team: Tom: lunch?"
 
 
 def test_coming_back_to_a_window_is_an_event_even_without_new_text():
@@ -52,6 +59,9 @@ def test_long_new_text_lands_in_details_so_it_is_searchable():
     text = "\n".join(f"line {i} of the page with words" for i in range(40)) + "\n15:00 Dentist appointment"
     (op,) = managers.episodic_ops(managers.prepare_batch("u", [_shot(text)]))
     assert "Dentist appointment" in op.memory.details and "Dentist" in op.memory.search_text()
+    # the lines the summary holds in full are not repeated in the details
+    assert "line 0 of the page" in op.memory.summary and "line 0 of the page" not in op.memory.details
+    assert all(f"line {i} of" in op.memory.search_text() for i in range(40))
 
 
 def test_one_resource_per_window_holding_it_as_last_seen():

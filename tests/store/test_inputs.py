@@ -1,0 +1,41 @@
+"""The input log: compaction of processed inputs keeps provenance, never an unprocessed input's text."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+
+from mirix_py.engine import Mirix
+from mirix_py.inputs import normalize_add
+from mirix_py.records import InputStatus
+from mirix_py.store.inputs import compact_digest
+
+WHEN = datetime(2024, 6, 3, 9, 0, tzinfo=timezone.utc)
+TEXT = "Inbox\nMeeting moved to Friday 15:00"
+
+
+def _record(i: int):
+    return normalize_add(TEXT, user_id="ada", occurred_at=WHEN, source_id=f"frame{i}.png", kind="screenshot",
+                         max_chars=10_000, metadata={"app": "Thunderbird", "window_title": "Inbox"})
+
+
+def test_only_processed_inputs_lose_their_text(tmp_path):
+    mx = Mirix(tmp_path / "d", embedder=None, resume=False)
+    try:
+        pending, processed, failed = _record(0), _record(1), _record(2)
+        mx.inputs.append([pending, processed, failed])
+        mx.inputs.mark([processed.id], InputStatus.processed)
+        mx.inputs.mark([failed.id], InputStatus.failed, "boom")
+        assert mx.inputs.compact([pending.id, processed.id, failed.id]) == 1
+        assert mx.inputs.compact([processed.id]) == 0  # already compact
+        for record in (pending, failed):
+            assert mx.inputs.get(record.id).messages[0].content == TEXT
+        after = mx.inputs.get(processed.id)
+        assert after.messages == [] and after.status is InputStatus.processed
+        assert after.occurred_at == WHEN and after.source_id == "frame1.png" and after.kind.value == "screenshot"
+        assert after.metadata == {"app": "Thunderbird", "window_title": "Inbox", **compact_digest([TEXT])}
+        assert after.metadata["text_sha256"] == hashlib.sha256(TEXT.encode()).hexdigest()[:32]
+        assert after.metadata["text_chars"] == str(len(TEXT))
+        assert mx.doctor().undecryptable_inputs == []  # still encrypted like every payload
+    finally:
+        mx.close()
