@@ -87,6 +87,15 @@ class Hit(BaseModel):
     source_ids: list[str]
 
 
+def compact_hit(hit: Hit) -> dict[str, Any]:
+    """A kept hit as the report stores it: id and score, and the source ids when they are not just the id
+    (texts are left out: raw turns are in the data file, memories in the cached data dir)."""
+    out: dict[str, Any] = {"id": hit.id, "score": round(hit.score, 5)}
+    if hit.source_ids != [hit.id]:
+        out["source_ids"] = hit.source_ids
+    return out
+
+
 def kept_hits(hits: Sequence[Hit], budget_words: int) -> list[Hit]:
     """The prefix of the ranking that fits the budget (see `fill_budget`)."""
     filled = fill_budget(((h.text, h.source_ids) for h in hits), budget_words)
@@ -259,7 +268,7 @@ def run_locomo(config: LocomoEvalConfig, *, embedder: Any = None, model_client: 
                 hits = retrieved[name][key]
                 curve = {str(b): context_scores(q, hits, b) for b in config.curve_budgets}
                 main = curve[str(config.budget_words)]
-                entry = {**main, "hits": [h.model_dump() for h in kept_hits(hits, config.budget_words)],
+                entry = {**main, "hits": [compact_hit(h) for h in kept_hits(hits, config.budget_words)],
                          "curve": {b: {"evidence_recall": v["evidence_recall"],
                                        "answer_token_recall": v["answer_token_recall"]} for b, v in curve.items()}}
                 if name in seconds:

@@ -185,7 +185,7 @@ def write_report(report: dict[str, Any], out_dir: str | Path) -> dict[str, Path]
     out.mkdir(parents=True, exist_ok=True)
     clean = jsonable(report)
     json_path = out / "locomo_eval.json"
-    json_path.write_text(json.dumps(clean, indent=1, allow_nan=False))
+    json_path.write_text(json.dumps(clean, separators=(",", ":"), allow_nan=False))
     md_path = out / "locomo_eval.md"
     md_path.write_text(to_markdown(clean))
     plots = write_plots(clean, out)
