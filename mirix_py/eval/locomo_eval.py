@@ -87,15 +87,6 @@ class Hit(BaseModel):
     source_ids: list[str]
 
 
-def compact_hit(hit: Hit) -> dict[str, Any]:
-    """A kept hit as the report stores it: id and score, and the source ids when they are not just the id
-    (texts are left out: raw turns are in the data file, memories in the cached data dir)."""
-    out: dict[str, Any] = {"id": hit.id, "score": round(hit.score, 5)}
-    if hit.source_ids != [hit.id]:
-        out["source_ids"] = hit.source_ids
-    return out
-
-
 def kept_hits(hits: Sequence[Hit], budget_words: int) -> list[Hit]:
     """The prefix of the ranking that fits the budget (see `fill_budget`)."""
     filled = fill_budget(((h.text, h.source_ids) for h in hits), budget_words)
@@ -258,6 +249,8 @@ def run_locomo(config: LocomoEvalConfig, *, embedder: Any = None, model_client: 
         systems = [ENGINE, *baseline_info.get("methods", [])]
 
         rows = []
+        curve_rows: dict[str, dict[int, list[dict[str, Any]]]] = {n: defaultdict(list) for n in systems}
+        memory_sources: dict[str, list[str]] = {}
         for conv, q in questions:
             key = question_key(q)
             row: dict[str, Any] = {
@@ -266,11 +259,15 @@ def run_locomo(config: LocomoEvalConfig, *, embedder: Any = None, model_client: 
             }
             for name in systems:
                 hits = retrieved[name][key]
-                curve = {str(b): context_scores(q, hits, b) for b in config.curve_budgets}
-                main = curve[str(config.budget_words)]
-                entry = {**main, "hits": [compact_hit(h) for h in kept_hits(hits, config.budget_words)],
-                         "curve": {b: {"evidence_recall": v["evidence_recall"],
-                                       "answer_token_recall": v["answer_token_recall"]} for b, v in curve.items()}}
+                for b in config.curve_budgets:
+                    curve_rows[name][b].append({"category": q.category, **context_scores(q, hits, b)})
+                kept = kept_hits(hits, config.budget_words)
+                # ids and scores of the kept hits; texts stay out (raw turns are in the data file, memories
+                # in the cached data dir) and a memory's source ids are listed once, in `memory_sources`
+                entry = {**context_scores(q, hits, config.budget_words), "ids": [h.id for h in kept],
+                         "scores": [round(h.score, 5) for h in kept]}
+                if name == ENGINE:
+                    memory_sources.update({h.id: h.source_ids for h in kept})
                 if name in seconds:
                     entry["search_ms"] = round(1000 * seconds[name][key], 2)
                 row["systems"][name] = entry
@@ -302,11 +299,11 @@ def run_locomo(config: LocomoEvalConfig, *, embedder: Any = None, model_client: 
         "summary": {name: summarize([{"category": r["category"], **r["systems"][name]} for r in rows],
                                     ["evidence_recall", "answer_token_recall", "words", "search_ms"])
                     for name in systems},
-        "curve": {name: {str(b): summarize([{"category": r["category"], **r["systems"][name]["curve"][str(b)]}
-                                            for r in rows], ["evidence_recall", "answer_token_recall"])["overall_1_4"]
+        "curve": {name: {str(b): summarize(curve_rows[name][b], ["evidence_recall", "answer_token_recall"])["overall_1_4"]
                          for b in config.curve_budgets} for name in systems},
         "answers": answers_info,
         "questions": rows,
+        "memory_sources": memory_sources,
         "seconds": round(time.perf_counter() - started, 2),
         "finished_at": datetime.now(timezone.utc).isoformat(),
     }
@@ -343,8 +340,7 @@ def _answer_and_judge(mx: Any, convs: Sequence[Conversation], questions: Sequenc
                     if reader == FULL_CONTEXT:
                         context = dated_context(conv)
                     else:
-                        kept = kept_hits(retrieved[reader][question_key(q)], config.budget_words)
-                        context = dated_context(conv, [h.id for h in kept])
+                        context = dated_context(conv, row["systems"][reader]["ids"])
                     result = loop.run_until_complete(
                         answer_from_context(answer_client, q.question + QUESTION_SUFFIX, context, seed=config.seed))
                     got = {"answer": result.answer, "seconds": result.seconds, "llm_calls": result.llm_calls,

@@ -96,12 +96,14 @@ def test_offline_run_keeps_every_questions_hits_and_scores(offline_report):
     assert len(rows) == 7  # 6 scored + 1 adversarial
     row = rows["mini-1#2"]  # "What did Ann bake for her sister?"
     engine = row["systems"]["engine"]
-    assert engine["hits"] and all(re.fullmatch(r"[a-z]+_[0-9a-f]{32}", h["id"]) for h in engine["hits"])
+    assert engine["ids"] and all(re.fullmatch(r"[a-z]+_[0-9a-f]{32}", i) for i in engine["ids"])
+    assert len(engine["scores"]) == len(engine["ids"]) == engine["kept"]
+    assert all(i in report["memory_sources"] for i in engine["ids"])  # each kept memory's source ids, once
+    assert any("D2:2" in report["memory_sources"][i] for i in engine["ids"])
     assert engine["evidence_recall"] == 1.0 and "search_ms" in engine
     assert engine["answer_token_recall"] == 1.0  # "chocolate cake" is in the caption the engine was given
     raw = row["systems"]["raw BM25"]
-    assert raw["hits"][0] == {"id": "D2:2", "score": raw["hits"][0]["score"]}  # a raw turn is its own source
-    assert all("source_ids" in h for h in engine["hits"])
+    assert raw["ids"][0] == "D2:2" and raw["scores"] == sorted(raw["scores"], reverse=True)
     assert rows["mini-1#5"]["category"] == 5 and math.isnan(rows["mini-1#5"]["systems"]["engine"]["answer_token_recall"])
     assert report["answers"] == {}
 
@@ -110,7 +112,7 @@ def test_report_files_are_strict_json_markdown_and_png(offline_report, tmp_path)
     report, _ = offline_report
     paths = write_report(report, tmp_path / "out")
     data = json.loads(paths["json"].read_text(), parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
-    assert data["questions"][0]["systems"]["engine"]["hits"] is not None
+    assert data["questions"][0]["systems"]["engine"]["ids"]
     md = paths["markdown"].read_text()
     assert "| engine |" in md and "| raw RRF |" in md and "| questions | 1 | 1 | 1 | 3 | 6 | 1 |" in md
     assert '"budget_words": 750' in md  # the configuration is in the report
