@@ -18,7 +18,6 @@ and a hash of the engine's source (so a change to the rules re-ingests); --fresh
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import shutil
 import time
@@ -32,18 +31,6 @@ CACHE_VERSION = 1
 DESIGN_REFERENCE = {"raw BM25": 0.64, "raw MiniLM": 0.64, "raw RRF": 0.72}  # DESIGN.md, 750 words
 
 
-def engine_fingerprint() -> str:
-    """Hash of the engine's Python source, minus eval/: a change to rules or store re-ingests."""
-    h = hashlib.sha256()
-    pkg = C.ROOT / "mirix_py"
-    for path in sorted(pkg.rglob("*.py")):
-        if "eval" in path.relative_to(pkg).parts:
-            continue
-        h.update(str(path.relative_to(pkg)).encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:12]
-
-
 def clear_query_cache(mx: Any) -> None:
     """Empty the searcher's query-embedding cache (a private detail: skipped if it is not there)."""
     cache = getattr(getattr(mx.searcher, "embedder", None), "_cache", None)
@@ -54,6 +41,7 @@ def clear_query_cache(mx: Any) -> None:
 def open_engine(data_path: str, convs: list, cache_root: Path, embedder_spec: str, fresh: bool,
                 use_cache: bool) -> tuple[Any, dict[str, Any]]:
     from mirix_py.engine import Mirix
+    from mirix_py.eval.cache import engine_fingerprint
     from mirix_py.eval.locomo import file_digest, ingest_conversations
     from mirix_py.store.embeddings import load_embedder
 
