@@ -48,7 +48,7 @@ __all__ = [
 FAMILIES = ("lookup", "time-localised", "cross-app", "knowledge-update", "counting", "abstention")
 MODES = ("offline", "llm")
 NOT_PRESENT = "Not present in the screenshots."
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 DAY_NAMES = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 
 # --------------------------------------------------------------------------- questions
@@ -548,6 +548,15 @@ def _offline_settings(data_dir: Path) -> Any:
     return settings.model_copy(update={"llm_provider": None, "llm_model": None, "llm_base_url": None})
 
 
+def resolve_embedder(embedder: Any = _DEFAULT) -> Any:
+    """The embedder to use: the one given, or the one the settings name (MIRIX_EMBEDDER, default MiniLM)."""
+    if embedder is not _DEFAULT:
+        return embedder
+    from mirix_py.store.embeddings import load_embedder
+
+    return load_embedder(_offline_settings(Path(".")).embedder)
+
+
 def _session(config: ScreenshotQAConfig) -> tuple[Any, list[Any], dict[str, Any]]:
     from mirix_py.ingest.synth import ScreenSynth, frame_file_name, session_manifest
 
@@ -565,16 +574,11 @@ def ingest_cached(config: ScreenshotQAConfig, cache_dir: Path, *, embedder: Any 
     from mirix_py.engine import Mirix
     from mirix_py.ingest.screenshots import ScreenshotConfig
     from mirix_py.ingest.synth import write_session
-    from mirix_py.records import InputKind, InputStatus
 
     synth, frames, manifest = _session(config)
     settings = config.ingestion_settings()
-    if embedder is _DEFAULT:
-        embedder_name = _offline_settings(root_dir := Path(cache_dir)).embedder
-    elif embedder is None:
-        embedder_name = "none"
-    else:
-        embedder_name = getattr(embedder, "name", None) or type(embedder).__name__
+    embedder = resolve_embedder(embedder)
+    embedder_name = "none" if embedder is None else (getattr(embedder, "name", None) or type(embedder).__name__)
     settings["embedder"] = embedder_name
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:10]
     fingerprint = engine_fingerprint()
@@ -594,8 +598,7 @@ def ingest_cached(config: ScreenshotQAConfig, cache_dir: Path, *, embedder: Any 
     t0 = time.perf_counter()
     write_session(frames, shots, synth=synth, progress=progress("writing synthetic frames", len(frames)))
     write_seconds = time.perf_counter() - t0
-    kwargs = {} if embedder is _DEFAULT else {"embedder": embedder}
-    mx = Mirix(settings=_offline_settings(root / "data"), **kwargs)
+    mx = Mirix(settings=_offline_settings(root / "data"), embedder=embedder)
     try:
         mx.configure_screenshots(ScreenshotConfig(workers=config.workers))
         mx.search("warm up", user_id=config.user_id)  # load the embedder before the clock starts
@@ -603,12 +606,13 @@ def ingest_cached(config: ScreenshotQAConfig, cache_dir: Path, *, embedder: Any 
         report = mx.ingest_screenshots(shots, user_id=config.user_id, progress=advance)
         stored = stored_bytes(mx, config.user_id)
         counts = mx.store.count(user_id=config.user_id)
-        records = mx.inputs.by_status(InputStatus.processed, user_id=config.user_id, limit=1_000_000)
-        docs = sorted(((" ".join(m.content for m in r.messages), r.source_id or r.id) for r in records
-                       if r.kind is InputKind.screenshot), key=lambda d: d[1])
         describe = mx.describe()
     finally:
         mx.close()
+    # the baseline's documents: the same frames the engine read, OCR'd again with the engine's OCR
+    # settings (the input log drops the text of processed screenshots, so it cannot be reused)
+    read = sorted(o.name for o in report.outcomes if o.status in ("processed", "no_text"))
+    docs = baseline_documents(shots, read, workers=config.workers, progress=progress)
     rep = report.to_dict()
     wall = report.wall_seconds or math.nan
     info = {
@@ -628,6 +632,32 @@ def ingest_cached(config: ScreenshotQAConfig, cache_dir: Path, *, embedder: Any 
     shutil.rmtree(shots, ignore_errors=True)  # the PNGs are regenerated from the seed when needed
     marker.write_text(json.dumps(info, indent=1), encoding="utf-8")
     return root / "data", info, manifest
+
+
+def baseline_documents(shots: Path, names: Sequence[str], *, workers: int | None = None,
+                       progress: Progress = _no_progress) -> list[tuple[str, str]]:
+    """(OCR text, file name) of each named frame, read with the engine's default OCR settings."""
+    from PIL import Image
+
+    from mirix_py.ingest.ocr import OcrPool
+    from mirix_py.ingest.screenshots import ScreenshotConfig
+
+    docs: list[tuple[str, str]] = []
+    advance = progress("OCR for the raw-text baseline", len(names))
+    with OcrPool(ScreenshotConfig().ocr, workers=workers) as pool:
+        step = max(2 * pool.workers, 2)
+        for i in range(0, len(names), step):
+            chunk = names[i:i + step]
+            images = []
+            for name in chunk:
+                with Image.open(shots / name) as im:
+                    images.append(im.convert("RGB"))
+            for name, res in zip(chunk, pool.map(images)):
+                if isinstance(res, Exception):
+                    raise RuntimeError(f"baseline OCR of {name} failed: {res}") from res
+                docs.append((res.text, name))
+            advance(len(chunk))
+    return docs
 
 
 def _storage(png_bytes: int, frames: int, unique: int, stored: dict[str, int]) -> dict[str, Any]:
@@ -713,6 +743,7 @@ def run(config: ScreenshotQAConfig, out_dir: str | Path, cache_dir: str | Path |
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
+    embedder = resolve_embedder(embedder)
     data_dir, info, manifest = ingest_cached(config, cache, embedder=embedder, fresh=fresh, progress=progress)
     questions = generate_questions(manifest)
     docs = json.loads((data_dir.parent / "baseline_docs.json").read_text(encoding="utf-8"))
@@ -720,10 +751,9 @@ def run(config: ScreenshotQAConfig, out_dir: str | Path, cache_dir: str | Path |
 
     from mirix_py.engine import Mirix
 
-    kwargs: dict[str, Any] = {} if embedder is _DEFAULT else {"embedder": embedder}
     settings = _offline_settings(data_dir)
     llm = config.mode == "llm"
-    mx = Mirix(settings=settings, model_client=model_client if llm else None, resume=False, **kwargs)
+    mx = Mirix(settings=settings, model_client=model_client if llm else None, resume=False, embedder=embedder)
     judge_client = judge_client or model_client
     rows: list[dict[str, Any]] = []
     now = datetime.now(timezone.utc)
