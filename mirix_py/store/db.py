@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from sqlalchemy import event
@@ -11,12 +12,17 @@ from sqlmodel import create_engine
 from mirix_py.store import tables  # noqa: F401  (registers the tables)
 
 
+def _json(value: object) -> str:
+    """JSON columns as UTF-8 ("—", not "\\u2014": half the bytes for screen titles and the like)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
         if path and path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, json_serializer=_json)
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn, _record):
@@ -29,7 +35,7 @@ def make_engine(url: str) -> Engine:
         return engine
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url[len("postgresql://"):]
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20, json_serializer=_json)
 
 
 def create_schema(engine: Engine) -> None:

@@ -129,12 +129,11 @@ class MemoryStore:
                     session.merge(row)
                     session.flush()
                     self.fulltext.upsert(conn, [(row.id, row.user_id, row.memory_type, row.text)])
-                # an insert's `after` is not stored: it is the memory row itself until the next
-                # event, whose `before` keeps it; `history()` fills it in (half the bytes of history)
+                # `after` is not stored: it is the memory row itself until the next event, whose
+                # `before` keeps it; `history()` fills it in (half the bytes of history)
                 session.add(HistoryRow(
                     memory_id=plan.memory_id, user_id=user_id, memory_type=plan.memory_type.value,
-                    operation=plan.operation.value, before=self.history_dump(plan.before),
-                    after=None if plan.operation is Operation.insert else self.history_dump(plan.after),
+                    operation=plan.operation.value, before=self.history_dump(plan.before), after=None,
                     actor=actor, input_id=input_id, created_at=utcnow(),
                 ))
             for row in session.execute(select(InputRow).where(InputRow.id.in_(list(ledger)))).scalars():
@@ -300,8 +299,8 @@ class MemoryStore:
             if not rows:
                 raise MemoryNotFound(memory_id)
             afters = [r.after for r in rows]
-            for i, r in enumerate(rows):  # an insert's state: the next event's `before`, or the row now
-                if r.after is None and r.operation == Operation.insert.value:
+            for i, r in enumerate(rows):  # the state an event left: the next event's `before`, or the row now
+                if r.after is None and r.operation != Operation.delete.value:
                     if i + 1 < len(rows):
                         afters[i] = rows[i + 1].before
                     else:

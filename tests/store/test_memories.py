@@ -39,7 +39,7 @@ def test_update_keeps_id_and_records_history(mx, user_id):
     assert events[1].before["details"] == "" and events[1].after["details"] == "Rex likes balls"
 
 
-def test_an_inserts_state_is_read_from_the_row_or_the_next_event_not_stored_twice(mx, user_id):
+def test_the_state_after_an_event_is_read_from_the_row_or_the_next_event_not_stored_twice(mx, user_id):
     from sqlalchemy import text
 
     (change,) = mx.store.apply([_semantic(user_id, "Rex", "Rex is a dog")], user_id=user_id, actor="a")
@@ -55,8 +55,9 @@ def test_an_inserts_state_is_read_from_the_row_or_the_next_event_not_stored_twic
     with mx.engine.connect() as conn:  # stored: the insert's state once (the next event's before)
         stored = conn.execute(text("SELECT operation, COALESCE(CAST(after AS TEXT), 'null') = 'null' "
                                    "FROM memory_history WHERE memory_id = :m ORDER BY id"), {"m": mid}).all()
-    assert [(op, bool(empty)) for op, empty in stored] == [("insert", True), ("update", False), ("update", False),
+    assert [(op, bool(empty)) for op, empty in stored] == [("insert", True), ("update", True), ("update", True),
                                                             ("delete", True)]
+    assert mx.history(mid, user_id=user_id)[2].after["details"] == "Rex likes sticks"
 
 
 def test_update_rejects_immutable_and_invalid_fields(mx, user_id):

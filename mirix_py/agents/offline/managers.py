@@ -235,6 +235,7 @@ class _Visit:
     fresh: list[str] = field(default_factory=list)
     hunk: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    in_hunk: set[str] = field(default_factory=set)
     at: datetime | None = None  # the first frame that showed something new
     last: datetime | None = None
 
@@ -245,9 +246,11 @@ class _Visit:
             if self.at is None:
                 self.at = m.occurred_at
             self.fresh.extend(new)
+            around = [line for line in around if line not in self.in_hunk]  # context shown already
             if self.hunk and around:
                 self.hunk.append("…")
             self.hunk.extend(around)
+            self.in_hunk.update(around)
 
     def event(self, user_id: str) -> InsertOp:
         m = self.first
@@ -403,7 +406,9 @@ def _screen_snapshots(batch: PreparedBatch) -> list[BatchMessage]:
 
 
 def _without_clocks(m: BatchMessage) -> str:
-    return "\n".join(ln for ln in m.text.splitlines() if not is_clock_line(line_key(ln, m.occurred_at)))
+    """The screen's text without its live clock, blank lines between blocks kept once."""
+    lines = [ln for ln in m.text.splitlines() if not is_clock_line(line_key(ln, m.occurred_at))]
+    return "\n".join(ln for i, ln in enumerate(lines) if ln.strip() or (i and lines[i - 1].strip())).strip("\n")
 
 
 def resource_ops(batch: PreparedBatch) -> list[Op]:

@@ -129,3 +129,13 @@ def test_terminal_commands_become_a_script():
 
 def test_same_lines_ignores_order_case_spacing_and_clocks():
     assert same_lines("Mon 09:14\nA  b", "a b\nMon 10:20") and not same_lines("a", "a\nb")
+
+
+def test_a_visits_details_show_each_context_line_once():
+    base = "\n".join(f"Channel line {i} with some words" for i in range(30))  # > 300 characters
+    frames = [_shot(base), _shot(base + "\nDana: lunch at 12:30?\nMessage #team", 2),
+              _shot(base + "\nDana: lunch at 12:30?\nMessage #team\nOmar: yes", 4)]
+    (op,) = managers.episodic_ops(managers.prepare_batch("u", frames))
+    details = op.memory.details.splitlines()
+    assert details.count("Dana: lunch at 12:30?") == 1 and details.count("Message #team") == 1
+    assert "Omar: yes" in details
