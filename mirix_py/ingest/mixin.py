@@ -41,8 +41,8 @@ _LOCK = threading.Lock()
 
 def screenshot_config_from_env(env: dict[str, str] | None = None) -> ScreenshotConfig:
     """ScreenshotConfig from MIRIX_OCR_LANG, MIRIX_OCR_WORKERS, MIRIX_SCREENSHOT_SIMILARITY,
-    MIRIX_SCREENSHOT_BATCH_FRAMES, MIRIX_SCREENSHOT_BATCH_SECONDS, MIRIX_KEEP_THUMBNAILS and
-    MIRIX_THUMBNAIL_RETENTION_DAYS (unset ones keep their defaults)."""
+    MIRIX_SCREENSHOT_BATCH_FRAMES, MIRIX_SCREENSHOT_BATCH_SECONDS, MIRIX_KEEP_THUMBNAILS,
+    MIRIX_THUMBNAIL_RETENTION_DAYS and MIRIX_KEEP_OCR_TEXT (unset ones keep their defaults)."""
     from mirix_py.ingest.batching import BatchPolicy
 
     ocr_module = _screenshots_module().ocr_module
@@ -57,6 +57,7 @@ def screenshot_config_from_env(env: dict[str, str] | None = None) -> ScreenshotC
             ocr=ocr, batch=batch, workers=int(workers) if workers else None,
             similarity_threshold=float(env.get("MIRIX_SCREENSHOT_SIMILARITY", 0.99)),
             keep_thumbnails=env.get("MIRIX_KEEP_THUMBNAILS", "").lower() in ("1", "true", "yes"),
+            keep_ocr_text=env.get("MIRIX_KEEP_OCR_TEXT", "").lower() in ("1", "true", "yes"),
             thumbnail_retention=timedelta(days=float(retention)) if retention else timedelta(days=7),
         )
     except ValueError as exc:
