@@ -974,12 +974,14 @@ def plot_families(result: dict[str, Any], path: str | Path) -> Path:
     width = 0.38
     for ax, (metric, title) in zip(axes[:, 0], panels):
         for k, (system, colour) in enumerate((("engine", "#2b6cb0"), ("baseline", "#a0aec0"))):
-            vals = [b[system][metric] for b in blocks]
-            vals = [0.0 if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in vals]
+            raw = [b[system][metric] for b in blocks]
+            missing = [v is None or (isinstance(v, float) and math.isnan(v)) for v in raw]
+            vals = [0.0 if m else v for v, m in zip(raw, missing)]
             xs = [i + (k - 0.5) * width for i in range(len(names))]
             bars = ax.bar(xs, vals, width, label=system, color=colour)
-            for bar, v in zip(bars, vals):
-                ax.text(bar.get_x() + bar.get_width() / 2, v + 0.02, f"{v:.2f}", ha="center", fontsize=7)
+            for bar, v, m in zip(bars, vals, missing):  # not measured (e.g. evidence of abstention): "n/a"
+                ax.text(bar.get_x() + bar.get_width() / 2, v + 0.02, "n/a" if m else f"{v:.2f}", ha="center",
+                        fontsize=7)
         ax.set_xticks(range(len(names)), [f"{n}\n(n={b['n']})" for n, b in zip(names, blocks)], fontsize=8)
         ax.set_ylim(0, 1.15)
         ax.set_title(title, fontsize=10)
