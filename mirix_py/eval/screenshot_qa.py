@@ -859,7 +859,7 @@ def render_markdown(result: dict[str, Any]) -> str:
         f"# Screenshot QA: synthetic desktop, seed {cfg['seed']}, {cfg['days']} day(s)",
         "",
         f"`mirix eval screenshots --seed {cfg['seed']} --days {cfg['days']} --budget-words {cfg['budget_words']} "
-        f"--mode {cfg['mode']}` · {cfg['questions']} questions over {cfg['session_frames']} frames "
+        f"--mode {cfg['mode']} --dwell {cfg['dwell'][0]}-{cfg['dwell'][1]}` · {cfg['questions']} questions over {cfg['session_frames']} frames "
         f"({ing['throughput']['unique']} read by OCR) · {result['created_at']}",
         "",
         "**engine**: `Mirix.search(question)` (hybrid BM25 + MiniLM over the memories the offline managers "
