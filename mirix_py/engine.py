@@ -462,6 +462,7 @@ class Mirix(ScreenshotsMixin):
     def close(self) -> None:
         self._close_screenshots()
         self._queue.close()
+        self.searcher.close()
         if self._loop is not None:
             if self.model_client is not None:
                 try:

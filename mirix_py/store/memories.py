@@ -121,7 +121,7 @@ class MemoryStore:
             conn = session.connection()
             for plan in plans:
                 if plan.after is None:
-                    self.fulltext.delete(conn, [plan.memory_id])
+                    self.fulltext.delete(conn, [(user_id, plan.memory_id)])
                     session.execute(sa_delete(MemoryRow).where(MemoryRow.id == plan.memory_id))
                 else:
                     row = self.to_row(plan.after)
@@ -333,7 +333,7 @@ class MemoryStore:
         """Remove every row, vector, history event and input of a user."""
         with Session(self.engine) as session:
             ids = list(session.execute(select(MemoryRow.id).where(MemoryRow.user_id == user_id)).scalars())
-            self.fulltext.delete(session.connection(), ids)
+            self.fulltext.delete(session.connection(), [(user_id, i) for i in ids])
             counts = {
                 "memories": session.execute(sa_delete(MemoryRow).where(MemoryRow.user_id == user_id)).rowcount,
                 "history": session.execute(sa_delete(HistoryRow).where(HistoryRow.user_id == user_id)).rowcount,

@@ -1,6 +1,6 @@
 """Pure ranking helpers."""
 
-from mirix_py.store.fulltext import fts_rowid, query_terms, user_token
+from mirix_py.store.fulltext import PROBE_SLOTS, fts_rowid, query_terms, user_rowid_range, user_token
 from mirix_py.store.search import rrf_fuse
 
 
@@ -24,6 +24,14 @@ def test_query_terms_drop_stopwords_and_punctuation():
 
 
 def test_fts_keys_are_stable_and_distinct():
-    assert fts_rowid("epi_1") == fts_rowid("epi_1") != fts_rowid("epi_2")
-    assert 0 < fts_rowid("x") < 2 ** 62
+    assert fts_rowid("u", "epi_1") == fts_rowid("u", "epi_1") != fts_rowid("u", "epi_2")
     assert user_token("a") != user_token("b") and user_token("a").isalnum()
+
+
+def test_fts_rowids_sit_in_their_users_range():
+    ranges = {u: user_rowid_range(u) for u in ("ada", "bob", "x" * 300)}
+    assert len(set(ranges.values())) == 3
+    for user, (low, high) in ranges.items():
+        assert 0 <= low < high < 2 ** 63
+        for mid in ("epi_1", "sem_2", "x"):
+            assert low <= fts_rowid(user, mid) <= fts_rowid(user, mid) + PROBE_SLOTS - 1 <= high
