@@ -38,3 +38,12 @@ def is_sentence_start(text: str, pos: int, end_punct: str = ".!?") -> bool:
     if c in "\"“(" and (i == 1 or text[i - 2].isspace()):
         return True
     return False
+
+
+def human_bytes(n: float) -> str:
+    """A byte count for people: "632 B", "112.5 KB", "3.1 MB"."""
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(n) < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"

@@ -73,15 +73,22 @@ def offline_topics(message: str, now: datetime) -> Topics:
     return Topics(extract_keywords(message), *(window or (None, None)))
 
 
-def prompt_line(hit: SearchHit, store: MemoryStore) -> str | None:
-    """A memory as the chat agent sees it; None for what must never enter a prompt."""
+def prompt_text(hit: SearchHit, store: MemoryStore) -> str | None:
+    """A memory's text as a prompt carries it: a low/medium vault entry with its value; None for a
+    high-sensitivity secret, which must never enter a prompt."""
     memory = hit.memory
     if isinstance(memory, KnowledgeVaultMemory):
         if memory.sensitivity is Sensitivity.high:
             return None
         value = store.get(memory.id, user_id=memory.user_id, reveal=True).secret_value
-        return f"[{memory.id}] {hit.text}: {value}"
-    return f"[{memory.id}] {hit.text}"
+        return f"{hit.text}: {value}"
+    return hit.text
+
+
+def prompt_line(hit: SearchHit, store: MemoryStore) -> str | None:
+    """A memory as the chat agent sees it, with its id to cite; None for what must never enter a prompt."""
+    text = prompt_text(hit, store)
+    return None if text is None else f"[{hit.memory.id}] {text}"
 
 
 @dataclass

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,12 @@ from typing import Any, Mapping
 import mirix_py
 
 MARKER = "ingested.json"
+
+
+def default_cache_dir(kind: str) -> Path:
+    """`$XDG_CACHE_HOME/mirix/<kind>` (default `~/.cache/mirix/<kind>`): outside the checkout, shared by runs."""
+    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(root) / "mirix" / kind
 
 
 def engine_fingerprint() -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 from rich.console import Console
@@ -29,7 +29,7 @@ def rich_progress() -> tuple[Progress, "callable"]:
     return bars, update
 
 
-def headline_rich_table(report: dict) -> "Table":
+def headline_rich_table(report: dict) -> Any:
     """The report's headline (evidence recall at the main budget) as a terminal table."""
     from rich.table import Table
 
@@ -55,7 +55,7 @@ def locomo(
     mode: str = typer.Option("offline", "--mode", help="offline (retrieval metrics, no model) or llm (also answers)."),
     budget_words: int = typer.Option(750, "--budget-words", help="Context budget in words (len(text.split()))."),
     conversations: Optional[int] = typer.Option(None, "--conversations", help="Only the first N conversations."),
-    out: Path = typer.Option(Path("eval-out/locomo"), "--out", help="Folder for the JSON, Markdown and PNG files."),
+    out: Path = typer.Option(Path("eval-results/locomo"), "--out", help="Folder for the JSON, Markdown and PNG files."),
     limit: int = typer.Option(60, "--limit", help="Engine hits fetched per question."),
     method: str = typer.Option("hybrid", "--method", help="Engine search method: hybrid, bm25, embedding, string."),
     ingest_mode: Optional[str] = typer.Option(None, "--ingest-mode", help="offline or llm (default: --mode)."),
@@ -63,14 +63,15 @@ def locomo(
     judge_model: Optional[str] = typer.Option(None, "--judge-model", envvar="MIRIX_JUDGE_MODEL",
                                               help="Judge model (same provider; default: the answer model)."),
     seed: int = typer.Option(0, "--seed", help="Seed for OpenAI-compatible judge/answer calls."),
-    cache_dir: Path = typer.Option(Path(".mirix-eval-cache"), "--cache-dir",
-                                   help="Where ingested data dirs are kept between runs."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir",
+                                             help="Where ingested data dirs are kept (default ~/.cache/mirix/locomo)."),
     fresh: bool = typer.Option(False, "--fresh", help="Re-ingest even when the cache holds this ingestion."),
 ) -> None:
     """Evidence recall and answer-token recall inside a budget beside BM25/MiniLM/RRF over raw turns;
     with --mode llm also chat answers, LoCoMo F1, BLEU-1 and an LLM judge, beside full context."""
     from pydantic import ValidationError
 
+    from mirix_py.eval.cache import default_cache_dir
     from mirix_py.eval.locomo_eval import LocomoEvalConfig, run_locomo
     from mirix_py.eval.report import write_report
     from mirix_py.settings import Settings
@@ -82,7 +83,8 @@ def locomo(
         config = LocomoEvalConfig(
             data=data, mode=mode, ingest_mode=ingest_mode, budget_words=budget_words, conversations=conversations,
             limit=limit, method=method, embedder=settings.embedder, baselines=not no_baselines,
-            llm_model=settings.llm_model, judge_model=judge_model, seed=seed, cache_dir=cache_dir, fresh=fresh)
+            llm_model=settings.llm_model, judge_model=judge_model, seed=seed,
+            cache_dir=cache_dir or default_cache_dir("locomo"), fresh=fresh)
     except ValidationError as exc:
         _fail("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()))
     model_client = judge_client = None

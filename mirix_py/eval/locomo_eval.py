@@ -24,7 +24,7 @@ from typing import Any, Callable, Literal, Sequence
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from mirix_py.eval.cache import mark_complete, open_cached_dir
+from mirix_py.eval.cache import default_cache_dir, mark_complete, open_cached_dir
 from mirix_py.eval.locomo import (
     CATEGORY_NAMES, SCORED_CATEGORIES, Conversation, EvidenceReport, Question, RawTurnBaselines, evidence_recall,
     file_digest, fill_budget, full_context_words, ingest_conversation, load_locomo,
@@ -58,7 +58,7 @@ class LocomoEvalConfig(BaseModel):
     judge_model: str | None = None
     seed: int = Field(default=0, description="Sent, with temperature 0, on the judge's and the answer baselines' "
                       "calls to OpenAI-compatible clients; nothing else in a run is random.")
-    cache_dir: Path = Path(".mirix-eval-cache")
+    cache_dir: Path = Field(default_factory=lambda: default_cache_dir("locomo"))
     fresh: bool = False
 
     @field_validator("curve_budgets")

@@ -16,13 +16,15 @@ from mirix_py.eval.locomo import CATEGORY_NAMES, SCORED_CATEGORIES
 
 
 def jsonable(value: Any) -> Any:
-    """NaN and infinities become None, recursively, so the file is valid JSON."""
+    """NaN and infinities become None and paths strings, recursively, so the file is valid JSON."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
     return value
 
 

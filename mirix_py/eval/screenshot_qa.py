@@ -25,7 +25,6 @@ OCR text of every frame the engine read, one document per frame.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import math
@@ -33,12 +32,16 @@ import os
 import re
 import shutil
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
+from mirix_py.agents.chat import prompt_text
+from mirix_py.eval.cache import default_cache_dir, engine_fingerprint
 from mirix_py.eval.locomo import BM25, fill_budget, tokenize
+from mirix_py.eval.report import jsonable
+from mirix_py.text import human_bytes
 
 __all__ = [
     "FAMILIES", "NOT_PRESENT", "QAItem", "ItemScore", "ScreenshotQAConfig", "BaselineIndex", "abstention_holds",
@@ -234,8 +237,8 @@ def generate_questions(manifest: dict[str, Any]) -> list[QAItem]:
             facts=["mail-address"])
     if s.shown("term-deploy") and doc_frames:
         desc = s.world["project_desc"]
-        add("cross-app", f"Which project does the staging deploy command in my terminal deploy, and what does that "
-            f"project's overview document say it is?", f"{P}: {desc}",
+        add("cross-app", "Which project does the staging deploy command in my terminal deploy, and what does that "
+            "project's overview document say it is?", f"{P}: {desc}",
             [[f"--project {P.lower()}"], [re.sub(r'^(a|an|the) ', '', desc)]],
             [s.shown("term-deploy"), doc_frames], facts=["term-deploy", "doc-project"])
     if s.shown("mail-launch-moved"):
@@ -402,20 +405,6 @@ def score_item(item: QAItem, kept: Sequence[tuple[str, Sequence[str]]]) -> ItemS
 Hit = tuple[str, tuple[str, ...], str]  # (context text, source ids, memory id)
 
 
-def hit_context(hit: Any, store: Any) -> str | None:
-    """What a chat prompt would carry for a search hit: the hit text; for a vault entry of low or
-    medium sensitivity the text and its revealed value; a high-sensitivity secret never (None)."""
-    from mirix_py.records import KnowledgeVaultMemory, Sensitivity
-
-    memory = hit.memory
-    if isinstance(memory, KnowledgeVaultMemory):
-        if memory.sensitivity is Sensitivity.high:
-            return None
-        value = store.get(memory.id, user_id=memory.user_id, reveal=True).secret_value
-        return f"{hit.text}: {value}"
-    return hit.text
-
-
 def engine_hits(mx: Any, user_id: str, question: str, *, limit: int = 60,
                 now: datetime | None = None) -> tuple[list[Hit], dict[str, Any]]:
     """Hybrid search with the question, inside the time range the chat flow reads from it
@@ -430,7 +419,7 @@ def engine_hits(mx: Any, user_id: str, question: str, *, limit: int = 60,
         window = None
     out: list[Hit] = []
     for hit in hits:
-        text = hit_context(hit, mx.store)
+        text = prompt_text(hit, mx.store)
         if text is not None:
             out.append((text, tuple(hit.memory.source_ids), hit.memory.id))
     return out, {"time_window": window}
@@ -495,23 +484,6 @@ class ScreenshotQAConfig:
                 "similarity_threshold": sc.similarity_threshold, "batch_frames": sc.batch.max_frames,
                 "batch_seconds": sc.batch.max_seconds, "ocr_lang": sc.ocr.lang, "user_id": self.user_id,
                 "cache_version": CACHE_VERSION}
-
-
-def engine_fingerprint() -> str:
-    """Hash of the engine's Python source, minus eval/: a change to OCR, rules or store re-ingests."""
-    pkg = Path(__file__).resolve().parent.parent
-    h = hashlib.sha256()
-    for path in sorted(pkg.rglob("*.py")):
-        if "eval" in path.relative_to(pkg).parts:
-            continue
-        h.update(str(path.relative_to(pkg)).encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:12]
-
-
-def default_cache_dir() -> Path:
-    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(root) / "mirix" / "screenshot_qa"
 
 
 def stored_bytes(mx: Any, user_id: str) -> dict[str, int]:
@@ -740,7 +712,7 @@ def run(config: ScreenshotQAConfig, out_dir: str | Path, cache_dir: str | Path |
     progress = progress or _no_progress
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir("screenshot_qa")
     cache.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     embedder = resolve_embedder(embedder)
@@ -798,7 +770,7 @@ def run(config: ScreenshotQAConfig, out_dir: str | Path, cache_dir: str | Path |
         "seconds": round(time.perf_counter() - started, 2),
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
-    (out / "screenshot_qa.json").write_text(json.dumps(_jsonable(result), indent=1, ensure_ascii=False),
+    (out / "screenshot_qa.json").write_text(json.dumps(jsonable(result), indent=1, ensure_ascii=False),
                                             encoding="utf-8")
     (out / "screenshot_qa.md").write_text(render_markdown(result), encoding="utf-8")
     plot_families(result, out / "screenshot_qa_families.png")
@@ -823,18 +795,6 @@ def _llm_answers(mx: Any, item: QAItem, row: dict[str, Any], judge: Judge, judge
                            judge_label=label, judge_reasoning=why)
 
 
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, float) and (math.isnan(obj) or math.isinf(obj)):
-        return None
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, Path):
-        return str(obj)
-    return obj
-
-
 # --------------------------------------------------------------------------- report
 
 
@@ -842,12 +802,6 @@ def _pct(v: float | None) -> str:
     return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.2f}"
 
 
-def _size(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if abs(n) < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GB"
 
 
 def render_markdown(result: dict[str, Any]) -> str:
@@ -921,11 +875,11 @@ def render_markdown(result: dict[str, Any]) -> str:
         f"| unique frames per second, end to end (dedup, OCR, managers, embeddings, store) | {tp['unique_fps']:.2f} |",
         f"| all frames per second | {tp['all_fps']:.2f} |",
         f"| ingestion wall time / OCR CPU time | {tp['wall_seconds']:.1f} s / {tp['ocr_seconds']:.1f} s |",
-        f"| raw PNG per frame | {_size(st['png_per_frame'])} |",
-        f"| stored per frame (input log + memories + history + vectors) | {_size(st['stored_per_frame'])} "
+        f"| raw PNG per frame | {human_bytes(st['png_per_frame'])} |",
+        f"| stored per frame (input log + memories + history + vectors) | {human_bytes(st['stored_per_frame'])} "
         f"({st['stored_share']:.3%} of the PNG) |",
-        *[f"| &nbsp;&nbsp;{k.replace('_', ' ')} per frame | {_size(v)} |" for k, v in st["by_part_per_frame"].items()],
-        f"| stored per unique frame | {_size(st['stored_per_unique_frame'])} |",
+        *[f"| &nbsp;&nbsp;{k.replace('_', ' ')} per frame | {human_bytes(v)} |" for k, v in st["by_part_per_frame"].items()],
+        f"| stored per unique frame | {human_bytes(st['stored_per_unique_frame'])} |",
         f"| memories written | {', '.join(f'{k} {v}' for k, v in sorted(ing['memories'].items()))} |",
         f"| mean search time per question, engine / baseline | {summ['overall']['engine']['ms']:.0f} ms / "
         f"{summ['overall']['baseline']['ms']:.1f} ms |",
@@ -937,7 +891,7 @@ def render_markdown(result: dict[str, Any]) -> str:
         "## Configuration",
         "",
         "```json",
-        json.dumps(_jsonable({"config": cfg, "cache_key": ing["cache_key"], "engine": ing.get("engine"),
+        json.dumps(jsonable({"config": cfg, "cache_key": ing["cache_key"], "engine": ing.get("engine"),
                               "engine_fingerprint": ing["engine_fingerprint"], "ingestion_settings": ing["settings"]}),
                    indent=1),
         "```",

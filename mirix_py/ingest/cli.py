@@ -6,6 +6,8 @@ the `screenshots` extra.
 
 from __future__ import annotations
 
+from mirix_py.text import human_bytes
+
 import json
 import signal
 import sys
@@ -66,12 +68,6 @@ def _open(data_dir: Optional[Path], *, lang: str, workers: Optional[int], simila
     return mx
 
 
-def _size(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if abs(n) < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GB"
 
 
 def print_report(report: Any, title: str) -> None:
@@ -86,9 +82,9 @@ def print_report(report: Any, title: str) -> None:
     table.add_row("failed", str(report.failed))
     table.add_row("memory updates (batches)", str(report.batches))
     table.add_row("memories written", ", ".join(f"{k} {v}" for k, v in sorted(report.changes.items())) or "0")
-    table.add_row("raw PNG bytes", _size(report.png_bytes))
+    table.add_row("raw PNG bytes", human_bytes(report.png_bytes))
     table.add_row("bytes stored (text + thumbnails)",
-                  f"{_size(report.stored_bytes)} ({report.stored_share:.3%} of the PNGs)")
+                  f"{human_bytes(report.stored_bytes)} ({report.stored_share:.3%} of the PNGs)")
     table.add_row("OCR time / wall time", f"{report.ocr_seconds:.1f} s / {report.wall_seconds:.1f} s")
     console.print(table)
     for name, error in report.errors[:20]:
