@@ -137,13 +137,14 @@ async def judge(client: ChatCompletionClient, question: str, gold: str, answer: 
 
 
 async def answer_from_context(client: ChatCompletionClient, question: str, context: str, *,
-                              seed: int | None = None) -> AnswerResult:
-    """One call: the question answered from the given context only (the baselines' reader)."""
+                              seed: int | None = None, system: str = ANSWER_SYSTEM) -> AnswerResult:
+    """One call: the question answered from the given context only (the baselines' reader).
+    `system` is a template with a `{context}` field (screenshot QA reads screen text, not turns)."""
     meter = Meter()
     metered = MeteredClient(client, meter, "answerer")
     started = time.perf_counter()
     result = await metered.create(
-        [SystemMessage(content=ANSWER_SYSTEM.format(context=context)),
+        [SystemMessage(content=system.format(context=context)),
          UserMessage(content=question, source="harness")],
         extra_create_args=deterministic_args(client, seed))
     call = _last_call(meter)

@@ -39,6 +39,7 @@ from typing import Any, Awaitable, Callable, Iterable, Sequence
 
 from mirix_py.agents.chat import prompt_text
 from mirix_py.eval.cache import default_cache_dir, engine_fingerprint
+from mirix_py.eval.judge import answer_from_context
 from mirix_py.eval.locomo import BM25, fill_budget, tokenize
 from mirix_py.eval.report import jsonable
 from mirix_py.text import human_bytes
@@ -658,16 +659,6 @@ QUESTION_SUFFIX = ("\n\nAnswer with a short phrase. If it is not in memory, repl
 Judge = Callable[[Any, str, str, str], Awaitable[Any]]
 
 
-async def answer_from_context(client: Any, question: str, context: str) -> str:
-    """The baseline's reader in LLM mode: one call, the question answered from the context only."""
-    from autogen_core.models import SystemMessage, UserMessage
-
-    result = await client.create([SystemMessage(content=ANSWER_SYSTEM.format(context=context)),
-                                  UserMessage(content=question, source="harness")])
-    content = result.content
-    return (content if isinstance(content, str) else json.dumps(content, default=str)).strip()
-
-
 def _judged(result: Any) -> tuple[bool, str, str]:
     if isinstance(result, bool):
         return result, "CORRECT" if result else "WRONG", ""
@@ -788,7 +779,7 @@ def _llm_answers(mx: Any, item: QAItem, row: dict[str, Any], judge: Judge, judge
                          judge_label=label, judge_reasoning=why)
     context = "\n\n".join(row["baseline"]["kept_texts"])
     t0 = time.perf_counter()
-    answer = mx._run(answer_from_context(model_client, item.question, context))
+    answer = mx._run(answer_from_context(model_client, item.question, context, system=ANSWER_SYSTEM)).answer
     base_ms = 1000 * (time.perf_counter() - t0)
     correct, label, why = _judged(mx._run(judge(judge_client, item.question, item.answer, answer)))
     row["baseline"].update(answer=answer, answer_ms=round(base_ms, 1), judge=1.0 if correct else 0.0,
