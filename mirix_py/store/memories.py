@@ -119,16 +119,26 @@ class MemoryStore:
                 by_text.update(self._embed_texts(missing))
             vectors = {mid: by_text[t] for mid, t in texts.items() if t in by_text}
             conn = session.connection()
+            indexed: dict[str, tuple[str, str, str, str]] = {}  # full-text rows, written in one go
+
+            def write_pending() -> None:
+                session.flush()
+                self.fulltext.upsert(conn, list(indexed.values()))
+                indexed.clear()
+
             for plan in plans:
                 if plan.after is None:
+                    write_pending()  # an insert earlier in this batch must exist before it is deleted
                     self.fulltext.delete(conn, [(user_id, plan.memory_id)])
                     session.execute(sa_delete(MemoryRow).where(MemoryRow.id == plan.memory_id))
                 else:
                     row = self.to_row(plan.after)
                     row.embedding_model = self.embedder.name if plan.memory_id in vectors else None
-                    session.merge(row)
-                    session.flush()
-                    self.fulltext.upsert(conn, [(row.id, row.user_id, row.memory_type, row.text)])
+                    if plan.operation is Operation.insert:
+                        session.add(row)  # _plan checked that the id is new: no SELECT for a merge
+                    else:
+                        session.merge(row)
+                    indexed[row.id] = (row.id, row.user_id, row.memory_type, row.text)
                 # `after` is not stored: it is the memory row itself until the next event, whose
                 # `before` keeps it; `history()` fills it in (half the bytes of history)
                 session.add(HistoryRow(
@@ -136,6 +146,7 @@ class MemoryStore:
                     operation=plan.operation.value, before=self.history_dump(plan.before), after=None,
                     actor=actor, input_id=input_id, created_at=utcnow(),
                 ))
+            write_pending()
             for row in session.execute(select(InputRow).where(InputRow.id.in_(list(ledger)))).scalars():
                 row.done_actors = sorted({*(row.done_actors or []), actor})
             session.commit()
@@ -181,8 +192,8 @@ class MemoryStore:
                 memory = op.memory
                 if memory.user_id != user_id:
                     raise InvalidInput("a memory may only be written for the user of the batch")
-                memory_id = memory.id or new_memory_id(memory.memory_type)
-                if memory_id in state or session.get(MemoryRow, memory_id) is not None:
+                memory_id = memory.id or new_memory_id(memory.memory_type)  # a fresh random id needs no look-up
+                if memory_id in state or (memory.id and session.get(MemoryRow, memory_id) is not None):
                     raise InvalidInput(f"memory id {memory_id!r} already exists")
                 after = memory.model_copy(update={
                     "id": memory_id, "created_at": now, "updated_at": now,
