@@ -112,7 +112,10 @@ class MemoryStore:
         with Session(self.engine) as session:
             if self.engine.dialect.name == "sqlite":
                 session.connection().exec_driver_sql("BEGIN IMMEDIATE")
-            plans = self._plan(session, ops, user_id=user_id, input_id=input_id, source_ids=source_ids)
+            # inserts under fresh random ids read nothing from the database: the draft is the plan
+            fresh_inserts = all(isinstance(op, InsertOp) and not op.memory.id for op in ops)
+            plans = draft if fresh_inserts else self._plan(session, ops, user_id=user_id, input_id=input_id,
+                                                           source_ids=source_ids)
             texts = {p.memory_id: p.after.search_text() for p in plans if p.after is not None}
             missing = set(texts.values()) - set(by_text)
             if missing and embedder_up:
