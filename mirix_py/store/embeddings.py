@@ -130,13 +130,29 @@ class SentenceTransformerEmbedder:
             batches = length_batches(lengths, max_batch=self._batch_size)
         out: list[list[float]] = [[] for _ in texts]
         for batch in batches:
-            vectors = self._model.encode(
-                [texts[i] for i in batch], batch_size=len(batch), normalize_embeddings=True, convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-            for i, vector in zip(batch, vectors.tolist()):
+            chunk = [texts[i] for i in batch]
+            if self._direct is not None:
+                vectors = self._forward(chunk)
+            else:
+                vectors = self._model.encode(chunk, batch_size=len(chunk), normalize_embeddings=True,
+                                             convert_to_numpy=True, show_progress_bar=False).tolist()
+            for i, vector in zip(batch, vectors):
                 out[i] = vector
         return out
+
+    def _forward(self, texts: list[str]) -> list[list[float]]:
+        """One padded batch straight through the transformer; mean pooling over the attention mask
+        and normalising, as the Pooling and Normalize modules do."""
+        import torch
+
+        tokenizer, model, max_length = self._direct  # type: ignore[misc]
+        features = tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+        with torch.inference_mode():
+            hidden = model(**{k: v for k, v in features.items()
+                              if k in ("input_ids", "attention_mask", "token_type_ids")}).last_hidden_state
+            mask = features["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, p=2, dim=1).tolist()
 
 
 class OpenAIEmbedder:

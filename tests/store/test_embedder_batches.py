@@ -58,7 +58,13 @@ def test_one_short_text_takes_the_direct_path_with_the_same_vector(embedder, ref
     assert calls == []  # a query does not go through encode
 
 
-def test_one_long_text_goes_through_encode(embedder, reference):
+def test_batches_without_the_direct_path_use_encode(embedder, reference, monkeypatch):
+    monkeypatch.setattr(embedder, "_direct", None)
+    got = np.asarray(embedder.embed(TEXTS))
+    assert np.abs(got - reference).max() < 1e-5
+
+
+def test_one_long_text_takes_the_batch_path(embedder, reference):
     got = np.asarray(embedder.embed([TEXTS[2]])[0])
     assert np.abs(got - reference[2]).max() < 1e-5
     assert embedder._embed_one(TEXTS[2]) is None
