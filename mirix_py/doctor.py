@@ -117,7 +117,7 @@ def repair(store: MemoryStore, report: DoctorReport,
             found = {r.id: r for r in session.execute(
                 select(MemoryRow).where(MemoryRow.id.in_([i for _, i in chunk]))).scalars()}
             live = [(u, i) for u, i in chunk if i in found]
-            vectors = store.embedder.embed([found[i].text for _, i in live])
+            vectors = store.embedder.embed([store.to_record(found[i]).embedding_text() for _, i in live])
             by_user: dict[str, list[VectorItem]] = {}
             for (user_id, memory_id), vector in zip(live, vectors):
                 by_user.setdefault(user_id, []).append(VectorItem(memory_id, vector, found[memory_id].memory_type))

@@ -74,6 +74,10 @@ class MemoryBase(BaseModel):
         """Text as it would be put into a prompt (and indexed for search)."""
         raise NotImplementedError
 
+    def embedding_text(self) -> str:
+        """Text the vector is made from: the search text unless a type has a reason to differ."""
+        return self.search_text()
+
 
 class CoreMemory(MemoryBase):
     """A core block (`persona` or `human`): always in the chat prompt, bounded in size."""
@@ -98,8 +102,17 @@ class EpisodicMemory(MemoryBase):
 
     def search_text(self) -> str:
         when = self.occurred_at.strftime("%Y-%m-%d %H:%M") if self.occurred_at else "undated"
+        return f"[{when}] {self._said()}"
+
+    def embedding_text(self) -> str:
+        """Without the "[date] " prefix: time filters use `occurred_at`, and in a MiniLM vector the
+        date's ten-odd word pieces cost embedding time (about a quarter of a LoCoMo turn's tokens)
+        without helping similarity."""
+        return self._said()
+
+    def _said(self) -> str:
         body = self.summary if not self.details or self.details == self.summary else f"{self.summary} — {self.details}"
-        return f"[{when}] {self.actor}: {body}"
+        return f"{self.actor}: {body}"
 
 
 class SemanticMemory(MemoryBase):

@@ -83,3 +83,29 @@ def test_doctor_cli_exit_codes(tmp_path, monkeypatch, user_id):
     runner.invoke(app, ["add", "Fed the cat at noon", "--user", user_id])
     out = runner.invoke(app, ["doctor", "--json"])
     assert out.exit_code == 0 and '"clean": true' in out.stdout
+
+
+class RecordingEmbedder(HashEmbedder):
+    """HashEmbedder that notes every text it is given."""
+
+    def __init__(self):
+        self.texts = []
+
+    def embed(self, texts):
+        self.texts.extend(texts)
+        return super().embed(texts)
+
+
+def test_repair_embeds_the_text_ingestion_embedded(tmp_path, user_id):
+    recorder = RecordingEmbedder()
+    with Mirix(tmp_path / "d", embedder=recorder) as mx:
+        mx.add("I planted tulips in the front garden.", user_id=user_id, occurred_at="2024-04-02T18:30:00+00:00")
+        episode = next(m for m in mx.list(user_id=user_id) if m.memory_type.value == "episodic")
+        # an episode is searched and shown with its date, but embedded without it
+        assert episode.search_text().startswith("[2024-04-02 18:30] ")
+        assert episode.embedding_text() in recorder.texts
+        assert not any(t.startswith("[2024-04-02") for t in recorder.texts)
+        mx.store.vectors.delete(user_id, [episode.id])
+        recorder.texts.clear()
+        assert mx.doctor(repair=True).repaired["reembedded"] == 1
+        assert recorder.texts == [episode.embedding_text()]

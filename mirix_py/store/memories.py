@@ -106,7 +106,7 @@ class MemoryStore:
         with Session(self.engine) as session:
             draft = self._plan(session, ops, user_id=user_id, input_id=input_id, source_ids=source_ids)
             session.rollback()
-        draft_texts = {p.after.search_text() for p in draft if p.after is not None}
+        draft_texts = {p.after.embedding_text() for p in draft if p.after is not None}
         by_text = self._embed_texts(draft_texts)
         embedder_up = bool(by_text) or not draft_texts  # don't retry a failing embedder under the lock
         with Session(self.engine) as session:
@@ -116,7 +116,7 @@ class MemoryStore:
             fresh_inserts = all(isinstance(op, InsertOp) and not op.memory.id for op in ops)
             plans = draft if fresh_inserts else self._plan(session, ops, user_id=user_id, input_id=input_id,
                                                            source_ids=source_ids)
-            texts = {p.memory_id: p.after.search_text() for p in plans if p.after is not None}
+            texts = {p.memory_id: p.after.embedding_text() for p in plans if p.after is not None}
             missing = set(texts.values()) - set(by_text)
             if missing and embedder_up:
                 by_text.update(self._embed_texts(missing))
