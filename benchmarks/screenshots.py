@@ -33,7 +33,6 @@ Bytes stored, counted three ways (all after the run, for the benchmark's user on
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import shutil
@@ -58,24 +57,6 @@ def cpu_seconds() -> tuple[float, float]:
 
 def dir_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-
-
-def stored_bytes(mx: Any, user_id: str) -> dict[str, int]:
-    """What the engine keeps for a user, by table: input log ciphertext, memory rows, history, vectors."""
-    from sqlalchemy import text
-
-    with mx.engine.connect() as conn:
-        def one(sql: str) -> int:
-            return int(conn.execute(text(sql), {"u": user_id}).scalar() or 0)
-
-        inputs = one("SELECT SUM(LENGTH(payload)) FROM input_log WHERE user_id = :u")
-        memories = one("SELECT SUM(LENGTH(text) + LENGTH(CAST(fields AS TEXT)) + COALESCE(LENGTH(secret), 0)) "
-                       "FROM memory WHERE user_id = :u")
-        history = one("SELECT SUM(COALESCE(LENGTH(CAST(before AS TEXT)), 0) + COALESCE(LENGTH(CAST(after AS TEXT)), 0)) "
-                      "FROM memory_history WHERE user_id = :u")
-        vectors = one("SELECT COUNT(*) FROM memory WHERE user_id = :u AND memory_type != 'knowledge_vault'")
-    dim = getattr(mx.store.embedder, "dim", 384) if mx.store.embedder else 0
-    return {"input_log": inputs, "memories": memories, "history": history, "vectors": vectors * dim * 4}
 
 
 def sqlite_payload(db_file: Path) -> dict[str, int]:
@@ -158,6 +139,7 @@ def main() -> None:
     from mirix_py.ingest.ocr import OcrPool, check_tesseract
     from mirix_py.ingest.screenshots import ScreenshotConfig
     from mirix_py.ingest.synth import ScreenSynth, write_session
+    from mirix_py.store.footprint import stored_bytes
 
     width, height = (int(v) for v in args.size.lower().split("x"))
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="mirix-shots-"))
@@ -221,7 +203,7 @@ def main() -> None:
     cpu1 = cpu_seconds()
     load_after = os.getloadavg()[0]
     cpu_main, cpu_ocr = cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]
-    stored = stored_bytes(mx, "bench")
+    stored = stored_bytes(mx.store, "bench")
     recall = planted_recall(mx, synth, frames, "bench")
     counts = mx.store.count(user_id="bench")
     mx.close()
@@ -266,7 +248,7 @@ def main() -> None:
          f"{disk_growth / report.png_bytes:.2%}", ""],
     ]
     print()
-    print(C.table(["screenshots", "measured", "vs", f"target"], rows,
+    print(C.table(["screenshots", "measured", "vs", "target"], rows,
                   title=f"{report.frames} frames ({unique} unique), {args.days} days, dwell {args.dwell} frames, "
                         f"{width}x{height}, {args.workers} OCR workers, load average {load_before:.1f} before the "
                         f"end-to-end run, {load_after:.1f} after"))

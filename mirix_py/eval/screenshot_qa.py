@@ -42,6 +42,7 @@ from mirix_py.eval.cache import default_cache_dir, engine_fingerprint
 from mirix_py.eval.judge import answer_from_context
 from mirix_py.eval.locomo import BM25, fill_budget, tokenize
 from mirix_py.eval.report import jsonable
+from mirix_py.store.footprint import stored_bytes
 from mirix_py.text import human_bytes
 
 __all__ = [
@@ -487,25 +488,6 @@ class ScreenshotQAConfig:
                 "cache_version": CACHE_VERSION}
 
 
-def stored_bytes(mx: Any, user_id: str) -> dict[str, int]:
-    """What the engine keeps for a user (as benchmarks/screenshots.py measures it): input-log
-    ciphertext, memory rows, history, and vectors at 4 bytes per dimension."""
-    from sqlalchemy import text
-
-    with mx.engine.connect() as conn:
-        def one(sql: str) -> int:
-            return int(conn.execute(text(sql), {"u": user_id}).scalar() or 0)
-
-        inputs = one("SELECT SUM(LENGTH(payload)) FROM input_log WHERE user_id = :u")
-        memories = one("SELECT SUM(LENGTH(text) + LENGTH(CAST(fields AS TEXT)) + COALESCE(LENGTH(secret), 0)) "
-                       "FROM memory WHERE user_id = :u")
-        history = one("SELECT SUM(COALESCE(LENGTH(CAST(before AS TEXT)), 0) + COALESCE(LENGTH(CAST(after AS TEXT)), 0)) "
-                      "FROM memory_history WHERE user_id = :u")
-        vectors = one("SELECT COUNT(*) FROM memory WHERE user_id = :u AND memory_type != 'knowledge_vault'")
-    dim = getattr(mx.store.embedder, "dim", 384) if mx.store.embedder else 0
-    return {"input_log": inputs, "memories": memories, "history": history, "vectors": vectors * dim * 4}
-
-
 _DEFAULT = object()
 Progress = Callable[[str, int], Callable[[int], None]]  # (description, total) -> advance(n)
 
@@ -577,7 +559,7 @@ def ingest_cached(config: ScreenshotQAConfig, cache_dir: Path, *, embedder: Any 
         mx.search("warm up", user_id=config.user_id)  # load the embedder before the clock starts
         advance = progress("ingesting screenshots", len(frames))
         report = mx.ingest_screenshots(shots, user_id=config.user_id, progress=advance)
-        stored = stored_bytes(mx, config.user_id)
+        stored = stored_bytes(mx.store, config.user_id)
         counts = mx.store.count(user_id=config.user_id)
         describe = mx.describe()
     finally:
