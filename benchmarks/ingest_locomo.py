@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import _common as C
+import chromadb  # at import, so the floors' open time does not include importing it
+from chromadb.config import Settings as ChromaSettings
 
 TARGET_SECONDS = 30.0
 
@@ -69,17 +71,20 @@ def run_engine(convs: list, workdir: Path, embedder: Any | None) -> dict[str, An
     }
 
 
+def open_floor_stores(workdir: Path, name: str) -> tuple[Any, sqlite3.Connection]:
+    """A bare Chroma client and a plain sqlite3 database with the floors' turn table."""
+    client = chromadb.PersistentClient(path=str(workdir / f"{name}-chroma"),
+                                       settings=ChromaSettings(anonymized_telemetry=False))
+    db = sqlite3.connect(workdir / f"{name}.db")
+    db.execute("CREATE TABLE turn (id TEXT PRIMARY KEY, user_id TEXT, speaker TEXT, text TEXT, occurred_at TEXT)")
+    return client, db
+
+
 def run_floor(convs: list, workdir: Path, embedder: Any | None) -> dict[str, Any]:
     """Per session: one embed call, one chroma upsert, one sqlite3 insert + commit (the engine's granularity)."""
-    import chromadb
-    from chromadb.config import Settings as ChromaSettings
-
     parts: dict[str, float] = {}
     t0 = time.perf_counter()
-    client = chromadb.PersistentClient(path=str(workdir / "floor-chroma"),
-                                       settings=ChromaSettings(anonymized_telemetry=False))
-    db = sqlite3.connect(workdir / "floor.db")
-    db.execute("CREATE TABLE turn (id TEXT PRIMARY KEY, user_id TEXT, speaker TEXT, text TEXT, occurred_at TEXT)")
+    client, db = open_floor_stores(workdir, "floor")
     open_s = time.perf_counter() - t0
     turns = 0
     t1 = time.perf_counter()
@@ -110,15 +115,9 @@ def run_floor(convs: list, workdir: Path, embedder: Any | None) -> dict[str, Any
 def run_floor_bulk(convs: list, workdir: Path, embedder: Any | None) -> dict[str, Any]:
     """All turns embedded in one call (the embedder's own length-sorted batches of 64), then one chroma
     upsert and one sqlite3 insert per conversation: the least work that stores the same thing."""
-    import chromadb
-    from chromadb.config import Settings as ChromaSettings
-
     parts: dict[str, float] = {}
     t0 = time.perf_counter()
-    client = chromadb.PersistentClient(path=str(workdir / "bulk-chroma"),
-                                       settings=ChromaSettings(anonymized_telemetry=False))
-    db = sqlite3.connect(workdir / "bulk.db")
-    db.execute("CREATE TABLE turn (id TEXT PRIMARY KEY, user_id TEXT, speaker TEXT, text TEXT, occurred_at TEXT)")
+    client, db = open_floor_stores(workdir, "bulk")
     open_s = time.perf_counter() - t0
     t1 = time.perf_counter()
     rows = [(conv, session, t) for conv in convs for session in conv.sessions for t in session.turns]

@@ -125,18 +125,22 @@ def _all_parts(frames: Sequence[FrameLike], vision: bool, max_side: int, text_li
     return parts
 
 
+def _content(frames: Sequence[FrameLike], vision: bool, instructions: str | None, max_side: int,
+             text_limit: int) -> str | list[Any]:
+    """A message's content: str/Image parts with vision, the parts joined into one str without."""
+    parts = _all_parts(frames, vision, max_side, text_limit)
+    if instructions:
+        parts.insert(0, instructions)
+    return parts if vision else "\n\n".join(parts)
+
+
 def screenshot_user_message(frames: Sequence[FrameLike], *, vision: bool, source: str = "screenshots",
                             instructions: str | None = None, max_side: int = VISION_MAX_SIDE,
                             text_limit: int = TEXT_LIMIT):
     """An autogen-core `UserMessage`: a list of str/Image parts with vision, one str without."""
     from autogen_core.models import UserMessage
 
-    parts = _all_parts(frames, vision, max_side, text_limit)
-    if instructions:
-        parts.insert(0, instructions)
-    if not vision:
-        return UserMessage(content="\n\n".join(parts), source=source)
-    return UserMessage(content=parts, source=source)
+    return UserMessage(content=_content(frames, vision, instructions, max_side, text_limit), source=source)
 
 
 def screenshot_agent_message(frames: Sequence[FrameLike], *, vision: bool, source: str = "screenshots",
@@ -145,12 +149,8 @@ def screenshot_agent_message(frames: Sequence[FrameLike], *, vision: bool, sourc
     """An autogen-agentchat `MultiModalMessage` with vision, a `TextMessage` without."""
     from autogen_agentchat.messages import MultiModalMessage, TextMessage
 
-    parts = _all_parts(frames, vision, max_side, text_limit)
-    if instructions:
-        parts.insert(0, instructions)
-    if not vision:
-        return TextMessage(content="\n\n".join(parts), source=source)
-    return MultiModalMessage(content=parts, source=source)
+    content = _content(frames, vision, instructions, max_side, text_limit)
+    return MultiModalMessage(content=content, source=source) if vision else TextMessage(content=content, source=source)
 
 
 def model_supports_vision(client: Any) -> bool:
