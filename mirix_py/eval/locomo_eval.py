@@ -259,12 +259,13 @@ def run_locomo(config: LocomoEvalConfig, *, embedder: Any = None, model_client: 
             }
             for name in systems:
                 hits = retrieved[name][key]
-                for b in config.curve_budgets:
-                    curve_rows[name][b].append({"category": q.category, **context_scores(q, hits, b)})
+                scored = {b: context_scores(q, hits, b) for b in config.curve_budgets}
+                for b, values in scored.items():
+                    curve_rows[name][b].append({"category": q.category, **values})
                 kept = kept_hits(hits, config.budget_words)
                 # ids and scores of the kept hits; texts stay out (raw turns are in the data file, memories
                 # in the cached data dir) and a memory's source ids are listed once, in `memory_sources`
-                entry = {**context_scores(q, hits, config.budget_words), "ids": [h.id for h in kept],
+                entry = {**scored[config.budget_words], "ids": [h.id for h in kept],
                          "scores": [round(h.score, 5) for h in kept]}
                 if name == ENGINE:
                     memory_sources.update({h.id: h.source_ids for h in kept})
