@@ -31,17 +31,13 @@ _PUNCTUATION = str.maketrans("", "", string.punctuation)
 _CITATION = re.compile(r"\s*\[\s*(?:core|epi|sem|proc|res|kv)_[0-9a-f]{4,32}…?(?:\s*,\s*(?:core|epi|sem|proc|res|kv)_[0-9a-f]{4,32}…?)*\s*\]")
 
 
-def _stemmer():
+@lru_cache(maxsize=1)
+def _porter():
     try:
         from nltk.stem import PorterStemmer
     except ImportError as exc:  # pragma: no cover - the eval extra is part of `all`
         raise ImportError("LoCoMo F1 needs NLTK's Porter stemmer: pip install 'mirix-py[eval]'") from exc
     return PorterStemmer()
-
-
-@lru_cache(maxsize=1)
-def _porter():
-    return _stemmer()
 
 
 @lru_cache(maxsize=65536)
