@@ -149,14 +149,25 @@ def test_viewer_rejects_a_bad_key_and_escapes_content(browser, seeded):
 
     seeded.mx.add("<img src=x onerror=\"document.title='pwned'\"> <b>bold?</b>", user_id="alice")
     d = browser
-    d.delete_all_cookies()
     d.get(seeded.url + "/viewer")
     d.execute_script("sessionStorage.clear()")
     d.get(seeded.url + "/viewer")
-    d.find_element(By.ID, "api-key").send_keys("mxk_0000.nope")
-    d.find_element(By.ID, "connect").click()
+
+    def connect_with(value):
+        key = d.find_element(By.ID, "api-key")
+        key.clear()
+        key.send_keys(value)
+        d.find_element(By.ID, "connect").click()
+
+    # an open page, then a rejected key: the page locks, shows nothing and forgets the stored key
+    connect_with(seeded.alice)
+    _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#items .item"))
+    connect_with("mxk_0000.nope")
     _wait(d, lambda d: "not valid" in d.find_element(By.ID, "status").text)
-    assert d.find_element(By.ID, "user-select").get_attribute("disabled") is not None
+    for control in ("user-select", "user-input", "user-open", "search-input", "search-btn"):
+        assert d.find_element(By.ID, control).get_attribute("disabled") is not None, control
+    assert not d.find_elements(By.CSS_SELECTOR, "#items .item, #user-select option")
+    assert d.execute_script("return sessionStorage.getItem('mirix.key')") is None
 
     key = d.find_element(By.ID, "api-key")
     key.clear()

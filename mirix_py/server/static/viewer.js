@@ -102,7 +102,9 @@ async function showTab(tab) {
     if (tab === "core") return await showCore();
     if (tab === "timeline") return await showTimeline();
     if (tab === "search") return renderResults();
+    const user = state.user;
     const items = await api("GET", userPath() + "/memories?memory_type=" + tab + "&limit=200");
+    if (state.user !== user) return;  // the page was locked or another user opened meanwhile
     const ul = $("items");
     ul.replaceChildren(...items.map((m) => itemNode(m)));
     if (!items.length) ul.append(el("li", "empty", "No " + tab.replace("_", " ") + " memories."));
@@ -280,12 +282,28 @@ async function openUser(user) {
   } catch (e) { setStatus(e.message, true); }
 }
 
+// Each connect attempt gets a number; only the latest may change the page, so a slow answer for an
+// earlier key (the automatic reconnect on load, say) can never unlock the page after a rejection.
+let connectAttempt = 0;
+
+function lockPage() {
+  state.user = null;
+  closeDetail();
+  $("user-select").replaceChildren();
+  for (const id of ["user-select", "user-input", "user-open", "search-input", "search-method", "search-btn"]) {
+    $(id).disabled = true;
+  }
+  for (const id of ["items", "timeline", "core"]) $(id).replaceChildren();
+}
+
 async function connect(ev) {
   if (ev) ev.preventDefault();
   state.key = $("api-key").value.trim() || state.key;
   if (!state.key) return setStatus("Enter an API key.", true);
+  const attempt = ++connectAttempt;
   try {
     const res = await api("GET", "/v1/users");
+    if (attempt !== connectAttempt) return;
     sessionStorage.setItem("mirix.key", state.key);
     const sel = $("user-select");
     sel.replaceChildren(...res.users.map((u) => { const o = el("option", null, u); o.value = u; return o; }));
@@ -294,7 +312,15 @@ async function connect(ev) {
     $("user-open").disabled = false;
     setStatus("Connected: " + res.users.length + " user(s)" + (res.all_users ? " with data (this key may open any user)." : "."));
     if (res.users.length) await openUser(res.users[0]);
-  } catch (e) { setStatus(e.status === 401 ? "That key is not valid." : e.message, true); }
+  } catch (e) {
+    if (attempt !== connectAttempt) return;
+    if (e.status === 401) {
+      sessionStorage.removeItem("mirix.key");
+      state.key = "";
+      lockPage();
+    }
+    setStatus(e.status === 401 ? "That key is not valid." : e.message, true);
+  }
 }
 
 document.addEventListener("DOMContentLoaded", () => {
