@@ -17,7 +17,8 @@ VENV="$REPO/.venv"
 VPY="$VENV/bin/python"
 STAMP="$VENV/.mirix-installed"
 TORCH_VERSION="2.13.0"
-APT_PACKAGES=(tesseract-ocr fonts-dejavu-core postgresql curl chromium chromium-driver)  # chromium: the viewer's browser test; fonts: synthetic screenshots
+APT_PACKAGES=(tesseract-ocr fonts-dejavu-core postgresql curl chromium chromium-driver xvfb openbox xdotool)
+# chromium: the viewer's browser test; fonts: synthetic screenshots; xvfb + openbox + xdotool: capture from a real X display
 
 say() { printf '[setup] %s\n' "$*"; }
 die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }

@@ -1,0 +1,136 @@
+"""Capture from a real X display: Xvfb with the openbox window manager and a Chromium window, grabbed
+by `PIL.ImageGrab`, its window named by xdotool, read by Tesseract and remembered.
+
+Nothing here is simulated but the screen's contents: the X server, the window manager, the browser
+and the grab are the real programs (scripts/setup.sh installs xvfb, openbox, xdotool, chromium).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from mirix_py.engine import Mirix
+from mirix_py.ingest.capture import ImageGrabSource, active_window, run_capture
+from mirix_py.records import InputStatus
+
+IN_CI = os.environ.get("CI") == "true"
+PROGRAMS = ("Xvfb", "openbox", "xdotool", "chromium")
+TITLE = "Quarterly plan - Notes"
+PAGE = f"""<!doctype html><html><head><title>{TITLE}</title></head>
+<body style="font-family:'DejaVu Sans',sans-serif;font-size:40px;background:#fff;color:#000;margin:60px">
+<p>Project Heron launch date: Friday 14 June</p><p>Budget owner: Marta Lindqvist</p></body></html>"""
+
+
+def _need_programs() -> None:
+    missing = [p for p in PROGRAMS if shutil.which(p) is None]
+    if not missing:
+        return
+    if IN_CI:
+        pytest.fail(f"{', '.join(missing)} missing in CI: scripts/setup.sh installs xvfb, openbox, xdotool, chromium")
+    pytest.skip(f"{', '.join(missing)} not installed (apt-get install xvfb openbox xdotool chromium)")
+
+
+def _wait_for(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture(scope="module")
+def display(tmp_path_factory):
+    """A virtual X display showing one Chromium window with known text; yields the DISPLAY value."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("X11 capture is tested on Linux")
+    _need_programs()
+    root = tmp_path_factory.mktemp("display")
+    (root / "page.html").write_text(PAGE, encoding="utf-8")
+    read_fd, write_fd = os.pipe()
+    procs: list[subprocess.Popen] = []
+    try:
+        # -displayfd: the server picks a free display number and writes it to the pipe
+        procs.append(subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1280x800x24",
+                                       "-nolisten", "tcp"], pass_fds=(write_fd,),
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        os.close(write_fd)
+        with os.fdopen(read_fd) as pipe:
+            number = pipe.readline().strip()
+        assert number.isdigit(), "Xvfb did not report a display number"
+        env = {**os.environ, "DISPLAY": f":{number}"}
+        procs.append(subprocess.Popen(["openbox"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        profile = tempfile.mkdtemp(prefix="mirix-capture-chromium-")
+        procs.append(subprocess.Popen(
+            ["chromium", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+             f"--user-data-dir={profile}", "--window-position=0,0", "--window-size=1280,800",
+             f"--app={(root / 'page.html').as_uri()}"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+        def front_title():
+            out = subprocess.run(["xdotool", "getactivewindow", "getwindowname"], env=env, capture_output=True,
+                                 text=True)
+            return out.stdout.strip() == TITLE
+
+        _wait_for(front_title, 60, "the Chromium window to come to the front")
+        time.sleep(1.5)  # the first paint after the window maps
+        yield env["DISPLAY"]
+    finally:
+        for proc in reversed(procs):
+            proc.terminate()
+        for proc in reversed(procs):
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        shutil.rmtree(locals().get("profile") or "/nonexistent", ignore_errors=True)
+
+
+def test_the_real_screen_is_grabbed_named_and_remembered(display, monkeypatch, tmp_path, embedder, tesseract):
+    monkeypatch.setenv("DISPLAY", display)
+    assert active_window() == ("chromium", TITLE)
+
+    source = ImageGrabSource()
+    source.check()  # a display exists and a grab succeeds
+    with Mirix(tmp_path / "data", embedder=embedder) as mx:
+        stats = run_capture(source, mx, user_id="ada", interval=0.3, max_frames=4)
+        totals = mx.screenshots.totals
+        assert stats.grabbed == 4 and not stats.errors
+        # the screen did not change: one frame is read, the other three are skipped as duplicates
+        assert totals.frames == 4 and totals.duplicates == 3 and totals.processed == 1
+
+        hits = mx.search("When does Project Heron launch?", user_id="ada", limit=5)
+        assert hits, "nothing was remembered from the screen"
+        top = " ".join(h.text for h in hits)
+        assert "Heron" in top and "14 June" in top
+        resource = next(h.memory for h in hits if h.memory.memory_type.value == "resource")
+        assert TITLE in resource.title and "Marta Lindqvist" in resource.content
+        # the frame that was read went to the input log with the window the OS named
+        logged = mx.inputs.by_status(InputStatus.processed, user_id="ada")
+        assert [(i.metadata.get("app"), i.metadata.get("window_title")) for i in logged] == [("chromium", TITLE)]
+
+
+def test_mirix_capture_runs_against_the_display(display, tmp_path, tesseract):
+    env = {**os.environ, "DISPLAY": display, "HF_HUB_OFFLINE": "1"}
+    cli = Path(sys.executable).with_name("mirix")
+    data = tmp_path / "data"
+    done = subprocess.run([str(cli), "capture", "--user", "bo", "--interval", "0.3", "--max-frames", "3",
+                           "--data-dir", str(data)], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in done.stdout.splitlines()
+            if line.count("│") == 3}
+    assert rows["read (OCR)"] == "1" and rows["skipped as near-duplicates"] == "2 (67%)", done.stdout
+    found = subprocess.run([str(cli), "search", "Heron launch date", "--user", "bo", "--json",
+                            "--data-dir", str(data)], env=env, capture_output=True, text=True, timeout=300)
+    assert found.returncode == 0, found.stderr
+    assert "Friday 14 June" in found.stdout
