@@ -48,8 +48,29 @@ def _wait_for(predicate, timeout: float, what: str):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def _settled_screen(display: str):
+    """A check that is true once the page's text is on screen and two grabs in a row are the same
+    (no infobar still sliding in), so the tests see one steady screen."""
+    from PIL import ImageChops, ImageGrab
+
+    last: list = []
+
+    def check() -> bool:
+        image = ImageGrab.grab(xdisplay=display).convert("RGB")
+        steady = bool(last) and ImageChops.difference(image, last[0]).getbbox() is None
+        last[:] = [image]
+        if not steady:
+            time.sleep(0.5)
+            return False
+        import pytesseract
+
+        return "Heron" in pytesseract.image_to_string(image)
+
+    return check
+
+
 @pytest.fixture(scope="module")
-def display(tmp_path_factory):
+def display(tmp_path_factory, tesseract):
     """A virtual X display showing one Chromium window with known text; yields the DISPLAY value."""
     if not sys.platform.startswith("linux"):
         pytest.skip("X11 capture is tested on Linux")
@@ -83,7 +104,7 @@ def display(tmp_path_factory):
             return out.stdout.strip() == TITLE
 
         _wait_for(front_title, 60, "the Chromium window to come to the front")
-        time.sleep(1.5)  # the first paint after the window maps
+        _wait_for(_settled_screen(env["DISPLAY"]), 60, "the page to be painted and the screen to settle")
         yield env["DISPLAY"]
     finally:
         for proc in reversed(procs):
