@@ -22,6 +22,7 @@ from autogen_core.tools import FunctionTool
 
 from mirix_py.agents.definitions import AgentDefinition
 from mirix_py.agents.offline.rules import extract_keywords, parse_time_range
+from mirix_py.agents.passages import FOCUS_WORDS, focus
 from mirix_py.agents.tools import MemoryTypeName
 from mirix_py.errors import InvalidInput
 from mirix_py.inputs import parse_when
@@ -73,21 +74,23 @@ def offline_topics(message: str, now: datetime) -> Topics:
     return Topics(extract_keywords(message), *(window or (None, None)))
 
 
-def prompt_text(hit: SearchHit, store: MemoryStore) -> str | None:
+def prompt_text(hit: SearchHit, store: MemoryStore, query: str | None = None,
+                max_words: int = FOCUS_WORDS) -> str | None:
     """A memory's text as a prompt carries it: a low/medium vault entry with its value; None for a
-    high-sensitivity secret, which must never enter a prompt."""
+    high-sensitivity secret, which must never enter a prompt. With a `query`, a memory longer than
+    `max_words` is cut to its first line and the lines about the query (`passages.focus`)."""
     memory = hit.memory
     if isinstance(memory, KnowledgeVaultMemory):
         if memory.sensitivity is Sensitivity.high:
             return None
         value = store.get(memory.id, user_id=memory.user_id, reveal=True).secret_value
         return f"{hit.text}: {value}"
-    return hit.text
+    return hit.text if query is None else focus(hit.text, query, max_words)
 
 
-def prompt_line(hit: SearchHit, store: MemoryStore) -> str | None:
+def prompt_line(hit: SearchHit, store: MemoryStore, query: str | None = None) -> str | None:
     """A memory as the chat agent sees it, with its id to cite; None for what must never enter a prompt."""
-    text = prompt_text(hit, store)
+    text = prompt_text(hit, store, query)
     return None if text is None else f"[{hit.memory.id}] {text}"
 
 
@@ -95,6 +98,7 @@ def prompt_line(hit: SearchHit, store: MemoryStore) -> str | None:
 class Retrieval:
     core: dict[str, CoreMemory]
     hits: list[SearchHit] = field(default_factory=list)
+    question: str | None = None  # what long memories are cut around in the prompt
 
     @property
     def ids(self) -> list[str]:
@@ -132,14 +136,14 @@ class ChatFlow:
                 found = self.searcher.search(query, user_id=user_id, limit=limit, memory_types=[memory_type])
             hits.extend(found)
         hits.sort(key=lambda h: -h.score)
-        return Retrieval(core=core, hits=hits)
+        return Retrieval(core=core, hits=hits, question=message)
 
     def offline_answer(self, retrieval: Retrieval) -> tuple[str, list[str]]:
         lines = []
         cited = []
         for hit in retrieval.hits:
-            line = prompt_line(hit, self.store) if not isinstance(hit.memory, KnowledgeVaultMemory) else \
-                f"[{hit.memory.id}] {hit.text}"
+            vault = isinstance(hit.memory, KnowledgeVaultMemory)
+            line = f"[{hit.memory.id}] {hit.text}" if vault else prompt_line(hit, self.store, retrieval.question)
             if line and len(lines) < OFFLINE_ANSWER_ITEMS:
                 lines.append(f"- {line}")
                 cited.append(hit.memory.id)
@@ -157,12 +161,13 @@ class ChatFlow:
             """Targeted search in one memory type; returns matching memories with their ids."""
             hits = self.searcher.search(query, user_id=user_id, limit=8, memory_types=[memory_type],
                                         start=parse_when(start, "start"), end=parse_when(end, "end"), method=method)
-            lines = [line for line in (prompt_line(h, self.store) for h in hits) if line]
+            lines = [line for line in (prompt_line(h, self.store, query) for h in hits) if line]
             searched.extend(h.memory.id for h in hits)
             return "\n".join(lines) or "(no matching memories)"
 
         core_text = "\n".join(f"<{label}>\n{block.value}\n</{label}>" for label, block in retrieval.core.items())
-        memory_lines = [line for line in (prompt_line(h, self.store) for h in retrieval.hits) if line]
+        memory_lines = [line for line in (prompt_line(h, self.store, retrieval.question) for h in retrieval.hits)
+                        if line]
         system = (f"# agent: {self.definition.name}\n{self.definition.system_prompt}\n\n"
                   f"Core memory:\n{core_text}\n\nRetrieved memories:\n" + ("\n".join(memory_lines) or "(none)"))
         function_calling = bool(self.client.model_info.get("function_calling", False))

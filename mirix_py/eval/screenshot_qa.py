@@ -421,7 +421,7 @@ def engine_hits(mx: Any, user_id: str, question: str, *, limit: int = 60,
         window = None
     out: list[Hit] = []
     for hit in hits:
-        text = prompt_text(hit, mx.store)
+        text = prompt_text(hit, mx.store, question)
         if text is not None:
             out.append((text, tuple(hit.memory.source_ids), hit.memory.id))
     return out, {"time_window": window}

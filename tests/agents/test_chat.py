@@ -114,3 +114,17 @@ def test_llm_chat_targeted_search(llm_mx):
     assert "pilot" in response.answer and response.memory_ids
     assert [r.agent for r in client.requests].count("chat_agent") == 2  # tool call, then the answer
     assert response.usage.llm_calls == 3
+
+
+def test_a_long_memory_enters_the_answer_as_the_lines_about_the_question(tmp_path, embedder):
+    filler = " ".join(f"Item {i} of the agenda covers the office plants and the kitchen rota." for i in range(8))
+    doc = f"Team notes\n\n{filler} The Heron launch moved to Friday 21 June. {filler}"
+    with Mirix(tmp_path / "long", embedder=embedder) as mx:
+        mx.add([{"role": "user", "content": doc, "id": "doc1"}], user_id="ada", occurred_at=WHEN)
+        (hit,) = mx.search("Heron launch", user_id="ada")  # one long episode: the whole message
+        assert len(hit.text.split()) > 200
+        response = mx.chat("When is the Heron launch?", user_id="ada", remember=False)
+        line = next(item for item in response.answer.split("\n- ") if hit.memory.id in item)
+        assert "Friday 21 June" in line
+        assert len(line.split()) < len(hit.text.split()) and "…" in line
+        assert "21 June" in mx.get(hit.memory.id, user_id="ada").summary  # the record is whole

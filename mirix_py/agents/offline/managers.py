@@ -202,8 +202,13 @@ def episodic_ops(batch: PreparedBatch) -> list[Op]:
             event_type, summary = "document", f"Added document: {title}"
         else:
             event_type, summary = "message", _short(m.text, EPISODE_SUMMARY_CHARS)
-        long = m.kind is InputKind.messages or m.kind is InputKind.text
-        details = "full text kept as a resource" if long and len(m.text) > EPISODE_SUMMARY_CHARS else ""
+            if summary.endswith("…"):
+                # cut short: the rest lives on in a resource only when the resource rules keep one;
+                # otherwise the event keeps the whole message, so nothing said is lost
+                if classify_resource(m.text, kind=m.kind.value) is not None:
+                    details = "full text kept as a resource"
+                else:
+                    summary = " ".join(m.text.split())
         ops.append(InsertOp(memory=EpisodicMemory(
             user_id=batch.user_id, event_type=event_type, summary=summary, details=details,
             actor=m.speaker, occurred_at=m.occurred_at, source_ids=list(m.source_ids),

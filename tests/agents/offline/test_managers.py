@@ -74,3 +74,19 @@ def test_document_becomes_a_resource():
     batch, _ = _batch(text, kind=InputKind.document)
     (op,) = managers.resource_ops(batch)
     assert op.memory.title == "Travel policy" and op.memory.content == text
+
+
+def test_a_long_message_is_kept_whole_unless_a_resource_keeps_it():
+    middling = " ".join(f"Point {i}: the rota and the plants were discussed at length." for i in range(14))
+    assert managers.EPISODE_SUMMARY_CHARS < len(middling) < 1200  # too long for a summary, too short for a resource
+    batch, _ = _batch(middling + " The launch moved to Friday 21 June.")
+    assert managers.resource_ops(batch) == []
+    (event,) = managers.episodic_ops(batch)
+    assert event.memory.summary.endswith("The launch moved to Friday 21 June.") and not event.memory.details
+
+    pasted = middling * 2
+    batch, _ = _batch(pasted)
+    (resource,) = managers.resource_ops(batch)
+    (event,) = managers.episodic_ops(batch)
+    assert event.memory.summary.endswith("…") and event.memory.details == "full text kept as a resource"
+    assert resource.memory.content == pasted

@@ -1,0 +1,94 @@
+"""Query-focused passages: what of a long memory goes into a prompt.
+
+A screen's text or a pasted document can run to hundreds of words, most of them beside the point of
+the question; put whole into a context of a few hundred words, one such memory crowds out the rest
+(a question that needs two windows then finds only one). `focus` keeps a long memory's first line
+(its time, who and what) and the lines that share the most words with the query, each with its
+neighbours while they fit, in their order, with "…" where lines were left out. Short memories are
+returned unchanged. Pure functions; the record itself is never cut.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mirix_py.text import STOPWORDS
+
+__all__ = ["FOCUS_WORDS", "focus", "query_stems"]
+
+FOCUS_WORDS = 120  # a long memory's share of a prompt: about a sixth of a 750-word context
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+GAP = "…"
+
+
+def _stem(token: str) -> str:
+    """A light suffix strip (no NLTK in the engine): "launches" and "launched" meet "launch"."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(token) > len(suffix) + 3 and token.endswith(suffix):
+            return token[: -len(suffix)]
+    return token
+
+
+def query_stems(query: str) -> frozenset[str]:
+    """The query's content words, lowercased and suffix-stripped."""
+    return frozenset(_stem(t) for t in _TOKEN.findall(query.lower()) if len(t) > 1 and t not in STOPWORDS)
+
+
+def _units(text: str, max_words: int) -> list[str]:
+    """Lines; a line longer than half the budget is split into sentences so one can be kept alone."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line.split()) > max_words // 2:
+            out.extend(s for s in _SENTENCE.split(line) if s.strip())
+        else:
+            out.append(line)
+    return out
+
+
+def focus(text: str, query: str, max_words: int = FOCUS_WORDS) -> str:
+    """`text` cut to about `max_words` words around what `query` asks (see the module docstring)."""
+    words = text.split()
+    if len(words) <= max_words or max_words <= 0:
+        return text
+    terms = query_stems(query)
+    units = _units(text, max_words)
+    head, rest = units[0], units[1:]
+    budget = max_words - len(head.split())
+    if budget <= 0 or not rest:
+        return " ".join(words[:max_words]) + " " + GAP
+    sizes = [len(u.split()) for u in rest]
+    scores = [len(terms & {_stem(t) for t in _TOKEN.findall(u.lower())}) for u in rest]
+    keep: set[int] = set()
+    used = 0
+
+    def take(i: int) -> bool:
+        nonlocal used
+        if i in keep or not 0 <= i < len(rest) or not rest[i].strip():
+            return False
+        if used + sizes[i] > budget:
+            return False
+        keep.add(i)
+        used += sizes[i]
+        return True
+
+    ranked = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], i))
+    for i in ranked:  # the best-matching lines first
+        take(i)
+    for i in sorted(keep):  # then the line after and before each, while they fit
+        take(i + 1)
+        take(i - 1)
+    for i in range(len(rest)):  # room left: the opening lines
+        if used >= budget:
+            break
+        take(i)
+    out = [head]
+    last = -1
+    for i in sorted(keep):
+        if i != last + 1:
+            out.append(GAP)
+        out.append(rest[i])
+        last = i
+    if last != len(rest) - 1:
+        out.append(GAP)
+    return "\n".join(out)

@@ -1,0 +1,58 @@
+"""Query-focused passages: a long memory enters a prompt as its first line and the lines about the question."""
+
+from __future__ import annotations
+
+from mirix_py.agents.passages import GAP, focus, query_stems
+
+FILLER = "the team and the notes should be shared with the folder before the weekly report today"
+SCREEN = "\n".join([
+    "[2024-06-03 10:29] user: Viewed LibreOffice Writer — Aurora overview.odt",
+    *[f"{FILLER} {i}" for i in range(12)],
+    "Project Aurora is a billing service for clinics.",
+    "Launch date: Friday 14 June. Owner: Omar Berg.",
+    *[f"{FILLER} {i}" for i in range(12, 20)],
+    "Page 1 of 3 247 words English (USA)",
+])
+
+
+def test_short_text_is_returned_unchanged():
+    text = "[2024-06-03 10:29] Ada: we moved the launch to Friday"
+    assert focus(text, "when is the launch?", 120) == text
+
+
+def test_long_text_keeps_the_head_and_the_lines_about_the_query():
+    out = focus(SCREEN, "When does Project Aurora launch?", 60)
+    lines = out.split("\n")
+    assert lines[0] == SCREEN.split("\n")[0]
+    assert "Launch date: Friday 14 June. Owner: Omar Berg." in lines
+    assert "Project Aurora is a billing service for clinics." in lines
+    assert len(out.split()) <= 60 + 2  # the gap marks are words too
+    assert GAP in lines and "Page 1 of 3 247 words English (USA)" not in lines
+
+
+def test_kept_lines_stay_in_their_order_with_gaps_between_runs():
+    out = focus(SCREEN, "billing service launch date", 60).split("\n")
+    body = [ln for ln in out[1:] if ln != GAP]
+    original = SCREEN.split("\n")
+    positions = [original.index(ln) for ln in body]
+    assert positions == sorted(positions)
+    assert out[1] == GAP  # the filler before the matching lines was left out
+    assert out[-1] == GAP
+
+
+def test_no_matching_line_falls_back_to_the_opening():
+    out = focus(SCREEN, "dermatologist appointment", 40).split("\n")
+    assert out[0] == SCREEN.split("\n")[0]
+    assert out[1] == f"{FILLER} 0" and out[-1] == GAP
+
+
+def test_one_long_line_is_cut_by_sentences():
+    text = "Notes. " + " ".join(f"Sentence number {i} talks about the garden and the weather." for i in range(30)) + \
+        " The locker code for the gym is kept with Ravi."
+    out = focus(text, "who keeps the gym locker code?", 40)
+    assert "The locker code for the gym is kept with Ravi." in out
+    assert len(out.split()) < len(text.split()) / 4
+
+
+def test_query_stems_drop_stopwords_and_plural_endings():
+    assert query_stems("When does the launch happen? Launches, launched!") == {"launch", "happen"}
