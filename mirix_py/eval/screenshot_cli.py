@@ -75,7 +75,7 @@ def screenshots_command(
     fresh: bool = typer.Option(False, "--fresh", help="Ingest again even when the cache has this session."),
 ) -> None:
     """Questions with gold answers over a seeded synthetic screenshot session: the engine against a raw-OCR
-    BM25 baseline, per family (lookup, time-localised, cross-app, knowledge-update, counting, abstention),
+    BM25 baseline (whole frames, and frames cut around the question), per family (lookup, time-localised, cross-app, knowledge-update, counting, abstention),
     plus storage and throughput."""
     from mirix_py.eval.screenshot_qa import FAMILIES, MODES, ScreenshotQAConfig, run
 
@@ -120,6 +120,7 @@ def screenshots_command(
     table.add_column("n", justify="right")
     table.add_column("engine", justify="right")
     table.add_column("baseline", justify="right")
+    table.add_column("baseline+focus", justify="right")
     table.add_column("engine evidence", justify="right")
     table.add_column("baseline evidence", justify="right")
     if mode == "llm":
@@ -132,7 +133,8 @@ def screenshots_command(
     blocks = [(f, summary["families"][f]) for f in FAMILIES if f in summary["families"]] + [("all", summary["overall"])]
     for name, block in blocks:
         row = [name, str(block["n"]), fmt(block["engine"]["score"]), fmt(block["baseline"]["score"]),
-               fmt(block["engine"]["evidence"]), fmt(block["baseline"]["evidence"])]
+               fmt(block["baseline_focus"]["score"]), fmt(block["engine"]["evidence"]),
+               fmt(block["baseline"]["evidence"])]
         if mode == "llm":
             row += [fmt(block["engine"]["judge"]), fmt(block["baseline"]["judge"])]
         table.add_row(*row)

@@ -18,7 +18,9 @@ abstention question counts as held when no kept hit contains a trap value. In LL
 from `Mirix.chat(question, remember=False)` and are graded by a judge callable.
 
 The same questions and budget score a baseline: BM25 (`mirix_py.eval.locomo.BM25`) over the raw
-OCR text of every frame the engine read, one document per frame.
+OCR text of every frame the engine read, one document per frame; and that baseline again with each
+frame cut around the question the way the engine's prompts cut long memories (`passages.focus`), so
+the gain of the cut is not counted as the gain of the memory.
 
     result = run(ScreenshotQAConfig(seed=7, days=3), out_dir="out", cache_dir="cache")
 """
@@ -38,6 +40,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
 from mirix_py.agents.chat import prompt_text
+from mirix_py.agents.passages import focus
 from mirix_py.eval.cache import default_cache_dir, engine_fingerprint
 from mirix_py.eval.judge import answer_from_context
 from mirix_py.eval.locomo import BM25, fill_budget, tokenize
@@ -653,7 +656,7 @@ def _mean(values: Iterable[float | None]) -> float:
     return sum(vals) / len(vals) if vals else math.nan
 
 
-SYSTEMS = ("engine", "baseline")
+SYSTEMS = ("engine", "baseline", "baseline_focus")
 
 
 def summarize(rows: Sequence[dict[str, Any]], llm: bool) -> dict[str, Any]:
@@ -712,7 +715,10 @@ def run(config: ScreenshotQAConfig, out_dir: str | Path, cache_dir: str | Path |
             t0 = time.perf_counter()
             base_hits = baseline.hits(item.question, limit=config.search_limit)
             base_ms = 1000 * (time.perf_counter() - t0)
-            for system, ranked, ms in (("engine", hits, engine_ms), ("baseline", base_hits, base_ms)):
+            # the same raw frames cut the way the engine's prompts cut long memories (`passages.focus`)
+            focused = [(focus(t, item.question), ids, i) for t, ids, i in base_hits]
+            for system, ranked, ms in (("engine", hits, engine_ms), ("baseline", base_hits, base_ms),
+                                       ("baseline_focus", focused, base_ms)):
                 kept = keep_within(ranked, config.budget_words)
                 sc = score_item(item, [(t, s) for t, s, _ in kept])
                 row[system] = {
@@ -771,6 +777,9 @@ def _llm_answers(mx: Any, item: QAItem, row: dict[str, Any], judge: Judge, judge
 # --------------------------------------------------------------------------- report
 
 
+_NONE: dict[str, float] = {"score": math.nan, "evidence": math.nan, "first_mention": math.nan}  # older results
+
+
 def _pct(v: float | None) -> str:
     return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.2f}"
 
@@ -793,29 +802,32 @@ def render_markdown(result: dict[str, Any]) -> str:
         "wrote from the screenshots, inside the time range the chat flow reads from the question); "
         "vault entries carry their value unless of high sensitivity, as in a chat prompt. "
         f"**baseline**: BM25 over the raw OCR text of every frame the engine read, one document per frame. "
-        f"Both: hits in rank order while they fit {cfg['budget_words']} words.",
+        f"**baseline+focus**: the same ranking, each frame cut to its first line and the lines about the "
+        f"question, as the engine's prompts cut long memories (`mirix_py.agents.passages.focus`). "
+        f"All: hits in rank order while they fit {cfg['budget_words']} words.",
         "",
         "## Answer containment in the retrieved context (offline)",
         "",
-        "| family | n | engine | baseline | engine evidence | baseline evidence | engine first-mention | "
-        "baseline first-mention | engine words | baseline words |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| family | n | engine | baseline | baseline+focus | engine evidence | baseline evidence | "
+        "baseline+focus evidence | engine first-mention | baseline first-mention | engine words | baseline words |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
 
     def row(name: str, b: dict[str, Any]) -> str:
-        e, s = b["engine"], b["baseline"]
-        return (f"| {name} | {b['n']} | {_pct(e['score'])} | {_pct(s['score'])} | {_pct(e['evidence'])} | "
-                f"{_pct(s['evidence'])} | {_pct(e['first_mention'])} | {_pct(s['first_mention'])} | "
-                f"{e['words']:.0f} | {s['words']:.0f} |")
+        e, s, f = b["engine"], b["baseline"], b.get("baseline_focus", _NONE)
+        return (f"| {name} | {b['n']} | {_pct(e['score'])} | {_pct(s['score'])} | {_pct(f['score'])} | "
+                f"{_pct(e['evidence'])} | {_pct(s['evidence'])} | {_pct(f['evidence'])} | "
+                f"{_pct(e['first_mention'])} | {_pct(s['first_mention'])} | {e['words']:.0f} | {s['words']:.0f} |")
 
     for fam, block in summ["families"].items():
         lines.append(row(fam, block))
     lines.append(row("**all questions**", summ["overall"]))
     macro = summ["macro"]
+    mf = macro.get("baseline_focus", _NONE)
     lines.append(f"| **mean of families** | {len(summ['families'])} | {_pct(macro['engine']['score'])} | "
-                 f"{_pct(macro['baseline']['score'])} | {_pct(macro['engine']['evidence'])} | "
-                 f"{_pct(macro['baseline']['evidence'])} | {_pct(macro['engine']['first_mention'])} | "
-                 f"{_pct(macro['baseline']['first_mention'])} | | |")
+                 f"{_pct(macro['baseline']['score'])} | {_pct(mf['score'])} | {_pct(macro['engine']['evidence'])} | "
+                 f"{_pct(macro['baseline']['evidence'])} | {_pct(mf['evidence'])} | "
+                 f"{_pct(macro['engine']['first_mention'])} | {_pct(macro['baseline']['first_mention'])} | | |")
     lines += [
         "",
         "- **containment** (engine, baseline): share of questions whose every gold part occurs in the kept "
@@ -885,7 +897,7 @@ def render_markdown(result: dict[str, Any]) -> str:
 
 
 def plot_families(result: dict[str, Any], path: str | Path) -> Path:
-    """Bars per family (and overall): engine beside baseline, for containment, evidence and (LLM) judge."""
+    """Bars per family (and overall): engine beside the baselines, for containment, evidence and (LLM) judge."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -898,14 +910,17 @@ def plot_families(result: dict[str, Any], path: str | Path) -> Path:
     if result["config"]["mode"] == "llm":
         panels.append(("judge", "LLM judge accuracy"))
     fig, axes = plt.subplots(len(panels), 1, figsize=(10, 3.2 * len(panels)), squeeze=False)
-    width = 0.38
+    series = [("engine", "engine", "#2b6cb0"), ("baseline", "baseline", "#a0aec0"),
+              ("baseline_focus", "baseline+focus", "#718096")]
+    series = [x for x in series if x[0] in blocks[0]]
+    width = 0.8 / len(series)
     for ax, (metric, title) in zip(axes[:, 0], panels):
-        for k, (system, colour) in enumerate((("engine", "#2b6cb0"), ("baseline", "#a0aec0"))):
-            raw = [b[system][metric] for b in blocks]
+        for k, (system, label, colour) in enumerate(series):
+            raw = [b[system].get(metric) for b in blocks]
             missing = [v is None or (isinstance(v, float) and math.isnan(v)) for v in raw]
             vals = [0.0 if m else v for v, m in zip(raw, missing)]
-            xs = [i + (k - 0.5) * width for i in range(len(names))]
-            bars = ax.bar(xs, vals, width, label=system, color=colour)
+            xs = [i + (k - (len(series) - 1) / 2) * width for i in range(len(names))]
+            bars = ax.bar(xs, vals, width, label=label, color=colour)
             for bar, v, m in zip(bars, vals, missing):  # not measured (e.g. evidence of abstention): "n/a"
                 ax.text(bar.get_x() + bar.get_width() / 2, v + 0.02, "n/a" if m else f"{v:.2f}", ha="center",
                         fontsize=7)

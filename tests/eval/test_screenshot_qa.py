@@ -241,16 +241,22 @@ def test_end_to_end_writes_the_three_files(tiny_run):
     q = data["questions"][0]
     for key in ("family", "question", "gold", "evidence_frames"):
         assert key in q
-    for system in ("engine", "baseline"):
+    for system in ("engine", "baseline", "baseline_focus"):
         assert {"score", "retrieved_ids", "kept_ids", "kept_texts", "words"} <= set(q[system])
         assert q[system]["words"] <= 750
+    # the focused baseline ranks the same frames and keeps at least as many of them, each no longer
+    for q in data["questions"]:
+        whole, cut = q["baseline"], q["baseline_focus"]
+        assert cut["retrieved_ids"] == whole["retrieved_ids"]
+        assert cut["kept_ids"][: len(whole["kept_ids"])] == whole["kept_ids"]
+        assert all(len(c.split()) <= len(w.split()) for c, w in zip(cut["kept_texts"], whole["kept_texts"]))
     assert any(q["engine"]["retrieved_ids"] for q in data["questions"])
     assert all(i.startswith("frame:") for q in data["questions"] for i in q["baseline"]["kept_ids"])
     tp = data["ingestion"]["throughput"]
     assert tp["frames"] > tp["unique"] > 0 and 0 < tp["duplicate_share"] < 1
     assert data["ingestion"]["storage"]["png_per_frame"] > data["ingestion"]["storage"]["stored_per_frame"] > 0
     md = (out / "screenshot_qa.md").read_text()
-    assert "| lookup |" in md and "baseline" in md and "stored per frame" in md and '"seed": 7' in md
+    assert "| lookup |" in md and "baseline+focus" in md and "stored per frame" in md and '"seed": 7' in md
     png = (out / "screenshot_qa_families.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     # lookups of plain facts on a one-day session are found by both
