@@ -94,6 +94,7 @@ class FullTextIndex(Protocol):
     """The index itself is created by the migrations; this is how rows enter and leave it."""
     def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str, str]]) -> None: ...
     def delete(self, conn: Connection, items: Iterable[tuple[str, str]]) -> None: ...  # (user_id, memory_id)
+    def delete_user(self, conn: Connection, user_id: str) -> None: ...
     def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]: ...
     def rebuild(self, conn: Connection) -> int: ...
 
@@ -153,6 +154,14 @@ class SQLiteFullText:
                   for home, memory_id in ((fts_rowid(u, m), m) for u, m in items)]
         if params:
             conn.execute(sql("DELETE FROM memory_fts WHERE rowid BETWEEN :lo AND :hi AND memory_id = :id"), params)
+
+    def delete_user(self, conn: Connection, user_id: str) -> None:
+        """Every full-text row of a user in one statement: the user's rowid range, and the user's
+        token (another user may hash to the same range)."""
+        low, high = user_rowid_range(user_id)
+        conn.execute(sql("DELETE FROM memory_fts WHERE rowid IN (SELECT rowid FROM memory_fts "
+                         "WHERE memory_fts MATCH :match AND rowid BETWEEN :lo AND :hi)"),
+                     {"match": f'ukey : "{user_token(user_id)}"', "lo": low, "hi": high})
 
     def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
         terms = query_terms(query)
@@ -242,6 +251,9 @@ class PostgresFullText:
 
     def delete(self, conn: Connection, items: Iterable[tuple[str, str]]) -> None:
         return None
+
+    def delete_user(self, conn: Connection, user_id: str) -> None:
+        return None  # the tsvector is a generated column of `memory`: its rows go with the user's memories
 
     def _user_stats(self, conn: Connection, user_id: str) -> tuple[int, float]:
         cached = self._stats.get(user_id)

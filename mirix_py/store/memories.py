@@ -346,8 +346,7 @@ class MemoryStore:
     def delete_user(self, user_id: str) -> dict[str, int]:
         """Remove every row, vector, history event and input of a user."""
         with Session(self.engine) as session:
-            ids = list(session.execute(select(MemoryRow.id).where(MemoryRow.user_id == user_id)).scalars())
-            self.fulltext.delete(session.connection(), [(user_id, i) for i in ids])
+            self.fulltext.delete_user(session.connection(), user_id)
             counts = {
                 "memories": session.execute(sa_delete(MemoryRow).where(MemoryRow.user_id == user_id)).rowcount,
                 "history": session.execute(sa_delete(HistoryRow).where(HistoryRow.user_id == user_id)).rowcount,

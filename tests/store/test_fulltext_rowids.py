@@ -73,3 +73,15 @@ def test_rebuild_reindexes_every_memory_row(conn):
     assert fts.rebuild(conn) == 2
     assert sorted(_rowids(conn)) == ["m1", "m2"]
     assert [i for i, _ in fts.search(conn, "kayak", Filters(user_id="bob"), 5)] == ["m2"]
+
+
+def test_delete_user_removes_only_that_users_rows_even_in_a_shared_range(conn, monkeypatch):
+    shared = fulltext.user_rowid_range("ada")
+    monkeypatch.setattr(fulltext, "user_rowid_range", lambda user_id: shared)
+    fts = SQLiteFullText()
+    fts.upsert(conn, [(f"a{i}", "ada", "episodic", f"kayak trip {i}") for i in range(40)])
+    fts.upsert(conn, [("b1", "bob", "episodic", "kayak lesson"), ("c1", "cy", "semantic", "kayak club")])
+    fts.delete_user(conn, "ada")
+    assert sorted(_rowids(conn)) == ["b1", "c1"]
+    assert fts.search(conn, "kayak", Filters(user_id="ada"), 10) == []
+    assert [i for i, _ in fts.search(conn, "kayak", Filters(user_id="bob"), 10)] == ["b1"]
