@@ -154,11 +154,19 @@ class ResourceMemory(MemoryBase):
     content: str = ""
 
     def search_text(self) -> str:
-        # Title, summary and the opening of the content: enough to find and to judge relevance;
-        # the full content is on the record.
-        excerpt = " ".join(self.content.split())[:RESOURCE_EXCERPT_CHARS]
+        """Title, summary and the whole content, one line per non-blank line: all of it is indexed
+        for full-text search, so a passage deep in a long document is found; prompts cut it to the
+        lines about the question (`agents.passages.focus`)."""
+        body = "\n".join(" ".join(line.split()) for line in self.content.splitlines() if line.strip())
+        return self._with_head(body)
+
+    def embedding_text(self) -> str:
+        """Title, summary and the opening of the content: MiniLM reads 256 word pieces at most."""
+        return self._with_head(" ".join(self.content.split())[:RESOURCE_EXCERPT_CHARS])
+
+    def _with_head(self, body: str) -> str:
         head = f"{self.title} ({self.resource_type}): {self.summary}".strip()
-        return f"{head}\n{excerpt}" if excerpt and excerpt not in head else head
+        return f"{head}\n{body}" if body and body not in head else head
 
 
 class Sensitivity(str, Enum):

@@ -40,8 +40,12 @@ def test_prompt_text_of_each_type():
     vault = KnowledgeVaultMemory(user_id="u", caption="gym locker code", secret_value="4321")
     assert "4321" not in vault.search_text()
     assert vault.masked().secret_value == MASK
-    resource = ResourceMemory(user_id="u", title="Notes", content="word " * 1000)
-    assert len(resource.search_text()) < 1100
+    content = "Page 1\n\n" + "word " * 1000 + "\nPage 9: the   boiler code is in the red binder\n"
+    resource = ResourceMemory(user_id="u", title="Notes", content=content)
+    # all of it is searchable, one line per non-blank line; the vector reads the opening only
+    assert resource.search_text().endswith("\nPage 9: the boiler code is in the red binder")
+    assert resource.search_text().startswith("Notes (text):\nPage 1\n")
+    assert len(resource.embedding_text()) < 1100 and "boiler" not in resource.embedding_text()
 
 
 def test_committed_schemas_match_the_models():

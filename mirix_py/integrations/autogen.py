@@ -34,6 +34,7 @@ from autogen_core.models import SystemMessage, UserMessage
 from pydantic import BaseModel, Field
 from typing_extensions import Self
 
+from mirix_py.agents.passages import focus
 from mirix_py.errors import InvalidInput
 from mirix_py.integrations.context import MemoryContext
 from mirix_py.records import SearchHit
@@ -53,9 +54,10 @@ class MirixMemoryConfig(BaseModel):
     wait: bool = Field(default=True, description="`add` waits until memories are extracted.")
 
 
-def _hit_content(hit: SearchHit) -> MemoryContent:
+def _hit_content(hit: SearchHit, query: str) -> MemoryContent:
+    """A hit as autogen memory content: its text cut to the lines about `query` when it is long."""
     m = hit.memory
-    return MemoryContent(content=hit.text, mime_type=MemoryMimeType.TEXT, metadata={
+    return MemoryContent(content=focus(hit.text, query), mime_type=MemoryMimeType.TEXT, metadata={
         "id": m.id, "memory_type": m.memory_type.value, "score": hit.score, "source_ids": list(m.source_ids),
         "occurred_at": m.occurred_at.isoformat() if m.occurred_at else None,
     })
@@ -201,7 +203,7 @@ class MirixMemory(Memory, Component[MirixMemoryConfig]):
         results = [MemoryContent(content=f"[{label}] {value}", mime_type=MemoryMimeType.TEXT,
                                  metadata={"memory_type": "core", "label": label})
                    for label, value in context.core.items()]
-        results += [_hit_content(h) for h in context.hits]
+        results += [_hit_content(h, message) for h in context.hits]
         return UpdateContextResult(memories=MemoryQueryResult(results=results))
 
     async def query(self, query: str | MemoryContent, cancellation_token: CancellationToken | None = None,
@@ -212,7 +214,7 @@ class MirixMemory(Memory, Component[MirixMemoryConfig]):
             return MemoryQueryResult(results=[])
         kwargs.setdefault("limit", self._config.max_items)
         hits = await self._call("search", text, self.user_id, **kwargs)
-        return MemoryQueryResult(results=[_hit_content(h) for h in hits])
+        return MemoryQueryResult(results=[_hit_content(h, text) for h in hits])
 
     async def add(self, content: MemoryContent, cancellation_token: CancellationToken | None = None) -> None:
         """Text and Markdown are remembered as text; JSON as chat messages (a list, or one

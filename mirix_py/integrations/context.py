@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from mirix_py.agents.chat import offline_topics
+from mirix_py.agents.passages import focus
 from mirix_py.records import CoreMemory, KnowledgeVaultMemory, SearchHit, Sensitivity
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,6 +26,8 @@ class MemoryContext(BaseModel):
     """What an agent gets before it answers: topics, core memory and the best items of each type."""
 
     user_id: str
+    message: str = Field(default="", description="What the context was retrieved for; long hits are cut around it "
+                                                  "when rendered.")
     topics: list[str]
     start: datetime | None = None
     end: datetime | None = None
@@ -39,7 +42,8 @@ class MemoryContext(BaseModel):
             lines += [f"[{label}] {value}" for label, value in self.core.items()]
         if self.hits:
             lines.append("Relevant memories" + (f" (topics: {', '.join(self.topics)})" if self.topics else "") + ":")
-            lines += [f"- [{h.memory.id}] ({h.memory.memory_type.value}) {h.text}" for h in self.hits]
+            lines += [f"- [{h.memory.id}] ({h.memory.memory_type.value}) {focus(h.text, self.message)}"
+                      for h in self.hits]
         if not lines:
             return ""
         return f"Long-term memory of user {self.user_id} (mirix):\n" + "\n".join(lines)
@@ -53,6 +57,6 @@ def retrieve_context(mx: "Mirix", user_id: str, message: str, *, max_items: int 
             if not (isinstance(h.memory, KnowledgeVaultMemory) and h.memory.sensitivity is Sensitivity.high)]
     hits = [h.model_copy(update={"memory": h.memory.masked()}) if isinstance(h.memory, KnowledgeVaultMemory) else h
             for h in hits][:max_items]
-    return MemoryContext(user_id=user_id, topics=topics.keywords, start=topics.start, end=topics.end,
+    return MemoryContext(user_id=user_id, message=message, topics=topics.keywords, start=topics.start, end=topics.end,
                          core={label: block.value for label, block in core.items() if block.value.strip()},
                          hits=hits)

@@ -23,6 +23,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 
+from mirix_py.agents.passages import focus
 from mirix_py.errors import InvalidInput, MemoryNotFound
 from mirix_py.records import to_jsonable
 
@@ -111,7 +112,8 @@ def build_mcp_server(mx: "Mirix", *, users: Sequence[str] | None = None, keys: "
         return {"status": result.status.value, "input_ids": result.input_ids, "error": result.error,
                 "changes": [_dump(c) for c in result.changes]}
 
-    @server.tool(description="Search the user's memories (hybrid BM25 + embeddings). Returns texts, ids, scores.")
+    @server.tool(description="Search the user's memories (hybrid BM25 + embeddings). Returns texts, ids, scores; "
+                             "a long memory's text is cut to its first line and the lines about the query.")
     async def search_memory(query: str, user_id: str | None = None, memory_types: list[MemoryTypeName] | None = None,
                             limit: int = 10, start: str | None = None, end: str | None = None) -> list[dict[str, Any]]:
         """start/end: ISO 8601 bounds on when things happened."""
@@ -119,7 +121,7 @@ def build_mcp_server(mx: "Mirix", *, users: Sequence[str] | None = None, keys: "
         if not 1 <= limit <= 100:
             raise ToolError("limit must be between 1 and 100")
         hits = await call(mx.search, query, user_id=user, limit=limit, memory_types=memory_types, start=start, end=end)
-        return [{"id": h.memory.id, "memory_type": h.memory.memory_type.value, "text": h.text,
+        return [{"id": h.memory.id, "memory_type": h.memory.memory_type.value, "text": focus(h.text, query),
                  "score": round(h.score, 6), "occurred_at": _dump(h.memory).get("occurred_at"),
                  "source_ids": h.memory.source_ids} for h in hits]
 

@@ -107,6 +107,25 @@ def test_query_update_context_clear(mx):
     asyncio.run(main())
 
 
+def test_a_long_document_reaches_the_agent_as_the_lines_about_the_question(mx):
+    pages = [f"Page {i}. Minutes of the garden committee: hedges, compost and the watering rota." for i in range(60)]
+    pages[47] = "Page 47. The boiler service code is kept in the red binder in the cellar."
+
+    async def main():
+        memory = MirixMemory("ada", mx=mx, max_items=3)
+        await memory.add(MemoryContent(content="# House manual\n\n" + "\n".join(pages), mime_type=MemoryMimeType.MARKDOWN))
+        found = await memory.query("where is the boiler service code?")
+        passage = next(r.content for r in found.results if r.metadata["memory_type"] == "resource")
+        assert "red binder in the cellar" in passage and "Page 12." not in passage and "…" in passage
+        context = BufferedChatCompletionContext(buffer_size=10)
+        await context.add_message(UserMessage(content="Where is the boiler service code?", source="user"))
+        await memory.update_context(context)
+        system = (await context.get_messages())[-1].content
+        assert "red binder in the cellar" in system and len(system.split()) < 400
+
+    asyncio.run(main())
+
+
 def test_image_goes_to_screenshot_ingestion(mx):
     from PIL import Image as PILImage, ImageDraw
 

@@ -9,7 +9,7 @@ import pytest
 
 from mirix_py.errors import InvalidInput
 from mirix_py.ops import InsertOp
-from mirix_py.records import EpisodicMemory, ProceduralMemory, SemanticMemory
+from mirix_py.records import EpisodicMemory, ProceduralMemory, ResourceMemory, SemanticMemory
 
 T0 = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -53,6 +53,17 @@ def test_hit_carries_prompt_text_and_record(seeded, user_id):
     assert hit.text == "[2024-03-02 09:00] me: Baked sourdough bread for the first time"
     assert hit.memory.memory_type.value == "episodic"
     assert hit.memory.occurred_at == T0 + timedelta(days=1)
+
+
+@pytest.mark.parametrize("method", ["hybrid", "bm25", "string"])
+def test_a_passage_deep_in_a_long_document_is_found(seeded, user_id, method):
+    pages = [f"Page {i}. Minutes of the garden committee: hedges, compost and the watering rota." for i in range(60)]
+    pages[47] = "Page 47. The boiler service code is kept in the red binder in the cellar."
+    doc = ResourceMemory(user_id=user_id, title="House manual", summary="Notes on the house", content="\n".join(pages))
+    seeded.store.apply([InsertOp(memory=doc)], user_id=user_id, actor="seed")
+    query = "boiler service code" if method != "string" else "red binder"
+    hits = seeded.search(query, user_id=user_id, method=method, limit=3)
+    assert hits[0].memory.title == "House manual" and "red binder in the cellar" in hits[0].text
 
 
 def test_type_filter(seeded, user_id):
