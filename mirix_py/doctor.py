@@ -1,9 +1,11 @@
 """`mirix doctor`: check that SQL (the source of truth) and the vector index agree, and repair.
 
 Finds rows without vectors, vectors without rows, embeddings made by another model (the embedder
-changed) and vault secrets or logged inputs that the current key cannot decrypt. `repair`
-re-embeds what is missing or stale (a user's whole collection when the model changed, since the
-dimension may differ), deletes orphan vectors, and reports what cannot be fixed.
+changed), search texts written by an older version (a resource's text held only its opening before
+its whole content was indexed) and vault secrets or logged inputs that the current key cannot
+decrypt. `repair` re-embeds what is missing or stale (a user's whole collection when the model
+changed, since the dimension may differ), deletes orphan vectors, re-renders stale search texts
+(and their full-text rows), and reports what cannot be fixed.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class DoctorReport:
     rows_without_vectors: list[str] = field(default_factory=list)
     vectors_without_rows: list[str] = field(default_factory=list)
     stale_embeddings: list[str] = field(default_factory=list)
+    stale_texts: list[str] = field(default_factory=list)
     undecryptable_secrets: list[str] = field(default_factory=list)
     undecryptable_inputs: list[str] = field(default_factory=list)
     embedder: str | None = None
@@ -35,13 +38,13 @@ class DoctorReport:
     @property
     def clean(self) -> bool:
         return not (self.rows_without_vectors or self.vectors_without_rows or self.stale_embeddings
-                    or self.undecryptable_secrets or self.undecryptable_inputs)
+                    or self.stale_texts or self.undecryptable_secrets or self.undecryptable_inputs)
 
     def summary(self) -> dict[str, int | str | None | dict]:
         return {"clean": self.clean, "embedder": self.embedder,
                 "rows_without_vectors": len(self.rows_without_vectors),
                 "vectors_without_rows": len(self.vectors_without_rows),
-                "stale_embeddings": len(self.stale_embeddings),
+                "stale_embeddings": len(self.stale_embeddings), "stale_texts": len(self.stale_texts),
                 "undecryptable_secrets": len(self.undecryptable_secrets),
                 "undecryptable_inputs": len(self.undecryptable_inputs), "repaired": self.repaired}
 
@@ -72,6 +75,7 @@ def diagnose(store: MemoryStore) -> DoctorReport:
                     report.rows_without_vectors.append(memory_id)
                 elif model != store.embedder.name:
                     report.stale_embeddings.append(memory_id)
+    report.stale_texts = _stale_texts(store)
     with Session(store.engine) as session:
         for memory_id, secret in session.execute(select(MemoryRow.id, MemoryRow.secret).where(MemoryRow.secret.is_not(None))):
             try:
@@ -86,12 +90,41 @@ def diagnose(store: MemoryStore) -> DoctorReport:
     return report
 
 
+def _stale_texts(store: MemoryStore) -> list[str]:
+    """Ids of rows whose stored search text is not what their record renders now."""
+    stale: list[str] = []
+    with Session(store.engine) as session:
+        for row in session.execute(select(MemoryRow).execution_options(yield_per=1000)).scalars():
+            if row.text != store.to_record(row).search_text():
+                stale.append(row.id)
+    return stale
+
+
+def _rerender_texts(store: MemoryStore, memory_ids: list[str]) -> int:
+    """Write the current search text of these rows and re-index them for full-text search."""
+    done = 0
+    for start in range(0, len(memory_ids), EMBED_BATCH):
+        with Session(store.engine) as session:
+            rows = list(session.execute(
+                select(MemoryRow).where(MemoryRow.id.in_(memory_ids[start:start + EMBED_BATCH]))).scalars())
+            for row in rows:
+                row.text = store.to_record(row).search_text()
+            session.flush()
+            store.fulltext.upsert(session.connection(), [(r.id, r.user_id, r.memory_type, r.text) for r in rows])
+            session.commit()
+        done += len(rows)
+    return done
+
+
 def repair(store: MemoryStore, report: DoctorReport,
            progress: Callable[[Iterable, int], Iterable] = lambda it, total: it) -> DoctorReport:
     """Fix what can be fixed, then diagnose again."""
+    reindexed = _rerender_texts(store, report.stale_texts)
     if store.vectors is None or store.embedder is None:
-        return report
-    repaired = {"reembedded": 0, "orphans_deleted": 0}
+        after = diagnose(store)
+        after.repaired = {"reembedded": 0, "orphans_deleted": 0, "reindexed": reindexed}
+        return after
+    repaired = {"reembedded": 0, "orphans_deleted": 0, "reindexed": reindexed}
     rows = _rows_by_user(store)
     stale_users = {u for u, ids in rows.items() if any(i in ids for i in report.stale_embeddings)}
     missing = set(report.rows_without_vectors)

@@ -46,7 +46,7 @@ def test_missing_and_orphan_vectors_are_repaired(seeded, user_id):
     assert report.rows_without_vectors == ids[:1]
     assert report.vectors_without_rows == ["epi_" + "f" * 32]
     fixed = seeded.doctor(repair=True)
-    assert fixed.clean and fixed.repaired == {"reembedded": 1, "orphans_deleted": 1}
+    assert fixed.clean and fixed.repaired == {"reembedded": 1, "orphans_deleted": 1, "reindexed": 0}
     assert seeded.search("tulips", user_id=user_id, method="embedding")[0].memory.id in ids
 
 
@@ -109,3 +109,33 @@ def test_repair_embeds_the_text_ingestion_embedded(tmp_path, user_id):
         recorder.texts.clear()
         assert mx.doctor(repair=True).repaired["reembedded"] == 1
         assert recorder.texts == [episode.embedding_text()]
+
+
+def test_search_texts_of_an_older_version_are_rerendered_and_reindexed(mx, user_id):
+    from sqlalchemy import update
+    from sqlmodel import Session
+
+    from mirix_py.ops import InsertOp
+    from mirix_py.records import ResourceMemory
+    from mirix_py.store.tables import MemoryRow
+
+    pages = [f"Page {i}. Minutes of the garden committee: hedges, compost and the watering rota." for i in range(60)]
+    pages[47] = "Page 47. The boiler service code is kept in the red binder in the cellar."
+    (change,) = mx.store.apply([InsertOp(memory=ResourceMemory(
+        user_id=user_id, title="House manual", content="\n".join(pages)))], user_id=user_id, actor="seed")
+    memory_id = change.memory_id
+    assert mx.doctor().clean
+    # as an older version wrote it: the opening of the content only, indexed as such
+    old = "House manual (text):\n" + " ".join(pages)[:1000]
+    with Session(mx.store.engine) as session:
+        session.execute(update(MemoryRow).where(MemoryRow.id == memory_id).values(text=old))
+        session.flush()
+        mx.store.fulltext.upsert(session.connection(), [(memory_id, user_id, "resource", old)])
+        session.commit()
+    assert not mx.search("boiler service code", user_id=user_id, method="bm25")
+    report = mx.doctor()
+    assert report.stale_texts == [memory_id] and not report.clean
+    fixed = mx.doctor(repair=True)
+    assert fixed.clean and fixed.repaired["reindexed"] == 1
+    (hit,) = mx.search("boiler service code", user_id=user_id, method="bm25")
+    assert hit.memory.id == memory_id and "red binder in the cellar" in hit.text
