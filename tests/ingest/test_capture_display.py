@@ -93,7 +93,7 @@ def display(tmp_path_factory, tesseract):
         profile = tempfile.mkdtemp(prefix="mirix-capture-chromium-")
         procs.append(subprocess.Popen(
             ["chromium", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+             "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--password-store=basic",
              f"--user-data-dir={profile}", "--window-position=0,0", "--window-size=1280,800",
              f"--app={(root / 'page.html').as_uri()}"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
