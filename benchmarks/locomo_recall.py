@@ -102,7 +102,7 @@ def main() -> int:
     C.quiet_logs()
 
     from mirix_py.eval.locomo import (
-        CATEGORY_NAMES, SCORED_CATEGORIES, EvidenceReport, RawTurnBaselines, collect,
+        BASELINE_NAMES, CATEGORY_NAMES, ENGINE_RRF_K, SCORED_CATEGORIES, EvidenceReport, RawTurnBaselines, collect,
         full_context_words, load_locomo, score,
     )
     from mirix_py.text import STOPWORDS
@@ -154,8 +154,8 @@ def main() -> int:
                                      idf=args.baseline_idf)
         baseline_info = {"build_seconds": time.perf_counter() - t0, "stopwords": bool(args.baseline_stopwords),
                          "idf": args.baseline_idf, "tokenizer": "lowercase [a-z0-9]+ runs", "k1": 1.5, "b": 0.75,
-                         "rrf_k": 60, "document": "Speaker: text [shares a photo: caption]", "depth": "all turns"}
-        names = {"bm25": "raw BM25", "embedding": "raw MiniLM", "rrf": "raw RRF"}
+                         "rrf_k": [60, ENGINE_RRF_K], "document": "Speaker: text [shares a photo: caption]", "depth": "all turns"}
+        names = BASELINE_NAMES
         for method in RawTurnBaselines.METHODS:
             if method != "bm25" and mx.store.embedder is None:
                 continue

@@ -26,8 +26,8 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from mirix_py.eval.cache import default_cache_dir, mark_complete, open_cached_dir
 from mirix_py.eval.locomo import (
-    CATEGORY_NAMES, SCORED_CATEGORIES, Conversation, EvidenceReport, Question, RawTurnBaselines, evidence_recall,
-    file_digest, fill_budget, full_context_words, ingest_conversation, load_locomo,
+    BASELINE_NAMES, CATEGORY_NAMES, ENGINE_RRF_K, SCORED_CATEGORIES, Conversation, EvidenceReport, Question,
+    RawTurnBaselines, evidence_recall, file_digest, fill_budget, full_context_words, ingest_conversation, load_locomo,
 )
 from mirix_py.eval.metrics import (
     answer_token_recall, bleu1, locomo_f1, mean, percentile, scoring_gold, strip_citations,
@@ -35,7 +35,6 @@ from mirix_py.eval.metrics import (
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 ENGINE = "engine"
-BASELINE_NAMES = {"bm25": "raw BM25", "embedding": "raw MiniLM", "rrf": "raw RRF"}
 FULL_CONTEXT = "full context"
 
 
@@ -244,7 +243,8 @@ def run_locomo(config: LocomoEvalConfig, *, embedder: Any = None, model_client: 
                     retrieved[BASELINE_NAMES[method]][question_key(q)] = _baseline_hits(baselines, method, conv, q)
             baseline_info = {"methods": [BASELINE_NAMES[m] for m in methods], "document": "Speaker: text",
                              "bm25": "Okapi k1=1.5 b=0.75, rank_bm25's idf, lowercase [a-z0-9]+ tokens",
-                             "embedding": config.embedder, "rrf_k": baselines.rrf_k, "depth": "all turns",
+                             "embedding": config.embedder, "rrf_k": [baselines.rrf_k, ENGINE_RRF_K],
+                             "depth": "all turns",
                              "seconds": round(time.perf_counter() - t0, 2)}
         systems = [ENGINE, *baseline_info.get("methods", [])]
 

@@ -70,7 +70,7 @@ def offline_report(tmp_path_factory, embedder):
 
 def test_offline_run_counts_and_evidence(offline_report):
     report, _ = offline_report
-    assert report["systems"] == ["engine", "raw BM25", "raw MiniLM", "raw RRF"]
+    assert report["systems"] == ["engine", "raw BM25", "raw MiniLM", "raw RRF", "raw RRF k=10"]
     assert report["data"]["scored_questions_by_category"] == {"1": 1, "2": 1, "3": 1, "4": 3, "5": 1}
     ev = report["data"]["evidence"]
     assert ev["questions_without_evidence"] == 1 and any("D:2:2" in m for m in ev["malformed"])
@@ -83,7 +83,7 @@ def test_offline_run_baselines_recall_everything_that_exists_when_all_fits(offli
     report, _ = offline_report
     # 750 words hold both conversations whole: every evidence turn that exists is kept, and D1:9 never
     # is: (1 + 1 + 1 + 1 + 1 + 0) / 6
-    for name in ("raw BM25", "raw MiniLM", "raw RRF"):
+    for name in ("raw BM25", "raw MiniLM", "raw RRF", "raw RRF k=10"):
         assert report["summary"][name]["overall_1_4"]["evidence_recall"] == pytest.approx(5 / 6)
     # one word holds no turn: nothing is kept, recall 0
     for name in report["systems"]:

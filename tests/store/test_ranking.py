@@ -35,3 +35,18 @@ def test_fts_rowids_sit_in_their_users_range():
         assert 0 <= low < high < 2 ** 63
         for mid in ("epi_1", "sem_2", "x"):
             assert low <= fts_rowid(user, mid) <= fts_rowid(user, mid) + PROBE_SLOTS - 1 <= high
+
+
+def test_default_k_lets_a_strong_single_leg_match_beat_deep_consensus():
+    from mirix_py.store.search import RRF_K
+
+    fillers_a = [f"a{i}" for i in range(49)]
+    fillers_b = [f"b{i}" for i in range(49)]
+    lexical = ["exact", *fillers_a, "both"]   # "both" is 51st in each list
+    semantic = [*fillers_b, "x", "both"]
+    def order(k):
+        return [i for i, _ in rrf_fuse([lexical, semantic], k=k)]
+
+    assert order(RRF_K).index("exact") < order(RRF_K).index("both")
+    assert order(60).index("both") < order(60).index("exact")  # what the paper's k=60 does
+    assert RRF_K < 60
