@@ -86,6 +86,14 @@ def test_stdio_server_with_the_sdk_client(tmp_path):
             # still serving after the errors
             assert _payload(await client.call_tool("search_memory", {"query": "Tom"}))
 
+            # a long document comes back as the lines about the query, not all of it
+            pages = [f"Page {i}. Minutes of the garden committee: hedges, compost and the rota." for i in range(60)]
+            pages[47] = "Page 47. The boiler service code is kept in the red binder in the cellar."
+            _payload(await client.call_tool("add_memory", {"content": "# House manual\n\n" + "\n".join(pages)}))
+            hits = _payload(await client.call_tool("search_memory", {"query": "boiler service code", "limit": 3}))
+            text = next(h["text"] for h in hits if h["memory_type"] == "resource")
+            assert "red binder in the cellar" in text and "…" in text and len(text.split()) <= 130
+
     anyio.run(main)
 
 
