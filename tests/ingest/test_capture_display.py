@@ -11,7 +11,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -90,7 +89,7 @@ def display(tmp_path_factory, tesseract):
         assert number.isdigit(), "Xvfb did not report a display number"
         env = {**os.environ, "DISPLAY": f":{number}"}
         procs.append(subprocess.Popen(["openbox"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        profile = tempfile.mkdtemp(prefix="mirix-capture-chromium-")
+        profile = root / "chromium-profile"  # a throwaway profile: no first-run state, nothing shared
         procs.append(subprocess.Popen(
             ["chromium", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
              "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--password-store=basic",
@@ -114,7 +113,6 @@ def display(tmp_path_factory, tesseract):
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
-        shutil.rmtree(locals().get("profile") or "/nonexistent", ignore_errors=True)
 
 
 def test_the_real_screen_is_grabbed_named_and_remembered(display, monkeypatch, tmp_path, embedder, tesseract):
