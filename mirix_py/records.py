@@ -105,9 +105,10 @@ class EpisodicMemory(MemoryBase):
         return f"[{when}] {self._said()}"
 
     def embedding_text(self) -> str:
-        """With the day in words ("8 May 2023 Ada: ...") instead of "[2023-05-08 13:56] ": three or four
-        word pieces instead of about eleven (a quarter of a LoCoMo turn's tokens) for MiniLM."""
-        return f"{self.occurred_at.strftime('%-d %B %Y')} {self._said()}" if self.occurred_at else self._said()
+        """What was said, without the date: the date is in the search text (BM25) and `occurred_at`
+        (time filters). Dated vectors ("8 May 2023 Ada: ...") gave LoCoMo recall 0.764 against
+        0.778 undated, with RRF k=10; with k=60 the dated ones had been ahead (0.732 against 0.728)."""
+        return self._said()
 
     def _said(self) -> str:
         body = self.summary if not self.details or self.details == self.summary else f"{self.summary} — {self.details}"

@@ -34,7 +34,7 @@ def test_prompt_text_of_each_type():
     when = datetime(2024, 1, 2, 3, 4, tzinfo=timezone.utc)
     assert EpisodicMemory(user_id="u", summary="Met Bo", actor="Ada", occurred_at=when).search_text() == \
         "[2024-01-02 03:04] Ada: Met Bo"
-    assert EpisodicMemory(user_id="u", summary="Met Bo", actor="Ada", occurred_at=when).embedding_text() == "2 January 2024 Ada: Met Bo"
+    assert EpisodicMemory(user_id="u", summary="Met Bo", actor="Ada", occurred_at=when).embedding_text() == "Ada: Met Bo"
     assert ProceduralMemory(user_id="u", summary="Tea", steps=["boil"]).embedding_text() == "Tea: 1. boil"
     assert ProceduralMemory(user_id="u", summary="Tea", steps=["boil", "steep"]).search_text() == "Tea: 1. boil 2. steep"
     vault = KnowledgeVaultMemory(user_id="u", caption="gym locker code", secret_value="4321")
