@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from mirix_py.text import STOPWORDS
+from mirix_py.store.fulltext import query_terms
 
 __all__ = ["FOCUS_WORDS", "focus", "query_stems"]
 
@@ -31,8 +31,8 @@ def _stem(token: str) -> str:
 
 
 def query_stems(query: str) -> frozenset[str]:
-    """The query's content words, lowercased and suffix-stripped."""
-    return frozenset(_stem(t) for t in _TOKEN.findall(query.lower()) if len(t) > 1 and t not in STOPWORDS)
+    """The query's content words as full-text search takes them (`query_terms`), suffix-stripped."""
+    return frozenset(_stem(t) for t in query_terms(query))
 
 
 def _units(text: str, max_words: int) -> list[str]:
