@@ -22,6 +22,7 @@ from mirix_py.store.tables import InputRow, MemoryRow
 from mirix_py.store.vectors import VectorItem
 
 EMBED_BATCH = 256
+TEXT_BATCH = 500  # rows re-rendered per transaction
 
 
 @dataclass
@@ -103,10 +104,10 @@ def _stale_texts(store: MemoryStore) -> list[str]:
 def _rerender_texts(store: MemoryStore, memory_ids: list[str]) -> int:
     """Write the current search text of these rows and re-index them for full-text search."""
     done = 0
-    for start in range(0, len(memory_ids), EMBED_BATCH):
+    for start in range(0, len(memory_ids), TEXT_BATCH):
         with Session(store.engine) as session:
             rows = list(session.execute(
-                select(MemoryRow).where(MemoryRow.id.in_(memory_ids[start:start + EMBED_BATCH]))).scalars())
+                select(MemoryRow).where(MemoryRow.id.in_(memory_ids[start:start + TEXT_BATCH]))).scalars())
             for row in rows:
                 row.text = store.to_record(row).search_text()
             session.flush()
