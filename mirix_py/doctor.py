@@ -2,8 +2,9 @@
 
 Finds rows without vectors, vectors without rows, embeddings made by another model (the embedder
 changed), search texts written by an older version (a resource's text held only its opening before
-its whole content was indexed) and vault secrets or logged inputs that the current key cannot
-decrypt. `repair` re-embeds what is missing or stale (a user's whole collection when the model
+its whole content was indexed), rows that no longer read as a record (a field referring outside
+the row's search text after a hand edit, fields that fail validation) and vault secrets or logged
+inputs that the current key cannot decrypt. `repair` re-embeds what is missing or stale (a user's whole collection when the model
 changed, since the dimension may differ), deletes orphan vectors, re-renders stale search texts
 (and their full-text rows), and reports what cannot be fixed.
 """
@@ -31,6 +32,7 @@ class DoctorReport:
     vectors_without_rows: list[str] = field(default_factory=list)
     stale_embeddings: list[str] = field(default_factory=list)
     stale_texts: list[str] = field(default_factory=list)
+    unreadable_rows: list[str] = field(default_factory=list)
     undecryptable_secrets: list[str] = field(default_factory=list)
     undecryptable_inputs: list[str] = field(default_factory=list)
     embedder: str | None = None
@@ -39,13 +41,14 @@ class DoctorReport:
     @property
     def clean(self) -> bool:
         return not (self.rows_without_vectors or self.vectors_without_rows or self.stale_embeddings
-                    or self.stale_texts or self.undecryptable_secrets or self.undecryptable_inputs)
+                    or self.stale_texts or self.unreadable_rows or self.undecryptable_secrets or self.undecryptable_inputs)
 
     def summary(self) -> dict[str, int | str | None | dict]:
         return {"clean": self.clean, "embedder": self.embedder,
                 "rows_without_vectors": len(self.rows_without_vectors),
                 "vectors_without_rows": len(self.vectors_without_rows),
                 "stale_embeddings": len(self.stale_embeddings), "stale_texts": len(self.stale_texts),
+                "unreadable_rows": len(self.unreadable_rows),
                 "undecryptable_secrets": len(self.undecryptable_secrets),
                 "undecryptable_inputs": len(self.undecryptable_inputs), "repaired": self.repaired}
 
@@ -76,7 +79,7 @@ def diagnose(store: MemoryStore) -> DoctorReport:
                     report.rows_without_vectors.append(memory_id)
                 elif model != store.embedder.name:
                     report.stale_embeddings.append(memory_id)
-    report.stale_texts = _stale_texts(store)
+    report.stale_texts, report.unreadable_rows = _stale_texts(store)
     with Session(store.engine) as session:
         for memory_id, secret in session.execute(select(MemoryRow.id, MemoryRow.secret).where(MemoryRow.secret.is_not(None))):
             try:
@@ -91,25 +94,34 @@ def diagnose(store: MemoryStore) -> DoctorReport:
     return report
 
 
-def _stale_texts(store: MemoryStore) -> list[str]:
-    """Ids of rows whose stored search text is not what their record renders now."""
+def _stale_texts(store: MemoryStore) -> tuple[list[str], list[str]]:
+    """(ids of rows whose stored search text is not what their record renders now,
+    ids of rows that do not read as a record at all)."""
     stale: list[str] = []
+    unreadable: list[str] = []
     with Session(store.engine) as session:
         for row in session.execute(select(MemoryRow).execution_options(yield_per=1000)).scalars():
-            if row.text != store.to_record(row).search_text():
+            try:
+                record = store.to_record(row)
+            except ValueError:  # pydantic's ValidationError is one
+                unreadable.append(row.id)
+                continue
+            if row.text != record.search_text():
                 stale.append(row.id)
-    return stale
+    return stale, unreadable
 
 
 def _rerender_texts(store: MemoryStore, memory_ids: list[str]) -> int:
-    """Write the current search text of these rows and re-index them for full-text search."""
+    """Write the current search text of these rows (with their fields, which refer into it:
+    `store.textrefs`) and re-index them for full-text search."""
     done = 0
     for start in range(0, len(memory_ids), TEXT_BATCH):
         with Session(store.engine) as session:
             rows = list(session.execute(
                 select(MemoryRow).where(MemoryRow.id.in_(memory_ids[start:start + TEXT_BATCH]))).scalars())
             for row in rows:
-                row.text = store.to_record(row).search_text()
+                fresh = store.to_row(store.to_record(row))  # the secret column is left as it is
+                row.text, row.fields = fresh.text, fresh.fields
             session.flush()
             store.fulltext.upsert(session.connection(), [(r.id, r.user_id, r.memory_type, r.text) for r in rows])
             session.commit()
@@ -119,7 +131,7 @@ def _rerender_texts(store: MemoryStore, memory_ids: list[str]) -> int:
 
 def repair(store: MemoryStore, report: DoctorReport,
            progress: Callable[[Iterable, int], Iterable] = lambda it, total: it) -> DoctorReport:
-    """Fix what can be fixed, then diagnose again."""
+    """Fix what can be fixed, then diagnose again. Unreadable rows are left for a restore."""
     reindexed = _rerender_texts(store, report.stale_texts)
     if store.vectors is None or store.embedder is None:
         after = diagnose(store)
@@ -130,6 +142,7 @@ def repair(store: MemoryStore, report: DoctorReport,
     stale_users = {u for u, ids in rows.items() if any(i in ids for i in report.stale_embeddings)}
     missing = set(report.rows_without_vectors)
     orphans = set(report.vectors_without_rows)
+    unreadable = set(report.unreadable_rows)  # reported, not re-embedded: there is no record to embed
     todo: list[tuple[str, str]] = []
     for user_id, ids in rows.items():
         if user_id in stale_users:
@@ -150,7 +163,7 @@ def repair(store: MemoryStore, report: DoctorReport,
         with Session(store.engine) as session:
             found = {r.id: r for r in session.execute(
                 select(MemoryRow).where(MemoryRow.id.in_([i for _, i in chunk]))).scalars()}
-            live = [(u, i) for u, i in chunk if i in found]
+            live = [(u, i) for u, i in chunk if i in found and i not in unreadable]
             vectors = store.embedder.embed([store.to_record(found[i]).embedding_text() for _, i in live])
             by_user: dict[str, list[VectorItem]] = {}
             for (user_id, memory_id), vector in zip(live, vectors):

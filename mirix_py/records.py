@@ -155,11 +155,11 @@ class ResourceMemory(MemoryBase):
     content: str = ""
 
     def search_text(self) -> str:
-        """Title, summary and the whole content, one line per non-blank line: all of it is indexed
-        for full-text search, so a passage deep in a long document is found; prompts cut it to the
-        lines about the question (`agents.passages.focus`)."""
-        body = "\n".join(" ".join(line.split()) for line in self.content.splitlines() if line.strip())
-        return self._with_head(body)
+        """Title, summary and the whole content as it is: all of it is indexed for full-text
+        search, so a passage deep in a long document is found; prompts cut it to the lines about
+        the question (`agents.passages.focus`). Verbatim, so the row keeps the content once
+        (`store.textrefs`)."""
+        return self._with_head(self.content if self.content.strip() else "")
 
     def embedding_text(self) -> str:
         """Title, summary and the opening of the content: MiniLM reads 256 word pieces at most."""

@@ -117,7 +117,7 @@ def test_search_texts_of_an_older_version_are_rerendered_and_reindexed(mx, user_
     from sqlmodel import Session
 
     from mirix_py.ops import InsertOp
-    from mirix_py.records import ResourceMemory
+    from mirix_py.records import ResourceMemory, type_fields
     from mirix_py.store.tables import MemoryRow
 
     pages = [f"Page {i}. Minutes of the garden committee: hedges, compost and the watering rota." for i in range(60)]
@@ -126,10 +126,11 @@ def test_search_texts_of_an_older_version_are_rerendered_and_reindexed(mx, user_
         user_id=user_id, title="House manual", content="\n".join(pages)))], user_id=user_id, actor="seed")
     memory_id = change.memory_id
     assert mx.doctor().clean
-    # as an older version wrote it: the opening of the content only, indexed as such
+    # as an older version wrote it: the opening of the content only, indexed as such, every field whole
     old = "House manual (text):\n" + " ".join(pages)[:1000]
+    fields = type_fields(mx.get(memory_id, user_id=user_id))
     with Session(mx.store.engine) as session:
-        session.execute(update(MemoryRow).where(MemoryRow.id == memory_id).values(text=old))
+        session.execute(update(MemoryRow).where(MemoryRow.id == memory_id).values(text=old, fields=fields))
         session.flush()
         mx.store.fulltext.upsert(session.connection(), [(memory_id, user_id, "resource", old)])
         session.commit()
@@ -140,3 +141,27 @@ def test_search_texts_of_an_older_version_are_rerendered_and_reindexed(mx, user_
     assert fixed.clean and fixed.repaired["reindexed"] == 1
     (hit,) = mx.search("boiler service code", user_id=user_id, method="bm25")
     assert hit.memory.id == memory_id and "red binder in the cellar" in hit.text
+    with Session(mx.store.engine) as session:  # and the content is now kept once, in the search text
+        row = session.get(MemoryRow, memory_id)
+        assert "content" not in row.fields and pages[47] in row.text
+
+
+def test_a_row_that_no_longer_reads_is_reported_and_left_alone(mx, user_id):
+    from sqlalchemy import update
+    from sqlmodel import Session
+
+    from mirix_py.ops import InsertOp
+    from mirix_py.records import ResourceMemory
+    from mirix_py.store.tables import MemoryRow
+
+    content = "Page 47. The boiler service code is kept in the red binder in the cellar."
+    (change,) = mx.store.apply([InsertOp(memory=ResourceMemory(user_id=user_id, title="House manual",
+                                                                content=content))], user_id=user_id, actor="seed")
+    with Session(mx.store.engine) as session:  # a hand edit of the text leaves the content's reference dangling
+        session.execute(update(MemoryRow).where(MemoryRow.id == change.memory_id).values(text="House manual"))
+        session.commit()
+    report = mx.doctor()
+    assert report.unreadable_rows == [change.memory_id] and not report.clean
+    assert report.summary()["unreadable_rows"] == 1
+    fixed = mx.doctor(repair=True)  # nothing to rebuild it from: still reported, nothing else touched
+    assert fixed.unreadable_rows == [change.memory_id] and fixed.stale_texts == []

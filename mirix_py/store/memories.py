@@ -26,6 +26,8 @@ from mirix_py.records import (
 from mirix_py.store.crypto import Cipher
 from mirix_py.store.embeddings import Embedder
 from mirix_py.store.fulltext import FullTextIndex
+from mirix_py.store.patches import diff_state, undiff_state
+from mirix_py.store.textrefs import from_refs, to_refs
 from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow, UsageRow
 from mirix_py.store.vectors import ChromaVectorIndex, VectorItem
 
@@ -64,15 +66,16 @@ class MemoryStore:
         if isinstance(memory, KnowledgeVaultMemory):
             value = fields.pop("secret_value", "")
             secret = self.cipher.encrypt(value) if value else None
+        text = memory.search_text()
         return MemoryRow(
             id=memory.id, user_id=memory.user_id, memory_type=memory.memory_type.value,
-            text=memory.search_text(), occurred_at=memory.occurred_at, created_at=memory.created_at,
+            text=text, occurred_at=memory.occurred_at, created_at=memory.created_at,
             updated_at=memory.updated_at, source_ids=list(memory.source_ids), tags=list(memory.tags),
-            fields=fields, secret=secret,
+            fields=to_refs(fields, text), secret=secret,
         )
 
     def to_record(self, row: MemoryRow, *, reveal: bool = False) -> MemoryBase:
-        data: dict[str, Any] = dict(row.fields or {})
+        data: dict[str, Any] = from_refs(row.fields or {}, row.text)
         data.update(
             id=row.id, user_id=row.user_id, memory_type=row.memory_type, occurred_at=row.occurred_at,
             created_at=row.created_at, updated_at=row.updated_at, source_ids=list(row.source_ids or []),
@@ -143,10 +146,14 @@ class MemoryStore:
                         session.merge(row)
                     indexed[row.id] = (row.id, row.user_id, row.memory_type, row.text)
                 # `after` is not stored: it is the memory row itself until the next event, whose
-                # `before` keeps it; `history()` fills it in (half the bytes of history)
+                # `before` keeps it; `history()` fills it in (half the bytes of history). An update
+                # keeps its earlier long texts as line patches against that state (`patches`).
+                before = self.history_dump(plan.before)
+                if plan.operation is Operation.update and before is not None:
+                    before = diff_state(before, self.history_dump(plan.after))
                 session.add(HistoryRow(
                     memory_id=plan.memory_id, user_id=user_id, memory_type=plan.memory_type.value,
-                    operation=plan.operation.value, before=self.history_dump(plan.before), after=None,
+                    operation=plan.operation.value, before=before, after=None,
                     actor=actor, input_id=input_id, created_at=utcnow(),
                 ))
             write_pending()
@@ -312,17 +319,24 @@ class MemoryStore:
             rows = session.execute(query.order_by(HistoryRow.id)).scalars().all()
             if not rows:
                 raise MemoryNotFound(memory_id)
-            afters = [r.after for r in rows]
-            for i, r in enumerate(rows):  # the state an event left: the next event's `before`, or the row now
-                if r.after is None and r.operation != Operation.delete.value:
-                    if i + 1 < len(rows):
-                        afters[i] = rows[i + 1].before
-                    else:
-                        current = session.get(MemoryRow, memory_id)
-                        afters[i] = self.history_dump(self.to_record(current)) if current is not None else None
+            befores: list[dict[str, Any] | None] = [None] * len(rows)
+            afters: list[dict[str, Any] | None] = [None] * len(rows)
+            following: dict[str, Any] | None = None  # the state the next event started from
+            for i in reversed(range(len(rows))):  # newest first: a patched `before` reads against its successor
+                r = rows[i]
+                if r.after is not None or r.operation == Operation.delete.value:
+                    afters[i] = r.after
+                elif i + 1 < len(rows):
+                    afters[i] = following
+                else:
+                    current = session.get(MemoryRow, memory_id)
+                    afters[i] = self.history_dump(self.to_record(current)) if current is not None else None
+                befores[i] = undiff_state(r.before, afters[i]) if r.before is not None else None
+                following = befores[i]
         return [HistoryEvent(id=r.id, memory_id=r.memory_id, user_id=r.user_id, memory_type=r.memory_type,
-                             operation=r.operation, before=r.before, after=after, actor=r.actor,
-                             input_id=r.input_id, created_at=r.created_at) for r, after in zip(rows, afters)]
+                             operation=r.operation, before=before, after=after, actor=r.actor,
+                             input_id=r.input_id, created_at=r.created_at)
+                for r, before, after in zip(rows, befores, afters)]
 
     def record_usage(self, user_id: str, kind: str, usage: dict[str, Any]) -> None:
         with Session(self.engine) as session:

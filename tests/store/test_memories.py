@@ -150,3 +150,86 @@ def test_list_filters_and_orders(mx, user_id):
     window = mx.list(user_id=user_id, start=T0.replace(day=2), end=T0.replace(day=4))
     assert sorted(m.summary for m in window) == ["event 1", "event 2"]
     assert len(mx.list(user_id=user_id, limit=2, offset=1)) == 2
+
+
+PAGE = [f"Line {i}: minutes of the garden committee, hedges, compost and the watering rota." for i in range(40)]
+
+
+def _raw(mx, memory_id: str, column: str):
+    from sqlmodel import Session
+
+    from mirix_py.store.tables import MemoryRow
+
+    with Session(mx.store.engine) as session:
+        return getattr(session.get(MemoryRow, memory_id), column)
+
+
+def test_a_row_keeps_each_long_text_once(mx, user_id):
+    from mirix_py.records import ResourceMemory
+
+    details = "The boiler service code is kept in the red binder, on the shelf in the cellar."
+    summary = "Read the house manual while waiting for the plumber"
+    content = "\n".join(PAGE) + "\n\n  indented, with trailing spaces  \n"
+    (ep, res) = mx.store.apply([
+        InsertOp(memory=EpisodicMemory(user_id=user_id, summary=summary, details=details, occurred_at=T0)),
+        InsertOp(memory=ResourceMemory(user_id=user_id, title="House manual", content=content)),
+    ], user_id=user_id, actor="test")
+    for change, long_texts in ((ep, (summary, details)), (res, (content,))):
+        stored = _raw(mx, change.memory_id, "fields")
+        assert not any(text in str(stored) for text in long_texts)  # only in the search text
+        assert all(text in _raw(mx, change.memory_id, "text") for text in long_texts)
+    assert mx.get(ep.memory_id, user_id=user_id).details == details
+    assert mx.get(res.memory_id, user_id=user_id).content == content  # byte for byte, whitespace too
+    updated = mx.update(res.memory_id, user_id=user_id, content=content.replace("Line 7", "Line seven"))
+    assert mx.get(res.memory_id, user_id=user_id).content == updated.content != content
+    (hit,) = mx.search("boiler service code", user_id=user_id, memory_types=["episodic"], method="bm25")
+    assert hit.memory.details == details
+
+
+def test_history_of_a_text_edited_line_by_line_stores_patches_and_reads_every_state(mx, user_id):
+    from sqlalchemy import text as sql
+
+    from mirix_py.records import ResourceMemory
+
+    versions = ["\n".join(PAGE)]
+    for i in (3, 17, 30):
+        lines = versions[-1].split("\n")
+        lines[i] = f"Line {i}: changed on visit {len(versions)}"
+        versions.append("\n".join(lines))
+    (change,) = mx.store.apply([InsertOp(memory=ResourceMemory(user_id=user_id, title="Screenshot of Firefox",
+                                                                content=versions[0]))], user_id=user_id, actor="t")
+    mid = change.memory_id
+    for content in versions[1:]:
+        mx.update(mid, user_id=user_id, content=content)
+    mx.delete(mid, user_id=user_id)
+    events = mx.history(mid, user_id=user_id)
+    assert [e.operation.value for e in events] == ["insert", "update", "update", "update", "delete"]
+    assert [e.after["content"] for e in events[:4]] == versions and events[4].after is None
+    assert [e.before["content"] for e in events[1:]] == versions
+    with mx.engine.connect() as conn:
+        sizes = [n for (n,) in conn.execute(sql("SELECT LENGTH(CAST(before AS TEXT)) FROM memory_history "
+                                                "WHERE memory_id = :m AND operation = 'update' ORDER BY id"),
+                                            {"m": mid})]
+    assert len(sizes) == 3 and max(sizes) < len(versions[0]) / 3  # patches, not whole pages
+
+
+def test_rows_and_history_written_before_the_single_copy_layout_still_read(mx, user_id):
+    from sqlalchemy import update
+    from sqlmodel import Session
+
+    from mirix_py.records import type_fields
+    from mirix_py.store.tables import HistoryRow, MemoryRow
+
+    (change,) = mx.store.apply([_semantic(user_id, "House manual", "Where things are kept in the house",
+                                          details="\n".join(PAGE))], user_id=user_id, actor="t")
+    mid = change.memory_id
+    mx.update(mid, user_id=user_id, details="\n".join(PAGE[1:]))
+    current = mx.get(mid, user_id=user_id)
+    old_before = mx.history(mid, user_id=user_id)[1].before
+    with Session(mx.store.engine) as session:  # as an older version stored them: every field whole
+        session.execute(update(MemoryRow).where(MemoryRow.id == mid).values(fields=type_fields(current)))
+        session.execute(update(HistoryRow).where(HistoryRow.memory_id == mid, HistoryRow.operation == "update")
+                        .values(before=old_before))
+        session.commit()
+    assert mx.get(mid, user_id=user_id) == current
+    assert mx.history(mid, user_id=user_id)[1].before["details"] == "\n".join(PAGE)
