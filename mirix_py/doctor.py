@@ -4,7 +4,9 @@ Finds rows without vectors, vectors without rows, embeddings made by another mod
 changed), search texts written by an older version (a resource's text held only its opening before
 its whole content was indexed), rows that no longer read as a record (a field referring outside
 the row's search text after a hand edit, fields that fail validation) and vault secrets or logged
-inputs that the current key cannot decrypt. `repair` re-embeds what is missing or stale (a user's whole collection when the model
+inputs that the current key cannot decrypt. It also counts rows that still keep their long texts
+twice (written before rows kept each text once: `store.textrefs`); that is not a fault, but
+`repair` rewrites them in the single-copy layout. `repair` re-embeds what is missing or stale (a user's whole collection when the model
 changed, since the dimension may differ), deletes orphan vectors, re-renders stale search texts
 (and their full-text rows), and reports what cannot be fixed.
 """
@@ -20,6 +22,7 @@ from sqlmodel import Session
 from mirix_py.store.crypto import VaultKeyError
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.tables import InputRow, MemoryRow
+from mirix_py.store.textrefs import REFS_KEY, to_refs
 from mirix_py.store.vectors import VectorItem
 
 EMBED_BATCH = 256
@@ -33,6 +36,7 @@ class DoctorReport:
     stale_embeddings: list[str] = field(default_factory=list)
     stale_texts: list[str] = field(default_factory=list)
     unreadable_rows: list[str] = field(default_factory=list)
+    compactable_rows: list[str] = field(default_factory=list)  # not a fault: `clean` ignores them
     undecryptable_secrets: list[str] = field(default_factory=list)
     undecryptable_inputs: list[str] = field(default_factory=list)
     embedder: str | None = None
@@ -48,7 +52,7 @@ class DoctorReport:
                 "rows_without_vectors": len(self.rows_without_vectors),
                 "vectors_without_rows": len(self.vectors_without_rows),
                 "stale_embeddings": len(self.stale_embeddings), "stale_texts": len(self.stale_texts),
-                "unreadable_rows": len(self.unreadable_rows),
+                "unreadable_rows": len(self.unreadable_rows), "compactable_rows": len(self.compactable_rows),
                 "undecryptable_secrets": len(self.undecryptable_secrets),
                 "undecryptable_inputs": len(self.undecryptable_inputs), "repaired": self.repaired}
 
@@ -79,7 +83,7 @@ def diagnose(store: MemoryStore) -> DoctorReport:
                     report.rows_without_vectors.append(memory_id)
                 elif model != store.embedder.name:
                     report.stale_embeddings.append(memory_id)
-    report.stale_texts, report.unreadable_rows = _stale_texts(store)
+    report.stale_texts, report.unreadable_rows, report.compactable_rows = _stale_texts(store)
     with Session(store.engine) as session:
         for memory_id, secret in session.execute(select(MemoryRow.id, MemoryRow.secret).where(MemoryRow.secret.is_not(None))):
             try:
@@ -94,11 +98,13 @@ def diagnose(store: MemoryStore) -> DoctorReport:
     return report
 
 
-def _stale_texts(store: MemoryStore) -> tuple[list[str], list[str]]:
+def _stale_texts(store: MemoryStore) -> tuple[list[str], list[str], list[str]]:
     """(ids of rows whose stored search text is not what their record renders now,
-    ids of rows that do not read as a record at all)."""
+    ids of rows that do not read as a record at all,
+    ids of rows whose fields still repeat long texts of their search text)."""
     stale: list[str] = []
     unreadable: list[str] = []
+    compactable: list[str] = []
     with Session(store.engine) as session:
         for row in session.execute(select(MemoryRow).execution_options(yield_per=1000)).scalars():
             try:
@@ -108,7 +114,22 @@ def _stale_texts(store: MemoryStore) -> tuple[list[str], list[str]]:
                 continue
             if row.text != record.search_text():
                 stale.append(row.id)
-    return stale, unreadable
+            elif REFS_KEY not in row.fields and to_refs(row.fields, row.text) != row.fields:
+                compactable.append(row.id)
+    return stale, unreadable, compactable
+
+
+def _compact_rows(store: MemoryStore, memory_ids: list[str]) -> int:
+    """Rewrite these rows' fields as references into their (unchanged) search text."""
+    done = 0
+    for start in range(0, len(memory_ids), TEXT_BATCH):
+        with Session(store.engine) as session:
+            for row in session.execute(
+                    select(MemoryRow).where(MemoryRow.id.in_(memory_ids[start:start + TEXT_BATCH]))).scalars():
+                row.fields = to_refs(row.fields, row.text)
+                done += 1
+            session.commit()
+    return done
 
 
 def _rerender_texts(store: MemoryStore, memory_ids: list[str]) -> int:
@@ -133,11 +154,12 @@ def repair(store: MemoryStore, report: DoctorReport,
            progress: Callable[[Iterable, int], Iterable] = lambda it, total: it) -> DoctorReport:
     """Fix what can be fixed, then diagnose again. Unreadable rows are left for a restore."""
     reindexed = _rerender_texts(store, report.stale_texts)
+    compacted = _compact_rows(store, report.compactable_rows)
     if store.vectors is None or store.embedder is None:
         after = diagnose(store)
-        after.repaired = {"reembedded": 0, "orphans_deleted": 0, "reindexed": reindexed}
+        after.repaired = {"reembedded": 0, "orphans_deleted": 0, "reindexed": reindexed, "compacted": compacted}
         return after
-    repaired = {"reembedded": 0, "orphans_deleted": 0, "reindexed": reindexed}
+    repaired = {"reembedded": 0, "orphans_deleted": 0, "reindexed": reindexed, "compacted": compacted}
     rows = _rows_by_user(store)
     stale_users = {u for u, ids in rows.items() if any(i in ids for i in report.stale_embeddings)}
     missing = set(report.rows_without_vectors)

@@ -46,7 +46,7 @@ def test_missing_and_orphan_vectors_are_repaired(seeded, user_id):
     assert report.rows_without_vectors == ids[:1]
     assert report.vectors_without_rows == ["epi_" + "f" * 32]
     fixed = seeded.doctor(repair=True)
-    assert fixed.clean and fixed.repaired == {"reembedded": 1, "orphans_deleted": 1, "reindexed": 0}
+    assert fixed.clean and fixed.repaired == {"reembedded": 1, "orphans_deleted": 1, "reindexed": 0, "compacted": 0}
     assert seeded.search("tulips", user_id=user_id, method="embedding")[0].memory.id in ids
 
 
@@ -165,3 +165,28 @@ def test_a_row_that_no_longer_reads_is_reported_and_left_alone(mx, user_id):
     assert report.summary()["unreadable_rows"] == 1
     fixed = mx.doctor(repair=True)  # nothing to rebuild it from: still reported, nothing else touched
     assert fixed.unreadable_rows == [change.memory_id] and fixed.stale_texts == []
+
+
+def test_rows_written_before_the_single_copy_layout_are_counted_and_compacted_by_repair(mx, user_id):
+    from sqlalchemy import update
+    from sqlmodel import Session
+
+    from mirix_py.ops import InsertOp
+    from mirix_py.records import EpisodicMemory, type_fields
+    from mirix_py.store.tables import MemoryRow
+
+    details = "The boiler service code is kept in the red binder, on the shelf in the cellar."
+    (change,) = mx.store.apply([InsertOp(memory=EpisodicMemory(
+        user_id=user_id, summary="Read the house manual while waiting for the plumber", details=details))],
+        user_id=user_id, actor="seed")
+    memory = mx.get(change.memory_id, user_id=user_id)
+    with Session(mx.store.engine) as session:  # as an older version wrote it: every field whole
+        session.execute(update(MemoryRow).where(MemoryRow.id == change.memory_id).values(fields=type_fields(memory)))
+        session.commit()
+    report = mx.doctor()
+    assert report.clean and report.compactable_rows == [change.memory_id]  # not a fault
+    fixed = mx.doctor(repair=True)
+    assert fixed.repaired["compacted"] == 1 and fixed.compactable_rows == [] and fixed.clean
+    with Session(mx.store.engine) as session:
+        assert details not in str(session.get(MemoryRow, change.memory_id).fields)
+    assert mx.get(change.memory_id, user_id=user_id) == memory
