@@ -5,10 +5,11 @@ changed), search texts written by an older version (a resource's text held only 
 its whole content was indexed), rows that no longer read as a record (a field referring outside
 the row's search text after a hand edit, fields that fail validation) and vault secrets or logged
 inputs that the current key cannot decrypt. It also counts rows that still keep their long texts
-twice (written before rows kept each text once: `store.textrefs`); that is not a fault, but
-`repair` rewrites them in the single-copy layout. `repair` re-embeds what is missing or stale (a user's whole collection when the model
-changed, since the dimension may differ), deletes orphan vectors, re-renders stale search texts
-(and their full-text rows), and reports what cannot be fixed.
+twice (written before rows kept each text once: `store.textrefs`); that is not a fault.
+
+`repair` re-embeds what is missing or stale (a user's whole collection when the model changed,
+since the dimension may differ), deletes orphan vectors, re-renders stale search texts (and their
+full-text rows), rewrites old rows in the single-copy layout, and reports what cannot be fixed.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ class DoctorReport:
     @property
     def clean(self) -> bool:
         return not (self.rows_without_vectors or self.vectors_without_rows or self.stale_embeddings
-                    or self.stale_texts or self.unreadable_rows or self.undecryptable_secrets or self.undecryptable_inputs)
+                    or self.stale_texts or self.unreadable_rows or self.undecryptable_secrets
+                    or self.undecryptable_inputs)
 
     def summary(self) -> dict[str, int | str | None | dict]:
         return {"clean": self.clean, "embedder": self.embedder,

@@ -36,6 +36,8 @@ class MemoryRow(SQLModel, table=True):
 
     Type-specific fields live in `fields` (validated by the pydantic record of the type);
     `text` is the record's prompt/search text; vault secrets live only in `secret`, encrypted.
+    A long field that appears verbatim in `text` is stored as a reference into it
+    (`store.textrefs`): whatever rewrites `text` rewrites `fields` with it.
     """
 
     __tablename__ = "memory"
@@ -58,7 +60,9 @@ class MemoryRow(SQLModel, table=True):
 
 
 class HistoryRow(SQLModel, table=True):
-    """One change to one memory (before/after are masked record dumps)."""
+    """One change to one memory (before/after are masked record dumps). `after` is left empty and
+    read from the next event or the row; an update's long texts in `before` are line patches
+    against that state (`store.patches`). Read it through `MemoryStore.history()`."""
 
     __tablename__ = "memory_history"
 
