@@ -65,6 +65,9 @@ class OcrConfig:
         (0.55 s against 0.47 s a frame); x1.5 was no better and slower. A 4K HiDPI frame is
         scaled down instead.
     invert_dark: invert dark-background regions and switch off Tesseract's inversion pass.
+    reread_below: token-shaped words (keys, hashes, addresses) read with less confidence than this
+        are read again, enlarged to `reread_scale` times the frame's size, in one more Tesseract
+        call per frame that has any (`ingest.reread`); 0 switches it off.
     """
 
     lang: str = "eng"
@@ -77,6 +80,8 @@ class OcrConfig:
     invert_dark: bool = True
     timeout: float = 60.0
     extra_config: str = ""
+    reread_below: float = 80.0
+    reread_scale: float = 2.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.lang, str) or not self.lang.strip() or any(
@@ -92,6 +97,10 @@ class OcrConfig:
             raise InvalidInput("target_height must be between 240 and 8640 pixels")
         if self.timeout <= 0:
             raise InvalidInput("timeout must be positive")
+        if not 0 <= self.reread_below <= 100:
+            raise InvalidInput("reread_below is a confidence, 0-100")
+        if not 1 <= self.reread_scale <= 4:
+            raise InvalidInput("reread_scale must be between 1 and 4")
 
     def scale_for(self, height: int) -> float:
         """The resize factor used for a frame `height` pixels high (auto: towards target_height, 0.5-2)."""
@@ -414,9 +423,30 @@ def ocr_image(image: Image.Image, config: OcrConfig = OcrConfig(), *, cmd: str |
         raise OcrError(f"Tesseract failed: {exc.message or exc}") from exc
     except RuntimeError as exc:  # pytesseract's "Tesseract process timeout"
         raise OcrError(f"Tesseract took longer than {config.timeout:g} s on a {image.width}x{image.height} frame") from exc
+    if config.reread_below > 0:
+        _reread(pytesseract, prepared, data, config, scale)
     return parse_tesseract_data(data, min_confidence=config.min_confidence, scale=scale, size=image.size,
                                 seconds=time.perf_counter() - started, lang=config.lang,
                                 keep_tokens=config.keep_tokens)
+
+
+def _reread(pytesseract, prepared: Image.Image, data: dict, config: OcrConfig, scale: float) -> int:
+    """Unsure token-shaped words read again, closer (`ingest.reread`); the first reading stands
+    when the second call fails."""
+    from mirix_py.ingest.reread import reread_tokens
+
+    args = f"--oem {config.oem} --psm 6" + (" -c tessedit_do_invert=0" if config.invert_dark else "")
+
+    def read(page: Image.Image) -> dict:
+        page.format = "PPM"
+        return pytesseract.image_to_data(page, lang=config.lang, config=args, output_type=pytesseract.Output.DICT,
+                                         timeout=config.timeout)
+
+    try:
+        return reread_tokens(prepared, data, below=config.reread_below, factor=config.reread_scale / scale,
+                             read=read)
+    except (pytesseract.TesseractError, RuntimeError, OSError):
+        return 0
 
 
 # ---------------------------------------------------------------- the pool

@@ -91,7 +91,7 @@ def test_dark_regions_are_inverted_to_dark_on_light():
 
 
 @pytest.mark.parametrize("kwargs", [{"lang": ""}, {"lang": "eng;rm -rf"}, {"psm": 14}, {"min_confidence": 101},
-                                    {"scale": 10}, {"timeout": 0}])
+                                    {"scale": 10}, {"timeout": 0}, {"reread_below": 101}, {"reread_scale": 0.5}])
 def test_config_is_validated(kwargs):
     with pytest.raises(InvalidInput):
         OcrConfig(**kwargs)
