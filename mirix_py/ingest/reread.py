@@ -1,11 +1,11 @@
-"""A second, closer look at the words a memory most needs exactly: keys, hashes, addresses, paths.
+"""A second, closer look at the words a memory must keep exactly: keys, passwords, ids, addresses.
 
 Tesseract reads a whole 1080p screen at about x1.25, where a password like `fzVRp9euDY-AcYy` can
 come out as `f2VRp9euDY-AcYy` with low confidence, and a wrong secret in the vault is worse than
-none. The words shaped like tokens (`ocr.looks_like_token`) that it was unsure of are cut out,
-enlarged, stacked one per row on a blank page and read again in one Tesseract call (one call per
-frame, not per word: starting Tesseract costs ~0.1 s). A new reading replaces the old one only
-when Tesseract is surer of it and it is a close variant (a few characters differ), so a bad crop
+none. The secret-shaped words (`secret_shaped`) that it was unsure of are cut out, enlarged,
+stacked one per row on a blank page and read again in one Tesseract call (one call per frame,
+not per word: starting Tesseract costs ~0.1 s). A new reading replaces the old one only when
+Tesseract is surer of it and it is a close variant (a few characters differ), so a bad crop
 cannot turn a word into something else. Pure functions except `reread_tokens`, which runs
 Tesseract through the `read` callable it is given.
 """
@@ -34,12 +34,25 @@ class Row:
     bottom: int
 
 
+def secret_shaped(word: str) -> bool:
+    """A token a memory must keep character for character: keys, passwords, ids (letters and digits
+    mixed, 8 characters or more) and e-mail addresses. Paths, commands and short hashes are left to
+    the first reading: re-reading every token-shaped word cost a second Tesseract call on most
+    terminal and editor frames."""
+    if not looks_like_token(word):
+        return False
+    core = word.strip("\"'“”‘’`.,;:()[]{}<>")
+    if "@" in core and "." in core.split("@", 1)[1]:
+        return True
+    return len(core) >= 8 and any(ch.isdigit() for ch in core) and any(ch.isalpha() for ch in core)
+
+
 def words_to_reread(data: dict[str, list], below: float, limit: int = MAX_WORDS) -> list[int]:
-    """Indices of word entries shaped like tokens and read with less than `below` confidence."""
+    """Indices of secret-shaped word entries read with less than `below` confidence."""
     out: list[int] = []
     for i, raw in enumerate(data["text"]):
         text = str(raw or "").strip()
-        if int(data["level"][i]) != 5 or not text or not looks_like_token(text):
+        if int(data["level"][i]) != 5 or not text or not secret_shaped(text):
             continue
         try:
             conf = float(data["conf"][i])

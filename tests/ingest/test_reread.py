@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from PIL import Image, ImageDraw
 
 from mirix_py.ingest import ocr
 from mirix_py.ingest.ocr import OcrConfig
-from mirix_py.ingest.reread import better_reading, readings_by_row, reread_tokens, stack_crops, words_to_reread
+from mirix_py.ingest.reread import (
+    better_reading, readings_by_row, reread_tokens, secret_shaped, stack_crops, words_to_reread,
+)
 
 
 def _data(rows):
@@ -18,11 +21,22 @@ def _data(rows):
     return cols
 
 
-def test_only_unsure_token_shaped_words_are_read_again():
+def test_only_unsure_secret_shaped_words_are_read_again():
     data = _data([(0, 0, 50, 10, 49, "f2VRp9euDY-AcYy"), (60, 0, 50, 10, 95, "sk_live_HUXgw2y4"),
-                  (0, 20, 50, 10, 30, "hello"), (0, 40, 50, 10, -1, "c07e5f9"), (0, 60, 50, 10, 61, "a@b.org/x")])
-    assert words_to_reread(data, below=80) == [0, 4]
+                  (0, 20, 50, 10, 30, "hello"), (0, 40, 50, 10, -1, "ab12cd34ef"), (0, 60, 50, 10, 61, "<ada@b.org>"),
+                  (0, 80, 50, 10, 40, "c07e5f9"), (0, 90, 50, 10, 40, "lena@laptop:~/src$"),
+                  (0, 100, 50, 10, 40, "'origin/main'.")])
+    assert words_to_reread(data, below=80) == [0, 4]  # not: sure, plain, no confidence, short hash, prompt, path
     assert words_to_reread(data, below=80, limit=1) == [0]
+
+
+@pytest.mark.parametrize("word,expected", [
+    ("f2VRp9euDY-AcYy", True), ('"sk_live_HUXgw2y4hvNw2ha2wKNm9bpU"', True), ("ravi.tanaka@acme-analytics.com", True),
+    ("c07e5f9", False), ("TIMEQUT_SECONDS", False), ("lena@laptop", False), ("run(port=8080)", True),
+    ("hello", False),
+])
+def test_secret_shaped_words(word, expected):
+    assert secret_shaped(word) is expected
 
 
 def test_crops_are_stacked_one_per_row_and_readings_come_back_by_row():
