@@ -85,7 +85,7 @@ def diagnose(store: MemoryStore) -> DoctorReport:
                     report.rows_without_vectors.append(memory_id)
                 elif model != store.embedder.name:
                     report.stale_embeddings.append(memory_id)
-    report.stale_texts, report.unreadable_rows, report.compactable_rows = _stale_texts(store)
+    report.stale_texts, report.unreadable_rows, report.compactable_rows = _check_rows(store)
     with Session(store.engine) as session:
         for memory_id, secret in session.execute(select(MemoryRow.id, MemoryRow.secret).where(MemoryRow.secret.is_not(None))):
             try:
@@ -100,7 +100,7 @@ def diagnose(store: MemoryStore) -> DoctorReport:
     return report
 
 
-def _stale_texts(store: MemoryStore) -> tuple[list[str], list[str], list[str]]:
+def _check_rows(store: MemoryStore) -> tuple[list[str], list[str], list[str]]:
     """(ids of rows whose stored search text is not what their record renders now,
     ids of rows that do not read as a record at all,
     ids of rows whose fields still repeat long texts of their search text)."""

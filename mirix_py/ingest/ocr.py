@@ -22,7 +22,7 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from multiprocessing import get_context
 from typing import Any, Literal, Sequence
@@ -435,7 +435,7 @@ def _reread(pytesseract, prepared: Image.Image, data: dict, config: OcrConfig, s
     when the second call fails."""
     from mirix_py.ingest.reread import reread_tokens
 
-    args = f"--oem {config.oem} --psm 6" + (" -c tessedit_do_invert=0" if config.invert_dark else "")
+    args = replace(config, psm=6).tesseract_args()  # the stacked words are one uniform block
 
     def read(page: Image.Image) -> dict:
         page.format = "PPM"
