@@ -1,4 +1,5 @@
-"""Unsure token-shaped words are read again, closer, and replace the first reading only when better."""
+"""Unsure secret-shaped words (keys, passwords, ids, addresses) are read again, closer, and replace the
+first reading only when the second is better."""
 
 from __future__ import annotations
 
