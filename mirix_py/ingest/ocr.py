@@ -65,8 +65,8 @@ class OcrConfig:
         (0.55 s against 0.47 s a frame); x1.5 was no better and slower. A 4K HiDPI frame is
         scaled down instead.
     invert_dark: invert dark-background regions and switch off Tesseract's inversion pass.
-    reread_below: token-shaped words (keys, hashes, addresses) read with less confidence than this
-        are read again, enlarged to `reread_scale` times the frame's size, in one more Tesseract
+    reread_below: secret-shaped words (keys, passwords, ids, e-mail addresses) read with less
+        confidence than this are read again, enlarged to `reread_scale` times the frame's size, in one more Tesseract
         call per frame that has any (`ingest.reread`); 0 switches it off.
     """
 
@@ -431,7 +431,7 @@ def ocr_image(image: Image.Image, config: OcrConfig = OcrConfig(), *, cmd: str |
 
 
 def _reread(pytesseract, prepared: Image.Image, data: dict, config: OcrConfig, scale: float) -> int:
-    """Unsure token-shaped words read again, closer (`ingest.reread`); the first reading stands
+    """Unsure secret-shaped words read again, closer (`ingest.reread`); the first reading stands
     when the second call fails."""
     from mirix_py.ingest.reread import reread_tokens
 

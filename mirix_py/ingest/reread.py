@@ -131,7 +131,7 @@ def better_reading(old: str, old_conf: float, new: str, new_conf: float) -> bool
 
 def reread_tokens(prepared: Image.Image, data: dict[str, list], *, below: float, factor: float,
                   read: Callable[[Image.Image], dict[str, list]]) -> int:
-    """Read the unsure token-shaped words of `data` again (see the module docstring) and write the
+    """Read the unsure secret-shaped words of `data` again (see the module docstring) and write the
     better readings into `data` in place; returns how many words changed. `read` runs Tesseract on
     the stacked page and returns its image_to_data dict."""
     indices = words_to_reread(data, below)
