@@ -66,8 +66,8 @@ class OcrConfig:
         scaled down instead.
     invert_dark: invert dark-background regions and switch off Tesseract's inversion pass.
     reread_below: secret-shaped words (keys, passwords, ids, e-mail addresses) read with less
-        confidence than this are read again, enlarged to `reread_scale` times the frame's size, in one more Tesseract
-        call per frame that has any (`ingest.reread`); 0 switches it off.
+        confidence than this are read again, enlarged to `reread_scale` times the frame's size,
+        in one more Tesseract call per frame that has any (`ingest.reread`); 0 switches it off.
     """
 
     lang: str = "eng"
