@@ -17,12 +17,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Iterable, Sequence
 
-from autogen_core.models import ChatCompletionClient
-
+from mirix_py.agents import core_blocks
 from mirix_py.agents.chat import ChatFlow, offline_topics
+from mirix_py.agents.core_blocks import CORE_LABELS
 from mirix_py.agents.definitions import load_definitions
-from mirix_py.agents.offline import managers as offline
-from mirix_py.agents.update_flow import UpdateFlow
+from mirix_py.agents.flow import Flow, FlowResult
+from mirix_py.agents.offline.flow import OfflineFlow
 from mirix_py.background import BackgroundQueue
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
 from mirix_py.ingest.mixin import SCREENSHOT_METHODS, ScreenshotsMixin
@@ -32,7 +32,7 @@ from mirix_py.llm import build_model_client
 from mirix_py.llm.metering import Meter
 from mirix_py.records import (
     AddResult, ChatResponse, CoreMemory, HistoryEvent, InputRecord, InputStatus, LLMUsage, MemoryBase,
-    MemoryChange, MemoryType, SearchHit, SearchMethod, SemanticMemory,
+    MemoryType, SearchHit, SearchMethod,
 )
 from mirix_py.settings import Settings
 from mirix_py.store.crypto import Cipher, load_or_create_key
@@ -42,7 +42,10 @@ from mirix_py.store.fulltext import fulltext_for
 from mirix_py.store.inputs import InputLog, new_worker_id
 
 if TYPE_CHECKING:
+    from autogen_core.models import ChatCompletionClient
+
     from mirix_py.doctor import DoctorReport
+from mirix_py.agents.offline.flow import FALLBACK_SUFFIX
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
 from mirix_py.store.vectors import ChromaVectorIndex
@@ -50,7 +53,6 @@ from mirix_py.store.vectors import ChromaVectorIndex
 log = logging.getLogger("mirix_py")
 
 _DEFAULT = object()
-CORE_LABELS = ("persona", "human")
 
 
 class Mirix(ScreenshotsMixin):
@@ -80,8 +82,17 @@ class Mirix(ScreenshotsMixin):
         self.searcher = Searcher(self.store)
         self.definitions = load_definitions(agents_dir)  # validated at start, in both modes
         self.model_client = model_client if model_client is not None else build_model_client(self.settings)
-        self.update_flow = (UpdateFlow(self.store, self.searcher, self.model_client, self.definitions)
-                            if self.model_client is not None else None)
+        self.offline_flow = OfflineFlow(self.store, self.searcher)
+        self.flow: Flow = self.offline_flow
+        if self.model_client is not None:
+            from mirix_py.agents.update_flow import UpdateFlow  # autogen is needed only with a model
+
+            from mirix_py.llm.bounds import CallBounds, ServerFeatures
+
+            self.flow = UpdateFlow(self.store, self.searcher, self.model_client, self.definitions,
+                                   fallback=self.offline_flow,
+                                   bounds=CallBounds(self.settings.llm_max_tokens, self.settings.llm_timeout_s),
+                                   features=ServerFeatures(self.settings.llm_structured_output))
         self.chat_flow = ChatFlow(self.store, self.searcher, self.model_client, self.definitions["chat_agent"])
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
@@ -159,73 +170,35 @@ class Mirix(ScreenshotsMixin):
         return len(records)
 
     def _process(self, records: Sequence[InputRecord], *, images: dict[str, Any] | None = None) -> AddResult:
-        """Run the managers over one batch of one user. `images` (input id -> downscaled frame)
-        go to a vision-capable model with the batch; the offline rules read text only."""
+        """Run the flow over one batch of one user. `images` (input id -> downscaled frame) go to a
+        vision-capable model with the batch; the offline rules read text only.
+
+        Status: `processed` when the flow did everything; `degraded` when the offline rules stood in
+        for a model's failed part (the reasons in `error`; `retry_failed()` tries the model again);
+        `failed` when some part could not be done at all."""
         ids = [r.id for r in records]
         user_id = records[0].user_id
         single = ids[0] if len(ids) == 1 else None
         done = self.inputs.done_actors(ids)
         started = time.perf_counter()
         meter = Meter()
-        routed: list[MemoryType] = []
-        if self.update_flow is not None:
-            try:
-                flow = self._run(self.update_flow.run(user_id, records, meter, input_id=single, skip_actors=done,
-                                                         images=images))
-                changes, failures, routed = flow.changes, flow.failures, flow.routed
-            except Exception as exc:  # the model client itself failed (network, auth)
-                log.exception("update flow failed")
-                changes, failures = [], [f"update flow: {type(exc).__name__}: {exc}"]
-        else:
-            changes, failures, routed = self._process_offline(user_id, records, single, done, ids)
+        try:
+            flow = self._run(self.flow.run(user_id, records, meter, input_id=single, skip_actors=done, images=images))
+        except Exception as exc:  # a bug or an infrastructure fault outside the flow's own handling
+            log.exception("update flow failed")
+            flow = FlowResult(failures=[f"update flow: {type(exc).__name__}: {exc}"])
         usage = LLMUsage(**meter.summary(), wall_seconds=round(time.perf_counter() - started, 4))
-        if self.update_flow is not None:
+        if self.model_client is not None:
             self.store.record_usage(user_id, "update", usage.model_dump())
-        status = InputStatus.failed if failures else InputStatus.processed
-        error = "; ".join(failures) if failures else None
+        if flow.failures:
+            status, error = InputStatus.failed, "; ".join(flow.failures + flow.degraded)
+        elif flow.degraded:
+            status, error = InputStatus.degraded, "; ".join(flow.degraded)
+        else:
+            status, error = InputStatus.processed, None
         self.inputs.mark(ids, status, error)
-        return AddResult(input_ids=ids, status=status, changes=changes, mode=self.mode, error=error,
-                         routed=routed, usage=usage)
-
-    def _process_offline(self, user_id: str, records: Sequence[InputRecord], input_id: str | None,
-                         done: frozenset[str], ledger: Sequence[str]
-                         ) -> tuple[list[MemoryChange], list[str], list[MemoryType]]:
-        changes: list[MemoryChange] = []
-        failures: list[str] = []
-        batch = offline.prepare_batch(user_id, records, **self._offline_lookups(user_id))
-        routed = offline.route(batch)
-        for memory_type in routed:
-            actor = f"{memory_type.value}_memory_manager"
-            if actor in done:
-                continue
-            try:
-                ops = self._offline_ops(memory_type, batch)
-                changes.extend(self.store.apply(ops, user_id=user_id, actor=actor, input_id=input_id, ledger=ledger))
-            except Exception as exc:  # one manager failing leaves the others' writes intact
-                log.exception("%s failed", actor)
-                failures.append(f"{actor}: {type(exc).__name__}: {exc}")
-        return changes, failures, routed
-
-    def _offline_ops(self, memory_type: MemoryType, batch: offline.PreparedBatch) -> list[Op]:
-        if memory_type is MemoryType.knowledge_vault:
-            return batch.vault_ops
-        if memory_type is MemoryType.episodic:
-            return offline.episodic_ops(batch)
-        if memory_type is MemoryType.core:
-            return offline.core_ops(batch, lambda label: self._core_block(batch.user_id, label))
-        if memory_type is MemoryType.semantic:
-            return offline.semantic_ops(batch, lambda name: self._semantic_by_name(batch.user_id, name))
-        if memory_type is MemoryType.procedural:
-            return offline.procedural_ops(batch)
-        return offline.resource_ops(batch)
-
-    def _semantic_by_name(self, user_id: str, name: str) -> SemanticMemory | None:
-        hits = self.searcher.search(name, user_id=user_id, limit=20, memory_types=[MemoryType.semantic],
-                                    method=SearchMethod.bm25)
-        for hit in hits:
-            if isinstance(hit.memory, SemanticMemory) and hit.memory.name.casefold() == name.casefold():
-                return hit.memory
-        return None
+        return AddResult(input_ids=ids, status=status, changes=flow.changes, mode=self.mode, error=error,
+                         routed=flow.routed, usage=usage, rejected=flow.rejected)
 
     def work(self) -> int:
         """Claim inputs in batches (pending ones and those of dead workers) and process them until
@@ -243,11 +216,23 @@ class Mirix(ScreenshotsMixin):
             total += len(records)
 
     def retry_failed(self, *, user_id: str | None = None) -> list[AddResult]:
-        """Run failed inputs again, one at a time."""
-        failed = [r.id for r in self.inputs.by_status(InputStatus.failed, user_id=user_id)]
-        claimed = self.inputs.claim(self.worker_id, input_ids=failed, limit=len(failed) or 1,
-                                    statuses=(InputStatus.failed,), include_stale=False) if failed else []
-        return [self._process([r]) for r in claimed]
+        """Run failed and degraded inputs again, one at a time. What the offline rules wrote in place
+        of the model for an input is removed first (as history events), so an upgrade leaves no
+        duplicates; an input that degrades again keeps the rules' memories."""
+        wanted = (InputStatus.failed, InputStatus.degraded)
+        pending = [r.id for status in wanted for r in self.inputs.by_status(status, user_id=user_id)]
+        claimed = self.inputs.claim(self.worker_id, input_ids=pending, limit=len(pending) or 1,
+                                    statuses=wanted, include_stale=False) if pending else []
+        results = []
+        for record in claimed:
+            if self.flow is not self.offline_flow:
+                stale = self.store.inserted_by(record.user_id, FALLBACK_SUFFIX, [record.id])
+                if stale:
+                    self.store.apply([DeleteOp(memory_id=m) for m in stale], user_id=record.user_id,
+                                     actor="retry", input_id=record.id)
+                self.inputs.forget_actors([record.id], lambda actor: actor.endswith(FALLBACK_SUFFIX))
+            results.append(self._process([record]))
+        return results
 
     def input_status(self, input_id: str) -> InputRecord:
         record = self.inputs.get(input_id)
@@ -310,10 +295,7 @@ class Mirix(ScreenshotsMixin):
     # ------------------------------------------------------------ core memory
 
     def _core_block(self, user_id: str, label: str) -> CoreMemory | None:
-        for memory in self.store.list(user_id=user_id, memory_types=[MemoryType.core], limit=10):
-            if isinstance(memory, CoreMemory) and memory.label == label:
-                return memory
-        return None
+        return core_blocks.find_block(self.store, user_id, label)
 
     def core_memory(self, *, user_id: str) -> dict[str, CoreMemory]:
         """Both blocks; a block never written is returned empty (and unsaved)."""
@@ -327,9 +309,7 @@ class Mirix(ScreenshotsMixin):
         if not text or not text.strip():
             raise InvalidInput("nothing to append")
         block = self._core_block(user_id, label)
-        current = block.value if block else ""
-        value = f"{current}\n{text.strip()}" if current else text.strip()
-        return self._write_core(user_id, label, value, block, actor)
+        return self._write_core(user_id, label, core_blocks.appended(block.value if block else "", text), block, actor)
 
     def core_rewrite(self, label: str, value: str, *, user_id: str, actor: str = "api") -> CoreMemory:
         _check_user(user_id)
@@ -337,12 +317,9 @@ class Mirix(ScreenshotsMixin):
         return self._write_core(user_id, label, value.strip(), self._core_block(user_id, label), actor)
 
     def _write_core(self, user_id: str, label: str, value: str, block: CoreMemory | None, actor: str) -> CoreMemory:
-        limit = block.limit if block else CoreMemory.model_fields["limit"].default
-        if len(value) > limit:
-            raise CoreMemoryFull(
-                f"core block {label!r} would hold {len(value)} characters, over its limit of {limit}; "
-                "rewrite it shorter instead of appending"
-            )
+        problem = core_blocks.over_limit(value, block)
+        if problem:
+            raise CoreMemoryFull(f"core block {label!r} {problem}; rewrite it shorter instead of appending")
         if block is None:
             op: Op = InsertOp(memory=CoreMemory(user_id=user_id, label=label, value=value))
         else:

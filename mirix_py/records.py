@@ -266,6 +266,7 @@ class InputStatus(str, Enum):
     pending = "pending"
     processing = "processing"
     processed = "processed"
+    degraded = "degraded"  # processed by the offline rules in place of a model that failed; `error` says why
     failed = "failed"
 
 
@@ -325,6 +326,8 @@ class AddResult(BaseModel):
     error: str | None = None
     routed: list[MemoryType] = Field(default_factory=list, description="Memory types the router chose.")
     usage: LLMUsage = Field(default_factory=LLMUsage)
+    rejected: list[str] = Field(default_factory=list,
+                                description="Model writes refused by validation or grounding, with the reason.")
 
 
 class ChatResponse(BaseModel):

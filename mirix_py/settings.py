@@ -24,6 +24,13 @@ class Settings(BaseModel):
     llm_provider: str | None = None
     llm_model: str | None = None
     llm_base_url: str | None = None
+    llm_timeout_s: float = Field(default=120.0, gt=0, description="Seconds one model call may take.")
+    llm_max_tokens: int = Field(default=512, gt=0,
+                                description="Completion tokens per call unless an agent's `model.max_tokens` says.")
+    llm_structured_output: str = Field(
+        default="auto", pattern="^(auto|json_schema|json_object_schema|none)$",
+        description="How text-mode replies are constrained: json_schema (OpenAI, vLLM), json_object_schema "
+                    "(llama-cpp-python), none, or auto (try them in that order, keep what the server takes).")
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
@@ -37,6 +44,10 @@ class Settings(BaseModel):
             "llm_model": env.get("MIRIX_LLM_MODEL"),
             "llm_base_url": env.get("MIRIX_LLM_BASE_URL"),
         }
+        for key, name in (("llm_timeout_s", "MIRIX_LLM_TIMEOUT"), ("llm_max_tokens", "MIRIX_LLM_MAX_TOKENS"),
+                          ("llm_structured_output", "MIRIX_LLM_STRUCTURED_OUTPUT")):
+            if env.get(name):
+                values[key] = env[name]
         if env.get("MIRIX_MAX_INPUT_CHARS"):
             values["max_input_chars"] = int(env["MIRIX_MAX_INPUT_CHARS"])
         values = {k: v for k, v in values.items() if v is not None}

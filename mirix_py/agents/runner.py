@@ -1,31 +1,51 @@
-"""Run one tool-calling agent (an autogen `AssistantAgent`) with validation and one correction round.
+"""Run one tool-calling agent through autogen's `ChatCompletionClient` protocol, bounded and checked.
 
-The agent gets its definition's system prompt and typed `FunctionTool`s. After its turn, every
-rejected call (bad arguments, unknown id, unknown tool) is collected from autogen's
-`ToolCallExecutionEvent`s; a reply that wrote its calls as text is parsed and run through the same
-tools. If anything was rejected, the round's operations are discarded and the model gets one
-correction round with the reasons; if that fails too, `AgentFailed` carries the reasons.
-Models without tool calling get the tool schemas in the prompt and answer in JSON.
+One round: the definition's system prompt and the batch go to the model with the agent's typed
+`FunctionTool`s. The protocol is used where the server offers it:
+- `tool_choice` forces a call: the router's one tool by name, `required` for managers (which have
+  `nothing_to_record` for an empty batch);
+- without native tool calls, the reply is JSON constrained to the tool-call schema when the server
+  takes a JSON schema (`ServerFeatures`), else free text that `parse_text_tool_calls` reads;
+- every call is bounded (`CallBounds`: completion tokens and a timeout).
+Every call a round makes is validated by its tool (arguments, ids, grounding); if anything was
+rejected, or the call failed or ran into its bound, the round's operations are discarded and the
+model gets one correction round with the reasons. If that fails too, `AgentFailed` carries them.
+
+autogen's `AssistantAgent` is not used here: it takes no per-call `tool_choice`, completion bound
+or response format, which are what keep a weak model's rounds valid and bounded.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Callable, Sequence
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
 
-from autogen_agentchat.agents import AssistantAgent
-from autogen_agentchat.messages import BaseChatMessage, TextMessage, ToolCallExecutionEvent, ToolCallRequestEvent
-from autogen_core import CancellationToken
-from autogen_core.models import ChatCompletionClient
+from autogen_core import CancellationToken, FunctionCall
+from autogen_core.models import (
+    AssistantMessage, ChatCompletionClient, CreateResult, FunctionExecutionResult, FunctionExecutionResultMessage,
+    LLMMessage, SystemMessage, UserMessage,
+)
 from autogen_core.tools import FunctionTool
 
 from mirix_py.agents.definitions import AgentDefinition
-from mirix_py.llm.metering import Meter, MeteredClient
-from mirix_py.llm.toolcalls import ToolCallParseError, parse_text_tool_calls
+from mirix_py.llm.bounds import CallBounds, ModelCallFailed, ServerFeatures, bounded_create
+from mirix_py.llm.metering import Meter
+from mirix_py.llm.toolcalls import ToolCallParseError, parse_text_tool_calls, tool_calls_schema
+
+_FUNCTIONS_PREFIX = re.compile(r"^\s*functions\.([A-Za-z_]\w*)\s*:?\s*$")
 
 
 class AgentFailed(RuntimeError):
     pass
+
+
+@dataclass
+class RoundOutcome:
+    accepted: int = 0
+    errors: list[str] = field(default_factory=list)
+    called: bool = False
 
 
 def system_prompt(definition: AgentDefinition, tools: Sequence[FunctionTool], function_calling: bool) -> str:
@@ -34,61 +54,113 @@ def system_prompt(definition: AgentDefinition, tools: Sequence[FunctionTool], fu
         return prompt
     schemas = json.dumps([t.schema for t in tools], indent=1)
     return (f"{prompt}\n\nYou cannot call tools directly. Reply with only a JSON object of the form "
-            '{"tool_calls": [{"name": "<tool>", "arguments": {...}}]} (an empty list when there is nothing '
-            f"to do). The tools:\n{schemas}")
+            '{"tool_calls": [{"name": "<tool>", "arguments": {...}}]}. The tools:\n' + schemas)
+
+
+def _as_user_message(task: Any) -> UserMessage:
+    if isinstance(task, str):
+        return UserMessage(content=task, source="user")
+    content = getattr(task, "content", task)  # an agentchat MultiModalMessage: text and images
+    return UserMessage(content=list(content) if isinstance(content, list) else str(content), source="user")
+
+
+async def _run_calls(calls: Sequence[tuple[str, str, Any]], by_name: dict[str, FunctionTool],
+                     outcome: RoundOutcome) -> list[FunctionExecutionResult]:
+    """Run (call id, name, arguments) through the tools; collect what each said."""
+    results = []
+    for call_id, name, arguments in calls:
+        outcome.called = True
+        if name not in by_name:
+            message = f"unknown tool {name!r}; available: {sorted(by_name)}"
+            outcome.errors.append(message)
+            results.append(FunctionExecutionResult(call_id=call_id, content=message, is_error=True, name=name))
+            continue
+        try:
+            args = json.loads(arguments) if isinstance(arguments, str) else arguments
+            if not isinstance(args, dict):
+                raise ValueError("arguments must be a JSON object")
+            said = await by_name[name].run_json(args, CancellationToken())
+            outcome.accepted += 1
+            results.append(FunctionExecutionResult(call_id=call_id, content=str(said), is_error=False, name=name))
+        except Exception as exc:  # validation and grounding errors of any kind go back to the model
+            message = f"{name}: {exc}"
+            outcome.errors.append(message)
+            results.append(FunctionExecutionResult(call_id=call_id, content=message, is_error=True, name=name))
+    return results
 
 
 async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClient, tools: Sequence[FunctionTool],
-                         task: str | BaseChatMessage, meter: Meter, *, begin_round: Callable[[], None] = lambda: None,
-                         rollback_round: Callable[[], None] = lambda: None) -> int:
+                         task: Any, meter: Meter, *, begin_round: Callable[[], None] = lambda: None,
+                         rollback_round: Callable[[], None] = lambda: None, force: str | None = None,
+                         bounds: CallBounds | None = None, structured: ServerFeatures | None = None,
+                         max_calls: int = 8) -> int:
     """Returns the number of tool calls accepted in the final round; raises AgentFailed.
 
-    `task` is the batch as text, or a `MultiModalMessage` (text and frames) for a vision model;
-    a correction round is text, and the agent keeps the first round (images included) in context.
+    `force`: the one tool the model must call (the router's), else any tool is required. `task` is
+    the batch as text, or a `MultiModalMessage` (text and frames) for a vision model.
     """
+    bounds = bounds or CallBounds()
     function_calling = bool(client.model_info.get("function_calling", False))
-    agent = AssistantAgent(
-        name=definition.name, model_client=MeteredClient(client, meter, definition.name),
-        tools=list(tools) if function_calling else None,
-        system_message=system_prompt(definition, tools, function_calling),
-        max_tool_iterations=1, reflect_on_tool_use=False,
-    )
     by_name = {t.name: t for t in tools}
-    message: str | BaseChatMessage = task
+    messages: list[LLMMessage] = [SystemMessage(content=system_prompt(definition, tools, function_calling)),
+                                  _as_user_message(task)]
+    choice: Any = "required"
+    if force is not None:
+        choice = by_name[force]
+    schema = None if function_calling else tool_calls_schema(tools, max_calls=1 if force else max_calls)
     for attempt in (1, 2):
         begin_round()
-        result = await agent.run(task=message, cancellation_token=CancellationToken())
-        errors: list[str] = []
-        accepted = 0
-        requested = False
-        for event in result.messages:
-            if isinstance(event, ToolCallRequestEvent):
-                requested = True
-            elif isinstance(event, ToolCallExecutionEvent):
-                for outcome in event.content:
-                    if outcome.is_error:
-                        errors.append(f"{outcome.name}: {outcome.content}")
-                    else:
-                        accepted += 1
-        final = result.messages[-1] if result.messages else None
-        if not requested and isinstance(final, TextMessage):
-            try:
-                calls = parse_text_tool_calls(final.content, by_name)
-            except ToolCallParseError as exc:
-                errors.append(f"could not read your tool calls: {exc}")
-                calls = []
-            for call in calls:
+        outcome = RoundOutcome()
+        reply: list[LLMMessage] = []
+        try:
+            result = await _create(client, messages, tools if function_calling else [], choice, meter,
+                                   definition, bounds, structured, schema)
+            if isinstance(result.content, str) and function_calling:
+                named = _FUNCTIONS_PREFIX.match(result.content)
+                if named and named.group(1) in by_name:
+                    # the server's `auto` grammar stopped after naming a function: ask for that one, forced
+                    result = await _create(client, messages, tools, by_name[named.group(1)], meter, definition,
+                                           bounds, structured, None)
+            if isinstance(result.content, list):
+                calls = [(c.id, c.name, c.arguments) for c in result.content if isinstance(c, FunctionCall)]
+                executed = await _run_calls(calls, by_name, outcome)
+                reply = [AssistantMessage(content=list(result.content), source=definition.name),
+                         FunctionExecutionResultMessage(content=executed)]
+            else:
+                text = result.content if isinstance(result.content, str) else str(result.content)
+                reply = [AssistantMessage(content=text or "(empty reply)", source=definition.name)]
                 try:
-                    await by_name[call.name].run_json(call.arguments, CancellationToken())
-                    accepted += 1
-                except Exception as exc:  # validation errors of any kind go back to the model
-                    errors.append(f"{call.name}: {exc}")
-        if not errors:
-            return accepted
+                    parsed = parse_text_tool_calls(text, by_name)
+                except ToolCallParseError as exc:
+                    outcome.errors.append(f"could not read your tool calls: {exc}")
+                    parsed = []
+                await _run_calls([(f"text_{i}", c.name, c.arguments) for i, c in enumerate(parsed)], by_name, outcome)
+            if not outcome.called and not outcome.errors:
+                outcome.errors.append("the reply held no tool call: call one of the tools "
+                                      f"({', '.join(sorted(by_name))})")
+        except ModelCallFailed as exc:
+            outcome.errors.append(str(exc))
+            reply = []
+        if not outcome.errors:
+            return outcome.accepted
         rollback_round()
         if attempt == 2:
-            raise AgentFailed(f"{definition.name}: " + "; ".join(errors))
-        message = ("These tool calls were rejected:\n- " + "\n- ".join(errors) +
-                   "\nAll calls of your previous reply were discarded. Send the complete, corrected set of "
-                   "tool calls for this batch.")
+            raise AgentFailed(f"{definition.name}: " + "; ".join(outcome.errors))
+        messages += reply
+        messages.append(UserMessage(source="user", content=(
+            "These tool calls were rejected:\n- " + "\n- ".join(outcome.errors) +
+            "\nAll calls of your previous reply were discarded. Send the complete, corrected set of "
+            "tool calls for this batch, and nothing else.")))
     raise AssertionError("unreachable")
+
+
+async def _create(client: ChatCompletionClient, messages: Sequence[LLMMessage], tools: Sequence[FunctionTool],
+                  choice: Any, meter: Meter, definition: AgentDefinition, bounds: CallBounds,
+                  structured: ServerFeatures | None, schema: dict | None) -> CreateResult:
+    return await bounded_create(client, messages, meter=meter, agent=definition.name,
+                                bounds=bounds.for_agent(definition.model), tools=tools,
+                                tool_choice=choice if tools else "auto", structured=structured, schema=schema)
+
+
+__all__ = ["AgentFailed", "run_tool_agent", "system_prompt"]
+

@@ -8,7 +8,7 @@ transaction. A rejected call raises `ToolError`, whose message goes back to the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Sequence
+from typing import Annotated, Any, Callable, Literal, Sequence
 
 from autogen_core.tools import FunctionTool
 from pydantic import ValidationError
@@ -18,9 +18,14 @@ from mirix_py.ops import DeleteOp, InsertOp, MergeOp, Op, UpdateOp
 from mirix_py.records import (
     MEMORY_CLASSES, CoreMemory, MemoryBase, MemoryType,
 )
+from mirix_py import toolparams as P
+from mirix_py.agents import core_blocks
 from mirix_py.store.memories import IMMUTABLE_FIELDS, MemoryStore
 
-MemoryTypeName = Literal["core", "episodic", "semantic", "procedural", "resource", "knowledge_vault"]
+MemoryTypeName = P.MemoryTypeName
+CoreLabel = Literal["persona", "human"]
+NOTHING_TOOL = "nothing_to_record"
+CORE_LINE_CHARS = 200  # a core line is a short fact, not a message copied whole
 
 
 class ToolError(ValueError):
@@ -40,8 +45,15 @@ class OpCollector:
     memory_type: MemoryType
     batch_source_ids: Sequence[str]
     default_occurred_at: Any = None
+    # grounding: the batch as the model saw it (a vault value must occur in it), the texts of its
+    # messages (a core line must not copy one whole), and the ids listed to the model (None: any
+    # memory of this type and user may be edited)
+    batch_text: str = ""
+    message_texts: Sequence[str] = ()
+    listed_ids: set[str] | None = None
     ops: list[Op] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    nothing: bool = False
     _round_start: int = 0
     _core: dict[str, CoreMemory | None] = field(default_factory=dict)
 
@@ -50,6 +62,7 @@ class OpCollector:
     def begin_round(self) -> None:
         self._round_start = len(self.ops)
         self.errors = []
+        self.nothing = False
 
     def rollback_round(self) -> None:
         """Drop what the failed round collected: the model resends the whole corrected set."""
@@ -71,6 +84,10 @@ class OpCollector:
         return list(source_ids)
 
     def _owned(self, memory_id: str) -> MemoryBase:
+        if self.listed_ids is not None and memory_id not in self.listed_ids:
+            listed = sorted(self.listed_ids)[:10]
+            self.fail(f"memory id {memory_id!r} was not listed: use one of {listed}" if listed
+                      else f"memory id {memory_id!r} was not listed, and no {self.memory_type.value} memory is")
         try:
             memory = self.store.get(memory_id, user_id=self.user_id)
         except MemoryNotFound:
@@ -96,6 +113,8 @@ class OpCollector:
     def insert(self, **values: Any) -> str:
         source_ids = values.pop("source_ids", None)
         values = {k: v for k, v in values.items() if v is not None}
+        if self.memory_type is MemoryType.knowledge_vault:
+            self._ground_secret(str(values.get("secret_value") or ""), str(values.get("caption") or ""))
         values.setdefault("occurred_at", self.default_occurred_at)
         cls = MEMORY_CLASSES[self.memory_type]
         try:
@@ -105,10 +124,30 @@ class OpCollector:
         self.ops.append(InsertOp(memory=memory))
         return f"ok: {self.memory_type.value} memory will be inserted"
 
+    def _ground_secret(self, value: str, caption: str) -> None:
+        """A vault value must be copied from the batch: a model may not invent one."""
+        value = value.strip()
+        if not value:
+            self.fail("secret_value is empty")
+        if value.startswith("[vault:"):
+            self.fail("that value is already stored in the vault (a [vault:...] placeholder): leave it alone")
+        if value not in self.batch_text:
+            self.fail(f"secret_value {value[:3]}… does not occur in this batch: store only values copied exactly "
+                      "from the messages, or call nothing_to_record")
+        if value in caption:
+            self.fail("the caption contains the secret value: describe what it is for without it")
+
+    def nothing_to_record(self, reason: str = "") -> str:
+        """The model's explicit 'no write for this batch'."""
+        self.nothing = True
+        return "ok: nothing recorded"
+
     def update_memory(self, memory_id: str, fields: dict[str, Any]) -> str:
         """Change fields of a listed memory in place (its id stays)."""
         current = self._owned(memory_id)
         self._check_fields(current, fields)
+        if self.memory_type is MemoryType.knowledge_vault and "secret_value" in fields:
+            self._ground_secret(str(fields.get("secret_value") or ""), str(fields.get("caption") or ""))
         self.ops.append(UpdateOp(memory_id=memory_id, fields=fields, add_source_ids=list(self.batch_source_ids)))
         return f"ok: {memory_id} will be updated"
 
@@ -142,13 +181,12 @@ class OpCollector:
         return self._core[label]
 
     def _write_core(self, label: str, value: str) -> None:
-        if label not in ("persona", "human"):
-            self.fail("label must be 'persona' or 'human'")
+        if label not in core_blocks.CORE_LABELS:
+            self.fail(f"label must be one of {list(core_blocks.CORE_LABELS)}")
         block = self._core_block(label)
-        limit = block.limit if block else CoreMemory.model_fields["limit"].default
-        if len(value) > limit:
-            self.fail(f"the {label} block would hold {len(value)} characters, over its limit of {limit}: "
-                      "call core_memory_rewrite with a shorter, merged block")
+        problem = core_blocks.over_limit(value, block)
+        if problem:
+            self.fail(f"the {label} block {problem}: call core_memory_rewrite with a shorter, merged block")
         if block is None:
             memory = CoreMemory(user_id=self.user_id, label=label, value=value, source_ids=list(self.batch_source_ids))
             self.ops.append(InsertOp(memory=memory))
@@ -163,9 +201,12 @@ class OpCollector:
         text = (text or "").strip()
         if not text:
             self.fail("text is empty")
-        block = self._core_block(label) if label in ("persona", "human") else None
-        current = block.value if block else ""
-        self._write_core(label, f"{current}\n{text}" if current else text)
+        if len(text) > CORE_LINE_CHARS or any(len(m) >= 40 and " ".join(m.split()) == " ".join(text.split())
+                                               for m in self.message_texts):
+            self.fail("a core line is one short fact in third person (e.g. 'allergic to peanuts'), "
+                      "not a message copied whole")
+        block = self._core_block(label) if label in core_blocks.CORE_LABELS else None
+        self._write_core(label, core_blocks.appended(block.value if block else "", text))
         return f"ok: appended to {label}"
 
     def core_memory_rewrite(self, label: Literal["persona", "human"], value: str) -> str:
@@ -176,68 +217,130 @@ class OpCollector:
 
 # ---------------------------------------------------------------- tool factories
 # Flat, typed signatures: weak models fill flat arguments far more reliably than nested objects.
+# Every parameter is described (autogen reads `Annotated[T, "description"]`) and closed sets are
+# enumerated; defaults are the records' own (`toolparams`).
+
+SourceIds = Annotated[list[str] | None, "Ids of the messages this comes from, as shown in [id=...]; "
+                                        "omit to cite every message of the batch."]
+MemoryId = Annotated[str, "Id of a memory listed under 'Existing ... memories' (e.g. epi_3f2a...); no other id."]
 
 
 def _insert_tool(c: OpCollector) -> FunctionTool:
     t = c.memory_type
     if t is MemoryType.episodic:
-        def insert_episodic(summary: str, details: str = "", event_type: str = "conversation", actor: str = "user",
-                            occurred_at: str | None = None, source_ids: list[str] | None = None) -> str:
+        def insert_episodic(
+            summary: Annotated[str, "One sentence naming who did what, e.g. 'Caroline went to a support group.'"],
+            details: Annotated[str, "What someone would need later: names, places, numbers, outcomes."] = "",
+            event_type: Annotated[str, "Kind of event: message, conversation, activity, meeting, "
+                                       "screen_activity, document."] = P.EVENT_TYPE_DEFAULT,
+            actor: Annotated[str, "Who did it: the speaker's name as shown in the message."] = P.ACTOR_DEFAULT,
+            occurred_at: Annotated[str | None, "When, ISO 8601 with zone; omit to use the message's time."] = None,
+            source_ids: SourceIds = None,
+        ) -> str:
             return c.insert(summary=summary, details=details, event_type=event_type, actor=actor,
                             occurred_at=occurred_at, source_ids=source_ids)
         fn: Callable[..., str] = insert_episodic
-        doc = "Record an event: who did what, when (ISO 8601 with zone)."
+        doc = "Record an event of this batch: who did what, when."
     elif t is MemoryType.semantic:
-        def insert_semantic(name: str, summary: str, details: str = "", source: str = "",
-                            source_ids: list[str] | None = None) -> str:
+        def insert_semantic(
+            name: Annotated[str, "The person, place, thing or concept the fact is about, e.g. 'Tom'."],
+            summary: Annotated[str, "The fact in one sentence, e.g. 'Tom is Ada's brother and a pilot.'"],
+            details: Annotated[str, "More facts about the same name."] = "",
+            source: Annotated[str, "Who said it."] = "",
+            source_ids: SourceIds = None,
+        ) -> str:
             return c.insert(name=name, summary=summary, details=details, source=source, source_ids=source_ids)
         fn = insert_semantic
-        doc = "Record a fact about a named person, place, thing or concept."
+        doc = "Record a lasting fact about a named person, place, thing or concept."
     elif t is MemoryType.procedural:
-        def insert_procedural(summary: str, steps: list[str],
-                              entry_type: Literal["workflow", "guide", "script"] = "workflow",
-                              source_ids: list[str] | None = None) -> str:
+        def insert_procedural(
+            summary: Annotated[str, "The task, e.g. 'Deploy the trail-map site'."],
+            steps: Annotated[list[str], "The steps in order, each a short imperative."],
+            entry_type: Annotated[P.ProcedureTypeName, "workflow: a sequence of actions; guide: advice; "
+                                                        "script: commands to run."] = P.PROCEDURE_TYPE_DEFAULT,
+            source_ids: SourceIds = None,
+        ) -> str:
             return c.insert(summary=summary, steps=steps, entry_type=entry_type, source_ids=source_ids)
         fn = insert_procedural
         doc = "Record how to do something as ordered steps."
     elif t is MemoryType.resource:
-        def insert_resource(title: str, summary: str, content: str, resource_type: str = "document",
-                            source_ids: list[str] | None = None) -> str:
+        def insert_resource(
+            title: Annotated[str, "The document's title or file name."],
+            summary: Annotated[str, "Two sentences: what it is and what it is for."],
+            content: Annotated[str, "The document's text, whole, copied from the batch."],
+            resource_type: Annotated[str, "document, code, markdown, table, web_page, screenshot, email or "
+                                          "text."] = P.RESOURCE_TYPE_DEFAULT,
+            source_ids: SourceIds = None,
+        ) -> str:
             return c.insert(title=title, summary=summary, content=content, resource_type=resource_type,
                             source_ids=source_ids)
         fn = insert_resource
         doc = "Keep a document, file, page or screen text whole."
     elif t is MemoryType.knowledge_vault:
-        def insert_knowledge_vault(entry_type: str, caption: str, secret_value: str,
-                                   sensitivity: Literal["low", "medium", "high"] = "high", source: str = "",
-                                   source_ids: list[str] | None = None) -> str:
+        def insert_knowledge_vault(
+            entry_type: Annotated[str, "password, api_key, card_number, account_number, pin, address, phone, "
+                                       "email, id_number or booking."],
+            caption: Annotated[str, "What the value is for, WITHOUT the value, e.g. 'VPN password for work'."],
+            secret_value: Annotated[str, "The exact value, copied character for character from the batch."],
+            sensitivity: Annotated[P.SensitivityName, "high: grants access or moves money; medium: personal "
+                                                       "contact details; low: public details."] = P.SENSITIVITY_DEFAULT,
+            source: Annotated[str, "Who gave it."] = "",
+            source_ids: SourceIds = None,
+        ) -> str:
             return c.insert(entry_type=entry_type, caption=caption, secret_value=secret_value,
                             sensitivity=sensitivity, source=source, source_ids=source_ids)
         fn = insert_knowledge_vault
-        doc = "Store an exact sensitive value; the caption must not contain it."
+        doc = "Store an exact sensitive value that occurs in the batch; the caption must not contain it."
     else:
         raise InvalidInput("core memory has no insert tool")
     return FunctionTool(fn, description=doc, name=fn.__name__)
 
 
-def manager_tools(collector: OpCollector, names: Sequence[str]) -> list[FunctionTool]:
-    """The FunctionTools named by an agent definition, bound to one collector."""
-    c = collector
-    factories: dict[str, Callable[[], FunctionTool]] = {
-        f"insert_{c.memory_type.value}": lambda: _insert_tool(c),
-        "update_memory": lambda: FunctionTool(c.update_memory, description=c.update_memory.__doc__ or "",
-                                              name="update_memory"),
-        "merge_memories": lambda: FunctionTool(c.merge_memories, description=c.merge_memories.__doc__ or "",
-                                               name="merge_memories"),
-        "delete_memory": lambda: FunctionTool(c.delete_memory, description=c.delete_memory.__doc__ or "",
-                                              name="delete_memory"),
-        "core_memory_append": lambda: FunctionTool(c.core_memory_append, description="Append one line to a core block.",
-                                                   name="core_memory_append"),
-        "core_memory_rewrite": lambda: FunctionTool(c.core_memory_rewrite, description="Replace a core block's value.",
-                                                    name="core_memory_rewrite"),
+def _generic_tools(c: OpCollector) -> dict[str, Callable[[], FunctionTool]]:
+    def update_memory(memory_id: MemoryId,
+                      fields: Annotated[dict[str, Any], "Field names to new values, e.g. {\"details\": \"...\"}."]) -> str:
+        return c.update_memory(memory_id, fields)
+
+    def merge_memories(memory_ids: Annotated[list[str], "Two or more listed ids of duplicates; the first one stays."],
+                       fields: Annotated[dict[str, Any] | None, "New values for the memory that stays."] = None) -> str:
+        return c.merge_memories(memory_ids, fields)
+
+    def delete_memory(memory_id: MemoryId) -> str:
+        return c.delete_memory(memory_id)
+
+    def core_memory_append(label: Annotated[CoreLabel, "human: who the user is; persona: how the assistant "
+                                                       "should behave."],
+                           text: Annotated[str, "One short line in third person, without the subject, e.g. "
+                                                "'allergic to peanuts'."]) -> str:
+        return c.core_memory_append(label, text)
+
+    def core_memory_rewrite(label: Annotated[CoreLabel, "human: who the user is; persona: how the assistant "
+                                                        "should behave."],
+                            value: Annotated[str, "The whole block rewritten: merged, deduplicated, newest facts "
+                                                  "winning, under the limit."]) -> str:
+        return c.core_memory_rewrite(label, value)
+
+    def nothing_to_record(reason: Annotated[str, "Why this batch holds nothing for this memory type."] = "") -> str:
+        return c.nothing_to_record(reason)
+
+    described = {
+        "update_memory": (update_memory, "Change fields of a listed memory in place (its id stays)."),
+        "merge_memories": (merge_memories, "Fold listed duplicates into the first id; the others are deleted."),
+        "delete_memory": (delete_memory, "Delete a listed memory that is wrong or obsolete."),
+        "core_memory_append": (core_memory_append, "Append one line to a core block."),
+        "core_memory_rewrite": (core_memory_rewrite, "Replace a core block's whole value."),
+        NOTHING_TOOL: (nothing_to_record, "Say that this batch holds nothing to record here; call it alone."),
     }
+    return {name: (lambda fn=fn, doc=doc, name=name: FunctionTool(fn, description=doc, name=name))
+            for name, (fn, doc) in described.items()}
+
+
+def manager_tools(collector: OpCollector, names: Sequence[str]) -> list[FunctionTool]:
+    """The FunctionTools named by an agent definition, bound to one collector, and `nothing_to_record`."""
+    c = collector
+    factories = {f"insert_{c.memory_type.value}": lambda: _insert_tool(c), **_generic_tools(c)}
     tools = []
-    for name in names:
+    for name in [*names, NOTHING_TOOL] if NOTHING_TOOL not in names else names:
         if name not in factories:
             raise InvalidInput(f"tool {name!r} is not available to the {c.memory_type.value} manager")
         tools.append(factories[name]())
@@ -251,9 +354,13 @@ class RouteCollector:
     chosen: list[MemoryType] | None = None
     errors: list[str] = field(default_factory=list)
 
-    def trigger_memory_managers(self, memory_types: list[str]) -> str:
-        """Start the memory managers of these memory types for this batch."""
+    def trigger_memory_managers(
+        self, memory_types: Annotated[list[P.MemoryTypeName], "Every memory type with something new in this "
+                                                              "batch; an empty list when there is nothing."],
+    ) -> str:
         valid = {t.value for t in MemoryType}
+        if isinstance(memory_types, str):
+            memory_types = [memory_types]
         unknown = sorted({t for t in memory_types if t not in valid})
         if unknown:
             message = f"unknown memory type(s) {unknown}; choose from {sorted(valid)}"
@@ -263,5 +370,11 @@ class RouteCollector:
         return "ok: " + ", ".join(t.value for t in self.chosen)
 
     def tool(self) -> FunctionTool:
-        return FunctionTool(self.trigger_memory_managers, name="trigger_memory_managers",
+        def trigger_memory_managers(
+            memory_types: Annotated[list[P.MemoryTypeName], "Every memory type with something new in this "
+                                                            "batch; an empty list when there is nothing."],
+        ) -> str:
+            return self.trigger_memory_managers(memory_types)
+
+        return FunctionTool(trigger_memory_managers, name="trigger_memory_managers",
                             description="Start the memory managers of these memory types for this batch.")

@@ -5,9 +5,14 @@
 3. the meta memory manager picks memory types (one call);
 4. the chosen managers run concurrently (`asyncio.gather`), each an AssistantAgent whose tools
    collect validated operations; each manager's operations commit in one transaction;
-5. a failing manager leaves the others' writes and no partial write of its own.
+5. a failing manager leaves the others' writes and no partial write of its own;
+6. what the model could not do is done by the offline rules (`OfflineFlow`): the whole batch when
+   routing failed, a failed manager's memory type, and an episode for every message that no memory
+   the model wrote cites. The batch is then `degraded`, with the reasons, and `retry_failed()`
+   gives the model another go.
 
-Two sequential LLM rounds on the critical path when every model call is valid.
+Two sequential LLM rounds on the critical path when every model call is valid. Every call is
+bounded (`CallBounds`) and uses the protocol features the server takes (`ServerFeatures`).
 
 Screenshot batches: with a vision-capable model (`model_info["vision"]`) and frames passed as
 `images` (input id -> downscaled PIL image, held in memory for the batch only), the router and
@@ -25,11 +30,16 @@ from typing import Any, Mapping, Sequence
 from autogen_agentchat.messages import MultiModalMessage
 from autogen_core.models import ChatCompletionClient
 
+from mirix_py.agents import core_blocks
 from mirix_py.agents.definitions import AgentDefinition, manager_for
+from mirix_py.agents.flow import FlowResult
+from mirix_py.agents.offline.flow import FALLBACK_SUFFIX, OfflineFlow
 from mirix_py.agents.offline.managers import BatchMessage, PreparedBatch, prepare_batch
 from mirix_py.agents.runner import AgentFailed, run_tool_agent
 from mirix_py.agents.tools import OpCollector, RouteCollector, manager_tools
+from mirix_py.llm.bounds import CallBounds, ServerFeatures
 from mirix_py.llm.metering import Meter
+from mirix_py.ops import InsertOp, MergeOp, Op, UpdateOp
 from mirix_py.records import CoreMemory, InputRecord, MemoryChange, MemoryType, SearchHit
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
@@ -41,10 +51,27 @@ MAX_IMAGES = 8  # frames per model request; a longer batch sends evenly spaced o
 
 
 @dataclass
-class FlowResult:
+class ManagerOutcome:
     changes: list[MemoryChange] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
-    routed: list[MemoryType] = field(default_factory=list)
+    cited: set[str] = field(default_factory=set)  # source ids the manager's writes cite
+
+
+def cited_sources(ops: Sequence[Op], batch_sources: Sequence[str]) -> set[str]:
+    """Source ids that a manager's operations attach to memories (an update cites the whole batch)."""
+    cited: set[str] = set()
+    for op in ops:
+        if isinstance(op, InsertOp):
+            cited.update(op.memory.source_ids)
+        elif isinstance(op, UpdateOp):
+            cited.update(op.add_source_ids)
+        elif isinstance(op, MergeOp):
+            cited.update(batch_sources)
+    return cited
+
+
+def uncited_messages(batch: PreparedBatch, cited: set[str]) -> set[str]:
+    """Source ids of the messages no written memory cites (each message by its first id)."""
+    return {m.source_ids[0] for m in batch.messages if m.source_ids and not set(m.source_ids) & cited}
 
 
 def render_message(m: BatchMessage) -> str:
@@ -105,19 +132,26 @@ def render_core(blocks: dict[str, CoreMemory | None]) -> str:
     for label in ("human", "persona"):
         block = blocks.get(label)
         value = block.value if block else ""
-        limit = block.limit if block else CoreMemory.model_fields["limit"].default
+        limit = core_blocks.block_limit(block)
         parts.append(f"<{label} chars={len(value)}/{limit}>\n{value}\n</{label}>")
     return "Current core memory:\n" + "\n".join(parts)
 
 
 class UpdateFlow:
+    mode = "llm"
+
     def __init__(self, store: MemoryStore, searcher: Searcher, client: ChatCompletionClient,
-                 definitions: dict[str, AgentDefinition], *, parallel: bool = True) -> None:
+                 definitions: dict[str, AgentDefinition], *, parallel: bool = True,
+                 fallback: OfflineFlow | None = None, bounds: CallBounds | None = None,
+                 features: ServerFeatures | None = None) -> None:
         self.store = store
         self.parallel = parallel  # False only to measure the sequential baseline
         self.searcher = searcher
         self.client = client
         self.definitions = definitions
+        self.fallback = fallback  # None: a failed part fails the batch instead of degrading it
+        self.bounds = bounds or CallBounds()
+        self.features = features or ServerFeatures()
 
     def vision(self) -> bool:
         """Whether the model takes images (`model_info["vision"]`)."""
@@ -141,18 +175,20 @@ class UpdateFlow:
         related = await asyncio.to_thread(self._related, user_id, batch)
 
         router = RouteCollector()
+        reason = None
         try:
             await run_tool_agent(self.definitions["meta_memory_manager"], self.client, [router.tool()],
                                  multimodal_task(batch, frames) if frames else batch_text, meter,
-                                 begin_round=router.errors.clear)
+                                 begin_round=router.errors.clear, force="trigger_memory_managers",
+                                 bounds=self.bounds, structured=self.features)
         except AgentFailed as exc:
-            result.failures.append(str(exc))
-            return result
-        if router.chosen is None:
-            result.failures.append("meta_memory_manager: made no routing call")
-            return result
-        result.routed = list(router.chosen)
-        chosen = [t for t in router.chosen if manager_for(self.definitions, t).name not in skip_actors]
+            reason = str(exc)
+        if reason is None and router.chosen is None:
+            reason = "meta_memory_manager: made no routing call"
+        if reason is not None:
+            return await self._stand_in(result, reason, user_id, records, input_id, skip_actors, types=None)
+        result.routed = list(router.chosen or [])
+        chosen = [t for t in result.routed if manager_for(self.definitions, t).name not in skip_actors]
         runs = [self._manager(t, user_id, batch, batch_text, related, meter, input_id, ledger, frames)
                 for t in chosen]
         if self.parallel:
@@ -164,14 +200,54 @@ class UpdateFlow:
                     outcomes.append(await run)
                 except Exception as exc:  # same shape as gather(return_exceptions=True)
                     outcomes.append(exc)
+        failed: list[MemoryType] = []
+        reasons: list[str] = []
+        cited: set[str] = set()
         for memory_type, outcome in zip(chosen, outcomes):
+            if isinstance(outcome, ManagerOutcome):
+                result.changes += outcome.changes
+                cited |= outcome.cited
+                continue
+            failed.append(memory_type)
             if isinstance(outcome, AgentFailed):
-                result.failures.append(str(outcome))
-            elif isinstance(outcome, BaseException):
-                name = manager_for(self.definitions, memory_type).name
-                result.failures.append(f"{name}: {type(outcome).__name__}: {outcome}")
+                reasons.append(str(outcome))
             else:
-                result.changes += outcome
+                name = manager_for(self.definitions, memory_type).name
+                reasons.append(f"{name}: {type(outcome).__name__}: {outcome}")
+        if failed:
+            await self._stand_in(result, "; ".join(reasons), user_id, records, input_id, skip_actors, types=failed)
+        # every message must be searchable with its id, whatever the model wrote
+        uncited = uncited_messages(batch, cited | self._fallback_cited(result, user_id))
+        if uncited and self.fallback is not None:
+            extra = await asyncio.to_thread(self.fallback.episodes_for, user_id, records, uncited, input_id=input_id)
+            result.absorb(extra)
+            result.degraded.append(f"no memory the model wrote cites {len(uncited)} of {len(batch.messages)} "
+                                   "message(s): the rules' episodes keep them")
+        return result
+
+    def _fallback_cited(self, result: FlowResult, user_id: str) -> set[str]:
+        """Source ids of the memories the offline stand-in wrote for this batch."""
+        ids = [c.memory_id for c in result.changes if c.actor.endswith(FALLBACK_SUFFIX) and c.operation.value != "delete"]
+        if not ids:
+            return set()
+        return {s for m in self.store.get_many(ids, user_id=user_id).values() for s in m.source_ids}
+
+    async def _stand_in(self, result: FlowResult, reason: str, user_id: str, records: Sequence[InputRecord],
+                        input_id: str | None, skip_actors: frozenset[str],
+                        types: Sequence[MemoryType] | None) -> FlowResult:
+        """The offline rules do what the model could not: every type (`types=None`) or the failed ones."""
+        if self.fallback is None:
+            result.failures.append(reason)
+            return result
+        if types is None:
+            extra = await asyncio.to_thread(self.fallback.process, user_id, records, input_id=input_id,
+                                            skip_actors=skip_actors, suffix=FALLBACK_SUFFIX)
+            result.routed = extra.routed
+        else:
+            extra = await asyncio.to_thread(self.fallback.run_types, user_id, records, types, input_id=input_id,
+                                            skip_actors=skip_actors)
+        result.absorb(extra)
+        result.degraded.append(reason)
         return result
 
     def _related(self, user_id: str, batch: PreparedBatch) -> list[SearchHit]:
@@ -182,11 +258,14 @@ class UpdateFlow:
 
     async def _manager(self, memory_type: MemoryType, user_id: str, batch: PreparedBatch, batch_text: str,
                        related: list[SearchHit], meter: Meter, input_id: str | None,
-                       ledger: Sequence[str], frames: Mapping[str, Any]) -> list[MemoryChange]:
+                       ledger: Sequence[str], frames: Mapping[str, Any]) -> ManagerOutcome:
         definition = manager_for(self.definitions, memory_type)
         sources = list(dict.fromkeys(s for m in batch.messages for s in m.source_ids))
+        listed = {h.memory.id for h in related if h.memory.memory_type is memory_type}
         collector = OpCollector(self.store, user_id, memory_type, sources,
-                                default_occurred_at=batch.messages[0].occurred_at if batch.messages else None)
+                                default_occurred_at=batch.messages[0].occurred_at if batch.messages else None,
+                                batch_text=batch_text, message_texts=[m.text for m in batch.messages],
+                                listed_ids=None if memory_type is MemoryType.core else listed)
         if memory_type is MemoryType.core:
             context = render_core({label: collector._core_block(label) for label in ("human", "persona")})
         else:
@@ -194,6 +273,8 @@ class UpdateFlow:
         tools = manager_tools(collector, definition.tools)
         task = multimodal_task(batch, frames, context) if frames else f"{batch_text}\n\n{context}"
         await run_tool_agent(definition, self.client, tools, task, meter,
-                             begin_round=collector.begin_round, rollback_round=collector.rollback_round)
-        return await asyncio.to_thread(self.store.apply, collector.ops, user_id=user_id, actor=definition.name,
-                                       input_id=input_id, ledger=ledger)
+                             begin_round=collector.begin_round, rollback_round=collector.rollback_round,
+                             bounds=self.bounds, structured=self.features)
+        changes = await asyncio.to_thread(self.store.apply, collector.ops, user_id=user_id, actor=definition.name,
+                                          input_id=input_id, ledger=ledger)
+        return ManagerOutcome(changes=changes, cited=cited_sources(collector.ops, sources))

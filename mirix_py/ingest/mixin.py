@@ -185,25 +185,3 @@ class ScreenshotsMixin:
             finally:
                 ingestor.ocr.close()
         return ingestor.delete_user(user_id)
-
-    # ------------------------------------------------------------ lookups for the offline managers
-
-    def _offline_lookups(self, user_id: str) -> dict[str, Callable[..., Any]]:
-        """What `offline.prepare_batch` needs to avoid storing a secret or a screen twice."""
-        return {"known_secrets": lambda: self._known_secrets(user_id),
-                "find_resource": lambda title: self._resource_by_title(user_id, title)}
-
-    def _known_secrets(self, user_id: str) -> dict[tuple[str, str], str]:
-        vault = self.store.list(user_id=user_id, memory_types=[MemoryType.knowledge_vault.value],  # type: ignore[attr-defined]
-                                limit=100_000, reveal=True)
-        return {(m.entry_type, m.secret_value): m.id for m in vault
-                if isinstance(m, KnowledgeVaultMemory) and m.secret_value}
-
-    def _resource_by_title(self, user_id: str, title: str) -> ResourceMemory | None:
-        hits = self.searcher.search(f"{title} (", user_id=user_id, limit=10,  # type: ignore[attr-defined]
-                                    memory_types=[MemoryType.resource], method="string")
-        for hit in hits:
-            if isinstance(hit.memory, ResourceMemory) and hit.memory.title == title:
-                return hit.memory
-        return None
-

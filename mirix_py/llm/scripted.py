@@ -30,6 +30,8 @@ class ScriptRequest:
     messages: Sequence[LLMMessage]
     tool_names: list[str]
     json_output: Any
+    tool_choice: Any = "auto"
+    extra_create_args: Mapping[str, Any] | None = None
 
     @property
     def last_text(self) -> str:
@@ -68,7 +70,9 @@ class ScriptedChatCompletionClient(ChatCompletionClient):
                      cancellation_token: CancellationToken | None = None) -> CreateResult:
         system = "\n".join(m.content for m in messages if isinstance(m, SystemMessage) and isinstance(m.content, str))
         names = [t.name if hasattr(t, "name") else t["name"] for t in tools]
-        request = ScriptRequest(system=system, messages=list(messages), tool_names=names, json_output=json_output)
+        choice = getattr(tool_choice, "name", tool_choice)  # a forced Tool is recorded by its name
+        request = ScriptRequest(system=system, messages=list(messages), tool_names=names, json_output=json_output,
+                                tool_choice=choice, extra_create_args=dict(extra_create_args))
         self.requests.append(request)
         started = time.perf_counter()
         if self._delay:

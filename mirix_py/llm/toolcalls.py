@@ -13,7 +13,7 @@ import ast
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 
 @dataclass(frozen=True)
@@ -79,13 +79,70 @@ def _candidates(text: str) -> list[str]:
     fenced = _FENCED.findall(text)
     if fenced:
         return fenced
-    stripped = text.strip()
-    if stripped[:1] in "{[":
-        return [stripped]
-    start = min((i for i in (stripped.find("{"), stripped.find("[")) if i >= 0), default=-1)
-    if start >= 0 and re.search(r'"(name|tool|function|tool_calls)"\s*:', stripped):
-        return [stripped[start:]]
-    return []
+    return [text]
+
+
+def _balanced_end(text: str, start: int) -> int | None:
+    """Index just past the bracket that closes the one at `start` (strings respected); None if unclosed."""
+    depth = 0
+    in_string = escaped = False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return None
+
+
+def json_values(text: str) -> list[Any]:
+    """Every top-level JSON object or array in `text`, in order: several written one after another,
+    one inside prose, or a last one cut short (closed by `loads_lenient`)."""
+    values: list[Any] = []
+    i = 0
+    while True:
+        starts = [j for j in (text.find("{", i), text.find("[", i)) if j >= 0]
+        if not starts:
+            return values
+        start = min(starts)
+        end = _balanced_end(text, start)
+        chunk = text[start:end] if end is not None else text[start:]
+        try:
+            values.append(loads_lenient(chunk))
+        except ToolCallParseError:
+            if end is None:
+                return values
+        if end is None:
+            return values
+        i = end
+
+
+_FUNCTIONS_NAME = re.compile(r"functions\.([A-Za-z_]\w*)\s*:?")
+
+
+def _functions_prefixed(text: str) -> list[ParsedCall]:
+    """`functions.NAME:` followed by its arguments as JSON (the chatml-function-calling format)."""
+    marks = list(_FUNCTIONS_NAME.finditer(text))
+    calls = []
+    for k, mark in enumerate(marks):
+        body = text[mark.end(): marks[k + 1].start() if k + 1 < len(marks) else len(text)]
+        values = [v for v in json_values(body) if isinstance(v, dict)]
+        arguments = values[0] if values else {}
+        if isinstance(arguments.get("arguments"), dict) and arguments.get("name") == mark.group(1):
+            arguments = arguments["arguments"]
+        calls.append(ParsedCall(mark.group(1), arguments))
+    return calls
 
 
 def _as_arguments(raw: Any) -> dict[str, Any]:
@@ -143,19 +200,59 @@ def _python_calls(text: str, known: set[str]) -> list[ParsedCall] | None:
     return calls
 
 
+def _looks_like_call(value: Any) -> bool:
+    if isinstance(value, list):
+        return bool(value) and all(_looks_like_call(v) for v in value)
+    return isinstance(value, dict) and any(k in value for k in ("name", "tool", "tool_name", "function", "tool_calls",
+                                                                "calls", "actions"))
+
+
 def parse_text_tool_calls(text: str, known_tools: Iterable[str]) -> list[ParsedCall]:
-    """Tool calls found in a text reply; [] when the reply is plain prose with no call in it."""
+    """Tool calls found in a text reply; [] when the reply is plain prose with no call in it.
+
+    Reads what models write: a JSON object or list, several objects one after another, a call
+    inside prose, `<tool_call>` tags, fenced blocks, `functions.NAME: {...}`, Python-looking calls.
+    """
     known = set(known_tools)
     if not text or not text.strip():
         return []
-    python = _python_calls(_FENCED.findall(text)[0] if _FENCED.findall(text) else text, known)
+    fenced = _FENCED.findall(text)
+    python = _python_calls(fenced[0] if fenced else text, known)
     if python:
         calls = python
     else:
         calls = []
         for candidate in _candidates(text):
-            calls.extend(_normalise(loads_lenient(candidate)))
+            if _FUNCTIONS_NAME.search(candidate) and not _looks_like_call(next(iter(json_values(candidate)), None)):
+                calls.extend(_functions_prefixed(candidate))
+                continue
+            values = json_values(candidate)
+            if not values and candidate.strip()[:1] in "{[":
+                loads_lenient(candidate)  # raises the reason it cannot be read
+            shaped = [v for v in values if _looks_like_call(v)]
+            if values and not shaped:
+                raise ToolCallParseError("expected a JSON object naming a tool, e.g. "
+                                         '{"name": "<tool>", "arguments": {...}}')
+            for value in shaped:
+                calls.extend(_normalise(value))
     unknown = sorted({c.name for c in calls if c.name not in known})
     if unknown:
         raise ToolCallParseError(f"unknown tool(s) {unknown}; available: {sorted(known)}")
     return calls
+
+
+def tool_calls_schema(tools: Sequence[Any], *, max_calls: int = 8) -> dict[str, Any]:
+    """The JSON schema of `{"tool_calls": [{"name", "arguments"}, ...]}` over these tools, for servers
+    that constrain a reply to a schema (a grammar): every reply then names a real tool with arguments
+    of the right shape. `tools` are autogen tools (their `.schema`) or tool schemas."""
+    variants = []
+    for tool in tools:
+        schema = tool.schema if hasattr(tool, "schema") else tool
+        parameters = dict(schema.get("parameters") or {"type": "object", "properties": {}})
+        parameters.setdefault("type", "object")
+        variants.append({"type": "object", "properties": {"name": {"type": "string", "enum": [schema["name"]]},
+                                                           "arguments": parameters},
+                         "required": ["name", "arguments"]})
+    items = variants[0] if len(variants) == 1 else {"anyOf": variants}
+    return {"type": "object", "required": ["tool_calls"],
+            "properties": {"tool_calls": {"type": "array", "items": items, "minItems": 1, "maxItems": max_calls}}}

@@ -21,7 +21,7 @@ import os
 import socket
 import uuid
 from datetime import timedelta
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
@@ -132,7 +132,7 @@ class InputLog:
         if not input_ids:
             return
         values: dict = {"status": status.value, "error": error}
-        if status in (InputStatus.processed, InputStatus.failed):
+        if status in (InputStatus.processed, InputStatus.degraded, InputStatus.failed):
             values.update(processed_at=utcnow(), claimed_by=None, claimed_at=None)
         with Session(self.engine) as session:
             session.execute(update(InputRow).where(InputRow.id.in_(list(input_ids))).values(**values))
@@ -145,6 +145,15 @@ class InputLog:
         with Session(self.engine) as session:
             rows = session.execute(query.order_by(InputRow.created_at).limit(limit)).scalars().all()
             return [self._to_record(r) for r in rows]
+
+    def forget_actors(self, input_ids: Sequence[str], which: Callable[[str], bool]) -> None:
+        """Drop actors from these inputs' `done_actors` (their writes were removed)."""
+        if not input_ids:
+            return
+        with Session(self.engine) as session:
+            for row in session.execute(select(InputRow).where(InputRow.id.in_(list(input_ids)))).scalars():
+                row.done_actors = [a for a in (row.done_actors or []) if not which(a)]
+            session.commit()
 
     def done_actors(self, input_ids: Sequence[str]) -> frozenset[str]:
         """Managers whose writes are committed for every one of these inputs."""

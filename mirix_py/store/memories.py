@@ -338,6 +338,20 @@ class MemoryStore:
                              input_id=r.input_id, created_at=r.created_at)
                 for r, before, after in zip(rows, befores, afters)]
 
+    def inserted_by(self, user_id: str, actor_suffix: str, source_ids: Sequence[str]) -> list[str]:
+        """Ids of the memories still present that an actor ending in `actor_suffix` inserted and
+        that came from any of `source_ids` (e.g. what the offline fallback wrote for an input)."""
+        wanted = set(source_ids)
+        with Session(self.engine) as session:
+            ids = session.execute(select(HistoryRow.memory_id).where(
+                HistoryRow.user_id == user_id, HistoryRow.operation == Operation.insert.value,
+                HistoryRow.actor.endswith(actor_suffix))).scalars().all()
+            if not ids:
+                return []
+            rows = session.execute(select(MemoryRow.id, MemoryRow.source_ids).where(
+                MemoryRow.user_id == user_id, MemoryRow.id.in_(list(set(ids))))).all()
+        return sorted(mid for mid, sources in rows if wanted & set(sources or []))
+
     def record_usage(self, user_id: str, kind: str, usage: dict[str, Any]) -> None:
         with Session(self.engine) as session:
             session.add(UsageRow(user_id=user_id, kind=kind, created_at=utcnow(), **{

@@ -88,23 +88,33 @@ def test_managers_run_concurrently(make_mx):
     assert result.usage.prompt_tokens > 0 and result.usage.tokens_estimated
 
 
-def test_one_failing_manager_keeps_the_others_and_can_be_retried(make_mx):
+def _actors(mx, memory):
+    return {e.actor for e in mx.history(memory.id, user_id="ada")}
+
+
+def test_one_failing_manager_is_stood_in_for_by_the_rules_and_upgraded_on_retry(make_mx):
     broken = {"semantic_memory_manager": lambda req: [("insert_semantic", {"name": "Tom"})]}  # summary missing
     mx, client = make_mx(minimal_script(**broken))
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
-    assert result.status.value == "failed"
+    assert result.status.value == "degraded"
     assert "semantic_memory_manager" in result.error and "summary" in result.error
-    assert len(mx.list(user_id="ada", memory_types=["episodic"])) == 1
-    assert mx.list(user_id="ada", memory_types=["semantic"]) == []
+    (episode,) = mx.list(user_id="ada", memory_types=["episodic"])
+    assert _actors(mx, episode) == {"episodic_memory_manager"}  # the model's own episode stays
+    stand_ins = mx.list(user_id="ada", memory_types=["semantic"])
+    assert stand_ins and all(_actors(mx, m) == {"semantic_memory_manager (offline fallback)"} for m in stand_ins)
     assert agents_called(client).count("semantic_memory_manager") == 2  # one correction round
     record = mx.input_status(result.input_ids[0])
-    assert record.status.value == "failed" and "summary" in record.error
+    assert record.status.value == "degraded" and "summary" in record.error
 
     client._script = minimal_script()
     (retried,) = mx.retry_failed(user_id="ada")
     assert retried.status.value == "processed", retried.error
-    assert len(mx.list(user_id="ada", memory_types=["semantic"])) == 1
+    (fact,) = mx.list(user_id="ada", memory_types=["semantic"])
+    assert _actors(mx, fact) == {"semantic_memory_manager"} and fact.summary == "Tom is Ada's brother, a pilot"
     assert len(mx.list(user_id="ada", memory_types=["episodic"])) == 1  # not written twice
+    removed = mx.history(stand_ins[0].id, user_id="ada")
+    assert [e.operation.value for e in removed] == ["insert", "delete"] and removed[-1].actor == "retry"
+    assert mx.input_status(result.input_ids[0]).status.value == "processed"
 
 
 def _text_reply(text):
@@ -146,11 +156,11 @@ def test_unknown_id_gets_one_correction_round(make_mx):
 
 def test_invented_memory_type_is_corrected(make_mx):
     replies = iter([[("trigger_memory_managers", {"memory_types": ["episodic", "emotional"]})],
-                    [("trigger_memory_managers", {"memory_types": ["episodic"]})]])
+                    [("trigger_memory_managers", {"memory_types": ["episodic", "semantic"]})]])
     mx, client = make_mx(minimal_script(meta_memory_manager=lambda req: next(replies)))
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
-    assert [t.value for t in result.routed] == ["episodic"]
+    assert [t.value for t in result.routed] == ["episodic", "semantic"]
     corrections = [r.last_text for r in client.requests if r.agent == "meta_memory_manager"]
     assert len(corrections) == 2 and "emotional" in corrections[1]
 
@@ -162,20 +172,26 @@ def test_invented_memory_type_is_corrected(make_mx):
     lambda req: [("insert_semantic", {"name": "Tom", "summary": "x", "source_ids": ["not-in-batch"]})],
     lambda req: [("drop_all_tables", {})],  # a tool that does not exist
 ])
-def test_persistent_bad_output_fails_the_manager_with_no_partial_write(make_mx, bad_reply):
+def test_persistent_bad_output_leaves_no_model_write_and_degrades_to_the_rules(make_mx, bad_reply):
     mx, client = make_mx(minimal_script(semantic_memory_manager=bad_reply))
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
-    assert result.status.value == "failed" and "semantic_memory_manager" in result.error
-    assert mx.list(user_id="ada", memory_types=["semantic"]) == []
+    assert result.status.value == "degraded" and "semantic_memory_manager" in result.error
+    semantic = mx.list(user_id="ada", memory_types=["semantic"])
+    assert all(_actors(mx, m) == {"semantic_memory_manager (offline fallback)"} for m in semantic)
     assert agents_called(client).count("semantic_memory_manager") == 2
     assert mx.input_status(result.input_ids[0]).error == result.error
 
 
-def test_router_failing_twice_fails_the_batch_cleanly(make_mx):
+def test_router_failing_twice_degrades_the_batch_to_the_rules(make_mx):
     mx, client = make_mx(minimal_script(meta_memory_manager=lambda req: "I think episodic maybe?"))
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
-    assert result.status.value == "failed" and "meta_memory_manager" in result.error
-    assert mx.list(user_id="ada") == []
+    assert result.status.value == "degraded" and "meta_memory_manager" in result.error
+    assert agents_called(client) == ["meta_memory_manager"] * 2  # no manager ran on a failed routing
+    episodes = mx.list(user_id="ada", memory_types=["episodic"])
+    assert sorted(e.summary for e in episodes) == sorted(m["content"] for m in MESSAGES)  # every message kept
+    assert all(_actors(mx, m) <= {"episodic_memory_manager (offline fallback)",
+                                  "semantic_memory_manager (offline fallback)",
+                                  "core_memory_manager (offline fallback)"} for m in mx.list(user_id="ada"))
 
 
 def test_models_without_tool_calling_answer_in_json(make_mx):

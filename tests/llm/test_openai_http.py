@@ -24,7 +24,9 @@ def reply_for(body: dict) -> dict:
     if agent == "meta_memory_manager":
         call = ("trigger_memory_managers", {"memory_types": ["semantic"]})
     elif agent == "semantic_memory_manager":
-        call = ("insert_semantic", {"name": "Tom", "summary": "Tom is a pilot", "source_ids": ["m1"]})
+        batch = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        ids = [i for i in re.findall(r"\[id=([^\]]+)\]", batch) if not i.startswith("in_")]
+        call = ("insert_semantic", {"name": "Tom", "summary": "Tom is a pilot", "source_ids": ids})
     else:
         call = None
         if agent == "topic_extractor":
@@ -85,7 +87,12 @@ def test_update_flow_over_http(tmp_path, embedder, openai_server, monkeypatch):
     assert {s["path"] for s in seen} == {"/v1/chat/completions"}
     assert seen[0]["auth"] == "Bearer sk-test-not-real"
     tools = [t["function"]["name"] for t in seen[-1]["body"]["tools"]]
-    assert "insert_semantic" in tools and "update_memory" in tools
+    assert "insert_semantic" in tools and "update_memory" in tools and "nothing_to_record" in tools
+    # the protocol: the router's one tool forced by name, managers must call a tool, every call bounded
+    router, manager = seen[0]["body"], seen[-1]["body"]
+    assert router["tool_choice"] == {"type": "function", "function": {"name": "trigger_memory_managers"}}
+    assert manager["tool_choice"] == "required"
+    assert router["max_tokens"] == 96 and manager["max_tokens"] == 400 and router["temperature"] == 0
 
 
 def test_llm_example_runs_against_the_endpoint(tmp_path, openai_server, monkeypatch, capsys):

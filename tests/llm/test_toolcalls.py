@@ -36,7 +36,7 @@ def test_prose_is_no_call():
 
 @pytest.mark.parametrize("text, match", [
     ('{"name": "launch_rockets", "arguments": {}}', "unknown tool"),
-    ('{"arguments": {"x": 1}}', "needs a 'name'"),
+    ('{"arguments": {"x": 1}}', "naming a tool"),
     ('{"name": "delete_memory", "arguments": [1, 2]}', "JSON object"),
     ('{"name": "delete_memory", "arguments": {"memory_id": sem_1 oops}}', "not valid JSON"),
     ('insert_semantic("Tom", "pilot")', "keyword arguments"),

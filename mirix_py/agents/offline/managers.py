@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Callable, Mapping, Sequence
 
+from mirix_py.agents import core_blocks
 from mirix_py.agents.offline.rules import (
     classify_resource, extract_facts, extract_procedure, extract_self_statements, find_secrets, redact,
 )
@@ -304,10 +305,7 @@ def core_ops(batch: PreparedBatch, current_block: CoreLookup) -> list[Op]:
     lines = list(dict.fromkeys([*old_lines, *new_lines]))
     if block is not None and lines == old_lines:
         return []
-    limit = block.limit if block else CoreMemory.model_fields["limit"].default
-    while lines and len("\n".join(lines)) > limit:
-        lines.pop(0)  # rewrite: the oldest facts make room for the newest
-    value = "\n".join(lines)
+    value = core_blocks.keep_newest(lines, block)  # rewrite: the oldest facts make room for the newest
     if block is None:
         return [InsertOp(memory=CoreMemory(user_id=batch.user_id, label="human", value=value, source_ids=sources))]
     return [UpdateOp(memory_id=block.id, fields={"value": value}, add_source_ids=sources)]

@@ -1,0 +1,138 @@
+"""`OfflineFlow`: the update flow without a model, in the shape of the LLM flow.
+
+The rules in `managers` play the meta memory manager (`route`) and the six memory managers (the
+`*_ops` functions); this class gives them the store lookups they need and applies each manager's
+operations in one transaction. It is the zero-configuration default, and the stand-in for any part
+of a batch the model could not do (`run_types`, `episodes_for`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Mapping, Sequence
+
+from mirix_py.agents import core_blocks
+from mirix_py.agents.flow import FlowResult
+from mirix_py.agents.offline import managers as rules
+from mirix_py.llm.metering import Meter
+from mirix_py.ops import Op
+from mirix_py.records import (
+    InputRecord, KnowledgeVaultMemory, MemoryType, ResourceMemory, SearchMethod, SemanticMemory,
+)
+from mirix_py.store.memories import MemoryStore
+from mirix_py.store.search import Searcher
+
+log = logging.getLogger("mirix_py")
+
+FALLBACK_SUFFIX = " (offline fallback)"
+
+
+def offline_actor(memory_type: MemoryType) -> str:
+    return f"{memory_type.value}_memory_manager"
+
+
+class OfflineFlow:
+    mode = "offline"
+
+    def __init__(self, store: MemoryStore, searcher: Searcher) -> None:
+        self.store = store
+        self.searcher = searcher
+
+    # ------------------------------------------------------------ Flow
+
+    async def run(self, user_id: str, records: Sequence[InputRecord], meter: Meter, *,
+                  input_id: str | None = None, skip_actors: frozenset[str] = frozenset(),
+                  images: Mapping[str, Any] | None = None) -> FlowResult:
+        """The rules read text only: `images` are ignored; `meter` records no call."""
+        return await asyncio.to_thread(self.process, user_id, records, input_id=input_id, skip_actors=skip_actors)
+
+    def process(self, user_id: str, records: Sequence[InputRecord], *, input_id: str | None = None,
+                skip_actors: frozenset[str] = frozenset(), suffix: str = "") -> FlowResult:
+        """`suffix` names the actors (`FALLBACK_SUFFIX` when standing in for a model)."""
+        batch = self.prepare(user_id, records)
+        return self._apply(batch, rules.route(batch), records, input_id=input_id, skip_actors=skip_actors,
+                           suffix=suffix)
+
+    # ------------------------------------------------------------ stand-in for the model
+
+    def run_types(self, user_id: str, records: Sequence[InputRecord], types: Sequence[MemoryType], *,
+                  input_id: str | None = None, skip_actors: frozenset[str] = frozenset()) -> FlowResult:
+        """The rules' writes for these memory types only (those the model failed), under fallback actors."""
+        batch = self.prepare(user_id, records)
+        chosen = [t for t in rules.route(batch) if t in set(types)]
+        return self._apply(batch, chosen, records, input_id=input_id, skip_actors=skip_actors,
+                           suffix=FALLBACK_SUFFIX)
+
+    def episodes_for(self, user_id: str, records: Sequence[InputRecord], message_ids: set[str], *,
+                     input_id: str | None = None) -> FlowResult:
+        """Episodes for the messages of a batch (by a source id of theirs) that the model's writes left out."""
+        batch = self.prepare(user_id, records)
+        batch.messages = [m for m in batch.messages if set(m.source_ids) & message_ids]
+        batch.vault_ops = []
+        return self._apply(batch, [MemoryType.episodic], records, input_id=input_id, skip_actors=frozenset(),
+                           suffix=FALLBACK_SUFFIX)
+
+    # ------------------------------------------------------------ parts
+
+    def prepare(self, user_id: str, records: Sequence[InputRecord]) -> rules.PreparedBatch:
+        return rules.prepare_batch(user_id, records, known_secrets=lambda: self.known_secrets(user_id),
+                                   find_resource=lambda title: self.resource_by_title(user_id, title))
+
+    def ops(self, memory_type: MemoryType, batch: rules.PreparedBatch) -> list[Op]:
+        user_id = batch.user_id
+        if memory_type is MemoryType.knowledge_vault:
+            return batch.vault_ops
+        if memory_type is MemoryType.episodic:
+            return rules.episodic_ops(batch)
+        if memory_type is MemoryType.core:
+            return rules.core_ops(batch, lambda label: core_blocks.find_block(self.store, user_id, label))
+        if memory_type is MemoryType.semantic:
+            return rules.semantic_ops(batch, lambda name: self.semantic_by_name(user_id, name))
+        if memory_type is MemoryType.procedural:
+            return rules.procedural_ops(batch)
+        return rules.resource_ops(batch)
+
+    def _apply(self, batch: rules.PreparedBatch, types: Sequence[MemoryType], records: Sequence[InputRecord], *,
+               input_id: str | None, skip_actors: frozenset[str], suffix: str = "") -> FlowResult:
+        result = FlowResult(routed=list(types))
+        ledger = [r.id for r in records]
+        for memory_type in types:
+            actor = offline_actor(memory_type) + suffix
+            if actor in skip_actors:
+                continue
+            try:
+                ops = self.ops(memory_type, batch)
+                result.changes += self.store.apply(ops, user_id=batch.user_id, actor=actor, input_id=input_id,
+                                                   ledger=ledger)
+            except Exception as exc:  # one manager failing leaves the others' writes intact
+                log.exception("%s failed", actor)
+                result.failures.append(f"{actor}: {type(exc).__name__}: {exc}")
+        return result
+
+    # ------------------------------------------------------------ lookups
+
+    def known_secrets(self, user_id: str) -> dict[tuple[str, str], str]:
+        """(entry type, value) -> vault id: a secret already stored is not stored again."""
+        vault = self.store.list(user_id=user_id, memory_types=[MemoryType.knowledge_vault.value],
+                                limit=100_000, reveal=True)
+        return {(m.entry_type, m.secret_value): m.id for m in vault
+                if isinstance(m, KnowledgeVaultMemory) and m.secret_value}
+
+    def resource_by_title(self, user_id: str, title: str) -> ResourceMemory | None:
+        """A screenshot window's resource from earlier batches: only what is new on screen is memorised."""
+        hits = self.searcher.search(f"{title} (", user_id=user_id, limit=10,
+                                    memory_types=[MemoryType.resource], method="string")
+        for hit in hits:
+            if isinstance(hit.memory, ResourceMemory) and hit.memory.title == title:
+                return hit.memory
+        return None
+
+    def semantic_by_name(self, user_id: str, name: str) -> SemanticMemory | None:
+        hits = self.searcher.search(name, user_id=user_id, limit=20, memory_types=[MemoryType.semantic],
+                                    method=SearchMethod.bm25)
+        for hit in hits:
+            if isinstance(hit.memory, SemanticMemory) and hit.memory.name.casefold() == name.casefold():
+                return hit.memory
+        return None
+
