@@ -16,17 +16,31 @@ err = Console(stderr=True)
 
 
 def rich_progress() -> tuple[Progress, "callable"]:
-    """A rich progress display and a `(stage, done, total)` callback that drives one bar per stage."""
+    """A rich progress display and a `(stage, done, total, note="")` callback that drives one bar per stage."""
     bars = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     console=err, transient=False)
     tasks: dict[str, int] = {}
 
-    def update(stage: str, done: int, total: int) -> None:
+    def update(stage: str, done: int, total: int, note: str = "") -> None:
         if stage not in tasks:
             tasks[stage] = bars.add_task(stage, total=total)
         bars.update(tasks[stage], completed=done, total=total)
 
     return bars, update
+
+
+def run_progress(prefix: str = "locomo") -> tuple[Any, "callable"]:
+    """Rich bars when stderr is a terminal; otherwise (CI, a log file) one flushed plain line per event.
+
+    Returns a context manager to run inside and the progress callback.
+    """
+    if err.is_terminal:
+        return rich_progress()
+    from contextlib import nullcontext
+
+    from mirix_py.eval.progress import LineProgress
+
+    return nullcontext(), LineProgress(prefix=prefix)
 
 
 def headline_rich_table(report: dict) -> Any:
@@ -62,7 +76,10 @@ def locomo(
     no_baselines: bool = typer.Option(False, "--no-baselines", help="Skip the raw-turn baselines."),
     judge_model: Optional[str] = typer.Option(None, "--judge-model", envvar="MIRIX_JUDGE_MODEL",
                                               help="Judge model (same provider; default: the answer model)."),
-    seed: int = typer.Option(0, "--seed", help="Seed for OpenAI-compatible judge/answer calls."),
+    seed: int = typer.Option(0, "--seed", help="Seed for OpenAI-compatible judge/answer calls and for --questions."),
+    questions: Optional[int] = typer.Option(
+        None, "--questions", help="Only a seeded sample of N questions of categories 1-4, spread over the categories "
+        "in proportion to their sizes (at least one each); category 5 added at the same rate. Deterministic per --seed."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir",
                                              help="Where ingested data dirs are kept (default ~/.cache/mirix/locomo)."),
     fresh: bool = typer.Option(False, "--fresh", help="Re-ingest even when the cache holds this ingestion."),
@@ -83,7 +100,7 @@ def locomo(
         config = LocomoEvalConfig(
             data=data, mode=mode, ingest_mode=ingest_mode, budget_words=budget_words, conversations=conversations,
             limit=limit, method=method, embedder=settings.embedder, baselines=not no_baselines,
-            llm_model=settings.llm_model, judge_model=judge_model, seed=seed,
+            llm_model=settings.llm_model, judge_model=judge_model, seed=seed, questions=questions,
             cache_dir=cache_dir or default_cache_dir("locomo"), fresh=fresh)
     except ValidationError as exc:
         _fail("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()))
@@ -99,7 +116,7 @@ def locomo(
     from mirix_py.store.embeddings import load_embedder
 
     embedder = load_embedder(settings.embedder)
-    bars, update = rich_progress()
+    bars, update = run_progress("locomo")
     try:
         with bars:
             report = run_locomo(config, embedder=embedder, model_client=model_client, judge_client=judge_client,
@@ -107,6 +124,11 @@ def locomo(
     except (ValueError, OSError) as exc:
         _fail(str(exc))
     paths = write_report(report, out)
+    sample = report["data"].get("sample")
+    if sample:
+        console.print(f"questions: a sample of {sample['selected_1_4']} of {sample['available_1_4']} scored "
+                      f"(requested {sample['requested']}, seed {sample['seed']}), by category "
+                      f"{sample['by_category']}")
     console.print(headline_rich_table(report))
     for name, block in (report.get("answers") or {}).get("summary", {}).items():
         o = block["overall_1_4"]

@@ -245,8 +245,12 @@ class IngestStats:
 
 
 def ingest_conversation(mx: Any, conv: Conversation, *, user_id: str | None = None,
-                        stats: IngestStats | None = None) -> IngestStats:
-    """One `add` per session, occurred_at = the session's date."""
+                        stats: IngestStats | None = None,
+                        on_session: Callable[[Session, IngestStats, Any], None] | None = None) -> IngestStats:
+    """One `add` per session, occurred_at = the session's date.
+
+    `on_session(session, stats, result)` is called after each session's `add` (progress reporting).
+    """
     stats = stats if stats is not None else IngestStats()
     user = user_id or conv.user_id
     t0 = time.perf_counter()
@@ -257,6 +261,8 @@ def ingest_conversation(mx: Any, conv: Conversation, *, user_id: str | None = No
         stats.turns += len(session.turns)
         if getattr(result, "error", None):
             stats.failed_sessions.append(f"{conv.sample_id}/session_{session.number}: {result.error}")
+        if on_session:
+            on_session(session, stats, result)
     stats.conversations += 1
     stats.seconds += time.perf_counter() - t0
     return stats

@@ -8,6 +8,7 @@ same word budget, on the same questions:
   BLEU-1 and an LLM judge, with context tokens, latency, calls and tokens.
 
 Questions of categories 1-4 with evidence are scored; category 5 (adversarial) is reported apart.
+`questions=N` runs a seeded slice of them instead (see `sample_questions`).
 Ingestion is cached (see `mirix_py.eval.cache`): re-scoring reads the same data directory.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import math
 import platform
+import random
 import time
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
@@ -33,7 +35,7 @@ from mirix_py.eval.metrics import (
     answer_token_recall, bleu1, locomo_f1, mean, percentile, scoring_gold, strip_citations,
 )
 
-Progress = Callable[[str, int, int], None]  # (stage, done, total)
+Progress = Callable[..., None]  # (stage, done, total, note="")  see mirix_py.eval.progress
 ENGINE = "engine"
 FULL_CONTEXT = "full context"
 
@@ -56,7 +58,11 @@ class LocomoEvalConfig(BaseModel):
     llm_model: str | None = None
     judge_model: str | None = None
     seed: int = Field(default=0, description="Sent, with temperature 0, on the judge's and the answer baselines' "
-                      "calls to OpenAI-compatible clients; nothing else in a run is random.")
+                      "calls to OpenAI-compatible clients, and seeds the `questions` sample; nothing else in a run "
+                      "is random.")
+    questions: int | None = Field(default=None, gt=0, description=(
+        "Only a seeded sample of N scored questions (categories 1-4), spread over the categories in proportion "
+        "to their sizes with at least one each; category-5 questions are added at the same rate, reported apart."))
     cache_dir: Path = Field(default_factory=lambda: default_cache_dir("locomo"))
     fresh: bool = False
 
@@ -110,6 +116,67 @@ def question_key(q: Question) -> str:
 def selected_questions(convs: Sequence[Conversation]) -> list[tuple[Conversation, Question]]:
     """Questions with evidence, categories 1-5 (categories 1-4 are scored, 5 reported apart)."""
     return [(c, q) for c in convs for q in c.questions if q.evidence and q.category in CATEGORY_NAMES]
+
+
+SAMPLE_METHOD = ("proportional per category (largest remainder, at least one question from each category 1-4 "
+                 "present), category 5 at the same rate; within a category a shuffle seeded by (seed, category)")
+
+
+def allocate_proportional(n: int, sizes: dict[int, int]) -> dict[int, int]:
+    """Split `n` over categories of the given sizes: at least one each (while `n` allows, largest categories
+    first), the rest in proportion to what each has left, by largest remainder (ties: lower category).
+
+    Never more than a category holds; everything when `n` covers it all.
+    """
+    sizes = {c: k for c, k in sizes.items() if k > 0}
+    if n >= sum(sizes.values()):
+        return dict(sizes)
+    take = {c: 0 for c in sizes}
+    for c in sorted(sizes, key=lambda c: (-sizes[c], c))[:n]:
+        take[c] = 1
+    rest = n - sum(take.values())
+    capacity = {c: sizes[c] - take[c] for c in sizes}
+    total = sum(capacity.values())
+    if rest > 0 and total > 0:
+        for c in sizes:
+            take[c] += rest * capacity[c] // total
+        left = n - sum(take.values())
+        by_remainder = sorted(sizes, key=lambda c: (-(rest * capacity[c] % total), c))
+        for c in by_remainder[:left]:
+            take[c] += 1
+    return take
+
+
+def sample_questions(questions: Sequence[tuple[Conversation, Question]], n: int,
+                     seed: int) -> tuple[list[tuple[Conversation, Question]], dict[str, Any]]:
+    """A deterministic slice: `n` questions of categories 1-4 (all of them when `n` is larger), spread over
+    the categories by `allocate_proportional`; category-5 questions at the same rate (rounded half up).
+
+    Within a category the questions are shuffled by a generator seeded with (seed, category), and the
+    first ones taken: for one seed, a larger `n` keeps every question of a smaller one. The slice keeps
+    the file's order. Returns the slice and a description of it for the report.
+    """
+    by_cat: dict[int, list[tuple[Conversation, Question]]] = defaultdict(list)
+    for cq in questions:
+        by_cat[cq[1].category].append(cq)
+    take = allocate_proportional(n, {c: len(by_cat[c]) for c in SCORED_CATEGORIES})
+    available = sum(len(by_cat[c]) for c in SCORED_CATEGORIES)
+    chosen_scored = sum(take.values())
+    extra = [c for c in sorted(by_cat) if c not in SCORED_CATEGORIES]
+    for c in extra:  # category 5: same rate as the scored ones
+        take[c] = (2 * len(by_cat[c]) * chosen_scored + available) // (2 * available) if available else 0
+    keys = set()
+    for c, k in take.items():
+        pool = list(by_cat[c])
+        random.Random(f"locomo-sample:{seed}:{c}").shuffle(pool)
+        keys.update(question_key(q) for _, q in pool[:k])
+    picked = [(c, q) for c, q in questions if question_key(q) in keys]
+    counts = Counter(q.category for _, q in picked)
+    info = {"requested": n, "selected_1_4": chosen_scored, "selected": len(picked),
+            "available_1_4": available, "available": len(questions), "seed": seed, "method": SAMPLE_METHOD,
+            "by_category": {str(c): counts[c] for c in sorted(by_cat)},
+            "available_by_category": {str(c): len(by_cat[c]) for c in sorted(by_cat)}}
+    return picked, info
 
 
 # --------------------------------------------------------------------------- aggregation (pure)
@@ -185,10 +252,14 @@ def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embe
             started = time.perf_counter()
             total = sum(len(c.sessions) for c in convs)
             stats = None
+            if progress:
+                progress("ingest sessions", 0, total, f"{config.ingest_mode} ingestion, {len(convs)} conversations")
             for conv in convs:
-                stats = ingest_conversation(mx, conv, stats=stats)
-                if progress:
-                    progress("ingest sessions", stats.sessions, total)
+                def on_session(session: Any, st: Any, result: Any, conv: Conversation = conv) -> None:
+                    if progress:
+                        progress("ingest sessions", st.sessions, total, session_note(conv, session, result))
+
+                stats = ingest_conversation(mx, conv, stats=stats, on_session=on_session)
             assert stats is not None
             if stats.failed_sessions:
                 raise RuntimeError(f"ingestion failed for {len(stats.failed_sessions)} sessions: "
@@ -206,6 +277,35 @@ def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embe
     return mx, info
 
 
+def session_note(conv: Conversation, session: Any, result: Any) -> str:
+    """One ingested session for a progress line: its id, turns, and what the engine made of it."""
+    note = f"{conv.sample_id}/session_{session.number}: {len(session.turns)} turns"
+    status = getattr(result, "status", None)
+    if status is not None:
+        note += f", {getattr(status, 'value', status)}"
+    changes = getattr(result, "changes", None)
+    if changes is not None:
+        note += f", {len(changes)} changes"
+    calls = getattr(getattr(result, "usage", None), "llm_calls", 0)
+    if calls:
+        note += f", {calls} LLM calls"
+    if getattr(result, "error", None):
+        note += f", error: {str(result.error)[:160]}"
+    return note
+
+
+def answer_note(row: dict[str, Any]) -> str:
+    """One answered question for a progress line: its id, category, and each reader's F1 and verdict."""
+    parts = []
+    for reader, got in row.get("answers", {}).items():
+        f1 = got.get("f1")
+        part = f"{reader} F1 {f1:.2f}" if isinstance(f1, float) and not math.isnan(f1) else f"{reader} F1 -"
+        if got.get("judge"):
+            part += f" {got['judge']}"
+        parts.append(part)
+    return f"{row['id']} cat {row['category']}: " + ", ".join(parts)
+
+
 def run_locomo(config: LocomoEvalConfig, *, embedder: Any = None, model_client: Any = None,
                judge_client: Any = None, progress: Progress | None = None) -> dict[str, Any]:
     """Run the whole evaluation and return the report as a JSON-ready dict (see `report.py` for files)."""
@@ -221,11 +321,16 @@ def run_locomo(config: LocomoEvalConfig, *, embedder: Any = None, model_client: 
     if not convs:
         raise ValueError(f"{config.data} holds no conversation")
     questions = selected_questions(convs)
+    sample_info: dict[str, Any] | None = None
+    if config.questions is not None:
+        questions, sample_info = sample_questions(questions, config.questions, config.seed)
 
     mx, engine_info = open_engine(config, convs, embedder=embedder, model_client=model_client, progress=progress)
     try:
         retrieved: dict[str, dict[str, list[Hit]]] = defaultdict(dict)
         seconds: dict[str, dict[str, float]] = defaultdict(dict)
+        if progress:
+            progress("engine searches", 0, len(questions))
         for i, (conv, q) in enumerate(questions):
             t0 = time.perf_counter()
             retrieved[ENGINE][question_key(q)] = _engine_hits(mx, conv, q, config)
@@ -292,6 +397,7 @@ def run_locomo(config: LocomoEvalConfig, *, embedder: Any = None, model_client: 
                  "sessions": sum(len(c.sessions) for c in convs),
                  "questions": sum(len(c.questions) for c in convs),
                  "scored_questions_by_category": {str(k): counts[k] for k in sorted(counts)},
+                 "sample": sample_info,
                  "full_context_words": [full_context_words(c) for c in convs],
                  "evidence": evidence.as_dict()},
         "engine": engine_info,
@@ -326,6 +432,8 @@ def _answer_and_judge(mx: Any, convs: Sequence[Conversation], questions: Sequenc
         if "full-context" in config.answer_baselines:
             readers.append(FULL_CONTEXT)
         by_key = {r["id"]: r for r in rows}
+        if progress:
+            progress("answers", 0, len(questions), "readers: " + ", ".join(readers))
         for i, (conv, q) in enumerate(questions):
             row = by_key[question_key(q)]
             row["answers"] = {}
@@ -357,7 +465,7 @@ def _answer_and_judge(mx: Any, convs: Sequence[Conversation], questions: Sequenc
                                judge_completion_tokens=verdict.completion_tokens)
                 row["answers"][reader] = got
             if progress:
-                progress("answers", i + 1, len(questions))
+                progress("answers", i + 1, len(questions), answer_note(row))
     finally:
         loop.close()
 

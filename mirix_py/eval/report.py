@@ -1,7 +1,9 @@
 """Files of a LoCoMo evaluation: the JSON (everything), a Markdown report and PNG plots.
 
 The JSON is strict (NaN written as null). The Markdown leads with the headline table at the main
-budget, then answer metrics in LLM mode, the recall-against-budget table, and the configuration.
+budget, then answer metrics in LLM mode, the recall-against-budget table, a table of every question
+(category, question, gold, each reader's answer with F1 and judge verdict in LLM mode, the engine's
+evidence recall; long texts cut, the JSON keeps them whole), and the configuration.
 Plots use matplotlib's Agg backend (no display needed).
 """
 
@@ -40,6 +42,37 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     lines += ["| " + " | ".join(fmt(c) if not isinstance(c, str) else c for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def cell(text: Any, width: int) -> str:
+    """Text for a Markdown table cell: one line, pipes escaped, cut to `width` characters with an ellipsis."""
+    flat = " ".join(str(text if text is not None else "").split())
+    if len(flat) > width:
+        flat = flat[: width - 1].rstrip() + "…"
+    return flat.replace("|", "\\|") or "–"
+
+
+QUESTION_WIDTH, ANSWER_WIDTH = 100, 80
+
+
+def per_question_rows(report: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """One row per question: id, category, question, gold, the engine's evidence recall, and per reader (LLM
+    mode) its answer, LoCoMo F1 and judge verdict (category 5 is not judged: "–")."""
+    readers = (report.get("answers") or {}).get("readers", [])
+    budget = report["config"]["budget_words"]
+    headers = ["id", "cat", "question", "gold", f"evidence recall ({budget} w)"]
+    for r in readers:
+        headers += [f"{r}: answer", "F1", "judge"]
+    rows = []
+    for q in report["questions"]:
+        engine = q.get("systems", {}).get("engine", {})
+        row = [q["id"], f"{q['category']} {CATEGORY_NAMES.get(q['category'], '')}".strip(),
+               cell(q["question"], QUESTION_WIDTH), cell(q["gold"], ANSWER_WIDTH), fmt(engine.get("evidence_recall"), 2)]
+        for r in readers:
+            got = (q.get("answers") or {}).get(r, {})
+            row += [cell(got.get("answer"), ANSWER_WIDTH), fmt(got.get("f1"), 2), got.get("judge") or "–"]
+        rows.append(row)
+    return headers, rows
 
 
 def _cat_headers() -> list[str]:
@@ -81,6 +114,7 @@ def to_markdown(report: dict[str, Any]) -> str:
            f"{data['sessions']} sessions, {data['turns']} turns, {data['questions']} questions. Scored: questions "
            f"of categories 1–4 with evidence; category 5 (adversarial) apart. Engine search: `{cfg['method']}`, "
            f"{cfg['limit']} hits; ingestion: {cfg['ingest_mode']}, one `add` per session.", "",
+           *_sample_lines(data.get("sample")),
            f"## Evidence recall inside {budget} words", "",
            "Share of each question's evidence turns (`dia_id`) among the `source_ids` of the hits that fit the "
            "budget (hits kept in rank order, stopping at the first that does not fit).", "",
@@ -115,6 +149,12 @@ def to_markdown(report: dict[str, Any]) -> str:
                            [[n, *[report["curve"][n][str(b)]["evidence_recall"] for b in budgets]]
                             for n in report["systems"]]), "",
             "![recall against budget](recall_vs_budget.png)", "", "![per category](per_category.png)", ""]
+    out += ["## Per question", "",
+            "Evidence recall is the engine's at the main budget. " + (
+                "Answers are cut to a line of " f"{ANSWER_WIDTH} characters (whole in `locomo_eval.json`); F1 is "
+                "LoCoMo's; the judge does not grade category 5." if answers else
+                "Answers, F1 and judge verdicts need `--mode llm`."), "",
+            markdown_table(*per_question_rows(report)), ""]
     engine = report["engine"]
     ev = data["evidence"]
     out += ["## Run", "",
@@ -128,6 +168,16 @@ def to_markdown(report: dict[str, Any]) -> str:
             f"- Environment: {report['environment']}; run took {report['seconds']:.0f} s.",
             "- Configuration:", "", "```json", json.dumps(cfg, indent=1), "```", ""]
     return "\n".join(out)
+
+
+def _sample_lines(sample: dict[str, Any] | None) -> list[str]:
+    if not sample:
+        return []
+    return [f"Questions: a sample of {sample['selected_1_4']} of the {sample['available_1_4']} scored questions "
+            f"(`--questions {sample['requested']}`, seed {sample['seed']}), {sample['selected']} of "
+            f"{sample['available']} with category 5; {sample['method']}. Per category (sampled / available): "
+            + ", ".join(f"{c}: {n}/{sample['available_by_category'].get(c, 0)}"
+                        for c, n in sample["by_category"].items()) + ".", ""]
 
 
 def write_plots(report: dict[str, Any], out_dir: Path) -> list[Path]:
