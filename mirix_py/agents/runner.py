@@ -24,8 +24,8 @@ from typing import Any, Callable, Sequence
 
 from autogen_core import CancellationToken, FunctionCall
 from autogen_core.models import (
-    AssistantMessage, ChatCompletionClient, CreateResult, FunctionExecutionResult, FunctionExecutionResultMessage,
-    LLMMessage, SystemMessage, UserMessage,
+    AssistantMessage, ChatCompletionClient, CreateResult, FunctionExecutionResult, LLMMessage, SystemMessage,
+    UserMessage,
 )
 from autogen_core.tools import FunctionTool
 
@@ -62,6 +62,13 @@ def _as_user_message(task: Any) -> UserMessage:
         return UserMessage(content=task, source="user")
     content = getattr(task, "content", task)  # an agentchat MultiModalMessage: text and images
     return UserMessage(content=list(content) if isinstance(content, list) else str(content), source="user")
+
+
+def _loads_or_text(arguments: Any) -> Any:
+    try:
+        return json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        return arguments
 
 
 async def _run_calls(calls: Sequence[tuple[str, str, Any]], by_name: dict[str, FunctionTool],
@@ -123,9 +130,12 @@ async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClie
                                            bounds, structured, None)
             if isinstance(result.content, list):
                 calls = [(c.id, c.name, c.arguments) for c in result.content if isinstance(c, FunctionCall)]
-                executed = await _run_calls(calls, by_name, outcome)
-                reply = [AssistantMessage(content=list(result.content), source=definition.name),
-                         FunctionExecutionResultMessage(content=executed)]
+                await _run_calls(calls, by_name, outcome)
+                # the correction round shows the calls as text: servers differ in which tool-message
+                # shapes they accept back (llama-cpp-python refuses autogen's), all take plain text
+                reply = [AssistantMessage(content=json.dumps({"tool_calls": [
+                    {"name": name, "arguments": _loads_or_text(arguments)} for _, name, arguments in calls]}),
+                    source=definition.name)]
             else:
                 text = result.content if isinstance(result.content, str) else str(result.content)
                 reply = [AssistantMessage(content=text or "(empty reply)", source=definition.name)]

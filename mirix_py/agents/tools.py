@@ -45,10 +45,9 @@ class OpCollector:
     memory_type: MemoryType
     batch_source_ids: Sequence[str]
     default_occurred_at: Any = None
-    # grounding: the batch as the model saw it (a vault value must occur in it), the texts of its
-    # messages (a core line must not copy one whole), and the ids listed to the model (None: any
-    # memory of this type and user may be edited)
-    batch_text: str = ""
+    # grounding: the texts of the batch's messages (a vault value must be copied from one, not from
+    # ids, times or names around them; a core line must not copy one whole), and the ids listed to
+    # the model (None: any memory of this type and user may be edited)
     message_texts: Sequence[str] = ()
     listed_ids: set[str] | None = None
     ops: list[Op] = field(default_factory=list)
@@ -131,7 +130,7 @@ class OpCollector:
             self.fail("secret_value is empty")
         if value.startswith("[vault:"):
             self.fail("that value is already stored in the vault (a [vault:...] placeholder): leave it alone")
-        if value not in self.batch_text:
+        if not any(value in text for text in self.message_texts):
             self.fail(f"secret_value {value[:3]}… does not occur in this batch: store only values copied exactly "
                       "from the messages, or call nothing_to_record")
         if value in caption:
@@ -222,7 +221,7 @@ class OpCollector:
 
 SourceIds = Annotated[list[str] | None, "Ids of the messages this comes from, as shown in [id=...]; "
                                         "omit to cite every message of the batch."]
-MemoryId = Annotated[str, "Id of a memory listed under 'Existing ... memories' (e.g. epi_3f2a...); no other id."]
+MemoryId = Annotated[str, "Id of a memory listed under 'Existing ... memories', copied exactly; no other id."]
 
 
 def _insert_tool(c: OpCollector) -> FunctionTool:
@@ -335,14 +334,22 @@ def _generic_tools(c: OpCollector) -> dict[str, Callable[[], FunctionTool]]:
             for name, (fn, doc) in described.items()}
 
 
+EDIT_TOOLS = frozenset({"update_memory", "merge_memories", "delete_memory"})
+
+
 def manager_tools(collector: OpCollector, names: Sequence[str]) -> list[FunctionTool]:
-    """The FunctionTools named by an agent definition, bound to one collector, and `nothing_to_record`."""
+    """The FunctionTools named by an agent definition, bound to one collector, and `nothing_to_record`.
+
+    Tools that edit listed memories are left out when the collector lists none: a model is not
+    offered a tool it cannot use right (weak models call it with ids copied from anywhere)."""
     c = collector
     factories = {f"insert_{c.memory_type.value}": lambda: _insert_tool(c), **_generic_tools(c)}
     tools = []
     for name in [*names, NOTHING_TOOL] if NOTHING_TOOL not in names else names:
         if name not in factories:
             raise InvalidInput(f"tool {name!r} is not available to the {c.memory_type.value} manager")
+        if name in EDIT_TOOLS and c.listed_ids is not None and not c.listed_ids:
+            continue
         tools.append(factories[name]())
     return tools
 

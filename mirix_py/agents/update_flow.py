@@ -264,7 +264,7 @@ class UpdateFlow:
         listed = {h.memory.id for h in related if h.memory.memory_type is memory_type}
         collector = OpCollector(self.store, user_id, memory_type, sources,
                                 default_occurred_at=batch.messages[0].occurred_at if batch.messages else None,
-                                batch_text=batch_text, message_texts=[m.text for m in batch.messages],
+                                message_texts=[m.text for m in batch.messages],
                                 listed_ids=None if memory_type is MemoryType.core else listed)
         if memory_type is MemoryType.core:
             context = render_core({label: collector._core_block(label) for label in ("human", "persona")})

@@ -91,7 +91,9 @@ def _refused(exc: Exception) -> bool:
 
 
 def _takes_openai_args(client: ChatCompletionClient) -> bool:
-    inner = getattr(client, "_inner", client)
+    inner = client
+    while hasattr(inner, "_inner"):  # metering wrappers
+        inner = inner._inner
     module = type(inner).__module__
     return module.startswith("autogen_ext.models.openai") or module.startswith("mirix_py.llm.scripted")
 

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -36,6 +37,49 @@ def model_info_from_env() -> ModelInfo:
     )
 
 
+class _DropLegacyFunctionCall:
+    """An httpx transport that drops the deprecated `function_call` a reply carries beside `tool_calls`.
+
+    llama-cpp-python's server (chatml-function-calling, with a forced `tool_choice`) answers with
+    both; autogen's OpenAI client refuses any reply with `function_call` set. The `tool_calls` are
+    the same call, so the legacy field is dropped and the reply is otherwise untouched."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def handle_async_request(self, request: Any) -> Any:
+        import httpx
+
+        response = await self.inner.handle_async_request(request)
+        if not request.url.path.endswith("/chat/completions") or response.status_code != 200:
+            return response
+        body = await response.aread()
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return httpx.Response(response.status_code, headers=response.headers, content=body, request=request)
+        changed = False
+        for choice in data.get("choices") or []:
+            message = choice.get("message") or {}
+            if message.get("function_call") is not None and message.get("tool_calls"):
+                message.pop("function_call")
+                changed = True
+        content = json.dumps(data).encode() if changed else body
+        headers = {k: v for k, v in response.headers.items() if k.lower() not in ("content-length", "content-encoding")}
+        return httpx.Response(response.status_code, headers=headers, content=content, request=request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def compatible_http_client(timeout_s: float = 600.0) -> Any:
+    """The HTTP client for OpenAI-compatible servers (see `_DropLegacyFunctionCall`)."""
+    import httpx
+
+    return httpx.AsyncClient(transport=_DropLegacyFunctionCall(httpx.AsyncHTTPTransport()),  # type: ignore[arg-type]
+                             timeout=timeout_s)
+
+
 def build_model_client(settings: Settings) -> ChatCompletionClient | None:
     """None when no LLM is configured: the engine then runs its offline rules."""
     if not settings.llm_configured:
@@ -51,6 +95,8 @@ def build_model_client(settings: Settings) -> ChatCompletionClient | None:
         if settings.llm_base_url:
             kwargs["base_url"] = settings.llm_base_url
             kwargs["model_info"] = model_info_from_env()
+            kwargs["http_client"] = compatible_http_client()
+            kwargs["max_retries"] = 0  # a bounded call fails once and is reported; the flow decides what next
         try:
             return OpenAIChatCompletionClient(**kwargs)
         except ValueError:  # a model name autogen has no info for

@@ -87,7 +87,8 @@ def test_update_flow_over_http(tmp_path, embedder, openai_server, monkeypatch):
     assert {s["path"] for s in seen} == {"/v1/chat/completions"}
     assert seen[0]["auth"] == "Bearer sk-test-not-real"
     tools = [t["function"]["name"] for t in seen[-1]["body"]["tools"]]
-    assert "insert_semantic" in tools and "update_memory" in tools and "nothing_to_record" in tools
+    # nothing is listed to edit in an empty store: only the insert and the explicit "nothing" are offered
+    assert tools == ["insert_semantic", "nothing_to_record"]
     # the protocol: the router's one tool forced by name, managers must call a tool, every call bounded
     router, manager = seen[0]["body"], seen[-1]["body"]
     assert router["tool_choice"] == {"type": "function", "function": {"name": "trigger_memory_managers"}}
