@@ -127,8 +127,8 @@ def locomo(
     sample = report["data"].get("sample")
     if sample:
         console.print(f"questions: a sample of {sample['selected_1_4']} of {sample['available_1_4']} scored "
-                      f"(requested {sample['requested']}, seed {sample['seed']}), by category "
-                      f"{sample['by_category']}")
+                      f"(requested {sample['requested']}, seed {sample['seed']}); by category "
+                      + ", ".join(f"{c}: {n}" for c, n in sample["by_category"].items()))
     console.print(headline_rich_table(report))
     for name, block in (report.get("answers") or {}).get("summary", {}).items():
         o = block["overall_1_4"]

@@ -118,8 +118,9 @@ def selected_questions(convs: Sequence[Conversation]) -> list[tuple[Conversation
     return [(c, q) for c in convs for q in c.questions if q.evidence and q.category in CATEGORY_NAMES]
 
 
-SAMPLE_METHOD = ("proportional per category (largest remainder, at least one question from each category 1-4 "
-                 "present), category 5 at the same rate; within a category a shuffle seeded by (seed, category)")
+SAMPLE_METHOD = ("proportional per category (largest remainder; one question from each category 1-4 present "
+                 "first, largest categories first while N allows), category 5 at the same rate; within a category "
+                 "a shuffle seeded by (seed, category)")
 
 
 def allocate_proportional(n: int, sizes: dict[int, int]) -> dict[int, int]:
@@ -153,8 +154,8 @@ def sample_questions(questions: Sequence[tuple[Conversation, Question]], n: int,
     the categories by `allocate_proportional`; category-5 questions at the same rate (rounded half up).
 
     Within a category the questions are shuffled by a generator seeded with (seed, category), and the
-    first ones taken: for one seed, a larger `n` keeps every question of a smaller one. The slice keeps
-    the file's order. Returns the slice and a description of it for the report.
+    first ones taken: for one seed, a category's larger share keeps every question of a smaller one. The
+    slice keeps the file's order. Returns the slice and a description of it for the report.
     """
     by_cat: dict[int, list[tuple[Conversation, Question]]] = defaultdict(list)
     for cq in questions:
