@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Iterable, Sequence
 
 from mirix_py.agents import core_blocks
-from mirix_py.agents.chat import ChatFlow, offline_topics
+from mirix_py.agents.chat import ChatFlow, offline_topics, unusable_answer
 from mirix_py.agents.core_blocks import CORE_LABELS
 from mirix_py.agents.definitions import load_definitions
 from mirix_py.agents.flow import Flow, FlowResult
@@ -93,7 +93,8 @@ class Mirix(ScreenshotsMixin):
                                    fallback=self.offline_flow,
                                    bounds=CallBounds(self.settings.llm_max_tokens, self.settings.llm_timeout_s),
                                    features=ServerFeatures(self.settings.llm_structured_output))
-        self.chat_flow = ChatFlow(self.store, self.searcher, self.model_client, self.definitions["chat_agent"])
+        self.chat_flow = ChatFlow(self.store, self.searcher, self.model_client, self.definitions["chat_agent"],
+                                  bounds=getattr(self.flow, "bounds", None))
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
         self._queue = BackgroundQueue(self._process_queued, batch_size=self.settings.batch_size,
@@ -415,14 +416,26 @@ class Mirix(ScreenshotsMixin):
         started = time.perf_counter()
         meter = Meter()
         flow = self.chat_flow
-        topics = self._run(flow.topics(message, history, meter)) if self.model_client else \
-            offline_topics(message, datetime.now(timezone.utc))
+        fallback: str | None = None
+        topics = offline_topics(message, datetime.now(timezone.utc))
+        if self.model_client is not None:
+            try:
+                topics = self._run(flow.topics(message, history, meter))
+            except Exception as exc:  # keyword topics stand in; the answer step may still work
+                log.warning("topic step failed: %s: %s", type(exc).__name__, exc)
         retrieval = flow.retrieve(user_id, message, topics, self.core_memory(user_id=user_id))
-        if self.model_client is None:
-            answer, cited = flow.offline_answer(retrieval)
+        answer, cited = "", []
+        if self.model_client is not None:
+            try:
+                answer, cited = self._run(flow.answer(user_id, message, history, retrieval, meter))
+                fallback = unusable_answer(answer)
+            except Exception as exc:  # whatever the model returned or did, chat answers
+                fallback = f"the model failed: {type(exc).__name__}: {str(exc)[:200]}"
+        if self.model_client is None or fallback:
+            reason = f"No usable answer from the model ({fallback})" if fallback else "Offline mode (no LLM configured)"
+            answer, cited = flow.offline_answer(retrieval, reason=reason)
             exchange = [{"role": "user", "content": message}]  # an offline answer only echoes memories
         else:
-            answer, cited = self._run(flow.answer(user_id, message, history, retrieval, meter))
             exchange = [{"role": "user", "content": message}, {"role": "assistant", "content": answer}]
         usage = LLMUsage(**meter.summary(), wall_seconds=round(time.perf_counter() - started, 4))
         if self.model_client is not None:
@@ -430,7 +443,7 @@ class Mirix(ScreenshotsMixin):
         fed = self.add(exchange, user_id=user_id, wait=False).input_ids if remember else []
         return ChatResponse(answer=answer, topics=topics.keywords, start=topics.start, end=topics.end,
                             memory_ids=cited, retrieved_ids=retrieval.ids, mode=self.mode, usage=usage,
-                            update_input_ids=fed)
+                            update_input_ids=fed, fallback=fallback)
 
     def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
         return {**self.describe(), "memories": self.store.count(user_id=user_id),

@@ -340,6 +340,8 @@ class ChatResponse(BaseModel):
     mode: Literal["offline", "llm"] = "offline"
     usage: LLMUsage = Field(default_factory=LLMUsage)
     update_input_ids: list[str] = Field(default_factory=list, description="The exchange, fed back into memory.")
+    fallback: str | None = Field(default=None, description="Why the offline answer (best memories, cited) stands "
+                                                           "in for the model's, when it does.")
 
 
 class SearchMethod(str, Enum):

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
+import asyncio
+
 from autogen_agentchat.agents import AssistantAgent
 from autogen_agentchat.messages import TextMessage, ToolCallSummaryMessage
 from autogen_core import CancellationToken
@@ -26,6 +28,7 @@ from mirix_py.agents.passages import FOCUS_WORDS, focus
 from mirix_py.agents.tools import MemoryTypeName
 from mirix_py.errors import InvalidInput
 from mirix_py.inputs import parse_when
+from mirix_py.llm.bounds import CallBounds, ModelCallFailed, provider_args
 from mirix_py.llm.metering import Meter, MeteredClient
 from mirix_py.llm.toolcalls import ToolCallParseError, loads_lenient
 from mirix_py.records import (
@@ -105,20 +108,40 @@ class Retrieval:
         return [h.memory.id for h in self.hits]
 
 
+_CALL_AS_TEXT = re.compile(r"^\s*(functions\.\w+\s*:|\{\s*\"(name|tool_calls|function)\"|<tool_call>)")
+
+
+def unusable_answer(answer: str | None) -> str | None:
+    """Why a model's answer cannot be shown as one, or None when it can."""
+    text = (answer or "").strip()
+    if not MEMORY_ID.sub("", text).strip(" []().,;:-\n"):
+        return "the model's answer was empty"
+    if _CALL_AS_TEXT.match(text):
+        return "the model answered with a tool call written as text"
+    return None
+
+
 class ChatFlow:
     def __init__(self, store: MemoryStore, searcher: Searcher, client: ChatCompletionClient | None,
-                 definition: AgentDefinition | None) -> None:
+                 definition: AgentDefinition | None, bounds: CallBounds | None = None) -> None:
         self.store = store
         self.searcher = searcher
         self.client = client
         self.definition = definition
+        self.bounds = bounds or CallBounds()
+
+    def _metered(self, meter: Meter, agent: str, model: dict[str, Any] | None = None) -> MeteredClient:
+        """The client for one chat step, every call bounded (completion tokens, timeout)."""
+        assert self.client is not None
+        bounds = self.bounds.for_agent(model or {})
+        return MeteredClient(self.client, meter, agent, extra_args=provider_args(self.client, bounds, None))
 
     async def topics(self, message: str, history: Sequence[dict[str, Any]], meter: Meter) -> Topics:
         now = datetime.now(timezone.utc)
         if self.client is None:
             return offline_topics(message, now)
         recent = "\n".join(f"{h.get('role', 'user')}: {h.get('content', '')}" for h in history[-4:])
-        metered = MeteredClient(self.client, meter, "topic_extractor")
+        metered = self._metered(meter, "topic_extractor", {"max_tokens": 128, "temperature": 0})
         result = await metered.create([
             SystemMessage(content=TOPIC_PROMPT.replace("{now}", now.isoformat(timespec="minutes"))),
             UserMessage(content=f"{recent}\nuser: {message}".strip(), source="user"),
@@ -138,7 +161,8 @@ class ChatFlow:
         hits.sort(key=lambda h: -h.score)
         return Retrieval(core=core, hits=hits, question=message)
 
-    def offline_answer(self, retrieval: Retrieval) -> tuple[str, list[str]]:
+    def offline_answer(self, retrieval: Retrieval, *, reason: str = "Offline mode (no LLM configured)"
+                       ) -> tuple[str, list[str]]:
         lines = []
         cited = []
         for hit in retrieval.hits:
@@ -148,8 +172,8 @@ class ChatFlow:
                 lines.append(f"- {line}")
                 cited.append(hit.memory.id)
         if not lines:
-            return "Offline mode (no LLM configured): I found no memories about that.", []
-        return ("Offline mode (no LLM configured): these memories match best:\n" + "\n".join(lines)), cited
+            return f"{reason}: I found no memories about that.", []
+        return (f"{reason}: these memories match best:\n" + "\n".join(lines)), cited
 
     async def answer(self, user_id: str, message: str, history: Sequence[dict[str, Any]], retrieval: Retrieval,
                      meter: Meter) -> tuple[str, list[str]]:
@@ -173,12 +197,18 @@ class ChatFlow:
         function_calling = bool(self.client.model_info.get("function_calling", False))
         tools = [FunctionTool(search_in_memory, name="search_in_memory",
                               description=search_in_memory.__doc__ or "")] if function_calling else None
-        agent = AssistantAgent(name=self.definition.name, model_client=MeteredClient(self.client, meter, "chat_agent"),
+        agent = AssistantAgent(name=self.definition.name,
+                               model_client=self._metered(meter, "chat_agent", self.definition.model),
                                tools=tools, system_message=system, reflect_on_tool_use=True if tools else None,
                                max_tool_iterations=2)
         recent = "\n".join(f"{h.get('role', 'user')}: {h.get('content', '')}" for h in history[-6:])
         task = f"{recent}\nuser: {message}".strip() if recent else message
-        result = await agent.run(task=task, cancellation_token=CancellationToken())
+        bounds = self.bounds.for_agent(self.definition.model)
+        try:  # at most three model calls (answer, search, answer), each bounded
+            result = await asyncio.wait_for(agent.run(task=task, cancellation_token=CancellationToken()),
+                                            timeout=3 * bounds.timeout_s + 5)
+        except asyncio.TimeoutError:
+            raise ModelCallFailed(f"the answer timed out after {3 * bounds.timeout_s:g} s") from None
         final = result.messages[-1]
         answer = final.content if isinstance(final, (TextMessage, ToolCallSummaryMessage)) else str(final.content)
         allowed = set(retrieval.ids) | set(searched) | {b.id for b in retrieval.core.values() if b.id}

@@ -94,16 +94,19 @@ def sequential_rounds(calls: Sequence[CallRecord]) -> int:
 class MeteredClient(ChatCompletionClient):
     """Wraps any ChatCompletionClient and records each call into a Meter under an agent label."""
 
-    def __init__(self, inner: ChatCompletionClient, meter: Meter, agent: str) -> None:
+    def __init__(self, inner: ChatCompletionClient, meter: Meter, agent: str,
+                 extra_args: Mapping[str, Any] | None = None) -> None:
         self._inner = inner
         self._meter = meter
         self._agent = agent
+        self._extra = dict(extra_args or {})  # e.g. the agent's completion bound, sent with every call
 
     async def create(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = [],
                      tool_choice: Any = "auto", json_output: Any = None, extra_create_args: Mapping[str, Any] = {},
                      cancellation_token: CancellationToken | None = None) -> CreateResult:
         started = time.perf_counter()
-        kwargs: dict[str, Any] = {"tools": tools, "json_output": json_output, "extra_create_args": extra_create_args,
+        kwargs: dict[str, Any] = {"tools": tools, "json_output": json_output,
+                                  "extra_create_args": {**self._extra, **extra_create_args},
                                   "cancellation_token": cancellation_token}
         if tool_choice != "auto":
             kwargs["tool_choice"] = tool_choice
