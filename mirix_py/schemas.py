@@ -39,7 +39,20 @@ def write_schemas(folder: Path) -> list[Path]:
         path = folder / f"{name}.schema.json"
         path.write_text(render(schema), encoding="utf-8")
         written.append(path)
+    path = folder / TOOLS_FILE
+    path.write_text(render(tool_schemas()), encoding="utf-8")
+    written.append(path)
     return written
+
+
+TOOLS_FILE = "tools.json"
+
+
+def tool_schemas() -> dict:
+    """What models see: the agents' tools and the MCP server's (needs the llm and server extras)."""
+    from mirix_py.agents.tool_schemas import all_tool_schemas
+
+    return all_tool_schemas()
 
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Sequence
+from typing import Annotated, Any, Sequence
 
 import asyncio
 
@@ -25,7 +25,7 @@ from autogen_core.tools import FunctionTool
 from mirix_py.agents.definitions import AgentDefinition
 from mirix_py.agents.offline.rules import extract_keywords, parse_time_range
 from mirix_py.agents.passages import FOCUS_WORDS, focus
-from mirix_py.agents.tools import MemoryTypeName
+from mirix_py.toolparams import MemoryTypeName, SearchMethodName
 from mirix_py.errors import InvalidInput
 from mirix_py.inputs import parse_when
 from mirix_py.llm.bounds import CallBounds, ModelCallFailed, provider_args
@@ -121,6 +121,16 @@ def unusable_answer(answer: str | None) -> str | None:
     return None
 
 
+def search_tool(search_in_memory: Any) -> FunctionTool:
+    return FunctionTool(search_in_memory, name="search_in_memory",
+                        description="Targeted search in one memory type; returns matching memories with their ids.")
+
+
+def search_tool_schema() -> dict[str, Any]:
+    """The schema of the chat agent's `search_in_memory`, as a model sees it."""
+    return dict(search_tool(ChatFlow._search_fn(None, "schema", [])).schema)  # type: ignore[arg-type]
+
+
 class ChatFlow:
     def __init__(self, store: MemoryStore, searcher: Searcher, client: ChatCompletionClient | None,
                  definition: AgentDefinition | None, bounds: CallBounds | None = None) -> None:
@@ -175,13 +185,16 @@ class ChatFlow:
             return f"{reason}: I found no memories about that.", []
         return (f"{reason}: these memories match best:\n" + "\n".join(lines)), cited
 
-    async def answer(self, user_id: str, message: str, history: Sequence[dict[str, Any]], retrieval: Retrieval,
-                     meter: Meter) -> tuple[str, list[str]]:
-        assert self.client is not None and self.definition is not None
-        searched: list[str] = []
-
-        def search_in_memory(memory_type: MemoryTypeName, query: str, method: str = "hybrid",
-                             start: str | None = None, end: str | None = None) -> str:
+    def _search_fn(self, user_id: str, searched: list[str]) -> Any:
+        """The chat agent's targeted search, bound to one user; found ids are added to `searched`."""
+        def search_in_memory(
+            memory_type: Annotated[MemoryTypeName, "Which memory to search."],
+            query: Annotated[str, "A focused query: names, things, words the answer would hold."],
+            method: Annotated[SearchMethodName, "hybrid by default; bm25 for exact names and numbers; embedding "
+                                                "for paraphrases; string for an exact substring."] = "hybrid",
+            start: Annotated[str | None, "Only memories from this time on, ISO 8601 date."] = None,
+            end: Annotated[str | None, "Only memories up to this time, ISO 8601 date."] = None,
+        ) -> str:
             """Targeted search in one memory type; returns matching memories with their ids."""
             hits = self.searcher.search(query, user_id=user_id, limit=8, memory_types=[memory_type],
                                         start=parse_when(start, "start"), end=parse_when(end, "end"), method=method)
@@ -189,14 +202,22 @@ class ChatFlow:
             searched.extend(h.memory.id for h in hits)
             return "\n".join(lines) or "(no matching memories)"
 
+        return search_in_memory
+
+    async def answer(self, user_id: str, message: str, history: Sequence[dict[str, Any]], retrieval: Retrieval,
+                     meter: Meter) -> tuple[str, list[str]]:
+        assert self.client is not None and self.definition is not None
+        searched: list[str] = []
+
+        search_in_memory = self._search_fn(user_id, searched)
+
         core_text = "\n".join(f"<{label}>\n{block.value}\n</{label}>" for label, block in retrieval.core.items())
         memory_lines = [line for line in (prompt_line(h, self.store, retrieval.question) for h in retrieval.hits)
                         if line]
         system = (f"# agent: {self.definition.name}\n{self.definition.system_prompt}\n\n"
                   f"Core memory:\n{core_text}\n\nRetrieved memories:\n" + ("\n".join(memory_lines) or "(none)"))
         function_calling = bool(self.client.model_info.get("function_calling", False))
-        tools = [FunctionTool(search_in_memory, name="search_in_memory",
-                              description=search_in_memory.__doc__ or "")] if function_calling else None
+        tools = [search_tool(search_in_memory)] if function_calling else None
         agent = AssistantAgent(name=self.definition.name,
                                model_client=self._metered(meter, "chat_agent", self.definition.model),
                                tools=tools, system_message=system, reflect_on_tool_use=True if tools else None,

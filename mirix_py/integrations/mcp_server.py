@@ -14,7 +14,7 @@ store as the REST API, and the key's users are the ones the tools may touch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Sequence
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
@@ -23,6 +23,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 
+from pydantic import Field
+
+from mirix_py import toolparams as P
 from mirix_py.agents.passages import focus
 from mirix_py.errors import InvalidInput, MemoryNotFound
 from mirix_py.records import to_jsonable
@@ -31,7 +34,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from mirix_py.engine import Mirix
     from mirix_py.server.keys import KeyStore
 
-MemoryTypeName = Literal["core", "episodic", "semantic", "procedural", "resource", "knowledge_vault"]
+MemoryTypeName = P.MemoryTypeName
+# Every parameter a client's model sees is described; closed sets are enumerated (from the records).
+UserId = Annotated[str | None, Field(description="Whose memory; defaults to the server's first user.")]
+Types = Annotated[list[MemoryTypeName] | None, Field(description="Only these memory types; all six when omitted.")]
+When = Annotated[str | None, Field(description="ISO 8601 date or time with a zone, e.g. 2024-05-07T00:00:00+00:00.")]
 INSTRUCTIONS = (
     "Long-term memory of the user (mirix-py, six memory types: core, episodic, semantic, procedural, "
     "resource, knowledge_vault). Call search_memory before answering questions about the user's past, "
@@ -104,8 +111,16 @@ def build_mcp_server(mx: "Mirix", *, users: Sequence[str] | None = None, keys: "
             raise ToolError(str(exc)) from exc
 
     @server.tool(description="Remember text: a fact, an event, a how-to, a note. Returns the changes made.")
-    async def add_memory(content: str, user_id: str | None = None, occurred_at: str | None = None,
-                         source_id: str | None = None, wait: bool = True) -> dict[str, Any]:
+    async def add_memory(
+        content: Annotated[str, Field(description="The text to remember, as the user or a document said it.")],
+        user_id: UserId = None,
+        occurred_at: Annotated[str | None, Field(description="When it happened, ISO 8601 with a zone; now when "
+                                                             "omitted.")] = None,
+        source_id: Annotated[str | None, Field(description="The caller's own id for this input, kept as its "
+                                                           "provenance.")] = None,
+        wait: Annotated[bool, Field(description="false: log it and return at once; it is processed in the "
+                                                "background.")] = True,
+    ) -> dict[str, Any]:
         """occurred_at: ISO 8601 with a zone (default now). wait=false logs it and returns at once."""
         user = resolve(user_id)
         result = await call(mx.add, content, user_id=user, occurred_at=occurred_at, source_id=source_id, wait=wait)
@@ -114,27 +129,45 @@ def build_mcp_server(mx: "Mirix", *, users: Sequence[str] | None = None, keys: "
 
     @server.tool(description="Search the user's memories (hybrid BM25 + embeddings). Returns texts, ids, scores; "
                              "a long memory's text is cut to its first line and the lines about the query.")
-    async def search_memory(query: str, user_id: str | None = None, memory_types: list[MemoryTypeName] | None = None,
-                            limit: int = 10, start: str | None = None, end: str | None = None) -> list[dict[str, Any]]:
+    async def search_memory(
+        query: Annotated[str, Field(description="What to look for: words, names, a question.")],
+        user_id: UserId = None,
+        memory_types: Types = None,
+        limit: Annotated[int, Field(description="How many hits, 1 to 100.")] = 10,
+        start: When = None,
+        end: When = None,
+        method: Annotated[P.SearchMethodName, Field(description="hybrid (default), bm25 for exact names and "
+                                                                "numbers, embedding for paraphrases, string for an "
+                                                                "exact substring.")] = "hybrid",
+    ) -> list[dict[str, Any]]:
         """start/end: ISO 8601 bounds on when things happened."""
         user = resolve(user_id)
         if not 1 <= limit <= 100:
             raise ToolError("limit must be between 1 and 100")
-        hits = await call(mx.search, query, user_id=user, limit=limit, memory_types=memory_types, start=start, end=end)
+        hits = await call(mx.search, query, user_id=user, limit=limit, memory_types=memory_types, start=start, end=end,
+                          method=method)
         return [{"id": h.memory.id, "memory_type": h.memory.memory_type.value, "text": focus(h.text, query),
                  "score": round(h.score, 6), "occurred_at": _dump(h.memory).get("occurred_at"),
                  "source_ids": h.memory.source_ids} for h in hits]
 
     @server.tool(description="Ask a question answered from memory, with the ids of the memories it cites.")
-    async def chat_with_memory(message: str, user_id: str | None = None, remember: bool = True) -> dict[str, Any]:
+    async def chat_with_memory(
+        message: Annotated[str, Field(description="The question, in the user's words.")],
+        user_id: UserId = None,
+        remember: Annotated[bool, Field(description="Feed the exchange back into memory.")] = True,
+    ) -> dict[str, Any]:
         user = resolve(user_id)
         response = await call(mx.chat, message, user_id=user, remember=remember)
         return {"answer": response.answer, "memory_ids": response.memory_ids, "topics": response.topics,
                 "mode": response.mode}
 
     @server.tool(description="List the user's memories, newest first, optionally of some types.")
-    async def list_memories(user_id: str | None = None, memory_types: list[MemoryTypeName] | None = None,
-                            limit: int = 20, offset: int = 0) -> list[dict[str, Any]]:
+    async def list_memories(
+        user_id: UserId = None,
+        memory_types: Types = None,
+        limit: Annotated[int, Field(description="How many, 1 to 500.")] = 20,
+        offset: Annotated[int, Field(description="How many of the newest to skip.")] = 0,
+    ) -> list[dict[str, Any]]:
         user = resolve(user_id)
         if not 1 <= limit <= 500 or offset < 0:
             raise ToolError("limit must be between 1 and 500 and offset non-negative")
@@ -143,13 +176,17 @@ def build_mcp_server(mx: "Mirix", *, users: Sequence[str] | None = None, keys: "
                  "occurred_at": _dump(m).get("occurred_at")} for m in memories]
 
     @server.tool(description="Delete one memory by id (the deletion is kept in its history).")
-    async def delete_memory(memory_id: str, user_id: str | None = None) -> dict[str, Any]:
+    async def delete_memory(
+        memory_id: Annotated[str, Field(description="The id of the memory, as search_memory or list_memories "
+                                                    "gave it.")],
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
         user = resolve(user_id)
         await call(mx.delete, memory_id, user_id=user, actor="mcp")
         return {"deleted": memory_id}
 
     @server.tool(description="Read core memory: the persona and human blocks always given to the assistant.")
-    async def get_core_memory(user_id: str | None = None) -> dict[str, Any]:
+    async def get_core_memory(user_id: UserId = None) -> dict[str, Any]:
         user = resolve(user_id)
         blocks = await call(mx.core_memory, user_id=user)
         return {label: {"value": b.value, "limit": b.limit, "id": b.id or None} for label, b in blocks.items()}
