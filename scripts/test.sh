@@ -10,23 +10,45 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO" || exit 1
 
 bash scripts/setup.sh || { echo "[test] setup failed" >&2; exit 1; }
+started_models=()
 
 # Leave servers alone if someone started them before us; otherwise stop them on exit.
+started_services=0
+cleanup() {
+    [[ $started_services -eq 1 ]] && bash "$REPO/scripts/services.sh" stop
+    for m in "${started_models[@]}"; do bash "$REPO/scripts/local_model.sh" stop "$m"; done
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 if bash scripts/services.sh status >/dev/null 2>&1; then
     echo "[test] services already running; leaving them running"
 else
-    trap 'bash "$REPO/scripts/services.sh" stop' EXIT
-    trap 'exit 130' INT
-    trap 'exit 143' TERM
+    started_services=1
     bash scripts/services.sh start </dev/null || { echo "[test] could not start services" >&2; exit 1; }
 fi
 
 # shellcheck disable=SC1091
 . .services/env
 
+# A real local model on both server modes, for the real-model tier (tests/llm/test_real_model.py).
+# Built and downloaded once into the machine's cache; MIRIX_SKIP_REAL_MODEL=1 leaves it out.
+if [[ "${MIRIX_SKIP_REAL_MODEL:-0}" != 1 ]]; then
+    bash scripts/local_model.sh provision </dev/null || { echo "[test] local model provisioning failed" >&2; exit 1; }
+    for mode in functions template; do
+        if ! bash scripts/local_model.sh status "$mode"; then
+            started_models+=("$mode")
+        fi
+        bash scripts/local_model.sh start "$mode" </dev/null >/dev/null \
+            || { echo "[test] could not start the $mode model server" >&2; exit 1; }
+        eval "$(bash scripts/local_model.sh env "$mode")"
+    done
+fi
+
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 ANONYMIZED_TELEMETRY=False OMP_THREAD_LIMIT=1
 
-echo "[test] MIRIX_TEST_PG_URL=$MIRIX_TEST_PG_URL MIRIX_TEST_CHROMA_URL=$MIRIX_TEST_CHROMA_URL"
+echo "[test] MIRIX_TEST_PG_URL=$MIRIX_TEST_PG_URL MIRIX_TEST_CHROMA_URL=$MIRIX_TEST_CHROMA_URL" \
+     "MIRIX_TEST_LLM_FUNCTIONS_URL=${MIRIX_TEST_LLM_FUNCTIONS_URL:-} MIRIX_TEST_LLM_TEMPLATE_URL=${MIRIX_TEST_LLM_TEMPLATE_URL:-}"
 .venv/bin/python -m pytest "$@" </dev/null
 rc=$?
 if [[ $rc -eq 5 ]]; then

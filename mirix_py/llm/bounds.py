@@ -125,7 +125,7 @@ async def bounded_create(client: ChatCompletionClient, messages: Sequence[LLMMes
         try:
             result = await asyncio.wait_for(
                 metered.create(list(messages), tools=list(tools), tool_choice=choice, extra_create_args=extra),
-                timeout=bounds.timeout_s + 5)
+                timeout=bounds.timeout_s + 1)  # the client's own timeout fires first where it has one
         except asyncio.TimeoutError:
             raise ModelCallFailed(f"the call timed out after {bounds.timeout_s:g} s") from None
         except Exception as exc:  # the client's own errors: HTTP, connection, validation

@@ -1,0 +1,258 @@
+"""What a weak or misbehaving model can do to the LLM flows, and what the engine does about it:
+bounded calls, protocol features a server refuses, grounding, stand-ins by the rules, chat that
+always answers. Driven by scripted models through autogen's model-client interface."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from autogen_core.models import CreateResult, RequestUsage
+
+from mirix_py.engine import Mirix
+from mirix_py.llm.scripted import ScriptedChatCompletionClient, ScriptRequest
+from mirix_py.settings import Settings
+
+WHEN = datetime(2024, 4, 2, 18, 30, tzinfo=timezone.utc)
+MESSAGES = [
+    {"role": "user", "name": "Ada", "id": "m1", "content": "Yesterday I went climbing with my brother Tom."},
+    {"role": "user", "name": "Ada", "id": "m2", "content": "The wifi code at the cabin is 7781-kestrel."},
+]
+
+
+class ServerRefused(Exception):
+    """What the openai client raises for a 4xx/5xx answer: an exception with `status_code`."""
+
+    def __init__(self, status_code: int, message: str) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+def good(req: ScriptRequest):
+    """A model that does everything right."""
+    if req.agent == "meta_memory_manager":
+        return [("trigger_memory_managers", {"memory_types": ["episodic"]})]
+    if req.agent == "episodic_memory_manager":
+        return [("insert_episodic", {"summary": "Ada went climbing with Tom", "actor": "Ada",
+                                     "source_ids": ["m1", "m2"]})]
+    if req.agent == "knowledge_vault_manager":
+        return [("nothing_to_record", {"reason": "nothing new"})]
+    if req.agent == "topic_extractor":
+        return '{"topics": ["climbing", "Tom"], "start": null, "end": null}'
+    if req.agent == "chat_agent":
+        return "You went climbing with Tom."
+    return [("nothing_to_record", {})]
+
+
+@pytest.fixture
+def make_mx(tmp_path, embedder):
+    engines = []
+
+    def make(script, *, timeout_s: float = 120.0, structured: str = "auto", **client_kwargs):
+        client = ScriptedChatCompletionClient(script, **client_kwargs)
+        settings = Settings(data_dir=tmp_path / f"d{len(engines)}", llm_timeout_s=timeout_s,
+                            llm_structured_output=structured)
+        mx = Mirix(settings=settings, embedder=embedder, model_client=client)
+        engines.append(mx)
+        return mx, client
+
+    yield make
+    for mx in engines:
+        mx.close()
+
+
+def _every_message_kept(mx):
+    memories = mx.list(user_id="ada", limit=1000)
+    cited = {s for m in memories for s in m.source_ids}
+    assert {"m1", "m2"} <= cited
+    for message in MESSAGES:  # findable by what was said
+        hits = mx.search(message["content"].split()[1] + " " + message["content"].split()[-1], user_id="ada")
+        assert any(message["id"] in h.memory.source_ids for h in hits), message["id"]
+
+
+def test_every_call_carries_its_bound_and_the_router_is_forced(make_mx):
+    mx, client = make_mx(good)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    router = next(r for r in client.requests if r.agent == "meta_memory_manager")
+    manager = next(r for r in client.requests if r.agent == "episodic_memory_manager")
+    assert router.tool_choice == "trigger_memory_managers" and manager.tool_choice == "required"
+    assert router.extra_create_args["max_tokens"] == 96 and manager.extra_create_args["max_tokens"] == 400
+    assert all(r.extra_create_args["timeout"] == 120.0 for r in client.requests)
+
+
+def test_a_runaway_reply_is_a_failed_round_with_its_reason(make_mx):
+    def runaway(req):
+        if req.agent == "episodic_memory_manager":
+            return CreateResult(finish_reason="length", content='{"tool_calls": [{"name": "insert_episodic", "ar',
+                                usage=RequestUsage(prompt_tokens=10, completion_tokens=400), cached=False)
+        return good(req)
+
+    mx, client = make_mx(runaway)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "degraded"
+    assert "bound of 400 completion tokens" in result.error
+    assert [r.agent for r in client.requests].count("episodic_memory_manager") == 2  # one correction round
+    _every_message_kept(mx)
+
+
+def test_a_call_that_hangs_times_out_and_the_batch_degrades(make_mx):
+    # every call takes 1.5 s, past the 0.3 s bound (+1 s of slack for the client's own timeout)
+    mx, client = make_mx(good, timeout_s=0.3, delay_s=1.5)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "degraded" and "timed out after 0.3 s" in result.error
+    assert [r.agent for r in client.requests] == ["meta_memory_manager"] * 2
+    _every_message_kept(mx)
+
+
+def test_a_server_that_refuses_required_gets_auto_then_the_named_function_forced(make_mx):
+    """llama-cpp-python answers `tool_choice: required` with 500, and under `auto` may name a
+    function and stop (`functions.NAME:`): the engine then forces that function by name."""
+    def server(req):
+        if req.tool_choice == "required":
+            raise ServerRefused(500, "")
+        if req.agent == "episodic_memory_manager" and req.tool_choice == "auto":
+            return "functions.insert_episodic:"
+        return good(req)
+
+    mx, client = make_mx(server)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    choices = [r.tool_choice for r in client.requests if r.agent == "episodic_memory_manager"]
+    assert choices == ["required", "auto", "insert_episodic"]
+    mx.add("Climbing again next week.", user_id="ada")
+    later = [r.tool_choice for r in client.requests if r.agent == "episodic_memory_manager"][3:]
+    assert later[0] == "auto"  # learnt: not asked with `required` again
+
+
+def test_text_mode_replies_are_schema_constrained_where_the_server_allows(make_mx):
+    """`json_schema` refused (as llama-cpp-python does) -> `json_object` with the schema, kept for later calls."""
+    formats = []
+
+    def server(req):
+        fmt = req.extra_create_args.get("response_format")
+        formats.append(fmt["type"] if fmt else None)
+        if fmt and fmt["type"] == "json_schema":
+            raise ServerRefused(500, "response_format: Input should be 'text' or 'json_object'")
+        assert fmt and fmt["type"] == "json_object" and "tool_calls" in fmt["schema"]["properties"]
+        if req.agent == "meta_memory_manager":
+            names = fmt["schema"]["properties"]["tool_calls"]["items"]["properties"]["name"]["enum"]
+            assert names == ["trigger_memory_managers"]
+            return '{"tool_calls": [{"name": "trigger_memory_managers", "arguments": {"memory_types": ["episodic"]}}]}'
+        return ('{"tool_calls": [{"name": "insert_episodic", "arguments": {"summary": "Ada went climbing", '
+                '"source_ids": ["m1", "m2"]}}]}')
+
+    mx, client = make_mx(server, function_calling=False)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    assert formats == ["json_schema", "json_object", "json_object"]
+
+
+def test_an_invented_secret_is_rejected_and_never_stored(make_mx):
+    replies = iter([
+        [("insert_knowledge_vault", {"entry_type": "password", "caption": "Caroline's password",
+                                     "secret_value": "your_secret_password_for_caroline"})],
+        [("nothing_to_record", {})],
+    ])
+    seen = []
+
+    def script(req):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["episodic", "knowledge_vault"]})]
+        if req.agent == "knowledge_vault_manager":
+            seen.append(req.last_text)
+            return next(replies)
+        return good(req)
+
+    mx, client = make_mx(script)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    assert "does not occur in this batch" in seen[1]
+    vault = [mx.get(m.id, user_id="ada", reveal=True).secret_value
+             for m in mx.list(user_id="ada", memory_types=["knowledge_vault"])]
+    assert "your_secret_password_for_caroline" not in vault
+
+
+def test_a_message_copied_into_core_memory_is_rejected(make_mx):
+    replies = iter([[("core_memory_append", {"label": "human", "text": MESSAGES[0]["content"]})],
+                    [("core_memory_append", {"label": "human", "text": "has a brother, Tom"})]])
+
+    def script(req):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["episodic", "core"]})]
+        if req.agent == "core_memory_manager":
+            return next(replies)
+        return good(req)
+
+    mx, client = make_mx(script)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    assert mx.core_memory(user_id="ada")["human"].value == "has a brother, Tom"
+
+
+def test_only_listed_ids_may_be_edited(make_mx):
+    mx, client = make_mx(good)
+    mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    (episode,) = [m for m in mx.list(user_id="ada", memory_types=["episodic"])]
+    errors = []
+
+    def script(req):
+        if req.agent == "episodic_memory_manager":
+            errors.append(req.last_text)
+            if len(errors) == 1:  # an id that exists but was not listed for this batch
+                return [("update_memory", {"memory_id": episode.id.replace(episode.id[-4:], "0000"),
+                                           "fields": {"details": "x"}})]
+            return [("insert_episodic", {"summary": "Ada booked a guide"})]
+        return good(req)
+
+    client._script = script
+    result = mx.add([{"role": "user", "id": "m3", "content": "Booked a guide."}], user_id="ada")
+    assert result.status.value == "processed", result.error
+    assert "was not listed" in errors[1]
+
+
+def test_memories_left_uncited_by_the_model_are_kept_by_the_rules(make_mx):
+    def script(req):
+        if req.agent == "episodic_memory_manager":
+            return [("insert_episodic", {"summary": "Ada went climbing with Tom", "source_ids": ["m1"]})]
+        return good(req)
+
+    mx, client = make_mx(script)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "degraded" and "cites 1 of 2 message(s)" in result.error
+    _every_message_kept(mx)
+
+
+def test_a_model_that_fails_every_call_loses_no_input(make_mx):
+    def broken(req):
+        raise ConnectionError("connection refused")
+
+    mx, client = make_mx(broken)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "degraded" and "ConnectionError" in result.error
+    _every_message_kept(mx)
+    assert mx.input_status(result.input_ids[0]).status.value == "degraded"
+    client._script = good
+    (retried,) = mx.retry_failed(user_id="ada")
+    assert retried.status.value == "processed", retried.error
+    episodes = mx.list(user_id="ada", memory_types=["episodic"])
+    assert [e.summary for e in episodes] == ["Ada went climbing with Tom"]  # the stand-ins were replaced
+
+
+@pytest.mark.parametrize("answer, why", [
+    (lambda req: "", "empty"),
+    (lambda req: "functions.search_in_memory:", "tool call written as text"),
+    (lambda req: (_ for _ in ()).throw(ConnectionError("reset")), "ConnectionError"),
+])
+def test_chat_never_raises_on_what_a_model_returns(make_mx, answer, why):
+    def script(req):
+        if req.agent == "chat_agent":
+            return answer(req)
+        return good(req)
+
+    mx, client = make_mx(script)
+    mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    response = mx.chat("Who did I go climbing with?", user_id="ada")
+    assert why in response.fallback
+    assert response.answer.startswith("No usable answer from the model")
+    assert response.memory_ids and set(response.memory_ids) <= set(response.retrieved_ids)

@@ -1,0 +1,75 @@
+"""A short session against a real local model (Qwen2.5-Coder-0.5B on llama-cpp-python's server), in
+both server modes. `scripts/test.sh` provisions and starts the servers (`scripts/local_model.sh`);
+without them these tests are skipped. They assert the properties the engine keeps whatever the
+model writes, not wording: every input searchable with its id, no invented vault value, no
+completion past its bound, chat always answering, a hung call bounded."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+
+import pytest
+
+from mirix_py.agents.definitions import load_definitions
+from mirix_py.engine import Mirix
+from mirix_py.llm import build_model_client
+from mirix_py.llm.metering import Meter, MeteredClient
+from mirix_py.records import KnowledgeVaultMemory
+from mirix_py.settings import Settings
+
+MODES = {"functions": "MIRIX_TEST_LLM_FUNCTIONS_URL", "template": "MIRIX_TEST_LLM_TEMPLATE_URL"}
+WHEN = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+MESSAGES = [
+    {"role": "user", "name": "Caroline", "id": "D1:1", "content": "Hey Mel! I went to a LGBTQ support group yesterday."},
+    {"role": "user", "name": "Melanie", "id": "D1:2", "content": "Wow Caroline! I painted a sunrise at the lake last week."},
+]
+
+
+def _client(mode: str, monkeypatch):
+    url = os.environ.get(MODES[mode])
+    if not url:
+        pytest.skip(f"{MODES[mode]} not set: run through scripts/test.sh (starts the local model servers)")
+    monkeypatch.setenv("MIRIX_LLM_FUNCTION_CALLING", "1" if mode == "functions" else "0")
+    settings = Settings(llm_provider="openai", llm_model=os.environ.get("MIRIX_TEST_LLM_MODEL", "local"),
+                        llm_base_url=url)
+    return build_model_client(settings)
+
+
+@pytest.mark.real_model
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_a_short_session_keeps_every_input_whatever_the_model_writes(mode, tmp_path, embedder, monkeypatch):
+    calls = Meter()
+    client = MeteredClient(_client(mode, monkeypatch), calls, "server")
+    with Mirix(settings=Settings(data_dir=tmp_path / mode, llm_timeout_s=240), embedder=embedder,
+               model_client=client) as mx:
+        result = mx.add(MESSAGES, user_id="caroline", occurred_at=WHEN)
+        assert result.status.value in ("processed", "degraded"), result.error
+        assert (result.status.value == "degraded") == bool(result.error)
+        memories = mx.list(user_id="caroline", limit=1000)
+        cited = {s for m in memories for s in m.source_ids}
+        assert {"D1:1", "D1:2"} <= cited, "a message is in no memory"
+        for message, words in ((MESSAGES[0], "support group"), (MESSAGES[1], "sunrise lake")):
+            hits = mx.search(words, user_id="caroline")
+            assert any(message["id"] in h.memory.source_ids for h in hits), message["id"]
+        said = " ".join(m["content"] for m in MESSAGES)
+        for memory in mx.list(user_id="caroline", memory_types=["knowledge_vault"]):
+            secret = mx.get(memory.id, user_id="caroline", reveal=True)
+            assert isinstance(secret, KnowledgeVaultMemory) and secret.secret_value in said
+        bound = max(d.model.get("max_tokens", 0) for d in load_definitions().values())
+        assert calls.calls and all(c.completion_tokens <= bound for c in calls.calls)
+
+        response = mx.chat("What did Melanie paint?", user_id="caroline", remember=False)
+        assert response.answer.strip()
+        assert set(response.memory_ids) <= set(response.retrieved_ids) | {
+            b.id for b in mx.core_memory(user_id="caroline").values() if b.id}
+
+
+@pytest.mark.real_model
+def test_a_call_past_its_timeout_degrades_instead_of_hanging(tmp_path, embedder, monkeypatch):
+    client = _client("template", monkeypatch)
+    with Mirix(settings=Settings(data_dir=tmp_path / "t", llm_timeout_s=0.05), embedder=embedder,
+               model_client=client) as mx:
+        result = mx.add(MESSAGES, user_id="caroline", occurred_at=WHEN)
+        assert result.status.value == "degraded" and "timed out" in result.error
+        assert {"D1:1", "D1:2"} <= {s for m in mx.list(user_id="caroline") for s in m.source_ids}
