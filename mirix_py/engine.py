@@ -28,8 +28,7 @@ from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
 from mirix_py.ingest.mixin import SCREENSHOT_METHODS, ScreenshotsMixin
 from mirix_py.inputs import normalize_add
 from mirix_py.ops import DeleteOp, InsertOp, Op, UpdateOp
-from mirix_py.llm import build_model_client
-from mirix_py.llm.metering import Meter
+from mirix_py.llm.meter import Meter
 from mirix_py.records import (
     AddResult, ChatResponse, CoreMemory, HistoryEvent, InputRecord, InputStatus, LLMUsage, MemoryBase,
     MemoryType, SearchHit, SearchMethod,
@@ -81,7 +80,11 @@ class Mirix(ScreenshotsMixin):
         self.worker_id = new_worker_id()
         self.searcher = Searcher(self.store)
         self.definitions = load_definitions(agents_dir)  # validated at start, in both modes
-        self.model_client = model_client if model_client is not None else build_model_client(self.settings)
+        if model_client is None and self.settings.llm_configured:
+            from mirix_py.llm.clients import build_model_client  # autogen only when a model is configured
+
+            model_client = build_model_client(self.settings)
+        self.model_client = model_client
         self.offline_flow = OfflineFlow(self.store, self.searcher)
         self.flow: Flow = self.offline_flow
         if self.model_client is not None:

@@ -12,15 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Annotated, Any, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Sequence
 
 import asyncio
-
-from autogen_agentchat.agents import AssistantAgent
-from autogen_agentchat.messages import TextMessage, ToolCallSummaryMessage
-from autogen_core import CancellationToken
-from autogen_core.models import ChatCompletionClient, SystemMessage, UserMessage
-from autogen_core.tools import FunctionTool
 
 from mirix_py.agents.definitions import AgentDefinition
 from mirix_py.agents.offline.rules import extract_keywords, parse_time_range
@@ -29,13 +23,19 @@ from mirix_py.toolparams import MemoryTypeName, SearchMethodName
 from mirix_py.errors import InvalidInput
 from mirix_py.inputs import parse_when
 from mirix_py.llm.bounds import CallBounds, ModelCallFailed, provider_args
-from mirix_py.llm.metering import Meter, MeteredClient
+from mirix_py.llm.meter import Meter
 from mirix_py.llm.toolcalls import ToolCallParseError, loads_lenient
 from mirix_py.records import (
     CoreMemory, KnowledgeVaultMemory, MemoryType, SearchHit, Sensitivity,
 )
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
+
+if TYPE_CHECKING:  # autogen is imported where a model is used, so offline chat needs none of it
+    from autogen_core.models import ChatCompletionClient
+    from autogen_core.tools import FunctionTool
+
+    from mirix_py.llm.metering import MeteredClient
 
 MEMORY_ID = re.compile(r"\b(?:core|epi|sem|proc|res|kv)_[0-9a-f]{32}\b")
 PER_TYPE = {MemoryType.episodic: 6, MemoryType.semantic: 5, MemoryType.procedural: 2, MemoryType.resource: 2,
@@ -121,7 +121,9 @@ def unusable_answer(answer: str | None) -> str | None:
     return None
 
 
-def search_tool(search_in_memory: Any) -> FunctionTool:
+def search_tool(search_in_memory: Any) -> "FunctionTool":
+    from autogen_core.tools import FunctionTool
+
     return FunctionTool(search_in_memory, name="search_in_memory",
                         description="Targeted search in one memory type; returns matching memories with their ids.")
 
@@ -142,6 +144,8 @@ class ChatFlow:
 
     def _metered(self, meter: Meter, agent: str, model: dict[str, Any] | None = None) -> MeteredClient:
         """The client for one chat step, every call bounded (completion tokens, timeout)."""
+        from mirix_py.llm.metering import MeteredClient
+
         assert self.client is not None
         bounds = self.bounds.for_agent(model or {})
         return MeteredClient(self.client, meter, agent, extra_args=provider_args(self.client, bounds, None))
@@ -150,6 +154,8 @@ class ChatFlow:
         now = datetime.now(timezone.utc)
         if self.client is None:
             return offline_topics(message, now)
+        from autogen_core.models import SystemMessage, UserMessage
+
         recent = "\n".join(f"{h.get('role', 'user')}: {h.get('content', '')}" for h in history[-4:])
         metered = self._metered(meter, "topic_extractor", {"max_tokens": 128, "temperature": 0})
         result = await metered.create([
@@ -206,6 +212,10 @@ class ChatFlow:
 
     async def answer(self, user_id: str, message: str, history: Sequence[dict[str, Any]], retrieval: Retrieval,
                      meter: Meter) -> tuple[str, list[str]]:
+        from autogen_agentchat.agents import AssistantAgent
+        from autogen_agentchat.messages import TextMessage, ToolCallSummaryMessage
+        from autogen_core import CancellationToken
+
         assert self.client is not None and self.definition is not None
         searched: list[str] = []
 

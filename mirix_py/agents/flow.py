@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, Sequence
 
-from mirix_py.llm.metering import Meter
+from mirix_py.llm.meter import Meter
 from mirix_py.records import InputRecord, MemoryChange, MemoryType
 
 

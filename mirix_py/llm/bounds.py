@@ -18,9 +18,12 @@ import threading
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
-from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage
+from typing import TYPE_CHECKING
 
-from mirix_py.llm.metering import Meter, MeteredClient
+from mirix_py.llm.meter import Meter
+
+if TYPE_CHECKING:
+    from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage
 
 STRUCTURED_MODES = ("json_schema", "json_object_schema", "none")
 DEFAULT_MAX_TOKENS = 512
@@ -114,6 +117,8 @@ async def bounded_create(client: ChatCompletionClient, messages: Sequence[LLMMes
                          bounds: CallBounds, tools: Sequence[Any] = (), tool_choice: Any = "auto",
                          structured: ServerFeatures | None = None, schema: dict | None = None) -> CreateResult:
     """One metered call under `bounds`; raises ModelCallFailed with the reason when it yields nothing usable."""
+    from mirix_py.llm.metering import MeteredClient
+
     features = structured or ServerFeatures(structured="none")
     metered = MeteredClient(client, meter, agent)
     for _ in range(4):  # each retry drops one refused feature

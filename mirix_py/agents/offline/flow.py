@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 from mirix_py.agents import core_blocks
 from mirix_py.agents.flow import FlowResult
 from mirix_py.agents.offline import managers as rules
-from mirix_py.llm.metering import Meter
+from mirix_py.llm.meter import Meter
 from mirix_py.ops import Op
 from mirix_py.records import (
     InputRecord, KnowledgeVaultMemory, MemoryType, ResourceMemory, SearchMethod, SemanticMemory,
