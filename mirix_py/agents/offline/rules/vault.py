@@ -23,6 +23,7 @@ copy behind. Measured on `tests/fixtures/secrets_corpus.jsonl` by `benchmarks/se
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Callable, Literal
 
@@ -594,55 +595,79 @@ def _candidates(text: str) -> list[tuple[str, int, int]]:
 def _repeats(text: str, chosen: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
     """Other occurrences of a detected value (whole tokens only), so that no copy stays in plain text."""
     extra: list[tuple[str, int, int]] = []
-    taken = [(s, e) for _, s, e in chosen]
+    covered = bytearray(len(text))
+    for _, start, end in chosen:
+        covered[start:end] = b"\x01" * (end - start)
+    seen: set[str] = set()
     for kind, start, end in chosen:
         value = text[start:end]
-        if len(value) < 4:
+        if len(value) < 4 or value in seen:
             continue
+        seen.add(value)
         for m in re.finditer(r"(?<![A-Za-z0-9])" + re.escape(value) + r"(?![A-Za-z0-9])", text):
-            if any(m.start() < e and s < m.end() for s, e in taken):
+            if any(covered[m.start():m.end()]):
                 continue
             extra.append((kind, m.start(), m.end()))
-            taken.append((m.start(), m.end()))
+            covered[m.start():m.end()] = b"\x01" * (m.end() - m.start())
     return extra
 
 
 # ---------------------------------------------------------------- main
 
 
-def _caption(text: str, kind: str, spans: list[tuple[int, int]], own: tuple[int, int]) -> str:
-    """Describe the secret with its context, every detected secret replaced by "[secret]"."""
+_WINDOW = 2 * _CAPTION_MAX
+_GUARD_ALL_VALUES = 64  # texts with more distinct secrets guard the values near each one only
+
+
+def _caption(text: str, kind: str, spans: list[tuple[int, int]], index: int, values: list[str]) -> str:
+    """Describe the secret with its context, every detected secret replaced by "[secret]".
+
+    `spans` are all matches in text order, `index` this one's, `values` the distinct secret values
+    to guard (longest first). Only a window around the match is looked at, so a text with many
+    secrets costs linear time per caption.
+    """
+    own = spans[index]
+    lo_text, hi_text = max(0, own[0] - _WINDOW), min(len(text), own[1] + _WINDOW)
+    # spans never overlap, so the ones ending after lo_text start after the one before them
+    first = max(0, bisect_left(spans, (lo_text, 0)) - 1)
+    last = bisect_left(spans, (hi_text, 0))
+    near = [(s, e) for s, e in spans[first:last] if e > lo_text]
+    lo_text = min([lo_text, *(s for s, _ in near)])
+    hi_text = max([hi_text, *(e for _, e in near)])
     parts: list[str] = []
-    cursor = 0
+    cursor = lo_text
     own_at = 0
-    for start, end in spans:
+    for start, end in near:
         parts.append(text[cursor:start])
         if (start, end) == own:
             own_at = sum(len(p) for p in parts)
         parts.append("[secret]")
         cursor = end
-    parts.append(text[cursor:])
+    parts.append(text[cursor:hi_text])
     context = "".join(parts)
-    # A secret repeated later in the text (outside any match) must not leak either.
-    values = sorted({text[s:e] for s, e in spans}, key=len, reverse=True)
-    for value in values:
-        context = context.replace(value, "[secret]")
+    guard = values if len(values) <= _GUARD_ALL_VALUES else sorted(
+        {text[s:e] for s, e in near}, key=len, reverse=True)
+    # A secret repeated in the text inside another word (outside any match) must not leak either.
+    for value in guard:
+        if value in context:
+            context = context.replace(value, "[secret]")
     context = " ".join(context.split())
     # Whitespace collapsing can shift the position slightly; re-find the nearest placeholder.
     own_at = _nearest_placeholder(context, own_at)
     prefix = f"{_DESCRIPTIONS[kind]} mentioned: '"
     budget = _CAPTION_MAX - len(prefix) - 1
-    if len(context) > budget:
+    clipped_left, clipped_right = lo_text > 0, hi_text < len(text)
+    if len(context) > budget or clipped_left or clipped_right:
         half = (budget - 2) // 2
         lo = max(0, min(own_at - half, len(context) - (budget - 2)))
         hi = lo + budget - 2
         snippet = context[lo:hi]
-        context = ("…" if lo > 0 else "") + snippet + ("…" if hi < len(context) else "")
+        context = ("…" if lo > 0 or clipped_left else "") + snippet + ("…" if hi < len(context) or clipped_right else "")
         context = context[: budget]
     caption = f"{prefix}{context}'"
     # Last guard: a value collapsed across whitespace, or one that happens to spell part of the
     # description ("password"), must not survive either.
-    for value in values:
+    for value in [text[own[0]:own[1]], *guard]:
         for form in {value, " ".join(value.split())}:
             if form and form in caption:
                 caption = caption.replace(form, "[secret]")
@@ -668,15 +693,16 @@ def find_secrets(text: str) -> list[SecretMatch]:
     candidates = _candidates(text)
     candidates.sort(key=lambda c: (_PRIORITY[c[0]], -(c[2] - c[1]), c[1]))
     chosen: list[tuple[str, int, int]] = []
+    taken = bytearray(len(text))
     for kind, start, end in candidates:
-        if start >= end:
-            continue
-        if any(start < e and s < end for _, s, e in chosen):
+        if start >= end or any(taken[start:end]):
             continue
         chosen.append((kind, start, end))
+        taken[start:end] = b"\x01" * (end - start)
     chosen.extend(_repeats(text, chosen))
     chosen.sort(key=lambda c: c[1])
     spans = [(s, e) for _, s, e in chosen]
+    values = sorted({text[s:e] for s, e in spans}, key=len, reverse=True)
     return [
         SecretMatch(
             entry_type=kind,
@@ -684,9 +710,9 @@ def find_secrets(text: str) -> list[SecretMatch]:
             start=start,
             end=end,
             sensitivity=_SENSITIVITY[kind],
-            caption=_caption(text, kind, spans, (start, end)),
+            caption=_caption(text, kind, spans, i, values),
         )
-        for kind, start, end in chosen
+        for i, (kind, start, end) in enumerate(chosen)
     ]
 
 
