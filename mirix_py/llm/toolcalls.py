@@ -150,6 +150,8 @@ def _as_arguments(raw: Any) -> dict[str, Any]:
         return {}
     if isinstance(raw, str):
         raw = loads_lenient(raw) if raw.strip() else {}
+    if isinstance(raw, list) and len(raw) == 1 and isinstance(raw[0], dict):
+        raw = raw[0]  # `"arguments": [{...}]`, as the local model writes it
     if not isinstance(raw, dict):
         raise ToolCallParseError("tool call arguments must be a JSON object")
     return raw

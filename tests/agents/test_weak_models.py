@@ -77,7 +77,7 @@ def test_every_call_carries_its_bound_and_the_router_is_forced(make_mx):
     router = next(r for r in client.requests if r.agent == "meta_memory_manager")
     manager = next(r for r in client.requests if r.agent == "episodic_memory_manager")
     assert router.tool_choice == "trigger_memory_managers" and manager.tool_choice == "required"
-    assert router.extra_create_args["max_tokens"] == 96 and manager.extra_create_args["max_tokens"] == 400
+    assert router.extra_create_args["max_tokens"] == 160 and manager.extra_create_args["max_tokens"] == 400
     assert all(r.extra_create_args["timeout"] == 120.0 for r in client.requests)
 
 

@@ -73,3 +73,27 @@ def test_a_call_past_its_timeout_degrades_instead_of_hanging(tmp_path, embedder,
         result = mx.add(MESSAGES, user_id="caroline", occurred_at=WHEN)
         assert result.status.value == "degraded" and "timed out" in result.error
         assert {"D1:1", "D1:2"} <= {s for m in mx.list(user_id="caroline") for s in m.source_ids}
+
+
+@pytest.mark.real_model
+def test_the_local_model_benchmark_runs_at_tiny_size(tmp_path, monkeypatch):
+    """`benchmarks/local_model.py` end to end on one batch of the mini LoCoMo fixture."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    url = os.environ.get(MODES["template"])
+    if not url:
+        pytest.skip("the template server is not running: run through scripts/test.sh")
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "bench.json"
+    run = subprocess.run([sys.executable, str(root / "benchmarks" / "local_model.py"),
+                          "--data", str(root / "tests" / "fixtures" / "locomo_mini.json"), "--mode", "template",
+                          "--url", url, "--batches", "1", "--batch-size", "2", "--timeout", "240",
+                          "--out", str(out)], capture_output=True, text=True, timeout=900, cwd=root)
+    assert run.returncode == 0, run.stderr[-3000:]
+    summary = json.loads(out.read_text())["llm"]["summary"]
+    assert summary["batches"] == 1 and summary["processed"] + summary["degraded"] == 1
+    assert summary["turns_searchable_with_id"] == summary["turns"] and summary["invented_secrets"] == 0
+    assert summary["max_completion_tokens"] <= summary["largest_bound"]
