@@ -592,6 +592,10 @@ def _candidates(text: str) -> list[tuple[str, int, int]]:
     return found
 
 
+def _is_ascii_alnum(ch: str) -> bool:
+    return ch.isascii() and ch.isalnum()
+
+
 def _repeats(text: str, chosen: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
     """Other occurrences of a detected value (whole tokens only), so that no copy stays in plain text."""
     extra: list[tuple[str, int, int]] = []
@@ -604,11 +608,15 @@ def _repeats(text: str, chosen: list[tuple[str, int, int]]) -> list[tuple[str, i
         if len(value) < 4 or value in seen:
             continue
         seen.add(value)
-        for m in re.finditer(r"(?<![A-Za-z0-9])" + re.escape(value) + r"(?![A-Za-z0-9])", text):
-            if any(covered[m.start():m.end()]):
-                continue
-            extra.append((kind, m.start(), m.end()))
-            covered[m.start():m.end()] = b"\x01" * (m.end() - m.start())
+        at = text.find(value)  # str.find, not a regex: one pass per distinct value stays cheap
+        while at != -1:
+            after = at + len(value)
+            whole = (at == 0 or not _is_ascii_alnum(text[at - 1])) and (
+                after == len(text) or not _is_ascii_alnum(text[after]))
+            if whole and not any(covered[at:after]):
+                extra.append((kind, at, after))
+                covered[at:after] = b"\x01" * len(value)
+            at = text.find(value, at + 1)
     return extra
 
 
