@@ -277,8 +277,9 @@ def _insert_tool(c: OpCollector) -> FunctionTool:
         doc = "Keep a document, file, page or screen text whole."
     elif t is MemoryType.knowledge_vault:
         def insert_knowledge_vault(
-            entry_type: Annotated[str, "password, api_key, card_number, account_number, pin, address, phone, "
-                                       "email, id_number or booking."],
+            entry_type: Annotated[str, "password (also PINs and door codes), api_key, card_number, card_cvv, "
+                                       "card_expiry, bank_account, recovery_code, id_number, address, phone, "
+                                       "email or booking: the names the vault rules use."],
             caption: Annotated[str, "What the value is for, WITHOUT the value, e.g. 'VPN password for work'."],
             secret_value: Annotated[str, "The exact value, copied character for character from the batch."],
             sensitivity: Annotated[P.SensitivityName, "high: grants access or moves money; medium: personal "

@@ -32,12 +32,13 @@ _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 _SMART = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'"})
 
 
-def _close_brackets(text: str) -> str:
-    """Append the closers a truncated JSON text is missing (strings respected)."""
+def _walk_brackets(text: str, start: int = 0) -> tuple[list[str], bool, int | None]:
+    """Scan JSON text from `start` (strings respected): the closers still open at the end, whether it
+    ends inside a string, and the index just past the bracket that closed the first one (or None)."""
     stack: list[str] = []
-    in_string = False
-    escaped = False
-    for ch in text:
+    in_string = escaped = False
+    for i in range(start, len(text)):
+        ch = text[i]
         if in_string:
             if escaped:
                 escaped = False
@@ -51,6 +52,21 @@ def _close_brackets(text: str) -> str:
             stack.append("}" if ch == "{" else "]")
         elif ch in "}]" and stack:
             stack.pop()
+            if not stack:
+                return stack, False, i + 1
+    return stack, in_string, None
+
+
+def _close_brackets(text: str) -> str:
+    """Append the closers a truncated JSON text is missing (strings respected)."""
+    stack: list[str] = []
+    in_string = False
+    position = 0
+    while position < len(text):  # past every complete top-level value
+        stack, in_string, end = _walk_brackets(text, position)
+        if end is None:
+            break
+        position = end
     return text + ('"' if in_string else "") + "".join(reversed(stack))
 
 
@@ -84,26 +100,7 @@ def _candidates(text: str) -> list[str]:
 
 def _balanced_end(text: str, start: int) -> int | None:
     """Index just past the bracket that closes the one at `start` (strings respected); None if unclosed."""
-    depth = 0
-    in_string = escaped = False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return None
+    return _walk_brackets(text, start)[2]
 
 
 def json_values(text: str) -> list[Any]:

@@ -156,3 +156,18 @@ def test_score_counts_per_type():
     assert (result.tp["password"], result.fp["password"], result.fn["password"]) == (1, 1, 0)
     assert result.recall() == 1.0 and result.precision() == 2 / 3
     assert [r["type"] for r in result.rows()] == ["card_cvv", "password", "all"]
+
+
+def test_the_corpus_benchmark_runs_at_full_size(tmp_path):
+    """`benchmarks/secrets_corpus.py` (the whole corpus is small): its JSON agrees with the scoring here."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    out = tmp_path / "secrets.json"
+    run = subprocess.run([sys.executable, str(root / "benchmarks" / "secrets_corpus.py"), "--out", str(out)],
+                         capture_output=True, text=True, timeout=300, cwd=root)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "all" in run.stdout and out.exists() and json.loads(out.read_text())
