@@ -7,6 +7,7 @@ transaction. A rejected call raises `ToolError`, whose message goes back to the 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Callable, Literal, Sequence
 
@@ -130,6 +131,9 @@ class OpCollector:
             self.fail("secret_value is empty")
         if value.startswith("[vault:"):
             self.fail("that value is already stored in the vault (a [vault:...] placeholder): leave it alone")
+        if not re.search(r"[\d@#$%^&*!?_+=/\\|~:.-]", value):
+            self.fail(f"secret_value {value[:3]}… is plain words: the vault keeps values such as passwords, keys, "
+                      "numbers and addresses; call nothing_to_record")
         if not any(value in text for text in self.message_texts):
             self.fail(f"secret_value {value[:3]}… does not occur in this batch: store only values copied exactly "
                       "from the messages, or call nothing_to_record")

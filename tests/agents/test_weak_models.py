@@ -173,6 +173,31 @@ def test_an_invented_secret_is_rejected_and_never_stored(make_mx):
     assert "your_secret_password_for_caroline" not in vault
 
 
+def test_plain_words_are_not_a_vault_value(make_mx):
+    """The local model vaulted "Transgender" from a LoCoMo turn: it occurs in the batch, but it is no secret."""
+    replies = iter([[("insert_knowledge_vault", {"entry_type": "password", "caption": "a word",
+                                                 "secret_value": "climbing"})],
+                     [("insert_knowledge_vault", {"entry_type": "password", "caption": "cabin wifi",
+                                                  "secret_value": "7781-kestrel"})]])
+    seen = []
+
+    def script(req):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["episodic", "knowledge_vault"]})]
+        if req.agent == "knowledge_vault_manager":
+            seen.append(req.last_text)
+            return next(replies)
+        return good(req)
+
+    mx, client = make_mx(script)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    assert "plain words" in seen[1]
+    values = {mx.get(m.id, user_id="ada", reveal=True).secret_value
+              for m in mx.list(user_id="ada", memory_types=["knowledge_vault"])}
+    assert "climbing" not in values
+
+
 def test_a_message_copied_into_core_memory_is_rejected(make_mx):
     replies = iter([[("core_memory_append", {"label": "human", "text": MESSAGES[0]["content"]})],
                     [("core_memory_append", {"label": "human", "text": "has a brother, Tom"})]])
