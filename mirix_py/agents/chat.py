@@ -227,21 +227,29 @@ class ChatFlow:
         system = (f"# agent: {self.definition.name}\n{self.definition.system_prompt}\n\n"
                   f"Core memory:\n{core_text}\n\nRetrieved memories:\n" + ("\n".join(memory_lines) or "(none)"))
         function_calling = bool(self.client.model_info.get("function_calling", False))
-        tools = [search_tool(search_in_memory)] if function_calling else None
-        agent = AssistantAgent(name=self.definition.name,
-                               model_client=self._metered(meter, "chat_agent", self.definition.model),
-                               tools=tools, system_message=system, reflect_on_tool_use=True if tools else None,
-                               max_tool_iterations=2)
         recent = "\n".join(f"{h.get('role', 'user')}: {h.get('content', '')}" for h in history[-6:])
         task = f"{recent}\nuser: {message}".strip() if recent else message
         bounds = self.bounds.for_agent(self.definition.model)
-        try:  # at most three model calls (answer, search, answer), each bounded
-            result = await asyncio.wait_for(agent.run(task=task, cancellation_token=CancellationToken()),
-                                            timeout=3 * bounds.timeout_s + 5)
-        except asyncio.TimeoutError:
-            raise ModelCallFailed(f"the answer timed out after {3 * bounds.timeout_s:g} s") from None
-        final = result.messages[-1]
-        answer = final.content if isinstance(final, (TextMessage, ToolCallSummaryMessage)) else str(final.content)
+
+        async def run(with_tools: bool) -> str:
+            tools = [search_tool(search_in_memory)] if with_tools else None
+            agent = AssistantAgent(name=self.definition.name,
+                                   model_client=self._metered(meter, "chat_agent", self.definition.model),
+                                   tools=tools, system_message=system, reflect_on_tool_use=True if tools else None,
+                                   max_tool_iterations=2)
+            try:  # at most three model calls (answer, search, answer), each bounded
+                result = await asyncio.wait_for(agent.run(task=task, cancellation_token=CancellationToken()),
+                                                timeout=3 * bounds.timeout_s + 5)
+            except asyncio.TimeoutError:
+                raise ModelCallFailed(f"the answer timed out after {3 * bounds.timeout_s:g} s") from None
+            final = result.messages[-1]
+            return final.content if isinstance(final, (TextMessage, ToolCallSummaryMessage)) else str(final.content)
+
+        answer = await run(function_calling)
+        if function_calling and _CALL_AS_TEXT.match(answer or ""):
+            # a server whose `auto` grammar stops after "functions.NAME:" (llama-cpp-python): the
+            # retrieved memories are in the prompt, so ask once more without tools, for prose
+            answer = await run(False)
         allowed = set(retrieval.ids) | set(searched) | {b.id for b in retrieval.core.values() if b.id}
         cited = [i for i in dict.fromkeys(MEMORY_ID.findall(answer)) if i in allowed]
         return answer, cited

@@ -264,6 +264,19 @@ def test_a_model_that_fails_every_call_loses_no_input(make_mx):
     assert [e.summary for e in episodes] == ["Ada went climbing with Tom"]  # the stand-ins were replaced
 
 
+def test_a_chat_answer_written_as_a_call_is_asked_again_without_tools(make_mx):
+    def script(req):
+        if req.agent == "chat_agent":
+            return "functions.search_in_memory:" if req.tool_names else "You went climbing with Tom."
+        return good(req)
+
+    mx, client = make_mx(script)
+    mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    response = mx.chat("Who did I go climbing with?", user_id="ada")
+    assert response.fallback is None and response.answer == "You went climbing with Tom."
+    assert [r.tool_names for r in client.requests if r.agent == "chat_agent"] == [["search_in_memory"], []]
+
+
 @pytest.mark.parametrize("answer, why", [
     (lambda req: "", "empty"),
     (lambda req: "functions.search_in_memory:", "tool call written as text"),
