@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Annotated, Any, Callable, Literal, Sequence
 
 from autogen_core.tools import FunctionTool
@@ -116,6 +117,7 @@ class OpCollector:
         if self.memory_type is MemoryType.knowledge_vault:
             self._ground_secret(str(values.get("secret_value") or ""), str(values.get("caption") or ""))
         values.setdefault("occurred_at", self.default_occurred_at)
+        values["occurred_at"] = self._zoned(values["occurred_at"])
         cls = MEMORY_CLASSES[self.memory_type]
         try:
             memory = cls(user_id=self.user_id, source_ids=self._sources(source_ids), **values)
@@ -140,6 +142,19 @@ class OpCollector:
         if value in caption:
             self.fail("the caption contains the secret value: describe what it is for without it")
 
+    def _zoned(self, value: Any) -> Any:
+        """An ISO time without a zone (models drop the "+00:00" they were shown) in the batch's zone."""
+        if isinstance(value, str) and value.strip():
+            try:
+                parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            except ValueError:
+                return value  # left for the record's validation to explain
+            if parsed.tzinfo is None:
+                zone = getattr(self.default_occurred_at, "tzinfo", None) or timezone.utc
+                return parsed.replace(tzinfo=zone)
+            return parsed
+        return value
+
     def nothing_to_record(self, reason: str = "") -> str:
         """The model's explicit 'no write for this batch'."""
         self.nothing = True
@@ -148,6 +163,8 @@ class OpCollector:
     def update_memory(self, memory_id: str, fields: dict[str, Any]) -> str:
         """Change fields of a listed memory in place (its id stays)."""
         current = self._owned(memory_id)
+        if isinstance(fields, dict) and "occurred_at" in fields:
+            fields = {**fields, "occurred_at": self._zoned(fields["occurred_at"])}
         self._check_fields(current, fields)
         if self.memory_type is MemoryType.knowledge_vault and "secret_value" in fields:
             self._ground_secret(str(fields.get("secret_value") or ""), str(fields.get("caption") or ""))

@@ -39,7 +39,7 @@ from mirix_py.agents.runner import AgentFailed, run_tool_agent
 from mirix_py.agents.tools import OpCollector, RouteCollector, manager_tools
 from mirix_py.llm.bounds import CallBounds, ServerFeatures
 from mirix_py.llm.metering import Meter
-from mirix_py.ops import InsertOp, MergeOp, Op, UpdateOp
+from mirix_py.ops import InsertOp, Op
 from mirix_py.records import CoreMemory, InputRecord, MemoryChange, MemoryType, SearchHit
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
@@ -56,17 +56,11 @@ class ManagerOutcome:
     cited: set[str] = field(default_factory=set)  # source ids the manager's writes cite
 
 
-def cited_sources(ops: Sequence[Op], batch_sources: Sequence[str]) -> set[str]:
-    """Source ids that a manager's operations attach to memories (an update cites the whole batch)."""
-    cited: set[str] = set()
-    for op in ops:
-        if isinstance(op, InsertOp):
-            cited.update(op.memory.source_ids)
-        elif isinstance(op, UpdateOp):
-            cited.update(op.add_source_ids)
-        elif isinstance(op, MergeOp):
-            cited.update(batch_sources)
-    return cited
+def cited_sources(ops: Sequence[Op]) -> set[str]:
+    """Source ids of the memories a manager's operations insert. An update or merge adds the batch's
+    ids to a memory as provenance but need not hold what the new messages said (the local model kept
+    updating one episode batch after batch), so it keeps no message."""
+    return {s for op in ops if isinstance(op, InsertOp) for s in op.memory.source_ids}
 
 
 def uncited_messages(batch: PreparedBatch, cited: set[str]) -> set[str]:
@@ -277,4 +271,4 @@ class UpdateFlow:
                              bounds=self.bounds, structured=self.features)
         changes = await asyncio.to_thread(self.store.apply, collector.ops, user_id=user_id, actor=definition.name,
                                           input_id=input_id, ledger=ledger)
-        return ManagerOutcome(changes=changes, cited=cited_sources(collector.ops, sources))
+        return ManagerOutcome(changes=changes, cited=cited_sources(collector.ops))

@@ -294,3 +294,36 @@ def test_chat_never_raises_on_what_a_model_returns(make_mx, answer, why):
     assert why in response.fallback
     assert response.answer.startswith("No usable answer from the model")
     assert response.memory_ids and set(response.memory_ids) <= set(response.retrieved_ids)
+
+
+def test_a_time_without_a_zone_takes_the_batchs_zone(make_mx):
+    def script(req):
+        if req.agent == "episodic_memory_manager":
+            return [("insert_episodic", {"summary": "Ada went climbing with Tom", "occurred_at": "2024-04-01T18:00",
+                                         "source_ids": ["m1", "m2"]})]
+        return good(req)
+
+    mx, client = make_mx(script)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    (episode,) = mx.list(user_id="ada", memory_types=["episodic"])
+    assert episode.occurred_at == datetime(2024, 4, 1, 18, 0, tzinfo=timezone.utc)
+
+
+def test_an_update_alone_does_not_keep_the_new_messages(make_mx):
+    """The local model updated one episode batch after batch: the new messages' words were in no memory."""
+    mx, client = make_mx(good)
+    mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    (episode,) = mx.list(user_id="ada", memory_types=["episodic"])
+
+    def script(req):
+        if req.agent == "episodic_memory_manager":
+            return [("update_memory", {"memory_id": episode.id, "fields": {"details": "more climbing"}})]
+        return good(req)
+
+    client._script = script
+    later = [{"role": "user", "id": "m3", "content": "We booked a mountain guide named Ines for June."}]
+    result = mx.add(later, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "degraded" and "cites 1 of 1 message(s)" in result.error
+    hits = mx.search("mountain guide Ines", user_id="ada")
+    assert any("Ines" in h.text and "m3" in h.memory.source_ids for h in hits)
