@@ -28,6 +28,14 @@ MemoryTypeName = P.MemoryTypeName
 CoreLabel = Literal["persona", "human"]
 NOTHING_TOOL = "nothing_to_record"
 CORE_LINE_CHARS = 200  # a core line is a short fact, not a message copied whole
+# what a model's vault value must hold: a digit or a symbol of keys and addresses (plain words, even
+# hyphenated or with punctuation, are no secret; passphrases in words are the rules' to find)
+VAULT_VALUE = re.compile(r"[\d@#$%^&*_+=/\\|~]")
+
+
+def vault_candidates(texts: Sequence[str]) -> bool:
+    """Whether any word of these texts could be a vault value a model may store."""
+    return any(VAULT_VALUE.search(word) for text in texts for word in text.split() if not word.startswith("[vault:"))
 
 
 class ToolError(ValueError):
@@ -133,7 +141,7 @@ class OpCollector:
             self.fail("secret_value is empty")
         if value.startswith("[vault:"):
             self.fail("that value is already stored in the vault (a [vault:...] placeholder): leave it alone")
-        if not re.search(r"[\d@#$%^&*!?_+=/\\|~:.-]", value):
+        if not VAULT_VALUE.search(value):
             self.fail(f"secret_value {value[:3]}… is plain words: the vault keeps values such as passwords, keys, "
                       "numbers and addresses; call nothing_to_record")
         if not any(value in text for text in self.message_texts):

@@ -36,7 +36,7 @@ from mirix_py.agents.flow import FlowResult
 from mirix_py.agents.offline.flow import FALLBACK_SUFFIX, OfflineFlow
 from mirix_py.agents.offline.managers import BatchMessage, PreparedBatch, prepare_batch
 from mirix_py.agents.runner import AgentFailed, run_tool_agent
-from mirix_py.agents.tools import OpCollector, RouteCollector, manager_tools
+from mirix_py.agents.tools import OpCollector, RouteCollector, manager_tools, vault_candidates
 from mirix_py.llm.bounds import CallBounds, ServerFeatures
 from mirix_py.llm.metering import Meter
 from mirix_py.ops import InsertOp, Op
@@ -183,6 +183,9 @@ class UpdateFlow:
             return await self._stand_in(result, reason, user_id, records, input_id, skip_actors, types=None)
         result.routed = list(router.chosen or [])
         chosen = [t for t in result.routed if manager_for(self.definitions, t).name not in skip_actors]
+        if MemoryType.knowledge_vault in chosen and not vault_candidates([m.text for m in batch.messages]):
+            # no word of the batch could pass the vault tool's grounding: the manager is not asked
+            chosen.remove(MemoryType.knowledge_vault)
         runs = [self._manager(t, user_id, batch, batch_text, related, meter, input_id, ledger, frames)
                 for t in chosen]
         if self.parallel:

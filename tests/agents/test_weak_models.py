@@ -327,3 +327,20 @@ def test_an_update_alone_does_not_keep_the_new_messages(make_mx):
     assert result.status.value == "degraded" and "cites 1 of 1 message(s)" in result.error
     hits = mx.search("mountain guide Ines", user_id="ada")
     assert any("Ines" in h.text and "m3" in h.memory.source_ids for h in hits)
+
+
+def test_the_vault_manager_is_not_asked_when_no_word_could_be_stored(make_mx):
+    """The local model routed nearly every LoCoMo batch to the vault; with no digit or key symbol in
+    the batch, no value could pass the vault tool's grounding, so the manager is not run."""
+    def script(req):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["episodic", "knowledge_vault"]})]
+        return good(req)
+
+    mx, client = make_mx(script)
+    chat = [{"role": "user", "name": "Ada", "id": "m1", "content": "Hey Mel! How have you been? Self-care matters."},
+            {"role": "user", "name": "Ada", "id": "m2", "content": "I went climbing with Tom."}]
+    result = mx.add(chat, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    assert "knowledge_vault_manager" not in [r.agent for r in client.requests]
+    assert [t.value for t in result.routed] == ["episodic", "knowledge_vault"]  # what the model chose, reported
