@@ -100,11 +100,12 @@ async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClie
                          task: Any, meter: Meter, *, begin_round: Callable[[], None] = lambda: None,
                          rollback_round: Callable[[], None] = lambda: None, force: str | None = None,
                          bounds: CallBounds | None = None, structured: ServerFeatures | None = None,
-                         max_calls: int = 8) -> int:
+                         max_calls: int = 8, rejected: list[str] | None = None) -> int:
     """Returns the number of tool calls accepted in the final round; raises AgentFailed.
 
     `force`: the one tool the model must call (the router's), else any tool is required. `task` is
-    the batch as text, or a `MultiModalMessage` (text and frames) for a vision model.
+    the batch as text, or a `MultiModalMessage` (text and frames) for a vision model. `rejected`
+    collects the reasons of every refused call or failed round.
     """
     bounds = bounds or CallBounds()
     function_calling = bool(client.model_info.get("function_calling", False))
@@ -153,6 +154,8 @@ async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClie
             reply = []
         if not outcome.errors:
             return outcome.accepted
+        if rejected is not None:  # every refused call or failed round, with its reason
+            rejected.extend(f"{definition.name} (round {attempt}): {e}" for e in outcome.errors)
         rollback_round()
         if attempt == 2:
             raise AgentFailed(f"{definition.name}: " + "; ".join(outcome.errors))

@@ -174,7 +174,7 @@ class UpdateFlow:
             await run_tool_agent(self.definitions["meta_memory_manager"], self.client, [router.tool()],
                                  multimodal_task(batch, frames) if frames else batch_text, meter,
                                  begin_round=router.errors.clear, force="trigger_memory_managers",
-                                 bounds=self.bounds, structured=self.features)
+                                 bounds=self.bounds, structured=self.features, rejected=result.rejected)
         except AgentFailed as exc:
             reason = str(exc)
         if reason is None and router.chosen is None:
@@ -186,8 +186,8 @@ class UpdateFlow:
         if MemoryType.knowledge_vault in chosen and not vault_candidates([m.text for m in batch.messages]):
             # no word of the batch could pass the vault tool's grounding: the manager is not asked
             chosen.remove(MemoryType.knowledge_vault)
-        runs = [self._manager(t, user_id, batch, batch_text, related, meter, input_id, ledger, frames)
-                for t in chosen]
+        runs = [self._manager(t, user_id, batch, batch_text, related, meter, input_id, ledger, frames,
+                              result.rejected) for t in chosen]
         if self.parallel:
             outcomes = await asyncio.gather(*runs, return_exceptions=True)
         else:
@@ -255,7 +255,7 @@ class UpdateFlow:
 
     async def _manager(self, memory_type: MemoryType, user_id: str, batch: PreparedBatch, batch_text: str,
                        related: list[SearchHit], meter: Meter, input_id: str | None,
-                       ledger: Sequence[str], frames: Mapping[str, Any]) -> ManagerOutcome:
+                       ledger: Sequence[str], frames: Mapping[str, Any], rejected: list[str]) -> ManagerOutcome:
         definition = manager_for(self.definitions, memory_type)
         sources = list(dict.fromkeys(s for m in batch.messages for s in m.source_ids))
         listed = {h.memory.id for h in related if h.memory.memory_type is memory_type}
@@ -271,7 +271,7 @@ class UpdateFlow:
         task = multimodal_task(batch, frames, context) if frames else f"{batch_text}\n\n{context}"
         await run_tool_agent(definition, self.client, tools, task, meter,
                              begin_round=collector.begin_round, rollback_round=collector.rollback_round,
-                             bounds=self.bounds, structured=self.features)
+                             bounds=self.bounds, structured=self.features, rejected=rejected)
         changes = await asyncio.to_thread(self.store.apply, collector.ops, user_id=user_id, actor=definition.name,
                                           input_id=input_id, ledger=ledger)
         return ManagerOutcome(changes=changes, cited=cited_sources(collector.ops))

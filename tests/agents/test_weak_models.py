@@ -168,6 +168,7 @@ def test_an_invented_secret_is_rejected_and_never_stored(make_mx):
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
     assert "does not occur in this batch" in seen[1]
+    assert len(result.rejected) == 1 and result.rejected[0].startswith("knowledge_vault_manager (round 1)")
     vault = [mx.get(m.id, user_id="ada", reveal=True).secret_value
              for m in mx.list(user_id="ada", memory_types=["knowledge_vault"])]
     assert "your_secret_password_for_caroline" not in vault
