@@ -148,55 +148,49 @@ def test_text_mode_replies_are_schema_constrained_where_the_server_allows(make_m
     assert formats == ["json_schema", "json_object", "json_object"]
 
 
-def test_an_invented_secret_is_rejected_and_never_stored(make_mx):
-    replies = iter([
-        [("insert_knowledge_vault", {"entry_type": "password", "caption": "Caroline's password",
-                                     "secret_value": "your_secret_password_for_caroline"})],
-        [("nothing_to_record", {})],
-    ])
-    seen = []
+def _vault_rounds(make_mx, *replies):
+    """A batch routed to the vault whose manager answers `replies` in turn; (engine, result, vault
+    prompts seen, stored values)."""
+    answers = iter(replies)
+    seen: list[str] = []
 
     def script(req):
         if req.agent == "meta_memory_manager":
             return [("trigger_memory_managers", {"memory_types": ["episodic", "knowledge_vault"]})]
         if req.agent == "knowledge_vault_manager":
             seen.append(req.last_text)
-            return next(replies)
+            return next(answers)
         return good(req)
 
-    mx, client = make_mx(script)
+    mx, _ = make_mx(script)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    values = {mx.get(m.id, user_id="ada", reveal=True).secret_value
+              for m in mx.list(user_id="ada", memory_types=["knowledge_vault"])}
+    return mx, result, seen, values
+
+
+def test_an_invented_secret_is_rejected_and_never_stored(make_mx):
+    mx, result, seen, values = _vault_rounds(
+        make_mx,
+        [("insert_knowledge_vault", {"entry_type": "password", "caption": "Caroline's password",
+                                     "secret_value": "your_secret_password_for_caroline"})],
+        [("nothing_to_record", {})])
     assert result.status.value == "processed", result.error
     assert "does not occur in this batch" in seen[1]
     assert len(result.rejected) == 1 and result.rejected[0].startswith("knowledge_vault_manager (round 1)")
-    vault = [mx.get(m.id, user_id="ada", reveal=True).secret_value
-             for m in mx.list(user_id="ada", memory_types=["knowledge_vault"])]
-    assert "your_secret_password_for_caroline" not in vault
+    assert "your_secret_password_for_caroline" not in values
 
 
 def test_plain_words_are_not_a_vault_value(make_mx):
     """The local model vaulted "Transgender" from a LoCoMo turn: it occurs in the batch, but it is no secret."""
-    replies = iter([[("insert_knowledge_vault", {"entry_type": "password", "caption": "a word",
-                                                 "secret_value": "climbing"})],
-                     [("insert_knowledge_vault", {"entry_type": "password", "caption": "cabin wifi",
-                                                  "secret_value": "7781-kestrel"})]])
-    seen = []
-
-    def script(req):
-        if req.agent == "meta_memory_manager":
-            return [("trigger_memory_managers", {"memory_types": ["episodic", "knowledge_vault"]})]
-        if req.agent == "knowledge_vault_manager":
-            seen.append(req.last_text)
-            return next(replies)
-        return good(req)
-
-    mx, client = make_mx(script)
-    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    mx, result, seen, values = _vault_rounds(
+        make_mx,
+        [("insert_knowledge_vault", {"entry_type": "password", "caption": "a word", "secret_value": "climbing"})],
+        [("insert_knowledge_vault", {"entry_type": "password", "caption": "cabin wifi",
+                                     "secret_value": "7781-kestrel"})])
     assert result.status.value == "processed", result.error
     assert "plain words" in seen[1]
-    values = {mx.get(m.id, user_id="ada", reveal=True).secret_value
-              for m in mx.list(user_id="ada", memory_types=["knowledge_vault"])}
-    assert "climbing" not in values
+    assert "climbing" not in values and "7781-kestrel" in values
 
 
 def test_a_message_copied_into_core_memory_is_rejected(make_mx):
