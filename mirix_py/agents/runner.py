@@ -100,12 +100,15 @@ async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClie
                          task: Any, meter: Meter, *, begin_round: Callable[[], None] = lambda: None,
                          rollback_round: Callable[[], None] = lambda: None, force: str | None = None,
                          bounds: CallBounds | None = None, structured: ServerFeatures | None = None,
-                         max_calls: int = 8, rejected: list[str] | None = None) -> int:
+                         max_calls: int = 8, rejected: list[str] | None = None,
+                         check_first_round: Callable[[], list[str]] | None = None) -> int:
     """Returns the number of tool calls accepted in the final round; raises AgentFailed.
 
     `force`: the one tool the model must call (the router's), else any tool is required. `task` is
     the batch as text, or a `MultiModalMessage` (text and frames) for a vision model. `rejected`
-    collects the reasons of every refused call or failed round.
+    collects the reasons of every refused call or failed round. `check_first_round` may find
+    faults in a first round whose calls were all accepted; they get the correction round, and a
+    second round is taken as it is (the caller deals with what is still missing).
     """
     bounds = bounds or CallBounds()
     function_calling = bool(client.model_info.get("function_calling", False))
@@ -149,6 +152,8 @@ async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClie
             if not outcome.called and not outcome.errors:
                 outcome.errors.append("the reply held no tool call: call one of the tools "
                                       f"({', '.join(sorted(by_name))})")
+            if attempt == 1 and not outcome.errors and check_first_round is not None:
+                outcome.errors += check_first_round()  # e.g. messages no episode cites: one more try
         except ModelCallFailed as exc:
             outcome.errors.append(str(exc))
             reply = []

@@ -64,8 +64,8 @@ def cited_sources(ops: Sequence[Op]) -> set[str]:
 
 
 def uncited_messages(batch: PreparedBatch, cited: set[str]) -> set[str]:
-    """Source ids of the messages no written memory cites (each message by its first id)."""
-    return {m.source_ids[0] for m in batch.messages if m.source_ids and not set(m.source_ids) & cited}
+    """The messages no written memory cites, each by the id the model is shown (`[id=...]`)."""
+    return {m.source_ids[-1] for m in batch.messages if m.source_ids and not set(m.source_ids) & cited}
 
 
 def render_message(m: BatchMessage) -> str:
@@ -269,9 +269,19 @@ class UpdateFlow:
             context = render_related(memory_type, related)
         tools = manager_tools(collector, definition.tools)
         task = multimodal_task(batch, frames, context) if frames else f"{batch_text}\n\n{context}"
+
+        def uncited_in_round() -> list[str]:
+            """Episodes must cite every message: the ones left out, for the correction round."""
+            if memory_type is not MemoryType.episodic or collector.nothing:
+                return []
+            left = sorted(uncited_messages(batch, cited_sources(collector.ops)))
+            return [f"no episode cites the message(s) {left}: put their ids in the source_ids of the episode they "
+                    "belong to, or insert an episode for them"] if left else []
+
         await run_tool_agent(definition, self.client, tools, task, meter,
                              begin_round=collector.begin_round, rollback_round=collector.rollback_round,
-                             bounds=self.bounds, structured=self.features, rejected=rejected)
+                             bounds=self.bounds, structured=self.features, rejected=rejected,
+                             check_first_round=uncited_in_round)
         changes = await asyncio.to_thread(self.store.apply, collector.ops, user_id=user_id, actor=definition.name,
                                           input_id=input_id, ledger=ledger)
         return ManagerOutcome(changes=changes, cited=cited_sources(collector.ops))

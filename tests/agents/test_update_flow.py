@@ -25,7 +25,7 @@ def minimal_script(route=("episodic", "semantic"), **overrides):
         if req.agent == "meta_memory_manager":
             return [("trigger_memory_managers", {"memory_types": list(route)})]
         if req.agent == "episodic_memory_manager":
-            sources = {"source_ids": ["m1"]} if "[id=m1]" in req.last_text else {}
+            sources = {"source_ids": ["m1", "m2"]} if "[id=m1]" in req.last_text else {}
             return [("insert_episodic", {"summary": "Ada went climbing with Tom", "actor": "Ada",
                                          "occurred_at": "2024-04-01T18:00:00+00:00", **sources})]
         if req.agent == "semantic_memory_manager":
@@ -66,7 +66,7 @@ def test_router_triggers_only_the_managers_it_names(make_mx):
                                              "semantic_memory_manager"]
     assert [t.value for t in result.routed] == ["episodic", "semantic"]
     (episode,) = mx.list(user_id="ada", memory_types=["episodic"])
-    assert episode.source_ids == ["m1", result.input_ids[0]] and episode.actor == "Ada"
+    assert episode.source_ids == ["m1", "m2", result.input_ids[0]] and episode.actor == "Ada"
     assert episode.occurred_at == datetime(2024, 4, 1, 18, 0, tzinfo=timezone.utc)
     (fact,) = mx.list(user_id="ada", memory_types=["semantic"])
     assert set(fact.source_ids) == {"m1", "m2", result.input_ids[0]}
