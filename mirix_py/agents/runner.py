@@ -106,9 +106,9 @@ async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClie
 
     `force`: the one tool the model must call (the router's), else any tool is required. `task` is
     the batch as text, or a `MultiModalMessage` (text and frames) for a vision model. `rejected`
-    collects the reasons of every refused call or failed round. `check_first_round` may find
-    faults in a first round whose calls were all accepted; they get the correction round, and a
-    second round is taken as it is (the caller deals with what is still missing).
+    collects the reasons of every refused call or failed round. `check_first_round` may find what
+    a first round whose calls were all accepted left out: those calls stand, and the model gets
+    one more round to add the rest (if that round fails, only its own calls are dropped).
     """
     bounds = bounds or CallBounds()
     function_calling = bool(client.model_info.get("function_calling", False))
@@ -119,6 +119,7 @@ async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClie
     if force is not None:
         choice = by_name[force]
     schema = None if function_calling else tool_calls_schema(tools, max_calls=1 if force else max_calls)
+    kept: int | None = None  # calls of a first round that stand while a second one adds to them
     for attempt in (1, 2):
         begin_round()
         outcome = RoundOutcome()
@@ -153,15 +154,24 @@ async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClie
                 outcome.errors.append("the reply held no tool call: call one of the tools "
                                       f"({', '.join(sorted(by_name))})")
             if attempt == 1 and not outcome.errors and check_first_round is not None:
-                outcome.errors += check_first_round()  # e.g. messages no episode cites: one more try
+                missing = check_first_round()  # e.g. messages no episode cites
+                if missing:  # the round's calls stand; the model is asked to add what is missing
+                    kept = outcome.accepted
+                    messages += reply
+                    messages.append(UserMessage(source="user", content=(
+                        "Your calls were accepted. Still missing:\n- " + "\n- ".join(missing) +
+                        "\nSend only the additional tool calls, and nothing else.")))
+                    continue
         except ModelCallFailed as exc:
             outcome.errors.append(str(exc))
             reply = []
         if not outcome.errors:
-            return outcome.accepted
+            return outcome.accepted + (kept or 0)
         if rejected is not None:  # every refused call or failed round, with its reason
             rejected.extend(f"{definition.name} (round {attempt}): {e}" for e in outcome.errors)
         rollback_round()
+        if kept is not None:  # the additions failed: the first round's calls still stand
+            return kept
         if attempt == 2:
             raise AgentFailed(f"{definition.name}: " + "; ".join(outcome.errors))
         messages += reply
