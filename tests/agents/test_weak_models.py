@@ -376,3 +376,25 @@ def test_the_vault_manager_is_not_asked_when_no_word_could_be_stored(make_mx):
     assert result.status.value == "processed", result.error
     assert "knowledge_vault_manager" not in [r.agent for r in client.requests]
     assert [t.value for t in result.routed] == ["episodic", "knowledge_vault"]  # what the model chose, reported
+
+
+def test_a_model_cannot_delete_an_episode(make_mx):
+    """Episodes hold what was said; the local model deleted two and lost turns of earlier batches."""
+    mx, client = make_mx(good)
+    mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    (episode,) = mx.list(user_id="ada", memory_types=["episodic"])
+    seen = []
+
+    def script(req):
+        if req.agent == "episodic_memory_manager":
+            seen.append((req.tool_names, req.last_text))
+            return [("delete_memory", {"memory_id": episode.id})] if len(seen) == 1 else \
+                [("insert_episodic", {"summary": "Ada booked a guide"})]
+        return good(req)
+
+    client._script = script
+    result = mx.add([{"role": "user", "id": "m3", "content": "Booked a guide."}], user_id="ada")
+    assert result.status.value == "processed", result.error
+    assert "delete_memory" not in seen[0][0]  # not offered to the episodic manager
+    assert "rejected" in seen[1][1] and "delete_memory" in seen[1][1]  # refused, whatever the model tried
+    assert episode.id in {m.id for m in mx.list(user_id="ada", memory_types=["episodic"])}
