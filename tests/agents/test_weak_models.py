@@ -248,33 +248,32 @@ def test_memories_left_uncited_by_the_model_are_kept_by_the_rules(make_mx):
     _every_message_kept(mx)
 
 
-def test_a_message_left_uncited_gets_the_correction_round_first(make_mx):
-    rounds = iter([[("insert_episodic", {"summary": "Ada went climbing with Tom", "source_ids": ["m1"]})],
-                   [("insert_episodic", {"summary": "The cabin has a wifi code", "source_ids": ["m2"]})]])
+def _episodic_rounds(make_mx, *replies):
+    """A batch whose episodic manager answers `replies` in turn; (engine, result)."""
+    answers = iter(replies)
 
     def script(req):
         if req.agent == "episodic_memory_manager":
-            return next(rounds)
+            return next(answers)
         return good(req)
 
-    mx, client = make_mx(script)
-    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    mx, _ = make_mx(script)
+    return mx, mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+
+
+def test_a_message_left_uncited_gets_the_correction_round_first(make_mx):
+    mx, result = _episodic_rounds(
+        make_mx, [("insert_episodic", {"summary": "Ada went climbing with Tom", "source_ids": ["m1"]})],
+        [("insert_episodic", {"summary": "The cabin has a wifi code", "source_ids": ["m2"]})])
     assert result.status.value == "processed", result.error
     episodes = sorted((e.summary, e.source_ids[0]) for e in mx.list(user_id="ada", memory_types=["episodic"]))
     assert episodes == [("Ada went climbing with Tom", "m1"), ("The cabin has a wifi code", "m2")]
 
 
 def test_a_failed_addition_round_keeps_the_first_rounds_episodes(make_mx):
-    rounds = iter([[("insert_episodic", {"summary": "Ada went climbing with Tom", "source_ids": ["m1"]})],
-                   [("insert_episodic", {"summary": "x", "source_ids": ["not-in-batch"]})]])
-
-    def script(req):
-        if req.agent == "episodic_memory_manager":
-            return next(rounds)
-        return good(req)
-
-    mx, client = make_mx(script)
-    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    mx, result = _episodic_rounds(
+        make_mx, [("insert_episodic", {"summary": "Ada went climbing with Tom", "source_ids": ["m1"]})],
+        [("insert_episodic", {"summary": "x", "source_ids": ["not-in-batch"]})])
     assert result.status.value == "degraded" and "cites 1 of 2" in result.error  # m2: the rules' episode
     summaries = {e.summary for e in mx.list(user_id="ada", memory_types=["episodic"])}
     assert "Ada went climbing with Tom" in summaries and "x" not in summaries
