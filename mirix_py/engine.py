@@ -28,6 +28,7 @@ from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
 from mirix_py.ingest.mixin import SCREENSHOT_METHODS, ScreenshotsMixin
 from mirix_py.inputs import normalize_add
 from mirix_py.ops import DeleteOp, InsertOp, Op, UpdateOp
+from mirix_py.llm.bounds import CallBounds
 from mirix_py.llm.meter import Meter
 from mirix_py.records import (
     AddResult, ChatResponse, CoreMemory, HistoryEvent, InputRecord, InputStatus, LLMUsage, MemoryBase,
@@ -87,17 +88,16 @@ class Mirix(ScreenshotsMixin):
         self.model_client = model_client
         self.offline_flow = OfflineFlow(self.store, self.searcher)
         self.flow: Flow = self.offline_flow
+        bounds = CallBounds(self.settings.llm_max_tokens, self.settings.llm_timeout_s)  # every model call
         if self.model_client is not None:
             from mirix_py.agents.update_flow import UpdateFlow  # autogen is needed only with a model
-
-            from mirix_py.llm.bounds import CallBounds, ServerFeatures
+            from mirix_py.llm.bounds import ServerFeatures
 
             self.flow = UpdateFlow(self.store, self.searcher, self.model_client, self.definitions,
-                                   fallback=self.offline_flow,
-                                   bounds=CallBounds(self.settings.llm_max_tokens, self.settings.llm_timeout_s),
+                                   fallback=self.offline_flow, bounds=bounds,
                                    features=ServerFeatures(self.settings.llm_structured_output))
         self.chat_flow = ChatFlow(self.store, self.searcher, self.model_client, self.definitions["chat_agent"],
-                                  bounds=getattr(self.flow, "bounds", None))
+                                  bounds=bounds)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
         self._queue = BackgroundQueue(self._process_queued, batch_size=self.settings.batch_size,
