@@ -1,0 +1,97 @@
+"""Precision and recall of the offline fact rules on the labelled facts corpus, and how they apply changes.
+
+Pure CPU, no model, no data dir: parses `tests/fixtures/offline_facts_corpus.jsonl` (sentences with
+their expected facts, updates with the facts they supersede and keep, near misses), runs the rules
+that feed semantic and core memory on every text, and prints recall per attribute, overall
+precision and recall (loose: entity and value words; strict: also the attribute), and the
+supersession figures of the updates. `--errors` prints every example the rules got wrong.
+`tests/agents/offline/test_fact_corpus.py` keeps the minimum figures.
+
+    .venv/bin/python benchmarks/offline_facts.py [--corpus FILE] [--errors] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from mirix_py.agents.offline.rules.fact_eval import (  # noqa: E402
+    Found, parse_corpus, score, score_updates,
+)
+
+CORPUS = ROOT / "tests" / "fixtures" / "offline_facts_corpus.jsonl"
+
+
+def rules_extract(text: str, speaker: str) -> list[Found]:
+    """What the offline rules would write: semantic facts about named things, core lines about the speaker."""
+    from mirix_py.agents.offline.rules import extract_facts, extract_self_statements
+
+    found = [Found(f.name, None, f.summary) for f in extract_facts(text, speaker)]
+    found += [Found(speaker, None, line) for line in extract_self_statements(text)]
+    return found
+
+
+def rules_memory(inputs: Sequence[tuple[str, str]]) -> list[Found]:
+    """The facts held after the inputs: each input's facts appended to what was held (no supersession)."""
+    held: list[Found] = []
+    for text, speaker in inputs:
+        held += [f for f in rules_extract(text, speaker) if f not in held]
+    return held
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--errors", action="store_true", help="print every example the rules got wrong")
+    parser.add_argument("--out", type=Path, help="write the figures as JSON")
+    args = parser.parse_args(argv)
+
+    examples = parse_corpus(args.corpus.read_text(encoding="utf-8").splitlines())
+    t0 = time.perf_counter()
+    loose = score(examples, rules_extract)
+    elapsed = time.perf_counter() - t0
+    strict = score(examples, rules_extract, strict=True)
+    updates = score_updates(examples, rules_memory)
+    n_facts = sum(len(e.facts) for e in examples)
+    print(f"corpus: {args.corpus.name}: {len(examples)} texts, {n_facts} labelled facts, "
+          f"{sum(1 for e in examples if not e.facts)} texts without any, "
+          f"{sum(1 for e in examples if e.is_update)} updates ({updates.supersessions} supersessions)")
+    print(f"rules: {elapsed * 1000:.1f} ms for the corpus\n")
+    print(f"{'attribute':<12} {'labelled':>8} {'found':>6} {'recall':>7}")
+    for row in loose.rows():
+        print(f"{row['attribute']:<12} {row['labelled']:>8} {row['found']:>6} {row['recall']:>7.3f}")
+    print()
+    print(f"{'extraction':<22} {'precision':>9} {'recall':>7}")
+    print(f"{'loose (entity, value)':<22} {loose.precision():>9.3f} {loose.recall():>7.3f}")
+    print(f"{'strict (+ attribute)':<22} {strict.precision():>9.3f} {strict.recall():>7.3f}")
+    print()
+    print(f"updates: supersessions applied {updates.applied}/{updates.supersessions} ({updates.recall():.3f}); "
+          f"facts kept {updates.kept}/{updates.keeps} ({updates.kept_rate():.3f})")
+    if args.errors:
+        print("\nextraction errors:")
+        for e in loose.errors:
+            print(f"  {e['text']!r}\n    missed {e['missed']}\n    false positives {e['false_positives']}")
+        print("\nupdate errors:")
+        for e in updates.errors:
+            print(f"  {e['prior']} -> {e['text']!r}\n    {e['problems']}\n    held {e['held']}")
+    if args.out:
+        args.out.write_text(json.dumps({
+            "corpus": str(args.corpus), "texts": len(examples), "facts": n_facts,
+            "loose": {"precision": loose.precision(), "recall": loose.recall(), "by_attribute": loose.rows()},
+            "strict": {"precision": strict.precision(), "recall": strict.recall()},
+            "updates": {"supersessions": updates.supersessions, "applied": updates.applied,
+                        "recall": updates.recall(), "keeps": updates.keeps, "kept": updates.kept},
+        }, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
