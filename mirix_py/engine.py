@@ -23,6 +23,7 @@ from mirix_py.agents.core_blocks import CORE_LABELS
 from mirix_py.agents.definitions import load_definitions
 from mirix_py.agents.flow import Flow, FlowResult
 from mirix_py.agents.offline.flow import OfflineFlow
+from mirix_py.agents.offline.rules.vault import find_secrets
 from mirix_py.background import BackgroundQueue
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
 from mirix_py.ingest.mixin import SCREENSHOT_METHODS, ScreenshotsMixin
@@ -39,6 +40,7 @@ from mirix_py.store.crypto import Cipher, load_or_create_key
 from mirix_py.store.db import create_schema, make_engine
 from mirix_py.store.embeddings import Embedder, load_embedder
 from mirix_py.store.fulltext import fulltext_for
+from mirix_py.store.guard import SecretGuard
 from mirix_py.store.inputs import InputLog, new_worker_id
 
 if TYPE_CHECKING:
@@ -76,7 +78,8 @@ class Mirix(ScreenshotsMixin):
             embedder = load_embedder(self.settings.embedder)
         vectors = (ChromaVectorIndex.server(self.settings.chroma_url) if self.settings.chroma_url
                    else ChromaVectorIndex.embedded(data / "chroma"))
-        self.store = MemoryStore(self.engine, fulltext, cipher, vectors, embedder)  # type: ignore[arg-type]
+        self.store = MemoryStore(self.engine, fulltext, cipher, vectors, embedder,  # type: ignore[arg-type]
+                                 guard=SecretGuard(find_secrets))
         self.inputs = InputLog(self.engine, cipher)
         self.worker_id = new_worker_id()
         self.searcher = Searcher(self.store)

@@ -23,9 +23,10 @@ from mirix_py.records import (
     MASK, MEMORY_ADAPTER, HistoryEvent, KnowledgeVaultMemory, MemoryBase, MemoryChange,
     MemoryType, Operation, new_memory_id, type_fields, utcnow,
 )
-from mirix_py.store.crypto import Cipher
+from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.embeddings import Embedder
 from mirix_py.store.fulltext import FullTextIndex
+from mirix_py.store.guard import Known, SecretGuard
 from mirix_py.store.patches import diff_state, undiff_state
 from mirix_py.store.textrefs import from_refs, to_refs
 from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow, UsageRow
@@ -51,12 +52,17 @@ class _Planned:
 
 class MemoryStore:
     def __init__(self, engine: Engine, fulltext: FullTextIndex, cipher: Cipher,
-                 vectors: ChromaVectorIndex | None, embedder: Embedder | None) -> None:
+                 vectors: ChromaVectorIndex | None, embedder: Embedder | None,
+                 guard: SecretGuard | None = None) -> None:
+        """`guard`: what keeps secrets out of every memory written (`store.guard`); the engine
+        always passes one (the vault rules)."""
         self.engine = engine
         self.fulltext = fulltext
         self.cipher = cipher
         self.vectors = vectors
         self.embedder = embedder
+        self.guard = guard
+        self._known: dict[str, tuple[tuple, Known]] = {}  # user -> (vault stamp, its values)
 
     # ------------------------------------------------------------ conversion
 
@@ -108,6 +114,7 @@ class MemoryStore:
         # embed those texts, then plan again under the lock and embed only what changed meanwhile.
         with Session(self.engine) as session:
             draft = self._plan(session, ops, user_id=user_id, input_id=input_id, source_ids=source_ids)
+            draft_stamp = self._vault_stamp(session, user_id) if self.guard is not None else None
             session.rollback()
         draft_texts = {p.after.embedding_text() for p in draft if p.after is not None}
         by_text = self._embed_texts(draft_texts)
@@ -115,8 +122,10 @@ class MemoryStore:
         with Session(self.engine) as session:
             if self.engine.dialect.name == "sqlite":
                 session.connection().exec_driver_sql("BEGIN IMMEDIATE")
-            # inserts under fresh random ids read nothing from the database: the draft is the plan
-            fresh_inserts = all(isinstance(op, InsertOp) and not op.memory.id for op in ops)
+            # inserts under fresh random ids read nothing from the database: the draft is the plan,
+            # unless the vault changed meanwhile (the guard must see every value stored before this commit)
+            fresh_inserts = all(isinstance(op, InsertOp) and not op.memory.id for op in ops) and (
+                self.guard is None or self._vault_stamp(session, user_id) == draft_stamp)
             plans = draft if fresh_inserts else self._plan(session, ops, user_id=user_id, input_id=input_id,
                                                            source_ids=source_ids)
             texts = {p.memory_id: p.after.embedding_text() for p in plans if p.after is not None}
@@ -239,7 +248,51 @@ class MemoryStore:
                 plans.append(_Planned(Operation.delete, current, None, op.memory_id, current.memory_type))
             else:  # pragma: no cover - the Op union is closed
                 raise InvalidInput(f"unknown operation {op!r}")
-        return plans
+        return self._guarded(session, plans, user_id) if self.guard is not None else plans
+
+    # ------------------------------------------------------------ secrets
+
+    def _guarded(self, session: Session, plans: list[_Planned], user_id: str) -> list[_Planned]:
+        """The plans with no secret left in a text: each found one moves into a vault insert."""
+        assert self.guard is not None
+        known = self.known_secrets(session, user_id)
+        for plan in plans:  # values this batch stores in the vault count as known too
+            if isinstance(plan.after, KnowledgeVaultMemory):
+                known.add(plan.after.secret_value, plan.memory_id)
+        out: list[_Planned] = []
+        for plan in plans:
+            if plan.after is None:
+                out.append(plan)
+                continue
+            after, vault = self.guard.clean(plan.after, known)
+            for entry in vault:
+                out.append(_Planned(Operation.insert, None, entry, entry.id, entry.memory_type))
+            out.append(_Planned(plan.operation, plan.before, after, plan.memory_id, plan.memory_type))
+        return out
+
+    def _vault_stamp(self, session: Session, user_id: str) -> tuple:
+        """Changes whenever the user's vault does (an entry added, changed or deleted)."""
+        count, newest = session.execute(select(func.count(), func.max(MemoryRow.updated_at)).where(
+            MemoryRow.user_id == user_id, MemoryRow.memory_type == MemoryType.knowledge_vault.value)).one()
+        return int(count), str(newest)
+
+    def known_secrets(self, session: Session, user_id: str) -> Known:
+        """A copy of the user's vault values (decrypted once per change of the vault)."""
+        stamp = self._vault_stamp(session, user_id)
+        cached = self._known.get(user_id)
+        if cached is None or cached[0] != stamp:
+            known = Known()
+            rows = session.execute(select(MemoryRow.id, MemoryRow.secret).where(
+                MemoryRow.user_id == user_id, MemoryRow.memory_type == MemoryType.knowledge_vault.value,
+                MemoryRow.secret.is_not(None)).order_by(MemoryRow.created_at)).all()
+            for memory_id, token in rows:
+                try:
+                    known.add(self.cipher.decrypt(token), memory_id)
+                except VaultKeyError:  # an undecryptable secret is doctor's finding, not a write failure
+                    continue
+            cached = self._known[user_id] = (stamp, known)
+        return Known(ids=dict(cached[1].ids))
+
 
     def _embed_texts(self, texts: set[str]) -> dict[str, list[float]]:
         if self.embedder is None or self.vectors is None or not texts:

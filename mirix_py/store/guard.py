@@ -1,0 +1,164 @@
+"""The last line before a memory is written: no secret in plain text, whoever wrote it.
+
+The update flows redact what the vault rules find before any manager sees a batch, but memories
+are also written by the API (`update`, `core_append`), by `import`, by a model's tool calls, from
+metadata such as window titles. `SecretGuard.clean` looks at every text field of a memory about to
+be written: a secret the rules find moves into a new vault entry (or points at the entry that
+already holds it) and the text keeps `[vault:<id>]`; a value already in the user's vault (`known`,
+e.g. one a model found and the rules did not) is replaced the same way. A vault entry's caption and
+source get `[secret]` where any secret, its own included, was.
+
+The detector is passed in (the engine gives it the vault rules), so the store depends on no agent.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Protocol, Sequence
+
+from mirix_py.records import MASK, KnowledgeVaultMemory, MemoryBase
+
+PLACEHOLDER = re.compile(r"\[(?:vault|redacted):[^\]\s]{1,80}\]")
+CAPTION_PLACEHOLDER = "[secret]"
+MIN_KNOWN_CHARS = 4  # shorter vault values ("123") are left to the rules: they would hit every count
+
+# Fields that are not free text (enumerations, numbers): never rewritten.
+_NOT_TEXT = frozenset({"label", "limit", "entry_type", "sensitivity", "secret_value", "memory_type"})
+
+
+class Secret(Protocol):
+    entry_type: str
+    value: str
+    start: int
+    end: int
+    sensitivity: str
+    caption: str
+
+
+Detector = Callable[[str], Sequence[Secret]]
+
+
+def known_pattern(values: Sequence[str]) -> re.Pattern[str] | None:
+    """One regex for the vault's values as whole tokens, longest first."""
+    usable = sorted({v for v in values if len(v.strip()) >= MIN_KNOWN_CHARS}, key=len, reverse=True)
+    if not usable:
+        return None
+    return re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(re.escape(v) for v in usable) + r")(?![A-Za-z0-9])")
+
+
+@dataclass
+class Known:
+    """The user's vault values: value -> vault id (one of them when a value is stored twice)."""
+
+    ids: dict[str, str] = field(default_factory=dict)
+    _pattern: re.Pattern[str] | None = None
+    _compiled_for: int = -1
+
+    def add(self, value: str, vault_id: str) -> None:
+        if value and value != MASK and value not in self.ids:
+            self.ids[value] = vault_id
+
+    def pattern(self) -> re.Pattern[str] | None:
+        if self._compiled_for != len(self.ids):
+            self._pattern, self._compiled_for = known_pattern(list(self.ids)), len(self.ids)
+        return self._pattern
+
+
+class SecretGuard:
+    def __init__(self, detect: Detector) -> None:
+        self.detect = detect
+
+    def matches(self, text: str) -> list[Secret]:
+        """The detector's matches, without any that touch a placeholder already in the text."""
+        if not text:
+            return []
+        spans = [(m.start(), m.end()) for m in PLACEHOLDER.finditer(text)]
+        found = list(self.detect(text))
+        return [m for m in found if not any(m.start < e and s < m.end for s, e in spans)]
+
+    def clean(self, memory: MemoryBase, known: Known) -> tuple[MemoryBase, list[KnowledgeVaultMemory]]:
+        """`memory` with placeholders where its texts held secrets, and the vault entries to insert
+        for secrets not stored yet (`known` gains them, so a value repeated later reuses the entry)."""
+        if isinstance(memory, KnowledgeVaultMemory):
+            return self._clean_vault(memory, known), []
+        new: list[KnowledgeVaultMemory] = []
+        changes: dict[str, object] = {}
+        for name, value in memory.model_dump(exclude={"id", "user_id", "source_ids", "created_at", "updated_at",
+                                                      "occurred_at", "memory_type"}).items():
+            if name in _NOT_TEXT:
+                continue
+            if isinstance(value, str):
+                cleaned = self._clean_text(value, memory, name, known, new)
+                if cleaned != value:
+                    changes[name] = cleaned
+            elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+                cleaned_list = [self._clean_text(v, memory, f"{name}/{i}", known, new) for i, v in enumerate(value)]
+                if cleaned_list != value:
+                    changes[name] = cleaned_list
+        if not changes:
+            return memory, new
+        return memory.model_copy(update=changes), new
+
+    def _clean_text(self, text: str, memory: MemoryBase, where: str, known: Known,
+                    new: list[KnowledgeVaultMemory]) -> str:
+        if not text:
+            return text
+        out: list[str] = []
+        cursor = 0
+        for m in sorted(self.matches(text), key=lambda m: m.start):
+            if m.start < cursor:
+                continue
+            vault_id = known.ids.get(m.value)
+            if vault_id is None:
+                vault_id = f"kv_{uuid.uuid5(uuid.NAMESPACE_URL, f'{memory.id}/{where}/{m.start}').hex}"
+                new.append(KnowledgeVaultMemory(
+                    id=vault_id, user_id=memory.user_id, entry_type=m.entry_type,
+                    source=getattr(memory, "actor", "") or getattr(memory, "source", "") or "",
+                    sensitivity=m.sensitivity, secret_value=m.value, caption=m.caption,
+                    occurred_at=memory.occurred_at, source_ids=list(memory.source_ids),
+                ))
+                known.add(m.value, vault_id)
+            out += [text[cursor:m.start], f"[vault:{vault_id}]"]
+            cursor = m.end
+        out.append(text[cursor:])
+        result = "".join(out)
+        pattern = known.pattern()
+        if pattern is not None:
+            result = pattern.sub(lambda g: f"[vault:{known.ids[g.group()]}]", result)
+        return result
+
+    def _clean_vault(self, memory: KnowledgeVaultMemory, known: Known) -> KnowledgeVaultMemory:
+        changes: dict[str, str] = {}
+        for name in ("caption", "source"):
+            text = getattr(memory, name)
+            cleaned = self.caption_text(text, memory.secret_value, known)
+            if cleaned != text:
+                changes[name] = cleaned
+        return memory.model_copy(update=changes) if changes else memory
+
+    def caption_text(self, text: str, own_value: str, known: Known) -> str:
+        """A vault entry's caption: `[secret]` for its own value, any detected secret and any known value."""
+        if not text:
+            return text
+        if own_value and own_value != MASK and len(own_value.strip()) > 0:
+            text = text.replace(own_value, CAPTION_PLACEHOLDER)
+        out: list[str] = []
+        cursor = 0
+        for m in sorted(self.matches(text), key=lambda m: m.start):
+            if m.start < cursor:
+                continue
+            out += [text[cursor:m.start], CAPTION_PLACEHOLDER]
+            cursor = m.end
+        out.append(text[cursor:])
+        text = "".join(out)
+        pattern = known.pattern()
+        return pattern.sub(CAPTION_PLACEHOLDER, text) if pattern is not None else text
+
+
+def known_from(pairs: Mapping[str, str] | Sequence[tuple[str, str]]) -> Known:
+    known = Known()
+    for value, vault_id in (pairs.items() if isinstance(pairs, Mapping) else pairs):
+        known.add(value, vault_id)
+    return known

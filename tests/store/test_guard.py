@@ -1,0 +1,88 @@
+"""The store's secret guard: whatever writes a memory (API, import, a model, the rules), its texts
+hold placeholders and the secrets go into the vault."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from mirix_py.agents.offline.rules.vault import find_secrets
+from mirix_py.ops import InsertOp
+from mirix_py.records import EpisodicMemory, KnowledgeVaultMemory, ProceduralMemory, SemanticMemory
+from mirix_py.store.guard import Known, SecretGuard
+
+WIFI = "CorrectHorse!42"
+GUARD = SecretGuard(find_secrets)
+
+
+def _vault(mx, user_id):
+    return {mx.get(v.id, user_id=user_id, reveal=True).secret_value: v
+            for v in mx.list(user_id=user_id, memory_types=["knowledge_vault"], limit=1000)}
+
+
+def test_clean_moves_each_secret_into_a_new_vault_entry():
+    memory = EpisodicMemory(id="ep_1", user_id="u", summary=f"wifi password is {WIFI}",
+                            details="login: ada / pass: tr0ub4dor&3")
+    cleaned, vault = GUARD.clean(memory, Known())
+    assert {v.secret_value for v in vault} == {WIFI, "tr0ub4dor&3"}
+    assert WIFI not in cleaned.summary and "tr0ub4dor&3" not in cleaned.details
+    assert f"[vault:{vault[0].id}]" in cleaned.summary + cleaned.details
+    assert all(v.secret_value not in v.caption for v in vault)
+
+
+def test_clean_reuses_known_values_and_leaves_placeholders_alone():
+    known = Known()
+    known.add("Zebra-Lamp-77", "kv_known")  # a value a model vaulted that the rules would not find
+    memory = ProceduralMemory(user_id="u", id="pr_1", summary="Unlock the NAS",
+                              steps=["type Zebra-Lamp-77 at the prompt", "keep [vault:kv_4111111111111111] as is"])
+    cleaned, vault = GUARD.clean(memory, known)
+    assert vault == []
+    assert cleaned.steps == ["type [vault:kv_known] at the prompt", "keep [vault:kv_4111111111111111] as is"]
+
+
+def test_clean_vault_caption_never_holds_a_secret():
+    entry = KnowledgeVaultMemory(user_id="u", id="kv_1", entry_type="password", secret_value=WIFI,
+                                 caption=f"home wifi {WIFI}, door code: 7781")
+    cleaned, vault = GUARD.clean(entry, Known())
+    assert vault == [] and cleaned.secret_value == WIFI
+    assert cleaned.caption == "home wifi [secret], door code: [secret]"
+
+
+def test_api_writes_are_guarded(mx, user_id):
+    episode = mx.store.apply([InsertOp(memory=EpisodicMemory(user_id=user_id, summary="met Bob"))],
+                             user_id=user_id, actor="api")[0].memory_id
+    updated = mx.update(episode, user_id=user_id, summary=f"Bob: the wifi password at home is {WIFI}")
+    assert WIFI not in updated.summary and "[vault:kv_" in updated.summary
+    core = mx.core_append("human", "My bank PIN is 4921", user_id=user_id)
+    assert "4921" not in core.value
+    assert {WIFI, "4921"} <= set(_vault(mx, user_id))
+    for event in mx.history(episode, user_id=user_id):
+        assert WIFI not in json.dumps([event.before, event.after])
+
+
+def test_a_value_in_the_vault_is_redacted_from_later_writes(mx, user_id):
+    mx.store.apply([InsertOp(memory=KnowledgeVaultMemory(user_id=user_id, entry_type="password",
+                                                         secret_value="Zebra-Lamp-77", caption="NAS unlock"))],
+                   user_id=user_id, actor="knowledge_vault_memory_manager")
+    mx.store.apply([InsertOp(memory=SemanticMemory(user_id=user_id, name="NAS", summary="unlocks with Zebra-Lamp-77"))],
+                   user_id=user_id, actor="semantic_memory_manager")
+    fact = mx.list(user_id=user_id, memory_types=["semantic"])[0]
+    assert "Zebra-Lamp-77" not in fact.summary and "[vault:kv_" in fact.summary
+    assert all("Zebra-Lamp-77" not in h.text for h in mx.search("NAS unlocks", user_id=user_id))
+
+
+def test_import_of_plaintext_is_guarded(mx, user_id):
+    line = {"memory": EpisodicMemory(id="ep_old", user_id=user_id, summary="Door code: 7781").model_dump(mode="json"),
+            "secret_ciphertext": None}
+    assert mx.import_([json.dumps(line)])["imported"] == 2  # the episode and the vault entry it gave
+    assert "7781" not in mx.get("ep_old", user_id=user_id).summary
+    out = io.StringIO()
+    mx.export(out, user_id=user_id)
+    assert "7781" not in out.getvalue() and "7781" in _vault(mx, user_id)
+
+
+def test_offline_flow_output_is_unchanged_by_the_guard(mx, user_id):
+    """The rules already redact: the guard finds nothing more and adds no vault entry."""
+    result = mx.add(f"My bank PIN is 4921 and the wifi password at home is {WIFI}", user_id=user_id)
+    vault = [c for c in result.changes if c.memory_type.value == "knowledge_vault"]
+    assert len(vault) == 2 and {c.actor for c in vault} == {"knowledge_vault_memory_manager"}
