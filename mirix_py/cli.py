@@ -14,6 +14,7 @@ from rich.table import Table
 
 from mirix_py.errors import MirixError
 from mirix_py.records import to_jsonable
+from mirix_py.redaction import scrub
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="mirix-py: a memory engine for LLM agents.")
 schemas_app = typer.Typer(no_args_is_help=True, help="JSON Schema files of the public records.")
@@ -25,7 +26,7 @@ _register_server_commands(app)
 
 from mirix_py.ingest.cli import register as _register_screenshot_commands  # noqa: E402  (ingest-screenshots, capture)
 
-_register_screenshot_commands(app)
+_register_screenshot_commands(app, open_engine=lambda data_dir: _engine(data_dir))
 
 from mirix_py.eval.cli import register as _register_eval_commands  # noqa: E402  (eval locomo, eval screenshots)
 
@@ -46,7 +47,7 @@ def _engine(data_dir: Optional[Path]):
 
 
 def _fail(exc: Exception) -> None:
-    err.print(f"[bold red]error:[/] {escape(str(exc))}")
+    err.print(f"[bold red]error:[/] {escape(scrub(str(exc)))}")
     raise typer.Exit(2)
 
 

@@ -26,11 +26,11 @@ from mirix_py.agents.offline.flow import OfflineFlow
 from mirix_py.agents.offline.rules.vault import find_secrets
 from mirix_py.background import BackgroundQueue
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
-from mirix_py.ingest.mixin import SCREENSHOT_METHODS, ScreenshotsMixin
 from mirix_py.inputs import normalize_add
 from mirix_py.ops import DeleteOp, InsertOp, Op, UpdateOp
 from mirix_py.llm.bounds import CallBounds
 from mirix_py.llm.meter import Meter
+from mirix_py.screenshot_methods import SCREENSHOT_METHODS, ScreenshotsMixin
 from mirix_py.records import (
     AddResult, ChatResponse, CoreMemory, HistoryEvent, InputRecord, InputStatus, LLMUsage, MemoryBase,
     MemoryType, SearchHit, SearchMethod,

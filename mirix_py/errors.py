@@ -17,3 +17,8 @@ class MemoryNotFound(MirixError, LookupError):
 
 class CoreMemoryFull(InvalidInput):
     pass
+
+
+class DependencyMissing(InvalidInput):
+    """A program or package the call needs is not installed on this machine (e.g. Tesseract): the
+    input may be fine, so the REST API answers 503 rather than 422."""

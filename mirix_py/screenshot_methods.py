@@ -1,71 +1,93 @@
 """Screenshot methods of `Mirix`, kept out of engine.py: `add_screenshot`, `ingest_screenshots`,
-`configure_screenshots`, `_process_screenshots` (a batch to the managers, frames with it for a
-vision model), plus the lookups the offline managers use for screens and the vault.
+`configure_screenshots`, and `EngineScreenshotHost`, the engine side of the screenshot pipeline
+(`mirix_py.ingest.host.ScreenshotHost`: log inputs, process a batch, data dir, limits).
 
 The engine creates its `ScreenshotIngestor` on first use (so Pillow and Tesseract, the
 `screenshots` extra, are only needed by those who ingest screenshots) and closes it with the
-engine. Nothing here imports Pillow at import time.
+engine. Nothing here imports Pillow at import time. The ingest package never sees the engine:
+it talks to the host.
 """
 
 from __future__ import annotations
 
-import os
 import threading
-from datetime import datetime, timedelta, tzinfo
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from mirix_py.errors import InvalidInput
-from mirix_py.records import AddResult, InputRecord, KnowledgeVaultMemory, MemoryType, ResourceMemory
+from mirix_py.ingest.env import screenshot_config_from_env, screenshots_module
+from mirix_py.records import AddResult, InputRecord, InputStatus
+from mirix_py.settings import Settings
 
 if TYPE_CHECKING:
+    from mirix_py.engine import Mirix
     from mirix_py.ingest.frames import ImageSource
-    from mirix_py.ingest.screenshots import IngestReport, ScreenshotConfig, ScreenshotIngestor, ScreenshotResult
+    from mirix_py.ingest.screenshots import (
+        IngestReport, ProcessedFrame, ScreenshotConfig, ScreenshotIngestor, ScreenshotResult,
+    )
 
-__all__ = ["SCREENSHOT_METHODS", "ScreenshotsMixin", "screenshot_config_from_env"]
+__all__ = ["SCREENSHOT_METHODS", "EngineScreenshotHost", "ScreenshotsMixin"]
 
 # public methods AsyncMirix wraps as coroutines
 SCREENSHOT_METHODS = ("add_screenshot", "ingest_screenshots", "configure_screenshots")
 
-
-def _screenshots_module():
-    try:
-        from mirix_py.ingest import screenshots
-    except ImportError as exc:
-        raise InvalidInput(f"screenshot ingestion needs Pillow and pytesseract: pip install 'mirix-py[screenshots]' "
-                           f"and apt-get install tesseract-ocr ({exc})") from exc
-    return screenshots
-
 _LOCK = threading.Lock()
 
 
-def screenshot_config_from_env(env: dict[str, str] | None = None) -> ScreenshotConfig:
-    """ScreenshotConfig from MIRIX_OCR_LANG, MIRIX_OCR_WORKERS, MIRIX_SCREENSHOT_SIMILARITY,
-    MIRIX_SCREENSHOT_BATCH_FRAMES, MIRIX_SCREENSHOT_BATCH_SECONDS, MIRIX_KEEP_THUMBNAILS,
-    MIRIX_THUMBNAIL_RETENTION_DAYS and MIRIX_KEEP_OCR_TEXT (unset ones keep their defaults)."""
-    from mirix_py.ingest.batching import BatchPolicy
+class EngineScreenshotHost:
+    """`ScreenshotHost` over a `Mirix`: frames are logged claimed by the engine's worker (no other
+    worker takes them while their batch waits) and processed by the engine's flow, with their
+    downscaled images when the model takes them."""
 
-    ocr_module = _screenshots_module().ocr_module
-    env = dict(os.environ if env is None else env)
-    try:
-        ocr = ocr_module.OcrConfig(lang=env.get("MIRIX_OCR_LANG", "eng"))
-        batch = BatchPolicy(max_frames=int(env.get("MIRIX_SCREENSHOT_BATCH_FRAMES", 20)),
-                            max_seconds=float(env.get("MIRIX_SCREENSHOT_BATCH_SECONDS", 60)))
-        workers = env.get("MIRIX_OCR_WORKERS")
-        retention = env.get("MIRIX_THUMBNAIL_RETENTION_DAYS")
-        return _screenshots_module().ScreenshotConfig(
-            ocr=ocr, batch=batch, workers=int(workers) if workers else None,
-            similarity_threshold=float(env.get("MIRIX_SCREENSHOT_SIMILARITY", 0.99)),
-            keep_thumbnails=env.get("MIRIX_KEEP_THUMBNAILS", "").lower() in ("1", "true", "yes"),
-            keep_ocr_text=env.get("MIRIX_KEEP_OCR_TEXT", "").lower() in ("1", "true", "yes"),
-            thumbnail_retention=timedelta(days=float(retention)) if retention else timedelta(days=7),
-        )
-    except ValueError as exc:
-        raise InvalidInput(f"screenshot settings in the environment: {exc}") from exc
+    def __init__(self, engine: Mirix) -> None:
+        self.engine = engine
+
+    @property
+    def data_dir(self) -> Path | None:
+        return Path(self.engine.settings.data_dir)
+
+    @property
+    def max_input_chars(self) -> int:
+        return self.engine.settings.max_input_chars
+
+    @property
+    def mode(self) -> str:
+        return self.engine.mode
+
+    @property
+    def supports_vision(self) -> bool:
+        return self.engine.supports_vision
+
+    def log_inputs(self, records: Sequence[InputRecord]) -> None:
+        self.engine.inputs.append(list(records), claimed_by=self.engine.worker_id)
+
+    def process_batch(self, records: Sequence[InputRecord], frames: Sequence[ProcessedFrame]) -> AddResult:
+        """One screenshot batch through the managers. With a vision model, each frame's downscaled
+        image (held in memory for this batch only) goes with its OCR text, secrets the vault rules
+        find in the text blacked out on the image; otherwise the OCR text alone."""
+        images: dict[str, Any] = {}
+        if self.supports_vision:
+            from mirix_py.ingest.multimodal import mask_secrets
+
+            for frame in frames:
+                if frame.record is not None and frame.vision_image is not None:
+                    images[frame.record.id] = mask_secrets(frame.vision_image, frame.ocr)
+        return self.engine._process(list(records), images=images or None)
+
+    def mark_failed(self, input_ids: Sequence[str], error: str) -> None:
+        self.engine.inputs.mark(list(input_ids), InputStatus.failed, error)
+
+    def compact_inputs(self, input_ids: Sequence[str]) -> None:
+        self.engine.inputs.compact(list(input_ids))
 
 
 class ScreenshotsMixin:
-    """Mixed into `Mirix`. Expects `settings`, `inputs`, `store`, `searcher`, `_process`, `mode`."""
+    """Mixed into `Mirix` (its public screenshot methods). Expects `settings`, `inputs`, `_process`,
+    `mode` and `model_client`."""
+
+    settings: Settings
+    model_client: Any
 
     _screenshot_config: ScreenshotConfig | None = None
 
@@ -80,7 +102,7 @@ class ScreenshotsMixin:
                 ingestor = self.__dict__.get("_screenshot_ingestor")
                 if ingestor is None:
                     config = self._screenshot_config or screenshot_config_from_env()
-                    ingestor = _screenshots_module().ScreenshotIngestor(self, config)
+                    ingestor = screenshots_module().ScreenshotIngestor(self._screenshot_host(), config)
                     self.__dict__["_screenshot_ingestor"] = ingestor
         return ingestor
 
@@ -134,32 +156,20 @@ class ScreenshotsMixin:
         return self.screenshots.ingest_paths(paths, user_id=user_id, app=app, window_title=window_title,
                                              default_tz=default_tz, progress=progress)
 
+    def _screenshot_host(self) -> EngineScreenshotHost:
+        return EngineScreenshotHost(self)  # type: ignore[arg-type]  # mixed into Mirix only
+
     # ------------------------------------------------------------ the LLM path
 
     @property
     def supports_vision(self) -> bool:
         """True when the engine's model takes images (`model_info["vision"]`): screenshot batches
         then carry their downscaled frames along with the OCR text."""
-        client = getattr(self, "model_client", None)
-        if client is None:
+        if self.model_client is None:
             return False
         from mirix_py.ingest.multimodal import model_supports_vision
 
-        return model_supports_vision(client)
-
-    def _process_screenshots(self, records: Sequence[InputRecord], frames: Sequence[Any]) -> AddResult:
-        """One screenshot batch through the managers. With a vision model, each frame's
-        downscaled image (held in memory for this batch only) goes with its OCR text, secrets the
-        vault rules find in the text blacked out on the image; otherwise the OCR text alone."""
-        images: dict[str, Any] = {}
-        if self.supports_vision:
-            from mirix_py.ingest.multimodal import mask_secrets
-
-            for frame in frames:
-                record = getattr(frame, "record", None)
-                if record is not None and frame.vision_image is not None:
-                    images[record.id] = mask_secrets(frame.vision_image, frame.ocr)
-        return self._process(list(records), images=images or None)  # type: ignore[attr-defined]
+        return model_supports_vision(self.model_client)
 
     def _flush_screenshots(self) -> None:
         ingestor = self.__dict__.get("_screenshot_ingestor")
@@ -175,13 +185,14 @@ class ScreenshotsMixin:
     def _delete_user_screenshots(self, user_id: str) -> int:
         ingestor = self.__dict__.get("_screenshot_ingestor")
         if ingestor is None:
-            root = Path(self.settings.data_dir) / "thumbnails"  # type: ignore[attr-defined]
+            root = Path(self.settings.data_dir) / "thumbnails"
             if not root.exists():
                 return 0
-            module = _screenshots_module()
-            ingestor = module.ScreenshotIngestor(self, self._screenshot_config or module.ScreenshotConfig())
+            module = screenshots_module()
+            ingestor = module.ScreenshotIngestor(self._screenshot_host(),
+                                                 self._screenshot_config or module.ScreenshotConfig())
             try:
-                return ingestor.delete_user(user_id)
+                return int(ingestor.delete_user(user_id))
             finally:
                 ingestor.ocr.close()
-        return ingestor.delete_user(user_id)
+        return int(ingestor.delete_user(user_id))

@@ -1,7 +1,8 @@
 """`mirix ingest-screenshots DIR` and `mirix capture`: registered on the main `mirix` command.
 
 Pillow and pytesseract are imported inside the commands, so the rest of the CLI works without
-the `screenshots` extra.
+the `screenshots` extra. The engine is opened by the function `register` is given (the main
+command's), so this package never imports it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 import threading
 from datetime import timedelta, tzinfo
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import typer
 from rich.console import Console
@@ -53,9 +54,12 @@ def _zone(name: Optional[str]) -> tzinfo | None:
     return None
 
 
-def _open(data_dir: Optional[Path], *, lang: str, workers: Optional[int], similarity: float, batch_frames: int,
-          batch_seconds: float, keep_thumbnails: bool, thumbnail_days: float):
-    from mirix_py.engine import Mirix
+OpenEngine = Callable[[Optional[Path]], Any]  # data dir -> an engine with the screenshot methods (a Mirix)
+
+
+def _open(open_engine: OpenEngine, data_dir: Optional[Path], *, lang: str, workers: Optional[int],
+          similarity: float, batch_frames: int, batch_seconds: float, keep_thumbnails: bool,
+          thumbnail_days: float) -> Any:
     from mirix_py.ingest.batching import BatchPolicy
     from mirix_py.ingest.ocr import OcrConfig
     from mirix_py.ingest.screenshots import ScreenshotConfig
@@ -63,7 +67,7 @@ def _open(data_dir: Optional[Path], *, lang: str, workers: Optional[int], simila
     config = ScreenshotConfig(ocr=OcrConfig(lang=lang), workers=workers, similarity_threshold=similarity,
                               batch=BatchPolicy(max_frames=batch_frames, max_seconds=batch_seconds),
                               keep_thumbnails=keep_thumbnails, thumbnail_retention=timedelta(days=thumbnail_days))
-    mx = Mirix(data_dir)
+    mx = open_engine(data_dir)
     mx.configure_screenshots(config)
     return mx
 
@@ -94,7 +98,7 @@ def print_report(report: Any, title: str) -> None:
         err.print(f"[yellow]… and {len(report.errors) - 20} more[/]")
 
 
-def register(app: typer.Typer) -> None:
+def register(app: typer.Typer, open_engine: OpenEngine) -> None:
     @app.command("ingest-screenshots")
     def ingest_screenshots(directory: Path = typer.Argument(..., help="Folder of PNG/JPEG/WebP screenshots."),
                            user: str = User,
@@ -122,8 +126,8 @@ def register(app: typer.Typer) -> None:
         if not files:
             _fail(FileNotFoundError(f"no PNG/JPEG/WebP/BMP/TIFF/GIF files in {directory}"))
         try:
-            with _open(data_dir, lang=lang, workers=workers, similarity=similarity, batch_frames=batch_frames,
-                       batch_seconds=batch_seconds, keep_thumbnails=keep_thumbnails,
+            with _open(open_engine, data_dir, lang=lang, workers=workers, similarity=similarity,
+                       batch_frames=batch_frames, batch_seconds=batch_seconds, keep_thumbnails=keep_thumbnails,
                        thumbnail_days=thumbnail_days) as mx:
                 with tqdm(total=len(files), desc="screenshots", unit="frame", disable=as_json) as bar:
                     report = mx.ingest_screenshots(files, user_id=user, app=app_name, default_tz=zone,
@@ -157,8 +161,8 @@ def register(app: typer.Typer) -> None:
         stop = threading.Event()
         previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
         try:
-            with _open(data_dir, lang=lang, workers=workers, similarity=similarity, batch_frames=batch_frames,
-                       batch_seconds=batch_seconds, keep_thumbnails=keep_thumbnails,
+            with _open(open_engine, data_dir, lang=lang, workers=workers, similarity=similarity,
+                       batch_frames=batch_frames, batch_seconds=batch_seconds, keep_thumbnails=keep_thumbnails,
                        thumbnail_days=thumbnail_days) as mx:
                 console.print(f"capturing every {interval:g} s for {user}; Ctrl-C stops")
                 with console.status("capturing…") as status:

@@ -29,7 +29,7 @@ from typing import Any, Literal, Sequence
 
 from PIL import Image, ImageFilter, ImageOps
 
-from mirix_py.errors import InvalidInput
+from mirix_py.errors import DependencyMissing, InvalidInput
 
 log = logging.getLogger("mirix_py.ocr")
 
@@ -42,7 +42,7 @@ INSTALL_HINT = ("install Tesseract: `apt-get install tesseract-ocr` on Debian/Ub
                 "on macOS, or the UB Mannheim installer on Windows; then `pip install pytesseract`")
 
 
-class TesseractMissing(InvalidInput):
+class TesseractMissing(DependencyMissing):
     """The tesseract binary (Debian package tesseract-ocr) or pytesseract is not installed."""
 
 

@@ -1,20 +1,20 @@
 """Screenshot ingestion: frames in, memories out, images not kept.
 
     frame ──load/validate──▶ dedup (before OCR) ──▶ OCR pool ──▶ input log (OCR text, capture time,
-    app, window) ──▶ batches per app (N frames / T seconds) ──▶ engine._process(records)
+    app, window) ──▶ batches per app (N frames / T seconds) ──▶ host.process_batch(records, frames)
 
-`ScreenshotIngestor` ties the steps together for one engine. `wait=True` (the default of
-`Mirix.add_screenshot`) reads the frame and processes it as a batch of its own, so it is
-searchable when the call returns; `wait=False` and the capture loop queue frames into per-app
-batches that close after `max_frames` frames or `max_seconds`, and `flush()` processes whatever
-is pending. Bad frames raise `InvalidInput` (or a subclass) and write nothing; in a directory run
+`ScreenshotIngestor` ties the steps together for one `ScreenshotHost` (ingest/host.py: log inputs,
+process a batch, data dir, limits), which `Mirix` provides; nothing here knows the engine.
+`wait=True` (the default of `Mirix.add_screenshot`) reads the frame and processes it as a batch of
+its own, so it is searchable when the call returns; `wait=False` and the capture loop queue frames
+into per-app batches that close after `max_frames` frames or `max_seconds`, and `flush()`
+processes whatever is pending. Bad frames raise `InvalidInput` (or a subclass) and write nothing; in a directory run
 they are reported and the rest goes through.
 
 The seam for the LLM path: `frames_to_records(frames, user_id)` turns a batch into InputRecords
 of kind "screenshot" (metadata app / window_title, OCR text as the message); the batch goes to
-`engine.process_screenshots(records, frames)` (or `_process_screenshots`, which `Mirix` has: with
-a vision-capable model each frame's `vision_image` goes with its text) when the engine has that
-method, and to `engine._process(records)` otherwise.
+`host.process_batch(records, frames)` (with a vision-capable model each frame's `vision_image` goes
+with its text).
 
 Once a batch is processed, its frames' entries in the input log keep provenance (id, capture
 time, file name, app, window, a hash of the text) and drop the text, which lives on in the
@@ -43,6 +43,7 @@ from pydantic import BaseModel, Field
 from mirix_py.errors import InvalidInput
 from mirix_py.ingest.batching import BatchPolicy, FrameBatcher
 from mirix_py.ingest.dedup import DEFAULT_THRESHOLD, Deduplicator, FrameSignature
+from mirix_py.ingest.host import ScreenshotHost
 from mirix_py.ingest.frames import (
     ImageSource, LoadedFrame, frame_info_from_file, list_image_files, load_frame, pixel_digest, png_size,
     probe_frame,
@@ -75,7 +76,7 @@ class ScreenshotConfig:
     keep_thumbnails / thumbnail_max_side / thumbnail_retention: raw frames are never kept; a small
         WebP thumbnail can be, deleted after the retention period (None keeps them).
     vision / vision_max_side: keep a downscaled copy of each frame in memory until its batch is
-        processed, for a vision-capable model (None: ask the engine's `supports_vision`).
+        processed, for a vision-capable model (None: ask the host's `supports_vision`).
     keep_ocr_text: keep each frame's OCR text in the input log after its batch is processed.
         By default a processed frame's entry keeps its id, capture time, file name, app, window
         and a hash of the text, and the text itself lives on in the memories made from it
@@ -284,15 +285,16 @@ Processor = Callable[[Sequence[InputRecord], Sequence[ProcessedFrame]], AddResul
 
 
 class ScreenshotIngestor:
-    """Screenshot pipeline for one engine (anything with `inputs`, `_process` and `settings`)."""
+    """Screenshot pipeline for one host (ingest/host.py). `process` replaces `host.process_batch`."""
 
-    def __init__(self, engine: Any, config: ScreenshotConfig | None = None, *, process: Processor | None = None,
-                 ocr: OcrPool | None = None, thumbnails_dir: str | Path | None = None) -> None:
-        self.engine = engine
+    def __init__(self, host: ScreenshotHost, config: ScreenshotConfig | None = None, *,
+                 process: Processor | None = None, ocr: OcrPool | None = None,
+                 thumbnails_dir: str | Path | None = None) -> None:
+        self.host = host
         self.config = config or ScreenshotConfig()
         self._process_fn = process
         self.ocr = ocr or OcrPool(self.config.ocr, workers=self.config.workers)
-        data_dir = getattr(getattr(engine, "settings", None), "data_dir", None)
+        data_dir = host.data_dir
         self.thumbnails_dir = Path(thumbnails_dir) if thumbnails_dir else (
             Path(data_dir) / "thumbnails" if data_dir is not None else None)
         self._lock = threading.RLock()
@@ -320,10 +322,10 @@ class ScreenshotIngestor:
     def vision(self) -> bool:
         if self.config.vision is not None:
             return self.config.vision
-        return bool(getattr(self.engine, "supports_vision", False))
+        return self.host.supports_vision
 
     def _max_chars(self) -> int:
-        return int(getattr(getattr(self.engine, "settings", None), "max_input_chars", 200_000))
+        return self.host.max_input_chars
 
     def _deduplicator(self, user_id: str) -> Deduplicator:
         dedup = self._dedup.get(user_id)
@@ -332,13 +334,7 @@ class ScreenshotIngestor:
         return dedup
 
     def _processor(self) -> Processor:
-        if self._process_fn is not None:
-            return self._process_fn
-        custom = getattr(self.engine, "process_screenshots", None) or \
-            getattr(self.engine, "_process_screenshots", None)
-        if callable(custom):
-            return custom
-        return lambda records, frames: self.engine._process(list(records))
+        return self._process_fn or self.host.process_batch
 
     # ------------------------------------------------------------ intake
 
@@ -423,11 +419,7 @@ class ScreenshotIngestor:
                 fresh.append(frame.record)
             with_text.append(frame)
         if fresh:
-            worker = getattr(self.engine, "worker_id", None)
-            if worker:  # claimed by this engine: no other worker takes them while the batch waits
-                self.engine.inputs.append(fresh, claimed_by=worker)
-            else:
-                self.engine.inputs.append(fresh)
+            self.host.log_inputs(fresh)
             with self._lock:
                 self.totals.text_bytes += sum(len(m.content.encode("utf-8")) for r in fresh for m in r.messages)
         return with_text
@@ -444,18 +436,16 @@ class ScreenshotIngestor:
             result = self._processor()(records, with_text)
         except Exception as exc:  # the managers failed as a whole: inputs stay logged and are marked failed
             log.exception("screenshot batch failed")
-            self.engine.inputs.mark([r.id for r in records], InputStatus.failed, f"{type(exc).__name__}: {exc}")
+            self.host.mark_failed([r.id for r in records], f"{type(exc).__name__}: {exc}")
             result = AddResult(input_ids=[r.id for r in records], status=InputStatus.failed, error=str(exc))
         finally:
             for frame in with_text:
                 frame.vision_image = None  # images do not outlive their batch
         if result is not None and result.status is InputStatus.processed and not self.config.keep_ocr_text:
-            compact = getattr(self.engine.inputs, "compact", None)
-            if compact is not None:
-                try:  # the memories hold the text now; the log keeps provenance and a hash
-                    compact([r.id for r in records])
-                except Exception:  # the batch stands; the entries merely keep their text
-                    log.exception("compacting the input log failed")
+            try:  # the memories hold the text now; the log keeps provenance and a hash
+                self.host.compact_inputs([r.id for r in records])
+            except Exception:  # the batch stands; the entries merely keep their text
+                log.exception("compacting the input log failed")
         return result
 
     def _outcome_after(self, frame: ProcessedFrame, outcome: FrameOutcome, result: AddResult | None) -> FrameOutcome:
@@ -493,7 +483,7 @@ class ScreenshotIngestor:
             self.totals.count(outcome)
         if frame is not None and not wait:
             self._enqueue(frame)
-        mode = getattr(self.engine, "mode", "offline")
+        mode = self.host.mode
         text = frame.text if frame is not None and wait else ""
         if result is not None:
             return ScreenshotResult(**result.model_dump(), frame=outcome, text=text)
@@ -771,7 +761,7 @@ class ScreenshotIngestor:
         return path
 
     def delete_user(self, user_id: str) -> int:
-        """Remove a user's thumbnails and screen state (the engine removes rows, vectors and inputs)."""
+        """Remove a user's thumbnails and screen state (the host removes rows, vectors and inputs)."""
         with self._lock:
             self._dedup.pop(user_id, None)
         root = self._user_dir(user_id)

@@ -30,11 +30,12 @@ from sqlalchemy import select, text, union
 from sqlalchemy.exc import StatementError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
+from mirix_py.errors import CoreMemoryFull, DependencyMissing, InvalidInput, MemoryNotFound
 from mirix_py.integrations.context import MemoryContext, retrieve_context
 from mirix_py.records import (
     AddResult, ChatResponse, CoreMemory, HistoryEvent, Memory, MemoryType, SearchHit, utcnow,
 )
+from mirix_py.redaction import scrub, scrub_data
 from mirix_py.server.keys import ApiKeyInfo, CreatedKey, KeyStore, Principal, check_user_id
 from mirix_py.server.models import (
     AddRequest, ChatRequest, ContextRequest, CoreAppendRequest, CoreRewriteRequest, CreateKeyRequest, DeletedUser,
@@ -75,6 +76,8 @@ class ApiError(Exception):
 
 def _error(status: int, error: str, message: str, detail: Any = None,
            headers: dict[str, str] | None = None) -> JSONResponse:
+    """Every error body; a message or detail that quotes the request holds placeholders, not secrets."""
+    message, detail = scrub(message), scrub_data(detail)
     return JSONResponse(ErrorOut(error=error, message=message, detail=detail).model_dump(mode="json"),
                         status_code=status, headers=headers)
 
@@ -514,9 +517,11 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(InvalidInput)
     async def _invalid(_: Request, exc: InvalidInput) -> JSONResponse:
-        if type(exc).__name__ == "TesseractMissing":  # the server lacks OCR: not the caller's fault
-            return _error(503, "unavailable", str(exc))
         return _error(422, "invalid_input", str(exc))
+
+    @app.exception_handler(DependencyMissing)  # e.g. no Tesseract on the server: not the caller's fault
+    async def _unavailable(_: Request, exc: DependencyMissing) -> JSONResponse:
+        return _error(503, "unavailable", str(exc))
 
     @app.exception_handler(ValidationError)
     async def _model_invalid(_: Request, exc: ValidationError) -> JSONResponse:

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from mirix_py.errors import InvalidInput
-from mirix_py.ingest.mixin import screenshot_config_from_env
+from mirix_py.ingest.env import screenshot_config_from_env
 
 
 def test_settings_come_from_the_environment():
@@ -17,5 +17,5 @@ def test_settings_come_from_the_environment():
     assert config.thumbnail_retention == timedelta(days=2)
     default = screenshot_config_from_env({})
     assert not default.keep_ocr_text and not default.keep_thumbnails and default.similarity_threshold == 0.99
-    with pytest.raises(InvalidInput):
+    with pytest.raises(InvalidInput, match="screenshot settings"):
         screenshot_config_from_env({"MIRIX_SCREENSHOT_BATCH_FRAMES": "many"})

@@ -18,6 +18,7 @@ from mirix_py.ingest.screenshots import (
     ProcessedFrame, ScreenshotConfig, ScreenshotIngestor, ScreenshotResult, frames_to_records,
 )
 from mirix_py.ingest.synth import ScreenSynth, write_session
+from mirix_py.screenshot_methods import EngineScreenshotHost
 from mirix_py.records import InputKind, InputStatus, KnowledgeVaultMemory, MemoryType
 
 USER = "ada"
@@ -82,7 +83,7 @@ def test_the_input_log_keeps_the_text_until_processed_or_when_asked(tmp_path, em
         def fail(records, frames):
             raise RuntimeError("managers down")
 
-        failing = ScreenshotIngestor(engine, ScreenshotConfig(workers=1), process=fail)
+        failing = ScreenshotIngestor(EngineScreenshotHost(engine), ScreenshotConfig(workers=1), process=fail)
         result = failing.add(synth.frame("chat"), user_id=USER, captured_at=None, app="Slack")
         failing.close()
         record = engine.inputs.get(result.input_ids[0])
@@ -376,7 +377,8 @@ def test_a_vision_engine_gets_downscaled_frames_with_their_records(tmp_path, emb
 
     engine = Mirix(tmp_path / "data", embedder=embedder)
     try:
-        ingestor = ScreenshotIngestor(engine, ScreenshotConfig(vision=True, workers=1), process=process)
+        ingestor = ScreenshotIngestor(EngineScreenshotHost(engine), ScreenshotConfig(vision=True, workers=1),
+                                      process=process)
         result = ingestor.add(synth.frame("browser"), user_id=USER, captured_at=None, app="Firefox")
         assert result.status is InputStatus.processed
         ((kinds, sizes, texts),) = seen

@@ -96,3 +96,15 @@ def live_sqlite(tmp_path_factory, embedder):
         c.close()
     server.__exit__()
     live.mx.close()
+
+
+@pytest.fixture
+def live_without_tesseract(tmp_path, embedder, monkeypatch):
+    """A server on a machine where the tesseract program is missing."""
+    monkeypatch.setenv("MIRIX_TESSERACT_CMD", str(tmp_path / "nowhere" / "tesseract"))
+    server, live = start_live(tmp_path, embedder)
+    yield live
+    for c in live.clients:
+        c.close()
+    server.__exit__()
+    live.mx.close()

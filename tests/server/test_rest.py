@@ -310,3 +310,20 @@ def test_screenshot_upload(live):
     assert bad.status_code == 422
     missing = c.post("/v1/users/alice/screenshots", data=form)
     assert missing.status_code == 422
+
+
+def test_a_server_without_tesseract_answers_503_and_writes_nothing(live_without_tesseract):
+    """DependencyMissing (here TesseractMissing) is the server's problem, not the caller's: 503, not 422."""
+    import io
+
+    from PIL import Image
+
+    live = live_without_tesseract
+    buf = io.BytesIO()
+    Image.new("RGB", (320, 200), "white").save(buf, format="PNG")
+    r = live.client(live.alice).post("/v1/users/alice/screenshots", data={"wait": "true"},
+                                     files={"image": ("a.png", buf.getvalue(), "image/png")})
+    assert r.status_code == 503, r.text
+    assert r.json()["error"] == "unavailable" and "tesseract-ocr" in r.json()["message"]
+    assert sum(live.mx.stats(user_id="alice")["memories"].values()) == 0
+    assert live.mx.inputs.by_status("pending") == []

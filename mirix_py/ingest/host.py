@@ -1,0 +1,51 @@
+"""What the screenshot pipeline needs from whoever keeps the memories: a small protocol.
+
+`ScreenshotIngestor` reads frames, dedups them and runs OCR; everything after that (writing the
+input log, running the memory managers, where thumbnails go, how long an input may be) belongs to
+the host. `Mirix` provides one (`mirix_py.screenshot_methods.EngineScreenshotHost`); tests may pass
+any object with these members. Nothing in `mirix_py.ingest` imports the engine.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, Sequence
+
+from mirix_py.records import AddResult, InputRecord
+
+if TYPE_CHECKING:
+    from mirix_py.ingest.screenshots import ProcessedFrame
+
+__all__ = ["ScreenshotHost"]
+
+
+class ScreenshotHost(Protocol):
+    """The engine side of screenshot ingestion."""
+
+    @property
+    def data_dir(self) -> Path | None:
+        """Where thumbnails are kept (`<data_dir>/thumbnails`); None keeps none."""
+
+    @property
+    def max_input_chars(self) -> int:
+        """The longest text one input may hold; a frame's OCR text is cut to it."""
+
+    @property
+    def mode(self) -> str:
+        """'llm' or 'offline', reported with a frame that never reached the managers."""
+
+    @property
+    def supports_vision(self) -> bool:
+        """True when batches should carry downscaled frames along with their text."""
+
+    def log_inputs(self, records: Sequence[InputRecord]) -> None:
+        """Write frames' records to the input log (before any memory is made from them)."""
+
+    def process_batch(self, records: Sequence[InputRecord], frames: Sequence[ProcessedFrame]) -> AddResult:
+        """Run one batch of logged records (one user, one app) through the memory managers."""
+
+    def mark_failed(self, input_ids: Sequence[str], error: str) -> None:
+        """Mark logged inputs failed when their batch raised (they keep their text for a retry)."""
+
+    def compact_inputs(self, input_ids: Sequence[str]) -> None:
+        """Drop the text of processed inputs from the log, keeping provenance and a hash."""

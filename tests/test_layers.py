@@ -1,0 +1,40 @@
+"""One-way layers, checked on the source: which packages of mirix_py may import which."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "mirix_py"
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module a file imports (at the top, inside functions, or for type checking)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def offenders(package: str, forbidden: str) -> list[str]:
+    found = []
+    for path in sorted((PACKAGE / package).rglob("*.py")):
+        bad = sorted(m for m in imported_modules(path) if m == forbidden or m.startswith(forbidden + "."))
+        if bad:
+            found.append(f"{path.relative_to(PACKAGE.parent)}: {', '.join(bad)}")
+    return found
+
+
+def test_the_checker_sees_imports_inside_functions(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("def f():\n    from mirix_py.engine import Mirix\n    import mirix_py.server.app\n")
+    assert {"mirix_py.engine", "mirix_py.engine.Mirix", "mirix_py.server.app"} <= imported_modules(source)
+
+
+def test_ingest_does_not_import_the_engine():
+    assert offenders("ingest", "mirix_py.engine") == []
+
