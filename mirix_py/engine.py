@@ -40,6 +40,7 @@ from mirix_py.store.crypto import Cipher, load_or_create_key
 from mirix_py.store.db import create_schema, make_engine
 from mirix_py.store.embeddings import Embedder, load_embedder
 from mirix_py.store.fulltext import fulltext_for
+from mirix_py.redaction import guard_logs, scrub
 from mirix_py.store.guard import SecretGuard
 from mirix_py.store.inputs import InputLog, new_worker_id
 
@@ -70,6 +71,7 @@ class Mirix(ScreenshotsMixin):
         )
         data = self.settings.data_dir
         data.mkdir(parents=True, exist_ok=True)
+        guard_logs()  # the package's log lines carry placeholders, not secrets
         self.engine = make_engine(self.settings.sql_url)
         create_schema(self.engine)
         fulltext = fulltext_for(self.engine)
@@ -80,7 +82,7 @@ class Mirix(ScreenshotsMixin):
                    else ChromaVectorIndex.embedded(data / "chroma"))
         self.store = MemoryStore(self.engine, fulltext, cipher, vectors, embedder,  # type: ignore[arg-type]
                                  guard=SecretGuard(find_secrets))
-        self.inputs = InputLog(self.engine, cipher)
+        self.inputs = InputLog(self.engine, cipher, redact=scrub)
         self.worker_id = new_worker_id()
         self.searcher = Searcher(self.store)
         self.definitions = load_definitions(agents_dir)  # validated at start, in both modes
@@ -203,9 +205,10 @@ class Mirix(ScreenshotsMixin):
             status, error = InputStatus.degraded, "; ".join(flow.degraded)
         else:
             status, error = InputStatus.processed, None
+        error = scrub(error) if error else error  # reasons quote model output and exceptions
         self.inputs.mark(ids, status, error)
         return AddResult(input_ids=ids, status=status, changes=flow.changes, mode=self.mode, error=error,
-                         routed=flow.routed, usage=usage, rejected=flow.rejected)
+                         routed=flow.routed, usage=usage, rejected=[scrub(r) for r in flow.rejected])
 
     def work(self) -> int:
         """Claim inputs in batches (pending ones and those of dead workers) and process them until
@@ -423,6 +426,10 @@ class Mirix(ScreenshotsMixin):
         meter = Meter()
         flow = self.chat_flow
         fallback: str | None = None
+        # topics, retrieval and the model read the question with placeholders; the exchange fed back
+        # below keeps it whole (the input log is encrypted and the vault rules take the secret)
+        raw_message, message = message, scrub(message)
+        history = [{**h, "content": scrub(h["content"])} for h in history]
         topics = offline_topics(message, datetime.now(timezone.utc))
         if self.model_client is not None:
             try:
@@ -440,9 +447,9 @@ class Mirix(ScreenshotsMixin):
         if self.model_client is None or fallback:
             reason = f"No usable answer from the model ({fallback})" if fallback else "Offline mode (no LLM configured)"
             answer, cited = flow.offline_answer(retrieval, reason=reason)
-            exchange = [{"role": "user", "content": message}]  # an offline answer only echoes memories
+            exchange = [{"role": "user", "content": raw_message}]  # an offline answer only echoes memories
         else:
-            exchange = [{"role": "user", "content": message}, {"role": "assistant", "content": answer}]
+            exchange = [{"role": "user", "content": raw_message}, {"role": "assistant", "content": answer}]
         usage = LLMUsage(**meter.summary(), wall_seconds=round(time.perf_counter() - started, 4))
         if self.model_client is not None:
             self.store.record_usage(user_id, "chat", usage.model_dump())

@@ -28,6 +28,7 @@ from pydantic import Field
 from mirix_py import toolparams as P
 from mirix_py.agents.passages import focus
 from mirix_py.errors import InvalidInput, MemoryNotFound
+from mirix_py.redaction import scrub
 from mirix_py.records import to_jsonable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -108,7 +109,7 @@ def build_mcp_server(mx: "Mirix", *, users: Sequence[str] | None = None, keys: "
         try:
             return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
         except (InvalidInput, MemoryNotFound) as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError(scrub(str(exc))) from exc
 
     @server.tool(description="Remember text: a fact, an event, a how-to, a note. Returns the changes made.")
     async def add_memory(

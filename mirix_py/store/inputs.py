@@ -60,10 +60,14 @@ def compact_digest(texts: Iterable[str]) -> dict[str, str]:
 
 
 class InputLog:
-    def __init__(self, engine: Engine, cipher: Cipher, *, lease_s: float = 300.0) -> None:
+    def __init__(self, engine: Engine, cipher: Cipher, *, lease_s: float = 300.0,
+                 redact: Callable[[str], str] = lambda text: text) -> None:
+        """`redact`: applied to every `error` before it is stored in plain text (the engine gives
+        it the vault rules' `redaction.scrub`: a reason may quote the input or a model's output)."""
         self.engine = engine
         self.cipher = cipher
         self.lease = timedelta(seconds=lease_s)
+        self.redact = redact
 
     def _to_row(self, record: InputRecord) -> InputRow:
         payload = json.dumps({"messages": [m.model_dump(mode="json") for m in record.messages],
@@ -71,7 +75,8 @@ class InputLog:
         return InputRow(
             id=record.id, user_id=record.user_id, kind=record.kind.value, payload=self.cipher.encrypt(payload),
             source_id=record.source_id, occurred_at=record.occurred_at, status=record.status.value,
-            error=record.error, attempts=record.attempts, created_at=record.created_at,
+            error=self.redact(record.error) if record.error else None, attempts=record.attempts,
+            created_at=record.created_at,
             processed_at=record.processed_at,
         )
 
@@ -131,7 +136,7 @@ class InputLog:
     def mark(self, input_ids: Sequence[str], status: InputStatus, error: str | None = None) -> None:
         if not input_ids:
             return
-        values: dict = {"status": status.value, "error": error}
+        values: dict = {"status": status.value, "error": self.redact(error) if error else error}
         if status in (InputStatus.processed, InputStatus.degraded, InputStatus.failed):
             values.update(processed_at=utcnow(), claimed_by=None, claimed_at=None)
         with Session(self.engine) as session:

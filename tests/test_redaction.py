@@ -1,0 +1,75 @@
+"""Texts that are not memories (errors, log lines, rejected writes, chat questions) carry placeholders."""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+from mirix_py.errors import InvalidInput
+from mirix_py.redaction import LOGGERS, RedactingFilter, guard_logs, scrub, scrub_data
+
+WIFI = "CorrectHorse!42"
+PACKAGE = Path(__file__).resolve().parents[1] / "mirix_py"
+
+
+def test_scrub_replaces_every_secret_and_points_at_known_entries():
+    text = f"My bank PIN is 4921 and the wifi password at home is {WIFI}"
+    assert scrub(text) == "My bank PIN is [redacted:password] and the wifi password at home is [redacted:password]"
+    assert scrub(text, {WIFI: "kv_1"}).endswith("[vault:kv_1]")
+    assert scrub("nothing to hide here") == "nothing to hide here"
+    assert scrub_data({"detail": [{"msg": f"pass: {WIFI}"}], "n": 3}) == {
+        "detail": [{"msg": "pass: [redacted:password]"}], "n": 3}
+
+
+def test_every_package_logger_is_guarded():
+    used = set()
+    for path in PACKAGE.rglob("*.py"):
+        used.update(re.findall(r"getLogger\(\"([^\"]+)\"\)", path.read_text(encoding="utf-8")))
+    assert used <= set(LOGGERS), sorted(used - set(LOGGERS))
+
+
+def test_log_lines_and_tracebacks_hold_placeholders(caplog):
+    guard_logs()
+    guard_logs()  # idempotent: one filter per logger
+    logger = logging.getLogger("mirix_py.store")
+    assert sum(isinstance(f, RedactingFilter) for f in logger.filters) == 1
+    with caplog.at_level(logging.WARNING, logger="mirix_py.store"):
+        logger.warning("write failed for %r", f"Door code: 7781 and pass: {WIFI}")
+        try:
+            raise InvalidInput(f"bad value 'the wifi password at home is {WIFI}'")
+        except InvalidInput:
+            logger.exception("apply failed")
+    text = caplog.text + "".join(r.exc_text or "" for r in caplog.records)
+    assert WIFI not in text and "7781" not in text
+    assert "[redacted:password]" in text and "InvalidInput" in text
+
+
+def test_chat_question_is_redacted_before_topics_and_kept_for_the_vault(mx, user_id):
+    response = mx.chat(f"remember: the wifi password at home is {WIFI}", user_id=user_id)
+    assert WIFI not in response.model_dump_json()
+    mx.flush()
+    vault = [mx.get(v.id, user_id=user_id, reveal=True).secret_value
+             for v in mx.list(user_id=user_id, memory_types=["knowledge_vault"])]
+    assert WIFI in vault
+
+
+def test_failed_input_error_is_stored_redacted(mx, user_id):
+    from mirix_py.records import InputStatus
+
+    result = mx.add("hello there", user_id=user_id)
+    mx.inputs.mark(result.input_ids, InputStatus.failed, f"model said: the wifi password at home is {WIFI}")
+    record = mx.input_status(result.input_ids[0])
+    assert WIFI not in (record.error or "") and "[redacted:password]" in record.error
+
+
+def test_window_title_secret_goes_to_the_vault(user_id):
+    from mirix_py.agents.offline.managers import prepare_batch
+    from mirix_py.records import InputKind, InputRecord, Message, utcnow
+
+    record = InputRecord(user_id=user_id, kind=InputKind.screenshot, messages=[Message(role="user", content="Inbox")],
+                         occurred_at=utcnow(),
+                         metadata={"app": "Notes", "window_title": f"pass: {WIFI} - Notes"})
+    batch = prepare_batch(user_id, [record])
+    assert WIFI not in str(batch.messages[0].metadata)
+    assert [op.memory.secret_value for op in batch.vault_ops] == [WIFI]
