@@ -8,17 +8,15 @@ The vault runs first and its secrets are redacted from what every other manager 
 
 from __future__ import annotations
 
-import re
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Callable, Mapping, Sequence
 
 from mirix_py.agents import core_blocks
-from mirix_py.agents.offline.rules import classify_resource, extract_procedure, find_secrets, redact
-from mirix_py.agents.offline.rules.claims import Claim, extract_claims, parse_fact, parse_self_line
-from mirix_py.agents.offline.rules.factset import Held
-from mirix_py.agents.offline.rules.factset import apply as apply_claims
+from mirix_py.agents.offline.rules import (
+    classify_resource, extract_facts, extract_procedure, extract_self_statements, find_secrets, redact,
+)
 from mirix_py.agents.offline.screens import (
     is_clock_line, line_key, new_lines, new_with_context, same_lines, seen_keys, shell_prompts,
 )
@@ -134,11 +132,11 @@ def route(batch: PreparedBatch) -> list[MemoryType]:
         chosen.append(MemoryType.knowledge_vault)
     if batch.messages:
         chosen.append(MemoryType.episodic)
-    claims = {id(m): message_claims(m) for m in batch.messages}
     checks = [
         # text on a screen is not the user speaking: no self-statements from screenshots
-        (MemoryType.core, lambda m: any(c.about_speaker for c in claims[id(m)])),
-        (MemoryType.semantic, lambda m: any(not c.about_speaker for c in claims[id(m)])),
+        (MemoryType.core, lambda m: m.role == "user" and m.kind is not InputKind.screenshot
+         and bool(extract_self_statements(m.text))),
+        (MemoryType.semantic, lambda m: bool(extract_facts(m.text, m.speaker))),
         (MemoryType.procedural, lambda m: extract_procedure(_procedure_text(m)) is not None),
         (MemoryType.resource, lambda m: classify_resource(m.text, kind=m.kind.value) is not None),
     ]
@@ -301,131 +299,63 @@ class _Visit:
 CoreLookup = Callable[[str], CoreMemory | None]
 
 
-def _speaks_for_self(m: BatchMessage) -> bool:
-    """Text on a screen or an assistant's words are not the user speaking about themself."""
-    return m.role == "user" and m.kind is not InputKind.screenshot
-
-
-def message_claims(m: BatchMessage) -> list[Claim]:
-    """The facts a message states: about its speaker (core) only when the user speaks."""
-    return extract_claims(m.text, m.speaker or "user", self_statements=_speaks_for_self(m))
-
-
-def _line_prefix(speaker: str) -> str:
-    return "" if speaker in ("user", "") else f"{speaker}: "
-
-
-def _held_lines(lines: Sequence[str], speaker: str) -> list[Held]:
-    """A speaker's lines of the human block as facts ("Ada: likes chess"); lines the rules cannot
-    read (written by a model or the API) are held without an attribute, so nothing replaces them."""
-    prefix = _line_prefix(speaker)
-    held = []
-    for line in lines:
-        if prefix and not line.startswith(prefix):
-            continue
-        body = line[len(prefix):]
-        if not prefix and re.match(r"^[A-Z][\w .'’-]{0,40}: ", body) and not parse_self_line(body):
-            continue  # another speaker's line
-        parsed = parse_self_line(body)
-        held.append(Held(text=line, attribute=parsed[0] if parsed else None, value=parsed[1] if parsed else ""))
-    return held
-
-
 def core_ops(batch: PreparedBatch, current_block: CoreLookup) -> list[Op]:
-    """Self-statements into the `human` block: a new value of a one-value attribute replaces the
-    line holding the old one ("switched to green tea" replaces "prefers dark roast coffee"), a
-    negated one removes it, a fact held already only adds provenance; when the block would
-    overflow, the oldest lines make room."""
-    by_speaker: dict[str, list[Claim]] = {}
+    """Append self-statements to the `human` block; when it would overflow, keep the newest lines."""
+    new_lines: list[str] = []
     sources: list[str] = []
     for m in batch.messages:
-        if not _speaks_for_self(m):
+        if m.role != "user":
             continue
-        claims = [c for c in message_claims(m) if c.about_speaker]
-        if claims:
-            by_speaker.setdefault(m.speaker or "user", []).extend(claims)
+        for fact in extract_self_statements(m.text):
+            new_lines.append(f"{m.speaker}: {fact}" if m.speaker not in ("user", "") else fact)
             sources.extend(m.source_ids)
-    if not by_speaker:
+    if not new_lines:
         return []
     block = current_block("human")
     old_lines = [ln for ln in (block.value.splitlines() if block else []) if ln.strip()]
-    gone: set[str] = set()
-    added: list[str] = []
-    for speaker, claims in by_speaker.items():
-        prefix = _line_prefix(speaker)
-        outcome = apply_claims(_held_lines(old_lines, speaker),
-                               [replace(c, phrase=prefix + c.text) for c in claims])
-        gone.update(f.text for f in outcome.superseded)
-        added.extend(f.text for f in outcome.added)
-    lines = list(dict.fromkeys([*(ln for ln in old_lines if ln not in gone), *added]))
-    sources = list(dict.fromkeys(sources))
-    if block is None:
-        if not lines:
-            return []
-        value = core_blocks.keep_newest(lines, block)
-        return [InsertOp(memory=CoreMemory(user_id=batch.user_id, label="human", value=value, source_ids=sources))]
-    if lines == old_lines:  # every fact held already: the input is provenance for the block
-        return [UpdateOp(memory_id=block.id, add_source_ids=sources)]
+    lines = list(dict.fromkeys([*old_lines, *new_lines]))
+    if block is not None and lines == old_lines:
+        return []
     value = core_blocks.keep_newest(lines, block)  # rewrite: the oldest facts make room for the newest
+    if block is None:
+        return [InsertOp(memory=CoreMemory(user_id=batch.user_id, label="human", value=value, source_ids=sources))]
     return [UpdateOp(memory_id=block.id, fields={"value": value}, add_source_ids=sources)]
 
 
 SemanticLookup = Callable[[str], SemanticMemory | None]
 
 
-def _held_facts(memory: SemanticMemory) -> list[Held]:
-    texts = [memory.summary, *filter(None, (d.strip() for d in memory.details.split("; ")))]
-    held = []
-    for text in texts:
-        parsed = parse_fact(memory.name, text)
-        held.append(Held(text=text, attribute=parsed[0] if parsed else None, value=parsed[1] if parsed else ""))
-    return held
-
-
 def semantic_ops(batch: PreparedBatch, find_by_name: SemanticLookup) -> list[Op]:
-    """One semantic memory per named thing, holding its facts as sentences (summary, then details).
-
-    A new fact about a known name updates it in place (same id; the store keeps the old text in its
-    history): a new job, home or employer replaces the old one, "no longer" removes it, and a fact
-    held already adds the input's provenance and nothing else."""
-    claims: dict[str, list[Claim]] = {}  # casefolded name -> claims, in order
-    names: dict[str, str] = {}
-    firsts: dict[str, BatchMessage] = {}
-    sources: dict[str, list[str]] = {}
+    """One semantic memory per named thing; a new fact about a known name updates it in place."""
+    drafts: dict[str, dict] = {}  # casefolded name -> what to write for it
     for m in batch.messages:
-        for claim in message_claims(m):
-            if claim.about_speaker:
-                continue
-            key = claim.entity.casefold()
-            names.setdefault(key, claim.entity)
-            firsts.setdefault(key, m)
-            claims.setdefault(key, []).append(claim)
-            sources.setdefault(key, []).extend(m.source_ids)
+        for fact in extract_facts(m.text, m.speaker):
+            key = fact.name.casefold()
+            entry = drafts.get(key)
+            if entry is None:
+                existing = find_by_name(fact.name)
+                entry = drafts[key] = {"existing": existing, "name": fact.name, "first": m, "sources": [],
+                                       "facts": [] if existing is None else [existing.summary, *filter(None, existing.details.split("; "))],
+                                       "new": False}
+            if fact.summary not in entry["facts"]:
+                entry["facts"].append(fact.summary)
+                entry["sources"].extend(m.source_ids)
+                entry["new"] = True
     ops: list[Op] = []
-    for key, found in claims.items():
-        name = names[key]
-        existing = find_by_name(name)
-        outcome = apply_claims(_held_facts(existing) if existing else [], found)
-        provenance = list(dict.fromkeys(sources[key]))
+    for entry in drafts.values():
+        if not entry["new"]:
+            continue
+        summary, *rest = entry["facts"]
+        existing = entry["existing"]
         if existing is None:
-            if not outcome.facts:
-                continue  # only "no longer" about someone never met: nothing to hold
-            first = firsts[key]
-            summary, *rest = [f.text for f in outcome.facts]
+            first = entry["first"]
             ops.append(InsertOp(memory=SemanticMemory(
-                user_id=batch.user_id, name=name, summary=summary, details="; ".join(rest),
-                source=first.speaker, occurred_at=first.occurred_at, source_ids=provenance,
+                user_id=batch.user_id, name=entry["name"], summary=summary, details="; ".join(rest),
+                source=first.speaker, occurred_at=first.occurred_at, source_ids=list(dict.fromkeys(entry["sources"])),
             )))
-        elif not outcome.changed:
-            ops.append(UpdateOp(memory_id=existing.id, add_source_ids=provenance))
-        elif outcome.facts:
-            summary, *rest = [f.text for f in outcome.facts]
-            ops.append(UpdateOp(memory_id=existing.id, fields={"summary": summary, "details": "; ".join(rest)},
-                                add_source_ids=provenance))
-        else:  # every fact it held is withdrawn: the name stays, saying so
-            ops.append(UpdateOp(memory_id=existing.id, fields={
-                "summary": f"{name}: " + "; ".join(f"no longer {f.text}" for f in outcome.superseded)[:300],
-                "details": ""}, add_source_ids=provenance))
+        else:
+            ops.append(UpdateOp(memory_id=existing.id, fields={"details": "; ".join(rest)},
+                                add_source_ids=list(dict.fromkeys(entry["sources"]))))
     return ops
 
 
