@@ -13,7 +13,7 @@ import tempfile
 import time
 from contextlib import ExitStack
 
-from mirix_py.server.client import MirixClient
+from mirix_py.client import MirixClient
 
 
 def demo(client: MirixClient, user: str) -> None:

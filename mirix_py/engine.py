@@ -458,6 +458,18 @@ class Mirix(ScreenshotsMixin):
                             memory_ids=cited, retrieved_ids=retrieval.ids, mode=self.mode, usage=usage,
                             update_input_ids=fed, fallback=fallback)
 
+    def user_ids(self) -> list[str]:
+        """Every user that has memories or inputs, sorted."""
+        return self.store.user_ids()
+
+    def ping(self) -> str:
+        """Ask the database for `SELECT 1` (raises when it does not answer); returns its dialect name."""
+        from sqlalchemy import text
+
+        with self.engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+        return self.engine.dialect.name
+
     def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
         return {**self.describe(), "memories": self.store.count(user_id=user_id),
                 "llm_usage": self.store.usage_totals(user_id=user_id)}

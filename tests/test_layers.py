@@ -38,3 +38,19 @@ def test_the_checker_sees_imports_inside_functions(tmp_path):
 def test_ingest_does_not_import_the_engine():
     assert offenders("ingest", "mirix_py.engine") == []
 
+
+
+def test_integrations_do_not_import_the_server():
+    assert offenders("integrations", "mirix_py.server") == []
+
+
+def test_each_route_module_is_one_router():
+    from fastapi import APIRouter
+
+    from mirix_py.server import routes
+
+    modules = sorted(p.stem for p in (PACKAGE / "server" / "routes").glob("*.py") if p.stem != "__init__")
+    assert len(routes.ROUTERS) == len(modules) == len(set(map(id, routes.ROUTERS)))
+    for name in modules:
+        module = __import__(f"mirix_py.server.routes.{name}", fromlist=["router"])
+        assert isinstance(module.router, APIRouter) and module.router in routes.ROUTERS

@@ -103,7 +103,7 @@ class _Local:
 
 class _Remote:
     def __init__(self, base_url: str, api_key: str | None) -> None:
-        from mirix_py.server.client import MirixClient
+        from mirix_py.client import MirixClient
 
         self.client = MirixClient(base_url, api_key=api_key)
 
@@ -117,7 +117,7 @@ class _Remote:
         return self.client.add(content, user_id=user_id, **kwargs)
 
     def add_screenshot(self, image: Any, user_id: str, **kwargs: Any) -> Any:
-        from mirix_py.server.client import ApiError
+        from mirix_py.client import ApiError
 
         try:
             return self.client.add_screenshot(image, user_id=user_id, **kwargs)

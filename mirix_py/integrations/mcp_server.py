@@ -14,7 +14,7 @@ store as the REST API, and the key's users are the ones the tools may touch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, Sequence
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
@@ -33,7 +33,22 @@ from mirix_py.records import to_jsonable
 
 if TYPE_CHECKING:  # pragma: no cover
     from mirix_py.engine import Mirix
-    from mirix_py.server.keys import KeyStore
+
+
+class KeyOwner(Protocol):
+    """Who a verified API key belongs to (the server's `Principal` fits)."""
+
+    @property
+    def key_id(self) -> str: ...
+
+    @property
+    def users(self) -> frozenset[str]: ...
+
+
+class ApiKeys(Protocol):
+    """Checks API keys (the server's `KeyStore` fits): this module never imports the server."""
+
+    def verify(self, key: str) -> KeyOwner | None: ...
 
 MemoryTypeName = P.MemoryTypeName
 # Every parameter a client's model sees is described; closed sets are enumerated (from the records).
@@ -51,7 +66,7 @@ USER_SCOPE = "user:"
 class KeyVerifier:
     """`mcp`'s TokenVerifier over mirix API keys: a key's users become `user:<id>` scopes."""
 
-    def __init__(self, keys: "KeyStore") -> None:
+    def __init__(self, keys: ApiKeys) -> None:
         self.keys = keys
 
     async def verify_token(self, token: str) -> AccessToken | None:
@@ -67,7 +82,7 @@ class KeyVerifier:
 _dump = to_jsonable  # one conversion for every JSON surface (mirix_py.records)
 
 
-def build_mcp_server(mx: "Mirix", *, users: Sequence[str] | None = None, keys: "KeyStore | None" = None,
+def build_mcp_server(mx: "Mirix", *, users: Sequence[str] | None = None, keys: ApiKeys | None = None,
                      http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> MCPServer:
     """The MCP server. `users`: who the tools may act for without keys ("*" for anyone; the first
     is the default `user_id`). `keys`: check API keys on HTTP instead (required with `http` unless
@@ -196,7 +211,7 @@ def build_mcp_server(mx: "Mirix", *, users: Sequence[str] | None = None, keys: "
     return server
 
 
-def run(mx: "Mirix", *, transport: str = "stdio", users: Sequence[str] | None = None, keys: "KeyStore | None" = None,
+def run(mx: "Mirix", *, transport: str = "stdio", users: Sequence[str] | None = None, keys: ApiKeys | None = None,
         host: str = "127.0.0.1", port: int = 8765) -> None:
     """Serve until stopped. HTTP without keys is allowed on loopback only."""
     if transport == "stdio":

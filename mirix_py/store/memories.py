@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, Iterable, Sequence
 
 from pydantic import ValidationError
-from sqlalchemy import delete as sa_delete, func, select
+from sqlalchemy import delete as sa_delete, func, select, union
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
@@ -356,6 +356,12 @@ class MemoryStore:
         query = query.order_by(order, MemoryRow.created_at.desc()).offset(offset).limit(limit)
         with Session(self.engine) as session:
             return [self.to_record(r, reveal=reveal) for r in session.execute(query).scalars().all()]
+
+    def user_ids(self) -> list[str]:
+        """Every user with memories or logged inputs, sorted."""
+        query = union(select(MemoryRow.user_id).distinct(), select(InputRow.user_id).distinct())
+        with Session(self.engine) as session:
+            return sorted({row[0] for row in session.execute(query)})
 
     def count(self, *, user_id: str | None = None) -> dict[str, int]:
         query = select(MemoryRow.memory_type, func.count()).group_by(MemoryRow.memory_type)

@@ -1,6 +1,6 @@
 """A small synchronous client for the REST API (httpx), returning the same records the engine does.
 
-    from mirix_py.server.client import MirixClient
+    from mirix_py.client import MirixClient
     with MirixClient("http://127.0.0.1:8000", api_key="mxk_...") as client:
         client.add("My brother Tom is a pilot.", user_id="ada", wait=True)
         client.search("who flies planes", user_id="ada")

@@ -1,0 +1,88 @@
+"""FastAPI dependencies shared by the routers: the engine, the key store, the caller and the user.
+
+`create_app` puts the engine, the key store, the limits and whether keys are required on
+`app.state`; routes ask for them through these dependencies (`Engine`, `Keys`, `Caller`, `User`,
+`Admin`), so a router never holds an engine of its own and tests may override any of them.
+"""
+
+# no `from __future__ import annotations`: FastAPI reads the Annotated aliases as objects
+
+from typing import Annotated
+
+from fastapi import Depends, Path as PathParam, Request
+
+from mirix_py.engine import Mirix
+from mirix_py.errors import InvalidInput
+from mirix_py.server.errors import ApiError
+from mirix_py.server.keys import KeyStore, Principal, check_user_id
+from mirix_py.server.limits import Limits
+
+__all__ = ["Admin", "Caller", "Engine", "Keys", "MemoryId", "RequestLimits", "User", "UserPath"]
+
+LOCAL = Principal(key_id="local", users=frozenset({"*"}), admin=True)  # auth=False: one user's machine
+
+
+def get_engine(request: Request) -> Mirix:
+    engine: Mirix = request.app.state.mx
+    return engine
+
+
+def get_keys(request: Request) -> KeyStore:
+    keys: KeyStore = request.app.state.keys
+    return keys
+
+
+def get_limits(request: Request) -> Limits:
+    limits: Limits = request.app.state.limits
+    return limits
+
+
+Engine = Annotated[Mirix, Depends(get_engine)]
+Keys = Annotated[KeyStore, Depends(get_keys)]
+RequestLimits = Annotated[Limits, Depends(get_limits)]
+
+
+def principal(request: Request, keys: Keys) -> Principal:
+    """The caller's key (Authorization: Bearer, or X-API-Key); 401 when missing, unknown or revoked."""
+    if not request.app.state.auth:
+        return LOCAL
+    header = request.headers.get("authorization", "")
+    key = header[7:].strip() if header[:7].lower() == "bearer " else request.headers.get("x-api-key")
+    if not key:
+        raise ApiError(401, "unauthorized", "an API key is required (Authorization: Bearer <key>)",
+                       {"WWW-Authenticate": "Bearer"})
+    found = keys.verify(key)
+    if found is None:
+        raise ApiError(401, "unauthorized", "the API key is not valid or was revoked",
+                       {"WWW-Authenticate": "Bearer"})
+    return found
+
+
+Caller = Annotated[Principal, Depends(principal)]
+UserPath = Annotated[str, PathParam(min_length=1, max_length=256, description="The user whose memories these are.")]
+MemoryId = Annotated[str, PathParam(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$")]
+
+
+def user_scope(user_id: UserPath, caller: Caller) -> str:
+    """The `{user_id}` of the path, when the caller's key may act for it (403 otherwise)."""
+    try:
+        check_user_id(user_id)
+    except InvalidInput as exc:
+        raise ApiError(422, "invalid_input", str(exc)) from exc
+    if user_id == "*":
+        raise ApiError(422, "invalid_input", "'*' is not a user id")
+    if not caller.may_act_for(user_id):
+        raise ApiError(403, "forbidden", f"this key may not act for user {user_id!r}")
+    return user_id
+
+
+User = Annotated[str, Depends(user_scope)]
+
+
+def admin_only(caller: Caller) -> Principal:
+    if not caller.admin:
+        raise ApiError(403, "forbidden", "this needs an admin key")
+    return caller
+
+
+Admin = Annotated[Principal, Depends(admin_only)]

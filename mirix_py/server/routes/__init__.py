@@ -1,0 +1,12 @@
+"""One `APIRouter` per resource; `create_app` includes them all (`ROUTERS`, in order)."""
+
+from fastapi import APIRouter
+
+from mirix_py.server.routes import core, inputs, keys, memories, recall, screenshots, service, users, viewer
+
+__all__ = ["ROUTERS"]
+
+ROUTERS: tuple[APIRouter, ...] = (
+    service.router, viewer.router, users.router, memories.router, screenshots.router, inputs.router,
+    recall.router, core.router, keys.router,
+)

@@ -1,0 +1,25 @@
+"""Inputs: where an accepted input stands."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path as PathParam
+
+from mirix_py.errors import InvalidInput
+from mirix_py.server.deps import Engine, User
+from mirix_py.server.errors import ApiError
+from mirix_py.server.limits import API_PREFIX
+from mirix_py.server.models import InputStatusOut
+
+router = APIRouter(prefix=f"{API_PREFIX}/users/{{user_id}}/inputs", tags=["memories"])
+
+
+@router.get("/{input_id}", response_model=InputStatusOut)
+def input_status(user_id: User, input_id: Annotated[str, PathParam(max_length=64)], mx: Engine) -> InputStatusOut:
+    """Where an accepted input stands: pending, processing, processed or failed (with the reason)."""
+    try:
+        record = mx.input_status(input_id)
+    except InvalidInput:
+        record = None
+    if record is None or record.user_id != user_id:
+        raise ApiError(404, "not_found", f"no input {input_id!r} for this user")
+    return InputStatusOut.model_validate(record.model_dump(exclude={"messages"}))

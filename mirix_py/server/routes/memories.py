@@ -1,0 +1,68 @@
+"""Memories of one user: add (text or chat messages), list, get, change in place, delete, history."""
+
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Query, Response
+
+from mirix_py.records import AddResult, HistoryEvent, Memory, MemoryType
+from mirix_py.server.deps import Engine, MemoryId, User
+from mirix_py.server.limits import API_PREFIX
+from mirix_py.server.models import AddRequest, ErrorOut, UpdateRequest, When
+
+router = APIRouter(prefix=f"{API_PREFIX}/users/{{user_id}}/memories", tags=["memories"])
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorOut}}
+
+
+def input_location(user_id: str, input_id: str) -> str:
+    """Where the status of an accepted input can be polled."""
+    return f"{API_PREFIX}/users/{quote(user_id, safe='')}/inputs/{input_id}"
+
+
+@router.post("", response_model=AddResult, status_code=202,
+             responses={200: {"model": AddResult, "description": "Processed (wait=true)."},
+                        202: {"description": "Accepted: logged, processed in the background."}})
+def add(user_id: User, body: AddRequest, response: Response, mx: Engine) -> AddResult:
+    """Remember text or chat messages. Accepted at once (202, poll the input's status) unless `wait`."""
+    content = body.content if isinstance(body.content, str) else [m.model_dump() for m in body.content]
+    result = mx.add(content, user_id=user_id, occurred_at=body.occurred_at, source_id=body.source_id,
+                    kind=body.kind, wait=body.wait)
+    response.status_code = 200 if body.wait else 202
+    if result.input_ids:
+        response.headers["Location"] = input_location(user_id, result.input_ids[0])
+    return result
+
+
+@router.get("", response_model=list[Memory])
+def list_memories(user_id: User, mx: Engine,
+                  memory_type: Annotated[list[MemoryType] | None, Query(max_length=6)] = None,
+                  limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+                  offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+                  start: When | None = None, end: When | None = None) -> list[Any]:
+    """A user's memories, newest first; `memory_type` may repeat."""
+    return mx.list(user_id=user_id, memory_types=memory_type or None, limit=limit, offset=offset,
+                   start=start, end=end)
+
+
+@router.get("/{memory_id}", response_model=Memory, responses=NOT_FOUND)
+def get_memory(user_id: User, memory_id: MemoryId, mx: Engine, reveal: bool = False) -> Any:
+    """One memory. Vault secrets are masked unless `reveal=true`."""
+    return mx.get(memory_id, user_id=user_id, reveal=reveal)
+
+
+@router.patch("/{memory_id}", response_model=Memory, responses=NOT_FOUND)
+def update_memory(user_id: User, memory_id: MemoryId, body: UpdateRequest, mx: Engine) -> Any:
+    """Change fields in place (the id stays); the change is a history event."""
+    return mx.update(memory_id, body.fields, user_id=user_id, actor="rest")
+
+
+@router.delete("/{memory_id}", status_code=204, responses=NOT_FOUND)
+def delete_memory(user_id: User, memory_id: MemoryId, mx: Engine) -> Response:
+    mx.delete(memory_id, user_id=user_id, actor="rest")
+    return Response(status_code=204)
+
+
+@router.get("/{memory_id}/history", response_model=list[HistoryEvent], responses=NOT_FOUND)
+def history(user_id: User, memory_id: MemoryId, mx: Engine) -> list[HistoryEvent]:
+    """Every change to a memory (before, after, operation, actor, input), oldest first."""
+    return mx.history(memory_id, user_id=user_id)
