@@ -217,6 +217,9 @@ def stats(user: Optional[str] = typer.Option(None, "--user", "-u"), data_dir: Op
 
 @app.command()
 def doctor(repair: bool = typer.Option(False, "--repair", help="Fix what can be fixed (re-embeds with a progress bar)."),
+           secrets: bool = typer.Option(False, "--secrets", help="Look for plaintext secrets instead (rows, history, "
+                                        "full text, vector documents, input log, database files); with --repair "
+                                        "move them into the vault."),
            data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
     """Check that SQL and the vector index agree, embeddings are current and the vault key works."""
     from tqdm import tqdm
@@ -225,7 +228,7 @@ def doctor(repair: bool = typer.Option(False, "--repair", help="Fix what can be 
         return tqdm(items, total=total, desc="re-embedding", unit="batch", disable=total < 2)
 
     with _engine(data_dir) as mx:
-        report = mx.doctor(repair=repair, progress=progress)
+        report = mx.doctor_secrets(repair=repair) if secrets else mx.doctor(repair=repair, progress=progress)
     summary = report.summary()
     if as_json:
         _print_json(summary)

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
     from mirix_py.doctor import DoctorReport
+    from mirix_py.secret_doctor import SecretReport
 from mirix_py.agents.offline.flow import FALLBACK_SUFFIX
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
@@ -368,6 +369,18 @@ class Mirix(ScreenshotsMixin):
         report = diagnose(self.store)
         if repair and (not report.clean or report.compactable_rows):
             report = do_repair(self.store, report, progress) if progress else do_repair(self.store, report)
+        return report
+
+    def doctor_secrets(self, *, repair: bool = False) -> "SecretReport":
+        """Plaintext secrets an older version left in rows, history, full text, vector documents, the
+        input log's plain columns and the database files (`secret_doctor`); `repair=True` moves them
+        into the vault, rewrites the rest with placeholders and compacts the files."""
+        from mirix_py import secret_doctor
+
+        assert self.store.guard is not None
+        report = secret_doctor.scan(self.store, self.store.guard, self.settings.data_dir)
+        if repair and not report.clean:
+            report = secret_doctor.repair(self.store, self.store.guard, self.settings.data_dir)
         return report
 
     # ------------------------------------------------------------ backup

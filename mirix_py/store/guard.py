@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from mirix_py.records import MASK, KnowledgeVaultMemory, MemoryBase
 
@@ -90,19 +90,21 @@ class SecretGuard:
             if name in _NOT_TEXT:
                 continue
             if isinstance(value, str):
-                cleaned = self._clean_text(value, memory, name, known, new)
+                cleaned = self.clean_text(value, memory, name, known, new)
                 if cleaned != value:
                     changes[name] = cleaned
             elif isinstance(value, list) and all(isinstance(v, str) for v in value):
-                cleaned_list = [self._clean_text(v, memory, f"{name}/{i}", known, new) for i, v in enumerate(value)]
+                cleaned_list = [self.clean_text(v, memory, f"{name}/{i}", known, new) for i, v in enumerate(value)]
                 if cleaned_list != value:
                     changes[name] = cleaned_list
         if not changes:
             return memory, new
         return memory.model_copy(update=changes), new
 
-    def _clean_text(self, text: str, memory: MemoryBase, where: str, known: Known,
-                    new: list[KnowledgeVaultMemory]) -> str:
+    def clean_text(self, text: str, memory: Any, where: str, known: Known,
+                   new: list[KnowledgeVaultMemory]) -> str:
+        """One text of `memory` (anything with `id`, `user_id`, `occurred_at`, `source_ids`; `where`
+        names the text, so a new entry's id is stable) with placeholders; new entries go to `new`."""
         if not text:
             return text
         out: list[str] = []

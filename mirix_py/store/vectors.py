@@ -9,6 +9,7 @@ Chroma: no documents, never a vault secret.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -126,6 +127,18 @@ class ChromaVectorIndex:
             if coll.name.startswith("mx_") and user:
                 found[user] = coll.name
         return found
+
+    def documents(self) -> Iterator[tuple[str, str, str]]:
+        """(user id, memory id, document) of every vector that carries a document. This version
+        sends none; older ones sent the memory's text (`mirix doctor --secrets` looks for it)."""
+        for user_id in self.users():
+            coll = self._collection(user_id, create=False)
+            if coll is None:
+                continue
+            got = coll.get(include=["documents"])
+            for memory_id, document in zip(got["ids"], got.get("documents") or []):
+                if document:
+                    yield user_id, memory_id, document
 
     def drop_user(self, user_id: str) -> None:
         name = collection_name(user_id)

@@ -1,0 +1,320 @@
+"""`mirix doctor --secrets`: find plaintext secrets an older version left in a data dir, and move them.
+
+`scan` looks, with the current vault rules and the user's own vault values, at every place text is
+kept: memory rows (search text and fields, vault captions), history events, the SQLite full-text
+table, the vector index's documents (older versions sent them to Chroma), the input log's plain
+columns (`error`, `source_id`) and the raw bytes of the database files (`mirix.db`, its `-wal` and
+`-shm`, Chroma's files: free pages and the write-ahead log keep text after rows change). A finding
+names the place (table, column, row id, or file) and the kind of secret, never the secret.
+
+The input log's `payload` is not a finding: it keeps the raw text for retries, encrypted with the
+vault key like the vault itself; `payload_secrets` counts the inputs whose text holds one.
+
+`repair` moves each secret into the vault (or points at the entry already holding it), rewrites the
+rows with `[vault:<id>]`, history events and the input log's plain columns with the same
+placeholders, re-indexes full text, rebuilds a user's vector collection that held documents, then
+(SQLite) vacuums the database files and truncates their write-ahead logs so that no old page keeps
+a copy; a second scan is then clean. PostgreSQL keeps dead row versions until its own VACUUM.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Iterable
+
+from sqlalchemy import select, text as sql
+from sqlmodel import Session
+
+from mirix_py.ops import InsertOp
+from mirix_py.records import KnowledgeVaultMemory
+from mirix_py.store.crypto import VaultKeyError
+from mirix_py.store.guard import Known, SecretGuard
+from mirix_py.store.memories import MemoryStore
+from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow
+
+DOCTOR_ACTOR = "doctor_secrets"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Where a plaintext secret is: `place` ("memory.fields", "memory_history.before", "file", ...),
+    `id` (row id, memory id or file path relative to the data dir) and the kind of secret."""
+
+    place: str
+    id: str
+    entry_type: str
+    user_id: str | None = None
+
+
+@dataclass
+class SecretReport:
+    findings: list[Finding] = field(default_factory=list)
+    payload_secrets: int = 0  # inputs whose encrypted text holds a secret (kept for retries)
+    repaired: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def clean(self) -> bool:
+        return not self.findings
+
+    def summary(self) -> dict[str, Any]:
+        by_place = Counter(f.place for f in self.findings)
+        return {"clean": self.clean, "findings": len(self.findings), "by_place": dict(sorted(by_place.items())),
+                "where": [f"{f.place} {f.id} ({f.entry_type})" for f in self.findings[:200]],
+                "encrypted_inputs_holding_secrets": self.payload_secrets, "repaired": self.repaired}
+
+
+# ---------------------------------------------------------------- text helpers
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings(v)
+
+
+def _kinds(guard: SecretGuard, text: str, known: Known) -> list[str]:
+    """Kinds of secret in `text`: the rules' entry types, "vault value" for a known one."""
+    kinds = [m.entry_type for m in guard.matches(text)]
+    pattern = known.pattern()
+    if pattern is not None and pattern.search(text):
+        kinds.append("vault value")
+    return kinds
+
+
+def _owner(place: str, row_id: Any, user_id: str) -> Any:
+    """What a vault entry made from a non-memory text is attributed to."""
+    return SimpleNamespace(id=f"{place}/{row_id}", user_id=user_id, occurred_at=None, source_ids=[])
+
+
+# ---------------------------------------------------------------- scan
+
+
+def scan(store: MemoryStore, guard: SecretGuard, data_dir: Path | None) -> SecretReport:
+    report = SecretReport()
+    knowns: dict[str, Known] = {}
+    values: set[str] = set()
+
+    def known_for(session: Session, user_id: str) -> Known:
+        if user_id not in knowns:
+            knowns[user_id] = store.known_secrets(session, user_id)
+            values.update(knowns[user_id].ids)
+        return knowns[user_id]
+
+    def note(place: str, row_id: Any, user_id: str | None, text: str, known: Known) -> None:
+        for kind in _kinds(guard, text, known):
+            report.findings.append(Finding(place, str(row_id), kind, user_id))
+        values.update(m.value for m in guard.matches(text))
+
+    with Session(store.engine) as session:
+        for row in session.execute(select(MemoryRow).execution_options(yield_per=1000)).scalars():
+            known = known_for(session, row.user_id)  # a caption holding its own value is found too
+            for place, value in (("memory.text", row.text), ("memory.fields", row.fields or {})):
+                for text in _strings(value):
+                    note(place, row.id, row.user_id, text, known)
+        for row in session.execute(select(HistoryRow).execution_options(yield_per=1000)).scalars():
+            known = known_for(session, row.user_id)
+            for place, value in (("memory_history.before", row.before), ("memory_history.after", row.after)):
+                for text in _strings(value or {}):
+                    note(place, row.id, row.user_id, text, known)
+        for row in session.execute(select(InputRow)).scalars():
+            known = known_for(session, row.user_id)
+            for place, text in (("input_log.error", row.error), ("input_log.source_id", row.source_id)):
+                if text:
+                    note(place, row.id, row.user_id, text, known)
+            try:
+                payload = store.cipher.decrypt(row.payload)
+            except VaultKeyError:
+                continue
+            if guard.matches(payload):
+                report.payload_secrets += 1
+        if store.engine.dialect.name == "sqlite":
+            every = Known(ids={v: "" for k in knowns.values() for v in k.ids})
+            for rowid, memory_id, text in session.execute(sql("SELECT rowid, memory_id, text FROM memory_fts")):
+                note("memory_fts.text", f"{rowid} ({memory_id})", None, text or "", every)
+    _scan_documents(store, guard, report, values)
+    if data_dir is not None:
+        report.findings += scan_files(data_dir, values)
+    return report
+
+
+def _scan_documents(store: MemoryStore, guard: SecretGuard, report: SecretReport, values: set[str]) -> None:
+    """Documents in the vector index (this version sends none; older ones sent the text)."""
+    collections = getattr(store.vectors, "documents", None)
+    if collections is None:
+        return
+    for user_id, memory_id, document in collections():
+        if document:
+            for kind in _kinds(guard, document, Known()):
+                report.findings.append(Finding("vectors.documents", memory_id, kind, user_id))
+            values.update(m.value for m in guard.matches(document))
+
+
+def database_files(data_dir: Path) -> list[Path]:
+    """The files a data dir keeps text in: SQLite's (with -wal/-shm) and the embedded Chroma's."""
+    files = [p for p in sorted(Path(data_dir).glob("*")) if p.is_file() and ".db" in p.name]
+    chroma = Path(data_dir) / "chroma"
+    if chroma.exists():
+        files += [p for p in sorted(chroma.rglob("*")) if p.is_file()]
+    return files
+
+
+def scan_files(data_dir: Path, values: Iterable[str]) -> list[Finding]:
+    """Whole-token occurrences of known secret values in the raw bytes of the database files."""
+    usable = sorted({v for v in values if len(v.strip()) >= 4}, key=len, reverse=True)
+    if not usable:
+        return []
+    pattern = re.compile(rb"(?<![A-Za-z0-9])(?:" + b"|".join(re.escape(v.encode()) for v in usable) + rb")(?![A-Za-z0-9])")
+    found: list[Finding] = []
+    for path in database_files(data_dir):
+        try:
+            blob = path.read_bytes()
+        except OSError:
+            continue
+        count = len(pattern.findall(blob))
+        if count:
+            found.append(Finding("file", f"{path.relative_to(data_dir)} ({count} copies)", "vault value"))
+    return found
+
+
+# ---------------------------------------------------------------- repair
+
+
+def repair(store: MemoryStore, guard: SecretGuard, data_dir: Path | None) -> SecretReport:
+    """Move what `scan` finds into the vault, rewrite the rest with placeholders, scan again."""
+    done: Counter = Counter()
+    users: set[str] = set()
+    with Session(store.engine) as session:
+        users = set(session.execute(select(MemoryRow.user_id).distinct()).scalars())
+        users |= set(session.execute(select(HistoryRow.user_id).distinct()).scalars())
+        users |= set(session.execute(select(InputRow.user_id).distinct()).scalars())
+    for user_id in sorted(users):
+        done += _repair_user(store, guard, user_id)
+    rebuilt = _rebuild_documents(store, guard)
+    done["vector_collections_rebuilt"] = rebuilt
+    if store.engine.dialect.name == "sqlite":
+        with store.engine.begin() as conn:
+            done["fts_rows"] = store.fulltext.rebuild(conn)
+        _compact_sqlite(store)
+    if data_dir is not None:
+        _compact_chroma(Path(data_dir))
+    after = scan(store, guard, data_dir)
+    after.repaired = dict(done)
+    return after
+
+
+def _repair_user(store: MemoryStore, guard: SecretGuard, user_id: str) -> Counter:
+    done: Counter = Counter()
+    new: list[KnowledgeVaultMemory] = []
+    with Session(store.engine) as session:
+        known = store.known_secrets(session, user_id)
+        rewritten: list[tuple[MemoryRow, Any]] = []
+        for row in session.execute(select(MemoryRow).where(MemoryRow.user_id == user_id)).scalars():
+            record = store.to_record(row, reveal=True)
+            cleaned, vault = guard.clean(record, known)
+            new += vault
+            fresh = store.to_row(cleaned)
+            if fresh.text != row.text or fresh.fields != row.fields:
+                rewritten.append((row, fresh))
+        # history and the input log's plain columns: the same placeholders, new vault entries as needed
+        history = list(session.execute(select(HistoryRow).where(HistoryRow.user_id == user_id)).scalars())
+        for row in history:
+            for name in ("before", "after"):
+                value = getattr(row, name)
+                if value is not None:
+                    cleaned_value = _clean_json(guard, value, _owner("history", row.id, user_id), known, new)
+                    if cleaned_value != value:
+                        setattr(row, name, cleaned_value)
+                        done["history_events"] += 1
+        for row in session.execute(select(InputRow).where(InputRow.user_id == user_id)).scalars():
+            for name in ("error", "source_id"):
+                value = getattr(row, name)
+                if value:
+                    cleaned_text = guard.clean_text(value, _owner("input", row.id, user_id), name, known, new)
+                    if cleaned_text != value:
+                        setattr(row, name, cleaned_text)
+                        done["input_log_fields"] += 1
+        for row, fresh in rewritten:
+            embedding_changed = store.to_record(row).embedding_text() != store.to_record(fresh).embedding_text()
+            row.text, row.fields = fresh.text, fresh.fields
+            if embedding_changed:
+                row.embedding_model = None  # re-embedded below from the placeholder text
+            done["memories"] += 1
+        stale = [row.id for row, _ in rewritten if row.embedding_model is None]
+        session.commit()
+    if new:
+        store.apply([InsertOp(memory=m) for m in new], user_id=user_id, actor=DOCTOR_ACTOR)
+        done["vaulted"] += len(new)
+    if stale and store.vectors is not None and store.embedder is not None:
+        _reembed(store, user_id, stale)
+    return done
+
+
+def _clean_json(guard: SecretGuard, value: Any, owner: Any, known: Known, new: list[KnowledgeVaultMemory],
+                where: str = "") -> Any:
+    if isinstance(value, str):
+        return guard.clean_text(value, owner, where, known, new)
+    if isinstance(value, dict):
+        return {k: _clean_json(guard, v, owner, known, new, f"{where}/{k}") for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean_json(guard, v, owner, known, new, f"{where}/{i}") for i, v in enumerate(value)]
+    return value
+
+
+def _reembed(store: MemoryStore, user_id: str, memory_ids: list[str]) -> None:
+    from mirix_py.store.vectors import VectorItem
+
+    assert store.vectors is not None and store.embedder is not None
+    with Session(store.engine) as session:
+        rows = list(session.execute(select(MemoryRow).where(MemoryRow.id.in_(memory_ids))).scalars())
+        vectors = store.embedder.embed([store.to_record(r).embedding_text() for r in rows])
+        store.vectors.upsert(user_id, [VectorItem(r.id, v, r.memory_type) for r, v in zip(rows, vectors)])
+        for row in rows:
+            row.embedding_model = store.embedder.name
+        session.commit()
+
+
+def _rebuild_documents(store: MemoryStore, guard: SecretGuard) -> int:
+    """A user collection that holds documents is dropped and re-embedded from SQL: updating a
+    document leaves the old one in Chroma's own log, dropping the collection purges it."""
+    documents = getattr(store.vectors, "documents", None)
+    if documents is None or store.embedder is None:
+        return 0
+    users = sorted({user_id for user_id, _, document in documents() if document})
+    for user_id in users:
+        store.vectors.drop_user(user_id)
+        with Session(store.engine) as session:
+            ids = list(session.execute(select(MemoryRow.id).where(MemoryRow.user_id == user_id)).scalars())
+        for start in range(0, len(ids), 256):
+            _reembed(store, user_id, ids[start:start + 256])
+    return len(users)
+
+
+def _compact_sqlite(store: MemoryStore) -> None:
+    """Rewrite the database without free pages and empty its write-ahead log."""
+    with store.engine.connect() as conn:
+        conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+        conn.exec_driver_sql("INSERT INTO memory_fts(memory_fts) VALUES('optimize')")
+        conn.exec_driver_sql("VACUUM")
+        conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def _compact_chroma(data_dir: Path) -> None:
+    path = data_dir / "chroma" / "chroma.sqlite3"
+    if not path.exists():
+        return
+    db = sqlite3.connect(path, timeout=30)
+    try:
+        db.execute("VACUUM")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        db.close()

@@ -1,0 +1,126 @@
+"""`mirix doctor --secrets`: plaintext secrets written the way older versions did are found (where,
+never what), moved into the vault by `--repair`, and a second scan is clean down to the file bytes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text as sql
+from typer.testing import CliRunner
+
+from mirix_py.cli import app
+from mirix_py.engine import Mirix
+from mirix_py.ops import DeleteOp, InsertOp, UpdateOp
+from mirix_py.records import EpisodicMemory, KnowledgeVaultMemory, SemanticMemory
+from mirix_py.secret_doctor import database_files
+from mirix_py.store.memories import MemoryStore
+
+PASSPHRASE = "correct horse battery staple"
+WIFI = "CorrectHorse!42"
+LOGIN = "tr0ub4dor&3"
+DOOR = "7781"
+TOKEN = "ghp_Zq81kLm0Pq9Xw2Rt5Yv7Bn3Cd6Fg4Hj1Kl0M"
+PLANTED = [PASSPHRASE, WIFI, LOGIN, DOOR, TOKEN]
+
+
+def _old_store(mx: Mirix) -> MemoryStore:
+    """The store as an older version had it: no guard on writes."""
+    s = mx.store
+    return MemoryStore(s.engine, s.fulltext, s.cipher, s.vectors, s.embedder)
+
+
+def plant(mx: Mirix, user_id: str) -> dict[str, str]:
+    """Secrets in every place an older version left them; returns the planted memories' ids."""
+    old = _old_store(mx)
+    mx.add("I planted tulips in the front garden.", user_id=user_id)
+    episode = EpisodicMemory(id="ep_backup", user_id=user_id, summary=f"The passphrase for the backup drive is: {PASSPHRASE}")
+    fact = SemanticMemory(id="se_wifi", user_id=user_id, name="home wifi", summary="the router in the hall")
+    vault = KnowledgeVaultMemory(id="kv_old", user_id=user_id, entry_type="password", secret_value=WIFI,
+                                 caption=f"home wifi {WIFI}")  # older captions kept the value
+    gone = EpisodicMemory(id="ep_gone", user_id=user_id, summary=f"Door code: {DOOR}")
+    old.apply([InsertOp(memory=m) for m in (episode, fact, vault, gone)], user_id=user_id, actor="old")
+    # an update keeps the earlier text in history; a delete keeps the whole memory there
+    old.apply([UpdateOp(memory_id="se_wifi", fields={"summary": f"the wifi password at home is {WIFI}"})],
+              user_id=user_id, actor="old")
+    old.apply([UpdateOp(memory_id="se_wifi", fields={"summary": "the router in the hall"})], user_id=user_id, actor="old")
+    old.apply([DeleteOp(memory_id="ep_gone")], user_id=user_id, actor="old")
+    # older versions sent the text along with the vector
+    coll = mx.store.vectors._collection(user_id)
+    got = coll.get(ids=["ep_backup"], include=["embeddings"])
+    coll.upsert(ids=["ep_backup"], embeddings=[list(got["embeddings"][0])],
+                documents=[f"{episode.summary} (token {TOKEN})"])
+    with mx.engine.begin() as conn:  # an error message that quoted the input
+        conn.execute(sql("UPDATE input_log SET error = :e WHERE user_id = :u"),
+                     {"e": f"failed on 'login: ada / pass: {LOGIN}'", "u": user_id})
+    return {"episode": "ep_backup", "fact": "se_wifi", "vault": "kv_old"}
+
+
+def _bytes_with(data_dir: Path, values: list[str]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for path in database_files(data_dir):
+        blob = path.read_bytes()
+        hits = [v for v in values if v.encode() in blob]
+        if hits:
+            found[str(path.relative_to(data_dir))] = hits
+    return found
+
+
+@pytest.fixture
+def planted(tmp_path, embedder, user_id):
+    mx = Mirix(tmp_path / "data", embedder=embedder)
+    ids = plant(mx, user_id)
+    yield mx, ids
+    mx.close()
+
+
+def test_scan_finds_every_place_and_prints_no_secret(planted, user_id):
+    mx, _ = planted
+    report = mx.doctor_secrets()
+    places = {f.place for f in report.findings}
+    assert {"memory.text", "memory_history.before", "memory_fts.text", "vectors.documents",
+            "input_log.error"} <= places, places
+    assert any(f.place == "file" for f in report.findings)  # the planted text is in mirix.db / its WAL
+    assert any(f.id == "kv_old" for f in report.findings)  # the caption holding its own value
+    shown = json.dumps(report.summary())
+    assert not [v for v in PLANTED if v in shown]
+    assert report.payload_secrets == 0  # the one logged input holds none
+
+
+def test_repair_moves_secrets_into_the_vault_and_a_second_scan_is_clean(planted, user_id):
+    mx, ids = planted
+    assert _bytes_with(mx.settings.data_dir, PLANTED)  # the planted plaintext is on disk
+    report = mx.doctor_secrets(repair=True)
+    assert report.clean, report.summary()
+    assert report.repaired["vaulted"] >= 3 and report.repaired["memories"] >= 2
+    assert mx.doctor_secrets().clean
+    vault = {mx.get(v.id, user_id=user_id, reveal=True).secret_value
+             for v in mx.list(user_id=user_id, memory_types=["knowledge_vault"], limit=100)}
+    assert {PASSPHRASE, WIFI, LOGIN, DOOR} <= vault
+    episode = mx.get(ids["episode"], user_id=user_id)
+    assert PASSPHRASE not in episode.summary and "[vault:kv_" in episode.summary
+    assert mx.get("kv_old", user_id=user_id).caption == "home wifi [secret]"
+    for memory_id in (ids["fact"], "ep_gone"):
+        assert not [v for v in PLANTED if v in json.dumps([h.model_dump(mode="json") for h in
+                                                            mx.history(memory_id, user_id=user_id)])]
+    assert not [v for v in PLANTED if v in (mx.input_status(mx.inputs.by_status(
+        __import__("mirix_py.records", fromlist=["InputStatus"]).InputStatus.processed, user_id=user_id)[0].id).error or "")]
+    hits = mx.search("backup drive passphrase", user_id=user_id)
+    assert hits and hits[0].memory.id == ids["episode"]  # still found, by the words around the secret
+    assert mx.doctor().clean  # vectors agree with SQL after the rebuild
+    mx.close()
+    assert _bytes_with(mx.settings.data_dir, PLANTED) == {}
+
+
+def test_cli_reports_then_repairs(tmp_path, embedder, user_id):
+    data = tmp_path / "data"
+    with Mirix(data, embedder=embedder) as mx:
+        plant(mx, user_id)
+    runner = CliRunner()
+    found = runner.invoke(app, ["doctor", "--secrets", "--json", "--data-dir", str(data)])
+    assert found.exit_code == 1, found.output
+    assert json.loads(found.output)["findings"] > 0 and not [v for v in PLANTED if v in found.output]
+    fixed = runner.invoke(app, ["doctor", "--secrets", "--repair", "--json", "--data-dir", str(data)])
+    assert fixed.exit_code == 0, fixed.output
+    assert json.loads(fixed.output)["clean"] is True
