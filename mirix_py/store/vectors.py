@@ -9,7 +9,8 @@ Chroma: no documents, never a vault secret.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -28,17 +29,35 @@ class VectorItem:
 
 
 class ChromaVectorIndex:
-    def __init__(self, client) -> None:
-        self._client = client
+    def __init__(self, client=None, *, connect: Callable[[], object] | None = None) -> None:
+        """A Chroma `client`, or `connect` to open one on first use: importing chromadb and opening
+        an embedded store costs ~1 s that a command reading only SQL (`list`, `show`) should not pay."""
+        if client is None and connect is None:
+            raise ValueError("ChromaVectorIndex needs a client or a connect function")
+        self._opened = client
+        self._connect = connect
+        self._connect_lock = threading.Lock()
         self._collections: dict[str, object] = {}
+
+    @property
+    def _client(self):
+        if self._opened is None:
+            with self._connect_lock:
+                if self._opened is None:
+                    self._opened = self._connect()  # type: ignore[misc]
+        return self._opened
 
     @classmethod
     def embedded(cls, path: Path) -> "ChromaVectorIndex":
-        import chromadb
-        from chromadb.config import Settings as ChromaSettings
-
         Path(path).mkdir(parents=True, exist_ok=True)
-        return cls(chromadb.PersistentClient(path=str(path), settings=ChromaSettings(anonymized_telemetry=False)))
+
+        def connect():
+            import chromadb
+            from chromadb.config import Settings as ChromaSettings
+
+            return chromadb.PersistentClient(path=str(path), settings=ChromaSettings(anonymized_telemetry=False))
+
+        return cls(connect=connect)
 
     @classmethod
     def server(cls, url: str) -> "ChromaVectorIndex":
