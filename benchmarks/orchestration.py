@@ -38,8 +38,8 @@ def minimal_model(req: ScriptRequest):
         return [("insert_episodic", {"summary": "A conversation took place", "event_type": "conversation"})]
     if req.agent == "semantic_memory_manager":
         return [("insert_semantic", {"name": "Topic", "summary": "Something was discussed"})]
-    if req.agent == "core_memory_manager":
-        return "Nothing to add."
+    if req.agent in ("core_memory_manager", "knowledge_vault_manager"):
+        return [("nothing_to_record", {})]  # a manager must answer with a tool call
     if req.agent == "topic_extractor":
         return json.dumps({"topics": req.last_text.split()[-3:], "start": None, "end": None})
     if req.agent == "chat_agent":

@@ -7,10 +7,12 @@ shared deployment. Memories are short synthetic sentences generated from word li
 seed (80% episodic "[date] Name: sentence", 20% semantic "Name: fact"), written through
 `mx.store.apply` in InsertOp batches of 1000.
 
-Embeddings of the pool are computed once with the engine's embedder (MiniLM) and cached under
+Embeddings of the pool's embedding texts (`memory.embedding_text()`: what the store embeds, e.g. an
+episode without its date) are computed once with the engine's embedder (MiniLM) and cached under
 ./.bench-cache/ (100k texts take minutes on 2 cores; later runs and smaller sizes reuse them); the
-engine receives them through a lookup embedder, so inserts do not re-embed. Queries are never
-precomputed for the engine: every timed engine search embeds its own query with MiniLM, and every
+cache keeps a key per text it holds a vector for, so a change to what the store embeds
+recomputes it instead of serving stale vectors. The engine receives them through a lookup embedder,
+so inserts do not re-embed (a text it misses is an error). Queries are never precomputed for the engine: every timed engine search embeds its own query with MiniLM, and every
 query text is distinct across all methods, so the searcher's query-embedding cache cannot hide it.
 
 Timed, interleaved query by query: engine hybrid, bm25 and embedding search (limit 10), a bare
@@ -38,6 +40,7 @@ import _common as C
 GENERATOR_VERSION = 1
 TARGET_P95_MS = 25.0
 BATCH = 1000
+CHECKPOINT_SECONDS = 60.0  # while embedding the pool, save the cache at least this often
 
 # ------------------------------------------------------------------ word lists
 
@@ -197,18 +200,40 @@ def to_memory(rec: tuple[str, str, str, datetime], user_id: str):
     return SemanticMemory(user_id=user_id, name=who, summary=text, occurred_at=when)
 
 
+def text_keys(texts: Sequence[str]) -> Any:
+    """One 64-bit BLAKE2b key per text: what each cached vector row was computed from."""
+    import numpy as np
+
+    return np.array([int.from_bytes(hashlib.blake2b(t.encode(), digest_size=8).digest(), "little") for t in texts],
+                    dtype=np.uint64)
+
+
 def pool_vectors(texts: list[str], embedder: Any, cache_dir: Path, seed: int) -> tuple[Any, dict[str, Any]]:
-    """Embeddings of the pool's search texts, cached as .npy; only the missing tail is computed."""
+    """Embeddings of the pool's embedding texts, cached as .npy; only the missing tail is computed.
+
+    A sidecar .keys.npy holds each cached row's text key; rows from the first whose text no longer
+    matches (the generator or `embedding_text` changed) are dropped and computed again."""
     import numpy as np
 
     key = hashlib.sha256(f"{GENERATOR_VERSION}|{seed}|{embedder.name}".encode()).hexdigest()[:12]
     path = cache_dir / f"synthetic-pool-{key}.npy"
+    keys_path = cache_dir / f"synthetic-pool-{key}.keys.npy"
     have = np.load(path) if path.exists() else np.zeros((0, embedder.dim), dtype=np.float32)
-    info = {"cache_file": str(path), "cached": int(min(len(have), len(texts))), "computed": 0, "seconds": 0.0}
+    have_keys = np.load(keys_path) if keys_path.exists() else np.zeros(0, dtype=np.uint64)
+    want_keys = text_keys(texts)
+    n = min(len(have), len(have_keys), len(texts))
+    mismatch = np.flatnonzero(have_keys[:n] != want_keys[:n])
+    valid = int(mismatch[0]) if len(mismatch) else n  # leading rows known to be this pool's texts
+    stale = min(len(have), len(texts)) - valid
+    if stale:
+        print(f"{len(have) - valid} cached vectors in {path.name} were not made from these texts; recomputing",
+              flush=True)
+        have, have_keys = have[:valid], have_keys[:valid]
+    info = {"cache_file": str(path), "cached": valid, "computed": 0, "seconds": 0.0, "stale_rows_dropped": stale}
     if len(have) < len(texts):
         missing = texts[len(have):]
         print(f"embedding {len(missing)} pool texts with {embedder.name} (cached: {len(have)}) ...", flush=True)
-        t0 = time.perf_counter()
+        t0 = last_save = time.perf_counter()
         chunks = []
         step = 2048
         for i in range(0, len(missing), step):
@@ -216,12 +241,25 @@ def pool_vectors(texts: list[str], embedder: Any, cache_dir: Path, seed: int) ->
             done = min(i + step, len(missing))
             rate = done / (time.perf_counter() - t0)
             print(f"  {done}/{len(missing)} ({rate:.0f}/s, ~{(len(missing) - done) / rate:.0f}s left)", flush=True)
-        have = np.concatenate([have, *chunks])
+            if done == len(missing) or time.perf_counter() - last_save > CHECKPOINT_SECONDS:
+                have = np.concatenate([have, *chunks])
+                have_keys = want_keys[: len(have)]
+                chunks = []
+                save_cache(path, have, keys_path, have_keys)  # an interrupted run keeps what it computed
+                last_save = time.perf_counter()
         info.update(computed=len(missing), seconds=time.perf_counter() - t0, per_second=len(missing) / (time.perf_counter() - t0))
-        tmp = path.with_suffix(".tmp.npy")
-        np.save(tmp, have)
-        tmp.replace(path)
     return have[: len(texts)], info
+
+
+def save_cache(path: Path, vectors: Any, keys_path: Path, keys: Any) -> None:
+    """Write the vectors and their text keys, each by rename, vectors first: a crash between the two
+    leaves more vectors than keys, and rows without a key are recomputed."""
+    import numpy as np
+
+    for target, array in ((path, vectors), (keys_path, keys)):
+        tmp = target.with_suffix(".tmp.npy")
+        np.save(tmp, array)
+        tmp.replace(target)
 
 
 class LookupEmbedder:
@@ -300,7 +338,9 @@ def run_size(n: int, args: argparse.Namespace, embedder: Any, pool: list, vector
                 print(f"  {done}/{total} ({rate:.0f}/s, ~{(total - done) / rate:.0f}s left)", flush=True)
                 next_report += 50_000
     insert_s = time.perf_counter() - t0
-    assert lookup.misses == 0, "a memory text missed the precomputed table"
+    if lookup.misses:
+        raise RuntimeError(f"{lookup.misses} memory texts missed the precomputed table: the store embedded a text "
+                           "other than `embedding_text()`, so inserts were timed with live embedding")
     counts = mx.store.count(user_id="bench-target")
 
     # bare Chroma: the target user's N vectors in one collection of a separate client
@@ -391,7 +431,7 @@ def main() -> int:
     biggest = max(args.sizes)
     t0 = time.perf_counter()
     pool = pool_records(biggest, args.seed)
-    texts = [to_memory(r, "bench-x").search_text() for r in pool]
+    texts = [to_memory(r, "bench-x").embedding_text() for r in pool]  # what the store embeds
     gen_s = time.perf_counter() - t0
     vectors, vec_info = pool_vectors(texts, embedder, C.cache_root(args.cache_dir), args.seed)
     vec_info["generate_seconds"] = gen_s

@@ -1,0 +1,98 @@
+"""Every benchmark under benchmarks/ runs end to end at its tiniest size, so none can break unnoticed.
+
+Each test runs the script in a subprocess as a user would, on the mini LoCoMo fixture or a few
+synthetic items, and checks that it exited cleanly, printed its figures and wrote a well-formed
+JSON result. Elsewhere: `load_rest.py` (tests/server/test_load_bench.py), `secrets_corpus.py`
+(tests/agents/offline/test_secret_corpus.py), `local_model.py` (tests/llm/test_real_model.py),
+`mirix eval locomo` (tests/eval/test_locomo_eval.py) and `mirix eval screenshots`'s run
+(tests/eval/test_screenshot_qa.py). The figures of such tiny runs mean nothing; only that they exist.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+MINI = REPO / "tests" / "fixtures" / "locomo_mini.json"
+
+
+def run_benchmark(script: str, *args: str, tmp_path: Path) -> str:
+    """Run benchmarks/<script> with args; returns its stdout, failing with its stderr's tail."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
+    run = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *args], capture_output=True,
+                         text=True, timeout=600, cwd=tmp_path, env=env)
+    assert run.returncode == 0, f"{script} exited {run.returncode}:\n{run.stderr[-3000:]}"
+    return run.stdout
+
+
+def finite(x: object) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def test_search_latency(tmp_path):
+    out = tmp_path / "latency.json"
+    stdout = run_benchmark("search_latency.py", "--sizes", "200", "--queries", "3", "--warmup", "1",
+                           "--cache-dir", str(tmp_path / "cache"), "--out", str(out), tmp_path=tmp_path)
+    assert "hybrid p95" in stdout and "summary (ms)" in stdout
+    result = json.loads(out.read_text())
+    assert result["benchmark"] == "search_latency" and result["pool"]["computed"] == 200
+    (size,) = result["results"]
+    assert size["size"] == 200 and sum(size["target_memories"].values()) == 200
+    assert size["total_memories"] == 200 + 9 * 20
+    for method in ("engine hybrid", "engine bm25", "engine embedding", "bare chroma (query vector given)"):
+        lat = size["latency"][method]
+        assert lat["n"] == 3 and finite(lat["p95_ms"]) and lat["p95_ms"] > 0 and lat["mean_hits"] > 0
+
+
+def test_ingest_locomo(tmp_path):
+    out = tmp_path / "ingest.json"
+    stdout = run_benchmark("ingest_locomo.py", str(MINI), "--out", str(out), tmp_path=tmp_path)
+    assert "target <= 30s" in stdout
+    result = json.loads(out.read_text())
+    assert result["benchmark"] == "ingest_locomo"
+    engine = result["engine"]
+    assert engine["turns"] == 8 and engine["sessions"] == 3 and engine["failed_sessions"] == []
+    assert engine["memories_total"] > 0 and finite(engine["ingest_seconds"])
+    assert result["floor"]["turns"] == result["floor_bulk"]["turns"] == 8
+
+
+def test_locomo_recall(tmp_path):
+    out = tmp_path / "recall.json"
+    stdout = run_benchmark("locomo_recall.py", str(MINI), "--budget-words", "750", "--cache-dir",
+                           str(tmp_path / "cache"), "--out", str(out), tmp_path=tmp_path)
+    assert "engine hybrid" in stdout and "raw RRF" in stdout
+    result = json.loads(out.read_text())
+    assert result["benchmark"] == "locomo_recall" and result["engine"]["failed_sessions"] == []
+    rows = result["results"]["750"]
+    assert {"engine hybrid", "engine bm25", "engine embedding", "raw BM25", "raw MiniLM", "raw RRF"} <= set(rows)
+    for row in rows.values():
+        assert row["overall_1_4"]["n"] == 6 and 0.0 <= row["overall_1_4"]["recall"] <= 1.0
+    assert rows["engine hybrid"]["overall_1_4"]["recall"] > 0
+
+
+def test_orchestration(tmp_path):
+    out = tmp_path / "orchestration.json"
+    stdout = run_benchmark("orchestration.py", str(MINI), "--conversations", "1", "--questions", "1",
+                           "--delay-ms", "1", "--out", str(out), tmp_path=tmp_path)
+    assert "LLM calls per session" in stdout
+    result = json.loads(out.read_text())
+    for flow in ("parallel", "sequential"):
+        assert result[flow]["sessions"] == 2 and result[flow]["calls_per_session"] > 0
+    assert result["parallel"]["chats"] == 1 and result["parallel"]["calls_per_chat"] > 0
+
+
+def test_screenshots(tmp_path):
+    out = tmp_path / "screenshots.json"
+    stdout = run_benchmark("screenshots.py", "--days", "1", "--dwell", "1-2", "--size", "1280x720",
+                           "--workers", "1", "--baseline-frames", "1", "--out", str(out), tmp_path=tmp_path)
+    assert "end to end" in stdout and "planted facts" in stdout
+    result = json.loads(out.read_text())
+    assert result["frames"] >= result["unique"] > 0
+    assert result["ocr_stage"]["failures"] == 0 and result["end_to_end"]["unique_fps"] > 0
+    assert 0 < result["bytes"]["stored_per_frame"] < result["bytes"]["png_per_frame"]
+    assert sum(result["memories"].values()) > 0
