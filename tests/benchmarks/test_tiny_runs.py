@@ -96,3 +96,16 @@ def test_screenshots(tmp_path):
     assert result["ocr_stage"]["failures"] == 0 and result["end_to_end"]["unique_fps"] > 0
     assert 0 < result["bytes"]["stored_per_frame"] < result["bytes"]["png_per_frame"]
     assert sum(result["memories"].values()) > 0
+
+
+def test_offline_facts(tmp_path):
+    """The whole labelled corpus (pure CPU, about a second); its minimum figures are kept by
+    tests/agents/offline/test_fact_corpus.py."""
+    out = tmp_path / "facts.json"
+    stdout = run_benchmark("offline_facts.py", "--out", str(out), tmp_path=tmp_path)
+    assert "precision" in stdout and "supersessions" in stdout
+    result = json.loads(out.read_text())
+    assert result["texts"] > 0 and result["facts"] > 0
+    for kind in ("loose", "strict"):
+        assert 0.0 <= result[kind]["precision"] <= 1.0 and 0.0 <= result[kind]["recall"] <= 1.0
+    assert result["updates"]["applied"] <= result["updates"]["supersessions"]
