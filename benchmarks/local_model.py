@@ -77,6 +77,16 @@ def writers(mx: Mirix, user_id: str) -> Counter:
     return counts
 
 
+def model_texts(mx: Mirix, user_id: str) -> list[str]:
+    """What the model itself wrote (not the rules), to judge it by reading."""
+    out = []
+    for memory in mx.list(user_id=user_id, limit=100_000):
+        actor = mx.history(memory.id, user_id=user_id)[0].actor
+        if not actor.endswith("(offline fallback)") and actor != "knowledge_vault_rules":
+            out.append(f"{memory.memory_type.value}: {memory.search_text()[:200]} {memory.source_ids}")
+    return out
+
+
 def run_mode(args, conv, batches, embedder, data_dir: Path) -> dict[str, Any]:
     calls = Meter()
     client = MeteredClient(model_client(args.url, args.model, args.mode == "functions"), calls, "server")
@@ -102,9 +112,11 @@ def run_mode(args, conv, batches, embedder, data_dir: Path) -> dict[str, Any]:
             "completion_tokens": sum(c.completion_tokens for c in new_calls),
             "max_completion_tokens": max((c.completion_tokens for c in new_calls), default=0),
             "seconds": round(seconds, 2), "writes": len(result.changes), "rejected": result.rejected,
+            "kept_by_rules": result.kept_by_rules,
         })
         print(f"[{args.mode}] batch {k}/{len(batches)} {result.status.value} in {seconds:.1f}s, "
               f"{len(new_calls)} calls, routed {rows[-1]['routed']} (rules {rules_route})"
+              + (f", {len(result.kept_by_rules)} message(s) kept by the rules" if result.kept_by_rules else "")
               + (f" | {result.error[:160]}" if result.error else ""), flush=True)
     wall = time.perf_counter() - started
     turn_ids = [m["id"] for b in batches for m in b]
@@ -118,6 +130,9 @@ def run_mode(args, conv, batches, embedder, data_dir: Path) -> dict[str, Any]:
         "mode": args.mode, "batches": len(rows), "turns": len(turn_ids),
         "processed": statuses["processed"], "degraded": statuses["degraded"], "failed": statuses["failed"],
         "processed_share": round(statuses["processed"] / len(rows), 3),
+        # the stricter count: processed, and every message cited by a memory the model wrote
+        "processed_all_cited": sum(r["status"] == "processed" and not r["kept_by_rules"] for r in rows),
+        "messages_kept_by_rules": sum(len(r["kept_by_rules"]) for r in rows),
         "degraded_reasons": Counter(_reason_kind(r["reason"]) for r in rows if r["reason"]).most_common(),
         "calls": len(calls.calls), "prompt_tokens": sum(c.prompt_tokens for c in calls.calls),
         "completion_tokens": sum(c.completion_tokens for c in calls.calls),
@@ -127,6 +142,7 @@ def run_mode(args, conv, batches, embedder, data_dir: Path) -> dict[str, Any]:
         "rejected_writes": sum(len(r["rejected"]) for r in rows),
         "turns_searchable_with_id": sum(t in cited for t in turn_ids), "invented_secrets": len(invented),
         "routing_same_as_rules": f"{agree}/{statuses['processed']}",
+        "model_memories_sample": model_texts(mx, user)[:12],
     }
     mx.close()
     return {"summary": summary, "batches": rows}

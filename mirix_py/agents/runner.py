@@ -28,6 +28,7 @@ from autogen_core.models import (
     UserMessage,
 )
 from autogen_core.tools import FunctionTool
+from pydantic import ValidationError
 
 from mirix_py.agents.definitions import AgentDefinition
 from mirix_py.llm.bounds import CallBounds, ModelCallFailed, ServerFeatures, bounded_create
@@ -71,6 +72,12 @@ def _loads_or_text(arguments: Any) -> Any:
         return arguments
 
 
+def _schema_error(error: Any) -> str:
+    """One pydantic error as the model can act on it: the field, what it should be, what it sent."""
+    sent = repr(error.get("input"))
+    return f"{'.'.join(map(str, error['loc']))}: {error['msg']} (got {sent[:60]})"
+
+
 async def _run_calls(calls: Sequence[tuple[str, str, Any]], by_name: dict[str, FunctionTool],
                      outcome: RoundOutcome) -> list[FunctionExecutionResult]:
     """Run (call id, name, arguments) through the tools; collect what each said."""
@@ -89,7 +96,11 @@ async def _run_calls(calls: Sequence[tuple[str, str, Any]], by_name: dict[str, F
             said = await by_name[name].run_json(args, CancellationToken())
             outcome.accepted += 1
             results.append(FunctionExecutionResult(call_id=call_id, content=str(said), is_error=False, name=name))
-        except Exception as exc:  # validation and grounding errors of any kind go back to the model
+        except ValidationError as exc:  # the arguments do not fit the schema (an id or a value not offered)
+            message = f"{name}: " + "; ".join(_schema_error(e) for e in exc.errors())
+            outcome.errors.append(message)
+            results.append(FunctionExecutionResult(call_id=call_id, content=message, is_error=True, name=name))
+        except Exception as exc:  # grounding and other errors of any kind go back to the model
             message = f"{name}: {exc}"
             outcome.errors.append(message)
             results.append(FunctionExecutionResult(call_id=call_id, content=message, is_error=True, name=name))

@@ -20,7 +20,7 @@ def model_tool_schemas() -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for memory_type in MemoryType:
         collector = OpCollector(store=None, user_id="schema", memory_type=memory_type,  # type: ignore[arg-type]
-                                batch_source_ids=["m1"], listed_ids={"listed"})
+                                batch_source_ids=["m1", "m2"], listed_ids={"listed"})
         for tool in manager_tools(collector, sorted(MANAGER_TOOLS[memory_type]) + [NOTHING_TOOL]):
             out[tool.name] = dict(tool.schema)
     router = RouteCollector().tool()

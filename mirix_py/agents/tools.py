@@ -7,7 +7,6 @@ transaction. A rejected call raises `ToolError`, whose message goes back to the 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Annotated, Any, Callable, Literal, Sequence
@@ -21,21 +20,13 @@ from mirix_py.records import (
     MEMORY_CLASSES, CoreMemory, MemoryBase, MemoryType,
 )
 from mirix_py import toolparams as P
-from mirix_py.agents import core_blocks
+from mirix_py.agents import core_blocks, grounding
 from mirix_py.store.memories import IMMUTABLE_FIELDS, MemoryStore
 
 MemoryTypeName = P.MemoryTypeName
 CoreLabel = Literal["persona", "human"]
 NOTHING_TOOL = "nothing_to_record"
 CORE_LINE_CHARS = 200  # a core line is a short fact, not a message copied whole
-# what a model's vault value must hold: a digit or a symbol of keys and addresses (plain words, even
-# hyphenated or with punctuation, are no secret; passphrases in words are the rules' to find)
-VAULT_VALUE = re.compile(r"[\d@#$%^&*_+=/\\|~]")
-
-
-def vault_candidates(texts: Sequence[str]) -> bool:
-    """Whether any word of these texts could be a vault value a model may store."""
-    return any(VAULT_VALUE.search(word) for text in texts for word in text.split() if not word.startswith("[vault:"))
 
 
 class ToolError(ValueError):
@@ -60,6 +51,7 @@ class OpCollector:
     # the model (None: any memory of this type and user may be edited)
     message_texts: Sequence[str] = ()
     listed_ids: set[str] | None = None
+    shown_ids: Sequence[str] = ()  # the messages' ids as the model sees them ([id=...]); default: all
     ops: list[Op] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     nothing: bool = False
@@ -136,19 +128,9 @@ class OpCollector:
 
     def _ground_secret(self, value: str, caption: str) -> None:
         """A vault value must be copied from the batch: a model may not invent one."""
-        value = value.strip()
-        if not value:
-            self.fail("secret_value is empty")
-        if value.startswith("[vault:"):
-            self.fail("that value is already stored in the vault (a [vault:...] placeholder): leave it alone")
-        if not VAULT_VALUE.search(value):
-            self.fail(f"secret_value {value[:3]}… is plain words: the vault keeps values such as passwords, keys, "
-                      "numbers and addresses; call nothing_to_record")
-        if not any(value in text for text in self.message_texts):
-            self.fail(f"secret_value {value[:3]}… does not occur in this batch: store only values copied exactly "
-                      "from the messages, or call nothing_to_record")
-        if value in caption:
-            self.fail("the caption contains the secret value: describe what it is for without it")
+        problem = grounding.vault_value_problem(value, caption, self.message_texts)
+        if problem:
+            self.fail(problem)
 
     def _zoned(self, value: Any) -> Any:
         """An ISO time without a zone (models drop the "+00:00" they were shown) in the batch's zone."""
@@ -252,8 +234,24 @@ class OpCollector:
 # Every parameter is described (autogen reads `Annotated[T, "description"]`) and closed sets are
 # enumerated; defaults are the records' own (`toolparams`).
 
-SourceIds = Annotated[list[str] | None, "Ids of the messages this comes from, as shown in [id=...]; "
-                                        "omit to cite every message of the batch."]
+SOURCE_IDS = ("Ids of the messages this comes from, as shown in [id=...]; omit to cite every message of the "
+              "batch.")
+SECRET_VALUE = "The exact value, copied character for character from the batch."
+SourceIds = Annotated[list[str] | None, SOURCE_IDS]
+MAX_ENUMERATED_IDS = 64
+
+
+def _batch_enums(fn: Callable[..., str], c: OpCollector) -> None:
+    """The batch's own message ids and vault values as closed sets in the tool's schema: a server that
+    constrains its output to the schema (function-calling grammars, JSON schema) cannot write an id or
+    a secret that is not in the batch. The tools' grounding checks the same for the others."""
+    ids = list(dict.fromkeys(c.shown_ids or c.batch_source_ids))
+    if "source_ids" in fn.__annotations__ and 0 < len(ids) <= MAX_ENUMERATED_IDS:
+        fn.__annotations__["source_ids"] = Annotated[list[Literal[tuple(ids)]] | None, SOURCE_IDS]  # type: ignore[valid-type]
+    if "secret_value" in fn.__annotations__:
+        values = grounding.vault_value_candidates(c.message_texts)
+        if 0 < len(values) <= grounding.MAX_ENUMERATED:
+            fn.__annotations__["secret_value"] = Annotated[Literal[tuple(values)], SECRET_VALUE]  # type: ignore[valid-type]
 MemoryId = Annotated[str, "Id of a memory listed under 'Existing ... memories', copied exactly; no other id."]
 
 
@@ -314,7 +312,7 @@ def _insert_tool(c: OpCollector) -> FunctionTool:
                                        "card_expiry, bank_account, recovery_code, id_number, address, phone, "
                                        "email or booking: the names the vault rules use."],
             caption: Annotated[str, "What the value is for, WITHOUT the value, e.g. 'VPN password for work'."],
-            secret_value: Annotated[str, "The exact value, copied character for character from the batch."],
+            secret_value: Annotated[str, SECRET_VALUE],
             sensitivity: Annotated[P.SensitivityName, "high: grants access or moves money; medium: personal "
                                                        "contact details; low: public details."] = P.SENSITIVITY_DEFAULT,
             source: Annotated[str, "Who gave it."] = "",
@@ -326,6 +324,7 @@ def _insert_tool(c: OpCollector) -> FunctionTool:
         doc = "Store an exact sensitive value that occurs in the batch; the caption must not contain it."
     else:
         raise InvalidInput("core memory has no insert tool")
+    _batch_enums(fn, c)
     return FunctionTool(fn, description=doc, name=fn.__name__)
 
 
@@ -368,6 +367,7 @@ def _generic_tools(c: OpCollector) -> dict[str, Callable[[], FunctionTool]]:
             for name, (fn, doc) in described.items()}
 
 
+ROUTE_TYPES = "Every memory type with something new in this batch; an empty list when there is nothing."
 EDIT_TOOLS = frozenset({"update_memory", "merge_memories", "delete_memory"})
 
 
@@ -390,32 +390,31 @@ def manager_tools(collector: OpCollector, names: Sequence[str]) -> list[Function
 
 @dataclass
 class RouteCollector:
-    """The meta memory manager's single tool."""
+    """The meta memory manager's single tool. `offered`: the memory types the batch can give anything
+    to (`grounding.offered_memory_types`); the tool's enum lists only those."""
 
+    offered: Sequence[MemoryType] = tuple(MemoryType)
     chosen: list[MemoryType] | None = None
     errors: list[str] = field(default_factory=list)
 
-    def trigger_memory_managers(
-        self, memory_types: Annotated[list[P.MemoryTypeName], "Every memory type with something new in this "
-                                                              "batch; an empty list when there is nothing."],
-    ) -> str:
-        valid = {t.value for t in MemoryType}
+    def trigger_memory_managers(self, memory_types: list[str]) -> str:
+        valid = {t.value for t in self.offered}
         if isinstance(memory_types, str):
             memory_types = [memory_types]
         unknown = sorted({t for t in memory_types if t not in valid})
         if unknown:
-            message = f"unknown memory type(s) {unknown}; choose from {sorted(valid)}"
+            message = f"memory type(s) {unknown} not offered for this batch; choose from {sorted(valid)}"
             self.errors.append(message)
             raise ToolError(message)
         self.chosen = list(dict.fromkeys(MemoryType(t) for t in memory_types))
         return "ok: " + ", ".join(t.value for t in self.chosen)
 
     def tool(self) -> FunctionTool:
-        def trigger_memory_managers(
-            memory_types: Annotated[list[P.MemoryTypeName], "Every memory type with something new in this "
-                                                            "batch; an empty list when there is nothing."],
-        ) -> str:
+        def trigger_memory_managers(memory_types: list[str]) -> str:
             return self.trigger_memory_managers(memory_types)
 
+        names = tuple(t.value for t in MemoryType if t in self.offered)
+        trigger_memory_managers.__annotations__["memory_types"] = Annotated[
+            list[Literal[names]], ROUTE_TYPES]  # type: ignore[valid-type]
         return FunctionTool(trigger_memory_managers, name="trigger_memory_managers",
                             description="Start the memory managers of these memory types for this batch.")

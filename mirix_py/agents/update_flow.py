@@ -8,8 +8,9 @@
 5. a failing manager leaves the others' writes and no partial write of its own;
 6. what the model could not do is done by the offline rules (`OfflineFlow`): the whole batch when
    routing failed, a failed manager's memory type, and an episode for every message that no memory
-   the model wrote cites. The batch is then `degraded`, with the reasons, and `retry_failed()`
-   gives the model another go.
+   the model wrote cites. A batch whose routing or manager failed is then `degraded`, with the
+   reasons, and `retry_failed()` gives the model another go; messages the model's memories left
+   uncited are listed in `kept_by_rules` (the model's work stood, so the batch is processed).
 
 Two sequential LLM rounds on the critical path when every model call is valid. Every call is
 bounded (`CallBounds`) and uses the protocol features the server takes (`ServerFeatures`).
@@ -36,7 +37,8 @@ from mirix_py.agents.flow import FlowResult
 from mirix_py.agents.offline.flow import FALLBACK_SUFFIX, OfflineFlow
 from mirix_py.agents.offline.managers import BatchMessage, PreparedBatch, prepare_batch
 from mirix_py.agents.runner import AgentFailed, run_tool_agent
-from mirix_py.agents.tools import OpCollector, RouteCollector, manager_tools, vault_candidates
+from mirix_py.agents.grounding import offered_memory_types
+from mirix_py.agents.tools import OpCollector, RouteCollector, manager_tools
 from mirix_py.llm.bounds import CallBounds, ServerFeatures
 from mirix_py.llm.metering import Meter
 from mirix_py.ops import InsertOp, Op
@@ -168,7 +170,7 @@ class UpdateFlow:
         frames = pick_images(batch, images) if images and self.vision() else {}
         related = await asyncio.to_thread(self._related, user_id, batch)
 
-        router = RouteCollector()
+        router = RouteCollector(offered=offered_memory_types([m.text for m in batch.messages]))
         reason = None
         try:
             await run_tool_agent(self.definitions["meta_memory_manager"], self.client, [router.tool()],
@@ -183,9 +185,6 @@ class UpdateFlow:
             return await self._stand_in(result, reason, user_id, records, input_id, skip_actors, types=None)
         result.routed = list(router.chosen or [])
         chosen = [t for t in result.routed if manager_for(self.definitions, t).name not in skip_actors]
-        if MemoryType.knowledge_vault in chosen and not vault_candidates([m.text for m in batch.messages]):
-            # no word of the batch could pass the vault tool's grounding: the manager is not asked
-            chosen.remove(MemoryType.knowledge_vault)
         runs = [self._manager(t, user_id, batch, batch_text, related, meter, input_id, ledger, frames,
                               result.rejected) for t in chosen]
         if self.parallel:
@@ -218,8 +217,7 @@ class UpdateFlow:
         if uncited and self.fallback is not None:
             extra = await asyncio.to_thread(self.fallback.episodes_for, user_id, records, uncited, input_id=input_id)
             result.absorb(extra)
-            result.degraded.append(f"no memory the model wrote cites {len(uncited)} of {len(batch.messages)} "
-                                   "message(s): the rules' episodes keep them")
+            result.kept_by_rules = sorted(uncited)
         return result
 
     def _fallback_cited(self, result: FlowResult, user_id: str) -> set[str]:
@@ -262,7 +260,8 @@ class UpdateFlow:
         collector = OpCollector(self.store, user_id, memory_type, sources,
                                 default_occurred_at=batch.messages[0].occurred_at if batch.messages else None,
                                 message_texts=[m.text for m in batch.messages],
-                                listed_ids=None if memory_type is MemoryType.core else listed)
+                                listed_ids=None if memory_type is MemoryType.core else listed,
+                                shown_ids=[m.source_ids[-1] for m in batch.messages if m.source_ids])
         if memory_type is MemoryType.core:
             context = render_core({label: collector._core_block(label) for label in ("human", "persona")})
         else:

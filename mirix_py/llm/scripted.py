@@ -32,6 +32,7 @@ class ScriptRequest:
     json_output: Any
     tool_choice: Any = "auto"
     extra_create_args: Mapping[str, Any] | None = None
+    tool_schemas: Sequence[Mapping[str, Any]] = ()  # as sent: the enums a constrained server would enforce
 
     @property
     def last_text(self) -> str:
@@ -71,8 +72,9 @@ class ScriptedChatCompletionClient(ChatCompletionClient):
         system = "\n".join(m.content for m in messages if isinstance(m, SystemMessage) and isinstance(m.content, str))
         names = [t.name if hasattr(t, "name") else t["name"] for t in tools]
         choice = getattr(tool_choice, "name", tool_choice)  # a forced Tool is recorded by its name
+        schemas = [dict(t.schema) if hasattr(t, "schema") else dict(t) for t in tools]
         request = ScriptRequest(system=system, messages=list(messages), tool_names=names, json_output=json_output,
-                                tool_choice=choice, extra_create_args=dict(extra_create_args))
+                                tool_choice=choice, extra_create_args=dict(extra_create_args), tool_schemas=schemas)
         self.requests.append(request)
         started = time.perf_counter()
         if self._delay:

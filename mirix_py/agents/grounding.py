@@ -1,0 +1,86 @@
+"""What a model may write, judged against the batch it was shown: pure functions.
+
+The same test decides whether the router is offered the vault, which values the vault tool's
+schema enumerates, and whether a vault value a model sent is accepted: a model cannot be asked
+for a value no word of the batch could be, and cannot store one that is not in the batch.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Sequence
+
+from mirix_py.records import MemoryType
+
+# a vault value holds a digit or a symbol of keys and addresses: plain words, even hyphenated or
+# with punctuation, are no secret (passphrases in words are the vault rules' to find)
+VAULT_VALUE = re.compile(r"[\d@#$%^&*_+=/\\|~]")
+# values with that shape that are still no secret: years, dates, times, ordinals, amounts, short numbers
+NOT_A_SECRET = re.compile(
+    r"""^(?:
+        \d{1,2}                                   # a count, a day
+      | (?:19|20)\d{2}s?                          # a year, a decade
+      | \d{1,4}(?:[-/.]\d{1,2}){1,2}              # 2023-05-07, 7/5, 07.05.23
+      | \d{1,2}:\d{2}(?::\d{2})?(?:am|pm)?        # 20:00, 8:30pm
+      | \d{1,2}(?:am|pm|st|nd|rd|th|s)            # 8pm, 1st, 90s
+      | [$€£]\d[\d,.]*[kmb]?                      # $5, €1,200
+      | \d[\d,.]*(?:%|k|m|km|kg|mi|lbs?)          # 50%, 10k, 5km
+      | [&+=/|~*#@_\\^%$-]+                       # symbols alone
+    )$""", re.IGNORECASE | re.VERBOSE)
+EDGE_PUNCTUATION = "\"'“”‘’.,;:!?()[]{}<>"
+MAX_ENUMERATED = 40  # more candidates than this: the schema takes any string, grounding still checks
+
+
+def _words(text: str) -> list[str]:
+    return [w.strip(EDGE_PUNCTUATION) for w in text.split() if not w.startswith("[vault:")]
+
+
+def secret_shaped(value: str) -> bool:
+    """Whether a value looks like something the vault keeps (not whether it is secret)."""
+    value = value.strip()
+    return bool(value) and bool(VAULT_VALUE.search(value)) and not NOT_A_SECRET.match(value)
+
+
+def vault_value_candidates(texts: Iterable[str]) -> list[str]:
+    """Every value of these texts a model may store in the vault: words shaped like a secret, and runs
+    of such words that are all digits (a card number written in groups). In order, without repeats."""
+    out: dict[str, None] = {}
+    for text in texts:
+        run: list[str] = []
+        for word in [*_words(text), ""]:
+            if word and secret_shaped(word):
+                out.setdefault(word, None)
+                run = run + [word] if word.replace("-", "").isdigit() else []
+                if len(run) > 1:
+                    out.setdefault(" ".join(run), None)
+            elif word.isdigit() and run:  # a short group inside a long number ("4111 1111 ... 11")
+                run.append(word)
+                out.setdefault(" ".join(run), None)
+            else:
+                run = []
+    return list(out)
+
+
+def vault_value_problem(value: str, caption: str, texts: Sequence[str]) -> str | None:
+    """Why a model's vault value cannot be stored, or None. Shown to the model for its correction."""
+    value = value.strip()
+    if not value:
+        return "secret_value is empty"
+    if value.startswith("[vault:"):
+        return "that value is already stored in the vault (a [vault:...] placeholder): leave it alone"
+    if not secret_shaped(value):
+        return (f"secret_value {value[:3]}… is plain words, a date, a time or an amount: the vault keeps values "
+                "such as passwords, keys, numbers and addresses; call nothing_to_record")
+    if not any(value in text for text in texts):
+        return (f"secret_value {value[:3]}… does not occur in this batch: store only values copied exactly "
+                "from the messages, or call nothing_to_record")
+    if value in caption:
+        return "the caption contains the secret value: describe what it is for without it"
+    return None
+
+
+def offered_memory_types(texts: Sequence[str]) -> list[MemoryType]:
+    """The memory types whose managers can take anything from these texts: the vault only when some
+    word could be a vault value (routing a greeting to the vault only invites an invented secret)."""
+    has_values = bool(vault_value_candidates(texts))
+    return [t for t in MemoryType if t is not MemoryType.knowledge_vault or has_values]
