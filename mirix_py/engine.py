@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 from mirix_py.agents.offline.flow import FALLBACK_SUFFIX
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
-from mirix_py.store.vectors import ChromaVectorIndex
+from mirix_py.store.vector_layout import open_vector_index
 
 log = logging.getLogger("mirix_py")
 
@@ -65,10 +65,10 @@ class Mirix(ScreenshotsMixin):
     def __init__(self, data_dir: str | Path | None = None, *, settings: Settings | None = None,
                  embedder: Embedder | None | object = _DEFAULT, database_url: str | None = None,
                  chroma_url: str | None = None, model_client: ChatCompletionClient | None = None,
-                 agents_dir: str | Path | None = None, resume: bool = True) -> None:
+                 agents_dir: str | Path | None = None, resume: bool = True, vector_store: str | None = None) -> None:
         self.settings = settings or Settings.from_env(
             data_dir=Path(data_dir) if data_dir is not None else None, database_url=database_url,
-            chroma_url=chroma_url,
+            chroma_url=chroma_url, vector_store=vector_store,
         )
         data = self.settings.data_dir
         data.mkdir(parents=True, exist_ok=True)
@@ -79,8 +79,9 @@ class Mirix(ScreenshotsMixin):
         cipher = Cipher(load_or_create_key(data, self.settings.vault_key))
         if embedder is _DEFAULT:
             embedder = load_embedder(self.settings.embedder)
-        vectors = (ChromaVectorIndex.server(self.settings.chroma_url) if self.settings.chroma_url
-                   else ChromaVectorIndex.embedded(data / "chroma"))
+        vectors = open_vector_index(self.engine, requested=self.settings.vector_store,
+                                    chroma_url=self.settings.chroma_url, chroma_dir=data / "chroma",
+                                    embedder=embedder)  # type: ignore[arg-type]
         self.store = MemoryStore(self.engine, fulltext, cipher, vectors, embedder,  # type: ignore[arg-type]
                                  guard=SecretGuard(find_secrets))
         self.inputs = InputLog(self.engine, cipher, redact=scrub)
@@ -130,7 +131,7 @@ class Mirix(ScreenshotsMixin):
         return {
             "mode": self.mode,
             "database": self.engine.dialect.name,
-            "vectors": "chroma-server" if self.settings.chroma_url else "chroma-embedded",
+            "vectors": self.store.vectors.kind if self.store.vectors is not None else None,
             "embedder": self.store.embedder.name if self.store.embedder else None,
             "search": "hybrid" if self.searcher.vector_ready else "bm25-only",
             "data_dir": str(self.settings.data_dir),

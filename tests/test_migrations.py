@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, inspect, text
 from sqlmodel import SQLModel
 
 from mirix_py.engine import Mirix
@@ -46,9 +46,9 @@ def test_database_of_the_first_schema_opens_with_its_data(tmp_path, embedder):
 def _diff(engine) -> list:
     """Differences between the migrated database and the SQLModel tables. Left out: what the
     models do not describe (the FTS5 table, the tsvector column and its index, the REST key table
-    of mirix_py.server.keys, which has its own metadata)."""
+    of mirix_py.server.keys, which has its own metadata, and pgvector's table of store.pgvectors)."""
     def include(obj, name, type_, reflected, compare_to):
-        if type_ == "table" and (name.startswith("memory_fts") or name in ("alembic_version", "api_key")):
+        if type_ == "table" and (name.startswith("memory_fts") or name in ("alembic_version", "api_key", "memory_vector")):
             return False
         return not ((type_ == "column" and name == "tsv") or (type_ == "index" and name == "ix_memory_tsv"))
 
@@ -91,3 +91,19 @@ def test_unversioned_database_is_recognised(tmp_path):
         conn.execute(text("CREATE VIRTUAL TABLE memory_fts USING fts5(text, ukey, memory_id UNINDEXED)"))
     upgrade(engine)
     assert current_revision(engine) == head_revision()
+
+
+def test_migrations_on_postgres_with_pgvector(pgvector_schema_url, tmp_path, embedder):
+    """A database with the extension gets the vector table from the migration; a store opened on
+    it afterwards fills it for the rows written before (doctor re-embeds them on resume)."""
+    engine = make_engine(pgvector_schema_url)
+    upgrade(engine, "0005_fts_user_rowids")
+    with engine.connect() as conn:
+        assert "memory_vector" not in inspect(conn).get_table_names()
+    upgrade(engine)
+    with engine.connect() as conn:
+        assert "memory_vector" in inspect(conn).get_table_names()
+    assert _diff(engine) == []
+    engine.dispose()
+    with Mirix(tmp_path / "pgv", embedder=embedder, database_url=pgvector_schema_url) as mx:
+        assert mx.describe()["vectors"] == "pgvector"

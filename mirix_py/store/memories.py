@@ -1,8 +1,9 @@
 """The memory store: records in and out of SQL, history events, full-text and vector mirrors.
 
 `apply()` is the one write path. A manager's operations are checked, embedded and committed in a
-single transaction together with their history events and full-text rows; vectors are mirrored
-after the commit (SQL is the source of truth, `doctor` re-syncs a failed mirror).
+single transaction together with their history events and full-text rows. A transactional vector
+index (pgvector) is written in that same transaction; Chroma is mirrored after the commit (SQL is
+the source of truth, `doctor` re-syncs a failed mirror).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from mirix_py.store.guard import Known, SecretGuard
 from mirix_py.store.patches import diff_state, undiff_state
 from mirix_py.store.textrefs import from_refs, to_refs
 from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow, UsageRow
-from mirix_py.store.vectors import ChromaVectorIndex, VectorItem
+from mirix_py.store.vectors import VectorIndex, VectorItem
 
 log = logging.getLogger("mirix_py.store")
 
@@ -52,7 +53,7 @@ class _Planned:
 
 class MemoryStore:
     def __init__(self, engine: Engine, fulltext: FullTextIndex, cipher: Cipher,
-                 vectors: ChromaVectorIndex | None, embedder: Embedder | None,
+                 vectors: VectorIndex | None, embedder: Embedder | None,
                  guard: SecretGuard | None = None) -> None:
         """`guard`: what keeps secrets out of every memory written (`store.guard`); the engine
         always passes one (the vault rules)."""
@@ -168,8 +169,13 @@ class MemoryStore:
             write_pending()
             for row in session.execute(select(InputRow).where(InputRow.id.in_(list(ledger)))).scalars():
                 row.done_actors = sorted({*(row.done_actors or []), actor})
+            if self.vectors is not None and self.vectors.transactional:
+                upserts, deletes = self._vector_changes(plans, vectors)
+                session.flush()
+                self.vectors.write(conn, user_id, upserts, deletes)  # type: ignore[attr-defined]
             session.commit()
-        self._mirror_vectors(user_id, plans, vectors)
+        if self.vectors is not None and not self.vectors.transactional:
+            self._mirror_vectors(user_id, plans, vectors)
         return [MemoryChange(operation=p.operation, memory_id=p.memory_id, memory_type=p.memory_type, actor=actor)
                 for p in plans]
 
@@ -305,13 +311,19 @@ class MemoryStore:
             return {}
         return dict(zip(ordered, vectors))
 
-    def _mirror_vectors(self, user_id: str, plans: list[_Planned], vectors: dict[str, list[float]]) -> None:
-        if self.vectors is None:
-            return
+    @staticmethod
+    def _vector_changes(plans: list[_Planned], vectors: dict[str, list[float]]) -> tuple[list[VectorItem], list[str]]:
+        """(vectors to write, ids whose vector goes) for the final state of each memory in `plans`."""
         final: dict[str, _Planned] = {p.memory_id: p for p in plans}
         upserts = [VectorItem(mid, vectors[mid], p.memory_type.value)
                    for mid, p in final.items() if p.after is not None and mid in vectors]
         deletes = [mid for mid, p in final.items() if p.after is None]
+        return upserts, deletes
+
+    def _mirror_vectors(self, user_id: str, plans: list[_Planned], vectors: dict[str, list[float]]) -> None:
+        if self.vectors is None:
+            return
+        upserts, deletes = self._vector_changes(plans, vectors)
         try:
             self.vectors.upsert(user_id, upserts)
             self.vectors.delete(user_id, deletes)
@@ -434,6 +446,8 @@ class MemoryStore:
         """Remove every row, vector, history event and input of a user."""
         with Session(self.engine) as session:
             self.fulltext.delete_user(session.connection(), user_id)
+            if self.vectors is not None and self.vectors.transactional:
+                self.vectors.drop_user_in(session.connection(), user_id)  # type: ignore[attr-defined]
             counts = {
                 "memories": session.execute(sa_delete(MemoryRow).where(MemoryRow.user_id == user_id)).rowcount,
                 "history": session.execute(sa_delete(HistoryRow).where(HistoryRow.user_id == user_id)).rowcount,
@@ -441,6 +455,6 @@ class MemoryStore:
                 "usage": session.execute(sa_delete(UsageRow).where(UsageRow.user_id == user_id)).rowcount,
             }
             session.commit()
-        if self.vectors is not None:
+        if self.vectors is not None and not self.vectors.transactional:
             self.vectors.drop_user(user_id)
         return counts

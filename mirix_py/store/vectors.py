@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Protocol, Sequence
 from urllib.parse import urlparse
 
 
@@ -28,8 +28,32 @@ class VectorItem:
     memory_type: str
 
 
+class VectorIndex(Protocol):
+    """What the store, search and doctor need of a vector index (Chroma or pgvector).
+
+    `kind` names the layout (`describe()["vectors"]`); a `transactional` index also has
+    `write(conn, user_id, items, deletes)` and `drop_user_in(conn, user_id)`, which run inside the
+    SQL transaction of the rows."""
+
+    kind: str
+    transactional: bool
+
+    def upsert(self, user_id: str, items: Sequence[VectorItem]) -> None: ...
+    def query(self, user_id: str, embedding: list[float], k: int,
+              memory_types: Sequence[str] | None = None) -> list[tuple[str, float]]: ...
+    def delete(self, user_id: str, ids: Sequence[str]) -> None: ...
+    def ids(self, user_id: str) -> set[str]: ...
+    def count(self, user_id: str) -> int: ...
+    def users(self) -> dict[str, str]: ...
+    def get(self, user_id: str, ids: Sequence[str]) -> dict[str, list[float]]: ...
+    def drop_user(self, user_id: str) -> None: ...
+
+
 class ChromaVectorIndex:
-    def __init__(self, client=None, *, connect: Callable[[], object] | None = None) -> None:
+    transactional = False  # mirrored after the SQL commit; `doctor` repairs a failed mirror
+
+    def __init__(self, client=None, kind: str = "chroma-embedded", *,
+                 connect: Callable[[], object] | None = None) -> None:
         """A Chroma `client`, or `connect` to open one on first use: importing chromadb and opening
         an embedded store costs ~1 s that a command reading only SQL (`list`, `show`) should not pay."""
         if client is None and connect is None:
@@ -37,6 +61,7 @@ class ChromaVectorIndex:
         self._opened = client
         self._connect = connect
         self._connect_lock = threading.Lock()
+        self.kind = kind
         self._collections: dict[str, object] = {}
 
     @property
@@ -68,7 +93,7 @@ class ChromaVectorIndex:
         return cls(chromadb.HttpClient(
             host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000, ssl=parsed.scheme == "https",
             settings=ChromaSettings(anonymized_telemetry=False),
-        ))
+        ), kind="chroma-server")
 
     def _collection(self, user_id: str, create: bool = True):
         name = collection_name(user_id)
@@ -137,6 +162,14 @@ class ChromaVectorIndex:
     def count(self, user_id: str) -> int:
         coll = self._collection(user_id, create=False)
         return 0 if coll is None else coll.count()
+
+    def get(self, user_id: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        """id -> stored vector, for those of `ids` the index holds."""
+        coll = self._collection(user_id, create=False)
+        if coll is None or not ids:
+            return {}
+        got = coll.get(ids=list(ids), include=["embeddings"])
+        return {i: [float(x) for x in e] for i, e in zip(got["ids"], got["embeddings"])}
 
     def users(self) -> dict[str, str]:
         """user id -> collection name, for every collection this index holds."""

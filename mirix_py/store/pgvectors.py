@@ -1,0 +1,201 @@
+"""Vector index in PostgreSQL with pgvector: one table beside `memory`, written in the same
+transaction as the rows.
+
+`memory_vector(memory_id, user_id, memory_type, embedding)` references `memory(id)` ON DELETE
+CASCADE, so a deleted memory (or user) takes its vector with it in the same commit, and a memory's
+row, full-text entry and vector commit together: SQL and vectors cannot disagree after a crash.
+The column gets the embedder's dimension on first use (`ensure`), with an HNSW index for cosine
+distance. Searches are scoped by user with a plain WHERE clause; pgvector 0.8's iterative index
+scan (`hnsw.iterative_scan`) keeps scanning the graph until enough rows pass the filter, so a small
+tenant among many still gets its k nearest (recall measured in benchmarks/tenant_recall.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Sequence
+
+from sqlalchemy import bindparam, text
+from sqlalchemy.engine import Connection, Engine
+
+from mirix_py.store.vectors import VectorItem
+
+log = logging.getLogger("mirix_py.store")
+
+TABLE = "memory_vector"
+HNSW_INDEX = "ix_memory_vector_hnsw"
+# Set for each query (SET LOCAL). Iterative scans may return rows slightly out of order
+# (`relaxed_order`); `query` re-sorts them. Chosen by benchmarks/tenant_recall.py.
+QUERY_SETTINGS = {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": "100",
+                  "hnsw.max_scan_tuples": "20000"}
+
+
+class PgVectorUnavailable(RuntimeError):
+    """The database cannot hold a pgvector index (not PostgreSQL, or no `vector` extension)."""
+
+
+def vector_literal(embedding: Sequence[float]) -> str:
+    """pgvector's text form: '[0.1,0.2,...]' (repr keeps every float32 digit)."""
+    return "[" + ",".join(repr(float(x)) for x in embedding) + "]"
+
+
+def parse_vector(value: str | Sequence[float]) -> list[float]:
+    if isinstance(value, str):
+        return [float(x) for x in value.strip("[]").split(",") if x]
+    return [float(x) for x in value]
+
+
+def has_extension(conn: Connection) -> bool:
+    """True when the `vector` extension is installed in this database."""
+    if conn.dialect.name != "postgresql":
+        return False
+    return bool(conn.execute(text("SELECT 1 FROM pg_extension WHERE extname = 'vector'")).scalar())
+
+
+def create_table(conn: Connection) -> None:
+    """The table without a fixed dimension (the migration runs before any embedder is known)."""
+    conn.execute(text(f"""
+        CREATE TABLE IF NOT EXISTS {TABLE} (
+            memory_id varchar(64) PRIMARY KEY REFERENCES memory(id) ON DELETE CASCADE,
+            user_id varchar(256) NOT NULL,
+            memory_type varchar(32) NOT NULL,
+            embedding vector NOT NULL
+        )"""))
+    conn.execute(text(f"CREATE INDEX IF NOT EXISTS ix_memory_vector_user_type ON {TABLE} (user_id, memory_type)"))
+
+
+def column_dimension(conn: Connection) -> int | None:
+    """The embedding column's fixed dimension, None while it has none."""
+    typmod = conn.execute(text(
+        "SELECT atttypmod FROM pg_attribute WHERE attrelid = CAST(:t AS regclass) AND attname = 'embedding'"),
+        {"t": TABLE}).scalar()
+    return None if typmod is None or typmod < 0 else int(typmod)
+
+
+class PgVectorIndex:
+    """Same interface as `ChromaVectorIndex`, plus `write()` inside the caller's transaction."""
+
+    kind = "pgvector"
+    transactional = True  # MemoryStore writes vectors in the transaction of the rows
+
+    def __init__(self, engine: Engine, settings: dict[str, str] | None = None) -> None:
+        if engine.dialect.name != "postgresql":
+            raise PgVectorUnavailable("pgvector needs a PostgreSQL database (MIRIX_DATABASE_URL)")
+        self.engine = engine
+        self.settings = dict(QUERY_SETTINGS if settings is None else settings)
+        self.dimension: int | None = None
+        with engine.begin() as conn:
+            if not has_extension(conn):
+                try:
+                    with conn.begin_nested():
+                        conn.execute(text("CREATE EXTENSION IF NOT EXISTS vector"))
+                except Exception as exc:  # no such extension on the server, or no right to create it
+                    raise PgVectorUnavailable(
+                        f"the database has no pgvector extension and it could not be created ({exc}); "
+                        "run `CREATE EXTENSION vector` as an administrator or choose MIRIX_VECTOR_STORE=chroma") from exc
+            create_table(conn)
+            self.dimension = column_dimension(conn)
+
+    # ------------------------------------------------------------ schema
+
+    def ensure(self, dim: int) -> None:
+        """Fix the column to `dim` and build the HNSW index. Vectors of another dimension (another
+        embedder) are dropped: their rows read as missing to `doctor`, which re-embeds them."""
+        if dim <= 0:
+            raise ValueError("embedding dimension must be positive")
+        with self.engine.begin() as conn:
+            conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('mirix memory_vector ddl'))"))
+            current = column_dimension(conn)
+            if current != dim:
+                if current is not None:
+                    log.warning("embedder dimension changed (%s -> %s): dropping the old vectors", current, dim)
+                conn.execute(text(f"DROP INDEX IF EXISTS {HNSW_INDEX}"))
+                if current is not None:
+                    conn.execute(text(f"DELETE FROM {TABLE}"))
+                else:
+                    conn.execute(text(f"DELETE FROM {TABLE} WHERE vector_dims(embedding) <> :d"), {"d": dim})
+                conn.execute(text(f"ALTER TABLE {TABLE} ALTER COLUMN embedding TYPE vector({dim})"))
+            conn.execute(text(f"CREATE INDEX IF NOT EXISTS {HNSW_INDEX} ON {TABLE} "
+                              "USING hnsw (embedding vector_cosine_ops)"))
+        self.dimension = dim
+
+    # ------------------------------------------------------------ writes
+
+    def write(self, conn: Connection, user_id: str, items: Sequence[VectorItem], deletes: Sequence[str] = ()) -> None:
+        """Upsert and delete inside the caller's transaction."""
+        if deletes:
+            conn.execute(text(f"DELETE FROM {TABLE} WHERE user_id = :u AND memory_id IN :ids")
+                         .bindparams(bindparam("ids", expanding=True)), {"u": user_id, "ids": list(deletes)})
+        if items:
+            conn.execute(text(f"""
+                INSERT INTO {TABLE} (memory_id, user_id, memory_type, embedding)
+                VALUES (:id, :u, :t, CAST(:e AS vector))
+                ON CONFLICT (memory_id) DO UPDATE SET memory_type = EXCLUDED.memory_type,
+                    embedding = EXCLUDED.embedding
+                WHERE {TABLE}.user_id = EXCLUDED.user_id"""),
+                [{"id": i.id, "u": user_id, "t": i.memory_type, "e": vector_literal(i.embedding)} for i in items])
+
+    def upsert(self, user_id: str, items: Sequence[VectorItem]) -> None:
+        """Outside a memory write (doctor, migrate-vectors): vectors of rows that exist."""
+        if items:
+            with self.engine.begin() as conn:
+                self.write(conn, user_id, items)
+
+    def delete(self, user_id: str, ids: Sequence[str]) -> None:
+        if ids:
+            with self.engine.begin() as conn:
+                self.write(conn, user_id, (), ids)
+
+    # ------------------------------------------------------------ reads
+
+    def query(self, user_id: str, embedding: list[float], k: int,
+              memory_types: Sequence[str] | None = None) -> list[tuple[str, float]]:
+        """(id, cosine similarity) best first, among this user's vectors (of these types)."""
+        where = "user_id = :u"
+        params: dict[str, object] = {"u": user_id, "q": vector_literal(embedding), "k": int(k)}
+        stmt = None
+        if memory_types:
+            where += " AND memory_type IN :types"
+            params["types"] = sorted(set(memory_types))
+        stmt = text(f"SELECT memory_id, embedding <=> CAST(:q AS vector) AS d FROM {TABLE} "
+                    f"WHERE {where} ORDER BY d LIMIT :k")
+        if memory_types:
+            stmt = stmt.bindparams(bindparam("types", expanding=True))
+        with self.engine.connect() as conn:
+            if self.settings:  # one round trip: set_config(..., is_local) lasts until this transaction ends
+                names = list(self.settings)
+                conn.execute(text("SELECT " + ", ".join(f"set_config(:n{i}, :v{i}, true)" for i in range(len(names)))),
+                             {**{f"n{i}": n for i, n in enumerate(names)},
+                              **{f"v{i}": self.settings[n] for i, n in enumerate(names)}})
+            rows = conn.execute(stmt, params).all()
+        rows.sort(key=lambda r: (r[1], r[0]))  # relaxed_order scans may return near-ties out of order
+        return [(memory_id, 1.0 - float(d)) for memory_id, d in rows]
+
+    def ids(self, user_id: str) -> set[str]:
+        with self.engine.connect() as conn:
+            return set(conn.execute(text(f"SELECT memory_id FROM {TABLE} WHERE user_id = :u"), {"u": user_id}).scalars())
+
+    def count(self, user_id: str) -> int:
+        with self.engine.connect() as conn:
+            return int(conn.execute(text(f"SELECT count(*) FROM {TABLE} WHERE user_id = :u"), {"u": user_id}).scalar())
+
+    def users(self) -> dict[str, str]:
+        """user id -> where their vectors are (the table), for every user that has any."""
+        with self.engine.connect() as conn:
+            return {u: TABLE for u in conn.execute(text(f"SELECT DISTINCT user_id FROM {TABLE}")).scalars()}
+
+    def get(self, user_id: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        if not ids:
+            return {}
+        with self.engine.connect() as conn:
+            rows = conn.execute(text(f"SELECT memory_id, CAST(embedding AS text) FROM {TABLE} "
+                                     "WHERE user_id = :u AND memory_id IN :ids")
+                                .bindparams(bindparam("ids", expanding=True)), {"u": user_id, "ids": list(ids)})
+            return {m: parse_vector(v) for m, v in rows}
+
+    def drop_user(self, user_id: str) -> None:
+        with self.engine.begin() as conn:
+            self.drop_user_in(conn, user_id)
+
+    def drop_user_in(self, conn: Connection, user_id: str) -> None:
+        conn.execute(text(f"DELETE FROM {TABLE} WHERE user_id = :u"), {"u": user_id})
