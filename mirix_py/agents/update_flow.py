@@ -3,8 +3,9 @@
 1. secrets found by the vault rules are stored and redacted before any model sees the batch;
 2. one search fetches existing memories related to the batch;
 3. the meta memory manager picks memory types (one call);
-4. the chosen managers run concurrently (`asyncio.gather`), each an AssistantAgent whose tools
-   collect validated operations; each manager's operations commit in one transaction;
+4. the chosen managers run concurrently (`asyncio.gather`), each a tool-calling agent whose tools
+   collect validated operations; then each manager's operations commit in one transaction, the
+   vault's first (the store's secret guard then redacts a value it found from the others' writes);
 5. a failing manager leaves the others' writes and no partial write of its own;
 6. what the model could not do is done by the offline rules (`OfflineFlow`): the whole batch when
    routing failed, a failed manager's memory type, and an episode for every message that no memory
@@ -54,8 +55,20 @@ MAX_IMAGES = 8  # frames per model request; a longer batch sends evenly spaced o
 
 @dataclass
 class ManagerOutcome:
+    actor: str
+    ops: list[Op] = field(default_factory=list)  # validated, not yet applied
     changes: list[MemoryChange] = field(default_factory=list)
-    cited: set[str] = field(default_factory=set)  # source ids the manager's writes cite
+
+    @property
+    def cited(self) -> set[str]:
+        """Source ids the manager's writes cite."""
+        return cited_sources(self.ops)
+
+
+def vault_first(types: Sequence[MemoryType]) -> list[int]:
+    """The order the managers' writes commit in: the vault's first, so the store's secret guard
+    already knows a value the vault manager found when another manager's memory repeats it."""
+    return sorted(range(len(types)), key=lambda i: types[i] is not MemoryType.knowledge_vault)
 
 
 def cited_sources(ops: Sequence[Op]) -> set[str]:
@@ -185,8 +198,8 @@ class UpdateFlow:
             return await self._stand_in(result, reason, user_id, records, input_id, skip_actors, types=None)
         result.routed = list(router.chosen or [])
         chosen = [t for t in result.routed if manager_for(self.definitions, t).name not in skip_actors]
-        runs = [self._manager(t, user_id, batch, batch_text, related, meter, input_id, ledger, frames,
-                              result.rejected) for t in chosen]
+        runs = [self._manager(t, user_id, batch, batch_text, related, meter, frames, result.rejected)
+                for t in chosen]
         if self.parallel:
             outcomes = await asyncio.gather(*runs, return_exceptions=True)
         else:
@@ -196,6 +209,14 @@ class UpdateFlow:
                     outcomes.append(await run)
                 except Exception as exc:  # same shape as gather(return_exceptions=True)
                     outcomes.append(exc)
+        for index in vault_first(chosen):  # the model calls ran concurrently; the writes commit in order
+            if isinstance(outcomes[index], ManagerOutcome):
+                try:
+                    outcomes[index].changes = await asyncio.to_thread(
+                        self.store.apply, outcomes[index].ops, user_id=user_id, actor=outcomes[index].actor,
+                        input_id=input_id, ledger=ledger)
+                except Exception as exc:  # this manager's writes failed; the others' stand
+                    outcomes[index] = exc
         failed: list[MemoryType] = []
         reasons: list[str] = []
         cited: set[str] = set()
@@ -252,8 +273,8 @@ class UpdateFlow:
         return self.searcher.search(query, user_id=user_id, limit=RELATED_LIMIT)
 
     async def _manager(self, memory_type: MemoryType, user_id: str, batch: PreparedBatch, batch_text: str,
-                       related: list[SearchHit], meter: Meter, input_id: str | None,
-                       ledger: Sequence[str], frames: Mapping[str, Any], rejected: list[str]) -> ManagerOutcome:
+                       related: list[SearchHit], meter: Meter, frames: Mapping[str, Any],
+                       rejected: list[str]) -> ManagerOutcome:
         definition = manager_for(self.definitions, memory_type)
         sources = list(dict.fromkeys(s for m in batch.messages for s in m.source_ids))
         listed = {h.memory.id for h in related if h.memory.memory_type is memory_type}
@@ -281,6 +302,4 @@ class UpdateFlow:
                              begin_round=collector.begin_round, rollback_round=collector.rollback_round,
                              bounds=self.bounds, structured=self.features, rejected=rejected,
                              check_first_round=uncited_in_round)
-        changes = await asyncio.to_thread(self.store.apply, collector.ops, user_id=user_id, actor=definition.name,
-                                          input_id=input_id, ledger=ledger)
-        return ManagerOutcome(changes=changes, cited=cited_sources(collector.ops))
+        return ManagerOutcome(actor=definition.name, ops=list(collector.ops))

@@ -429,3 +429,27 @@ def test_a_model_cannot_delete_an_episode(make_mx):
     assert "delete_memory" not in seen[0][0]  # not offered to the episodic manager
     assert "rejected" in seen[1][1] and "delete_memory" in seen[1][1]  # refused, whatever the model tried
     assert episode.id in {m.id for m in mx.list(user_id="ada", memory_types=["episodic"])}
+
+
+def test_a_value_the_vault_manager_finds_is_redacted_from_the_batchs_other_memories(make_mx):
+    """The rules missed the cabin's wifi code and the model vaulted it; the episode written from the
+    same batch, in parallel, repeated it: it is stored with the vault placeholder instead."""
+    def script(req):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["episodic", "knowledge_vault"]})]
+        if req.agent == "knowledge_vault_manager":
+            return [("insert_knowledge_vault", {"entry_type": "password", "caption": "cabin wifi",
+                                                "secret_value": "7781-kestrel"})]
+        if req.agent == "episodic_memory_manager":
+            return [("insert_episodic", {"summary": "Ada shared the cabin wifi code 7781-kestrel",
+                                         "details": "code: 7781-kestrel"})]
+        return good(req)
+
+    mx, _ = make_mx(script)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    (vault,) = mx.list(user_id="ada", memory_types=["knowledge_vault"])
+    (episode,) = mx.list(user_id="ada", memory_types=["episodic"])
+    assert "7781-kestrel" not in episode.summary + episode.details
+    assert f"[vault:{vault.id}]" in episode.summary and f"[vault:{vault.id}]" in episode.details
+    assert all("7781-kestrel" not in h.text for h in mx.search("cabin wifi code", user_id="ada"))
