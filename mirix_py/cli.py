@@ -174,6 +174,24 @@ def show(memory_id: str, user: str = User, history: bool = typer.Option(False, "
         console.print(table)
 
 
+@app.command()
+def undo(input_id: str = typer.Argument(..., help="The input whose changes to take back (from `add`)."),
+         user: str = User, force: bool = typer.Option(False, "--force", help="Also overwrite later changes."),
+         data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
+    """Revert every change one input caused: inserts deleted, updates and deletions restored."""
+    try:
+        with _engine(data_dir) as mx:
+            changes = mx.undo(input_id, user_id=user, force=force)
+    except MirixError as exc:
+        _fail(exc)
+    if as_json:
+        _print_json(changes)
+        return
+    console.print(f"undid input {input_id}: {len(changes)} change(s)")
+    for change in changes:
+        console.print(f"  {change.operation.value:7} {change.memory_type.value:16} {change.memory_id}")
+
+
 @app.command("export")
 def export_(path: Path, user: Optional[str] = typer.Option(None, "--user", "-u", help="Only this user."),
             data_dir: Optional[Path] = DataDir) -> None:

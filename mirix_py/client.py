@@ -21,11 +21,12 @@ from pydantic import TypeAdapter
 
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound, MirixError
 from mirix_py.records import (
-    MEMORY_ADAPTER, AddResult, ChatResponse, CoreMemory, HistoryEvent, MemoryBase, SearchHit,
+    MEMORY_ADAPTER, AddResult, ChatResponse, CoreMemory, HistoryEvent, MemoryBase, MemoryChange, SearchHit,
 )
 
 _HITS = TypeAdapter(list[SearchHit])
 _HISTORY = TypeAdapter(list[HistoryEvent])
+_CHANGES = TypeAdapter(list[MemoryChange])
 
 
 class ApiError(MirixError):
@@ -143,6 +144,11 @@ class MirixClient:
     def history(self, memory_id: str, *, user_id: str) -> list[HistoryEvent]:
         return _HISTORY.validate_python(
             self._call("GET", f"{self._user(user_id)}/memories/{quote(memory_id, safe='')}/history"))
+
+    def undo(self, input_id: str, *, user_id: str, force: bool = False) -> list[MemoryChange]:
+        """Revert every change one input caused (see `Mirix.undo`)."""
+        return _CHANGES.validate_python(self._call(
+            "POST", f"{self._user(user_id)}/inputs/{quote(input_id, safe='')}/undo", params={"force": str(force).lower()}))
 
     def core_memory(self, *, user_id: str) -> dict[str, CoreMemory]:
         data = self._call("GET", f"{self._user(user_id)}/core")

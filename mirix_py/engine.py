@@ -33,7 +33,7 @@ from mirix_py.llm.meter import Meter
 from mirix_py.screenshot_methods import SCREENSHOT_METHODS, ScreenshotsMixin
 from mirix_py.records import (
     AddResult, ChatResponse, CoreMemory, HistoryEvent, InputRecord, InputStatus, LLMUsage, MemoryBase,
-    MemoryType, SearchHit, SearchMethod,
+    MemoryChange, MemoryType, SearchHit, SearchMethod,
 )
 from mirix_py.settings import Settings
 from mirix_py.store.crypto import Cipher, load_or_create_key
@@ -300,6 +300,16 @@ class Mirix(ScreenshotsMixin):
         _check_user(user_id)
         self.store.apply([DeleteOp(memory_id=memory_id)], user_id=user_id, actor=actor)
 
+    def undo(self, input_id: str, *, user_id: str, force: bool = False) -> list[MemoryChange]:
+        """Revert every change one input caused: its inserts deleted, its updates and deletions
+        restored (recorded as history events of actor `undo:<input id>`). A memory changed by a later
+        input makes it refuse (InvalidInput naming it) unless `force`."""
+        from mirix_py.store.undo import undo_input
+
+        _check_user(user_id)
+        self.flush()  # a queued input's changes must exist before they can be taken back
+        return undo_input(self.store, input_id, user_id=user_id, force=force)
+
     def delete_user(self, user_id: str) -> dict[str, int]:
         _check_user(user_id)
         self._delete_user_screenshots(user_id)
@@ -552,7 +562,7 @@ class AsyncMirix:
         await self.close()
 
 
-ASYNC_METHODS = ("add", "flush", "resume", "work", "doctor", "backup", "chat", "search", "get", "list", "update", "delete", "history", "delete_user", "core_memory",
+ASYNC_METHODS = ("add", "flush", "resume", "work", "doctor", "backup", "chat", "search", "get", "list", "update", "delete", "history", "undo", "delete_user", "core_memory",
                  "core_append", "core_rewrite", "export", "import_", "retry_failed", "input_status", "stats",
                  "describe", "close")
 ASYNC_METHODS += SCREENSHOT_METHODS

@@ -110,3 +110,15 @@ def test_chat_offline(run):
     out = run("chat", "what does Tom do?", "--user", "ada", "--json")
     data = json.loads(out.stdout)
     assert data["mode"] == "offline" and data["memory_ids"] and "pilot" in data["answer"]
+
+
+def test_undo_takes_back_an_input(run):
+    kept = json.loads(run("add", "I keep bees on the roof.", "-u", "ada", "--json").stdout)
+    bad = json.loads(run("add", "I moved to Porto and sold the boat.", "-u", "ada", "--json").stdout)
+    undone = run("undo", bad["input_ids"][0], "-u", "ada")
+    assert undone.exit_code == 0, undone.output
+    assert f"undid input {bad['input_ids'][0]}: {len(bad['changes'])} change(s)" in undone.stdout
+    listed = {m["id"] for m in json.loads(run("list", "-u", "ada", "--json").stdout)}
+    assert listed == {c["memory_id"] for c in kept["changes"]}
+    again = run("undo", bad["input_ids"][0], "-u", "ada")
+    assert again.exit_code == 2 and "already undone" in again.output

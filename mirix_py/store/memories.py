@@ -35,6 +35,7 @@ from mirix_py.store.vectors import VectorIndex, VectorItem
 
 log = logging.getLogger("mirix_py.store")
 
+SECRET_TOKEN = "$secret"  # a vault entry's earlier secret, encrypted, in its history `before`
 IMMUTABLE_FIELDS = frozenset({"id", "user_id", "memory_type", "created_at", "updated_at"})
 
 
@@ -159,6 +160,9 @@ class MemoryStore:
                 # `before` keeps it; `history()` fills it in (half the bytes of history). An update
                 # keeps its earlier long texts as line patches against that state (`patches`).
                 before = self.history_dump(plan.before)
+                if isinstance(plan.before, KnowledgeVaultMemory) and before is not None and plan.before.secret_value \
+                        and getattr(plan.after, "secret_value", None) != plan.before.secret_value:
+                    before[SECRET_TOKEN] = self.cipher.encrypt(plan.before.secret_value)  # for undo; never shown
                 if plan.operation is Operation.update and before is not None:
                     before = diff_state(before, self.history_dump(plan.after))
                 session.add(HistoryRow(
@@ -299,7 +303,6 @@ class MemoryStore:
             cached = self._known[user_id] = (stamp, known)
         return Known(ids=dict(cached[1].ids))
 
-
     def _embed_texts(self, texts: set[str]) -> dict[str, list[float]]:
         if self.embedder is None or self.vectors is None or not texts:
             return {}
@@ -382,7 +385,9 @@ class MemoryStore:
         with Session(self.engine) as session:
             return {t: int(n) for t, n in session.execute(query).all()}
 
-    def history(self, memory_id: str, *, user_id: str | None = None) -> list[HistoryEvent]:
+    def history(self, memory_id: str, *, user_id: str | None = None, secrets: bool = False) -> list[HistoryEvent]:
+        """Every change to a memory, oldest first, with full before/after states. A vault entry's
+        earlier secret is kept encrypted under SECRET_TOKEN for undo; only `secrets=True` returns it."""
         query = select(HistoryRow).where(HistoryRow.memory_id == memory_id)
         if user_id is not None:
             query = query.where(HistoryRow.user_id == user_id)
@@ -404,6 +409,9 @@ class MemoryStore:
                     afters[i] = self.history_dump(self.to_record(current)) if current is not None else None
                 befores[i] = undiff_state(r.before, afters[i]) if r.before is not None else None
                 following = befores[i]
+        if not secrets:
+            befores = [{k: v for k, v in b.items() if k != SECRET_TOKEN} if b else b for b in befores]
+            afters = [{k: v for k, v in a.items() if k != SECRET_TOKEN} if a else a for a in afters]
         return [HistoryEvent(id=r.id, memory_id=r.memory_id, user_id=r.user_id, memory_type=r.memory_type,
                              operation=r.operation, before=before, after=after, actor=r.actor,
                              input_id=r.input_id, created_at=r.created_at)

@@ -8,7 +8,8 @@ from mirix_py.errors import InvalidInput
 from mirix_py.server.deps import Engine, User
 from mirix_py.server.errors import ApiError
 from mirix_py.server.limits import API_PREFIX
-from mirix_py.server.models import InputStatusOut
+from mirix_py.records import MemoryChange
+from mirix_py.server.models import ErrorOut, InputStatusOut
 
 router = APIRouter(prefix=f"{API_PREFIX}/users/{{user_id}}/inputs", tags=["memories"])
 
@@ -23,3 +24,12 @@ def input_status(user_id: User, input_id: Annotated[str, PathParam(max_length=64
     if record is None or record.user_id != user_id:
         raise ApiError(404, "not_found", f"no input {input_id!r} for this user")
     return InputStatusOut.model_validate(record.model_dump(exclude={"messages"}))
+
+
+@router.post("/{input_id}/undo", response_model=list[MemoryChange], responses={422: {"model": ErrorOut}})
+def undo_input(user_id: User, input_id: Annotated[str, PathParam(max_length=64)], mx: Engine,
+               force: bool = False) -> list[MemoryChange]:
+    """Revert every change this input caused: its inserts deleted, its updates and deletions restored.
+    The reverts are history events (actor `undo:<input id>`). 422 when it changed nothing, was undone
+    already, or a memory it touched was changed by a later input (unless `force=true`)."""
+    return mx.undo(input_id, user_id=user_id, force=force)

@@ -1,0 +1,120 @@
+"""Undo of one input: inserts deleted, updates and deletions (merges too) restored, vault secrets
+back as they were; recorded as history; conflicts with later inputs refused unless forced."""
+
+from __future__ import annotations
+
+import pytest
+
+from mirix_py.engine import Mirix
+from mirix_py.errors import InvalidInput
+from mirix_py.ops import DeleteOp, InsertOp, MergeOp, UpdateOp
+from mirix_py.records import KnowledgeVaultMemory, SemanticMemory
+from mirix_py.store.undo import plan_undo
+
+U = "ada"
+
+
+@pytest.fixture
+def mx(tmp_path, embedder):
+    with Mirix(tmp_path / "d", embedder=embedder) as engine:
+        yield engine
+
+
+def _fact(name: str, summary: str) -> SemanticMemory:
+    return SemanticMemory(user_id=U, name=name, summary=summary)
+
+
+def _state(mx) -> dict[str, dict]:
+    """Every memory of the user, revealed, without the timestamps an undo may move."""
+    return {m.id: m.model_dump(exclude={"updated_at", "created_at"})
+            for m in mx.store.list(user_id=U, limit=1000, reveal=True)}
+
+
+def _seed(mx) -> dict[str, str]:
+    changes = mx.store.apply([InsertOp(memory=_fact("Tom", "Tom is Ada's brother")),
+                              InsertOp(memory=_fact("Ines", "Ines is a mountain guide")),
+                              InsertOp(memory=_fact("Ines", "Ines guides in June")),
+                              InsertOp(memory=KnowledgeVaultMemory(user_id=U, entry_type="password", source="cabin",
+                                                                   secret_value="7781-kestrel", caption="cabin wifi"))],
+                             user_id=U, actor="seed", input_id="in_seed")
+    return {"tom": changes[0].memory_id, "ines": changes[1].memory_id, "ines2": changes[2].memory_id,
+            "wifi": changes[3].memory_id}
+
+
+def test_undo_reverts_inserts_updates_merges_and_deletions(mx):
+    ids = _seed(mx)
+    before = _state(mx)
+    mx.store.apply([InsertOp(memory=_fact("Lea", "Lea is Tom's wife")),
+                    UpdateOp(memory_id=ids["tom"], fields={"summary": "Tom is a pilot", "tags": ["family"]}),
+                    MergeOp(memory_ids=[ids["ines"], ids["ines2"]], fields={"summary": "Ines guides in June"}),
+                    UpdateOp(memory_id=ids["wifi"], fields={"secret_value": "9999-new"}),
+                    ], user_id=U, actor="semantic_memory_manager", input_id="in_bad")
+    mx.store.apply([DeleteOp(memory_id=ids["wifi"])], user_id=U, actor="knowledge_vault_manager", input_id="in_bad")
+    assert _state(mx) != before
+
+    changes = mx.undo("in_bad", user_id=U)
+
+    assert _state(mx) == before  # every field, the vault secret included
+    assert {c.actor for c in changes} == {"undo:in_bad"}
+    assert sorted(c.operation.value for c in changes) == ["delete", "insert", "insert", "update", "update"]
+    events = mx.history(ids["tom"], user_id=U)
+    assert [e.operation.value for e in events] == ["insert", "update", "update"]
+    assert events[-1].actor == "undo:in_bad" and events[-1].after["summary"] == "Tom is Ada's brother"
+    assert "$secret" not in str(mx.history(ids["wifi"], user_id=U))  # the kept secret is never shown
+    hits = mx.search("mountain guide", user_id=U)
+    assert ids["ines"] in {h.memory.id for h in hits}  # restored memories are searchable again
+
+
+def test_an_input_undone_twice_or_unknown_is_a_clear_error(mx):
+    _seed(mx)
+    mx.undo("in_seed", user_id=U)
+    assert _state(mx) == {}
+    with pytest.raises(InvalidInput, match="already undone"):
+        mx.undo("in_seed", user_id=U)
+    with pytest.raises(InvalidInput, match="changed no memory"):
+        mx.undo("in_nothing", user_id=U)
+    with pytest.raises(InvalidInput, match="changed no memory"):
+        mx.undo("in_seed", user_id="someone else")
+
+
+def test_a_later_change_is_a_conflict_unless_forced(mx):
+    ids = _seed(mx)
+    mx.store.apply([UpdateOp(memory_id=ids["tom"], fields={"summary": "Tom is a pilot"})],
+                   user_id=U, actor="semantic_memory_manager", input_id="in_1")
+    mx.store.apply([UpdateOp(memory_id=ids["tom"], fields={"details": "flies for Lufthansa"})],
+                   user_id=U, actor="semantic_memory_manager", input_id="in_2")
+    with pytest.raises(InvalidInput, match=rf"{ids['tom']} \(changed later by in_2\)"):
+        mx.undo("in_1", user_id=U)
+    assert mx.get(ids["tom"], user_id=U).summary == "Tom is a pilot"  # refused: nothing written
+    mx.undo("in_1", user_id=U, force=True)
+    tom = mx.get(ids["tom"], user_id=U)
+    assert tom.summary == "Tom is Ada's brother" and tom.details == ""
+
+
+def test_undo_of_an_offline_add_removes_what_it_wrote(mx):
+    kept = mx.add("I adopted a cat named Miso", user_id=U)
+    bad = mx.add("My bank PIN is 4417 and I moved to Lisbon in May", user_id=U)
+    assert len(bad.changes) >= 2
+    before_ids = {c.memory_id for c in kept.changes}
+    mx.undo(bad.input_ids[0], user_id=U)
+    assert {m.id for m in mx.list(user_id=U)} == before_ids
+    assert not [h for h in mx.search("Lisbon PIN", user_id=U) if h.memory.id not in before_ids]
+
+
+def test_plan_undo_is_pure_and_orders_deletions_first():
+    from datetime import datetime, timezone
+
+    from mirix_py.records import HistoryEvent
+
+    now = datetime.now(timezone.utc)
+    fact = _fact("Tom", "x").model_dump(mode="json") | {"id": "sem_1"}
+
+    def event(i, op, before, after, input_id):
+        return HistoryEvent(id=i, memory_id=(before or after)["id"], user_id=U, memory_type="semantic",
+                            operation=op, before=before, after=after, actor="m", input_id=input_id, created_at=now)
+
+    histories = {"sem_1": [event(1, "insert", None, fact, "in_a"), event(2, "delete", fact, None, "in_b")],
+                 "sem_2": [event(3, "insert", None, fact | {"id": "sem_2"}, "in_b")]}
+    plan = plan_undo("in_b", histories, decrypt=lambda t: t)
+    assert [op.op for op in plan.ops] == ["delete", "insert"]
+    assert plan.ops[1].memory.id == "sem_1" and not plan.conflicts
