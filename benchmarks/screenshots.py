@@ -1,6 +1,6 @@
 """Screenshot ingestion on this machine: OCR throughput, duplicates skipped, bytes kept per frame.
 
-A seeded synthetic desktop session (`mirix_py.ingest.synth`: browser, editor, terminal, chat,
+A seeded synthetic desktop session (`mirix_synth.screens`: browser, editor, terminal, chat,
 email, document and calendar windows at 1920x1080, a frame every 1.5-3 s while the user dwells
 on a window, facts planted and changed over the days) is written as PNG files, then:
 
@@ -138,7 +138,7 @@ def main() -> None:
     from mirix_py.engine import Mirix
     from mirix_py.ingest.ocr import OcrPool, check_tesseract
     from mirix_py.ingest.screenshots import ScreenshotConfig
-    from mirix_py.ingest.synth import ScreenSynth, write_session
+    from mirix_synth.screens import ScreenSynth, write_session
     from mirix_py.store.footprint import stored_bytes
 
     width, height = (int(v) for v in args.size.lower().split("x"))

@@ -7,14 +7,17 @@ turn; while they dwell on a window a frame is captured every 1.5-3 s, and succes
 differ by nothing, by the mouse pointer or clock, or by real content (a chat message arrives, a
 command finishes). Facts are planted in the content and change over the simulated days (a
 meeting is rescheduled, a launch date moves). The manifest says what each frame shows: its time,
-app, window title, which facts are visible and first appear there, and what changed since the
-previous frame.
+app, window title, which facts are visible and first appear there, the structured items drawn
+on it (calendar events, email senders), and what changed since the previous frame. Every planted
+fact carries its structured `values` (a date, a time, a person, a command), so questions and
+checks are built from them rather than by parsing the drawn text.
 
     synth = ScreenSynth(seed=7)
     frames = synth.session(days=3)
     manifest = write_session(frames, "shots/")      # PNGs + manifest.json
 
-Nothing here touches the engine: it produces images and ground truth only.
+Nothing here touches the engine: it produces images and ground truth only. It lives outside the
+`mirix_py` package because the engine never needs it.
 """
 
 from __future__ import annotations
@@ -78,7 +81,8 @@ class PlantedFact:
     `text` is the exact line drawn; `memory_type` the memory type it should become; `query` a
     search that should find it; `needle` a short string the memory's text should contain (OCR
     permitting); `secret` the vault value for credentials and contact details; `supersedes` the
-    id of the fact this one replaces (a moved meeting, a changed date).
+    id of the fact this one replaces (a moved meeting, a changed date); `values` the fact's parts
+    by name, exactly as drawn (e.g. {"weekday": "Friday", "date": "21 June"} for a launch date).
     """
 
     id: str
@@ -90,6 +94,14 @@ class PlantedFact:
     needle: str
     secret: str | None = None
     supersedes: str | None = None
+    values: dict[str, str] = field(default_factory=dict, hash=False)
+
+    def value(self, name: str) -> str:
+        """One structured value; a KeyError names the fact, so a renamed value fails loudly."""
+        try:
+            return self.values[name]
+        except KeyError:
+            raise KeyError(f"planted fact {self.id!r} has no value {name!r} (it has {sorted(self.values)})") from None
 
 
 @dataclass
@@ -107,6 +119,7 @@ class SynthFrame:
     new_facts: list[str]  # ids first visible in this frame
     lines: list[str]  # every text line drawn (reading order), for OCR accuracy checks
     size: tuple[int, int]
+    items: list[dict[str, str]] = field(default_factory=list)  # structured things drawn: events, email senders
     render: Callable[[], Image.Image] = field(repr=False, compare=False, default=lambda: Image.new("RGB", (1, 1)))
     duplicate_of: int | None = None  # the frame it repeats when only pointer/clock/nothing changed
 
@@ -122,7 +135,7 @@ class SynthFrame:
             "index": self.index, "captured_at": self.captured_at.isoformat(), "app": self.app,
             "window_title": self.window_title, "scene": self.scene, "day": self.day, "change": self.change,
             "expect_duplicate": self.expect_duplicate, "duplicate_of": self.duplicate_of, "facts": self.facts,
-            "new_facts": self.new_facts, "size": list(self.size), "lines": self.lines,
+            "new_facts": self.new_facts, "size": list(self.size), "lines": self.lines, "items": self.items,
         }
         if file is not None:
             entry["file"] = file
@@ -166,7 +179,11 @@ SAFE_ALNUM = "abcdefghjkmnpqrstuvwxyzACDEFGHJKMNPQRTUVWXY234679"
 
 
 def _ordinal_date(d: datetime) -> str:
-    return f"{DAY_NAMES[d.weekday()]} {d.day} {d.strftime('%B')}"
+    return f"{DAY_NAMES[d.weekday()]} {_day_month(d)}"
+
+
+def _day_month(d: datetime) -> str:
+    return f"{d.day} {d.strftime('%B')}"
 
 
 # ---------------------------------------------------------------- drawing helpers
@@ -181,6 +198,7 @@ class _Painter:
         self.dry = dry  # lay out text (for the manifest) without drawing pixels
         self.img = Image.new("RGB", (1, 1) if dry else size, (245, 245, 247))
         self.draw = ImageDraw.Draw(self.img)
+        self.items: list[dict[str, str]] = []  # structured things drawn (the manifest's `items`)
 
     def u(self, v: float) -> int:
         return int(round(v * self.s))
@@ -293,11 +311,14 @@ class ScreenSynth:
         launch = (w.start + timedelta(days=11 + (7 if day >= 2 else 0)))
         launch_text = f"Launch date: {_ordinal_date(launch)}"
         doc_facts = [
-            self._plant(PlantedFact(f"doc-project", "document", 0, f"Project {w.project} is {w.project_desc}.",
-                                    "semantic", f"what is Project {w.project}", f"Project {w.project}")),
+            self._plant(PlantedFact("doc-project", "document", 0, f"Project {w.project} is {w.project_desc}.",
+                                    "semantic", f"what is Project {w.project}", f"Project {w.project}",
+                                    values={"project": w.project, "description": w.project_desc,
+                                            "owner": f"{boss[0]} {boss[1]}"})),
             self._plant(PlantedFact(f"doc-launch-{launch:%m%d}", "document", 0 if day < 2 else 2, launch_text,
                                     "resource", f"{w.project} launch date", launch.strftime("%B"),
-                                    supersedes=None if day < 2 else f"doc-launch-{(launch - timedelta(days=7)):%m%d}")),
+                                    supersedes=None if day < 2 else f"doc-launch-{(launch - timedelta(days=7)):%m%d}",
+                                    values={"weekday": DAY_NAMES[launch.weekday()], "date": _day_month(launch)})),
         ]
         state["document"] = {
             "title": f"{w.project} overview.odt",
@@ -326,7 +347,8 @@ class ScreenSynth:
         cal_facts.append(self._plant(PlantedFact(
             fid, "calendar", 0 if day < 1 else 1,
             f"{dentist_time} Dentist appointment with Dr. Weber", "episodic", "dentist appointment", "Dentist",
-            supersedes=None if day < 1 else f"cal-dentist-{monday + timedelta(days=1):%m%d}")))
+            supersedes=None if day < 1 else f"cal-dentist-{monday + timedelta(days=1):%m%d}",
+            values={"time": dentist_time, "weekday": DAY_NAMES[dentist_day]})))
         state["calendar"] = {"monday": monday, "events": events, "facts": [f.id for f in cal_facts]}
 
         # email: one new message a day; day 0 carries a colleague's address and phone
@@ -351,36 +373,43 @@ class ScreenSynth:
         mail_facts = [
             self._plant(PlantedFact("mail-address", "email", 0, f"From: {first_sender[0]} {first_sender[1]} <{first_sender[2]}>",
                                     "knowledge_vault", f"{first_sender[0]} email address", "email address",
-                                    secret=first_sender[2])),
+                                    secret=first_sender[2],
+                                    values={"name": f"{first_sender[0]} {first_sender[1]}",
+                                            "first": first_sender[0], "email": first_sender[2]})),
         ]
         if day == 0:
             mail_facts.append(self._plant(PlantedFact(
                 "mail-phone", "email", 0, f"You can reach me at {phone} any time this week.", "knowledge_vault",
-                f"{first_sender[0]} phone number", "phone number", secret=phone)))
+                f"{first_sender[0]} phone number", "phone number", secret=phone,
+                values={"person": f"{first_sender[0]} {first_sender[1]}", "phone": phone})))
             mail_facts.append(self._plant(PlantedFact(
                 "mail-works", "email", 0, mails[0]["body"][1], "semantic", f"where does {first_sender[0]} work",
-                f"{first_sender[0]} {first_sender[1]}")))
+                f"{first_sender[0]} {first_sender[1]}",
+                values={"person": f"{first_sender[0]} {first_sender[1]}", "company": w.company,
+                        "role": "product manager"})))
         if day == 2:
             mail_facts.append(self._plant(PlantedFact(
                 "mail-launch-moved", "email", 2, mails[2]["body"][1], "episodic", f"{w.project} launch moved",
-                "launch moved")))
+                "launch moved", values={"when": _ordinal_date(launch), "date": _day_month(launch)})))
         state["email"] = {"messages": mails, "facts": [f.id for f in mail_facts]}
 
         # chat: a channel whose messages arrive while the user watches
         crng = random.Random(f"{self.seed}/chat/{day}")
-        chat = [(mate, f"morning! standup notes are in the doc"),
-                (boss, f"reminder: {w.project} demo is on {_ordinal_date(date + timedelta(days=2))} at 14:00"),
+        demo_date = _ordinal_date(date + timedelta(days=2))
+        chat = [(mate, "morning! standup notes are in the doc"),
+                (boss, f"reminder: {w.project} demo is on {demo_date} at 14:00"),
                 (mate, " ".join(crng.choice(FILLER) for _ in range(10)))]
         arriving = []
         chat_facts = [self._plant(PlantedFact(
             f"chat-demo-d{day}", "chat", day, chat[1][1], "episodic", f"{w.project} demo",
-            "demo is on"))]
+            "demo is on", values={"date": demo_date, "time": "14:00"}))]
         if day == 1:
             token = "".join(crng.choice(SAFE_ALNUM) for _ in range(10)) + "-" + "".join(crng.choice(SAFE_ALNUM) for _ in range(4))
             line = f"the staging password is {token}"
             arriving.append((boss, line))
             chat_facts.append(self._plant(PlantedFact("chat-password", "chat", 1, line, "knowledge_vault",
-                                                      "staging password", "password", secret=token)))
+                                                      "staging password", "password", secret=token,
+                                                      values={"password": token})))
         arriving.append((mate, f"lunch at {crng.choice(['Luigi', 'Sakura', 'Green Bowl'])} at 12:30?"))
         arriving.append((boss, " ".join(crng.choice(FILLER) for _ in range(9))))
         state["chat"] = {"channel": f"#{w.project.lower()}-team", "messages": chat, "arriving": arriving,
@@ -391,9 +420,10 @@ class ScreenSynth:
                     ("make test", [f"{rng.randint(80, 140)} passed in {rng.randint(3, 19)}.{rng.randint(0, 9)}s"]),
                     (f"./deploy.sh --env staging --project {w.project.lower()}", ["deployed build "
                                                                                   + str(rng.randint(1000, 9999))])]
+        deploy = f"./deploy.sh --env staging --project {w.project.lower()}"
         term_fact = self._plant(PlantedFact(
-            f"term-deploy", "terminal", 0, f"$ ./deploy.sh --env staging --project {w.project.lower()}",
-            "procedural", f"deploy {w.project} to staging", "deploy.sh"))
+            "term-deploy", "terminal", 0, f"$ {deploy}", "procedural", f"deploy {w.project} to staging", "deploy.sh",
+            values={"command": deploy, "project_flag": f"--project {w.project.lower()}"}))
         state["terminal"] = {"commands": commands, "facts": [term_fact.id]}
 
         # editor: a config file; day 0 has an API key in it
@@ -410,7 +440,8 @@ class ScreenSynth:
         if day == 0:
             code.append(f'STRIPE_KEY = "{key}"')
             ed_facts.append(self._plant(PlantedFact("editor-key", "editor", 0, f'STRIPE_KEY = "{key}"',
-                                                    "knowledge_vault", "stripe API key", "API key", secret=key)))
+                                                    "knowledge_vault", "stripe API key", "API key", secret=key,
+                                                    values={"key": key})))
         else:
             code.append('STRIPE_KEY = os.environ["STRIPE_KEY"]')
         code += ['TIMEOUT_SECONDS = 30', 'MAX_RETRIES = 5', "", "",
@@ -425,7 +456,9 @@ class ScreenSynth:
         title, lead, more = ARTICLES[(self.seed + day) % len(ARTICLES)]
         # the semantic name drops a leading article: "The Danube is ..." is about "Danube"
         art = self._plant(PlantedFact(f"web-{title.lower().replace(' ', '-')}", "browser", day, lead, "semantic",
-                                      title, title.removeprefix("The ")))
+                                      title, title.removeprefix("The "),
+                                      values={"title": title, "name": title.removeprefix("The "),
+                                              "is": lead.rstrip(".").split(" is ", 1)[1]}))
         state["browser"] = {"title": title, "url": f"https://en.wikipedia.org/wiki/{title.replace(' ', '_')}",
                             "paragraphs": [lead + " " + more,
                                            " ".join(rng.choice(FILLER) for _ in range(45)).capitalize() + ".",
@@ -449,7 +482,7 @@ class ScreenSynth:
         }[scene]
 
     def _frame(self, scene: str, day: int, when: datetime, progress: int, pointer: tuple[int, int],
-               dry: bool = False) -> tuple[Image.Image, list[str]]:
+               dry: bool = False) -> tuple[Image.Image, list[str], list[dict[str, str]]]:
         p = _Painter(self.size, dry=dry)
         lines: list[str] = []
         dark = scene in ("editor", "terminal")
@@ -467,7 +500,7 @@ class ScreenSynth:
         lines.append(title)
         getattr(self, f"_draw_{scene}")(p, day, progress, lines)
         p.pointer(pointer)
-        return p.img, lines
+        return p.img, lines, p.items
 
     def _draw_document(self, p: _Painter, day: int, progress: int, lines: list[str]) -> None:
         st = self.day_state(day)["document"]
@@ -529,6 +562,8 @@ class ScreenSynth:
             for j, line in enumerate(wrapped[:2]):
                 p.text((x + 14, y + 30 + j * 20), line, 16)
             lines.append(f"{hhmm} {' '.join(wrapped[:2])}")
+            p.items.append({"kind": "event", "time": hhmm, "title": title, "shown": " ".join(wrapped[:2]),
+                            "weekday": DAY_NAMES[wd]})
 
     def _draw_email(self, p: _Painter, day: int, progress: int, lines: list[str]) -> None:
         st = self.day_state(day)["email"]
@@ -552,6 +587,7 @@ class ScreenSynth:
         # the open message; the first-day message (with the planted address) is always pinned below
         y = 100
         for m in ([open_] if open_ is first else [open_, first]):
+            p.items.append({"kind": "sender", "name": f"{m['from'][0]} {m['from'][1]}", "email": m["from"][2]})
             head = [f"From: {m['from'][0]} {m['from'][1]} <{m['from'][2]}>",
                     f"To: {self.world.user} <{self.world.user.split()[0].lower()}@{self.world.domain}>",
                     f"Subject: {m['subject']}"]
@@ -725,7 +761,7 @@ class ScreenSynth:
             prev_minute = when.strftime("%H:%M")
             index = first_index + k
             render = _Renderer(self, scene, day, when, progress, pointer)
-            _, lines = self._frame(scene, day, when, progress, pointer, dry=True)
+            _, lines, items = self._frame(scene, day, when, progress, pointer, dry=True)
             if change in ("new_window", "content"):
                 last_kept = index
             shown = " ".join(lines)
@@ -735,7 +771,7 @@ class ScreenSynth:
             frames.append(SynthFrame(
                 index=index, captured_at=when, app=APPS[scene], window_title=self.window_title(scene, day),
                 scene=scene, day=day, change=change, facts=facts, new_facts=new, lines=list(lines),
-                size=self.size, render=render, duplicate_of=None if change in ("new_window", "content") else last_kept,
+                size=self.size, items=items, render=render, duplicate_of=None if change in ("new_window", "content") else last_kept,
             ))
         return frames
 
@@ -844,7 +880,7 @@ def session_manifest(frames: Sequence[SynthFrame], *, synth: ScreenSynth | None 
                  "project_desc": w.project_desc, "colleagues": [list(c) for c in w.colleagues],
                  "start": w.start.isoformat()}
     return {
-        "generator": "mirix_py.ingest.synth",
+        "generator": "mirix_synth.screens",
         "seed": synth.seed if synth else None,
         "user": synth.world.user if synth else None,
         "world": world,

@@ -54,3 +54,12 @@ def test_each_route_module_is_one_router():
     for name in modules:
         module = __import__(f"mirix_py.server.routes.{name}", fromlist=["router"])
         assert isinstance(module.router, APIRouter) and module.router in routes.ROUTERS
+
+
+def test_only_the_evaluation_uses_the_synthetic_screens():
+    """mirix_synth (synthetic data for tests and benchmarks) is not part of the engine."""
+    found = [o for package in ("agents", "ingest", "integrations", "llm", "server", "store")
+             for o in offenders(package, "mirix_synth")]
+    found += [f"mirix_py/{p.name}" for p in PACKAGE.glob("*.py") if any(
+        m.startswith("mirix_synth") for m in imported_modules(p))]
+    assert found == []

@@ -77,7 +77,7 @@ def screenshots_command(
     """Questions with gold answers over a seeded synthetic screenshot session: the engine against a raw-OCR
     BM25 baseline (whole frames, and frames cut around the question), per family (lookup, time-localised, cross-app, knowledge-update, counting, abstention),
     plus storage and throughput."""
-    from mirix_py.eval.screenshot_qa import FAMILIES, MODES, ScreenshotQAConfig, run
+    from mirix_py.eval.screenshot_qa import FAMILIES, MODES, ScreenshotQAConfig, run_benchmark
 
     if mode not in MODES:
         _fail(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
@@ -110,7 +110,7 @@ def screenshots_command(
                 task = bars.add_task(description, total=total)
                 return lambda n=1: bars.advance(task, n)
 
-            result = run(config, out, cache_dir, model_client=client, judge=judge, fresh=fresh, progress=progress)
+            result = run_benchmark(config, out, cache_dir, model_client=client, judge=judge, fresh=fresh, progress=progress)
     except (MirixError, ValueError, OSError) as exc:
         _fail(str(exc))
     summary = result["summary"]

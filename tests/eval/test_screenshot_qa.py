@@ -10,6 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from mirix_py.eval import screenshot_qa as sq
+from mirix_py.eval.screenshot_qa import ingestion
 from mirix_py.eval.screenshot_qa import (
     FAMILIES, NOT_PRESENT, QAItem, ScreenshotQAConfig, abstention_holds, contains, first_mention,
     generate_questions, normalize, score_item,
@@ -17,7 +18,7 @@ from mirix_py.eval.screenshot_qa import (
 
 
 def _manifest(seed: int = 7, days: int = 3):
-    return sq._session(ScreenshotQAConfig(seed=seed, days=days))
+    return sq.session(ScreenshotQAConfig(seed=seed, days=days))
 
 
 # ------------------------------------------------------------------ question generation
@@ -79,6 +80,13 @@ def test_a_one_day_session_has_no_update_questions():
     families = {q.family for q in questions}
     assert "knowledge-update" not in families  # nothing has changed yet on day 0
     assert {"lookup", "time-localised", "counting", "abstention"} <= families
+
+
+def test_a_fact_without_its_values_is_an_error_not_a_dropped_question():
+    _, _, manifest = _manifest(days=1)
+    facts = {**manifest["facts"], "mail-phone": {**manifest["facts"]["mail-phone"], "values": {}}}
+    with pytest.raises(ValueError, match="'mail-phone' has no value 'phone'"):
+        generate_questions({**manifest, "facts": facts})
 
 
 def test_a_manifest_without_world_is_refused():
@@ -179,8 +187,7 @@ def test_config_validation():
 
 
 def test_the_engine_source_is_part_of_the_cache_key(tmp_path, monkeypatch):
-    monkeypatch.setattr(sq, "engine_fingerprint", lambda: "aaaaaaaaaaaa")
-    assert len(sq.engine_fingerprint()) == 12
+    assert len(ingestion.engine_fingerprint()) == 12
     calls = []
 
     class Stop(Exception):
@@ -190,9 +197,9 @@ def test_the_engine_source_is_part_of_the_cache_key(tmp_path, monkeypatch):
         calls.append(out.parent.name)
         raise Stop
 
-    monkeypatch.setattr("mirix_py.ingest.synth.write_session", fake_write)
+    monkeypatch.setattr("mirix_synth.screens.write_session", fake_write)
     for fp in ("aaaaaaaaaaaa", "bbbbbbbbbbbb"):
-        monkeypatch.setattr(sq, "engine_fingerprint", lambda fp=fp: fp)
+        monkeypatch.setattr(ingestion, "engine_fingerprint", lambda fp=fp: fp)
         with pytest.raises(Stop):
             sq.ingest_cached(ScreenshotQAConfig(days=1), tmp_path, embedder=None)
     assert calls[0].endswith("-aaaaaaaaaaaa") and calls[1].endswith("-bbbbbbbbbbbb")
@@ -201,7 +208,7 @@ def test_the_engine_source_is_part_of_the_cache_key(tmp_path, monkeypatch):
 
 def test_llm_mode_needs_a_client_and_a_judge(tmp_path):
     with pytest.raises(ValueError, match="LLM mode needs"):
-        sq.run(ScreenshotQAConfig(mode="llm", days=1), tmp_path / "out", tmp_path / "cache")
+        sq.run_benchmark(ScreenshotQAConfig(mode="llm", days=1), tmp_path / "out", tmp_path / "cache")
 
 
 # ------------------------------------------------------------------ end to end (Tesseract)
@@ -213,7 +220,7 @@ TINY = dict(seed=7, days=1, dwell=(1, 2), workers=1)
 def fixed_fingerprint():
     """Other work may change the engine's source while these tests run: pin the cache key's source hash."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(sq, "engine_fingerprint", lambda: "testsource00")
+        mp.setattr(ingestion, "engine_fingerprint", lambda: "testsource00")
         yield
 
 
@@ -227,7 +234,7 @@ def tiny_run(tmp_path_factory, embedder, fixed_fingerprint):
     except Exception as exc:  # pragma: no cover - the machine has Tesseract
         pytest.skip(f"tesseract: {exc}")
     root = tmp_path_factory.mktemp("sqa")
-    result = sq.run(ScreenshotQAConfig(**TINY), root / "out", root / "cache", embedder=embedder)
+    result = sq.run_benchmark(ScreenshotQAConfig(**TINY), root / "out", root / "cache", embedder=embedder)
     return root, result
 
 
@@ -263,7 +270,7 @@ def test_end_to_end_writes_the_three_files(tiny_run):
     lookup = result["summary"]["families"]["lookup"]
     assert lookup["engine"]["score"] > 0 and lookup["baseline"]["score"] > 0
     # high-sensitivity secrets never enter the engine's context
-    from mirix_py.ingest.synth import ScreenSynth
+    from mirix_synth.screens import ScreenSynth
 
     synth = ScreenSynth(seed=7)
     synth.session(days=1, dwell=(1, 2))
@@ -279,7 +286,7 @@ def test_second_run_reuses_the_ingestion(tiny_run, monkeypatch, embedder):
         raise AssertionError("re-ingested")
 
     monkeypatch.setattr(Mirix, "ingest_screenshots", boom)
-    second = sq.run(ScreenshotQAConfig(**TINY, budget_words=300), root / "out2", root / "cache", embedder=embedder)
+    second = sq.run_benchmark(ScreenshotQAConfig(**TINY, budget_words=300), root / "out2", root / "cache", embedder=embedder)
     assert second["ingestion"]["reused"] is True
     assert second["ingestion"]["cache_key"] == first["ingestion"]["cache_key"]
     assert [q["id"] for q in second["questions"]] == [q["id"] for q in first["questions"]]
@@ -297,7 +304,7 @@ def test_llm_mode_with_a_scripted_model_and_judge(tiny_run, embedder):
         seen.append((question, gold, answer))
         return gold == NOT_PRESENT and answer.startswith("Not present")
 
-    result = sq.run(ScreenshotQAConfig(**TINY, mode="llm"), root / "out_llm", root / "cache", embedder=embedder,
+    result = sq.run_benchmark(ScreenshotQAConfig(**TINY, mode="llm"), root / "out_llm", root / "cache", embedder=embedder,
                     model_client=client, judge=judge)
     assert result["ingestion"]["reused"] is True
     fams = result["summary"]["families"]

@@ -24,6 +24,6 @@ def tesseract():
 
 @pytest.fixture(scope="session")
 def synth():
-    from mirix_py.ingest.synth import ScreenSynth
+    from mirix_synth.screens import ScreenSynth
 
     return ScreenSynth(seed=7)

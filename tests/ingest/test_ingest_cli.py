@@ -7,7 +7,7 @@ import json
 from typer.testing import CliRunner
 
 from mirix_py.cli import app
-from mirix_py.ingest.synth import write_session
+from mirix_synth.screens import write_session
 
 runner = CliRunner()
 

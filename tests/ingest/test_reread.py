@@ -73,7 +73,7 @@ def test_a_second_read_that_finds_nothing_leaves_the_first():
 
 
 def test_real_tesseract_gets_a_chat_password_right_that_the_first_pass_misreads(tesseract):
-    from mirix_py.ingest.synth import ScreenSynth
+    from mirix_synth.screens import ScreenSynth
 
     synth = ScreenSynth(seed=7)
     frame = next(f for f in synth.session(days=2, dwell=(3, 7)) if "chat-password" in f.facts)

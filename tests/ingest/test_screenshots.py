@@ -17,7 +17,7 @@ from mirix_py.ingest.ocr import OcrConfig, TesseractMissing
 from mirix_py.ingest.screenshots import (
     ProcessedFrame, ScreenshotConfig, ScreenshotIngestor, ScreenshotResult, frames_to_records,
 )
-from mirix_py.ingest.synth import ScreenSynth, write_session
+from mirix_synth.screens import ScreenSynth, write_session
 from mirix_py.screenshot_methods import EngineScreenshotHost
 from mirix_py.records import InputKind, InputStatus, KnowledgeVaultMemory, MemoryType
 

@@ -129,7 +129,7 @@ def test_a_long_document_reaches_the_agent_as_the_lines_about_the_question(mx):
 def test_image_goes_to_screenshot_ingestion(mx):
     from PIL import Image as PILImage, ImageDraw
 
-    from mirix_py.ingest.synth import _font
+    from mirix_synth.screens import _font
 
     picture = PILImage.new("RGB", (900, 200), "white")
     ImageDraw.Draw(picture).text((20, 70), "Invoice 4417 is due on June 3", fill="black", font=_font(36))

@@ -274,7 +274,7 @@ def test_screenshot_upload(live):
     from PIL import Image, ImageDraw
 
     anon, c = live.client(None), live.client(live.alice)
-    from mirix_py.ingest.synth import _font
+    from mirix_synth.screens import _font
 
     image = Image.new("RGB", (900, 220), "white")
     ImageDraw.Draw(image).text((20, 80), "Quarterly report: revenue up 12 percent", fill="black", font=_font(36))

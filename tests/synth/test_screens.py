@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from PIL import Image
 
-from mirix_py.ingest.synth import APPS, SCENES, ScreenSynth, find_font, load_manifest, write_session
+from mirix_synth.screens import APPS, SCENES, ScreenSynth, find_font, load_manifest, write_session
 
 
 def _digest(image: Image.Image) -> str:
@@ -95,3 +95,41 @@ def test_write_session_writes_pngs_metadata_and_manifest(tmp_path, synth):
         assert png.info["mirix:captured_at"] == entry["captured_at"]
     assert entry["file"].startswith("screenshot_") and "T" in entry["file"]
     assert json.loads(path.read_text())["facts"]
+
+
+def test_every_planted_fact_carries_its_values_as_drawn(synth):
+    frames = synth.session(days=3)
+    for fact in synth.facts.values():
+        assert fact.values, fact.id
+        screens = [" ".join(f.lines) for f in frames if fact.id in f.facts]
+        assert screens, fact.id
+        for name, value in fact.values.items():
+            if fact.scene == "calendar" and name == "weekday":
+                continue  # the calendar draws it as a column head ("Tue 4 Jun")
+            assert all(value in screen for screen in screens), (fact.id, name, value)
+    launch = sorted((f for f in synth.facts.values() if f.id.startswith("doc-launch-")), key=lambda f: f.day)
+    assert [(f.value("weekday"), f.value("date")) for f in launch] == [("Friday", "14 June"), ("Friday", "21 June")]
+    assert [f.value("time") for f in synth.facts.values() if f.id.startswith("cal-dentist-")] == ["15:00", "16:30"]
+    assert synth.facts["mail-phone"].value("phone") == synth.facts["mail-phone"].secret
+    with pytest.raises(KeyError, match="mail-phone.*no value 'fax'"):
+        synth.facts["mail-phone"].value("fax")
+
+
+def test_frames_list_the_events_and_senders_they_draw(synth):
+    frames = synth.session(days=2)
+    calendar = [f for f in frames if f.scene == "calendar"]
+    email = [f for f in frames if f.scene == "email"]
+    assert calendar and email
+    for f in calendar:
+        events = [i for i in f.items if i["kind"] == "event"]
+        assert len(events) == 6  # five meetings and the dentist, Monday to Friday
+        for event in events:
+            assert f"{event['time']} {event['shown']}" in f.lines and event["title"].startswith(event["shown"])
+    boss = synth.world.colleagues[0][0]
+    assert any(i["title"] == f"1:1 with {boss}" for f in calendar for i in f.items)
+    for f in email:
+        senders = [i for i in f.items if i["kind"] == "sender"]
+        assert senders
+        for sender in senders:
+            assert f"From: {sender['name']} <{sender['email']}>" in f.lines
+    assert all(not f.items for f in frames if f.scene not in ("calendar", "email"))
