@@ -40,14 +40,30 @@ User = typer.Option(..., "--user", "-u", help="User id the memories belong to.")
 AsJson = typer.Option(False, "--json", help="Print JSON for scripts.")
 
 
-def _engine(data_dir: Optional[Path]):
+Create = typer.Option(False, "--create", help="Start a new store if the data directory does not exist.")
+
+
+def _engine(data_dir: Optional[Path], *, create: bool = False):
+    """The engine on `data_dir`. A directory named (by -d or MIRIX_DATA_DIR) that does not exist is
+    an error unless `create`: a mistyped path must not silently start an empty store with a new key."""
     from mirix_py.engine import Mirix
 
+    if data_dir is not None and not data_dir.exists() and not create:
+        _fail(FileNotFoundError(f"data directory {data_dir} does not exist (a typo?); pass --create to start "
+                                "a new store there"))
     return Mirix(data_dir)
 
 
+def _arg(parse, *args, **kwargs):
+    """A parsed argument, or exit 2 with the parser's message."""
+    try:
+        return parse(*args, **kwargs)
+    except MirixError as exc:
+        _fail(exc)
+
+
 def _fail(exc: Exception) -> None:
-    err.print(f"[bold red]error:[/] {escape(scrub(str(exc)))}")
+    err.print(f"[bold red]error:[/] {escape(scrub(str(exc)))}", soft_wrap=True)  # one line: scripts grep it
     raise typer.Exit(2)
 
 
@@ -77,15 +93,23 @@ def _memory_table(memories, title: str, scores: list[float] | None = None) -> Ta
 
 @app.command()
 def add(text: str = typer.Argument(None, help="Text to remember; '-' or nothing reads stdin."),
-        user: str = User, occurred_at: Optional[str] = typer.Option(None, help="ISO 8601 time with zone."),
+        user: str = User,
+        occurred_at: Optional[str] = typer.Option(None, help="ISO 8601 time; without a zone, local time."),
         source_id: Optional[str] = typer.Option(None, help="Caller id kept as provenance."),
-        data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
-    """Add text (or, with --json-messages on stdin, a list of messages) to memory."""
+        messages: bool = typer.Option(False, "--messages", help="The input is a JSON list of chat messages "
+                                      '([{"role": "user", "name": "Ada", "content": "..."}]); such a list is '
+                                      "recognised without this flag too."),
+        data_dir: Optional[Path] = DataDir, create: bool = Create, as_json: bool = AsJson) -> None:
+    """Add text, or a JSON list of chat messages (argument or stdin), to memory."""
+    from mirix_py.cli_args import local_when, messages_or_text
+
     if text in (None, "-"):
         text = sys.stdin.read()
+    content = _arg(messages_or_text, text, messages=messages)
+    occurred_at = _arg(local_when, occurred_at, "--occurred-at")
     try:
-        with _engine(data_dir) as mx:
-            result = mx.add(text, user_id=user, occurred_at=occurred_at, source_id=source_id)
+        with _engine(data_dir, create=create) as mx:
+            result = mx.add(content, user_id=user, occurred_at=occurred_at, source_id=source_id)
     except MirixError as exc:
         _fail(exc)
     if as_json:
@@ -102,13 +126,17 @@ def add(text: str = typer.Argument(None, help="Text to remember; '-' or nothing 
 def search(query: str, user: str = User, limit: int = typer.Option(10, "--limit", "-n"),
            memory_type: Optional[list[str]] = typer.Option(None, "--type", "-t", help="Repeat to allow several."),
            method: str = typer.Option("hybrid", help="hybrid | bm25 | embedding | string"),
-           start: Optional[str] = typer.Option(None, help="occurred_at >= this (ISO 8601 with zone)"),
-           end: Optional[str] = typer.Option(None, help="occurred_at < this (ISO 8601 with zone)"),
+           start: Optional[str] = typer.Option(None, help="occurred_at >= this (ISO 8601; no zone: local)"),
+           end: Optional[str] = typer.Option(None, help="occurred_at < this (ISO 8601; no zone: local)"),
            data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
     """Search a user's memories."""
+    from mirix_py.cli_args import local_when, memory_types
+
+    types = _arg(memory_types, memory_type)
+    start, end = _arg(local_when, start, "--start"), _arg(local_when, end, "--end")
     try:
         with _engine(data_dir) as mx:
-            hits = mx.search(query, user_id=user, limit=limit, memory_types=memory_type or None, start=start,
+            hits = mx.search(query, user_id=user, limit=limit, memory_types=types, start=start,
                              end=end, method=method)
     except MirixError as exc:
         _fail(exc)
@@ -139,9 +167,12 @@ def list_(user: str = User, memory_type: Optional[list[str]] = typer.Option(None
           limit: int = typer.Option(50, "--limit", "-n"), offset: int = 0,
           data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
     """List a user's memories, newest first."""
+    from mirix_py.cli_args import memory_types
+
+    types = _arg(memory_types, memory_type)
     try:
         with _engine(data_dir) as mx:
-            memories = mx.list(user_id=user, memory_types=memory_type or None, limit=limit, offset=offset)
+            memories = mx.list(user_id=user, memory_types=types, limit=limit, offset=offset)
     except (MirixError, ValueError) as exc:
         _fail(exc)
     if as_json:
@@ -151,27 +182,83 @@ def list_(user: str = User, memory_type: Optional[list[str]] = typer.Option(None
 
 
 @app.command()
-def show(memory_id: str, user: str = User, history: bool = typer.Option(False, "--history", help="Show every change."),
+def show(memory_id: str = typer.Argument(..., help="A memory id or a unique prefix of one (4+ characters)."),
+         user: str = User, history: bool = typer.Option(False, "--history", help="Show every change."),
          data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
-    """Show one memory (secrets stay masked) and, with --history, its changes."""
+    """Show one memory (secrets stay masked) and, with --history, what each change did."""
+    from mirix_py.cli_args import event_changes
+    from mirix_py.store import prefixes
+
+    memory = None
     try:
         with _engine(data_dir) as mx:
-            memory = mx.get(memory_id, user_id=user)
+            memory_id = prefixes.memory_id(mx.engine, user, memory_id)
             events = mx.history(memory_id, user_id=user) if history else []
+            try:
+                memory = mx.get(memory_id, user_id=user)
+            except MirixError:
+                if not history:  # a deleted memory still has its history
+                    raise
     except MirixError as exc:
         _fail(exc)
     if as_json:
         _print_json({"memory": memory, "history": events} if history else memory)
         return
-    console.print_json(json.dumps(memory.model_dump(mode="json")))
+    if memory is not None:
+        console.print_json(json.dumps(memory.model_dump(mode="json")))
+    else:
+        console.print(f"[yellow]{memory_id} is deleted; its history:[/]")
     if history:
         table = Table(title="history")
-        for col in ("when", "operation", "actor", "input", "after"):
+        for col in ("when", "operation", "actor", "input", "changes"):
             table.add_column(col, overflow="fold")
         for e in events:
-            table.add_row(e.created_at.strftime("%Y-%m-%d %H:%M:%S"), e.operation.value, e.actor, e.input_id or "",
-                          escape(json.dumps(e.after, ensure_ascii=False)[:200]) if e.after else "(deleted)")
+            table.add_row(e.created_at.astimezone().strftime("%Y-%m-%d %H:%M:%S"), e.operation.value, e.actor,
+                          e.input_id or "", escape("\n".join(event_changes(e))))
         console.print(table)
+
+
+@app.command()
+def delete(memory_id: str = typer.Argument(..., help="A memory id or a unique prefix of one."), user: str = User,
+           data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
+    """Delete one memory (a history event: `mirix show ID --history` still shows it; `undo` of a delete
+    made by an input restores it)."""
+    from mirix_py.store import prefixes
+
+    try:
+        with _engine(data_dir) as mx:
+            memory_id = prefixes.memory_id(mx.engine, user, memory_id)
+            mx.delete(memory_id, user_id=user, actor="cli")
+    except MirixError as exc:
+        _fail(exc)
+    if as_json:
+        _print_json({"deleted": memory_id})
+        return
+    console.print(f"deleted {memory_id}")
+
+
+@app.command()
+def update(memory_id: str = typer.Argument(..., help="A memory id or a unique prefix of one."),
+           assignments: Optional[list[str]] = typer.Argument(None, help="name=value, e.g. summary='Tom flies'; "
+                                                             "JSON values (lists, numbers) are read as JSON."),
+           user: str = User, fields_json: Optional[str] = typer.Option(None, "--fields-json",
+                                                                       help="The fields as one JSON object."),
+           data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
+    """Change fields of one memory in place (its id stays; the change is a history event)."""
+    from mirix_py.cli_args import field_assignments
+    from mirix_py.store import prefixes
+
+    fields = _arg(field_assignments, assignments or [], fields_json)
+    try:
+        with _engine(data_dir) as mx:
+            memory_id = prefixes.memory_id(mx.engine, user, memory_id)
+            memory = mx.update(memory_id, fields, user_id=user, actor="cli")
+    except MirixError as exc:
+        _fail(exc)
+    if as_json:
+        _print_json(memory)
+        return
+    console.print(f"updated {memory_id}: {', '.join(sorted(fields))}")
 
 
 @app.command()
@@ -179,8 +266,11 @@ def undo(input_id: str = typer.Argument(..., help="The input whose changes to ta
          user: str = User, force: bool = typer.Option(False, "--force", help="Also overwrite later changes."),
          data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
     """Revert every change one input caused: inserts deleted, updates and deletions restored."""
+    from mirix_py.store import prefixes
+
     try:
         with _engine(data_dir) as mx:
+            input_id = prefixes.input_id(mx.engine, user, input_id)
             changes = mx.undo(input_id, user_id=user, force=force)
     except MirixError as exc:
         _fail(exc)
@@ -205,7 +295,7 @@ def export_(path: Path, user: Optional[str] = typer.Option(None, "--user", "-u",
 
 
 @app.command("import")
-def import_(path: Path, data_dir: Optional[Path] = DataDir) -> None:
+def import_(path: Path, data_dir: Optional[Path] = DataDir, create: bool = Create) -> None:
     """Read a JSON lines file written by `mirix export` (validated whole before writing)."""
     from tqdm import tqdm
 
@@ -213,9 +303,14 @@ def import_(path: Path, data_dir: Optional[Path] = DataDir) -> None:
         _fail(FileNotFoundError(f"{path} does not exist"))
     lines = path.read_text(encoding="utf-8").splitlines()
     try:
-        with _engine(data_dir) as mx:
+        with _engine(data_dir, create=create) as mx:
             counts = mx.import_(tqdm(lines, desc="import", unit="memory", disable=len(lines) < 200))
     except MirixError as exc:
+        if "vault key" in str(exc):
+            err.print("[yellow]hint: vault secrets are exported encrypted under the source store's vault key "
+                      "(SOURCE_DIR/vault.key, or its MIRIX_VAULT_KEY). Import into a store with the same key: for "
+                      "a new one, `mkdir NEW_DIR && cp SOURCE_DIR/vault.key NEW_DIR/` before `mirix import -d "
+                      "NEW_DIR`.[/]", soft_wrap=True)
         _fail(exc)
     console.print(f"imported {counts['imported']} memories, skipped {counts['skipped_existing']} already present")
 

@@ -14,6 +14,7 @@ runner = CliRunner()
 
 @pytest.fixture
 def run(tmp_path, monkeypatch):
+    (tmp_path / "data").mkdir()
     monkeypatch.setenv("MIRIX_DATA_DIR", str(tmp_path / "data"))
 
     def invoke(*args: str, input: str | None = None):
@@ -59,8 +60,8 @@ def test_errors_exit_2_with_a_message(run):
     assert out.exit_code == 2 and "epi_nope" in out.output
     out = runner.invoke(app, ["search", "x", "--user", "ada", "--method", "psychic"])
     assert out.exit_code == 2 and "unknown search method" in out.output
-    out = runner.invoke(app, ["add", "hi", "--user", "ada", "--occurred-at", "2024-01-01T00:00:00"])
-    assert out.exit_code == 2 and "time zone" in out.output
+    out = runner.invoke(app, ["add", "hi", "--user", "ada", "--occurred-at", "2024-13-01T00:00:00"])
+    assert out.exit_code == 2 and "not an ISO 8601" in out.output
 
 
 def test_export_import(run, tmp_path, monkeypatch):
@@ -70,7 +71,7 @@ def test_export_import(run, tmp_path, monkeypatch):
     key = (tmp_path / "data" / "vault.key").read_text()
     monkeypatch.setenv("MIRIX_DATA_DIR", str(tmp_path / "other"))
     monkeypatch.setenv("MIRIX_VAULT_KEY", key)
-    assert "imported 1" in run("import", str(dump)).stdout
+    assert "imported 1" in run("import", str(dump), "--create").stdout
     assert "kayak" in run("list", "--user", "ada").stdout
     assert runner.invoke(app, ["import", str(tmp_path / "missing.jsonl")]).exit_code == 2
 
@@ -122,3 +123,77 @@ def test_undo_takes_back_an_input(run):
     assert listed == {c["memory_id"] for c in kept["changes"]}
     again = run("undo", bad["input_ids"][0], "-u", "ada")
     assert again.exit_code == 2 and "already undone" in again.output
+
+
+def test_a_data_dir_that_does_not_exist_is_an_error_unless_created(run, tmp_path):
+    missing = tmp_path / "mistyped"
+    out = runner.invoke(app, ["list", "-u", "ada", "-d", str(missing)])
+    assert out.exit_code == 2 and "does not exist" in out.output and "--create" in out.output
+    assert not missing.exists()  # no empty store, no new vault key
+    out = runner.invoke(app, ["add", "hello", "-u", "ada", "-d", str(missing), "--create"])
+    assert out.exit_code == 0 and (missing / "vault.key").exists()
+
+
+def test_json_messages_on_stdin_are_messages(run):
+    piped = json.dumps([{"role": "user", "name": "Ada", "id": "t1", "content": "I love sushi."},
+                        {"role": "assistant", "content": "Noted!"}])
+    added = run("add", "-u", "ada", "--json", input=piped)
+    assert added.exit_code == 0, added.output
+    memories = json.loads(run("list", "-u", "ada", "--json").stdout)
+    text = " ".join(json.dumps(m) for m in memories)
+    assert "I love sushi." in text and '"}' not in " ".join(m.get("summary", "") for m in memories)
+    assert any("t1" in m["source_ids"] for m in memories)
+    bad = runner.invoke(app, ["add", "-u", "ada", "--messages"], input="not json")
+    assert bad.exit_code == 2 and "JSON list" in bad.output
+    assert "--json-messages" not in runner.invoke(app, ["add", "--help"]).output
+
+
+def test_delete_update_and_id_prefixes(run):
+    added = json.loads(run("add", "My brother Tom is a pilot.", "-u", "ada", "--json").stdout)
+    fact = next(c["memory_id"] for c in added["changes"] if c["memory_type"] == "semantic")
+    short = fact[:8]
+    updated = run("update", short, "summary=Tom flies for Lufthansa", 'tags=["family"]', "-u", "ada", "--json")
+    assert updated.exit_code == 0, updated.output
+    assert json.loads(updated.stdout)["summary"] == "Tom flies for Lufthansa"
+    assert json.loads(updated.stdout)["tags"] == ["family"]
+    history = run("show", short, "-u", "ada", "--history")
+    assert "~ summary:" in history.stdout and "→" in history.stdout and "Lufthansa" in history.stdout
+    assert run("update", short, "-u", "ada").exit_code == 2  # nothing to update
+    assert run("delete", short, "-u", "ada").stdout.strip() == f"deleted {fact}"
+    gone = run("show", fact, "-u", "ada", "--history")
+    assert "is deleted" in gone.stdout and "(deleted)" in gone.stdout
+    ambiguous = run("show", fact[:4], "-u", "ada")  # "sem_" or "epi_": every id of the type
+    assert ambiguous.exit_code in (0, 2)
+    assert run("show", "zzzz9", "-u", "ada").exit_code == 2
+
+
+def test_an_unknown_type_lists_the_valid_ones_and_aliases_work(run):
+    run("add", "The wifi password is hunter2-x", "-u", "ada")
+    out = run("list", "-u", "ada", "-t", "vaults")
+    assert out.exit_code == 2 and "knowledge_vault" in out.output and "episodic" in out.output
+    listed = json.loads(run("list", "-u", "ada", "-t", "vault", "--json").stdout)
+    assert listed and all(m["memory_type"] == "knowledge_vault" for m in listed)
+
+
+def test_a_date_without_a_zone_is_local_time(run, monkeypatch):
+    import time
+
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        added = json.loads(run("add", "Met Ines at the crag.", "-u", "ada", "--occurred-at", "2024-05-01T10:00",
+                               "--json").stdout)
+        assert added["status"] == "processed"
+        (episode,) = json.loads(run("list", "-u", "ada", "-t", "episodic", "--json").stdout)
+        assert episode["occurred_at"].startswith("2024-05-01T14:00")  # 10:00 EDT is 14:00 UTC
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
+def test_import_under_another_key_hints_at_the_vault_key(run, tmp_path):
+    run("add", "The garage code is 55-19-77.", "-u", "ada")
+    dump = tmp_path / "m.jsonl"
+    run("export", str(dump))
+    out = runner.invoke(app, ["import", str(dump), "-d", str(tmp_path / "new"), "--create"])
+    assert out.exit_code == 2 and "vault.key" in out.output and "hint" in out.output
