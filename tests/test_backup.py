@@ -84,7 +84,7 @@ def test_backup_and_restore_commands(tmp_path, monkeypatch, user_id):
 
     runner = CliRunner()
     monkeypatch.setenv("MIRIX_DATA_DIR", str(tmp_path / "src"))
-    runner.invoke(app, ["add", "Tom lives in Rome.", "--user", user_id])
+    runner.invoke(app, ["add", "Tom lives in Rome.", "--user", user_id, "--create"])
     out = runner.invoke(app, ["backup", str(tmp_path / "b.tar.gz")])
     assert out.exit_code == 0 and "not in the backup" in out.stdout
     monkeypatch.delenv("MIRIX_DATA_DIR")

@@ -80,7 +80,7 @@ def test_doctor_cli_exit_codes(tmp_path, monkeypatch, user_id):
 
     monkeypatch.setenv("MIRIX_DATA_DIR", str(tmp_path / "cli"))
     runner = CliRunner()
-    runner.invoke(app, ["add", "Fed the cat at noon", "--user", user_id])
+    runner.invoke(app, ["add", "Fed the cat at noon", "--user", user_id, "--create"])
     out = runner.invoke(app, ["doctor", "--json"])
     assert out.exit_code == 0 and '"clean": true' in out.stdout
 
