@@ -147,11 +147,14 @@ def search(query: str, user: str = User, limit: int = typer.Option(10, "--limit"
 
 
 @app.command()
-def chat(message: str, user: str = User, data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
+def chat(message: str, user: str = User,
+         remember: bool = typer.Option(True, "--remember/--no-remember",
+                                       help="Feed the exchange back into memory (questions never outrank facts)."),
+         data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
     """Ask a question answered from memory (offline: the best memories, cited)."""
     try:
         with _engine(data_dir) as mx:
-            response = mx.chat(message, user_id=user)
+            response = mx.chat(message, user_id=user, remember=remember)
     except MirixError as exc:
         _fail(exc)
     if as_json:

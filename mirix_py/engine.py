@@ -43,6 +43,7 @@ from mirix_py.store.fulltext import fulltext_for
 from mirix_py.redaction import guard_logs, scrub
 from mirix_py.store.guard import SecretGuard
 from mirix_py.store.inputs import InputLog, new_worker_id
+from mirix_py.store.questions import exchange_ids
 
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
@@ -472,9 +473,12 @@ class Mirix(ScreenshotsMixin):
         if self.model_client is None or fallback:
             reason = f"No usable answer from the model ({fallback})" if fallback else "Offline mode (no LLM configured)"
             answer, cited = flow.offline_answer(retrieval, reason=reason)
-            exchange = [{"role": "user", "content": raw_message}]  # an offline answer only echoes memories
-        else:
-            exchange = [{"role": "user", "content": raw_message}, {"role": "assistant", "content": answer}]
+        # the question and the answer carry ids that say which is which: a memory citing only chat
+        # questions is weighed down in search, so asking twice never outranks the fact (store.questions)
+        question_id, answer_id = exchange_ids()
+        exchange = [{"role": "user", "content": raw_message, "id": question_id}]
+        if self.model_client is not None and not fallback:  # an offline answer only echoes memories
+            exchange.append({"role": "assistant", "content": answer, "id": answer_id})
         usage = LLMUsage(**meter.summary(), wall_seconds=round(time.perf_counter() - started, 4))
         if self.model_client is not None:
             self.store.record_usage(user_id, "chat", usage.model_dump())

@@ -19,6 +19,7 @@ from mirix_py.records import MemoryType, SearchHit, SearchMethod
 from mirix_py.store.embeddings import CachedEmbedder
 from mirix_py.store.fulltext import Filters
 from mirix_py.store.memories import MemoryStore
+from mirix_py.store.questions import QUESTION_POOL, weigh_questions
 from mirix_py.store.tables import MemoryRow
 
 log = logging.getLogger("mirix_py.search")
@@ -90,12 +91,13 @@ class Searcher:
             method_used = method
 
         depth = max(limit * 3, 30)
+        pool = limit + QUESTION_POOL  # a few more, so facts weighed against chat questions can move up
         if method_used is SearchMethod.bm25:
-            ranked = self._bm25(query, filters, limit)
+            ranked = self._bm25(query, filters, pool)
         elif method_used is SearchMethod.embedding:
-            ranked = self._vector(query, filters, limit)
+            ranked = self._vector(query, filters, pool)
         elif method_used is SearchMethod.string:
-            ranked = self._substring(query, filters, limit)
+            ranked = self._substring(query, filters, pool)
         else:
             # The legs run side by side: the full-text leg in a worker thread (SQLite releases the GIL),
             # the query embedding here on one torch thread (the MiniLM embedder uses one for a short
@@ -105,8 +107,9 @@ class Searcher:
                 semantic = [i for i, _ in self._vector(query, filters, depth)]
             finally:
                 lexical = [i for i, _ in lexical_leg.result()]
-            ranked = rrf_fuse([lexical, semantic])[:limit]
+            ranked = rrf_fuse([lexical, semantic])[:pool]
         records = self.store.get_many([i for i, _ in ranked], user_id=user_id)
+        ranked = weigh_questions(ranked, records)[:limit]
         hits = []
         for memory_id, score in ranked:
             memory = records.get(memory_id)

@@ -1,0 +1,40 @@
+"""Questions asked in chat are remembered, but they state nothing: a memory made only of them must
+not outrank the fact that answers them. Chat feeds its exchange back with message ids that say
+which part is the question (QUESTION_PREFIX) and which the answer; a memory whose every cited
+message is a chat question is weighed down in search (`QUESTION_WEIGHT`). A memory that also
+cites an answer, or anything else said, ranks as usual. Pure functions."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Sequence
+
+QUESTION_PREFIX = "chat-q-"
+ANSWER_PREFIX = "chat-a-"
+INPUT_PREFIX = "in_"  # input ids in source_ids say where a memory came from, not what it cites
+QUESTION_WEIGHT = 0.25  # hybrid (RRF, k=10): rank 1 falls below rank 30; BM25 and cosine scores are cut to a quarter
+QUESTION_POOL = 10  # candidates fetched beyond `limit`, so facts below question-only memories can move up
+
+
+def exchange_ids() -> tuple[str, str]:
+    """(question id, answer id) for one chat exchange."""
+    tag = uuid.uuid4().hex[:12]
+    return QUESTION_PREFIX + tag, ANSWER_PREFIX + tag
+
+
+def asks_only(source_ids: Sequence[str]) -> bool:
+    """Whether a memory with these source ids cites chat questions and nothing else."""
+    cited = [s for s in source_ids if not s.startswith(INPUT_PREFIX)]
+    return bool(cited) and all(s.startswith(QUESTION_PREFIX) for s in cited)
+
+
+def weigh_questions(ranked: Sequence[tuple[str, float]], records: dict[str, Any]) -> list[tuple[str, float]]:
+    """`ranked` (id, score), best first, with question-only memories' scores weighed down and re-sorted
+    (a stable sort: the rest keep their order)."""
+    out = []
+    for memory_id, score in ranked:
+        memory = records.get(memory_id)
+        if memory is not None and asks_only(memory.source_ids):
+            score = score * QUESTION_WEIGHT if score > 0 else score - 1.0
+        out.append((memory_id, score))
+    return sorted(out, key=lambda item: -item[1])
