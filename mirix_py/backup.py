@@ -2,8 +2,10 @@
 
 A backup is one `.tar.gz` holding `manifest.json` and one JSON-lines file per table, read inside a
 single snapshot (a read transaction on SQLite's WAL, REPEATABLE READ on PostgreSQL), so it is
-consistent even while inputs are being processed. The vector index is not copied: SQL is the
-source of truth and restore rebuilds it. Vault secrets and logged inputs stay encrypted; the vault
+consistent even while inputs are being processed. Chroma's index is not copied: SQL is the
+source of truth and restore rebuilds it. A pgvector table (`memory_vector`) is SQL like the rest: it
+is in the same snapshot and restored as it was, so a restore into a pgvector database re-embeds
+nothing (into any other layout, `doctor` re-embeds from the rows). Vault secrets and logged inputs stay encrypted; the vault
 key is never put in the backup — the manifest only holds a token that proves the right key was
 given at restore.
 """
@@ -14,11 +16,13 @@ import io
 import json
 import os
 import tarfile
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from sqlalchemy import MetaData, Table, inspect, select, text
+from sqlalchemy.exc import SAWarning
 from sqlalchemy.engine import Connection, Engine
 
 from mirix_py.errors import InvalidInput
@@ -27,8 +31,15 @@ from mirix_py.store.crypto import Cipher, VaultKeyError
 
 FORMAT = 1
 KEY_CHECK = "mirix-backup-key-check"
-TABLES = ("memory", "memory_history", "input_log", "llm_usage", "api_key")
+TABLES = ("memory", "memory_history", "input_log", "llm_usage", "api_key", "memory_vector")
 DATE_COLUMNS = {"occurred_at", "created_at", "updated_at", "processed_at", "claimed_at", "revoked_at"}
+
+
+def _reflect(name: str, metadata: MetaData, conn: Connection) -> Table:
+    """The table as the database has it (pgvector's `vector` type reads and writes as text)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Did not recognize type 'vector'", category=SAWarning)
+        return Table(name, metadata, autoload_with=conn)
 
 
 def _jsonable(value: Any) -> Any:
@@ -66,7 +77,7 @@ def backup(engine: Engine, cipher: Cipher, dest: str | Path, *, embedder: str | 
         for name in TABLES:
             if name not in present:
                 continue
-            table = Table(name, metadata, autoload_with=conn)
+            table = _reflect(name, metadata, conn)
             columns = [c for c in table.columns if c.name != "tsv"]
             lines = []
             for row in conn.execute(select(*columns)).mappings():
@@ -152,10 +163,13 @@ def restore(engine: Engine, path: str | Path, key: str | bytes | None,
     restored: dict[str, int] = {}
     metadata = MetaData()
     with tarfile.open(path, "r:gz") as tar, engine.begin() as conn:
+        present = set(inspect(conn).get_table_names())
         for name in TABLES:
             if name not in manifest["counts"]:
                 continue
-            table = Table(name, metadata, autoload_with=conn)
+            if name == "memory_vector" and name not in present:
+                continue  # pgvector's vectors into a database without it: doctor re-embeds from the rows
+            table = _reflect(name, metadata, conn)
             known = {c.name for c in table.columns}
             batch: list[dict[str, Any]] = []
             count = 0

@@ -32,6 +32,17 @@ from mirix_py.eval.cli import register as _register_eval_commands  # noqa: E402 
 
 _register_eval_commands(app)
 
+from mirix_py.vector_migration import register as _register_vector_migration  # noqa: E402  (migrate-vectors)
+
+
+def _pgvector_engine(data_dir: Optional[Path]):
+    from mirix_py.engine import Mirix
+
+    return Mirix(data_dir, vector_store="pgvector", resume=False)
+
+
+_register_vector_migration(app, open_engine=_pgvector_engine)
+
 console = Console()
 err = Console(stderr=True)
 

@@ -408,7 +408,7 @@ class Mirix(ScreenshotsMixin):
     @classmethod
     def restore(cls, src: str | Path, data_dir: str | Path | None = None, *, vault_key: str,
                 database_url: str | None = None, embedder: Embedder | None | object = _DEFAULT,
-                progress=None) -> "Mirix":
+                progress=None, vector_store: str | None = None) -> "Mirix":
         """Restore a backup into an empty data directory (or empty database) and return the engine.
         The key is checked before anything is written and saved as the data dir's `vault.key`
         (0600); full-text and vector indexes are rebuilt from the restored rows."""
@@ -416,7 +416,7 @@ class Mirix(ScreenshotsMixin):
 
         check_key(read_manifest(src), vault_key)
         settings = Settings.from_env(data_dir=Path(data_dir) if data_dir is not None else None,
-                                     database_url=database_url, vault_key=vault_key)
+                                     database_url=database_url, vault_key=vault_key, vector_store=vector_store)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         key_file = settings.data_dir / "vault.key"
         if key_file.exists() and key_file.read_text().strip() != vault_key.strip():

@@ -72,6 +72,22 @@ def backend(request):
         yield request.getfixturevalue("pg_schema_url")
 
 
+@pytest.fixture
+def more_pgvector_schemas():
+    """Call it for another fresh schema on the pgvector server (a second database in one test)."""
+    _require(PGVECTOR_URL, "MIRIX_TEST_PGVECTOR_URL")
+    made = []
+
+    def make() -> str:
+        gen = _schema_url(PGVECTOR_URL, public=True)
+        made.append(gen)
+        return next(gen)
+
+    yield make
+    for gen in made:
+        next(gen, None)
+
+
 @pytest.fixture(params=["sqlite", "postgres", "pgvector"])
 def layout(request) -> dict:
     """Engine arguments of one deployment layout: SQLite + embedded Chroma, PostgreSQL + a Chroma
@@ -79,8 +95,8 @@ def layout(request) -> dict:
     if request.param == "sqlite":
         return {}
     if request.param == "postgres":
-        return {"database_url": request.getfixturevalue("pg_schema_url"),
-                "chroma_url": request.getfixturevalue("chroma_url")}
+        return {"database_url": request.getfixturevalue("pg_schema_url"),  # a Chroma database per test
+                "chroma_url": request.getfixturevalue("chroma_url").rstrip("/") + "/t_" + uuid.uuid4().hex[:12]}
     return {"database_url": request.getfixturevalue("pgvector_schema_url"), "vector_store": "pgvector"}
 
 

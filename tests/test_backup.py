@@ -94,3 +94,30 @@ def test_backup_and_restore_commands(tmp_path, monkeypatch, user_id):
                              "--vault-key-file", str(tmp_path / "src" / "vault.key")])
     assert ok.exit_code == 0, ok.output
     assert "restored" in ok.stdout
+
+
+def test_pgvector_backup_holds_the_vectors_and_restores_them_without_embedding(tmp_path, pgvector_schema_url,
+                                                                               more_pgvector_schemas, embedder, user_id):
+    with Mirix(tmp_path / "src", embedder=embedder, database_url=pgvector_schema_url) as mx:
+        mx.add([{"role": "user", "content": "Tom lives in Rome."},
+                {"role": "user", "content": "I planted tulips in the front garden."}], user_id=user_id)
+        stored = mx.store.vectors.count(user_id)
+        manifest = mx.backup(tmp_path / "b.tar.gz")
+        key = (mx.settings.data_dir / "vault.key").read_text().strip()
+    assert manifest["counts"]["memory_vector"] == stored > 0
+
+    class NoEmbedding:  # the query embedder for searches; restoring must not need it for the rows
+        name, dim = embedder.name, embedder.dim
+        texts: list[str] = []
+
+        def embed(self, texts):
+            self.texts += list(texts)
+            return embedder.embed(texts)
+
+    counting = NoEmbedding()
+    with Mirix.restore(tmp_path / "b.tar.gz", tmp_path / "dst", vault_key=key, embedder=counting,
+                       database_url=more_pgvector_schemas()) as copy:
+        assert copy.describe()["vectors"] == "pgvector"
+        assert copy.store.vectors.count(user_id) == stored
+        assert counting.texts == [] and copy.doctor().clean
+        assert copy.search("where does Tom live", user_id=user_id, method="embedding")[0].text.endswith("Tom lives in Rome")

@@ -86,14 +86,31 @@ class ChromaVectorIndex:
 
     @classmethod
     def server(cls, url: str) -> "ChromaVectorIndex":
+        """`http://host:port` (Chroma's default database) or `http://host:port/NAME`: a database of
+        its own on a shared server (created when missing), so deployments never see each other's
+        collections (doctor would take them for orphans)."""
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
         parsed = urlparse(url)
-        return cls(chromadb.HttpClient(
-            host=parsed.hostname or "127.0.0.1", port=parsed.port or 8000, ssl=parsed.scheme == "https",
-            settings=ChromaSettings(anonymized_telemetry=False),
-        ), kind="chroma-server")
+        host, port, ssl = parsed.hostname or "127.0.0.1", parsed.port or 8000, parsed.scheme == "https"
+        settings = ChromaSettings(anonymized_telemetry=False)
+        database = parsed.path.strip("/")
+        if not database:
+            return cls(chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings), kind="chroma-server")
+        admin_settings = ChromaSettings(anonymized_telemetry=False, chroma_api_impl="chromadb.api.fastapi.FastAPI",
+                                        chroma_server_host=host, chroma_server_http_port=port,
+                                        chroma_server_ssl_enabled=ssl)
+        admin = chromadb.AdminClient(admin_settings)
+        try:
+            admin.get_database(database)
+        except Exception:  # NotFoundError: make it (a racing creator may win; then it exists)
+            try:
+                admin.create_database(database)
+            except Exception:
+                admin.get_database(database)
+        return cls(chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings, database=database),
+                   kind="chroma-server")
 
     def _collection(self, user_id: str, create: bool = True):
         name = collection_name(user_id)

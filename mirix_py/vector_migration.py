@@ -1,0 +1,101 @@
+"""`mirix migrate-vectors`: move an existing Chroma index into the PostgreSQL database (pgvector).
+
+The vectors are copied, not recomputed (an embedding pass over 100k memories takes minutes on a
+small machine): for every memory row, its vector is read from Chroma by id and written to
+`memory_vector` in batches. Vectors whose row is gone are left behind (Chroma's orphans); rows that
+Chroma has no vector for are counted and left to `doctor --repair`, which embeds them. Running it
+twice is harmless (writes are upserts). Chroma itself is not changed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Optional
+
+import typer
+from sqlalchemy import select
+from sqlmodel import Session
+
+from mirix_py.errors import InvalidInput
+from mirix_py.store.memories import MemoryStore
+from mirix_py.store.tables import MemoryRow
+from mirix_py.store.vectors import ChromaVectorIndex, VectorItem
+
+BATCH = 500
+
+
+def migrate(store: MemoryStore, source: ChromaVectorIndex,
+            progress: Callable[[int], None] = lambda n: None) -> dict[str, int]:
+    """Copy every row's Chroma vector into the store's pgvector index; returns counts."""
+    target = store.vectors
+    if target is None or getattr(target, "kind", None) != "pgvector":
+        raise InvalidInput("the target engine does not use pgvector: open it with MIRIX_VECTOR_STORE=pgvector "
+                           "on a PostgreSQL database")
+    counts = {"users": 0, "copied": 0, "rows_without_vectors": 0, "vectors_without_rows": 0}
+    rows: dict[str, list[tuple[str, str]]] = {}
+    with Session(store.engine) as session:
+        for user_id, memory_id, memory_type in session.execute(
+                select(MemoryRow.user_id, MemoryRow.id, MemoryRow.memory_type).order_by(MemoryRow.user_id)):
+            rows.setdefault(user_id, []).append((memory_id, memory_type))
+    for user_id in sorted(set(rows) | set(source.users())):
+        mine = rows.get(user_id, [])
+        counts["users"] += 1
+        in_chroma = source.count(user_id)
+        found = 0
+        for start in range(0, len(mine), BATCH):
+            chunk = mine[start:start + BATCH]
+            vectors = source.get(user_id, [i for i, _ in chunk])
+            items = [VectorItem(i, vectors[i], t) for i, t in chunk if i in vectors]
+            if items and target.dimension is not None and len(items[0].embedding) != target.dimension:
+                raise InvalidInput(f"Chroma holds {len(items[0].embedding)}-d vectors and the pgvector column is "
+                                   f"{target.dimension}-d: another embedder made them; run `mirix doctor --repair` "
+                                   "on the pgvector layout instead (it re-embeds)")
+            target.upsert(user_id, items)
+            found += len(items)
+            counts["rows_without_vectors"] += len(chunk) - len(items)
+            progress(len(chunk))
+        counts["copied"] += found
+        counts["vectors_without_rows"] += max(in_chroma - found, 0)
+    return counts
+
+
+def register(app: typer.Typer, open_engine: Callable[..., object]) -> None:
+    """Add `migrate-vectors` to the `mirix` command."""
+    @app.command("migrate-vectors")
+    def migrate_vectors(
+            chroma_url: Optional[str] = typer.Option(None, "--chroma-url", envvar="MIRIX_CHROMA_URL",
+                                                     help="The Chroma server the vectors are in."),
+            chroma_path: Optional[Path] = typer.Option(None, "--chroma-path",
+                                                       help="An embedded Chroma folder (default: DATA_DIR/chroma)."),
+            data_dir: Optional[Path] = typer.Option(None, "--data-dir", "-d", envvar="MIRIX_DATA_DIR",
+                                                    help="Data directory (default ~/.mirix)."),
+    ) -> None:
+        """Move an existing Chroma index into PostgreSQL (pgvector), without re-embedding."""
+        from rich.console import Console
+
+        console = Console(soft_wrap=True)  # one line per fact, for scripts and logs
+        try:
+            mx = open_engine(data_dir)
+        except InvalidInput as exc:
+            Console(stderr=True).print(f"[bold red]error:[/] {exc}")
+            raise typer.Exit(2)
+        with mx:  # type: ignore[attr-defined]
+            if chroma_path is None and not chroma_url:
+                chroma_path = mx.settings.data_dir / "chroma"  # type: ignore[attr-defined]
+                if not chroma_path.exists():
+                    Console(stderr=True).print(f"[bold red]error:[/] no Chroma index at {chroma_path}: "
+                                               "pass --chroma-url or --chroma-path")
+                    raise typer.Exit(2)
+            source = (ChromaVectorIndex.embedded(chroma_path) if chroma_path is not None
+                      else ChromaVectorIndex.server(chroma_url))  # type: ignore[arg-type]
+            try:
+                counts = migrate(mx.store, source)  # type: ignore[attr-defined]
+            except InvalidInput as exc:
+                Console(stderr=True).print(f"[bold red]error:[/] {exc}")
+                raise typer.Exit(2)
+            report = mx.doctor()  # type: ignore[attr-defined]
+        console.print(f"copied {counts['copied']} vectors of {counts['users']} users into PostgreSQL; "
+                      f"{counts['rows_without_vectors']} rows had none in Chroma, "
+                      f"{counts['vectors_without_rows']} Chroma vectors had no row (left behind)")
+        console.print("doctor: clean" if report.clean else
+                      f"doctor: {report.summary()} -- run `mirix doctor --repair` to embed what is missing")
