@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from mirix_py.agents.chat import offline_topics
 from mirix_py.agents.passages import focus
@@ -32,7 +32,13 @@ class MemoryContext(BaseModel):
     start: datetime | None = None
     end: datetime | None = None
     core: dict[str, str] = Field(default_factory=dict, description="Core blocks by label (empty ones left out).")
-    hits: list[SearchHit] = Field(default_factory=list)
+    hits: list[SearchHit] = Field(default_factory=list, description="Each hit's `text` is cut to the passages "
+                                                                      "about `message`; `memory` is the whole record.")
+
+    @computed_field(description="The context as one ready text block for a system message ('' when empty).")  # type: ignore[prop-decorator]
+    @property
+    def prompt(self) -> str:
+        return self.render()
 
     def render(self) -> str:
         """The context as one text block for a system message ('' when there is nothing to say)."""
@@ -57,6 +63,8 @@ def retrieve_context(mx: "Mirix", user_id: str, message: str, *, max_items: int 
             if not (isinstance(h.memory, KnowledgeVaultMemory) and h.memory.sensitivity is Sensitivity.high)]
     hits = [h.model_copy(update={"memory": h.memory.masked()}) if isinstance(h.memory, KnowledgeVaultMemory) else h
             for h in hits][:max_items]
+    # a long memory's text cut to the lines about the message, as MCP, AutoGen and chat put it in a prompt
+    hits = [h.model_copy(update={"text": focus(h.text, message)}) for h in hits]
     return MemoryContext(user_id=user_id, message=message, topics=topics.keywords, start=topics.start, end=topics.end,
                          core={label: block.value for label, block in core.items() if block.value.strip()},
                          hits=hits)

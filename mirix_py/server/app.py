@@ -72,6 +72,7 @@ def create_app(mx: Mirix | None = None, *, data_dir: str | Path | None = None, k
 
     app = FastAPI(
         title="mirix-py", version=package_version(), lifespan=lifespan,
+        docs_url=None, redoc_url=None,  # served from local assets by routes/docs.py (no CDN)
         description="Memory engine for LLM agents (MIRIX-style): six memory types, hybrid search, history. "
                     "Authenticate with `Authorization: Bearer <key>` (or `X-API-Key`); a key acts only for "
                     "the users it is bound to.",

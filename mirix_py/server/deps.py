@@ -10,6 +10,7 @@
 from typing import Annotated
 
 from fastapi import Depends, Path as PathParam, Request
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from mirix_py.engine import Mirix
 from mirix_py.errors import InvalidInput
@@ -42,12 +43,20 @@ Keys = Annotated[KeyStore, Depends(get_keys)]
 RequestLimits = Annotated[Limits, Depends(get_limits)]
 
 
-def principal(request: Request, keys: Keys) -> Principal:
+# Declared as security schemes, so the OpenAPI spec says how to authenticate and Swagger UI's
+# "Authorize" sends the key; auto_error=False: a missing key is this module's 401, with its message.
+BEARER = HTTPBearer(auto_error=False, scheme_name="bearer", description="An API key from `mirix keys create`.")
+API_KEY_HEADER = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="apiKey",
+                              description="The same API key, for clients that cannot set Authorization.")
+
+
+def principal(request: Request, keys: Keys,
+              bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)] = None,
+              api_key: Annotated[str | None, Depends(API_KEY_HEADER)] = None) -> Principal:
     """The caller's key (Authorization: Bearer, or X-API-Key); 401 when missing, unknown or revoked."""
     if not request.app.state.auth:
         return LOCAL
-    header = request.headers.get("authorization", "")
-    key = header[7:].strip() if header[:7].lower() == "bearer " else request.headers.get("x-api-key")
+    key = bearer.credentials.strip() if bearer is not None and bearer.credentials else api_key
     if not key:
         raise ApiError(401, "unauthorized", "an API key is required (Authorization: Bearer <key>)",
                        {"WWW-Authenticate": "Bearer"})

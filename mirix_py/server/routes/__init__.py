@@ -2,11 +2,11 @@
 
 from fastapi import APIRouter
 
-from mirix_py.server.routes import core, inputs, keys, memories, recall, screenshots, service, users, viewer
+from mirix_py.server.routes import core, docs, inputs, keys, memories, recall, screenshots, service, users, viewer
 
 __all__ = ["ROUTERS"]
 
 ROUTERS: tuple[APIRouter, ...] = (
     service.router, viewer.router, users.router, memories.router, screenshots.router, inputs.router,
-    recall.router, core.router, keys.router,
+    recall.router, core.router, keys.router, docs.router,
 )
