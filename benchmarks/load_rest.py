@@ -2,6 +2,8 @@
 
     python benchmarks/load_rest.py --backend sqlite
     python benchmarks/load_rest.py --backend postgres --database-url postgresql+psycopg://postgres@127.0.0.1:55432/mirix_test
+    python benchmarks/load_rest.py --backend postgres --chroma-url http://127.0.0.1:58000     # + a Chroma server
+    python benchmarks/load_rest.py --backend pgvector       # MIRIX_TEST_PGVECTOR_URL: vectors in PostgreSQL
 
 The server is a separate `mirix serve` process (uvicorn, one worker, API keys on) over a fresh data
 directory (and, for PostgreSQL, a fresh schema), so the load generator does not share its GIL.
@@ -56,7 +58,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def pg_schema(url: str) -> tuple[str, str]:
+def pg_schema(url: str, public: bool = False) -> tuple[str, str]:
     from sqlalchemy import create_engine, text
 
     schema = "load_" + uuid.uuid4().hex[:8]
@@ -65,7 +67,7 @@ def pg_schema(url: str) -> tuple[str, str]:
         conn.execute(text(f"CREATE SCHEMA {schema}"))
     engine.dispose()
     sep = "&" if "?" in url else "?"
-    return schema, f"{url}{sep}options=-csearch_path%3D{schema}"
+    return schema, f"{url}{sep}options=-csearch_path%3D{schema}" + ("%2Cpublic" if public else "")
 
 
 def drop_schema(url: str, schema: str) -> None:
@@ -77,8 +79,9 @@ def drop_schema(url: str, schema: str) -> None:
     engine.dispose()
 
 
-def start_server(data_dir: Path, database_url: str | None, port: int, threads: int) -> subprocess.Popen:
-    env = {**os.environ, "MIRIX_DATA_DIR": str(data_dir)}
+def start_server(data_dir: Path, database_url: str | None, port: int, threads: int,
+                 layout_env: dict[str, str] | None = None) -> subprocess.Popen:
+    env = {**os.environ, "MIRIX_DATA_DIR": str(data_dir), **(layout_env or {})}
     env.pop("MIRIX_LLM_PROVIDER", None)
     env.pop("MIRIX_LLM_MODEL", None)
     if database_url:
@@ -212,16 +215,21 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     data_dir = Path(tempfile.mkdtemp(prefix=f"mirix-load-{args.backend}-"))
     schema = None
     database_url = None
-    if args.backend == "postgres":
-        base = args.database_url or os.environ.get("MIRIX_TEST_PG_URL")
+    layout_env = {"MIRIX_VECTOR_STORE": "pgvector" if args.backend == "pgvector" else "chroma"}
+    base = None
+    if args.backend in ("postgres", "pgvector"):
+        default = "MIRIX_TEST_PGVECTOR_URL" if args.backend == "pgvector" else "MIRIX_TEST_PG_URL"
+        base = args.database_url or os.environ.get(default)
         if not base:
-            raise SystemExit("--database-url or MIRIX_TEST_PG_URL is needed for --backend postgres "
+            raise SystemExit(f"--database-url or {default} is needed for --backend {args.backend} "
                              "(scripts/services.sh start writes one to .services/env)")
-        schema, database_url = pg_schema(base)
+        schema, database_url = pg_schema(base, public=args.backend == "pgvector")
+    if args.chroma_url:  # a Chroma database of this run's own on the server
+        layout_env["MIRIX_CHROMA_URL"] = args.chroma_url.rstrip("/") + "/" + (schema or "load_" + uuid.uuid4().hex[:8])
     users = [f"load-user-{i}" for i in range(args.users)]
     key = create_key(data_dir, database_url, users)
     port = free_port()
-    proc = start_server(data_dir, database_url, port, args.threads)
+    proc = start_server(data_dir, database_url, port, args.threads, layout_env)
     url = f"http://127.0.0.1:{port}"
     try:
         await wait_healthy(url, proc)
@@ -247,13 +255,14 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
-        if schema and args.backend == "postgres":
-            drop_schema(args.database_url or os.environ["MIRIX_TEST_PG_URL"], schema)
+        if schema and base:
+            drop_schema(base, schema)
 
     requests = sum(len(v) for v in stats.latencies.values()) + sum(stats.errors.values())
     ops = {op: latency_summary(v) for op, v in stats.latencies.items()}
     return {
-        "backend": args.backend, "clients": args.clients, "duration_s": round(elapsed, 1), "users": args.users,
+        "backend": args.backend, "vectors": "pgvector" if args.backend == "pgvector" else
+        ("chroma-server" if args.chroma_url else "chroma-embedded"), "clients": args.clients, "duration_s": round(elapsed, 1), "users": args.users,
         "add_ratio": args.add_ratio, "requests": requests, "errors": sum(stats.errors.values()),
         "error_kinds": stats.errors, "throughput_rps": round(requests / elapsed, 1),
         "adds_per_s": round(len(stats.latencies["add"]) / elapsed, 1),
@@ -265,8 +274,10 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
-    parser.add_argument("--database-url", help="PostgreSQL URL (default: MIRIX_TEST_PG_URL)")
+    parser.add_argument("--backend", choices=["sqlite", "postgres", "pgvector"], default="sqlite")
+    parser.add_argument("--database-url", help="PostgreSQL URL (default: MIRIX_TEST_PG_URL, for pgvector "
+                                               "MIRIX_TEST_PGVECTOR_URL)")
+    parser.add_argument("--chroma-url", help="a Chroma server for the vectors (default: embedded Chroma)")
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--duration", type=float, default=60.0, help="seconds of load")
     parser.add_argument("--users", type=int, default=8, help="users the clients spread over")
@@ -281,7 +292,7 @@ def main() -> None:
     rows = [[op, s["n"], round(s["n"] / result["duration_s"], 1), s["p50_ms"], s["p95_ms"], s["p99_ms"], s["max_ms"]]
             for op, s in lat.items()]
     print(table(["operation", "ok", "per s", "p50 ms", "p95 ms", "p99 ms", "max ms"], rows,
-                title=f"{result['backend']}: {result['clients']} clients for {result['duration_s']} s on loopback"))
+                title=f"{result['backend']} + {result['vectors']}: {result['clients']} clients for {result['duration_s']} s on loopback"))
     v = result["verify"]
     print(f"requests {result['requests']}, errors {result['errors']} {result['error_kinds'] or ''}, "
           f"throughput {result['throughput_rps']} req/s")
