@@ -17,34 +17,16 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from mirix_py.agents.offline.rules.fact_eval import (  # noqa: E402
-    Found, parse_corpus, score, score_updates,
+    parse_corpus, rules_extract, rules_memory, score, score_updates,
 )
 
 CORPUS = ROOT / "tests" / "fixtures" / "offline_facts_corpus.jsonl"
-
-
-def rules_extract(text: str, speaker: str) -> list[Found]:
-    """What the offline rules would write: semantic facts about named things, core lines about the speaker."""
-    from mirix_py.agents.offline.rules import extract_facts, extract_self_statements
-
-    found = [Found(f.name, None, f.summary) for f in extract_facts(text, speaker)]
-    found += [Found(speaker, None, line) for line in extract_self_statements(text)]
-    return found
-
-
-def rules_memory(inputs: Sequence[tuple[str, str]]) -> list[Found]:
-    """The facts held after the inputs: each input's facts appended to what was held (no supersession)."""
-    held: list[Found] = []
-    for text, speaker in inputs:
-        held += [f for f in rules_extract(text, speaker) if f not in held]
-    return held
 
 
 def main(argv: list[str] | None = None) -> int:

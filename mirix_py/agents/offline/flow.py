@@ -84,14 +84,14 @@ class OfflineFlow:
         if memory_type is MemoryType.knowledge_vault:
             return batch.vault_ops
         if memory_type is MemoryType.episodic:
-            return rules.episodic_ops(batch)
+            return rules.episodic_ops(batch, self.recent(batch, memory_type))
         if memory_type is MemoryType.core:
             return rules.core_ops(batch, lambda label: core_blocks.find_block(self.store, user_id, label))
         if memory_type is MemoryType.semantic:
             return rules.semantic_ops(batch, lambda name: self.semantic_by_name(user_id, name))
         if memory_type is MemoryType.procedural:
-            return rules.procedural_ops(batch)
-        return rules.resource_ops(batch)
+            return rules.procedural_ops(batch, self.recent(batch, memory_type))
+        return rules.resource_ops(batch, self.recent(batch, memory_type))
 
     def _apply(self, batch: rules.PreparedBatch, types: Sequence[MemoryType], records: Sequence[InputRecord], *,
                input_id: str | None, skip_actors: frozenset[str], suffix: str = "") -> FlowResult:
@@ -111,6 +111,16 @@ class OfflineFlow:
         return result
 
     # ------------------------------------------------------------ lookups
+
+    def recent(self, batch: rules.PreparedBatch, memory_type: MemoryType, limit: int = 2000) -> list:
+        """The user's memories of this type from around the batch's time (`REPEAT_WINDOW` either
+        side): what a repeated input would be a repeat of."""
+        if not batch.messages:
+            return []
+        times = [m.occurred_at for m in batch.messages]
+        return self.store.list(user_id=batch.user_id, memory_types=[memory_type.value],
+                               start=min(times) - rules.REPEAT_WINDOW, end=max(times) + rules.REPEAT_WINDOW,
+                               limit=limit)
 
     def known_secrets(self, user_id: str) -> dict[tuple[str, str], str]:
         """(entry type, value) -> vault id: a secret already stored is not stored again."""

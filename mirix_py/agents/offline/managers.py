@@ -8,22 +8,24 @@ The vault runs first and its secrets are redacted from what every other manager 
 
 from __future__ import annotations
 
+import re
 import uuid
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from typing import Callable, Mapping, Sequence
 
 from mirix_py.agents import core_blocks
-from mirix_py.agents.offline.rules import (
-    classify_resource, extract_facts, extract_procedure, extract_self_statements, find_secrets, redact,
-)
+from mirix_py.agents.offline.rules import classify_resource, extract_procedure, find_secrets, redact
+from mirix_py.agents.offline.rules.claims import Claim, extract_claims, parse_fact, parse_self_line
+from mirix_py.agents.offline.rules.factset import Held
+from mirix_py.agents.offline.rules.factset import apply as apply_claims
 from mirix_py.agents.offline.screens import (
     is_clock_line, line_key, new_lines, new_with_context, same_lines, seen_keys, shell_prompts,
 )
 from mirix_py.ops import InsertOp, Op, UpdateOp
 from mirix_py.records import (
-    CoreMemory, EpisodicMemory, InputKind, InputRecord, KnowledgeVaultMemory, MemoryType, ProceduralMemory,
-    ResourceMemory, SemanticMemory,
+    CoreMemory, EpisodicMemory, InputKind, InputRecord, KnowledgeVaultMemory, MemoryBase, MemoryType,
+    ProceduralMemory, ResourceMemory, SemanticMemory,
 )
 
 EPISODE_SUMMARY_CHARS = 600
@@ -132,11 +134,11 @@ def route(batch: PreparedBatch) -> list[MemoryType]:
         chosen.append(MemoryType.knowledge_vault)
     if batch.messages:
         chosen.append(MemoryType.episodic)
+    claims = {id(m): message_claims(m) for m in batch.messages}
     checks = [
         # text on a screen is not the user speaking: no self-statements from screenshots
-        (MemoryType.core, lambda m: m.role == "user" and m.kind is not InputKind.screenshot
-         and bool(extract_self_statements(m.text))),
-        (MemoryType.semantic, lambda m: bool(extract_facts(m.text, m.speaker))),
+        (MemoryType.core, lambda m: any(c.about_speaker for c in claims[id(m)])),
+        (MemoryType.semantic, lambda m: any(not c.about_speaker for c in claims[id(m)])),
         (MemoryType.procedural, lambda m: extract_procedure(_procedure_text(m)) is not None),
         (MemoryType.resource, lambda m: classify_resource(m.text, kind=m.kind.value) is not None),
     ]
@@ -176,8 +178,83 @@ def screen_title(m: BatchMessage) -> str:
 SCREEN_DETAILS_CHARS = 4000
 
 
-def episodic_ops(batch: PreparedBatch) -> list[Op]:
+REPEAT_WINDOW = timedelta(days=1)  # an input said again within a day of its first telling is a repeat
+REPEATABLE_EVENTS = frozenset({"message", "document"})
+_REPEAT_WORDS = re.compile(r"[^\W_]+")
+
+
+def _word_list(text: str) -> list[str]:
+    return _REPEAT_WORDS.findall(text.casefold())
+
+
+def same_content(a: str, b: str) -> bool:
+    """The same text, or a near-duplicate: at least 8 words and 90% of their distinct words shared."""
+    wa, wb = _word_list(a), _word_list(b)
+    if not wa or not wb:
+        return a.strip() == b.strip()
+    if wa == wb:
+        return True
+    if min(len(wa), len(wb)) < 8:
+        return False
+    sa, sb = set(wa), set(wb)
+    return len(sa & sb) / len(sa | sb) >= 0.9
+
+
+def _repeat_of(memory: MemoryBase, candidates: Sequence[MemoryBase]) -> MemoryBase | None:
+    """The memory in `candidates` that already holds what `memory` would (same type and content,
+    within `REPEAT_WINDOW`), or None."""
+    for other in candidates:
+        if other.memory_type is not memory.memory_type:
+            continue
+        if memory.occurred_at and other.occurred_at and abs(memory.occurred_at - other.occurred_at) > REPEAT_WINDOW:
+            continue
+        if isinstance(memory, EpisodicMemory) and isinstance(other, EpisodicMemory):
+            if memory.event_type not in REPEATABLE_EVENTS:
+                return None  # screen visits have their own rules (what is new on a window)
+            if (memory.actor == other.actor and memory.event_type == other.event_type
+                    and same_content(memory.summary, other.summary) and same_content(memory.details, other.details)):
+                return other
+        elif isinstance(memory, ProceduralMemory) and isinstance(other, ProceduralMemory):
+            if same_content(memory.search_text(), other.search_text()):
+                return other
+        elif isinstance(memory, ResourceMemory) and isinstance(other, ResourceMemory):
+            if memory.title.startswith("Screenshot of "):
+                return None  # a window's resource is updated in place by `resource_ops`
+            if memory.title == other.title and same_content(memory.content, other.content):
+                return other
+    return None
+
+
+def without_repeats(ops: list[Op], recent: Sequence[MemoryBase]) -> list[Op]:
+    """Inserts whose content the user already has (stored within the window, or inserted earlier in
+    the same list) become provenance on that memory: an input added twice makes no copies."""
+    out: list[Op] = []
+    pending: list[InsertOp] = []
+    stored_ops: dict[str, UpdateOp] = {}
+    for op in ops:
+        if not isinstance(op, InsertOp):
+            out.append(op)
+            continue
+        earlier = _repeat_of(op.memory, [p.memory for p in pending])
+        if earlier is not None:
+            earlier.source_ids = list(dict.fromkeys([*earlier.source_ids, *op.memory.source_ids]))
+            continue
+        stored = _repeat_of(op.memory, recent)
+        if stored is not None:
+            update = stored_ops.get(stored.id)
+            if update is None:
+                update = stored_ops[stored.id] = UpdateOp(memory_id=stored.id)
+                out.append(update)
+            update.add_source_ids = list(dict.fromkeys([*update.add_source_ids, *op.memory.source_ids]))
+            continue
+        pending.append(op)
+        out.append(op)
+    return out
+
+
+def episodic_ops(batch: PreparedBatch, recent: Sequence[MemoryBase] = ()) -> list[Op]:
     """One event per message; a document or screenshot is one event that points at its resource.
+    An event the user has already (`without_repeats`, against `recent`) adds provenance instead.
 
     Screenshots make one event per visit to a window: consecutive frames of one window in the
     batch. It holds the lines new on that window during the visit (against earlier frames and the
@@ -226,7 +303,7 @@ def episodic_ops(batch: PreparedBatch) -> list[Op]:
             actor=m.speaker, occurred_at=m.occurred_at, source_ids=list(m.source_ids),
         )))
     close()
-    return ops
+    return without_repeats(ops, recent)
 
 
 def _leading_lines(lines: list[str], shown: str) -> list[str]:
@@ -299,67 +376,135 @@ class _Visit:
 CoreLookup = Callable[[str], CoreMemory | None]
 
 
+def _speaks_for_self(m: BatchMessage) -> bool:
+    """Text on a screen or an assistant's words are not the user speaking about themself."""
+    return m.role == "user" and m.kind is not InputKind.screenshot
+
+
+def message_claims(m: BatchMessage) -> list[Claim]:
+    """The facts a message states: about its speaker (core) only when the user speaks."""
+    return extract_claims(m.text, m.speaker or "user", self_statements=_speaks_for_self(m))
+
+
+def _line_prefix(speaker: str) -> str:
+    return "" if speaker in ("user", "") else f"{speaker}: "
+
+
+def _held_lines(lines: Sequence[str], speaker: str) -> list[Held]:
+    """A speaker's lines of the human block as facts ("Ada: likes chess"); lines the rules cannot
+    read (written by a model or the API) are held without an attribute, so nothing replaces them."""
+    prefix = _line_prefix(speaker)
+    held = []
+    for line in lines:
+        if prefix and not line.startswith(prefix):
+            continue
+        body = line[len(prefix):]
+        if not prefix and re.match(r"^[A-Z][\w .'’-]{0,40}: ", body) and not parse_self_line(body):
+            continue  # another speaker's line
+        parsed = parse_self_line(body)
+        held.append(Held(text=line, attribute=parsed[0] if parsed else None, value=parsed[1] if parsed else ""))
+    return held
+
+
 def core_ops(batch: PreparedBatch, current_block: CoreLookup) -> list[Op]:
-    """Append self-statements to the `human` block; when it would overflow, keep the newest lines."""
-    new_lines: list[str] = []
+    """Self-statements into the `human` block: a new value of a one-value attribute replaces the
+    line holding the old one ("switched to green tea" replaces "prefers dark roast coffee"), a
+    negated one removes it, a fact held already only adds provenance; when the block would
+    overflow, the oldest lines make room."""
+    by_speaker: dict[str, list[Claim]] = {}
     sources: list[str] = []
     for m in batch.messages:
-        if m.role != "user":
+        if not _speaks_for_self(m):
             continue
-        for fact in extract_self_statements(m.text):
-            new_lines.append(f"{m.speaker}: {fact}" if m.speaker not in ("user", "") else fact)
+        claims = [c for c in message_claims(m) if c.about_speaker]
+        if claims:
+            by_speaker.setdefault(m.speaker or "user", []).extend(claims)
             sources.extend(m.source_ids)
-    if not new_lines:
+    if not by_speaker:
         return []
     block = current_block("human")
     old_lines = [ln for ln in (block.value.splitlines() if block else []) if ln.strip()]
-    lines = list(dict.fromkeys([*old_lines, *new_lines]))
-    if block is not None and lines == old_lines:
-        return []
-    value = core_blocks.keep_newest(lines, block)  # rewrite: the oldest facts make room for the newest
+    gone: set[str] = set()
+    added: list[str] = []
+    for speaker, claims in by_speaker.items():
+        prefix = _line_prefix(speaker)
+        outcome = apply_claims(_held_lines(old_lines, speaker),
+                               [replace(c, phrase=prefix + c.text) for c in claims])
+        gone.update(f.text for f in outcome.superseded)
+        added.extend(f.text for f in outcome.added)
+    lines = list(dict.fromkeys([*(ln for ln in old_lines if ln not in gone), *added]))
+    sources = list(dict.fromkeys(sources))
     if block is None:
+        if not lines:
+            return []
+        value = core_blocks.keep_newest(lines, block)
         return [InsertOp(memory=CoreMemory(user_id=batch.user_id, label="human", value=value, source_ids=sources))]
+    if lines == old_lines:  # every fact held already: the input is provenance for the block
+        return [UpdateOp(memory_id=block.id, add_source_ids=sources)]
+    value = core_blocks.keep_newest(lines, block)  # rewrite: the oldest facts make room for the newest
     return [UpdateOp(memory_id=block.id, fields={"value": value}, add_source_ids=sources)]
 
 
 SemanticLookup = Callable[[str], SemanticMemory | None]
 
 
+def _held_facts(memory: SemanticMemory) -> list[Held]:
+    texts = [memory.summary, *filter(None, (d.strip() for d in memory.details.split("; ")))]
+    held = []
+    for text in texts:
+        parsed = parse_fact(memory.name, text)
+        held.append(Held(text=text, attribute=parsed[0] if parsed else None, value=parsed[1] if parsed else ""))
+    return held
+
+
 def semantic_ops(batch: PreparedBatch, find_by_name: SemanticLookup) -> list[Op]:
-    """One semantic memory per named thing; a new fact about a known name updates it in place."""
-    drafts: dict[str, dict] = {}  # casefolded name -> what to write for it
+    """One semantic memory per named thing, holding its facts as sentences (summary, then details).
+
+    A new fact about a known name updates it in place (same id; the store keeps the old text in its
+    history): a new job, home or employer replaces the old one, "no longer" removes it, and a fact
+    held already adds the input's provenance and nothing else."""
+    claims: dict[str, list[Claim]] = {}  # casefolded name -> claims, in order
+    names: dict[str, str] = {}
+    firsts: dict[str, BatchMessage] = {}
+    sources: dict[str, list[str]] = {}
     for m in batch.messages:
-        for fact in extract_facts(m.text, m.speaker):
-            key = fact.name.casefold()
-            entry = drafts.get(key)
-            if entry is None:
-                existing = find_by_name(fact.name)
-                entry = drafts[key] = {"existing": existing, "name": fact.name, "first": m, "sources": [],
-                                       "facts": [] if existing is None else [existing.summary, *filter(None, existing.details.split("; "))],
-                                       "new": False}
-            if fact.summary not in entry["facts"]:
-                entry["facts"].append(fact.summary)
-                entry["sources"].extend(m.source_ids)
-                entry["new"] = True
+        for claim in message_claims(m):
+            if claim.about_speaker:
+                continue
+            key = claim.entity.casefold()
+            names.setdefault(key, claim.entity)
+            firsts.setdefault(key, m)
+            claims.setdefault(key, []).append(claim)
+            sources.setdefault(key, []).extend(m.source_ids)
     ops: list[Op] = []
-    for entry in drafts.values():
-        if not entry["new"]:
-            continue
-        summary, *rest = entry["facts"]
-        existing = entry["existing"]
+    for key, found in claims.items():
+        name = names[key]
+        existing = find_by_name(name)
+        outcome = apply_claims(_held_facts(existing) if existing else [], found)
+        provenance = list(dict.fromkeys(sources[key]))
         if existing is None:
-            first = entry["first"]
+            if not outcome.facts:
+                continue  # only "no longer" about someone never met: nothing to hold
+            first = firsts[key]
+            summary, *rest = [f.text for f in outcome.facts]
             ops.append(InsertOp(memory=SemanticMemory(
-                user_id=batch.user_id, name=entry["name"], summary=summary, details="; ".join(rest),
-                source=first.speaker, occurred_at=first.occurred_at, source_ids=list(dict.fromkeys(entry["sources"])),
+                user_id=batch.user_id, name=name, summary=summary, details="; ".join(rest),
+                source=first.speaker, occurred_at=first.occurred_at, source_ids=provenance,
             )))
-        else:
-            ops.append(UpdateOp(memory_id=existing.id, fields={"details": "; ".join(rest)},
-                                add_source_ids=list(dict.fromkeys(entry["sources"]))))
+        elif not outcome.changed:
+            ops.append(UpdateOp(memory_id=existing.id, add_source_ids=provenance))
+        elif outcome.facts:
+            summary, *rest = [f.text for f in outcome.facts]
+            ops.append(UpdateOp(memory_id=existing.id, fields={"summary": summary, "details": "; ".join(rest)},
+                                add_source_ids=provenance))
+        else:  # every fact it held is withdrawn: the name stays, saying so
+            ops.append(UpdateOp(memory_id=existing.id, fields={
+                "summary": f"{name}: " + "; ".join(f"no longer {f.text}" for f in outcome.superseded)[:300],
+                "details": ""}, add_source_ids=provenance))
     return ops
 
 
-def procedural_ops(batch: PreparedBatch) -> list[Op]:
+def procedural_ops(batch: PreparedBatch, recent: Sequence[MemoryBase] = ()) -> list[Op]:
     ops: list[Op] = []
     for m in _screen_merged(batch):
         screen = m.kind is InputKind.screenshot
@@ -370,7 +515,7 @@ def procedural_ops(batch: PreparedBatch) -> list[Op]:
                 user_id=batch.user_id, entry_type=draft.entry_type, summary=summary, steps=list(draft.steps),
                 occurred_at=m.occurred_at, source_ids=list(m.source_ids),
             )))
-    return ops
+    return without_repeats(ops, recent)
 
 
 def _screen_merged(batch: PreparedBatch) -> list[BatchMessage]:
@@ -425,7 +570,7 @@ def _without_clocks(m: BatchMessage) -> str:
     return "\n".join(ln for i, ln in enumerate(lines) if ln.strip() or (i and lines[i - 1].strip())).strip("\n")
 
 
-def resource_ops(batch: PreparedBatch) -> list[Op]:
+def resource_ops(batch: PreparedBatch, recent: Sequence[MemoryBase] = ()) -> list[Op]:
     """Documents and pasted content become resources. Each screenshot window is one resource
     holding the window as last seen: created on first sight, updated in place (same id, the
     earlier text in its history) when a later batch shows it changed."""
@@ -446,4 +591,4 @@ def resource_ops(batch: PreparedBatch) -> list[Op]:
                 user_id=batch.user_id, title=title, summary=draft.summary, resource_type=draft.resource_type,
                 content=draft.content, occurred_at=m.occurred_at, source_ids=list(m.source_ids),
             )))
-    return ops
+    return without_repeats(ops, recent)

@@ -57,7 +57,8 @@ def test_core_ops_ignore_assistant_messages_and_known_facts():
     assert managers.core_ops(batch, lambda label: None) == []
     batch, _ = _batch("My name is Ada.")
     block = CoreMemory(id="core_1", user_id="u", label="human", value="Ada: name: Ada")
-    assert managers.core_ops(batch, lambda label: block) == []
+    (op,) = managers.core_ops(batch, lambda label: block)  # a fact held already: provenance only
+    assert isinstance(op, UpdateOp) and op.fields == {} and "m0" in op.add_source_ids
 
 
 def test_semantic_ops_insert_new_names_and_update_known_ones():

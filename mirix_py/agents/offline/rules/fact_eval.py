@@ -172,7 +172,8 @@ class UpdateScore:
 
 
 def _held(facts: Sequence[Found], fact: Fact) -> bool:
-    return any(matches(x, fact) for x in facts)
+    """Held: a fact that names its attribute must name this one ("likes cilantro" is not "dislikes cilantro")."""
+    return any(matches(x, fact, strict=x.attribute is not None) for x in facts)
 
 
 def score_updates(examples: Sequence[Example], memory: Memory) -> UpdateScore:
@@ -205,3 +206,26 @@ def score_updates(examples: Sequence[Example], memory: Memory) -> UpdateScore:
             result.errors.append({"prior": example.prior, "text": example.text, "problems": problems,
                                   "held": [(x.entity, x.text) for x in after]})
     return result
+
+
+# ---------------------------------------------------------------- the offline rules as scored
+
+def rules_extract(text: str, speaker: str) -> list[Found]:
+    """What the offline rules write for a text: each claim's entity, attribute and rendered fact."""
+    from mirix_py.agents.offline.rules.claims import extract_claims
+
+    return [Found(c.entity, c.attribute, c.text) for c in extract_claims(text, speaker) if not c.negated]
+
+
+def rules_memory(inputs: Sequence[tuple[str, str]]) -> list[Found]:
+    """The facts held after the inputs, each input's claims applied to what was held per entity
+    (`factset.apply`: the supersession the managers do)."""
+    from mirix_py.agents.offline.rules.claims import extract_claims
+    from mirix_py.agents.offline.rules.factset import apply
+
+    held: dict[str, list] = {}
+    for text, speaker in inputs:
+        claims = extract_claims(text, speaker)
+        for entity in dict.fromkeys(c.entity for c in claims):
+            held[entity] = apply(held.get(entity, []), [c for c in claims if c.entity == entity]).facts
+    return [Found(entity, f.attribute, f.text) for entity, facts in held.items() for f in facts]

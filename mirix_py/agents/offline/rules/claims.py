@@ -1,0 +1,452 @@
+"""Whole facts for offline mode: (entity, attribute, value), with what they change.
+
+"My brother Tom is a pilot." gives two claims about Tom: relation "brother" (of the speaker) and
+occupation "pilot". What the speaker says of themself ("I switched to green tea") is about the
+speaker and goes to core memory; everything else goes to semantic memory under the entity's name.
+
+A claim keeps what makes it an update: `negated` for "no longer" (the fact stops holding) and
+`replaces` for "switched from A to B". Which attributes hold one value at a time (a job, a home, a
+favourite) and which hold many (likes) is decided where claims meet stored facts (`factset`).
+
+The rules build on the precision-tuned ones (`semantic.extract_facts`, `core.extract_self_statements`)
+and add what those leave out: the predicate after "my <relation> <Name>", a pronoun going on about
+the last name ("…; he is a flight instructor now"), likes and moves of named people, "no longer",
+"switched (from A) to B", "moved to", and names holding dots and commas (`names`). Questions and
+plans ("might move", "thinking about switching") say nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from mirix_py.agents.offline.rules import core as self_rules
+from mirix_py.agents.offline.rules import semantic as entity_rules
+from mirix_py.agents.offline.rules.names import shield, unshield
+
+__all__ = ["Claim", "extract_claims", "is_profession", "parse_fact", "parse_self_line", "render"]
+
+MAX_VALUE_WORDS = 12
+
+
+@dataclass(frozen=True)
+class Claim:
+    entity: str  # a name, or the speaker for what they say of themself
+    attribute: str  # relation, occupation, employer, location, origin, likes, dislikes, prefers,
+    #                 favorite <kind>, name, allergy, birthday, born, is
+    value: str
+    about_speaker: bool = False
+    owner: str = ""  # for a relation: whose ("user", "Mel")
+    negated: bool = False  # "no longer": the fact stops holding
+    replaces: str = ""  # "switched from A to B": A
+    phrase: str = ""  # the fact as the rules phrased it ("loves chess"), kept as memory's text when set
+
+    @property
+    def text(self) -> str:
+        return render(self)
+
+
+_EXTRA_PROFESSIONS = frozenset(
+    "instructor attendant barista midwife lecturer handyman housekeeper nanny babysitter "
+    "stylist hairdresser tailor butcher fisherman miner sailor captain curator".split()
+)
+
+
+def is_profession(phrase: str) -> bool:
+    """True when the phrase's head word names a job ("marine biologist", "flight instructor")."""
+    words = re.findall(r"[A-Za-z][A-Za-z'’-]*", re.split(r"\s+(?:at|in|for|of|from|with|who|that|and)\b", phrase)[0])
+    if not words or len(words) > 4:
+        return False
+    head = words[-1].lower()
+    return (head in self_rules._PROFESSION_HEADS or head in _EXTRA_PROFESSIONS
+            or bool(self_rules._PROFESSION_SUFFIX.search(head)))
+
+
+def _article(value: str) -> str:
+    if re.match(r"(?i)^(?:a|an|the)\s", value):
+        return value
+    return f"{'an' if value[:1].lower() in 'aeiou' else 'a'} {value}"
+
+
+def _possessive(owner: str) -> str:
+    return f"{owner}'s" if owner else "the speaker's"
+
+
+def render(claim: Claim) -> str:
+    """The claim as memory holds it: a sentence about the entity (semantic), or a line without
+    subject for the speaker's core block ("works at Acme Corp", "favorite book: Dune")."""
+    if claim.phrase:
+        return claim.phrase
+    a, v = claim.attribute, claim.value
+    if claim.about_speaker:
+        lines = {"name": f"name: {v}", "occupation": f"is {_article(v)}", "employer": f"works at {v}",
+                 "location": f"lives in {v}", "origin": f"is from {v}", "likes": f"likes {v}",
+                 "dislikes": f"dislikes {v}", "prefers": f"prefers {v}", "allergy": f"is allergic to {v}",
+                 "birthday": f"birthday: {v}", "born": f"was born in {v}", "is": f"is {v}"}
+        if a.startswith("favorite "):
+            return f"{a}: {v}"
+        return lines.get(a, f"{a}: {v}")
+    e = claim.entity
+    if a == "relation":
+        return f"{e} is {_possessive(claim.owner)} {v}"
+    if a.startswith("favorite "):
+        return f"{e}'s {a}: {v}"
+    sentences = {"occupation": f"{e} is {_article(v)}", "employer": f"{e} works at {v}",
+                 "location": f"{e} lives in {v}", "origin": f"{e} is from {v}", "likes": f"{e} likes {v}",
+                 "dislikes": f"{e} dislikes {v}", "prefers": f"{e} prefers {v}", "allergy": f"{e} is allergic to {v}",
+                 "born": f"{e} was born in {v}", "is": f"{e} is {v}", "name": f"{e} is called {v}",
+                 "birthday": f"{e}'s birthday: {v}"}
+    return sentences.get(a, f"{e} {a}: {v}")
+
+
+# ---------------------------------------------------------------- reading stored facts back
+
+_SELF_LINE = [
+    (re.compile(r"^name:\s*(?P<v>.+)$"), "name"),
+    (re.compile(r"^(?P<a>favou?rite [\w -]+?):\s*(?P<v>.+)$"), None),
+    (re.compile(r"^birthday:\s*(?P<v>.+)$"), "birthday"),
+    (re.compile(r"^is allergic to\s+(?P<v>.+)$"), "allergy"),
+    (re.compile(r"^is (?:a|an) fan of\s+(?P<v>.+)$"), "likes"),
+    (re.compile(r"^is from\s+(?P<v>.+)$"), "origin"),
+    (re.compile(r"^(?:is|was) born in\s+(?P<v>.+)$"), "born"),
+    (re.compile(r"^is\s+(?P<v>(?:a|an)\s+.+)$"), "occupation"),
+    (re.compile(r"^works as\s+(?P<v>.+)$"), "occupation"),
+    (re.compile(r"^works (?:at|for)\s+(?P<v>.+)$"), "employer"),
+    (re.compile(r"^lives in\s+(?P<v>.+)$"), "location"),
+    (re.compile(r"^(?:likes|loves|enjoys|adores)\s+(?P<v>.+)$"), "likes"),
+    (re.compile(r"^(?:hates|dislikes|detests|can't stand)\s+(?P<v>.+)$"), "dislikes"),
+    (re.compile(r"^prefers\s+(?P<v>.+)$"), "prefers"),
+]
+
+
+def _bare(value: str) -> str:
+    return re.sub(r"(?i)^(?:a|an)\s+", "", value.strip())
+
+
+def parse_self_line(line: str) -> tuple[str, str] | None:
+    """(attribute, value) of a core line in the rules' own form; None for any other line."""
+    line = line.strip()
+    for pattern, attribute in _SELF_LINE:
+        m = pattern.match(line)
+        if m:
+            value = m.group("v").strip()
+            if attribute is None:
+                attribute = re.sub(r"^favou?rite", "favorite", m.group("a").strip().lower())
+            if attribute == "occupation":
+                value = _bare(value)
+            return attribute, value
+    return None
+
+
+def parse_fact(entity: str, text: str) -> tuple[str, str] | None:
+    """(attribute, value) of a semantic fact sentence about `entity` in the rules' own form."""
+    text = text.strip().rstrip(".")
+    if not text.startswith(entity):
+        return None
+    rest = text[len(entity):]
+    m = re.match(r"^ is (?:the speaker's|[\w .'’-]+?'s) (?P<v>[\w -]+)$", rest)
+    if m and entity_rules._RELATIONS and re.search(rf"\b(?:{entity_rules._RELATIONS})$", m.group("v")):
+        return "relation", m.group("v")
+    m = re.match(r"^'s (?P<a>favou?rite [\w -]+?):\s*(?P<v>.+)$", rest)
+    if m:
+        return re.sub(r"^favou?rite", "favorite", m.group("a")), m.group("v")
+    m = re.match(r"^ (?:is|was) (?P<v>(?:a|an)\s.+)$", rest)
+    if m:
+        return ("occupation" if is_profession(_bare(m.group("v"))) else "is"), _bare(m.group("v"))
+    m = re.match(r"^ (?:works|worked|is working) as (?P<v>.+)$", rest)
+    if m:
+        return "occupation", _bare(m.group("v"))
+    m = re.match(r"^ (?:works|worked|is working) (?:at|for) (?P<v>.+)$", rest)
+    if m:
+        return "employer", m.group("v")
+    m = re.match(r"^ (?:lives|lived|is living) in (?P<v>.+)$", rest)
+    if m:
+        return "location", m.group("v")
+    m = re.match(r"^ (?:was|is) (?:born|founded|established|created|started|built) (?:in|on) (?P<v>.+)$", rest)
+    if m:
+        return "born", m.group("v")
+    line = parse_self_line(rest.strip())
+    if line:
+        return line
+    m = re.match(r"^ (?:is|was) (?P<v>.+)$", rest)
+    if m:
+        return "is", m.group("v")
+    return None
+
+
+# ---------------------------------------------------------------- extraction
+
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
+_CLAUSE = re.compile(r"\s*;\s*|,?\s+(?:and|but|so|while)\s+(?=(?:he|she|I|i|my|[A-Z][a-z]+\s+(?:is|was|works|lives|moved|loves|likes|hates))\b)")
+_NAME = r"(?P<name>(?:(?:Mr|Mrs|Ms|Mx|Dr|Prof|St)\u2024\s)?(?:[A-Z]\u2024\s?)*[A-Z][a-z]+(?:['’][A-Z][a-z]+)?(?:\s(?:[A-Z]\u2024\s?)*[A-Z][a-z]+){0,2})"
+_LEAD = r"(?:(?:and|but|so|also|well|oh|yes|yeah|now|then|actually)[,\s]+)*"
+_ADV = r"(?:(?P<adv>now|currently|still|also|actually|no\s+longer|just)\s+)?"
+_MY_REL = re.compile(
+    rf"(?i:\b(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)(?P<rel>{entity_rules._RELATIONS}))(?!-),?\s+{_NAME}(?:,\s*|\s+|(?=[^\w]|$))"
+)
+_NAME_IS_MY = re.compile(
+    rf"^{_LEAD}{_NAME}\s+(?:is|was)\s+(?i:(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)(?P<rel>{entity_rules._RELATIONS}))\b(?!-)"
+)
+_SUBJECT_NAME = re.compile(rf"^{_LEAD}{_NAME}(?P<poss>['’]s)?\s+")
+_PRONOUN = re.compile(rf"^{_LEAD}(?i:he|she)(?P<contr>['’]s)?\s+")
+_FAVORITE_OF = re.compile(
+    r"^(?i:(?:all[- ]time\s+|absolute\s+)?favou?rite\s+)(?P<what>[a-z][a-z -]{0,30}?)\s+(?:is|are)\s+(?:now\s+)?(?P<v>[^!?\n;]+)"
+)
+
+_PREDICATES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(rf"^(?:is|was|['’]s)\s+{_ADV}(?P<v>(?:a|an)\s+[^!?\n;]+)"), "occupation"),
+    (re.compile(rf"^{_ADV}(?:works|worked|is\s+working)\s+as\s+(?P<v>[^!?\n;]+)"), "occupation"),
+    (re.compile(rf"^{_ADV}(?:works|is\s+working)\s+(?:at|for)\s+(?P<v>[^!?\n;]+)"), "employer"),
+    (re.compile(rf"^{_ADV}(?:lives|is\s+living)\s+in\s+(?P<v>[^!?\n;]+)"), "location"),
+    (re.compile(rf"^{_ADV}(?:has\s+)?(?:moved|relocated)\s+(?:back\s+)?to\s+(?P<v>[^!?\n;]+)"), "moved"),
+    (re.compile(rf"^(?:is|was|['’]s)\s+{_ADV}(?:originally\s+)?from\s+(?P<v>[^!?\n;]+)"), "origin"),
+    (re.compile(rf"^{_ADV}(?:loves|likes|enjoys|adores)\s+(?P<v>[^!?\n;]+)"), "likes"),
+    (re.compile(rf"^{_ADV}(?:hates|dislikes|detests|can['’]?t\s+stand)\s+(?P<v>[^!?\n;]+)"), "dislikes"),
+    (re.compile(r"^(?:does\s+not|doesn['’]t)\s+(?:like|enjoy)\s+(?P<v>[^!?\n;]+)"), "dislikes"),
+    (re.compile(rf"^{_ADV}prefers\s+(?P<v>[^!?\n;]+)"), "prefers"),
+]
+
+_CUT = re.compile(
+    r"[.,:()\[\]—–]|\s-\s|\s+(?:but|because|since|so|when|while|although|though|which|who|and\s+(?:i|he|she|they|we|it|"
+    r"you|my|his|her|their|that|this|then|so|now))\b", re.IGNORECASE,
+)
+_TRAILING = re.compile(r"(?i)(?:\s+(?:too|now|anymore|any\s+more|these\s+days|lately|again|though|lol|haha|and|or|the|a|an|of|to|in|at|for|with))+$")
+_PLACE_TAIL = re.compile(r"\s+(?:[a-z]|\d).*$")  # "Denver last year", "Porto in 2021": the place ends at a lowercase word
+_BAD_VALUE = re.compile(
+    r"(?i)^(?:a|an|the)\s+(?:bit|little|lot|few|couple|kind|sort|way|thing|time|moment|reason|one|same|mess|"
+    r"great\s+(?:way|idea|time)|good\s+(?:idea|time)|best\s+(?:part|thing|way))\b|^(?:it|this|that|them|him|her|you|home|"
+    r"all|the\s+moment|how|what|when|where|why|so|too|such)\b"
+)
+_MOVE_PLAN = re.compile(r"(?i)\b(?:might|may|could|would|will|want\s+to|wants\s+to|plan(?:ning|s)?\s+to|thinking\s+(?:about|of)|"
+                        r"hope\s+to|hoping\s+to|going\s+to|used\s+to|if)\b")
+
+
+def _clip(value: str, *, place: bool = False) -> str:
+    m = _CUT.search(value)
+    if m:
+        value = value[: m.start()]
+    value = value.strip().strip("\"'“”‘’").strip()
+    if place:
+        value = _PLACE_TAIL.sub("", value)
+    prev = None
+    while prev != value:
+        prev = value
+        value = _TRAILING.sub("", value).strip()
+    words = value.split()
+    return " ".join(words[:MAX_VALUE_WORDS])
+
+
+def _rel(m: re.Match[str]) -> str:
+    return f"{m.group('adj') or ''}{m.group('rel')}".lower().strip()
+
+
+def _predicate(rest: str, subject: str, known: bool) -> list[Claim]:
+    """Claims from the words after a named subject ("is a pilot", "moved to Porto last spring")."""
+    for pattern, attribute in _PREDICATES:
+        m = pattern.match(rest)
+        if not m:
+            continue
+        adverb = (m.groupdict().get("adv") or "").lower()
+        negated = bool(re.match(r"no\s+longer", adverb))
+        raw = m.group("v")
+        place = attribute in ("moved", "location", "origin")
+        value = _clip(raw, place=place)
+        if not value or _BAD_VALUE.match(value):
+            return []
+        if attribute == "occupation":
+            bare = _bare(value)
+            if not is_profession(bare):
+                if not known or len(bare.split()) < 1:
+                    return []
+                attribute, bare = "is", value
+            elif re.match(r"(?i)^(?:a|an)\s", value):
+                bare = _bare(_clip(re.split(r"\s+(?:at|in|for|from|with|who|that)\s", value)[0]))
+            value = bare
+        if attribute == "moved":
+            attribute = "location"
+        if place and not value[:1].isupper():
+            return []
+        return [Claim(entity=subject, attribute=attribute, value=unshield(value), negated=negated)]
+    return []
+
+
+_AND_VERB = re.compile(r"\s+and\s+(?=(?:now\s+|also\s+)?(?:works|lives|moved|loves|likes|enjoys|hates|prefers)\b)")
+_STRONG_START = re.compile(r"^(?:works|lives|moved|relocated|loves|likes|enjoys|adores|hates|dislikes|detests|prefers|"
+                           r"is\s+from|is\s+(?:no\s+longer|now)\s|was\s+born)\b")
+
+
+def _named_claims(clause: str, speaker: str, known: set[str], last: list[str]) -> list[Claim]:
+    claims: list[Claim] = []
+    owner = speaker or ""
+    m = _MY_REL.search(clause)
+    if m and m.start() <= 20:
+        name = _clean_name(m.group("name"))
+        if name and name != speaker:
+            claims.append(Claim(entity=name, attribute="relation", value=_rel(m), owner=owner))
+            last[:] = [name]
+            rest = clause[m.end():]
+            claims += _predicate(rest.lstrip(", "), name, True)
+            return claims
+    m = _NAME_IS_MY.match(clause)
+    if m:
+        name = _clean_name(m.group("name"))
+        if name and name != speaker:
+            last[:] = [name]
+            return [Claim(entity=name, attribute="relation", value=_rel(m), owner=owner)]
+    m = _SUBJECT_NAME.match(clause)
+    if m:
+        name = _clean_name(m.group("name"))
+        rest = clause[m.end():]
+        if not name or name == speaker:
+            return []
+        if m.group("poss"):
+            fav = _FAVORITE_OF.match(rest)
+            if fav:
+                value = _clip(fav.group("v"))
+                if value:
+                    last[:] = [name]
+                    return [Claim(entity=name, attribute=f"favorite {fav.group('what').strip().lower()}",
+                                  value=unshield(value))]
+            return []
+        trusted = name in known or " " in name or "\u2024" in name or bool(_STRONG_START.match(rest))
+        found = [c for part in _AND_VERB.split(rest) for c in _predicate(part, name, name in known)]
+        if found and (trusted or found[0].attribute == "occupation"):
+            last[:] = [name]
+            return found
+        return []
+    m = _PRONOUN.match(clause)
+    if m and len(last) == 1:
+        rest = ("is " if m.group("contr") else "") + clause[m.end():]
+        return _predicate(rest, last[0], True)
+    return []
+
+
+def _clean_name(name: str) -> str | None:
+    words = name.split()
+    while words and words[0] in entity_rules._EXCLUDED:
+        words.pop(0)
+    if not words or any(w in entity_rules._EXCLUDED for w in words):
+        return None
+    if len(words) == 1 and words[0].endswith("ing"):
+        return None
+    return unshield(" ".join(words))
+
+
+# ---- the speaker about themself
+
+_I = r"(?<![\w'’])I"
+_SELF_CHANGES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(rf"{_I}(?:\s+have|['’]ve)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?to\s+(?P<v>[^!?\n;]+)"), "location"),
+    (re.compile(rf"{_I}(?:\s+have|['’]ve)?\s+(?:just\s+|recently\s+|finally\s+)?switched\s+from\s+(?P<old>.+?)\s+to\s+(?P<v>[^!?\n;]+)"), "prefers"),
+    (re.compile(rf"{_I}(?:\s+have|['’]ve)?\s+(?:just\s+|recently\s+|finally\s+)?switched\s+to\s+(?P<v>[^!?\n;]+)"), "prefers"),
+    (re.compile(rf"{_I}\s+no\s+longer\s+(?:like|love|enjoy)\s+(?P<v>[^!?\n;]+)"), "likes-"),
+    (re.compile(rf"{_I}\s+(?:don['’]t|do\s+not)\s+(?:like|love|enjoy)\s+(?P<v>[^!?\n;]+?)\s+any\s*more\b"), "likes-"),
+    (re.compile(rf"{_I}\s+no\s+longer\s+work\s+as\s+(?P<v>[^!?\n;]+)"), "occupation-"),
+    (re.compile(rf"{_I}\s+no\s+longer\s+work\s+(?:at|for)\s+(?P<v>[^!?\n;]+)"), "employer-"),
+    (re.compile(rf"{_I}\s+no\s+longer\s+live\s+in\s+(?P<v>[^!?\n;]+)"), "location-"),
+    (re.compile(rf"{_I}(?:['’]m|\s+am)\s+no\s+longer\s+(?P<v>(?:a|an)\s+[^!?\n;]+)"), "occupation-"),
+]
+
+
+def _self_claims(clause: str, speaker: str) -> list[Claim]:
+    who = speaker or "user"
+    claims: list[Claim] = []
+    changed: set[str] = set()
+    for pattern, attribute in _SELF_CHANGES:
+        for m in pattern.finditer(clause):
+            if _MOVE_PLAN.search(clause[max(0, m.start() - 30):m.start()]):
+                continue
+            negated = attribute.endswith("-")
+            attribute = attribute.rstrip("-")
+            value = _clip(m.group("v"), place=attribute == "location")
+            if attribute == "occupation":
+                value = _bare(value)
+            if not value or _BAD_VALUE.match(value):
+                continue
+            if attribute == "prefers" and re.match(r"(?i)^(?:jobs?|careers?|teams?|roles?|sides?)\b", value):
+                continue
+            old = _clip(m.groupdict().get("old") or "")
+            claims.append(Claim(entity=who, attribute=attribute, value=unshield(value), about_speaker=True,
+                                negated=negated, replaces=unshield(old)))
+            changed.add(attribute)
+    if re.search(rf"{_I}(?:['’]m|\s+am)?\s+no\s+longer\b|{_I}\s+(?:don['’]t|do\s+not)\s+\w+\s+.*\bany\s*more\b", clause):
+        return claims  # the negation is the whole statement: no positive fact from the same words
+    for line in self_rules.extract_self_statements(clause):
+        parsed = parse_self_line(line)
+        if parsed is None:
+            continue
+        attribute, value = parsed
+        if attribute in changed:
+            continue
+        if attribute in ("location", "origin"):
+            value = _PLACE_TAIL.sub("", value) or value
+        claims.append(Claim(entity=who, attribute=attribute, value=unshield(value), about_speaker=True,
+                            phrase=unshield(" ".join(line.split()))))
+    return claims
+
+
+_FIRST_PERSON = re.compile(rf"{_I}\b|(?i:\bmy\s+(?:all[- ]time\s+|absolute\s+|top\s+)?(?:favou?rite|name|birthday|bday|b-day)\b|"
+                           r"\bcall\s+me\b)")
+
+
+def _question(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?")
+
+
+def extract_claims(text: str, speaker: str | None = None, *, self_statements: bool = True) -> list[Claim]:
+    """Facts stated in `text` by `speaker` ("user" when unnamed), in text order, deduplicated.
+
+    `self_statements=False` leaves out what the speaker says of themself (text on a screen is not
+    the user speaking)."""
+    if not text or not text.strip():
+        return []
+    speaker = speaker or "user"
+    shielded = shield(text)
+    known = entity_rules._mid_sentence_capitals(text)
+    claims: list[Claim] = []
+    last: list[str] = []
+    for sm in _SENTENCE.finditer(shielded):
+        sentence = sm.group().strip()
+        if not sentence or _question(sentence):
+            continue
+        body = sentence.rstrip(".!")
+        body = re.sub(r"(?i)\band\s+(?=(?:now\s+|also\s+)?(?:work|live)\b)", "and I ", body) if re.search(_I, body) else body
+        for clause in _CLAUSE.split(body):
+            clause = clause.strip(" ,")
+            if not clause:
+                continue
+            if self_statements and _FIRST_PERSON.search(clause):
+                claims += _self_claims(clause, speaker)
+            if re.match(rf"^{_LEAD}{_I}\b", clause):
+                continue
+            claims += _named_claims(clause, speaker, known, last)
+    claims += _legacy_entity_claims(text, speaker, claims)
+    out: list[Claim] = []
+    seen: set[tuple[str, str, str, bool]] = set()
+    for claim in claims:
+        key = (claim.entity.casefold(), claim.attribute, claim.value.casefold(), claim.negated)
+        if key not in seen:
+            seen.add(key)
+            out.append(claim)
+    return out
+
+
+def _legacy_entity_claims(text: str, speaker: str, found: list[Claim]) -> list[Claim]:
+    """What `semantic.extract_facts` finds that the clause rules did not (a name mid-sentence, "was
+    founded in"), read back into claims."""
+    have = {(c.entity.casefold(), c.attribute) for c in found}
+    names = {c.entity.casefold() for c in found}
+    out = []
+    for fact in entity_rules.extract_facts(shield(text), speaker):
+        name = unshield(fact.name)
+        parsed = parse_fact(fact.name, fact.summary)
+        if parsed is None:
+            continue
+        attribute, value = parsed
+        if (name.casefold(), attribute) in have or any(name.casefold() in n.split() for n in names if n != name.casefold()):
+            continue
+        if attribute == "location":
+            value = _PLACE_TAIL.sub("", value) or value
+        out.append(Claim(entity=name, attribute=attribute, value=unshield(value),
+                         owner=speaker if attribute == "relation" else "", phrase=unshield(fact.summary)))
+    return out

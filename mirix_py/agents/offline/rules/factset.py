@@ -1,0 +1,111 @@
+"""The facts memory holds about one entity, and how a new claim changes them.
+
+Pure: `apply` takes the facts held (read back from a core block's lines or a semantic memory's
+sentences) and the claims of a new input, and returns the facts to hold, what was superseded and
+what was added. An attribute holds one value at a time (a job, an employer, a home, a favourite of
+each kind, a preference of each kind such as a drink) unless it is a list by nature (likes,
+dislikes, allergies, descriptions); a like and a dislike of the same thing exclude each other.
+A negated claim ("no longer") removes the fact it names; "switched from A to B" removes A.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from mirix_py.agents.offline.rules.claims import Claim
+
+__all__ = ["Held", "Outcome", "apply", "slot"]
+
+# kinds of preference that hold one value at a time: "I switched to green tea" replaces the coffee
+PREFERENCE_KINDS: dict[str, frozenset[str]] = {
+    "drink": frozenset("coffee tea espresso latte cappuccino americano matcha chai cocoa beer wine water juice "
+                       "soda cola milk kombucha smoothie decaf".split()),
+    "editor": frozenset("vim neovim emacs vscode code sublime nano atom intellij pycharm".split()),
+    "os": frozenset("linux windows macos mac ubuntu debian fedora arch".split()),
+    "browser": frozenset("firefox chrome safari edge brave opera".split()),
+    "phone": frozenset("iphone android pixel samsung".split()),
+    "commute": frozenset("bike bicycle car train bus tram subway metro scooter".split()),
+    "diet": frozenset("vegan vegetarian pescatarian keto paleo".split()),
+}
+MULTI = frozenset({"likes", "dislikes", "allergy", "is"})
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _words(value: str) -> tuple[str, ...]:
+    return tuple(w for w in _WORD.findall(value.casefold()) if w not in ("a", "an", "the"))
+
+
+def preference_kind(value: str) -> str | None:
+    for word in reversed(_words(value)):
+        for kind, words in PREFERENCE_KINDS.items():
+            if word in words:
+                return kind
+    return None
+
+
+def slot(attribute: str, value: str) -> tuple[str, ...]:
+    """What a fact occupies: a new fact in the same slot with another value replaces it."""
+    if attribute in ("likes", "dislikes"):
+        return ("taste", *_words(value))
+    if attribute == "prefers":
+        kind = preference_kind(value)
+        return ("prefers", kind) if kind else ("prefers", *_words(value))
+    if attribute in MULTI:
+        return (attribute, *_words(value))
+    return (attribute,)
+
+
+@dataclass(frozen=True)
+class Held:
+    """A fact memory holds: its attribute and value when the rules can read it, and its text."""
+
+    text: str
+    attribute: str | None = None
+    value: str = ""
+
+
+@dataclass
+class Outcome:
+    facts: list[Held]
+    superseded: list[Held] = field(default_factory=list)
+    added: list[Held] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.superseded or self.added)
+
+
+def _same_value(a: str, b: str) -> bool:
+    wa, wb = _words(a), _words(b)
+    return bool(wa) and bool(wb) and (wa == wb or set(wa) <= set(wb) and len(wa) >= len(wb) - 1)
+
+
+def apply(held: Sequence[Held], claims: Sequence[Claim]) -> Outcome:
+    facts = list(held)
+    out = Outcome(facts=facts)
+
+    def drop(match) -> None:
+        for fact in [f for f in facts if f.attribute is not None and match(f)]:
+            facts.remove(fact)
+            if fact in out.added:
+                out.added.remove(fact)
+            else:
+                out.superseded.append(fact)
+
+    for claim in claims:
+        if claim.negated:
+            drop(lambda f: f.attribute == claim.attribute and _same_value(f.value, claim.value))
+            continue
+        if claim.replaces:
+            drop(lambda f: _same_value(f.value, claim.replaces) and f.attribute in (claim.attribute, "likes"))
+        new = Held(text=claim.text, attribute=claim.attribute, value=claim.value)
+        key = slot(claim.attribute, claim.value)
+        if any(f.attribute == claim.attribute and slot(f.attribute, f.value) == key and _same_value(f.value, claim.value)
+               for f in facts):
+            continue  # held already: a repeat changes nothing
+        drop(lambda f: slot(f.attribute, f.value) == key)
+        facts.append(new)
+        out.added.append(new)
+    return out

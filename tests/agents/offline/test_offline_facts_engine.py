@@ -1,0 +1,46 @@
+"""Whole facts through the engine in offline mode (issue 18): a change updates the memory in place with a
+history event, core lines are replaced, and a repeated input adds provenance instead of copies."""
+
+from __future__ import annotations
+
+from mirix_py.records import Operation
+
+
+def _semantic(mx, user_id, name):
+    return [m for m in mx.list(user_id=user_id, memory_types=["semantic"]) if m.name == name]
+
+
+def test_a_change_supersedes_the_fact_in_place_with_history(mx_sqlite, user_id):
+    first = mx_sqlite.add("My brother Tom is a pilot.", user_id=user_id)
+    (tom,) = _semantic(mx_sqlite, user_id, "Tom")
+    assert "pilot" in tom.search_text() and "brother" in tom.search_text()
+    assert first.input_ids[0] in tom.source_ids
+
+    second = mx_sqlite.add("Tom is no longer a pilot; he is a flight instructor now.", user_id=user_id)
+    (after,) = _semantic(mx_sqlite, user_id, "Tom")
+    assert after.id == tom.id
+    assert "flight instructor" in after.search_text() and "pilot" not in after.search_text()
+    assert "brother" in after.search_text()
+    assert second.input_ids[0] in after.source_ids
+    events = mx_sqlite.history(tom.id, user_id=user_id)
+    assert [e.operation for e in events] == [Operation.insert, Operation.update]
+    assert "pilot" in (events[-1].before or {}).get("details", "")
+
+
+def test_core_memory_replaces_the_preference(mx_sqlite, user_id):
+    mx_sqlite.add("I prefer dark roast coffee.", user_id=user_id)
+    mx_sqlite.add("I switched to green tea.", user_id=user_id)
+    human = mx_sqlite.core_memory(user_id=user_id)["human"].value
+    assert "prefers green tea" in human and "coffee" not in human
+
+
+def test_an_input_added_twice_makes_no_copies(mx_sqlite, user_id):
+    text = "My sister Mia is a marine biologist in Faro. We adopted a cat called Miso."
+    first = mx_sqlite.add(text, user_id=user_id, occurred_at="2024-05-12T20:00:00-07:00")
+    before = {m.id: m for m in mx_sqlite.list(user_id=user_id)}
+    second = mx_sqlite.add(text, user_id=user_id, occurred_at="2024-05-12T20:05:00-07:00")
+    after = {m.id: m for m in mx_sqlite.list(user_id=user_id)}
+    assert set(after) == set(before)  # same memories, no new ids
+    assert {c.operation.value for c in second.changes} == {"update"}
+    for memory in after.values():
+        assert first.input_ids[0] in memory.source_ids and second.input_ids[0] in memory.source_ids
