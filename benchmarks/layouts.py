@@ -1,0 +1,246 @@
+"""The three deployment layouts side by side, in one run: SQLite + embedded Chroma, PostgreSQL + a
+Chroma server, PostgreSQL + pgvector. Ingestion, search latency and (optionally) the REST load test.
+
+Per size N, each layout gets a fresh store (data dir; PostgreSQL schema; Chroma database) holding
+the same memories: a target user with N and `--other-users` users with `--other-share` x N each,
+from search_latency's synthetic pool and its cached MiniLM vectors (benchmarks/search_latency.py
+builds the cache; missing vectors are computed here). Timed:
+
+- ingestion: the store's write path (`store.apply`, InsertOp batches of 1000, vectors precomputed:
+  SQL rows, full-text, history and the vector index), memories per second;
+- ingestion through `add` (offline flow, live embedding, one input at a time), `--adds` inputs;
+- search latency: hybrid, embedding and BM25 for the target user, `--queries` distinct queries per
+  method, interleaved layout by layout and query by query so all three see the same machine load;
+  every engine search embeds its own query with MiniLM (no query vector is precomputed).
+
+`--rest-duration S` then runs benchmarks/load_rest.py (32 clients) on each layout for S seconds.
+
+    .venv/bin/python benchmarks/layouts.py --sizes 10000 --out benchmarks/results/layouts.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import _common as C
+import search_latency as SL
+
+LAYOUTS = ("sqlite", "postgres", "pgvector")
+METHODS = ("hybrid", "embedding", "bm25")
+BATCH = 1000
+
+
+def schema_url(base: str, schema: str, public: bool) -> str:
+    from sqlalchemy import create_engine, text
+
+    admin = create_engine(base)
+    with admin.begin() as conn:
+        conn.execute(text(f"CREATE SCHEMA {schema}"))
+    admin.dispose()
+    sep = "&" if "?" in base else "?"
+    return f"{base}{sep}options=-csearch_path%3D{schema}" + ("%2Cpublic" if public else "")
+
+
+def drop_schema(base: str, schema: str) -> None:
+    from sqlalchemy import create_engine, text
+
+    admin = create_engine(base)
+    with admin.begin() as conn:
+        conn.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE"))
+    admin.dispose()
+
+
+def open_layout(layout: str, args: argparse.Namespace, workdir: Path, embedder: Any, tag: str):
+    """(engine, cleanup) for a fresh store of this layout."""
+    from mirix_py.engine import Mirix
+
+    data = workdir / f"{layout}-{tag}"
+    if layout == "sqlite":
+        return Mirix(data, embedder=embedder, vector_store="chroma", resume=False), lambda: None
+    schema = f"bench_{tag}_{uuid.uuid4().hex[:6]}"
+    if layout == "postgres":
+        url = schema_url(args.pg_url, schema, public=False)
+        mx = Mirix(data, embedder=embedder, database_url=url, chroma_url=f"{args.chroma_url.rstrip('/')}/{schema}",
+                   vector_store="chroma", resume=False)
+        return mx, lambda: drop_schema(args.pg_url, schema)
+    url = schema_url(args.pgvector_url, schema, public=True)
+    mx = Mirix(data, embedder=embedder, database_url=url, vector_store="pgvector", resume=False)
+    return mx, lambda: drop_schema(args.pgvector_url, schema)
+
+
+def insert_all(mx: Any, users: dict[str, list[int]], pool: list) -> float:
+    """Round-robin InsertOp batches through `store.apply`; returns seconds."""
+    from mirix_py.ops import InsertOp
+
+    t0 = time.perf_counter()
+    cursors = {u: 0 for u in users}
+    while any(cursors[u] < len(idx) for u, idx in users.items()):
+        for u, idx in users.items():
+            chunk = idx[cursors[u]:cursors[u] + BATCH]
+            if not chunk:
+                continue
+            mx.store.apply([InsertOp(memory=SL.to_memory(pool[i], f"bench-{u}")) for i in chunk],
+                           user_id=f"bench-{u}", actor="benchmark")
+            cursors[u] += len(chunk)
+    return time.perf_counter() - t0
+
+
+def run_size(n: int, args: argparse.Namespace, embedder: Any, pool: list, vectors: Any, texts: list[str],
+             workdir: Path) -> dict[str, Any]:
+    rng = random.Random(args.seed + n)
+    users = {"target": list(range(n))}
+    for u in range(args.other_users):
+        users[f"other{u}"] = rng.sample(range(n), max(1, int(n * args.other_share)))
+    total = sum(len(v) for v in users.values())
+    out: dict[str, Any] = {"size": n, "total_memories": total, "layouts": {}}
+    engines, cleanups = {}, []
+    try:
+        for layout in args.layouts:
+            lookup = SL.LookupEmbedder(embedder, {texts[i]: i for i in range(n)}, vectors)
+            mx, cleanup = open_layout(layout, args, workdir, lookup, f"n{n}")
+            cleanups.append(cleanup)
+            engines[layout] = mx
+            print(f"[{n}] {layout}: inserting {total} memories ...", flush=True)
+            seconds = insert_all(mx, users, pool)
+            if lookup.misses:
+                raise RuntimeError(f"{layout}: {lookup.misses} texts missed the precomputed vectors")
+            out["layouts"][layout] = {"vectors": mx.describe()["vectors"], "insert_seconds": round(seconds, 1),
+                                      "insert_per_second": round(total / seconds)}
+            print(f"  {seconds:.1f}s ({total / seconds:.0f}/s)", flush=True)
+
+        used: set[str] = set()
+        queries = {m: SL.distinct_queries(args.queries + args.warmup, args.seed * 100 + k, used)
+                   for k, m in enumerate(METHODS)}
+        for i in range(args.warmup):
+            for m in METHODS:
+                for layout, mx in engines.items():
+                    mx.search(queries[m][args.queries + i], user_id="bench-target", limit=10, method=m)
+        times: dict[str, dict[str, list[float]]] = {lay: {m: [] for m in METHODS} for lay in engines}
+        loads = C.loadavg()
+        print(f"[{n}] timing {args.queries} queries x {len(METHODS)} methods x {len(engines)} layouts ...", flush=True)
+        for i in range(args.queries):
+            for m in METHODS:
+                for layout, mx in engines.items():
+                    # the same query text on every layout: the searcher's query cache is per engine
+                    t0 = time.perf_counter()
+                    mx.search(queries[m][i], user_id="bench-target", limit=10, method=m)
+                    times[layout][m].append(time.perf_counter() - t0)
+        for layout in engines:
+            out["layouts"][layout]["latency"] = {m: C.latency_summary(times[layout][m]) for m in METHODS}
+        out["loadavg_before_queries"], out["loadavg_after_queries"] = loads, C.loadavg()
+    finally:
+        for mx in engines.values():
+            mx.close()
+        for cleanup in cleanups:
+            cleanup()
+    return out
+
+
+def add_throughput(args: argparse.Namespace, workdir: Path, embedder: Any) -> dict[str, Any]:
+    """`add` one input at a time (offline flow, live MiniLM embedding) on each layout."""
+    rng = random.Random(args.seed)
+    notes = [f"{rng.choice(SL.NAMES)} {rng.choice(SL.ACTIVITIES)[1]} at {rng.choice(SL.PLACES)} on day {i}."
+             for i in range(args.adds)]
+    out = {}
+    for layout in args.layouts:
+        mx, cleanup = open_layout(layout, args, workdir, embedder, "adds")
+        try:
+            mx.add("warm up", user_id="adder")
+            t0 = time.perf_counter()
+            for text in notes:
+                mx.add(text, user_id="adder")
+            seconds = time.perf_counter() - t0
+            out[layout] = {"adds": len(notes), "seconds": round(seconds, 1), "adds_per_second": round(len(notes) / seconds, 1),
+                           "doctor_clean": mx.doctor().clean}
+            print(f"add x{len(notes)} on {layout}: {seconds:.1f}s ({len(notes) / seconds:.1f}/s)", flush=True)
+        finally:
+            mx.close()
+            cleanup()
+    return out
+
+
+def rest_load(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    out = {}
+    for layout in args.layouts:
+        target = workdir / f"rest-{layout}.json"
+        cmd = [sys.executable, str(Path(__file__).with_name("load_rest.py")), "--clients", str(args.rest_clients),
+               "--duration", str(args.rest_duration), "--json", str(target)]
+        if layout == "sqlite":
+            cmd += ["--backend", "sqlite"]
+        elif layout == "postgres":
+            cmd += ["--backend", "postgres", "--database-url", args.pg_url, "--chroma-url", args.chroma_url]
+        else:
+            cmd += ["--backend", "pgvector", "--database-url", args.pgvector_url]
+        print(f"REST load on {layout}: {args.rest_clients} clients for {args.rest_duration}s ...", flush=True)
+        subprocess.run(cmd, check=True, cwd=C.ROOT)
+        r = json.loads(target.read_text())
+        out[layout] = {k: r[k] for k in ("vectors", "clients", "duration_s", "requests", "errors", "throughput_rps",
+                                         "adds_per_s", "searches_per_s", "latency", "verify")}
+    return out
+
+
+def main() -> None:
+    import os
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000])
+    ap.add_argument("--layouts", nargs="+", choices=LAYOUTS, default=list(LAYOUTS))
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--other-users", type=int, default=9)
+    ap.add_argument("--other-share", type=float, default=0.1)
+    ap.add_argument("--adds", type=int, default=100, help="inputs for the `add` throughput (0: skip)")
+    ap.add_argument("--rest-duration", type=float, default=0, help="seconds of REST load per layout (0: skip)")
+    ap.add_argument("--rest-clients", type=int, default=32)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--cache-dir", default=".bench-cache")
+    ap.add_argument("--pg-url", default=os.environ.get("MIRIX_TEST_PG_URL"))
+    ap.add_argument("--pgvector-url", default=os.environ.get("MIRIX_TEST_PGVECTOR_URL"))
+    ap.add_argument("--chroma-url", default=os.environ.get("MIRIX_TEST_CHROMA_URL"))
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    needs = {"postgres": ("pg_url", "chroma_url"), "pgvector": ("pgvector_url",)}
+    for layout in args.layouts:
+        for name in needs.get(layout, ()):
+            if not getattr(args, name):
+                raise SystemExit(f"--{name.replace('_', '-')} is needed for {layout} (source .services/env)")
+    C.quiet_logs()
+    from mirix_py.store.embeddings import load_embedder
+
+    started = time.perf_counter()
+    embedder = load_embedder("minilm")
+    pool = SL.pool_records(max(args.sizes), args.seed)
+    texts = [SL.to_memory(r, "bench-x").embedding_text() for r in pool]
+    vectors, vec_info = SL.pool_vectors(texts, embedder, C.cache_root(args.cache_dir), args.seed)
+    workdir = Path(tempfile.mkdtemp(prefix="mirix-layouts-"))
+    result: dict[str, Any] = {"benchmark": "layouts", "environment": C.environment(), "args": vars(args),
+                              "pool": vec_info}
+    try:
+        result["sizes"] = [run_size(n, args, embedder, pool, vectors, texts, workdir) for n in sorted(args.sizes)]
+        if args.adds:
+            result["add"] = add_throughput(args, workdir, embedder)
+        if args.rest_duration:
+            result["rest"] = rest_load(args, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    result["total_seconds"] = round(time.perf_counter() - started, 1)
+    for size in result["sizes"]:
+        rows = [[lay, r["vectors"], r["insert_per_second"], *[r["latency"][m][p] for m in METHODS for p in ("p50_ms", "p95_ms")]]
+                for lay, r in size["layouts"].items()]
+        print(C.table(["layout", "vectors", "insert/s", *[f"{m} {p}" for m in METHODS for p in ("p50", "p95")]], rows,
+                      title=f"N = {size['size']} for the target user ({size['total_memories']} memories in all)"))
+    C.write_json(args.out, result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""Tiny runs of the layout benchmarks (the figures mean nothing; that they run and write their JSON
+does): benchmarks/layouts.py with the REST load on the three layouts, and benchmarks/tenant_recall.py
+on the pgvector server. Real servers, as scripts/test.sh starts them."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _run(script: str, *args: str, cwd: Path) -> str:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
+    run = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), *args], capture_output=True, text=True,
+                         timeout=600, cwd=cwd, env=env)
+    assert run.returncode == 0, f"{script} exited {run.returncode}:\n{run.stderr[-3000:]}"
+    return run.stdout
+
+
+@pytest.fixture
+def servers(pg_schema_url, pgvector_schema_url, chroma_url):
+    """The three servers' base URLs (the schema fixtures only prove the servers are there)."""
+    return {k: os.environ[k] for k in ("MIRIX_TEST_PG_URL", "MIRIX_TEST_PGVECTOR_URL", "MIRIX_TEST_CHROMA_URL")}
+
+
+def test_layouts_tiny(tmp_path, servers):
+    out = tmp_path / "layouts.json"
+    stdout = _run("layouts.py", "--sizes", "150", "--queries", "3", "--warmup", "1", "--other-users", "2",
+                  "--adds", "2", "--rest-duration", "2", "--rest-clients", "4", "--cache-dir", str(tmp_path / "cache"),
+                  "--out", str(out), cwd=tmp_path)
+    assert "hybrid p95" in stdout
+    result = json.loads(out.read_text())
+    (size,) = result["sizes"]
+    assert {k: v["vectors"] for k, v in size["layouts"].items()} == {
+        "sqlite": "chroma-embedded", "postgres": "chroma-server", "pgvector": "pgvector"}
+    for layout in size["layouts"].values():
+        assert layout["insert_per_second"] > 0
+        assert all(layout["latency"][m]["n"] == 3 and math.isfinite(layout["latency"][m]["p95_ms"])
+                   for m in ("hybrid", "embedding", "bm25"))
+    assert all(a["doctor_clean"] for a in result["add"].values())
+    for rest in result["rest"].values():
+        v = rest["verify"]
+        assert rest["errors"] == 0 and v["acknowledged"] == v["processed"] and v["not_found_by_search"] == 0
+
+
+def test_tenant_recall_tiny(tmp_path, servers):
+    out = tmp_path / "tenants.json"
+    _run("tenant_recall.py", "--url", servers["MIRIX_TEST_PGVECTOR_URL"], "--size", "3000", "--queries", "5",
+         "--out", str(out), cwd=tmp_path)
+    result = json.loads(out.read_text())
+    assert result["tenants"]["big"] == 600 and result["tenants"]["mid"] == 150
+    exact = result["strategies"]["exact (index scans off)"]
+    assert all(exact[c]["recall_at_10"] == 1.0 for c in ("big", "mid", "small"))
+    chosen = result["strategies"]["iterative relaxed, ef 100"]
+    assert all(0.0 <= chosen[c]["recall_at_10"] <= 1.0 for c in ("big", "mid", "small"))
