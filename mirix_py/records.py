@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
+from mirix_py.dates import annotate, when_words
+
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
@@ -101,8 +103,14 @@ class EpisodicMemory(MemoryBase):
     actor: str = "user"
 
     def search_text(self) -> str:
-        when = self.occurred_at.strftime("%Y-%m-%d %H:%M") if self.occurred_at else "undated"
-        return f"[{when}] {self._said()}"
+        """"[8 May 2023, 13:56] Ada: I went to the support group yesterday (7 May 2023)": the date in
+        words and each relative time phrase resolved against it (`mirix_py.dates`), as answers name
+        them. Replayed on the same LoCoMo dev rankings (750 words) against the ISO "[2023-05-08 13:56]":
+        answer-token recall 0.657 -> 0.795, evidence recall 0.776 -> 0.768 (two more words a hit).
+        Rows written before are re-rendered by `doctor(repair=True)` (their text is stale)."""
+        if self.occurred_at is None:
+            return f"[undated] {self._said()}"
+        return f"[{when_words(self.occurred_at)}] {annotate(self._said(), self.occurred_at)}"
 
     def embedding_text(self) -> str:
         """What was said, without the date: the date is in the search text (BM25) and `occurred_at`

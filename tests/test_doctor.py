@@ -109,8 +109,8 @@ def test_repair_embeds_the_text_ingestion_embedded(tmp_path, user_id):
     with Mirix(tmp_path / "d", embedder=recorder) as mx:
         mx.add("I planted tulips in the front garden.", user_id=user_id, occurred_at="2024-04-02T18:30:00+00:00")
         episode = next(m for m in mx.list(user_id=user_id) if m.memory_type.value == "episodic")
-        # an episode is searched and shown with "[2024-04-02 18:30]", embedded without the date
-        assert episode.search_text().startswith("[2024-04-02 18:30] ")
+        # an episode is searched and shown with "[2 April 2024, 18:30]", embedded without the date
+        assert episode.search_text().startswith("[2 April 2024, 18:30] ")
         assert episode.embedding_text() == "user: I planted tulips in the front garden."
         assert episode.embedding_text() in recorder.texts
         assert not any("2024" in t for t in recorder.texts)

@@ -33,7 +33,7 @@ def test_naive_datetimes_and_unknown_fields_are_rejected():
 def test_prompt_text_of_each_type():
     when = datetime(2024, 1, 2, 3, 4, tzinfo=timezone.utc)
     assert EpisodicMemory(user_id="u", summary="Met Bo", actor="Ada", occurred_at=when).search_text() == \
-        "[2024-01-02 03:04] Ada: Met Bo"
+        "[2 January 2024, 03:04] Ada: Met Bo"
     assert EpisodicMemory(user_id="u", summary="Met Bo", actor="Ada", occurred_at=when).embedding_text() == "Ada: Met Bo"
     assert ProceduralMemory(user_id="u", summary="Tea", steps=["boil"]).embedding_text() == "Tea: 1. boil"
     assert ProceduralMemory(user_id="u", summary="Tea", steps=["boil", "steep"]).search_text() == "Tea: 1. boil 2. steep"

@@ -50,7 +50,7 @@ def test_embedding_search_finds_paraphrases(seeded, user_id):
 
 def test_hit_carries_prompt_text_and_record(seeded, user_id):
     hit = seeded.search("sourdough", user_id=user_id, limit=1)[0]
-    assert hit.text == "[2024-03-02 09:00] me: Baked sourdough bread for the first time"
+    assert hit.text == "[2 March 2024, 09:00] me: Baked sourdough bread for the first time"
     assert hit.memory.memory_type.value == "episodic"
     assert hit.memory.occurred_at == T0 + timedelta(days=1)
 

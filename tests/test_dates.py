@@ -1,0 +1,85 @@
+"""Dates in words and relative time phrases resolved against the time a message was said."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+
+import pytest
+
+from mirix_py.dates import annotate, day_words, resolve, when_words
+from mirix_py.records import EpisodicMemory
+
+SAID = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)  # a Monday
+
+
+def test_dates_in_words():
+    assert day_words(date(2023, 5, 7)) == "7 May 2023"
+    assert when_words(SAID) == "8 May 2023, 13:56"
+
+
+@pytest.mark.parametrize("phrase, label", [
+    ("yesterday", "7 May 2023"),
+    ("last night", "7 May 2023"),
+    ("the day before yesterday", "6 May 2023"),
+    ("today", "8 May 2023"),
+    ("tomorrow", "9 May 2023"),
+    ("3 days ago", "5 May 2023"),
+    ("two days ago", "6 May 2023"),
+    ("last Friday", "5 May 2023"),
+    ("last Monday", "1 May 2023"),      # said on a Monday: the one a week before
+    ("next Monday", "15 May 2023"),
+    ("this Friday", "12 May 2023"),
+    ("last month", "April 2023"),
+    ("next month", "June 2023"),
+    ("two months ago", "March 2023"),
+    ("last year", "2022"),
+    ("a year ago", "2022"),
+    ("5 years ago", "2018"),
+    ("next year", "2024"),
+    ("last summer", "summer 2022"),
+    ("this summer", "summer 2023"),
+    ("next winter", "winter 2023"),
+])
+def test_each_phrase_names_its_period(phrase, label):
+    (found,) = resolve(f"I did it {phrase}, honestly.", SAID)
+    assert found.phrase.lower() == phrase.lower() and found.label == label
+
+
+def test_periods_span_their_days():
+    (month,) = resolve("last month", SAID)
+    assert (month.first, month.last) == (date(2023, 4, 1), date(2023, 4, 30))
+    (winter,) = resolve("last winter", SAID)
+    assert (winter.first, winter.last, winter.label) == (date(2022, 12, 1), date(2023, 2, 28), "winter 2022")
+    (summer,) = resolve("last summer", datetime(2023, 7, 10))  # in the middle of this summer: the one before
+    assert summer.label == "summer 2022"
+
+
+def test_annotate_follows_each_phrase_with_its_period():
+    text = "Caroline: I went to a support group yesterday and I'm moving next month."
+    assert annotate(text, SAID) == ("Caroline: I went to a support group yesterday (7 May 2023) and I'm moving "
+                                    "next month (June 2023).")
+
+
+def test_annotate_is_idempotent_and_leaves_plain_text_alone():
+    once = annotate("Yesterday was great.", SAID)
+    assert once == "Yesterday (7 May 2023) was great."
+    assert annotate(once, SAID) == once
+    assert annotate("We met on 8 May 2023 at the park.", SAID) == "We met on 8 May 2023 at the park."
+    assert annotate("yesterday", None) == "yesterday"
+
+
+def test_weeks_and_vague_phrases_are_not_resolved():
+    """'last week' is as precise as the answer once the text carries its date; 'a few' names no number."""
+    assert resolve("last week, last weekend, a few years ago, recently", SAID) == []
+
+
+def test_words_inside_other_words_are_not_phrases():
+    assert resolve("the todays list and yesterdays news", SAID) == []
+
+
+def test_an_episode_shows_its_date_in_words_and_resolves_what_it_says():
+    episode = EpisodicMemory(user_id="u", actor="Caroline", occurred_at=SAID,
+                             summary="I went to a LGBTQ support group yesterday.")
+    assert episode.search_text() == "[8 May 2023, 13:56] Caroline: I went to a LGBTQ support group yesterday (7 May 2023)."
+    assert episode.embedding_text() == "Caroline: I went to a LGBTQ support group yesterday."  # the vector is unchanged
+    assert EpisodicMemory(user_id="u", summary="hi").search_text() == "[undated] user: hi"
