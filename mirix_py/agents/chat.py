@@ -18,7 +18,9 @@ import asyncio
 
 from mirix_py.agents.definitions import AgentDefinition
 from mirix_py.agents.offline.rules import extract_keywords, parse_time_range
-from mirix_py.agents.passages import FOCUS_WORDS, focus
+from mirix_py.agents.passages import _TOKEN, FOCUS_WORDS, _stem, focus, query_stems
+from mirix_py.store.questions import asks_only
+from mirix_py.text import STOPWORDS
 from mirix_py.toolparams import MemoryTypeName, SearchMethodName
 from mirix_py.errors import InvalidInput
 from mirix_py.inputs import parse_when
@@ -77,6 +79,100 @@ def offline_topics(message: str, now: datetime) -> Topics:
     return Topics(extract_keywords(message), *(window or (None, None)))
 
 
+_NAME = re.compile(r"(?<![\w'’])[A-Z][\w'’.-]*")
+
+
+def _stems(text: str) -> set[str]:
+    return {_stem(t) for t in _TOKEN.findall(text.lower())}
+
+
+def question_terms(question: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(content-word stems of the question, the stems of the names it asks about: capitalised words
+    past the first, "Tom" in "What does Tom do?")."""
+    terms = query_stems(question) if question.strip() else frozenset()
+    names = set()
+    for m in _NAME.finditer(question):
+        word = m.group().rstrip(".'’").lower()
+        if m.start() > 0 and word not in STOPWORDS:
+            names.add(_stem(re.sub(r"['’]s$", "", word)))
+    return terms, frozenset(names)
+
+
+RELATED = 0.3  # cosine of MiniLM vectors: "what pet do I have?" / "I adopted a cat" 0.38; unrelated pairs < 0.15
+
+
+def _relevance(question: str, text: str, similarity: float | None) -> float | None:
+    """How well `text` answers to the question: the share of its words held plus the vectors'
+    cosine. None when it misses a name the question asks about, or shares neither a word nor
+    (with vectors) a meaning ("cat" for "pet")."""
+    terms, names = question_terms(question)
+    words = _stems(text)
+    if names and not names & words:
+        return None
+    shared = len(terms & words)
+    related = similarity is not None and similarity >= RELATED
+    if not shared and not related:
+        return None
+    return shared / max(len(terms), 1) + (similarity or 0.0)
+
+
+def matching_hits(question: str, hits: Sequence[SearchHit], *, timed: bool = False,
+                  similarities: Sequence[float] | None = None) -> list[SearchHit]:
+    """The hits that answer to the question, best first: a memory must hold a word of the question
+    or (given `similarities`, the cosine of each hit's vector with the question's) be close to it
+    in meaning, and hold a name the question asks about, when it asks about one; ranking within a
+    memory type is not a match by itself. Inside a time range the question asked for ("what
+    happened last week?"), a question with no other words keeps the hits of that range."""
+    scored = []
+    for i, h in enumerate(hits):
+        value = _relevance(question, h.text, similarities[i] if similarities is not None else None)
+        if value is not None:
+            scored.append((value, i, h))
+    if not scored and timed:
+        terms, _ = question_terms(question)
+        if not terms - TIME_WORDS:
+            return list(hits)
+    # a question asked in chat matches itself best but answers nothing: after every other match
+    scored.sort(key=lambda x: (asks_only(x[2].memory.source_ids), -x[0], -x[2].score, x[1]))
+    return [h for _, _, h in scored]
+
+
+def matching_lines(question: str, lines: Sequence[str], similarities: Sequence[float] | None = None) -> list[str]:
+    """Lines of a core block that answer to the question, by the same rule as `matching_hits`."""
+    scored = []
+    for i, line in enumerate(lines):
+        if line.strip():
+            value = _relevance(question, line, similarities[i] if similarities is not None else None)
+            if value is not None:
+                scored.append((value, i, line))
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    return [ln for _, _, ln in scored]
+
+
+def cosines(embedder: Any, question: str, texts: Sequence[str]) -> list[float] | None:
+    """Cosine of each text's vector with the question's; None without an embedder or when it fails."""
+    if embedder is None or not texts:
+        return None
+    try:
+        vectors = embedder.embed([question, *texts])
+    except Exception:  # a remote embedder down: words alone decide
+        return None
+    q = vectors[0]
+    qn = sum(x * x for x in q) ** 0.5 or 1.0
+    out = []
+    for v in vectors[1:]:
+        vn = sum(x * x for x in v) ** 0.5 or 1.0
+        out.append(sum(a * b for a, b in zip(q, v)) / (qn * vn))
+    return out
+
+
+TIME_WORDS = frozenset(_stem(w) for w in """
+    happened happen today yesterday tomorrow tonight week weeks month months year years day days ago last
+    past recent recently earlier lately morning afternoon evening night weekend monday tuesday wednesday
+    thursday friday saturday sunday january february march april may june july august september october
+    november december since before after""".split())
+
+
 def prompt_text(hit: SearchHit, store: MemoryStore, query: str | None = None,
                 max_words: int = FOCUS_WORDS) -> str | None:
     """A memory's text as a prompt carries it: a low/medium vault entry with its value; None for a
@@ -102,6 +198,7 @@ class Retrieval:
     core: dict[str, CoreMemory]
     hits: list[SearchHit] = field(default_factory=list)
     question: str | None = None  # what long memories are cut around in the prompt
+    timed: bool = False  # the hits were searched inside a time range the question asked for
 
     @property
     def ids(self) -> list[str]:
@@ -175,13 +272,30 @@ class ChatFlow:
                 found = self.searcher.search(query, user_id=user_id, limit=limit, memory_types=[memory_type])
             hits.extend(found)
         hits.sort(key=lambda h: -h.score)
-        return Retrieval(core=core, hits=hits, question=message)
+        return Retrieval(core=core, hits=hits, question=message, timed=bool(topics.start or topics.end))
 
     def offline_answer(self, retrieval: Retrieval, *, reason: str = "Offline mode (no LLM configured)"
                        ) -> tuple[str, list[str]]:
+        """The memories that match the question (`matching_hits`, and the core lines that share its
+        words), best first; says so when none does."""
         lines = []
         cited = []
-        for hit in retrieval.hits:
+        question = retrieval.question or ""
+        core_lines = [(block, line) for block in retrieval.core.values() for line in block.value.splitlines()
+                      if line.strip()]
+        # vectors of what the memories embed as (an episode without its date, as the index has it)
+        texts = [line for _, line in core_lines] + [h.memory.embedding_text() for h in retrieval.hits]
+        similar = cosines(self.store.embedder, question, texts) if question.strip() else None
+        core_similar = similar[:len(core_lines)] if similar is not None else None
+        hit_similar = similar[len(core_lines):] if similar is not None else None
+        owners = {line: block for block, line in core_lines}
+        for line in matching_lines(question, [line for _, line in core_lines], core_similar):
+            block = owners[line]
+            if len(lines) < OFFLINE_ANSWER_ITEMS:
+                lines.append(f"- [{block.id}] {line}")
+                if block.id not in cited:
+                    cited.append(block.id)
+        for hit in matching_hits(question, retrieval.hits, timed=retrieval.timed, similarities=hit_similar):
             vault = isinstance(hit.memory, KnowledgeVaultMemory)
             line = f"[{hit.memory.id}] {hit.text}" if vault else prompt_line(hit, self.store, retrieval.question)
             if line and len(lines) < OFFLINE_ANSWER_ITEMS:
@@ -189,7 +303,7 @@ class ChatFlow:
                 cited.append(hit.memory.id)
         if not lines:
             return f"{reason}: I found no memories about that.", []
-        return (f"{reason}: these memories match best:\n" + "\n".join(lines)), cited
+        return (f"{reason}: these memories match the question:\n" + "\n".join(lines)), cited
 
     def _search_fn(self, user_id: str, searched: list[str]) -> Any:
         """The chat agent's targeted search, bound to one user; found ids are added to `searched`."""

@@ -1,0 +1,75 @@
+"""Offline chat answers from the memories that match the question (issue 18), not one of every type."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from mirix_py.agents.chat import matching_hits, matching_lines
+from mirix_py.engine import Mirix
+from mirix_py.records import EpisodicMemory, ProceduralMemory, SearchHit, SemanticMemory
+
+WHEN = datetime(2024, 4, 2, 18, 30, tzinfo=timezone.utc)
+
+
+def _hit(memory, score):
+    memory = memory.model_copy(update={"id": memory.id or f"x_{score}"})
+    return SearchHit(memory=memory, text=memory.search_text(), score=score, method="hybrid")
+
+
+def test_only_hits_holding_the_name_asked_about_match():
+    tom = _hit(SemanticMemory(id="sem_1", user_id="u", name="Tom", summary="Tom is a pilot"), 0.2)
+    proc = _hit(ProceduralMemory(id="proc_1", user_id="u", summary="Deploy the app", steps=["do it"]), 0.9)
+    other = _hit(EpisodicMemory(id="epi_1", user_id="u", summary="I did the dishes", actor="user"), 0.8)
+    assert [h.memory.id for h in matching_hits("What does Tom do?", [proc, other, tom])] == ["sem_1"]
+
+
+def test_more_words_of_the_question_rank_first():
+    a = _hit(EpisodicMemory(id="epi_a", user_id="u", summary="The garden needs water", actor="user"), 0.9)
+    b = _hit(EpisodicMemory(id="epi_b", user_id="u", summary="Water the garden roses on Sunday", actor="user"), 0.1)
+    assert [h.memory.id for h in matching_hits("when do I water the garden roses", [a, b])] == ["epi_b", "epi_a"]
+
+
+def test_a_time_question_keeps_the_hits_of_its_range():
+    a = _hit(EpisodicMemory(id="epi_a", user_id="u", summary="Lunch with Bo", actor="user"), 0.5)
+    assert matching_hits("what happened last week?", [a], timed=True) == [a]
+    assert matching_hits("what happened last week?", [a], timed=False) == []
+
+
+def test_core_lines_that_answer():
+    lines = ["name: Ada", "likes bouldering", "prefers green tea"]
+    assert matching_lines("what tea do I drink?", lines) == ["prefers green tea"]
+    assert matching_lines("what is my name?", lines) == ["name: Ada"]
+
+
+@pytest.fixture
+def mx(tmp_path, embedder):
+    engine = Mirix(tmp_path / "off", embedder=embedder)
+    engine.add([
+        {"role": "user", "name": "Ada", "id": "m1", "content": "My brother Tom is a pilot."},
+        {"role": "user", "name": "Ada", "id": "m2", "content": "I prefer green tea."},
+    ], user_id="ada", occurred_at=WHEN)
+    engine.add("How to deploy:\n1. git pull\n2. make build\n3. make deploy", user_id="ada", occurred_at=WHEN)
+    engine.add("# Quarterly report\n\nRevenue grew 4% on the quarter; costs were flat. " * 4, user_id="ada",
+               kind="document", occurred_at=WHEN)
+    yield engine
+    engine.close()
+
+
+def test_offline_chat_cites_only_what_matches(mx):
+    response = mx.chat("What does Tom do?", user_id="ada", remember=False)
+    cited = [mx.get(i, user_id="ada") for i in response.memory_ids]
+    assert cited and all("Tom" in m.search_text() for m in cited)
+    assert any("pilot" in m.search_text() for m in cited)
+    assert not {m.memory_type.value for m in cited} & {"procedural", "resource"}
+
+
+def test_offline_chat_says_when_nothing_matches(mx):
+    response = mx.chat("What is the capital of Peru?", user_id="ada", remember=False)
+    assert response.memory_ids == [] and "found no memories" in response.answer
+
+
+def test_offline_chat_answers_from_core_memory(mx):
+    response = mx.chat("Which tea do I like?", user_id="ada", remember=False)
+    assert "prefers green tea" in response.answer
