@@ -18,6 +18,7 @@ from typing import Sequence
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection, Engine
 
+from mirix_py.errors import DependencyMissing
 from mirix_py.store.vectors import VectorItem
 
 log = logging.getLogger("mirix_py.store")
@@ -30,7 +31,7 @@ QUERY_SETTINGS = {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": "100
                   "hnsw.max_scan_tuples": "20000"}
 
 
-class PgVectorUnavailable(RuntimeError):
+class PgVectorUnavailable(DependencyMissing):
     """The database cannot hold a pgvector index (not PostgreSQL, or no `vector` extension)."""
 
 

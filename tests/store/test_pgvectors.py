@@ -11,7 +11,9 @@ from mirix_py.errors import InvalidInput
 from mirix_py.ops import InsertOp
 from mirix_py.records import EpisodicMemory, SemanticMemory
 from mirix_py.store import vector_layout
-from mirix_py.store.pgvectors import HNSW_INDEX, column_dimension, parse_vector, vector_literal
+from mirix_py.store.pgvectors import (
+    HNSW_INDEX, PgVectorUnavailable, column_dimension, parse_vector, vector_literal,
+)
 
 
 class TinyEmbedder:
@@ -45,6 +47,13 @@ def test_vector_text_form_round_trips():
 def test_sqlite_engine_refuses_pgvector(tmp_path):
     with pytest.raises(InvalidInput, match="needs a PostgreSQL"):
         Mirix(tmp_path / "d", embedder=None, vector_store="pgvector")
+
+
+def test_a_server_without_pgvector_is_refused_clearly_and_auto_keeps_chroma(tmp_path, pg_schema_url):
+    with pytest.raises(PgVectorUnavailable, match="no pgvector extension"):
+        Mirix(tmp_path / "a", embedder=None, database_url=pg_schema_url, vector_store="pgvector")
+    with Mirix(tmp_path / "b", embedder=None, database_url=pg_schema_url) as mx:
+        assert mx.describe()["vectors"] == "chroma-embedded"
 
 
 def test_database_with_the_extension_gets_pgvector_by_default(tmp_path, pgvector_schema_url, embedder, user_id):
