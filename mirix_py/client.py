@@ -11,6 +11,7 @@ CoreMemoryFull); anything else raises `ApiError` with the status and the server'
 
 from __future__ import annotations
 
+import builtins
 import io
 from datetime import datetime
 from typing import Any, Sequence
@@ -141,11 +142,11 @@ class MirixClient:
     def delete(self, memory_id: str, *, user_id: str) -> None:
         self._call("DELETE", f"{self._user(user_id)}/memories/{quote(memory_id, safe='')}")
 
-    def history(self, memory_id: str, *, user_id: str) -> list[HistoryEvent]:
+    def history(self, memory_id: str, *, user_id: str) -> builtins.list[HistoryEvent]:  # `list` is a method here
         return _HISTORY.validate_python(
             self._call("GET", f"{self._user(user_id)}/memories/{quote(memory_id, safe='')}/history"))
 
-    def undo(self, input_id: str, *, user_id: str, force: bool = False) -> list[MemoryChange]:
+    def undo(self, input_id: str, *, user_id: str, force: bool = False) -> builtins.list[MemoryChange]:
         """Revert every change one input caused (see `Mirix.undo`)."""
         return _CHANGES.validate_python(self._call(
             "POST", f"{self._user(user_id)}/inputs/{quote(input_id, safe='')}/undo", params={"force": str(force).lower()}))

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from mirix_py.errors import InvalidInput
 from mirix_py.ingest.env import screenshot_config_from_env, screenshots_module
+from mirix_py.ingest.host import Mode
 from mirix_py.records import AddResult, InputRecord, InputStatus
 from mirix_py.settings import Settings
 
@@ -52,8 +53,8 @@ class EngineScreenshotHost:
         return self.engine.settings.max_input_chars
 
     @property
-    def mode(self) -> str:
-        return self.engine.mode
+    def mode(self) -> Mode:
+        return "llm" if self.engine.mode == "llm" else "offline"
 
     @property
     def supports_vision(self) -> bool:

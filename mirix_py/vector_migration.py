@@ -78,7 +78,7 @@ def register(app: typer.Typer, open_engine: Callable[..., object]) -> None:
             mx = open_engine(data_dir)
         except InvalidInput as exc:
             Console(stderr=True).print(f"[bold red]error:[/] {exc}")
-            raise typer.Exit(2)
+            raise typer.Exit(2) from exc
         with mx:  # type: ignore[attr-defined]
             if chroma_path is None and not chroma_url:
                 chroma_path = mx.settings.data_dir / "chroma"  # type: ignore[attr-defined]
@@ -92,7 +92,7 @@ def register(app: typer.Typer, open_engine: Callable[..., object]) -> None:
                 counts = migrate(mx.store, source)  # type: ignore[attr-defined]
             except InvalidInput as exc:
                 Console(stderr=True).print(f"[bold red]error:[/] {exc}")
-                raise typer.Exit(2)
+                raise typer.Exit(2) from exc
             report = mx.doctor()  # type: ignore[attr-defined]
         console.print(f"copied {counts['copied']} vectors of {counts['users']} users into PostgreSQL; "
                       f"{counts['rows_without_vectors']} rows had none in Chroma, "

@@ -276,7 +276,7 @@ class ScreenSynth:
         self.size = size
         self.interval = interval
         rng = random.Random(seed)
-        names = rng.sample([(f, l) for f in FIRST for l in LAST], 8)
+        names = rng.sample([(first, last) for first in FIRST for last in LAST], 8)
         company, domain = rng.choice(COMPANIES)
         project, desc = rng.choice(PROJECTS)
         user = names.pop()
@@ -353,7 +353,7 @@ class ScreenSynth:
 
         # email: one new message a day; day 0 carries a colleague's address and phone
         phone = "+1 415 555 0" + "".join(random.Random(f"{self.seed}/phone").choice("234679") for _ in range(3))
-        mails = []
+        mails: list[dict[str, Any]] = []
         for d in range(day + 1):
             sender = self._person(2 + d)
             mrng = random.Random(f"{self.seed}/mail/{d}")

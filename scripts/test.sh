@@ -3,6 +3,7 @@
 # servers on loopback, run pytest with any arguments given, stop the servers.
 #   bash scripts/test.sh                 # whole suite
 #   bash scripts/test.sh -q -k search    # pytest arguments pass through
+#   MIRIX_SKIP_LINT=1 bash scripts/test.sh ...   # without ruff and mypy (scripts/lint.sh) first
 # Exits with pytest's exit code; "no tests collected" (pytest's 5) counts as failure.
 set -uo pipefail
 
@@ -10,6 +11,10 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO" || exit 1
 
 bash scripts/setup.sh || { echo "[test] setup failed" >&2; exit 1; }
+# ruff and mypy on the package before any test: a lint or type error fails the run (MIRIX_SKIP_LINT=1 skips)
+if [[ "${MIRIX_SKIP_LINT:-0}" != 1 ]]; then
+    bash scripts/lint.sh || { echo "[test] lint failed" >&2; exit 1; }
+fi
 started_models=()
 
 # Leave servers alone if someone started them before us; otherwise stop them on exit.

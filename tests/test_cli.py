@@ -97,13 +97,21 @@ def test_demo_runs_offline(run):
     assert "history of sem_" in out.stdout
 
 
-def test_quickstart_example_runs(tmp_path):
+def test_quickstart_example_runs(tmp_path, capsys):
     import runpy
 
     from pathlib import Path
 
     module = runpy.run_path(str(Path(__file__).resolve().parents[1] / "examples" / "quickstart.py"))
     module["main"](str(tmp_path / "qs"))
+    out = capsys.readouterr().out
+    assert "mode: offline" in out
+    first_hit = out.splitlines()[1]
+    assert "Priya" in first_hit and "'m2'" in first_hit  # the best hit for "who is Priya?" cites her message
+    assert "core: Sam: name: Sam | Sam: prefers window seats" in out
+    vault = next(line for line in out.splitlines() if line.startswith("vault (masked):"))
+    assert "4417#" not in out and "K1ngfisher!" not in out and "[secret]" in vault  # the secrets never print
+    assert "history: [('insert', 'semantic_memory_manager'), ('update', 'api')]" in out
 
 
 def test_chat_offline(run):

@@ -3,23 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 eval_app = typer.Typer(no_args_is_help=True, help="Reproducible evaluation: LoCoMo and screenshot QA, with baselines.")
 console = Console()
 err = Console(stderr=True)
 
 
-def rich_progress() -> tuple[Progress, "callable"]:
+def rich_progress() -> tuple[Progress, Callable[..., None]]:
     """A rich progress display and a `(stage, done, total, note="")` callback that drives one bar per stage."""
     bars = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     console=err, transient=False)
-    tasks: dict[str, int] = {}
+    tasks: dict[str, TaskID] = {}
 
     def update(stage: str, done: int, total: int, note: str = "") -> None:
         if stage not in tasks:
@@ -29,7 +29,7 @@ def rich_progress() -> tuple[Progress, "callable"]:
     return bars, update
 
 
-def run_progress(prefix: str = "locomo") -> tuple[Any, "callable"]:
+def run_progress(prefix: str = "locomo") -> tuple[Any, Callable[..., None]]:
     """Rich bars when stderr is a terminal; otherwise (CI, a log file) one flushed plain line per event.
 
     Returns a context manager to run inside and the progress callback.
@@ -97,11 +97,11 @@ def locomo(
         _fail(f"no such file: {data}")
     settings = Settings.from_env()
     try:
-        config = LocomoEvalConfig(
+        config = LocomoEvalConfig.model_validate(dict(  # validated: --mode and --method are plain strings here
             data=data, mode=mode, ingest_mode=ingest_mode, budget_words=budget_words, conversations=conversations,
             limit=limit, method=method, embedder=settings.embedder, baselines=not no_baselines,
             llm_model=settings.llm_model, judge_model=judge_model, seed=seed, questions=questions,
-            cache_dir=cache_dir or default_cache_dir("locomo"), fresh=fresh)
+            cache_dir=cache_dir or default_cache_dir("locomo"), fresh=fresh))
     except ValidationError as exc:
         _fail("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()))
     model_client = judge_client = None

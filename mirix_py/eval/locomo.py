@@ -391,7 +391,7 @@ def bm25_rank(query: str, documents: Sequence[str], k1: float = 1.5, b: float = 
     return index.rank(tokenize(query, stopwords=stopwords))
 
 
-def cosine_rank(query_vector: Sequence[float], doc_vectors: Any) -> list[int]:
+def cosine_rank(query_vector: Any, doc_vectors: Any) -> list[int]:  # sequences or numpy arrays
     import numpy as np
 
     docs = np.asarray(doc_vectors, dtype=np.float32)

@@ -54,7 +54,7 @@ class LocomoEvalConfig(BaseModel):
     method: Literal["hybrid", "bm25", "embedding", "string"] = "hybrid"
     embedder: str = "minilm"
     baselines: bool = True
-    answer_baselines: list[Literal["rrf", "full-context"]] = Field(default_factory=lambda: ["rrf", "full-context"])
+    answer_baselines: list[Literal["rrf", "full-context"]] = Field(default_factory=lambda: ["rrf", "full-context"])  # type: ignore[arg-type]  # pydantic checks it
     llm_model: str | None = None
     judge_model: str | None = None
     seed: int = Field(default=0, description="Sent, with temperature 0, on the judge's and the answer baselines' "
@@ -166,7 +166,7 @@ def sample_questions(questions: Sequence[tuple[Conversation, Question]], n: int,
     extra = [c for c in sorted(by_cat) if c not in SCORED_CATEGORIES]
     for c in extra:  # category 5: same rate as the scored ones
         take[c] = (2 * len(by_cat[c]) * chosen_scored + available) // (2 * available) if available else 0
-    keys = set()
+    keys: set[str] = set()
     for c, k in take.items():
         pool = list(by_cat[c])
         random.Random(f"locomo-sample:{seed}:{c}").shuffle(pool)

@@ -108,7 +108,11 @@ def screenshots_command(
         with Progress(*columns, console=err, transient=False) as bars:
             def progress(description: str, total: int) -> Callable[[int], None]:
                 task = bars.add_task(description, total=total)
-                return lambda n=1: bars.advance(task, n)
+
+                def advance(n: int = 1) -> None:
+                    bars.advance(task, n)
+
+                return advance
 
             result = run_benchmark(config, out, cache_dir, model_client=client, judge=judge, fresh=fresh, progress=progress)
     except (MirixError, ValueError, OSError) as exc:

@@ -35,10 +35,12 @@ def screenshot_config_from_env(env: dict[str, str] | None = None) -> ScreenshotC
     MIRIX_THUMBNAIL_RETENTION_DAYS and MIRIX_KEEP_OCR_TEXT (unset ones keep their defaults)."""
     from mirix_py.ingest.batching import BatchPolicy
 
-    module = screenshots_module()
+    module = screenshots_module()  # Pillow and pytesseract are there, or a clear error
+    from mirix_py.ingest.ocr import OcrConfig
+
     env = dict(os.environ if env is None else env)
     try:
-        ocr = module.ocr_module.OcrConfig(lang=env.get("MIRIX_OCR_LANG", "eng"))
+        ocr = OcrConfig(lang=env.get("MIRIX_OCR_LANG", "eng"))
         batch = BatchPolicy(max_frames=int(env.get("MIRIX_SCREENSHOT_BATCH_FRAMES", 20)),
                             max_seconds=float(env.get("MIRIX_SCREENSHOT_BATCH_SECONDS", 60)))
         workers = env.get("MIRIX_OCR_WORKERS")

@@ -9,14 +9,16 @@ any object with these members. Nothing in `mirix_py.ingest` imports the engine.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, Sequence
+from typing import TYPE_CHECKING, Literal, Protocol, Sequence
 
 from mirix_py.records import AddResult, InputRecord
 
 if TYPE_CHECKING:
     from mirix_py.ingest.screenshots import ProcessedFrame
 
-__all__ = ["ScreenshotHost"]
+__all__ = ["Mode", "ScreenshotHost"]
+
+Mode = Literal["offline", "llm"]
 
 
 class ScreenshotHost(Protocol):
@@ -31,7 +33,7 @@ class ScreenshotHost(Protocol):
         """The longest text one input may hold; a frame's OCR text is cut to it."""
 
     @property
-    def mode(self) -> str:
+    def mode(self) -> Mode:
         """'llm' or 'offline', reported with a frame that never reached the managers."""
 
     @property

@@ -150,7 +150,9 @@ def screenshot_agent_message(frames: Sequence[FrameLike], *, vision: bool, sourc
     from autogen_agentchat.messages import MultiModalMessage, TextMessage
 
     content = _content(frames, vision, instructions, max_side, text_limit)
-    return MultiModalMessage(content=content, source=source) if vision else TextMessage(content=content, source=source)
+    if isinstance(content, str):  # without vision: the parts joined into one text
+        return TextMessage(content=content, source=source)
+    return MultiModalMessage(content=content, source=source)
 
 
 def model_supports_vision(client: Any) -> bool:

@@ -24,6 +24,7 @@ crash loses nothing.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -48,7 +49,6 @@ from mirix_py.ingest.frames import (
     ImageSource, LoadedFrame, frame_info_from_file, list_image_files, load_frame, pixel_digest, png_size,
     probe_frame,
 )
-from mirix_py.ingest import ocr as ocr_module
 from mirix_py.ingest.multimodal import VISION_MAX_SIDE, downscale_for_vision
 from mirix_py.ingest.ocr import OcrConfig, OcrPool, OcrResult
 from mirix_py.inputs import normalize_add, parse_when
@@ -501,9 +501,12 @@ class ScreenshotIngestor:
             self._ensure_ticker()
         future = frame.future
         if future is not None:  # log the text as soon as OCR is done: nothing acknowledged is lost
-            future.add_done_callback(lambda _f, fr=frame: self._submit_job(self._log_when_read, fr))
+            future.add_done_callback(functools.partial(self._log_when_done, frame))
         for batch in closed:
             self._submit_job(self._run_async_batch, batch)
+
+    def _log_when_done(self, frame: ProcessedFrame, _future: Future[Any]) -> None:
+        self._submit_job(self._log_when_read, frame)
 
     def _log_when_read(self, frame: ProcessedFrame) -> None:
         if self._finish_ocr(frame):
@@ -685,6 +688,7 @@ class ScreenshotIngestor:
             if result is not None:
                 report.add_result(result)
             for frame in batch:
+                assert frame.outcome is not None  # set by _admit for every frame that reaches a batch
                 report.count(self._outcome_after(frame, frame.outcome, result))
 
         report.ocr_seconds = self.totals.ocr_seconds - ocr_before
@@ -725,7 +729,7 @@ class ScreenshotIngestor:
         with self._lock:
             self.totals.thumbnail_bytes += path.stat().st_size
         self.purge_thumbnails()
-        return str(path.relative_to(self.thumbnails_dir))
+        return str(path.relative_to(root.parent))  # <hash of user>/<day>/<file>.webp
 
     def purge_thumbnails(self, now: datetime | None = None) -> int:
         """Delete thumbnails older than the retention period; returns how many files went."""

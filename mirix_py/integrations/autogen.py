@@ -222,7 +222,7 @@ class MirixMemory(Memory, Component[MirixMemoryConfig]):
         metadata may give occurred_at / source_id (text) or captured_at / app / window_title (images)."""
         meta = dict(content.metadata or {})
         mime = content.mime_type.value if isinstance(content.mime_type, MemoryMimeType) else str(content.mime_type)
-        value = content.content
+        value: Any = content.content  # JSON text becomes a dict or a list of messages below
         if isinstance(value, Image) or mime.startswith("image/"):
             await self._add_image(value, meta)
             return

@@ -23,7 +23,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 
-from pydantic import Field
+from pydantic import AnyHttpUrl, Field
 
 from mirix_py import toolparams as P
 from mirix_py.agents.passages import focus
@@ -53,7 +53,9 @@ class ApiKeys(Protocol):
 MemoryTypeName = P.MemoryTypeName
 # Every parameter a client's model sees is described; closed sets are enumerated (from the records).
 UserId = Annotated[str | None, Field(description="Whose memory; defaults to the server's first user.")]
-Types = Annotated[list[MemoryTypeName] | None, Field(description="Only these memory types; all six when omitted.")]
+# MemoryTypeName is a Literal built from the records at import time, which mypy cannot read as a type
+Types = Annotated[list[MemoryTypeName] | None,  # type: ignore[valid-type]
+                  Field(description="Only these memory types; all six when omitted.")]
 When = Annotated[str | None, Field(description="ISO 8601 date or time with a zone, e.g. 2024-05-07T00:00:00+00:00.")]
 INSTRUCTIONS = (
     "Long-term memory of the user (mirix-py, six memory types: core, episodic, semantic, procedural, "
@@ -97,7 +99,8 @@ def build_mcp_server(mx: "Mirix", *, users: Sequence[str] | None = None, keys: A
         base = f"http://{host}:{port}"
         auth_kwargs = {
             "token_verifier": KeyVerifier(keys),
-            "auth": AuthSettings(issuer_url=base, resource_server_url=f"{base}/mcp", validate_token_resource=False),
+            "auth": AuthSettings(issuer_url=AnyHttpUrl(base), resource_server_url=AnyHttpUrl(f"{base}/mcp"),
+                                 validate_token_resource=False),
         }
     server = MCPServer("mirix", instructions=INSTRUCTIONS, **auth_kwargs)
 

@@ -47,7 +47,7 @@ def _need_server_extra() -> None:
         import uvicorn  # noqa: F401
     except ImportError:
         err.print("[bold red]error:[/] serving needs the server extra: pip install 'mirix-py[server]'")
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
 
 
 @keys_app.command("create")
@@ -63,7 +63,7 @@ def keys_create(user: list[str] = typer.Option(..., "--user", "-u", help="A user
         created = _key_store(data_dir).create(user, name=name, admin=admin)
     except InvalidInput as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(2)
+        raise typer.Exit(2) from exc
     if as_json:
         sys.stdout.write(json.dumps(created.model_dump(mode="json")) + "\n")
         return
@@ -144,7 +144,7 @@ def mcp(transport: str = typer.Option("stdio", help="stdio | http"),
         from mirix_py.integrations import mcp_server
     except ImportError:
         err.print("[bold red]error:[/] MCP needs the server extra: pip install 'mirix-py[server]'")
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     if transport not in ("stdio", "http"):
         err.print("[bold red]error:[/] --transport is stdio or http")
         raise typer.Exit(2)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -40,7 +40,7 @@ def error_response(status: int, error: str, message: str, detail: Any = None,
                         status_code=status, headers=headers)
 
 
-def validation_message(errors: list[dict[str, Any]]) -> str:
+def validation_message(errors: Sequence[Mapping[str, Any]]) -> str:
     """The first three problems as one line ("field: message; ...")."""
     parts: list[str] = []
     for err in errors[:3]:
@@ -53,7 +53,7 @@ def validation_message(errors: list[dict[str, Any]]) -> str:
     return "; ".join(parts) + more
 
 
-def jsonable_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def jsonable_errors(errors: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for err in errors[:20]:
         item = {"loc": [str(p) for p in err.get("loc", ())], "msg": str(err.get("msg", "")), "type": err.get("type")}

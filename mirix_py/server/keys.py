@@ -116,7 +116,7 @@ class KeyStore:
             raise InvalidInput("key name is longer than 200 characters")
         key_id = uuid.uuid4().hex[:16]
         key = f"{KEY_PREFIX}{key_id}.{secrets.token_urlsafe(32)}"
-        values = {"id": key_id, "name": name, "key_hash": hash_key(key), "users": users, "admin": admin,
+        values: dict[str, Any] = {"id": key_id, "name": name, "key_hash": hash_key(key), "users": users, "admin": admin,
                   "created_at": utcnow(), "revoked_at": None}
         with self.engine.begin() as conn:
             conn.execute(insert(api_key_table).values(**values))

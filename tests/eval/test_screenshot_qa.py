@@ -266,9 +266,15 @@ def test_end_to_end_writes_the_three_files(tiny_run):
     assert "| lookup |" in md and "baseline+focus" in md and "stored per frame" in md and '"seed": 7' in md
     png = (out / "screenshot_qa_families.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    # lookups of plain facts on a one-day session are found by both
-    lookup = result["summary"]["families"]["lookup"]
-    assert lookup["engine"]["score"] > 0 and lookup["baseline"]["score"] > 0
+    # every lookup of a plain fact on a one-day session is answered by both, question by question
+    lookups = {q["question"]: q for q in data["questions"] if q["family"] == "lookup"}
+    assert {"What is Ravi Tanaka's email address?", "What phone number did Ravi Tanaka give in an email?",
+            "What is Ravi Tanaka's job at Acme Analytics?"} <= set(lookups)
+    for q in lookups.values():
+        assert q["engine"]["score"] == 1.0 and q["baseline"]["score"] == 1.0, (q["id"], q["question"])
+    email = lookups["What is Ravi Tanaka's email address?"]
+    assert any(email["gold"] in t for t in email["engine"]["kept_texts"])
+    assert result["summary"]["families"]["lookup"]["engine"]["score"] == 1.0
     # high-sensitivity secrets never enter the engine's context
     from mirix_synth.screens import ScreenSynth
 

@@ -167,6 +167,7 @@ def test_component_round_trip_without_secrets(tmp_path, monkeypatch):
 
 
 def test_over_rest_with_an_api_key(tmp_path, embedder, monkeypatch):
+    from mirix_py.client import ApiError
     from mirix_py.server import KeyStore, create_app
     from mirix_py.server.thread import ServerThread
 
@@ -182,8 +183,9 @@ def test_over_rest_with_an_api_key(tmp_path, embedder, monkeypatch):
                 task="What does my brother Tom do?")
             assert result.messages[-1].content == "Your brother Tom is a pilot."
             intruder = MirixMemory("bob", base_url=server.url)  # ada's key may not act for bob
-            with pytest.raises(Exception, match="403"):
+            with pytest.raises(ApiError, match="403 forbidden") as refused:
                 await intruder.query("Tom")
+            assert refused.value.status == 403
             await memory.close()
             await intruder.close()
 

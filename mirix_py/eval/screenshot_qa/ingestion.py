@@ -70,7 +70,10 @@ Progress = Callable[[str, int], Callable[[int], None]]  # (description, total) -
 
 
 def _no_progress(description: str, total: int) -> Callable[[int], None]:
-    return lambda n=1: None
+    def advance(n: int = 1) -> None:
+        return None
+
+    return advance
 
 
 def _offline_settings(data_dir: Path) -> Any:
@@ -92,8 +95,8 @@ def resolve_embedder(embedder: Any = _DEFAULT) -> Any:
 def session(config: ScreenshotQAConfig) -> tuple[Any, list[Any], dict[str, Any]]:
     from mirix_synth.screens import ScreenSynth, frame_file_name, session_manifest
 
-    synth = ScreenSynth(seed=config.seed, size=tuple(config.size))
-    frames = synth.session(days=config.days, dwell=tuple(config.dwell))
+    synth = ScreenSynth(seed=config.seed, size=(config.size[0], config.size[1]))
+    frames = synth.session(days=config.days, dwell=(config.dwell[0], config.dwell[1]))
     manifest = session_manifest(frames, synth=synth, files=[frame_file_name(f) for f in frames])
     return synth, frames, manifest
 

@@ -99,6 +99,7 @@ def run_benchmark(config: ScreenshotQAConfig, out_dir: str | Path, cache_dir: st
                 }
             row["engine"].update(extra)
             if llm:
+                assert judge is not None  # checked above
                 _llm_answers(mx, item, row, judge, judge_client, model_client, config)
             rows.append(row)
             advance(1)

@@ -32,7 +32,7 @@ def health(mx: Engine) -> Health:
         database = mx.ping()
     except Exception as exc:  # the database is down: say so with 503
         raise ApiError(503, "unavailable", f"database unavailable: {type(exc).__name__}") from exc
-    return Health(version=package_version(), mode=mx.mode, database=database)
+    return Health(version=package_version(), mode="llm" if mx.mode == "llm" else "offline", database=database)
 
 
 @router.get(f"{API_PREFIX}/me", response_model=Me)

@@ -1,3 +1,5 @@
+from dataclasses import FrozenInstanceError
+
 import pytest
 
 from mirix_py.agents.offline.rules.procedural import ProcedureDraft, extract_procedure
@@ -121,5 +123,6 @@ def test_ordinary_chat_is_not_a_procedure(text):
 
 def test_draft_is_frozen():
     draft = extract_procedure("1. a\n2. b")
-    with pytest.raises(Exception):
+    with pytest.raises(FrozenInstanceError):
         draft.summary = "x"  # type: ignore[misc]
+    assert draft.summary != "x"

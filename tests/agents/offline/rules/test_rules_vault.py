@@ -1,3 +1,5 @@
+from dataclasses import FrozenInstanceError
+
 import pytest
 
 from mirix_py.agents.offline.rules.vault import SecretMatch, find_secrets, redact
@@ -195,8 +197,9 @@ def test_redact_no_matches_returns_text():
 
 def test_match_is_frozen():
     [m] = find_secrets("bob@example.com")
-    with pytest.raises(Exception):
+    with pytest.raises(FrozenInstanceError):
         m.value = "x"  # type: ignore[misc]
+    assert m.value == "bob@example.com"
 
 
 def test_caption_hides_repeated_secret_value():
