@@ -85,17 +85,29 @@ def _print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(_dump(obj), indent=2, ensure_ascii=False) + "\n")
 
 
-def _memory_table(memories, title: str, scores: list[float] | None = None) -> Table:
-    table = Table(title=title, show_lines=False, expand=True)
+def _zone(mx):
+    """The zone times are shown in: `MIRIX_TIMEZONE`, else this machine's (`mirix_py.timezones`)."""
+    from mirix_py.timezones import display_zone
+
+    return display_zone(mx.settings.timezone)
+
+
+def _memory_table(memories, title: str, scores: list[float] | None = None, zone=None) -> Table:
+    """Times in `zone` (default: this machine's), the zone named in the header and each cell."""
+    from mirix_py.timezones import display_zone, local_when, shown_text, zone_name
+
+    zone = zone or display_zone()
+    table = Table(title=title, caption=f"times in {zone_name(zone)}", show_lines=False, expand=True)
     if scores is not None:
         table.add_column("score", justify="right", width=7)
     table.add_column("type", width=10)
     table.add_column("id", overflow="fold", width=16)
-    table.add_column("when", width=16)
+    table.add_column("when", width=20)
     table.add_column("text", overflow="fold", ratio=1)
     for i, memory in enumerate(memories):
-        when = memory.occurred_at.strftime("%Y-%m-%d %H:%M") if memory.occurred_at else ""
-        row = [memory.memory_type.value, memory.id, when, escape(memory.search_text())]
+        when = local_when(memory.occurred_at, zone)
+        row = [memory.memory_type.value, memory.id, when,
+               escape(shown_text(memory.search_text(), memory.occurred_at, zone))]
         if scores is not None:
             row.insert(0, f"{scores[i]:.3f}")
         table.add_row(*row)
@@ -149,12 +161,14 @@ def search(query: str, user: str = User, limit: int = typer.Option(10, "--limit"
         with _engine(data_dir) as mx:
             hits = mx.search(query, user_id=user, limit=limit, memory_types=types, start=start,
                              end=end, method=method)
+            zone = _zone(mx)
     except MirixError as exc:
         _fail(exc)
     if as_json:
         _print_json(hits)
         return
-    console.print(_memory_table([h.memory for h in hits], f"{len(hits)} hit(s) for {query!r}", [h.score for h in hits]))
+    console.print(_memory_table([h.memory for h in hits], f"{len(hits)} hit(s) for {query!r}", [h.score for h in hits],
+                                zone))
 
 
 @app.command()
@@ -187,12 +201,13 @@ def list_(user: str = User, memory_type: Optional[list[str]] = typer.Option(None
     try:
         with _engine(data_dir) as mx:
             memories = mx.list(user_id=user, memory_types=types, limit=limit, offset=offset)
+            zone = _zone(mx)
     except (MirixError, ValueError) as exc:
         _fail(exc)
     if as_json:
         _print_json(memories)
         return
-    console.print(_memory_table(memories, f"{len(memories)} memories of {user}"))
+    console.print(_memory_table(memories, f"{len(memories)} memories of {user}", zone=zone))
 
 
 @app.command()

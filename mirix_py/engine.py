@@ -44,6 +44,7 @@ from mirix_py.redaction import guard_logs, scrub
 from mirix_py.store.guard import SecretGuard
 from mirix_py.store.inputs import InputLog, new_worker_id
 from mirix_py.store.questions import exchange_ids
+from mirix_py.timezones import display_zone
 
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
@@ -105,7 +106,7 @@ class Mirix(ScreenshotsMixin):
                                    fallback=self.offline_flow, bounds=bounds,
                                    features=ServerFeatures(self.settings.llm_structured_output))
         self.chat_flow = ChatFlow(self.store, self.searcher, self.model_client, self.definitions["chat_agent"],
-                                  bounds=bounds)
+                                  bounds=bounds, zone=display_zone(self.settings.timezone))
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
         self._queue = BackgroundQueue(self._process_queued, batch_size=self.settings.batch_size,

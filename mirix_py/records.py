@@ -49,9 +49,11 @@ def new_input_id() -> str:
 
 
 def _require_aware(value: datetime | None) -> datetime | None:
-    if value is not None and value.tzinfo is None:
+    """An aware datetime, in UTC: records keep one zone, so the text a record renders is the same
+    before it is stored and after it is read back (people see their own zone: `mirix_py.timezones`)."""
+    if value is not None and (value.tzinfo is None or value.utcoffset() is None):
         raise ValueError("datetime must be timezone-aware (e.g. 2024-05-01T10:00:00+00:00)")
-    return value
+    return value.astimezone(timezone.utc) if value is not None else None
 
 
 class MemoryBase(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 
 def default_data_dir() -> Path:
@@ -24,6 +24,8 @@ class Settings(BaseModel):
     max_input_chars: int = Field(default=200_000, gt=0)
     batch_size: int = Field(default=8, gt=0, description="Queued inputs of one user processed as one batch.")
     batch_seconds: float = Field(default=2.0, ge=0, description="How long a queued input may wait for its batch.")
+    timezone: str | None = Field(default=None, description="IANA zone times are shown in (e.g. 'Europe/Lisbon'); "
+                                                           "this machine's when unset. Times are stored in UTC.")
     llm_provider: str | None = None
     llm_model: str | None = None
     llm_base_url: str | None = None
@@ -34,6 +36,16 @@ class Settings(BaseModel):
         default="auto", pattern="^(auto|json_schema|json_object_schema|none)$",
         description="How text-mode replies are constrained: json_schema (OpenAI, vLLM), json_object_schema "
                     "(llama-cpp-python), none, or auto (try them in that order, keep what the server takes).")
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        """A zone name that does not exist is refused when the settings are made, not at first display."""
+        if value:
+            from mirix_py.timezones import display_zone
+
+            display_zone(value)
+        return value or None
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
@@ -47,6 +59,7 @@ class Settings(BaseModel):
             "llm_provider": env.get("MIRIX_LLM_PROVIDER"),
             "llm_model": env.get("MIRIX_LLM_MODEL"),
             "llm_base_url": env.get("MIRIX_LLM_BASE_URL"),
+            "timezone": env.get("MIRIX_TIMEZONE"),
         }
         for key, name in (("llm_timeout_s", "MIRIX_LLM_TIMEOUT"), ("llm_max_tokens", "MIRIX_LLM_MAX_TOKENS"),
                           ("llm_structured_output", "MIRIX_LLM_STRUCTURED_OUTPUT")):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 from typing import TYPE_CHECKING, Annotated, Any, Sequence
 
 import asyncio
@@ -20,6 +20,7 @@ from mirix_py.agents.definitions import AgentDefinition
 from mirix_py.agents.offline.rules import extract_keywords, parse_time_range
 from mirix_py.agents.passages import _TOKEN, FOCUS_WORDS, _stem, focus, query_stems
 from mirix_py.store.questions import asks_only
+from mirix_py.timezones import display_zone, shown_text
 from mirix_py.text import STOPWORDS
 from mirix_py.toolparams import MemoryTypeName, SearchMethodName
 from mirix_py.errors import InvalidInput
@@ -232,7 +233,9 @@ def search_tool_schema() -> dict[str, Any]:
 
 class ChatFlow:
     def __init__(self, store: MemoryStore, searcher: Searcher, client: ChatCompletionClient | None,
-                 definition: AgentDefinition | None, bounds: CallBounds | None = None) -> None:
+                 definition: AgentDefinition | None, bounds: CallBounds | None = None,
+                 zone: tzinfo | None = None) -> None:
+        self.zone = zone or display_zone()  # the offline answer shows times in the user's zone
         self.store = store
         self.searcher = searcher
         self.client = client
@@ -297,9 +300,9 @@ class ChatFlow:
                     cited.append(block.id)
         for hit in matching_hits(question, retrieval.hits, timed=retrieval.timed, similarities=hit_similar):
             vault = isinstance(hit.memory, KnowledgeVaultMemory)
-            line = f"[{hit.memory.id}] {hit.text}" if vault else prompt_line(hit, self.store, retrieval.question)
-            if line and len(lines) < OFFLINE_ANSWER_ITEMS:
-                lines.append(f"- {line}")
+            text = f"{hit.text}" if vault else prompt_text(hit, self.store, retrieval.question)
+            if text is not None and len(lines) < OFFLINE_ANSWER_ITEMS:
+                lines.append(f"- [{hit.memory.id}] {shown_text(text, hit.memory.occurred_at, self.zone)}")
                 cited.append(hit.memory.id)
         if not lines:
             return f"{reason}: I found no memories about that.", []

@@ -1,0 +1,51 @@
+"""Times as people read them: stored in UTC, shown in the user's zone with the zone named.
+
+Records keep every time in UTC (`records._require_aware`), so a memory's text is the same before
+and after it is stored. What the CLI and the offline chat show is converted here to the display
+zone: `MIRIX_TIMEZONE` (an IANA name such as "America/Los_Angeles") or, unset, the machine's.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from mirix_py.errors import InvalidInput
+
+__all__ = ["display_zone", "local_when", "shown_text", "zone_name"]
+
+
+def display_zone(name: str | None = None) -> tzinfo:
+    """The zone called `name`, or the machine's own zone when `name` is empty."""
+    if not name:
+        return datetime.now().astimezone().tzinfo or ZoneInfo("UTC")
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise InvalidInput(f"unknown time zone {name!r}: use an IANA name such as 'Europe/Lisbon'") from exc
+
+
+def zone_name(zone: tzinfo) -> str:
+    """The zone as a person would name it: its IANA key when it has one, else its abbreviation."""
+    key = getattr(zone, "key", None)
+    return key or (datetime.now(zone).tzname() or "UTC")
+
+
+def local_when(moment: datetime | None, zone: tzinfo) -> str:
+    """"2024-05-12 20:00 PDT": the moment in `zone`, its abbreviation named."""
+    if moment is None:
+        return ""
+    local = moment.astimezone(zone)
+    return f"{local:%Y-%m-%d %H:%M} {local.tzname() or zone_name(zone)}"
+
+
+_LEADING_TIME = re.compile(r"^\[[^\]\n]{4,40}\]")
+
+
+def shown_text(text: str, moment: datetime | None, zone: tzinfo) -> str:
+    """A memory's text with the time it opens with ("[13 May 2024, 03:00] ...", stored in UTC)
+    shown in `zone` instead ("[2024-05-12 20:00 PDT] ..."); other texts as they are."""
+    if moment is None or not _LEADING_TIME.match(text) or not re.search(r"\d{1,2}:\d{2}", text[:42]):
+        return text
+    return _LEADING_TIME.sub(lambda _: f"[{local_when(moment, zone)}]", text, count=1)
