@@ -259,7 +259,9 @@ class Mirix(ScreenshotsMixin):
 
     def search(self, query: str, *, user_id: str, limit: int = 10,
                memory_types: Sequence[MemoryType | str] | None = None, start: datetime | None = None,
-               end: datetime | None = None, method: SearchMethod | str = "hybrid") -> list[SearchHit]:
+               end: datetime | None = None, method: SearchMethod | str = "hybrid",
+               context: int = 0) -> list[SearchHit]:
+        """Memories for `query`; `context` N adds the turns around the first N matches (`Searcher.search`)."""
         _check_user(user_id)
         try:
             types = [MemoryType(t) for t in memory_types] if memory_types else None
@@ -268,7 +270,8 @@ class Mirix(ScreenshotsMixin):
         from mirix_py.inputs import parse_when
 
         return self.searcher.search(query, user_id=user_id, limit=limit, memory_types=types,
-                                    start=parse_when(start, "start"), end=parse_when(end, "end"), method=method)
+                                    start=parse_when(start, "start"), end=parse_when(end, "end"), method=method,
+                                    context=context)
 
     def get(self, memory_id: str, *, user_id: str, reveal: bool = False) -> MemoryBase:
         _check_user(user_id)

@@ -369,6 +369,9 @@ class SearchHit(BaseModel):
     score: float
     memory: Memory
     method: SearchMethod
+    context_for: str | None = Field(default=None, description=(
+        "Set on a turn returned as context (search with `context`): the id of the match it was said "
+        "just before or after; its score is that match's."))
 
 
 class HistoryEvent(BaseModel):

@@ -106,6 +106,17 @@ def headline_table(report: dict[str, Any]) -> str:
     return markdown_table(*headline_rows(report))
 
 
+def _per_conversation_lines(per: dict[str, dict[str, Any]] | None) -> list[str]:
+    """A table of evidence / answer-token recall (categories 1-4) per conversation and system."""
+    if not per:
+        return []
+    convs = list(next(iter(per.values())))
+    rows = [[name, *(f"{b[c]['evidence_recall']:.3f} / {b[c]['answer_token_recall']:.3f}" for c in convs)]
+            for name, b in per.items()]
+    return ["Per conversation (categories 1–4), evidence recall / answer-token recall:", "",
+            markdown_table(["system", *convs], rows), ""]
+
+
 def to_markdown(report: dict[str, Any]) -> str:
     cfg, data = report["config"], report["data"]
     budget = cfg["budget_words"]
@@ -113,12 +124,13 @@ def to_markdown(report: dict[str, Any]) -> str:
            f"Data `{data['path']}` (sha256 {data['sha256_16']}…): {len(data['conversations'])} conversations, "
            f"{data['sessions']} sessions, {data['turns']} turns, {data['questions']} questions. Scored: questions "
            f"of categories 1–4 with evidence; category 5 (adversarial) apart. Engine search: `{cfg['method']}`, "
-           f"{cfg['limit']} hits; ingestion: {cfg['ingest_mode']}, one `add` per session.", "",
+           f"{cfg['limit']} hits, context {cfg.get('context', 0)}; ingestion: {cfg['ingest_mode']}, one `add` per session.", "",
            *_sample_lines(data.get("sample")),
            f"## Evidence recall inside {budget} words", "",
            "Share of each question's evidence turns (`dia_id`) among the `source_ids` of the hits that fit the "
            "budget (hits kept in rank order, stopping at the first that does not fit).", "",
            headline_table(report), "",
+           *_per_conversation_lines(report.get("per_conversation")),
            f"## Answer-token recall inside {budget} words", "",
            "Share of the gold answer's content words (normalised, Porter-stemmed, stopwords removed) present in "
            "that same context: what an answer would need, without a model.", "",

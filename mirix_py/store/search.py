@@ -16,6 +16,7 @@ from sqlmodel import Session
 
 from mirix_py.errors import InvalidInput
 from mirix_py.records import MemoryType, SearchHit, SearchMethod
+from mirix_py.store import neighbours
 from mirix_py.store.embeddings import CachedEmbedder
 from mirix_py.store.fulltext import Filters
 from mirix_py.store.memories import MemoryStore
@@ -40,6 +41,23 @@ def rrf_fuse(rankings: Sequence[Sequence[str]], k: int = RRF_K,
         for rank, item in enumerate(ranking, start=1):
             scores[item] = scores.get(item, 0.0) + weight / (k + rank)
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def with_context(store: MemoryStore, hits: list[SearchHit], top: int) -> list[SearchHit]:
+    """`hits` with the neighbours of the first `top` after each (see `Searcher.search`)."""
+    extra = neighbours.around(store, [h.memory for h in hits], top)
+    out: list[SearchHit] = []
+    given: set[str] = set()
+    for hit in hits:
+        if hit.memory.id in given:
+            continue
+        out.append(hit)
+        given.add(hit.memory.id)
+        for n in extra.get(hit.memory.id, []):
+            out.append(SearchHit(text=n.search_text(), score=hit.score, memory=n, method=hit.method,
+                                 context_for=hit.memory.id))
+            given.add(n.id)
+    return out
 
 
 class Searcher:
@@ -69,12 +87,18 @@ class Searcher:
 
     def search(self, query: str, *, user_id: str, limit: int = 10, memory_types: Sequence[MemoryType | str] | None = None,
                start: datetime | None = None, end: datetime | None = None,
-               method: SearchMethod | str = SearchMethod.hybrid) -> list[SearchHit]:
+               method: SearchMethod | str = SearchMethod.hybrid, context: int = 0) -> list[SearchHit]:
+        """The best `limit` matches; with `context` N, each of the first N that is an episode is
+        followed by the turns said just before and after it in the same input (`store.neighbours`),
+        marked `context_for` and not counted in `limit` (a match already given as context is not
+        repeated)."""
         query = (query or "").strip()
         if not query:
             raise InvalidInput("search query is empty")
         if limit <= 0:
             raise InvalidInput("limit must be positive")
+        if context < 0:
+            raise InvalidInput("context must be zero or positive")
         try:
             method = SearchMethod(method)
         except ValueError as exc:
@@ -116,7 +140,7 @@ class Searcher:
             if memory is None:  # a vector whose row is gone: skip, `doctor` cleans it
                 continue
             hits.append(SearchHit(text=memory.search_text(), score=score, memory=memory, method=method))
-        return hits
+        return with_context(self.store, hits, context) if context else hits
 
     def _bm25(self, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
         with self.store.engine.connect() as conn:

@@ -90,6 +90,19 @@ def test_offline_run_baselines_recall_everything_that_exists_when_all_fits(offli
         assert report["curve"][name]["1"]["evidence_recall"] == 0.0
 
 
+def test_offline_run_reports_each_conversation(offline_report):
+    report, _ = offline_report
+    per = report["per_conversation"]
+    assert set(per) == set(report["systems"])
+    for name, convs in per.items():
+        assert list(convs) == ["mini-1", "mini-2"]
+        # the per-conversation means weigh up to the overall one
+        total = sum(b["n"] for b in convs.values())
+        assert total == report["summary"][name]["overall_1_4"]["n"] == 6
+        weighted = sum(b["evidence_recall"] * b["n"] for b in convs.values()) / total
+        assert weighted == pytest.approx(report["summary"][name]["overall_1_4"]["evidence_recall"])
+
+
 def test_offline_run_keeps_every_questions_hits_and_scores(offline_report):
     report, _ = offline_report
     rows = {r["id"]: r for r in report["questions"]}

@@ -1,0 +1,58 @@
+"""The turns said just before and after an episode, in the same conversation.
+
+A reply often answers the question its neighbour asked ("Who played at the party?" / "Matt
+Patterson, he is so talented!"): the turn that matches a query is not always the one that holds the
+answer. Neighbours are the episodes of the same user that came from the same input (one `add`: a
+session or batch of messages), next before and after it in time.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from sqlalchemy import select
+from sqlmodel import Session
+
+from mirix_py.records import EpisodicMemory, MemoryBase, MemoryType
+from mirix_py.store.memories import MemoryStore
+from mirix_py.store.tables import MemoryRow
+
+
+def same_input(a: MemoryBase, b: MemoryBase) -> bool:
+    """Both came from the same input: an episode's first source id is the input it was made from."""
+    return bool(a.source_ids) and bool(b.source_ids) and a.source_ids[0] == b.source_ids[0]
+
+
+def neighbours(store: MemoryStore, episode: EpisodicMemory) -> list[EpisodicMemory]:
+    """The episode just before and the one just after `episode` from the same input (0 to 2 of them).
+
+    Two indexed lookups on (user, type, time); episodes at the very same instant are not neighbours."""
+    if episode.occurred_at is None or not episode.source_ids:
+        return []
+    base = select(MemoryRow).where(MemoryRow.user_id == episode.user_id,
+                                   MemoryRow.memory_type == MemoryType.episodic.value)
+    before = base.where(MemoryRow.occurred_at < episode.occurred_at).order_by(MemoryRow.occurred_at.desc()).limit(1)
+    after = base.where(MemoryRow.occurred_at > episode.occurred_at).order_by(MemoryRow.occurred_at.asc()).limit(1)
+    found: list[EpisodicMemory] = []
+    with Session(store.engine) as session:
+        for query in (before, after):
+            row = session.execute(query).scalars().first()
+            if row is not None:
+                record = store.to_record(row)
+                if isinstance(record, EpisodicMemory) and same_input(record, episode):
+                    found.append(record)
+    return found
+
+
+def around(store: MemoryStore, matches: Sequence[MemoryBase], top: int) -> dict[str, list[EpisodicMemory]]:
+    """For each of the first `top` matches that is an episode, its neighbours other than those matches
+    (a neighbour of two of them is listed once, with the first)."""
+    taken = {m.id for m in matches[:top]}
+    out: dict[str, list[EpisodicMemory]] = {}
+    for memory in matches[:top]:
+        if isinstance(memory, EpisodicMemory):
+            extra = [n for n in neighbours(store, memory) if n.id not in taken]
+            taken.update(n.id for n in extra)
+            if extra:
+                out[memory.id] = extra
+    return out
