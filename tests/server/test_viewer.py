@@ -58,9 +58,28 @@ def seeded(live_sqlite):
 
 
 def _wait(driver, predicate, timeout=15):
+    """Until `predicate(driver)` holds. The page re-renders lists as responses arrive, so an element
+    found a moment ago may be gone: a stale or missing element means "not yet", never a failure."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout).until(lambda d: predicate(d))
+    return WebDriverWait(driver, timeout, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)
+                         ).until(lambda d: predicate(d))
+
+
+def _click(driver, by, value, timeout=15):
+    """Click the element found now (found again if it was re-rendered between finding and clicking)."""
+    def attempt(d):
+        d.find_element(by, value).click()
+        return True
+
+    return _wait(driver, attempt, timeout)
+
+
+def _texts(driver, css):
+    """The texts of the elements matching `css`, read in one script call (no element handle to go stale)."""
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0])).map(e => e.innerText)", css)
 
 
 def test_viewer_end_to_end(browser, seeded, tmp_path):
@@ -71,49 +90,42 @@ def test_viewer_end_to_end(browser, seeded, tmp_path):
     d.get(seeded.url + "/viewer")
     assert d.title.startswith("mirix-py")
     d.find_element(By.ID, "api-key").send_keys(seeded.alice)
-    d.find_element(By.ID, "connect").click()
+    _click(d, By.ID, "connect")
 
     # the key is bound to alice only: the picker offers alice, not bob
-    _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#user-select option"))
-    options = [o.text for o in d.find_elements(By.CSS_SELECTOR, "#user-select option")]
-    assert options == ["alice"]
+    _wait(d, lambda d: _texts(d, "#user-select option") == ["alice"])
 
     # the six memory types are tabs with counts; episodic is listed first
-    _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#items .item"))
-    tabs = {t: d.find_element(By.ID, f"tab-{t}").text for t in
-            ("core", "episodic", "semantic", "procedural", "resource", "knowledge_vault")}
     counts = seeded.mx.stats(user_id="alice")["memories"]
-    for t, label in tabs.items():
-        assert f"({counts.get(t, 0)})" in label, (t, label)
-    episodes = d.find_elements(By.CSS_SELECTOR, "#items .item")
-    assert len(episodes) == counts["episodic"] and "climbing" in d.find_element(By.ID, "items").text
+    types = ("core", "episodic", "semantic", "procedural", "resource", "knowledge_vault")
+    _wait(d, lambda d: all(f"({counts.get(t, 0)})" in d.find_element(By.ID, f"tab-{t}").text for t in types))
+    _wait(d, lambda d: len(_texts(d, "#items .item")) == counts["episodic"]
+          and "climbing" in d.find_element(By.ID, "items").text)
 
-    d.find_element(By.ID, "tab-semantic").click()
+    _click(d, By.ID, "tab-semantic")
     _wait(d, lambda d: "Tom" in d.find_element(By.ID, "items").text)
-    d.find_element(By.ID, "tab-procedural").click()
+    _click(d, By.ID, "tab-procedural")
     _wait(d, lambda d: "deploy" in d.find_element(By.ID, "items").text.lower())
-    d.find_element(By.ID, "tab-core").click()
+    _click(d, By.ID, "tab-core")
     _wait(d, lambda d: "Likes climbing" in d.find_element(By.ID, "core").text)
 
     # the episodic timeline groups episodes by day
-    d.find_element(By.ID, "tab-timeline").click()
-    _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#timeline .day"))
-    days = [e.get_attribute("data-day") for e in d.find_elements(By.CSS_SELECTOR, "#timeline .day")]
-    assert days == ["2024-05-03", "2024-05-02", "2024-05-01"]
+    _click(d, By.ID, "tab-timeline")
+    day_list = "return Array.from(document.querySelectorAll('#timeline .day')).map(e => e.dataset.day)"
+    _wait(d, lambda d: d.execute_script(day_list) == ["2024-05-03", "2024-05-02", "2024-05-01"])
 
     # search
     box = d.find_element(By.ID, "search-input")
     box.send_keys("who flies airplanes")
-    d.find_element(By.ID, "search-btn").click()
+    _click(d, By.ID, "search-btn")
     _wait(d, lambda d: "result(s)" in d.find_element(By.ID, "status").text)
-    first = d.find_elements(By.CSS_SELECTOR, "#items .item")[0]
-    assert "Tom" in first.text and "score" in first.text
+    _wait(d, lambda d: (_texts(d, "#items .item") or [""])[0].count("Tom") > 0
+          and "score" in _texts(d, "#items .item")[0])
 
     # an item's history, then edit it in place
     semantic_id = next(m.id for m in seeded.mx.list(user_id="alice", memory_types=["semantic"]) if m.name == "Tom")
-    d.find_element(By.ID, "tab-semantic").click()
-    _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, f'#items .item[data-id="{semantic_id}"]'))
-    d.find_element(By.CSS_SELECTOR, f'#items .item[data-id="{semantic_id}"]').click()
+    _click(d, By.ID, "tab-semantic")
+    _click(d, By.CSS_SELECTOR, f'#items .item[data-id="{semantic_id}"]')
     _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#history li"))
     assert "insert" in d.find_element(By.ID, "history").text
     area = d.find_element(By.ID, "edit-fields")
@@ -121,7 +133,7 @@ def test_viewer_end_to_end(browser, seeded, tmp_path):
     fields["summary"] = "Tom is Alice's brother and flies for a regional airline"
     area.clear()
     area.send_keys(__import__("json").dumps(fields))
-    d.find_element(By.ID, "save-btn").click()
+    _click(d, By.ID, "save-btn")
     _wait(d, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#history li")) == 2)
     assert "flies for a regional airline" in d.find_element(By.ID, "history").text
     assert seeded.mx.get(semantic_id, user_id="alice").summary.endswith("flies for a regional airline")
@@ -136,9 +148,9 @@ def test_viewer_end_to_end(browser, seeded, tmp_path):
     assert max(ImageStat.Stat(image.convert("L")).stddev) > 20, "the page looks blank"
 
     # delete (two clicks: arm, confirm)
-    d.find_element(By.ID, "delete-btn").click()
-    assert d.find_element(By.ID, "delete-btn").text == "Really delete?"
-    d.find_element(By.ID, "delete-btn").click()
+    _click(d, By.ID, "delete-btn")
+    _wait(d, lambda d: d.find_element(By.ID, "delete-btn").text == "Really delete?")
+    _click(d, By.ID, "delete-btn")
     _wait(d, lambda d: not d.find_elements(By.CSS_SELECTOR, f'#items .item[data-id="{semantic_id}"]'))
     assert d.find_element(By.ID, "detail").get_attribute("hidden") is not None
     assert all(m.id != semantic_id for m in seeded.mx.list(user_id="alice", memory_types=["semantic"]))
