@@ -19,6 +19,7 @@ offline flow on the same turns.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import random
@@ -37,11 +38,12 @@ from mirix_py.agents.definitions import load_definitions  # noqa: E402
 from mirix_py.agents.offline.managers import prepare_batch, route  # noqa: E402
 from mirix_py.engine import Mirix  # noqa: E402
 from mirix_py.eval.locomo import load_locomo  # noqa: E402
+from mirix_py.eval.judge import judge  # noqa: E402
 from mirix_py.eval.metrics import locomo_f1, strip_citations  # noqa: E402
 from mirix_py.inputs import normalize_add  # noqa: E402
 from mirix_py.llm import build_model_client  # noqa: E402
 from mirix_py.llm.metering import Meter, MeteredClient  # noqa: E402
-from mirix_py.records import KnowledgeVaultMemory, MemoryType  # noqa: E402
+from mirix_py.records import KnowledgeVaultMemory  # noqa: E402
 from mirix_py.settings import Settings  # noqa: E402
 from mirix_py.store.embeddings import load_embedder  # noqa: E402
 
@@ -173,11 +175,18 @@ def answer_slice(args, conv, batches, embedder, llm_dir: Path, offline_dir: Path
         for q in picked:
             response = mx.chat(q.question, user_id=conv.user_id, remember=False)
             f1 = locomo_f1(strip_citations(response.answer), q.answer, q.category)
+            label = asyncio.run(judge(client, q.question, str(q.answer), strip_citations(response.answer),
+                                      seed=args.seed)).label if args.judge else None
             rows.append({"question": q.question, "gold": q.answer, "answer": response.answer[:300],
-                         "category": q.category, "f1": round(f1, 3), "answer_mode": response.mode})
-            print(f"[{args.mode}/{name}] {q.question[:60]!r} -> {response.answer[:80]!r} F1 {f1:.2f}", flush=True)
+                         "category": q.category, "f1": round(f1, 3), "judge": label,
+                         "answer_mode": response.mode, "fallback": response.fallback})
+            print(f"[{args.mode}/{name}] {q.question[:60]!r} -> {response.answer[:80]!r} F1 {f1:.2f}"
+                  + (f" judge {label}" if label else ""), flush=True)
         mx.close()
-        out[name] = {"mean_f1": round(sum(r["f1"] for r in rows) / max(len(rows), 1), 3), "rows": rows}
+        out[name] = {"mean_f1": round(sum(r["f1"] for r in rows) / max(len(rows), 1), 3), "rows": rows,
+                     "judge_correct": (round(sum(r["judge"] == "CORRECT" for r in rows) / max(len(rows), 1), 3)
+                                       if args.judge else None),
+                     "offline_fallback_answers": sum(r["fallback"] is not None for r in rows)}
     return out
 
 
@@ -192,6 +201,7 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--questions", type=int, default=0)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--judge", action="store_true", help="the same model grades each answer (LoCoMo judge)")
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--structured", default="auto")
     parser.add_argument("--out", default=None, help="JSON file for the results")
@@ -214,7 +224,8 @@ def main() -> int:
         result["answers"] = answer_slice(args, conv, batches, embedder, work / "llm", work / "offline")
     print(json.dumps(result["llm"]["summary"], indent=1))
     if args.questions:
-        print(json.dumps({k: v["mean_f1"] for k, v in result["answers"].items() if isinstance(v, dict)}))
+        print(json.dumps({k: {"f1": v["mean_f1"], "judge": v["judge_correct"], "fallbacks": v["offline_fallback_answers"]}
+                          for k, v in result["answers"].items() if isinstance(v, dict)}))
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(result, indent=1, default=str))

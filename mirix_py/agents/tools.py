@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Annotated, Any, Callable, Literal, Sequence
+from typing import Annotated, Any, Callable, Literal, Sequence, cast
 
 from autogen_core.tools import FunctionTool
 from pydantic import ValidationError
@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from mirix_py.errors import InvalidInput, MemoryNotFound
 from mirix_py.ops import DeleteOp, InsertOp, MergeOp, Op, UpdateOp
 from mirix_py.records import (
-    MEMORY_CLASSES, CoreMemory, MemoryBase, MemoryType,
+    MEMORY_CLASSES, CoreMemory, Memory, MemoryBase, MemoryType,
 )
 from mirix_py import toolparams as P
 from mirix_py.agents import core_blocks, grounding
@@ -84,13 +84,13 @@ class OpCollector:
             self.fail(f"unknown source_ids {unknown}; use ids of this batch's messages: {list(self.batch_source_ids)}")
         return list(source_ids)
 
-    def _owned(self, memory_id: str) -> MemoryBase:
+    def _owned(self, memory_id: str) -> Memory:
         if self.listed_ids is not None and memory_id not in self.listed_ids:
             listed = sorted(self.listed_ids)[:10]
             self.fail(f"memory id {memory_id!r} was not listed: use one of {listed}" if listed
                       else f"memory id {memory_id!r} was not listed, and no {self.memory_type.value} memory is")
         try:
-            memory = self.store.get(memory_id, user_id=self.user_id)
+            memory = cast(Memory, self.store.get(memory_id, user_id=self.user_id))
         except MemoryNotFound:
             self.fail(f"unknown memory id {memory_id!r}: use an id from the listed memories")
         if memory.memory_type is not self.memory_type:
@@ -120,7 +120,7 @@ class OpCollector:
         values["occurred_at"] = self._zoned(values["occurred_at"])
         cls = MEMORY_CLASSES[self.memory_type]
         try:
-            memory = cls(user_id=self.user_id, source_ids=self._sources(source_ids), **values)
+            memory = cast(Memory, cls(user_id=self.user_id, source_ids=self._sources(source_ids), **values))
         except ValidationError as exc:
             self.fail(f"invalid {self.memory_type.value} memory: {_validation_message(exc)}")
         self.ops.append(InsertOp(memory=memory))
@@ -202,7 +202,8 @@ class OpCollector:
         if problem:
             self.fail(f"the {label} block {problem}: call core_memory_rewrite with a shorter, merged block")
         if block is None:
-            memory = CoreMemory(user_id=self.user_id, label=label, value=value, source_ids=list(self.batch_source_ids))
+            memory = CoreMemory(user_id=self.user_id, label=cast(CoreLabel, label), value=value,
+                                source_ids=list(self.batch_source_ids))
             self.ops.append(InsertOp(memory=memory))
             self._core[label] = memory
         else:
@@ -247,11 +248,11 @@ def _batch_enums(fn: Callable[..., str], c: OpCollector) -> None:
     a secret that is not in the batch. The tools' grounding checks the same for the others."""
     ids = list(dict.fromkeys(c.shown_ids or c.batch_source_ids))
     if "source_ids" in fn.__annotations__ and 0 < len(ids) <= MAX_ENUMERATED_IDS:
-        fn.__annotations__["source_ids"] = Annotated[list[Literal[tuple(ids)]] | None, SOURCE_IDS]  # type: ignore[valid-type]
+        fn.__annotations__["source_ids"] = Annotated[list[Literal[tuple(ids)]] | None, SOURCE_IDS]  # type: ignore[misc, valid-type]
     if "secret_value" in fn.__annotations__:
         values = grounding.vault_value_candidates(c.message_texts)
         if 0 < len(values) <= grounding.MAX_ENUMERATED:
-            fn.__annotations__["secret_value"] = Annotated[Literal[tuple(values)], SECRET_VALUE]  # type: ignore[valid-type]
+            fn.__annotations__["secret_value"] = Annotated[Literal[tuple(values)], SECRET_VALUE]  # type: ignore[misc, valid-type]
 MemoryId = Annotated[str, "Id of a memory listed under 'Existing ... memories', copied exactly; no other id."]
 
 
@@ -355,7 +356,7 @@ def _generic_tools(c: OpCollector) -> dict[str, Callable[[], FunctionTool]]:
     def nothing_to_record(reason: Annotated[str, "Why this batch holds nothing for this memory type."] = "") -> str:
         return c.nothing_to_record(reason)
 
-    described = {
+    described: dict[str, tuple[Callable[..., str], str]] = {
         "update_memory": (update_memory, "Change fields of a listed memory in place (its id stays)."),
         "merge_memories": (merge_memories, "Fold listed duplicates into the first id; the others are deleted."),
         "delete_memory": (delete_memory, "Delete a listed memory that is wrong or obsolete."),
@@ -363,8 +364,10 @@ def _generic_tools(c: OpCollector) -> dict[str, Callable[[], FunctionTool]]:
         "core_memory_rewrite": (core_memory_rewrite, "Replace a core block's whole value."),
         NOTHING_TOOL: (nothing_to_record, "Say that this batch holds nothing to record here; call it alone."),
     }
-    return {name: (lambda fn=fn, doc=doc, name=name: FunctionTool(fn, description=doc, name=name))
-            for name, (fn, doc) in described.items()}
+    def factory(fn: Callable[..., str], doc: str, name: str) -> Callable[[], FunctionTool]:
+        return lambda: FunctionTool(fn, description=doc, name=name)
+
+    return {name: factory(fn, doc, name) for name, (fn, doc) in described.items()}
 
 
 ROUTE_TYPES = "Every memory type with something new in this batch; an empty list when there is nothing."
@@ -415,6 +418,6 @@ class RouteCollector:
 
         names = tuple(t.value for t in MemoryType if t in self.offered)
         trigger_memory_managers.__annotations__["memory_types"] = Annotated[
-            list[Literal[names]], ROUTE_TYPES]  # type: ignore[valid-type]
+            list[Literal[names]], ROUTE_TYPES]  # type: ignore[misc, valid-type]
         return FunctionTool(trigger_memory_managers, name="trigger_memory_managers",
                             description="Start the memory managers of these memory types for this batch.")

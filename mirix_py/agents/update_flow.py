@@ -210,11 +210,11 @@ class UpdateFlow:
                 except Exception as exc:  # same shape as gather(return_exceptions=True)
                     outcomes.append(exc)
         for index in vault_first(chosen):  # the model calls ran concurrently; the writes commit in order
-            if isinstance(outcomes[index], ManagerOutcome):
+            outcome = outcomes[index]
+            if isinstance(outcome, ManagerOutcome):
                 try:
-                    outcomes[index].changes = await asyncio.to_thread(
-                        self.store.apply, outcomes[index].ops, user_id=user_id, actor=outcomes[index].actor,
-                        input_id=input_id, ledger=ledger)
+                    outcome.changes = await asyncio.to_thread(self.store.apply, outcome.ops, user_id=user_id,
+                                                              actor=outcome.actor, input_id=input_id, ledger=ledger)
                 except Exception as exc:  # this manager's writes failed; the others' stand
                     outcomes[index] = exc
         failed: list[MemoryType] = []

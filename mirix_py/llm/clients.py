@@ -105,12 +105,13 @@ def build_model_client(settings: Settings) -> ChatCompletionClient | None:
     if provider == "azure":
         from autogen_ext.models.openai import AzureOpenAIChatCompletionClient
 
-        return AzureOpenAIChatCompletionClient(
+        azure: dict[str, Any] = dict(  # no key: the openai SDK says what is missing
             model=model, azure_deployment=os.environ.get("AZURE_OPENAI_DEPLOYMENT", model),
             azure_endpoint=os.environ.get("AZURE_OPENAI_ENDPOINT", settings.llm_base_url or ""),
             api_version=os.environ.get("AZURE_OPENAI_API_VERSION", "2024-10-21"),
             api_key=os.environ.get("AZURE_OPENAI_API_KEY"),
         )
+        return AzureOpenAIChatCompletionClient(**azure)
     if provider == "ollama":
         try:
             from autogen_ext.models.ollama import OllamaChatCompletionClient

@@ -11,7 +11,7 @@ import asyncio
 import json
 import time
 from dataclasses import dataclass
-from typing import Any, AsyncGenerator, Callable, Mapping, Sequence
+from typing import Literal, Any, AsyncGenerator, Callable, Mapping, Sequence
 
 from autogen_core import CancellationToken, FunctionCall
 from autogen_core.models import (
@@ -70,9 +70,9 @@ class ScriptedChatCompletionClient(ChatCompletionClient):
                      tool_choice: Any = "auto", json_output: Any = None, extra_create_args: Mapping[str, Any] = {},
                      cancellation_token: CancellationToken | None = None) -> CreateResult:
         system = "\n".join(m.content for m in messages if isinstance(m, SystemMessage) and isinstance(m.content, str))
-        names = [t.name if hasattr(t, "name") else t["name"] for t in tools]
+        schemas = [dict(t) if isinstance(t, dict) else dict(t.schema) for t in tools]
+        names = [str(s["name"]) for s in schemas]
         choice = getattr(tool_choice, "name", tool_choice)  # a forced Tool is recorded by its name
-        schemas = [dict(t.schema) if hasattr(t, "schema") else dict(t) for t in tools]
         request = ScriptRequest(system=system, messages=list(messages), tool_names=names, json_output=json_output,
                                 tool_choice=choice, extra_create_args=dict(extra_create_args), tool_schemas=schemas)
         self.requests.append(request)
@@ -85,7 +85,7 @@ class ScriptedChatCompletionClient(ChatCompletionClient):
             return reply
         if isinstance(reply, str):
             content: Any = reply
-            finish = "stop"
+            finish: Literal["stop", "function_calls"] = "stop"
             completion = estimate_tokens(reply)
         else:
             content = []
