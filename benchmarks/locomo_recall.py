@@ -85,6 +85,8 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=60, help="engine hits fetched per question (default 60)")
     ap.add_argument("--methods", nargs="+", default=["hybrid", "bm25", "embedding"],
                     choices=["hybrid", "bm25", "embedding", "string"], help="engine search methods to score")
+    ap.add_argument("--context", type=int, default=3,
+                    help="engine search context: turns around the first N matches (default 3, as `mirix eval locomo`)")
     ap.add_argument("--memory-types", nargs="+", help="restrict engine search to these memory types")
     ap.add_argument("--embedder", choices=["minilm", "none"], default="minilm")
     ap.add_argument("--cache-dir", default=".bench-cache", help="where ingested data dirs are kept (default ./.bench-cache)")
@@ -137,7 +139,7 @@ def main() -> int:
         def retrieve(conv, q, _method=method, _types=types_by_q):
             # as mirix_py.eval.locomo.engine_retriever, also noting the memory types of the hits
             hits = mx.search(q.question, user_id=conv.user_id, limit=args.limit, method=_method,
-                             memory_types=args.memory_types)
+                             memory_types=args.memory_types, context=args.context)
             _types[(conv.sample_id, q.index)] = [h.memory.memory_type.value for h in hits]
             return [(h.text, tuple(h.memory.source_ids)) for h in hits]
 
@@ -201,7 +203,7 @@ def main() -> int:
     print(f"\nengine memories: {engine_info['memories']}; total run {time.perf_counter() - t_start:.0f}s; "
           f"load average before searches {load_searches}, at end {C.loadavg()} (ms/q is sensitive to it)")
     C.write_json(args.out, {
-        "benchmark": "locomo_recall", "data": str(args.data), "environment": env, "limit": args.limit,
+        "benchmark": "locomo_recall", "data": str(args.data), "environment": env, "limit": args.limit, "context": args.context,
         "memory_types": args.memory_types, "question_counts": {str(k): v for k, v in sorted(counts.items())},
         "evidence": evidence.as_dict(), "engine": engine_info, "baselines": baseline_info, "results": results,
         "design_reference_750": DESIGN_REFERENCE, "total_seconds": time.perf_counter() - t_start,
