@@ -207,7 +207,15 @@ async function loadHistory(id) {
   for (const e of events) {
     const li = el("li", "event-" + e.operation);
     li.append(el("span", "op", e.operation), document.createTextNode(" by " + e.actor + " at " + when(e.created_at)));
-    if (e.input_id) li.append(document.createTextNode(" (input " + e.input_id + ")"));
+    if (e.input_id) {
+      li.append(document.createTextNode(" (input " + e.input_id + ")"));
+      // take back everything that input did (POST .../inputs/{id}/undo), with a second click to confirm
+      const undo = el("button", "undo-input", "Undo input");
+      undo.type = "button";
+      undo.dataset.input = e.input_id;
+      undo.addEventListener("click", () => undoInput(undo));
+      li.append(document.createTextNode(" "), undo);
+    }
     const changed = [];
     if (e.before && e.after) {
       for (const k of Object.keys(e.after)) {
@@ -235,6 +243,19 @@ async function save() {
     await api("PATCH", userPath() + "/memories/" + encodeURIComponent(m.id), { fields: changed });
     setStatus("Saved " + Object.keys(changed).join(", ") + " of " + m.id + ".");
     await openDetail(m.id);
+    await refresh();
+  } catch (e) { setStatus(e.message, true); }
+}
+
+async function undoInput(button) {
+  if (!button.dataset.armed) { button.dataset.armed = "1"; button.textContent = "Really undo?"; return; }
+  const input = button.dataset.input;
+  try {
+    const changes = await api("POST", userPath() + "/inputs/" + encodeURIComponent(input) + "/undo");
+    setStatus("Undid input " + input + ": " + changes.length + " change(s).");
+    const id = state.selected;
+    const gone = changes.some((c) => c.memory_id === id && c.operation === "delete");
+    if (gone || !id) closeDetail(); else await openDetail(id);
     await refresh();
   } catch (e) { setStatus(e.message, true); }
 }
