@@ -217,12 +217,14 @@ def show(memory_id: str = typer.Argument(..., help="A memory id or a unique pref
     """Show one memory (secrets stay masked) and, with --history, what each change did."""
     from mirix_py.cli_args import event_changes
     from mirix_py.store import prefixes
+    from mirix_py.timezones import zone_name
 
     memory = None
     try:
         with _engine(data_dir) as mx:
             memory_id = prefixes.memory_id(mx.engine, user, memory_id)
             events = mx.history(memory_id, user_id=user) if history else []
+            zone = _zone(mx)
             try:
                 memory = mx.get(memory_id, user_id=user)
             except MirixError:
@@ -238,11 +240,11 @@ def show(memory_id: str = typer.Argument(..., help="A memory id or a unique pref
     else:
         console.print(f"[yellow]{memory_id} is deleted; its history:[/]")
     if history:
-        table = Table(title="history")
+        table = Table(title="history", caption=f"times in {zone_name(zone)}")
         for col in ("when", "operation", "actor", "input", "changes"):
             table.add_column(col, overflow="fold")
         for e in events:
-            table.add_row(e.created_at.astimezone().strftime("%Y-%m-%d %H:%M:%S"), e.operation.value, e.actor,
+            table.add_row(e.created_at.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S %Z"), e.operation.value, e.actor,
                           e.input_id or "", escape("\n".join(event_changes(e))))
         console.print(table)
 
@@ -288,6 +290,51 @@ def update(memory_id: str = typer.Argument(..., help="A memory id or a unique pr
         _print_json(memory)
         return
     console.print(f"updated {memory_id}: {', '.join(sorted(fields))}")
+
+
+@app.command()
+def assistant(user: str = User, port: int = typer.Option(8000, help="Port (loopback only)."),
+              interval: float = typer.Option(1.5, "--interval", min=0.1, help="Seconds between screen grabs."),
+              all_screens: bool = typer.Option(False, "--all-screens", help="Every monitor, not just the main one."),
+              no_auth: bool = typer.Option(False, "--no-auth", help="Serve without API keys (this machine only)."),
+              data_dir: Optional[Path] = DataDir, create: bool = Create) -> None:
+    """Capture the screen into memory and serve the viewer, REST and MCP from one process (Ctrl-C stops)."""
+    import signal
+    import threading
+
+    from mirix_py.assistant import Assistant
+    from mirix_py.ingest.capture import CaptureUnavailable, ImageGrabSource
+
+    source = ImageGrabSource(all_screens=all_screens)
+    try:
+        source.check()
+    except CaptureUnavailable as exc:
+        _fail(exc)
+    from mirix_py.server import create_app
+    from mirix_py.server.keys import KeyStore
+
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
+    try:
+        with _engine(data_dir, create=create) as mx:
+            keys = KeyStore(mx.engine)
+            if not no_auth and not keys.list():
+                err.print("[yellow]no API keys yet: create one with[/] mirix keys create --user USER "
+                          "[yellow](or run with --no-auth on this machine)[/]")
+            app_ = create_app(mx, keys=keys, auth=not no_auth, mcp=True, mcp_host="127.0.0.1", mcp_port=port)
+            with Assistant(mx, source, user, app_, port=port, interval=interval) as running:
+                err.print(f"capturing every {interval:g} s for {user}; serving {running.url} (viewer: /viewer, "
+                          f"API docs: /docs, MCP: /mcp); Ctrl-C stops")
+                while not stop.is_set() and not running.wait(0.5):
+                    pass
+            stats = running.stats
+            if stats is not None:
+                console.print(f"captured {stats.grabbed} frame(s), {stats.duplicates} duplicate(s), "
+                              f"{len(stats.errors)} error(s) in {stats.seconds:.0f} s")
+    except (CaptureUnavailable, MirixError) as exc:
+        _fail(exc)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @app.command()

@@ -76,3 +76,12 @@ def test_cli_shows_the_users_zone_and_doctor_finds_nothing(run, monkeypatch):
     assert stored[0]["occurred_at"].startswith("2024-05-13T03:00:00") and stored[0]["occurred_at"].endswith(("Z", "+00:00"))
     doctor = run("doctor", "--json")
     assert json.loads(doctor.stdout)["clean"] is True, doctor.stdout
+
+
+def test_cli_history_names_the_zone(run, monkeypatch):
+    monkeypatch.setenv("MIRIX_TIMEZONE", "Europe/Lisbon")
+    monkeypatch.setattr("mirix_py.cli.console.width", 200)
+    run("add", "My brother Tom is a pilot.", "--user", "ada")
+    (tom,) = json.loads(run("list", "--user", "ada", "--type", "semantic", "--json").stdout)
+    shown = run("show", tom["id"], "--user", "ada", "--history")
+    assert "times in Europe/Lisbon" in shown.stdout and ("WET" in shown.stdout or "WEST" in shown.stdout)
