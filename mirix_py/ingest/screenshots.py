@@ -53,6 +53,7 @@ from mirix_py.ingest.multimodal import VISION_MAX_SIDE, downscale_for_vision
 from mirix_py.ingest.ocr import OcrConfig, OcrPool, OcrResult
 from mirix_py.inputs import normalize_add, parse_when
 from mirix_py.records import AddResult, InputRecord, InputStatus, MemoryChange, new_input_id, utcnow
+from mirix_py.redaction import scrub
 
 log = logging.getLogger("mirix_py.screenshots")
 
@@ -484,7 +485,8 @@ class ScreenshotIngestor:
         if frame is not None and not wait:
             self._enqueue(frame)
         mode = self.host.mode
-        text = frame.text if frame is not None and wait else ""
+        # the OCR text as the caller sees it: secrets the vault rules find are placeholders, as in memory
+        text = scrub(frame.text) if frame is not None and wait else ""
         if result is not None:
             return ScreenshotResult(**result.model_dump(), frame=outcome, text=text)
         if outcome.status == "pending":
