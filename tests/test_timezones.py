@@ -85,3 +85,14 @@ def test_cli_history_names_the_zone(run, monkeypatch):
     (tom,) = json.loads(run("list", "--user", "ada", "--type", "semantic", "--json").stdout)
     shown = run("show", tom["id"], "--user", "ada", "--history")
     assert "times in Europe/Lisbon" in shown.stdout and ("WET" in shown.stdout or "WEST" in shown.stdout)
+
+
+def test_doctor_is_clean_after_adds_of_every_kind_in_other_zones(mx_sqlite, user_id):
+    mx_sqlite.add([{"role": "user", "content": "My sister Mia moved to Porto.", "occurred_at": "2024-05-12T23:30:00+05:30"},
+                   {"role": "assistant", "content": "Nice!", "occurred_at": "2024-05-12T10:00:00-09:00"}],
+                  user_id=user_id)
+    mx_sqlite.add("# Trip notes\n\nTrain at 9, hotel near the river. " * 20, user_id=user_id, kind="document",
+                  occurred_at="2024-05-13T01:00:00+14:00")
+    mx_sqlite.add("How to deploy:\n1. git pull\n2. make build", user_id=user_id, occurred_at=EVENING)
+    assert mx_sqlite.doctor().clean
+    assert all(m.occurred_at is None or m.occurred_at.utcoffset() == timedelta(0) for m in mx_sqlite.list(user_id=user_id))
