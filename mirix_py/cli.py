@@ -26,7 +26,7 @@ _register_server_commands(app)
 
 from mirix_py.ingest.cli import register as _register_screenshot_commands  # noqa: E402  (ingest-screenshots, capture)
 
-_register_screenshot_commands(app, open_engine=lambda data_dir: _engine(data_dir))
+_register_screenshot_commands(app, open_engine=lambda data_dir, create=False: _engine(data_dir, create=create))
 
 from mirix_py.eval.cli import register as _register_eval_commands  # noqa: E402  (eval locomo, eval screenshots)
 

@@ -54,10 +54,12 @@ def _zone(name: Optional[str]) -> tzinfo | None:
     return None
 
 
-OpenEngine = Callable[[Optional[Path]], Any]  # data dir -> an engine with the screenshot methods (a Mirix)
+OpenEngine = Callable[..., Any]  # (data dir, create=bool) -> an engine with the screenshot methods (a Mirix)
+Create = typer.Option(False, "--create", help="Start a new store if the data directory does not exist.")
 
 
-def _open(open_engine: OpenEngine, data_dir: Optional[Path], *, lang: str, workers: Optional[int],
+def _open(open_engine: OpenEngine, data_dir: Optional[Path], *, create: bool = False, lang: str,
+          workers: Optional[int],
           similarity: float, batch_frames: int, batch_seconds: float, keep_thumbnails: bool,
           thumbnail_days: float) -> Any:
     from mirix_py.ingest.batching import BatchPolicy
@@ -67,7 +69,7 @@ def _open(open_engine: OpenEngine, data_dir: Optional[Path], *, lang: str, worke
     config = ScreenshotConfig(ocr=OcrConfig(lang=lang), workers=workers, similarity_threshold=similarity,
                               batch=BatchPolicy(max_frames=batch_frames, max_seconds=batch_seconds),
                               keep_thumbnails=keep_thumbnails, thumbnail_retention=timedelta(days=thumbnail_days))
-    mx = open_engine(data_dir)
+    mx = open_engine(data_dir, create=create)
     mx.configure_screenshots(config)
     return mx
 
@@ -110,7 +112,7 @@ def register(app: typer.Typer, open_engine: OpenEngine) -> None:
                            lang: str = Lang, workers: Optional[int] = Workers, similarity: float = Similarity,
                            batch_frames: int = BatchFrames, batch_seconds: float = BatchSeconds,
                            keep_thumbnails: bool = Thumbs, thumbnail_days: float = Retention,
-                           data_dir: Optional[Path] = DataDir,
+                           data_dir: Optional[Path] = DataDir, create: bool = Create,
                            as_json: bool = typer.Option(False, "--json", help="Print the report as JSON.")) -> None:
         """Remember what a folder of screenshots shows (times from metadata or file names)."""
         from tqdm import tqdm
@@ -126,7 +128,7 @@ def register(app: typer.Typer, open_engine: OpenEngine) -> None:
         if not files:
             _fail(FileNotFoundError(f"no PNG/JPEG/WebP/BMP/TIFF/GIF files in {directory}"))
         try:
-            with _open(open_engine, data_dir, lang=lang, workers=workers, similarity=similarity,
+            with _open(open_engine, data_dir, create=create, lang=lang, workers=workers, similarity=similarity,
                        batch_frames=batch_frames, batch_seconds=batch_seconds, keep_thumbnails=keep_thumbnails,
                        thumbnail_days=thumbnail_days) as mx:
                 with tqdm(total=len(files), desc="screenshots", unit="frame", disable=as_json) as bar:
@@ -148,7 +150,7 @@ def register(app: typer.Typer, open_engine: OpenEngine) -> None:
                 lang: str = Lang, workers: Optional[int] = Workers, similarity: float = Similarity,
                 batch_frames: int = BatchFrames, batch_seconds: float = BatchSeconds,
                 keep_thumbnails: bool = Thumbs, thumbnail_days: float = Retention,
-                data_dir: Optional[Path] = DataDir) -> None:
+                data_dir: Optional[Path] = DataDir, create: bool = Create) -> None:
         """Capture the screen every --interval seconds and remember what it shows (Ctrl-C stops)."""
         from mirix_py.errors import MirixError
         from mirix_py.ingest.capture import CaptureUnavailable, ImageGrabSource, run_capture
@@ -161,7 +163,7 @@ def register(app: typer.Typer, open_engine: OpenEngine) -> None:
         stop = threading.Event()
         previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
         try:
-            with _open(open_engine, data_dir, lang=lang, workers=workers, similarity=similarity,
+            with _open(open_engine, data_dir, create=create, lang=lang, workers=workers, similarity=similarity,
                        batch_frames=batch_frames, batch_seconds=batch_seconds, keep_thumbnails=keep_thumbnails,
                        thumbnail_days=thumbnail_days) as mx:
                 console.print(f"capturing every {interval:g} s for {user}; Ctrl-C stops")

@@ -143,7 +143,7 @@ def test_mirix_capture_runs_against_the_display(display, tmp_path, tesseract):
     env = {**os.environ, "DISPLAY": display, "HF_HUB_OFFLINE": "1"}
     cli = Path(sys.executable).with_name("mirix")
     data = tmp_path / "data"
-    done = subprocess.run([str(cli), "capture", "--user", "bo", "--interval", "0.3", "--max-frames", "3",
+    done = subprocess.run([str(cli), "capture", "--user", "bo", "--interval", "0.3", "--max-frames", "3", "--create",
                            "--data-dir", str(data)], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in done.stdout.splitlines()

@@ -23,7 +23,7 @@ def test_ingest_screenshots_reports_and_remembers(tmp_path, monkeypatch, synth, 
     frames = synth.session(days=1, dwell=(2, 2), scenes=["calendar", "chat"])
     write_session(frames, tmp_path / "shots", synth=synth)
     (tmp_path / "shots" / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\nnope")
-    out = runner.invoke(app, ["ingest-screenshots", str(tmp_path / "shots"), "--user", "ada", "--json",
+    out = runner.invoke(app, ["ingest-screenshots", str(tmp_path / "shots"), "--user", "ada", "--json", "--create",
                               "--workers", "2"], catch_exceptions=False)
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)
