@@ -252,11 +252,11 @@ async function undoInput(button) {
   const input = button.dataset.input;
   try {
     const changes = await api("POST", userPath() + "/inputs/" + encodeURIComponent(input) + "/undo");
-    setStatus("Undid input " + input + ": " + changes.length + " change(s).");
     const id = state.selected;
     const gone = changes.some((c) => c.memory_id === id && c.operation === "delete");
     if (gone || !id) closeDetail(); else await openDetail(id);
-    await refresh();
+    await refresh();  // sets its own status line: the undo's comes after it
+    setStatus("Undid input " + input + ": " + changes.length + " change(s).");
   } catch (e) { setStatus(e.message, true); }
 }
 
@@ -296,11 +296,58 @@ async function openUser(user) {
   state.user = user;
   closeDetail();
   $("tab-search").hidden = true;
-  for (const id of ["search-input", "search-method", "search-btn"]) $(id).disabled = false;
+  for (const id of USER_CONTROLS) $(id).disabled = false;
   try {
     await loadCounts();
     await showTab(state.tab === "search" ? "episodic" : state.tab);
   } catch (e) { setStatus(e.message, true); }
+}
+
+// Controls that act for the open user: off until one is open, off again when the page locks.
+const USER_CONTROLS = ["search-input", "search-method", "search-btn", "chat-input", "chat-remember", "chat-send",
+                       "add-input", "add-btn"];
+
+// Chat: the answer, whether a model wrote it or the offline engine picked memories, and the cited
+// memories as items that open like any other.
+async function ask(ev) {
+  ev.preventDefault();
+  const message = $("chat-input").value.trim();
+  if (!message || !state.user) return;
+  const user = state.user;
+  $("chat-send").disabled = true;
+  setStatus("Asking…");
+  try {
+    const r = await api("POST", userPath() + "/chat", { message, remember: $("chat-remember").checked });
+    if (state.user !== user) return;
+    $("chat-answer").hidden = false;
+    $("chat-text").textContent = r.answer;
+    $("chat-mode").textContent = r.mode === "offline"
+      ? "Offline: no model is configured, so these are the memories that match, cited."
+      : (r.fallback ? "The model gave no usable answer (" + r.fallback + "); the best memories instead."
+                    : "Answered by the model from the memories cited.");
+    const cited = [];
+    for (const id of r.memory_ids) {
+      try { cited.push(await api("GET", userPath() + "/memories/" + encodeURIComponent(id))); } catch (e) { /* gone */ }
+    }
+    $("chat-cited").replaceChildren(...cited.map((m) => itemNode(m)));
+    setStatus("Answered with " + cited.length + " cited memor" + (cited.length === 1 ? "y" : "ies") +
+              (r.update_input_ids.length ? "; the exchange is being remembered." : "."));
+  } catch (e) { setStatus(e.message, true); }
+  finally { $("chat-send").disabled = !state.user; }
+}
+
+async function addMemory(ev) {
+  ev.preventDefault();
+  const content = $("add-input").value.trim();
+  if (!content || !state.user) return;
+  $("add-btn").disabled = true;
+  try {
+    const r = await api("POST", userPath() + "/memories", { content, wait: true });
+    $("add-input").value = "";
+    await refresh();
+    setStatus("Remembered (" + r.status + ", " + r.mode + "): " + r.changes.length + " change(s).");
+  } catch (e) { setStatus(e.message, true); }
+  finally { $("add-btn").disabled = !state.user; }
 }
 
 // Each connect attempt gets a number; only the latest may change the page, so a slow answer for an
@@ -311,9 +358,8 @@ function lockPage() {
   state.user = null;
   closeDetail();
   $("user-select").replaceChildren();
-  for (const id of ["user-select", "user-input", "user-open", "search-input", "search-method", "search-btn"]) {
-    $(id).disabled = true;
-  }
+  for (const id of ["user-select", "user-input", "user-open", ...USER_CONTROLS]) $(id).disabled = true;
+  $("chat-answer").hidden = true;
   for (const id of ["items", "timeline", "core"]) $(id).replaceChildren();
 }
 
@@ -349,6 +395,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("user-select").addEventListener("change", (e) => openUser(e.target.value));
   $("user-form").addEventListener("submit", (e) => { e.preventDefault(); openUser($("user-input").value.trim() || $("user-select").value); });
   $("search-form").addEventListener("submit", search);
+  $("chat-form").addEventListener("submit", ask);
+  $("add-form").addEventListener("submit", addMemory);
   for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => showTab(b.dataset.tab));
   $("save-btn").addEventListener("click", save);
   $("delete-btn").addEventListener("click", remove);
