@@ -52,6 +52,15 @@ class PreparedBatch:
     vault_ops: list[Op] = field(default_factory=list)
     # screenshot windows of this batch: resource title -> that window's resource from earlier batches
     screens: dict[str, ResourceMemory | None] = field(default_factory=dict)
+    # each message's claims, read once for the router and the core and semantic managers
+    claims: dict[tuple, list[Claim]] = field(default_factory=dict)
+
+    def claims_of(self, m: BatchMessage) -> list[Claim]:
+        key = (m.source_ids, m.role, m.kind, m.speaker, m.text)
+        found = self.claims.get(key)
+        if found is None:
+            found = self.claims[key] = message_claims(m)
+        return found
 
 
 SecretLookup = Callable[[], Mapping[tuple[str, str], str]]  # (entry_type, value) -> vault memory id
@@ -134,11 +143,10 @@ def route(batch: PreparedBatch) -> list[MemoryType]:
         chosen.append(MemoryType.knowledge_vault)
     if batch.messages:
         chosen.append(MemoryType.episodic)
-    claims = {id(m): message_claims(m) for m in batch.messages}
     checks = [
         # text on a screen is not the user speaking: no self-statements from screenshots
-        (MemoryType.core, lambda m: any(c.about_speaker for c in claims[id(m)])),
-        (MemoryType.semantic, lambda m: any(not c.about_speaker for c in claims[id(m)])),
+        (MemoryType.core, lambda m: any(c.about_speaker for c in batch.claims_of(m))),
+        (MemoryType.semantic, lambda m: any(not c.about_speaker for c in batch.claims_of(m))),
         (MemoryType.procedural, lambda m: extract_procedure(_procedure_text(m)) is not None),
         (MemoryType.resource, lambda m: classify_resource(m.text, kind=m.kind.value) is not None),
     ]
@@ -416,7 +424,7 @@ def core_ops(batch: PreparedBatch, current_block: CoreLookup) -> list[Op]:
     for m in batch.messages:
         if not _speaks_for_self(m):
             continue
-        claims = [c for c in message_claims(m) if c.about_speaker]
+        claims = [c for c in batch.claims_of(m) if c.about_speaker]
         if claims:
             by_speaker.setdefault(m.speaker or "user", []).extend(claims)
             sources.extend(m.source_ids)
@@ -468,7 +476,7 @@ def semantic_ops(batch: PreparedBatch, find_by_name: SemanticLookup) -> list[Op]
     firsts: dict[str, BatchMessage] = {}
     sources: dict[str, list[str]] = {}
     for m in batch.messages:
-        for claim in message_claims(m):
+        for claim in batch.claims_of(m):
             if claim.about_speaker:
                 continue
             key = claim.entity.casefold()
