@@ -172,6 +172,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "iterative strict, ef 100": {"hnsw.iterative_scan": "strict_order", "hnsw.ef_search": "100"},
             "exact (index scans off)": {"enable_indexscan": "off"},
         }
+        # the planner picks an exact scan through the user B-tree where it thinks that cheaper; these
+        # force the graph (no bitmap, seq scan or sort) to measure what it returns where it is used
+        forced = {"enable_bitmapscan": "off", "enable_seqscan": "off", "enable_sort": "off"}
+        strategies.update({
+            "graph forced: post-filter, ef 40": {"hnsw.iterative_scan": "off", "hnsw.ef_search": "40", **forced},
+            "graph forced: iterative relaxed, ef 40": {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": "40",
+                                                       **forced},
+            "graph forced: iterative relaxed, ef 100": {"hnsw.iterative_scan": "relaxed_order",
+                                                        "hnsw.ef_search": "100", **forced},
+            "graph forced: iterative relaxed, ef 200": {"hnsw.iterative_scan": "relaxed_order",
+                                                        "hnsw.ef_search": "200", **forced},
+        })
         result["strategies"] = {}
         for name, settings in strategies.items():
             index.settings = {**settings, "hnsw.max_scan_tuples": "20000"} if "hnsw.ef_search" in settings else settings
