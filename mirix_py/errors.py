@@ -6,7 +6,17 @@ class MirixError(Exception):
 
 
 class InvalidInput(MirixError, ValueError):
-    """The caller's input was rejected before anything was written."""
+    """The caller's input was rejected before anything was written.
+
+    The message often quotes the input (a date, a validation error's value): a secret the vault
+    rules find in it is replaced by a placeholder, so no SDK, REST, MCP or CLI error carries one."""
+
+    def __init__(self, *args: object) -> None:
+        if args and isinstance(args[0], str):
+            from mirix_py.redaction import scrub  # lazy: the rules load only when an error is raised
+
+            args = (scrub(args[0]), *args[1:])
+        super().__init__(*args)
 
 
 class MemoryNotFound(MirixError, LookupError):

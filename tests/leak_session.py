@@ -200,6 +200,23 @@ def run_leak_session(make_engine: Callable[[Path], Any], workdir: Path, plan: Pl
         rest_call("PATCH", f"/memories/{episode.id}", json={"fields": {"details": next(chat).text}})
         count("rest patch")
 
+        # ---------------------------------------------------------- errors that quote the request
+        quoted = plan.chat[0].text
+        for path, body in ((f"/memories/{episode.id}", {"fields": {"event_type": {"said": quoted}}}),
+                           ("/memories", {"content": "hello", "occurred_at": quoted}),
+                           ("/search", {"query": "x", "start": quoted})):
+            r = rest.request("PATCH" if "/memories/" in path else "POST", base + path, json=body)
+            assert r.status_code == 422, (path, r.status_code, r.text[:300])
+            seen(f"REST error {path}", r.text)
+        for call in (lambda: mx.add("hello", user_id=USER, occurred_at=quoted),
+                     lambda: mx.update(episode.id, user_id=USER, event_type={"said": quoted})):
+            try:
+                call()
+            except ValueError as exc:  # InvalidInput
+                seen("SDK error", str(exc))
+            else:
+                raise AssertionError("bad input was accepted")
+
         # ---------------------------------------------------------- MCP (streamable HTTP, same server)
         remaining = list(chat)
 
@@ -217,6 +234,9 @@ def run_leak_session(make_engine: Callable[[Path], Any], workdir: Path, plan: Pl
                 result = await client.call_tool("chat_with_memory", {"message": remaining[-1].text})
                 seen("MCP chat_with_memory", " ".join(getattr(c, "text", "") for c in result.content))
                 count("mcp chat")
+                result = await client.call_tool("add_memory", {"content": "hello", "occurred_at": quoted})
+                assert result.is_error
+                seen("MCP error add_memory", " ".join(getattr(c, "text", "") for c in result.content))
                 for tool, args in (("search_memory", {"query": "password"}), ("search_memory", {"query": "api key token"}),
                                    ("list_memories", {"limit": 100}), ("get_core_memory", {}),
                                    ("chat_with_memory", {"message": "what is my wifi password?", "remember": False})):

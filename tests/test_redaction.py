@@ -73,3 +73,15 @@ def test_window_title_secret_goes_to_the_vault(user_id):
     batch = prepare_batch(user_id, [record])
     assert WIFI not in str(batch.messages[0].metadata)
     assert [op.memory.secret_value for op in batch.vault_ops] == [WIFI]
+
+
+def test_sdk_errors_that_quote_the_input_hold_placeholders(mx, user_id):
+    import pytest
+
+    with pytest.raises(InvalidInput) as bad_date:
+        mx.add("hello", user_id=user_id, occurred_at=f"the wifi password at home is {WIFI}")
+    episode = mx.add("met Bob", user_id=user_id).changes[0].memory_id
+    with pytest.raises(InvalidInput) as bad_field:
+        mx.update(episode, user_id=user_id, event_type={"said": f"pass: {WIFI}"})
+    for exc in (bad_date.value, bad_field.value):
+        assert WIFI not in str(exc) and "[redacted:password]" in str(exc)
