@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from sqlalchemy import select
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from mirix_py.errors import InvalidInput
 from mirix_py.ops import DeleteOp, InsertOp, Op, UpdateOp
@@ -95,8 +95,9 @@ def plan_undo(input_id: str, histories: dict[str, Sequence[HistoryEvent]], *, de
 def touched_by(store, user_id: str, input_id: str) -> list[str]:
     """Ids of the memories whose history names `input_id`, in the order first touched."""
     with Session(store.engine) as session:
-        ids = session.execute(select(HistoryRow.memory_id).where(
-            HistoryRow.user_id == user_id, HistoryRow.input_id == input_id).order_by(HistoryRow.id)).scalars().all()
+        ids = session.execute(select(col(HistoryRow.memory_id)).where(
+            col(HistoryRow.user_id) == user_id, col(HistoryRow.input_id) == input_id).order_by(col(HistoryRow.id))
+        ).scalars().all()
     return list(dict.fromkeys(ids))
 
 
