@@ -84,3 +84,45 @@ def offered_memory_types(texts: Sequence[str]) -> list[MemoryType]:
     word could be a vault value (routing a greeting to the vault only invites an invented secret)."""
     has_values = bool(vault_value_candidates(texts))
     return [t for t in MemoryType if t is not MemoryType.knowledge_vault or has_values]
+
+
+# ---------------------------------------------------------------- memories' words
+
+STOPWORDS = frozenset("""
+about above after again against also among another anything around because been before being below
+between both could does doing down during each even every from further have having here into itself
+just more most much must only other over same should some such than that their theirs them then
+there these they this those through under until very want were what when where which while will with
+within without would your yours the and for are but not you all any can had her was one our out has
+him his how its may new now old see two way who did get got let put say she too use
+""".split())
+GROUNDED_SHARE = 1 / 3  # of a memory's content words that must occur in what the model was shown
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def content_words(text: str) -> list[str]:
+    """Words that carry content: four letters or more, not a stopword, lower case."""
+    return [w for w in (m.group(0).lower() for m in _WORD.finditer(text)) if len(w) >= 4 and w not in STOPWORDS]
+
+
+def vocabulary(texts: Iterable[str]) -> set[str]:
+    """What a grounded memory may use: every word of the texts, and its first five letters (so
+    "attended" is grounded by "attend", "meetings" by "meeting")."""
+    words = {w for text in texts for w in (m.group(0).lower() for m in _WORD.finditer(text))}
+    return words | {w[:5] for w in words if len(w) > 5}
+
+
+def ungrounded_problem(texts: Sequence[str], shown: set[str]) -> str | None:
+    """Why a memory a model wrote is not drawn from the batch it was shown (`shown`: `vocabulary` of
+    the batch as rendered, with the memories listed beside it), or None. A weak model copies the
+    prompt's own examples ("Deploy the trail-map site") into memory; a paraphrase keeps enough of
+    the batch's words to pass."""
+    words = [w for text in texts for w in content_words(text)]
+    if len(words) < 3:
+        return None
+    grounded = sum(w in shown or w[:5] in shown for w in words)
+    if grounded >= GROUNDED_SHARE * len(words):
+        return None
+    missing = [w for w in dict.fromkeys(words) if w not in shown and w[:5] not in shown][:6]
+    return (f"most of its words are not in this batch ({', '.join(missing)}): write only what the messages "
+            "say, or call nothing_to_record")

@@ -52,11 +52,15 @@ class OpCollector:
     message_texts: Sequence[str] = ()
     listed_ids: set[str] | None = None
     shown_ids: Sequence[str] = ()  # the messages' ids as the model sees them ([id=...]); default: all
+    # everything the model was shown (the batch as rendered, the listed memories): a memory it writes
+    # must draw on these words (`grounding.ungrounded_problem`); empty: not checked
+    shown_texts: Sequence[str] = ()
     ops: list[Op] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     nothing: bool = False
     _round_start: int = 0
     _core: dict[str, CoreMemory | None] = field(default_factory=dict)
+    _shown: set[str] | None = None
 
     # ------------------------------------------------------------ rounds
 
@@ -98,6 +102,18 @@ class OpCollector:
                       f"{self.memory_type.value} memories only")
         return memory
 
+    def _grounded(self, values: Any) -> None:
+        """The texts a model wrote must come from what it was shown, not from the prompt's examples."""
+        if not self.shown_texts:
+            return
+        if self._shown is None:
+            self._shown = grounding.vocabulary(self.shown_texts)
+        texts = [v for v in (values.values() if isinstance(values, dict) else [values])
+                 for v in (v if isinstance(v, list) else [v]) if isinstance(v, str)]
+        problem = grounding.ungrounded_problem(texts, self._shown)
+        if problem:
+            self.fail(f"this {self.memory_type.value} memory is not grounded: {problem}")
+
     def _check_fields(self, current: MemoryBase, fields: dict[str, Any]) -> None:
         if not isinstance(fields, dict) or not fields:
             self.fail("fields must be a non-empty object of field names to new values")
@@ -116,6 +132,9 @@ class OpCollector:
         values = {k: v for k, v in values.items() if v is not None}
         if self.memory_type is MemoryType.knowledge_vault:
             self._ground_secret(str(values.get("secret_value") or ""), str(values.get("caption") or ""))
+        else:
+            self._grounded({k: v for k, v in values.items() if k not in ("occurred_at", "event_type", "actor",
+                                                                         "entry_type", "resource_type")})
         values.setdefault("occurred_at", self.default_occurred_at)
         values["occurred_at"] = self._zoned(values["occurred_at"])
         cls = MEMORY_CLASSES[self.memory_type]
@@ -156,6 +175,8 @@ class OpCollector:
         if isinstance(fields, dict) and "occurred_at" in fields:
             fields = {**fields, "occurred_at": self._zoned(fields["occurred_at"])}
         self._check_fields(current, fields)
+        if self.memory_type is not MemoryType.knowledge_vault:
+            self._grounded({k: v for k, v in fields.items() if k != "occurred_at"})
         if self.memory_type is MemoryType.knowledge_vault and "secret_value" in fields:
             self._ground_secret(str(fields.get("secret_value") or ""), str(fields.get("caption") or ""))
         self.ops.append(UpdateOp(memory_id=memory_id, fields=fields, add_source_ids=list(self.batch_source_ids)))
@@ -220,6 +241,7 @@ class OpCollector:
                                                for m in self.message_texts):
             self.fail("a core line is one short fact in third person (e.g. 'allergic to peanuts'), "
                       "not a message copied whole")
+        self._grounded(text)
         block = self._core_block(label) if label in core_blocks.CORE_LABELS else None
         self._write_core(label, core_blocks.appended(block.value if block else "", text))
         return f"ok: appended to {label}"

@@ -282,7 +282,8 @@ class UpdateFlow:
                                 default_occurred_at=batch.messages[0].occurred_at if batch.messages else None,
                                 message_texts=[m.text for m in batch.messages],
                                 listed_ids=None if memory_type is MemoryType.core else listed,
-                                shown_ids=[m.source_ids[-1] for m in batch.messages if m.source_ids])
+                                shown_ids=[m.source_ids[-1] for m in batch.messages if m.source_ids],
+                                shown_texts=[batch_text, *(h.text for h in related)])
         if memory_type is MemoryType.core:
             context = render_core({label: collector._core_block(label) for label in ("human", "persona")})
         else:

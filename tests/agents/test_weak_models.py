@@ -453,3 +453,24 @@ def test_a_value_the_vault_manager_finds_is_redacted_from_the_batchs_other_memor
     assert "7781-kestrel" not in episode.summary + episode.details
     assert f"[vault:{vault.id}]" in episode.summary and f"[vault:{vault.id}]" in episode.details
     assert all("7781-kestrel" not in h.text for h in mx.search("cabin wifi code", user_id="ada"))
+
+
+def test_a_memory_copied_from_the_prompts_examples_is_rejected(make_mx):
+    """The local model wrote the procedural prompt's example ("Deploy the trail-map site") as a memory
+    of a LoCoMo greeting; it is refused as ungrounded, and the correction round records nothing."""
+    replies = iter([[("insert_procedural", {"summary": "Deploy the trail-map site",
+                                            "steps": ["export the sales report", "email it to Priya"]})],
+                    [("nothing_to_record", {})]])
+
+    def script(req):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["episodic", "procedural"]})]
+        if req.agent == "procedural_memory_manager":
+            return next(replies)
+        return good(req)
+
+    mx, _ = make_mx(script)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    assert len(result.rejected) == 1 and "procedural memory is not grounded" in result.rejected[0]
+    assert mx.list(user_id="ada", memory_types=["procedural"]) == []
