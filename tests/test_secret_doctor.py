@@ -124,3 +124,14 @@ def test_cli_reports_then_repairs(tmp_path, embedder, user_id):
     fixed = runner.invoke(app, ["doctor", "--secrets", "--repair", "--json", "--data-dir", str(data)])
     assert fixed.exit_code == 0, fixed.output
     assert json.loads(fixed.output)["clean"] is True
+
+
+def test_a_data_dir_written_by_this_version_scans_clean(mx_sqlite, user_id):
+    for text in (f"My bank PIN is 4921 and the wifi password at home is {WIFI}", f"login: ada / pass: {LOGIN}",
+                 f"The passphrase for the backup drive is: {PASSPHRASE}"):
+        mx_sqlite.add(text, user_id=user_id)
+    episode = mx_sqlite.list(user_id=user_id, memory_types=["episodic"])[0]
+    mx_sqlite.update(episode.id, user_id=user_id, summary=f"Door code: {DOOR}")  # the guard on an API write
+    report = mx_sqlite.doctor_secrets()
+    assert report.clean, report.summary()
+    assert report.payload_secrets == 3  # the raw inputs, kept encrypted for retries
