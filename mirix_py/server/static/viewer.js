@@ -294,6 +294,10 @@ async function refresh() {
 async function openUser(user) {
   if (!user) return;
   state.user = user;
+  // the picker shows the user now open, one typed in too (added to the list for this page)
+  const select = $("user-select");
+  if (![...select.options].some((o) => o.value === user)) select.append(new Option(user, user));
+  select.value = user;
   closeDetail();
   $("tab-search").hidden = true;
   for (const id of USER_CONTROLS) $(id).disabled = false;
