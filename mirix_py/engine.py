@@ -313,7 +313,9 @@ class Mirix(ScreenshotsMixin):
 
         _check_user(user_id)
         self.flush()  # a queued input's changes must exist before they can be taken back
-        return undo_input(self.store, input_id, user_id=user_id, force=force)
+        changes = undo_input(self.store, input_id, user_id=user_id, force=force)
+        self.inputs.forget_actors([input_id], lambda actor: True)  # a retry of it then runs every manager again
+        return changes
 
     def delete_user(self, user_id: str) -> dict[str, int]:
         _check_user(user_id)

@@ -2,16 +2,34 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path as PathParam
+from fastapi import APIRouter, Path as PathParam, Query
 
 from mirix_py.errors import InvalidInput
 from mirix_py.server.deps import Engine, User
 from mirix_py.server.errors import ApiError
 from mirix_py.server.limits import API_PREFIX
-from mirix_py.records import MemoryChange
+from mirix_py.records import AddResult, InputStatus, MemoryChange
 from mirix_py.server.models import ErrorOut, InputStatusOut
 
 router = APIRouter(prefix=f"{API_PREFIX}/users/{{user_id}}/inputs", tags=["memories"])
+
+
+@router.get("", response_model=list[InputStatusOut])
+def list_inputs(user_id: User, mx: Engine,
+                status: Annotated[list[InputStatus] | None, Query(max_length=6)] = None,
+                limit: Annotated[int, Query(ge=1, le=500)] = 100) -> list[InputStatusOut]:
+    """The user's input log, newest first, without contents: each input's status, why it failed or
+    was degraded, and a screenshot's app and window (`metadata`)."""
+    records = [r for s in (status or list(InputStatus)) for r in mx.inputs.by_status(s, user_id=user_id)]
+    records.sort(key=lambda r: r.created_at, reverse=True)
+    return [InputStatusOut.model_validate(r.model_dump(exclude={"messages"})) for r in records[:limit]]
+
+
+@router.post("/retry", response_model=list[AddResult])
+def retry_inputs(user_id: User, mx: Engine) -> list[AddResult]:
+    """Run this user's failed and degraded inputs again (what the offline rules wrote in a model's
+    place is replaced, not duplicated)."""
+    return mx.retry_failed(user_id=user_id)
 
 
 @router.get("/{input_id}", response_model=InputStatusOut)

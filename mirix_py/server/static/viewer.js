@@ -77,6 +77,7 @@ function showPanel(which) {
   $("items").hidden = which !== "items";
   $("timeline").hidden = which !== "timeline";
   $("core").hidden = which !== "core";
+  $("inputs").hidden = which !== "inputs";
 }
 
 function activateTab(tab) {
@@ -101,6 +102,7 @@ async function showTab(tab) {
   try {
     if (tab === "core") return await showCore();
     if (tab === "timeline") return await showTimeline();
+    if (tab === "inputs") return await showInputs();
     if (tab === "search") return renderResults();
     const user = state.user;
     const items = await api("GET", userPath() + "/memories?memory_type=" + tab + "&limit=200");
@@ -110,6 +112,40 @@ async function showTab(tab) {
     if (!items.length) ul.append(el("li", "empty", "No " + tab.replace("_", " ") + " memories."));
     showPanel("items");
     setStatus(items.length + " " + tab.replace("_", " ") + " memories of " + state.user + ".");
+  } catch (e) { setStatus(e.message, true); }
+}
+
+// The input log: what came in (text, messages, screenshots with their app and window), its status,
+// and why it failed or was degraded; failed and degraded inputs can be run again.
+async function showInputs() {
+  const user = state.user;
+  const inputs = await api("GET", userPath() + "/inputs?limit=200");
+  if (state.user !== user) return;
+  const ul = $("input-list");
+  ul.replaceChildren();
+  for (const i of inputs) {
+    const li = el("li", "input s-" + i.status);
+    li.dataset.id = i.id;
+    const meta = el("div", "meta");
+    meta.append(el("span", "badge status", i.status), el("span", "when", when(i.occurred_at)),
+                el("span", "kind", i.kind), el("span", "id", i.id));
+    li.append(meta);
+    const md = i.metadata || {};
+    if (md.app || md.window_title) li.append(el("div", "text", [md.app, md.window_title].filter(Boolean).join(" · ")));
+    if (i.error) li.append(el("div", "error", i.error));
+    ul.append(li);
+  }
+  if (!inputs.length) ul.append(el("li", "empty", "No inputs."));
+  $("retry-btn").hidden = !inputs.some((i) => i.status === "failed" || i.status === "degraded");
+  showPanel("inputs");
+  setStatus(inputs.length + " input(s) of " + state.user + ".");
+}
+
+async function retryInputs() {
+  try {
+    const results = await api("POST", userPath() + "/inputs/retry");
+    await refresh();
+    setStatus("Retried " + results.length + " input(s): " + results.map((r) => r.status).join(", ") + ".");
   } catch (e) { setStatus(e.message, true); }
 }
 
@@ -401,6 +437,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("search-form").addEventListener("submit", search);
   $("chat-form").addEventListener("submit", ask);
   $("add-form").addEventListener("submit", addMemory);
+  $("retry-btn").addEventListener("click", retryInputs);
   for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => showTab(b.dataset.tab));
   $("save-btn").addEventListener("click", save);
   $("delete-btn").addEventListener("click", remove);

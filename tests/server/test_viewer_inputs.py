@@ -1,0 +1,40 @@
+"""The input log over REST (GET .../inputs, POST .../inputs/retry) and in the viewer's Inputs tab:
+status, why an input failed, and a retry button that runs it again."""
+
+from __future__ import annotations
+
+from test_viewer import _click, _texts, _wait, browser  # noqa: F401  (the viewer tests' Chromium fixture)
+
+from mirix_py.records import InputStatus
+
+
+def test_input_log_lists_failures_and_retries_them(browser, live_sqlite):  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    mx = live_sqlite.mx
+    ok = mx.add("I keep bees on the roof of the garage.", user_id="alice")
+    broken = mx.add("My neighbour Lars sells honey at the market.", user_id="alice")
+    mx.undo(broken.input_ids[0], user_id="alice")  # as if nothing had been written for it ...
+    mx.inputs.mark(broken.input_ids, InputStatus.failed, "update flow: the model timed out")  # ... and it failed
+
+    c = live_sqlite.client(live_sqlite.alice)
+    listed = c.get("/v1/users/alice/inputs").json()
+    assert [i["id"] for i in listed][:2] == [broken.input_ids[0], ok.input_ids[0]]  # newest first
+    assert listed[0]["status"] == "failed" and "timed out" in listed[0]["error"] and "messages" not in listed[0]
+    assert [i["id"] for i in c.get("/v1/users/alice/inputs", params={"status": "failed"}).json()] == broken.input_ids
+    assert live_sqlite.client(live_sqlite.bob).get("/v1/users/alice/inputs").status_code == 403
+
+    d = browser
+    d.get(live_sqlite.url + "/viewer")
+    d.execute_script("sessionStorage.clear()")
+    d.get(live_sqlite.url + "/viewer")
+    d.find_element(By.ID, "api-key").send_keys(live_sqlite.alice)
+    _click(d, By.ID, "connect")
+    _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#items .item"))
+    _click(d, By.ID, "tab-inputs")
+    _wait(d, lambda d: any("timed out" in t for t in _texts(d, "#input-list .s-failed")))
+    _click(d, By.ID, "retry-btn")
+    _wait(d, lambda d: "Retried 1 input(s): processed" in d.find_element(By.ID, "status").text)
+    _wait(d, lambda d: not _texts(d, "#input-list .s-failed"))
+    assert mx.input_status(broken.input_ids[0]).status is InputStatus.processed
+    assert any("Lars" in m.search_text() for m in mx.list(user_id="alice", limit=100))
