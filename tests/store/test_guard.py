@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 from mirix_py.agents.offline.rules.vault import find_secrets
 from mirix_py.ops import InsertOp
@@ -13,6 +14,11 @@ from mirix_py.store.guard import Known, SecretGuard
 
 WIFI = "CorrectHorse!42"
 GUARD = SecretGuard(find_secrets)
+
+
+def _has(text: str, value: str) -> bool:
+    """`value` as a whole token (a short one may sit inside a random hex id or a ciphertext)."""
+    return re.search(r"(?<![A-Za-z0-9])" + re.escape(value) + r"(?![A-Za-z0-9])", text) is not None
 
 
 def _vault(mx, user_id):
@@ -54,7 +60,7 @@ def test_api_writes_are_guarded(mx, user_id):
     updated = mx.update(episode, user_id=user_id, summary=f"Bob: the wifi password at home is {WIFI}")
     assert WIFI not in updated.summary and "[vault:kv_" in updated.summary
     core = mx.core_append("human", "My bank PIN is 4921", user_id=user_id)
-    assert "4921" not in core.value
+    assert not _has(core.value, "4921") and "[vault:kv_" in core.value
     assert {WIFI, "4921"} <= set(_vault(mx, user_id))
     for event in mx.history(episode, user_id=user_id):
         assert WIFI not in json.dumps([event.before, event.after])
@@ -75,10 +81,10 @@ def test_import_of_plaintext_is_guarded(mx, user_id):
     line = {"memory": EpisodicMemory(id="ep_old", user_id=user_id, summary="Door code: 7781").model_dump(mode="json"),
             "secret_ciphertext": None}
     assert mx.import_([json.dumps(line)])["imported"] == 2  # the episode and the vault entry it gave
-    assert "7781" not in mx.get("ep_old", user_id=user_id).summary
+    assert not _has(mx.get("ep_old", user_id=user_id).summary, "7781")
     out = io.StringIO()
     mx.export(out, user_id=user_id)
-    assert "7781" not in out.getvalue() and "7781" in _vault(mx, user_id)
+    assert not _has(out.getvalue(), "7781") and "7781" in _vault(mx, user_id)
 
 
 def test_offline_flow_output_is_unchanged_by_the_guard(mx, user_id):
