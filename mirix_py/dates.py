@@ -61,6 +61,14 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [(kind, re.compile(rx, re.IGNOREC
 ]]
 
 
+# Words a phrase of each kind must contain: a cheap `in` test skips the patterns a text cannot match
+# (every episode's text is rendered on each search hit, so this runs on the search path).
+_NEEDS = {"yesterday": ("yesterday", "last night"), "today": ("today", "tonight", "this "),
+          "tomorrow": ("tomorrow",), "days_ago": ("ago",), "weekday": ("day",), "month": ("month",),
+          "months_ago": ("ago",), "year": ("year",), "years_ago": ("ago",),
+          "season": ("spring", "summer", "autumn", "fall", "winter")}
+
+
 def _count(word: str) -> int | None:
     word = word.lower()
     return int(word) if word.isdigit() else NUMBERS.get(word)
@@ -149,7 +157,10 @@ def resolve(text: str, said_at: datetime | date) -> list[Resolved]:
     2023") once the text carries its date."""
     today = said_at.date() if isinstance(said_at, datetime) else said_at
     found: list[Resolved] = []
+    low = text.lower()
     for kind, pattern in _PATTERNS:
+        if not any(word in low for word in _NEEDS[kind]):
+            continue
         for m in pattern.finditer(text):
             period = _period(kind, m, today)
             if period is not None:
