@@ -85,3 +85,10 @@ def test_sdk_errors_that_quote_the_input_hold_placeholders(mx, user_id):
         mx.update(episode, user_id=user_id, event_type={"said": f"pass: {WIFI}"})
     for exc in (bad_date.value, bad_field.value):
         assert WIFI not in str(exc) and "[redacted:password]" in str(exc)
+
+
+def test_rest_error_bodies_hold_placeholders():
+    from mirix_py.server.errors import error_response
+
+    body = error_response(422, "invalid_input", f"bad value: pass: {WIFI}", [{"msg": f"Door code: 7781", "input": f"wifi password is {WIFI}"}]).body
+    assert WIFI.encode() not in body and b"7781" not in body and b"[redacted:password]" in body

@@ -19,6 +19,7 @@ from sqlalchemy.exc import StatementError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mirix_py.errors import CoreMemoryFull, DependencyMissing, InvalidInput, MemoryNotFound
+from mirix_py.redaction import scrub, scrub_data
 from mirix_py.server.models import ErrorOut
 
 __all__ = ["ApiError", "error_response", "install_error_handlers"]
@@ -36,6 +37,8 @@ class ApiError(Exception):
 
 def error_response(status: int, error: str, message: str, detail: Any = None,
                    headers: dict[str, str] | None = None) -> JSONResponse:
+    """Every error body; a message or detail that quotes the request holds placeholders, not secrets."""
+    message, detail = scrub(message), scrub_data(detail)
     return JSONResponse(ErrorOut(error=error, message=message, detail=detail).model_dump(mode="json"),
                         status_code=status, headers=headers)
 
