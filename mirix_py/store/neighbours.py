@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from sqlalchemy import select
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from mirix_py.records import EpisodicMemory, MemoryBase, MemoryType
 from mirix_py.store.memories import MemoryStore
@@ -29,10 +29,11 @@ def neighbours(store: MemoryStore, episode: EpisodicMemory) -> list[EpisodicMemo
     Two indexed lookups on (user, type, time); episodes at the very same instant are not neighbours."""
     if episode.occurred_at is None or not episode.source_ids:
         return []
-    base = select(MemoryRow).where(MemoryRow.user_id == episode.user_id,
-                                   MemoryRow.memory_type == MemoryType.episodic.value)
-    before = base.where(MemoryRow.occurred_at < episode.occurred_at).order_by(MemoryRow.occurred_at.desc()).limit(1)
-    after = base.where(MemoryRow.occurred_at > episode.occurred_at).order_by(MemoryRow.occurred_at.asc()).limit(1)
+    base = select(MemoryRow).where(col(MemoryRow.user_id) == episode.user_id,
+                                   col(MemoryRow.memory_type) == MemoryType.episodic.value)
+    at = col(MemoryRow.occurred_at)  # a typed column (sqlmodel types the attribute as its value)
+    before = base.where(at < episode.occurred_at).order_by(at.desc()).limit(1)
+    after = base.where(at > episode.occurred_at).order_by(at.asc()).limit(1)
     found: list[EpisodicMemory] = []
     with Session(store.engine) as session:
         for query in (before, after):
