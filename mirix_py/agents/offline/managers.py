@@ -420,6 +420,7 @@ def core_ops(batch: PreparedBatch, current_block: CoreLookup) -> list[Op]:
     negated one removes it, a fact held already only adds provenance; when the block would
     overflow, the oldest lines make room."""
     by_speaker: dict[str, list[Claim]] = {}
+    said: dict[str, int] = {}  # each line's first telling in the batch
     sources: list[str] = []
     for m in batch.messages:
         if not _speaks_for_self(m):
@@ -428,6 +429,8 @@ def core_ops(batch: PreparedBatch, current_block: CoreLookup) -> list[Op]:
         if claims:
             by_speaker.setdefault(m.speaker or "user", []).extend(claims)
             sources.extend(m.source_ids)
+            for c in claims:
+                said.setdefault(_line_prefix(m.speaker or "user") + c.text, len(said))
     if not by_speaker:
         return []
     block = current_block("human")
@@ -440,6 +443,7 @@ def core_ops(batch: PreparedBatch, current_block: CoreLookup) -> list[Op]:
                                [replace(c, phrase=prefix + c.text) for c in claims])
         gone.update(f.text for f in outcome.superseded)
         added.extend(f.text for f in outcome.added)
+    added.sort(key=lambda line: said.get(line, len(said)))  # in the order they were said, whoever said them
     lines = list(dict.fromkeys([*(ln for ln in old_lines if ln not in gone), *added]))
     sources = list(dict.fromkeys(sources))
     if block is None:

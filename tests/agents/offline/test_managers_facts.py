@@ -117,3 +117,13 @@ def test_another_speaker_saying_the_same_is_not_a_repeat():
     stored = EpisodicMemory(id="epi_1", user_id="u", summary="Good morning!", actor="Bo", occurred_at=WHEN)
     (op,) = managers.episodic_ops(_batch("Good morning!", name="Ada"), [stored])
     assert isinstance(op, InsertOp)
+
+
+def test_new_core_lines_keep_the_order_they_were_said_in():
+    record = InputRecord(user_id="u", kind=InputKind.messages, occurred_at=WHEN, messages=[
+        Message(role="user", name="Ada", id="m0", content="I love chess."),
+        Message(role="user", name="Bo", id="m1", content="I love tennis."),
+        Message(role="user", name="Ada", id="m2", content="I love jazz."),
+    ])
+    (op,) = managers.core_ops(managers.prepare_batch("u", [record]), lambda label: None)
+    assert op.memory.value == "Ada: loves chess\nBo: loves tennis\nAda: loves jazz"
