@@ -9,12 +9,18 @@ Chroma: no documents, never a vault secret.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence
 from urllib.parse import urlparse
+
+from mirix_py.errors import InvalidInput
+
+
+CHROMA_DATABASE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]")
 
 
 def collection_name(user_id: str) -> str:
@@ -96,6 +102,9 @@ class ChromaVectorIndex:
         host, port, ssl = parsed.hostname or "127.0.0.1", parsed.port or 8000, parsed.scheme == "https"
         settings = ChromaSettings(anonymized_telemetry=False)
         database = parsed.path.strip("/")
+        if database and not CHROMA_DATABASE_NAME.fullmatch(database):
+            raise InvalidInput(f"Chroma database name {database!r} in {url!r}: use 3-512 characters of "
+                               "letters, digits, '.', '_' or '-', starting and ending with a letter or digit")
         if not database:
             return cls(chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings), kind="chroma-server")
         admin_settings = ChromaSettings(anonymized_telemetry=False, chroma_api_impl="chromadb.api.fastapi.FastAPI",

@@ -128,3 +128,17 @@ def test_chroma_server_backend(tmp_path, embedder, chroma_url, user_id):
         assert not (tmp_path / "srv" / "chroma").exists()
         mx.delete_user(user_id)
         assert mx.store.vectors.count(user_id) == 0
+
+
+def test_a_chroma_url_with_a_path_is_a_database_of_its_own(chroma_url, user_id):
+    from uuid import uuid4
+
+    from mirix_py.store.vectors import ChromaVectorIndex, VectorItem
+
+    one = ChromaVectorIndex.server(f"{chroma_url}/t_{uuid4().hex[:12]}")
+    two = ChromaVectorIndex.server(f"{chroma_url}/t_{uuid4().hex[:12]}")
+    one.upsert(user_id, [VectorItem("sem_" + "a" * 32, [1.0, 0.0, 0.0], "semantic")])
+    assert one.users() == {user_id: one.users()[user_id]} and one.count(user_id) == 1
+    assert two.users() == {} and two.count(user_id) == 0  # doctor of `two` sees no orphan of `one`
+    with pytest.raises(InvalidInput, match="Chroma database name 'x'"):
+        ChromaVectorIndex.server(chroma_url.rstrip("/") + "/x")
