@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 import tempfile
@@ -30,14 +31,23 @@ from mirix_py.store.embeddings import SentenceTransformerEmbedder  # noqa: E402
 ROUTE = ["episodic", "semantic", "core"]
 
 
+INPUT_LINE = re.compile(r"^\[id=(?P<id>[^\]]+)\] \S+ (?P<who>.+?) \([^)]*\): (?P<text>.+)$", re.MULTILINE)
+
+
 def minimal_model(req: ScriptRequest):
-    """The smallest valid reply for each agent."""
+    """The smallest valid reply for each agent: one memory per manager, in the batch's own words
+    (the engine rejects memories whose words are not in the batch) and citing every message."""
+    inputs = list(INPUT_LINE.finditer(req.last_text))
+    first = inputs[0] if inputs else None
     if req.agent == "meta_memory_manager":
         return [("trigger_memory_managers", {"memory_types": ROUTE})]
-    if req.agent == "episodic_memory_manager":
-        return [("insert_episodic", {"summary": "A conversation took place", "event_type": "conversation"})]
-    if req.agent == "semantic_memory_manager":
-        return [("insert_semantic", {"name": "Topic", "summary": "Something was discussed"})]
+    if req.agent == "episodic_memory_manager" and first:
+        return [("insert_episodic", {"summary": first["text"], "actor": first["who"], "event_type": "conversation",
+                                     "source_ids": [m["id"] for m in inputs]})]
+    if req.agent == "semantic_memory_manager" and first:
+        return [("insert_semantic", {"name": first["who"], "summary": first["text"]})]
+    if req.agent in ("episodic_memory_manager", "semantic_memory_manager"):
+        return [("nothing_to_record", {})]
     if req.agent in ("core_memory_manager", "knowledge_vault_manager"):
         return [("nothing_to_record", {})]  # a manager must answer with a tool call
     if req.agent == "topic_extractor":
