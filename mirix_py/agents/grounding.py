@@ -69,10 +69,10 @@ def vault_value_problem(value: str, caption: str, texts: Sequence[str]) -> str |
     if value.startswith("[vault:"):
         return "that value is already stored in the vault (a [vault:...] placeholder): leave it alone"
     if not secret_shaped(value):
-        return (f"secret_value {value[:3]}… is plain words, a date, a time or an amount: the vault keeps values "
+        return ("secret_value is plain words, a date, a time or an amount: the vault keeps values "
                 "such as passwords, keys, numbers and addresses; call nothing_to_record")
     if not any(value in text for text in texts):
-        return (f"secret_value {value[:3]}… does not occur in this batch: store only values copied exactly "
+        return ("secret_value does not occur in this batch: store only values copied exactly "
                 "from the messages, or call nothing_to_record")
     if value in caption:
         return "the caption contains the secret value: describe what it is for without it"

@@ -74,8 +74,10 @@ def _loads_or_text(arguments: Any) -> Any:
 
 def _schema_error(error: Any) -> str:
     """One pydantic error as the model can act on it: the field, what it should be, what it sent."""
-    sent = repr(error.get("input"))
-    return f"{'.'.join(map(str, error['loc']))}: {error['msg']} (got {sent[:60]})"
+    where = ".".join(map(str, error["loc"]))
+    if "secret" in where:  # a value offered as a secret is not repeated in prompts, logs or reasons
+        return f"{where}: {error['msg']}"
+    return f"{where}: {error['msg']} (got {repr(error.get('input'))[:60]})"
 
 
 async def _run_calls(calls: Sequence[tuple[str, str, Any]], by_name: dict[str, FunctionTool],

@@ -4,8 +4,8 @@
 2. one search fetches existing memories related to the batch;
 3. the meta memory manager picks memory types (one call);
 4. the chosen managers run concurrently (`asyncio.gather`), each a tool-calling agent whose tools
-   collect validated operations; then each manager's operations commit in one transaction, the
-   vault's first (the store's secret guard then redacts a value it found from the others' writes);
+   collect validated operations; then each manager's operations commit in one transaction. The
+   vault's manager, when chosen, goes first and alone: the others see what it found as placeholders;
 5. a failing manager leaves the others' writes and no partial write of its own;
 6. what the model could not do is done by the offline rules (`OfflineFlow`): the whole batch when
    routing failed, a failed manager's memory type, and an episode for every message that no memory
@@ -26,7 +26,7 @@ after a crash: frames are never stored), they get the OCR text alone.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 from autogen_agentchat.messages import MultiModalMessage
@@ -43,7 +43,8 @@ from mirix_py.agents.tools import OpCollector, RouteCollector, manager_tools
 from mirix_py.llm.bounds import CallBounds, ServerFeatures
 from mirix_py.llm.metering import Meter
 from mirix_py.ops import InsertOp, Op
-from mirix_py.records import CoreMemory, InputRecord, MemoryChange, MemoryType, SearchHit
+from mirix_py.records import CoreMemory, InputRecord, KnowledgeVaultMemory, MemoryChange, MemoryType, SearchHit
+from mirix_py.store.guard import known_pattern
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
 
@@ -65,10 +66,13 @@ class ManagerOutcome:
         return cited_sources(self.ops)
 
 
-def vault_first(types: Sequence[MemoryType]) -> list[int]:
-    """The order the managers' writes commit in: the vault's first, so the store's secret guard
-    already knows a value the vault manager found when another manager's memory repeats it."""
-    return sorted(range(len(types)), key=lambda i: types[i] is not MemoryType.knowledge_vault)
+def redacted_batch(batch: PreparedBatch, found: Mapping[str, str]) -> PreparedBatch:
+    """The batch with every value the vault manager found (value -> vault id) as its placeholder."""
+    pattern = known_pattern(list(found))
+    if pattern is None:
+        return batch
+    messages = [replace(m, text=pattern.sub(lambda v: f"[vault:{found[v.group()]}]", m.text)) for m in batch.messages]
+    return replace(batch, messages=messages)
 
 
 def cited_sources(ops: Sequence[Op]) -> set[str]:
@@ -198,25 +202,39 @@ class UpdateFlow:
             return await self._stand_in(result, reason, user_id, records, input_id, skip_actors, types=None)
         result.routed = list(router.chosen or [])
         chosen = [t for t in result.routed if manager_for(self.definitions, t).name not in skip_actors]
-        runs = [self._manager(t, user_id, batch, batch_text, related, meter, frames, result.rejected)
-                for t in chosen]
-        if self.parallel:
-            outcomes = await asyncio.gather(*runs, return_exceptions=True)
-        else:
-            outcomes = []
-            for run in runs:
-                try:
-                    outcomes.append(await run)
-                except Exception as exc:  # same shape as gather(return_exceptions=True)
-                    outcomes.append(exc)
-        for index in vault_first(chosen):  # the model calls ran concurrently; the writes commit in order
-            outcome = outcomes[index]
-            if isinstance(outcome, ManagerOutcome):
-                try:
-                    outcome.changes = await asyncio.to_thread(self.store.apply, outcome.ops, user_id=user_id,
-                                                              actor=outcome.actor, input_id=input_id, ledger=ledger)
-                except Exception as exc:  # this manager's writes failed; the others' stand
-                    outcomes[index] = exc
+        async def settle(types: Sequence[MemoryType], batch: PreparedBatch, text: str) -> list[Any]:
+            """Run these managers (concurrently unless `parallel` is off), then commit each one's writes."""
+            runs = [self._manager(t, user_id, batch, text, related, meter, frames, result.rejected) for t in types]
+            if self.parallel:
+                outcomes: list[Any] = list(await asyncio.gather(*runs, return_exceptions=True))
+            else:
+                outcomes = []
+                for run in runs:
+                    try:
+                        outcomes.append(await run)
+                    except Exception as exc:  # same shape as gather(return_exceptions=True)
+                        outcomes.append(exc)
+            for index, outcome in enumerate(outcomes):
+                if isinstance(outcome, ManagerOutcome):
+                    try:
+                        outcome.changes = await asyncio.to_thread(self.store.apply, outcome.ops, user_id=user_id,
+                                                                  actor=outcome.actor, input_id=input_id,
+                                                                  ledger=ledger)
+                    except Exception as exc:  # this manager's writes failed; the others' stand
+                        outcomes[index] = exc
+            return outcomes
+
+        # the vault's manager goes first, alone: a value only the model found is then a placeholder in
+        # every other manager's prompt, and the store's secret guard redacts any copy they still write
+        first = [t for t in chosen if t is MemoryType.knowledge_vault]
+        rest = [t for t in chosen if t is not MemoryType.knowledge_vault]
+        outcomes = await settle(first, batch, batch_text) if first else []
+        found = await asyncio.to_thread(self._vaulted, user_id, outcomes)
+        if found and rest:
+            batch = redacted_batch(batch, found)
+            batch_text = render_batch(batch)
+        outcomes += await settle(rest, batch, batch_text) if rest else []
+        chosen = first + rest
         failed: list[MemoryType] = []
         reasons: list[str] = []
         cited: set[str] = set()
@@ -240,6 +258,13 @@ class UpdateFlow:
             result.absorb(extra)
             result.kept_by_rules = sorted(uncited)
         return result
+
+    def _vaulted(self, user_id: str, outcomes: Sequence[Any]) -> dict[str, str]:
+        """Value -> vault id of the entries the vault manager's committed writes inserted."""
+        ids = [c.memory_id for o in outcomes if isinstance(o, ManagerOutcome) for c in o.changes
+               if c.operation.value == "insert"]
+        entries = [self.store.get(i, user_id=user_id, reveal=True) for i in ids]
+        return {e.secret_value: e.id for e in entries if isinstance(e, KnowledgeVaultMemory) and e.secret_value}
 
     def _fallback_cited(self, result: FlowResult, user_id: str) -> set[str]:
         """Source ids of the memories the offline stand-in wrote for this batch."""

@@ -432,8 +432,10 @@ def test_a_model_cannot_delete_an_episode(make_mx):
 
 
 def test_a_value_the_vault_manager_finds_is_redacted_from_the_batchs_other_memories(make_mx):
-    """The rules missed the cabin's wifi code and the model vaulted it; the episode written from the
-    same batch, in parallel, repeated it: it is stored with the vault placeholder instead."""
+    """The rules missed the cabin's wifi code and the model vaulted it: the episodic manager, which runs
+    after the vault's, is shown the placeholder, and the copy it still writes is redacted by the store."""
+    episodic_prompts = []
+
     def script(req):
         if req.agent == "meta_memory_manager":
             return [("trigger_memory_managers", {"memory_types": ["episodic", "knowledge_vault"]})]
@@ -441,6 +443,7 @@ def test_a_value_the_vault_manager_finds_is_redacted_from_the_batchs_other_memor
             return [("insert_knowledge_vault", {"entry_type": "password", "caption": "cabin wifi",
                                                 "secret_value": "7781-kestrel"})]
         if req.agent == "episodic_memory_manager":
+            episodic_prompts.append(req.last_text)
             return [("insert_episodic", {"summary": "Ada shared the cabin wifi code 7781-kestrel",
                                          "details": "code: 7781-kestrel"})]
         return good(req)
@@ -452,6 +455,7 @@ def test_a_value_the_vault_manager_finds_is_redacted_from_the_batchs_other_memor
     (episode,) = mx.list(user_id="ada", memory_types=["episodic"])
     assert "7781-kestrel" not in episode.summary + episode.details
     assert f"[vault:{vault.id}]" in episode.summary and f"[vault:{vault.id}]" in episode.details
+    assert "7781-kestrel" not in episodic_prompts[0] and f"[vault:{vault.id}]" in episodic_prompts[0]
     assert all("7781-kestrel" not in h.text for h in mx.search("cabin wifi code", user_id="ada"))
 
 
