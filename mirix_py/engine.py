@@ -572,7 +572,8 @@ class AsyncMirix:
         await self.close()
 
 
-ASYNC_METHODS = ("add", "flush", "resume", "work", "doctor", "doctor_secrets", "backup", "chat", "search", "get", "list", "update", "delete", "history", "undo", "delete_user", "core_memory",
+ASYNC_METHODS = ("add", "flush", "resume", "work", "doctor", "doctor_secrets", "backup", "chat", "search", "get", "list",
+                 "update", "delete", "history", "undo", "delete_user", "user_ids", "ping", "core_memory",
                  "core_append", "core_rewrite", "export", "import_", "retry_failed", "input_status", "stats",
                  "describe", "close")
 ASYNC_METHODS += SCREENSHOT_METHODS
