@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import io
 import json
 import time
@@ -183,7 +184,10 @@ def test_each_window_is_one_resource_updated_in_place(desktop):
     resources = mx.list(user_id=USER, memory_types=["resource"], limit=200)
     titles = [r.title for r in resources]
     assert len(titles) == len(set(titles))
-    windows = {f"Screenshot of {f.app} — {f.window_title}" for f in frames}
+    # a secret in a window title (an address in a mail client's) is a vault placeholder in the title
+    titles = [re.sub(r"\[vault:[^\]]+\]", "[secret]", t) for t in titles]
+    windows = {re.sub(r"\[(?:vault|redacted):[^\]]*\]", "[secret]", scrub(f"Screenshot of {f.app} — {f.window_title}"))
+               for f in frames}
     assert set(titles) <= windows and len(titles) >= len(windows) - 2
     calendar = next(r for r in resources if r.title.startswith("Screenshot of Calendar"))
     history = mx.history(calendar.id, user_id=USER)
