@@ -175,8 +175,9 @@ def answer_slice(args, conv, batches, embedder, llm_dir: Path, offline_dir: Path
         for q in picked:
             response = mx.chat(q.question, user_id=conv.user_id, remember=False)
             f1 = locomo_f1(strip_citations(response.answer), q.answer, q.category)
-            label = asyncio.run(judge(client, q.question, str(q.answer), strip_citations(response.answer),
-                                      seed=args.seed)).label if args.judge else None
+            label = asyncio.run(judge(model_client(args.url, args.model, args.mode == "functions"), q.question,
+                                      str(q.answer), strip_citations(response.answer),
+                                      seed=args.seed)).label if args.judge else None  # its own client: own loop
             rows.append({"question": q.question, "gold": q.answer, "answer": response.answer[:300],
                          "category": q.category, "f1": round(f1, 3), "judge": label,
                          "answer_mode": response.mode, "fallback": response.fallback})
