@@ -69,6 +69,15 @@ _NEEDS = {"yesterday": ("yesterday", "last night"), "today": ("today", "tonight"
           "season": ("spring", "summer", "autumn", "fall", "winter")}
 
 
+def _unit_shift(m: re.Match[str], *, named: bool) -> int | None:
+    """How many months or years away: -1, 0 or +1 for "last / this / next <unit>", -n for "<n> <units>
+    ago"; None for "0 <units> ago"."""
+    if named:
+        return {"last": -1, "this past": -1, "this": 0, "next": 1}[m.group("rel").lower()]
+    n = _count(m.group("n"))
+    return -n if n else None
+
+
 def _count(word: str) -> int | None:
     word = word.lower()
     return int(word) if word.isdigit() else NUMBERS.get(word)
@@ -115,22 +124,14 @@ def _period(kind: str, m: re.Match[str], today: date) -> tuple[date, date, str] 
             day = today + timedelta(days=target - today.weekday())
         return day, day, day_words(day)
     if kind in ("month", "months_ago"):
-        if kind == "month":
-            shift = {"last": -1, "this past": -1, "this": 0, "next": 1}[m.group("rel").lower()]
-        else:
-            n = _count(m.group("n"))
-            if not n:
-                return None
-            shift = -n
+        shift = _unit_shift(m, named=kind == "month")
+        if shift is None:
+            return None
         return _month(*_shift_month(today, shift))
     if kind in ("year", "years_ago"):
-        if kind == "year":
-            shift = {"last": -1, "this past": -1, "this": 0, "next": 1}[m.group("rel").lower()]
-        else:
-            n = _count(m.group("n"))
-            if not n:
-                return None
-            shift = -n
+        shift = _unit_shift(m, named=kind == "year")
+        if shift is None:
+            return None
         year = today.year + shift
         return date(year, 1, 1), date(year, 12, 31), str(year)
     if kind == "season":
