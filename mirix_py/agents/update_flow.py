@@ -226,8 +226,8 @@ class UpdateFlow:
 
         # the vault's manager goes first, alone: a value only the model found is then a placeholder in
         # every other manager's prompt, and the store's secret guard redacts any copy they still write
-        first = [t for t in chosen if t is MemoryType.knowledge_vault]
-        rest = [t for t in chosen if t is not MemoryType.knowledge_vault]
+        first: list[MemoryType] = [t for t in chosen if t is MemoryType.knowledge_vault]
+        rest: list[MemoryType] = [t for t in chosen if t is not MemoryType.knowledge_vault]
         outcomes = await settle(first, batch, batch_text) if first else []
         found = await asyncio.to_thread(self._vaulted, user_id, outcomes)
         if found and rest:
