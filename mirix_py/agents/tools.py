@@ -239,7 +239,7 @@ class OpCollector:
             self.fail("text is empty")
         if len(text) > CORE_LINE_CHARS or any(len(m) >= 40 and " ".join(m.split()) == " ".join(text.split())
                                                for m in self.message_texts):
-            self.fail("a core line is one short fact in third person (e.g. 'allergic to peanuts'), "
+            self.fail("a core line is one short fact in third person, without the subject, "
                       "not a message copied whole")
         self._grounded(text)
         block = self._core_block(label) if label in core_blocks.CORE_LABELS else None
@@ -282,7 +282,7 @@ def _insert_tool(c: OpCollector) -> FunctionTool:
     t = c.memory_type
     if t is MemoryType.episodic:
         def insert_episodic(
-            summary: Annotated[str, "One sentence naming who did what, e.g. 'Caroline went to a support group.'"],
+            summary: Annotated[str, "One sentence naming who did what, in the words of the messages."],
             details: Annotated[str, "What someone would need later: names, places, numbers, outcomes."] = "",
             event_type: Annotated[str, "Kind of event: message, conversation, activity, meeting, "
                                        "screen_activity, document."] = P.EVENT_TYPE_DEFAULT,
@@ -296,8 +296,8 @@ def _insert_tool(c: OpCollector) -> FunctionTool:
         doc = "Record an event of this batch: who did what, when."
     elif t is MemoryType.semantic:
         def insert_semantic(
-            name: Annotated[str, "The person, place, thing or concept the fact is about, e.g. 'Tom'."],
-            summary: Annotated[str, "The fact in one sentence, e.g. 'Tom is Ada's brother and a pilot.'"],
+            name: Annotated[str, "The person, place, thing or concept the fact is about, named as in the messages."],
+            summary: Annotated[str, "The fact in one sentence, in the words of the messages."],
             details: Annotated[str, "More facts about the same name."] = "",
             source: Annotated[str, "Who said it."] = "",
             source_ids: SourceIds = None,
@@ -307,7 +307,7 @@ def _insert_tool(c: OpCollector) -> FunctionTool:
         doc = "Record a lasting fact about a named person, place, thing or concept."
     elif t is MemoryType.procedural:
         def insert_procedural(
-            summary: Annotated[str, "The task, e.g. 'Deploy the trail-map site'."],
+            summary: Annotated[str, "The task in a few words, as the messages name it."],
             steps: Annotated[list[str], "The steps in order, each a short imperative."],
             entry_type: Annotated[P.ProcedureTypeName, "workflow: a sequence of actions; guide: advice; "
                                                         "script: commands to run."] = P.PROCEDURE_TYPE_DEFAULT,
@@ -334,7 +334,7 @@ def _insert_tool(c: OpCollector) -> FunctionTool:
             entry_type: Annotated[str, "password (also PINs and door codes), api_key, card_number, card_cvv, "
                                        "card_expiry, bank_account, recovery_code, id_number, address, phone, "
                                        "email or booking: the names the vault rules use."],
-            caption: Annotated[str, "What the value is for, WITHOUT the value, e.g. 'VPN password for work'."],
+            caption: Annotated[str, "What the value is for (its kind and what it opens or belongs to), WITHOUT the value."],
             secret_value: Annotated[str, SECRET_VALUE],
             sensitivity: Annotated[P.SensitivityName, "high: grants access or moves money; medium: personal "
                                                        "contact details; low: public details."] = P.SENSITIVITY_DEFAULT,
@@ -365,8 +365,8 @@ def _generic_tools(c: OpCollector) -> dict[str, Callable[[], FunctionTool]]:
 
     def core_memory_append(label: Annotated[CoreLabel, "human: who the user is; persona: how the assistant "
                                                        "should behave."],
-                           text: Annotated[str, "One short line in third person, without the subject, e.g. "
-                                                "'allergic to peanuts'."]) -> str:
+                           text: Annotated[str, "One short fact in third person, without the subject, in the "
+                                                "words of the messages."]) -> str:
         return c.core_memory_append(label, text)
 
     def core_memory_rewrite(label: Annotated[CoreLabel, "human: who the user is; persona: how the assistant "
