@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from sqlalchemy import select
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from mirix_py.store.crypto import VaultKeyError
 from mirix_py.store.memories import MemoryStore
@@ -64,7 +64,7 @@ def _rows_by_user(store: MemoryStore) -> dict[str, dict[str, str | None]]:
     out: dict[str, dict[str, str | None]] = {}
     with Session(store.engine) as session:
         for user_id, memory_id, model in session.execute(
-                select(MemoryRow.user_id, MemoryRow.id, MemoryRow.embedding_model)):
+                select(col(MemoryRow.user_id), col(MemoryRow.id), col(MemoryRow.embedding_model))):
             out.setdefault(user_id, {})[memory_id] = model
     return out
 
@@ -87,12 +87,13 @@ def diagnose(store: MemoryStore) -> DoctorReport:
                     report.stale_embeddings.append(memory_id)
     report.stale_texts, report.unreadable_rows, report.compactable_rows = _check_rows(store)
     with Session(store.engine) as session:
-        for memory_id, secret in session.execute(select(MemoryRow.id, MemoryRow.secret).where(MemoryRow.secret.is_not(None))):
+        for memory_id, secret in session.execute(select(col(MemoryRow.id), col(MemoryRow.secret))
+                                                 .where(col(MemoryRow.secret).is_not(None))):
             try:
                 store.cipher.decrypt(secret)
             except VaultKeyError:
                 report.undecryptable_secrets.append(memory_id)
-        for input_id, payload in session.execute(select(InputRow.id, InputRow.payload)):
+        for input_id, payload in session.execute(select(col(InputRow.id), col(InputRow.payload))):
             try:
                 store.cipher.decrypt(payload)
             except VaultKeyError:
@@ -127,7 +128,7 @@ def _compact_rows(store: MemoryStore, memory_ids: list[str]) -> int:
     for start in range(0, len(memory_ids), TEXT_BATCH):
         with Session(store.engine) as session:
             for row in session.execute(
-                    select(MemoryRow).where(MemoryRow.id.in_(memory_ids[start:start + TEXT_BATCH]))).scalars():
+                    select(MemoryRow).where(col(MemoryRow.id).in_(memory_ids[start:start + TEXT_BATCH]))).scalars():
                 row.fields = to_refs(row.fields, row.text)
                 done += 1
             session.commit()
@@ -141,7 +142,7 @@ def _rerender_texts(store: MemoryStore, memory_ids: list[str]) -> int:
     for start in range(0, len(memory_ids), TEXT_BATCH):
         with Session(store.engine) as session:
             rows = list(session.execute(
-                select(MemoryRow).where(MemoryRow.id.in_(memory_ids[start:start + TEXT_BATCH]))).scalars())
+                select(MemoryRow).where(col(MemoryRow.id).in_(memory_ids[start:start + TEXT_BATCH]))).scalars())
             for row in rows:
                 fresh = store.to_row(store.to_record(row))  # the secret column is left as it is
                 row.text, row.fields = fresh.text, fresh.fields
@@ -186,7 +187,7 @@ def repair(store: MemoryStore, report: DoctorReport,
         chunk = todo[start:start + EMBED_BATCH]
         with Session(store.engine) as session:
             found = {r.id: r for r in session.execute(
-                select(MemoryRow).where(MemoryRow.id.in_([i for _, i in chunk]))).scalars()}
+                select(MemoryRow).where(col(MemoryRow.id).in_([i for _, i in chunk]))).scalars()}
             live = [(u, i) for u, i in chunk if i in found and i not in unreadable]
             vectors = store.embedder.embed([store.to_record(found[i]).embedding_text() for _, i in live])
             by_user: dict[str, list[VectorItem]] = {}

@@ -11,7 +11,7 @@ from typing import IO, Iterable
 
 from pydantic import ValidationError
 from sqlalchemy import select
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from mirix_py.errors import InvalidInput
 from mirix_py.ops import InsertOp
@@ -22,9 +22,9 @@ from mirix_py.store.tables import MemoryRow
 
 
 def export_lines(store: MemoryStore, out: IO[str], *, user_id: str | None = None, batch: int = 500) -> int:
-    query = select(MemoryRow).order_by(MemoryRow.user_id, MemoryRow.created_at, MemoryRow.id)
+    query = select(MemoryRow).order_by(col(MemoryRow.user_id), col(MemoryRow.created_at), col(MemoryRow.id))
     if user_id is not None:
-        query = query.where(MemoryRow.user_id == user_id)
+        query = query.where(col(MemoryRow.user_id) == user_id)
     count = 0
     with Session(store.engine) as session:
         for row in session.execute(query.execution_options(yield_per=batch)).scalars():
@@ -52,11 +52,12 @@ def import_lines(store: MemoryStore, lines: Iterable[str]) -> dict[str, int]:
                 raise InvalidInput(f"line {number}: vault secret was exported under another vault key") from exc
             memory = memory.model_copy(update={"secret_value": secret})
         parsed.append(memory)
-    existing = set()
+    existing: set[str] = set()
     ids = [m.id for m in parsed]
     with Session(store.engine) as session:
         for i in range(0, len(ids), 500):
-            existing.update(session.execute(select(MemoryRow.id).where(MemoryRow.id.in_(ids[i:i + 500]))).scalars())
+            chunk = ids[i:i + 500]
+            existing.update(session.execute(select(col(MemoryRow.id)).where(col(MemoryRow.id).in_(chunk))).scalars())
     by_user: dict[str, list[InsertOp]] = {}
     for memory in parsed:
         if memory.id not in existing:

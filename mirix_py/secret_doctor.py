@@ -28,7 +28,7 @@ from types import SimpleNamespace
 from typing import Any, Iterable
 
 from sqlalchemy import select, text as sql
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from mirix_py.ops import InsertOp
 from mirix_py.records import KnowledgeVaultMemory
@@ -194,9 +194,9 @@ def repair(store: MemoryStore, guard: SecretGuard, data_dir: Path | None) -> Sec
     done: Counter = Counter()
     users: set[str] = set()
     with Session(store.engine) as session:
-        users = set(session.execute(select(MemoryRow.user_id).distinct()).scalars())
-        users |= set(session.execute(select(HistoryRow.user_id).distinct()).scalars())
-        users |= set(session.execute(select(InputRow.user_id).distinct()).scalars())
+        users = set(session.execute(select(col(MemoryRow.user_id)).distinct()).scalars())
+        users |= set(session.execute(select(col(HistoryRow.user_id)).distinct()).scalars())
+        users |= set(session.execute(select(col(InputRow.user_id)).distinct()).scalars())
     for user_id in sorted(users):
         done += _repair_user(store, guard, user_id)
     rebuilt = _rebuild_documents(store, guard)
@@ -218,7 +218,7 @@ def _repair_user(store: MemoryStore, guard: SecretGuard, user_id: str) -> Counte
     with Session(store.engine) as session:
         known = store.known_secrets(session, user_id)
         rewritten: list[tuple[MemoryRow, Any]] = []
-        for row in session.execute(select(MemoryRow).where(MemoryRow.user_id == user_id)).scalars():
+        for row in session.execute(select(MemoryRow).where(col(MemoryRow.user_id) == user_id)).scalars():
             record = store.to_record(row, reveal=True)
             cleaned, vault = guard.clean(record, known)
             new += vault
@@ -226,7 +226,7 @@ def _repair_user(store: MemoryStore, guard: SecretGuard, user_id: str) -> Counte
             if fresh.text != row.text or fresh.fields != row.fields:
                 rewritten.append((row, fresh))
         # history and the input log's plain columns: the same placeholders, new vault entries as needed
-        history = list(session.execute(select(HistoryRow).where(HistoryRow.user_id == user_id)).scalars())
+        history = list(session.execute(select(HistoryRow).where(col(HistoryRow.user_id) == user_id)).scalars())
         for row in history:
             for name in ("before", "after"):
                 value = getattr(row, name)
@@ -235,7 +235,7 @@ def _repair_user(store: MemoryStore, guard: SecretGuard, user_id: str) -> Counte
                     if cleaned_value != value:
                         setattr(row, name, cleaned_value)
                         done["history_events"] += 1
-        for row in session.execute(select(InputRow).where(InputRow.user_id == user_id)).scalars():
+        for row in session.execute(select(InputRow).where(col(InputRow.user_id) == user_id)).scalars():
             for name in ("error", "source_id"):
                 value = getattr(row, name)
                 if value:
@@ -275,7 +275,7 @@ def _reembed(store: MemoryStore, user_id: str, memory_ids: list[str]) -> None:
 
     assert store.vectors is not None and store.embedder is not None
     with Session(store.engine) as session:
-        rows = list(session.execute(select(MemoryRow).where(MemoryRow.id.in_(memory_ids))).scalars())
+        rows = list(session.execute(select(MemoryRow).where(col(MemoryRow.id).in_(memory_ids))).scalars())
         vectors = store.embedder.embed([store.to_record(r).embedding_text() for r in rows])
         store.vectors.upsert(user_id, [VectorItem(r.id, v, r.memory_type) for r, v in zip(rows, vectors)])
         for row in rows:
@@ -286,14 +286,15 @@ def _reembed(store: MemoryStore, user_id: str, memory_ids: list[str]) -> None:
 def _rebuild_documents(store: MemoryStore, guard: SecretGuard) -> int:
     """A user collection that holds documents is dropped and re-embedded from SQL: updating a
     document leaves the old one in Chroma's own log, dropping the collection purges it."""
-    documents = getattr(store.vectors, "documents", None)
-    if documents is None or store.embedder is None:
+    vectors = store.vectors
+    documents = getattr(vectors, "documents", None)
+    if vectors is None or documents is None or store.embedder is None:
         return 0
     users = sorted({user_id for user_id, _, document in documents() if document})
     for user_id in users:
-        store.vectors.drop_user(user_id)
+        vectors.drop_user(user_id)
         with Session(store.engine) as session:
-            ids = list(session.execute(select(MemoryRow.id).where(MemoryRow.user_id == user_id)).scalars())
+            ids = list(session.execute(select(col(MemoryRow.id)).where(col(MemoryRow.user_id) == user_id)).scalars())
         for start in range(0, len(ids), 256):
             _reembed(store, user_id, ids[start:start + 256])
     return len(users)

@@ -14,10 +14,11 @@ from typing import Callable, Optional
 
 import typer
 from sqlalchemy import select
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from mirix_py.errors import InvalidInput
 from mirix_py.store.memories import MemoryStore
+from mirix_py.store.pgvectors import PgVectorIndex
 from mirix_py.store.tables import MemoryRow
 from mirix_py.store.vectors import ChromaVectorIndex, VectorItem
 
@@ -28,14 +29,15 @@ def migrate(store: MemoryStore, source: ChromaVectorIndex,
             progress: Callable[[int], None] = lambda n: None) -> dict[str, int]:
     """Copy every row's Chroma vector into the store's pgvector index; returns counts."""
     target = store.vectors
-    if target is None or getattr(target, "kind", None) != "pgvector":
+    if not isinstance(target, PgVectorIndex):
         raise InvalidInput("the target engine does not use pgvector: open it with MIRIX_VECTOR_STORE=pgvector "
                            "on a PostgreSQL database")
     counts = {"users": 0, "copied": 0, "rows_without_vectors": 0, "vectors_without_rows": 0}
     rows: dict[str, list[tuple[str, str]]] = {}
     with Session(store.engine) as session:
         for user_id, memory_id, memory_type in session.execute(
-                select(MemoryRow.user_id, MemoryRow.id, MemoryRow.memory_type).order_by(MemoryRow.user_id)):
+                select(col(MemoryRow.user_id), col(MemoryRow.id), col(MemoryRow.memory_type))
+                .order_by(col(MemoryRow.user_id))):
             rows.setdefault(user_id, []).append((memory_id, memory_type))
     for user_id in sorted(set(rows) | set(source.users())):
         mine = rows.get(user_id, [])

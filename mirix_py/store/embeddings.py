@@ -202,7 +202,7 @@ class MiniLMEmbedder:
                 self._batched = False
             else:
                 self._batched = SentenceTransformerEmbedder(str(self.model_path), batch_size=self._batch_size)
-        return self._batched or None
+        return self._batched if isinstance(self._batched, SentenceTransformerEmbedder) else None
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:

@@ -18,7 +18,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
-from mirix_py.records import MASK, KnowledgeVaultMemory, MemoryBase
+from mirix_py.records import MASK, KnowledgeVaultMemory, Memory, Sensitivity
 
 PLACEHOLDER = re.compile(r"\[(?:vault|redacted):[^\]\s]{1,80}\]")
 CAPTION_PLACEHOLDER = "[secret]"
@@ -29,12 +29,20 @@ _NOT_TEXT = frozenset({"label", "limit", "entry_type", "sensitivity", "secret_va
 
 
 class Secret(Protocol):
-    entry_type: str
-    value: str
-    start: int
-    end: int
-    sensitivity: str
-    caption: str
+    """One secret a detector found (read-only: the vault rules return frozen matches)."""
+
+    @property
+    def entry_type(self) -> str: ...
+    @property
+    def value(self) -> str: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+    @property
+    def sensitivity(self) -> str: ...
+    @property
+    def caption(self) -> str: ...
 
 
 Detector = Callable[[str], Sequence[Secret]]
@@ -78,7 +86,7 @@ class SecretGuard:
         found = list(self.detect(text))
         return [m for m in found if not any(m.start < e and s < m.end for s, e in spans)]
 
-    def clean(self, memory: MemoryBase, known: Known) -> tuple[MemoryBase, list[KnowledgeVaultMemory]]:
+    def clean(self, memory: Memory, known: Known) -> tuple[Memory, list[KnowledgeVaultMemory]]:
         """`memory` with placeholders where its texts held secrets, and the vault entries to insert
         for secrets not stored yet (`known` gains them, so a value repeated later reuses the entry)."""
         if isinstance(memory, KnowledgeVaultMemory):
@@ -118,7 +126,7 @@ class SecretGuard:
                 new.append(KnowledgeVaultMemory(
                     id=vault_id, user_id=memory.user_id, entry_type=m.entry_type,
                     source=getattr(memory, "actor", "") or getattr(memory, "source", "") or "",
-                    sensitivity=m.sensitivity, secret_value=m.value, caption=m.caption,
+                    sensitivity=Sensitivity(m.sensitivity), secret_value=m.value, caption=m.caption,
                     occurred_at=memory.occurred_at, source_ids=list(memory.source_ids),
                 ))
                 known.add(m.value, vault_id)

@@ -25,7 +25,7 @@ from typing import Callable, Iterable, Sequence
 
 from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from mirix_py.records import InputKind, InputRecord, InputStatus, Message, utcnow
 from mirix_py.store.crypto import Cipher
@@ -112,8 +112,8 @@ class InputLog:
             return 0
         changed = 0
         with Session(self.engine) as session:
-            rows = session.execute(select(InputRow).where(InputRow.id.in_(list(input_ids)),
-                                                          InputRow.status == InputStatus.processed.value)).scalars()
+            rows = session.execute(select(InputRow).where(
+                col(InputRow.id).in_(list(input_ids)), col(InputRow.status) == InputStatus.processed.value)).scalars()
             for row in rows:
                 payload = json.loads(self.cipher.decrypt(row.payload))
                 if isinstance(payload, list):
@@ -140,15 +140,15 @@ class InputLog:
         if status in (InputStatus.processed, InputStatus.degraded, InputStatus.failed):
             values.update(processed_at=utcnow(), claimed_by=None, claimed_at=None)
         with Session(self.engine) as session:
-            session.execute(update(InputRow).where(InputRow.id.in_(list(input_ids))).values(**values))
+            session.execute(update(InputRow).where(col(InputRow.id).in_(list(input_ids))).values(**values))
             session.commit()
 
     def by_status(self, status: InputStatus, *, user_id: str | None = None, limit: int = 1000) -> list[InputRecord]:
-        query = select(InputRow).where(InputRow.status == InputStatus(status).value)
+        query = select(InputRow).where(col(InputRow.status) == InputStatus(status).value)
         if user_id is not None:
-            query = query.where(InputRow.user_id == user_id)
+            query = query.where(col(InputRow.user_id) == user_id)
         with Session(self.engine) as session:
-            rows = session.execute(query.order_by(InputRow.created_at).limit(limit)).scalars().all()
+            rows = session.execute(query.order_by(col(InputRow.created_at)).limit(limit)).scalars().all()
             return [self._to_record(r) for r in rows]
 
     def forget_actors(self, input_ids: Sequence[str], which: Callable[[str], bool]) -> None:
@@ -156,7 +156,7 @@ class InputLog:
         if not input_ids:
             return
         with Session(self.engine) as session:
-            for row in session.execute(select(InputRow).where(InputRow.id.in_(list(input_ids)))).scalars():
+            for row in session.execute(select(InputRow).where(col(InputRow.id).in_(list(input_ids)))).scalars():
                 row.done_actors = [a for a in (row.done_actors or []) if not which(a)]
             session.commit()
 
@@ -165,7 +165,8 @@ class InputLog:
         if not input_ids:
             return frozenset()
         with Session(self.engine) as session:
-            rows = session.execute(select(InputRow.done_actors).where(InputRow.id.in_(list(input_ids)))).scalars().all()
+            rows = session.execute(select(col(InputRow.done_actors))
+                                   .where(col(InputRow.id).in_(list(input_ids)))).scalars().all()
         sets = [set(r or []) for r in rows]
         return frozenset(set.intersection(*sets)) if sets else frozenset()
 
@@ -178,10 +179,11 @@ class InputLog:
         those held by dead workers (`include_stale`) and, with `include_own`, those it already holds."""
         now = utcnow()
         wanted = [s.value for s in statuses]
-        scope = [] if input_ids is None else [InputRow.id.in_(list(input_ids))]
-        fresh_query = select(InputRow).where(InputRow.status.in_(wanted), *scope).order_by(InputRow.created_at)
-        held_query = select(InputRow).where(InputRow.status == InputStatus.processing.value, *scope) \
-            .order_by(InputRow.claimed_at).limit(max(limit * 4, 64))
+        scope = [] if input_ids is None else [col(InputRow.id).in_(list(input_ids))]
+        fresh_query = select(InputRow).where(col(InputRow.status).in_(wanted), *scope) \
+            .order_by(col(InputRow.created_at))
+        held_query = select(InputRow).where(col(InputRow.status) == InputStatus.processing.value, *scope) \
+            .order_by(col(InputRow.claimed_at)).limit(max(limit * 4, 64))
         with Session(self.engine) as session:
             if self.engine.dialect.name == "sqlite":
                 session.connection().exec_driver_sql("BEGIN IMMEDIATE")
@@ -208,8 +210,9 @@ class InputLog:
     def recoverable(self) -> int:
         """How many inputs are pending, or claimed by a worker that is gone."""
         with Session(self.engine) as session:
-            rows = session.execute(select(InputRow.status, InputRow.claimed_by, InputRow.claimed_at).where(
-                InputRow.status.in_([InputStatus.pending.value, InputStatus.processing.value]))).all()
+            rows = session.execute(select(col(InputRow.status), col(InputRow.claimed_by),
+                                          col(InputRow.claimed_at)).where(
+                col(InputRow.status).in_([InputStatus.pending.value, InputStatus.processing.value]))).all()
         now = utcnow()
         return sum(1 for status, by, at in rows if status == InputStatus.pending.value
                    or not by or not worker_alive(by) or at is None or now - at >= self.lease)

@@ -8,20 +8,21 @@ the source of truth, `doctor` re-syncs a failed mirror).
 
 from __future__ import annotations
 
+import builtins
 import logging
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, overload
 
 from pydantic import ValidationError
-from sqlalchemy import delete as sa_delete, func, select, union
-from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlalchemy import Delete, delete as sa_delete, func, select, union
+from sqlalchemy.engine import CursorResult, Engine
+from sqlmodel import Session, col
 
 from mirix_py.errors import InvalidInput, MemoryNotFound
 from mirix_py.ops import DeleteOp, InsertOp, MergeOp, Op, UpdateOp
 from mirix_py.records import (
-    MASK, MEMORY_ADAPTER, HistoryEvent, KnowledgeVaultMemory, MemoryBase, MemoryChange,
+    MASK, MEMORY_ADAPTER, HistoryEvent, KnowledgeVaultMemory, Memory, MemoryBase, MemoryChange,
     MemoryType, Operation, new_memory_id, type_fields, utcnow,
 )
 from mirix_py.store.crypto import Cipher, VaultKeyError
@@ -43,11 +44,18 @@ def _dedupe(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(i for i in items if i))
 
 
+def _deleted(session: Session, statement: Delete) -> int:
+    """Run a bulk DELETE; the number of rows it removed."""
+    result = session.execute(statement)
+    assert isinstance(result, CursorResult)  # what SQLAlchemy returns for DML
+    return result.rowcount
+
+
 @dataclass
 class _Planned:
     operation: Operation
-    before: MemoryBase | None
-    after: MemoryBase | None
+    before: Memory | None
+    after: Memory | None
     memory_id: str
     memory_type: MemoryType
 
@@ -68,7 +76,7 @@ class MemoryStore:
 
     # ------------------------------------------------------------ conversion
 
-    def to_row(self, memory: MemoryBase) -> MemoryRow:
+    def to_row(self, memory: Memory) -> MemoryRow:
         fields = type_fields(memory)
         secret = None
         if isinstance(memory, KnowledgeVaultMemory):
@@ -82,7 +90,7 @@ class MemoryStore:
             fields=to_refs(fields, text), secret=secret,
         )
 
-    def to_record(self, row: MemoryRow, *, reveal: bool = False) -> MemoryBase:
+    def to_record(self, row: MemoryRow, *, reveal: bool = False) -> Memory:
         data: dict[str, Any] = from_refs(row.fields or {}, row.text)
         data.update(
             id=row.id, user_id=row.user_id, memory_type=row.memory_type, occurred_at=row.occurred_at,
@@ -92,6 +100,14 @@ class MemoryStore:
         if row.memory_type == MemoryType.knowledge_vault.value:
             data["secret_value"] = (self.cipher.decrypt(row.secret) if reveal else MASK) if row.secret else ""
         return MEMORY_ADAPTER.validate_python(data)
+
+    @overload
+    @staticmethod
+    def history_dump(memory: MemoryBase) -> dict[str, Any]: ...
+
+    @overload
+    @staticmethod
+    def history_dump(memory: None) -> None: ...
 
     @staticmethod
     def history_dump(memory: MemoryBase | None) -> dict[str, Any] | None:
@@ -147,10 +163,11 @@ class MemoryStore:
                 if plan.after is None:
                     write_pending()  # an insert earlier in this batch must exist before it is deleted
                     self.fulltext.delete(conn, [(user_id, plan.memory_id)])
-                    session.execute(sa_delete(MemoryRow).where(MemoryRow.id == plan.memory_id))
+                    session.execute(sa_delete(MemoryRow).where(col(MemoryRow.id) == plan.memory_id))
                 else:
                     row = self.to_row(plan.after)
-                    row.embedding_model = self.embedder.name if plan.memory_id in vectors else None
+                    row.embedding_model = (self.embedder.name if self.embedder is not None and plan.memory_id in vectors
+                                           else None)
                     if plan.operation is Operation.insert:
                         session.add(row)  # _plan checked that the id is new: no SELECT for a merge
                     else:
@@ -163,7 +180,7 @@ class MemoryStore:
                 if isinstance(plan.before, KnowledgeVaultMemory) and before is not None and plan.before.secret_value \
                         and getattr(plan.after, "secret_value", None) != plan.before.secret_value:
                     before[SECRET_TOKEN] = self.cipher.encrypt(plan.before.secret_value)  # for undo; never shown
-                if plan.operation is Operation.update and before is not None:
+                if plan.operation is Operation.update and before is not None and plan.after is not None:
                     before = diff_state(before, self.history_dump(plan.after))
                 session.add(HistoryRow(
                     memory_id=plan.memory_id, user_id=user_id, memory_type=plan.memory_type.value,
@@ -171,7 +188,7 @@ class MemoryStore:
                     actor=actor, input_id=input_id, created_at=utcnow(),
                 ))
             write_pending()
-            for row in session.execute(select(InputRow).where(InputRow.id.in_(list(ledger)))).scalars():
+            for row in session.execute(select(InputRow).where(col(InputRow.id).in_(list(ledger)))).scalars():
                 row.done_actors = sorted({*(row.done_actors or []), actor})
             if self.vectors is not None and self.vectors.transactional:
                 upserts, deletes = self._vector_changes(plans, vectors)
@@ -187,9 +204,9 @@ class MemoryStore:
               source_ids: Sequence[str]) -> list[_Planned]:
         now = utcnow()
         plans: list[_Planned] = []
-        state: dict[str, MemoryBase | None] = {}  # memory id -> its state after earlier ops of this batch
+        state: dict[str, Memory | None] = {}  # memory id -> its state after earlier ops of this batch
 
-        def load(memory_id: str) -> MemoryBase:
+        def load(memory_id: str) -> Memory:
             if memory_id in state:
                 current = state[memory_id]
             else:
@@ -200,7 +217,7 @@ class MemoryStore:
                 raise MemoryNotFound(memory_id)
             return current
 
-        def revise(current: MemoryBase, fields: dict[str, Any], extra_sources: Sequence[str]) -> MemoryBase:
+        def revise(current: Memory, fields: dict[str, Any], extra_sources: Sequence[str]) -> Memory:
             bad = IMMUTABLE_FIELDS & set(fields)
             if bad:
                 raise InvalidInput(f"cannot change {sorted(bad)} of a memory")
@@ -282,8 +299,8 @@ class MemoryStore:
 
     def _vault_stamp(self, session: Session, user_id: str) -> tuple:
         """Changes whenever the user's vault does (an entry added, changed or deleted)."""
-        count, newest = session.execute(select(func.count(), func.max(MemoryRow.updated_at)).where(
-            MemoryRow.user_id == user_id, MemoryRow.memory_type == MemoryType.knowledge_vault.value)).one()
+        count, newest = session.execute(select(func.count(), func.max(col(MemoryRow.updated_at))).where(
+            col(MemoryRow.user_id) == user_id, col(MemoryRow.memory_type) == MemoryType.knowledge_vault.value)).one()
         return int(count), str(newest)
 
     def known_secrets(self, session: Session, user_id: str) -> Known:
@@ -292,9 +309,9 @@ class MemoryStore:
         cached = self._known.get(user_id)
         if cached is None or cached[0] != stamp:
             known = Known()
-            rows = session.execute(select(MemoryRow.id, MemoryRow.secret).where(
-                MemoryRow.user_id == user_id, MemoryRow.memory_type == MemoryType.knowledge_vault.value,
-                MemoryRow.secret.is_not(None)).order_by(MemoryRow.created_at)).all()
+            rows = session.execute(select(col(MemoryRow.id), col(MemoryRow.secret)).where(
+                col(MemoryRow.user_id) == user_id, col(MemoryRow.memory_type) == MemoryType.knowledge_vault.value,
+                col(MemoryRow.secret).is_not(None)).order_by(col(MemoryRow.created_at))).all()
             for memory_id, token in rows:
                 try:
                     known.add(self.cipher.decrypt(token), memory_id)
@@ -348,55 +365,56 @@ class MemoryStore:
                 raise MemoryNotFound(memory_id)
             return self.to_record(row, reveal=reveal)
 
-    def get_many(self, memory_ids: Sequence[str], *, user_id: str) -> dict[str, MemoryBase]:
+    def get_many(self, memory_ids: Sequence[str], *, user_id: str) -> dict[str, Memory]:
         if not memory_ids:
             return {}
         with Session(self.engine) as session:
             # by primary key only: with `AND user_id = ?` SQLite picks the user index and walks every
             # row of the user (45 ms at 100k memories against 0.03 ms); the user check is done here
-            rows = session.execute(select(MemoryRow).where(MemoryRow.id.in_(list(memory_ids)))).scalars().all()
+            rows = session.execute(select(MemoryRow).where(col(MemoryRow.id).in_(list(memory_ids)))).scalars().all()
             return {r.id: self.to_record(r) for r in rows if r.user_id == user_id}
 
     def list(self, *, user_id: str, memory_types: Sequence[str] | None = None, start: datetime | None = None,
              end: datetime | None = None, limit: int = 100, offset: int = 0, newest_first: bool = True,
-             reveal: bool = False) -> list[MemoryBase]:
-        query = select(MemoryRow).where(MemoryRow.user_id == user_id)
+             reveal: bool = False) -> builtins.list[Memory]:
+        query = select(MemoryRow).where(col(MemoryRow.user_id) == user_id)
         if memory_types:
-            query = query.where(MemoryRow.memory_type.in_([MemoryType(t).value for t in memory_types]))
+            query = query.where(col(MemoryRow.memory_type).in_([MemoryType(t).value for t in memory_types]))
         if start is not None:
-            query = query.where(MemoryRow.occurred_at >= start)
+            query = query.where(col(MemoryRow.occurred_at) >= start)
         if end is not None:
-            query = query.where(MemoryRow.occurred_at < end)
-        order = MemoryRow.occurred_at.desc() if newest_first else MemoryRow.occurred_at.asc()
-        query = query.order_by(order, MemoryRow.created_at.desc()).offset(offset).limit(limit)
+            query = query.where(col(MemoryRow.occurred_at) < end)
+        order = col(MemoryRow.occurred_at).desc() if newest_first else col(MemoryRow.occurred_at).asc()
+        query = query.order_by(order, col(MemoryRow.created_at).desc()).offset(offset).limit(limit)
         with Session(self.engine) as session:
             return [self.to_record(r, reveal=reveal) for r in session.execute(query).scalars().all()]
 
-    def user_ids(self) -> list[str]:
+    def user_ids(self) -> builtins.list[str]:
         """Every user with memories or logged inputs, sorted."""
-        query = union(select(MemoryRow.user_id).distinct(), select(InputRow.user_id).distinct())
+        query = union(select(col(MemoryRow.user_id)).distinct(), select(col(InputRow.user_id)).distinct())
         with Session(self.engine) as session:
             return sorted({row[0] for row in session.execute(query)})
 
     def count(self, *, user_id: str | None = None) -> dict[str, int]:
-        query = select(MemoryRow.memory_type, func.count()).group_by(MemoryRow.memory_type)
+        query = select(col(MemoryRow.memory_type), func.count()).group_by(col(MemoryRow.memory_type))
         if user_id is not None:
-            query = query.where(MemoryRow.user_id == user_id)
+            query = query.where(col(MemoryRow.user_id) == user_id)
         with Session(self.engine) as session:
             return {t: int(n) for t, n in session.execute(query).all()}
 
-    def history(self, memory_id: str, *, user_id: str | None = None, secrets: bool = False) -> list[HistoryEvent]:
+    def history(self, memory_id: str, *, user_id: str | None = None,
+                secrets: bool = False) -> builtins.list[HistoryEvent]:
         """Every change to a memory, oldest first, with full before/after states. A vault entry's
         earlier secret is kept encrypted under SECRET_TOKEN for undo; only `secrets=True` returns it."""
-        query = select(HistoryRow).where(HistoryRow.memory_id == memory_id)
+        query = select(HistoryRow).where(col(HistoryRow.memory_id) == memory_id)
         if user_id is not None:
-            query = query.where(HistoryRow.user_id == user_id)
+            query = query.where(col(HistoryRow.user_id) == user_id)
         with Session(self.engine) as session:
-            rows = session.execute(query.order_by(HistoryRow.id)).scalars().all()
+            rows = session.execute(query.order_by(col(HistoryRow.id))).scalars().all()
             if not rows:
                 raise MemoryNotFound(memory_id)
-            befores: list[dict[str, Any] | None] = [None] * len(rows)
-            afters: list[dict[str, Any] | None] = [None] * len(rows)
+            befores: builtins.list[dict[str, Any] | None] = [None] * len(rows)
+            afters: builtins.list[dict[str, Any] | None] = [None] * len(rows)
             following: dict[str, Any] | None = None  # the state the next event started from
             for i in reversed(range(len(rows))):  # newest first: a patched `before` reads against its successor
                 r = rows[i]
@@ -417,18 +435,18 @@ class MemoryStore:
                              input_id=r.input_id, created_at=r.created_at)
                 for r, before, after in zip(rows, befores, afters)]
 
-    def inserted_by(self, user_id: str, actor_suffix: str, source_ids: Sequence[str]) -> list[str]:
+    def inserted_by(self, user_id: str, actor_suffix: str, source_ids: Sequence[str]) -> builtins.list[str]:
         """Ids of the memories still present that an actor ending in `actor_suffix` inserted and
         that came from any of `source_ids` (e.g. what the offline fallback wrote for an input)."""
         wanted = set(source_ids)
         with Session(self.engine) as session:
-            ids = session.execute(select(HistoryRow.memory_id).where(
-                HistoryRow.user_id == user_id, HistoryRow.operation == Operation.insert.value,
-                HistoryRow.actor.endswith(actor_suffix))).scalars().all()
+            ids = session.execute(select(col(HistoryRow.memory_id)).where(
+                col(HistoryRow.user_id) == user_id, col(HistoryRow.operation) == Operation.insert.value,
+                col(HistoryRow.actor).endswith(actor_suffix))).scalars().all()
             if not ids:
                 return []
-            rows = session.execute(select(MemoryRow.id, MemoryRow.source_ids).where(
-                MemoryRow.user_id == user_id, MemoryRow.id.in_(list(set(ids))))).all()
+            rows = session.execute(select(col(MemoryRow.id), col(MemoryRow.source_ids)).where(
+                col(MemoryRow.user_id) == user_id, col(MemoryRow.id).in_(list(set(ids))))).all()
         return sorted(mid for mid, sources in rows if wanted & set(sources or []))
 
     def record_usage(self, user_id: str, kind: str, usage: dict[str, Any]) -> None:
@@ -439,10 +457,11 @@ class MemoryStore:
             session.commit()
 
     def usage_totals(self, *, user_id: str | None = None) -> dict[str, dict[str, float]]:
-        query = select(UsageRow.kind, func.count(), func.sum(UsageRow.llm_calls), func.sum(UsageRow.prompt_tokens),
-                       func.sum(UsageRow.completion_tokens), func.sum(UsageRow.wall_seconds)).group_by(UsageRow.kind)
+        query = select(col(UsageRow.kind), func.count(), func.sum(col(UsageRow.llm_calls)),
+                       func.sum(col(UsageRow.prompt_tokens)), func.sum(col(UsageRow.completion_tokens)),
+                       func.sum(col(UsageRow.wall_seconds))).group_by(col(UsageRow.kind))
         if user_id is not None:
-            query = query.where(UsageRow.user_id == user_id)
+            query = query.where(col(UsageRow.user_id) == user_id)
         with Session(self.engine) as session:
             return {kind: {"runs": int(n), "llm_calls": int(calls or 0), "prompt_tokens": int(p or 0),
                            "completion_tokens": int(c or 0), "wall_seconds": round(float(w or 0), 3)}
@@ -457,10 +476,10 @@ class MemoryStore:
             if self.vectors is not None and self.vectors.transactional:
                 self.vectors.drop_user_in(session.connection(), user_id)  # type: ignore[attr-defined]
             counts = {
-                "memories": session.execute(sa_delete(MemoryRow).where(MemoryRow.user_id == user_id)).rowcount,
-                "history": session.execute(sa_delete(HistoryRow).where(HistoryRow.user_id == user_id)).rowcount,
-                "inputs": session.execute(sa_delete(InputRow).where(InputRow.user_id == user_id)).rowcount,
-                "usage": session.execute(sa_delete(UsageRow).where(UsageRow.user_id == user_id)).rowcount,
+                "memories": _deleted(session, sa_delete(MemoryRow).where(col(MemoryRow.user_id) == user_id)),
+                "history": _deleted(session, sa_delete(HistoryRow).where(col(HistoryRow.user_id) == user_id)),
+                "inputs": _deleted(session, sa_delete(InputRow).where(col(InputRow.user_id) == user_id)),
+                "usage": _deleted(session, sa_delete(UsageRow).where(col(UsageRow.user_id) == user_id)),
             }
             session.commit()
         if self.vectors is not None and not self.vectors.transactional:

@@ -174,7 +174,7 @@ class PgVectorIndex:
                              {**{f"n{i}": n for i, n in enumerate(names)},
                               **{f"v{i}": self.settings[n] for i, n in enumerate(names)}})
             rows = conn.execute(stmt, params).all()
-        rows.sort(key=lambda r: (r[1], r[0]))  # relaxed_order scans may return near-ties out of order
+        rows = sorted(rows, key=lambda r: (r[1], r[0]))  # relaxed_order scans may return near-ties unordered
         return [(memory_id, 1.0 - float(d)) for memory_id, d in rows]
 
     def ids(self, user_id: str) -> set[str]:
@@ -183,7 +183,8 @@ class PgVectorIndex:
 
     def count(self, user_id: str) -> int:
         with self.engine.connect() as conn:
-            return int(conn.execute(text(f"SELECT count(*) FROM {TABLE} WHERE user_id = :u"), {"u": user_id}).scalar())
+            query = text(f"SELECT count(*) FROM {TABLE} WHERE user_id = :u")
+            return int(conn.execute(query, {"u": user_id}).scalar_one())
 
     def users(self) -> dict[str, str]:
         """user id -> where their vectors are (the table), for every user that has any."""

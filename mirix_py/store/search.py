@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Sequence
 
 from sqlalchemy import select
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from mirix_py.errors import InvalidInput
 from mirix_py.records import MemoryType, SearchHit, SearchMethod
@@ -158,22 +158,23 @@ class Searcher:
         return hits[:k]
 
     def _within_time(self, ids: list[str], filters: Filters) -> set[str]:
-        query = select(MemoryRow.id, MemoryRow.user_id, MemoryRow.occurred_at).where(MemoryRow.id.in_(ids))
+        query = select(col(MemoryRow.id), col(MemoryRow.user_id), col(MemoryRow.occurred_at)) \
+            .where(col(MemoryRow.id).in_(ids))
         with Session(self.store.engine) as session:  # by primary key; see MemoryStore.get_many
             rows = session.execute(query).all()
         return {i for i, user, when in rows if user == filters.user_id and when is not None
                 and (filters.start is None or when >= filters.start) and (filters.end is None or when < filters.end)}
 
     def _substring(self, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
-        stmt = select(MemoryRow.id).where(MemoryRow.user_id == filters.user_id, MemoryRow.text.ilike(
+        stmt = select(col(MemoryRow.id)).where(col(MemoryRow.user_id) == filters.user_id, col(MemoryRow.text).ilike(
             "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%", escape="\\"))
         if filters.memory_types:
-            stmt = stmt.where(MemoryRow.memory_type.in_(list(filters.memory_types)))
+            stmt = stmt.where(col(MemoryRow.memory_type).in_(list(filters.memory_types)))
         if filters.start is not None:
-            stmt = stmt.where(MemoryRow.occurred_at >= filters.start)
+            stmt = stmt.where(col(MemoryRow.occurred_at) >= filters.start)
         if filters.end is not None:
-            stmt = stmt.where(MemoryRow.occurred_at < filters.end)
-        stmt = stmt.order_by(MemoryRow.occurred_at.desc()).limit(k)
+            stmt = stmt.where(col(MemoryRow.occurred_at) < filters.end)
+        stmt = stmt.order_by(col(MemoryRow.occurred_at).desc()).limit(k)
         with Session(self.store.engine) as session:
             ids = list(session.execute(stmt).scalars())
         return [(i, 1.0 / rank) for rank, i in enumerate(ids, start=1)]
