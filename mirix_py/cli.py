@@ -54,15 +54,21 @@ AsJson = typer.Option(False, "--json", help="Print JSON for scripts.")
 Create = typer.Option(False, "--create", help="Start a new store if the data directory does not exist.")
 
 
-def _engine(data_dir: Optional[Path], *, create: bool = False):
+def _engine(data_dir: Optional[Path], *, create: bool = False, write: bool = True):
     """The engine on `data_dir`. A directory named (by -d or MIRIX_DATA_DIR) that does not exist is
-    an error unless `create`: a mistyped path must not silently start an empty store with a new key."""
+    an error unless `create`: a mistyped path must not silently start an empty store with a new key.
+    `write=False` (commands that only read) opens an embedded store beside the process writing it
+    (`mirix serve`, say) instead of asking for its writer lock; a writer is refused with who holds it."""
     from mirix_py.engine import Mirix
+    from mirix_py.store.writer_lock import StoreBusy
 
     if data_dir is not None and not data_dir.exists() and not create:
         _fail(FileNotFoundError(f"data directory {data_dir} does not exist (a typo?); pass --create to start "
                                 "a new store there"))
-    return Mirix(data_dir)
+    try:
+        return Mirix(data_dir, lock=write)
+    except StoreBusy as exc:
+        _fail(exc)
 
 
 def _arg(parse, *args, **kwargs):
@@ -158,7 +164,7 @@ def search(query: str, user: str = User, limit: int = typer.Option(10, "--limit"
     types = _arg(memory_types, memory_type)
     start, end = _arg(local_when, start, "--start"), _arg(local_when, end, "--end")
     try:
-        with _engine(data_dir) as mx:
+        with _engine(data_dir, write=False) as mx:
             hits = mx.search(query, user_id=user, limit=limit, memory_types=types, start=start,
                              end=end, method=method)
             zone = _zone(mx)
@@ -178,7 +184,7 @@ def chat(message: str, user: str = User,
          data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
     """Ask a question answered from memory (offline: the best memories, cited)."""
     try:
-        with _engine(data_dir) as mx:
+        with _engine(data_dir, write=remember) as mx:
             response = mx.chat(message, user_id=user, remember=remember)
     except MirixError as exc:
         _fail(exc)
@@ -199,7 +205,7 @@ def list_(user: str = User, memory_type: Optional[list[str]] = typer.Option(None
 
     types = _arg(memory_types, memory_type)
     try:
-        with _engine(data_dir) as mx:
+        with _engine(data_dir, write=False) as mx:
             memories = mx.list(user_id=user, memory_types=types, limit=limit, offset=offset)
             zone = _zone(mx)
     except (MirixError, ValueError) as exc:
@@ -221,7 +227,7 @@ def show(memory_id: str = typer.Argument(..., help="A memory id or a unique pref
 
     memory = None
     try:
-        with _engine(data_dir) as mx:
+        with _engine(data_dir, write=False) as mx:
             memory_id = prefixes.memory_id(mx.engine, user, memory_id)
             events = mx.history(memory_id, user_id=user) if history else []
             zone = _zone(mx)
@@ -299,10 +305,12 @@ def assistant(user: str = User, port: int = typer.Option(8000, help="Port (loopb
               no_auth: bool = typer.Option(False, "--no-auth", help="Serve without API keys (this machine only)."),
               data_dir: Optional[Path] = DataDir, create: bool = Create) -> None:
     """Capture the screen into memory and serve the viewer, REST and MCP from one process (Ctrl-C stops)."""
+    import os
     import signal
     import threading
 
     from mirix_py.assistant import Assistant
+    from mirix_py.store import discovery
     from mirix_py.ingest.capture import CaptureUnavailable, ImageGrabSource
 
     source = ImageGrabSource(all_screens=all_screens)
@@ -322,7 +330,10 @@ def assistant(user: str = User, port: int = typer.Option(8000, help="Port (loopb
                 err.print("[yellow]no API keys yet: create one with[/] mirix keys create --user USER "
                           "[yellow](or run with --no-auth on this machine)[/]")
             app_ = create_app(mx, keys=keys, auth=not no_auth, mcp=True, mcp_host="127.0.0.1", mcp_port=port)
-            with Assistant(mx, source, user, app_, port=port, interval=interval) as running:
+            with Assistant(mx, source, user, app_, port=port, interval=interval) as running, \
+                    discovery.announced(mx.settings.data_dir, discovery.ServerInfo(
+                        url=running.url, pid=os.getpid(), started_at=discovery.now(), key=keys.session_key(),
+                        process="mirix assistant")):  # `mirix mcp` on this data dir talks to this process
                 err.print(f"capturing every {interval:g} s for {user}; serving {running.url} (viewer: /viewer, "
                           f"API docs: /docs, MCP: /mcp); Ctrl-C stops")
                 while not stop.is_set() and not running.wait(0.5):
@@ -363,7 +374,7 @@ def export_(path: Path, user: Optional[str] = typer.Option(None, "--user", "-u",
             data_dir: Optional[Path] = DataDir) -> None:
     """Write memories to a JSON lines file (vault secrets stay encrypted)."""
     try:
-        with _engine(data_dir) as mx:
+        with _engine(data_dir, write=False) as mx:
             n = mx.export(path, user_id=user)
     except MirixError as exc:
         _fail(exc)
@@ -395,7 +406,7 @@ def import_(path: Path, data_dir: Optional[Path] = DataDir, create: bool = Creat
 def stats(user: Optional[str] = typer.Option(None, "--user", "-u"), data_dir: Optional[Path] = DataDir,
           as_json: bool = AsJson) -> None:
     """Mode, backends and memory counts."""
-    with _engine(data_dir) as mx:
+    with _engine(data_dir, write=False) as mx:
         info = mx.stats(user_id=user)
     if as_json:
         _print_json(info)
@@ -416,7 +427,7 @@ def doctor(repair: bool = typer.Option(False, "--repair", help="Fix what can be 
     def progress(items, total):
         return tqdm(items, total=total, desc="re-embedding", unit="batch", disable=total < 2)
 
-    with _engine(data_dir) as mx:
+    with _engine(data_dir, write=repair) as mx:
         report = mx.doctor_secrets(repair=repair) if secrets else mx.doctor(repair=repair, progress=progress)
     summary = report.summary()
     if as_json:
@@ -453,7 +464,7 @@ def worker(once: bool = typer.Option(False, "--once", help="Drain what is there,
 @app.command("backup")
 def backup_(path: Path, data_dir: Optional[Path] = DataDir) -> None:
     """Write a consistent backup (safe while the engine runs). The vault key is NOT in it."""
-    with _engine(data_dir) as mx:
+    with _engine(data_dir, write=False) as mx:
         manifest = mx.backup(path)
     console.print(f"backup written to {path}: {manifest['counts']} (schema {manifest['schema']})")
     console.print("[yellow]keep the vault key (MIRIX_VAULT_KEY or the data dir's vault.key) safe: "

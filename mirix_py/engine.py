@@ -13,9 +13,10 @@ import logging
 import os
 import threading
 import time
+import weakref
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Iterable, Sequence
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from mirix_py.agents import core_blocks
 from mirix_py.agents.chat import ChatFlow, offline_topics, unusable_answer
@@ -55,6 +56,7 @@ from mirix_py.agents.offline.flow import FALLBACK_SUFFIX
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
 from mirix_py.store.vector_layout import open_vector_index
+from mirix_py.store import writer_lock
 
 log = logging.getLogger("mirix_py")
 
@@ -67,13 +69,18 @@ class Mirix(ScreenshotsMixin):
     def __init__(self, data_dir: str | Path | None = None, *, settings: Settings | None = None,
                  embedder: Embedder | None | object = _DEFAULT, database_url: str | None = None,
                  chroma_url: str | None = None, model_client: ChatCompletionClient | None = None,
-                 agents_dir: str | Path | None = None, resume: bool = True, vector_store: str | None = None) -> None:
+                 agents_dir: str | Path | None = None, resume: bool = True, vector_store: str | None = None,
+                 lock: bool = True) -> None:
+        """`lock=False` opens an embedded store next to the process that writes it (for reading:
+        no writer lock is taken and nothing left pending is resumed; see `store/writer_lock.py`)."""
         self.settings = settings or Settings.from_env(
             data_dir=Path(data_dir) if data_dir is not None else None, database_url=database_url,
             chroma_url=chroma_url, vector_store=vector_store,
         )
         data = self.settings.data_dir
         data.mkdir(parents=True, exist_ok=True)
+        sqlite = writer_lock.embedded_sql(self.settings.sql_url)
+        self._release_writer_lock = self._writer_lock(lock and sqlite)  # before anything is written
         guard_logs()  # the package's log lines carry placeholders, not secrets
         self.engine = make_engine(self.settings.sql_url)
         create_schema(self.engine)
@@ -84,6 +91,8 @@ class Mirix(ScreenshotsMixin):
         vectors = open_vector_index(self.engine, requested=self.settings.vector_store,
                                     chroma_url=self.settings.chroma_url, chroma_dir=data / "chroma",
                                     embedder=embedder)  # type: ignore[arg-type]
+        if lock and not sqlite and vectors.kind == "chroma-embedded":
+            self._release_writer_lock = self._writer_lock(True)  # PostgreSQL rows, embedded Chroma vectors
         self.store = MemoryStore(self.engine, fulltext, cipher, vectors, embedder,  # type: ignore[arg-type]
                                  guard=SecretGuard(find_secrets))
         self.inputs = InputLog(self.engine, cipher, redact=scrub)
@@ -111,8 +120,16 @@ class Mirix(ScreenshotsMixin):
         self._loop_thread: threading.Thread | None = None
         self._queue = BackgroundQueue(self._process_queued, batch_size=self.settings.batch_size,
                                       max_wait_s=self.settings.batch_seconds)
-        if resume and self.inputs.recoverable():
+        if resume and lock and self.inputs.recoverable():
             self.resume(wait=False)  # inputs a crashed or killed process left behind
+
+    def _writer_lock(self, take: bool) -> Callable[[], Any]:
+        """This process's writer lock on the data dir (`StoreBusy` when another process holds it),
+        released by `close()`, or when an engine that failed to open is collected."""
+        if not take:
+            return lambda: None
+        held = writer_lock.acquire(self.settings.data_dir)
+        return weakref.finalize(self, held.release)
 
     # ------------------------------------------------------------ status
 
@@ -524,6 +541,7 @@ class Mirix(ScreenshotsMixin):
                 self._loop_thread.join(timeout=5)
             self._loop = None
         self.engine.dispose()
+        self._release_writer_lock()  # after the last write
 
     def __enter__(self) -> "Mirix":
         return self

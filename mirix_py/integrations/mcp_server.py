@@ -5,7 +5,10 @@ Tools: `add_memory`, `search_memory`, `chat_with_memory`, `list_memories`, `dele
 
     mirix mcp --user ada                                   # stdio, for a desktop client's config
     mirix mcp --transport http --port 8765                 # streamable HTTP at /mcp, API keys required
-    mirix serve --mcp                                      # the REST app with MCP mounted at /mcp
+    mirix serve                                            # the REST app with MCP mounted at /mcp
+
+`mirix mcp` over stdio sends the tool calls to a `mirix serve` running on the same data dir when
+there is one (`integrations/mcp_remote.py`): one process writes the store.
 
 Over stdio the process acts for the users given with `--user` (the first is the default). Over
 HTTP each request carries an API key (`Authorization: Bearer mxk_...`) checked by the same key
@@ -27,12 +30,13 @@ from pydantic import AnyHttpUrl, Field
 
 from mirix_py import toolparams as P
 from mirix_py.agents.passages import focus
-from mirix_py.errors import InvalidInput, MemoryNotFound
+from mirix_py.errors import MirixError
 from mirix_py.redaction import scrub
 from mirix_py.records import to_jsonable
 
 if TYPE_CHECKING:  # pragma: no cover
     from mirix_py.engine import Mirix
+    from mirix_py.integrations.mcp_remote import RemoteMemory
 
 
 class KeyOwner(Protocol):
@@ -84,11 +88,11 @@ class KeyVerifier:
 _dump = to_jsonable  # one conversion for every JSON surface (mirix_py.records)
 
 
-def build_mcp_server(mx: "Mirix", *, users: Sequence[str] | None = None, keys: ApiKeys | None = None,
+def build_mcp_server(mx: "Mirix | RemoteMemory", *, users: Sequence[str] | None = None, keys: ApiKeys | None = None,
                      http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> MCPServer:
     """The MCP server. `users`: who the tools may act for without keys ("*" for anyone; the first
     is the default `user_id`). `keys`: check API keys on HTTP instead (required with `http` unless
-    `users` is given)."""
+    `users` is given). `mx` is an engine, or a `RemoteMemory` sending the calls to a running server."""
     import anyio
 
     static_users = [u for u in (users or []) if u]
@@ -126,7 +130,7 @@ def build_mcp_server(mx: "Mirix", *, users: Sequence[str] | None = None, keys: A
     async def call(fn, *args: Any, **kwargs: Any) -> Any:
         try:
             return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
-        except (InvalidInput, MemoryNotFound) as exc:
+        except MirixError as exc:  # bad input, no such memory, a remote server gone: the message says which
             raise ToolError(scrub(str(exc))) from exc
 
     @server.tool(description="Remember text: a fact, an event, a how-to, a note. Returns the changes made.")

@@ -100,9 +100,13 @@ def _info(row: Any) -> ApiKeyInfo:
                       created_at=row.created_at, revoked_at=row.revoked_at)
 
 
+SESSION_KEY_ID = "session"
+
+
 class KeyStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self._session_hash: str | None = None  # a key for this server run only (`session_key`)
         from mirix_py.store.db import create_schema
 
         create_schema(engine)  # the engine's schema (its migrations include this table) ...
@@ -122,11 +126,22 @@ class KeyStore:
             conn.execute(insert(api_key_table).values(**values))
         return CreatedKey(key=key, info=ApiKeyInfo(**{k: v for k, v in values.items() if k != "key_hash"}))
 
+    def session_key(self) -> str:
+        """A key for every user, valid while this `KeyStore` lives and never stored in the database:
+        a server writes it to its data dir's `server.json` (0600) for local processes such as
+        `mirix mcp` (`store/discovery.py`). One per store; asking again replaces it."""
+        key = f"{KEY_PREFIX}{SESSION_KEY_ID}.{secrets.token_urlsafe(32)}"
+        self._session_hash = hash_key(key)
+        return key
+
     def verify(self, key: str | None) -> Principal | None:
         """The principal of a valid, unrevoked key; None for anything else."""
         if not key or not key.startswith(KEY_PREFIX) or "." not in key or len(key) > 200:
             return None
         key_id = key[len(KEY_PREFIX):].split(".", 1)[0]
+        if key_id == SESSION_KEY_ID:
+            valid = self._session_hash is not None and hmac.compare_digest(hash_key(key), self._session_hash)
+            return Principal(key_id=SESSION_KEY_ID, users=frozenset({ALL_USERS})) if valid else None
         with self.engine.connect() as conn:
             row = conn.execute(select(api_key_table).where(api_key_table.c.id == key_id)).first()
         presented = hash_key(key)

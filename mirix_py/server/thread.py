@@ -14,6 +14,29 @@ from typing import Any
 import uvicorn
 
 
+class AnnouncingServer(uvicorn.Server):
+    """A uvicorn server that calls `on_listening(host, port)` once its sockets accept connections (a
+    lifespan hook runs before they are bound) and `on_stopped()` when it has shut down (uvicorn
+    raises a caught SIGTERM again after that, so code after `run()` may never run): `mirix serve`
+    writes and removes its `server.json` then."""
+
+    def __init__(self, config: uvicorn.Config, on_listening: Any, on_stopped: Any) -> None:
+        super().__init__(config)
+        self.on_listening, self.on_stopped = on_listening, on_stopped
+
+    async def shutdown(self, sockets: Any = None) -> None:
+        try:
+            await super().shutdown(sockets)
+        finally:
+            self.on_stopped()
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        if self.started and self.servers:
+            host, port = self.servers[0].sockets[0].getsockname()[:2]
+            self.on_listening(host, port)
+
+
 class ServerThread:
     def __init__(self, app: Any, *, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning",
                  **config: Any) -> None:
