@@ -19,7 +19,7 @@ import tarfile
 import warnings
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterator
 
 from sqlalchemy import MetaData, Table, inspect, select, text
 from sqlalchemy.exc import SAWarning
@@ -129,10 +129,10 @@ def check_key(manifest: dict[str, Any], key: str | bytes | None) -> Cipher:
     return cipher
 
 
-def _rows(tar: tarfile.TarFile, name: str) -> Iterable[dict[str, Any]]:
+def _rows(tar: tarfile.TarFile, name: str) -> Iterator[dict[str, Any]]:
     member = tar.extractfile(f"{name}.jsonl")
-    if member is None:
-        return []
+    if member is None:  # a backup without this table: no rows
+        return
     for line in io.TextIOWrapper(member, encoding="utf-8"):
         if line.strip():
             row = json.loads(line)

@@ -111,8 +111,10 @@ def _period(kind: str, m: re.Match[str], today: date) -> tuple[date, date, str] 
         return day, day, day_words(day)
     if kind == "days_ago":
         n = _count(m.group("n"))
-        day = today - timedelta(days=n) if n else None
-        return (day, day, day_words(day)) if day else None
+        if not n:
+            return None
+        day = today - timedelta(days=n)
+        return day, day, day_words(day)
     if kind == "weekday":
         rel, target = m.group("rel").lower(), WEEKDAYS.index(m.group("wd").lower())
         delta = (today.weekday() - target) % 7

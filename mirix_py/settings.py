@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -50,7 +51,7 @@ class Settings(BaseModel):
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
         env = os.environ
-        values = {
+        values: dict[str, Any] = {  # strings from the environment: the model parses them
             "database_url": env.get("MIRIX_DATABASE_URL"),
             "chroma_url": env.get("MIRIX_CHROMA_URL"),
             "vector_store": env.get("MIRIX_VECTOR_STORE") or None,

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import BaseModel
+
 from mirix_py.records import (
     EpisodicMemory, KnowledgeVaultMemory, MemoryType, ProceduralMemory, ResourceMemory, SearchMethod, Sensitivity,
 )
@@ -29,7 +31,7 @@ SensitivityName = _literal(SENSITIVITIES)
 ProcedureTypeName = _literal(PROCEDURE_TYPES)
 
 
-def default(model: type, name: str) -> Any:
+def default(model: type[BaseModel], name: str) -> Any:
     """A record field's default: what a tool parameter defaults to."""
     value = model.model_fields[name].default
     return value.value if hasattr(value, "value") else value

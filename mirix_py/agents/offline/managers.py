@@ -24,8 +24,8 @@ from mirix_py.agents.offline.screens import (
 )
 from mirix_py.ops import InsertOp, Op, UpdateOp
 from mirix_py.records import (
-    CoreMemory, EpisodicMemory, InputKind, InputRecord, KnowledgeVaultMemory, MemoryBase, MemoryType,
-    ProceduralMemory, ResourceMemory, SemanticMemory,
+    CoreMemory, EpisodicMemory, InputKind, InputRecord, KnowledgeVaultMemory, Memory, MemoryType,
+    ProceduralMemory, ResourceMemory, SemanticMemory, Sensitivity,
 )
 
 EPISODE_SUMMARY_CHARS = 600
@@ -110,7 +110,7 @@ def prepare_batch(user_id: str, inputs: Sequence[InputRecord], *, known_secrets:
             memory_id = ids[match] = stored[key] = vault_id(record.id, index, match.start)
             op = inserts[memory_id] = InsertOp(memory=KnowledgeVaultMemory(
                 id=memory_id, user_id=user_id, entry_type=match.entry_type, source=speaker,
-                sensitivity=match.sensitivity, secret_value=match.value, caption=match.caption,
+                sensitivity=Sensitivity(match.sensitivity), secret_value=match.value, caption=match.caption,
                 occurred_at=occurred_at, source_ids=list(sources),
             ))
             batch.vault_ops.append(op)
@@ -208,7 +208,7 @@ def same_content(a: str, b: str) -> bool:
     return len(sa & sb) / len(sa | sb) >= 0.9
 
 
-def _repeat_of(memory: MemoryBase, candidates: Sequence[MemoryBase]) -> MemoryBase | None:
+def _repeat_of(memory: Memory, candidates: Sequence[Memory]) -> Memory | None:
     """The memory in `candidates` that already holds what `memory` would (same type and content,
     within `REPEAT_WINDOW`), or None."""
     for other in candidates:
@@ -233,7 +233,7 @@ def _repeat_of(memory: MemoryBase, candidates: Sequence[MemoryBase]) -> MemoryBa
     return None
 
 
-def without_repeats(ops: list[Op], recent: Sequence[MemoryBase]) -> list[Op]:
+def without_repeats(ops: list[Op], recent: Sequence[Memory]) -> list[Op]:
     """Inserts whose content the user already has (stored within the window, or inserted earlier in
     the same list) become provenance on that memory: an input added twice makes no copies."""
     out: list[Op] = []
@@ -260,7 +260,7 @@ def without_repeats(ops: list[Op], recent: Sequence[MemoryBase]) -> list[Op]:
     return out
 
 
-def episodic_ops(batch: PreparedBatch, recent: Sequence[MemoryBase] = ()) -> list[Op]:
+def episodic_ops(batch: PreparedBatch, recent: Sequence[Memory] = ()) -> list[Op]:
     """One event per message; a document or screenshot is one event that points at its resource.
     An event the user has already (`without_repeats`, against `recent`) adds provenance instead.
 
@@ -516,7 +516,7 @@ def semantic_ops(batch: PreparedBatch, find_by_name: SemanticLookup) -> list[Op]
     return ops
 
 
-def procedural_ops(batch: PreparedBatch, recent: Sequence[MemoryBase] = ()) -> list[Op]:
+def procedural_ops(batch: PreparedBatch, recent: Sequence[Memory] = ()) -> list[Op]:
     ops: list[Op] = []
     for m in _screen_merged(batch):
         screen = m.kind is InputKind.screenshot
@@ -582,7 +582,7 @@ def _without_clocks(m: BatchMessage) -> str:
     return "\n".join(ln for i, ln in enumerate(lines) if ln.strip() or (i and lines[i - 1].strip())).strip("\n")
 
 
-def resource_ops(batch: PreparedBatch, recent: Sequence[MemoryBase] = ()) -> list[Op]:
+def resource_ops(batch: PreparedBatch, recent: Sequence[Memory] = ()) -> list[Op]:
     """Documents and pasted content become resources. Each screenshot window is one resource
     holding the window as last seen: created on first sight, updated in place (same id, the
     earlier text in its history) when a later batch shows it changed."""

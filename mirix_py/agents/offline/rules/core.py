@@ -301,7 +301,7 @@ def _starts_clause(text: str, start: int) -> bool:
     if not before or not before[-1].isalpha():
         return True
     prev = re.search(r"([A-Za-z'’]+)$", before)
-    return bool(prev) and prev.group(1).lower().replace("’", "'") in _CLAUSE_OPENERS
+    return prev is not None and prev.group(1).lower().replace("’", "'") in _CLAUSE_OPENERS
 
 
 def _third_person(obj: str) -> str:

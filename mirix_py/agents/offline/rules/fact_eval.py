@@ -185,7 +185,7 @@ def score_updates(examples: Sequence[Example], memory: Memory) -> UpdateScore:
         before = list(memory(inputs))
         after = list(memory([*inputs, (example.text, example.speaker)]))
         new_held = all(_held(after, f) for f in example.facts)
-        problems = []
+        problems: list[tuple[str, Fact | tuple[Fact, ...]]] = []
         for fact in example.supersedes:
             result.supersessions += 1
             if _held(before, fact) and not _held(after, fact) and new_held:
