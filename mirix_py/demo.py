@@ -11,6 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from mirix_py.records import KnowledgeVaultMemory
+
 CONVERSATION = [
     {"role": "user", "name": "Ada", "id": "chat-1", "content": "Hi! My name is Ada and I love hiking in the Alps."},
     {"role": "assistant", "name": "assistant", "id": "chat-2", "content": "Nice to meet you, Ada. Any trips planned?"},
@@ -33,7 +35,7 @@ def run_demo(console: Console, *, data_dir: Path | None = None, keep: bool = Fal
     from mirix_py.engine import Mirix
 
     temp = data_dir is None
-    folder = Path(tempfile.mkdtemp(prefix="mirix-demo-")) if temp else Path(data_dir)
+    folder = Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="mirix-demo-"))
     try:
         with Mirix(folder) as mx:
             info = mx.describe()
@@ -63,7 +65,8 @@ def run_demo(console: Console, *, data_dir: Path | None = None, keep: bool = Fal
 
             core = mx.core_memory(user_id="ada")["human"]
             console.print(f"[bold]core memory (human)[/]:\n{escape(core.value)}")
-            vault = mx.list(user_id="ada", memory_types=["knowledge_vault"])
+            vault = [m for m in mx.list(user_id="ada", memory_types=["knowledge_vault"])
+                     if isinstance(m, KnowledgeVaultMemory)]
             for item in vault:
                 console.print(f"vault {item.id}: {escape(item.caption)} -> {item.secret_value} (masked; reveal=True shows it)")
             semantic = mx.list(user_id="ada", memory_types=["semantic"])

@@ -1,4 +1,5 @@
-"""`Mirix` and `AsyncMirix`: the public facade wiring the store, the managers and the input log.
+"""`Mirix`: the public facade wiring the store, the managers and the input log (awaitable:
+`mirix_py.async_mirix.AsyncMirix`).
 
     mx = Mirix(data_dir="./mem")                       # embedded SQLite + Chroma, offline rules
     mx.add("My name is Ada and I love hiking", user_id="ada")
@@ -8,7 +9,7 @@
 from __future__ import annotations
 
 import asyncio
-import functools
+import builtins
 import logging
 import os
 import threading
@@ -31,10 +32,10 @@ from mirix_py.inputs import normalize_add
 from mirix_py.ops import DeleteOp, InsertOp, Op, UpdateOp
 from mirix_py.llm.bounds import CallBounds
 from mirix_py.llm.meter import Meter
-from mirix_py.screenshot_methods import SCREENSHOT_METHODS, ScreenshotsMixin
+from mirix_py.screenshot_methods import ScreenshotsMixin
 from mirix_py.records import (
-    AddResult, ChatResponse, CoreMemory, HistoryEvent, InputRecord, InputStatus, LLMUsage, MemoryBase,
-    MemoryChange, MemoryType, SearchHit, SearchMethod,
+    AddResult, ChatResponse, CoreLabel, CoreMemory, HistoryEvent, InputRecord, InputStatus, LLMUsage, Memory,
+    MemoryBase, MemoryChange, MemoryType, Mode, SearchHit, SearchMethod,
 )
 from mirix_py.settings import Settings
 from mirix_py.store.crypto import Cipher, load_or_create_key
@@ -134,7 +135,7 @@ class Mirix(ScreenshotsMixin):
     # ------------------------------------------------------------ status
 
     @property
-    def mode(self) -> str:
+    def mode(self) -> Mode:
         """'llm' with a model client, else 'offline' (deterministic rules, no generated prose)."""
         return "llm" if self.model_client is not None else "offline"
 
@@ -295,14 +296,14 @@ class Mirix(ScreenshotsMixin):
         return self.store.get(memory_id, user_id=user_id, reveal=reveal)
 
     def list(self, *, user_id: str, memory_types: Sequence[MemoryType | str] | None = None, limit: int = 100,
-             offset: int = 0, start: datetime | None = None, end: datetime | None = None) -> list[MemoryBase]:
+             offset: int = 0, start: datetime | None = None, end: datetime | None = None) -> list[Memory]:
         _check_user(user_id)
         if limit <= 0 or offset < 0:
             raise InvalidInput("limit must be positive and offset non-negative")
         return self.store.list(user_id=user_id, memory_types=memory_types, limit=limit, offset=offset,
                                start=start, end=end)
 
-    def history(self, memory_id: str, *, user_id: str) -> list[HistoryEvent]:
+    def history(self, memory_id: str, *, user_id: str) -> builtins.list[HistoryEvent]:
         _check_user(user_id)
         return self.store.history(memory_id, user_id=user_id)
 
@@ -322,7 +323,7 @@ class Mirix(ScreenshotsMixin):
         _check_user(user_id)
         self.store.apply([DeleteOp(memory_id=memory_id)], user_id=user_id, actor=actor)
 
-    def undo(self, input_id: str, *, user_id: str, force: bool = False) -> list[MemoryChange]:
+    def undo(self, input_id: str, *, user_id: str, force: bool = False) -> builtins.list[MemoryChange]:
         """Revert every change one input caused: its inserts deleted, its updates and deletions
         restored (recorded as history events of actor `undo:<input id>`). A memory changed by a later
         input makes it refuse (InvalidInput naming it) unless `force`."""
@@ -363,7 +364,8 @@ class Mirix(ScreenshotsMixin):
         label = _check_label(label)
         return self._write_core(user_id, label, value.strip(), self._core_block(user_id, label), actor)
 
-    def _write_core(self, user_id: str, label: str, value: str, block: CoreMemory | None, actor: str) -> CoreMemory:
+    def _write_core(self, user_id: str, label: CoreLabel, value: str, block: CoreMemory | None,
+                    actor: str) -> CoreMemory:
         problem = core_blocks.over_limit(value, block)
         if problem:
             raise CoreMemoryFull(f"core block {label!r} {problem}; rewrite it shorter instead of appending")
@@ -510,7 +512,7 @@ class Mirix(ScreenshotsMixin):
                             memory_ids=cited, retrieved_ids=retrieval.ids, mode=self.mode, usage=usage,
                             update_input_ids=fed, fallback=fallback)
 
-    def user_ids(self) -> list[str]:
+    def user_ids(self) -> builtins.list[str]:
         """Every user that has memories or inputs, sorted."""
         return self.store.user_ids()
 
@@ -560,55 +562,11 @@ def _check_user(user_id: str) -> None:
         raise InvalidInput("user_id is longer than 256 characters")
 
 
-def _check_label(label: str) -> str:
-    if label not in CORE_LABELS:
-        raise InvalidInput(f"core block label must be one of {CORE_LABELS}, not {label!r}")
-    return label
+def _check_label(label: str) -> CoreLabel:
+    for known in CORE_LABELS:
+        if label == known:
+            return known
+    raise InvalidInput(f"core block label must be one of {CORE_LABELS}, not {label!r}")
 
 
-class AsyncMirix:
-    """The same methods as `Mirix`, awaitable; blocking work runs in a worker thread."""
-
-    def __init__(self, data_dir: str | Path | None = None, **kwargs: Any) -> None:
-        self.sync = Mirix(data_dir, **kwargs)
-
-    @property
-    def mode(self) -> str:
-        return self.sync.mode
-
-    @classmethod
-    async def restore(cls, src: str | Path, data_dir: str | Path | None = None, **kwargs: Any) -> "AsyncMirix":
-        """`Mirix.restore`, awaitable; returns an AsyncMirix on the restored data."""
-        instance = cls.__new__(cls)
-        instance.sync = await asyncio.to_thread(Mirix.restore, src, data_dir, **kwargs)
-        return instance
-
-    async def __aenter__(self) -> "AsyncMirix":
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-
-ASYNC_METHODS = ("add", "flush", "resume", "work", "doctor", "doctor_secrets", "backup", "chat", "search", "get", "list",
-                 "update", "delete", "history", "undo", "delete_user", "user_ids", "ping", "core_memory",
-                 "core_append", "core_rewrite", "export", "import_", "retry_failed", "input_status", "stats",
-                 "describe", "close")
-ASYNC_METHODS += SCREENSHOT_METHODS
-
-
-def _make_async(name: str):
-    method = getattr(Mirix, name)
-
-    @functools.wraps(method)
-    async def wrapper(self: AsyncMirix, *args: Any, **kwargs: Any):
-        return await asyncio.to_thread(getattr(self.sync, name), *args, **kwargs)
-
-    return wrapper
-
-
-for _name in ASYNC_METHODS:
-    setattr(AsyncMirix, _name, _make_async(_name))
-setattr(AsyncMirix, "import", AsyncMirix.import_)  # type: ignore[attr-defined]
-
-__all__ = ["Mirix", "AsyncMirix", "InvalidInput", "MemoryNotFound", "CoreMemoryFull"]
+__all__ = ["Mirix", "InvalidInput", "MemoryNotFound", "CoreMemoryFull"]

@@ -83,11 +83,14 @@ class MemoryBase(BaseModel):
         return self.search_text()
 
 
+CoreLabel = Literal["persona", "human"]
+
+
 class CoreMemory(MemoryBase):
     """A core block (`persona` or `human`): always in the chat prompt, bounded in size."""
 
     memory_type: Literal[MemoryType.core] = MemoryType.core
-    label: Literal["persona", "human"]
+    label: CoreLabel
     value: str = ""
     limit: int = Field(default=5000, gt=0)
 
@@ -328,11 +331,14 @@ class LLMUsage(BaseModel):
     wall_seconds: float = 0.0
 
 
+Mode = Literal["offline", "llm"]  # deterministic rules, or a model
+
+
 class AddResult(BaseModel):
     input_ids: list[str]
     status: InputStatus
     changes: list[MemoryChange] = Field(default_factory=list)
-    mode: Literal["offline", "llm"] = "offline"
+    mode: Mode = "offline"
     error: str | None = None
     routed: list[MemoryType] = Field(default_factory=list, description="Memory types the router chose.")
     usage: LLMUsage = Field(default_factory=LLMUsage)
@@ -350,7 +356,7 @@ class ChatResponse(BaseModel):
     end: datetime | None = None
     memory_ids: list[str] = Field(default_factory=list, description="Memories the answer cites.")
     retrieved_ids: list[str] = Field(default_factory=list, description="Memories put into the prompt.")
-    mode: Literal["offline", "llm"] = "offline"
+    mode: Mode = "offline"
     usage: LLMUsage = Field(default_factory=LLMUsage)
     update_input_ids: list[str] = Field(default_factory=list, description="The exchange, fed back into memory.")
     fallback: str | None = Field(default=None, description="Why the offline answer (best memories, cited) stands "

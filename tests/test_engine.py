@@ -4,6 +4,7 @@ export/import, AsyncMirix, and bad input that writes nothing."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import io
 import json
 import logging
@@ -11,7 +12,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from mirix_py.engine import ASYNC_METHODS, AsyncMirix, Mirix
+from mirix_py.async_mirix import ASYNC_METHODS, AsyncMirix
+from mirix_py.engine import Mirix
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
 from mirix_py.settings import Settings
 
@@ -182,11 +184,17 @@ def test_a_failing_manager_keeps_other_writes_and_marks_input_failed(mx_sqlite, 
     assert mx_sqlite.list(user_id=user_id, memory_types=["semantic"])
 
 
+def _parameters(method) -> list[tuple[str, object, object]]:
+    return [(p.name, p.kind, p.default) for p in inspect.signature(method).parameters.values()]
+
+
 def test_async_mirix_has_the_same_methods(tmp_path, embedder, user_id):
-    for name in ASYNC_METHODS:
-        assert asyncio.iscoroutinefunction(getattr(AsyncMirix, name)), name
     public = {n for n in dir(Mirix) if not n.startswith("_") and callable(getattr(Mirix, n))}
-    assert public - {"import"} <= set(ASYNC_METHODS) | {"mode", "restore"}
+    assert set(ASYNC_METHODS) == public - {"import", "restore"}
+    for name in ASYNC_METHODS:  # written out by hand: the same parameters, names, kinds and defaults
+        assert asyncio.iscoroutinefunction(getattr(AsyncMirix, name)), name
+        assert _parameters(getattr(AsyncMirix, name)) == _parameters(getattr(Mirix, name)), name
+    assert getattr(AsyncMirix, "import") is AsyncMirix.import_
     assert asyncio.iscoroutinefunction(AsyncMirix.restore)
 
     async def scenario():

@@ -183,8 +183,9 @@ def prompt_text(hit: SearchHit, store: MemoryStore, query: str | None = None,
     if isinstance(memory, KnowledgeVaultMemory):
         if memory.sensitivity is Sensitivity.high:
             return None
-        value = store.get(memory.id, user_id=memory.user_id, reveal=True).secret_value
-        return f"{hit.text}: {value}"
+        revealed = store.get(memory.id, user_id=memory.user_id, reveal=True)
+        assert isinstance(revealed, KnowledgeVaultMemory)  # the same id, read back with its value
+        return f"{hit.text}: {revealed.secret_value}"
     return hit.text if query is None else focus(hit.text, query, max_words)
 
 
@@ -281,8 +282,8 @@ class ChatFlow:
                        ) -> tuple[str, list[str]]:
         """The memories that match the question (`matching_hits`, and the core lines that share its
         words), best first; says so when none does."""
-        lines = []
-        cited = []
+        lines: list[str] = []
+        cited: list[str] = []
         question = retrieval.question or ""
         core_lines = [(block, line) for block in retrieval.core.values() for line in block.value.splitlines()
                       if line.strip()]
@@ -330,10 +331,10 @@ class ChatFlow:
     async def answer(self, user_id: str, message: str, history: Sequence[dict[str, Any]], retrieval: Retrieval,
                      meter: Meter) -> tuple[str, list[str]]:
         from autogen_agentchat.agents import AssistantAgent
-        from autogen_agentchat.messages import TextMessage, ToolCallSummaryMessage
         from autogen_core import CancellationToken
 
         assert self.client is not None and self.definition is not None
+        definition = self.definition  # for `run` below (a closure sees no narrowing of the attribute)
         searched: list[str] = []
 
         search_in_memory = self._search_fn(user_id, searched)
@@ -349,18 +350,18 @@ class ChatFlow:
         bounds = self.bounds.for_agent(self.definition.model)
 
         async def run(with_tools: bool) -> str:
-            tools = [search_tool(search_in_memory)] if with_tools else None
-            agent = AssistantAgent(name=self.definition.name,
-                                   model_client=self._metered(meter, "chat_agent", self.definition.model),
-                                   tools=tools, system_message=system, reflect_on_tool_use=True if tools else None,
+            agent = AssistantAgent(name=definition.name,
+                                   model_client=self._metered(meter, "chat_agent", definition.model),
+                                   tools=[search_tool(search_in_memory)] if with_tools else None,
+                                   system_message=system, reflect_on_tool_use=True if with_tools else None,
                                    max_tool_iterations=2)
             try:  # at most three model calls (answer, search, answer), each bounded
                 result = await asyncio.wait_for(agent.run(task=task, cancellation_token=CancellationToken()),
                                                 timeout=3 * bounds.timeout_s + 5)
             except asyncio.TimeoutError:
                 raise ModelCallFailed(f"the answer timed out after {3 * bounds.timeout_s:g} s") from None
-            final = result.messages[-1]
-            return final.content if isinstance(final, (TextMessage, ToolCallSummaryMessage)) else str(final.content)
+            # a text message's (or tool-call summary's) content; any other final message as its text
+            return result.messages[-1].to_text()
 
         answer = await run(function_calling)
         if function_calling and _CALL_AS_TEXT.match(answer or ""):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from mirix_py.records import CoreMemory, MemoryType
+from mirix_py.records import CoreLabel, CoreMemory, MemoryType
 
-CORE_LABELS: tuple[str, ...] = ("persona", "human")
+CORE_LABELS: tuple[CoreLabel, ...] = ("persona", "human")
 DEFAULT_LIMIT: int = CoreMemory.model_fields["limit"].default
 
 
