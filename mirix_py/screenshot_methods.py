@@ -157,6 +157,15 @@ class ScreenshotsMixin:
         return self.screenshots.ingest_paths(paths, user_id=user_id, app=app, window_title=window_title,
                                              default_tz=default_tz, progress=progress)
 
+    def screenshot_thumbnail(self, input_id: str, *, user_id: str) -> Path | None:
+        """The WebP kept for one of the user's screenshot inputs (`keep_thumbnails`); None when none
+        was kept, it has expired, or the input is not this user's."""
+        record = self.inputs.get(input_id)  # type: ignore[attr-defined]  # the engine's input log
+        if record is None or record.user_id != user_id:
+            return None
+        return screenshots_module().kept_thumbnail(Path(self.settings.data_dir) / "thumbnails", user_id,
+                                                   record.metadata.get("thumbnail"))
+
     def _screenshot_host(self) -> EngineScreenshotHost:
         return EngineScreenshotHost(self)  # type: ignore[arg-type]  # mixed into Mirix only
 

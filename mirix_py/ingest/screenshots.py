@@ -138,6 +138,23 @@ class ProcessedFrame:
         return self.ocr.text if self.ocr else ""
 
 
+def user_thumbnail_dir(thumbnails_dir: Path, user_id: str) -> Path:
+    """Where one user's thumbnails are kept: a hash of the user id, so the path names nobody."""
+    return Path(thumbnails_dir) / hashlib.sha256(user_id.encode()).hexdigest()[:16]
+
+
+def kept_thumbnail(thumbnails_dir: Path, user_id: str, relative: str | None) -> Path | None:
+    """The file an input's `metadata["thumbnail"]` names, if it is still there and inside this
+    user's folder (a path reaching elsewhere is no thumbnail)."""
+    if not relative:
+        return None
+    own = user_thumbnail_dir(thumbnails_dir, user_id).resolve()
+    path = (Path(thumbnails_dir) / relative).resolve()
+    if not path.is_relative_to(own) or path.suffix != ".webp" or not path.is_file():
+        return None
+    return path
+
+
 def _clean_text(text: str) -> str:
     return "".join(ch for ch in text if ch in "\n\t" or ord(ch) >= 32).strip()
 
@@ -714,7 +731,7 @@ class ScreenshotIngestor:
     def _user_dir(self, user_id: str) -> Path | None:
         if self.thumbnails_dir is None:
             return None
-        return self.thumbnails_dir / hashlib.sha256(user_id.encode()).hexdigest()[:16]
+        return user_thumbnail_dir(self.thumbnails_dir, user_id)
 
     def _save_thumbnail(self, image: Image.Image, user_id: str, when: datetime) -> str | None:
         root = self._user_dir(user_id)

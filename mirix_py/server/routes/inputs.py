@@ -3,6 +3,7 @@
 from typing import Annotated
 
 from fastapi import APIRouter, Path as PathParam, Query
+from fastapi.responses import FileResponse
 
 from mirix_py.errors import InvalidInput
 from mirix_py.server.deps import Engine, User
@@ -42,6 +43,18 @@ def input_status(user_id: User, input_id: Annotated[str, PathParam(max_length=64
     if record is None or record.user_id != user_id:
         raise ApiError(404, "not_found", f"no input {input_id!r} for this user")
     return InputStatusOut.model_validate(record.model_dump(exclude={"messages"}))
+
+
+@router.get("/{input_id}/thumbnail", response_class=FileResponse,
+            responses={200: {"content": {"image/webp": {}}, "description": "The frame's thumbnail."},
+                       404: {"model": ErrorOut, "description": "None kept (or expired) for this input."}})
+def input_thumbnail(user_id: User, input_id: Annotated[str, PathParam(max_length=64)], mx: Engine) -> FileResponse:
+    """The small WebP kept of a screenshot input (`keep_thumbnails`, deleted after its retention);
+    never the frame itself."""
+    path = mx.screenshot_thumbnail(input_id, user_id=user_id)
+    if path is None:
+        raise ApiError(404, "not_found", f"no thumbnail kept for input {input_id!r}")
+    return FileResponse(path, media_type="image/webp", headers={"Cache-Control": "private, max-age=3600"})
 
 
 @router.post("/{input_id}/undo", response_model=list[MemoryChange], responses={422: {"model": ErrorOut}})

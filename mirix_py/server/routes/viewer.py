@@ -12,7 +12,7 @@ router = APIRouter(include_in_schema=False)
 STATIC = Path(__file__).resolve().parents[1] / "static"
 ASSETS = ("viewer.js", "viewer.css")
 HEADERS = {
-    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; "
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data: blob:; style-src 'self'; "
                                "script-src 'self'; connect-src 'self'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",

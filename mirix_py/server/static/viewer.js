@@ -132,6 +132,7 @@ async function showInputs() {
     li.append(meta);
     const md = i.metadata || {};
     if (md.app || md.window_title) li.append(el("div", "text", [md.app, md.window_title].filter(Boolean).join(" · ")));
+    if (md.thumbnail) li.append(thumbnailNode(i.id, user));
     if (i.error) li.append(el("div", "error", i.error));
     ul.append(li);
   }
@@ -139,6 +140,26 @@ async function showInputs() {
   $("retry-btn").hidden = !inputs.some((i) => i.status === "failed" || i.status === "degraded");
   showPanel("inputs");
   setStatus(inputs.length + " input(s) of " + state.user + ".");
+}
+
+// A screenshot input's kept thumbnail. An <img src> cannot send the API key, so the image is
+// fetched with it and shown from a blob: URL; an expired one (404) leaves no image.
+function thumbnailNode(inputId, user) {
+  const img = el("img", "thumb");
+  img.alt = "screen at this time";
+  img.hidden = true;
+  fetch(userPath() + "/inputs/" + encodeURIComponent(inputId) + "/thumbnail",
+        { headers: { "Authorization": "Bearer " + state.key } })
+    .then((res) => (res.ok && state.user === user ? res.blob() : null))
+    .then((blob) => {
+      if (!blob) return;
+      const url = URL.createObjectURL(blob);
+      img.addEventListener("load", () => { img.hidden = false; img.classList.add("loaded"); URL.revokeObjectURL(url); },
+                           { once: true });
+      img.src = url;
+    })
+    .catch(() => {});
+  return img;
 }
 
 async function retryInputs() {
