@@ -4,11 +4,12 @@ Finds rows without vectors, vectors without rows, embeddings made by another mod
 changed), search texts written by an older version (a resource's text held only its opening before
 its whole content was indexed), rows that no longer read as a record (a field referring outside
 the row's search text after a hand edit, fields that fail validation) and vault secrets or logged
-inputs that the current key cannot decrypt. It also counts rows that still keep their long texts
+inputs that the current key cannot decrypt, and vectors the index holds but a query with their own
+vector does not return (an approximate graph that lost a node). It also counts rows that still keep their long texts
 twice (written before rows kept each text once: `store.textrefs`); that is not a fault.
 
 `repair` re-embeds what is missing or stale (a user's whole collection when the model changed,
-since the dimension may differ), deletes orphan vectors, re-renders stale search texts (and their
+since the dimension may differ), deletes orphan vectors, rebuilds a user's index that lost a node, re-renders stale search texts (and their
 full-text rows), rewrites old rows in the single-copy layout, and reports what cannot be fixed.
 """
 
@@ -40,6 +41,7 @@ class DoctorReport:
     compactable_rows: list[str] = field(default_factory=list)  # not a fault: `clean` ignores them
     undecryptable_secrets: list[str] = field(default_factory=list)
     undecryptable_inputs: list[str] = field(default_factory=list)
+    unreachable_vectors: list[str] = field(default_factory=list)  # stored, but a search never finds them
     embedder: str | None = None
     repaired: dict[str, int] = field(default_factory=dict)
 
@@ -47,7 +49,7 @@ class DoctorReport:
     def clean(self) -> bool:
         return not (self.rows_without_vectors or self.vectors_without_rows or self.stale_embeddings
                     or self.stale_texts or self.unreadable_rows or self.undecryptable_secrets
-                    or self.undecryptable_inputs)
+                    or self.undecryptable_inputs or self.unreachable_vectors)
 
     def summary(self) -> dict[str, int | str | None | dict]:
         return {"clean": self.clean, "embedder": self.embedder,
@@ -56,7 +58,8 @@ class DoctorReport:
                 "stale_embeddings": len(self.stale_embeddings), "stale_texts": len(self.stale_texts),
                 "unreadable_rows": len(self.unreadable_rows), "compactable_rows": len(self.compactable_rows),
                 "undecryptable_secrets": len(self.undecryptable_secrets),
-                "undecryptable_inputs": len(self.undecryptable_inputs), "repaired": self.repaired}
+                "undecryptable_inputs": len(self.undecryptable_inputs),
+                "unreachable_vectors": len(self.unreachable_vectors), "repaired": self.repaired}
 
 
 def _rows_by_user(store: MemoryStore) -> dict[str, dict[str, str | None]]:
@@ -78,6 +81,8 @@ def diagnose(store: MemoryStore) -> DoctorReport:
             sql_ids = rows.get(user_id, {})
             vector_ids = store.vectors.ids(user_id)
             report.vectors_without_rows += sorted(vector_ids - set(sql_ids))
+            if vector_ids:
+                report.unreachable_vectors += sorted(store.vectors.unreachable(user_id))
             if store.embedder is None:
                 continue
             for memory_id, model in sql_ids.items():
@@ -199,6 +204,11 @@ def repair(store: MemoryStore, report: DoctorReport,
                 found[memory_id].embedding_model = store.embedder.name
             session.commit()
         repaired["reembedded"] += len(live)
+    unreachable = set(report.unreachable_vectors)
+    rebuilt = sorted(u for u, ids in rows.items() if u not in stale_users and unreachable & ids.keys())
+    for user_id in rebuilt:
+        store.vectors.rebuild(user_id)
+    repaired["indexes_rebuilt"] = len(rebuilt)
     after = diagnose(store)
     after.repaired = repaired
     return after

@@ -119,6 +119,7 @@ class Mirix(ScreenshotsMixin):
                                   bounds=bounds, zone=display_zone(self.settings.timezone))
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
+        self._recovering: set[str] = set()  # ids of inputs `resume` took over, until processed
         self._queue = BackgroundQueue(self._process_queued, batch_size=self.settings.batch_size,
                                       max_wait_s=self.settings.batch_seconds)
         if resume and lock and self.inputs.recoverable():
@@ -186,14 +187,23 @@ class Mirix(ScreenshotsMixin):
                                     include_own=True)
         if claimed:  # another worker may have taken some already
             self._process(claimed)
+        if self._recovering:
+            self._recovering.difference_update(r.id for r in records)
+            if not self._recovering:
+                report = self.doctor(repair=True)  # writes on an index reopened after a kill can lose a node
+                if report.repaired.get("indexes_rebuilt"):
+                    log.warning("the vector index lost a node after the restart; rebuilt %d user index(es)",
+                                report.repaired["indexes_rebuilt"])
 
     def resume(self, *, wait: bool = True, limit: int = 10_000) -> int:
         """Take over inputs left pending, or claimed by a worker that died, and process them once.
         Managers that had committed before the crash are skipped (the input's `done_actors`); a
-        crash between a commit and its vector mirror is repaired from SQL."""
+        crash between a commit and its vector mirror is repaired from SQL, and the vector index is
+        checked again (and rebuilt if it lost a node) once they are processed."""
         records = self.inputs.claim(self.worker_id, limit=limit)
         if records:
             self.doctor(repair=True)
+            self._recovering.update(r.id for r in records)  # checked again once they are processed
         for record in records:
             self._queue.submit(record)
         if wait:

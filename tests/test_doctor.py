@@ -54,7 +54,7 @@ def test_missing_and_orphan_vectors_are_repaired(seeded, user_id):
     assert report.vectors_without_rows == orphans
     fixed = seeded.doctor(repair=True)
     assert fixed.clean and fixed.repaired == {"reembedded": 1, "orphans_deleted": len(orphans), "reindexed": 0,
-                                              "compacted": 0}
+                                              "compacted": 0, "indexes_rebuilt": 0}
     assert seeded.search("tulips", user_id=user_id, method="embedding")[0].memory.id in ids
 
 
@@ -198,3 +198,28 @@ def test_rows_written_before_the_single_copy_layout_are_counted_and_compacted_by
     with Session(mx.store.engine) as session:
         assert details not in str(session.get(MemoryRow, change.memory_id).fields)
     assert mx.get(change.memory_id, user_id=user_id) == memory
+
+
+def test_a_vector_no_search_reaches_is_reported_and_the_index_rebuilt(seeded, user_id, monkeypatch):
+    """An approximate index can lose a live node: `get` still has it, no query returns it
+    (chroma-core/chroma#7758). `doctor` reports what the index's self-query check finds (here one
+    lost node, until a rebuild); repair rebuilds that user's index from the stored vectors."""
+    index = seeded.store.vectors
+    lost = sorted(index.ids(user_id))[0]
+    rebuild = type(index).rebuild
+    rebuilt: list[str] = []
+
+    def rebuilding(self, user):
+        rebuilt.append(user)
+        return rebuild(self, user)
+
+    monkeypatch.setattr(type(index), "unreachable", lambda self, user, k=10: [] if rebuilt else [lost])
+    monkeypatch.setattr(type(index), "rebuild", rebuilding)
+    before = {m.id for m in seeded.list(user_id=user_id)}
+    report = seeded.doctor()
+    assert report.unreachable_vectors == [lost] and not report.clean
+    fixed = seeded.doctor(repair=True)
+    assert fixed.clean and fixed.repaired["indexes_rebuilt"] == 1 and rebuilt == [user_id]
+    assert lost in index.ids(user_id) and {m.id for m in seeded.list(user_id=user_id)} == before
+    vector = index.get(user_id, [lost])[lost]
+    assert index.query(user_id, vector, 3)[0][0] == lost

@@ -53,6 +53,16 @@ class VectorIndex(Protocol):
     def users(self) -> dict[str, str]: ...
     def get(self, user_id: str, ids: Sequence[str]) -> dict[str, list[float]]: ...
     def drop_user(self, user_id: str) -> None: ...
+    def unreachable(self, user_id: str, k: int = 10) -> list[str]: ...
+    def rebuild(self, user_id: str) -> int: ...
+
+
+def lost_in_results(own_ids: Sequence[str], found: Sequence[Sequence[str]],
+                    distances: Sequence[Sequence[float]]) -> list[str]:
+    """Of queries made with each id's own vector, the ids their results miss. When the whole top k
+    is at distance zero (k identical vectors), any of them may come back: not counted as lost."""
+    return [own for own, ids, dists in zip(own_ids, found, distances)
+            if own not in ids and not (dists and float(dists[-1]) <= 1e-6)]
 
 
 class ChromaVectorIndex:
@@ -217,6 +227,48 @@ class ChromaVectorIndex:
             for memory_id, document in zip(got["ids"], got.get("documents") or []):
                 if document:
                     yield user_id, memory_id, document
+
+    def _stored(self, coll, include: list[str], page: int = 5000) -> Iterator[dict]:
+        for offset in range(0, coll.count(), page):
+            yield coll.get(include=include, limit=page, offset=offset)
+
+    def unreachable(self, user_id: str, k: int = 10) -> list[str]:
+        """Ids that a query with their own stored vector does not return. Chroma's HNSW graph can
+        lose a live node after updates and deletes while `get` still returns it
+        (chroma-core/chroma#7758, open on 1.5.9): seen here once after a SIGKILL and restart."""
+        coll = self._collection(user_id, create=False)
+        if coll is None:
+            return []
+        n = min(k, coll.count())
+        lost: list[str] = []
+        for got in self._stored(coll, ["embeddings"]):
+            for start in range(0, len(got["ids"]), 256):
+                own = got["ids"][start:start + 256]
+                result = coll.query(query_embeddings=got["embeddings"][start:start + 256], n_results=n,
+                                    include=["distances"])
+                lost += lost_in_results(own, result["ids"], result["distances"])
+        return lost
+
+    def rebuild(self, user_id: str) -> int:
+        """Re-create the user's collection from its stored vectors (a fresh graph reaches every
+        node); returns how many. A crash in between leaves rows without vectors, which `doctor`
+        re-embeds from SQL."""
+        coll = self._collection(user_id, create=False)
+        if coll is None:
+            return 0
+        ids: list[str] = []
+        embeddings: list = []
+        metadatas: list = []
+        for got in self._stored(coll, ["embeddings", "metadatas"]):
+            ids += got["ids"]
+            embeddings += list(got["embeddings"])
+            metadatas += got["metadatas"]
+        self.drop_user(user_id)
+        fresh = self._collection(user_id)
+        for start in range(0, len(ids), 1000):
+            fresh.add(ids=ids[start:start + 1000], embeddings=embeddings[start:start + 1000],
+                      metadatas=metadatas[start:start + 1000])
+        return len(ids)
 
     def drop_user(self, user_id: str) -> None:
         name = collection_name(user_id)

@@ -1,0 +1,36 @@
+"""The Chroma vector index: a query with each stored vector finds it, and a rebuild keeps every
+vector (the check and repair `doctor` runs for an index that lost a node)."""
+
+from __future__ import annotations
+
+import chromadb
+import numpy as np
+
+from mirix_py.store.vectors import ChromaVectorIndex, VectorItem, lost_in_results
+
+
+def test_an_id_missing_from_its_own_results_is_lost_unless_the_top_k_are_all_ties():
+    assert lost_in_results(["a", "b"], [["a", "c"], ["c", "d"]], [[0.0, 0.2], [0.1, 0.3]]) == ["b"]
+    assert lost_in_results(["b"], [["c", "d"]], [[0.0, 0.0]]) == []  # k identical vectors: any may come back
+    assert lost_in_results(["b"], [[]], [[]]) == ["b"]
+
+
+def test_every_vector_is_reached_and_a_rebuild_keeps_ids_vectors_and_types(tmp_path):
+    index = ChromaVectorIndex(chromadb.PersistentClient(str(tmp_path / "chroma")))
+    rng = np.random.default_rng(7)
+    items = [VectorItem(f"m{i}", rng.normal(size=16).tolist(), "episodic" if i % 2 else "semantic")
+             for i in range(300)]
+    index.upsert("u", items)
+    index.delete("u", [f"m{i}" for i in range(0, 300, 3)])
+    index.upsert("u", [VectorItem(i.id, rng.normal(size=16).tolist(), i.memory_type) for i in items[1:300:5]])
+    before_ids = index.ids("u")
+    before = index.get("u", sorted(before_ids))
+    assert index.unreachable("u") == []
+    assert index.rebuild("u") == len(before_ids) > 150
+    assert index.ids("u") == before_ids and index.users() == {"u": index.users()["u"]}
+    after = index.get("u", sorted(before_ids))
+    assert all(np.allclose(before[i], after[i]) for i in before_ids)
+    assert index.unreachable("u") == []
+    hits = index.query("u", after["m1"], 5, memory_types=["episodic"])
+    assert hits[0][0] == "m1"
+    assert index.unreachable("nobody") == [] and index.rebuild("nobody") == 0
