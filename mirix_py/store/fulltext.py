@@ -278,15 +278,20 @@ class PostgresFullText:
         tsquery = " | ".join("'" + lx.replace("'", "''") + "'" for lx in lexemes)
         n_docs, avgdl = self._user_stats(conn, filters.user_id)
         where, params = filters.sql("m")
+        # Per candidate, only the query's lexemes are unnested (setweight marks them, ts_filter keeps
+        # them: ~1 row a memory instead of one per lexeme), and the idf is computed once per lexeme
+        # in float8 (in numeric, `ln` per row took a third of the query). At 10k memories a user
+        # this halved the leg (benchmarks/README.md, layouts); the scores are the same BM25.
         rows = conn.execute(
             sql(
                 "WITH cand AS (SELECT m.id, m.tsv, length(m.tsv) AS dl FROM memory m "
                 f"  WHERE {where} AND m.tsv @@ CAST(:tsq AS tsquery)), "
                 "tf AS (SELECT c.id, c.dl, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf "
-                "  FROM cand c, unnest(c.tsv) u WHERE u.lexeme = ANY(:lexemes)), "
-                "df AS (SELECT lexeme, count(*) AS df FROM tf GROUP BY lexeme) "
-                "SELECT tf.id, sum(ln(1 + (:n - df.df + 0.5) / (df.df + 0.5)) "
-                "  * tf.tf * (:k1 + 1) / (tf.tf + :k1 * (1 - :b + :b * tf.dl / :avgdl))) AS s "
+                "  FROM cand c, unnest(ts_filter(setweight(c.tsv, 'A', CAST(:lexemes AS text[])), '{a}')) u), "
+                "df AS (SELECT lexeme, ln(1 + (CAST(:n AS float8) - count(*) + 0.5) / (count(*) + 0.5)) AS idf "
+                "  FROM tf GROUP BY lexeme) "
+                "SELECT tf.id, sum(df.idf * tf.tf * (CAST(:k1 AS float8) + 1) / (tf.tf + CAST(:k1 AS float8) "
+                "  * (1 - CAST(:b AS float8) + CAST(:b AS float8) * tf.dl / CAST(:avgdl AS float8)))) AS s "
                 "FROM tf JOIN df USING (lexeme) GROUP BY tf.id ORDER BY s DESC LIMIT :k"
             ),
             {**params, "tsq": tsquery, "lexemes": lexemes, "n": max(n_docs, 1), "k1": self.K1,

@@ -26,7 +26,7 @@ log = logging.getLogger("mirix_py.store")
 
 TABLE = "memory_vector"
 HNSW_INDEX = "ix_memory_vector_hnsw"
-# Set for each query (SET LOCAL). Iterative scans may return rows slightly out of order
+# Set once per pooled connection (`apply_settings`). Iterative scans may return rows slightly out of order
 # (`relaxed_order`); `query` re-sorts them. Measured at 100k vectors and 111 tenants
 # (benchmarks/results/tenant_recall.json): the planner scans a tenant of up to 20% of the rows
 # exactly through the (user_id, memory_type) B-tree (recall 1.0, p95 24 ms for 20k vectors); where
@@ -34,6 +34,12 @@ HNSW_INDEX = "ix_memory_vector_hnsw"
 # tenants) and iterative scans 0.875 (ef 40), 0.925 (ef 100), 0.975 (ef 200) for the 20% tenant.
 QUERY_SETTINGS = {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": "200",
                   "hnsw.max_scan_tuples": "20000"}
+
+# Always: a plan per query, never psycopg's prepared generic plan. A generic plan cannot see which
+# user is asked for, so after five searches on a connection PostgreSQL may use one plan for a user
+# of 300 vectors and one of 100k alike (the graph for the first, an exact scan for the second).
+SESSION_SETTINGS = {"plan_cache_mode": "force_custom_plan"}
+SETTINGS_KEY = "mirix_pgvector_settings"
 
 
 class PgVectorUnavailable(DependencyMissing):
@@ -168,14 +174,27 @@ class PgVectorIndex:
         if memory_types:
             stmt = stmt.bindparams(bindparam("types", expanding=True))
         with self.engine.connect() as conn:
-            if self.settings:  # one round trip: set_config(..., is_local) lasts until this transaction ends
-                names = list(self.settings)
-                conn.execute(text("SELECT " + ", ".join(f"set_config(:n{i}, :v{i}, true)" for i in range(len(names)))),
-                             {**{f"n{i}": n for i, n in enumerate(names)},
-                              **{f"v{i}": self.settings[n] for i, n in enumerate(names)}})
+            self.apply_settings(conn)
             rows = conn.execute(stmt, params).all()
         rows = sorted(rows, key=lambda r: (r[1], r[0]))  # relaxed_order scans may return near-ties unordered
         return [(memory_id, 1.0 - float(d)) for memory_id, d in rows]
+
+    def apply_settings(self, conn: Connection) -> None:
+        """Set the query settings on this pooled connection once (session level), not a round trip
+        per search; a change of `settings` (tenant_recall tries several) is applied on next use."""
+        wanted = {**SESSION_SETTINGS, **self.settings}
+        info = conn.connection.info  # lives as long as the database connection itself
+        applied = info.get(SETTINGS_KEY, {})
+        if applied == wanted:
+            return
+        for name in applied:
+            if name not in wanted:
+                conn.execute(text("SELECT set_config(:n, reset_val, false) FROM pg_settings WHERE name = :n"), {"n": name})
+        names = list(wanted)
+        conn.execute(text("SELECT " + ", ".join(f"set_config(:n{i}, :v{i}, false)" for i in range(len(names)))),
+                     {**{f"n{i}": n for i, n in enumerate(names)}, **{f"v{i}": wanted[n] for i, n in enumerate(names)}})
+        conn.commit()  # a session setting made in a transaction that rolls back (pool reset) is undone
+        info[SETTINGS_KEY] = wanted
 
     def ids(self, user_id: str) -> set[str]:
         with self.engine.connect() as conn:
