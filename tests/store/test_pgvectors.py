@@ -4,7 +4,7 @@ transaction of the rows, scoped by user (on the real PostgreSQL server with pgve
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import create_engine, text
 
 from mirix_py.engine import Mirix
 from mirix_py.errors import InvalidInput
@@ -12,7 +12,7 @@ from mirix_py.ops import InsertOp
 from mirix_py.records import EpisodicMemory, SemanticMemory
 from mirix_py.store import vector_layout
 from mirix_py.store.pgvectors import (
-    HNSW_INDEX, PgVectorUnavailable, column_dimension, parse_vector, vector_literal,
+    HNSW_INDEX, QUERY_SETTINGS, PgVectorIndex, PgVectorUnavailable, column_dimension, parse_vector, vector_literal,
 )
 
 
@@ -101,6 +101,26 @@ def test_search_is_scoped_by_user_and_type(tmp_path, pgvector_schema_url, embedd
         assert {h.memory.user_id for h in hits} == {user_id} and len(hits) == 2
         typed = mx.search("kayaking", user_id=user_id, method="embedding", memory_types=["semantic"])
         assert [h.memory.name for h in typed] == ["Kayak"]
+
+
+def test_query_settings_hold_for_the_pooled_connection_and_follow_a_change(tmp_path, pgvector_schema_url, user_id):
+    with Mirix(tmp_path / "d", embedder=TinyEmbedder(), database_url=pgvector_schema_url) as mx:
+        mx.store.apply([InsertOp(memory=EpisodicMemory(user_id=user_id, summary="Went kayaking"))], user_id=user_id,
+                       actor="t")
+    engine = create_engine(pgvector_schema_url, pool_size=1, max_overflow=0)  # one connection: reused each time
+    index = PgVectorIndex(engine)
+    try:
+        assert len(index.query(user_id, [1.0, 0.0, 0.0], 5)) == 1
+        with engine.connect() as conn:  # the pool rolled the last checkout back: the settings stay
+            shown = [conn.execute(text(f"SHOW {n}")).scalar() for n in ("hnsw.ef_search", "plan_cache_mode")]
+        assert shown == [QUERY_SETTINGS["hnsw.ef_search"], "force_custom_plan"]
+        index.settings = {"enable_seqscan": "off"}
+        index.query(user_id, [1.0, 0.0, 0.0], 5)
+        with engine.connect() as conn:
+            shown = [conn.execute(text(f"SHOW {n}")).scalar() for n in ("hnsw.ef_search", "enable_seqscan")]
+        assert shown == ["40", "off"]  # the setting no longer asked for is back at the server's default
+    finally:
+        engine.dispose()
 
 
 def test_another_embedder_dimension_drops_old_vectors_for_doctor(tmp_path, pgvector_schema_url, embedder, user_id):
