@@ -10,7 +10,7 @@ twice is harmless (writes are upserts). Chroma itself is not changed.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import typer
 from sqlalchemy import select
@@ -21,6 +21,9 @@ from mirix_py.store.memories import MemoryStore
 from mirix_py.store.pgvectors import PgVectorIndex
 from mirix_py.store.tables import MemoryRow
 from mirix_py.store.vectors import ChromaVectorIndex, VectorItem
+
+if TYPE_CHECKING:
+    from mirix_py.engine import Mirix
 
 BATCH = 500
 
@@ -61,7 +64,7 @@ def migrate(store: MemoryStore, source: ChromaVectorIndex,
     return counts
 
 
-def register(app: typer.Typer, open_engine: Callable[..., object]) -> None:
+def register(app: typer.Typer, open_engine: Callable[[Optional[Path]], Mirix]) -> None:
     """Add `migrate-vectors` to the `mirix` command."""
     @app.command("migrate-vectors")
     def migrate_vectors(
@@ -81,21 +84,24 @@ def register(app: typer.Typer, open_engine: Callable[..., object]) -> None:
         except InvalidInput as exc:
             Console(stderr=True).print(f"[bold red]error:[/] {exc}")
             raise typer.Exit(2) from exc
-        with mx:  # type: ignore[attr-defined]
-            if chroma_path is None and not chroma_url:
-                chroma_path = mx.settings.data_dir / "chroma"  # type: ignore[attr-defined]
+        with mx:
+            if chroma_path is not None:
+                source = ChromaVectorIndex.embedded(chroma_path)
+            elif chroma_url:
+                source = ChromaVectorIndex.server(chroma_url)
+            else:
+                chroma_path = mx.settings.data_dir / "chroma"
                 if not chroma_path.exists():
                     Console(stderr=True).print(f"[bold red]error:[/] no Chroma index at {chroma_path}: "
                                                "pass --chroma-url or --chroma-path")
                     raise typer.Exit(2)
-            source = (ChromaVectorIndex.embedded(chroma_path) if chroma_path is not None
-                      else ChromaVectorIndex.server(chroma_url))  # type: ignore[arg-type]
+                source = ChromaVectorIndex.embedded(chroma_path)
             try:
-                counts = migrate(mx.store, source)  # type: ignore[attr-defined]
+                counts = migrate(mx.store, source)
             except InvalidInput as exc:
                 Console(stderr=True).print(f"[bold red]error:[/] {exc}")
                 raise typer.Exit(2) from exc
-            report = mx.doctor()  # type: ignore[attr-defined]
+            report = mx.doctor()
         console.print(f"copied {counts['copied']} vectors of {counts['users']} users into PostgreSQL; "
                       f"{counts['rows_without_vectors']} rows had none in Chroma, "
                       f"{counts['vectors_without_rows']} Chroma vectors had no row (left behind)")
