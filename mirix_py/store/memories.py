@@ -19,6 +19,7 @@ from sqlalchemy import Delete, delete as sa_delete, func, select, union
 from sqlalchemy.engine import CursorResult, Engine
 from sqlmodel import Session, col
 
+from mirix_py import field_errors
 from mirix_py.errors import InvalidInput, MemoryNotFound
 from mirix_py.ops import DeleteOp, InsertOp, MergeOp, Op, UpdateOp
 from mirix_py.records import (
@@ -227,11 +228,14 @@ class MemoryStore:
             data = current.model_dump()
             data.update(fields)
             data["updated_at"] = now
-            data["source_ids"] = _dedupe([*data.get("source_ids", []), *extra_sources])
-            try:
-                return MEMORY_ADAPTER.validate_python(data)
+            try:  # the new values checked as given (a string is no list of source ids) ...
+                revised = MEMORY_ADAPTER.validate_python(data)
             except ValidationError as exc:
-                raise InvalidInput(f"invalid fields for {current.memory_type.value} memory: {exc}") from exc
+                editable = set(type(current).model_fields) - IMMUTABLE_FIELDS
+                raise InvalidInput(field_errors.describe(exc, memory_type=current.memory_type.value,
+                                                         fields=editable)) from exc
+            # ... then the input's sources added
+            return revised.model_copy(update={"source_ids": _dedupe([*revised.source_ids, *extra_sources])})
 
         for op in ops:
             if isinstance(op, InsertOp):
