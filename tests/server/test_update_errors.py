@@ -1,6 +1,9 @@
-"""PATCH with bad fields: 422 whose message names the field in one line; the memory is unchanged."""
+"""PATCH with bad fields: 422 whose message names the field in one line, shown so in the viewer;
+the memory is unchanged."""
 
 from __future__ import annotations
+
+from test_viewer import _click, _wait, browser  # noqa: F401  (the viewer tests' Chromium fixture)
 
 
 def test_patch_with_bad_fields_names_them_and_changes_nothing(live_sqlite):
@@ -22,3 +25,32 @@ def test_patch_with_bad_fields_names_them_and_changes_nothing(live_sqlite):
 
     ok = c.patch(url, json={"fields": {"summary": "Sailing on Lake Geneva with Tom"}})
     assert ok.status_code == 200 and ok.json()["summary"] == "Sailing on Lake Geneva with Tom"
+
+
+def test_viewer_shows_the_field_error_and_keeps_the_memory(browser, live_sqlite, tmp_path):  # noqa: F811
+    import json
+
+    from selenium.webdriver.common.by import By
+
+    mx = live_sqlite.mx
+    mx.add("My sister Ines teaches chemistry in Porto.", user_id="alice")
+    memory = next(m for m in mx.list(user_id="alice", memory_types=["episodic"]) if "Ines" in m.summary)
+    d = browser
+    d.get(live_sqlite.url + "/viewer")
+    d.execute_script("sessionStorage.clear()")
+    d.get(live_sqlite.url + "/viewer")
+    d.find_element(By.ID, "api-key").send_keys(live_sqlite.alice)
+    _click(d, By.ID, "connect")
+    _click(d, By.CSS_SELECTOR, f'#items .item[data-id="{memory.id}"]')
+    _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#history li"))
+    area = d.find_element(By.ID, "edit-fields")
+    fields = json.loads(area.get_attribute("value"))
+    fields["summary"] = 5
+    area.clear()
+    area.send_keys(json.dumps(fields))
+    _click(d, By.ID, "save-btn")
+    _wait(d, lambda d: "summary: should be a valid string (got 5)" in d.find_element(By.ID, "status").text)
+    status = d.find_element(By.ID, "status")
+    assert "error" in status.get_attribute("class") and "pydantic" not in status.text
+    (tmp_path / "viewer-edit-error.png").write_bytes(d.get_screenshot_as_png())
+    assert mx.get(memory.id, user_id="alice") == memory
