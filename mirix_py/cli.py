@@ -443,12 +443,18 @@ def worker(once: bool = typer.Option(False, "--once", help="Drain what is there,
            poll: float = typer.Option(1.0, help="Seconds between looks at the input log."),
            data_dir: Optional[Path] = DataDir) -> None:
     """Process the input log: pending inputs and those of workers that died. Run several of these
-    (processes or machines on one PostgreSQL) to scale ingestion out; no input is done twice."""
+    (processes or machines on one PostgreSQL) to scale ingestion out; no input is done twice. On an
+    embedded store (SQLite, embedded Chroma) one process writes: a worker beside it is refused."""
     import time as _time
 
     from mirix_py.engine import Mirix
+    from mirix_py.store.writer_lock import StoreBusy
 
-    with Mirix(data_dir, resume=False) as mx:
+    try:
+        mx = Mirix(data_dir, resume=False)
+    except StoreBusy as exc:
+        _fail(exc)
+    with mx:
         total = 0
         while True:
             done = mx.work()

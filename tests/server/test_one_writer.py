@@ -99,6 +99,8 @@ def test_one_writer_per_data_dir(tmp_path):
         assert "one writer process" in message and "stop it" in message
         added = _mirix(env, "add", "I own a red kayak.", "--user", "ada")
         assert added.returncode == 2 and f"pid {first.pid}" in added.stderr
+        worker = _mirix(env, "worker", "--once")
+        assert worker.returncode == 2 and f"pid {first.pid}" in worker.stderr
         # reading works beside it
         stats = _mirix(env, "stats", "--json")
         assert stats.returncode == 0, stats.stderr
