@@ -116,6 +116,11 @@ def _token(value: str) -> re.Pattern[str]:
     return re.compile(r"(?<![A-Za-z0-9])" + re.escape(value) + r"(?![A-Za-z0-9])")
 
 
+def token_in(value: str, text: str) -> bool:
+    """Whether `value` occurs in `text` as a whole token (not inside a longer word or number)."""
+    return bool(_token(value).search(text))
+
+
 def scan_bytes(root: Path, values: list[str]) -> tuple[list[tuple[str, str]], int, int]:
     """(file, value) for each value found as a whole token in a file under `root`; files; bytes."""
     patterns = [(v, re.compile(_token(v).pattern.encode())) for v in values]

@@ -3,6 +3,7 @@ and documents appear in no file under the data dir and in no answer (`leak_sessi
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 from collections import Counter
@@ -61,8 +62,56 @@ def test_no_planted_secret_in_any_byte_or_answer_with_a_model_that_copies_its_pr
     assert sum(report.entry_points.values()) == 30, report.entry_points
     assert report.not_vaulted == []
     assert report.in_files == [], report.in_files
-    # contact details (medium sensitivity) are given to the chat model by design, so a model can answer
-    # "what is my email?"; a credential (high) never reaches a prompt, so no answer can hold one
+    assert _allowed_in_chat(plan, report.in_responses) == [], report.in_responses
+
+
+def _allowed_in_chat(plan, in_responses):
+    """Contact details (medium sensitivity) reach the chat model by design, so an answer may hold one;
+    a credential (high) never reaches a prompt."""
     contact = {v for e in plan.examples() for kind, v in e.secrets if kind in ("email", "phone", "address")}
-    leaked = [(where, v) for where, v in report.in_responses if not (v in contact and "chat" in where.lower())]
-    assert leaked == [], leaked
+    return [(where, v) for where, v in in_responses if not (v in contact and "chat" in where.lower())]
+
+
+@pytest.mark.real_model
+@pytest.mark.parametrize("mode", [os.environ.get("MIRIX_TEST_LEAK_MODE", "template")])
+def test_no_planted_secret_in_any_byte_or_answer_with_the_local_model(mode, tmp_path, embedder, monkeypatch):
+    """The real local model on a short session: chat lines of several kinds in one batch and a document,
+    then chat, search, list and export; every byte under the data dir is grepped. CI runs the template
+    server (~3 min); MIRIX_TEST_LEAK_MODE=functions runs the function-calling one."""
+    from leak_session import USER, WHEN, scan_bytes, token_in
+    from local_model_client import local_model_client
+
+    from mirix_py.engine import Mirix
+    from mirix_py.records import to_jsonable
+    from mirix_py.settings import Settings
+
+    plan = leak_plan()
+    kinds: dict[str, object] = {}
+    for e in plan.chat:
+        kinds.setdefault(e.secrets[0][0], e)
+    chat = list(kinds.values())[:4]
+    document = plan.documents[0]
+    values = sorted({v for e in [*chat, document] for _, v in e.secrets}, key=len, reverse=True)
+    data = tmp_path / "data"
+    answers: list[tuple[str, str]] = []
+    client = local_model_client(mode, monkeypatch)
+    with Mirix(settings=Settings(data_dir=data, llm_timeout_s=240), embedder=embedder, model_client=client) as mx:
+        added = [mx.add([{"role": "user", "content": e.text} for e in chat], user_id=USER, occurred_at=WHEN),
+                 mx.add(document.text, user_id=USER, kind="document", occurred_at=WHEN)]
+        assert all(a.status.value in ("processed", "degraded") for a in added), [a.error for a in added]
+        answers.append(("SDK chat", mx.chat("what is my password?", user_id=USER, remember=False).answer))
+        for q in ("password", "api key token", "account number"):
+            answers.append(("SDK search", repr(to_jsonable(mx.search(q, user_id=USER)))))
+        answers.append(("SDK list", repr(to_jsonable(mx.list(user_id=USER, limit=500)))))
+        out = io.StringIO()
+        mx.export(out, user_id=USER)
+        answers.append(("SDK export", out.getvalue()))
+        vault = {mx.get(v.id, user_id=USER, reveal=True).secret_value
+                 for v in mx.list(user_id=USER, memory_types=["knowledge_vault"], limit=1000)}
+        running, _, _ = scan_bytes(data, values)
+    closed, files, _ = scan_bytes(data, values)
+    assert files > 3
+    assert [v for v in values if v not in vault] == []  # every planted value kept, in the vault
+    assert running == [] and closed == [], running + closed
+    leaked = [(where, v) for where, text in answers for v in values if token_in(v, text)]
+    assert _allowed_in_chat(plan, leaked) == [], leaked

@@ -10,15 +10,14 @@ import os
 from datetime import datetime, timezone
 
 import pytest
+from local_model_client import MODES, local_model_client
 
 from mirix_py.agents.definitions import load_definitions
 from mirix_py.engine import Mirix
-from mirix_py.llm import build_model_client
 from mirix_py.llm.metering import Meter, MeteredClient
 from mirix_py.records import KnowledgeVaultMemory
 from mirix_py.settings import Settings
 
-MODES = {"functions": "MIRIX_TEST_LLM_FUNCTIONS_URL", "template": "MIRIX_TEST_LLM_TEMPLATE_URL"}
 WHEN = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
 MESSAGES = [
     {"role": "user", "name": "Caroline", "id": "D1:1", "content": "Hey Mel! I went to a LGBTQ support group yesterday."},
@@ -26,21 +25,11 @@ MESSAGES = [
 ]
 
 
-def _client(mode: str, monkeypatch):
-    url = os.environ.get(MODES[mode])
-    if not url:
-        pytest.skip(f"{MODES[mode]} not set: run through scripts/test.sh (starts the local model servers)")
-    monkeypatch.setenv("MIRIX_LLM_FUNCTION_CALLING", "1" if mode == "functions" else "0")
-    settings = Settings(llm_provider="openai", llm_model=os.environ.get("MIRIX_TEST_LLM_MODEL", "local"),
-                        llm_base_url=url)
-    return build_model_client(settings)
-
-
 @pytest.mark.real_model
 @pytest.mark.parametrize("mode", sorted(MODES))
 def test_a_short_session_keeps_every_input_whatever_the_model_writes(mode, tmp_path, embedder, monkeypatch):
     calls = Meter()
-    client = MeteredClient(_client(mode, monkeypatch), calls, "server")
+    client = MeteredClient(local_model_client(mode, monkeypatch), calls, "server")
     with Mirix(settings=Settings(data_dir=tmp_path / mode, llm_timeout_s=240), embedder=embedder,
                model_client=client) as mx:
         result = mx.add(MESSAGES, user_id="caroline", occurred_at=WHEN)
@@ -67,7 +56,7 @@ def test_a_short_session_keeps_every_input_whatever_the_model_writes(mode, tmp_p
 
 @pytest.mark.real_model
 def test_a_call_past_its_timeout_degrades_instead_of_hanging(tmp_path, embedder, monkeypatch):
-    client = _client("template", monkeypatch)
+    client = local_model_client("template", monkeypatch)
     with Mirix(settings=Settings(data_dir=tmp_path / "t", llm_timeout_s=0.05), embedder=embedder,
                model_client=client) as mx:
         result = mx.add(MESSAGES, user_id="caroline", occurred_at=WHEN)
