@@ -20,7 +20,7 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection, Engine
 
 from mirix_py.errors import DependencyMissing
-from mirix_py.store.vectors import VectorItem
+from mirix_py.store.vectors import VectorItem, lost_in_results
 
 log = logging.getLogger("mirix_py.store")
 
@@ -218,6 +218,27 @@ class PgVectorIndex:
                                      "WHERE user_id = :u AND memory_id IN :ids")
                                 .bindparams(bindparam("ids", expanding=True)), {"u": user_id, "ids": list(ids)})
             return {m: parse_vector(v) for m, v in rows}
+
+    def unreachable(self, user_id: str, k: int = 10) -> list[str]:
+        """Ids that a query with their own stored vector (through the HNSW index, with the query
+        settings) does not return; see `lost_in_results` for ties."""
+        with self.engine.connect() as conn:
+            self.apply_settings(conn)
+            rows = conn.execute(text(f"""
+                SELECT v.memory_id, top.ids, top.ds FROM {TABLE} v CROSS JOIN LATERAL (
+                    SELECT array_agg(n.memory_id) AS ids, array_agg(n.d) AS ds FROM (
+                        SELECT w.memory_id, w.embedding <=> v.embedding AS d FROM {TABLE} w
+                        WHERE w.user_id = :u ORDER BY d LIMIT :k) n) top
+                WHERE v.user_id = :u"""), {"u": user_id, "k": int(k)}).all()
+        return lost_in_results([r[0] for r in rows], [r[1] or [] for r in rows],
+                               [sorted(r[2] or []) for r in rows])
+
+    def rebuild(self, user_id: str) -> int:
+        """Rebuild the HNSW index (it holds every user's vectors); returns this user's count."""
+        with self.engine.connect() as conn:
+            conn.execute(text(f"REINDEX INDEX {HNSW_INDEX}"))
+            conn.commit()
+        return self.count(user_id)
 
     def drop_user(self, user_id: str) -> None:
         with self.engine.begin() as conn:

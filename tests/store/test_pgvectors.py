@@ -135,3 +135,15 @@ def test_another_embedder_dimension_drops_old_vectors_for_doctor(tmp_path, pgvec
         assert len(report.rows_without_vectors) == stored
         assert mx.doctor(repair=True).clean
         assert mx.store.vectors.count(user_id) == stored
+
+
+def test_every_stored_vector_is_reached_by_a_query_with_itself_and_survives_a_rebuild(tmp_path, pgvector_schema_url,
+                                                                                      embedder, user_id):
+    with Mirix(tmp_path / "d", embedder=embedder, database_url=pgvector_schema_url) as mx:
+        mx.add([{"role": "user", "content": f"Note {i}: I planted {i} tulips in the front garden."} for i in range(12)],
+               user_id=user_id)
+        index = mx.store.vectors
+        stored = index.ids(user_id)
+        assert len(stored) >= 12 and index.unreachable(user_id) == []
+        assert index.rebuild(user_id) == len(stored) and index.ids(user_id) == stored
+        assert index.unreachable(user_id) == []
