@@ -12,7 +12,7 @@ import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 log = logging.getLogger("mirix_py.embeddings")
 
@@ -76,7 +76,7 @@ class SentenceTransformerEmbedder:
         self._lock = threading.Lock()
         self._direct = self._direct_parts()
 
-    def _direct_parts(self):
+    def _direct_parts(self) -> tuple[Any, Any, int] | None:
         """(tokenizer, transformer, max length) when the pipeline is transformer -> mean pooling
         [-> normalize], which `_embed_one` reproduces; None otherwise (then `encode` does it all)."""
         modules = list(self._model)
@@ -94,9 +94,13 @@ class SentenceTransformerEmbedder:
         return tokenizer, model, int(self._model.max_seq_length or 256)
 
     def _embed_one(self, text: str) -> list[float] | None:
+        """One short text straight through the transformer; None when it is long, or the pipeline
+        is not one `_direct_parts` reproduces (then the batched path embeds it)."""
         import torch
 
-        tokenizer, model, max_length = self._direct  # type: ignore[misc]
+        if self._direct is None:
+            return None
+        tokenizer, model, max_length = self._direct
         features = tokenizer([text], return_tensors="pt", truncation=True, max_length=max_length)
         if features["input_ids"].shape[1] > self.SHORT_TOKENS:
             return None
@@ -136,7 +140,7 @@ class SentenceTransformerEmbedder:
         for batch in batches:
             chunk = [texts[i] for i in batch]
             if self._direct is not None:
-                vectors = self._forward(chunk)
+                vectors = self._forward(self._direct, chunk)
             else:
                 vectors = self._model.encode(chunk, batch_size=len(chunk), normalize_embeddings=True,
                                              convert_to_numpy=True, show_progress_bar=False).tolist()
@@ -144,12 +148,12 @@ class SentenceTransformerEmbedder:
                 out[i] = vector
         return out
 
-    def _forward(self, texts: list[str]) -> list[list[float]]:
+    def _forward(self, direct: tuple[Any, Any, int], texts: list[str]) -> list[list[float]]:
         """One padded batch straight through the transformer; mean pooling over the attention mask
         and normalising, as the Pooling and Normalize modules do."""
         import torch
 
-        tokenizer, model, max_length = self._direct  # type: ignore[misc]
+        tokenizer, model, max_length = direct
         features = tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
         with torch.inference_mode():
             hidden = model(**{k: v for k, v in features.items()
