@@ -92,3 +92,28 @@ def test_offline_flow_output_is_unchanged_by_the_guard(mx, user_id):
     result = mx.add(f"My bank PIN is 4921 and the wifi password at home is {WIFI}", user_id=user_id)
     vault = [c for c in result.changes if c.memory_type.value == "knowledge_vault"]
     assert len(vault) == 2 and {c.actor for c in vault} == {"knowledge_vault_memory_manager"}
+
+
+def test_the_detector_reads_each_distinct_text_once():
+    seen: list[str] = []
+
+    def counting(text: str):
+        seen.append(text)
+        return find_secrets(text)
+
+    guard = SecretGuard(counting)
+    memory = EpisodicMemory(id="ep_2", user_id="u", summary=f"wifi password is {WIFI}",
+                            details=f"wifi password is {WIFI}")
+    first, vault_first = guard.clean(memory, Known())
+    again, vault_again = guard.clean(memory, Known())
+    assert seen.count(f"wifi password is {WIFI}") == 1
+    assert first == again and [v.secret_value for v in vault_first] == [v.secret_value for v in vault_again] == [WIFI]
+    assert first == GUARD.clean(memory, Known())[0]  # the same result as a guard that never read it
+
+
+def test_the_detector_cache_forgets_the_oldest_text():
+    seen: list[str] = []
+    guard = SecretGuard(lambda text: seen.append(text) or find_secrets(text), cache_size=2)
+    for text in ("one", "two", "three", "one"):
+        guard.matches(text)
+    assert seen == ["one", "two", "three", "one"]
