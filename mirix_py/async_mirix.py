@@ -96,6 +96,9 @@ class AsyncMirix:
                                     **changes: Any) -> ScreenshotConfig:
         return await asyncio.to_thread(self.sync.configure_screenshots, config, **changes)
 
+    async def screenshot_thumbnail(self, input_id: str, *, user_id: str) -> Path | None:
+        return await asyncio.to_thread(self.sync.screenshot_thumbnail, input_id, user_id=user_id)
+
     # ------------------------------------------------------------ reads
 
     async def chat(self, message: str, *, user_id: str, history: Sequence[dict[str, Any]] | None = None,
