@@ -7,7 +7,7 @@ what a record would refuse. No autogen or MCP import here: both surfaces build o
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel
 
@@ -17,13 +17,13 @@ from mirix_py.records import (
 
 
 def _literal(values: tuple[str, ...]) -> Any:
-    return Literal.__getitem__(values)  # type: ignore[attr-defined]
+    return Literal.__getitem__(values)  # type: ignore[attr-defined]  # a Literal of runtime values: no static type
 
 
 MEMORY_TYPES: tuple[str, ...] = tuple(t.value for t in MemoryType)
 SEARCH_METHODS: tuple[str, ...] = tuple(m.value for m in SearchMethod)
 SENSITIVITIES: tuple[str, ...] = tuple(s.value for s in Sensitivity)
-PROCEDURE_TYPES: tuple[str, ...] = ProceduralMemory.model_fields["entry_type"].annotation.__args__  # type: ignore[union-attr]
+PROCEDURE_TYPES: tuple[str, ...] = get_args(ProceduralMemory.model_fields["entry_type"].annotation)
 
 MemoryTypeName = _literal(MEMORY_TYPES)
 SearchMethodName = _literal(SEARCH_METHODS)
