@@ -33,7 +33,7 @@ from mirix_py.store.guard import Known, SecretGuard
 from mirix_py.store.patches import diff_state, undiff_state
 from mirix_py.store.textrefs import from_refs, to_refs
 from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow, UsageRow
-from mirix_py.store.vectors import VectorIndex, VectorItem
+from mirix_py.store.vectors import VectorIndex, VectorItem, in_transaction
 
 log = logging.getLogger("mirix_py.store")
 
@@ -191,10 +191,10 @@ class MemoryStore:
             write_pending()
             for row in session.execute(select(InputRow).where(col(InputRow.id).in_(list(ledger)))).scalars():
                 row.done_actors = sorted({*(row.done_actors or []), actor})
-            if self.vectors is not None and self.vectors.transactional:
+            if in_transaction(self.vectors):
                 upserts, deletes = self._vector_changes(plans, vectors)
                 session.flush()
-                self.vectors.write(conn, user_id, upserts, deletes)  # type: ignore[attr-defined]
+                self.vectors.write(conn, user_id, upserts, deletes)
             session.commit()
         if self.vectors is not None and not self.vectors.transactional:
             self._mirror_vectors(user_id, plans, vectors)
@@ -477,8 +477,8 @@ class MemoryStore:
         """Remove every row, vector, history event and input of a user."""
         with Session(self.engine) as session:
             self.fulltext.delete_user(session.connection(), user_id)
-            if self.vectors is not None and self.vectors.transactional:
-                self.vectors.drop_user_in(session.connection(), user_id)  # type: ignore[attr-defined]
+            if in_transaction(self.vectors):
+                self.vectors.drop_user_in(session.connection(), user_id)
             counts = {
                 "memories": _deleted(session, sa_delete(MemoryRow).where(col(MemoryRow.user_id) == user_id)),
                 "history": _deleted(session, sa_delete(HistoryRow).where(col(HistoryRow.user_id) == user_id)),

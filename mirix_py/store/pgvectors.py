@@ -14,13 +14,16 @@ enough rows pass the filter (recall measured in benchmarks/tenant_recall.py).
 from __future__ import annotations
 
 import logging
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection, Engine
 
 from mirix_py.errors import DependencyMissing
 from mirix_py.store.vectors import VectorItem, lost_in_results
+
+if TYPE_CHECKING:
+    from mirix_py.store.vectors import TransactionalVectorIndex
 
 log = logging.getLogger("mirix_py.store")
 
@@ -246,3 +249,7 @@ class PgVectorIndex:
 
     def drop_user_in(self, conn: Connection, user_id: str) -> None:
         conn.execute(text(f"DELETE FROM {TABLE} WHERE user_id = :u"), {"u": user_id})
+
+
+if TYPE_CHECKING:  # mypy checks that this index keeps what `in_transaction` promises
+    _TRANSACTIONAL: type[TransactionalVectorIndex] = PgVectorIndex

@@ -14,10 +14,13 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol, Sequence, TypeGuard
 from urllib.parse import urlparse
 
 from mirix_py.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
 
 
 CHROMA_DATABASE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]")
@@ -55,6 +58,20 @@ class VectorIndex(Protocol):
     def drop_user(self, user_id: str) -> None: ...
     def unreachable(self, user_id: str, k: int = 10) -> list[str]: ...
     def rebuild(self, user_id: str) -> int: ...
+
+
+class TransactionalVectorIndex(VectorIndex, Protocol):
+    """A vector index written inside the SQL transaction of the rows (pgvector)."""
+
+    def write(self, conn: Connection, user_id: str, items: Sequence[VectorItem],
+              deletes: Sequence[str] = ()) -> None: ...
+    def drop_user_in(self, conn: Connection, user_id: str) -> None: ...
+
+
+def in_transaction(index: VectorIndex | None) -> TypeGuard[TransactionalVectorIndex]:
+    """Whether `index` is written in the rows' transaction: its `transactional` flag, which
+    promises `write` and `drop_user_in`."""
+    return index is not None and index.transactional
 
 
 def lost_in_results(own_ids: Sequence[str], found: Sequence[Sequence[str]],
