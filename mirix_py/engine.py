@@ -16,8 +16,9 @@ import threading
 import time
 import weakref
 from datetime import datetime, timezone
+from enum import Enum
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Literal, Sequence
 
 from mirix_py.agents import core_blocks
 from mirix_py.agents.chat import ChatFlow, offline_topics, unusable_answer
@@ -61,14 +62,21 @@ from mirix_py.store import writer_lock
 
 log = logging.getLogger("mirix_py")
 
-_DEFAULT = object()
+
+class _Default(Enum):
+    """`embedder` left out: the one the settings name is loaded (None is "no embedder")."""
+
+    EMBEDDER = "default"
+
+
+_DEFAULT = _Default.EMBEDDER
 
 
 class Mirix(ScreenshotsMixin):
     """Synchronous memory engine. Every method is safe to call from several threads."""
 
     def __init__(self, data_dir: str | Path | None = None, *, settings: Settings | None = None,
-                 embedder: Embedder | None | object = _DEFAULT, database_url: str | None = None,
+                 embedder: Embedder | None | Literal[_Default.EMBEDDER] = _DEFAULT, database_url: str | None = None,
                  chroma_url: str | None = None, model_client: ChatCompletionClient | None = None,
                  agents_dir: str | Path | None = None, resume: bool = True, vector_store: str | None = None,
                  lock: bool = True) -> None:
@@ -91,10 +99,10 @@ class Mirix(ScreenshotsMixin):
             embedder = load_embedder(self.settings.embedder)
         vectors = open_vector_index(self.engine, requested=self.settings.vector_store,
                                     chroma_url=self.settings.chroma_url, chroma_dir=data / "chroma",
-                                    embedder=embedder)  # type: ignore[arg-type]
+                                    embedder=embedder)
         if lock and not sqlite and vectors.kind == "chroma-embedded":
             self._release_writer_lock = self._writer_lock(True)  # PostgreSQL rows, embedded Chroma vectors
-        self.store = MemoryStore(self.engine, fulltext, cipher, vectors, embedder,  # type: ignore[arg-type]
+        self.store = MemoryStore(self.engine, fulltext, cipher, vectors, embedder,
                                  guard=SecretGuard(find_secrets))
         self.inputs = InputLog(self.engine, cipher, redact=scrub)
         self.worker_id = new_worker_id()
@@ -442,8 +450,9 @@ class Mirix(ScreenshotsMixin):
 
     @classmethod
     def restore(cls, src: str | Path, data_dir: str | Path | None = None, *, vault_key: str,
-                database_url: str | None = None, embedder: Embedder | None | object = _DEFAULT,
-                progress=None, vector_store: str | None = None) -> "Mirix":
+                database_url: str | None = None,
+                embedder: Embedder | None | Literal[_Default.EMBEDDER] = _DEFAULT, progress=None,
+                vector_store: str | None = None) -> "Mirix":
         """Restore a backup into an empty data directory (or empty database) and return the engine.
         The key is checked before anything is written and saved as the data dir's `vault.key`
         (0600); full-text and vector indexes are rebuilt from the restored rows."""
