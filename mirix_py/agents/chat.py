@@ -229,6 +229,7 @@ def search_tool(search_in_memory: Any) -> "FunctionTool":
 
 def search_tool_schema() -> dict[str, Any]:
     """The schema of the chat agent's `search_in_memory`, as a model sees it."""
+    # no flow behind it: only the function's signature is read, it is never called
     return dict(search_tool(ChatFlow._search_fn(None, "schema", [])).schema)  # type: ignore[arg-type]
 
 
