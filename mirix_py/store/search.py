@@ -34,13 +34,24 @@ RRF_K = 10
 
 def rrf_fuse(rankings: Sequence[Sequence[str]], k: int = RRF_K,
              weights: Sequence[float] | None = None) -> list[tuple[str, float]]:
-    """Reciprocal rank fusion: sum of weight / (k + rank) over the lists an item appears in."""
+    """Reciprocal rank fusion: sum of weight / (k + rank) over the lists an item appears in.
+
+    Equal sums are common (ranks a and b in one list tie with b and a in the other): they go to the
+    item the first ranking placed higher, then the next ranking, and only then to the id. Memory ids
+    are random, so ordering ties by id made the order, and which hits `context` expands, change from
+    one ingestion to the next (LoCoMo conv-30#75 lost its evidence that way)."""
     weights = weights or [1.0] * len(rankings)
     scores: dict[str, float] = {}
+    positions: list[dict[str, int]] = []
     for ranking, weight in zip(rankings, weights):
+        seen: dict[str, int] = {}
         for rank, item in enumerate(ranking, start=1):
             scores[item] = scores.get(item, 0.0) + weight / (k + rank)
-    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+            seen.setdefault(item, rank)
+        positions.append(seen)
+    absent = max((len(r) for r in rankings), default=0) + 1
+    return sorted(scores.items(),
+                  key=lambda kv: (-kv[1], *(p.get(kv[0], absent) for p in positions), kv[0]))
 
 
 def with_context(store: MemoryStore, hits: list[SearchHit], top: int) -> list[SearchHit]:

@@ -50,3 +50,12 @@ def test_default_k_lets_a_strong_single_leg_match_beat_deep_consensus():
     assert order(RRF_K).index("exact") < order(RRF_K).index("both")
     assert order(60).index("both") < order(60).index("exact")  # what the paper's k=60 does
     assert RRF_K < 60
+
+
+def test_rrf_ties_go_to_the_first_rankings_order_not_the_id():
+    # "z" and "a" tie (2nd + 3rd each); "z" is higher in the first ranking, so it leads whatever the ids
+    lexical, semantic = ["top", "z", "a"], ["top", "a", "z"]
+    assert [i for i, _ in rrf_fuse([lexical, semantic])] == ["top", "z", "a"]
+    assert [i for i, _ in rrf_fuse([semantic, lexical])] == ["top", "a", "z"]
+    # an item missing from the first ranking ranks after one it holds, at equal score
+    assert [i for i, _ in rrf_fuse([["b"], ["a"]])] == ["b", "a"]
