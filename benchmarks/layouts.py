@@ -190,7 +190,8 @@ def run_size(n: int, args: argparse.Namespace, embedder: Any, pool: list, vector
             out["layouts"][layout]["latency"] = {m: C.latency_summary(times[layout][m]) for m in METHODS}
         out["loadavg_before_queries"], out["loadavg_after_queries"] = loads, C.loadavg()
         if "pgvector" in engines and args.recall_queries:
-            recall = vector_recall(engines["pgvector"], embedder, queries["embedding"][:args.recall_queries])
+            timed = queries["embedding"][:min(args.queries, args.recall_queries)]  # the first timed ones
+            recall = vector_recall(engines["pgvector"], embedder, timed)
             out["layouts"]["pgvector"]["vector_recall"] = recall
             print(f"[{n}] pgvector recall@10 against an exact scan: {recall}", flush=True)
     finally:

@@ -44,6 +44,9 @@ def test_layouts_tiny(tmp_path, servers):
         assert layout["insert_per_second"] > 0
         assert all(layout["latency"][m]["n"] == 3 and math.isfinite(layout["latency"][m]["p95_ms"])
                    for m in ("hybrid", "embedding", "bm25"))
+    pgvector = size["layouts"]["pgvector"]
+    assert pgvector["vector_recall"]["queries"] == 3 and 0.0 <= pgvector["vector_recall"]["recall_at_10"] <= 1.0
+    assert "Scan" in pgvector["vector_plan"] and "analyze_seconds" in size["layouts"]["postgres"]
     assert all(a["doctor_clean"] for a in result["add"].values())
     for rest in result["rest"].values():
         v = rest["verify"]
