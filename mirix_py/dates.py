@@ -12,7 +12,7 @@ from __future__ import annotations
 import calendar
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, time, timedelta
 
 __all__ = ["Resolved", "annotate", "day_words", "resolve", "when_words"]
 
@@ -31,6 +31,25 @@ def day_words(day: date) -> str:
 def when_words(moment: datetime) -> str:
     """"7 May 2023, 13:56": the day in words, the time of day as a 24-hour clock."""
     return f"{day_words(moment.date())}, {moment:%H:%M}"
+
+
+_IN_WORDS = re.compile(r"\s*(\d{1,2}) ([A-Za-z]+),? (\d{4})(?:,? (\d{1,2}):(\d{2}))?\s*")
+
+
+def parse_words(text: str) -> tuple[date, time | None] | None:
+    """The inverse of `day_words` and `when_words` ("7 May 2023", "7 May 2023, 13:56"): models copy
+    the dates the messages show in words into time fields. None when `text` is not one of them."""
+    m = _IN_WORDS.fullmatch(text)
+    month = m and next((i + 1 for i, name in enumerate(MONTHS) if name.lower().startswith(m.group(2).lower())
+                        and len(m.group(2)) >= 3), None)
+    if not m or not month:
+        return None
+    try:
+        day = date(int(m.group(3)), month, int(m.group(1)))
+        clock = time(int(m.group(4)), int(m.group(5))) if m.group(4) else None
+    except ValueError:  # 31 April, 25:00
+        return None
+    return day, clock
 
 
 @dataclass(frozen=True)

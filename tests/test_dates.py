@@ -83,3 +83,15 @@ def test_an_episode_shows_its_date_in_words_and_resolves_what_it_says():
     assert episode.search_text() == "[8 May 2023, 13:56] Caroline: I went to a LGBTQ support group yesterday (7 May 2023)."
     assert episode.embedding_text() == "Caroline: I went to a LGBTQ support group yesterday."  # the vector is unchanged
     assert EpisodicMemory(user_id="u", summary="hi").search_text() == "[undated] user: hi"
+
+
+def test_dates_in_words_read_back():
+    from datetime import time
+
+    from mirix_py.dates import parse_words, when_words
+
+    assert parse_words(when_words(datetime(2023, 5, 7, 13, 56))) == (date(2023, 5, 7), time(13, 56))
+    assert parse_words("7 May 2023") == (date(2023, 5, 7), None)
+    assert parse_words("7 Sept 2023") == (date(2023, 9, 7), None)
+    for text in ("the day before", "31 April 2023", "7 Ma 2023", "2023-05-07", "7 May 2023, 25:00"):
+        assert parse_words(text) is None, text

@@ -21,6 +21,7 @@ from mirix_py.records import (
 )
 from mirix_py import toolparams as P
 from mirix_py.agents import core_blocks, grounding
+from mirix_py.dates import parse_words
 from mirix_py.store.memories import IMMUTABLE_FIELDS, MemoryStore
 
 MemoryTypeName = P.MemoryTypeName
@@ -152,14 +153,21 @@ class OpCollector:
             self.fail(problem)
 
     def _zoned(self, value: Any) -> Any:
-        """An ISO time without a zone (models drop the "+00:00" they were shown) in the batch's zone."""
+        """An ISO time without a zone (models drop the "+00:00" they were shown) in the batch's zone;
+        a day in words as the messages show it ("7 May 2023"), at the batch's time of day."""
         if isinstance(value, str) and value.strip():
+            zone = getattr(self.default_occurred_at, "tzinfo", None) or timezone.utc
             try:
                 parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
             except ValueError:
-                return value  # left for the record's validation to explain
+                words = parse_words(value)
+                if words is None:
+                    return value  # left for the record's validation to explain
+                day, clock = words
+                default = self.default_occurred_at
+                clock = clock or (default.timetz().replace(tzinfo=None) if isinstance(default, datetime) else None)
+                parsed = datetime.combine(day, clock or datetime.min.time())
             if parsed.tzinfo is None:
-                zone = getattr(self.default_occurred_at, "tzinfo", None) or timezone.utc
                 return parsed.replace(tzinfo=zone)
             return parsed
         return value
