@@ -3,7 +3,7 @@ the memory is unchanged."""
 
 from __future__ import annotations
 
-from test_viewer import _click, _wait, browser  # noqa: F401  (the viewer tests' Chromium fixture)
+from test_viewer import _click, _connect, _wait, browser  # noqa: F401  (the viewer tests' Chromium fixture)
 
 
 def test_patch_with_bad_fields_names_them_and_changes_nothing(live_sqlite):
@@ -36,11 +36,7 @@ def test_viewer_shows_the_field_error_and_keeps_the_memory(browser, live_sqlite,
     mx.add("My sister Ines teaches chemistry in Porto.", user_id="alice")
     memory = next(m for m in mx.list(user_id="alice", memory_types=["episodic"]) if "Ines" in m.summary)
     d = browser
-    d.get(live_sqlite.url + "/viewer")
-    d.execute_script("sessionStorage.clear()")
-    d.get(live_sqlite.url + "/viewer")
-    d.find_element(By.ID, "api-key").send_keys(live_sqlite.alice)
-    _click(d, By.ID, "connect")
+    _connect(d, live_sqlite, live_sqlite.alice)
     _click(d, By.CSS_SELECTOR, f'#items .item[data-id="{memory.id}"]')
     _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#history li"))
     area = d.find_element(By.ID, "edit-fields")

@@ -76,6 +76,17 @@ def _click(driver, by, value, timeout=15):
     return _wait(driver, attempt, timeout)
 
 
+def _connect(driver, live, key):
+    """A fresh viewer session (no key kept from an earlier test) connected with `key`."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(live.url + "/viewer")
+    driver.execute_script("sessionStorage.clear()")
+    driver.get(live.url + "/viewer")
+    driver.find_element(By.ID, "api-key").send_keys(key)
+    _click(driver, By.ID, "connect")
+
+
 def _texts(driver, css):
     """The texts of the elements matching `css`, read in one script call (no element handle to go stale)."""
     return driver.execute_script(

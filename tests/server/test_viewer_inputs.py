@@ -3,7 +3,7 @@ status, why an input failed, and a retry button that runs it again."""
 
 from __future__ import annotations
 
-from test_viewer import _click, _texts, _wait, browser  # noqa: F401  (the viewer tests' Chromium fixture)
+from test_viewer import _click, _connect, _texts, _wait, browser  # noqa: F401  (the viewer tests' Chromium fixture)
 
 from mirix_py.records import InputStatus
 
@@ -25,11 +25,7 @@ def test_input_log_lists_failures_and_retries_them(browser, live_sqlite):  # noq
     assert live_sqlite.client(live_sqlite.bob).get("/v1/users/alice/inputs").status_code == 403
 
     d = browser
-    d.get(live_sqlite.url + "/viewer")
-    d.execute_script("sessionStorage.clear()")
-    d.get(live_sqlite.url + "/viewer")
-    d.find_element(By.ID, "api-key").send_keys(live_sqlite.alice)
-    _click(d, By.ID, "connect")
+    _connect(d, live_sqlite, live_sqlite.alice)
     _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#items .item"))
     _click(d, By.ID, "tab-inputs")
     _wait(d, lambda d: any("timed out" in t for t in _texts(d, "#input-list .s-failed")))

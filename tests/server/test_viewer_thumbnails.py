@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 from datetime import datetime, timezone
 
-from test_viewer import _click, _wait, browser  # noqa: F401  (the viewer tests' Chromium fixture)
+from test_viewer import _click, _connect, _wait, browser  # noqa: F401  (the viewer tests' Chromium fixture)
 
 from mirix_py.ingest.screenshots import kept_thumbnail, user_thumbnail_dir
 
@@ -42,11 +42,7 @@ def test_thumbnail_route_and_the_inputs_tab(browser, live_sqlite, tmp_path):  # 
     assert live_sqlite.client(live_sqlite.bob).get(f"/v1/users/bob/inputs/{input_id}/thumbnail").status_code == 404
 
     d = browser
-    d.get(live_sqlite.url + "/viewer")
-    d.execute_script("sessionStorage.clear()")
-    d.get(live_sqlite.url + "/viewer")
-    d.find_element(By.ID, "api-key").send_keys(live_sqlite.alice)
-    _click(d, By.ID, "connect")
+    _connect(d, live_sqlite, live_sqlite.alice)
     _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#items .item"))
     _click(d, By.ID, "tab-inputs")
     shown = f'#input-list .input[data-id="{input_id}"]'

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from test_viewer import _click, _texts, _wait, browser  # noqa: F401  (the viewer tests' Chromium fixture)
+from test_viewer import _click, _connect, _texts, _wait, browser  # noqa: F401  (the viewer tests' Chromium fixture)
 
 
 def test_undo_an_input_from_the_history(browser, live_sqlite):  # noqa: F811
@@ -16,11 +16,7 @@ def test_undo_an_input_from_the_history(browser, live_sqlite):  # noqa: F811
     episode = next(c.memory_id for c in bad.changes if c.memory_type.value == "episodic")
 
     d = browser
-    d.get(live_sqlite.url + "/viewer")
-    d.execute_script("sessionStorage.clear()")
-    d.get(live_sqlite.url + "/viewer")
-    d.find_element(By.ID, "api-key").send_keys(live_sqlite.alice)
-    _click(d, By.ID, "connect")
+    _connect(d, live_sqlite, live_sqlite.alice)
     _click(d, By.CSS_SELECTOR, f'#items .item[data-id="{episode}"]')
     _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, f'#history .undo-input[data-input="{bad.input_ids[0]}"]'))
     button = f'#history .undo-input[data-input="{bad.input_ids[0]}"]'
