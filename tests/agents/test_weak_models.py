@@ -483,24 +483,20 @@ def test_a_memory_copied_from_the_prompts_examples_is_rejected(make_mx):
 def test_a_day_written_in_words_is_read_as_the_episode_time_and_garbage_goes_back_to_the_model(make_mx):
     """The messages show resolved dates in words ("yesterday (1 April 2024)"); the local model copied
     them into `occurred_at`. That form is read (at the batch's time of day); anything else is refused."""
-    def in_words(req):
-        if req.agent == "episodic_memory_manager":
-            return [("insert_episodic", {"summary": "Ada went climbing with her brother Tom", "actor": "Ada",
-                                         "occurred_at": "1 April 2024", "source_ids": ["m1", "m2"]})]
-        return good(req)
+    def episode_at(occurred_at):
+        def script(req):
+            if req.agent == "episodic_memory_manager":
+                return [("insert_episodic", {"summary": "Ada went climbing with her brother Tom", "actor": "Ada",
+                                             "occurred_at": occurred_at, "source_ids": ["m1", "m2"]})]
+            return good(req)
+        return script
 
-    mx, _ = make_mx(in_words)
+    mx, _ = make_mx(episode_at("1 April 2024"))
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
     episode = next(m for m in mx.list(user_id="ada", memory_types=["episodic"]) if "m1" in m.source_ids)
     assert episode.occurred_at == datetime(2024, 4, 1, 18, 30, tzinfo=timezone.utc)
 
-    def garbage(req):
-        if req.agent == "episodic_memory_manager":
-            return [("insert_episodic", {"summary": "Ada went climbing with her brother Tom", "actor": "Ada",
-                                         "occurred_at": "the day before", "source_ids": ["m1", "m2"]})]
-        return good(req)
-
-    mx2, _ = make_mx(garbage)
+    mx2, _ = make_mx(episode_at("the day before"))
     result = mx2.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "degraded" and "occurred_at" in result.error
