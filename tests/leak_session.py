@@ -106,6 +106,7 @@ class LeakReport:
     in_responses: list[tuple[str, str]] = field(default_factory=list)  # (where, value)
     in_files: list[tuple[str, str]] = field(default_factory=list)
     not_vaulted: list[str] = field(default_factory=list)
+    input_statuses: dict[str, int] = field(default_factory=dict)  # the input log at the end: processed, degraded...
 
     @property
     def clean(self) -> bool:
@@ -284,6 +285,9 @@ def run_leak_session(make_engine: Callable[[Path], Any], workdir: Path, plan: Pl
         vault = {mx.get(v.id, user_id=USER, reveal=True).secret_value
                  for v in mx.list(user_id=USER, memory_types=["knowledge_vault"], limit=1000)}
         report.not_vaulted = [v for v in report.planted if v not in vault]
+        from mirix_py.records import InputStatus
+        report.input_statuses = {s.value: n for s in InputStatus
+                                 if (n := len(mx.inputs.by_status(s, user_id=USER)))}
         rest.close()
         hits, files, size = scan_bytes(data, report.planted)  # the engine is running: WAL and -shm exist
         report.in_files += [(f"{path} (engine running)", v) for path, v in hits]

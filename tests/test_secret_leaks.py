@@ -115,3 +115,26 @@ def test_no_planted_secret_in_any_byte_or_answer_with_the_local_model(mode, tmp_
     assert running == [] and closed == [], running + closed
     leaked = [(where, v) for where, text in answers for v in values if token_in(v, text)]
     assert _allowed_in_chat(plan, leaked) == [], leaked
+
+
+@pytest.mark.real_model
+@pytest.mark.skipif(os.environ.get("MIRIX_TEST_LEAK_FULL") != "1",
+                    reason="the whole session with the local model takes ~30-60 min: run by hand with MIRIX_TEST_LEAK_FULL=1")
+def test_the_whole_session_with_the_local_model(tmp_path, embedder, monkeypatch):
+    """The 30-text session through the SDK, REST, MCP, screenshots and documents, with the real local
+    model doing every manager's and the chat's part (MIRIX_TEST_LEAK_MODE picks the server mode)."""
+    from local_model_client import local_model_client
+
+    from mirix_py.engine import Mirix
+    from mirix_py.settings import Settings
+
+    client = local_model_client(os.environ.get("MIRIX_TEST_LEAK_MODE", "template"), monkeypatch)
+    plan = leak_plan()
+    report = run_leak_session(lambda data: Mirix(settings=Settings(data_dir=data, llm_timeout_s=240),
+                                                 embedder=embedder, model_client=client), tmp_path, plan)
+    print(f"entry points {report.entry_points}; inputs {report.input_statuses}; {report.responses} answers "
+          f"({report.response_bytes} bytes); {report.files_scanned} files ({report.file_bytes} bytes)")
+    assert sum(report.entry_points.values()) == 30, report.entry_points
+    assert report.not_vaulted == []
+    assert report.in_files == [], report.in_files
+    assert _allowed_in_chat(plan, report.in_responses) == [], report.in_responses
