@@ -65,15 +65,13 @@ class EngineScreenshotHost:
 
     def process_batch(self, records: Sequence[InputRecord], frames: Sequence[ProcessedFrame]) -> AddResult:
         """One screenshot batch through the managers. With a vision model, each frame's downscaled
-        image (held in memory for this batch only) goes with its OCR text, secrets the vault rules
-        find in the text blacked out on the image; otherwise the OCR text alone."""
+        image (held in memory for this batch only, the lines of its secrets already painted out by
+        the ingestor: `ingest.masking`) goes with its OCR text; otherwise the OCR text alone."""
         images: dict[str, Any] = {}
         if self.supports_vision:
-            from mirix_py.ingest.multimodal import mask_secrets
-
             for frame in frames:
                 if frame.record is not None and frame.vision_image is not None:
-                    images[frame.record.id] = mask_secrets(frame.vision_image, frame.ocr)
+                    images[frame.record.id] = frame.vision_image
         return self.engine._process(list(records), images=images or None)
 
     def mark_failed(self, input_ids: Sequence[str], error: str) -> None:

@@ -15,7 +15,7 @@ from typing import Any, Protocol, Sequence
 from PIL import Image
 
 __all__ = [
-    "FrameLike", "downscale_for_vision", "frame_header", "frame_parts", "mask_secrets", "model_supports_vision",
+    "FrameLike", "downscale_for_vision", "frame_header", "frame_parts", "model_supports_vision",
     "screenshot_agent_message", "screenshot_user_message",
 ]
 
@@ -47,47 +47,6 @@ def downscale_for_vision(image: Image.Image, max_side: int = VISION_MAX_SIDE) ->
     if factor >= 1:
         return rgb.copy()
     return rgb.resize((max(1, round(w * factor)), max(1, round(h * factor))), Image.Resampling.LANCZOS)
-
-
-def mask_secrets(image: Image.Image, ocr: Any) -> Image.Image:
-    """`image` (a frame, possibly downscaled) with the words of every secret the vault rules find
-    in its OCR text blacked out: a vision model must not read on the image what the text redacts.
-
-    `ocr` is the frame's OcrResult (word boxes in the original frame's pixels, `size` that frame's
-    size). Returns the image itself when there is nothing to mask.
-    """
-    if ocr is None or not getattr(ocr, "blocks", None):
-        return image
-    from mirix_py.agents.offline.rules import find_secrets
-
-    text = ocr.text
-    spans = [(m.start, m.end) for m in find_secrets(text)]
-    if not spans:
-        return image
-    boxes = []
-    offset = 0  # rebuild OcrResult.text word by word: words " ", lines "\n", blocks "\n\n"
-    blocks = [b for b in ocr.blocks if b.lines]
-    for bi, block in enumerate(blocks):
-        for li, line in enumerate(block.lines):
-            for wi, word in enumerate(line.words):
-                start, end = offset, offset + len(word.text)
-                if any(start < e and s < end for s, e in spans):
-                    boxes.append(word.box)
-                offset = end + (1 if wi < len(line.words) - 1 else 0)
-            offset += 1 if li < len(block.lines) - 1 else 0
-        offset += 2 if bi < len(blocks) - 1 else 0
-    if not boxes:
-        return image
-    from PIL import ImageDraw
-
-    width, height = ocr.size if ocr.size and ocr.size[0] else image.size
-    fx, fy = image.width / width, image.height / height
-    masked = image.copy()
-    draw = ImageDraw.Draw(masked)
-    for left, top, w, h in boxes:
-        draw.rectangle([int(left * fx) - 1, int(top * fy) - 1, int((left + w) * fx) + 1, int((top + h) * fy) + 1],
-                       fill="black")
-    return masked
 
 
 def frame_header(captured_at: datetime, app: str | None, window_title: str | None) -> str:

@@ -49,6 +49,7 @@ from mirix_py.ingest.frames import (
     ImageSource, LoadedFrame, frame_info_from_file, list_image_files, load_frame, pixel_digest, png_size,
     probe_frame,
 )
+from mirix_py.ingest.masking import mask_regions, secret_line_boxes
 from mirix_py.ingest.multimodal import VISION_MAX_SIDE, downscale_for_vision
 from mirix_py.ingest.ocr import OcrConfig, OcrPool, OcrResult
 from mirix_py.inputs import normalize_add, parse_when
@@ -75,9 +76,12 @@ class ScreenshotConfig:
     batch: frames per update (max_frames) and seconds per update (max_seconds), grouped by app.
     min_text_chars: frames with less recognised text than this are not memorised.
     keep_thumbnails / thumbnail_max_side / thumbnail_retention: raw frames are never kept; a small
-        WebP thumbnail can be, deleted after the retention period (None keeps them).
+        WebP thumbnail can be, deleted after the retention period (None keeps them). It is written
+        after OCR, with every line holding a secret painted out (`ingest.masking`); a frame whose
+        OCR failed or found no text keeps none.
     vision / vision_max_side: keep a downscaled copy of each frame in memory until its batch is
-        processed, for a vision-capable model (None: ask the host's `supports_vision`).
+        processed, for a vision-capable model (None: ask the host's `supports_vision`); its secret
+        lines are painted out the same way, and a frame whose OCR failed sends no image.
     keep_ocr_text: keep each frame's OCR text in the input log after its batch is processed.
         By default a processed frame's entry keeps its id, capture time, file name, app, window
         and a hash of the text, and the text itself lives on in the memories made from it
@@ -126,6 +130,7 @@ class ProcessedFrame:
     source_id: str | None = None
     thumbnail: str | None = None
     vision_image: Image.Image | None = field(default=None, repr=False)
+    thumbnail_image: Image.Image | None = field(default=None, repr=False)  # until OCR says what to paint out
     png_bytes: int | None = None
     future: Future | None = field(default=None, repr=False)
     signature: FrameSignature | None = field(default=None, repr=False)
@@ -394,32 +399,60 @@ class ScreenshotIngestor:
             self._png_sizes[key] = png
             if len(self._png_sizes) > 4096:  # windows come and go: keep the recent ones
                 del self._png_sizes[next(iter(self._png_sizes))]
+        # the downscaled copies wait in memory for OCR, which says which lines hold secrets (_protect_images)
         if self.vision:
             frame.vision_image = downscale_for_vision(loaded.image, self.config.vision_max_side)
-        if self.config.keep_thumbnails:
-            frame.thumbnail = self._save_thumbnail(loaded.image, user_id, when)
+        if self.config.keep_thumbnails and self._thumbnail_due(user_id, when):
+            frame.thumbnail_image = downscale_for_vision(loaded.image, self.config.thumbnail_max_side)
         frame.future = self.ocr.submit(loaded.image)
         outcome.input_id = frame.input_id
         return frame, outcome
 
     def _finish_ocr(self, frame: ProcessedFrame) -> bool:
-        """Wait for the frame's OCR; False (with frame.error) when it failed."""
+        """Wait for the frame's OCR, then paint its secrets out of its images (`_protect_images`);
+        False (with frame.error, and no image kept or sent) when it failed."""
         if frame.ocr is not None or frame.error is not None:
             return frame.error is None
         try:
-            frame.ocr = frame.future.result() if frame.future else None
+            ocr = frame.future.result() if frame.future else None
         except Exception as exc:
             frame.error = f"OCR failed: {exc}"
+            frame.vision_image = frame.thumbnail_image = None  # fail closed: nothing says where secrets are
             with self._lock:
                 if frame.signature is not None:
                     self._deduplicator(frame.user_id).forget((frame.app, frame.window_title), frame.signature)
             return False
         finally:
             frame.future = None
-        if frame.ocr is not None:
+        self._protect_images(frame, ocr)
+        frame.ocr = ocr  # only now: a frame with OCR text is one whose images are safe
+        if ocr is not None:
             with self._lock:
-                self.totals.ocr_seconds += frame.ocr.seconds
+                self.totals.ocr_seconds += ocr.seconds
         return True
+
+    def _protect_images(self, frame: ProcessedFrame, ocr: OcrResult | None) -> None:
+        """Paint every OCR line that holds a secret out of the frame's vision image and thumbnail,
+        then write the thumbnail. Fails closed: a frame without usable text (it makes no input),
+        or any error here, keeps no thumbnail and sends no image."""
+        thumb, frame.thumbnail_image = frame.thumbnail_image, None
+        if frame.vision_image is None and thumb is None:
+            return
+        try:
+            if ocr is None or len(_clean_text(ocr.text)) < self.config.min_text_chars:
+                frame.vision_image = None
+                return
+            boxes = secret_line_boxes(ocr)
+            if boxes:
+                if frame.vision_image is not None:
+                    frame.vision_image = mask_regions(frame.vision_image, boxes, source_size=ocr.size)
+                if thumb is not None:
+                    thumb = mask_regions(thumb, boxes, source_size=ocr.size)
+            if thumb is not None:
+                frame.thumbnail = self._write_thumbnail(thumb, frame.user_id, frame.captured_at)
+        except Exception:
+            log.exception("painting secrets out of a frame's images failed: the frame keeps and sends none")
+            frame.vision_image, frame.thumbnail = None, None
 
     def _log(self, frames: Sequence[ProcessedFrame]) -> list[ProcessedFrame]:
         """Write OCR text to the input log (once per frame); returns the frames that have text."""
@@ -733,14 +766,16 @@ class ScreenshotIngestor:
             return None
         return user_thumbnail_dir(self.thumbnails_dir, user_id)
 
-    def _save_thumbnail(self, image: Image.Image, user_id: str, when: datetime) -> str | None:
-        root = self._user_dir(user_id)
-        if root is None:
-            return None
+    def _thumbnail_due(self, user_id: str, when: datetime) -> bool:
+        """A thumbnail has a folder to go to and is not already past its retention period."""
         retention = self.config.thumbnail_retention
-        if retention is not None and when < utcnow() - retention:
-            return None  # already past its retention period: never written
-        thumb = downscale_for_vision(image, self.config.thumbnail_max_side)
+        return self._user_dir(user_id) is not None and (retention is None or when >= utcnow() - retention)
+
+    def _write_thumbnail(self, thumb: Image.Image, user_id: str, when: datetime) -> str | None:
+        """Write an already downscaled (and masked) thumbnail; its path relative to the thumbnail dir."""
+        root = self._user_dir(user_id)
+        if root is None or not self._thumbnail_due(user_id, when):
+            return None
         day = root / when.astimezone(timezone.utc).strftime("%Y-%m-%d")
         day.mkdir(parents=True, exist_ok=True)
         path = day / f"{when.astimezone(timezone.utc).strftime('%H%M%S%f')}-{os.urandom(3).hex()}.webp"

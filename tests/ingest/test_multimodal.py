@@ -12,10 +12,9 @@ from autogen_core.models import UserMessage
 from PIL import Image
 
 from mirix_py.ingest.multimodal import (
-    downscale_for_vision, frame_parts, mask_secrets, model_supports_vision, screenshot_agent_message,
+    downscale_for_vision, frame_parts, model_supports_vision, screenshot_agent_message,
     screenshot_user_message,
 )
-from mirix_py.ingest.ocr import OcrBlock, OcrLine, OcrResult, OcrWord
 
 WHEN = datetime(2024, 6, 3, 9, 14, 5, tzinfo=timezone.utc)
 
@@ -81,16 +80,3 @@ def test_vision_capability_comes_from_model_info():
     assert model_supports_vision(Client(True)) and not model_supports_vision(Client(False))
     assert not model_supports_vision(object())
 
-
-def test_secrets_on_a_frame_are_blacked_out_at_the_frames_scale():
-    words = [OcrWord("Mail", 95, (10, 10, 80, 20)), OcrWord("ada.lovelace@example.com", 95, (100, 10, 400, 20))]
-    ocr = OcrResult(blocks=(OcrBlock((OcrLine((OcrWord("Inbox", 95, (10, 0, 50, 8)),)),)),
-                            OcrBlock((OcrLine(tuple(words)),))), size=(2000, 1000))
-    assert "ada.lovelace@example.com" in ocr.text
-    small = Image.new("RGB", (1000, 500), "white")
-    masked = mask_secrets(small, ocr)
-    assert masked is not small and small.getpixel((100, 10)) == (255, 255, 255)  # the original is untouched
-    assert masked.getpixel((100, 10)) == (0, 0, 0) and masked.getpixel((240, 12)) == (0, 0, 0)  # 1/2 scale
-    assert masked.getpixel((20, 10)) == (255, 255, 255)  # "Mail" is no secret
-    plain = OcrResult(blocks=(OcrBlock((OcrLine((OcrWord("Hello", 95, (0, 0, 10, 10)),)),)),), size=(2000, 1000))
-    assert mask_secrets(small, plain) is small and mask_secrets(small, None) is small
