@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from mirix_py.doctor import DoctorReport
     from mirix_py.ingest.frames import ImageSource
     from mirix_py.ingest.screenshots import IngestReport, ScreenshotConfig, ScreenshotResult
+    from mirix_py.screen_activity import FrameGroup
     from mirix_py.secret_doctor import SecretReport
 
 __all__ = ["ASYNC_METHODS", "AsyncMirix"]
@@ -98,6 +99,11 @@ class AsyncMirix:
 
     async def screenshot_thumbnail(self, input_id: str, *, user_id: str) -> Path | None:
         return await asyncio.to_thread(self.sync.screenshot_thumbnail, input_id, user_id=user_id)
+
+    async def screen_activity(self, *, user_id: str, since: datetime | str | None = None,
+                              until: datetime | str | None = None, limit: int = 50) -> builtins.list[FrameGroup]:
+        return await asyncio.to_thread(self.sync.screen_activity, user_id=user_id, since=since, until=until,
+                                       limit=limit)
 
     # ------------------------------------------------------------ reads
 

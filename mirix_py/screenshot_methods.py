@@ -18,11 +18,15 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 from mirix_py.errors import InvalidInput
 from mirix_py.ingest.env import screenshot_config_from_env, screenshots_module
 from mirix_py.ingest.host import Mode
-from mirix_py.records import AddResult, InputRecord, InputStatus
+from mirix_py.inputs import parse_when
+from mirix_py.records import AddResult, InputKind, InputRecord, InputStatus, Memory, MemoryType
+from mirix_py.screen_activity import FrameGroup, ScreenFrame, build_groups, group_frames
 from mirix_py.settings import Settings
 
 if TYPE_CHECKING:
     from mirix_py.engine import Mirix
+    from mirix_py.store.inputs import InputLog
+    from mirix_py.store.memories import MemoryStore
     from mirix_py.ingest.frames import ImageSource
     from mirix_py.ingest.screenshots import (
         IngestReport, ProcessedFrame, ScreenshotConfig, ScreenshotIngestor, ScreenshotResult,
@@ -31,7 +35,11 @@ if TYPE_CHECKING:
 __all__ = ["SCREENSHOT_METHODS", "EngineScreenshotHost", "ScreenshotsMixin"]
 
 # public methods AsyncMirix wraps as coroutines
-SCREENSHOT_METHODS = ("add_screenshot", "ingest_screenshots", "configure_screenshots")
+SCREENSHOT_METHODS = ("add_screenshot", "ingest_screenshots", "configure_screenshots", "screenshot_thumbnail",
+                      "screen_activity")
+
+SCREEN_PAGE = 500  # screenshot inputs read per page while groups are gathered
+SCREEN_MAX_FRAMES = 20_000  # at most this many frames read for one call (narrow it with since/until)
 
 _LOCK = threading.Lock()
 
@@ -87,6 +95,8 @@ class ScreenshotsMixin:
 
     settings: Settings
     model_client: Any
+    inputs: InputLog
+    store: MemoryStore
 
     _screenshot_config: ScreenshotConfig | None = None
 
@@ -158,11 +168,65 @@ class ScreenshotsMixin:
     def screenshot_thumbnail(self, input_id: str, *, user_id: str) -> Path | None:
         """The WebP kept for one of the user's screenshot inputs (`keep_thumbnails`); None when none
         was kept, it has expired, or the input is not this user's."""
-        record = self.inputs.get(input_id)  # type: ignore[attr-defined]  # the engine's input log
+        record = self.inputs.get(input_id)
         if record is None or record.user_id != user_id:
             return None
         return screenshots_module().kept_thumbnail(Path(self.settings.data_dir) / "thumbnails", user_id,
                                                    record.metadata.get("thumbnail"))
+
+    def screen_activity(self, *, user_id: str, since: datetime | str | None = None,
+                        until: datetime | str | None = None, limit: int = 50) -> list[FrameGroup]:
+        """What was on the user's screen, newest first: screenshot inputs grouped by app and window
+        (`mirix_py.screen_activity`: a new group on a change of window or after `SCREEN_GAP`), each
+        with its times, frame count, input ids, kept thumbnails, the memories made from it and the
+        text read (the input log's while kept, else those memories'). `since`/`until` bound the
+        capture time ([since, until)); `limit` groups at most (1-500)."""
+        if not isinstance(user_id, str) or not user_id.strip():
+            raise InvalidInput("user_id is required")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 500:
+            raise InvalidInput(f"limit must be an integer from 1 to 500, not {limit!r}")
+        start, end = parse_when(since, "since"), parse_when(until, "until")
+        if start is not None and end is not None and start >= end:
+            raise InvalidInput("since must be before until")
+        records = self._newest_screenshots(user_id, start, end, limit)
+        frames = [self._screen_frame(r) for r in records]
+        made_from = self.store.made_from(user_id, [f.input_id for f in frames],
+                                         [MemoryType.episodic, MemoryType.resource])
+        memories = self.store.get_many(sorted({m for ids in made_from.values() for m in ids}), user_id=user_id)
+        linked: dict[str, list[Memory]] = {
+            input_id: [memories[m] for m in ids if m in memories] for input_id, ids in made_from.items()}
+        return list(reversed(build_groups(frames, linked)))[:limit]
+
+    def _newest_screenshots(self, user_id: str, start: datetime | None, end: datetime | None,
+                            limit: int) -> list[InputRecord]:
+        """The newest screenshot inputs that make up the newest `limit` whole groups: pages are read
+        until a group older than those has started (or the log, or SCREEN_MAX_FRAMES, runs out)."""
+        records: list[InputRecord] = []
+        while len(records) < SCREEN_MAX_FRAMES:
+            page = self.inputs.by_kind(InputKind.screenshot, user_id=user_id, start=start, end=end,
+                                       limit=SCREEN_PAGE, offset=len(records))
+            records += page
+            if len(page) < SCREEN_PAGE or len(group_frames(map(self._bare_frame, records))) > limit:
+                break
+        return records
+
+    @staticmethod
+    def _bare_frame(record: InputRecord) -> ScreenFrame:
+        """An input as a frame to group: id, capture time, app and window."""
+        return ScreenFrame(input_id=record.id, at=record.occurred_at, app=record.metadata.get("app"),
+                           window_title=record.metadata.get("window_title"))
+
+    def _screen_frame(self, record: InputRecord) -> ScreenFrame:
+        """An input as a frame to show: with its OCR text, secrets replaced by placeholders (the log
+        keeps the raw text encrypted; what leaves goes through the vault rules, as memories do),
+        and whether its thumbnail is still kept."""
+        from mirix_py.redaction import scrub
+
+        raw = "\n".join(m.content for m in record.messages)
+        thumbnail = record.metadata.get("thumbnail")
+        kept = bool(thumbnail) and screenshots_module().kept_thumbnail(
+            Path(self.settings.data_dir) / "thumbnails", record.user_id, thumbnail) is not None
+        return self._bare_frame(record).model_copy(update={"text": scrub(raw) if raw else None, "thumbnail": kept})
 
     def _screenshot_host(self) -> EngineScreenshotHost:
         return EngineScreenshotHost(self)  # type: ignore[arg-type]  # mixed into Mirix only

@@ -20,7 +20,7 @@ import json
 import os
 import socket
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Callable, Iterable, Sequence
 
 from sqlalchemy import select, update
@@ -150,6 +150,18 @@ class InputLog:
         with Session(self.engine) as session:
             rows = session.execute(query.order_by(col(InputRow.created_at)).limit(limit)).scalars().all()
             return [self._to_record(r) for r in rows]
+
+    def by_kind(self, kind: InputKind, *, user_id: str, start: datetime | None = None, end: datetime | None = None,
+                limit: int = 500, offset: int = 0) -> list[InputRecord]:
+        """One user's inputs of one kind, newest `occurred_at` first, within [start, end)."""
+        query = select(InputRow).where(col(InputRow.user_id) == user_id, col(InputRow.kind) == InputKind(kind).value)
+        if start is not None:
+            query = query.where(col(InputRow.occurred_at) >= start)
+        if end is not None:
+            query = query.where(col(InputRow.occurred_at) < end)
+        query = query.order_by(col(InputRow.occurred_at).desc(), col(InputRow.id).desc()).offset(offset).limit(limit)
+        with Session(self.engine) as session:
+            return [self._to_record(r) for r in session.execute(query).scalars().all()]
 
     def forget_actors(self, input_ids: Sequence[str], which: Callable[[str], bool]) -> None:
         """Drop actors from these inputs' `done_actors` (their writes were removed)."""

@@ -453,6 +453,24 @@ class MemoryStore:
                 col(MemoryRow.user_id) == user_id, col(MemoryRow.id).in_(list(set(ids))))).all()
         return sorted(mid for mid, sources in rows if wanted & set(sources or []))
 
+    def made_from(self, user_id: str, input_ids: Sequence[str],
+                  memory_types: Sequence[str]) -> dict[str, builtins.list[str]]:
+        """Input id -> ids of the user's memories of `memory_types` whose `source_ids` name it.
+        Reads ids and source ids only (no text, nothing decrypted); the scan is per type through
+        the (user, type, time) index."""
+        wanted = set(input_ids)
+        out: dict[str, builtins.list[str]] = {}
+        if not wanted:
+            return out
+        query = select(col(MemoryRow.id), col(MemoryRow.source_ids)).where(
+            col(MemoryRow.user_id) == user_id,
+            col(MemoryRow.memory_type).in_([MemoryType(t).value for t in memory_types]))
+        with Session(self.engine) as session:
+            for memory_id, sources in session.execute(query):
+                for source in wanted.intersection(sources or ()):
+                    out.setdefault(source, []).append(memory_id)
+        return out
+
     def record_usage(self, user_id: str, kind: str, usage: dict[str, Any]) -> None:
         with Session(self.engine) as session:
             session.add(UsageRow(user_id=user_id, kind=kind, created_at=utcnow(), **{
