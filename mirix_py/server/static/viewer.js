@@ -78,6 +78,7 @@ function showPanel(which) {
   $("timeline").hidden = which !== "timeline";
   $("core").hidden = which !== "core";
   $("inputs").hidden = which !== "inputs";
+  $("screen").hidden = which !== "screen";
 }
 
 function activateTab(tab) {
@@ -103,6 +104,7 @@ async function showTab(tab) {
     if (tab === "core") return await showCore();
     if (tab === "timeline") return await showTimeline();
     if (tab === "inputs") return await showInputs();
+    if (tab === "screen") return await showScreen();
     if (tab === "search") return renderResults();
     const user = state.user;
     const items = await api("GET", userPath() + "/memories?memory_type=" + tab + "&limit=200");
@@ -140,6 +142,69 @@ async function showInputs() {
   $("retry-btn").hidden = !inputs.some((i) => i.status === "failed" || i.status === "degraded");
   showPanel("inputs");
   setStatus(inputs.length + " input(s) of " + state.user + ".");
+}
+
+// Screen activity (GET .../screen-activity): screenshots grouped by app and window, newest first,
+// each with its time range, frame count, the text read, a few kept thumbnails and the memories made
+// from it (they open in the detail panel).
+const SCREEN_THUMBS = 4;
+
+function spread(items, n) {
+  if (items.length <= n) return items;
+  const out = [];
+  for (let i = 0; i < n; i++) out.push(items[Math.round(i * (items.length - 1) / (n - 1))]);
+  return out;
+}
+
+function timeRange(first, last) {
+  const a = when(first), b = when(last);
+  if (a === b) return a;
+  return a + " – " + (a.slice(0, 10) === b.slice(0, 10) ? b.slice(11) : b);
+}
+
+const MEMORY_KIND = { epi: "episode", res: "resource" };
+
+async function showScreen() {
+  const user = state.user;
+  const groups = await api("GET", userPath() + "/screen-activity?limit=100");
+  if (state.user !== user) return;
+  const ul = $("screen-list");
+  ul.replaceChildren();
+  for (const g of groups) {
+    const li = el("li", "group");
+    li.dataset.input = g.input_ids[0];
+    li.append(el("div", "where", [g.app, g.window_title].filter(Boolean).join(" · ") || "(unknown window)"));
+    const meta = el("div", "meta");
+    meta.append(el("span", "when", timeRange(g.first_at, g.last_at)),
+                el("span", "frames", g.frames + " frame" + (g.frames === 1 ? "" : "s")));
+    if (g.text_from.length) meta.append(el("span", "from", "text from " + g.text_from.join(" + ").replace("_", " ")));
+    li.append(meta);
+    if (g.thumbnail_ids.length) {
+      const thumbs = el("div", "thumbs");
+      thumbs.append(...spread(g.thumbnail_ids, SCREEN_THUMBS).map((id) => thumbnailNode(id, user)));
+      li.append(thumbs);
+    }
+    li.append(el("div", "text" + (g.text ? "" : " none"), g.text ? g.text + (g.text_truncated ? "\n…" : "")
+                                                              : "No text kept for these frames."));
+    if (g.memory_ids.length) {
+      const links = el("div", "memories");
+      links.append(el("span", "label", "Memories:"));
+      for (const id of g.memory_ids) {
+        const a = el("button", "memlink", (MEMORY_KIND[id.split("_")[0]] || "memory") + " " + id.slice(-8));
+        a.type = "button";
+        a.dataset.id = id;
+        a.title = id;
+        a.addEventListener("click", () => openDetail(id));
+        links.append(a);
+      }
+      li.append(links);
+    }
+    ul.append(li);
+  }
+  if (!groups.length) ul.append(el("li", "empty", "No screenshots yet (mirix capture, or POST .../screenshots)."));
+  showPanel("screen");
+  const frames = groups.reduce((n, g) => n + g.frames, 0);
+  setStatus(groups.length + " screen group(s), " + frames + " frame(s) of " + state.user + ".");
 }
 
 // A screenshot input's kept thumbnail. An <img src> cannot send the API key, so the image is
@@ -421,7 +486,7 @@ function lockPage() {
   $("user-select").replaceChildren();
   for (const id of ["user-select", "user-input", "user-open", ...USER_CONTROLS]) $(id).disabled = true;
   $("chat-answer").hidden = true;
-  for (const id of ["items", "timeline", "core"]) $(id).replaceChildren();
+  for (const id of ["items", "timeline", "core", "screen-list"]) $(id).replaceChildren();
 }
 
 async function connect(ev) {
