@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from mirix_py.records import InputKind, InputStatus, MemoryType, Message, SearchMethod
+from mirix_py.screen_activity import FrameGroup
 
 _CONTROL = frozenset(chr(c) for c in range(32)) - {"\n", "\r", "\t"} | {"\x7f"}
 
@@ -187,6 +188,7 @@ REST_MODELS: dict[str, type[BaseModel]] = {
     "rest_core_append_request": CoreAppendRequest,
     "rest_create_key_request": CreateKeyRequest,
     "rest_input_status": InputStatusOut,
+    "rest_frame_group": FrameGroup,
     "rest_error": ErrorOut,
 }
 """REST bodies written to schemas/ beside the records (`mirix schemas export`)."""
