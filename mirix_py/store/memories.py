@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, Iterable, Sequence, overload
 
 from pydantic import ValidationError
-from sqlalchemy import Delete, delete as sa_delete, func, select, union
+from sqlalchemy import Delete, delete as sa_delete, func, select, text as sql_text, union
 from sqlalchemy.engine import CursorResult, Engine
 from sqlmodel import Session, col
 
@@ -141,6 +141,8 @@ class MemoryStore:
         with Session(self.engine) as session:
             if self.engine.dialect.name == "sqlite":
                 session.connection().exec_driver_sql("BEGIN IMMEDIATE")
+            elif self.guard is not None:
+                self.lock_vault(session, user_id)
             # inserts under fresh random ids read nothing from the database: the draft is the plan,
             # unless the vault changed meanwhile (the guard must see every value stored before this commit)
             fresh_inserts = all(isinstance(op, InsertOp) and not op.memory.id for op in ops) and (
@@ -300,6 +302,15 @@ class MemoryStore:
                 out.append(_Planned(Operation.insert, None, entry, entry.id, entry.memory_type))
             out.append(_Planned(plan.operation, plan.before, after, plan.memory_id, plan.memory_type))
         return out
+
+    def lock_vault(self, session: Session, user_id: str) -> None:
+        """Make writers that read and extend one user's vault take turns until this transaction
+        ends, so the guard's look at the vault sees every value stored before and no secret gets a
+        second entry. SQLite's `BEGIN IMMEDIATE` already serializes all writers; on PostgreSQL
+        this takes a transaction-scoped advisory lock for the user (other users' writers go on;
+        under READ COMMITTED each later statement sees what the previous holder committed)."""
+        if self.engine.dialect.name == "postgresql":
+            session.execute(sql_text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"mirix vault {user_id}"})
 
     def _vault_stamp(self, session: Session, user_id: str) -> tuple:
         """Changes whenever the user's vault does (an entry added, changed or deleted)."""
