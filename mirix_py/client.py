@@ -14,7 +14,7 @@ from __future__ import annotations
 import builtins
 import io
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 from urllib.parse import quote
 
 import httpx
@@ -38,6 +38,13 @@ class ApiError(MirixError):
 
 def _iso(value: datetime | str | None) -> str | None:
     return value.isoformat() if isinstance(value, datetime) else value
+
+
+Actor = Literal["rest", "mcp", "cli"]  # the names a server records an edit under (`X-Mirix-Actor`)
+
+
+def _actor(actor: Actor | None) -> dict[str, str]:
+    return {"X-Mirix-Actor": actor} if actor else {}
 
 
 class MirixClient:
@@ -134,13 +141,15 @@ class MirixClient:
                           params={"reveal": str(reveal).lower()})
         return MEMORY_ADAPTER.validate_python(data)
 
-    def update(self, memory_id: str, fields: dict[str, Any], *, user_id: str) -> MemoryBase:
+    def update(self, memory_id: str, fields: dict[str, Any], *, user_id: str, actor: Actor | None = None) -> MemoryBase:
+        """`actor`: `mcp` or `cli` when a tool sends the edit for a person (history then says so);
+        left out, the server records `rest`."""
         data = self._call("PATCH", f"{self._user(user_id)}/memories/{quote(memory_id, safe='')}",
-                          json={"fields": fields})
+                          json={"fields": fields}, headers=_actor(actor))
         return MEMORY_ADAPTER.validate_python(data)
 
-    def delete(self, memory_id: str, *, user_id: str) -> None:
-        self._call("DELETE", f"{self._user(user_id)}/memories/{quote(memory_id, safe='')}")
+    def delete(self, memory_id: str, *, user_id: str, actor: Actor | None = None) -> None:
+        self._call("DELETE", f"{self._user(user_id)}/memories/{quote(memory_id, safe='')}", headers=_actor(actor))
 
     def history(self, memory_id: str, *, user_id: str) -> builtins.list[HistoryEvent]:  # `list` is a method here
         return _HISTORY.validate_python(
@@ -155,12 +164,13 @@ class MirixClient:
         data = self._call("GET", f"{self._user(user_id)}/core")
         return {label: CoreMemory.model_validate(block) for label, block in data.items()}
 
-    def core_append(self, label: str, text: str, *, user_id: str) -> CoreMemory:
-        return CoreMemory.model_validate(
-            self._call("POST", f"{self._user(user_id)}/core/{label}/append", json={"text": text}))
+    def core_append(self, label: str, text: str, *, user_id: str, actor: Actor | None = None) -> CoreMemory:
+        return CoreMemory.model_validate(self._call("POST", f"{self._user(user_id)}/core/{label}/append",
+                                                    json={"text": text}, headers=_actor(actor)))
 
-    def core_rewrite(self, label: str, value: str, *, user_id: str) -> CoreMemory:
-        return CoreMemory.model_validate(self._call("PUT", f"{self._user(user_id)}/core/{label}", json={"value": value}))
+    def core_rewrite(self, label: str, value: str, *, user_id: str, actor: Actor | None = None) -> CoreMemory:
+        return CoreMemory.model_validate(self._call("PUT", f"{self._user(user_id)}/core/{label}",
+                                                    json={"value": value}, headers=_actor(actor)))
 
     def delete_user(self, user_id: str) -> dict[str, int]:
         return self._call("DELETE", self._user(user_id))["deleted"]

@@ -7,9 +7,9 @@
 
 # no `from __future__ import annotations`: FastAPI reads the Annotated aliases as objects
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from fastapi import Depends, Path as PathParam, Request
+from fastapi import Depends, Header, Path as PathParam, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from mirix_py.engine import Mirix
@@ -18,7 +18,7 @@ from mirix_py.server.errors import ApiError
 from mirix_py.server.keys import KeyStore, Principal, check_user_id
 from mirix_py.server.limits import Limits
 
-__all__ = ["Admin", "Caller", "Engine", "Keys", "MemoryId", "RequestLimits", "User", "UserPath"]
+__all__ = ["Actor", "Admin", "Caller", "Engine", "Keys", "MemoryId", "RequestLimits", "User", "UserPath"]
 
 LOCAL = Principal(key_id="local", users=frozenset({"*"}), admin=True)  # auth=False: one user's machine
 
@@ -95,3 +95,16 @@ def admin_only(caller: Caller) -> Principal:
 
 
 Admin = Annotated[Principal, Depends(admin_only)]
+
+
+def write_actor(x_mirix_actor: Annotated[
+        Literal["rest", "mcp", "cli"],
+        Header(description="Who made an edit, as its history records it: `rest` (the default), or `mcp` / `cli` "
+                           "when `mirix mcp` or the CLI sends it to this server on a person's behalf.")] = "rest",
+                ) -> str:
+    """The actor a REST edit is recorded under. One of three names, never free text: an actor such
+    as `undo:<input id>` means something to the engine and cannot be claimed by a client."""
+    return x_mirix_actor
+
+
+Actor = Annotated[str, Depends(write_actor)]

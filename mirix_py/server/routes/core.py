@@ -5,7 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path as PathParam
 
 from mirix_py.records import CoreMemory
-from mirix_py.server.deps import Engine, User
+from mirix_py.server.deps import Actor, Engine, User
 from mirix_py.server.limits import API_PREFIX
 from mirix_py.server.models import CoreAppendRequest, CoreRewriteRequest, ErrorOut
 
@@ -20,11 +20,11 @@ def core(user_id: User, mx: Engine) -> dict[str, CoreMemory]:
 
 
 @router.put("/{label}", response_model=CoreMemory, responses={409: {"model": ErrorOut}})
-def core_rewrite(user_id: User, label: CoreLabel, body: CoreRewriteRequest, mx: Engine) -> CoreMemory:
-    return mx.core_rewrite(label, body.value, user_id=user_id, actor="rest")
+def core_rewrite(user_id: User, label: CoreLabel, body: CoreRewriteRequest, mx: Engine, actor: Actor) -> CoreMemory:
+    return mx.core_rewrite(label, body.value, user_id=user_id, actor=actor)
 
 
 @router.post("/{label}/append", response_model=CoreMemory,
              responses={409: {"model": ErrorOut, "description": "The block would be over its limit."}})
-def core_append(user_id: User, label: CoreLabel, body: CoreAppendRequest, mx: Engine) -> CoreMemory:
-    return mx.core_append(label, body.text, user_id=user_id, actor="rest")
+def core_append(user_id: User, label: CoreLabel, body: CoreAppendRequest, mx: Engine, actor: Actor) -> CoreMemory:
+    return mx.core_append(label, body.text, user_id=user_id, actor=actor)

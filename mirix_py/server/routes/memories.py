@@ -6,7 +6,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Query, Response
 
 from mirix_py.records import AddResult, HistoryEvent, Memory, MemoryType
-from mirix_py.server.deps import Engine, MemoryId, User
+from mirix_py.server.deps import Actor, Engine, MemoryId, User
 from mirix_py.server.limits import API_PREFIX
 from mirix_py.server.models import AddRequest, ErrorOut, UpdateRequest, When
 
@@ -51,14 +51,14 @@ def get_memory(user_id: User, memory_id: MemoryId, mx: Engine, reveal: bool = Fa
 
 
 @router.patch("/{memory_id}", response_model=Memory, responses=NOT_FOUND)
-def update_memory(user_id: User, memory_id: MemoryId, body: UpdateRequest, mx: Engine) -> Any:
+def update_memory(user_id: User, memory_id: MemoryId, body: UpdateRequest, mx: Engine, actor: Actor) -> Any:
     """Change fields in place (the id stays); the change is a history event."""
-    return mx.update(memory_id, body.fields, user_id=user_id, actor="rest")
+    return mx.update(memory_id, body.fields, user_id=user_id, actor=actor)
 
 
 @router.delete("/{memory_id}", status_code=204, responses=NOT_FOUND)
-def delete_memory(user_id: User, memory_id: MemoryId, mx: Engine) -> Response:
-    mx.delete(memory_id, user_id=user_id, actor="rest")
+def delete_memory(user_id: User, memory_id: MemoryId, mx: Engine, actor: Actor) -> Response:
+    mx.delete(memory_id, user_id=user_id, actor=actor)
     return Response(status_code=204)
 
 
