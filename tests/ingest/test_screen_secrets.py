@@ -225,3 +225,17 @@ def test_the_scripted_frame_is_painted_where_its_ocr_found_the_secret(tmp_path):
     assert thumb.crop((9, 50, 139, 57)).getextrema()[1] <= 24
     ((image,),) = host.batches
     assert image.size == (1280, 384) and image.crop((37, 201, 557, 228)).getcolors() == [(520 * 27, MASK_FILL)]
+
+
+def test_a_queued_frame_is_painted_before_its_thumbnail_is_written(tmp_path):
+    ingestor, host = _ingestor(tmp_path, _ocr_of_secret_screen())
+    with ingestor:
+        pending = ingestor.add(_screen()[0], user_id=USER, captured_at=WHEN, app="Notes", wait=False)
+        assert pending.status is InputStatus.pending
+        ingestor.flush()
+    (thumb_file,) = _thumbnails(tmp_path)
+    assert host.logged[0].metadata["thumbnail"].endswith(thumb_file.name)
+    with Image.open(thumb_file) as im:
+        assert im.convert("L").crop((9, 50, 139, 57)).getextrema()[1] <= 24
+    ((image,),) = host.batches
+    assert image.crop((37, 201, 557, 228)).getcolors() == [(520 * 27, MASK_FILL)]
