@@ -18,8 +18,9 @@ plans ("might move", "thinking about switching") say nothing.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from mirix_py.agents.offline.rules import changes
 from mirix_py.agents.offline.rules import core as self_rules
 from mirix_py.agents.offline.rules import semantic as entity_rules
 from mirix_py.agents.offline.rules.names import shield, unshield
@@ -39,6 +40,7 @@ class Claim:
     owner: str = ""  # for a relation: whose ("user", "Mel")
     negated: bool = False  # "no longer": the fact stops holding
     replaces: str = ""  # "switched from A to B": A
+    only_if_replacing: bool = False  # holds only where it replaces `replaces` ("left Acme for Globex": a job or a home)
     phrase: str = ""  # the fact as the rules phrased it ("loves chess"), kept as memory's text when set
 
     @property
@@ -177,7 +179,7 @@ def parse_fact(entity: str, text: str) -> tuple[str, str] | None:
 # ---------------------------------------------------------------- extraction
 
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
-_CLAUSE = re.compile(r"\s*;\s*|,?\s+(?:and|but|so|while)\s+(?=(?:he|she|I|i|my|[A-Z][a-z]+\s+(?:is|was|works|lives|moved|loves|likes|hates))\b)")
+_CLAUSE = re.compile(r"\s*;\s*|,?\s+(?:and|but|so|while)\s+(?=(?:(?:now|today|these\s+days|nowadays),?\s+)?(?:he|she|I|i|my|[A-Z][a-z]+\s+(?:is|was|works|lives|moved|loves|likes|hates))\b)")
 _NAME = r"(?P<name>(?:(?:Mr|Mrs|Ms|Mx|Dr|Prof|St)\u2024\s)?(?:[A-Z]\u2024\s?)*[A-Z][a-z]+(?:['’][A-Z][a-z]+)?(?:\s(?:[A-Z]\u2024\s?)*[A-Z][a-z]+){0,2})"
 _LEAD = r"(?:(?:and|but|so|also|well|oh|yes|yeah|now|then|actually)[,\s]+)*"
 _ADV = r"(?:(?P<adv>now|currently|still|also|actually|no\s+longer|just)\s+)?"
@@ -185,9 +187,9 @@ _MY_REL = re.compile(
     rf"(?i:\b(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)(?P<rel>{entity_rules._RELATIONS}))(?!-),?\s+{_NAME}(?:,\s*|\s+|(?=[^\w]|$))"
 )
 _NAME_IS_MY = re.compile(
-    rf"^{_LEAD}{_NAME}\s+(?:is|was)\s+(?i:(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)(?P<rel>{entity_rules._RELATIONS}))\b(?!-)"
+    rf"^{_LEAD}{_NAME}\s+(?:is|was)\s+(?:now\s+)?(?P<neg>no\s+longer\s+)?(?i:(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)(?P<rel>{entity_rules._RELATIONS}))\b(?!-)"
 )
-_SUBJECT_NAME = re.compile(rf"^{_LEAD}{_NAME}(?P<poss>['’]s)?\s+")
+_SUBJECT_NAME = re.compile(rf"^{_LEAD}{_NAME}(?:(?P<poss>['’]s)?\s+|,\s*(?=who\s|(?:a|an)\s))")
 _PRONOUN = re.compile(rf"^{_LEAD}(?i:he|she)(?P<contr>['’]s)?\s+")
 _FAVORITE_OF = re.compile(
     r"^(?i:(?:all[- ]time\s+|absolute\s+)?favou?rite\s+)(?P<what>[a-z][a-z -]{0,30}?)\s+(?:is|are)\s+(?:now\s+)?(?P<v>[^!?\n;]+)"
@@ -207,9 +209,13 @@ _PREDICATES: list[tuple[re.Pattern[str], str]] = [
 ]
 
 _CUT = re.compile(
-    r"[.,:()\[\]—–]|\s-\s|\s+(?:but|because|since|so|when|while|although|though|which|who|and\s+(?:i|he|she|they|we|it|"
-    r"you|my|his|her|their|that|this|then|so|now))\b", re.IGNORECASE,
+    r"[.,:()\[\]—–]|\s-\s|\s+(?:but|because|since|so|when|while|although|though|which|who|instead\s+of|rather\s+than|"
+    r"and\s+(?:i|he|she|they|we|it|you|my|his|her|their|that|this|then|so|now))\b", re.IGNORECASE,
 )
+# when a change happened is not part of the value: "a doctor last year", "Klarna two months ago"
+_TIME_TAIL = re.compile(r"\s+(?:last|this|next|earlier|yesterday|today|recently|(?:a|an|one|two|three|four|five|six|a\s+few|"
+                        r"few|several|some)\s+(?:days?|weeks?|months?|years?)\s+ago|in\s+(?:\d{4}|January|February|March|"
+                        r"April|May|June|July|August|September|October|November|December)|back\s+in)\b.*$")
 _TRAILING = re.compile(r"(?i)(?:\s+(?:too|now|anymore|any\s+more|these\s+days|lately|again|though|lol|haha|and|or|the|a|an|of|to|in|at|for|with))+$")
 _PLACE_TAIL = re.compile(r"\s+(?:[a-z]|\d).*$")  # "Denver last year", "Porto in 2021": the place ends at a lowercase word
 _BAD_VALUE = re.compile(
@@ -226,6 +232,7 @@ def _clip(value: str, *, place: bool = False) -> str:
     if m:
         value = value[: m.start()]
     value = value.strip().strip("\"'“”‘’").strip()
+    value = _TIME_TAIL.sub("", value)
     if place:
         value = _PLACE_TAIL.sub("", value)
     prev = None
@@ -240,8 +247,62 @@ def _rel(m: re.Match[str]) -> str:
     return f"{m.group('adj') or ''}{m.group('rel')}".lower().strip()
 
 
+_ORG = re.compile(r"\s(?:at|for|with)\s+(?P<org>(?:the\s+)?[A-Z][^,;]*)$")
+
+
+def _employer_of(occupation: str) -> str:
+    """The employer a job names ("a nurse at St Mary's Hospital"), or ""."""
+    m = _ORG.search(occupation)
+    return _PLACE_TAIL.sub("", m.group("org")).strip() if m else ""
+
+
+def _place_ok(value: str) -> bool:
+    """A home is a name ("Denver", "the Netherlands"), not "a new apartment" or "the suburbs"."""
+    return bool(re.match(r"^(?:the\s+)?[A-Z\u2024]", value))
+
+
+def change_claims(found: list[changes.Change], subject: str, *, about_speaker: bool) -> list[Claim]:
+    """Claims from verbs of change (`changes.find_changes`), each value cut and checked as the
+    attribute wants it: a job is a profession, an employer and a home are names, a preference a
+    short noun phrase. A value that fails says nothing (a plan or a phrase of speech, not a fact)."""
+    out: list[Claim] = []
+    for change in found:
+        if "|" in change.attribute:  # one value for whichever attribute the old one held
+            out += [replace(c, only_if_replacing=True) for a in change.attribute.split("|")
+                    for c in change_claims([replace(change, attribute=a)], subject, about_speaker=about_speaker)
+                    if c.replaces]
+            continue
+        attribute, place = change.attribute, change.attribute in ("location", "employer")
+        value = _clip(change.value, place=place)
+        old = _clip(change.old, place=place) if change.old else ""
+        if not value or _BAD_VALUE.match(value):
+            continue
+        if attribute == "occupation":
+            employer = _employer_of(value)
+            value = _bare(_clip(re.split(r"\s+(?:at|in|for|from|with|who|that|of)\s", value)[0]))
+            if not is_profession(value):
+                continue  # "became a problem", "got a job as soon as I could"
+            if employer and _place_ok(employer):
+                out.append(Claim(entity=subject, attribute="employer", value=unshield(employer),
+                                 about_speaker=about_speaker))
+        elif place and not _place_ok(value):
+            continue
+        elif attribute == "prefers" and (len(value.split()) > 6 or re.match(
+                r"(?i)^(?:jobs?|careers?|teams?|roles?|sides?|on|it|my|his|her|their|the\s+idea)\b", value)):
+            continue
+        out.append(Claim(entity=subject, attribute=attribute, value=unshield(value), about_speaker=about_speaker,
+                         negated=change.negated, replaces=unshield(old)))
+    return out
+
+
 def _predicate(rest: str, subject: str, known: bool) -> list[Claim]:
-    """Claims from the words after a named subject ("is a pilot", "moved to Porto last spring")."""
+    """Claims from the words after a named subject ("is a pilot", "moved to Porto last spring"),
+    or else from a verb of change ("became a doctor", "moved from Cairo to Alexandria")."""
+    found = _plain_predicate(rest, subject, known)
+    return found or change_claims(changes.find_changes(rest, first_person=False), subject, about_speaker=False)
+
+
+def _plain_predicate(rest: str, subject: str, known: bool) -> list[Claim]:
     for pattern, attribute in _PREDICATES:
         m = pattern.match(rest)
         if not m:
@@ -261,6 +322,10 @@ def _predicate(rest: str, subject: str, known: bool) -> list[Claim]:
                 attribute, bare = "is", value
             elif re.match(r"(?i)^(?:a|an)\s", value):
                 bare = _bare(_clip(re.split(r"\s+(?:at|in|for|from|with|who|that)\s", value)[0]))
+                employer = _employer_of(_clip(raw))
+                if employer and not negated and _place_ok(employer):
+                    return [Claim(entity=subject, attribute=attribute, value=unshield(bare)),
+                            Claim(entity=subject, attribute="employer", value=unshield(employer))]
             value = bare
         if attribute == "moved":
             attribute = "location"
@@ -272,7 +337,20 @@ def _predicate(rest: str, subject: str, known: bool) -> list[Claim]:
 
 _AND_VERB = re.compile(r"\s+and\s+(?=(?:now\s+|also\s+)?(?:works|lives|moved|loves|likes|enjoys|hates|prefers)\b)")
 _STRONG_START = re.compile(r"^(?:works|lives|moved|relocated|loves|likes|enjoys|adores|hates|dislikes|detests|prefers|"
-                           r"is\s+from|is\s+(?:no\s+longer|now)\s|was\s+born)\b")
+                           r"is\s+from|is\s+(?:no\s+longer|now)\s|was\s+born|no\s+longer|now|(?:has\s+)?(?:became|become|"
+                           r"started|began|got\s+(?:a|the)\s|took\s+(?:a|the)\s|joined|settled|gave\s+up|swapped|traded|replaced|left|quit)|"
+                           r"(?:was|got|has\s+been)\s+(?:hired|promoted)|is\s+(?:now\s+)?based)\b")
+# "Lily, who is a chemist, lives in Oslo", "my sister Lily, a chemist, lives in Oslo": two predicates
+_APPOSITION = re.compile(r"^(?:who\s+(?P<who>[^,]+)|(?P<app>(?:a|an)\s+[^,]+)),\s*(?P<main>.+)$")
+
+
+def _parts(rest: str) -> list[str]:
+    """The predicates after a name and its comma: the one in a relative clause or apposition, then
+    the main one (only after a comma: "As a writer, my laptop…" holds no apposition)."""
+    m = _APPOSITION.match(rest)
+    if not m:
+        return [rest]
+    return [m.group("who") or f"is {m.group('app')}", m.group("main")]
 
 
 def _named_claims(clause: str, speaker: str, known: set[str], last: list[str]) -> list[Claim]:
@@ -285,14 +363,15 @@ def _named_claims(clause: str, speaker: str, known: set[str], last: list[str]) -
             claims.append(Claim(entity=name, attribute="relation", value=_rel(m), owner=owner))
             last[:] = [name]
             rest = clause[m.end():]
-            claims += _predicate(rest.lstrip(", "), name, True)
+            parts = _parts(rest.lstrip(", ")) if m.group().rstrip().endswith(",") else [rest.lstrip(", ")]
+            claims += [c for part in parts for c in _predicate(part, name, True)]
             return claims
     m = _NAME_IS_MY.match(clause)
     if m:
         name = _clean_name(m.group("name"))
         if name and name != speaker:
             last[:] = [name]
-            return [Claim(entity=name, attribute="relation", value=_rel(m), owner=owner)]
+            return [Claim(entity=name, attribute="relation", value=_rel(m), owner=owner, negated=bool(m.group("neg")))]
     m = _SUBJECT_NAME.match(clause)
     if m:
         name = _clean_name(m.group("name"))
@@ -308,8 +387,10 @@ def _named_claims(clause: str, speaker: str, known: set[str], last: list[str]) -
                     return [Claim(entity=name, attribute=f"favorite {fav.group('what').strip().lower()}",
                                   value=unshield(value))]
             return []
-        trusted = name in known or " " in name or "\u2024" in name or bool(_STRONG_START.match(rest))
-        found = [c for part in _AND_VERB.split(rest) for c in _predicate(part, name, name in known)]
+        parts = [p for part in (_parts(rest) if m.group().rstrip().endswith(",") else [rest])
+                 for p in _AND_VERB.split(part)]
+        trusted = name in known or " " in name or "\u2024" in name or any(_STRONG_START.match(p) for p in parts)
+        found = [c for part in parts for c in _predicate(part, name, name in known)]
         if found and (trusted or found[0].attribute == "occupation"):
             last[:] = [name]
             return found
@@ -358,17 +439,26 @@ def _self_claims(clause: str, speaker: str) -> list[Claim]:
                 continue
             negated = attribute.endswith("-")
             attribute = attribute.rstrip("-")
-            value = _clip(m.group("v"), place=attribute == "location")
+            raw = m.group("v").strip()
+            # a place or a named employer ends at the first lowercase word ("Acme for personal reasons")
+            value = _clip(raw, place=attribute == "location" or (attribute == "employer" and raw[:1].isupper()))
             if attribute == "occupation":
                 value = _bare(value)
             if not value or _BAD_VALUE.match(value):
                 continue
             if attribute == "prefers" and re.match(r"(?i)^(?:jobs?|careers?|teams?|roles?|sides?)\b", value):
                 continue
+            if attribute == "location" and not negated and not _place_ok(value):
+                continue  # "moved to a new flat" is no new home town
             old = _clip(m.groupdict().get("old") or "")
             claims.append(Claim(entity=who, attribute=attribute, value=unshield(value), about_speaker=True,
                                 negated=negated, replaces=unshield(old)))
             changed.add(attribute)
+    found = [c for c in changes.find_changes(clause, first_person=True)
+             if not _MOVE_PLAN.search(clause[max(0, c.start - 30):c.start])]
+    for claim in change_claims(found, who, about_speaker=True):
+        claims.append(claim)
+        changed.add(claim.attribute)
     if re.search(rf"{_I}(?:['’]m|\s+am)?\s+no\s+longer\b|{_I}\s+(?:don['’]t|do\s+not)\s+\w+\s+.*\bany\s*more\b", clause):
         return claims  # the negation is the whole statement: no positive fact from the same words
     for line in self_rules.extract_self_statements(clause):
@@ -382,6 +472,9 @@ def _self_claims(clause: str, speaker: str) -> list[Claim]:
             value = _PLACE_TAIL.sub("", value) or value
         claims.append(Claim(entity=who, attribute=attribute, value=unshield(value), about_speaker=True,
                             phrase=unshield(" ".join(line.split()))))
+        employer = _employer_of(value) if attribute == "occupation" else ""
+        if employer and _place_ok(employer) and "employer" not in changed:
+            claims.append(Claim(entity=who, attribute="employer", value=unshield(employer), about_speaker=True))
     return claims
 
 
@@ -409,7 +502,11 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
         sentence = sm.group().strip()
         if not sentence or _question(sentence):
             continue
-        body = sentence.rstrip(".!")
+        body = changes.normalise(sentence.rstrip(".!"))
+        partner = changes.ended_relation(body) if self_statements else None
+        if partner and _clean_name(partner):  # "Jake and I split up": every couple's relation to Jake ends
+            claims += [Claim(entity=_clean_name(partner) or partner, attribute="relation", value=v, owner=speaker,
+                             negated=True) for v in changes.ROMANTIC]
         body = re.sub(r"(?i)\band\s+(?=(?:now\s+|also\s+)?(?:work|live)\b)", "and I ", body) if re.search(_I, body) else body
         for clause in _CLAUSE.split(body):
             clause = clause.strip(" ,")
@@ -445,6 +542,8 @@ def _legacy_entity_claims(text: str, speaker: str, found: list[Claim]) -> list[C
         attribute, value = parsed
         if (name.casefold(), attribute) in have or any(name.casefold() in n.split() for n in names if n != name.casefold()):
             continue
+        if any(name.casefold().endswith(" " + n) for n in names):
+            continue  # "Nowadays Tom": an opener read as half of a name the clause rules already have
         if attribute == "location":
             value = _PLACE_TAIL.sub("", value) or value
         out.append(Claim(entity=name, attribute=attribute, value=unshield(value),

@@ -211,10 +211,12 @@ def score_updates(examples: Sequence[Example], memory: Memory) -> UpdateScore:
 # ---------------------------------------------------------------- the offline rules as scored
 
 def rules_extract(text: str, speaker: str) -> list[Found]:
-    """What the offline rules write for a text: each claim's entity, attribute and rendered fact."""
+    """What the offline rules write for a text: each claim's entity, attribute and rendered fact (an
+    end, or a value that holds only where it replaces a held one, is no fact on its own)."""
     from mirix_py.agents.offline.rules.claims import extract_claims
 
-    return [Found(c.entity, c.attribute, c.text) for c in extract_claims(text, speaker) if not c.negated]
+    return [Found(c.entity, c.attribute, c.text) for c in extract_claims(text, speaker)
+            if not c.negated and not c.only_if_replacing]
 
 
 def rules_memory(inputs: Sequence[tuple[str, str]]) -> list[Found]:

@@ -5,7 +5,8 @@ sentences) and the claims of a new input, and returns the facts to hold, what wa
 what was added. An attribute holds one value at a time (a job, an employer, a home, a favourite of
 each kind, a preference of each kind such as a drink) unless it is a list by nature (likes,
 dislikes, allergies, descriptions); a like and a dislike of the same thing exclude each other.
-A negated claim ("no longer") removes the fact it names; "switched from A to B" removes A.
+A negated claim ("no longer") removes the fact it names; "switched from A to B" removes A; a claim
+`only_if_replacing` ("left Acme for Globex": a job or a home) holds only where it removed A.
 """
 
 from __future__ import annotations
@@ -30,6 +31,18 @@ PREFERENCE_KINDS: dict[str, frozenset[str]] = {
     "diet": frozenset("vegan vegetarian pescatarian keto paleo".split()),
 }
 MULTI = frozenset({"likes", "dislikes", "allergy", "is"})
+# "is a …" words that say who someone is besides their job: a second one does not replace the job
+# ("I'm a teacher" then "I'm a mom"), and one does not replace another ("a runner" and "a vegan")
+NOT_JOBS = frozenset(
+    """
+    mom mum dad mother father parent grandma grandmother grandpa grandfather wife husband sister brother
+    daughter son aunt uncle twin woman man person girl guy boy lady gentleman introvert extrovert nerd geek
+    techie tech christian catholic muslim jew buddhist hindu atheist immigrant citizen native resident
+    transgender nonbinary runner swimmer cyclist climber gamer athlete blogger vlogger youtuber streamer
+    influencer volunteer member fan mentor caregiver caretaker activist advocate player lover owner
+    """.split()
+)
+TASTES = frozenset({"likes", "prefers"})
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -45,8 +58,24 @@ def preference_kind(value: str) -> str | None:
     return None
 
 
+def _head(value: str) -> str:
+    """The head word of a role: "mom of two" -> "mom", "marine biologist" -> "biologist"."""
+    words = _words(re.split(r"(?i)\s+(?:at|in|for|of|from|with|who|that|and)\b", value)[0])
+    return words[-1] if words else ""
+
+
 def slot(attribute: str, value: str) -> tuple[str, ...]:
-    """What a fact occupies: a new fact in the same slot with another value replaces it."""
+    """What a fact occupies: a new fact in the same slot with another value replaces it.
+
+    A job is one slot; a diet ("a vegetarian", "prefers a vegan diet") another; any other "is a …"
+    (a parent, a runner, a fan) holds many values, each its own slot."""
+    if attribute == "occupation":
+        head = _head(value)
+        if head in PREFERENCE_KINDS["diet"]:
+            return ("prefers", "diet")
+        if head in NOT_JOBS:
+            return ("is", *_words(value))
+        return (attribute,)
     if attribute in ("likes", "dislikes"):
         return ("taste", *_words(value))
     if attribute == "prefers":
@@ -95,11 +124,15 @@ def apply(held: Sequence[Held], claims: Sequence[Claim]) -> Outcome:
                 out.superseded.append(fact)
 
     for claim in claims:
-        if claim.negated:
-            drop(lambda f: f.attribute == claim.attribute and _same_value(f.value, claim.value))
+        if claim.negated:  # "no longer likes jazz" also ends "prefers jazz": one taste, said two ways
+            family = TASTES if claim.attribute in TASTES else {claim.attribute}
+            drop(lambda f: f.attribute in family and _same_value(f.value, claim.value))
             continue
         if claim.replaces:
+            before = len(out.superseded)
             drop(lambda f: _same_value(f.value, claim.replaces) and f.attribute in (claim.attribute, "likes"))
+            if claim.only_if_replacing and len(out.superseded) == before:
+                continue  # "left Acme for Globex" where Acme was not held with this attribute
         new = Held(text=claim.text, attribute=claim.attribute, value=claim.value)
         key = slot(claim.attribute, claim.value)
         if any(f.attribute == claim.attribute and slot(f.attribute, f.value) == key and _same_value(f.value, claim.value)

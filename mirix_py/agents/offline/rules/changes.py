@@ -1,0 +1,243 @@
+"""How people say that a fact changed: the phrasing families of a change, read once for every subject.
+
+The claim rules (`claims`) read a few canonical forms of a change: "no longer <verb>", "now",
+"switched (from A) to B", "moved to". People say the same things in many other ways, and rules
+fitted to single sentences miss the next one. This module reads each *family* of phrasing:
+
+- an end, said as "not … anymore", "stopped <verb>ing", "used to <verb>", "quit my job at", "left
+  <Name>", "moved away from": `normalise` rewrites it to "no longer <verb>", which the claim rules
+  already read for "I", a name and "he"/"she" alike;
+- a present-time opener ("These days, …", "Nowadays …", "Since March, …"): rewritten to "now"
+  after the subject, a past-time opener ("Last year, …") dropped, so the subject starts the clause;
+- a start or a replacement, said with a verb of change ("became a", "started working at", "got a
+  job as", "moved from A to B", "is based in", "drinks A instead of B", "gave up A for B",
+  "replaced A with B"): `CHANGES` are the verb phrases, shared by every subject because they are
+  past tense or carry their own auxiliary; `find_changes` reads them after a subject.
+- the end of a couple ("broke up with X", "X and I split up"): `ended_relation`.
+
+Everything here is a pure function of one sentence or clause. What a change removes is decided
+where claims meet held facts (`factset.apply`); the phrasings only say which attribute and value.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["CHANGES", "ROMANTIC", "Change", "ended_relation", "find_changes", "normalise", "third_person"]
+
+_APOS = r"['’]"
+_SUBJ = r"(?P<subj>(?<![\w'’])I|(?<![\w'’])(?:[Hh]e|[Ss]he)|(?:[A-Z][a-z]+)(?:\s[A-Z][a-z]+)?)"
+
+# Verbs whose forms the rewrites conjugate: a rewrite only fires for a verb the claim rules read.
+_VERBS = ("be work live like love enjoy prefer drink use eat play ride drive take smoke cook read watch "
+          "wear listen").split()
+_GERUNDS = {"being": "be", "working": "work", "living": "live", "liking": "like", "loving": "love",
+            "enjoying": "enjoy", "preferring": "prefer", "drinking": "drink", "using": "use", "eating": "eat",
+            "playing": "play", "riding": "ride", "driving": "drive", "taking": "take", "smoking": "smoke",
+            "cooking": "cook", "reading": "read", "watching": "watch", "wearing": "wear", "listening": "listen"}
+
+
+def third_person(verb: str) -> str:
+    """"work" -> "works", "watch" -> "watches": the form the claim rules read after a name."""
+    if verb == "be":
+        return "is"
+    if re.search(r"(?:s|sh|ch|x|z)$", verb):
+        return verb + "es"
+    return verb + "s"
+
+
+def _no_longer(subject: str, verb: str) -> str:
+    """"no longer" with the verb as this subject takes it: "I no longer work", "Tom no longer works",
+    "I am no longer", "Tom is no longer"."""
+    first = subject == "I"
+    if verb == "be":
+        return f"{'am' if first else 'is'} no longer"
+    return f"no longer {verb if first else third_person(verb)}"
+
+
+# ---------------------------------------------------------------- rewrites to the canonical forms
+
+_PRESENT_OPENER = re.compile(
+    r"^(?P<lead>(?:(?:and|but|so|well|actually)[,\s]+)*)(?i:these\s+days|nowadays|lately|currently|at\s+the\s+moment|"
+    r"right\s+now|now|since\s+(?:then|last\s+\w+|this\s+\w+|[A-Z][a-z]+(?:\s+\d{4})?|\d{4})),?\s+"
+)
+_PAST_OPENER = re.compile(
+    r"^(?P<lead>(?:(?:and|but|so|well|actually)[,\s]+)*)(?i:last\s+(?:year|month|week|spring|summer|autumn|fall|winter|"
+    r"[a-z]+day)|earlier\s+this\s+(?:year|month|week)|this\s+(?:year|month|week|spring|summer|autumn|fall|winter)|"
+    r"in\s+(?:\d{4}|January|February|March|April|May|June|July|August|September|October|November|December)|"
+    r"(?:a|one|two|three|four|five|six|a\s+few|several)\s+(?:days?|weeks?|months?|years?)\s+ago|recently),?\s+"
+)
+_AUX_NEXT = re.compile(rf"^(?:{_APOS}(?:m|s|re|ve)\b|\s+(?:am|is|are|was|has|have|had)\b)")
+_OPENED_SUBJECT = re.compile(r"^(?:I(?!\w)|[Hh]e\b|[Ss]he\b|[A-Z][a-z]+(?:\s[A-Z][a-z]+)?(?=\s+[a-z]))")
+
+# "X is not a pilot anymore", "I'm not a nurse any more": the words in between hold no other negation or clause
+_INNER = r"(?P<x>(?:(?!\bnot\b|n['’]t\b|\bnever\b)[^,;.!?])+?)"
+_ANYMORE = r"\s+any\s*(?:more|longer)\b"
+_BE_NOT = re.compile(rf"(?P<be>\b(?:am|is|are|was)|{_APOS}(?:m|s|re))\s+not\s+{_INNER}{_ANYMORE}")
+_BE_NT = re.compile(rf"\b(?P<be>is|are|was)n{_APOS}t\s+{_INNER}{_ANYMORE}")
+_DO_NOT = re.compile(rf"\b(?P<aux>do|does)(?:\s+not|n{_APOS}t)\s+(?P<v>{'|'.join(_VERBS)})\b{_INNER.replace('+?', '*?')}{_ANYMORE}")
+_STOPPED = re.compile(
+    rf"{_SUBJ}(?:\s+(?:has|have)|{_APOS}(?:ve|s))?\s+(?:(?:just|recently|finally|since|already)\s+)*stopped\s+"
+    rf"(?P<g>{'|'.join(_GERUNDS)})\b"
+)
+_USED_TO = re.compile(rf"{_SUBJ}\s+used\s+to\s+(?P<v>{'|'.join(_VERBS)})\b")
+# "left Acme for Globex" names where they went: read by `CHANGES`, not rewritten to a bare end
+_FOR_NEXT = r"(?![^,;.!?]*?\s(?:for|to\s+join|to\s+work\s+(?:at|for))\s+(?:a\s+(?:new\s+)?job\s+(?:at|with)\s+)?[A-Z])"
+_QUIT_JOB = re.compile(
+    rf"{_SUBJ}(?:\s+(?:has|have)|{_APOS}(?:ve|s))?\s+(?:(?:just|recently|finally)\s+)*(?:quit|left|resigned\s+from)\s+{_FOR_NEXT}"
+    r"(?:(?:my|his|her|their)\s+(?:job|position|role)\s+(?P<prep>at|with|as)\s+|(?=[A-Z]))"
+)
+_RETIRED_FROM = re.compile(rf"{_SUBJ}(?:\s+(?:has|have)|{_APOS}(?:ve|s))?\s+retired\s+from\s+(?=[A-Z])")
+_MOVED_AWAY = re.compile(
+    rf"{_SUBJ}(?:\s+(?:has|have)|{_APOS}(?:ve|s))?\s+(?:(?:just|recently|finally)\s+)*moved\s+(?:away\s+from|out\s+of)\s+(?=[A-Z])"
+)
+
+
+def _opener(clause: str) -> str:
+    """"These days I drink tea" -> "I now drink tea"; "Last year, Tom moved to Oslo" -> "Tom moved to Oslo".
+
+    Only when a subject follows the opener: "Since I moved to Denver, …" is a clause of its own."""
+    for pattern, now in ((_PRESENT_OPENER, True), (_PAST_OPENER, False)):
+        m = pattern.match(clause)
+        if not m:
+            continue
+        rest = clause[m.end():]
+        subject = _OPENED_SUBJECT.match(rest)
+        if not subject:
+            return clause
+        after = rest[subject.end():]
+        if now and not _AUX_NEXT.match(after) and not re.match(r"^\s+now\b", after):
+            rest = f"{subject.group()} now{after}"
+        return m.group("lead") + rest
+    return clause
+
+
+def normalise(sentence: str) -> str:
+    """The sentence with its phrasings of an end rewritten to "no longer", and a time opener to "now".
+
+    "Paul isn't my boss anymore" -> "Paul is no longer my boss"; "I don't live in Rome any more" ->
+    "I no longer live in Rome"; "Tom stopped working at Google" -> "Tom no longer works at Google";
+    "I used to be a nurse" -> "I am no longer a nurse"; "I quit my job at Acme" -> "I no longer work
+    at Acme"; "She moved away from Leeds" -> "She no longer lives in Leeds". Anything else is
+    returned as it is."""
+    text = _opener(sentence)
+    text = _BE_NOT.sub(lambda m: f"{m.group('be')} no longer {m.group('x')}", text)
+    text = _BE_NT.sub(lambda m: f"{m.group('be')} no longer {m.group('x')}", text)
+    text = _DO_NOT.sub(lambda m: f"no longer {m.group('v') if m.group('aux') == 'do' else third_person(m.group('v'))}"
+                                 f"{m.group('x')}", text)
+    text = _STOPPED.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), _GERUNDS[m.group('g')])}", text)
+    text = _USED_TO.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), m.group('v'))}", text)
+    text = _QUIT_JOB.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), 'work')} "
+                                   f"{'as' if m.group('prep') == 'as' else 'at'} ", text)
+    text = _RETIRED_FROM.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), 'work')} at ", text)
+    text = _MOVED_AWAY.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), 'live')} in ", text)
+    return text
+
+
+# ---------------------------------------------------------------- verbs of change
+
+@dataclass(frozen=True)
+class Change:
+    """A verb of change read after a subject: the attribute it sets, the new value's words as
+    written (uncut), the old value's words when the phrasing names it ("from A", "instead of A"),
+    and whether it ends the fact instead ("gave up A")."""
+
+    attribute: str
+    value: str
+    old: str = ""
+    negated: bool = False
+    start: int = 0
+
+
+_V = r"(?P<v>[^!?\n;]+)"
+_HABIT = (r"(?:drinks?|uses?|takes?|rides?|drives?|eats?|plays?|reads?|watch(?:es)?|orders?|prefers?|has|have|"
+          r"chooses?|cooks?|wears?|goes\s+for|go\s+for|listens?\s+to|smokes?)")
+_HABIT_NOW = r"(?:drinks?|uses?|takes?|rides?|drives?|eats?|plays?|reads?|watch(?:es)?|orders?|cooks?|wears?|listens?\s+to)"
+_JOB_NOUN = r"(?:(?:a|an|the|my|his|her|their)\s+)?(?:new\s+|first\s+|full-time\s+|part-time\s+)?(?:job|position|role|post)"
+
+# (verb phrase and value, attribute, negated). Order matters: the first family that reads a span wins.
+CHANGES: list[tuple[str, str, bool]] = [
+    # a new job: "became a", "started working as", "got a job as", "was promoted to"
+    (r"(?:became|become|started\s+(?:working|work)\s+as|(?:got|took|accepted|landed|found)\s+" + _JOB_NOUN + r"\s+as|"
+     r"(?:was|got|been|be)\s+promoted\s+to|retrained\s+as|qualified\s+as|trained\s+to\s+be|joined\s+[A-Z][^!?\n;]*?\s+as)\s+"
+     + _V, "occupation", False),
+    # a new employer: "started a new job at", "got a job with", "was hired by", "joined Acme as"
+    (r"(?:(?:started|began)\s+(?:" + _JOB_NOUN + r"|working|work)\s+(?:at|for|with)|(?:got|took|accepted|landed|found)\s+"
+     + _JOB_NOUN + r"\s+(?:at|with)|(?:was|got|been)\s+hired\s+(?:at|by)|went\s+to\s+work\s+(?:at|for))\s+" + _V,
+     "employer", False),
+    (r"joined\s+(?P<v>[A-Z][^!?\n;]*?)\s+as\s+(?:a|an)\s", "employer", False),
+    # leaving one place for another: "left Acme to join Globex" is a job; "left Acme for Globex" a job
+    # or a home, whichever Acme was (`employer|location`: the claim holds only where it replaces)
+    (r"(?:quit|left)\s+(?:(?:my|his|her|their)\s+job\s+(?:at|with)\s+)?(?P<old>[A-Z][^!?\n;]*?)\s+(?:to\s+join|to\s+work\s+"
+     r"(?:at|for)|for\s+a\s+(?:new\s+)?job\s+(?:at|with))\s+" + _V, "employer", False),
+    (r"(?:quit|left)\s+(?:my|his|her|their)\s+job\s+(?:at|with)\s+(?P<old>[A-Z][^!?\n;]*?)\s+for\s+(?P<v>[A-Z][^!?\n;]*)",
+     "employer", False),
+    (r"left\s+(?P<old>[A-Z][^!?\n;]*?)\s+for\s+(?P<v>[A-Z][^!?\n;]*)", "employer|location", False),
+    # a new home: "moved from A to B", "is based in", "settled in"
+    (r"(?:moved|relocated)\s+from\s+(?P<old>[^!?\n;]+?)\s+to\s+" + _V, "location", False),
+    (r"(?:is|am|are|{a}m|{a}s|{a}re)\s+(?:now\s+|currently\s+)?based\s+(?:in|out\s+of)\s+".format(a=_APOS) + _V,
+     "location", False),
+    (r"(?:settled|resettled)\s+(?:down\s+)?in\s+" + _V, "location", False),
+    # one thing in place of another: "drinks tea instead of coffee", "gave up A for B", "replaced A with B"
+    (r"(?:now\s+|mostly\s+|mainly\s+|only\s+)?" + _HABIT + r"\s+(?P<v>[^!?\n;]+?)\s+(?:instead\s+of|rather\s+than)\s+"
+     r"(?P<old>[^!?\n;]+)", "prefers", False),
+    (r"(?:gave|given|give)\s+up\s+(?P<old>[^!?\n;]+?)\s+(?:for|in\s+favou?r\s+of)\s+" + _V, "prefers", False),
+    (r"(?:swapped|traded|exchanged|ditched|dropped)\s+(?P<old>[^!?\n;]+?)\s+for\s+" + _V, "prefers", False),
+    (r"replaced\s+(?P<old>[^!?\n;]+?)\s+with\s+" + _V, "prefers", False),
+    (r"switched\s+over\s+to\s+" + _V, "prefers", False),
+    (r"(?:gave|given)\s+up\s+" + _V, "prefers", True),
+    # a habit said with a marker of the present: "now drinks tea", "uses Linux these days"
+    (r"(?:now|mostly|mainly|only)\s+" + _HABIT_NOW + r"\s+" + _V, "prefers", False),
+    (_HABIT_NOW + r"\s+(?P<v>[^!?\n;,]+?)\s+(?:now|these\s+days|nowadays)\b", "prefers", False),
+    # an end said with the habit's verb: "no longer drinks coffee"
+    (r"no\s+longer\s+" + _HABIT + r"\s+" + _V, "prefers", True),
+]
+
+_AUX = rf"(?:\s+(?:has|have|had)|{_APOS}ve)?"
+_ADVERBS = r"(?:\s+(?:just|recently|finally|now|since|already|eventually|then|also))*"
+_SELF = [(re.compile(rf"(?<![\w'’])I{_AUX}{_ADVERBS}(?:\s+|(?=['’]))(?:{phrase})"), a, n) for phrase, a, n in CHANGES]
+_AFTER_SUBJECT = [(re.compile(rf"^(?:(?:has|have|had)\s+)?(?:(?:just|recently|finally|now|since|already|eventually|then|"
+                              rf"also)\s+)*(?:{phrase})"), a, n) for phrase, a, n in CHANGES]
+
+
+def find_changes(text: str, *, first_person: bool) -> list[Change]:
+    """The verbs of change in `text`: after "I" anywhere in it (`first_person`), or at its start
+    (the words after a name or "he"/"she"). One change per attribute and span of text, the first
+    family first."""
+    patterns = _SELF if first_person else _AFTER_SUBJECT
+    found: list[Change] = []
+    taken: list[tuple[str, int, int]] = []  # one reading per attribute and span; "joined Acme as an engineer" has two
+    for pattern, attribute, negated in patterns:
+        for m in pattern.finditer(text):
+            if any(a == attribute and s < m.end() and m.start() < e for a, s, e in taken):
+                continue
+            taken.append((attribute, *m.span()))
+            found.append(Change(attribute=attribute, value=m.group("v"), old=m.groupdict().get("old") or "",
+                                negated=negated, start=m.start()))
+    return sorted(found, key=lambda c: c.start)
+
+
+# ---------------------------------------------------------------- the end of a couple
+
+ROMANTIC = ("boyfriend", "girlfriend", "partner", "husband", "wife", "spouse", "fiance", "fiancé", "fiancee",
+            "fiancée", "sweetheart")
+_NAME = r"(?P<name>[A-Z][a-z]+(?:\s[A-Z][a-z]+)?)"
+_BROKE_UP = [
+    re.compile(rf"(?<![\w'’])I{_AUX}{_ADVERBS}\s+(?:broke|broken)\s+up\s+with\s+{_NAME}\b"),
+    re.compile(rf"(?<![\w'’])I{_AUX}{_ADVERBS}\s+(?:divorced|dumped|separated\s+from|split\s+(?:up\s+)?from)\s+{_NAME}\b"),
+    re.compile(rf"^{_NAME}\s+and\s+I{_AUX}{_ADVERBS}\s+(?:broke\s+up|split(?:\s+up)?|divorced|separated|got\s+divorced)\b"),
+    re.compile(rf"^{_NAME}\s+(?:broke\s+up\s+with|dumped|divorced|left)\s+me\b"),
+]
+
+
+def ended_relation(clause: str) -> str | None:
+    """The name of a partner the speaker says they broke up with, divorced or split from; else None.
+
+    The relation itself goes unnamed in such sentences, so every couple's relation to that name ends
+    (`ROMANTIC`); a friend or a brother of that name is kept."""
+    for pattern in _BROKE_UP:
+        m = pattern.search(clause)
+        if m:
+            return m.group("name")
+    return None

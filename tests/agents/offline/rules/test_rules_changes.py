@@ -1,0 +1,153 @@
+import pytest
+
+from mirix_py.agents.offline.rules.changes import ROMANTIC, ended_relation, find_changes, normalise, third_person
+
+
+# ---------------------------------------------------------------- an end, rewritten to "no longer"
+
+
+@pytest.mark.parametrize(
+    "sentence, expected",
+    [
+        ("I'm not a nurse anymore", "I'm no longer a nurse"),
+        ("Paul isn't my boss any more", "Paul is no longer my boss"),
+        ("I don't live in Rome anymore", "I no longer live in Rome"),
+        ("Tom doesn't work at Google any longer", "Tom no longer works at Google"),
+        ("Tom stopped working at Google", "Tom no longer works at Google"),
+        ("I've stopped drinking coffee", "I no longer drink coffee"),
+        ("I used to be a nurse", "I am no longer a nurse"),
+        ("Tom used to be a pilot", "Tom is no longer a pilot"),
+        ("She used to watch cartoons", "She no longer watches cartoons"),
+        ("I quit my job at Acme", "I no longer work at Acme"),
+        ("I quit my job as a nurse", "I no longer work as a nurse"),
+        ("Tom left Google", "Tom no longer works at Google"),
+        ("I retired from Boeing", "I no longer work at Boeing"),
+        ("Mia moved away from Leeds", "Mia no longer lives in Leeds"),
+    ],
+)
+def test_an_end_in_any_family_reads_as_no_longer(sentence, expected):
+    assert normalise(sentence) == expected
+
+
+@pytest.mark.parametrize(
+    "sentence, expected",
+    [
+        ("These days I drink tea", "I now drink tea"),
+        ("Nowadays, Tom lives in Oslo", "Tom now lives in Oslo"),
+        ("Since March I work at Klarna", "I now work at Klarna"),
+        ("These days I'm a teacher", "I'm a teacher"),  # an auxiliary follows: nothing to add
+        ("Last year, Mia moved to Porto", "Mia moved to Porto"),
+        ("Two years ago I moved to Denver", "I moved to Denver"),
+    ],
+)
+def test_a_time_opener_gives_the_clause_its_subject(sentence, expected):
+    assert normalise(sentence) == expected
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "I'm not sure, but Tom is a pilot",  # "not" without "anymore" is no end
+        "I got used to living in Rome",  # "used to" after "got" is habit, not the past
+        "I'm used to the cold",
+        "I quit smoking",  # no named employer
+        "I left the office early",
+        "I stopped at Starbucks",  # a stop, not a verb the rules read
+        "Since I moved to Denver, life is calmer",  # "since" opens a clause of its own
+        "I no longer remember his name",
+    ],
+)
+def test_other_sentences_are_left_as_they_are(sentence):
+    assert normalise(sentence) == sentence
+
+
+def test_a_negation_does_not_reach_across_a_clause():
+    assert normalise("I'm not sure, but Tom isn't a pilot anymore") == "I'm not sure, but Tom is no longer a pilot"
+
+
+def test_third_person():
+    assert [third_person(v) for v in ("work", "watch", "be", "live")] == ["works", "watches", "is", "lives"]
+
+
+# ---------------------------------------------------------------- verbs of change
+
+
+def _read(text, first_person=True):
+    return [(c.attribute, c.value.strip(), c.old.strip(), c.negated) for c in find_changes(text, first_person=first_person)]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("I became a doctor last year", [("occupation", "a doctor last year", "", False)]),
+        ("I've become a teacher", [("occupation", "a teacher", "", False)]),
+        ("I started working as a barista", [("occupation", "a barista", "", False)]),
+        ("I got a new job as an editor", [("occupation", "an editor", "", False)]),
+        ("I was promoted to senior engineer", [("occupation", "senior engineer", "", False)]),
+        ("I started a new job at Klarna", [("employer", "Klarna", "", False)]),
+        ("I was hired by Spotify", [("employer", "Spotify", "", False)]),
+        ("I left Acme to join Globex", [("employer", "Globex", "Acme", False)]),
+        ("I left Boston for Denver", [("employer|location", "Denver", "Boston", False)]),
+        ("I moved from Boston to Denver", [("location", "Denver", "Boston", False)]),
+        ("I'm now based in Lisbon", [("location", "Lisbon", "", False)]),
+        ("I now drink tea instead of coffee", [("prefers", "tea", "coffee", False)]),
+        ("I gave up coffee for tea", [("prefers", "tea", "coffee", False)]),
+        ("I replaced Windows with Linux", [("prefers", "Linux", "Windows", False)]),
+        ("I gave up meat", [("prefers", "meat", "", True)]),
+        ("I use Linux these days", [("prefers", "Linux", "", False)]),
+        ("I no longer drink coffee", [("prefers", "coffee", "", True)]),
+    ],
+)
+def test_verbs_of_change_after_i(text, expected):
+    assert _read(text) == expected
+
+
+def test_one_phrase_may_change_two_attributes():
+    assert _read("I joined Google as an engineer") == [("occupation", "an engineer", "", False),
+                                                       ("employer", "Google", "", False)]
+
+
+def test_after_a_name_the_verb_starts_the_text():
+    assert _read("has become a teacher", first_person=False) == [("occupation", "a teacher", "", False)]
+    assert _read("moved from Cairo to Alexandria", first_person=False) == [("location", "Alexandria", "Cairo", False)]
+    assert _read("said he became a teacher", first_person=False) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I might become a doctor",  # a modal is not a change
+        "I want to start working at Klarna",
+        "I switched off the light",
+        "I moved the meeting to Friday",
+        "I now have a dog",  # "have" changes nothing without "instead of"
+        "I drink beer on weekends",  # a habit without a marker of change
+        "I never became a doctor",
+    ],
+)
+def test_no_change(text):
+    assert _read(text) == []
+
+
+# ---------------------------------------------------------------- the end of a couple
+
+
+@pytest.mark.parametrize(
+    "clause, name",
+    [
+        ("I broke up with Jake", "Jake"),
+        ("Jake and I split up", "Jake"),
+        ("I divorced Sam last year", "Sam"),
+        ("Jake dumped me", "Jake"),
+        ("I broke the vase", None),
+        ("Jake and I met up", None),
+        ("I'm thinking of breaking up with Jake", None),
+    ],
+)
+def test_ended_relation(clause, name):
+    assert ended_relation(clause) == name
+
+
+def test_every_couple_relation_ends_but_no_other():
+    assert "boyfriend" in ROMANTIC and "wife" in ROMANTIC
+    assert "friend" not in ROMANTIC and "brother" not in ROMANTIC

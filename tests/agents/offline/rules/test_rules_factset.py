@@ -1,0 +1,45 @@
+from mirix_py.agents.offline.rules.claims import Claim
+from mirix_py.agents.offline.rules.factset import Held, apply, slot
+
+
+def _held(attribute, value):
+    return Held(text=f"{attribute} {value}", attribute=attribute, value=value)
+
+
+def _claim(attribute, value, **kw):
+    return Claim(entity="user", attribute=attribute, value=value, about_speaker=True, **kw)
+
+
+def test_a_job_is_one_slot_and_a_parent_or_a_hobby_is_not_a_job():
+    assert slot("occupation", "teacher") == slot("occupation", "flight instructor")
+    assert slot("occupation", "mom of two") != slot("occupation", "teacher")
+    assert slot("occupation", "runner") != slot("occupation", "mom")
+
+
+def test_a_diet_said_as_who_one_is_or_as_a_preference_is_one_slot():
+    assert slot("occupation", "vegetarian") == slot("occupation", "vegan") == slot("prefers", "a vegan diet")
+
+
+def test_a_second_identity_does_not_replace_the_job():
+    out = apply([_held("occupation", "teacher")], [_claim("occupation", "mom")])
+    assert [f.value for f in out.facts] == ["teacher", "mom"] and not out.superseded
+
+
+def test_a_new_job_replaces_the_old_one():
+    out = apply([_held("occupation", "nurse")], [_claim("occupation", "doctor")])
+    assert [f.value for f in out.facts] == ["doctor"] and [f.value for f in out.superseded] == ["nurse"]
+
+
+def test_an_end_of_a_taste_ends_it_however_it_was_held():
+    held = [_held("prefers", "coffee"), _held("likes", "coffee"), _held("likes", "jazz")]
+    out = apply(held, [_claim("prefers", "coffee", negated=True)])
+    assert [f.value for f in out.facts] == ["jazz"]
+
+
+def test_a_value_that_holds_only_where_it_replaces():
+    left = [_claim("employer", "Globex", replaces="Acme", only_if_replacing=True),
+            _claim("location", "Globex", replaces="Acme", only_if_replacing=True)]
+    out = apply([_held("employer", "Acme"), _held("location", "Boston")], left)
+    assert [(f.attribute, f.value) for f in out.facts] == [("location", "Boston"), ("employer", "Globex")]
+    out = apply([_held("location", "Boston")], left)  # Acme not held: nothing learnt, nothing lost
+    assert [(f.attribute, f.value) for f in out.facts] == [("location", "Boston")] and not out.changed
