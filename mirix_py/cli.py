@@ -54,11 +54,12 @@ AsJson = typer.Option(False, "--json", help="Print JSON for scripts.")
 Create = typer.Option(False, "--create", help="Start a new store if the data directory does not exist.")
 
 
-def _engine(data_dir: Optional[Path], *, create: bool = False, write: bool = True):
+def _engine(data_dir: Optional[Path], *, create: bool = False, write: bool = True, forward: bool = False):
     """The engine on `data_dir`. A directory named (by -d or MIRIX_DATA_DIR) that does not exist is
     an error unless `create`: a mistyped path must not silently start an empty store with a new key.
     `write=False` (commands that only read) opens an embedded store beside the process writing it
-    (`mirix serve`, say) instead of asking for its writer lock; a writer is refused with who holds it."""
+    (`mirix serve`, say) instead of asking for its writer lock; a writer is refused with who holds it,
+    unless `forward` and the holder is a server: then the calls go to it (`mirix_py/cli_remote.py`)."""
     from mirix_py.engine import Mirix
     from mirix_py.store.writer_lock import StoreBusy
 
@@ -68,6 +69,14 @@ def _engine(data_dir: Optional[Path], *, create: bool = False, write: bool = Tru
     try:
         return Mirix(data_dir, lock=write)
     except StoreBusy as exc:
+        if forward:
+            from mirix_py.cli_remote import server_writer
+
+            writer = server_writer(data_dir)
+            if writer is not None:
+                err.print(f"sent to the server that owns this data dir: {writer.info.url} (pid {writer.info.pid})",
+                          soft_wrap=True)
+                return writer
         _fail(exc)
 
 
@@ -137,7 +146,7 @@ def add(text: str = typer.Argument(None, help="Text to remember; '-' or nothing 
     content = _arg(messages_or_text, text, messages=messages)
     occurred_at = _arg(local_when, occurred_at, "--occurred-at")
     try:
-        with _engine(data_dir, create=create) as mx:
+        with _engine(data_dir, create=create, forward=True) as mx:
             result = mx.add(content, user_id=user, occurred_at=occurred_at, source_id=source_id)
     except MirixError as exc:
         _fail(exc)
@@ -184,7 +193,7 @@ def chat(message: str, user: str = User,
          data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
     """Ask a question answered from memory (offline: the best memories, cited)."""
     try:
-        with _engine(data_dir, write=remember) as mx:
+        with _engine(data_dir, write=remember, forward=True) as mx:
             response = mx.chat(message, user_id=user, remember=remember)
     except MirixError as exc:
         _fail(exc)
@@ -263,7 +272,7 @@ def delete(memory_id: str = typer.Argument(..., help="A memory id or a unique pr
     from mirix_py.store import prefixes
 
     try:
-        with _engine(data_dir) as mx:
+        with _engine(data_dir, forward=True) as mx:
             memory_id = prefixes.memory_id(mx.engine, user, memory_id)
             mx.delete(memory_id, user_id=user, actor="cli")
     except MirixError as exc:
@@ -287,7 +296,7 @@ def update(memory_id: str = typer.Argument(..., help="A memory id or a unique pr
 
     fields = _arg(field_assignments, assignments or [], fields_json)
     try:
-        with _engine(data_dir) as mx:
+        with _engine(data_dir, forward=True) as mx:
             memory_id = prefixes.memory_id(mx.engine, user, memory_id)
             memory = mx.update(memory_id, fields, user_id=user, actor="cli")
     except MirixError as exc:
@@ -356,7 +365,7 @@ def undo(input_id: str = typer.Argument(..., help="The input whose changes to ta
     from mirix_py.store import prefixes
 
     try:
-        with _engine(data_dir) as mx:
+        with _engine(data_dir, forward=True) as mx:
             input_id = prefixes.input_id(mx.engine, user, input_id)
             changes = mx.undo(input_id, user_id=user, force=force)
     except MirixError as exc:

@@ -1,6 +1,6 @@
 """`mirix assistant` on a real (virtual) X display: one process captures and serves; it names
-itself in the data dir's server.json, so a second writer is refused naming it and `mirix mcp`
-(stdio) uses it; Ctrl-C removes the file."""
+itself in the data dir's server.json, so a second writer is refused naming it while `mirix add`
+and `mirix mcp` (stdio) send their writes to it; Ctrl-C removes the file."""
 
 from __future__ import annotations
 
@@ -51,10 +51,14 @@ def test_assistant_is_the_one_writer_and_mcp_uses_it(display, tmp_path):  # noqa
             time.sleep(0.2)
         assert info.process == "mirix assistant" and info.url == f"http://127.0.0.1:{port}"
 
-        refused = subprocess.run([sys.executable, "-m", "mirix_py.cli", "add", "a note", "-u", "bo"], env=env,
+        refused = subprocess.run([sys.executable, "-m", "mirix_py.cli", "worker", "--once"], env=env,
                                  cwd=REPO, capture_output=True, text=True, timeout=180)
         assert refused.returncode == 2 and f"in use by mirix assistant (pid {proc.pid}" in " ".join(
             refused.stderr.split())
+        # a CLI write goes to the assistant, as `mirix mcp` does
+        sent = subprocess.run([sys.executable, "-m", "mirix_py.cli", "add", "a note", "-u", "bo"], env=env,
+                              cwd=REPO, capture_output=True, text=True, timeout=180)
+        assert sent.returncode == 0 and f"(pid {proc.pid})" in sent.stderr, sent.stderr
 
         params = StdioServerParameters(command=sys.executable, args=["-m", "mirix_py.cli", "mcp", "--user", "bo"],
                                        env=env, cwd=str(REPO))

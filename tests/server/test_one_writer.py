@@ -1,7 +1,7 @@
 """One process per data dir, with real processes: `mirix serve` holds the embedded store's writer
-lock, a second writer is refused naming it, reading works beside it, `mirix mcp` (stdio) sends its
-calls to the server (which then finds the memory by embedding), and after a SIGKILL of the server
-a new writer starts at once."""
+lock, a second server or a worker is refused naming it, reading works beside it, CLI writes and
+`mirix mcp` (stdio) send their calls to the server (which then finds the memory by embedding, and
+records the CLI or MCP as the actor), and after a SIGKILL of the server a new writer starts at once."""
 
 from __future__ import annotations
 
@@ -79,6 +79,13 @@ def _payload(result):
     return data.get("result", data) if isinstance(data, dict) and set(data) == {"result"} else data
 
 
+def _history(url: str, key: str, memory_id: str) -> list[dict]:
+    r = httpx.get(f"{url}/v1/users/ada/memories/{memory_id}/history", headers={"Authorization": f"Bearer {key}"},
+                  timeout=60)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
 def test_one_writer_per_data_dir(tmp_path):
     data = tmp_path / "data"
     env = _env(data)
@@ -91,21 +98,30 @@ def test_one_writer_per_data_dir(tmp_path):
         assert info is not None and info.pid == first.pid and info.process == "mirix serve"
         assert (data / SERVER_FILE).stat().st_mode & 0o077 == 0  # the run's key: owner only
 
-        # a second server, and a CLI writer, are refused with who holds the store and what to do
+        # a second server, and a worker, are refused with who holds the store and what to do
         second = _mirix(env, "serve", "--port", str(_free_port()))
         assert second.returncode == 2
         message = " ".join(second.stderr.split())
         assert f"in use by mirix serve (pid {first.pid}" in message and info.url in message
         assert "one writer process" in message and "stop it" in message
-        added = _mirix(env, "add", "I own a red kayak.", "--user", "ada")
-        assert added.returncode == 2 and f"pid {first.pid}" in added.stderr
         worker = _mirix(env, "worker", "--once")
         assert worker.returncode == 2 and f"pid {first.pid}" in worker.stderr
         # reading works beside it
         stats = _mirix(env, "stats", "--json")
         assert stats.returncode == 0, stats.stderr
 
-        # `mirix mcp` over stdio sends its calls to the running server
+        # CLI writes go to the server (history names the CLI); a prefix of an id works there too
+        added = _mirix(env, "add", "I own a red kayak. My sister Anna paints seascapes in Bergen.", "--user", "ada",
+                       "--json")
+        assert added.returncode == 0, added.stderr
+        assert f"sent to the server that owns this data dir: {info.url} (pid {first.pid})" in added.stderr
+        kayak = [c["memory_id"] for c in json.loads(added.stdout)["changes"]]
+        assert len(kayak) == 2, added.stdout
+        deleted = _mirix(env, "delete", kayak[0][:12], "--user", "ada")
+        assert deleted.returncode == 0 and f"deleted {kayak[0]}" in deleted.stdout, deleted.stderr
+        assert _history(info.url, key, kayak[0])[-1]["actor"] == "cli"
+
+        # `mirix mcp` over stdio sends its calls to the running server, deletions recorded as `mcp`
         async def through_server():
             async with Client(_stdio(env), read_timeout_seconds=120) as client:
                 added = _payload(await client.call_tool("add_memory", {
@@ -113,8 +129,10 @@ def test_one_writer_per_data_dir(tmp_path):
                 assert added["status"] == "processed" and added["changes"]
                 hits = _payload(await client.call_tool("search_memory", {"query": "Miso", "limit": 3}))
                 assert hits and "Miso" in hits[0]["text"]
+                _payload(await client.call_tool("delete_memory", {"memory_id": kayak[1]}))
 
         anyio.run(through_server)
+        assert _history(info.url, key, kayak[1])[-1]["actor"] == "mcp"
         hits = httpx.post(info.url + "/v1/users/ada/search", headers={"Authorization": f"Bearer {key}"},
                           json={"query": "Which pet naps on the musical instrument?", "method": "embedding",
                                 "limit": 3}, timeout=60).json()
