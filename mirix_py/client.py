@@ -21,6 +21,7 @@ import httpx
 from pydantic import TypeAdapter
 
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound, MirixError
+from mirix_py.screen_activity import FrameGroup
 from mirix_py.records import (
     MEMORY_ADAPTER, AddResult, ChatResponse, CoreMemory, HistoryEvent, MemoryBase, MemoryChange, SearchHit,
 )
@@ -28,6 +29,7 @@ from mirix_py.records import (
 _HITS = TypeAdapter(list[SearchHit])
 _HISTORY = TypeAdapter(list[HistoryEvent])
 _CHANGES = TypeAdapter(list[MemoryChange])
+_GROUPS = TypeAdapter(list[FrameGroup])
 
 
 class ApiError(MirixError):
@@ -107,6 +109,13 @@ class MirixClient:
         data = self._call("POST", f"{self._user(user_id)}/screenshots", data=form,
                           files={"image": ("screenshot.png", bytes(image), "image/png")})
         return AddResult.model_validate(data)
+
+    def screen_activity(self, *, user_id: str, since: datetime | str | None = None,
+                        until: datetime | str | None = None, limit: int = 50) -> builtins.list[FrameGroup]:
+        """What was on the user's screen, by app and window, newest first (see `Mirix.screen_activity`)."""
+        params = {k: v for k, v in {"since": _iso(since), "until": _iso(until), "limit": limit}.items()
+                  if v is not None}
+        return _GROUPS.validate_python(self._call("GET", f"{self._user(user_id)}/screen-activity", params=params))
 
     def input_status(self, input_id: str, *, user_id: str) -> dict[str, Any]:
         return self._call("GET", f"{self._user(user_id)}/inputs/{quote(input_id, safe='')}")

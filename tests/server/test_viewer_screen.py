@@ -8,6 +8,8 @@ from datetime import datetime, timedelta, timezone
 
 from test_viewer import _click, _connect, _texts, _wait, browser  # noqa: F401  (the viewer tests' Chromium fixture)
 
+from mirix_py.client import MirixClient
+
 T = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(minutes=30)  # inside the thumbnails' retention
 
 
@@ -50,6 +52,8 @@ def test_screen_tab_shows_frame_groups_with_text_thumbnails_and_memories(browser
     assert c.get("/v1/users/alice/screen-activity", params={"since": "2026-01-01T10:00:00"}).status_code == 422
     assert c.get("/v1/users/alice/screen-activity", params={"limit": 0}).status_code == 422
     assert live_sqlite.client(live_sqlite.bob).get("/v1/users/alice/screen-activity").status_code == 403
+    with MirixClient(live_sqlite.url, api_key=live_sqlite.alice) as client:  # the same records over HTTP
+        assert client.screen_activity(user_id="alice", since=T) == mx.screen_activity(user_id="alice", since=T)
 
     d = browser
     _connect(d, live_sqlite, live_sqlite.alice)
