@@ -11,8 +11,10 @@ favourite) and which hold many (likes) is decided where claims meet stored facts
 The rules build on the precision-tuned ones (`semantic.extract_facts`, `core.extract_self_statements`)
 and add what those leave out: the predicate after "my <relation> <Name>", a pronoun going on about
 the last name ("…; he is a flight instructor now"), likes and moves of named people, "no longer",
-"switched (from A) to B", "moved to", and names holding dots and commas (`names`). Questions and
-plans ("might move", "thinking about switching") say nothing.
+"switched (from A) to B", "moved to", and names holding dots and commas (`names`). Other phrasings
+of a change are read by family in `changes` ("not … anymore", "became a", "instead of", …) and
+arrive here as the forms above or as verbs of change. Questions and plans ("might move", "thinking
+about switching") say nothing.
 """
 
 from __future__ import annotations
@@ -261,7 +263,7 @@ def _place_ok(value: str) -> bool:
     return bool(re.match(r"^(?:the\s+)?[A-Z\u2024]", value))
 
 
-def change_claims(found: list[changes.Change], subject: str, *, about_speaker: bool) -> list[Claim]:
+def _change_claims(found: list[changes.Change], subject: str, *, about_speaker: bool) -> list[Claim]:
     """Claims from verbs of change (`changes.find_changes`), each value cut and checked as the
     attribute wants it: a job is a profession, an employer and a home are names, a preference a
     short noun phrase. A value that fails says nothing (a plan or a phrase of speech, not a fact)."""
@@ -269,7 +271,7 @@ def change_claims(found: list[changes.Change], subject: str, *, about_speaker: b
     for change in found:
         if "|" in change.attribute:  # one value for whichever attribute the old one held
             out += [replace(c, only_if_replacing=True) for a in change.attribute.split("|")
-                    for c in change_claims([replace(change, attribute=a)], subject, about_speaker=about_speaker)
+                    for c in _change_claims([replace(change, attribute=a)], subject, about_speaker=about_speaker)
                     if c.replaces]
             continue
         attribute, place = change.attribute, change.attribute in ("location", "employer")
@@ -299,7 +301,7 @@ def _predicate(rest: str, subject: str, known: bool) -> list[Claim]:
     """Claims from the words after a named subject ("is a pilot", "moved to Porto last spring"),
     or else from a verb of change ("became a doctor", "moved from Cairo to Alexandria")."""
     found = _plain_predicate(rest, subject, known)
-    return found or change_claims(changes.find_changes(rest, first_person=False), subject, about_speaker=False)
+    return found or _change_claims(changes.find_changes(rest, first_person=False), subject, about_speaker=False)
 
 
 def _plain_predicate(rest: str, subject: str, known: bool) -> list[Claim]:
@@ -456,7 +458,7 @@ def _self_claims(clause: str, speaker: str) -> list[Claim]:
             changed.add(attribute)
     found = [c for c in changes.find_changes(clause, first_person=True)
              if not _MOVE_PLAN.search(clause[max(0, c.start - 30):c.start])]
-    for claim in change_claims(found, who, about_speaker=True):
+    for claim in _change_claims(found, who, about_speaker=True):
         claims.append(claim)
         changed.add(claim.attribute)
     if re.search(rf"{_I}(?:['’]m|\s+am)?\s+no\s+longer\b|{_I}\s+(?:don['’]t|do\s+not)\s+\w+\s+.*\bany\s*more\b", clause):
