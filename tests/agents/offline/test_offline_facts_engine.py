@@ -44,3 +44,28 @@ def test_an_input_added_twice_makes_no_copies(mx_sqlite, user_id):
     assert {c.operation.value for c in second.changes} == {"update"}
     for memory in after.values():
         assert first.input_ids[0] in memory.source_ids and second.input_ids[0] in memory.source_ids
+
+
+def test_changes_said_in_other_families_apply_through_the_engine(mx_sqlite, user_id):
+    """"not … anymore", "instead of", "moved from A to B": the same in-place updates as "no longer"."""
+    mx_sqlite.add("Paul is my boss. Paul works at Initech.", user_id=user_id)
+    (paul,) = _semantic(mx_sqlite, user_id, "Paul")
+    mx_sqlite.add("Paul isn't my boss anymore.", user_id=user_id)
+    (after,) = _semantic(mx_sqlite, user_id, "Paul")
+    assert after.id == paul.id
+    assert "boss" not in after.search_text() and "Initech" in after.search_text()
+
+    mx_sqlite.add("I prefer coffee. I live in Boston.", user_id=user_id)
+    mx_sqlite.add("These days I drink tea instead of coffee. I moved from Boston to Denver.", user_id=user_id)
+    human = mx_sqlite.core_memory(user_id=user_id)["human"].value
+    assert "prefers tea" in human and "coffee" not in human
+    assert "lives in Denver" in human and "Boston" not in human
+
+
+def test_a_near_miss_changes_nothing_through_the_engine(mx_sqlite, user_id):
+    mx_sqlite.add("I'm a teacher. I live in Boston.", user_id=user_id)
+    before = mx_sqlite.core_memory(user_id=user_id)["human"].value
+    mx_sqlite.add("I moved to a new apartment. I might become a doctor. I'm a mom of two.", user_id=user_id)
+    human = mx_sqlite.core_memory(user_id=user_id)["human"].value
+    assert all(line in human for line in before.splitlines())
+    assert "is a mom of two" in human and "doctor" not in human
