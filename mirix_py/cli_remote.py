@@ -11,21 +11,16 @@ from __future__ import annotations
 
 import builtins
 from pathlib import Path
-from typing import Any, Callable, TypeVar
-
-import httpx
+from typing import Any
 
 from mirix_py.client import Actor, MirixClient
-from mirix_py.integrations.mcp_remote import RemoteMemory, ServerUnreachable
+from mirix_py.integrations.mcp_remote import RemoteMemory
 from mirix_py.records import MemoryBase, MemoryChange
 from mirix_py.settings import Settings
 from mirix_py.store.db import make_engine
 from mirix_py.store.discovery import ServerInfo, running_server
 
 __all__ = ["ServerWriter", "server_writer"]
-
-T = TypeVar("T")
-
 
 class ServerWriter(RemoteMemory):
     """The engine methods the CLI's write commands call, each one REST call to the running server;
@@ -36,13 +31,11 @@ class ServerWriter(RemoteMemory):
         self.info = info
         self.engine = make_engine(settings.sql_url)
 
-    def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        try:
-            return fn(*args, **kwargs)
-        except httpx.TransportError as exc:
-            raise ServerUnreachable(f"the mirix server at {self.info.url} (pid {self.info.pid}) does not answer "
-                                    f"({type(exc).__name__}); once it runs again, or is stopped, run the command "
-                                    "again") from exc
+    def _where(self) -> str:
+        return f"{self.info.url} (pid {self.info.pid})"
+
+    def _then_what(self) -> str:
+        return "once it runs again, or is stopped, run the command again"
 
     def update(self, memory_id: str, fields: dict[str, Any], *, user_id: str, actor: Actor = "cli") -> MemoryBase:
         return self._call(self.client.update, memory_id, fields, user_id=user_id, actor=actor)

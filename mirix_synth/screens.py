@@ -178,6 +178,17 @@ FILLER = ("the report numbers look fine but we should double check the totals be
 SAFE_ALNUM = "abcdefghjkmnpqrstuvwxyzACDEFGHJKMNPQRTUVWXY234679"
 
 
+def text_window(*lines: str, width: int = 1000) -> Image.Image:
+    """A plain window: a title bar and `lines` in a large font, which Tesseract reads back exactly
+    (for tests that need known screen text rather than a realistic desktop)."""
+    image = Image.new("RGB", (width, 120 + 60 * len(lines)), "white")
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((0, 0, width, 40), fill=(40, 90, 160))
+    for i, line in enumerate(lines):
+        draw.text((24, 80 + 60 * i), line, fill="black", font=_font(34))
+    return image
+
+
 def _ordinal_date(d: datetime) -> str:
     return f"{DAY_NAMES[d.weekday()]} {_day_month(d)}"
 

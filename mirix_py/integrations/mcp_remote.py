@@ -38,9 +38,15 @@ class RemoteMemory:
         try:
             return fn(*args, **kwargs)
         except httpx.TransportError as exc:
-            raise ServerUnreachable(f"the mirix server at {self.client.base_url} does not answer "
-                                    f"({type(exc).__name__}); start it again, then restart this MCP "
-                                    "server") from exc
+            raise ServerUnreachable(f"the mirix server at {self._where()} does not answer "
+                                    f"({type(exc).__name__}); {self._then_what()}") from exc
+
+    def _where(self) -> str:
+        return str(self.client.base_url)
+
+    def _then_what(self) -> str:
+        """What the user should do once the server stopped answering."""
+        return "start it again, then restart this MCP server"
 
     def add(self, content: str | Sequence[dict[str, Any]], *, user_id: str, occurred_at: datetime | str | None = None,
             source_id: str | None = None, wait: bool = True) -> AddResult:

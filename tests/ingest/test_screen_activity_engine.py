@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from mirix_synth.screens import text_window
 from mirix_py.engine import Mirix
 from mirix_py.errors import InvalidInput
 from mirix_py.ingest.batching import BatchPolicy
@@ -18,17 +19,6 @@ USER = "ada"
 T = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=1)  # inside the thumbnails' retention
 
 
-def screen(*lines: str):
-    """A plain window: a title bar and `lines` in a large font (what Tesseract reads reliably)."""
-    from mirix_synth.screens import _font
-    from PIL import Image, ImageDraw
-
-    image = Image.new("RGB", (1000, 120 + 60 * len(lines)), "white")
-    draw = ImageDraw.Draw(image)
-    draw.rectangle((0, 0, 1000, 40), fill=(40, 90, 160))
-    for i, line in enumerate(lines):
-        draw.text((24, 80 + 60 * i), line, fill="black", font=_font(34))
-    return image
 
 
 @pytest.fixture
@@ -40,7 +30,7 @@ def mx(tmp_path, tesseract):
 
 
 def shot(mx, at: timedelta, app: str, window: str, *lines: str, wait: bool = True) -> str:
-    result = mx.add_screenshot(screen(*lines), user_id=USER, captured_at=T + at, app=app, window_title=window,
+    result = mx.add_screenshot(text_window(*lines), user_id=USER, captured_at=T + at, app=app, window_title=window,
                                wait=wait)
     assert result.frame.status in ("processed", "pending"), result.frame
     return result.input_ids[0]

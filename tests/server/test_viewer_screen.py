@@ -8,21 +8,12 @@ from datetime import datetime, timedelta, timezone
 
 from test_viewer import _click, _connect, _texts, _wait, browser  # noqa: F401  (the viewer tests' Chromium fixture)
 
+from mirix_synth.screens import text_window
 from mirix_py.client import MirixClient
 
 T = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(minutes=30)  # inside the thumbnails' retention
 
 
-def _screen(*lines: str):
-    from mirix_synth.screens import _font
-    from PIL import Image, ImageDraw
-
-    image = Image.new("RGB", (1000, 120 + 60 * len(lines)), "white")
-    draw = ImageDraw.Draw(image)
-    draw.rectangle((0, 0, 1000, 40), fill=(40, 90, 160))
-    for i, line in enumerate(lines):
-        draw.text((24, 80 + 60 * i), line, fill="black", font=_font(34))
-    return image
 
 
 def test_screen_tab_shows_frame_groups_with_text_thumbnails_and_memories(browser, live_sqlite, tmp_path):  # noqa: F811
@@ -35,7 +26,7 @@ def test_screen_tab_shows_frame_groups_with_text_thumbnails_and_memories(browser
               ("Writer", "Invoices", ["Invoice for the garden shed"])]
     ids = []
     for k, (app, window, lines) in enumerate(frames):
-        r = mx.add_screenshot(_screen(*lines), user_id="alice", captured_at=T + timedelta(seconds=30 * k), app=app,
+        r = mx.add_screenshot(text_window(*lines), user_id="alice", captured_at=T + timedelta(seconds=30 * k), app=app,
                               window_title=window, wait=True)
         ids.append(r.input_ids[0])
 
