@@ -6,9 +6,10 @@ that feed semantic and core memory on every text, and prints recall per attribut
 precision and recall (loose: entity and value words; strict: also the attribute), and the
 supersession figures of the updates. `--errors` prints every example the rules got wrong.
 `tests/agents/offline/test_fact_corpus.py` keeps the minimum figures. The rules were tuned on the corpus
-(including a first held-out set, tuned on since and marked "seen" in it); `offline_facts_heldout.jsonl`
-was committed before the rules were run on it and is never tuned on, so its figures say how the rules
-do on sentences they were not fitted to.
+(including two earlier held-out sets, tuned on since and marked "seen" in it); `offline_facts_heldout.jsonl`
+(when there is one) was committed before the rules were run on it and is never tuned on, so its figures
+say how the rules do on sentences they were not fitted to; a held-out set tuned on moves into the corpus
+as "seen" (the first two have).
 
     .venv/bin/python benchmarks/offline_facts.py [--corpus FILE] [--errors] [--out FILE]
 """
@@ -80,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--errors", action="store_true", help="print every example the rules got wrong")
     parser.add_argument("--out", type=Path, help="write the figures as JSON")
     args = parser.parse_args(argv)
-    figures = [report(path, args.errors) for path in (args.corpus or [CORPUS, HELDOUT])]
+    paths = args.corpus or [path for path in (CORPUS, HELDOUT) if path.exists()]
+    figures = [report(path, args.errors) for path in paths]
     if args.out:
         args.out.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -14,6 +14,14 @@ fitted to single sentences miss the next one. This module reads each *family* of
   "replaced A with B"): `CHANGES` are the verb phrases, shared by every subject because they are
   past tense or carry their own auxiliary; `find_changes` reads them after a subject.
 - the end of a couple ("broke up with X", "X and I split up"): `ended_relation`.
+- also rewritten by `normalise`: losing a job ("got laid off from", "was let go by", "lost my job
+  at") and a taste ("gone off", "lost interest in", "got tired of") as "no longer"; "we" moving home
+  as the speaker; a favourite said with another verb ("has been", "is now", "A has replaced B as my
+  favourite film") as "my favourite X is"; a vehicle for hire driven as a job ("drives a taxi").
+  Names may start with a lowercase "the" ("left the BBC").
+- also verbs of change in `CHANGES`: a job ended through its activity ("isn't cooking
+  professionally anymore": whatever the job was called) and a taste said as who one is ("more of a
+  coffee person", "a huge Arsenal fan").
 
 Everything here is a pure function of one sentence or clause. What a change removes is decided
 where claims meet held facts (`factset.apply`); the phrasings only say which attribute and value.
@@ -42,7 +50,9 @@ def third_person(verb: str) -> str:
     """"work" -> "works", "watch" -> "watches": the form the claim rules read after a name."""
     if verb == "be":
         return "is"
-    if re.search(r"(?:s|sh|ch|x|z)$", verb):
+    if verb == "have":
+        return "has"
+    if re.search(r"(?:s|sh|ch|x|z|o)$", verb):
         return verb + "es"
     return verb + "s"
 
@@ -78,20 +88,85 @@ _BE_NOT = re.compile(rf"(?P<be>\b(?:am|is|are|was)|{_APOS}(?:m|s|re))\s+not\s+{_
 _BE_NT = re.compile(rf"\b(?P<be>is|are|was)n{_APOS}t\s+{_INNER}{_ANYMORE}")
 _DO_NOT = re.compile(rf"\b(?P<aux>do|does)(?:\s+not|n{_APOS}t)\s+(?P<v>{'|'.join(_VERBS)})\b{_INNER.replace('+?', '*?')}{_ANYMORE}")
 _STOPPED = re.compile(
-    rf"{_SUBJ}(?:\s+(?:has|have)|{_APOS}(?:ve|s))?\s+(?:(?:just|recently|finally|since|already)\s+)*stopped\s+"
+    rf"{_SUBJ}(?:\s+(?:has|have)|{_APOS}(?:ve|s))?\s+(?:(?:just|recently|finally|since|already)\s+)*(?:stopped|quit|gave\s+up|given\s+up)\s+"
     rf"(?P<g>{'|'.join(_GERUNDS)})\b"
 )
 _USED_TO = re.compile(rf"{_SUBJ}\s+used\s+to\s+(?P<v>{'|'.join(_VERBS)})\b")
 # "left Acme for Globex" names where they went: read by `CHANGES`, not rewritten to a bare end
-_FOR_NEXT = r"(?![^,;.!?]*?\s(?:for|to\s+join|to\s+work\s+(?:at|for))\s+(?:a\s+(?:new\s+)?job\s+(?:at|with)\s+)?[A-Z])"
+_FOR_NEXT = r"(?![^,;.!?]*?\s(?:for|to\s+join|to\s+work\s+(?:at|for))\s+(?:a\s+(?:new\s+)?job\s+(?:at|with)\s+)?(?:the\s+)?[A-Z])"
+# a name, also one written with a lowercase "the" ("the BBC", "the Guardian", "the Netherlands")
+_NAMED = r"(?=(?:the\s+)?[A-Z])"
 _QUIT_JOB = re.compile(
     rf"{_SUBJ}(?:\s+(?:has|have)|{_APOS}(?:ve|s))?\s+(?:(?:just|recently|finally)\s+)*(?:quit|left|resigned\s+from)\s+{_FOR_NEXT}"
-    r"(?:(?:my|his|her|their)\s+(?:job|position|role)\s+(?P<prep>at|with|as)\s+|(?=[A-Z]))"
+    r"(?:(?:my|his|her|their)\s+(?:job|position|role)\s+(?P<prep>at|with|as)\s+|" + _NAMED + ")"
 )
-_RETIRED_FROM = re.compile(rf"{_SUBJ}(?:\s+(?:has|have)|{_APOS}(?:ve|s))?\s+retired\s+from\s+(?=[A-Z])")
+_RETIRED_FROM = re.compile(rf"{_SUBJ}(?:\s+(?:has|have)|{_APOS}(?:ve|s))?\s+retired\s+from\s+{_NAMED}")
 _MOVED_AWAY = re.compile(
-    rf"{_SUBJ}(?:\s+(?:has|have)|{_APOS}(?:ve|s))?\s+(?:(?:just|recently|finally)\s+)*moved\s+(?:away\s+from|out\s+of)\s+(?=[A-Z])"
+    rf"{_SUBJ}(?:\s+(?:has|have)|{_APOS}(?:ve|s))?\s+(?:(?:just|recently|finally)\s+)*moved\s+(?:away\s+from|out\s+of)\s+{_NAMED}"
 )
+
+# losing a job: "got laid off from Shopify", "was let go by the BBC", "lost her job at Acme"
+_LAID_OFF = re.compile(
+    rf"{_SUBJ}(?:\s+(?:has|have|had)|{_APOS}(?:ve|s))?\s+(?:(?:just|recently|finally)\s+)*(?:(?:got|was|were|been|get|gets)\s+"
+    r"(?:laid\s+off|let\s+go|fired|sacked|made\s+redundant|dismissed)|lost\s+(?:my|his|her|their)\s+job)\s+(?:from|at|by|with)\s+"
+    + _NAMED
+)
+# losing a taste: "I've gone off horror movies", "she lost interest in chess", "got tired of sushi"
+_LOST_TASTE = re.compile(
+    rf"{_SUBJ}(?:\s+(?:has|have|had)|{_APOS}(?:ve|s))?\s+(?:(?:just|recently|finally|kind\s+of|sort\s+of|totally|completely)\s+)*"
+    r"(?:(?:gone|went)\s+off|(?:lost|lose)\s+(?:(?:all|my|his|her|their)\s+)*interest\s+in|(?:fell|fallen)\s+out\s+of\s+love\s+"
+    r"with|(?:got|gotten|grown|grew|become|became)\s+(?:tired|sick|bored)\s+of|grew\s+out\s+of|grown\s+out\s+of)\s+"
+)
+# "we" for the speaker's household when it moves: "We relocated to Edinburgh", "we live in Leeds now"
+_WE_HOME = re.compile(
+    r"(?<![\w'’])[Ww]e(?P<aux>\s+(?:have|had|are|were)|['’](?:ve|re))?(?P<adv>(?:\s+(?:just|recently|finally|now|since|already|"
+    r"eventually|all|both|then|also))*)\s+(?P<verb>moved|relocated|settled|live|lived|living|based)\b"
+    r"(?=\s+(?:(?:back|away|over|down)\s+)?(?:to|from|in|out\s+of)\b)"
+)
+# a favourite said with another verb: "my favourite colour has been purple", "A has replaced B as my favourite film"
+_WHOSE = r"(?P<who>(?i:my|his|her|their)|[A-Z][a-z]+['’]s)\s+(?:new\s+)?(?P<fav>(?:all[- ]time\s+)?favou?rite\s+[a-z][a-z -]{0,30}?)"
+_FAVOURITE_VERB = re.compile(
+    rf"\b{_WHOSE}\s+(?:(?:has|have|had)\s+(?:now\s+|lately\s+)?(?:been|become)|became|(?:is|are|{_APOS}s)\s+(?:now|currently)|"
+    rf"{_APOS}s\s+(?:been|become))\s+"
+)
+_FAVOURITE_REPLACED = re.compile(
+    rf"(?P<v>[^,;]+?)\s+(?:(?:has|have|had)\s+)?(?:now\s+)?(?:replaced|overtaken|overtook|displaced|dethroned|supplanted|"
+    rf"beaten|beat|(?:taken|took)\s+over\s+from)\s+(?P<old>[^,;]+?)\s+as\s+{_WHOSE}\s*$"
+)
+_FAVOURITE_REPLACED_BY = re.compile(
+    rf"(?P<old>[^,;]+?)\s+(?:(?:has|have|had)\s+been|was|got|is)\s+(?:replaced|overtaken|displaced|dethroned|supplanted)\s+by\s+"
+    rf"(?P<v>[^,;]+?)\s+as\s+{_WHOSE}\s*$"
+)
+
+# a vehicle for hire driven is a job: "he drives a taxi now" -> "he is a taxi driver now"
+_DRIVES_FOR_HIRE = re.compile(
+    r"(?P<i>(?<![\w'’])I(?:\s+(?:now|still|also))?\s+)?(?P<verb>drives|drive)\s+(?:a|an)\s+"
+    r"(?P<v>(?:school\s+|delivery\s+|city\s+)?(?:taxi|cab|bus|truck|lorry|ambulance|forklift|tram|van))\b(?!\s+to\b)"
+)
+
+
+def _drives(m: re.Match[str]) -> str:
+    if m.group("i"):
+        return f"{m.group('i')}am a {m.group('v')} driver"
+    return f"is a {m.group('v')} driver" if m.group("verb") == "drives" else m.group()
+
+
+def _we_home(m: re.Match[str]) -> str:
+    aux = (m.group("aux") or "").strip().replace("’", "'")
+    aux = {"have": " have", "had": " had", "'ve": "'ve", "are": " am", "'re": "'m", "were": " was"}.get(aux, "")
+    return f"I{aux}{m.group('adv')} {m.group('verb')}"
+
+
+def _favourite(text: str) -> str:
+    """"A has replaced B as my favourite film" -> "my favourite film is A"; "my favourite colour has
+    been purple" -> "my favourite colour is purple": a favourite holds one value, the new one replaces."""
+    for pattern in (_FAVOURITE_REPLACED_BY, _FAVOURITE_REPLACED):
+        m = pattern.search(text)
+        if m:
+            lead = re.match(r"^(?i:(?:and|but|so|well|actually|now|lately)[,\s]+)*", m.group("v"))
+            value = m.group("v")[lead.end():] if lead else m.group("v")
+            return f"{text[:m.start()]}{m.group('who')} {m.group('fav')} is {value}"
+    return _FAVOURITE_VERB.sub(lambda m: f"{m.group('who')} {m.group('fav')} is ", text)
 
 
 def _opener(clause: str) -> str:
@@ -121,12 +196,16 @@ def normalise(sentence: str) -> str:
     "I used to be a nurse" -> "I am no longer a nurse"; "I quit my job at Acme" -> "I no longer work
     at Acme"; "She moved away from Leeds" -> "She no longer lives in Leeds". Anything else is
     returned as it is."""
-    text = _opener(sentence)
+    text = _WE_HOME.sub(_we_home, sentence)
+    text = _favourite(_opener(text))
+    text = _DRIVES_FOR_HIRE.sub(_drives, text)
     text = _BE_NOT.sub(lambda m: f"{m.group('be')} no longer {m.group('x')}", text)
     text = _BE_NT.sub(lambda m: f"{m.group('be')} no longer {m.group('x')}", text)
     text = _DO_NOT.sub(lambda m: f"no longer {m.group('v') if m.group('aux') == 'do' else third_person(m.group('v'))}"
                                  f"{m.group('x')}", text)
     text = _STOPPED.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), _GERUNDS[m.group('g')])}", text)
+    text = _LAID_OFF.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), 'work')} at ", text)
+    text = _LOST_TASTE.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), 'like')} ", text)
     text = _USED_TO.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), m.group('v'))}", text)
     text = _QUIT_JOB.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), 'work')} "
                                    f"{'as' if m.group('prep') == 'as' else 'at'} ", text)
@@ -192,6 +271,17 @@ CHANGES: list[tuple[str, str, bool]] = [
     (_HABIT_NOW + r"\s+(?P<v>[^!?\n;,]+?)\s+(?:now|these\s+days|nowadays)\b", "prefers", False),
     # an end said with the habit's verb: "no longer drinks coffee"
     (r"no\s+longer\s+" + _HABIT + r"\s+" + _V, "prefers", True),
+    # a job's end said through its activity, whatever the job was called: "is no longer cooking
+    # professionally", "no longer teaches for a living" (the value is empty: every job ends)
+    (r"(?:(?:is|am|are|{a}s|{a}m|{a}re)\s+)?no\s+longer\s+(?:[a-z]+ing|[a-z]+s?)\s+(?:[a-z]+\s+)?(?:professionally|"
+     r"for\s+a\s+living|for\s+(?:work|money|pay)|full[- ]time)\b(?P<v>)".format(a=_APOS), "occupation", True),
+    # a taste said as who one is: "more of a coffee person", "a tea drinker now", "a huge Arsenal fan"
+    (r"(?:is|am|are|{a}s|{a}m|{a}re)\s+(?:now\s+|definitely\s+|really\s+|totally\s+|very\s+much\s+)?(?:more\s+of\s+|"
+     r"much\s+more\s+of\s+)?(?:a|an)\s+(?P<v>[a-z][\w-]*(?:\s[a-z][\w-]*)?)\s+(?:person|guy|gal|girl|drinker|kind\s+of\s+"
+     r"(?:person|guy|girl))\b".format(a=_APOS), "prefers", False),
+    (r"(?:is|am|are|{a}s|{a}m|{a}re)\s+(?:now\s+|still\s+)?(?:a|an)\s+(?:(?:huge|big|massive|lifelong|life-long|die-?hard|"
+     r"avid|devoted|loyal|keen|long-time|longtime|massive)\s+)*(?P<v>[A-Z][\w'’.&-]*(?:\s[A-Z][\w'’.&-]*){{0,3}})\s+"
+     r"(?:fan|supporter)\b".format(a=_APOS), "likes", False),
 ]
 
 _AUX = rf"(?:\s+(?:has|have|had)|{_APOS}ve)?"

@@ -50,20 +50,12 @@ class Claim:
         return render(self)
 
 
-_EXTRA_PROFESSIONS = frozenset(
-    "instructor attendant barista midwife lecturer handyman housekeeper nanny babysitter "
-    "stylist hairdresser tailor butcher fisherman miner sailor captain curator".split()
-)
-
-
 def is_profession(phrase: str) -> bool:
     """True when the phrase's head word names a job ("marine biologist", "flight instructor")."""
     words = re.findall(r"[A-Za-z][A-Za-z'’-]*", re.split(r"\s+(?:at|in|for|of|from|with|who|that|and)\b", phrase)[0])
     if not words or len(words) > 4:
         return False
-    head = words[-1].lower()
-    return (head in self_rules._PROFESSION_HEADS or head in _EXTRA_PROFESSIONS
-            or bool(self_rules._PROFESSION_SUFFIX.search(head)))
+    return self_rules.is_job_word(words[-1])
 
 
 def _article(value: str) -> str:
@@ -191,7 +183,7 @@ _MY_REL = re.compile(
 _NAME_IS_MY = re.compile(
     rf"^{_LEAD}{_NAME}\s+(?:is|was)\s+(?:now\s+)?(?P<neg>no\s+longer\s+)?(?i:(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)(?P<rel>{entity_rules._RELATIONS}))\b(?!-)"
 )
-_SUBJECT_NAME = re.compile(rf"^{_LEAD}{_NAME}(?:(?P<poss>['’]s)?\s+|,\s*(?=who\s|(?:a|an)\s))")
+_SUBJECT_NAME = re.compile(rf"^{_LEAD}{_NAME}(?:(?P<poss>['’]s)?\s+|,\s*(?=who\s|(?:a|an|my|our)\s))")
 _PRONOUN = re.compile(rf"^{_LEAD}(?i:he|she)(?P<contr>['’]s)?\s+")
 _FAVORITE_OF = re.compile(
     r"^(?i:(?:all[- ]time\s+|absolute\s+)?favou?rite\s+)(?P<what>[a-z][a-z -]{0,30}?)\s+(?:is|are)\s+(?:now\s+)?(?P<v>[^!?\n;]+)"
@@ -275,6 +267,10 @@ def _change_claims(found: list[changes.Change], subject: str, *, about_speaker: 
                     if c.replaces]
             continue
         attribute, place = change.attribute, change.attribute in ("location", "employer")
+        if change.negated and not change.value and attribute == "occupation":
+            # "is no longer cooking professionally": the job ends, whatever it was called
+            out.append(Claim(entity=subject, attribute=attribute, value="", about_speaker=about_speaker, negated=True))
+            continue
         value = _clip(change.value, place=place)
         old = _clip(change.old, place=place) if change.old else ""
         if not value or _BAD_VALUE.match(value):
@@ -338,12 +334,22 @@ def _plain_predicate(rest: str, subject: str, known: bool) -> list[Claim]:
 
 
 _AND_VERB = re.compile(r"\s+and\s+(?=(?:now\s+|also\s+)?(?:works|lives|moved|loves|likes|enjoys|hates|prefers)\b)")
-_STRONG_START = re.compile(r"^(?:works|lives|moved|relocated|loves|likes|enjoys|adores|hates|dislikes|detests|prefers|"
+_STRONG_START = re.compile(r"^(?:(?:has|had)\s+(?:(?:just|recently|finally|since|already|now|also)\s+)*(?=moved|relocated|"
+                           r"settled|left|quit|joined|become|started|got|taken|given|swapped|traded|replaced))?"
+                           r"(?:works|lives|moved|relocated|loves|likes|enjoys|adores|hates|dislikes|detests|prefers|"
                            r"is\s+from|is\s+(?:no\s+longer|now)\s|was\s+born|no\s+longer|now|(?:has\s+)?(?:became|become|"
                            r"started|began|got\s+(?:a|the)\s|took\s+(?:a|the)\s|joined|settled|gave\s+up|swapped|traded|replaced|left|quit)|"
                            r"(?:was|got|has\s+been)\s+(?:hired|promoted)|is\s+(?:now\s+)?based)\b")
 # "Lily, who is a chemist, lives in Oslo", "my sister Lily, a chemist, lives in Oslo": two predicates
-_APPOSITION = re.compile(r"^(?:who\s+(?P<who>[^,]+)|(?P<app>(?:a|an)\s+[^,]+)),\s*(?P<main>.+)$")
+_APPOSITION = re.compile(r"^(?:who\s+(?P<who>[^,]+)|(?P<app>(?:a|an|my|our)\s+[^,]+)),\s*(?P<main>.+)$")
+# "is my flatmate" (an apposition read as a predicate), "is no longer my boss" (after a pronoun)
+_IS_MY = re.compile(
+    rf"^(?:is|was|['’]s)\s+(?:now\s+)?(?P<neg>no\s+longer\s+)?(?i:(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)"
+    rf"(?P<rel>{entity_rules._RELATIONS}))\b(?!-)"
+)
+# a clause opened by a name and a verb ("Marco moved out", "Karen retired"): the person a later
+# "he"/"she" in the message is about, though the clause itself states no fact
+_NAME_THEN_VERB = re.compile(r"^(?:[a-z]+ed|is|was|has|had|[a-z]+s)\b")
 
 
 def _parts(rest: str) -> list[str]:
@@ -355,7 +361,20 @@ def _parts(rest: str) -> list[str]:
     return [m.group("who") or f"is {m.group('app')}", m.group("main")]
 
 
-def _named_claims(clause: str, speaker: str, known: set[str], last: list[str]) -> list[Claim]:
+def _relation_or_predicate(part: str, name: str, owner: str, known: bool) -> list[Claim]:
+    """A relation said as a predicate ("is my flatmate", "is no longer my boss"), else `_predicate`."""
+    m = _IS_MY.match(part)
+    if m:
+        return [Claim(entity=name, attribute="relation", value=_rel(m), owner=owner, negated=bool(m.group("neg")))]
+    return _predicate(part, name, known)
+
+
+def _named_claims(clause: str, speaker: str, known: set[str], last: list[str],
+                  subjects: list[str] | None = None) -> list[Claim]:
+    """Claims about a named person in one clause. `last` is the one name a following "he"/"she"
+    continues; `subjects` collects the names that opened a clause of the message, for a pronoun
+    when no claim set `last` ("Marco moved out, so he's not my roommate any longer")."""
+    subjects = [] if subjects is None else subjects
     claims: list[Claim] = []
     owner = speaker or ""
     m = _MY_REL.search(clause)
@@ -392,15 +411,18 @@ def _named_claims(clause: str, speaker: str, known: set[str], last: list[str]) -
         parts = [p for part in (_parts(rest) if m.group().rstrip().endswith(",") else [rest])
                  for p in _AND_VERB.split(part)]
         trusted = name in known or " " in name or "\u2024" in name or any(_STRONG_START.match(p) for p in parts)
-        found = [c for part in parts for c in _predicate(part, name, name in known)]
-        if found and (trusted or found[0].attribute == "occupation"):
+        found = [c for part in parts for c in _relation_or_predicate(part, name, owner, name in known)]
+        if found and (trusted or found[0].attribute in ("occupation", "relation")):
             last[:] = [name]
             return found
+        if _NAME_THEN_VERB.match(rest):
+            subjects.append(name)
         return []
     m = _PRONOUN.match(clause)
-    if m and len(last) == 1:
+    named = last[0] if len(last) == 1 else (subjects[0] if len(set(subjects)) == 1 else None)
+    if m and named:
         rest = ("is " if m.group("contr") else "") + clause[m.end():]
-        return _predicate(rest, last[0], True)
+        return _relation_or_predicate(rest, named, owner, True)
     return []
 
 
@@ -500,6 +522,7 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
     known = entity_rules._mid_sentence_capitals(text)
     claims: list[Claim] = []
     last: list[str] = []
+    subjects: list[str] = []
     for sm in _SENTENCE.finditer(shielded):
         sentence = sm.group().strip()
         if not sentence or _question(sentence):
@@ -518,7 +541,7 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
                 claims += _self_claims(clause, speaker)
             if re.match(rf"^{_LEAD}{_I}\b", clause):
                 continue
-            claims += _named_claims(clause, speaker, known, last)
+            claims += _named_claims(clause, speaker, known, last, subjects)
     claims += _legacy_entity_claims(text, speaker, claims)
     out: list[Claim] = []
     seen: set[tuple[str, str, str, bool]] = set()

@@ -80,6 +80,37 @@ _PROFESSION_HEADS = frozenset(
     """.split()
 )
 _PROFESSION_SUFFIX = re.compile(r"(?i)(?:ist|ian|eer|ologist|grapher|smith|wright|monger)$")
+_MORE_JOB_WORDS = frozenset(
+    "instructor attendant barista midwife lecturer handyman housekeeper nanny babysitter "
+    "stylist hairdresser tailor butcher fisherman miner sailor captain curator worker dealer seller "
+    "builder fighter guard keeper maker solicitor janitor chef".split()
+)
+# agent nouns that name a job whatever the stem: "-keeper", "-maker", "-tender", Latin "-ator", "-ctor",
+# "-ssor", "-itor" (a translator, an inspector, a professor, an auditor)
+_JOB_MORPHOLOGY = re.compile(r"(?i)(?:keeper|maker|tender|worker|dresser|ator|ctor|ssor|itor)$")
+_NOT_AGENT_JOBS = frozenset(
+    "visitor competitor predecessor successor spectator aggressor creditor elevator radiator calculator alligator "
+    "refrigerator generator indicator monitor factor sector vector tractor reactor projector processor "
+    "compressor".split()
+)
+
+
+def is_job_word(word: str) -> bool:
+    """True when `word` names a job: a known job word, an agent noun by its ending ("translator",
+    "zookeeper", "pharmacist"), or a compound or prefixed form of a job word ("headteacher",
+    "head-teacher", "schoolteacher", "copilot", "songwriter")."""
+    word = word.lower().strip("'’")
+    if not word:
+        return False
+    parts = [p for p in word.split("-") if p]
+    if len(parts) > 1 and is_job_word(parts[-1]):
+        return True
+    if word in _PROFESSION_HEADS or word in _MORE_JOB_WORDS or _PROFESSION_SUFFIX.search(word):
+        return True
+    if word not in _NOT_AGENT_JOBS and _JOB_MORPHOLOGY.search(word) and len(word) >= 6:
+        return True
+    return any(len(word) - len(job) >= 2 and word.endswith(job)
+               for job in (*_PROFESSION_HEADS, *_MORE_JOB_WORDS) if len(job) >= 4)
 _NOT_IDENTITY_HEADS = frozenset(
     """
     bit little lot mess wreck fan sucker believer tad kind sort part fool lover beginner
@@ -322,7 +353,7 @@ def _identity_facts(text: str) -> list[tuple[int, str]]:
         head = words[-1].lower()
         if any(w.lower() in _NOT_IDENTITY_HEADS for w in words[:1]) or head in _NOT_IDENTITY_HEADS:
             continue
-        if head in _PROFESSION_HEADS or _PROFESSION_SUFFIX.search(head):
+        if is_job_word(head):
             facts.append((m.start(), f"is {m.group('article').lower()} {_third_person(obj)}"))
     for m in _WORK.finditer(text):
         obj = _clip(m.group("obj"))

@@ -5,7 +5,8 @@ sentences) and the claims of a new input, and returns the facts to hold, what wa
 what was added. An attribute holds one value at a time (a job, an employer, a home, a favourite of
 each kind, a preference of each kind such as a drink) unless it is a list by nature (likes,
 dislikes, allergies, descriptions); a like and a dislike of the same thing exclude each other.
-A negated claim ("no longer") removes the fact it names; "switched from A to B" removes A; a claim
+A negated claim ("no longer") removes the fact it names (without a value, every value of its slot:
+"no longer cooking professionally" ends the job); "switched from A to B" removes A; a claim
 `only_if_replacing` ("left Acme for Globex": a job or a home) holds only where it removed A.
 """
 
@@ -42,6 +43,8 @@ NOT_JOBS = frozenset(
     influencer volunteer member fan mentor caregiver caretaker activist advocate player lover owner
     """.split()
 )
+# "a stepfather", "a grandmother", "a homeowner": a kin word or an owner with a prefix is no job either
+_NOT_JOB_COMPOUND = re.compile(r"^(?:(?:step|grand|great-?grand|god|foster|half)-?(?P<kin>[a-z]+)|[a-z]+-?owner)$")
 TASTES = frozenset({"likes", "prefers"})
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -60,7 +63,8 @@ def preference_kind(value: str) -> str | None:
 
 def _head(value: str) -> str:
     """The head word of a role: "mom of two" -> "mom", "marine biologist" -> "biologist"."""
-    words = _words(re.split(r"(?i)\s+(?:at|in|for|of|from|with|who|that|and)\b", value)[0])
+    words = re.findall(r"[a-z0-9-]+", re.split(r"(?i)\s+(?:at|in|for|of|from|with|who|that|and)\b", value)[0].casefold())
+    words = [w for w in words if w not in ("a", "an", "the")]
     return words[-1] if words else ""
 
 
@@ -73,7 +77,8 @@ def slot(attribute: str, value: str) -> tuple[str, ...]:
         head = _head(value)
         if head in PREFERENCE_KINDS["diet"]:
             return ("prefers", "diet")
-        if head in NOT_JOBS:
+        compound = _NOT_JOB_COMPOUND.match(head)
+        if head in NOT_JOBS or compound and (compound.group("kin") is None or compound.group("kin") in NOT_JOBS):
             return ("is", *_words(value))
         return (attribute,)
     if attribute in ("likes", "dislikes"):
@@ -124,6 +129,9 @@ def apply(held: Sequence[Held], claims: Sequence[Claim]) -> Outcome:
                 out.superseded.append(fact)
 
     for claim in claims:
+        if claim.negated and not claim.value:  # "no longer cooking professionally": whatever the job was
+            drop(lambda f: slot(f.attribute, f.value) == slot(claim.attribute, ""))
+            continue
         if claim.negated:  # "no longer likes jazz" also ends "prefers jazz": one taste, said two ways
             family = TASTES if claim.attribute in TASTES else {claim.attribute}
             drop(lambda f: f.attribute in family and _same_value(f.value, claim.value))

@@ -23,6 +23,21 @@ from mirix_py.agents.offline.rules.changes import ROMANTIC, ended_relation, find
         ("Tom left Google", "Tom no longer works at Google"),
         ("I retired from Boeing", "I no longer work at Boeing"),
         ("Mia moved away from Leeds", "Mia no longer lives in Leeds"),
+        ("I quit smoking", "I no longer smoke"),
+        ("I finally quit being a barista", "I am no longer a barista"),
+        ("Tom gave up eating meat", "Tom no longer eats meat"),
+        # a name written with a lowercase "the"
+        ("Nadia left the BBC", "Nadia no longer works at the BBC"),
+        ("I moved away from the Netherlands", "I no longer live in the Netherlands"),
+        # losing a job
+        ("I got laid off from Shopify", "I no longer work at Shopify"),
+        ("Tom was let go by the Guardian", "Tom no longer works at the Guardian"),
+        ("She was made redundant at Barclays", "She no longer works at Barclays"),
+        ("I lost my job at Acme", "I no longer work at Acme"),
+        # losing a taste
+        ("I've gone off horror movies", "I no longer like horror movies"),
+        ("Mia lost interest in chess", "Mia no longer likes chess"),
+        ("I got tired of sushi", "I no longer like sushi"),
     ],
 )
 def test_an_end_in_any_family_reads_as_no_longer(sentence, expected):
@@ -50,7 +65,7 @@ def test_a_time_opener_gives_the_clause_its_subject(sentence, expected):
         "I'm not sure, but Tom is a pilot",  # "not" without "anymore" is no end
         "I got used to living in Rome",  # "used to" after "got" is habit, not the past
         "I'm used to the cold",
-        "I quit smoking",  # no named employer
+        "I quit the team",  # no named employer
         "I left the office early",
         "I stopped at Starbucks",  # a stop, not a verb the rules read
         "Since I moved to Denver, life is calmer",  # "since" opens a clause of its own
@@ -61,12 +76,65 @@ def test_other_sentences_are_left_as_they_are(sentence):
     assert normalise(sentence) == sentence
 
 
+@pytest.mark.parametrize(
+    "sentence, expected",
+    [
+        ("We relocated to Edinburgh", "I relocated to Edinburgh"),
+        ("We've just moved to Leeds", "I've just moved to Leeds"),
+        ("we're living in Oslo now", "I'm living in Oslo now"),
+        ("We live in Rome", "I live in Rome"),
+    ],
+)
+def test_we_moving_home_is_the_speaker_moving(sentence, expected):
+    assert normalise(sentence) == expected
+
+
+@pytest.mark.parametrize(
+    "sentence, expected",
+    [
+        ("Lately my favorite color has been purple", "Lately my favorite color is purple"),
+        ("My favourite band has become Wet Leg", "My favourite band is Wet Leg"),
+        ("Tom's favourite food is now ramen", "Tom's favourite food is ramen"),
+        ("Arrival has replaced Alien as my favourite film", "my favourite film is Arrival"),
+        ("Alien was replaced by Arrival as Tom's favourite film", "Tom's favourite film is Arrival"),
+    ],
+)
+def test_a_favourite_said_with_another_verb_reads_as_is(sentence, expected):
+    assert normalise(sentence) == expected
+
+
+@pytest.mark.parametrize(
+    "sentence, expected",
+    [
+        ("he drives a taxi now", "he is a taxi driver now"),
+        ("I drive a school bus", "I am a school bus driver"),
+    ],
+)
+def test_driving_a_vehicle_for_hire_is_a_job(sentence, expected):
+    assert normalise(sentence) == expected
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "We moved the sofa",  # "we" is read only for a home, and nothing here is one
+        "We watched a documentary about pilots",
+        "I drive a Tesla",  # a car of one's own is no job
+        "Tom drives a van to work",
+        "My favourite film has a sequel",
+    ],
+)
+def test_near_misses_of_the_new_families_are_left_as_they_are(sentence):
+    assert normalise(sentence) == sentence
+
+
 def test_a_negation_does_not_reach_across_a_clause():
     assert normalise("I'm not sure, but Tom isn't a pilot anymore") == "I'm not sure, but Tom is no longer a pilot"
 
 
 def test_third_person():
-    assert [third_person(v) for v in ("work", "watch", "be", "live")] == ["works", "watches", "is", "lives"]
+    assert [third_person(v) for v in ("work", "watch", "be", "live", "have", "go")] == [
+        "works", "watches", "is", "lives", "has", "goes"]
 
 
 # ---------------------------------------------------------------- verbs of change

@@ -67,3 +67,40 @@ def test_a_break_up_ends_only_a_couple_relation():
 )
 def test_near_misses_say_nothing(text):
     assert _facts(text) == []
+
+
+def test_a_relation_in_apposition_after_a_name():
+    assert _facts("Jonas, my flatmate, works at IKEA.") == [("Jonas", "relation", "flatmate", False),
+                                                           ("Jonas", "employer", "IKEA", False)]
+
+
+def test_a_pronoun_ends_the_relation_of_the_one_person_the_message_names():
+    assert _facts("Marco moved out, so he's not my roommate any longer.") == [("Marco", "relation", "roommate", True)]
+    assert _facts("Karen retired, so she's not my boss anymore.") == [("Karen", "relation", "boss", True)]
+
+
+def test_a_pronoun_is_not_resolved_when_two_people_open_clauses():
+    assert _facts("Marco moved out. Karen retired. He's not my roommate any longer.") == []
+
+
+def test_a_single_unknown_name_is_trusted_before_has_moved():
+    assert _facts("Kate has moved back to Cork.") == [("Kate", "location", "Cork", False)]
+
+
+def test_a_job_ended_through_its_activity_ends_whatever_job_was_held():
+    assert _facts("Dan isn't cooking professionally anymore.") == [("Dan", "occupation", "", True)]
+    assert _facts("I'm not teaching for a living any more.") == [("user", "occupation", "", True)]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("I'm more of a coffee person these days.", [("user", "prefers", "coffee", False)]),
+        ("I'm a huge Arsenal fan.", [("user", "likes", "Arsenal", False)]),
+        ("We relocated to Edinburgh in the spring.", [("user", "location", "Edinburgh", False)]),
+        ("Arrival has replaced Alien as my favourite film.", [("user", "favorite film", "Arrival", False)]),
+        ("I've gone off horror movies.", [("user", "likes", "horror movies", True)]),
+    ],
+)
+def test_the_third_rounds_families_about_the_speaker(text, expected):
+    assert _facts(text) == expected

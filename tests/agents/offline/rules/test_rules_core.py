@@ -1,6 +1,6 @@
 import pytest
 
-from mirix_py.agents.offline.rules.core import MAX_FACT_CHARS, extract_self_statements as facts
+from mirix_py.agents.offline.rules.core import MAX_FACT_CHARS, extract_self_statements as facts, is_job_word
 
 
 # ---------------------------------------------------------------- names
@@ -171,3 +171,18 @@ def test_empty():
 )
 def test_ordinary_chat_yields_nothing(text):
     assert facts(text) == []
+
+
+@pytest.mark.parametrize("word", ["headteacher", "head-teacher", "schoolteacher", "copilot", "songwriter",
+                                  "translator", "inspector", "professor", "zookeeper", "bartender", "pharmacist"])
+def test_a_job_word_by_its_form(word):
+    assert is_job_word(word)
+
+
+@pytest.mark.parametrize("word", ["visitor", "brother", "winner", "beginner", "partner", "monster", "weather", "fan"])
+def test_words_of_those_forms_that_name_no_job(word):
+    assert not is_job_word(word)
+
+
+def test_a_compound_job_is_read_about_the_speaker():
+    assert facts("I'm a headteacher now.") == ["is a headteacher"]

@@ -43,3 +43,15 @@ def test_a_value_that_holds_only_where_it_replaces():
     assert [(f.attribute, f.value) for f in out.facts] == [("location", "Boston"), ("employer", "Globex")]
     out = apply([_held("location", "Boston")], left)  # Acme not held: nothing learnt, nothing lost
     assert [(f.attribute, f.value) for f in out.facts] == [("location", "Boston")] and not out.changed
+
+
+def test_an_end_without_a_value_ends_the_job_whatever_it_was_called():
+    held = [_held("occupation", "chef"), _held("occupation", "mom"), _held("employer", "Nobu")]
+    out = apply(held, [_claim("occupation", "", negated=True)])
+    assert [f.value for f in out.facts] == ["mom", "Nobu"] and [f.value for f in out.superseded] == ["chef"]
+
+
+def test_a_prefixed_kin_word_or_an_owner_is_no_job():
+    for value in ("stepfather", "grandmother", "step-mom", "homeowner"):
+        assert slot("occupation", value) != slot("occupation", "teacher"), value
+    assert slot("occupation", "headteacher") == slot("occupation", "head-teacher") == slot("occupation", "teacher")
