@@ -9,7 +9,8 @@ import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import Sequence
+from collections import Counter
+from typing import Callable, Mapping, Sequence
 
 from sqlalchemy import select
 from sqlmodel import Session, col
@@ -52,6 +53,45 @@ def rrf_fuse(rankings: Sequence[Sequence[str]], k: int = RRF_K,
     absent = max((len(r) for r in rankings), default=0) + 1
     return sorted(scores.items(),
                   key=lambda kv: (-kv[1], *(p.get(kv[0], absent) for p in positions), kv[0]))
+
+
+# Each leg asks its index for this many times the candidates it keeps. Full text: equal BM25 scores
+# are common (same term counts, same length) and FTS5 returns them in rowid order, a hash of the
+# random memory id, so which of a tied group made the cut changed between ingestions. Vectors:
+# Chroma's HNSW graph differs between builds and its top k missed true neighbours (on LoCoMo dev the
+# top 180 differed between two ingestions for 272 of 997 questions); its top 2k cut to k matched an
+# exact cosine scan for all 997 in both.
+OVERFETCH = 2
+MAX_OVERFETCH = 32  # a group tied at the cut may widen the fetch up to this many times k
+
+
+def tied_ids(scored: Sequence[tuple[str, float]], k: int) -> set[str]:
+    """Ids among the best `k` of `scored` (best first), or tied with the k-th, whose score another
+    item shares: the only ones whose order the index chose arbitrarily."""
+    if not scored:
+        return set()
+    cut = scored[min(k, len(scored)) - 1][1]
+    counts = Counter(score for _, score in scored if score >= cut)
+    return {i for i, score in scored if score >= cut and counts[score] > 1}
+
+
+def cut_is_open(scored: Sequence[tuple[str, float]], k: int, fetched: int) -> bool:
+    """Whether items tied with the k-th of `scored` may lie beyond what was fetched: all `fetched`
+    came back and the last shares the k-th's score."""
+    return fetched > k and len(scored) >= fetched and scored[-1][1] == scored[k - 1][1]
+
+
+def settle_ties(scored: Sequence[tuple[str, float]], keys: Mapping[str, tuple], k: int) -> list[tuple[str, float]]:
+    """The best `k` of `scored` (id, score; higher is better), equal scores ordered by `keys` (then
+    the id) instead of the order the index returned them in, so two ingestions of the same rows keep
+    the same candidates in the same order whatever their ids or index layout."""
+    return sorted(scored, key=lambda item: (-item[1], keys.get(item[0], ()), item[0]))[:k]
+
+
+def tie_key(occurred_at: datetime | None, text: str) -> tuple:
+    """Equal scores go earlier-said first (conversation order, as raw-turn rankings had), then by
+    text; memories without a time after dated ones."""
+    return (occurred_at is None, occurred_at or datetime.min, text)
 
 
 def with_context(store: MemoryStore, hits: list[SearchHit], top: int) -> list[SearchHit]:
@@ -154,19 +194,44 @@ class Searcher:
         return with_context(self.store, hits, context) if context else hits
 
     def _bm25(self, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
-        with self.store.engine.connect() as conn:
-            return self.store.fulltext.search(conn, query, filters, k)
+        def fetch(n: int) -> list[tuple[str, float]]:
+            with self.store.engine.connect() as conn:
+                return self.store.fulltext.search(conn, query, filters, n)
+
+        return self._settled(fetch, k, filters.user_id)
 
     def _vector(self, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
         assert self.embedder is not None and self.store.vectors is not None
+        vectors = self.store.vectors
         embedding = self.embedder.embed_query(query)
         timed = filters.start is not None or filters.end is not None
-        fetch = k * 4 if timed else k
-        hits = self.store.vectors.query(filters.user_id, embedding, fetch, filters.memory_types)
-        if timed and hits:
-            allowed = self._within_time([i for i, _ in hits], filters)
-            hits = [h for h in hits if h[0] in allowed]
-        return hits[:k]
+
+        def fetch(n: int) -> list[tuple[str, float]]:
+            hits = vectors.query(filters.user_id, embedding, n * 4 if timed else n, filters.memory_types)
+            if timed and hits:
+                allowed = self._within_time([i for i, _ in hits], filters)
+                hits = [h for h in hits if h[0] in allowed]
+            return hits[:n]
+
+        return self._settled(fetch, k, filters.user_id)
+
+    def _settled(self, fetch: Callable[[int], list[tuple[str, float]]], k: int,
+                 user_id: str) -> list[tuple[str, float]]:
+        """The best `k` of a leg, fetched `OVERFETCH` times over (more while a tied group runs past the
+        fetch), with ties ordered by `tie_key` (see `settle_ties`)."""
+        n = k * OVERFETCH
+        scored = fetch(n)
+        while cut_is_open(scored, k, n) and n < k * MAX_OVERFETCH:
+            n = min(n * 4, k * MAX_OVERFETCH)
+            scored = fetch(n)
+        tied = tied_ids(scored, k)
+        return settle_ties(scored, self._tie_keys(tied) if tied else {}, k)
+
+    def _tie_keys(self, ids: set[str]) -> dict[str, tuple]:
+        query = select(col(MemoryRow.id), col(MemoryRow.occurred_at), col(MemoryRow.text)) \
+            .where(col(MemoryRow.id).in_(sorted(ids)))
+        with Session(self.store.engine) as session:  # by primary key, as `_within_time`
+            return {i: tie_key(when, text) for i, when, text in session.execute(query).all()}
 
     def _within_time(self, ids: list[str], filters: Filters) -> set[str]:
         query = select(col(MemoryRow.id), col(MemoryRow.user_id), col(MemoryRow.occurred_at)) \

@@ -59,3 +59,49 @@ def test_rrf_ties_go_to_the_first_rankings_order_not_the_id():
     assert [i for i, _ in rrf_fuse([semantic, lexical])] == ["top", "a", "z"]
     # an item missing from the first ranking ranks after one it holds, at equal score
     assert [i for i, _ in rrf_fuse([["b"], ["a"]])] == ["b", "a"]
+
+
+def test_two_ingestions_returning_ties_in_other_orders_give_one_ranking():
+    from mirix_py.store.search import settle_ties
+
+    # the same rows under other ids and index layouts: equal scores come back in any order
+    first = [("top", 3.0), ("x", 1.7), ("y", 1.7), ("z", 1.7), ("low", 1.2)]
+    second = [("top", 3.0), ("z", 1.7), ("x", 1.7), ("y", 1.7), ("low", 1.2)]
+    keys = {"x": (False, 2, "b"), "y": (False, 1, "c"), "z": (False, 2, "a")}
+    assert settle_ties(first, keys, 3) == settle_ties(second, keys, 3) == [("top", 3.0), ("y", 1.7), ("z", 1.7)]
+
+
+def test_a_true_neighbour_returned_late_by_the_index_takes_its_place():
+    from mirix_py.store.search import settle_ties
+
+    # an approximate index found "c" only when asked for more: its score puts it back in the top 2
+    assert settle_ties([("a", 0.9), ("b", 0.5), ("c", 0.7)], {}, 2) == [("a", 0.9), ("c", 0.7)]
+
+
+def test_only_ties_at_or_above_the_cut_need_keys():
+    from mirix_py.store.search import tied_ids
+
+    scored = [("a", 5.0), ("b", 4.0), ("c", 4.0), ("d", 3.0), ("e", 2.0), ("f", 2.0)]
+    assert tied_ids(scored, 1) == set()
+    assert tied_ids(scored, 2) == {"b", "c"}   # the k-th (b) ties with c, just past the cut
+    assert tied_ids(scored, 4) == {"b", "c"}   # e and f tie below the cut: never compared
+    assert tied_ids([], 3) == set()
+
+
+def test_a_tied_group_reaching_the_end_of_the_fetch_asks_for_more():
+    from mirix_py.store.search import cut_is_open
+
+    tail = [("a", 2.0), ("b", 1.0), ("c", 1.0), ("d", 1.0)]
+    assert cut_is_open(tail, 2, fetched=4)                  # d may have tied company past the fetch
+    assert not cut_is_open(tail[:3] + [("d", 0.5)], 2, fetched=4)
+    assert not cut_is_open(tail[:3], 2, fetched=4)          # fewer came back: that was all of them
+
+
+def test_tie_key_puts_earlier_first_and_timeless_last():
+    from datetime import datetime
+
+    from mirix_py.store.search import tie_key
+
+    early, late = datetime(2023, 5, 1), datetime(2023, 6, 1)
+    keys = sorted([tie_key(None, "a"), tie_key(late, "a"), tie_key(early, "z"), tie_key(early, "b")])
+    assert keys == [tie_key(early, "b"), tie_key(early, "z"), tie_key(late, "a"), tie_key(None, "a")]

@@ -66,6 +66,32 @@ def test_a_passage_deep_in_a_long_document_is_found(seeded, user_id, method):
     assert hits[0].memory.title == "House manual" and "red binder in the cellar" in hits[0].text
 
 
+PLACES = ["beach", "field", "park", "hill", "dunes", "pier", "farm", "lake"]
+
+
+def _shuffled_days(n):
+    return [(d * 5) % n for d in range(n)]  # inserted out of time order: ids and rows say nothing of it
+
+
+def test_equal_full_text_scores_go_earlier_said_first_whatever_the_ids(mx, user_id):
+    days = _shuffled_days(len(PLACES))
+    mx.store.apply([InsertOp(memory=EpisodicMemory(user_id=user_id, summary=f"Flew the kite at the {PLACES[d]}",
+                                                   actor="me", occurred_at=T0 + timedelta(days=d))) for d in days],
+                   user_id=user_id, actor="seed")
+    hits = mx.search("kite", user_id=user_id, method="bm25", limit=3)
+    assert len({h.score for h in hits}) == 1  # the same terms, the same length: one score
+    assert [h.memory.occurred_at for h in hits] == [T0 + timedelta(days=d) for d in range(3)]
+
+
+def test_equal_vectors_go_earlier_said_first_whatever_the_index(mx, user_id):
+    days = _shuffled_days(6)
+    mx.store.apply([InsertOp(memory=EpisodicMemory(user_id=user_id, summary="Thanks, see you soon!", actor="me",
+                                                   occurred_at=T0 + timedelta(days=d))) for d in days],
+                   user_id=user_id, actor="seed")
+    hits = mx.search("see you soon", user_id=user_id, method="embedding", limit=2)
+    assert [h.memory.occurred_at for h in hits] == [T0, T0 + timedelta(days=1)]
+
+
 def test_type_filter(seeded, user_id):
     hits = seeded.search("kayaking", user_id=user_id, memory_types=["semantic"], limit=5)
     assert [h.memory.memory_type.value for h in hits] == ["semantic"]
