@@ -69,3 +69,22 @@ def test_a_near_miss_changes_nothing_through_the_engine(mx_sqlite, user_id):
     human = mx_sqlite.core_memory(user_id=user_id)["human"].value
     assert all(line in human for line in before.splitlines())
     assert "is a mom of two" in human and "doctor" not in human
+
+
+def test_the_third_rounds_families_apply_through_the_engine(mx_sqlite, user_id):
+    """A relation ended through "he" for the person the message names, a job ended through its
+    activity, losing a job, "we" moving home: in-place updates of semantic and core memory."""
+    mx_sqlite.add("Marco is my roommate. My husband Dan is a chef.", user_id=user_id)
+    (marco,) = _semantic(mx_sqlite, user_id, "Marco")
+    mx_sqlite.add("Marco moved out, so he's not my roommate any longer.", user_id=user_id)
+    (after,) = _semantic(mx_sqlite, user_id, "Marco")
+    assert after.id == marco.id and after.summary.startswith("Marco: no longer")  # every fact withdrawn, said so
+    mx_sqlite.add("Dan isn't cooking professionally anymore.", user_id=user_id)
+    (dan,) = _semantic(mx_sqlite, user_id, "Dan")
+    assert "chef" not in dan.search_text() and "husband" in dan.search_text()
+
+    mx_sqlite.add("I work at Shopify. I live in Manchester.", user_id=user_id)
+    mx_sqlite.add("I got laid off from Shopify in March. We relocated to Edinburgh in the spring.", user_id=user_id)
+    human = mx_sqlite.core_memory(user_id=user_id)["human"].value
+    assert "Shopify" not in human
+    assert "lives in Edinburgh" in human and "Manchester" not in human
