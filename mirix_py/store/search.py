@@ -8,8 +8,8 @@ from __future__ import annotations
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
 from collections import Counter
+from datetime import datetime
 from typing import Callable, Mapping, Sequence
 
 from sqlalchemy import select
@@ -198,7 +198,7 @@ class Searcher:
             with self.store.engine.connect() as conn:
                 return self.store.fulltext.search(conn, query, filters, n)
 
-        return self._settled(fetch, k, filters.user_id)
+        return self._settled(fetch, k)
 
     def _vector(self, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
         assert self.embedder is not None and self.store.vectors is not None
@@ -213,10 +213,9 @@ class Searcher:
                 hits = [h for h in hits if h[0] in allowed]
             return hits[:n]
 
-        return self._settled(fetch, k, filters.user_id)
+        return self._settled(fetch, k)
 
-    def _settled(self, fetch: Callable[[int], list[tuple[str, float]]], k: int,
-                 user_id: str) -> list[tuple[str, float]]:
+    def _settled(self, fetch: Callable[[int], list[tuple[str, float]]], k: int) -> list[tuple[str, float]]:
         """The best `k` of a leg, fetched `OVERFETCH` times over (more while a tied group runs past the
         fetch), with ties ordered by `tie_key` (see `settle_ties`)."""
         n = k * OVERFETCH
