@@ -58,10 +58,11 @@ def rrf_fuse(rankings: Sequence[Sequence[str]], k: int = RRF_K,
 # Each leg asks its index for this many times the candidates it keeps. Full text: equal BM25 scores
 # are common (same term counts, same length) and FTS5 returns them in rowid order, a hash of the
 # random memory id, so which of a tied group made the cut changed between ingestions. Vectors:
-# Chroma's HNSW graph differs between builds and its top k missed true neighbours (on LoCoMo dev the
-# top 180 differed between two ingestions for 272 of 997 questions); its top 2k cut to k matched an
-# exact cosine scan for all 997 in both.
-OVERFETCH = 2
+# Chroma's HNSW results differ between builds and even between processes opening the same data dir,
+# and its top k missed true neighbours (LoCoMo dev, 997 questions, top 180 against an exact cosine
+# scan: 155-185 missed per process; top 360 cut to 180: 0-2; top 720: 0 in four processes).
+FULLTEXT_OVERFETCH = 2
+VECTOR_OVERFETCH = 4
 MAX_OVERFETCH = 32  # a group tied at the cut may widen the fetch up to this many times k
 
 
@@ -198,7 +199,7 @@ class Searcher:
             with self.store.engine.connect() as conn:
                 return self.store.fulltext.search(conn, query, filters, n)
 
-        return self._settled(fetch, k)
+        return self._settled(fetch, k, FULLTEXT_OVERFETCH)
 
     def _vector(self, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
         assert self.embedder is not None and self.store.vectors is not None
@@ -213,12 +214,13 @@ class Searcher:
                 hits = [h for h in hits if h[0] in allowed]
             return hits[:n]
 
-        return self._settled(fetch, k)
+        return self._settled(fetch, k, VECTOR_OVERFETCH)
 
-    def _settled(self, fetch: Callable[[int], list[tuple[str, float]]], k: int) -> list[tuple[str, float]]:
-        """The best `k` of a leg, fetched `OVERFETCH` times over (more while a tied group runs past the
+    def _settled(self, fetch: Callable[[int], list[tuple[str, float]]], k: int,
+                 overfetch: int) -> list[tuple[str, float]]:
+        """The best `k` of a leg, fetched `overfetch` times over (more while a tied group runs past the
         fetch), with ties ordered by `tie_key` (see `settle_ties`)."""
-        n = k * OVERFETCH
+        n = k * overfetch
         scored = fetch(n)
         while cut_is_open(scored, k, n) and n < k * MAX_OVERFETCH:
             n = min(n * 4, k * MAX_OVERFETCH)
