@@ -112,3 +112,20 @@ def test_offline_facts(tmp_path):
         for kind in ("loose", "strict"):
             assert 0.0 <= result[kind]["precision"] <= 1.0 and 0.0 <= result[kind]["recall"] <= 1.0
         assert result["updates"]["applied"] <= result["updates"]["supersessions"]
+
+
+def test_locomo_replay(tmp_path):
+    out = tmp_path / "replay.json"
+    stdout = run_benchmark("locomo_replay.py", str(MINI), "--cache-dir", str(tmp_path / "a"),
+                           "--compare-cache-dir", str(tmp_path / "b"), "--out", str(out), tmp_path=tmp_path)
+    assert "leave one conversation out" in stdout
+    result = json.loads(out.read_text())
+    assert result["benchmark"] == "locomo_replay"
+    assert set(result["variants"]) == {"base"} | {f"session S={s} w={w}" for s in (1, 2, 3) for w in (0.25, 0.5, 1.0)}
+    base = result["variants"]["base"]
+    assert finite(base["evidence_recall"]) and set(base["per_conversation"]) == {"mini-1", "mini-2"}
+    assert [f["held_out"] for f in result["leave_one_conversation_out"]] == ["mini-1", "mini-2"]
+    # two fresh ingestions of the same turns rank alike
+    compare = result["compare"]
+    assert compare["full_text_leg_differs"] == compare["vector_leg_differs"] == 0
+    assert compare["first"] == compare["second_legs_on_first_store"]
