@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 __all__ = ["CHANGES", "ROMANTIC", "Change", "ended_relation", "find_changes", "normalise", "third_person"]
 
@@ -64,6 +65,11 @@ def _no_longer(subject: str, verb: str) -> str:
     if verb == "be":
         return f"{'am' if first else 'is'} no longer"
     return f"no longer {verb if first else third_person(verb)}"
+
+
+def _ended(verb: str, then: str = "") -> Callable[[re.Match[str]], str]:
+    """A substitution for a match with a `subj` group: "<subj> no longer <verb> <then>"."""
+    return lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), verb)} {then}"
 
 
 # ---------------------------------------------------------------- rewrites to the canonical forms
@@ -204,13 +210,13 @@ def normalise(sentence: str) -> str:
     text = _DO_NOT.sub(lambda m: f"no longer {m.group('v') if m.group('aux') == 'do' else third_person(m.group('v'))}"
                                  f"{m.group('x')}", text)
     text = _STOPPED.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), _GERUNDS[m.group('g')])}", text)
-    text = _LAID_OFF.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), 'work')} at ", text)
-    text = _LOST_TASTE.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), 'like')} ", text)
+    text = _LAID_OFF.sub(_ended("work", "at "), text)
+    text = _LOST_TASTE.sub(_ended("like"), text)
     text = _USED_TO.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), m.group('v'))}", text)
     text = _QUIT_JOB.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), 'work')} "
                                    f"{'as' if m.group('prep') == 'as' else 'at'} ", text)
-    text = _RETIRED_FROM.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), 'work')} at ", text)
-    text = _MOVED_AWAY.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), 'live')} in ", text)
+    text = _RETIRED_FROM.sub(_ended("work", "at "), text)
+    text = _MOVED_AWAY.sub(_ended("live", "in "), text)
     return text
 
 
