@@ -119,7 +119,7 @@ def test_no_planted_secret_in_any_byte_or_answer_with_the_local_model(mode, tmp_
 
 @pytest.mark.real_model
 @pytest.mark.skipif(os.environ.get("MIRIX_TEST_LEAK_FULL") != "1",
-                    reason="the whole session with the local model takes ~30-60 min: run by hand with MIRIX_TEST_LEAK_FULL=1")
+                    reason="the whole session with the local model takes ~90 min on two cores: run by hand with MIRIX_TEST_LEAK_FULL=1")
 def test_the_whole_session_with_the_local_model(tmp_path, embedder, monkeypatch):
     """The 30-text session through the SDK, REST, MCP, screenshots and documents, with the real local
     model doing every manager's and the chat's part (MIRIX_TEST_LEAK_MODE picks the server mode)."""
