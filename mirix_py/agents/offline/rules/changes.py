@@ -127,7 +127,7 @@ _LOST_TASTE = re.compile(
 _WE_HOME = re.compile(
     r"(?<![\w'’])[Ww]e(?P<aux>\s+(?:have|had|are|were)|['’](?:ve|re))?(?P<adv>(?:\s+(?:just|recently|finally|now|since|already|"
     r"eventually|all|both|then|also))*)\s+(?P<verb>moved|relocated|settled|live|lived|living|based)\b"
-    r"(?=\s+(?:(?:back|away|over|down)\s+)?(?:to|from|in|out\s+of)\b)"
+    r"(?=\s+(?:(?:back|away|over|down|up)\s+)?(?:to|from|in|out\s+of)\b)"
 )
 # a favourite said with another verb: "my favourite colour has been purple", "A has replaced B as my favourite film"
 _WHOSE = r"(?P<who>(?i:my|his|her|their)|[A-Z][a-z]+['’]s)\s+(?:new\s+)?(?P<fav>(?:all[- ]time\s+)?favou?rite\s+[a-z][a-z -]{0,30}?)"
@@ -135,14 +135,102 @@ _FAVOURITE_VERB = re.compile(
     rf"\b{_WHOSE}\s+(?:(?:has|have|had)\s+(?:now\s+|lately\s+)?(?:been|become)|became|(?:is|are|{_APOS}s)\s+(?:now|currently)|"
     rf"{_APOS}s\s+(?:been|become))\s+"
 )
+# "A <verb> B as my favourite film", whatever the verb ("replaced", "tops", "has edged out"): A took B's place
 _FAVOURITE_REPLACED = re.compile(
-    rf"(?P<v>[^,;]+?)\s+(?:(?:has|have|had)\s+)?(?:now\s+)?(?:replaced|overtaken|overtook|displaced|dethroned|supplanted|"
-    rf"beaten|beat|(?:taken|took)\s+over\s+from)\s+(?P<old>[^,;]+?)\s+as\s+{_WHOSE}\s*$"
+    rf"(?P<v>[^,;]+?)\s+(?:(?:has|have|had)\s+)?(?:now\s+|finally\s+|just\s+)?(?!(?:is|are|was|were|has|have|had|does|did|"
+    rf"will|would|can|could|might|may)\b)(?:[a-z]+(?:s|ed|en)|beat|overtook|took\s+over\s+from)(?:\s+(?:out|over))?\s+"
+    rf"(?P<old>[^,;]+?)\s+as\s+{_WHOSE}(?:\s+(?:now|these\s+days|nowadays|lately))?\s*$"
 )
+# "Fontaines D.C. are my favourite band", "I'd say A is my favourite film": the value before the favourite
+_FAVOURITE_IS = re.compile(
+    rf"^(?P<v>[^,;]+?)\s+(?:is|are|{_APOS}s)\s+(?:now\s+|still\s+|definitely\s+|easily\s+|officially\s+)?{_WHOSE}"
+    rf"(?:\s+(?:now|these\s+days|nowadays|lately))?\s*$"
+)
+_HEDGE = re.compile(r"^(?i:(?:and|but|so|well|actually|now|lately|these\s+days|nowadays|honestly|today)[,\s]+)*"
+                    r"(?:I(?:['’]d|\s+would)?\s+(?:say|think|guess|reckon)(?:\s+that)?,?\s+)?")
 _FAVOURITE_REPLACED_BY = re.compile(
     rf"(?P<old>[^,;]+?)\s+(?:(?:has|have|had)\s+been|was|got|is)\s+(?:replaced|overtaken|displaced|dethroned|supplanted)\s+by\s+"
     rf"(?P<v>[^,;]+?)\s+as\s+{_WHOSE}\s*$"
 )
+
+# an end said through what has not held since: "I haven't been a journalist since 2019", "she hasn't lived in Rome for years"
+_PARTICIPLES = {"been": "be", "worked": "work", "lived": "live", "eaten": "eat", "drunk": "drink", "played": "play",
+                "smoked": "smoke", "driven": "drive", "used": "use", "worn": "wear"}
+_NOT_SINCE = re.compile(
+    rf"{_SUBJ}(?:\s+(?:have|has)(?:n{_APOS}t|\s+not)|{_APOS}ve\s+not)\s+(?P<pp>{'|'.join(_PARTICIPLES)})\b"
+    r"(?P<x>(?:(?!\bnot\b|n['’]t\b)[^,;.!?])+?)\s+(?:since|for\s+(?:years|months|ages|a\s+(?:while|long\s+time)|"
+    r"(?:two|three|four|five|six|several|many|a\s+few)\s+(?:years|months)))\b[^,;.!?]*"
+)
+# the last day of a job, said in the past: "My last day at Amazon was Friday", "Tom's last day at the BBC was in May"
+_LAST_DAY = re.compile(
+    r"(?P<whose>(?<![\w'’])(?i:my|his|her)|[A-Z][a-z]+['’]s)\s+(?:very\s+)?last\s+(?:day|shift)\s+(?:at|with)\s+"
+    r"(?P<org>(?:the\s+)?[A-Z][^,;.!?]*?)\s+(?:was|were)\b[^,;.!?]*"
+)
+# a job's end and the next employer in one breath: "handed in his notice at Deloitte and joined KPMG" -> "left
+# Deloitte to join KPMG", which `CHANGES` reads as a change of employer
+_END_AND_JOIN = re.compile(
+    r"\b(?:handed\s+in\s+(?:my|his|her|their)\s+(?:notice|resignation)\s+(?:at|to)|quit|left|resigned\s+from|"
+    r"(?:got|was|were)\s+(?:laid\s+off|let\s+go|fired|made\s+redundant)\s+(?:from|by|at))\s+"
+    r"(?P<old>(?:the\s+)?[A-Z][\w&'’-]*(?:\s+(?:of\s+)?[A-Z][\w&'’-]*)*)\s*,?\s+and\s+(?:then\s+|later\s+|now\s+|soon\s+)?"
+    r"(?:(?:has|have)\s+)?(?:joined|started\s+(?:at|with)|went\s+to\s+work\s+(?:at|for)|signed\s+(?:on\s+)?with)\s+"
+    r"(?=(?:the\s+)?[A-Z])"
+)
+_NOTICE = re.compile(rf"{_SUBJ}(?:\s+(?:has|have|had)|{_APOS}(?:ve|s))?\s+(?:(?:just|recently|finally)\s+)*handed\s+in\s+"
+                     r"(?:my|his|her|their)\s+(?:notice|resignation)\s+(?:at|to)\s+" + _NAMED)
+# a taste that ends said with the thing as subject: "Rock climbing doesn't do it for me anymore", "Painting bores Sofia"
+_THING_BORES = re.compile(
+    r"^(?P<lead>(?:(?:and|but|so|well|honestly|lately|now)[,\s]+)*)(?P<thing>[A-Z]?[a-z]+(?:\s+[a-z]+){0,2})\s+"
+    r"(?:(?:doesn['’]t|does\s+not|no\s+longer|don['’]t|do\s+not)\s+(?:really\s+)?(?:do\s+(?:it|much|anything)\s+for|appeal\s+to|"
+    r"interest|excite|thrill)|(?:really\s+|just\s+)?(?:bores|bore|annoys|irritates)|(?:has|have)\s+lost\s+(?:its|their)\s+"
+    r"(?:appeal|charm)\s+for)\s+(?P<who>me|us|[A-Z][a-z]+)\b"
+)
+# a taste that ends said by refusing it: "Kiwi won't touch sunflower seeds anymore", "I can't eat sushi any more"
+_WONT = re.compile(
+    rf"{_SUBJ}\s+(?:won{_APOS}t|will\s+not|refuses\s+to|refuse\s+to|can{_APOS}t|cannot)\s+(?:even\s+)?"
+    rf"(?:touch|eat|drink|look\s+at|go\s+near|stand|face)\s+{_INNER}{_ANYMORE}"
+)
+# "my wife and I", "Jake and I" (moving home together) say "we"; "we both", "we all" include the speaker
+_AND_I = re.compile(r"(?<![\w'’])(?:(?i:my|our)\s+[a-z]+|[A-Z][a-z]+)\s+and\s+I\b(?=\s+(?:have\s+|had\s+|are\s+|were\s+)?"
+                    r"(?:(?:just|recently|finally|both|all|then|also)\s+)*(?:[a-z]+\s+(?:up|out)\s+and\s+)?(?:moved|relocated|settled|live|lived|living)\b)")
+_WE_BOTH = re.compile(r"(?<![\w'’])[Ww]e\s+(?:both|all)\b")
+# "we packed up and moved to Glasgow": a verb and "and" before a move are part of the move
+_AND_MOVED = re.compile(r"(?<![\w'’])(?P<we>[Ww]e|I)\s+[a-z]+\s+(?:up|out|everything\s+up)\s+and\s+(?=(?:moved|relocated)\b)")
+# a diet turned to: "Lucy has turned vegan", "I went vegetarian", "he's vegan now" -> "is a vegan now"
+_DIETS = r"(?:vegan|vegetarian|pescatarian|pescetarian|flexitarian|carnivore)"
+_TURNED_DIET = re.compile(
+    rf"{_SUBJ}(?:\s+(?:has|have|had)|{_APOS}(?:s|ve))?\s+(?:(?:just|recently|finally|now|since|also)\s+)*"
+    rf"(?:turned|gone|went|become|became)\s+(?:fully\s+|completely\s+)?(?P<v>{_DIETS})\b"
+)
+_IS_DIET_NOW = re.compile(rf"{_SUBJ}(?:\s+(?:is|am|are)|{_APOS}(?:s|m|re))\s+(?:now\s+|fully\s+)*(?P<v>{_DIETS})(?=\s+(?:now|these\s+days|nowadays)\b)")
+# "<Name> says <A> is his favourite sport": what a person says of themself is about them
+_SAYS = re.compile(r"^(?P<lead>(?:(?:and|but|so|well|now|apparently)[,\s]+)*)(?P<name>[A-Z][a-z]+)\s+(?:says|said|tells\s+me|told\s+me|"
+                   r"reckons|claims|insists)(?:\s+that)?,?\s+(?P<rest>.+)$")
+
+
+def _says(m: re.Match[str]) -> str:
+    """"Tom says rugby is his favourite sport now" -> "rugby is Tom's favourite sport now"; only the
+    person's own "he"/"his" become the name ("Tom says his sister moved" is about the sister)."""
+    name, rest = m.group("name"), m.group("rest")
+    rest = re.sub(r"^(?:he|she)\b", name, rest)
+    rest = re.sub(r"(?<![\w'’])(?:his|her)\s+(?=(?:new\s+)?(?:all[- ]time\s+)?favou?rite\b)", f"{name}'s ", rest)
+    return m.group("lead") + rest
+
+
+def _thing_bores(m: re.Match[str]) -> str:
+    who = m.group("who")
+    subject = "I" if who in ("me", "us") else who
+    return f"{m.group('lead')}{subject} {_no_longer(subject, 'like')} {m.group('thing').lower()}"
+
+
+def _not_since(m: re.Match[str]) -> str:
+    return f"{m.group('subj')} {_no_longer(m.group('subj'), _PARTICIPLES[m.group('pp')])}{m.group('x')}"
+
+
+def _last_day(m: re.Match[str]) -> str:
+    whose = m.group("whose")
+    subject = {"my": "I", "his": "he", "her": "she"}.get(whose.lower(), whose[:-2])
+    return f"{subject} {_no_longer(subject, 'work')} at {m.group('org')}"
+
 
 # a vehicle for hire driven is a job: "he drives a taxi now" -> "he is a taxi driver now"
 _DRIVES_FOR_HIRE = re.compile(
@@ -166,11 +254,13 @@ def _we_home(m: re.Match[str]) -> str:
 def _favourite(text: str) -> str:
     """"A has replaced B as my favourite film" -> "my favourite film is A"; "my favourite colour has
     been purple" -> "my favourite colour is purple": a favourite holds one value, the new one replaces."""
-    for pattern in (_FAVOURITE_REPLACED_BY, _FAVOURITE_REPLACED):
+    for pattern in (_FAVOURITE_REPLACED_BY, _FAVOURITE_REPLACED, _FAVOURITE_IS):
         m = pattern.search(text)
-        if m:
-            lead = re.match(r"^(?i:(?:and|but|so|well|actually|now|lately)[,\s]+)*", m.group("v"))
+        if m and not re.search(r"(?i)^(?:nothing|no\s+one|none|nobody)\b|\b(?:not|never)\b|n['’]t\b", m.group("v")):
+            lead = _HEDGE.match(m.group("v"))
             value = m.group("v")[lead.end():] if lead else m.group("v")
+            if pattern is _FAVOURITE_IS and (not value or re.match(r"(?i)(?:it|this|that|these|those|he|she|they|which|what|who|there|here)\b", value)):
+                continue
             return f"{text[:m.start()]}{m.group('who')} {m.group('fav')} is {value}"
     return _FAVOURITE_VERB.sub(lambda m: f"{m.group('who')} {m.group('fav')} is ", text)
 
@@ -202,8 +292,19 @@ def normalise(sentence: str) -> str:
     "I used to be a nurse" -> "I am no longer a nurse"; "I quit my job at Acme" -> "I no longer work
     at Acme"; "She moved away from Leeds" -> "She no longer lives in Leeds". Anything else is
     returned as it is."""
-    text = _WE_HOME.sub(_we_home, sentence)
-    text = _favourite(_opener(text))
+    text = _AND_I.sub("we", sentence)
+    text = _WE_BOTH.sub("I", _AND_MOVED.sub(lambda m: f"{m.group('we')} ", text))
+    text = _WE_HOME.sub(_we_home, text)
+    text = _SAYS.sub(_says, text)
+    text = _opener(_favourite(text))
+    text = _THING_BORES.sub(_thing_bores, text)
+    text = _END_AND_JOIN.sub(lambda m: f"left {m.group('old')} to join ", text)
+    text = _NOTICE.sub(_ended("work", "at "), text)
+    text = _LAST_DAY.sub(_last_day, text)
+    text = _NOT_SINCE.sub(_not_since, text)
+    text = _WONT.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), 'like')} {m.group('x')}", text)
+    text = _TURNED_DIET.sub(lambda m: f"{m.group('subj')} {'am' if m.group('subj') == 'I' else 'is'} now a {m.group('v')}", text)
+    text = _IS_DIET_NOW.sub(lambda m: f"{m.group('subj')} {'am' if m.group('subj') == 'I' else 'is'} now a {m.group('v')}", text)
     text = _DRIVES_FOR_HIRE.sub(_drives, text)
     text = _BE_NOT.sub(lambda m: f"{m.group('be')} no longer {m.group('x')}", text)
     text = _BE_NT.sub(lambda m: f"{m.group('be')} no longer {m.group('x')}", text)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 
 from mirix_py.agents.offline.rules import changes
 from mirix_py.agents.offline.rules import core as self_rules
+from mirix_py.agents.offline.rules import frames
 from mirix_py.agents.offline.rules import semantic as entity_rules
 from mirix_py.agents.offline.rules.names import shield, unshield
 
@@ -297,7 +298,8 @@ def _predicate(rest: str, subject: str, known: bool) -> list[Claim]:
     """Claims from the words after a named subject ("is a pilot", "moved to Porto last spring"),
     or else from a verb of change ("became a doctor", "moved from Cairo to Alexandria")."""
     found = _plain_predicate(rest, subject, known)
-    return found or _change_claims(changes.find_changes(rest, first_person=False), subject, about_speaker=False)
+    found = found or _change_claims(changes.find_changes(rest, first_person=False), subject, about_speaker=False)
+    return found or _change_claims(frames.find_frames(rest, first_person=False), subject, about_speaker=False)
 
 
 def _plain_predicate(rest: str, subject: str, known: bool) -> list[Claim]:
@@ -441,7 +443,7 @@ def _clean_name(name: str) -> str | None:
 
 _I = r"(?<![\w'’])I"
 _SELF_CHANGES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(rf"{_I}(?:\s+have|['’]ve)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:back\s+)?to\s+(?P<v>[^!?\n;]+)"), "location"),
+    (re.compile(rf"{_I}(?:\s+have|['’]ve)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:(?:back|up|down|over|out)\s+)?to\s+(?P<v>[^!?\n;]+)"), "location"),
     (re.compile(rf"{_I}(?:\s+have|['’]ve)?\s+(?:just\s+|recently\s+|finally\s+)?switched\s+from\s+(?P<old>.+?)\s+to\s+(?P<v>[^!?\n;]+)"), "prefers"),
     (re.compile(rf"{_I}(?:\s+have|['’]ve)?\s+(?:just\s+|recently\s+|finally\s+)?switched\s+to\s+(?P<v>[^!?\n;]+)"), "prefers"),
     (re.compile(rf"{_I}\s+no\s+longer\s+(?:like|love|enjoy)\s+(?P<v>[^!?\n;]+)"), "likes-"),
@@ -478,7 +480,7 @@ def _self_claims(clause: str, speaker: str) -> list[Claim]:
             claims.append(Claim(entity=who, attribute=attribute, value=unshield(value), about_speaker=True,
                                 negated=negated, replaces=unshield(old)))
             changed.add(attribute)
-    found = [c for c in changes.find_changes(clause, first_person=True)
+    found = [c for c in changes.find_changes(clause, first_person=True) or frames.find_frames(clause, first_person=True)
              if not _MOVE_PLAN.search(clause[max(0, c.start - 30):c.start])]
     for claim in _change_claims(found, who, about_speaker=True):
         claims.append(claim)

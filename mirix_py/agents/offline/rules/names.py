@@ -20,6 +20,8 @@ _TITLES = r"(?:Mr|Mrs|Ms|Mx|Dr|Prof|St|Mt|Jr|Sr|Co|Inc|Ltd|Corp|Bros|Ft|Gen|Capt
 # very end of a name that ends the text ("Washington, D.C.")
 _DOTS = re.compile(rf"(?:(?<![\w.]){_TITLES}|(?<![\w'’])[A-Z](?:\.[A-Z])*)\.(?=\s*[A-Z&(]|[A-Z])")
 _INNER_INITIALS = re.compile(r"(?<![\w'’])[A-Z](?:\.[A-Z])+\.?")
+# a sentence never goes on in lowercase: the last dot of "D.C." before "are" belongs to the name
+_LOWER_NEXT = re.compile(r"\s+[a-z]")
 # a comma between capitalised words of one name: "Paris, France", "Crosby, Stills, Nash & Young",
 # "Crouching Tiger, Hidden Dragon". The words after the comma must be capitalised up to the end
 # of the sentence, the clause or a preposition ("Smith, Jones & Co. in Leeds"), not a verb
@@ -43,7 +45,8 @@ def _dot(m: re.Match[str]) -> str:
 def shield(text: str) -> str:
     """`text` with the dots and commas that belong to names swapped for look-alikes."""
     text = _INNER_INITIALS.sub(lambda m: m.group()[:-1].replace(".", DOT) + m.group()[-1]
-                               if m.group().endswith(".") else m.group().replace(".", DOT), text)
+                               if m.group().endswith(".") and not _LOWER_NEXT.match(m.string, m.end())
+                               else m.group().replace(".", DOT), text)
     text = _DOTS.sub(_dot, text)
     out = []
     last = 0

@@ -1,0 +1,103 @@
+"""A change read by the shape of the clause, not by its verb: "<verb phrase> as|to|at|for|in <value>".
+
+Lists of verbs of change (`changes.CHANGES`) miss the next verb people use: "earn my living as a
+plumber", "is now settled in Singapore", "work remotely for GitLab these days". What those share is
+a frame: a short verb phrase, a preposition, and a value of a kind the rules recognise by its form
+(a job word, a capitalised name), with a marker of change somewhere in the clause ("now", "these
+days", "since", "anymore", "instead", "new"). The attribute is decided by the value's kind and the
+preposition:
+
+- "as" + a job word                                  -> occupation
+- "at" / "for" + a name                              -> employer
+- "in" + a name                                      -> location
+- "to" + a name: an organisation's name -> employer, any other -> location
+
+The verb phrase may be any few lowercase words, but not a plan, a wish, a question, a negation or a
+journey ("might move to", "flew to", "had an interview at"): those say nothing about what holds
+now. Without a marker of change nothing is read (a past event, "I volunteered as a firefighter for a
+weekend", is not a standing fact). Pure functions of one clause.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mirix_py.agents.offline.rules.changes import Change
+
+__all__ = ["MARKER", "find_frames", "is_organisation"]
+
+# words that say the clause describes what holds now, after a change
+MARKER = re.compile(r"(?i)(?<![\w'’])(?:now|these\s+days|nowadays|since|any\s*more|any\s+longer|no\s+longer|instead|"
+                    r"switched|new|currently|at\s+present)(?![\w'’])")
+# words that make the verb phrase something other than a standing state: a plan or wish, a modal,
+# a negation, a question, a journey or a visit, an event at a place, speech or perception
+_NOT_A_STATE = frozenset(
+    """
+    a an the not never no nor if whether will would might may could should can must shall wo ca
+    want wants wanted wanting wish wishes hope hopes hoping plan plans planning planned going gonna
+    thinking think thought consider considering considered dream dreamt dreamed try trying tried
+    went go goes flew fly flying flies drove driving travel travels travelled traveled travelling traveling
+    trip trips visit visits visited visiting holiday holidays vacation vacationing staying stayed stay
+    came come comes coming headed heading returned returning back walked ran run stopped
+    interview interviewed applied applying apply meeting met meet spoke speak talked talk said say says
+    told tell asked ask wrote write sent send called listen listened listening looked look looking
+    watched watch saw see heard hear read reading booked book ordered order bought buy sold
+    volunteered volunteer volunteering used temping temped filling filled covering covered
+    """.split()
+)
+_COPULA = frozenset("is am are was were be been being 's 'm 're".split())
+_ORG_WORD = re.compile(
+    r"\b(?:University|College|School|Academy|Institute|Polytechnic|Inc|Ltd|LLC|Corp|Corporation|Company|Co|Group|"
+    r"Bank|Hospital|Clinic|Labs?|Studios?|Agency|Foundation|Ministry|Department|Council|Partners|Associates|"
+    r"Technologies|Systems|Solutions|Media|Records|Airlines?|Motors)\b"
+)
+_ACRONYM = re.compile(r"^(?:the\s+)?[A-Z]{2,6}$")
+
+_SUBJECT_I = r"(?<![\w'’])I(?:['’](?:m|ve)|\s+(?:am|have))?"
+_FRAME = re.compile(r"(?P<vp>(?:[a-z]+(?:['’][a-z]+)?\s+){0,4}?[a-z]+(?:['’][a-z]+)?)\s+(?P<prep>as|to|at|for|in)\s+"
+                    r"(?P<v>(?:(?:a|an)\s+[a-z][\w-]*|(?:the\s+)?[A-Z])[^!?\n;]*)")
+
+
+def is_organisation(name: str) -> bool:
+    """A name shaped like an organisation's: an acronym ("KPMG", "the BBC") or a name holding an
+    organisation word ("the University of York", "Acme Labs")."""
+    return bool(_ACRONYM.match(name.strip()) or _ORG_WORD.search(name))
+
+
+def _attribute(prep: str, value: str, vp: list[str]) -> str | None:
+    if prep == "as":
+        return "occupation" if re.match(r"(?:a|an)\s", value) else None
+    if re.match(r"(?:a|an)\s", value):
+        return None  # "in a new flat", "at a startup": not a name
+    if prep in ("at", "for"):
+        return None if all(w in _COPULA for w in vp) else "employer"  # "I'm at Starbucks now" is where one is
+    if prep == "in":
+        return None if any(w.startswith("work") for w in vp) else "location"  # "works in Marketing": a department
+    return "employer" if is_organisation(value) else "location"
+
+
+def _frames(text: str, start: int) -> list[Change]:
+    m = _FRAME.match(text, start)
+    if not m:
+        return []
+    vp = m.group("vp").lower().replace("’", "'").split()
+    if any(w in _NOT_A_STATE or w.endswith("n't") for w in vp):
+        return []
+    attribute = _attribute(m.group("prep"), m.group("v"), vp)
+    if attribute is None:
+        return []
+    return [Change(attribute=attribute, value=m.group("v"), start=m.start())]
+
+
+def find_frames(clause: str, *, first_person: bool) -> list[Change]:
+    """The change a clause states by its frame, when it holds a marker of change: after "I" anywhere
+    (`first_person`), or at the clause's start (the words after a name or "he"/"she")."""
+    if not MARKER.search(clause):
+        return []
+    if not first_person:
+        return _frames(clause, 0)
+    for m in re.finditer(_SUBJECT_I, clause):
+        found = _frames(clause, m.end() + (1 if clause[m.end():m.end() + 1] == " " else 0))
+        if found:
+            return found
+    return []
