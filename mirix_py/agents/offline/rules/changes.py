@@ -365,14 +365,29 @@ CHANGES: list[tuple[str, str, bool]] = [
     (r"(?:is|am|are|{a}m|{a}s|{a}re)\s+(?:now\s+|currently\s+)?based\s+(?:in|out\s+of)\s+".format(a=_APOS) + _V,
      "location", False),
     (r"(?:settled|resettled)\s+(?:down\s+)?in\s+" + _V, "location", False),
+    # a home said with "home": "made Austin my home", "I call Lisbon home now"
+    (r"(?:made|make|makes|call|calls|called)\s+(?P<v>(?:the\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)\s+(?:(?:my|our|his|her|their)\s+)?"
+     r"(?:new\s+|permanent\s+)?home\b", "location", False),
+    # a transfer goes to an organisation (a school, an office of one's employer) or a place, by the name's form
+    (r"(?:transferred|transfered|switched\s+schools?)\s+to\s+" + _V, "where", False),
     # one thing in place of another: "drinks tea instead of coffee", "gave up A for B", "replaced A with B"
     (r"(?:now\s+|mostly\s+|mainly\s+|only\s+)?" + _HABIT + r"\s+(?P<v>[^!?\n;]+?)\s+(?:instead\s+of|rather\s+than)\s+"
      r"(?P<old>[^!?\n;]+)", "prefers", False),
     (r"(?:gave|given|give)\s+up\s+(?P<old>[^!?\n;]+?)\s+(?:for|in\s+favou?r\s+of)\s+" + _V, "prefers", False),
     (r"(?:swapped|traded|exchanged|ditched|dropped)\s+(?P<old>[^!?\n;]+?)\s+for\s+" + _V, "prefers", False),
     (r"replaced\s+(?P<old>[^!?\n;]+?)\s+with\s+" + _V, "prefers", False),
+    (r"(?:sold|scrapped|traded\s+in|got\s+rid\s+of)\s+(?:(?:my|his|her|their|our|the)\s+)?(?P<old>[^!?\n;,]+?)\s*,?\s+and\s+"
+     r"(?:(?:now|then)\s+)?(?:bought|got|leased|drives?|ride|rides)\s+" + _V, "prefers", False),
     (r"switched\s+over\s+to\s+" + _V, "prefers", False),
+    # a hobby taken up: "has taken up tennis instead of golf", "took up running"
+    (r"(?:taken|took|take|takes|picked|pick|picks)\s+up\s+(?P<v>[^!?\n;]+?)\s+(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+"
+     r"(?P<old>[^!?\n;]+)", "likes", False),
+    # an end and what came in its place: "cut out coffee completely and drink matcha", "quit soda and now drink water"
+    (r"(?:cut\s+out|quit|dropped|ditched|gave\s+up|given\s+up|stopped\s+(?:drinking|eating|using))\s+(?P<old>[^!?\n;,]+?)"
+     r"(?:\s+(?:completely|entirely|altogether|for\s+good))?\s*,?\s+and\s+(?:I\s+)?(?:now\s+|only\s+|just\s+)*" + _HABIT + r"\s+" + _V,
+     "prefers", False),
     (r"(?:gave|given)\s+up\s+" + _V, "prefers", True),
+    (r"(?:cut\s+out|got\s+rid\s+of|sold|scrapped|ditched)\s+(?:(?:my|his|her|their|our|the)\s+)?(?P<v>[^!?\n;]+)", "prefers", True),
     # a habit said with a marker of the present: "now drinks tea", "uses Linux these days"
     (r"(?:now|mostly|mainly|only)\s+" + _HABIT_NOW + r"\s+" + _V, "prefers", False),
     (_HABIT_NOW + r"\s+(?P<v>[^!?\n;,]+?)\s+(?:now|these\s+days|nowadays)\b", "prefers", False),

@@ -178,11 +178,18 @@ _CLAUSE = re.compile(r"\s*;\s*|,?\s+(?:and|but|so|while)\s+(?=(?:(?:now|today|th
 _NAME = r"(?P<name>(?:(?:Mr|Mrs|Ms|Mx|Dr|Prof|St)\u2024\s)?(?:[A-Z]\u2024\s?)*[A-Z][a-z]+(?:['’][A-Z][a-z]+)?(?:\s(?:[A-Z]\u2024\s?)*[A-Z][a-z]+){0,2})"
 _LEAD = r"(?:(?:and|but|so|also|well|oh|yes|yeah|now|then|actually)[,\s]+)*"
 _ADV = r"(?:(?P<adv>now|currently|still|also|actually|no\s+longer|just)\s+)?"
+# a relation word, also a former one ("ex-wife")
+_REL = rf"(?:ex-)?(?:{entity_rules._RELATIONS})"
 _MY_REL = re.compile(
-    rf"(?i:\b(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)(?P<rel>{entity_rules._RELATIONS}))(?!-),?\s+{_NAME}(?:,\s*|\s+|(?=[^\w]|$))"
+    rf"(?i:\b(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)(?P<rel>{_REL}))(?!-),?\s+{_NAME}(?:,\s*|\s+|(?=[^\w]|$))"
 )
 _NAME_IS_MY = re.compile(
-    rf"^{_LEAD}{_NAME}\s+(?:is|was)\s+(?:now\s+)?(?P<neg>no\s+longer\s+)?(?i:(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)(?P<rel>{entity_rules._RELATIONS}))\b(?!-)"
+    rf"^{_LEAD}{_NAME}\s+(?:is|was)\s+(?:now\s+)?(?P<neg>no\s+longer\s+)?(?i:(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)(?P<rel>{_REL}))\b(?!-)"
+)
+# "Ben's son Ollie": a relation of someone else, named; what follows is about Ollie, not Ben
+_THEIR_REL = re.compile(
+    rf"^{_LEAD}(?P<owner>[A-Z][a-z]+)['’]s\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)(?P<rel>{_REL})(?!-)\s+"
+    rf"(?P<name>[A-Z][a-z]+(?:\s[A-Z][a-z]+)?)(?:,\s*|\s+|$)"
 )
 _SUBJECT_NAME = re.compile(rf"^{_LEAD}{_NAME}(?:(?P<poss>['’]s)?\s+|,\s*(?=who\s|(?:a|an|my|our)\s))")
 _PRONOUN = re.compile(rf"^{_LEAD}(?i:he|she)(?P<contr>['’]s)?\s+")
@@ -201,6 +208,8 @@ _PREDICATES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"^{_ADV}(?:hates|dislikes|detests|can['’]?t\s+stand)\s+(?P<v>[^!?\n;]+)"), "dislikes"),
     (re.compile(r"^(?:does\s+not|doesn['’]t)\s+(?:like|enjoy)\s+(?P<v>[^!?\n;]+)"), "dislikes"),
     (re.compile(rf"^{_ADV}prefers\s+(?P<v>[^!?\n;]+)"), "prefers"),
+    (re.compile(rf"^{_ADV}(?:drives|rides)\s+(?:a|an)\s+(?P<v>[A-Z][^!?\n;]+)"), "prefers"),  # a named car or bike
+    (re.compile(rf"^{_ADV}(?:grew\s+up|was\s+(?:raised|brought\s+up))\s+in\s+(?P<v>[^!?\n;]+)"), "origin"),
 ]
 
 _CUT = re.compile(
@@ -212,7 +221,7 @@ _TIME_TAIL = re.compile(r"\s+(?:last|this|next|earlier|yesterday|today|recently|
                         r"few|several|some)\s+(?:days?|weeks?|months?|years?)\s+ago|in\s+(?:\d{4}|January|February|March|"
                         r"April|May|June|July|August|September|October|November|December)|back\s+in)\b.*$")
 _TRAILING = re.compile(r"(?i)(?:\s+(?:too|now|anymore|any\s+more|these\s+days|lately|again|though|lol|haha|and|or|the|a|an|of|to|in|at|for|with))+$")
-_PLACE_TAIL = re.compile(r"\s+(?:[a-z]|\d).*$")  # "Denver last year", "Porto in 2021": the place ends at a lowercase word
+_PLACE_TAIL = re.compile(r"\s+(?!(?:of|de|del|da|do|upon|on|and)\s+[A-Z])(?:[a-z]|\d).*$")  # "Denver last year", "Porto in 2021": the place ends at a lowercase word
 _BAD_VALUE = re.compile(
     r"(?i)^(?:a|an|the)\s+(?:bit|little|lot|few|couple|kind|sort|way|thing|time|moment|reason|one|same|mess|"
     r"great\s+(?:way|idea|time)|good\s+(?:idea|time)|best\s+(?:part|thing|way))\b|^(?:it|this|that|them|him|her|you|home|"
@@ -267,7 +276,10 @@ def _change_claims(found: list[changes.Change], subject: str, *, about_speaker: 
                     for c in _change_claims([replace(change, attribute=a)], subject, about_speaker=about_speaker)
                     if c.replaces]
             continue
-        attribute, place = change.attribute, change.attribute in ("location", "employer")
+        attribute = change.attribute
+        if attribute == "where":  # "transferred to": an organisation's name is an employer, any other a home
+            attribute = "employer" if frames.is_organisation(_clip(change.value, place=True)) else "location"
+        place = attribute in ("location", "employer")
         if change.negated and not change.value and attribute == "occupation":
             # "is no longer cooking professionally": the job ends, whatever it was called
             out.append(Claim(entity=subject, attribute=attribute, value="", about_speaker=about_speaker, negated=True))
@@ -335,10 +347,11 @@ def _plain_predicate(rest: str, subject: str, known: bool) -> list[Claim]:
     return []
 
 
-_AND_VERB = re.compile(r"\s+and\s+(?=(?:now\s+|also\s+)?(?:works|lives|moved|loves|likes|enjoys|hates|prefers)\b)")
+_AND_VERB = re.compile(r"\s+and\s+(?=(?:now\s+|also\s+)?(?:works|lives|moved|loves|likes|enjoys|hates|prefers|"
+                       r"is\s+(?:now\s+)?(?:working|living|based)|is\s+now)\b)")
 _STRONG_START = re.compile(r"^(?:(?:has|had)\s+(?:(?:just|recently|finally|since|already|now|also)\s+)*(?=moved|relocated|"
                            r"settled|left|quit|joined|become|started|got|taken|given|swapped|traded|replaced))?"
-                           r"(?:works|lives|moved|relocated|loves|likes|enjoys|adores|hates|dislikes|detests|prefers|"
+                           r"(?:works|lives|moved|relocated|loves|likes|enjoys|adores|hates|dislikes|detests|prefers|drives|rides|"
                            r"is\s+from|is\s+(?:no\s+longer|now)\s|was\s+born|no\s+longer|now|(?:has\s+)?(?:became|become|"
                            r"started|began|got\s+(?:a|the)\s|took\s+(?:a|the)\s|joined|settled|gave\s+up|swapped|traded|replaced|left|quit)|"
                            r"(?:was|got|has\s+been)\s+(?:hired|promoted)|is\s+(?:now\s+)?based)\b")
@@ -347,7 +360,9 @@ _APPOSITION = re.compile(r"^(?:who\s+(?P<who>[^,]+)|(?P<app>(?:a|an|my|our)\s+[^
 # "is my flatmate" (an apposition read as a predicate), "is no longer my boss" (after a pronoun)
 _IS_MY = re.compile(
     rf"^(?:is|was|['’]s)\s+(?:now\s+)?(?P<neg>no\s+longer\s+)?(?i:(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)"
-    rf"(?P<rel>{entity_rules._RELATIONS}))\b(?!-)"
+    rf"(?P<rel>{_REL}))\b(?!-)"
+    rf"|^(?:is|was|['’]s)\s+(?:now\s+)?(?P<neg2>no\s+longer\s+)?(?i:(?:a|an)\s+(?P<adj2>(?:{entity_rules._ADJ_WORDS}\s+)*)"
+    rf"(?P<rel2>{_REL})\s+of\s+(?:mine|ours))\b"
 )
 # a clause opened by a name and a verb ("Marco moved out", "Karen retired"): the person a later
 # "he"/"she" in the message is about, though the clause itself states no fact
@@ -367,7 +382,9 @@ def _relation_or_predicate(part: str, name: str, owner: str, known: bool) -> lis
     """A relation said as a predicate ("is my flatmate", "is no longer my boss"), else `_predicate`."""
     m = _IS_MY.match(part)
     if m:
-        return [Claim(entity=name, attribute="relation", value=_rel(m), owner=owner, negated=bool(m.group("neg")))]
+        value = _rel(m) if m.group("rel") else f"{m.group('adj2') or ''}{m.group('rel2')}".lower().strip()
+        return [Claim(entity=name, attribute="relation", value=value, owner=owner,
+                      negated=bool(m.group("neg") or m.group("neg2")))]
     return _predicate(part, name, known)
 
 
@@ -389,6 +406,14 @@ def _named_claims(clause: str, speaker: str, known: set[str], last: list[str],
             parts = _parts(rest.lstrip(", ")) if m.group().rstrip().endswith(",") else [rest.lstrip(", ")]
             claims += [c for part in parts for c in _predicate(part, name, True)]
             return claims
+    m = _THEIR_REL.match(clause)
+    if m:
+        name, whose = _clean_name(m.group("name")), _clean_name(m.group("owner"))
+        if name and whose and name != speaker:
+            last[:] = [name]
+            rest = clause[m.end():]
+            return [Claim(entity=name, attribute="relation", value=_rel(m), owner=whose),
+                    *_predicate(rest, name, True)]
     m = _NAME_IS_MY.match(clause)
     if m:
         name = _clean_name(m.group("name"))
@@ -414,10 +439,13 @@ def _named_claims(clause: str, speaker: str, known: set[str], last: list[str],
                  for p in _AND_VERB.split(part)]
         trusted = name in known or " " in name or "\u2024" in name or any(_STRONG_START.match(p) for p in parts)
         found = [c for part in parts for c in _relation_or_predicate(part, name, owner, name in known)]
+        # an end only removes what is held about the name, and a marker of change says the clause
+        # reports a change of the person's state ("Bruno can't stand the park since…")
+        trusted = trusted or bool(found) and (all(c.negated for c in found) or bool(frames.MARKER.search(rest)))
         if found and (trusted or found[0].attribute in ("occupation", "relation")):
             last[:] = [name]
             return found
-        if _NAME_THEN_VERB.match(rest):
+        if _NAME_THEN_VERB.match(rest) or re.match(rf"^and\s+{_I}\b", rest):  # "Chris and I are engaged"
             subjects.append(name)
         return []
     m = _PRONOUN.match(clause)
@@ -426,6 +454,9 @@ def _named_claims(clause: str, speaker: str, known: set[str], last: list[str],
         rest = ("is " if m.group("contr") else "") + clause[m.end():]
         return _relation_or_predicate(rest, named, owner, True)
     return []
+
+
+_NAME_AND_I = re.compile(rf"^{_LEAD}{_NAME}\s+and\s+I\b")
 
 
 def _clean_name(name: str) -> str | None:
@@ -451,7 +482,11 @@ _SELF_CHANGES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"{_I}\s+no\s+longer\s+work\s+as\s+(?P<v>[^!?\n;]+)"), "occupation-"),
     (re.compile(rf"{_I}\s+no\s+longer\s+work\s+(?:at|for)\s+(?P<v>[^!?\n;]+)"), "employer-"),
     (re.compile(rf"{_I}\s+no\s+longer\s+live\s+in\s+(?P<v>[^!?\n;]+)"), "location-"),
-    (re.compile(rf"{_I}(?:['’]m|\s+am)\s+no\s+longer\s+(?P<v>(?:a|an)\s+[^!?\n;]+)"), "occupation-"),
+    (re.compile(rf"{_I}(?:['’]m|\s+am)\s+no\s+longer\s+(?P<v>(?:a|an)\s+[^!?\n;]+|[a-z]+$)"), "occupation-"),
+    (re.compile(rf"{_I}\s+(?:now\s+)?(?:drive|ride)\s+(?:a|an)\s+(?P<v>[A-Z][^!?\n;]+)"), "prefers"),  # a named car or bike
+    (re.compile(rf"{_I}\s+(?:grew\s+up|was\s+(?:raised|brought\s+up))\s+in\s+(?P<v>[^!?\n;]+)"), "origin"),
+    # "I've been a firefighter for twelve years": a job held since
+    (re.compile(rf"{_I}(?:['’]ve|\s+have)\s+(?:now\s+)?been\s+(?P<v>(?:a|an)\s+[^!?\n;]+?)\s+(?:for|since)\s"), "occupation"),
 ]
 
 
@@ -470,11 +505,13 @@ def _self_claims(clause: str, speaker: str) -> list[Claim]:
             value = _clip(raw, place=attribute == "location" or (attribute == "employer" and raw[:1].isupper()))
             if attribute == "occupation":
                 value = _bare(value)
+                if not negated and not is_profession(value):
+                    continue  # "I've been a fan for years"
             if not value or _BAD_VALUE.match(value):
                 continue
             if attribute == "prefers" and re.match(r"(?i)^(?:jobs?|careers?|teams?|roles?|sides?)\b", value):
                 continue
-            if attribute == "location" and not negated and not _place_ok(value):
+            if attribute in ("location", "origin") and not negated and not _place_ok(value):
                 continue  # "moved to a new flat" is no new home town
             old = _clip(m.groupdict().get("old") or "")
             claims.append(Claim(entity=who, attribute=attribute, value=unshield(value), about_speaker=True,
@@ -508,6 +545,11 @@ _FIRST_PERSON = re.compile(rf"{_I}\b|(?i:\bmy\s+(?:all[- ]time\s+|absolute\s+|to
                            r"\bcall\s+me\b)")
 
 
+# an indirect question or a wondering: what follows is asked, not said ("My sister asked whether I still work at Amazon")
+_INDIRECT_QUESTION = re.compile(r"(?i)\b(?:asked|asks|asking|wonder(?:s|ed|ing)?|wants?\s+to\s+know|wanted\s+to\s+know|"
+                                r"not\s+sure|unsure|checked|checking|doubt)\s+(?:me\s+|us\s+|him\s+|her\s+)?(?:whether|if)\b")
+
+
 def _question(sentence: str) -> bool:
     return sentence.rstrip().endswith("?")
 
@@ -535,10 +577,14 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
             claims += [Claim(entity=_clean_name(partner) or partner, attribute="relation", value=v, owner=speaker,
                              negated=True) for v in changes.ROMANTIC]
         body = re.sub(r"(?i)\band\s+(?=(?:now\s+|also\s+)?(?:work|live)\b)", "and I ", body) if re.search(_I, body) else body
+        couple = _NAME_AND_I.match(body)
+        if couple and _clean_name(couple.group("name")):  # "Chris and I are engaged, so he's my fiancé": he is Chris
+            subjects.append(_clean_name(couple.group("name")) or "")
         for clause in _CLAUSE.split(body):
             clause = clause.strip(" ,")
             if not clause:
                 continue
+            clause = _INDIRECT_QUESTION.split(clause)[0]  # "asked whether I still work at Amazon" states nothing
             if self_statements and _FIRST_PERSON.search(clause):
                 claims += _self_claims(clause, speaker)
             if re.match(rf"^{_LEAD}{_I}\b", clause):

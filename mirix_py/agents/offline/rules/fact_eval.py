@@ -63,7 +63,7 @@ class Example:
 Extractor = Callable[[str, str], Sequence[Found]]
 Memory = Callable[[Sequence[tuple[str, str]]], Sequence[Found]]
 
-_TOKEN = re.compile(r"[a-z0-9]+")
+_TOKEN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # "ex-wife" is one word: it is not "wife"
 _SKIP = frozenset({"a", "an", "the"})
 
 

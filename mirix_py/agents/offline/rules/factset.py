@@ -46,6 +46,14 @@ NOT_JOBS = frozenset(
 # "a stepfather", "a grandmother", "a homeowner": a kin word or an owner with a prefix is no job either
 _NOT_JOB_COMPOUND = re.compile(r"^(?:(?:step|grand|great-?grand|god|foster|half)-?(?P<kin>[a-z]+)|[a-z]+-?owner)$")
 TASTES = frozenset({"likes", "prefers"})
+# relations a person holds one of at a time towards the speaker, by group: a boyfriend becomes a fiancé, a
+# husband an ex-husband, a friend a best friend; one of another group is a second relation ("my best friend
+# too" beside "boyfriend"), and any other relation (a brother, a flatmate) stands beside the rest
+RELATION_GROUPS: dict[str, frozenset[str]] = {
+    "couple": frozenset("boyfriend girlfriend partner fiance fiancé fiancee fiancée husband wife spouse sweetheart".split()),
+    "friend": frozenset("friend bff buddy pal".split()),
+    "work": frozenset("boss manager coworker co-worker colleague teammate mentor".split()),
+}
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -83,6 +91,11 @@ def slot(attribute: str, value: str) -> tuple[str, ...]:
         return (attribute,)
     if attribute in ("likes", "dislikes"):
         return ("taste", *_words(value))
+    if attribute == "relation":
+        head = value.casefold().split()[-1] if value.split() else ""
+        head = head[3:] if head.startswith("ex-") else head
+        group = next((g for g, heads in RELATION_GROUPS.items() if head in heads), None)
+        return ("relation", group) if group else ("relation", *_words(value))
     if attribute == "prefers":
         kind = preference_kind(value)
         return ("prefers", kind) if kind else ("prefers", *_words(value))
@@ -112,8 +125,16 @@ class Outcome:
 
 
 def _same_value(a: str, b: str) -> bool:
+    if re.search(r"\bex-", a) != re.search(r"\bex-", b) and (re.search(r"\bex-", a) or re.search(r"\bex-", b)):
+        return False  # "ex-wife" is not "wife"
     wa, wb = _words(a), _words(b)
     return bool(wa) and bool(wb) and (wa == wb or set(wa) <= set(wb) and len(wa) >= len(wb) - 1)
+
+
+def _names_it(held: str, said: str) -> bool:
+    """A thing held by its full name and said by part of it: "the Civic" for "Honda Civic"."""
+    said = re.sub(r"^(?:the|my|his|her|their|our)\s+", "", said.strip())
+    return said[:1].isupper() and bool(_words(said)) and set(_words(said)) <= set(_words(held))
 
 
 def apply(held: Sequence[Held], claims: Sequence[Claim]) -> Outcome:
@@ -134,11 +155,12 @@ def apply(held: Sequence[Held], claims: Sequence[Claim]) -> Outcome:
             continue
         if claim.negated:  # "no longer likes jazz" also ends "prefers jazz": one taste, said two ways
             family = TASTES if claim.attribute in TASTES else {claim.attribute}
-            drop(lambda f: f.attribute in family and _same_value(f.value, claim.value))
+            drop(lambda f: f.attribute in family and (_same_value(f.value, claim.value) or _names_it(f.value, claim.value)))
             continue
         if claim.replaces:
             before = len(out.superseded)
-            drop(lambda f: _same_value(f.value, claim.replaces) and f.attribute in (claim.attribute, "likes"))
+            drop(lambda f: (_same_value(f.value, claim.replaces) or _names_it(f.value, claim.replaces))
+                 and f.attribute in (claim.attribute, "likes"))
             if claim.only_if_replacing and len(out.superseded) == before:
                 continue  # "left Acme for Globex" where Acme was not held with this attribute
         new = Held(text=claim.text, attribute=claim.attribute, value=claim.value)
