@@ -123,6 +123,9 @@ _LOST_TASTE = re.compile(
     r"(?:(?:gone|went)\s+off|(?:lost|lose)\s+(?:(?:all|my|his|her|their)\s+)*interest\s+in|(?:fell|fallen)\s+out\s+of\s+love\s+"
     r"with|(?:got|gotten|grown|grew|become|became)\s+(?:tired|sick|bored)\s+of|grew\s+out\s+of|grown\s+out\s+of)\s+"
 )
+# a taste one is over: "I'm over jazz these days" (not "over the moon")
+_OVER = re.compile(rf"{_SUBJ}(?:\s+(?:am|is|are)|{_APOS}(?:m|s|re))\s+(?:so\s+|totally\s+|completely\s+|kind\s+of\s+|sort\s+of\s+)?"
+                   r"over\s+(?!(?:the\s+moon|it|that|this|there|here|now)\b|\d)")
 # "we" for the speaker's household when it moves: "We relocated to Edinburgh", "we live in Leeds now"
 _WE_HOME = re.compile(
     r"(?<![\w'’])[Ww]e(?P<aux>\s+(?:have|had|are|were)|['’](?:ve|re))?(?P<adv>(?:\s+(?:just|recently|finally|now|since|already|"
@@ -255,13 +258,16 @@ def _favourite(text: str) -> str:
     """"A has replaced B as my favourite film" -> "my favourite film is A"; "my favourite colour has
     been purple" -> "my favourite colour is purple": a favourite holds one value, the new one replaces."""
     for pattern in (_FAVOURITE_REPLACED_BY, _FAVOURITE_REPLACED, _FAVOURITE_IS):
-        m = pattern.search(text)
+        # "Honestly, A is my favourite film": a hedge before the value says nothing
+        said = text[_HEDGE.match(text).end():] if pattern is _FAVOURITE_IS else text
+        m = pattern.search(said)
         if m and not re.search(r"(?i)^(?:nothing|no\s+one|none|nobody)\b|\b(?:not|never)\b|n['’]t\b", m.group("v")):
             lead = _HEDGE.match(m.group("v"))
             value = m.group("v")[lead.end():] if lead else m.group("v")
-            if pattern is _FAVOURITE_IS and (not value or re.match(r"(?i)(?:it|this|that|these|those|he|she|they|which|what|who|there|here)\b", value)):
+            if pattern is _FAVOURITE_IS and (not value or re.match(
+                    r"(?i)(?:it|this|that|these|those|he|she|they|which|what|who|there|here)\b", value)):
                 continue
-            return f"{text[:m.start()]}{m.group('who')} {m.group('fav')} is {value}"
+            return f"{said[:m.start()]}{m.group('who')} {m.group('fav')} is {value}"
     return _FAVOURITE_VERB.sub(lambda m: f"{m.group('who')} {m.group('fav')} is ", text)
 
 
@@ -313,6 +319,7 @@ def normalise(sentence: str) -> str:
     text = _STOPPED.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), _GERUNDS[m.group('g')])}", text)
     text = _LAID_OFF.sub(_ended("work", "at "), text)
     text = _LOST_TASTE.sub(_ended("like"), text)
+    text = _OVER.sub(_ended("like"), text)
     text = _USED_TO.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), m.group('v'))}", text)
     text = _QUIT_JOB.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), 'work')} "
                                    f"{'as' if m.group('prep') == 'as' else 'at'} ", text)

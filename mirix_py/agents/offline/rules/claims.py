@@ -323,7 +323,8 @@ def _plain_predicate(rest: str, subject: str, known: bool) -> list[Claim]:
         negated = bool(re.match(r"no\s+longer", adverb))
         raw = m.group("v")
         place = attribute in ("moved", "location", "origin")
-        value = _clip(raw, place=place)
+        # a named employer ends at the first lowercase word too ("Google and went freelance")
+        value = _clip(raw, place=place or attribute == "employer" and raw[:1].isupper())
         if not value or _BAD_VALUE.match(value):
             return []
         if attribute == "occupation":

@@ -28,7 +28,11 @@ PREFERENCE_KINDS: dict[str, frozenset[str]] = {
     "os": frozenset("linux windows macos mac ubuntu debian fedora arch".split()),
     "browser": frozenset("firefox chrome safari edge brave opera".split()),
     "phone": frozenset("iphone android pixel samsung".split()),
-    "commute": frozenset("bike bicycle car train bus tram subway metro scooter".split()),
+    # how one gets about, a car by its make too ("a Kia Niro now" replaces "a Toyota Corolla")
+    "commute": frozenset("bike bicycle car train bus tram subway metro scooter motorbike motorcycle toyota honda ford tesla "
+                         "kia hyundai bmw audi volkswagen vw nissan mazda subaru volvo mercedes porsche fiat renault peugeot "
+                         "skoda citroen opel vauxhall chevrolet chevy jeep dodge lexus jaguar mitsubishi suzuki rivian polestar "
+                         "prius".split()),
     "diet": frozenset("vegan vegetarian pescatarian keto paleo".split()),
 }
 MULTI = frozenset({"likes", "dislikes", "allergy", "is"})

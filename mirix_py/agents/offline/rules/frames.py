@@ -45,6 +45,16 @@ _NOT_A_STATE = frozenset(
     volunteered volunteer volunteering used temping temped filling filled covering covered
     """.split()
 )
+# a progressive verb is a moment ("shopping at Tesco now", "waiting at the DMV"), but for these
+_LASTING = frozenset("working living studying teaching training employed based settled".split())
+# a tail that makes the value a visit or a moment: "in Berlin for a conference", "since noon"
+_PASSING = re.compile(r"(?i)^[^,;]*?\b(?:for\s+(?:a|an|the|my|his|her|our|their|two|three|four|few|some)\s+(?:\w+\s+)?(?:conference|"
+                      r"meeting|wedding|funeral|holiday|vacation|trip|visit|weekend|week|weeks|days?|night|nights|month|course|"
+                      r"festival|game|match|party|break)|on\s+(?:holiday|vacation|a\s+trip|business)|since\s+(?:noon|this\s+"
+                      r"morning|lunch|breakfast|\d{1,2}(?::\d\d)?\s*(?:am|pm)?\b|yesterday|last\s+night))")
+# capitalised words that are times, not places or organisations
+_TIME_NAME = re.compile(r"^(?:January|February|March|April|May|June|July|August|September|October|November|December|"
+                        r"Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Christmas|Easter)\b")
 _COPULA = frozenset("is am are was were be been being 's 'm 're".split())
 _ORG_WORD = re.compile(
     r"\b(?:University|College|School|Academy|Institute|Polytechnic|Inc|Ltd|LLC|Corp|Corporation|Company|Co|Group|"
@@ -67,8 +77,8 @@ def is_organisation(name: str) -> bool:
 def _attribute(prep: str, value: str, vp: list[str]) -> str | None:
     if prep == "as":
         return "occupation" if re.match(r"(?:a|an)\s", value) else None
-    if re.match(r"(?:a|an)\s", value):
-        return None  # "in a new flat", "at a startup": not a name
+    if re.match(r"(?:a|an)\s", value) or _TIME_NAME.match(value):
+        return None  # "in a new flat", "at a startup", "in January": not a name
     if prep in ("at", "for"):
         return None if all(w in _COPULA for w in vp) else "employer"  # "I'm at Starbucks now" is where one is
     if prep == "in":
@@ -81,9 +91,13 @@ def _frames(text: str, start: int) -> list[Change]:
     if not m:
         return []
     vp = m.group("vp").lower().replace("’", "'").split()
-    if any(w in _NOT_A_STATE or w.endswith("n't") for w in vp):
+    prep = m.group("prep")
+    # an article in the verb phrase makes an event ("had an interview at"), but "make a living as" is a job
+    if any((w in _NOT_A_STATE and not (prep == "as" and w in ("a", "an"))) or w.endswith("n't") for w in vp):
         return []
-    attribute = _attribute(m.group("prep"), m.group("v"), vp)
+    if any(w.endswith("ing") and w not in _LASTING for w in vp) or _PASSING.match(m.group("v")):
+        return []
+    attribute = _attribute(prep, m.group("v"), vp)
     if attribute is None:
         return []
     return [Change(attribute=attribute, value=m.group("v"), start=m.start())]
