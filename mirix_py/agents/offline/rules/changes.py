@@ -190,14 +190,14 @@ _THING_BORES = re.compile(
 # a taste that ends said by refusing it: "Kiwi won't touch sunflower seeds anymore", "I can't eat sushi any more"
 _WONT = re.compile(
     rf"{_SUBJ}\s+(?:won{_APOS}t|will\s+not|refuses\s+to|refuse\s+to|can{_APOS}t|cannot)\s+(?:even\s+)?"
-    rf"(?:touch|eat|drink|look\s+at|go\s+near|stand|face)\s+{_INNER}{_ANYMORE}"
+    rf"(?:touch|eat|drink|look\s+at|go\s+near)\s+{_INNER}{_ANYMORE}"
 )
 # "my wife and I", "Jake and I" (moving home together) say "we"; "we both", "we all" include the speaker
 _AND_I = re.compile(r"(?<![\w'’])(?:(?i:my|our)\s+[a-z]+|[A-Z][a-z]+)\s+and\s+I\b(?=\s+(?:have\s+|had\s+|are\s+|were\s+)?"
                     r"(?:(?:just|recently|finally|both|all|then|also)\s+)*(?:[a-z]+\s+(?:up|out)\s+and\s+)?(?:moved|relocated|settled|live|lived|living)\b)")
 _WE_BOTH = re.compile(r"(?<![\w'’])[Ww]e\s+(?:both|all)\b")
 # "we packed up and moved to Glasgow": a verb and "and" before a move are part of the move
-_AND_MOVED = re.compile(r"(?<![\w'’])(?P<we>[Ww]e|I)\s+[a-z]+\s+(?:up|out|everything\s+up)\s+and\s+(?=(?:moved|relocated)\b)")
+_AND_MOVED = re.compile(r"(?<![\w'’])(?P<we>[Ww]e|I)\s+(?:[a-z]+\s+){1,3}?and\s+(?=(?:moved|relocated)\b)")
 # a diet turned to: "Lucy has turned vegan", "I went vegetarian", "he's vegan now" -> "is a vegan now"
 _DIETS = r"(?:vegan|vegetarian|pescatarian|pescetarian|flexitarian|carnivore)"
 _TURNED_DIET = re.compile(
@@ -227,6 +227,18 @@ def _thing_bores(m: re.Match[str]) -> str:
 
 def _not_since(m: re.Match[str]) -> str:
     return f"{m.group('subj')} {_no_longer(m.group('subj'), _PARTICIPLES[m.group('pp')])}{m.group('x')}"
+
+
+# "Friday was my last day at Ikea"
+_WAS_LAST_DAY = re.compile(
+    r"^(?P<lead>[^,;]*?)\bwas\s+(?P<whose>(?i:my|his|her)|[A-Z][a-z]+['’]s)\s+(?:very\s+)?last\s+(?:day|shift)\s+(?:at|with)\s+"
+    r"(?P<org>(?:the\s+)?[A-Z][^,;.!?]*)"
+)
+# a home said as "home": "Home is Valencia now", "Lisbon is our home now"
+_HOME_IS = re.compile(
+    r"^(?P<lead>(?:(?:and|but|so|well|now)[,\s]+)*)(?:(?i:home)\s+is\s+(?:now\s+)?(?P<p>(?:the\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)|"
+    r"(?P<p2>(?:the\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)\s+is\s+(?:now\s+)?(?:my|our)\s+(?:new\s+)?home)\b"
+)
 
 
 def _last_day(m: re.Match[str]) -> str:
@@ -307,6 +319,8 @@ def normalise(sentence: str) -> str:
     text = _END_AND_JOIN.sub(lambda m: f"left {m.group('old')} to join ", text)
     text = _NOTICE.sub(_ended("work", "at "), text)
     text = _LAST_DAY.sub(_last_day, text)
+    text = _WAS_LAST_DAY.sub(_last_day, text)
+    text = _HOME_IS.sub(lambda m: f"{m.group('lead')}I now live in {m.group('p') or m.group('p2')}", text)
     text = _NOT_SINCE.sub(_not_since, text)
     text = _WONT.sub(lambda m: f"{m.group('subj')} {_no_longer(m.group('subj'), 'like')} {m.group('x')}", text)
     text = _TURNED_DIET.sub(lambda m: f"{m.group('subj')} {'am' if m.group('subj') == 'I' else 'is'} now a {m.group('v')}", text)
@@ -357,7 +371,7 @@ CHANGES: list[tuple[str, str, bool]] = [
      + _V, "occupation", False),
     # a new employer: "started a new job at", "got a job with", "was hired by", "joined Acme as"
     (r"(?:(?:started|began)\s+(?:" + _JOB_NOUN + r"|working|work)\s+(?:at|for|with)|(?:got|took|accepted|landed|found)\s+"
-     + _JOB_NOUN + r"\s+(?:at|with)|(?:was|got|been)\s+hired\s+(?:at|by)|went\s+to\s+work\s+(?:at|for))\s+" + _V,
+     + _JOB_NOUN + r"\s+(?:at|with)|(?:was|got|been)\s+(?:hired\s+(?:at|by)|(?:poached|headhunted|recruited|snapped\s+up)\s+by)|went\s+to\s+work\s+(?:at|for))\s+" + _V,
      "employer", False),
     (r"joined\s+(?P<v>[A-Z][^!?\n;]*?)\s+as\s+(?:a|an)\s", "employer", False),
     # leaving one place for another: "left Acme to join Globex" is a job; "left Acme for Globex" a job

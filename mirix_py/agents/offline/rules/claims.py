@@ -56,7 +56,7 @@ def is_profession(phrase: str) -> bool:
     words = re.findall(r"[A-Za-z][A-Za-z'’-]*", re.split(r"\s+(?:at|in|for|of|from|with|who|that|and)\b", phrase)[0])
     if not words or len(words) > 4:
         return False
-    return self_rules.is_job_word(words[-1])
+    return self_rules.is_job_word(words[-1]) or len(words) > 1 and words[-2].lower() in self_rules.JOB_MODIFIERS
 
 
 def _article(value: str) -> str:
@@ -184,7 +184,7 @@ _MY_REL = re.compile(
     rf"(?i:\b(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)(?P<rel>{_REL}))(?!-),?\s+{_NAME}(?:,\s*|\s+|(?=[^\w]|$))"
 )
 _NAME_IS_MY = re.compile(
-    rf"^{_LEAD}{_NAME}\s+(?:is|was)\s+(?:now\s+)?(?P<neg>no\s+longer\s+)?(?i:(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)(?P<rel>{_REL}))\b(?!-)"
+    rf"^{_LEAD}{_NAME}\s+(?:is|was)\s+(?:now\s+)?(?P<neg>no\s+longer\s+)?(?i:(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)(?P<rel>{_REL}))\b(?!-|['’]s\b)"
 )
 # "Ben's son Ollie": a relation of someone else, named; what follows is about Ollie, not Ben
 _THEIR_REL = re.compile(
@@ -228,7 +228,7 @@ _BAD_VALUE = re.compile(
     r"all|the\s+moment|how|what|when|where|why|so|too|such)\b"
 )
 _MOVE_PLAN = re.compile(r"(?i)\b(?:might|may|could|would|will|want\s+to|wants\s+to|plan(?:ning|s)?\s+to|thinking\s+(?:about|of)|"
-                        r"hope\s+to|hoping\s+to|going\s+to|used\s+to|if)\b")
+                        r"hope\s+to|hoping\s+to|going\s+to|used\s+to|if|wish(?:es|ed)?|if\s+only|dream(?:s|t|ed)?|imagine)\b")
 
 
 def _clip(value: str, *, place: bool = False) -> str:
@@ -341,15 +341,15 @@ def _plain_predicate(rest: str, subject: str, known: bool) -> list[Claim]:
                             Claim(entity=subject, attribute="employer", value=unshield(employer))]
             value = bare
         if attribute == "moved":
-            attribute = "location"
+            attribute = "employer" if frames.is_organisation(value) else "location"
         if place and not value[:1].isupper():
             return []
         return [Claim(entity=subject, attribute=attribute, value=unshield(value), negated=negated)]
     return []
 
 
-_AND_VERB = re.compile(r"\s+and\s+(?=(?:now\s+|also\s+)?(?:works|lives|moved|loves|likes|enjoys|hates|prefers|"
-                       r"is\s+(?:now\s+)?(?:working|living|based)|is\s+now)\b)")
+_AND_VERB = re.compile(r"\s+and\s+(?=(?:now\s+|also\s+|then\s+)?(?:works|lives|moved|loves|likes|enjoys|hates|prefers|"
+                       r"is\s+(?:now\s+)?(?:working|living|based)|is\s+now|became|has\s+become|joined|retrained)\b)")
 _STRONG_START = re.compile(r"^(?:(?:has|had)\s+(?:(?:just|recently|finally|since|already|now|also)\s+)*(?=moved|relocated|"
                            r"settled|left|quit|joined|become|started|got|taken|given|swapped|traded|replaced))?"
                            r"(?:works|lives|moved|relocated|loves|likes|enjoys|adores|hates|dislikes|detests|prefers|drives|rides|"
@@ -361,7 +361,7 @@ _APPOSITION = re.compile(r"^(?:who\s+(?P<who>[^,]+)|(?P<app>(?:a|an|my|our)\s+[^
 # "is my flatmate" (an apposition read as a predicate), "is no longer my boss" (after a pronoun)
 _IS_MY = re.compile(
     rf"^(?:is|was|['’]s)\s+(?:now\s+)?(?P<neg>no\s+longer\s+)?(?i:(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)"
-    rf"(?P<rel>{_REL}))\b(?!-)"
+    rf"(?P<rel>{_REL}))\b(?!-|['’]s\b)"
     rf"|^(?:is|was|['’]s)\s+(?:now\s+)?(?P<neg2>no\s+longer\s+)?(?i:(?:a|an)\s+(?P<adj2>(?:{entity_rules._ADJ_WORDS}\s+)*)"
     rf"(?P<rel2>{_REL})\s+of\s+(?:mine|ours))\b"
 )
@@ -438,7 +438,8 @@ def _named_claims(clause: str, speaker: str, known: set[str], last: list[str],
             return []
         parts = [p for part in (_parts(rest) if m.group().rstrip().endswith(",") else [rest])
                  for p in _AND_VERB.split(part)]
-        trusted = name in known or " " in name or "\u2024" in name or any(_STRONG_START.match(p) for p in parts)
+        trusted = name in known or " " in name or "\u2024" in name or any(_STRONG_START.match(p) for p in parts) \
+            or any(changes.find_changes(p, first_person=False) for p in parts)  # a verb of change has a person as subject
         found = [c for part in parts for c in _relation_or_predicate(part, name, owner, name in known)]
         # an end only removes what is held about the name, and a marker of change says the clause
         # reports a change of the person's state ("Bruno can't stand the park since…")
@@ -514,6 +515,8 @@ def _self_claims(clause: str, speaker: str) -> list[Claim]:
                 continue
             if attribute in ("location", "origin") and not negated and not _place_ok(value):
                 continue  # "moved to a new flat" is no new home town
+            if attribute == "location" and frames.is_organisation(value):
+                attribute = "employer"  # "moved to Imperial College": a school or a firm, not a town
             old = _clip(m.groupdict().get("old") or "")
             claims.append(Claim(entity=who, attribute=attribute, value=unshield(value), about_speaker=True,
                                 negated=negated, replaces=unshield(old)))
@@ -534,6 +537,7 @@ def _self_claims(clause: str, speaker: str) -> list[Claim]:
             continue
         if attribute in ("location", "origin"):
             value = _PLACE_TAIL.sub("", value) or value
+        value = _TRAILING.sub("", value).strip() or value  # "can't stand sushi anymore": the taste is sushi
         claims.append(Claim(entity=who, attribute=attribute, value=unshield(value), about_speaker=True,
                             phrase=unshield(" ".join(line.split()))))
         employer = _employer_of(value) if attribute == "occupation" else ""

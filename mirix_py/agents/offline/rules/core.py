@@ -87,6 +87,9 @@ _MORE_JOB_WORDS = frozenset(
 )
 # agent nouns that name a job whatever the stem: "-keeper", "-maker", "-tender", Latin "-ator", "-ctor",
 # "-ssor", "-itor" (a translator, an inspector, a professor, an auditor)
+# words that make the noun after them a job, whatever it is: "a full-time potter", "a freelance illustrator"
+JOB_MODIFIERS = frozenset("full-time part-time freelance self-employed professional trainee apprentice qualified licensed "
+                          "certified junior senior".split())
 _JOB_MORPHOLOGY = re.compile(r"(?i)(?:keeper|maker|tender|worker|dresser|ator|ctor|ssor|itor)$")
 _NOT_AGENT_JOBS = frozenset(
     "visitor competitor predecessor successor spectator aggressor creditor elevator radiator calculator alligator "
@@ -353,7 +356,7 @@ def _identity_facts(text: str) -> list[tuple[int, str]]:
         head = words[-1].lower()
         if any(w.lower() in _NOT_IDENTITY_HEADS for w in words[:1]) or head in _NOT_IDENTITY_HEADS:
             continue
-        if is_job_word(head):
+        if is_job_word(head) or len(words) > 1 and words[-2].lower() in JOB_MODIFIERS:
             facts.append((m.start(), f"is {m.group('article').lower()} {_third_person(obj)}"))
     for m in _WORK.finditer(text):
         obj = _clip(m.group("obj"))

@@ -11,6 +11,7 @@ preposition:
 - "at" / "for" + a name                              -> employer
 - "in" + a name                                      -> location
 - "to" + a name: an organisation's name -> employer, any other -> location
+- "with" + an organisation's name, or "at" after a bare "is"/"am" -> employer ("I'm with BP now")
 
 The verb phrase may be any few lowercase words, but not a plan, a wish, a question, a negation or a
 journey ("might move to", "flew to", "had an interview at"): those say nothing about what holds
@@ -64,7 +65,7 @@ _ORG_WORD = re.compile(
 _ACRONYM = re.compile(r"^(?:the\s+)?[A-Z]{2,6}$")
 
 _SUBJECT_I = r"(?<![\w'’])I(?:['’](?:m|ve)|\s+(?:am|have))?"
-_FRAME = re.compile(r"(?P<vp>(?:[a-z]+(?:['’][a-z]+)?\s+){0,4}?[a-z]+(?:['’][a-z]+)?)\s+(?P<prep>as|to|at|for|in)\s+"
+_FRAME = re.compile(r"(?:(?P<vp>(?:[a-z]+(?:['’][a-z]+)?\s+){0,4}?[a-z]+(?:['’][a-z]+)?)\s+)?(?P<prep>as|to|at|for|in|with)\s+"
                     r"(?P<v>(?:(?:a|an)\s+[a-z][\w-]*|(?:the\s+)?[A-Z])[^!?\n;]*)")
 
 
@@ -74,13 +75,21 @@ def is_organisation(name: str) -> bool:
     return bool(_ACRONYM.match(name.strip()) or _ORG_WORD.search(name))
 
 
+_NAME_RUN = re.compile(r"(?:the\s+)?[A-Z][\w&'’.-]*(?:\s+(?:of\s+|and\s+|&\s+)?[A-Z][\w&'’.-]*)*")
+
+
 def _attribute(prep: str, value: str, vp: list[str]) -> str | None:
+    name = _NAME_RUN.match(value)
+    value = name.group() if name else value
     if prep == "as":
         return "occupation" if re.match(r"(?:a|an)\s", value) else None
     if re.match(r"(?:a|an)\s", value) or _TIME_NAME.match(value):
         return None  # "in a new flat", "at a startup", "in January": not a name
+    if prep == "with" or all(w in _COPULA for w in vp) and prep in ("at", "for"):
+        # "I'm with BP now", "I'm at KPMG now": an organisation's name; "I'm at Starbucks now" is where one is
+        return "employer" if is_organisation(value) else None
     if prep in ("at", "for"):
-        return None if all(w in _COPULA for w in vp) else "employer"  # "I'm at Starbucks now" is where one is
+        return "employer"
     if prep == "in":
         return None if any(w.startswith("work") for w in vp) else "location"  # "works in Marketing": a department
     return "employer" if is_organisation(value) else "location"
@@ -90,7 +99,7 @@ def _frames(text: str, start: int) -> list[Change]:
     m = _FRAME.match(text, start)
     if not m:
         return []
-    vp = m.group("vp").lower().replace("’", "'").split()
+    vp = (m.group("vp") or "").lower().replace("’", "'").split()  # empty after "I'm": "I'm with BP now"
     prep = m.group("prep")
     # an article in the verb phrase makes an event ("had an interview at"), but "make a living as" is a job
     if any((w in _NOT_A_STATE and not (prep == "as" and w in ("a", "an"))) or w.endswith("n't") for w in vp):

@@ -75,7 +75,7 @@ _COPULA = re.compile(
     rf"(?<![\w'’]){_NAME}\s+(?P<verb>is|was)\s+(?=(?P<rest>(?:a|an|the)\s+[^.!?\n;]{{1,240}}))"
 )
 _IS_MY = re.compile(
-    rf"(?<![\w'’]){_NAME}\s+(?:is|was|has\s+been)\s+(?:my|our)\s+{_ADJ}*(?P<rel>{_RELATIONS})\b(?!-)"
+    rf"(?<![\w'’]){_NAME}\s+(?:is|was|has\s+been)\s+(?:my|our)\s+{_ADJ}*(?P<rel>{_RELATIONS})\b(?!-|['’]s\b)"
 )
 _MY_REL_NAME = re.compile(
     rf"(?<![\w'’])(?i:my|our)\s+{_ADJ}*(?P<rel>(?i:{_RELATIONS}))(?!-),?\s+{_NAME}(?=['’]s\b|[^\w'’]|$)"
