@@ -43,6 +43,7 @@ from mirix_py.store.crypto import Cipher, load_or_create_key
 from mirix_py.store.db import create_schema, make_engine
 from mirix_py.store.embeddings import Embedder, load_embedder
 from mirix_py.store.fulltext import fulltext_for
+from mirix_py.store.sessions import sessions_for
 from mirix_py.redaction import guard_logs, scrub
 from mirix_py.store.guard import SecretGuard
 from mirix_py.store.inputs import InputLog, new_worker_id
@@ -106,7 +107,7 @@ class Mirix(ScreenshotsMixin):
                                  guard=SecretGuard(find_secrets))
         self.inputs = InputLog(self.engine, cipher, redact=scrub)
         self.worker_id = new_worker_id()
-        self.searcher = Searcher(self.store)
+        self.searcher = Searcher(self.store, session_leg=self.settings.session_leg)
         self.definitions = load_definitions(agents_dir)  # validated at start, in both modes
         if model_client is None and self.settings.llm_configured:
             from mirix_py.llm.clients import build_model_client  # autogen only when a model is configured
@@ -470,6 +471,7 @@ class Mirix(ScreenshotsMixin):
             restore(engine, src, vault_key)
             with engine.begin() as conn:
                 fulltext_for(engine).rebuild(conn)
+                sessions_for(engine).rebuild(conn)  # also sets `input_id` on rows of older backups
         finally:
             engine.dispose()
         if not key_file.exists():

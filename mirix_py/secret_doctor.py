@@ -2,7 +2,7 @@
 
 `scan` looks, with the current vault rules and the user's own vault values, at every place text is
 kept: memory rows (search text and fields, vault captions), history events, the SQLite full-text
-table, the vector index's documents (older versions sent them to Chroma), the input log's plain
+table, the session index's texts (`store.sessions`), the vector index's documents (older versions sent them to Chroma), the input log's plain
 columns (`error`, `source_id`) and the raw bytes of the database files (`mirix.db`, its `-wal` and
 `-shm`, Chroma's files: free pages and the write-ahead log keep text after rows change). A finding
 names the place (table, column, row id, or file) and the kind of secret, never the secret.
@@ -12,7 +12,7 @@ vault key like the vault itself; `payload_secrets` counts the inputs whose text 
 
 `repair` moves each secret into the vault (or points at the entry already holding it), rewrites the
 rows with `[vault:<id>]`, history events and the input log's plain columns with the same
-placeholders, re-indexes full text, rebuilds a user's vector collection that held documents, then
+placeholders, re-indexes full text and sessions, rebuilds a user's vector collection that held documents, then
 (SQLite) vacuums the database files and truncates their write-ahead logs so that no old page keeps
 a copy; a second scan is then clean. PostgreSQL keeps dead row versions until its own VACUUM.
 """
@@ -141,6 +141,9 @@ def scan(store: MemoryStore, guard: SecretGuard, data_dir: Path | None) -> Secre
             every = Known(ids={v: "" for k in knowns.values() for v in k.ids})
             for rowid, memory_id, text in session.execute(sql("SELECT rowid, memory_id, text FROM memory_fts")):
                 note("memory_fts.text", f"{rowid} ({memory_id})", None, text or "", every)
+        every = Known(ids={v: "" for k in knowns.values() for v in k.ids})
+        for input_id, text in session.execute(sql("SELECT input_id, text FROM memory_session")):
+            note("memory_session.text", input_id, None, text or "", every)
     _scan_documents(store, guard, report, values)
     if data_dir is not None:
         report.findings += scan_files(data_dir, values)
@@ -201,6 +204,8 @@ def repair(store: MemoryStore, guard: SecretGuard, data_dir: Path | None) -> Sec
         done += _repair_user(store, guard, user_id)
     rebuilt = _rebuild_documents(store, guard)
     done["vector_collections_rebuilt"] = rebuilt
+    with store.engine.begin() as conn:  # each input's episodes, joined again from the rewritten rows
+        done["session_rows"] = store.sessions.rebuild(conn)
     if store.engine.dialect.name == "sqlite":
         with store.engine.begin() as conn:
             done["fts_rows"] = store.fulltext.rebuild(conn)

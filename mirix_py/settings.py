@@ -25,6 +25,8 @@ class Settings(BaseModel):
     max_input_chars: int = Field(default=200_000, gt=0)
     batch_size: int = Field(default=8, gt=0, description="Queued inputs of one user processed as one batch.")
     batch_seconds: float = Field(default=2.0, ge=0, description="How long a queued input may wait for its batch.")
+    session_leg: bool = Field(default=True, description="Hybrid search also ranks whole sessions (each input's "
+                                                        "episodes) as a third leg (`store.search`).")
     timezone: str | None = Field(default=None, description="IANA zone times are shown in (e.g. 'Europe/Lisbon'); "
                                                            "this machine's when unset. Times are stored in UTC.")
     llm_provider: str | None = None
@@ -61,6 +63,7 @@ class Settings(BaseModel):
             "llm_model": env.get("MIRIX_LLM_MODEL"),
             "llm_base_url": env.get("MIRIX_LLM_BASE_URL"),
             "timezone": env.get("MIRIX_TIMEZONE"),
+            "session_leg": env.get("MIRIX_SESSION_LEG") or None,
         }
         for key, name in (("llm_timeout_s", "MIRIX_LLM_TIMEOUT"), ("llm_max_tokens", "MIRIX_LLM_MAX_TOKENS"),
                           ("llm_structured_output", "MIRIX_LLM_STRUCTURED_OUTPUT")):

@@ -46,9 +46,11 @@ def test_database_of_the_first_schema_opens_with_its_data(tmp_path, embedder):
 def _diff(engine) -> list:
     """Differences between the migrated database and the SQLModel tables. Left out: what the
     models do not describe (the FTS5 table, the tsvector column and its index, the REST key table
-    of mirix_py.server.keys, which has its own metadata, and pgvector's table of store.pgvectors)."""
+    of mirix_py.server.keys, which has its own metadata, pgvector's table of store.pgvectors and
+    the session index of store.sessions)."""
     def include(obj, name, type_, reflected, compare_to):
-        if type_ == "table" and (name.startswith("memory_fts") or name in ("alembic_version", "api_key", "memory_vector")):
+        if type_ == "table" and (name.startswith(("memory_fts", "memory_session"))
+                                 or name in ("alembic_version", "api_key", "memory_vector")):
             return False
         return not ((type_ == "column" and name == "tsv") or (type_ == "index" and name == "ix_memory_tsv"))
 

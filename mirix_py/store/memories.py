@@ -31,6 +31,7 @@ from mirix_py.store.embeddings import Embedder
 from mirix_py.store.fulltext import FullTextIndex
 from mirix_py.store.guard import Known, SecretGuard
 from mirix_py.store.patches import diff_state, undiff_state
+from mirix_py.store.sessions import SessionIndex, input_of, sessions_for
 from mirix_py.store.textrefs import from_refs, to_refs
 from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow, UsageRow
 from mirix_py.store.vectors import VectorIndex, VectorItem, in_transaction
@@ -64,15 +65,17 @@ class _Planned:
 class MemoryStore:
     def __init__(self, engine: Engine, fulltext: FullTextIndex, cipher: Cipher,
                  vectors: VectorIndex | None, embedder: Embedder | None,
-                 guard: SecretGuard | None = None) -> None:
+                 guard: SecretGuard | None = None, sessions: SessionIndex | None = None) -> None:
         """`guard`: what keeps secrets out of every memory written (`store.guard`); the engine
-        always passes one (the vault rules)."""
+        always passes one (the vault rules). `sessions`: the index of each input's episodes
+        (`store.sessions`), the backend's own unless given."""
         self.engine = engine
         self.fulltext = fulltext
         self.cipher = cipher
         self.vectors = vectors
         self.embedder = embedder
         self.guard = guard
+        self.sessions = sessions if sessions is not None else sessions_for(engine)
         self._known: dict[str, tuple[tuple, Known]] = {}  # user -> (vault stamp, its values)
 
     # ------------------------------------------------------------ conversion
@@ -89,6 +92,7 @@ class MemoryStore:
             text=text, occurred_at=memory.occurred_at, created_at=memory.created_at,
             updated_at=memory.updated_at, source_ids=list(memory.source_ids), tags=list(memory.tags),
             fields=to_refs(fields, text), secret=secret,
+            input_id=input_of(memory.memory_type.value, memory.source_ids),
         )
 
     def to_record(self, row: MemoryRow, *, reveal: bool = False) -> Memory:
@@ -191,6 +195,9 @@ class MemoryStore:
                     actor=actor, input_id=input_id, created_at=utcnow(),
                 ))
             write_pending()
+            self.sessions.refresh(conn, user_id, {
+                i for p in plans for m in (p.before, p.after) if m is not None
+                for i in [input_of(m.memory_type.value, m.source_ids)] if i})
             for row in session.execute(select(InputRow).where(col(InputRow.id).in_(list(ledger)))).scalars():
                 row.done_actors = sorted({*(row.done_actors or []), actor})
             if in_transaction(self.vectors):
@@ -506,6 +513,7 @@ class MemoryStore:
         """Remove every row, vector, history event and input of a user."""
         with Session(self.engine) as session:
             self.fulltext.delete_user(session.connection(), user_id)
+            self.sessions.delete_user(session.connection(), user_id)
             if in_transaction(self.vectors):
                 self.vectors.drop_user_in(session.connection(), user_id)
             counts = {

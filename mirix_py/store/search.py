@@ -1,4 +1,5 @@
-"""Search over one user's memories: BM25, embedding, hybrid (RRF of both) and plain substring.
+"""Search over one user's memories: BM25, embedding, hybrid (RRF of both, and of whole sessions)
+and plain substring.
 
 Ranking helpers are pure functions; `Searcher` only gathers candidate lists and loads records.
 """
@@ -17,7 +18,7 @@ from sqlmodel import Session, col
 
 from mirix_py.errors import InvalidInput
 from mirix_py.records import MemoryType, SearchHit, SearchMethod
-from mirix_py.store import neighbours
+from mirix_py.store import neighbours, sessions
 from mirix_py.store.embeddings import CachedEmbedder
 from mirix_py.store.fulltext import Filters
 from mirix_py.store.memories import MemoryStore
@@ -53,6 +54,36 @@ def rrf_fuse(rankings: Sequence[Sequence[str]], k: int = RRF_K,
     absent = max((len(r) for r in rankings), default=0) + 1
     return sorted(scores.items(),
                   key=lambda kv: (-kv[1], *(p.get(kv[0], absent) for p in positions), kv[0]))
+
+
+# Hybrid's third leg: whole sessions (`store.sessions`: each input's episodes as one BM25
+# document). The episodes of the query's top SESSION_TOP sessions, session by session and within one
+# in the order the other two legs' fusion gives them, are fused at SESSION_WEIGHT: a turn that shares
+# no word with the question still ranks when its session is about it. On LoCoMo dev (750 words) a
+# replay over S = 1-3 and w = 0.25/0.5/1 gave its best at S = 3, w = 0.5, which is where these come
+# from: the weight is in-sample; leave-one-conversation-out over S at w = 0.5 picked S = 3 in every
+# fold, and every conversation gained (benchmarks/README.md, "Session and entity indexes").
+SESSION_TOP = 3
+SESSION_WEIGHT = 0.5
+SESSION_MEMBERS = 200  # episodes listed per session at most (the first, in time order)
+SESSION_TIMED_FETCH = 4  # with a time window, this many times SESSION_TOP sessions are looked at
+
+
+def session_leg(ranked: Sequence[str], members: Mapping[str, Sequence[str]], fused: Sequence[str]) -> list[str]:
+    """The episodes of the `ranked` sessions (best first), session by session; within one, those the
+    `fused` ranking holds in its order, then the rest in the order `members` lists them (time)."""
+    position = {m: i for i, m in enumerate(fused)}
+    leg: list[str] = []
+    for session in ranked:
+        given = list(dict.fromkeys(members.get(session, ())))
+        order = {m: i for i, m in enumerate(given)}
+        leg += sorted(given, key=lambda m: (position.get(m, len(position)), order[m]))
+    return leg
+
+
+def top_sessions(scored: Sequence[tuple[str, float]], k: int) -> list[str]:
+    """The best `k` session ids of `scored` (higher is better), equal scores by id, not index order."""
+    return [i for i, _ in sorted(scored, key=lambda item: (-item[1], item[0]))[:k]]
 
 
 # Each leg asks its index for this many times the candidates it keeps. Full text: equal BM25 scores
@@ -113,8 +144,10 @@ def with_context(store: MemoryStore, hits: list[SearchHit], top: int) -> list[Se
 
 
 class Searcher:
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: MemoryStore, *, session_leg: bool = True) -> None:
+        """`session_leg`: hybrid search fuses whole sessions as a third leg (off: the two legs only)."""
         self.store = store
+        self.session_leg = session_leg
         inner = store.embedder
         self.embedder = None if inner is None else (inner if isinstance(inner, CachedEmbedder) else CachedEmbedder(inner))
         self._warned = False
@@ -179,11 +212,18 @@ class Searcher:
             # the query embedding here on one torch thread (the MiniLM embedder uses one for a short
             # text). With torch on two threads the legs fought over both cores and p95 got ten times worse.
             lexical_leg = self._workers().submit(self._bm25, query, filters, depth)
+            session_fetch = self._workers().submit(self._sessions, query, filters) if self._with_sessions(filters) \
+                else None
             try:
                 semantic = [i for i, _ in self._vector(query, filters, depth)]
             finally:
                 lexical = [i for i, _ in lexical_leg.result()]
-            ranked = rrf_fuse([lexical, semantic])[:pool]
+                found = session_fetch.result() if session_fetch is not None else None
+            fused = rrf_fuse([lexical, semantic])
+            if found and found[0]:
+                leg = session_leg(found[0], found[1], [i for i, _ in fused])
+                fused = rrf_fuse([lexical, semantic, leg], weights=[1.0, 1.0, SESSION_WEIGHT])
+            ranked = fused[:pool]
         records = self.store.get_many([i for i, _ in ranked], user_id=user_id)
         ranked = weigh_questions(ranked, records)[:limit]
         hits = []
@@ -193,6 +233,28 @@ class Searcher:
                 continue
             hits.append(SearchHit(text=memory.search_text(), score=score, memory=memory, method=method))
         return with_context(self.store, hits, context) if context else hits
+
+    def _with_sessions(self, filters: Filters) -> bool:
+        return self.session_leg and (not filters.memory_types or MemoryType.episodic.value in filters.memory_types)
+
+    def _sessions(self, query: str, filters: Filters) -> tuple[list[str], dict[str, list[str]]]:
+        """The query's top sessions (with an episode inside the time window, when there is one) and
+        their episodes in time order."""
+        timed = filters.start is not None or filters.end is not None
+        fetch = SESSION_TOP * (SESSION_TIMED_FETCH if timed else 2)  # twice: equal scores settled by id
+        with self.store.engine.connect() as conn:
+            candidates = top_sessions(self.store.sessions.search(conn, query, filters.user_id, fetch), fetch)
+            ranked: list[str] = []
+            listed: dict[str, list[str]] = {}
+            for input_id in candidates:
+                found = sessions.members(conn, filters.user_id, input_id, start=filters.start, end=filters.end,
+                                         limit=SESSION_MEMBERS)
+                if found:
+                    ranked.append(input_id)
+                    listed[input_id] = [m.memory_id for m in found]
+                if len(ranked) == SESSION_TOP:
+                    break
+        return ranked, listed
 
     def _bm25(self, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
         def fetch(n: int) -> list[tuple[str, float]]:

@@ -43,6 +43,7 @@ class MemoryRow(SQLModel, table=True):
     __tablename__ = "memory"
     __table_args__ = (
         Index("ix_memory_user_type_time", "user_id", "memory_type", "occurred_at"),
+        Index("ix_memory_user_input", "user_id", "input_id"),
     )
 
     id: str = Field(primary_key=True, max_length=64)
@@ -57,6 +58,8 @@ class MemoryRow(SQLModel, table=True):
     fields: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
     secret: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     embedding_model: str | None = Field(default=None, max_length=128)
+    input_id: str | None = Field(default=None, max_length=256,
+                                 description="An episode's input (`store.sessions.input_of`): its session.")
 
 
 class HistoryRow(SQLModel, table=True):
