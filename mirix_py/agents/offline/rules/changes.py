@@ -358,8 +358,8 @@ class Change:
 
 
 _V = r"(?P<v>[^!?\n;]+)"
-_HABIT = (r"(?:drinks?|uses?|takes?|rides?|drives?|eats?|plays?|reads?|watch(?:es)?|orders?|prefers?|has|have|"
-          r"chooses?|cooks?|wears?|goes\s+for|go\s+for|listens?\s+to|smokes?)")
+_HABIT = (r"(?:(?:drinks?|uses?|takes?|rides?|drives?|eats?|plays?|reads?|watch(?:es)?|orders?|prefers?|has|have|"
+          r"chooses?|cooks?|wears?|goes\s+for|go\s+for|listens?\s+to|smokes?)(?<!has)(?<!have)|(?:has|have)(?!\s+[a-z]+(?:ed|en)\b))")
 _HABIT_NOW = r"(?:drinks?|uses?|takes?|rides?|drives?|eats?|plays?|reads?|watch(?:es)?|orders?|cooks?|wears?|listens?\s+to)"
 _JOB_NOUN = r"(?:(?:a|an|the|my|his|her|their)\s+)?(?:new\s+|first\s+|full-time\s+|part-time\s+)?(?:job|position|role|post)"
 

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import Iterable
 
 from mirix_py.agents.offline.rules import changes
 from mirix_py.agents.offline.rules import core as self_rules
-from mirix_py.agents.offline.rules import frames
+from mirix_py.agents.offline.rules import frames, people as relations
 from mirix_py.agents.offline.rules import semantic as entity_rules
 from mirix_py.agents.offline.rules.names import shield, unshield
 
@@ -559,11 +560,14 @@ def _question(sentence: str) -> bool:
     return sentence.rstrip().endswith("?")
 
 
-def extract_claims(text: str, speaker: str | None = None, *, self_statements: bool = True) -> list[Claim]:
+def extract_claims(text: str, speaker: str | None = None, *, self_statements: bool = True,
+                   people: Iterable[tuple[str, str]] = ()) -> list[Claim]:
     """Facts stated in `text` by `speaker` ("user" when unnamed), in text order, deduplicated.
 
     `self_statements=False` leaves out what the speaker says of themself (text on a screen is not
-    the user speaking)."""
+    the user speaking). `people` are (name, relation) pairs the speaker stated before (what memory
+    holds): with the ones this text states, a clause opened by "my sister" is about the one person
+    named as the speaker's sister."""
     if not text or not text.strip():
         return []
     speaker = speaker or "user"
@@ -572,6 +576,7 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
     claims: list[Claim] = []
     last: list[str] = []
     subjects: list[str] = []
+    stated = list(people)
     for sm in _SENTENCE.finditer(shielded):
         sentence = sm.group().strip()
         if not sentence or _question(sentence):
@@ -590,6 +595,9 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
             if not clause:
                 continue
             clause = _INDIRECT_QUESTION.split(clause)[0]  # "asked whether I still work at Amazon" states nothing
+            named = relations.known_people([*stated, *((c.entity, c.value) for c in claims if c.attribute == "relation"
+                                                       and c.owner == speaker and not c.negated)])
+            clause = relations.name_the_subject(clause, named)
             if self_statements and _FIRST_PERSON.search(clause):
                 claims += _self_claims(clause, speaker)
             if re.match(rf"^{_LEAD}{_I}\b", clause):

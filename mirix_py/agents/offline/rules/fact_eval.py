@@ -219,15 +219,18 @@ def rules_extract(text: str, speaker: str) -> list[Found]:
             if not c.negated and not c.only_if_replacing]
 
 
-def rules_memory(inputs: Sequence[tuple[str, str]]) -> list[Found]:
+def rules_memory(inputs: Sequence[tuple[str, str]], *, people: bool = False) -> list[Found]:
     """The facts held after the inputs, each input's claims applied to what was held per entity
-    (`factset.apply`: the supersession the managers do)."""
+    (`factset.apply`: the supersession the managers do). With `people`, each input is read knowing
+    the relations held so far ("my sister" for the one person held as the speaker's sister)."""
     from mirix_py.agents.offline.rules.claims import extract_claims
     from mirix_py.agents.offline.rules.factset import apply
 
     held: dict[str, list] = {}
     for text, speaker in inputs:
-        claims = extract_claims(text, speaker)
+        known = [(entity, f.value) for entity, facts in held.items() for f in facts
+                 if people and f.attribute == "relation" and f" {speaker}'s " in f" {f.text} "]
+        claims = extract_claims(text, speaker, people=known)
         for entity in dict.fromkeys(c.entity for c in claims):
             held[entity] = apply(held.get(entity, []), [c for c in claims if c.entity == entity]).facts
     return [Found(entity, f.attribute, f.text) for entity, facts in held.items() for f in facts]
