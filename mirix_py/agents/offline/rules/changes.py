@@ -374,6 +374,7 @@ CHANGES: list[tuple[str, str, bool]] = [
      + _JOB_NOUN + r"\s+(?:at|with)|(?:was|got|been)\s+(?:hired\s+(?:at|by)|(?:poached|headhunted|recruited|snapped\s+up)\s+by)|went\s+to\s+work\s+(?:at|for))\s+" + _V,
      "employer", False),
     (r"joined\s+(?P<v>[A-Z][^!?\n;]*?)\s+as\s+(?:a|an)\s", "employer", False),
+    (r"(?:started|began)\s+(?:out\s+)?(?:at|with)\s+(?P<v>(?:the\s+)?[A-Z][^!?\n;]*)", "employer", False),
     # leaving one place for another: "left Acme to join Globex" is a job; "left Acme for Globex" a job
     # or a home, whichever Acme was (`employer|location`: the claim holds only where it replaces)
     (r"(?:quit|left)\s+(?:(?:my|his|her|their)\s+job\s+(?:at|with)\s+)?(?P<old>[A-Z][^!?\n;]*?)\s+(?:to\s+join|to\s+work\s+"

@@ -444,7 +444,7 @@ def _named_claims(clause: str, speaker: str, known: set[str], last: list[str],
         found = [c for part in parts for c in _relation_or_predicate(part, name, owner, name in known)]
         # an end only removes what is held about the name, and a marker of change says the clause
         # reports a change of the person's state ("Bruno can't stand the park since…")
-        trusted = trusted or bool(found) and (all(c.negated for c in found) or bool(frames.MARKER.search(rest)))
+        trusted = trusted or bool(found) and (all(c.negated for c in found) or bool(_CHANGE_WORD.search(rest)))
         if found and (trusted or found[0].attribute in ("occupation", "relation")):
             last[:] = [name]
             return found
@@ -459,6 +459,8 @@ def _named_claims(clause: str, speaker: str, known: set[str], last: list[str],
     return []
 
 
+# a word of change or time after a name: the clause reports how a person is now ("Bruno can't stand the park since…")
+_CHANGE_WORD = re.compile(r"(?i)\b(?:now|these\s+days|nowadays|since|any\s*more|any\s+longer|no\s+longer|instead|new)\b")
 _NAME_AND_I = re.compile(rf"^{_LEAD}{_NAME}\s+and\s+I\b")
 
 
