@@ -219,3 +219,47 @@ def test_ended_relation(clause, name):
 def test_every_couple_relation_ends_but_no_other():
     assert "boyfriend" in ROMANTIC and "wife" in ROMANTIC
     assert "friend" not in ROMANTIC and "brother" not in ROMANTIC
+
+
+# ---------------------------------------------------------------- the fourth round
+
+
+@pytest.mark.parametrize(
+    "sentence, expected",
+    [
+        ("I haven't been a journalist since 2019", "I am no longer a journalist"),
+        ("Tom hasn't worked at Tesco for years", "Tom no longer works at Tesco"),
+        ("My last day at Amazon was Friday", "I no longer work at Amazon"),
+        ("Tom's last day at the BBC was in May", "Tom no longer works at the BBC"),
+        ("Jake handed in his notice at Deloitte", "Jake no longer works at Deloitte"),
+        ("Jake handed in his notice at Deloitte and joined KPMG", "Jake left Deloitte to join KPMG"),
+        ("Rock climbing doesn't do it for me anymore", "I no longer like rock climbing anymore"),
+        ("Painting bores Sofia", "Sofia no longer likes painting"),
+        ("Kiwi won't touch sunflower seeds anymore", "Kiwi no longer likes sunflower seeds"),
+        ("I'm over jazz", "I no longer like jazz"),
+        ("My wife and I moved to Glasgow", "I moved to Glasgow"),
+        ("We both work for GitLab", "I work for GitLab"),
+        ("Lucy has turned vegan", "Lucy is now a vegan"),
+        ("I went vegetarian", "I am now a vegetarian"),
+        ("Home is Valencia now", "I now live in Valencia now"),
+        ("Tom says rugby is his favourite sport now", "Tom's favourite sport is rugby"),
+        ("Ramen tops sushi as my favourite food", "my favourite food is Ramen"),
+        ("Fontaines D.C. are my favourite band", "my favourite band is Fontaines D.C."),
+    ],
+)
+def test_the_fourth_rounds_rewrites(sentence, expected):
+    assert normalise(sentence) == expected
+
+
+@pytest.mark.parametrize(
+    "sentence, expected",
+    [
+        ("Nothing beats Alien as my favourite film", "Nothing beats Alien as my favourite film"),  # no other value
+        ("I'm over the moon", "I'm over the moon"),
+        ("Tom says his sister moved to Paris", "his sister moved to Paris"),  # about the sister, not Tom
+        ("My last day at Ikea is next Friday", "My last day at Ikea is next Friday"),  # not yet
+        ("Green is my sister's favourite colour", "Green is my sister's favourite colour"),
+    ],
+)
+def test_the_fourth_rounds_rewrites_leave_near_misses(sentence, expected):
+    assert normalise(sentence) == expected

@@ -104,3 +104,111 @@ def test_a_job_ended_through_its_activity_ends_whatever_job_was_held():
 )
 def test_the_third_rounds_families_about_the_speaker(text, expected):
     assert _facts(text) == expected
+
+
+# ---------------------------------------------------------------- the fourth round: generalisation
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("These days I earn my living as a plumber.", [("user", "occupation", "plumber", False)]),
+        ("Priya is now settled in Singapore.", [("Priya", "location", "Singapore", False)]),
+        ("We both work remotely for GitLab these days.", [("user", "employer", "GitLab", False)]),
+        ("My wife and I packed up and moved up to Glasgow in June.", [("user", "location", "Glasgow", False)]),
+        ("After ten years in Chicago, I've made Austin my home.", [("user", "location", "Austin", False)]),
+        ("Lucy has turned vegan.", [("Lucy", "occupation", "vegan", False)]),
+        ("I grew up in Detroit.", [("user", "origin", "Detroit", False)]),
+        ("I've been a firefighter for twelve years.", [("user", "occupation", "firefighter", False)]),
+        ("I drive a Honda Civic.", [("user", "prefers", "Honda Civic", False)]),
+        ("Zoe finished her degree and is working as a paralegal now.", [("Zoe", "occupation", "paralegal", False)]),
+        ("I transferred to the University of York this term.", [("user", "employer", "the University of York", False)]),
+        ("I moved to Imperial College this year.", [("user", "employer", "Imperial College", False)]),
+        ("I left law last year and I'm a full-time potter now.", [("user", "occupation", "full-time potter", False)]),
+    ],
+)
+def test_a_change_read_by_its_shape_and_the_kind_of_its_value(text, expected):
+    assert _facts(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("I haven't been a journalist since 2019.", [("user", "occupation", "journalist", True)]),
+        ("My last day at Amazon was Friday.", [("user", "employer", "Amazon", True)]),
+        ("Friday was my last day at Ikea.", [("user", "employer", "Ikea", True)]),
+        ("I'm not vegan anymore.", [("user", "occupation", "vegan", True)]),
+        ("Rock climbing doesn't do it for me anymore.", [("user", "likes", "rock climbing", True)]),
+        ("Painting bores Sofia these days.", [("Sofia", "likes", "painting", True)]),
+        ("Kiwi won't touch sunflower seeds anymore.", [("Kiwi", "likes", "sunflower seeds", True)]),
+        ("I'm over jazz these days.", [("user", "likes", "jazz", True)]),
+        ("Anna quit Google and went freelance.", [("Anna", "employer", "Google", True)]),
+    ],
+)
+def test_an_end_said_without_no_longer(text, expected):
+    assert _facts(text) == expected
+
+
+def test_an_end_and_the_next_employer_in_one_breath():
+    assert _facts("Jake handed in his notice at Deloitte and joined KPMG.") == [("Jake", "employer", "KPMG", False)]
+    (claim,) = extract_claims("Jake handed in his notice at Deloitte and joined KPMG.", "user")
+    assert claim.replaces == "Deloitte"
+
+
+def test_one_thing_given_up_for_another():
+    (matcha,) = extract_claims("I've cut out coffee completely and drink matcha.", "user")
+    assert (matcha.attribute, matcha.value, matcha.replaces) == ("prefers", "matcha", "coffee")
+    (tesla,) = extract_claims("I sold the Civic and bought a Tesla.", "user")
+    assert (tesla.attribute, tesla.replaces) == ("prefers", "Civic") and "Tesla" in tesla.value
+    (tennis,) = extract_claims("Ben has taken up tennis instead of golf.", "user")
+    assert (tennis.entity, tennis.attribute, tennis.value, tennis.replaces) == ("Ben", "likes", "tennis", "golf")
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("These days I'd say Fontaines D.C. are my favourite band.", [("user", "favorite band", "Fontaines D.C.", False)]),
+        ("Ramen tops sushi as my favourite food these days.", [("user", "favorite food", "Ramen", False)]),
+        ("Honestly, Arrival is my favourite film now.", [("user", "favorite film", "Arrival", False)]),
+        ("Tom says rugby is his favourite sport now.", [("Tom", "favorite sport", "rugby", False)]),
+    ],
+)
+def test_a_favourite_said_with_any_verb_or_after_the_value(text, expected):
+    assert _facts(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Ines, an old friend of mine, is a pharmacist in Porto.",
+         [("Ines", "relation", "old friend", False), ("Ines", "occupation", "pharmacist", False)]),
+        ("Ben's son Ollie hates golf.", [("Ollie", "relation", "son", False), ("Ollie", "dislikes", "golf", False)]),
+        ("Chris and I are engaged now, so he's my fiancé.", [("Chris", "relation", "fiancé", False)]),
+        ("Dana is my ex-wife now.", [("Dana", "relation", "ex-wife", False)]),
+        ("Bruno can't stand the park since he got bitten there.", [("Bruno", "dislikes", "the park", False)]),
+        ("Mark got rid of his Ford Focus; he rides an e-bike to work now.",
+         [("Mark", "prefers", "Ford Focus", True), ("Mark", "prefers", "an e-bike to work", False)]),
+        ("Lena was poached by Bosch last month.", [("Lena", "employer", "Bosch", False)]),
+    ],
+)
+def test_subjects_resolved_and_trusted(text, expected):
+    assert _facts(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My sister asked whether I still work at Amazon.",  # an indirect question
+        "Green is my sister's favourite colour.",  # someone else's favourite, not a relation
+        "Kai says his sister's favourite game is Go.",  # reported speech about another person
+        "Nothing beats Alien as my favourite film.",
+        "I wish I worked at Google now.",
+        "I ate at McDonald's since I was hungry.",
+        "Tom is in Rome on holiday now.",
+        "I rented a Tesla for the road trip.",
+        "Mark test-drove a BMW yesterday.",
+        "Jake had an interview at KPMG today.",
+    ],
+)
+def test_near_misses_of_the_fourth_round_say_nothing(text):
+    assert [f for f in _facts(text) if not f[3]] == []

@@ -55,3 +55,41 @@ def test_a_prefixed_kin_word_or_an_owner_is_no_job():
     for value in ("stepfather", "grandmother", "step-mom", "homeowner"):
         assert slot("occupation", value) != slot("occupation", "teacher"), value
     assert slot("occupation", "headteacher") == slot("occupation", "head-teacher") == slot("occupation", "teacher")
+
+
+def _relation(value):
+    return Claim(entity="Chris", attribute="relation", value=value, owner="user")
+
+
+def _held_relation(value):
+    return Held(text=f"Chris is user's {value}", attribute="relation", value=value)
+
+
+def test_a_couple_holds_one_relation_at_a_time():
+    out = apply([_held_relation("boyfriend")], [_relation("fiancé")])
+    assert [f.value for f in out.facts] == ["fiancé"] and [f.value for f in out.superseded] == ["boyfriend"]
+    out = apply([_held_relation("wife")], [_relation("ex-wife")])
+    assert [f.value for f in out.facts] == ["ex-wife"]  # an ex is not the same value as the wife
+
+
+def test_a_relation_of_another_group_stands_beside():
+    out = apply([_held_relation("boyfriend")], [_relation("best friend")])
+    assert [f.value for f in out.facts] == ["boyfriend", "best friend"] and not out.superseded
+    out = apply([_held_relation("brother")], [_relation("flatmate")])
+    assert [f.value for f in out.facts] == ["brother", "flatmate"]
+
+
+def test_a_thing_said_by_part_of_its_name_ends_the_one_held():
+    out = apply([_held("prefers", "Honda Civic")], [_claim("prefers", "a Tesla", replaces="the Civic")])
+    assert [f.value for f in out.facts] == ["a Tesla"]
+    out = apply([_held("prefers", "Ford Focus")], [_claim("prefers", "Focus", negated=True)])
+    assert out.facts == []
+
+
+def test_a_lowercase_part_does_not_end_a_named_thing():
+    out = apply([_held("prefers", "Honda Civic")], [_claim("prefers", "civic", negated=True)])
+    assert [f.value for f in out.facts] == ["Honda Civic"]
+
+
+def test_a_car_by_its_make_is_one_way_of_getting_about():
+    assert slot("prefers", "Kia Niro") == slot("prefers", "Toyota Corolla") == slot("prefers", "an e-bike")
