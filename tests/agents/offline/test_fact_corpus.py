@@ -49,15 +49,47 @@ def test_updates_supersede_on_the_corpus():
 
 
 
-# committed before the rules were run on it (25364fc) and never tuned on (the first two held-out sets are in CORPUS
-# now, as seen): its floors are the figures of its first and only blind run, kept so a change that loses ground on
-# unseen sentences shows
-HELDOUT = parse_corpus((CORPUS_PATH.parent / "offline_facts_heldout.jsonl").read_text(encoding="utf-8").splitlines())
+def _section(marker: str) -> list:
+    """The examples after a "# Seen: …" comment of the corpus, up to the next one."""
+    lines = CORPUS_PATH.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(marker))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("# Seen:")), len(lines))
+    return parse_corpus(lines[start:end])
 
 
-def test_held_out_sentences():
-    result = score(HELDOUT, rules_extract)
-    assert result.precision() >= 0.9 and result.recall() >= 0.28, result.errors  # first run: 0.909, 0.286
-    updates = score_updates(HELDOUT, rules_memory)
-    assert updates.applied >= 1, updates.errors  # first run: 1 of 28
-    assert updates.kept >= 28, updates.errors  # first run: 28 of 29 kept (a second relation replaced the first)
+# the third held-out set, blind in 25364fc (first run: 0.909 / 0.286, 1 of 28 supersessions), the development set of
+# the fourth round since: its floors are what that round reached on it, so a change that loses that ground shows
+THIRD = _section("# Seen: the third held-out set")
+
+
+def test_the_third_held_out_set_as_seen():
+    assert len(THIRD) == 69
+    result = score(THIRD, rules_extract)
+    assert result.precision() >= 1.0 and result.recall() >= 0.94, result.errors  # fourth round: 1.000, 0.943
+    updates = score_updates(THIRD, rules_memory)
+    assert updates.applied >= 26, updates.errors  # fourth round: 26 of 28 ("my sister" named in another input: 2)
+    assert updates.kept_rate() == 1.0, updates.errors  # 31 of 31
+    resolved = score_updates(THIRD, lambda inputs: rules_memory(inputs, people=True))
+    assert resolved.applied == 28 and resolved.kept_rate() == 1.0, resolved.errors  # the relations held passed
+
+
+def test_the_benchmark_scores_a_held_out_set_given_by_path(tmp_path):
+    """`benchmarks/offline_facts.py --heldout PATH`: the next blind set is scored where it is written."""
+    import json
+    import subprocess
+    import sys
+
+    heldout = tmp_path / "blind.jsonl"
+    heldout.write_text('{"prior": ["I live in Leeds."], "text": "I moved to York.", "speaker": "user", '
+                       '"facts": [["user", "location", "York"]], "supersedes": [["user", "location", "Leeds"]]}\n',
+                       encoding="utf-8")
+    out = tmp_path / "figures.json"
+    script = Path(__file__).resolve().parents[3] / "benchmarks" / "offline_facts.py"
+    subprocess.run([sys.executable, str(script), "--heldout", str(heldout), "--out", str(out)], check=True,
+                   capture_output=True)
+    figures = json.loads(out.read_text(encoding="utf-8"))
+    assert [f["corpus"] for f in figures] == ["offline_facts_corpus.jsonl", "blind.jsonl"]
+    assert figures[1]["updates"]["applied"] == 1 and figures[1]["loose"]["recall"] == 1.0
+    missing = subprocess.run([sys.executable, str(script), "--heldout", str(tmp_path / "none.jsonl")],
+                             capture_output=True, text=True)
+    assert missing.returncode == 2 and "no held-out set" in missing.stderr
