@@ -33,7 +33,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = ["CHANGES", "ROMANTIC", "Change", "ended_relation", "find_changes", "normalise", "third_person"]
+__all__ = ["CHANGES", "DIETS", "ROMANTIC", "Change", "ended_relation", "find_changes", "left_diet", "normalise",
+           "started_couple", "third_person"]
 
 _APOS = r"['’]"
 _SUBJ = r"(?P<subj>(?<![\w'’])I|(?<![\w'’])(?:[Hh]e|[Ss]he)|(?:[A-Z][a-z]+)(?:\s[A-Z][a-z]+)?)"
@@ -129,8 +130,8 @@ _OVER = re.compile(rf"{_SUBJ}(?:\s+(?:am|is|are)|{_APOS}(?:m|s|re))\s+(?:so\s+|t
 # "we" for the speaker's household when it moves: "We relocated to Edinburgh", "we live in Leeds now"
 _WE_HOME = re.compile(
     r"(?<![\w'’])[Ww]e(?P<aux>\s+(?:have|had|are|were)|['’](?:ve|re))?(?P<adv>(?:\s+(?:just|recently|finally|now|since|already|"
-    r"eventually|all|both|then|also))*)\s+(?P<verb>moved|relocated|settled|live|lived|living|based)\b"
-    r"(?=\s+(?:(?:back|away|over|down|up)\s+)?(?:to|from|in|out\s+of)\b)"
+    r"eventually|all|both|then|also|been))*)\s+(?P<verb>moved|relocated|settled|live|lived|living|based)\b"
+    r"(?=\s+(?:(?:back|away|over|down|up|home|across)\s+){0,2}(?:to|from|in|out\s+of)\b)"
 )
 # a favourite said with another verb: "my favourite colour has been purple", "A has replaced B as my favourite film"
 _WHOSE = r"(?P<who>(?i:my|his|her|their)|[A-Z][a-z]+['’]s)\s+(?:new\s+)?(?P<fav>(?:all[- ]time\s+)?favou?rite\s+[a-z][a-z -]{0,30}?)"
@@ -146,7 +147,8 @@ _FAVOURITE_REPLACED = re.compile(
 )
 # "Fontaines D.C. are my favourite band", "I'd say A is my favourite film": the value before the favourite
 _FAVOURITE_IS = re.compile(
-    rf"^(?P<v>[^,;]+?)\s+(?:is|are|{_APOS}s)\s+(?:now\s+|still\s+|definitely\s+|easily\s+|officially\s+)?{_WHOSE}"
+    rf"^(?P<v>[^,;]+?)\s+(?:is|are|{_APOS}s|(?:has|have)\s+(?:now\s+)?(?:become|been)|became)\s+"
+    rf"(?:now\s+|still\s+|definitely\s+|easily\s+|officially\s+)?{_WHOSE}"
     rf"(?:\s+(?:now|these\s+days|nowadays|lately))?\s*$"
 )
 _HEDGE = re.compile(r"^(?i:(?:and|but|so|well|actually|now|lately|these\s+days|nowadays|honestly|today)[,\s]+)*"
@@ -363,6 +365,10 @@ _HABIT = (r"(?:(?:drinks?|uses?|takes?|rides?|drives?|eats?|plays?|reads?|watch(
 _HABIT_NOW = r"(?:drinks?|uses?|takes?|rides?|drives?|eats?|plays?|reads?|watch(?:es)?|orders?|cooks?|wears?|listens?\s+to)"
 _JOB_NOUN = r"(?:(?:a|an|the|my|his|her|their)\s+)?(?:new\s+|first\s+|full-time\s+|part-time\s+)?(?:job|position|role|post)"
 
+_OUT_OF_WORK = (r"(?:(?:has|have|had)\s+)?(?:(?:is|am|are|was|were|{a}s|{a}m|{a}re)\s+(?:now\s+|currently\s+|still\s+)?)?"
+                r"(?:retired\b(?!\s+(?:from|as)\b)|(?:got|been|was|were)\s+(?:laid\s+off|let\s+go|made\s+redundant|fired|sacked)\b"
+                r"(?!\s+(?:from|at|by|with)\s)|lost\s+(?:my|his|her|their)\s+job\b(?!\s+(?:at|with)\s)|"
+                r"unemployed\b|out\s+of\s+work\b|between\s+jobs\b|jobless\b)").format(a=_APOS)
 # (verb phrase and value, attribute, negated). Order matters: the first family that reads a span wins.
 CHANGES: list[tuple[str, str, bool]] = [
     # a new job: "became a", "started working as", "got a job as", "was promoted to"
@@ -419,6 +425,10 @@ CHANGES: list[tuple[str, str, bool]] = [
     # professionally", "no longer teaches for a living" (the value is empty: every job ends)
     (r"(?:(?:is|am|are|{a}s|{a}m|{a}re)\s+)?no\s+longer\s+(?:[a-z]+ing|[a-z]+s?)\s+(?:[a-z]+\s+)?(?:professionally|"
      r"for\s+a\s+living|for\s+(?:work|money|pay)|full[- ]time)\b(?P<v>)".format(a=_APOS), "occupation", True),
+    # a working life paused or over, no employer named: "I retired last year", "Joe is retired now", "I was laid off",
+    # "I'm unemployed": the job and the employer both end, whatever they were (empty values)
+    (_OUT_OF_WORK + r"(?P<v>)", "occupation", True),
+    (_OUT_OF_WORK + r"(?P<v>)", "employer", True),
     # a taste said as who one is: "more of a coffee person", "a tea drinker now", "a huge Arsenal fan"
     (r"(?:is|am|are|{a}s|{a}m|{a}re)\s+(?:now\s+|definitely\s+|really\s+|totally\s+|very\s+much\s+)?(?:more\s+of\s+|"
      r"much\s+more\s+of\s+)?(?:a|an)\s+(?P<v>[a-z][\w-]*(?:\s[a-z][\w-]*)?)\s+(?:person|guy|gal|girl|drinker|kind\s+of\s+"
@@ -463,6 +473,35 @@ _BROKE_UP = [
     re.compile(rf"^{_NAME}\s+and\s+I{_AUX}{_ADVERBS}\s+(?:broke\s+up|split(?:\s+up)?|divorced|separated|got\s+divorced)\b"),
     re.compile(rf"^{_NAME}\s+(?:broke\s+up\s+with|dumped|divorced|left)\s+me\b"),
 ]
+
+
+_MARRIED = [
+    (re.compile(rf"^{_NAME}\s+and\s+I{_AUX}{_ADVERBS}\s+(?:got|are|were|have\s+been)\s+(?:now\s+)?(?P<kind>married|engaged)\b"), None),
+    (re.compile(rf"(?<![\w'’])I{_AUX}{_ADVERBS}\s+(?:married|got\s+(?P<kind>married|engaged)\s+to)\s+{_NAME}\b"), "married"),
+]
+
+
+def started_couple(clause: str) -> tuple[str, str] | None:
+    """(name, relation) when the speaker says they married or got engaged to someone: "Ella and I got
+    married" -> ("Ella", "spouse"); "I got engaged to Sam" -> ("Sam", "fiance")."""
+    for pattern, kind in _MARRIED:
+        m = pattern.search(clause)
+        if m:
+            return m.group("name"), {"married": "spouse", "engaged": "fiance"}[m.group("kind") or kind]
+    return None
+
+
+DIETS = ("vegan", "vegetarian", "pescatarian")
+_MEAT_AGAIN = re.compile(
+    r"(?<![\w'’])(?:eat|eats|eating|ate)\s+(?:meat|fish|chicken|steak|burgers?)\s+(?:again|now)\b|"
+    r"(?:gone|went|going|go)\s+back\s+to\s+eating\s+(?:meat|fish)|(?:started|began)\s+eating\s+(?:meat|fish)\s+again"
+)
+
+
+def left_diet(clause: str) -> bool:
+    """True when the speaker says they eat meat again ("I eat meat again these days", "went back to
+    eating meat"): a meatless diet held ends (`DIETS`), whichever it was."""
+    return bool(re.match(r"^(?:(?:and|but|so|well|actually)[,\s]+)*I\b", clause) and _MEAT_AGAIN.search(clause))
 
 
 def ended_relation(clause: str) -> str | None:

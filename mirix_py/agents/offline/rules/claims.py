@@ -180,7 +180,7 @@ _NAME = r"(?P<name>(?:(?:Mr|Mrs|Ms|Mx|Dr|Prof|St)\u2024\s)?(?:[A-Z]\u2024\s?)*[A
 _LEAD = r"(?:(?:and|but|so|also|well|oh|yes|yeah|now|then|actually)[,\s]+)*"
 _ADV = r"(?:(?P<adv>now|currently|still|also|actually|no\s+longer|just)\s+)?"
 # a relation word, also a former one ("ex-wife")
-_REL = rf"(?:ex-)?(?:{entity_rules._RELATIONS})"
+_REL = rf"(?:ex-)?(?:{entity_rules._RELATIONS})|ex(?![\w-])"
 _MY_REL = re.compile(
     rf"(?i:\b(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)(?P<rel>{_REL}))(?!-),?\s+{_NAME}(?:,\s*|\s+|(?=[^\w]|$))"
 )
@@ -203,7 +203,9 @@ _PREDICATES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"^{_ADV}(?:works|worked|is\s+working)\s+as\s+(?P<v>[^!?\n;]+)"), "occupation"),
     (re.compile(rf"^{_ADV}(?:works|is\s+working)\s+(?:at|for)\s+(?P<v>[^!?\n;]+)"), "employer"),
     (re.compile(rf"^{_ADV}(?:lives|is\s+living)\s+in\s+(?P<v>[^!?\n;]+)"), "location"),
-    (re.compile(rf"^{_ADV}(?:has\s+)?(?:moved|relocated)\s+(?:back\s+)?to\s+(?P<v>[^!?\n;]+)"), "moved"),
+    (re.compile(rf"^{_ADV}(?:has\s+)?(?:moved|relocated)\s+(?:(?:back|up|down|over|out|home|across)\s+){{0,2}}to\s+(?P<v>[^!?\n;]+)"), "moved"),
+    (re.compile(rf"^(?:is|was|['’]s)\s+{_ADV}(?:really\s+|so\s+|totally\s+|very\s+)?into\s+(?P<v>[^!?\n;]+)"), "likes"),
+    (re.compile(rf"^{_ADV}(?:goes|attends)\s+(?:to\s+)?(?P<v>(?:the\s+)?[A-Z][^!?\n;]+)"), "school"),
     (re.compile(rf"^(?:is|was|['’]s)\s+{_ADV}(?:originally\s+)?from\s+(?P<v>[^!?\n;]+)"), "origin"),
     (re.compile(rf"^{_ADV}(?:loves|likes|enjoys|adores)\s+(?P<v>[^!?\n;]+)"), "likes"),
     (re.compile(rf"^{_ADV}(?:hates|dislikes|detests|can['’]?t\s+stand)\s+(?P<v>[^!?\n;]+)"), "dislikes"),
@@ -281,7 +283,7 @@ def _change_claims(found: list[changes.Change], subject: str, *, about_speaker: 
         if attribute == "where":  # "transferred to": an organisation's name is an employer, any other a home
             attribute = "employer" if frames.is_organisation(_clip(change.value, place=True)) else "location"
         place = attribute in ("location", "employer")
-        if change.negated and not change.value and attribute == "occupation":
+        if change.negated and not change.value and attribute in ("occupation", "employer"):
             # "is no longer cooking professionally": the job ends, whatever it was called
             out.append(Claim(entity=subject, attribute=attribute, value="", about_speaker=about_speaker, negated=True))
             continue
@@ -343,6 +345,11 @@ def _plain_predicate(rest: str, subject: str, known: bool) -> list[Claim]:
             value = bare
         if attribute == "moved":
             attribute = "employer" if frames.is_organisation(value) else "location"
+        if attribute == "school":  # "goes to Oak Primary": a school by its name's form, not a place one visits
+            value = _PLACE_TAIL.sub("", value) or value
+            if not frames.is_organisation(value):
+                return []
+            attribute = "employer"
         if place and not value[:1].isupper():
             return []
         return [Claim(entity=subject, attribute=attribute, value=unshield(value), negated=negated)]
@@ -461,6 +468,11 @@ def _named_claims(clause: str, speaker: str, known: set[str], last: list[str],
 
 # a word of change or time after a name: the clause reports how a person is now ("Bruno can't stand the park since…")
 _CHANGE_WORD = re.compile(r"(?i)\b(?:now|these\s+days|nowadays|since|any\s*more|any\s+longer|no\s+longer|instead|new)\b")
+# "We adopted a cat called Mochi", "I have a dog named Rex", "our new puppy, called Bo": the speaker's
+_CALLED = re.compile(
+    rf"(?:^(?:{_LEAD})(?:I|[Ww]e)\b[^,;]*?\b(?:a|an)|(?i:\bmy|\bour))\s+(?:(?i:new|little|baby|rescue|sweet)\s+)*"
+    rf"(?P<rel>(?i:{entity_rules._RELATIONS}))\b,?\s+(?:called|named)\s+{_NAME}"
+)
 _NAME_AND_I = re.compile(rf"^{_LEAD}{_NAME}\s+and\s+I\b")
 
 
@@ -479,7 +491,7 @@ def _clean_name(name: str) -> str | None:
 
 _I = r"(?<![\w'’])I"
 _SELF_CHANGES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(rf"{_I}(?:\s+have|['’]ve)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:(?:back|up|down|over|out)\s+)?to\s+(?P<v>[^!?\n;]+)"), "location"),
+    (re.compile(rf"{_I}(?:\s+have|['’]ve)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+(?:(?:back|up|down|over|out|home|across)\s+){{0,2}}to\s+(?P<v>[^!?\n;]+)"), "location"),
     (re.compile(rf"{_I}(?:\s+have|['’]ve)?\s+(?:just\s+|recently\s+|finally\s+)?switched\s+from\s+(?P<old>.+?)\s+to\s+(?P<v>[^!?\n;]+)"), "prefers"),
     (re.compile(rf"{_I}(?:\s+have|['’]ve)?\s+(?:just\s+|recently\s+|finally\s+)?switched\s+to\s+(?P<v>[^!?\n;]+)"), "prefers"),
     (re.compile(rf"{_I}\s+no\s+longer\s+(?:like|love|enjoy)\s+(?P<v>[^!?\n;]+)"), "likes-"),
@@ -489,10 +501,19 @@ _SELF_CHANGES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"{_I}\s+no\s+longer\s+live\s+in\s+(?P<v>[^!?\n;]+)"), "location-"),
     (re.compile(rf"{_I}(?:['’]m|\s+am)\s+no\s+longer\s+(?P<v>(?:a|an)\s+[^!?\n;]+|[a-z]+$)"), "occupation-"),
     (re.compile(rf"{_I}\s+(?:now\s+)?(?:drive|ride)\s+(?:a|an)\s+(?P<v>[A-Z][^!?\n;]+)"), "prefers"),  # a named car or bike
+    (re.compile(rf"{_I}(?:['’]m|\s+am)\s+(?:now\s+|really\s+|so\s+|totally\s+|very\s+|also\s+)*into\s+(?P<v>[^!?\n;]+)"), "likes"),
     (re.compile(rf"{_I}\s+(?:grew\s+up|was\s+(?:raised|brought\s+up))\s+in\s+(?P<v>[^!?\n;]+)"), "origin"),
+    # a diet said without an article: "I'm vegetarian", "I am vegan now"
+    (re.compile(rf"{_I}(?:['’]m|\s+am)\s+(?:now\s+|fully\s+|strictly\s+|also\s+)*(?P<v>{'|'.join(changes.DIETS)})\b(?!\s+(?:food|options?|recipes?|friendly))"), "occupation"),
+    # where one studies is labelled as an employer, as a job at a named place
+    (re.compile(rf"{_I}\s+(?:now\s+|currently\s+)?stud(?:y|ied)\s+at\s+(?P<v>(?:the\s+)?[A-Z][^!?\n;]+)"), "employer"),
     # "I've been a firefighter for twelve years": a job held since
     (re.compile(rf"{_I}(?:['’]ve|\s+have)\s+(?:now\s+)?been\s+(?P<v>(?:a|an)\s+[^!?\n;]+?)\s+(?:for|since)\s"), "occupation"),
 ]
+
+
+# "since I lost my job, …": a past end told as the background of something else, not news of the present
+_SUBORDINATE = re.compile(r"(?i)\b(?:since|after|before|when|because|['’]?cause|until|once|ever\s+since)\s+$")
 
 
 def _self_claims(clause: str, speaker: str) -> list[Claim]:
@@ -525,7 +546,8 @@ def _self_claims(clause: str, speaker: str) -> list[Claim]:
                                 negated=negated, replaces=unshield(old)))
             changed.add(attribute)
     found = [c for c in changes.find_changes(clause, first_person=True) or frames.find_frames(clause, first_person=True)
-             if not _MOVE_PLAN.search(clause[max(0, c.start - 30):c.start])]
+             if not _MOVE_PLAN.search(clause[max(0, c.start - 30):c.start])
+             and not (c.negated and not c.value and _SUBORDINATE.search(clause[:c.start]))]
     for claim in _change_claims(found, who, about_speaker=True):
         claims.append(claim)
         changed.add(claim.attribute)
@@ -549,7 +571,7 @@ def _self_claims(clause: str, speaker: str) -> list[Claim]:
     return claims
 
 
-_FIRST_PERSON = re.compile(rf"{_I}\b|(?i:\bmy\s+(?:all[- ]time\s+|absolute\s+|top\s+)?(?:favou?rite|name|birthday|bday|b-day)\b|"
+_FIRST_PERSON = re.compile(rf"{_I}\b|(?i:\bmy\s+(?:all[- ]time\s+|absolute\s+|top\s+|new\s+|current\s+)?(?:favou?rite|name|birthday|bday|b-day)\b|"
                            r"\bcall\s+me\b)")
 
 
@@ -579,12 +601,24 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
     last: list[str] = []
     subjects: list[str] = []
     stated = list(people)
+    wed: list[Claim] = []  # couples said to start; unless the text names the relation itself ("so he's my husband")
     for sm in _SENTENCE.finditer(shielded):
         sentence = sm.group().strip()
         if not sentence or _question(sentence):
             continue
         body = changes.normalise(sentence.rstrip(".!"))
         partner = changes.ended_relation(body) if self_statements else None
+        called = _CALLED.search(body) if self_statements else None
+        if called and _clean_name(called.group("name")):
+            claims.append(Claim(entity=_clean_name(called.group("name")) or "", attribute="relation",
+                                value=called.group("rel").lower(), owner=speaker))
+        couple = changes.started_couple(body) if self_statements else None
+        if couple and _clean_name(couple[0]):  # "Ella and I got married": she is the speaker's spouse now
+            wed.append(Claim(entity=_clean_name(couple[0]) or couple[0], attribute="relation", value=couple[1],
+                             owner=speaker))
+        if self_statements and changes.left_diet(body):  # "I eat meat again": a meatless diet ends, whichever
+            claims += [Claim(entity=speaker, attribute="occupation", value=d, about_speaker=True, negated=True)
+                       for d in changes.DIETS]
         if partner and _clean_name(partner):  # "Jake and I split up": every couple's relation to Jake ends
             claims += [Claim(entity=_clean_name(partner) or partner, attribute="relation", value=v, owner=speaker,
                              negated=True) for v in changes.ROMANTIC]
@@ -606,6 +640,7 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
                 continue
             claims += _named_claims(clause, speaker, known, last, subjects)
     claims += _legacy_entity_claims(text, speaker, claims)
+    claims += [c for c in wed if not any(x.entity == c.entity and x.attribute == "relation" for x in claims)]
     out: list[Claim] = []
     seen: set[tuple[str, str, str, bool]] = set()
     for claim in claims:

@@ -54,7 +54,7 @@ TASTES = frozenset({"likes", "prefers"})
 # husband an ex-husband, a friend a best friend; one of another group is a second relation ("my best friend
 # too" beside "boyfriend"), and any other relation (a brother, a flatmate) stands beside the rest
 RELATION_GROUPS: dict[str, frozenset[str]] = {
-    "couple": frozenset("boyfriend girlfriend partner fiance fiancé fiancee fiancée husband wife spouse sweetheart".split()),
+    "couple": frozenset("boyfriend girlfriend partner fiance fiancé fiancee fiancée husband wife spouse sweetheart ex".split()),
     "friend": frozenset("friend bff buddy pal".split()),
     "work": frozenset("boss manager coworker co-worker colleague teammate mentor".split()),
 }

@@ -43,7 +43,7 @@ _NOT_A_STATE = frozenset(
     a an the not never no nor if whether will would might may could should can must shall wo ca
     want wants wanted wanting wish wishes hope hopes hoping plan plans planning planned going gonna
     thinking think thought consider considering considered dream dreamt dreamed try trying tried
-    went go goes flew fly flying flies drove driving travel travels travelled traveled travelling traveling
+    went flew fly flying flies drove driving travel travels travelled traveled travelling traveling
     trip trips visit visits visited visiting holiday holidays vacation vacationing staying stayed stay
     stuck trapped waiting waited stranded
     came come comes coming headed heading walked ran run stopped
@@ -56,9 +56,11 @@ _NOT_A_STATE = frozenset(
     """.split()
 )
 # verb phrases of each kind (any word of the phrase may carry it)
-_WORK = re.compile(r"^(?:work(?:s|ed|ing)?|employed|intern(?:s|ed|ing)?|teach(?:es|ing)?|taught|lectur(?:e|es|ed|ing)|"
+_WORK = re.compile(r"^(?:work(?:s|ed|ing)?|employed|stud(?:y|ies|ied|ying)|enrolled|intern(?:s|ed|ing)?|teach(?:es|ing)?|taught|lectur(?:e|es|ed|ing)|"
                    r"consult(?:s|ed|ing)?|freelanc(?:e|es|ed|ing)|contract(?:s|ed|ing)?|job)$")
 _DWELL = re.compile(r"^(?:live[sd]?|living|based|settled|resettled|stationed|residing|resides?|home)$")
+# going to a school or a firm by its name is where one studies or works ("Leo goes to Elm Academy now")
+_ATTEND = re.compile(r"^(?:go|goes|attend|attends|started)$")
 _RELOCATE = re.compile(r"^(?:moved|relocated|transferred|emigrated|immigrated|resettled|returned)$")
 # a progressive verb is a moment ("shopping at Tesco now"), but for these
 _LASTING = frozenset("working living studying teaching training employed based settled residing interning".split())
@@ -75,7 +77,8 @@ _COPULA = frozenset("is am are was were be been being 's 'm 're now still".split
 _ORG_WORD = re.compile(
     r"\b(?:University|College|School|Academy|Institute|Polytechnic|Inc|Ltd|LLC|Corp|Corporation|Company|Co|Group|"
     r"Bank|Hospital|Clinic|Labs?|Studios?|Agency|Foundation|Ministry|Department|Council|Partners|Associates|"
-    r"Technologies|Systems|Solutions|Media|Records|Airlines?|Motors)\b"
+    r"Technologies|Systems|Solutions|Media|Records|Airlines?|Motors|Primary|Elementary|Secondary|High|Nursery|Kindergarten|"
+    r"Preschool|Montessori|Grammar|Comprehensive)\b"
 )
 _ACRONYM = re.compile(r"^(?:the\s+)?[A-Z]{2,6}$")
 
@@ -112,6 +115,8 @@ def _attribute(prep: str, value: str, vp: list[str]) -> str | None:
         return "location" if bare or any(_DWELL.match(w) for w in vp) else None
     if any(_RELOCATE.match(w) for w in vp):
         return "employer" if is_organisation(value) else "location"
+    if any(_ATTEND.match(w) for w in vp) and is_organisation(value):
+        return "employer"
     return None
 
 

@@ -76,11 +76,14 @@ def test_a_relation_in_apposition_after_a_name():
 
 def test_a_pronoun_ends_the_relation_of_the_one_person_the_message_names():
     assert _facts("Marco moved out, so he's not my roommate any longer.") == [("Marco", "relation", "roommate", True)]
-    assert _facts("Karen retired, so she's not my boss anymore.") == [("Karen", "relation", "boss", True)]
+    assert _facts("Karen retired, so she's not my boss anymore.") == [
+        ("Karen", "occupation", "", True), ("Karen", "employer", "", True),  # retiring ends whatever job she held
+        ("Karen", "relation", "boss", True)]
 
 
 def test_a_pronoun_is_not_resolved_when_two_people_open_clauses():
-    assert _facts("Marco moved out. Karen retired. He's not my roommate any longer.") == []
+    facts = _facts("Marco moved out. Karen retired. He's not my roommate any longer.")
+    assert [f for f in facts if f[1] == "relation"] == []  # Karen's job ends; nobody's relation
 
 
 def test_a_single_unknown_name_is_trusted_before_has_moved():
@@ -212,3 +215,54 @@ def test_subjects_resolved_and_trusted(text, expected):
 )
 def test_near_misses_of_the_fourth_round_say_nothing(text):
     assert [f for f in _facts(text) if not f[3]] == []
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("I retired last year.", [("user", "occupation", "", True), ("user", "employer", "", True)]),
+        ("Joe is retired now.", [("Joe", "occupation", "", True), ("Joe", "employer", "", True)]),
+        ("I was laid off in March.", [("user", "occupation", "", True), ("user", "employer", "", True)]),
+        ("I'm unemployed at the moment.", [("user", "occupation", "", True), ("user", "employer", "", True)]),
+        ("I eat meat again these days.", [("user", "occupation", "vegan", True), ("user", "occupation", "vegetarian", True),
+                                         ("user", "occupation", "pescatarian", True), ("user", "prefers", "meat", False)]),
+    ],
+)
+def test_an_end_with_nothing_named_ends_whatever_was_held(text, expected):
+    assert _facts(text) == expected
+
+
+def test_a_past_end_told_as_background_ends_nothing():
+    assert _facts("It's been tough going since I lost my job, but I'm sure my business will pay off.") == []
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("I moved back home to Galway.", [("user", "location", "Galway", False)]),
+        ("We've been living in Galway since 2021.", [("user", "location", "Galway", False)]),
+        ("I'm into poker now.", [("user", "likes", "poker", False)]),
+        ("Ella is my ex now.", [("Ella", "relation", "ex", False)]),
+        ("Ella and I got married in June.", [("Ella", "relation", "spouse", False)]),
+        ("Arrival has become my favourite film.", [("user", "favorite film", "Arrival", False)]),
+        ("My new favourite film is Arrival.", [("user", "favorite film", "Arrival", False)]),
+        ("We adopted a cat called Mochi.", [("Mochi", "relation", "cat", False)]),
+        ("I have a dog named Rex.", [("Rex", "relation", "dog", False)]),
+        ("I'm vegetarian.", [("user", "occupation", "vegetarian", False)]),
+        ("I study at Leeds University.", [("user", "employer", "Leeds University", False)]),
+        ("I'm studying at York University now.", [("user", "employer", "York University", False)]),
+        ("My son Leo goes to Oak Primary.", [("Leo", "relation", "son", False), ("Leo", "employer", "Oak Primary", False)]),
+    ],
+)
+def test_more_shapes_of_a_fact_or_a_change(text, expected):
+    assert _facts(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["My friend has a dog named Rex.", "Tom goes to Paris now.", "I'm vegan food obsessed.",
+     "Chris and I are engaged now, so he's my fiancé."],
+)
+def test_no_second_reading(text):
+    facts = _facts(text)
+    assert len(facts) <= 1 and all(f[0] != "Rex" for f in facts) and all(f[1] != "employer" for f in facts)
