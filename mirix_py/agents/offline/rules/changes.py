@@ -366,8 +366,9 @@ _HABIT_NOW = r"(?:drinks?|uses?|takes?|rides?|drives?|eats?|plays?|reads?|watch(
 _JOB_NOUN = r"(?:(?:a|an|the|my|his|her|their)\s+)?(?:new\s+|first\s+|full-time\s+|part-time\s+)?(?:job|position|role|post)"
 
 _OUT_OF_WORK = (r"(?:(?:has|have|had)\s+)?(?:(?:is|am|are|was|were|{a}s|{a}m|{a}re)\s+(?:now\s+|currently\s+|still\s+)?)?"
-                r"(?:retired\b(?!\s+(?:from|as)\b)|(?:got|been|was|were)\s+(?:laid\s+off|let\s+go|made\s+redundant|fired|sacked)\b"
-                r"(?!\s+(?:from|at|by|with)\s)|lost\s+(?:my|his|her|their)\s+job\b(?!\s+(?:at|with)\s)|"
+                # an object after the verb is something else retired or fired ("retired the old laptop", "fired up")
+                r"(?:retired\b(?!\s+(?:from|as|the|my|his|her|their|our|it|them|this|that|a|an)\b)|(?:got|been|was|were)\s+"
+                r"(?:laid\s+off|let\s+go|made\s+redundant|fired|sacked)\b(?!\s+(?:from|at|by|with|up)\b)|lost\s+(?:my|his|her|their)\s+job\b(?!\s+(?:at|with)\s)|"
                 r"unemployed\b|out\s+of\s+work\b|between\s+jobs\b|jobless\b)").format(a=_APOS)
 # (verb phrase and value, attribute, negated). Order matters: the first family that reads a span wins.
 CHANGES: list[tuple[str, str, bool]] = [
@@ -405,7 +406,9 @@ CHANGES: list[tuple[str, str, bool]] = [
     (r"(?:swapped|traded|exchanged|ditched|dropped)\s+(?P<old>[^!?\n;]+?)\s+for\s+" + _V, "prefers", False),
     (r"replaced\s+(?P<old>[^!?\n;]+?)\s+with\s+" + _V, "prefers", False),
     (r"(?:sold|scrapped|traded\s+in|got\s+rid\s+of)\s+(?:(?:my|his|her|their|our|the)\s+)?(?P<old>[^!?\n;,]+?)\s*,?\s+and\s+"
-     r"(?:(?:now|then)\s+)?(?:bought|got|leased|drives?|ride|rides)\s+" + _V, "prefers", False),
+     # what was bought in its place is a vehicle: a name ("a Tesla") or a kind of one, not "a helmet"
+     r"(?:(?:now|then)\s+)?(?:bought|got|leased|drives?|ride|rides)\s+(?P<v>(?:(?:a|an|the)\s+)?(?:new\s+|used\s+|second-hand\s+)?"
+     r"(?:[A-Z]|(?:e-?)?(?:car|bike|motorbike|motorcycle|scooter|van|truck)\b)[^!?\n;]*)", "prefers", False),
     (r"switched\s+over\s+to\s+" + _V, "prefers", False),
     # a hobby taken up: "has taken up tennis instead of golf", "took up running"
     (r"(?:taken|took|take|takes|picked|pick|picks)\s+up\s+(?P<v>[^!?\n;]+?)\s+(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+"
@@ -415,7 +418,8 @@ CHANGES: list[tuple[str, str, bool]] = [
      r"(?:\s+(?:completely|entirely|altogether|for\s+good))?\s*,?\s+and\s+(?:I\s+)?(?:now\s+|only\s+|just\s+)*" + _HABIT + r"\s+" + _V,
      "prefers", False),
     (r"(?:gave|given)\s+up\s+" + _V, "prefers", True),
-    (r"(?:cut\s+out|got\s+rid\s+of|sold|scrapped|ditched)\s+(?:(?:my|his|her|their|our|the)\s+)?(?P<v>[^!?\n;]+)", "prefers", True),
+    (r"(?:cut\s+out|got\s+rid\s+of|sold|scrapped|ditched)\s+(?:(?:my|his|her|their|our|the)\s+)?"
+     r"(?P<v>[^!?\n;,]+?)(?=\s*(?:,|\s(?:and|but|so|because|since)\b|$))", "prefers", True),
     # a habit said with a marker of the present: "now drinks tea", "uses Linux these days"
     (r"(?:now|mostly|mainly|only)\s+" + _HABIT_NOW + r"\s+" + _V, "prefers", False),
     (_HABIT_NOW + r"\s+(?P<v>[^!?\n;,]+?)\s+(?:now|these\s+days|nowadays)\b", "prefers", False),

@@ -198,13 +198,16 @@ _FAVORITE_OF = re.compile(
     r"^(?i:(?:all[- ]time\s+|absolute\s+)?favou?rite\s+)(?P<what>[a-z][a-z -]{0,30}?)\s+(?:is|are)\s+(?:now\s+)?(?P<v>[^!?\n;]+)"
 )
 
+# what one is "into" is a taste when it is a bare noun or a name ("into poker", "into the Beatles"), not a
+# point reached ("into the second round")
+_INTO = r"(?P<v>(?!(?:a|an|my|his|her|their|our|it|this|that|you|him|them)\b)(?:the\s+(?=[A-Z]))?(?!the\b)[^!?\n;]+)"
 _PREDICATES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"^(?:is|was|['’]s)\s+{_ADV}(?P<v>(?:a|an)\s+[^!?\n;]+)"), "occupation"),
     (re.compile(rf"^{_ADV}(?:works|worked|is\s+working)\s+as\s+(?P<v>[^!?\n;]+)"), "occupation"),
     (re.compile(rf"^{_ADV}(?:works|is\s+working)\s+(?:at|for)\s+(?P<v>[^!?\n;]+)"), "employer"),
     (re.compile(rf"^{_ADV}(?:lives|is\s+living)\s+in\s+(?P<v>[^!?\n;]+)"), "location"),
     (re.compile(rf"^{_ADV}(?:has\s+)?(?:moved|relocated)\s+(?:(?:back|up|down|over|out|home|across)\s+){{0,2}}to\s+(?P<v>[^!?\n;]+)"), "moved"),
-    (re.compile(rf"^(?:is|was|['’]s)\s+{_ADV}(?:really\s+|so\s+|totally\s+|very\s+)?into\s+(?P<v>[^!?\n;]+)"), "likes"),
+    (re.compile(rf"^(?:is|was|['’]s)\s+{_ADV}(?:really\s+|so\s+|totally\s+|very\s+)?into\s+{_INTO}"), "likes"),
     (re.compile(rf"^{_ADV}(?:goes|attends)\s+(?:to\s+)?(?P<v>(?:the\s+)?[A-Z][^!?\n;]+)"), "school"),
     (re.compile(rf"^(?:is|was|['’]s)\s+{_ADV}(?:originally\s+)?from\s+(?P<v>[^!?\n;]+)"), "origin"),
     (re.compile(rf"^{_ADV}(?:loves|likes|enjoys|adores)\s+(?P<v>[^!?\n;]+)"), "likes"),
@@ -470,7 +473,9 @@ def _named_claims(clause: str, speaker: str, known: set[str], last: list[str],
 _CHANGE_WORD = re.compile(r"(?i)\b(?:now|these\s+days|nowadays|since|any\s*more|any\s+longer|no\s+longer|instead|new)\b")
 # "We adopted a cat called Mochi", "I have a dog named Rex", "our new puppy, called Bo": the speaker's
 _CALLED = re.compile(
-    rf"(?:^(?:{_LEAD})(?:I|[Ww]e)\b[^,;]*?\b(?:a|an)|(?i:\bmy|\bour))\s+(?:(?i:new|little|baby|rescue|sweet)\s+)*"
+    rf"(?:^(?:{_LEAD})(?:I|[Ww]e)(?:\s+(?:just|recently|finally|now|also))*(?:['’]ve|\s+have|\s+has|\s+had)?"
+    rf"(?:\s+(?:just|recently|finally|now|also))*\s+(?:got|gotten|adopted|own|bought|rescued|welcomed|have|had|took\s+in)\s+"
+    rf"(?:a|an)|(?i:\bmy|\bour))\s+(?:(?i:new|little|baby|rescue|sweet)\s+)*"
     rf"(?P<rel>(?i:{entity_rules._RELATIONS}))\b,?\s+(?:called|named)\s+{_NAME}"
 )
 _NAME_AND_I = re.compile(rf"^{_LEAD}{_NAME}\s+and\s+I\b")
@@ -501,12 +506,12 @@ _SELF_CHANGES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"{_I}\s+no\s+longer\s+live\s+in\s+(?P<v>[^!?\n;]+)"), "location-"),
     (re.compile(rf"{_I}(?:['’]m|\s+am)\s+no\s+longer\s+(?P<v>(?:a|an)\s+[^!?\n;]+|[a-z]+$)"), "occupation-"),
     (re.compile(rf"{_I}\s+(?:now\s+)?(?:drive|ride)\s+(?:a|an)\s+(?P<v>[A-Z][^!?\n;]+)"), "prefers"),  # a named car or bike
-    (re.compile(rf"{_I}(?:['’]m|\s+am)\s+(?:now\s+|really\s+|so\s+|totally\s+|very\s+|also\s+)*into\s+(?P<v>[^!?\n;]+)"), "likes"),
+    (re.compile(rf"{_I}(?:['’]m|\s+am)\s+(?:now\s+|really\s+|so\s+|totally\s+|very\s+|also\s+)*into\s+{_INTO}"), "likes"),
     (re.compile(rf"{_I}\s+(?:grew\s+up|was\s+(?:raised|brought\s+up))\s+in\s+(?P<v>[^!?\n;]+)"), "origin"),
     # a diet said without an article: "I'm vegetarian", "I am vegan now"
     (re.compile(rf"{_I}(?:['’]m|\s+am)\s+(?:now\s+|fully\s+|strictly\s+|also\s+)*(?P<v>{'|'.join(changes.DIETS)})\b(?!\s+(?:food|options?|recipes?|friendly))"), "occupation"),
     # where one studies is labelled as an employer, as a job at a named place
-    (re.compile(rf"{_I}\s+(?:now\s+|currently\s+)?stud(?:y|ied)\s+at\s+(?P<v>(?:the\s+)?[A-Z][^!?\n;]+)"), "employer"),
+    (re.compile(rf"{_I}\s+(?:now\s+|currently\s+)?study\s+at\s+(?P<v>(?:the\s+)?[A-Z][^!?\n;]+)"), "employer"),
     # "I've been a firefighter for twelve years": a job held since
     (re.compile(rf"{_I}(?:['’]ve|\s+have)\s+(?:now\s+)?been\s+(?P<v>(?:a|an)\s+[^!?\n;]+?)\s+(?:for|since)\s"), "occupation"),
 ]

@@ -67,7 +67,7 @@ _LASTING = frozenset("working living studying teaching training employed based s
 # a tail that makes the value a visit or a moment: "in Berlin for a conference", "since noon"
 _PASSING = re.compile(r"(?i)^[^,;]*?\b(?:for\s+(?:a|an|the|my|his|her|our|their|two|three|four|few|some)\s+(?:[\w'’-]+\s+){0,2}?"
                       r"(?:conference|meeting|wedding|funeral|holiday|vacation|trip|visit|weekend|week|weeks|days?|night|nights|"
-                      r"month|course|festival|game|match|party|break|birthday|event)|on\s+(?:holiday|vacation|a\s+trip|business)|"
+                      r"month|course|festival|game|match|party|break|birthday|event|term|semester|exchange)|abroad\b|on\s+(?:holiday|vacation|a\s+trip|business)|"
                       r"since\s+(?:noon|this\s+morning|lunch|breakfast|\d{1,2}(?::\d\d)?\s*(?:am|pm)?\b|yesterday|last\s+night|"
                       r"Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday))")
 # capitalised words that are times, not places or organisations

@@ -266,3 +266,22 @@ def test_more_shapes_of_a_fact_or_a_change(text, expected):
 def test_no_second_reading(text):
     facts = _facts(text)
     assert len(facts) <= 1 and all(f[0] != "Rex" for f in facts) and all(f[1] != "employer" for f in facts)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I retired my old phone.", "I was so fired up after the match.", "My dad retired last year.",
+        "I'm into the second round of the tournament now.", "I met a dog named Rex at the park.",
+        "My neighbour has a cat called Mochi.", "I studied at York University for a term abroad.",
+        "I moved the sofa back to the living room.",
+        "We've been living in fear since the storm.", "My brother eats meat again.",
+    ],
+)
+def test_near_misses_of_the_new_shapes_say_nothing(text):
+    assert [f for f in _facts(text) if not f[3]] == [] and not any(f[0] == "user" and f[3] for f in _facts(text))
+
+
+def test_what_was_bought_in_place_of_a_vehicle_sold_must_be_one():
+    assert _facts("I sold my old bike and bought a helmet.") == [("user", "prefers", "old bike", True)]  # only the end
+    assert _facts("I sold my old bike and bought an e-bike.") == [("user", "prefers", "an e-bike", False)]
