@@ -22,6 +22,14 @@ fitted to single sentences miss the next one. This module reads each *family* of
 - also verbs of change in `CHANGES`: a job ended through its activity ("isn't cooking
   professionally anymore": whatever the job was called) and a taste said as who one is ("more of a
   coffee person", "a huge Arsenal fan").
+- fourth round, ends without "no longer": "haven't been a … since", "my last day at X was", "handed
+  in my notice at", a taste ending with the thing as subject ("X doesn't do it for me anymore", "X
+  bores Sofia") or refused ("won't touch X anymore"), "I'm over X"; a working life over with nothing
+  named ("I retired", "was laid off", "unemployed": `_OUT_OF_WORK`, every job and employer); eating
+  meat again (`left_diet`); "sold/got rid of X"; starts: "left X and joined Y", a couple starting
+  (`started_couple`), a diet turned to, "made X my home", "Home is X", any verb in "A <verb> B as my
+  favourite K", "A is my favourite K" after a hedge, "<Name> says … his favourite K"; "my wife and
+  I"/"we both" for the speaker. What no verb list can hold is read by its frame (`frames`).
 
 Everything here is a pure function of one sentence or clause. What a change removes is decided
 where claims meet held facts (`factset.apply`); the phrasings only say which attribute and value.

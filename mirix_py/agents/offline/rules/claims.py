@@ -13,7 +13,11 @@ and add what those leave out: the predicate after "my <relation> <Name>", a pron
 the last name ("…; he is a flight instructor now"), likes and moves of named people, "no longer",
 "switched (from A) to B", "moved to", and names holding dots and commas (`names`). Other phrasings
 of a change are read by family in `changes` ("not … anymore", "became a", "instead of", …) and
-arrive here as the forms above or as verbs of change. Questions and plans ("might move", "thinking
+arrive here as the forms above or as verbs of change; a change no verb list holds is read by its
+frame (`frames`: "<verb phrase> as/at/in/to <value of a known kind>" with a marker of change), and
+"my sister" as a subject by the one person named so (`people`). A single capitalised word opening a
+clause is trusted as a name when a verb of change, an end, or a word of change follows it. Questions,
+indirect questions ("asked whether I still work at …"), wishes and plans ("might move", "thinking
 about switching") say nothing.
 """
 
