@@ -88,3 +88,21 @@ def test_the_third_rounds_families_apply_through_the_engine(mx_sqlite, user_id):
     human = mx_sqlite.core_memory(user_id=user_id)["human"].value
     assert "Shopify" not in human
     assert "lives in Edinburgh" in human and "Manchester" not in human
+
+
+def test_the_fourth_rounds_shapes_apply_through_the_engine(mx_sqlite, user_id):
+    """A change read by its frame ("earn my living as"), a job's end and the next employer in one breath, and
+    a near miss read by the same frame (a visit) replace only what they should."""
+    mx_sqlite.add("I'm an electrician. I live in Bristol.", user_id=user_id)
+    mx_sqlite.add("These days I earn my living as a plumber.", user_id=user_id)
+    mx_sqlite.add("I'm in Denver now for my cousin's wedding.", user_id=user_id)
+    human = mx_sqlite.core_memory(user_id=user_id)["human"].value
+    assert "plumber" in human and "electrician" not in human
+    assert "Bristol" in human and "Denver" not in human
+
+    mx_sqlite.add("My friend Jake works at Deloitte.", user_id=user_id)
+    (jake,) = _semantic(mx_sqlite, user_id, "Jake")
+    mx_sqlite.add("Jake handed in his notice at Deloitte and joined KPMG.", user_id=user_id)
+    (after,) = _semantic(mx_sqlite, user_id, "Jake")
+    assert after.id == jake.id
+    assert "KPMG" in after.search_text() and "Deloitte" not in after.search_text() and "friend" in after.search_text()
