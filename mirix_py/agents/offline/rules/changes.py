@@ -251,6 +251,19 @@ _HOME_IS = re.compile(
 )
 
 
+# the employer as the subject: "Equinor let me go", "Statkraft hired me last month"
+_LET_ME_GO = re.compile(r"^(?P<lead>(?:(?:and|but|so|then)[,\s]+)*)(?P<org>(?:the\s+)?[A-Z][\w&'’.-]*(?:\s+[A-Z][\w&'’.-]*)*)\s+"
+                        r"(?:let\s+me\s+go|laid\s+me\s+off|fired\s+me|sacked\s+me|made\s+me\s+redundant)\b")
+_HIRED_ME = re.compile(r"^(?P<lead>(?:(?:and|but|so|then)[,\s]+)*)(?P<org>(?:the\s+)?[A-Z][\w&'’.-]*(?:\s+[A-Z][\w&'’.-]*)*)\s+"
+                       r"(?:hired|recruited|poached|headhunted|took)\s+me(?:\s+on)?\b")
+# "Mira and her husband moved to Bergen": a household moving home; the named person moved
+_AND_THEIR = re.compile(r"^(?P<lead>(?:(?:and|but|so)[,\s]+)*)(?P<name>[A-Z][a-z]+)\s+and\s+(?:his|her|their)\s+[a-z]+\s+"
+                        r"(?=(?:have\s+|had\s+|just\s+|recently\s+|finally\s+)*(?:moved|relocated|settled)\b)")
+# "Tea is my go-to drink now": what one prefers, said by its place
+_GO_TO = re.compile(r"^(?P<v>[^,;]+?)\s+(?:is|are)\s+(?:now\s+)?(?:my|our)\s+(?:new\s+)?(?:go-to|usual|drink\s+of\s+choice)\b"
+                    r"(?:\s+(?:drink|order|breakfast|snack|ride))?(?=\s|$)")
+
+
 def _last_day(m: re.Match[str]) -> str:
     whose = m.group("whose")
     subject = {"my": "I", "his": "he", "her": "she"}.get(whose.lower(), whose[:-2])
@@ -329,6 +342,10 @@ def normalise(sentence: str) -> str:
     text = _END_AND_JOIN.sub(lambda m: f"left {m.group('old')} to join ", text)
     text = _NOTICE.sub(_ended("work", "at "), text)
     text = _LAST_DAY.sub(_last_day, text)
+    text = _LET_ME_GO.sub(lambda m: f"{m.group('lead')}I no longer work at {m.group('org')}", text)
+    text = _HIRED_ME.sub(lambda m: f"{m.group('lead')}I started working at {m.group('org')}", text)
+    text = _AND_THEIR.sub(lambda m: f"{m.group('lead')}{m.group('name')} ", text)
+    text = _GO_TO.sub(lambda m: f"I prefer {m.group('v')}", text)
     text = _WAS_LAST_DAY.sub(_last_day, text)
     text = _HOME_IS.sub(lambda m: f"{m.group('lead')}I now live in {m.group('p') or m.group('p2')}", text)
     text = _NOT_SINCE.sub(_not_since, text)
@@ -382,7 +399,7 @@ _OUT_OF_WORK = (r"(?:(?:has|have|had)\s+)?(?:(?:is|am|are|was|were|{a}s|{a}m|{a}
 CHANGES: list[tuple[str, str, bool]] = [
     # a new job: "became a", "started working as", "got a job as", "was promoted to"
     (r"(?:became|become|started\s+(?:working|work)\s+as|(?:got|took|accepted|landed|found)\s+" + _JOB_NOUN + r"\s+as|"
-     r"(?:was|got|been|be)\s+promoted\s+to|retrained\s+as|qualified\s+as|trained\s+to\s+be|joined\s+[A-Z][^!?\n;]*?\s+as)\s+"
+     r"(?:was|got|been|be)\s+promoted\s+to|retrained\s+as|(?:started|began)\s+(?:out\s+|work\s+|working\s+)?as|qualified\s+as|trained\s+to\s+be|joined\s+[A-Z][^!?\n;]*?\s+as)\s+"
      + _V, "occupation", False),
     # a new employer: "started a new job at", "got a job with", "was hired by", "joined Acme as"
     (r"(?:(?:started|began)\s+(?:" + _JOB_NOUN + r"|working|work)\s+(?:at|for|with)|(?:got|took|accepted|landed|found)\s+"
@@ -441,6 +458,10 @@ CHANGES: list[tuple[str, str, bool]] = [
     # "I'm unemployed": the job and the employer both end, whatever they were (empty values)
     (_OUT_OF_WORK + r"(?P<v>)", "occupation", True),
     (_OUT_OF_WORK + r"(?P<v>)", "employer", True),
+    # a student no more: "I graduated in May", "she finished her degree"
+    (r"(?:graduated|finished\s+(?:my|his|her|their)\s+(?:degree|studies|course|PhD|masters))\b(?P<v>)", "student", True),
+    # a habit kept to: "so I stick to tea"
+    (r"(?:stick|sticks|stuck|sticking)\s+(?:with|to)\s+" + _V, "prefers", False),
     # a taste said as who one is: "more of a coffee person", "a tea drinker now", "a huge Arsenal fan"
     (r"(?:is|am|are|{a}s|{a}m|{a}re)\s+(?:now\s+|definitely\s+|really\s+|totally\s+|very\s+much\s+)?(?:more\s+of\s+|"
      r"much\s+more\s+of\s+)?(?:a|an)\s+(?P<v>[a-z][\w-]*(?:\s[a-z][\w-]*)?)\s+(?:person|guy|gal|girl|drinker|kind\s+of\s+"

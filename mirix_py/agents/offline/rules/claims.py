@@ -179,7 +179,7 @@ def parse_fact(entity: str, text: str) -> tuple[str, str] | None:
 # ---------------------------------------------------------------- extraction
 
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
-_CLAUSE = re.compile(r"\s*;\s*|,?\s+(?:and|but|so|while)\s+(?=(?:(?:now|today|these\s+days|nowadays),?\s+)?(?:he|she|I|i|my|[A-Z][a-z]+\s+(?:is|was|works|lives|moved|loves|likes|hates))\b)")
+_CLAUSE = re.compile(r"\s*;\s*|,?\s+(?:and|but|so|while)\s+(?=(?:(?:now|today|these\s+days|nowadays),?\s+)?(?:he|she|I|i|my|we['’]re|[A-Z][a-z]+\s+(?:is|was|works|lives|moved|loves|likes|hates))\b)")
 _NAME = r"(?P<name>(?:(?:Mr|Mrs|Ms|Mx|Dr|Prof|St)\u2024\s)?(?:[A-Z]\u2024\s?)*[A-Z][a-z]+(?:['’][A-Z][a-z]+)?(?:\s(?:[A-Z]\u2024\s?)*[A-Z][a-z]+){0,2})"
 _LEAD = r"(?:(?:and|but|so|also|well|oh|yes|yeah|now|then|actually)[,\s]+)*"
 _ADV = r"(?:(?P<adv>now|currently|still|also|actually|no\s+longer|just)\s+)?"
@@ -287,6 +287,10 @@ def _change_claims(found: list[changes.Change], subject: str, *, about_speaker: 
                     if c.replaces]
             continue
         attribute = change.attribute
+        if attribute == "student":  # "graduated": the student ends, whatever else they were
+            out.append(Claim(entity=subject, attribute="occupation", value="student", about_speaker=about_speaker,
+                             negated=True))
+            continue
         if attribute == "where":  # "transferred to": an organisation's name is an employer, any other a home
             attribute = "employer" if frames.is_organisation(_clip(change.value, place=True)) else "location"
         place = attribute in ("location", "employer")
@@ -335,6 +339,8 @@ def _plain_predicate(rest: str, subject: str, known: bool) -> list[Claim]:
         place = attribute in ("moved", "location", "origin")
         # a named employer ends at the first lowercase word too ("Google and went freelance")
         value = _clip(raw, place=place or attribute == "employer" and raw[:1].isupper())
+        if negated and attribute in ("likes", "dislikes"):
+            value = re.split(r"\s+(?:and|but|or)\s+", value)[0]  # "no longer likes tennis balls and only chews sticks"
         if not value or _BAD_VALUE.match(value):
             return []
         if attribute == "occupation":
@@ -364,7 +370,8 @@ def _plain_predicate(rest: str, subject: str, known: bool) -> list[Claim]:
 
 
 _AND_VERB = re.compile(r"\s+and\s+(?=(?:now\s+|also\s+|then\s+)?(?:works|lives|moved|loves|likes|enjoys|hates|prefers|"
-                       r"is\s+(?:now\s+)?(?:working|living|based)|is\s+now|became|has\s+become|joined|retrained)\b)")
+                       r"is\s+(?:now\s+)?(?:working|living|based)|is\s+now|is\s+(?:a|an)\s(?=.*\b(?:now|these\s+days)\b)|became|"
+                       r"has\s+become|joined|retrained)\b)")
 _STRONG_START = re.compile(r"^(?:(?:has|had)\s+(?:(?:just|recently|finally|since|already|now|also)\s+)*(?=moved|relocated|"
                            r"settled|left|quit|joined|become|started|got|taken|given|swapped|traded|replaced))?"
                            r"(?:works|lives|moved|relocated|loves|likes|enjoys|adores|hates|dislikes|detests|prefers|drives|rides|"
@@ -465,8 +472,11 @@ def _named_claims(clause: str, speaker: str, known: set[str], last: list[str],
         if _NAME_THEN_VERB.match(rest) or re.match(rf"^and\s+{_I}\b", rest):  # "Chris and I are engaged"
             subjects.append(name)
         return []
-    m = _PRONOUN.match(clause)
     named = last[0] if len(last) == 1 else (subjects[0] if len(set(subjects)) == 1 else None)
+    m = _WE_NO_LONGER.match(clause)
+    if m and named:
+        return [Claim(entity=named, attribute="relation", value=m.group("rel").lower(), owner=owner, negated=True)]
+    m = _PRONOUN.match(clause)
     if m and named:
         rest = ("is " if m.group("contr") else "") + clause[m.end():]
         return _relation_or_predicate(rest, named, owner, True)
@@ -482,6 +492,8 @@ _CALLED = re.compile(
     rf"(?:a|an)|(?i:\bmy|\bour))\s+(?:(?i:new|little|baby|rescue|sweet)\s+)*"
     rf"(?P<rel>(?i:{entity_rules._RELATIONS}))\b,?\s+(?:called|named)\s+{_NAME}"
 )
+# "so we're not flatmates anymore" (after "no longer" rewriting): the relation of the one person named
+_WE_NO_LONGER = re.compile(rf"^{_LEAD}(?i:we)(?:['’]re|\s+are)\s+no\s+longer\s+(?P<rel>(?i:{entity_rules._RELATIONS}))(?:e?s)?\b")
 _NAME_AND_I = re.compile(rf"^{_LEAD}{_NAME}\s+and\s+I\b")
 
 
@@ -631,7 +643,9 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
         if partner and _clean_name(partner):  # "Jake and I split up": every couple's relation to Jake ends
             claims += [Claim(entity=_clean_name(partner) or partner, attribute="relation", value=v, owner=speaker,
                              negated=True) for v in changes.ROMANTIC]
-        body = re.sub(r"(?i)\band\s+(?=(?:now\s+|also\s+)?(?:work|live)\b)", "and I ", body) if re.search(_I, body) else body
+        # "I graduated and started as a developer": the speaker goes on after "and"
+        body = re.sub(r"(?i)\band\s+(?=(?:now\s+|also\s+|then\s+)?(?:work|live|started|began|joined|became|moved|relocated|"
+                      r"retrained|switched)\b)", "and I ", body) if re.search(_I, body) else body
         couple = _NAME_AND_I.match(body)
         if couple and _clean_name(couple.group("name")):  # "Chris and I are engaged, so he's my fiancé": he is Chris
             subjects.append(_clean_name(couple.group("name")) or "")

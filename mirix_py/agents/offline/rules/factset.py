@@ -170,6 +170,7 @@ def apply(held: Sequence[Held], claims: Sequence[Claim]) -> Outcome:
         new = Held(text=claim.text, attribute=claim.attribute, value=claim.value)
         key = slot(claim.attribute, claim.value)
         if any(f.attribute == claim.attribute and slot(f.attribute, f.value) == key and _same_value(f.value, claim.value)
+               and not (claim.attribute == "occupation" and len(_words(claim.value)) > len(_words(f.value)))  # "head nurse"
                for f in facts):
             continue  # held already: a repeat changes nothing
         drop(lambda f: slot(f.attribute, f.value) == key)

@@ -124,7 +124,8 @@ def test_the_third_rounds_families_about_the_speaker(text, expected):
         ("I grew up in Detroit.", [("user", "origin", "Detroit", False)]),
         ("I've been a firefighter for twelve years.", [("user", "occupation", "firefighter", False)]),
         ("I drive a Honda Civic.", [("user", "prefers", "Honda Civic", False)]),
-        ("Zoe finished her degree and is working as a paralegal now.", [("Zoe", "occupation", "paralegal", False)]),
+        ("Zoe finished her degree and is working as a paralegal now.",
+         [("Zoe", "occupation", "student", True), ("Zoe", "occupation", "paralegal", False)]),
         ("I transferred to the University of York this term.", [("user", "employer", "the University of York", False)]),
         ("I moved to Imperial College this year.", [("user", "employer", "Imperial College", False)]),
         ("I left law last year and I'm a full-time potter now.", [("user", "occupation", "full-time potter", False)]),
@@ -285,3 +286,32 @@ def test_near_misses_of_the_new_shapes_say_nothing(text):
 def test_what_was_bought_in_place_of_a_vehicle_sold_must_be_one():
     assert _facts("I sold my old bike and bought a helmet.") == [("user", "prefers", "old bike", True)]  # only the end
     assert _facts("I sold my old bike and bought an e-bike.") == [("user", "prefers", "an e-bike", False)]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Max has lost interest in tennis balls and only chews sticks now.", [("Max", "likes", "tennis balls", True)]),
+        ("Mira went back to school and is a doctor now.", [("Mira", "occupation", "doctor", False)]),
+        ("Mira and her husband moved to Bergen.", [("Mira", "location", "Bergen", False)]),
+        ("Equinor let me go in the spring.", [("user", "employer", "Equinor", True)]),
+        ("Statkraft hired me last month.", [("user", "employer", "Statkraft", False)]),
+        ("Jon moved out last week, so we're not flatmates anymore.", [("Jon", "relation", "flatmate", True)]),
+        ("I graduated in May and started as a junior developer at Spotify.",
+         [("user", "occupation", "student", True), ("user", "employer", "Spotify", False),
+          ("user", "occupation", "junior developer", False)]),
+        ("Coffee gives me headaches now, so I stick to tea.", [("user", "prefers", "tea", False)]),
+        ("Tea is my go-to drink now.", [("user", "prefers", "Tea", False)]),
+    ],
+)
+def test_the_employer_as_subject_a_household_moving_a_student_no_more(text, expected):
+    assert _facts(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Mira's husband moved to Bergen for work.", "Statkraft offered me a job but I turned it down.",
+     "I'm thinking of leaving Equinor.", "When I was a student I lived on noodles."],
+)
+def test_their_near_misses_say_nothing(text):
+    assert [f for f in _facts(text) if f[0] in ("user", "Mira")] == []
