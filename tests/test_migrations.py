@@ -109,3 +109,31 @@ def test_migrations_on_postgres_with_pgvector(pgvector_schema_url, tmp_path, emb
     engine.dispose()
     with Mirix(tmp_path / "pgv", embedder=embedder, database_url=pgvector_schema_url) as mx:
         assert mx.describe()["vectors"] == "pgvector"
+
+
+def test_sessions_are_built_from_the_rows_already_there(backend, tmp_path):
+    """0007 gives each episode its input (`memory.input_id`) and indexes each input's episodes as
+    one document, from rows written before it."""
+    engine = make_engine(backend or f"sqlite:///{tmp_path / 'old.db'}")
+    upgrade(engine, "0006_memory_vector")
+    rows = [("epi_1", "episodic", "[1 May 2023] Ann: We went camping at the lake.", ["in_a", "D1:1"]),
+            ("epi_2", "episodic", "[1 May 2023] Bob: Did you catch any trout?", ["in_a", "D1:2"]),
+            ("epi_3", "episodic", "[9 May 2023] Ann: My sister opened a bakery.", ["in_b"]),
+            ("sem_1", "semantic", "Ann: Ann likes camping", ["in_a"])]
+    with engine.begin() as conn:
+        for memory_id, mtype, body, sources in rows:
+            conn.execute(text(
+                "INSERT INTO memory (id, user_id, memory_type, text, occurred_at, created_at, updated_at, source_ids,"
+                " tags, fields) VALUES (:id, 'ann', :t, :x, :at, :at, :at, :s, '[]', '{}')"),
+                {"id": memory_id, "t": mtype, "x": body, "s": json.dumps(sources),
+                 "at": f"2023-05-0{memory_id[-1]} 10:00:00"})
+    upgrade(engine)
+    from mirix_py.store.sessions import sessions_for
+
+    with engine.connect() as conn:
+        given = dict(conn.execute(text("SELECT id, input_id FROM memory")).all())
+        assert given == {"epi_1": "in_a", "epi_2": "in_a", "epi_3": "in_b", "sem_1": None}
+        texts = dict(conn.execute(text("SELECT input_id, text FROM memory_session")).all())
+        assert texts == {"in_a": rows[0][2] + "\n" + rows[1][2], "in_b": rows[2][2]}
+        assert [i for i, _ in sessions_for(engine).search(conn, "trout by the lake", "ann", 3)] == ["in_a"]
+    engine.dispose()
