@@ -260,8 +260,16 @@ _HIRED_ME = re.compile(r"^(?P<lead>(?:(?:and|but|so|then)[,\s]+)*)(?P<org>(?:the
 _AND_THEIR = re.compile(r"^(?P<lead>(?:(?:and|but|so)[,\s]+)*)(?P<name>[A-Z][a-z]+)\s+and\s+(?:his|her|their)\s+[a-z]+\s+"
                         r"(?=(?:have\s+|had\s+|just\s+|recently\s+|finally\s+)*(?:moved|relocated|settled)\b)")
 # "Tea is my go-to drink now": what one prefers, said by its place
-_GO_TO = re.compile(r"^(?P<v>[^,;]+?)\s+(?:is|are)\s+(?:now\s+)?(?:my|our)\s+(?:new\s+)?(?:go-to|usual|drink\s+of\s+choice)\b"
-                    r"(?:\s+(?:drink|order|breakfast|snack|ride))?(?=\s|$)")
+_GO_TO = re.compile(r"^(?!(?:it|that|this|these|those|he|she|they|which|what)\b)(?P<v>[^,;]+?)\s+(?:is|are)\s+(?:now\s+)?"
+                    r"(?:my|our)\s+(?:new\s+)?(?:go-to|usual|drink\s+of\s+choice)\b(?:\s+(?:drink|order|breakfast|snack|ride|"
+                    r"coffee|beer|meal|lunch|dinner))?(?=\s*(?:now|these\s+days|nowadays|lately)?\s*$)", re.IGNORECASE)
+
+
+def _hired_me(m: re.Match[str]) -> str:
+    """"Apple hired me as a consultant" -> "I joined Apple as a consultant" (a job and an employer);
+    "Statkraft hired me last month" -> "I started working at Statkraft last month"."""
+    verb = "joined" if re.match(r"\s+as\s", m.string[m.end():]) else "started working at"
+    return f"{m.group('lead')}I {verb} {m.group('org')}"
 
 
 def _last_day(m: re.Match[str]) -> str:
@@ -343,7 +351,7 @@ def normalise(sentence: str) -> str:
     text = _NOTICE.sub(_ended("work", "at "), text)
     text = _LAST_DAY.sub(_last_day, text)
     text = _LET_ME_GO.sub(lambda m: f"{m.group('lead')}I no longer work at {m.group('org')}", text)
-    text = _HIRED_ME.sub(lambda m: f"{m.group('lead')}I started working at {m.group('org')}", text)
+    text = _HIRED_ME.sub(_hired_me, text)
     text = _AND_THEIR.sub(lambda m: f"{m.group('lead')}{m.group('name')} ", text)
     text = _GO_TO.sub(lambda m: f"I prefer {m.group('v')}", text)
     text = _WAS_LAST_DAY.sub(_last_day, text)
@@ -459,9 +467,11 @@ CHANGES: list[tuple[str, str, bool]] = [
     (_OUT_OF_WORK + r"(?P<v>)", "occupation", True),
     (_OUT_OF_WORK + r"(?P<v>)", "employer", True),
     # a student no more: "I graduated in May", "she finished her degree"
-    (r"(?:graduated|finished\s+(?:my|his|her|their)\s+(?:degree|studies|course|PhD|masters))\b(?P<v>)", "student", True),
+    (r"(?:graduated\b(?!\s+from\s+(?:a\s+|an\s+|my\s+|the\s+)?[a-z])|finished\s+(?:my|his|her|their)\s+(?:degree|studies|"
+     r"course|PhD|masters)\b)(?P<v>)", "student", True),
     # a habit kept to: "so I stick to tea"
-    (r"(?:stick|sticks|stuck|sticking)\s+(?:with|to)\s+" + _V, "prefers", False),
+    (r"(?:stick|sticks|stuck|sticking)\s+(?:with|to)\s+(?!(?:the|a|an|my|his|her|its|it|this|that|them|our|your|their|"
+     r"together|to)\b)" + _V, "prefers", False),
     # a taste said as who one is: "more of a coffee person", "a tea drinker now", "a huge Arsenal fan"
     (r"(?:is|am|are|{a}s|{a}m|{a}re)\s+(?:now\s+|definitely\s+|really\s+|totally\s+|very\s+much\s+)?(?:more\s+of\s+|"
      r"much\s+more\s+of\s+)?(?:a|an)\s+(?P<v>[a-z][\w-]*(?:\s[a-z][\w-]*)?)\s+(?:person|guy|gal|girl|drinker|kind\s+of\s+"

@@ -315,3 +315,13 @@ def test_the_employer_as_subject_a_household_moving_a_student_no_more(text, expe
 )
 def test_their_near_misses_say_nothing(text):
     assert [f for f in _facts(text) if f[0] in ("user", "Mira")] == []
+
+
+def test_hired_as_is_a_job_and_an_employer():
+    assert _facts("Apple hired me as a consultant.") == [("user", "occupation", "consultant", False),
+                                                          ("user", "employer", "Apple", False)]
+
+
+@pytest.mark.parametrize("text", ["I stick to the plan.", "I graduated from cooking class.", "That is my go-to excuse."])
+def test_a_plan_a_class_or_an_excuse_is_no_taste_or_school(text):
+    assert _facts(text) == []
