@@ -310,6 +310,7 @@ def _compact_sqlite(store: MemoryStore) -> None:
     with store.engine.connect() as conn:
         conn = conn.execution_options(isolation_level="AUTOCOMMIT")
         conn.exec_driver_sql("INSERT INTO memory_fts(memory_fts) VALUES('optimize')")
+        conn.exec_driver_sql("INSERT INTO memory_session(memory_session) VALUES('optimize')")
         conn.exec_driver_sql("VACUUM")
         conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
 

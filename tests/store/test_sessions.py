@@ -188,3 +188,23 @@ def test_the_setting_turns_the_leg_off(tmp_path, monkeypatch):
     monkeypatch.setenv("MIRIX_SESSION_LEG", "0")
     with Mirix(tmp_path / "off", embedder=None) as mx:
         assert not mx.searcher.session_leg
+
+
+def test_the_secrets_doctor_finds_and_clears_a_secret_in_a_session(tmp_path, embedder):
+    """A secret an older version left in an episode is in its session's text too: found there, and
+    gone from it (and from the database files) after the repair."""
+    from mirix_py.store.memories import MemoryStore
+
+    secret = "correct horse battery staple"
+    with Mirix(tmp_path / "data", embedder=embedder) as mx:
+        s = mx.store
+        old = MemoryStore(s.engine, s.fulltext, s.cipher, s.vectors, s.embedder)  # no guard, as older versions
+        old.apply([InsertOp(memory=EpisodicMemory(user_id="ann", summary=f"The passphrase for the backup drive is: "
+                                                  f"{secret}", occurred_at=T0, source_ids=["in_old"]))],
+                  user_id="ann", actor="old")
+        assert secret in sessions_of(mx)["in_old"]
+        assert "memory_session.text" in {f.place for f in mx.doctor_secrets().findings}
+        assert mx.doctor_secrets(repair=True).clean
+        assert secret not in sessions_of(mx)["in_old"] and "[vault:kv_" in sessions_of(mx)["in_old"]
+    files = [p for p in (tmp_path / "data").glob("*") if p.is_file() and ".db" in p.name]
+    assert files and not [p for p in files if secret.encode() in p.read_bytes()]
