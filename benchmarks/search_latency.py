@@ -5,7 +5,9 @@ user holds N memories; nine other users hold N/10 each (so 1.9 N in all), drawn 
 of texts, so the full-text index and the Chroma client carry other users' data as they would in a
 shared deployment. Memories are short synthetic sentences generated from word lists with a fixed
 seed (80% episodic "[date] Name: sentence", 20% semantic "Name: fact"), written through
-`mx.store.apply` in InsertOp batches of 1000.
+`mx.store.apply` in InsertOp batches of 1000. With `--turns-per-input N`, the episodes of each run of N
+pool texts name one input, so hybrid search's session leg has sessions to rank (by default they
+name none and the leg finds no session).
 
 Embeddings of the pool's embedding texts (`memory.embedding_text()`: what the store embeds, e.g. an
 episode without its date) are computed once with the engine's embedder (MiniLM) and cached under
@@ -191,12 +193,14 @@ def pool_records(n: int, seed: int) -> list[tuple[str, str, str, datetime]]:
     return out
 
 
-def to_memory(rec: tuple[str, str, str, datetime], user_id: str):
+def to_memory(rec: tuple[str, str, str, datetime], user_id: str, input_id: str | None = None):
+    """`input_id`: the input an episode came from (its session, for hybrid search's session leg)."""
     from mirix_py.records import EpisodicMemory, SemanticMemory
 
     kind, who, text, when = rec
     if kind == "episodic":
-        return EpisodicMemory(user_id=user_id, summary=text, actor=who, occurred_at=when, event_type="message")
+        return EpisodicMemory(user_id=user_id, summary=text, actor=who, occurred_at=when, event_type="message",
+                              source_ids=[input_id] if input_id else [])
     return SemanticMemory(user_id=user_id, name=who, summary=text, occurred_at=when)
 
 
@@ -329,8 +333,9 @@ def run_size(n: int, args: argparse.Namespace, embedder: Any, pool: list, vector
                 continue
             chunk = idx[start:start + BATCH]
             user_id = f"bench-{u}"
-            mx.store.apply([InsertOp(memory=to_memory(pool[i], user_id)) for i in chunk], user_id=user_id,
-                           actor="benchmark")
+            per = args.turns_per_input
+            mx.store.apply([InsertOp(memory=to_memory(pool[i], user_id, f"in_bench{i // per:08d}" if per else None))
+                            for i in chunk], user_id=user_id, actor="benchmark")
             cursors[u] = start + len(chunk)
             done += len(chunk)
             if done >= next_report:
@@ -406,6 +411,9 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=250, help="timed queries per method (distinct), default 250")
     ap.add_argument("--warmup", type=int, default=20, help="untimed queries per method first")
     ap.add_argument("--limit", type=int, default=10, help="hits per search (engine limit, bare n_results)")
+    ap.add_argument("--turns-per-input", type=int, default=0,
+                    help="episodes of each run of N pool texts come from one input (a session for hybrid's "
+                         "session leg); 0: episodes without an input, as before")
     ap.add_argument("--other-users", type=int, default=9)
     ap.add_argument("--other-share", type=float, default=0.1, help="each other user holds this share of N")
     ap.add_argument("--seed", type=int, default=7)
