@@ -265,6 +265,13 @@ _GO_TO = re.compile(r"^(?!(?:it|that|this|these|those|he|she|they|which|what)\b)
                     r"coffee|beer|meal|lunch|dinner))?(?=\s*(?:now|these\s+days|nowadays|lately)?\s*$)", re.IGNORECASE)
 
 
+# a taste come to: "I've come to love running", "she learned to like olives", "Running has grown on me"
+_CAME_TO = re.compile(rf"{_SUBJ}(?:\s+(?:has|have|had)|{_APOS}(?:ve|s))?\s+(?:(?:slowly|finally|actually|really)\s+)*"
+                      r"(?:come|came|grown|grew|learned|learnt)\s+to\s+(?:love|like|enjoy|appreciate)\b")
+_GROWN_ON = re.compile(r"^(?P<lead>(?:(?:and|but|so|well|honestly)[,\s]+)*)(?P<thing>[A-Z]?[a-z]+(?:\s+[a-z]+){0,2})\s+"
+                       r"(?:has|have)\s+(?:really\s+|slowly\s+|finally\s+)*grown\s+on\s+(?P<who>me|[A-Z][a-z]+)\b")
+
+
 def _hired_me(m: re.Match[str]) -> str:
     """"Apple hired me as a consultant" -> "I joined Apple as a consultant" (a job and an employer);
     "Statkraft hired me last month" -> "I started working at Statkraft last month"."""
@@ -352,6 +359,9 @@ def normalise(sentence: str) -> str:
     text = _LAST_DAY.sub(_last_day, text)
     text = _LET_ME_GO.sub(lambda m: f"{m.group('lead')}I no longer work at {m.group('org')}", text)
     text = _HIRED_ME.sub(_hired_me, text)
+    text = _CAME_TO.sub(lambda m: f"{m.group('subj')} {'like' if m.group('subj') == 'I' else 'now likes'}", text)
+    text = _GROWN_ON.sub(lambda m: f"{m.group('lead')}{'I like' if m.group('who') == 'me' else m.group('who') + ' now likes'} "
+                                   f"{m.group('thing').lower()}", text)
     text = _AND_THEIR.sub(lambda m: f"{m.group('lead')}{m.group('name')} ", text)
     text = _GO_TO.sub(lambda m: f"I prefer {m.group('v')}", text)
     text = _WAS_LAST_DAY.sub(_last_day, text)
@@ -443,6 +453,7 @@ CHANGES: list[tuple[str, str, bool]] = [
      r"(?:(?:now|then)\s+)?(?:bought|got|leased|drives?|ride|rides)\s+(?P<v>(?:(?:a|an|the)\s+)?(?:new\s+|used\s+|second-hand\s+)?"
      r"(?:[A-Z]|(?:e-?)?(?:car|bike|motorbike|motorcycle|scooter|van|truck)\b)[^!?\n;]*)", "prefers", False),
     (r"switched\s+over\s+to\s+" + _V, "prefers", False),
+    (r"(?:upgraded|downgraded)\s+to\s+" + _V, "prefers", False),
     # a hobby taken up: "has taken up tennis instead of golf", "took up running"
     (r"(?:taken|took|take|takes|picked|pick|picks)\s+up\s+(?P<v>[^!?\n;]+?)\s+(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+"
      r"(?P<old>[^!?\n;]+)", "likes", False),
@@ -466,6 +477,9 @@ CHANGES: list[tuple[str, str, bool]] = [
     # "I'm unemployed": the job and the employer both end, whatever they were (empty values)
     (_OUT_OF_WORK + r"(?P<v>)", "occupation", True),
     (_OUT_OF_WORK + r"(?P<v>)", "employer", True),
+    # working for no employer: "works for himself these days", "went freelance", "is self-employed now"
+    (r"(?:works?|working|worked)\s+for\s+(?:my|him|her|them)sel(?:f|ves)\b(?P<v>)|(?:went|gone|going)\s+freelance\b(?P<v2>)|"
+     r"(?:is|am|{a}s|{a}m)\s+(?:now\s+)?self-employed\b(?P<v3>)".format(a=_APOS), "employer", True),
     # a student no more: "I graduated in May", "she finished her degree"
     (r"(?:graduated\b(?!\s+from\s+(?:a\s+|an\s+|my\s+|the\s+)?[a-z])|finished\s+(?:my|his|her|their)\s+(?:degree|studies|"
      r"course|PhD|masters)\b)(?P<v>)", "student", True),

@@ -205,6 +205,10 @@ _FAVORITE_OF = re.compile(
 # what one is "into" is a taste when it is a bare noun or a name ("into poker", "into the Beatles"), not a
 # point reached ("into the second round")
 _INTO = r"(?P<v>(?!(?:a|an|my|his|her|their|our|it|this|that|you|him|them)\b)(?:the\s+(?=[A-Z]))?(?!the\b)[^!?\n;]+)"
+# a taste said by how keen one is: "crazy about grapes", "obsessed with Oasis", "hooked on sudoku" ("passionate
+# about" and "keen on" name causes and plans as often as tastes: on LoCoMo's turns, "improving education")
+_KEEN = (r"(?:really\s+|so\s+|totally\s+|completely\s+|absolutely\s+)?(?:crazy|mad|nuts|obsessed|hooked|fond)\s+"
+         r"(?:about|with|on|of)\s+(?P<v>(?!(?:it|this|that|these|those|you|him|her|them|me|us)\b)[A-Za-z][^!?\n;]*)")
 _PREDICATES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"^(?:is|was|['’]s)\s+{_ADV}(?P<v>(?:a|an)\s+[^!?\n;]+)"), "occupation"),
     (re.compile(rf"^{_ADV}(?:works|worked|is\s+working)\s+as\s+(?P<v>[^!?\n;]+)"), "occupation"),
@@ -212,6 +216,7 @@ _PREDICATES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"^{_ADV}(?:lives|is\s+living)\s+in\s+(?P<v>[^!?\n;]+)"), "location"),
     (re.compile(rf"^{_ADV}(?:has\s+)?(?:moved|relocated)\s+(?:(?:back|up|down|over|out|home|across)\s+){{0,2}}to\s+(?P<v>[^!?\n;]+)"), "moved"),
     (re.compile(rf"^(?:is|was|['’]s)\s+{_ADV}(?:really\s+|so\s+|totally\s+|very\s+)?into\s+{_INTO}"), "likes"),
+    (re.compile(rf"^(?:is|was|['’]s)\s+{_ADV}{_KEEN}"), "likes"),
     (re.compile(rf"^{_ADV}(?:goes|attends)\s+(?:to\s+)?(?P<v>(?:the\s+)?[A-Z][^!?\n;]+)"), "school"),
     (re.compile(rf"^(?:is|was|['’]s)\s+{_ADV}(?:originally\s+)?from\s+(?P<v>[^!?\n;]+)"), "origin"),
     (re.compile(rf"^{_ADV}(?:loves|likes|enjoys|adores)\s+(?P<v>[^!?\n;]+)"), "likes"),
@@ -235,7 +240,7 @@ _PLACE_TAIL = re.compile(r"\s+(?!(?:of|de|del|da|do|upon|on|and)\s+[A-Z])(?:[a-z
 _BAD_VALUE = re.compile(
     r"(?i)^(?:a|an|the)\s+(?:bit|little|lot|few|couple|kind|sort|way|thing|time|moment|reason|one|same|mess|"
     r"great\s+(?:way|idea|time)|good\s+(?:idea|time)|best\s+(?:part|thing|way))\b|^(?:it|this|that|them|him|her|you|home|"
-    r"all|the\s+moment|how|what|when|where|why|so|too|such)\b"
+    r"all|the\s+moment|how|what|when|where|why|so|too|such|(?:my|him|her|them|your|our)sel(?:f|ves))\b"
 )
 _MOVE_PLAN = re.compile(r"(?i)\b(?:might|may|could|would|will|want\s+to|wants\s+to|plan(?:ning|s)?\s+to|thinking\s+(?:about|of)|"
                         r"hope\s+to|hoping\s+to|going\s+to|used\s+to|if|wish(?:es|ed)?|if\s+only|dream(?:s|t|ed)?|imagine)\b")
@@ -389,7 +394,7 @@ _IS_MY = re.compile(
 )
 # a clause opened by a name and a verb ("Marco moved out", "Karen retired"): the person a later
 # "he"/"she" in the message is about, though the clause itself states no fact
-_NAME_THEN_VERB = re.compile(r"^(?:[a-z]+ed|is|was|has|had|[a-z]+s)\b")
+_NAME_THEN_VERB = re.compile(r"^(?:[a-z]+ed|is|was|has|had|[a-z]+s|left|quit|went|got|took|came|ran|sold|bought|broke|split)\b")
 
 
 def _parts(rest: str) -> list[str]:
@@ -523,6 +528,7 @@ _SELF_CHANGES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"{_I}(?:['’]m|\s+am)\s+no\s+longer\s+(?P<v>(?:a|an)\s+[^!?\n;]+|[a-z]+$)"), "occupation-"),
     (re.compile(rf"{_I}\s+(?:now\s+)?(?:drive|ride)\s+(?:a|an)\s+(?P<v>[A-Z][^!?\n;]+)"), "prefers"),  # a named car or bike
     (re.compile(rf"{_I}(?:['’]m|\s+am)\s+(?:now\s+|really\s+|so\s+|totally\s+|very\s+|also\s+)*into\s+{_INTO}"), "likes"),
+    (re.compile(rf"{_I}(?:['’]m|\s+am)\s+(?:now\s+|also\s+)*{_KEEN}"), "likes"),
     (re.compile(rf"{_I}\s+(?:grew\s+up|was\s+(?:raised|brought\s+up))\s+in\s+(?P<v>[^!?\n;]+)"), "origin"),
     # a diet said without an article: "I'm vegetarian", "I am vegan now"
     (re.compile(rf"{_I}(?:['’]m|\s+am)\s+(?:now\s+|fully\s+|strictly\s+|also\s+)*(?P<v>{'|'.join(changes.DIETS)})\b(?!\s+(?:food|options?|recipes?|friendly))"), "occupation"),

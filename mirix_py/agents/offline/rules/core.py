@@ -356,6 +356,8 @@ def _identity_facts(text: str) -> list[tuple[int, str]]:
         head = words[-1].lower()
         if any(w.lower() in _NOT_IDENTITY_HEADS for w in words[:1]) or head in _NOT_IDENTITY_HEADS:
             continue
+        if words[-1][:1].isupper():
+            continue  # "a Parisian", "a Catholic": who one is by a name, not a job
         if is_job_word(head) or len(words) > 1 and words[-2].lower() in JOB_MODIFIERS:
             facts.append((m.start(), f"is {m.group('article').lower()} {_third_person(obj)}"))
     for m in _WORK.finditer(text):

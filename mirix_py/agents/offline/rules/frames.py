@@ -103,7 +103,7 @@ def _attribute(prep: str, value: str, vp: list[str]) -> str | None:
         return "occupation" if re.match(r"(?:a|an)\s", value) else None
     if re.match(r"(?:a|an)\s", value) or _TIME_NAME.match(value) or re.search(r"['’]s$", value):
         return None  # "in a new flat", "in January", "at Google's conference": not a place or a firm
-    bare = all(w in _COPULA for w in vp)
+    bare = all(w in _COPULA or w == "back" for w in vp)  # "I've been back in Paris since January"
     if prep == "with" or bare and prep in ("at", "for"):
         # "I'm with BP now", "I'm at KPMG now": an organisation's name; "I'm at Starbucks now" is where one is
         return "employer" if is_organisation(value) else None

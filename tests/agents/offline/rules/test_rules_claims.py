@@ -325,3 +325,24 @@ def test_hired_as_is_a_job_and_an_employer():
 @pytest.mark.parametrize("text", ["I stick to the plan.", "I graduated from cooking class.", "That is my go-to excuse."])
 def test_a_plan_a_class_or_an_excuse_is_no_taste_or_school(text):
     assert _facts(text) == []
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Kiwi is crazy about grapes these days.", [("Kiwi", "likes", "grapes", False)]),
+        ("I've come to love running.", [("user", "likes", "running", False)]),
+        ("Running has grown on me.", [("user", "likes", "running", False)]),
+        ("I upgraded to a Polestar.", [("user", "prefers", "a Polestar", False)]),
+        ("Rui works for himself these days.", [("Rui", "employer", "", True)]),
+        ("I've been back in Paris since January.", [("user", "location", "Paris", False)]),
+        ("Kim left the company, so we're no longer colleagues.", [("Kim", "relation", "colleague", True)]),
+    ],
+)
+def test_tastes_come_to_work_for_oneself_and_a_return(text, expected):
+    assert _facts(text) == expected
+
+
+@pytest.mark.parametrize("text", ["I'm a Parisian now.", "I'm crazy about you.", "I'm passionate about improving education."])
+def test_a_demonym_or_a_cause_is_no_fact(text):
+    assert _facts(text) == []
