@@ -72,7 +72,8 @@ def session_texts(conn: Connection, user_id: str, input_ids: Sequence[str]) -> d
                   col(MemoryRow.id))).all()
     out: dict[str, list[str]] = {}
     for input_id, text in rows:
-        out.setdefault(input_id, []).append(text)
+        if input_id is not None:  # always, by the IN above
+            out.setdefault(input_id, []).append(text)
     return {i: "\n".join(texts) for i, texts in out.items()}
 
 
@@ -106,7 +107,7 @@ def backfill_input_ids(conn: Connection) -> None:
 def _all_sessions(conn: Connection) -> list[tuple[str, str]]:
     return [(u, i) for u, i in conn.execute(
         select(col(MemoryRow.user_id), col(MemoryRow.input_id)).distinct()
-        .where(col(MemoryRow.input_id).is_not(None), col(MemoryRow.memory_type) == EPISODIC))]
+        .where(col(MemoryRow.input_id).is_not(None), col(MemoryRow.memory_type) == EPISODIC)) if i is not None]
 
 
 class SQLiteSessions:
