@@ -25,8 +25,9 @@ class Settings(BaseModel):
     max_input_chars: int = Field(default=200_000, gt=0)
     batch_size: int = Field(default=8, gt=0, description="Queued inputs of one user processed as one batch.")
     batch_seconds: float = Field(default=2.0, ge=0, description="How long a queued input may wait for its batch.")
-    session_leg: bool = Field(default=True, description="Hybrid search also ranks whole sessions (each input's "
-                                                        "episodes) as a third leg (`store.search`).")
+    session_leg: bool = Field(default=False, description="Hybrid search also ranks whole sessions (each input's "
+                                                         "episodes) as a third leg (`store.search`); off: it did "
+                                                         "not gain in every LoCoMo conversation (benchmarks/README.md).")
     timezone: str | None = Field(default=None, description="IANA zone times are shown in (e.g. 'Europe/Lisbon'); "
                                                            "this machine's when unset. Times are stored in UTC.")
     llm_provider: str | None = None

@@ -160,14 +160,18 @@ def rank_of(hits, words: str) -> int | None:
     return next((n for n, h in enumerate(hits) if words in h.text), None)
 
 
+def searched(mx: Mirix, query: str, *, session_leg: bool, **kwargs):
+    searcher = Searcher(mx.store, session_leg=session_leg)
+    try:
+        return searcher.search(query, user_id="mel", **kwargs)
+    finally:
+        searcher.close()
+
+
 def test_a_turn_without_the_querys_words_ranks_through_its_session(mx_sqlite):
     chats = seed_chats(mx_sqlite)
-    without = Searcher(chats.store, session_leg=False)
-    try:
-        plain = without.search("river fishing", user_id="mel", limit=12)
-    finally:
-        without.close()
-    hits = chats.search("river fishing", user_id="mel", limit=12)
+    plain = searched(chats, "river fishing", session_leg=False, limit=12)
+    hits = searched(chats, "river fishing", session_leg=True, limit=12)
     assert "fishing on the river" in hits[0].text
     # the reply that shares no word with the question moves up with its session
     before, after = rank_of(plain, "weather okay"), rank_of(hits, "weather okay")
@@ -176,18 +180,18 @@ def test_a_turn_without_the_querys_words_ranks_through_its_session(mx_sqlite):
 
 def test_the_leg_keeps_to_the_types_and_the_time_asked_for(mx):
     chats = seed_chats(mx)
-    facts = chats.search("fishing trip on the river", user_id="mel", memory_types=["semantic"], limit=5)
+    facts = searched(chats, "fishing trip on the river", session_leg=True, memory_types=["semantic"], limit=5)
     assert facts and all(h.memory.memory_type.value == "semantic" for h in facts)
     start, end = T0 + timedelta(days=1), T0 + timedelta(days=30)
-    later = chats.search("fishing trip on the river", user_id="mel", limit=10, start=start, end=end)
+    later = searched(chats, "fishing trip on the river", session_leg=True, limit=10, start=start, end=end)
     assert later and all(h.memory.occurred_at is not None and start <= h.memory.occurred_at < end for h in later)
 
 
-def test_the_setting_turns_the_leg_off(tmp_path, monkeypatch):
-    assert Settings(data_dir=tmp_path).session_leg
-    monkeypatch.setenv("MIRIX_SESSION_LEG", "0")
-    with Mirix(tmp_path / "off", embedder=None) as mx:
-        assert not mx.searcher.session_leg
+def test_the_leg_is_off_unless_the_setting_turns_it_on(tmp_path, monkeypatch):
+    assert not Settings(data_dir=tmp_path).session_leg
+    monkeypatch.setenv("MIRIX_SESSION_LEG", "1")
+    with Mirix(tmp_path / "on", embedder=None) as mx:
+        assert mx.searcher.session_leg
 
 
 def test_the_secrets_doctor_finds_and_clears_a_secret_in_a_session(tmp_path, embedder):
