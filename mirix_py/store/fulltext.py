@@ -12,11 +12,12 @@ finds candidates; the score is Okapi BM25 computed in SQL from the tsvector's te
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Iterable, Protocol, Sequence
+from typing import Iterable, Mapping, Protocol, Sequence
 
 from sqlalchemy import text as sql
 from sqlalchemy.engine import Connection, Engine
@@ -233,15 +234,67 @@ class SQLiteFullText:
         return [(r[0], -float(r[1])) for r in rows]
 
 
+def tsquery_of(lexemes: Iterable[str]) -> str:
+    """A tsquery text matching any of these (already stemmed) lexemes."""
+    return " | ".join("'" + lx.replace("'", "''") + "'" for lx in lexemes)
+
+
+def bm25_idf(n_docs: int, df: int) -> float:
+    """Okapi BM25's idf, as the PostgreSQL query computes it."""
+    return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+@dataclass(frozen=True)
+class TermStats:
+    """A lexeme among a user's memories: how many hold it, and the most its BM25 term reaches in
+    any of them (idf aside)."""
+    df: int
+    top: float
+
+
+@dataclass(frozen=True)
+class CommonTermsPlan:
+    """Which query lexemes pick the candidates (`rare`) and which only add to their scores
+    (`common`), and the most a memory holding only common lexemes can score (`bound`)."""
+    rare: tuple[str, ...]
+    common: tuple[str, ...]
+    bound: float
+
+
+def common_terms_plan(stats: Mapping[str, TermStats], n_docs: int, cutoff: float) -> CommonTermsPlan | None:
+    """Split the lexemes at `cutoff` (a share of the user's memories), or None when there is
+    nothing to split (all rare, or all common: then every match is a candidate). Scoring only the
+    rare lexemes' memories is exact when the k-th score found beats `bound` (`PostgresFullText`)."""
+    present = {lx: st for lx, st in stats.items() if st.df > 0}
+    common = tuple(sorted(lx for lx, st in present.items() if st.df > cutoff * n_docs))
+    rare = tuple(sorted(lx for lx in present if lx not in common))
+    if not common or not rare:
+        return None
+    return CommonTermsPlan(rare, common, sum(bm25_idf(n_docs, present[lx].df) * present[lx].top for lx in common))
+
+
 class PostgresFullText:
-    """tsvector + GIN for candidates, Okapi BM25 (k1=1.2, b=0.75) for the score."""
+    """tsvector + GIN for candidates, Okapi BM25 (k1=1.2, b=0.75) for the score.
+
+    Each candidate's score reads its tsvector from the heap, so a query holding a word that one in
+    ten of a large user's memories hold scored thousands of rows. For users with at least
+    `prune_min_docs` memories (and no type or time filter), lexemes held by more than
+    `COMMON_SHARE` of them only add to the scores of the memories the other lexemes pick
+    (Lucene's common-terms query); when the k-th score found beats the most a memory holding only
+    common lexemes could score (MaxScore's bound: each common lexeme's highest term among the
+    user's memories), the result is the exact top k, and otherwise the full query runs. The
+    lexemes' counts and highest terms come from a per-user cache refreshed like the user's counts."""
 
     K1 = 1.2
     B = 0.75
     STATS_TTL_S = 30.0
+    COMMON_SHARE = 0.05
+    PRUNE_MIN_DOCS = 20_000
 
-    def __init__(self) -> None:
+    def __init__(self, prune_min_docs: int = PRUNE_MIN_DOCS) -> None:
+        self.prune_min_docs = prune_min_docs
         self._stats: dict[str, tuple[float, int, float]] = {}
+        self._terms: dict[tuple[str, str], tuple[float, float, TermStats]] = {}
 
     def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str, str]]) -> None:
         return None  # the generated column follows `memory.text`
@@ -266,6 +319,33 @@ class PostgresFullText:
         self._stats[user_id] = (now, int(n), float(avgdl) or 1.0)
         return int(n), float(avgdl) or 1.0
 
+    def _term_stats(self, conn: Connection, user_id: str, lexemes: Sequence[str], avgdl: float) -> dict[str, TermStats]:
+        """Each lexeme's `TermStats` for the user, cached for `STATS_TTL_S` and while `avgdl` holds
+        (the top term depends on it)."""
+        now = time.monotonic()
+        out, missing = {}, []
+        for lx in lexemes:
+            cached = self._terms.get((user_id, lx))
+            if cached and now - cached[0] < self.STATS_TTL_S and cached[1] == avgdl:
+                out[lx] = cached[2]
+            else:
+                missing.append(lx)
+        if missing:
+            rows = conn.execute(sql(
+                "SELECT l.lexeme, s.df, s.top FROM unnest(CAST(:lexemes AS text[]), CAST(:queries AS text[])) AS l(lexeme, q) "
+                "CROSS JOIN LATERAL (SELECT count(*) AS df, max(x.tf * (CAST(:k1 AS float8) + 1) / (x.tf + CAST(:k1 AS float8) "
+                "  * (1 - CAST(:b AS float8) + CAST(:b AS float8) * x.dl / CAST(:avgdl AS float8)))) AS top "
+                "  FROM (SELECT coalesce(array_length(u.positions, 1), 1) AS tf, length(m.tsv) AS dl FROM memory m, "
+                "    unnest(ts_filter(setweight(m.tsv, 'A', ARRAY[l.lexeme]), '{a}')) u "
+                "    WHERE m.user_id = :u AND m.tsv @@ CAST(l.q AS tsquery)) x) s"),
+                {"u": user_id, "lexemes": missing, "queries": [tsquery_of([lx]) for lx in missing],
+                 "k1": self.K1, "b": self.B, "avgdl": avgdl}).all()
+            for lx, df, top in rows:
+                stats = TermStats(int(df), float(top or 0.0))
+                self._terms[(user_id, lx)] = (now, avgdl, stats)
+                out[lx] = stats
+        return out
+
     def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
         terms = query_terms(query)
         if not terms:
@@ -275,8 +355,25 @@ class PostgresFullText:
         )]
         if not lexemes:
             return []
-        tsquery = " | ".join("'" + lx.replace("'", "''") + "'" for lx in lexemes)
         n_docs, avgdl = self._user_stats(conn, filters.user_id)
+        unfiltered = not filters.memory_types and filters.start is None and filters.end is None
+        if unfiltered and n_docs >= self.prune_min_docs and len(lexemes) > 1:
+            stats = self._term_stats(conn, filters.user_id, lexemes, avgdl)
+            plan = common_terms_plan(stats, n_docs, self.COMMON_SHARE)
+            if plan is not None:
+                found = self._scored(conn, filters, lexemes, plan.rare, n_docs, avgdl, k,
+                                     known_df={lx: stats[lx].df for lx in plan.common})
+                if len(found) == k and found[-1][1] > plan.bound + 1e-9:
+                    return found
+        return self._scored(conn, filters, lexemes, lexemes, n_docs, avgdl, k)
+
+    def _scored(self, conn: Connection, filters: Filters, lexemes: Sequence[str], picking: Sequence[str],
+                n_docs: int, avgdl: float, k: int, known_df: Mapping[str, int] | None = None) -> list[tuple[str, float]]:
+        """BM25 over the memories holding any of `picking`, scored on all `lexemes`. The document
+        frequency of a lexeme is counted among the candidates unless given in `known_df` (a
+        lexeme that does not pick candidates is not held by all of its documents among them)."""
+        known_df = known_df or {}
+        tsquery = tsquery_of(picking)
         where, params = filters.sql("m")
         # Per candidate, only the query's lexemes are unnested (setweight marks them, ts_filter keeps
         # them: ~1 row a memory instead of one per lexeme), and the idf is computed once per lexeme
@@ -288,17 +385,19 @@ class PostgresFullText:
                 f"  WHERE {where} AND m.tsv @@ CAST(:tsq AS tsquery)), "
                 "tf AS (SELECT c.id, c.dl, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf "
                 "  FROM cand c, unnest(ts_filter(setweight(c.tsv, 'A', CAST(:lexemes AS text[])), '{a}')) u), "
-                "df AS (SELECT lexeme, ln(1 + (CAST(:n AS float8) - count(*) + 0.5) / (count(*) + 0.5)) AS idf "
-                "  FROM tf GROUP BY lexeme) "
+                "counted AS (SELECT lexeme, CAST(count(*) AS float8) AS df FROM tf "
+                "  WHERE NOT lexeme = ANY(CAST(:known AS text[])) GROUP BY lexeme "
+                "  UNION ALL SELECT * FROM unnest(CAST(:known AS text[]), CAST(:known_df AS float8[]))), "
+                "df AS (SELECT lexeme, ln(1 + (CAST(:n AS float8) - df + 0.5) / (df + 0.5)) AS idf FROM counted) "
                 "SELECT tf.id, sum(df.idf * tf.tf * (CAST(:k1 AS float8) + 1) / (tf.tf + CAST(:k1 AS float8) "
                 "  * (1 - CAST(:b AS float8) + CAST(:b AS float8) * tf.dl / CAST(:avgdl AS float8)))) AS s "
                 "FROM tf JOIN df USING (lexeme) GROUP BY tf.id ORDER BY s DESC LIMIT :k"
             ),
-            {**params, "tsq": tsquery, "lexemes": lexemes, "n": max(n_docs, 1), "k1": self.K1,
+            {**params, "tsq": tsquery, "lexemes": list(lexemes), "known": list(known_df),
+             "known_df": [float(v) for v in known_df.values()], "n": max(n_docs, 1), "k1": self.K1,
              "b": self.B, "avgdl": avgdl, "k": k},
         ).all()
         return [(r[0], float(r[1])) for r in rows]
-
 
 
 def fulltext_for(engine: Engine) -> FullTextIndex:
