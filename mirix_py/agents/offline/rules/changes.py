@@ -309,7 +309,8 @@ def _favourite(text: str) -> str:
     been purple" -> "my favourite colour is purple": a favourite holds one value, the new one replaces."""
     for pattern in (_FAVOURITE_REPLACED_BY, _FAVOURITE_REPLACED, _FAVOURITE_IS):
         # "Honestly, A is my favourite film": a hedge before the value says nothing
-        said = text[_HEDGE.match(text).end():] if pattern is _FAVOURITE_IS else text
+        hedge = _HEDGE.match(text) if pattern is _FAVOURITE_IS else None
+        said = text[hedge.end():] if hedge else text
         m = pattern.search(said)
         if m and not re.search(r"(?i)^(?:nothing|no\s+one|none|nobody)\b|\b(?:not|never)\b|n['’]t\b", m.group("v")):
             lead = _HEDGE.match(m.group("v"))
@@ -544,7 +545,7 @@ def started_couple(clause: str) -> tuple[str, str] | None:
     for pattern, kind in _MARRIED:
         m = pattern.search(clause)
         if m:
-            return m.group("name"), {"married": "spouse", "engaged": "fiance"}[m.group("kind") or kind]
+            return str(m.group("name")), {"married": "spouse", "engaged": "fiance"}[str(m.group("kind") or kind)]
     return None
 
 

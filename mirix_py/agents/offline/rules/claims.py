@@ -652,9 +652,9 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
         # "I graduated and started as a developer": the speaker goes on after "and"
         body = re.sub(r"(?i)\band\s+(?=(?:now\s+|also\s+|then\s+)?(?:work|live|started|began|joined|became|moved|relocated|"
                       r"retrained|switched)\b)", "and I ", body) if re.search(_I, body) else body
-        couple = _NAME_AND_I.match(body)
-        if couple and _clean_name(couple.group("name")):  # "Chris and I are engaged, so he's my fiancé": he is Chris
-            subjects.append(_clean_name(couple.group("name")) or "")
+        named_with_me = _NAME_AND_I.match(body)
+        if named_with_me and _clean_name(named_with_me.group("name")):  # "Chris and I are engaged, so he's my fiancé": he is Chris
+            subjects.append(_clean_name(named_with_me.group("name")) or "")
         for clause in _CLAUSE.split(body):
             clause = clause.strip(" ,")
             if not clause:
