@@ -234,6 +234,15 @@ class SQLiteFullText:
         return [(r[0], -float(r[1])) for r in rows]
 
 
+def query_lexemes(conn: Connection, query: str) -> list[str]:
+    """The query's content words as PostgreSQL's english configuration stems them."""
+    terms = query_terms(query)
+    if not terms:
+        return []
+    return [r[0] for r in conn.execute(
+        sql("SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', :q))"), {"q": " ".join(terms)})]
+
+
 def tsquery_of(lexemes: Iterable[str]) -> str:
     """A tsquery text matching any of these (already stemmed) lexemes."""
     return " | ".join("'" + lx.replace("'", "''") + "'" for lx in lexemes)
@@ -290,6 +299,7 @@ class PostgresFullText:
     STATS_TTL_S = 30.0
     COMMON_SHARE = 0.05
     PRUNE_MIN_DOCS = 20_000
+    TERMS_CACHED = 50_000  # (user, lexeme) entries kept before expired ones are dropped
 
     def __init__(self, prune_min_docs: int = PRUNE_MIN_DOCS) -> None:
         self.prune_min_docs = prune_min_docs
@@ -340,6 +350,8 @@ class PostgresFullText:
                 "    WHERE m.user_id = :u AND m.tsv @@ CAST(l.q AS tsquery)) x) s"),
                 {"u": user_id, "lexemes": missing, "queries": [tsquery_of([lx]) for lx in missing],
                  "k1": self.K1, "b": self.B, "avgdl": avgdl}).all()
+            if len(self._terms) > self.TERMS_CACHED:  # entries past their time go, so it cannot grow without end
+                self._terms = {key: v for key, v in self._terms.items() if now - v[0] < self.STATS_TTL_S}
             for lx, df, top in rows:
                 stats = TermStats(int(df), float(top or 0.0))
                 self._terms[(user_id, lx)] = (now, avgdl, stats)
@@ -347,12 +359,7 @@ class PostgresFullText:
         return out
 
     def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
-        terms = query_terms(query)
-        if not terms:
-            return []
-        lexemes = [r[0] for r in conn.execute(
-            sql("SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', :q))"), {"q": " ".join(terms)}
-        )]
+        lexemes = query_lexemes(conn, query)
         if not lexemes:
             return []
         n_docs, avgdl = self._user_stats(conn, filters.user_id)

@@ -16,14 +16,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Iterable, Protocol, Sequence
+from typing import Any, Iterable, Protocol, Sequence
 
 from sqlalchemy import select, text as sql
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import col
 
 from mirix_py.records import MemoryType
-from mirix_py.store.fulltext import PROBE_SLOTS, fts_rowid, query_terms, user_rowid_range, user_token
+from mirix_py.store.fulltext import (PROBE_SLOTS, fts_rowid, query_lexemes, query_terms, tsquery_of,
+                                     user_rowid_range, user_token)
 from mirix_py.store.tables import MemoryRow
 
 INPUT_PREFIX = "in_"  # `records.new_input_id`
@@ -165,18 +166,18 @@ class SQLiteSessions:
         if not terms:
             return []
         low, high = user_rowid_range(user_id)
-        rows = conn.execute(sql(
-            "SELECT input_id, ukey, bm25(memory_session, 1.0, 0.0, 0.0) AS s FROM memory_session "
-            "WHERE memory_session MATCH :match AND rowid BETWEEN :lo AND :hi ORDER BY s LIMIT :k"),
-            {"match": "text : (" + " OR ".join(f'"{t}"' for t in terms) + ")", "lo": low, "hi": high,
-             "k": k}).all()
+        words = "text : (" + " OR ".join(f'"{t}"' for t in terms) + ")"
         token = user_token(user_id)
-        if any(r[1] != token for r in rows):  # another user shares the range: match the user too
-            rows = conn.execute(sql(
+
+        def ranked(match: str) -> Sequence[Any]:
+            return conn.execute(sql(
                 "SELECT input_id, ukey, bm25(memory_session, 1.0, 0.0, 0.0) AS s FROM memory_session "
                 "WHERE memory_session MATCH :match AND rowid BETWEEN :lo AND :hi ORDER BY s LIMIT :k"),
-                {"match": f'ukey : "{token}" AND text : (' + " OR ".join(f'"{t}"' for t in terms) + ")",
-                 "lo": low, "hi": high, "k": k}).all()
+                {"match": match, "lo": low, "hi": high, "k": k}).all()
+
+        rows = ranked(words)
+        if any(r[1] != token for r in rows):  # another user shares the range: match the user too
+            rows = ranked(f'ukey : "{token}" AND {words}')
         return [(r[0], -float(r[2])) for r in rows]
 
 
@@ -211,14 +212,10 @@ class PostgresSessions:
         return int(conn.execute(sql("SELECT count(*) FROM memory_session")).scalar_one())
 
     def search(self, conn: Connection, query: str, user_id: str, k: int) -> list[tuple[str, float]]:
-        terms = query_terms(query)
-        if not terms:
-            return []
-        lexemes = [r[0] for r in conn.execute(
-            sql("SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', :q))"), {"q": " ".join(terms)})]
+        lexemes = query_lexemes(conn, query)
         if not lexemes:
             return []
-        tsquery = " | ".join("'" + lx.replace("'", "''") + "'" for lx in lexemes)
+        tsquery = tsquery_of(lexemes)
         rows = conn.execute(sql(
             "WITH stats AS (SELECT count(*) AS n, coalesce(nullif(CAST(avg(dl) AS float8), 0), 1) AS avgdl FROM memory_session "
             "  WHERE user_id = :u), "
