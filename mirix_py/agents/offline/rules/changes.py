@@ -41,7 +41,10 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = ["CHANGES", "DIETS", "ROMANTIC", "Change", "ended_relation", "find_changes", "left_diet", "normalise",
+from mirix_py.agents.offline.rules import idioms
+
+__all__ = ["CHANGES", "DIETS", "ROMANTIC", "SHARED_HOME", "Change", "ended_relation", "find_changes", "left_diet",
+           "moved_out", "normalise",
            "started_couple", "third_person"]
 
 _APOS = r"['’]"
@@ -349,7 +352,7 @@ def normalise(sentence: str) -> str:
     "I used to be a nurse" -> "I am no longer a nurse"; "I quit my job at Acme" -> "I no longer work
     at Acme"; "She moved away from Leeds" -> "She no longer lives in Leeds". Anything else is
     returned as it is."""
-    text = _AND_I.sub("we", sentence)
+    text = _AND_I.sub("we", idioms.rewrite(sentence))
     text = _WE_BOTH.sub("I", _AND_MOVED.sub(lambda m: f"{m.group('we')} ", text))
     text = _WE_HOME.sub(_we_home, text)
     text = _SAYS.sub(_says, text)
@@ -409,6 +412,10 @@ _HABIT = (r"(?:(?:drinks?|uses?|takes?|rides?|drives?|eats?|plays?|reads?|watch(
 _HABIT_NOW = r"(?:drinks?|uses?|takes?|rides?|drives?|eats?|plays?|reads?|watch(?:es)?|orders?|cooks?|wears?|listens?\s+to)"
 _JOB_NOUN = r"(?:(?:a|an|the|my|his|her|their)\s+)?(?:new\s+|first\s+|full-time\s+|part-time\s+)?(?:job|position|role|post)"
 
+# the words before a name swapped for another: a determiner and an adjective ("my old Audi", "sunny Málaga")
+_NAMED_SWAP = r"(?:(?:my|his|her|their|our|the|a|an)\s+)?(?:[a-z]+\s+)?"
+# a name taken in exchange without "a"/"an" ("for sunny Málaga", "for Apple Music"); "for a Nissan Leaf" is a thing had
+_BARE_NAME = r"(?:(?:my|his|her|their|our|the)\s+)?(?:[a-z]+\s+)?(?<!\ba\s)(?<!\ban\s)"
 _OUT_OF_WORK = (r"(?:(?:has|have|had)\s+)?(?:(?:is|am|are|was|were|{a}s|{a}m|{a}re)\s+(?:now\s+|currently\s+|still\s+)?)?"
                 # an object after the verb is something else retired or fired ("retired the old laptop", "fired up")
                 r"(?:retired\b(?!\s+(?:from|as|the|my|his|her|their|our|it|them|this|that|a|an)\b)|(?:got|been|was|were)\s+"
@@ -447,7 +454,12 @@ CHANGES: list[tuple[str, str, bool]] = [
     (r"(?:now\s+|mostly\s+|mainly\s+|only\s+)?" + _HABIT + r"\s+(?P<v>[^!?\n;]+?)\s+(?:instead\s+of|rather\s+than)\s+"
      r"(?P<old>[^!?\n;]+)", "prefers", False),
     (r"(?:gave|given|give)\s+up\s+(?P<old>[^!?\n;]+?)\s+(?:for|in\s+favou?r\s+of)\s+" + _V, "prefers", False),
-    (r"(?:swapped|traded|exchanged|ditched|dropped)\s+(?P<old>[^!?\n;]+?)\s+for\s+" + _V, "prefers", False),
+    # one name for another ("swapped rainy Cardiff for sunny Málaga", "traded Spotify for Apple Music"): a home, a job or
+    # a preference, whichever the old name was held as
+    (r"(?:swapped|traded|exchanged)\s+" + _NAMED_SWAP + r"(?P<old>[A-Z][^!?\n;]*?)\s+for\s+" + _BARE_NAME + r"(?P<v>[A-Z][^!?\n;]*)",
+     "prefers|employer|location", False),
+    (r"(?:swapped|traded|exchanged|ditched|dropped)\s+(?!" + _NAMED_SWAP + r"[A-Z][^!?\n;]*?\s+for\s+" + _BARE_NAME + r"[A-Z])"
+     r"(?P<old>[^!?\n;]+?)\s+for\s+" + _V, "prefers", False),
     (r"replaced\s+(?P<old>[^!?\n;]+?)\s+with\s+" + _V, "prefers", False),
     (r"(?:sold|scrapped|traded\s+in|got\s+rid\s+of)\s+(?:(?:my|his|her|their|our|the)\s+)?(?P<old>[^!?\n;,]+?)\s*,?\s+and\s+"
      # what was bought in its place is a vehicle: a name ("a Tesla") or a kind of one, not "a helmet"
@@ -536,6 +548,8 @@ _BROKE_UP = [
 _MARRIED = [
     (re.compile(rf"^{_NAME}\s+and\s+I{_AUX}{_ADVERBS}\s+(?:got|are|were|have\s+been)\s+(?:now\s+)?(?P<kind>married|engaged)\b"), None),
     (re.compile(rf"(?<![\w'’])I{_AUX}{_ADVERBS}\s+(?:married|got\s+(?P<kind>married|engaged)\s+to)\s+{_NAME}\b"), "married"),
+    (re.compile(rf"^{_NAME}\s+and\s+I{_AUX}{_ADVERBS}\s+(?:tied\s+the\s+knot|got\s+hitched|said\s+(?:our\s+)?(?:I\s+do|vows))\b"),
+     "married"),
 ]
 
 
@@ -545,7 +559,7 @@ def started_couple(clause: str) -> tuple[str, str] | None:
     for pattern, kind in _MARRIED:
         m = pattern.search(clause)
         if m:
-            return str(m.group("name")), {"married": "spouse", "engaged": "fiance"}[str(m.group("kind") or kind)]
+            return str(m.group("name")), {"married": "spouse", "engaged": "fiance"}[str(m.groupdict().get("kind") or kind)]
     return None
 
 
@@ -554,6 +568,19 @@ _MEAT_AGAIN = re.compile(
     r"(?<![\w'’])(?:eat|eats|eating|ate)\s+(?:meat|fish|chicken|steak|burgers?)\s+(?:again|now)\b|"
     r"(?:gone|went|going|go)\s+back\s+to\s+eating\s+(?:meat|fish)|(?:started|began)\s+eating\s+(?:meat|fish)\s+again"
 )
+
+
+SHARED_HOME = ("roommate", "flatmate", "housemate")
+# "moved out" alone is left to what follows it ("Marco moved out, so he's not my roommate"): he may have moved out of anywhere
+_MOVED_OUT = re.compile(rf"(?<![\w'’]){_NAME}\s+(?:(?:has|had)\s+)?(?:(?:just|finally|recently)\s+)?"
+                        r"(?:found|got|bought|rented)\s+(?:his|her|their)\s+own\s+(?:place|flat|apartment|house)")
+
+
+def moved_out(clause: str) -> str | None:
+    """The name of someone the speaker says found their own place ("since Ahmed found his
+    own place"): a shared home's relation to them ends (`SHARED_HOME`); any other relation is kept."""
+    m = _MOVED_OUT.search(clause)
+    return m.group("name") if m else None
 
 
 def left_diet(clause: str) -> bool:

@@ -210,7 +210,7 @@ _INTO = r"(?P<v>(?!(?:a|an|my|his|her|their|our|it|this|that|you|him|them)\b)(?:
 _KEEN = (r"(?:really\s+|so\s+|totally\s+|completely\s+|absolutely\s+)?(?:crazy|mad|nuts|obsessed|hooked|fond)\s+"
          r"(?:about|with|on|of)\s+(?P<v>(?!(?:it|this|that|these|those|you|him|her|them|me|us)\b)[A-Za-z][^!?\n;]*)")
 _PREDICATES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(rf"^(?:is|was|['’]s)\s+{_ADV}(?P<v>(?:a|an)\s+[^!?\n;]+)"), "occupation"),
+    (re.compile(rf"^(?:is|was|['’]s|has\s+been)\s+{_ADV}(?P<v>(?:a|an)\s+[^!?\n;]+)"), "occupation"),
     (re.compile(rf"^{_ADV}(?:works|worked|is\s+working)\s+as\s+(?P<v>[^!?\n;]+)"), "occupation"),
     (re.compile(rf"^{_ADV}(?:works|is\s+working)\s+(?:at|for)\s+(?P<v>[^!?\n;]+)"), "employer"),
     (re.compile(rf"^{_ADV}(?:lives|is\s+living)\s+in\s+(?P<v>[^!?\n;]+)"), "location"),
@@ -280,6 +280,11 @@ def _place_ok(value: str) -> bool:
     return bool(re.match(r"^(?:the\s+)?[A-Z\u2024]", value))
 
 
+# what a job is worn or worked in: "traded his apron for a classroom" changes a job, not a preference
+_WORK_GEAR = re.compile(r"(?i)\b(?:apron|scrubs|uniform|briefcase|badge|stethoscope|overalls|toolbelt|hard\s+hat|classroom|"
+                        r"desk\s+job|cockpit|courtroom|pulpit|whites)\b")
+
+
 def _change_claims(found: list[changes.Change], subject: str, *, about_speaker: bool) -> list[Claim]:
     """Claims from verbs of change (`changes.find_changes`), each value cut and checked as the
     attribute wants it: a job is a profession, an employer and a home are names, a preference a
@@ -317,7 +322,7 @@ def _change_claims(found: list[changes.Change], subject: str, *, about_speaker: 
                                  about_speaker=about_speaker))
         elif place and not _place_ok(value):
             continue
-        elif attribute == "prefers" and (len(value.split()) > 6 or re.match(
+        elif attribute == "prefers" and (len(value.split()) > 6 or _WORK_GEAR.search(f"{old} {value}") or re.match(
                 r"(?i)^(?:jobs?|careers?|teams?|roles?|sides?|on|it|my|his|her|their|the\s+idea)\b", value)):
             continue
         out.append(Claim(entity=subject, attribute=attribute, value=unshield(value), about_speaker=about_speaker,
@@ -376,7 +381,7 @@ def _plain_predicate(rest: str, subject: str, known: bool) -> list[Claim]:
 
 _AND_VERB = re.compile(r"\s+and\s+(?=(?:now\s+|also\s+|then\s+)?(?:works|lives|moved|loves|likes|enjoys|hates|prefers|"
                        r"is\s+(?:now\s+)?(?:working|living|based)|is\s+now|is\s+(?:a|an)\s(?=.*\b(?:now|these\s+days)\b)|became|"
-                       r"has\s+become|joined|retrained)\b)")
+                       r"has\s+become|joined|retrained|(?:took|got|accepted|landed|found)\s+(?:a|an|the)\s+(?:new\s+)?(?:job|role|position|post))\b)")
 _STRONG_START = re.compile(r"^(?:(?:has|had)\s+(?:(?:just|recently|finally|since|already|now|also)\s+)*(?=moved|relocated|"
                            r"settled|left|quit|joined|become|started|got|taken|given|swapped|traded|replaced))?"
                            r"(?:works|lives|moved|relocated|loves|likes|enjoys|adores|hates|dislikes|detests|prefers|drives|rides|"
@@ -500,6 +505,21 @@ _CALLED = re.compile(
 # "so we're not flatmates anymore" (after "no longer" rewriting): the relation of the one person named
 _WE_NO_LONGER = re.compile(rf"^{_LEAD}(?i:we)(?:['’]re|\s+are)\s+no\s+longer\s+(?P<rel>(?i:{entity_rules._RELATIONS}))(?:e?s)?\b")
 _NAME_AND_I = re.compile(rf"^{_LEAD}{_NAME}\s+and\s+I\b")
+
+
+_SHE = frozenset("girlfriend fiancée fiancee wife".split())
+_HE = frozenset("boyfriend fiancé fiance husband".split())
+
+
+def _couple_word(kind: str, name: str, stated: Iterable[tuple[str, str]]) -> str:
+    """"spouse" or "fiance" said as the word the person was held by before: Sophie held as the speaker's
+    fiancée who married them is their wife; without one held, the word stays neutral."""
+    held = {relation.casefold() for who, relation in stated if who == name}
+    if held & _SHE:
+        return {"spouse": "wife", "fiance": "fiancée"}.get(kind, kind)
+    if held & _HE:
+        return {"spouse": "husband", "fiance": "fiancé"}.get(kind, kind)
+    return kind
 
 
 def _clean_name(name: str) -> str | None:
@@ -629,6 +649,7 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
     subjects: list[str] = []
     stated = list(people)
     wed: list[Claim] = []  # couples said to start; unless the text names the relation itself ("so he's my husband")
+    left: list[Claim] = []  # shared homes said to end; likewise
     for sm in _SENTENCE.finditer(shielded):
         sentence = sm.group().strip()
         if not sentence or _question(sentence):
@@ -641,11 +662,16 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
                                 value=called.group("rel").lower(), owner=speaker))
         couple = changes.started_couple(body) if self_statements else None
         if couple and _clean_name(couple[0]):  # "Ella and I got married": she is the speaker's spouse now
-            wed.append(Claim(entity=_clean_name(couple[0]) or couple[0], attribute="relation", value=couple[1],
+            partner_name = _clean_name(couple[0]) or couple[0]
+            wed.append(Claim(entity=partner_name, attribute="relation", value=_couple_word(couple[1], partner_name, stated),
                              owner=speaker))
         if self_statements and changes.left_diet(body):  # "I eat meat again": a meatless diet ends, whichever
             claims += [Claim(entity=speaker, attribute="occupation", value=d, about_speaker=True, negated=True)
                        for d in changes.DIETS]
+        moved = changes.moved_out(body) if self_statements else None
+        if moved and _clean_name(moved):  # "since Ahmed found his own place": a shared home's relation ends
+            left += [Claim(entity=_clean_name(moved) or moved, attribute="relation", value=v, owner=speaker, negated=True)
+                       for v in changes.SHARED_HOME]
         if partner and _clean_name(partner):  # "Jake and I split up": every couple's relation to Jake ends
             claims += [Claim(entity=_clean_name(partner) or partner, attribute="relation", value=v, owner=speaker,
                              negated=True) for v in changes.ROMANTIC]
@@ -669,7 +695,7 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
                 continue
             claims += _named_claims(clause, speaker, known, last, subjects)
     claims += _legacy_entity_claims(text, speaker, claims)
-    claims += [c for c in wed if not any(x.entity == c.entity and x.attribute == "relation" for x in claims)]
+    claims += [c for c in [*wed, *left] if not any(x.entity == c.entity and x.attribute == "relation" for x in claims)]
     out: list[Claim] = []
     seen: set[tuple[str, str, str, bool]] = set()
     for claim in claims:

@@ -79,7 +79,8 @@ _PROFESSION_HEADS = frozenset(
     interpreter animator illustrator filmmaker producer dj rapper composer conductor
     """.split()
 )
-_PROFESSION_SUFFIX = re.compile(r"(?i)(?:ist|ian|eer|ologist|grapher|smith|wright|monger)$")
+# "headmistress", "postmaster": "-master"/"-mistress" after a prefix (not "a master of chess")
+_PROFESSION_SUFFIX = re.compile(r"(?i)(?:ist|ian|eer|ologist|grapher|smith|wright|monger|(?<=\w{3})(?:master|mistress))$")
 _MORE_JOB_WORDS = frozenset(
     "instructor attendant barista midwife lecturer handyman housekeeper nanny babysitter "
     "stylist hairdresser tailor butcher fisherman miner sailor captain curator worker dealer seller "
@@ -175,7 +176,7 @@ _PREFERENCE = re.compile(
 _NEG_PREFERENCE = re.compile(
     rf"{_I}\s+(?i:(?:do\s+not|don{_APOS}t|dont|really\s+don{_APOS}t|never)\s+(?:really\s+)?(?P<verb>like|enjoy|love))\s+(?=(?P<obj>[^.!?\n]{{1,240}}))"
 )
-_CANT_STAND = re.compile(rf"{_I}\s+(?i:can{_APOS}?t\s+stand|cannot\s+stand)\s+(?=(?P<obj>[^.!?\n]{{1,240}}))")
+_CANT_STAND = re.compile(rf"{_I}\s+(?i:(?:can{_APOS}?t|cannot)\s+(?:stand|bear|abide|stomach))\s+(?=(?P<obj>[^.!?\n]{{1,240}}))")
 _FAN_OF = re.compile(rf"{_I_AM}\s+(?i:(?:a\s+)?(?:big\s+|huge\s+|massive\s+|giant\s+|real\s+)?fan\s+of)\s+(?=(?P<obj>[^.!?\n]{{1,240}}))")
 _FAVORITE = re.compile(
     r"(?i:\bmy\s+(?:all[- ]time\s+|absolute\s+|new\s+|current\s+)?favou?rite\s+)(?P<what>[a-zA-Z][\w -]{0,40}?)\s+"

@@ -5,7 +5,9 @@ People name someone once ("My sister Mia is a paramedic") and then go on by the 
 about nobody unless the relation word is read as the name it stands for. `known_people` maps each
 relation word to the one person the speaker has named with it (a relation two people hold, "my
 friend" for Jake and for Sam, names nobody); `name_the_subject` puts that name in place of a
-clause's leading "my <relation>" when no name follows it. Pure functions.
+clause's leading "my <relation>" when no name follows it. A parent or grandparent is also called by the
+word itself, as a name ("Mum has moved to Málaga", "Dad retired"): the same person, whichever of
+its forms ("mum", "mom", "mother") was used to name them. Pure functions.
 """
 
 from __future__ import annotations
@@ -22,12 +24,20 @@ _MY_RELATION = re.compile(
     rf"^(?P<lead>{_LEAD})(?i:my|our)\s+(?:(?i:{entity_rules._ADJ_WORDS})\s+)*(?P<rel>(?i:{entity_rules._RELATIONS}))\b"
     r"(?!-|['’]s\b|,?\s+[A-Z])"  # "my sister's flat" is the flat's; "my sister Mia" names her
 )
+# the forms one kin word takes, each read as the first: "Mum" names the person held as the speaker's mother
+_KIN_FORMS = {"mum": "mother", "mom": "mother", "mam": "mother", "mommy": "mother", "mummy": "mother",
+              "dad": "father", "daddy": "father", "papa": "father",
+              "grandma": "grandmother", "granny": "grandmother", "gran": "grandmother", "nan": "grandmother",
+              "nana": "grandmother", "grandpa": "grandfather", "grandad": "grandfather", "granddad": "grandfather"}
+# "Mum has…", "Dad retired": the kin word as a name opening the clause (not "Mum's flat")
+_KIN_AS_NAME = re.compile(rf"^(?P<lead>{_LEAD})(?P<rel>{'|'.join(w.capitalize() for w in (*_KIN_FORMS, 'Mother', 'Father'))})"
+                          r"\b(?!['’]s\b|,)")
 
 
 def relation_head(relation: str) -> str:
     """The word a relation is called by: "older sister" -> "sister", "best friend" -> "friend"."""
     words = relation.casefold().split()
-    return words[-1] if words else ""
+    return _KIN_FORMS.get(words[-1], words[-1]) if words else ""
 
 
 def known_people(relations: Iterable[tuple[str, str]]) -> dict[str, str]:
@@ -44,7 +54,7 @@ def known_people(relations: Iterable[tuple[str, str]]) -> dict[str, str]:
 def name_the_subject(clause: str, people: Mapping[str, str]) -> str:
     """`clause` with a leading "my <relation>" replaced by the one person it names, if known:
     "My sister retrained as a midwife" -> "Mia retrained as a midwife"."""
-    m = _MY_RELATION.match(clause)
+    m = _MY_RELATION.match(clause) or _KIN_AS_NAME.match(clause)
     if not m:
         return clause
     name = people.get(relation_head(m.group("rel")))

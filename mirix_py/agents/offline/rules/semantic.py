@@ -36,7 +36,7 @@ _RELATIONS = (
     "mentor|teacher|coach|therapist|doctor|landlord|bff|buddy|pal|dog|cat|puppy|kitten|pet|horse|"
     "bird|rabbit|hamster|turtle|parrot|ex|ex-husband|ex-wife|ex-boyfriend|ex-girlfriend|"
     "brother-in-law|sister-in-law|mother-in-law|father-in-law|son-in-law|daughter-in-law|"
-    "godmother|godfather|goddaughter|godson|bestie|sweetheart|twin"
+    "godmother|godfather|goddaughter|godson|bestie|sweetheart|twin|co-founder|cofounder"
 )
 _ADJ_WORDS = (
     r"(?:best|older|younger|big|little|baby|elder|oldest|youngest|eldest|new|old|dear|dearest|late|"

@@ -34,3 +34,11 @@ def test_the_same_text_names_the_sister_too():
 def test_without_a_known_person_a_relation_subject_says_nothing():
     assert _facts("My sister retrained as a midwife last year.") == []
     assert _facts("My husband got a job at KPMG.") == []
+
+
+def test_a_parent_called_by_the_kin_word_as_a_name_is_the_person_held():
+    people = known_people([("Linda", "mum"), ("Frank", "father")])
+    assert name_the_subject("Mum has moved to Málaga", people) == "Linda has moved to Málaga"
+    assert name_the_subject("Dad retired", people) == "Frank retired"
+    assert name_the_subject("Mum's flat is small", people) == "Mum's flat is small"  # the flat's
+    assert name_the_subject("Grandma retired", people) == "Grandma retired"  # nobody held so

@@ -1,0 +1,94 @@
+"""Idioms of a job, a home, a taste and a favourite, rewritten to the forms the claim rules read."""
+
+from mirix_py.agents.offline.rules.claims import extract_claims
+from mirix_py.agents.offline.rules.idioms import rewrite
+
+
+def _facts(text: str, people: tuple[tuple[str, str], ...] = ()) -> list[tuple[str, str, str, bool]]:
+    return [(c.entity, c.attribute, c.value, c.negated) for c in extract_claims(text, "user", people=people)]
+
+
+def test_a_sentence_without_an_idiom_comes_back_unchanged():
+    for text in ("I work at Google.", "Tom is a pilot.", "What a gorgeous morning!", "Home sweet home."):
+        assert rewrite(text) == text
+
+
+def test_an_employer_said_as_the_subject_or_by_the_pay():
+    assert ("user", "employer", "Salesforce", False) in _facts(
+        "Microsoft and I parted ways in August, and Salesforce took me on a week later.")
+    assert ("user", "employer", "Microsoft", True) in _facts("Microsoft and I parted ways in August.")
+    assert _facts("My paycheck comes from Netflix now.") == [("user", "employer", "Netflix", False)]
+    assert _facts("Sam's been poached by Sainsbury's.") == [("Sam", "employer", "Sainsbury's", False)]
+
+
+def test_years_at_an_employer_state_it():
+    assert _facts("I've been at the Royal Mail for about six years.") == [("user", "employer", "the Royal Mail", False)]
+    assert ("Raj", "employer", "Oracle", False) in _facts("Raj is at Oracle after eight years with IBM.")
+
+
+def test_a_job_after_walking_away_from_a_field_and_a_retirement_enjoyed():
+    assert ("Nora", "occupation", "full-time potter", False) in _facts("Nora walked away from the law and is a full-time potter.")
+    assert ("Frank", "occupation", "", True) in _facts("Frank closed his practice and is enjoying his retirement.")
+
+
+def test_a_home_said_by_idiom():
+    assert ("Grace", "location", "Seattle", False) in _facts("Grace upped sticks and headed west to Seattle.")
+    assert ("user", "location", "Cardiff", False) in _facts("The move to Cardiff is finally done.")
+    assert ("Jenny", "location", "Melbourne", False) in _facts("Jenny's back home in Melbourne for good.")
+    assert ("user", "location", "Galway", False) in _facts("Since the spring, home for me has been Galway.")
+    assert ("Tom", "location", "Hamburg", False) in _facts("Tom lives with his girlfriend in Hamburg.")
+
+
+def test_a_visit_back_is_no_home():
+    assert _facts("Jenny's back in Melbourne for the weekend.") == []
+
+
+def test_a_taste_come_to_or_turned():
+    assert _facts("Funny thing, I've come round to mushrooms and actually love them.") == [("user", "likes", "mushrooms", False)]
+    assert _facts("Thanks to my bad knees, I've grown to hate jogging.") == [("user", "dislikes", "jogging", False)]
+    assert _facts("Coffee has won me over; I barely touch tea.") == [
+        ("user", "prefers", "coffee", False), ("user", "prefers", "tea", True)]
+    assert ("Leo", "likes", "basketball", False) in _facts("Leo has ditched football; basketball is all he cares about.")
+    assert _facts("Peanut butter is the one thing I could eat every single day.") == [("user", "likes", "Peanut butter", False)]
+
+
+def test_what_one_uses_and_what_one_cancelled():
+    assert _facts("I cancelled my Spotify subscription; Apple Music is what I use.") == [
+        ("user", "prefers", "Spotify", True), ("user", "prefers", "Apple Music", False)]
+    assert ("user", "prefers", "a Volvo estate", False) in _facts("Out went the Audi, and in came a Volvo estate.")
+
+
+def test_a_favourite_said_as_the_kind_loved_most_or_the_answer_one_would_give():
+    assert _facts("Green is the colour I love most.") == [("user", "favorite colour", "Green", False)]
+    assert ("user", "favorite film", "Parasite", False) in _facts(
+        "Ask me for my favourite film today and I'd say Parasite, not Jaws.")
+
+
+def test_a_name_after_someone_elses_relation_and_a_job_with_a_home():
+    assert _facts("Our neighbours' son, Felix, is a carpenter.") == [("Felix", "occupation", "carpenter", False)]
+    facts = _facts("Clara, my godmother, is a retired headmistress who lives in Edinburgh.")
+    assert ("Clara", "occupation", "retired headmistress", False) in facts
+    assert ("Clara", "location", "Edinburgh", False) in facts
+
+
+def test_a_job_traded_by_its_gear_is_no_preference():
+    facts = _facts("Carlos traded his apron for a classroom; he's a cookery teacher at the college.")
+    assert not [f for f in facts if f[1] == "prefers"]
+    assert ("Carlos", "occupation", "cookery teacher", False) in facts
+
+
+def test_a_place_swapped_for_another_is_a_home_only_where_the_old_one_was_held():
+    claims = extract_claims("Linda has swapped rainy Cardiff for sunny Málaga.", "user")
+    assert claims and all(c.only_if_replacing and c.replaces == "Cardiff" for c in claims)  # no fact of its own
+    assert ("user", "prefers", "a Nissan Leaf", False) in _facts("I've swapped the Fiesta for a Nissan Leaf.")
+
+
+def test_a_wedding_said_by_idiom_names_the_spouse_by_the_word_held_before():
+    assert _facts("Sophie and I tied the knot in September!") == [("Sophie", "relation", "spouse", False)]
+    assert _facts("Sophie and I tied the knot in September!", people=(("Sophie", "fiancée"),)) == [
+        ("Sophie", "relation", "wife", False)]
+
+
+def test_finding_ones_own_place_ends_a_shared_home_only():
+    facts = _facts("I've had the flat to myself since Ahmed found his own place.")
+    assert {f[2] for f in facts if f[0] == "Ahmed" and f[3]} == {"roommate", "flatmate", "housemate"}
