@@ -563,6 +563,7 @@ class Mirix(ScreenshotsMixin):
             if self._loop_thread is not None:
                 self._loop_thread.join(timeout=5)
             self._loop = None
+        self.store.close()
         self.engine.dispose()
         self._release_writer_lock()  # after the last write
 

@@ -11,8 +11,9 @@ import logging
 import os
 import threading
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Iterable, Protocol, Sequence, runtime_checkable
 
 log = logging.getLogger("mirix_py.embeddings")
 
@@ -339,3 +340,61 @@ def load_embedder(spec: str) -> Embedder | None:
     except Exception as exc:  # missing package, missing weights, no API key
         log.warning("embedder %r could not load (%s); search falls back to full text only", spec, exc)
         return None
+
+
+class EmbeddingsAhead:
+    """Embeddings started before the write that needs them: a flow that knows the texts a write will
+    embed (an input's new episodes) starts them while its rules still run, and the write takes them.
+    ONNX Runtime and torch release the GIL, so the rules and the embedder run side by side.
+
+    Keyed by the exact text: a write whose text differs (a secret masked later) embeds it itself."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, tuple[Future, tuple[str, ...]]] = {}  # text -> its call and that call's texts
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+
+    def start(self, texts: Sequence[str], embedder: Embedder) -> list[str]:
+        """Begin embedding those of `texts` not already under way, in one call to `embedder`; returns
+        them (what `drop` should be given when the write is done)."""
+        with self._lock:
+            new = sorted({t for t in texts if t and t not in self._pending})
+            if not new:
+                return []
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mirix-embed-ahead")
+            call = (self._pool.submit(embedder.embed, new), tuple(new))
+            for text in new:
+                self._pending[text] = call
+            return new
+
+    def take(self, texts: Iterable[str]) -> dict[str, list[float]]:
+        """The vectors of those `texts` started earlier (waiting for them), and no longer held here.
+        A failed embedding gives nothing: the caller embeds (or handles) those texts itself."""
+        with self._lock:
+            taken = {t: self._pending.pop(t) for t in texts if t in self._pending}
+        calls: dict[int, tuple[Future, tuple[str, ...], list[str]]] = {}
+        for text, (future, started) in taken.items():
+            calls.setdefault(id(future), (future, started, []))[2].append(text)
+        found: dict[str, list[float]] = {}
+        for future, started, wanted in calls.values():
+            try:
+                by_text = dict(zip(started, future.result()))
+            except Exception as exc:  # the write's own embedding call decides what an outage means
+                log.warning("embedding ahead failed (%s); embedding again at the write", exc)
+                continue
+            found.update({t: by_text[t] for t in wanted if t in by_text})
+        return found
+
+    def drop(self, texts: Iterable[str]) -> None:
+        """Forget `texts` the write did not take (it failed, or wrote other texts)."""
+        with self._lock:
+            for text in texts:
+                self._pending.pop(text, None)
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+            self._pending.clear()
+        if pool is not None:
+            pool.shutdown(wait=True)

@@ -27,7 +27,7 @@ from mirix_py.records import (
     MemoryType, Operation, new_memory_id, type_fields, utcnow,
 )
 from mirix_py.store.crypto import Cipher, VaultKeyError
-from mirix_py.store.embeddings import Embedder
+from mirix_py.store.embeddings import Embedder, EmbeddingsAhead
 from mirix_py.store.fulltext import FullTextIndex
 from mirix_py.store.guard import Known, SecretGuard
 from mirix_py.store.patches import diff_state, undiff_state
@@ -77,6 +77,8 @@ class MemoryStore:
         self.guard = guard
         self.sessions = sessions if sessions is not None else sessions_for(engine)
         self._known: dict[str, tuple[tuple, Known]] = {}  # user -> (vault stamp, its values)
+        # texts a flow started embedding before its write (`embed_ahead`); `_embed_texts` takes them
+        self.ahead = EmbeddingsAhead()
 
     # ------------------------------------------------------------ conversion
 
@@ -342,16 +344,33 @@ class MemoryStore:
             cached = self._known[user_id] = (stamp, known)
         return Known(ids=dict(cached[1].ids))
 
+    def embed_ahead(self, texts: Sequence[str]) -> list[str]:
+        """Start embedding texts a coming `apply` will write (see `EmbeddingsAhead`); returns those
+        started, for `drop_ahead` once that write is done."""
+        if self.embedder is None or self.vectors is None:
+            return []
+        return self.ahead.start(texts, self.embedder)
+
+    def drop_ahead(self, texts: Sequence[str]) -> None:
+        self.ahead.drop(texts)
+
+    def close(self) -> None:
+        """Stops the embedding-ahead worker (the engine and database are the caller's)."""
+        self.ahead.close()
+
     def _embed_texts(self, texts: set[str]) -> dict[str, list[float]]:
         if self.embedder is None or self.vectors is None or not texts:
             return {}
-        ordered = sorted(texts)
+        found = self.ahead.take(texts)
+        ordered = sorted(texts - set(found))
+        if not ordered:
+            return found
         try:
             vectors = self.embedder.embed(ordered)
         except Exception as exc:  # an embedding outage must not lose the write
             log.warning("embedding failed (%s); memories saved without vectors", exc)
-            return {}
-        return dict(zip(ordered, vectors))
+            return found
+        return {**found, **dict(zip(ordered, vectors))}
 
     @staticmethod
     def _vector_changes(plans: list[_Planned], vectors: dict[str, list[float]]) -> tuple[list[VectorItem], list[str]]:

@@ -16,7 +16,7 @@ from mirix_py.agents import core_blocks
 from mirix_py.agents.flow import FlowResult
 from mirix_py.agents.offline import managers as rules
 from mirix_py.llm.meter import Meter
-from mirix_py.ops import Op
+from mirix_py.ops import InsertOp, Op
 from mirix_py.records import (
     InputRecord, KnowledgeVaultMemory, MemoryType, ResourceMemory, SearchMethod, SemanticMemory,
 )
@@ -49,10 +49,24 @@ class OfflineFlow:
 
     def process(self, user_id: str, records: Sequence[InputRecord], *, input_id: str | None = None,
                 skip_actors: frozenset[str] = frozenset(), suffix: str = "") -> FlowResult:
-        """`suffix` names the actors (`FALLBACK_SUFFIX` when standing in for a model)."""
+        """`suffix` names the actors (`FALLBACK_SUFFIX` when standing in for a model).
+
+        The new episodes' embeddings start first, in the background, and the other managers' rules
+        run meanwhile (`MemoryStore.embed_ahead`): embedding is most of an input's cost."""
         batch = self.prepare(user_id, records)
-        return self._apply(batch, rules.route(batch), records, input_id=input_id, skip_actors=skip_actors,
-                           suffix=suffix)
+        ready: dict[MemoryType, list[Op]] = {}
+        if batch.messages and offline_actor(MemoryType.episodic) + suffix not in skip_actors:
+            try:
+                ready[MemoryType.episodic] = self.ops(MemoryType.episodic, batch)
+            except Exception:  # `_apply` asks again, and records the failure as that manager's
+                log.debug("episodic rules failed ahead of the write", exc_info=True)
+        started = self.store.embed_ahead([op.memory.embedding_text() for op in ready.get(MemoryType.episodic, [])
+                                          if isinstance(op, InsertOp)])
+        try:
+            return self._apply(batch, rules.route(batch), records, input_id=input_id, skip_actors=skip_actors,
+                               suffix=suffix, ready=ready)
+        finally:
+            self.store.drop_ahead(started)
 
     # ------------------------------------------------------------ stand-in for the model
 
@@ -77,7 +91,8 @@ class OfflineFlow:
 
     def prepare(self, user_id: str, records: Sequence[InputRecord]) -> rules.PreparedBatch:
         return rules.prepare_batch(user_id, records, known_secrets=lambda: self.known_secrets(user_id),
-                                   find_resource=lambda title: self.resource_by_title(user_id, title))
+                                   find_resource=lambda title: self.resource_by_title(user_id, title),
+                                   find_people=lambda words: self.semantic_matching(user_id, words))
 
     def ops(self, memory_type: MemoryType, batch: rules.PreparedBatch) -> list[Op]:
         user_id = batch.user_id
@@ -94,7 +109,9 @@ class OfflineFlow:
         return rules.resource_ops(batch, self.recent(batch, memory_type))
 
     def _apply(self, batch: rules.PreparedBatch, types: Sequence[MemoryType], records: Sequence[InputRecord], *,
-               input_id: str | None, skip_actors: frozenset[str], suffix: str = "") -> FlowResult:
+               input_id: str | None, skip_actors: frozenset[str], suffix: str = "",
+               ready: Mapping[MemoryType, list[Op]] | None = None) -> FlowResult:
+        """Each routed manager's ops (those in `ready` as given) applied in turn."""
         result = FlowResult(routed=list(types))
         ledger = [r.id for r in records]
         for memory_type in types:
@@ -102,7 +119,9 @@ class OfflineFlow:
             if actor in skip_actors:
                 continue
             try:
-                ops = self.ops(memory_type, batch)
+                ops = (ready or {}).get(memory_type)
+                if ops is None:
+                    ops = self.ops(memory_type, batch)
                 result.changes += self.store.apply(ops, user_id=batch.user_id, actor=actor, input_id=input_id,
                                                    ledger=ledger)
             except Exception as exc:  # one manager failing leaves the others' writes intact
@@ -137,6 +156,12 @@ class OfflineFlow:
             if isinstance(hit.memory, ResourceMemory) and hit.memory.title == title:
                 return hit.memory
         return None
+
+    def semantic_matching(self, user_id: str, words: Sequence[str]) -> list[SemanticMemory]:
+        """The semantic memories that hold any of `words` (relation words: "brother", "mum mother")."""
+        hits = self.searcher.search(" ".join(words), user_id=user_id, limit=20, memory_types=[MemoryType.semantic],
+                                    method=SearchMethod.bm25)
+        return [hit.memory for hit in hits if isinstance(hit.memory, SemanticMemory)]
 
     def semantic_by_name(self, user_id: str, name: str) -> SemanticMemory | None:
         hits = self.searcher.search(name, user_id=user_id, limit=20, memory_types=[MemoryType.semantic],
