@@ -19,6 +19,7 @@ from mirix_py.agents.offline.rules import classify_resource, extract_procedure, 
 from mirix_py.agents.offline.rules.claims import Claim, extract_claims, parse_fact, parse_self_line
 from mirix_py.agents.offline.rules.factset import Held
 from mirix_py.agents.offline.rules.factset import apply as apply_claims
+from mirix_py.agents.offline.rules.people import forms, relation_subjects
 from mirix_py.agents.offline.screens import (
     is_clock_line, line_key, new_lines, new_with_context, same_lines, seen_keys, shell_prompts,
 )
@@ -54,16 +55,21 @@ class PreparedBatch:
     screens: dict[str, ResourceMemory | None] = field(default_factory=dict)
     # each message's claims, read once for the router and the core and semantic managers
     claims: dict[tuple, list[Claim]] = field(default_factory=dict)
+    # (speaker, name, relation) the user's memory holds for the relation words the batch uses without a name
+    people: tuple[tuple[str, str, str], ...] = ()
 
     def claims_of(self, m: BatchMessage) -> list[Claim]:
         key = (m.source_ids, m.role, m.kind, m.speaker, m.text)
         found = self.claims.get(key)
         if found is None:
-            found = self.claims[key] = message_claims(m)
+            speaker = m.speaker or "user"
+            held = [(name, relation) for owner, name, relation in self.people if owner == speaker]
+            found = self.claims[key] = message_claims(m, held)
         return found
 
 
 SecretLookup = Callable[[], Mapping[tuple[str, str], str]]  # (entry_type, value) -> vault memory id
+PeopleLookup = Callable[[Sequence[str]], Sequence["SemanticMemory"]]  # relation words -> semantic memories holding them
 ResourceLookup = Callable[[str], "ResourceMemory | None"]  # resource title -> resource
 
 
@@ -72,13 +78,15 @@ def vault_id(input_id: str, message_index: int | str, offset: int) -> str:
 
 
 def prepare_batch(user_id: str, inputs: Sequence[InputRecord], *, known_secrets: SecretLookup | None = None,
-                  find_resource: ResourceLookup | None = None) -> PreparedBatch:
+                  find_resource: ResourceLookup | None = None, find_people: PeopleLookup | None = None) -> PreparedBatch:
     """Flatten inputs into messages; move secrets into vault inserts and redact them everywhere else.
 
     A secret seen twice in the batch is stored once; with `known_secrets` (called only when the
     batch holds secrets), one already in the vault is not stored again and the placeholder points
     at the existing entry. With `find_resource`, each screenshot window's earlier resource is
-    looked up once, so only what is new on screen is memorised.
+    looked up once, so only what is new on screen is memorised. With `find_people`, the people the
+    user's memory holds under a relation word that a message uses without a name ("my brother",
+    "Mum") are looked up once, so "My brother is a pilot now" updates the brother named before.
     """
     batch = PreparedBatch(user_id=user_id, messages=[])
     known: Mapping[tuple[str, str], str] | None = None
@@ -133,7 +141,25 @@ def prepare_batch(user_id: str, inputs: Sequence[InputRecord], *, known_secrets:
                 title = screen_title(batch.messages[-1])
                 if title not in batch.screens:
                     batch.screens[title] = find_resource(title) if find_resource is not None else None
+    words = sorted({w for m in batch.messages if _speaks_for_self(m) for w in relation_subjects(m.text)})
+    if words and find_people is not None:
+        batch.people = tuple(relations_held(find_people([f for w in words for f in forms(w)])))
     return batch
+
+
+_RELATION_FACT = re.compile(r"^(?P<name>.+?) is (?P<owner>[^']+?)'s (?P<relation>[\w -]+)$")
+
+
+def relations_held(memories: Sequence[SemanticMemory]) -> list[tuple[str, str, str]]:
+    """(speaker, name, relation) for each relation a semantic memory holds in the rules' form ("Tom is
+    user's brother"), an ended one ("ex-") left out."""
+    out = []
+    for memory in memories:
+        for fact in _held_facts(memory):
+            m = _RELATION_FACT.match(fact.text.strip().rstrip("."))
+            if fact.attribute == "relation" and m and m.group("name") == memory.name and not fact.value.startswith("ex"):
+                out.append((m.group("owner"), memory.name, fact.value))
+    return list(dict.fromkeys(out))
 
 
 def route(batch: PreparedBatch) -> list[MemoryType]:
@@ -389,9 +415,11 @@ def _speaks_for_self(m: BatchMessage) -> bool:
     return m.role == "user" and m.kind is not InputKind.screenshot
 
 
-def message_claims(m: BatchMessage) -> list[Claim]:
-    """The facts a message states: about its speaker (core) only when the user speaks."""
-    return extract_claims(m.text, m.speaker or "user", self_statements=_speaks_for_self(m))
+def message_claims(m: BatchMessage, people: Sequence[tuple[str, str]] = ()) -> list[Claim]:
+    """The facts a message states: about its speaker (core) only when the user speaks; `people` are the
+    (name, relation) pairs the speaker stated before, for "my brother" said without the name."""
+    return extract_claims(m.text, m.speaker or "user", self_statements=_speaks_for_self(m),
+                          people=people if _speaks_for_self(m) else ())
 
 
 def _line_prefix(speaker: str) -> str:

@@ -127,3 +127,34 @@ def test_new_core_lines_keep_the_order_they_were_said_in():
     ])
     (op,) = managers.core_ops(managers.prepare_batch("u", [record]), lambda label: None)
     assert op.memory.value == "Ada: loves chess\nBo: loves tennis\nAda: loves jazz"
+
+
+def _tom(summary: str = "Tom is user's brother", details: str = "Tom is a pilot") -> SemanticMemory:
+    return SemanticMemory(user_id="u", name="Tom", summary=summary, details=details, source="user", occurred_at=WHEN)
+
+
+def test_the_relations_held_are_read_from_semantic_memory():
+    assert managers.relations_held([_tom()]) == [("user", "Tom", "brother")]
+    assert managers.relations_held([_tom(summary="Tom is Mel's brother")]) == [("Mel", "Tom", "brother")]
+    assert managers.relations_held([_tom(summary="Tom is user's ex-husband")]) == []  # an ended relation names nobody
+    assert managers.relations_held([_tom(summary="Tom is a pilot", details="")]) == []
+
+
+def test_a_batch_asks_memory_only_for_the_relation_words_it_uses_without_a_name():
+    asked: list[list[str]] = []
+
+    def find(words):
+        asked.append(list(words))
+        return [_tom()]
+
+    record = InputRecord(user_id="u", kind=InputKind.messages, occurred_at=WHEN,
+                         messages=[Message(role="user", id="m0", content="My brother is a flight instructor now.")])
+    batch = managers.prepare_batch("u", [record], find_people=find)
+    assert asked == [["brother"]]
+    (op,) = managers.semantic_ops(batch, lambda name: _tom() if name == "Tom" else None)
+    assert isinstance(op, UpdateOp) and "flight instructor" in op.fields["details"] + op.fields["summary"]
+
+    named = InputRecord(user_id="u", kind=InputKind.messages, occurred_at=WHEN,
+                        messages=[Message(role="user", id="m1", content="My brother Tom is a pilot.")])
+    managers.prepare_batch("u", [named], find_people=find)
+    assert len(asked) == 1  # "my brother Tom" names him: nothing to ask

@@ -106,3 +106,31 @@ def test_the_fourth_rounds_shapes_apply_through_the_engine(mx_sqlite, user_id):
     (after,) = _semantic(mx_sqlite, user_id, "Jake")
     assert after.id == jake.id
     assert "KPMG" in after.search_text() and "Deloitte" not in after.search_text() and "friend" in after.search_text()
+
+
+def test_a_relation_word_later_is_the_person_named_before(mx_sqlite, user_id):
+    """"my brother Tom" in one input, "my brother" alone in a later one: the later fact updates Tom."""
+    mx_sqlite.add("My brother Tom is a pilot.", user_id=user_id)
+    (tom,) = _semantic(mx_sqlite, user_id, "Tom")
+    mx_sqlite.add("My brother is a flight instructor now.", user_id=user_id)
+    (after,) = _semantic(mx_sqlite, user_id, "Tom")
+    assert after.id == tom.id
+    assert "flight instructor" in after.search_text() and "pilot" not in after.search_text()
+    assert "brother" in after.search_text()
+    assert [e.operation for e in mx_sqlite.history(tom.id, user_id=user_id)] == [Operation.insert, Operation.update]
+
+
+def test_a_parent_called_mum_is_the_mother_named_before(mx_sqlite, user_id):
+    mx_sqlite.add("My mum Linda lives in Cardiff.", user_id=user_id)
+    mx_sqlite.add("Mum has swapped rainy Cardiff for sunny Málaga.", user_id=user_id)
+    (linda,) = _semantic(mx_sqlite, user_id, "Linda")
+    assert "Málaga" in linda.search_text() and "Cardiff" not in linda.search_text()
+
+
+def test_a_relation_word_two_people_hold_names_nobody(mx_sqlite, user_id):
+    mx_sqlite.add("My friend Jake is a nurse. My friend Sam is a teacher.", user_id=user_id)
+    mx_sqlite.add("My friend is a pilot now.", user_id=user_id)
+    (jake,) = _semantic(mx_sqlite, user_id, "Jake")
+    (sam,) = _semantic(mx_sqlite, user_id, "Sam")
+    assert "nurse" in jake.search_text() and "teacher" in sam.search_text()
+    assert "pilot" not in jake.search_text() + sam.search_text()

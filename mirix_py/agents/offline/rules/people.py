@@ -17,7 +17,7 @@ from typing import Iterable, Mapping
 
 from mirix_py.agents.offline.rules import semantic as entity_rules
 
-__all__ = ["known_people", "name_the_subject", "relation_head"]
+__all__ = ["forms", "known_people", "name_the_subject", "relation_head", "relation_subjects"]
 
 _LEAD = r"(?:(?:and|but|so|also|well|oh|yes|yeah|now|then|actually)[,\s]+)*"
 _MY_RELATION = re.compile(
@@ -38,6 +38,24 @@ def relation_head(relation: str) -> str:
     """The word a relation is called by: "older sister" -> "sister", "best friend" -> "friend"."""
     words = relation.casefold().split()
     return _KIN_FORMS.get(words[-1], words[-1]) if words else ""
+
+
+# "my sister" without a name after it, or a kin word as a name, anywhere in a text: a candidate for `name_the_subject`
+_UNNAMED = re.compile(
+    rf"(?:\b(?i:my|our)\s+(?:(?i:{entity_rules._ADJ_WORDS})\s+)*(?P<rel>(?i:{entity_rules._RELATIONS}))\b(?!-|['’]s\b|,?\s+[A-Z])|"
+    rf"(?:^|(?<=[.!?;,]\s))(?P<kin>{'|'.join(w.capitalize() for w in (*_KIN_FORMS, 'Mother', 'Father'))})\b(?!['’]s\b|,))"
+)
+
+
+def relation_subjects(text: str) -> set[str]:
+    """The relation words (as `relation_head` gives them) that `text` may use as a subject without a
+    name: the people memory has to be asked about before reading it ("My brother is a pilot now")."""
+    return {relation_head(m.group("rel") or m.group("kin")) for m in _UNNAMED.finditer(text)}
+
+
+def forms(head: str) -> list[str]:
+    """Every word a relation head is said by: "mother" -> ["mother", "mum", "mom", …]."""
+    return [head, *(form for form, canonical in _KIN_FORMS.items() if canonical == head and form != head)]
 
 
 def known_people(relations: Iterable[tuple[str, str]]) -> dict[str, str]:
