@@ -60,8 +60,8 @@ def report(path: Path, errors: bool) -> dict:
     print()
     print(f"updates: supersessions applied {updates.applied}/{updates.supersessions} ({updates.recall():.3f}); "
           f"facts kept {updates.kept}/{updates.keeps} ({updates.kept_rate():.3f})")
-    print(f"  with relation words resolved from the relations held (extract_claims(people=...), not passed by the "
-          f"managers yet): supersessions {resolved.applied}/{resolved.supersessions}, kept {resolved.kept}/{resolved.keeps}\n")
+    print(f"  with relation words resolved from the relations held (extract_claims(people=...), as the managers "
+          f"pass them): supersessions {resolved.applied}/{resolved.supersessions}, kept {resolved.kept}/{resolved.keeps}\n")
     if errors:
         print("extraction errors:")
         for e in loose.errors:
