@@ -96,8 +96,21 @@ class FullTextIndex(Protocol):
     def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str, str]]) -> None: ...
     def delete(self, conn: Connection, items: Iterable[tuple[str, str]]) -> None: ...  # (user_id, memory_id)
     def delete_user(self, conn: Connection, user_id: str) -> None: ...
-    def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]: ...
+    def search(self, conn: Connection, query: str, filters: Filters, k: int,
+               ties_within: int = 0) -> list[tuple[str, float]]:
+        """The best `k` (memory id, score), best first; with `ties_within` W > k, also those tied
+        with the k-th among the best W (equal BM25 scores are common: the caller orders them)."""
+        ...
+
     def rebuild(self, conn: Connection) -> int: ...
+
+
+def through_ties(scored: Sequence[tuple[str, float]], k: int) -> list[tuple[str, float]]:
+    """The best `k` of `scored` (best first) and every later one tied with the k-th."""
+    if len(scored) <= k:
+        return list(scored)
+    cut = scored[k - 1][1]
+    return list(scored[:k]) + [hit for hit in scored[k:] if hit[1] == cut]
 
 
 def type_token(memory_type: str) -> str:
@@ -164,7 +177,8 @@ class SQLiteFullText:
                          "WHERE memory_fts MATCH :match AND rowid BETWEEN :lo AND :hi)"),
                      {"match": f'ukey : "{user_token(user_id)}"', "lo": low, "hi": high})
 
-    def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
+    def search(self, conn: Connection, query: str, filters: Filters, k: int,
+               ties_within: int = 0) -> list[tuple[str, float]]:
         terms = query_terms(query)
         if not terms:
             return []
@@ -172,23 +186,35 @@ class SQLiteFullText:
         if filters.memory_types:
             match = "mtype : (" + " OR ".join(f'"{type_token(t)}"' for t in filters.memory_types) + ") AND " + match
         timed = filters.start is not None or filters.end is not None
-        ranked = self._ranked(conn, match, filters.user_id, k * self.TIME_OVERFETCH if timed else k)
-        if not timed or not ranked:
+        if not timed:
+            return self._ranked(conn, match, filters.user_id, k, max(k, ties_within))
+        n = max(k * self.TIME_OVERFETCH, ties_within)
+        ranked = self._ranked(conn, match, filters.user_id, n, n)
+        if not ranked:
             return ranked
         allowed = self._within_time(conn, [i for i, _ in ranked], filters)
         kept = [hit for hit in ranked if hit[0] in allowed]
-        if len(kept) >= k or len(ranked) < k * self.TIME_OVERFETCH:
-            return kept[:k]
-        return self._ranked_in_time(conn, match, filters, k)  # a narrow window: let SQL filter all matches
+        if len(kept) >= k or len(ranked) < n:
+            return through_ties(kept, k)
+        # a narrow window: let SQL filter all matches
+        return through_ties(self._ranked_in_time(conn, match, filters, max(k, ties_within)), k)
 
-    @staticmethod
-    def _ranked(conn: Connection, match: str, user_id: str, k: int) -> list[tuple[str, float]]:
+    # The best `wide` matches are scored once, and only those down to the k-th's score come back (a
+    # group tied at the cut included). Asking again with a LIMIT four times larger whenever the cut
+    # was tied, as before, scored every match of the query again each time; asking for 2k first and
+    # for `wide` only then was slower at p95 too (benchmarks/README.md, "Ties at the cut").
+    _TOP = ("WITH r AS MATERIALIZED (SELECT rowid AS id, bm25(memory_fts, 1.0, 0.0, 0.0, 0.0) AS s FROM memory_fts "
+            "WHERE memory_fts MATCH :match AND rowid BETWEEN :lo AND :hi ORDER BY s LIMIT :wide) "
+            "SELECT id, s FROM r WHERE s <= coalesce((SELECT s FROM r ORDER BY s LIMIT 1 OFFSET :kth), 1e308) "
+            "ORDER BY s, id")
+
+    @classmethod
+    def _ranked(cls, conn: Connection, match: str, user_id: str, k: int, wide: int) -> list[tuple[str, float]]:
+        """The user's best `k` matches and those tied with the k-th among the best `wide`."""
         # rowid and score only: reading memory_id for every match would cost a content lookup each
         low, high = user_rowid_range(user_id)
-        scored = conn.execute(sql(
-            "SELECT rowid, bm25(memory_fts, 1.0, 0.0, 0.0, 0.0) AS s FROM memory_fts "
-            "WHERE memory_fts MATCH :match AND rowid BETWEEN :lo AND :hi ORDER BY s LIMIT :k"),
-            {"match": match, "lo": low, "hi": high, "k": k}).all()
+        scored = conn.execute(sql(cls._TOP), {"match": match, "lo": low, "hi": high, "wide": wide,
+                                              "kth": k - 1}).all()
         if not scored:
             return []
         names = ", ".join(f":r{n}" for n in range(len(scored)))
@@ -203,8 +229,8 @@ class SQLiteFullText:
         rows = conn.execute(sql(
             "SELECT memory_id, bm25(memory_fts, 1.0, 0.0, 0.0, 0.0) AS s FROM memory_fts "
             "WHERE memory_fts MATCH :match AND rowid BETWEEN :lo AND :hi ORDER BY s LIMIT :k"),
-            {"match": f'ukey : "{token}" AND {match}', "lo": low, "hi": high, "k": k}).all()
-        return [(r[0], -float(r[1])) for r in rows]
+            {"match": f'ukey : "{token}" AND {match}', "lo": low, "hi": high, "k": wide}).all()
+        return through_ties([(r[0], -float(r[1])) for r in rows], k)
 
     @staticmethod
     def _time_params(filters: Filters) -> tuple[list[str], dict]:
@@ -358,7 +384,8 @@ class PostgresFullText:
                 out[lx] = stats
         return out
 
-    def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
+    def search(self, conn: Connection, query: str, filters: Filters, k: int,
+               ties_within: int = 0) -> list[tuple[str, float]]:
         lexemes = query_lexemes(conn, query)
         if not lexemes:
             return []
@@ -368,11 +395,12 @@ class PostgresFullText:
             stats = self._term_stats(conn, filters.user_id, lexemes, avgdl)
             plan = common_terms_plan(stats, n_docs, self.COMMON_SHARE)
             if plan is not None:
-                found = self._scored(conn, filters, lexemes, plan.rare, n_docs, avgdl, k,
+                found = self._scored(conn, filters, lexemes, plan.rare, n_docs, avgdl, max(k, ties_within),
                                      known_df={lx: stats[lx].df for lx in plan.common})
-                if len(found) == k and found[-1][1] > plan.bound + 1e-9:
-                    return found
-        return self._scored(conn, filters, lexemes, lexemes, n_docs, avgdl, k)
+                # above the bound, the k-th's ties hold a rare lexeme too: all are among those found
+                if len(found) >= k and found[k - 1][1] > plan.bound + 1e-9:
+                    return through_ties(found, k)
+        return through_ties(self._scored(conn, filters, lexemes, lexemes, n_docs, avgdl, max(k, ties_within)), k)
 
     def _scored(self, conn: Connection, filters: Filters, lexemes: Sequence[str], picking: Sequence[str],
                 n_docs: int, avgdl: float, k: int, known_df: Mapping[str, int] | None = None) -> list[tuple[str, float]]:

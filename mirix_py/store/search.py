@@ -89,13 +89,13 @@ def top_sessions(scored: Sequence[tuple[str, float]], k: int) -> list[str]:
     return [i for i, _ in sorted(scored, key=lambda item: (-item[1], item[0]))[:k]]
 
 
-# Each leg asks its index for this many times the candidates it keeps. Full text: equal BM25 scores
-# are common (same term counts, same length) and FTS5 returns them in rowid order, a hash of the
-# random memory id, so which of a tied group made the cut changed between ingestions. Vectors:
+# Full text: equal BM25 scores are common (same term counts, same length) and FTS5 returns them in
+# rowid order, a hash of the random memory id, so which of a tied group made the cut changed between
+# ingestions: the index returns the whole group at the cut (`FullTextIndex.search`'s `ties_within`)
+# and `settle_ties` orders it. Vectors: the leg asks for VECTOR_OVERFETCH times what it keeps.
 # Chroma's HNSW results differ between builds and even between processes opening the same data dir,
 # and its top k missed true neighbours (LoCoMo dev, 997 questions, top 180 against an exact cosine
 # scan: 155-185 missed per process; top 360 cut to 180: 0-2; top 720: 0 in four processes).
-FULLTEXT_OVERFETCH = 2
 VECTOR_OVERFETCH = 4
 MAX_OVERFETCH = 32  # a group tied at the cut may widen the fetch up to this many times k
 
@@ -261,11 +261,12 @@ class Searcher:
         return ranked, listed
 
     def _bm25(self, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
-        def fetch(n: int) -> list[tuple[str, float]]:
-            with self.store.engine.connect() as conn:
-                return self.store.fulltext.search(conn, query, filters, n)
-
-        return self._settled(fetch, k, FULLTEXT_OVERFETCH)
+        """The best `k` by BM25, a group tied at the cut settled by `tie_key` (the index returns
+        the whole group, up to MAX_OVERFETCH times k deep, in one query)."""
+        with self.store.engine.connect() as conn:
+            scored = self.store.fulltext.search(conn, query, filters, k, ties_within=k * MAX_OVERFETCH)
+        tied = tied_ids(scored, k)
+        return settle_ties(scored, self._tie_keys(tied) if tied else {}, k)
 
     def _vector(self, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
         assert self.embedder is not None and self.store.vectors is not None
