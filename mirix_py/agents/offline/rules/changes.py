@@ -310,6 +310,8 @@ def _we_home(m: re.Match[str]) -> str:
 def _favourite(text: str) -> str:
     """"A has replaced B as my favourite film" -> "my favourite film is A"; "my favourite colour has
     been purple" -> "my favourite colour is purple": a favourite holds one value, the new one replaces."""
+    if "favo" not in text:  # every pattern here needs "favourite" or "favorite": most sentences skip them all
+        return text
     for pattern in (_FAVOURITE_REPLACED_BY, _FAVOURITE_REPLACED, _FAVOURITE_IS):
         # "Honestly, A is my favourite film": a hedge before the value says nothing
         hedge = _HEDGE.match(text) if pattern is _FAVOURITE_IS else None
