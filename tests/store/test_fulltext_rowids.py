@@ -4,21 +4,15 @@ ranges still give every memory its own row and every user only their own hits.""
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
 from mirix_py.store import fulltext
 from mirix_py.store.fulltext import PROBE_SLOTS, Filters, SQLiteFullText
 
 
 @pytest.fixture
-def conn(tmp_path):
-    engine = create_engine(f"sqlite:///{tmp_path / 'fts.db'}")
-    with engine.begin() as c:
-        c.execute(text("CREATE VIRTUAL TABLE memory_fts USING fts5("
-                       "text, ukey, mtype, memory_id UNINDEXED, tokenize='porter unicode61')"))
-    with engine.begin() as c:
-        yield c
-    engine.dispose()
+def conn(fts_conn):
+    return fts_conn
 
 
 def _rowids(conn) -> dict[str, int]:

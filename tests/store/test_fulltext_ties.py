@@ -4,20 +4,13 @@ search's order of a tied group does not depend on the index (`Searcher` settles 
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import create_engine, text
 
 from mirix_py.store.fulltext import Filters, SQLiteFullText, through_ties
 
 
 @pytest.fixture
-def conn(tmp_path):
-    engine = create_engine(f"sqlite:///{tmp_path / 'fts.db'}")
-    with engine.begin() as c:
-        c.execute(text("CREATE VIRTUAL TABLE memory_fts USING fts5("
-                       "text, ukey, mtype, memory_id UNINDEXED, tokenize='porter unicode61')"))
-    with engine.begin() as c:
-        yield c
-    engine.dispose()
+def conn(fts_conn):
+    return fts_conn
 
 
 def test_through_ties_keeps_the_group_at_the_cut():

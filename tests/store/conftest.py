@@ -1,0 +1,18 @@
+"""Fixtures shared by the store tests."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import create_engine, text
+
+
+@pytest.fixture
+def fts_conn(tmp_path):
+    """A connection (in a transaction) to a SQLite file holding only the engine's FTS5 table."""
+    engine = create_engine(f"sqlite:///{tmp_path / 'fts.db'}")
+    with engine.begin() as c:
+        c.execute(text("CREATE VIRTUAL TABLE memory_fts USING fts5("
+                       "text, ukey, mtype, memory_id UNINDEXED, tokenize='porter unicode61')"))
+    with engine.begin() as c:
+        yield c
+    engine.dispose()
