@@ -129,3 +129,16 @@ def test_locomo_replay(tmp_path):
     compare = result["compare"]
     assert compare["full_text_leg_differs"] == compare["vector_leg_differs"] == 0
     assert compare["first"] == compare["second_legs_on_first_store"]
+
+
+def test_embedders(tmp_path):
+    out = tmp_path / "embedders.json"
+    stdout = run_benchmark("embedders.py", str(MINI), "--questions", "3", "--warmup", "1", "--cold",
+                           "--out", str(out), tmp_path=tmp_path)
+    assert "onnx vs torch" in stdout
+    result = json.loads(out.read_text())
+    assert result["benchmark"] == "embedders" and [r["runtime"] for r in result["results"]] == ["torch", "onnx"]
+    for row in result["results"]:
+        assert row["query"]["n"] == 3 and finite(row["query"]["p95_ms"]) and row["texts"] == 8
+    assert result["results"][1]["loaded"]["onnx"] and not result["results"][1]["loaded"]["sentence_transformers"]
+    assert result["agreement"]["query_max_abs_diff"] < 1e-5 and result["agreement"]["session_max_abs_diff"] < 1e-5
