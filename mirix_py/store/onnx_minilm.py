@@ -15,6 +15,7 @@ import logging
 import math
 import os
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -210,8 +211,10 @@ class OnnxMiniLM:
                 return ort.InferenceSession(self._model, options, providers=["CPUExecutionProvider"])
 
         self._query = session(1)
-        self._batch = self._query if batch_threads <= 1 else session(batch_threads)
-        self._model = b""  # the sessions hold the graph now
+        self._batch_threads = batch_threads
+        self._batch: Any = self._query if batch_threads <= 1 else None  # made at the first batch
+        self._session = session
+        self._lock = threading.Lock()
 
     def token_ids(self, text: str) -> list[int]:
         return self.tokenizer.encode(text).ids
@@ -229,7 +232,17 @@ class OnnxMiniLM:
         for row, ids in enumerate(batch):
             input_ids[row, :len(ids)] = ids
             mask[row, :len(ids)] = 1
-        return self._batch.run(["embedding"], {"input_ids": input_ids, "attention_mask": mask})[0]
+        return self._batch_session().run(["embedding"], {"input_ids": input_ids, "attention_mask": mask})[0]
+
+    def _batch_session(self) -> Any:
+        """The session for batches, on `batch_threads` threads, made the first time (a process that
+        only embeds queries, such as a CLI search, does not pay for it)."""
+        with self._lock:
+            if self._batch is None:
+                self._batch = self._session(self._batch_threads)
+                if isinstance(self._model, bytes):
+                    self._model = b""  # both sessions hold the graph now
+            return self._batch
 
     def embed(self, text: str) -> list[float]:
         return self.embed_ids(self.token_ids(text)).astype(np.float32).tolist()
