@@ -396,17 +396,19 @@ class PostgresFullText:
             plan = common_terms_plan(stats, n_docs, self.COMMON_SHARE)
             if plan is not None:
                 found = self._scored(conn, filters, lexemes, plan.rare, n_docs, avgdl, max(k, ties_within),
-                                     known_df={lx: stats[lx].df for lx in plan.common})
+                                     known_df={lx: stats[lx].df for lx in plan.common}, keep=k)
                 # above the bound, the k-th's ties hold a rare lexeme too: all are among those found
                 if len(found) >= k and found[k - 1][1] > plan.bound + 1e-9:
                     return through_ties(found, k)
-        return through_ties(self._scored(conn, filters, lexemes, lexemes, n_docs, avgdl, max(k, ties_within)), k)
+        return through_ties(self._scored(conn, filters, lexemes, lexemes, n_docs, avgdl, max(k, ties_within), keep=k), k)
 
     def _scored(self, conn: Connection, filters: Filters, lexemes: Sequence[str], picking: Sequence[str],
-                n_docs: int, avgdl: float, k: int, known_df: Mapping[str, int] | None = None) -> list[tuple[str, float]]:
-        """BM25 over the memories holding any of `picking`, scored on all `lexemes`. The document
-        frequency of a lexeme is counted among the candidates unless given in `known_df` (a
-        lexeme that does not pick candidates is not held by all of its documents among them)."""
+                n_docs: int, avgdl: float, k: int, known_df: Mapping[str, int] | None = None,
+                keep: int | None = None) -> list[tuple[str, float]]:
+        """BM25 over the memories holding any of `picking`, scored on all `lexemes`: of the best `k`,
+        those down to the `keep`-th's score (all `k` without `keep`). The document frequency of a
+        lexeme is counted among the candidates unless given in `known_df` (a lexeme that does not
+        pick candidates is not held by all of its documents among them)."""
         known_df = known_df or {}
         tsquery = tsquery_of(picking)
         where, params = filters.sql("m")
@@ -423,14 +425,17 @@ class PostgresFullText:
                 "counted AS (SELECT lexeme, CAST(count(*) AS float8) AS df FROM tf "
                 "  WHERE NOT lexeme = ANY(CAST(:known AS text[])) GROUP BY lexeme "
                 "  UNION ALL SELECT * FROM unnest(CAST(:known AS text[]), CAST(:known_df AS float8[]))), "
-                "df AS (SELECT lexeme, ln(1 + (CAST(:n AS float8) - df + 0.5) / (df + 0.5)) AS idf FROM counted) "
-                "SELECT tf.id, sum(df.idf * tf.tf * (CAST(:k1 AS float8) + 1) / (tf.tf + CAST(:k1 AS float8) "
+                "df AS (SELECT lexeme, ln(1 + (CAST(:n AS float8) - df + 0.5) / (df + 0.5)) AS idf FROM counted), "
+                "top AS (SELECT tf.id, sum(df.idf * tf.tf * (CAST(:k1 AS float8) + 1) / (tf.tf + CAST(:k1 AS float8) "
                 "  * (1 - CAST(:b AS float8) + CAST(:b AS float8) * tf.dl / CAST(:avgdl AS float8)))) AS s "
-                "FROM tf JOIN df USING (lexeme) GROUP BY tf.id ORDER BY s DESC LIMIT :k"
+                "  FROM tf JOIN df USING (lexeme) GROUP BY tf.id ORDER BY s DESC LIMIT :k) "
+                # only those down to the `keep`-th's score leave the server (a tied group at the cut whole)
+                "SELECT id, s FROM top WHERE s >= coalesce((SELECT s FROM top ORDER BY s DESC OFFSET :kth LIMIT 1), "
+                "  CAST('-Infinity' AS float8)) ORDER BY s DESC"
             ),
             {**params, "tsq": tsquery, "lexemes": list(lexemes), "known": list(known_df),
              "known_df": [float(v) for v in known_df.values()], "n": max(n_docs, 1), "k1": self.K1,
-             "b": self.B, "avgdl": avgdl, "k": k},
+             "b": self.B, "avgdl": avgdl, "k": k, "kth": (keep or k) - 1},
         ).all()
         return [(r[0], float(r[1])) for r in rows]
 

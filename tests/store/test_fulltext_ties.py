@@ -40,3 +40,30 @@ def test_fewer_matches_than_k_all_come_back(conn):
     fts = SQLiteFullText()
     fts.upsert(conn, [("m1", "ada", "episodic", "kayak trip"), ("m2", "ada", "episodic", "kayak")])
     assert sorted(i for i, _ in fts.search(conn, "kayak", Filters(user_id="ada"), 10, ties_within=320)) == ["m1", "m2"]
+
+
+@pytest.fixture
+def pg_ties(tmp_path, pg_schema_url):
+    from mirix_py.engine import Mirix
+    from mirix_py.ops import InsertOp
+    from mirix_py.records import EpisodicMemory
+
+    user = "user-ties"
+    texts = ["went kayaking"] * 25 + ["kayaking kayaking"] + ["went kayaking on a long cold grey lake today"] * 5
+    with Mirix(tmp_path / "data", embedder=None, database_url=pg_schema_url) as mx:
+        mx.store.apply([InsertOp(memory=EpisodicMemory(user_id=user, summary=t, actor="me")) for t in texts],
+                       user_id=user, actor="seed")
+        yield mx.store.engine, user
+
+
+@pytest.mark.parametrize("prune_min_docs", [0, 10**9])
+def test_postgres_returns_the_whole_tied_group_too(pg_ties, prune_min_docs):
+    from mirix_py.store.fulltext import PostgresFullText
+
+    engine, user = pg_ties
+    fts = PostgresFullText(prune_min_docs=prune_min_docs)
+    with engine.connect() as conn:
+        hits = fts.search(conn, "kayaking", Filters(user_id=user), 3, ties_within=100)
+        narrow = fts.search(conn, "kayaking", Filters(user_id=user), 3)
+    assert len(hits) == 26 and len({score for _, score in hits[1:]}) == 1  # the best, then all 25 tied
+    assert len(narrow) == 3 and narrow[0] == hits[0]
