@@ -29,7 +29,7 @@ from typing import Iterable
 
 from mirix_py.agents.offline.rules import changes
 from mirix_py.agents.offline.rules import core as self_rules
-from mirix_py.agents.offline.rules import frames, people as relations
+from mirix_py.agents.offline.rules import frames, idioms, people as relations
 from mirix_py.agents.offline.rules import semantic as entity_rules
 from mirix_py.agents.offline.rules.names import shield, unshield
 
@@ -631,6 +631,22 @@ def _question(sentence: str) -> bool:
     return sentence.rstrip().endswith("?")
 
 
+# make-believe: a role-play, a pretence, a supposition or a hypothetical states nothing about anyone
+# ("Let's say my name is Alex for this role-play", "Pretend I'm a pilot", "Imagine I lived in Rome")
+_MAKE_BELIEVE_GUARD = ("let's ", "let’s ", "lets ", "let us ", "pretend", "imagin", "suppos", "assum", "hypothetical",
+                       "what if", "role", "in character",
+                       *(f"for {a} {b}" for a in ("this", "the") for b in ("game", "story", "scenario", "exercise")))
+_MAKE_BELIEVE = re.compile(
+    r"(?i)^(?:(?:ok(?:ay)?|so|now|and|right|alright)[,\s]+)*(?:(?:let['’]?s|let\s+us)\s+(?:say|pretend|imagine|suppose|assume)|"
+    r"pretend|imagine|suppose|supposing|assuming|hypothetically|what\s+if)\b|"
+    r"\brole[- ]?play|\bin\s+character\b|\bfor\s+(?:this|the)\s+(?:game|story|scenario|exercise|role)\b")
+
+
+def _make_believe(sentence: str) -> bool:
+    lower = idioms.guard_text(sentence)  # each branch of the pattern needs one of the guards
+    return any(map(lower.__contains__, _MAKE_BELIEVE_GUARD)) and bool(_MAKE_BELIEVE.search(sentence))
+
+
 def extract_claims(text: str, speaker: str | None = None, *, self_statements: bool = True,
                    people: Iterable[tuple[str, str]] = ()) -> list[Claim]:
     """Facts stated in `text` by `speaker` ("user" when unnamed), in text order, deduplicated.
@@ -652,7 +668,7 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
     left: list[Claim] = []  # shared homes said to end; likewise
     for sm in _SENTENCE.finditer(shielded):
         sentence = sm.group().strip()
-        if not sentence or _question(sentence):
+        if not sentence or _question(sentence) or _make_believe(sentence):
             continue
         body = changes.normalise(sentence.rstrip(".!"))
         partner = changes.ended_relation(body) if self_statements else None

@@ -24,12 +24,14 @@ comes back unchanged.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Callable
 
+from mirix_py.agents.offline.rules import core as self_rules
 from mirix_py.agents.offline.rules import semantic as entity_rules
 
-__all__ = ["rewrite"]
+__all__ = ["guard_text", "rewrite"]
 
 _A = r"['’]"
 _LEAD = r"(?P<lead>(?:(?:and|but|so|well|honestly|actually|funny\s+thing|thankfully|luckily)[,\s]+)*)"
@@ -64,9 +66,9 @@ _PAY_FROM = re.compile(rf"{_LEAD}(?i:my|his|her)\s+(?:pay(?:check|cheque|slip)?|
                        rf"(?:comes?|is\s+coming|is\s+paid|gets?\s+paid)\s+(?:from|by)\s+{_ORG}")
 # "I've been at the Royal Mail for about six years", "Tariq has been with Boots since 2019"
 _BEEN_AT = re.compile(rf"{_SUBJ}(?:\s+(?:has|have)|{_A}(?:ve|s))\s+been\s+(?:working\s+)?(?:at|with)\s+{_ORG}"
-                      r"\s+(?:for|since)\b[^,;.!?]*")
-# "Raj is at Oracle after eight years with IBM": the new employer, the old one named by the years there
-_AT_AFTER_YEARS = re.compile(rf"{_SUBJ}(?:\s+(?:is|am)|{_A}[sm])\s+(?:now\s+)?at\s+{_ORG}\s+(?:now\s+)?after\s+"
+                      r"\s+(?:for|(?:ever\s+)?since)\b[^,;.!?]*")
+# "Raj is at Oracle after eight years with IBM", "I'm with Google now, after six years at Apple": the new employer, the old one named by the years there
+_AT_AFTER_YEARS = re.compile(rf"{_SUBJ}(?:\s+(?:is|am)|{_A}[sm])\s+(?:now\s+)?(?:at|with)\s+{_ORG}(?:\s+now)?,?\s+after\s+"
                              r"(?:\w+\s+){0,2}(?:years?|months?|decades?)\s+(?:with|at|in)\s+(?P<old>(?:the\s+)?[A-Z][\w&'’.-]*"
                              r"(?:\s+[A-Z][\w&'’.-]*)*)")
 # "Nora walked away from the law and is a full-time potter": an old field left, the new job after "and"
@@ -171,40 +173,161 @@ def _come_round(m: re.Match[str]) -> str:
     return f"{_subject_verb(subj, 'like', 'now likes')} {m.group('thing')}"
 
 
-_RULES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
-    (_S_BEEN, lambda m: f"{m.group('name')} has been "),
-    (_TOOK_ME_ON, _took_me_on),
-    (_PARTED_WAYS, lambda m: f"{m.group('lead')}I no longer work at {m.group('org')}"),
-    (_I_PARTED_WAYS, lambda m: f"I no longer work at {m.group('org')}"),
-    (_PAY_FROM, lambda m: f"{m.group('lead')}I now work at {m.group('org')}"),
-    (_AT_AFTER_YEARS, _at_after),
-    (_BEEN_AT, _been_at),
-    (_LEFT_FIELD_AND_IS, lambda m: f"{m.group('subj')} {_be(m.group('subj'))} now "),
-    (_RETIREMENT, lambda m: f"{'am' if re.match(r'am|.m', m.group()) else 'is'} now retired"),
-    (_UPPED_STICKS, "moved to "),
-    (_MOVE_DONE, lambda m: f"{m.group('lead')}I moved to {m.group('place')}"),
-    (_BACK_FOR_GOOD, lambda m: f"{m.group('subj')} {'now live' if m.group('subj') == 'I' else 'now lives'} in {m.group('place')}"),
-    (_HOME_FOR_ME, lambda m: f"{m.group('lead')}I now live in {m.group('place')}"),
-    (_LIVES_WITH, lambda m: f"{m.group('verb')} "),
-    (_THEIR_RELATION_NAMED, lambda m: f"{m.group('lead')}{m.group('name')} "),
-    (_JOB_WHO, lambda m: f"{m.group('pre')} and "),
-    (_COME_ROUND, _come_round),
-    (_GROWN_TO_HATE, lambda m: f"{_subject_verb(m.group('subj'), 'hate', 'now hates')}"),
-    (_WON_ME_OVER, lambda m: f"{m.group('lead')}I prefer {_common(m.group('thing'))} now"),
-    (_ALL_ABOUT, lambda m: f"{m.group('lead')}{m.group('who')} {'love' if m.group('who') == 'I' else 'now loves'} {m.group('thing')}"),
-    (_EVERY_DAY, lambda m: f"{m.group('lead')}I love {m.group('thing')}"),
-    (_BARELY, lambda m: f"I no longer {'drink' if m.group('verb') == 'touch' else m.group('verb')}"),
-    (_WHAT_I_USE, lambda m: f"{m.group('lead')}I now {m.group('verb')} {m.group('thing')}"),
-    (_CANCELLED, lambda m: f"I no longer use {m.group('thing')}"),
-    (_OUT_IN, lambda m: f"I replaced {m.group('old')} with {m.group('new')}"),
-    (_KIND_I_LOVE_MOST, lambda m: f"{m.group('lead')}my favourite {m.group('kind')} is {m.group('v')}"),
-    (_ASK_ME, lambda m: f"{m.group('fav')} is {m.group('v')}"),
+_RULES: list[tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
+    (("'s been", "’s been"), _S_BEEN, lambda m: f"{m.group('name')} has been "),
+    (("me on", "me up"), _TOOK_ME_ON, _took_me_on),
+    (("parted", "separate ways"), _PARTED_WAYS, lambda m: f"{m.group('lead')}I no longer work at {m.group('org')}"),
+    (("parted",), _I_PARTED_WAYS, lambda m: f"I no longer work at {m.group('org')}"),
+    (("pay", "salary", "wage", "income"), _PAY_FROM, lambda m: f"{m.group('lead')}I now work at {m.group('org')}"),
+    (("after",), _AT_AFTER_YEARS, _at_after),
+    (("been at", "been with", "been working"), _BEEN_AT, _been_at),
+    (("away from",), _LEFT_FIELD_AND_IS, lambda m: f"{m.group('subj')} {_be(m.group('subj'))} now "),
+    (("retirement",), _RETIREMENT, lambda m: f"{'am' if re.match(r'am|.m', m.group()) else 'is'} now retired"),
+    (("upped sticks", "pulled up", "packed"), _UPPED_STICKS, "moved to "),
+    (("move to",), _MOVE_DONE, lambda m: f"{m.group('lead')}I moved to {m.group('place')}"),
+    (("back",), _BACK_FOR_GOOD, lambda m: f"{m.group('subj')} {'now live' if m.group('subj') == 'I' else 'now lives'} in {m.group('place')}"),
+    (("home",), _HOME_FOR_ME, lambda m: f"{m.group('lead')}I now live in {m.group('place')}"),
+    (("live with", "lives with", "living with"), _LIVES_WITH, lambda m: f"{m.group('verb')} "),
+    (("'s ", "’s ", "s' ", "s’ "), _THEIR_RELATION_NAMED, lambda m: f"{m.group('lead')}{m.group('name')} "),
+    (("who lives", "who works"), _JOB_WHO, lambda m: f"{m.group('pre')} and "),
+    (("round to", "warmed"), _COME_ROUND, _come_round),
+    (("to hate", "to dislike", "to loathe", "to detest"), _GROWN_TO_HATE, lambda m: f"{_subject_verb(m.group('subj'), 'hate', 'now hates')}"),
+    (("won me over",), _WON_ME_OVER, lambda m: f"{m.group('lead')}I prefer {_common(m.group('thing'))} now"),
+    (("about",), _ALL_ABOUT, lambda m: f"{m.group('lead')}{m.group('who')} {'love' if m.group('who') == 'I' else 'now loves'} {m.group('thing')}"),
+    (("thing i",), _EVERY_DAY, lambda m: f"{m.group('lead')}I love {m.group('thing')}"),
+    (("barely", "hardly", "rarely", "seldom"), _BARELY, lambda m: f"I no longer {'drink' if m.group('verb') == 'touch' else m.group('verb')}"),
+    (("what i",), _WHAT_I_USE, lambda m: f"{m.group('lead')}I now {m.group('verb')} {m.group('thing')}"),
+    (("subscription", "membership", "account", "plan"), _CANCELLED, lambda m: f"I no longer use {m.group('thing')}"),
+    (("in came",), _OUT_IN, lambda m: f"I replaced {m.group('old')} with {m.group('new')}"),
+    (("most", "best"), _KIND_I_LOVE_MOST, lambda m: f"{m.group('lead')}my favourite {m.group('kind')} is {m.group('v')}"),
+    (("ask me",), _ASK_ME, lambda m: f"{m.group('fav')} is {m.group('v')}"),
+]
+
+
+# ---------------------------------------------------------------- sixth round: guarded families
+# Each family below runs only when one of its guards is in the sentence (lowercased, each run of
+# whitespace one space), words its pattern cannot match without, so a guard changes no result: the
+# rules run on every chat turn, and a substring test costs far less than a regex search.
+
+# one person as the subject: "I", "he"/"she" or a name, not "We"/"They"/"You" (which `_SUBJ` would read as a name)
+_ONE = r"(?!(?:We|They|You|It)\b)" + _SUBJ
+
+# "Priya jumped over to HSBC", "I jumped ship to Lidl": a job changed by a verb of crossing over
+_JUMPED_OVER = re.compile(rf"{_ONE}\s+(?:(?:has|have|had)\s+|{_A}(?:ve|s)\s+)?(?:(?:just|finally|recently)\s+)?"
+                          rf"(?:(?:jumped|hopped|moved|switched|went|defected|crossed)\s+over|jumped\s+ship)\s+to\s+{_ORG}")
+# "product manager is my title now", "nurse is my job these days": the job as the subject
+_TITLE_NOW = re.compile(r"(?:^(?=[A-Za-z])|(?<=[;,]\s)(?=[a-z])|(?<=\band\s)(?=[a-z]))(?P<job>[A-Za-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)\s+is\s+(?:now\s+)?"
+                        r"my\s+(?:job\s+title|official\s+title|(?:new\s+)?(?:title|job|role|position))\b")
+# "he got a job as a paramedic", "she landed a role as an editor"
+_JOB_AS = re.compile(r"\b(?:got|landed|found|took|accepted|started)\s+(?:a\s+|the\s+)?(?:new\s+|full-time\s+|part-time\s+)?"
+                     r"(?:job|position|role|post)\s+as\s+(?=(?:a|an)\s)")
+# "Leo's waiting days are over: he got …": a colon before a new clause about someone
+_COLON_CLAUSE = re.compile(r":\s+(?=(?:he|she|I|they|we)\s)")
+# "Sara's a midwife now": "'s" after a name before a job is "is"
+_NAME_S_A = re.compile(r"(?:^|(?<=[;,]\s))(?P<name>(?!(?:It|That|There|What|Here|Who|Let|He|She|This|Where|How)['’])[A-Z][a-z]+)['’]s\s+"
+                       r"(?=(?:a|an)\s+(?P<job>[\w-]+(?:\s+[\w-]+)?))")
+# "Sara's a midwife now that she finished her training": the reason after "now that" is a clause of its own
+_NOW_THAT = re.compile(r"\s+now\s+that\s+")
+# "I don't really run anymore": a pastime ended by its verb
+_PASTIMES = {"run": "running", "swim": "swimming", "cycle": "cycling", "climb": "climbing", "ski": "skiing",
+             "surf": "surfing", "dance": "dancing", "paint": "painting", "knit": "knitting", "bake": "baking",
+             "skate": "skating", "hike": "hiking", "box": "boxing", "row": "rowing", "sing": "singing", "golf": "golf"}
+_PASTIME_END = re.compile(r"(?<![\w'’])I\s+(?:don['’]t|do\s+not)\s+(?:really\s+|even\s+|actually\s+)?(?P<verb>"
+                          + "|".join(_PASTIMES) + r")\s+(?:any\s*more|any\s+longer)\b")
+# "Ever since the food poisoning I can't stand sushi": an opener of cause or time before the plain statement
+_CAUSE_OPENER = re.compile(r"^(?i:ever\s+since|since|after|because\s+of)\s+(?:the|my|that|this|our|a)\s+"
+                           r"(?:[a-z][\w-]*\s+){0,3}?[a-z][\w-]*,?\s+(?=I\s)")
+# "Rosa, who's ninety, still lives …": an aside between a name and its verb, unless the aside is itself a fact
+_WHO_ASIDE = re.compile(r"(?P<name>\b[A-Z][a-z]+),\s+who(?P<aside>(?:['’]s\s|\s)[^,]+),\s+(?=(?:still\s+|now\s+|also\s+)?"
+                        r"(?:is|was|lives|works|has|moved|loves|likes|hates|teaches)\b)")
+_ASIDE_FACT = re.compile(r"\b(?:lives?|works?|moved|(?:is|was|['’]s)\s+(?:a|an|the|my|our)\b)")
+# "Florence + the Machine, hands down, is my favourite band": a comment between a subject and its verb
+_COMMENT = re.compile(r",\s+(?:hands\s+down|by\s+far|without\s+(?:a\s+)?doubt|honestly|easily|for\s+sure|no\s+question),\s+"
+                      r"(?=(?:is|are|has|was)\b)")
+# "I'd pick Terry Pratchett over J.K. Rowling as my favourite author"
+_PICK_OVER = re.compile(r"(?<![\w'’])I(?:['’]d|\s+would)\s+(?:(?:now|probably|definitely)\s+)?(?:pick|choose|take|go\s+with|put)\s+"
+                        r"(?P<new>[^,;]+?)\s+over\s+[^,;]+?\s+as\s+my\s+(?:favou?rite|fave)\s+(?P<kind>[a-z]+)")
+# "my go-to comfort show is Gilmore Girls"
+_GO_TO_KIND = re.compile(r"(?i:\bmy)\s+go-to\s+(?:[a-z-]+\s+)??(?P<kind>[a-z]+)\s+(?=is\b)")
+# "Penicillin gives me hives", "Latex brings me out in a rash": an allergy said by its effect
+_ALLERGY_EFFECT = re.compile(rf"{_START}{_LEAD}(?P<thing>[A-Z][\w'’-]*(?:\s+[\w'’-]+){{0,2}}?)\s+(?:gives|brings)\s+me\s+"
+                             r"(?:out\s+in\s+)?(?:hives|a\s+rash|rashes|welts|an\s+allergic\s+reaction|a\s+reaction|anaphylaxis)\b")
+# "Cilantro tastes like soap to me": a food disliked by its taste
+_TASTES_BAD = re.compile(rf"{_START}{_LEAD}(?P<thing>[A-Z][\w'’-]*(?:\s+[\w'’-]+){{0,2}}?)\s+tastes?\s+"
+                         r"(?:like\s+(?:soap|dirt|cardboard|metal|chalk|medicine|plastic|feet)|awful|horrible|disgusting|vile|gross|"
+                         r"revolting)\s+to\s+me\b")
+# "I'm a huge fan of the New York Knicks"
+_FAN_OF = re.compile(rf"{_ONE}(?:\s+(?:is|am)|{_A}[sm])\s+(?:a\s+)?(?:(?:huge|big|massive|great|long-time|lifelong|die-hard|"
+                     r"diehard|real|total)\s+)*fan\s+of\s+(?:the\s+(?=[A-Z]))?")
+# "Nina's new address is in Bergen", "my place is in Leith now"
+_ADDRESS_IN = re.compile(rf"{_START}{_LEAD}(?P<owner>[Mm]y|[Hh]is|[Hh]er|[A-Z][a-z]+['’]s)\s+(?:new\s+)?(?:address|home|place|flat|house)\s+"
+                         rf"is\s+(?:now\s+)?in\s+{_PLACE}")
+# "Dad moved in with us in Bath": who one moved in with is not where
+_MOVED_IN_WITH = re.compile(r"\bmoved\s+in\s+with\s+(?:us|me|them|him|her|(?:my|his|her|their|our)\s+[a-z]+)\s+in\s+(?=[A-Z])")
+# "I've lived in London for ten years", "Zoe has been living in Seville since May"
+_LIVED_FOR = re.compile(rf"{_ONE}(?:\s+(?:has|have)|{_A}(?:ve|s))\s+(?:now\s+)?(?:lived|been\s+living)\s+in\s+{_PLACE}"
+                        r"(?=\s+(?:for|(?:ever\s+)?since)\b)")
+
+
+def _name_s_a(m: re.Match[str]) -> str:
+    words = re.split(r"\s+", m.group("job"))
+    head = words[0] if len(words) == 1 or words[1] in ("now", "at", "in", "for", "who", "and", "with") else words[1]
+    return f"{m.group('name')} is " if self_rules.is_job_word(head) else m.group()
+
+
+def _who_aside(m: re.Match[str]) -> str:
+    return m.group() if _ASIDE_FACT.search(m.group("aside")) else f"{m.group('name')} "
+
+
+def _address_in(m: re.Match[str]) -> str:
+    owner = m.group("owner")
+    subj = {"my": "I", "his": "he", "her": "she"}.get(owner.lower(), owner[:-2])
+    return f"{m.group('lead')}{_subject_verb(subj, 'now live', 'now lives')} in {m.group('place')}"
+
+
+def _verb(subj: str, first: str, third: str) -> str:
+    return _subject_verb(subj, first, third)
+
+
+_COMMENTS = tuple(f", {c}," for c in ("hands down", "by far", "without a doubt", "without doubt", "honestly", "easily",
+                                       "for sure", "no question"))
+
+_GUARDED: list[tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
+    (("over to", "jumped ship"), _JUMPED_OVER, lambda m: f"{_verb(m.group('subj'), 'now work', 'now works')} at {m.group('org')}"),
+    (("is my", "is now my"), _TITLE_NOW, lambda m: f"I am now a {m.group('job')[:1].lower()}{m.group('job')[1:]}"),
+    (("job as", "position as", "role as", "post as"), _JOB_AS, "now works as "),
+    ((":",), _COLON_CLAUSE, "; "),
+    (("'s a", "’s a"), _NAME_S_A, _name_s_a),
+    (("now that",), _NOW_THAT, " now; "),
+    (("anymore", "any more", "any longer"), _PASTIME_END, lambda m: f"I no longer like {_PASTIMES[m.group('verb')]}"),
+    (("since", "after", "because of"), _CAUSE_OPENER, ""),
+    ((", who",), _WHO_ASIDE, _who_aside),
+    (_COMMENTS, _COMMENT, " "),
+    (("as my favo", "as my fave"), _PICK_OVER, lambda m: f"my favourite {m.group('kind')} is {m.group('new')}"),
+    (("go-to",), _GO_TO_KIND, lambda m: f"my favourite {m.group('kind')} "),
+    (("gives me", "brings me"), _ALLERGY_EFFECT, lambda m: f"{m.group('lead')}I am allergic to {_common(m.group('thing'))}"),
+    (("taste",), _TASTES_BAD, lambda m: f"{m.group('lead')}I dislike {_common(m.group('thing'))}"),
+    (("fan of",), _FAN_OF, lambda m: f"{_verb(m.group('subj'), 'love', 'loves')} "),
+    ((" is in ", " is now in "), _ADDRESS_IN, _address_in),
+    (("moved in with",), _MOVED_IN_WITH, "moved to "),
+    (("lived in", "been living in"), _LIVED_FOR, lambda m: f"{_verb(m.group('subj'), 'live', 'lives')} in {m.group('place')}"),
 ]
 
 
 def rewrite(sentence: str) -> str:
     """`sentence` with each idiom above rewritten to its plain form; unchanged when it holds none."""
     text = sentence
-    for pattern, replacement in _RULES:
-        text = pattern.sub(replacement, text)
+    lower = guard_text(text)
+    for guard, pattern, replacement in (*_RULES, *_GUARDED):
+        if any(map(lower.__contains__, guard)):
+            new = pattern.sub(replacement, text)
+            if new != text:
+                text, lower = new, guard_text(new)
     return text
+
+
+@functools.lru_cache(maxsize=64)
+def guard_text(text: str) -> str:
+    """`text` as the guards are tested on: lowercased, each run of whitespace one space (so a guard
+    "over to" stands for the pattern's "over\\s+to")."""
+    return " ".join(text.lower().split())

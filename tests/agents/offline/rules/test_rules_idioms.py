@@ -92,3 +92,73 @@ def test_a_wedding_said_by_idiom_names_the_spouse_by_the_word_held_before():
 def test_finding_ones_own_place_ends_a_shared_home_only():
     facts = _facts("I've had the flat to myself since Ahmed found his own place.")
     assert {f[2] for f in facts if f[0] == "Ahmed" and f[3]} == {"roommate", "flatmate", "housemate"}
+
+
+def test_a_job_said_by_crossing_over_by_title_or_by_the_job_landed():
+    assert _facts("Priya jumped ship to Lidl.") == [("Priya", "employer", "Lidl", False)]
+    assert _facts("We jumped over to the other bank.") == []
+    assert ("user", "occupation", "nurse", False) in _facts("Nurse is my job these days.")
+    assert ("user", "employer", "Google", False) in _facts("I'm with Google now, after six years at Apple.")
+    assert ("user", "employer", "KPMG", False) in _facts("I left Deloitte in March and I've been at KPMG ever since.")
+    assert rewrite("She landed a role as an editor") == "She now works as an editor"
+
+
+def test_a_name_with_s_before_a_job_is_is_and_a_reason_after_now_that_is_cut():
+    assert _facts("Tom's a carpenter now that he finished his apprenticeship.") == [("Tom", "occupation", "carpenter", False)]
+    assert _facts("Tom's a big help.") == []
+
+
+def test_an_aside_or_an_opener_does_not_hide_the_statement():
+    assert _facts("My uncle Ravi, who's retired, still lives in Pune.") == [
+        ("Ravi", "relation", "uncle", False), ("Ravi", "location", "Pune", False)]
+    assert ("Ana", "employer", "Zara", False) in _facts("Ana, who works at Zara, is my cousin.")  # an aside that is a fact stays
+    assert _facts("After the accident I can't stand motorbikes.") == [("user", "dislikes", "motorbikes", False)]
+    assert _facts("Radiohead, by far, is my favourite band.") == [("user", "favorite band", "Radiohead", False)]
+
+
+def test_a_favourite_picked_over_another_or_said_as_the_go_to():
+    assert _facts("I'd choose Tolkien over Lewis as my favourite author.") == [("user", "favorite author", "Tolkien", False)]
+    assert _facts("My go-to snack is popcorn.") == [("user", "favorite snack", "popcorn", False)]
+
+
+def test_a_taste_or_an_allergy_said_by_its_effect_and_a_pastime_ended_by_its_verb():
+    assert _facts("Latex gives me a rash.") == [("user", "allergy", "latex", False)]
+    assert _facts("Coriander tastes like soap to me.") == [("user", "dislikes", "coriander", False)]
+    assert _facts("Ben is a massive fan of Arsenal.") == [("Ben", "likes", "Arsenal", False)]
+    assert _facts("I don't swim anymore.") == [("user", "likes", "swimming", True)]
+
+
+def test_a_home_said_by_address_by_years_lived_or_by_moving_in_with_someone():
+    assert _facts("My new address is in Leith.") == [("user", "location", "Leith", False)]
+    assert _facts("Ivy has lived in Oslo since 2019.") == [("Ivy", "location", "Oslo", False)]
+    assert rewrite("Mum moved in with my sister in Cork") == "Mum moved to Cork"
+
+
+def test_make_believe_states_nothing():
+    for text in ("Let's say my name is Alex for this role-play.", "Let's pretend I'm a nurse.", "Imagine I worked at Google.",
+                 "For this game my name is Zed.", "Suppose I lived in Rome.", "Hypothetically, I'm a pilot."):
+        assert _facts(text) == [], text
+    assert _facts("My name is Zed.") == [("user", "name", "Zed", False)]
+
+
+def test_the_guards_change_no_rewrite():
+    """Each family's guard words are ones its pattern cannot match without: over every text of the labelled
+    sets, the guarded rewrite is the rewrite with every family run."""
+    from pathlib import Path
+
+    from mirix_py.agents.offline.rules import idioms
+    from mirix_py.agents.offline.rules.fact_eval import parse_corpus
+
+    root = Path(__file__).resolve().parents[3]
+    files = [root / "fixtures" / n for n in ("offline_facts_corpus.jsonl", "offline_facts_heldout4.jsonl",
+                                             "offline_facts_heldout5.jsonl")]
+    texts = [t for f in files for e in parse_corpus(f.read_text(encoding="utf-8").splitlines()) for t in (*e.prior, e.text)]
+    assert len(texts) > 400
+
+    def unguarded(sentence: str) -> str:
+        for _, pattern, replacement in (*idioms._RULES, *idioms._GUARDED):
+            sentence = pattern.sub(replacement, sentence)
+        return sentence
+
+    for text in texts:
+        assert rewrite(text) == unguarded(text), text
