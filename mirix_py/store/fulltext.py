@@ -399,8 +399,8 @@ class PostgresFullText:
                                      known_df={lx: stats[lx].df for lx in plan.common}, keep=k)
                 # above the bound, the k-th's ties hold a rare lexeme too: all are among those found
                 if len(found) >= k and found[k - 1][1] > plan.bound + 1e-9:
-                    return through_ties(found, k)
-        return through_ties(self._scored(conn, filters, lexemes, lexemes, n_docs, avgdl, max(k, ties_within), keep=k), k)
+                    return found
+        return self._scored(conn, filters, lexemes, lexemes, n_docs, avgdl, max(k, ties_within), keep=k)
 
     def _scored(self, conn: Connection, filters: Filters, lexemes: Sequence[str], picking: Sequence[str],
                 n_docs: int, avgdl: float, k: int, known_df: Mapping[str, int] | None = None,

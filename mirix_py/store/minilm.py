@@ -12,7 +12,7 @@ import json
 import math
 import struct
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -65,25 +65,31 @@ def _one_blas_thread():
     return threadpool_limits(limits=1, user_api="blas")
 
 
+def load_tokenizer(model_dir: Path, max_length: int = 256) -> tuple[Any, int]:
+    """The model folder's tokenizer, truncating where sentence-transformers does (its
+    `max_seq_length`, else `max_length`) and never padding, and that length."""
+    from tokenizers import Tokenizer
+
+    st_config = model_dir / "sentence_bert_config.json"
+    if st_config.exists():
+        max_length = int(json.loads(st_config.read_text()).get("max_seq_length", max_length))
+    tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    tokenizer.enable_truncation(max_length)
+    tokenizer.no_padding()
+    return tokenizer, max_length
+
+
 class NumpyMiniLM:
     """A BERT sentence encoder (MiniLM's shape) from a sentence-transformers model folder."""
 
     def __init__(self, model_dir: str | Path, max_length: int = 256) -> None:
-        from tokenizers import Tokenizer
-
         model_dir = Path(model_dir)
         config = json.loads((model_dir / "config.json").read_text())
         self.heads = int(config["num_attention_heads"])
         self.layers = int(config["num_hidden_layers"])
         self.eps = float(config.get("layer_norm_eps", 1e-12))
         self.dim = int(config["hidden_size"])
-        st_config = model_dir / "sentence_bert_config.json"
-        if st_config.exists():
-            max_length = int(json.loads(st_config.read_text()).get("max_seq_length", max_length))
-        self.max_length = max_length
-        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        self.tokenizer.enable_truncation(max_length)
-        self.tokenizer.no_padding()
+        self.tokenizer, self.max_length = load_tokenizer(model_dir, max_length)
         self.w = read_safetensors(model_dir / "model.safetensors")
 
     def token_ids(self, text: str) -> list[int]:

@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mirix_py.store.minilm import read_safetensors
+from mirix_py.store.minilm import load_tokenizer, read_safetensors
 
 log = logging.getLogger("mirix_py.embeddings")
 
@@ -179,18 +179,11 @@ class OnnxMiniLM:
         """`cache`: a folder keeping the built graph across processes (`cache_dir()` by default at the
         embedder); None builds it in memory. A cached file that will not load is rebuilt."""
         import onnxruntime as ort
-        from tokenizers import Tokenizer
 
         model_dir = Path(model_dir)
         config = json.loads((model_dir / "config.json").read_text())
-        st_config = model_dir / "sentence_bert_config.json"
-        if st_config.exists():
-            max_length = int(json.loads(st_config.read_text()).get("max_seq_length", max_length))
-        self.max_length = max_length
         self.dim = int(config["hidden_size"])
-        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        self.tokenizer.enable_truncation(max_length)
-        self.tokenizer.no_padding()
+        self.tokenizer, self.max_length = load_tokenizer(model_dir, max_length)
         self._model = load_model(model_dir, config, cache)
 
         def session(threads: int) -> Any:
