@@ -52,9 +52,9 @@ def environment() -> dict[str, Any]:
         except Exception:
             info[mod] = None
     try:
-        import sqlite3
+        from mirix_py.store.db import sqlite_dbapi
 
-        info["sqlite"] = sqlite3.sqlite_version
+        info["sqlite"] = sqlite_dbapi().sqlite_version  # the library the engine opens SQLite with
     except Exception:
         pass
     return info

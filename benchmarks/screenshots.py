@@ -64,15 +64,20 @@ def sqlite_payload(db_file: Path) -> dict[str, int]:
     input_log, memory, memory_history, fts (memory_fts*), indexes, other."""
     import sqlite3
 
+    from mirix_py.store.db import sqlite_dbapi
+
+    engine_sqlite = sqlite_dbapi()  # the data dir's file is read with the engine's library only
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "copy.db"
-        src = sqlite3.connect(db_file)
-        dst = sqlite3.connect(copy)
+        src = engine_sqlite.connect(db_file)
+        dst = engine_sqlite.connect(copy)
         src.backup(dst)
         src.close()
-        dst.execute("VACUUM")
-        rows = dst.execute("SELECT name, SUM(payload) FROM dbstat GROUP BY name").fetchall()
         dst.close()
+        db = sqlite3.connect(copy)  # a private copy: Python's sqlite3 has dbstat, pysqlite3-binary has not
+        db.execute("VACUUM")
+        rows = db.execute("SELECT name, SUM(payload) FROM dbstat GROUP BY name").fetchall()
+        db.close()
     out = {"input_log": 0, "memory": 0, "memory_history": 0, "fts": 0, "indexes": 0, "other": 0}
     for name, payload in rows:
         key = (name if name in ("input_log", "memory", "memory_history") else "fts" if name.startswith("memory_fts")

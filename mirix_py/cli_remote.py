@@ -29,7 +29,7 @@ class ServerWriter(RemoteMemory):
     def __init__(self, info: ServerInfo, settings: Settings) -> None:
         super().__init__(MirixClient(info.url, api_key=info.key, timeout=300))
         self.info = info
-        self.engine = make_engine(settings.sql_url)
+        self.engine = make_engine(settings.sql_url, settings.sqlite_driver)
 
     def _where(self) -> str:
         return f"{self.info.url} (pid {self.info.pid})"

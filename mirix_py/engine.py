@@ -92,7 +92,7 @@ class Mirix(ScreenshotsMixin):
         sqlite = writer_lock.embedded_sql(self.settings.sql_url)
         self._release_writer_lock = self._writer_lock(lock and sqlite)  # before anything is written
         guard_logs()  # the package's log lines carry placeholders, not secrets
-        self.engine = make_engine(self.settings.sql_url)
+        self.engine = make_engine(self.settings.sql_url, self.settings.sqlite_driver)
         create_schema(self.engine)
         fulltext = fulltext_for(self.engine)
         cipher = Cipher(load_or_create_key(data, self.settings.vault_key))
@@ -161,6 +161,7 @@ class Mirix(ScreenshotsMixin):
         return {
             "mode": self.mode,
             "database": self.engine.dialect.name,
+            "sqlite": getattr(self.engine.dialect.dbapi, "sqlite_version", None) if self.engine.dialect.name == "sqlite" else None,
             "vectors": self.store.vectors.kind if self.store.vectors is not None else None,
             "embedder": self.store.embedder.name if self.store.embedder else None,
             "search": "hybrid" if self.searcher.vector_ready else "bm25-only",
@@ -466,7 +467,7 @@ class Mirix(ScreenshotsMixin):
         key_file = settings.data_dir / "vault.key"
         if key_file.exists() and key_file.read_text().strip() != vault_key.strip():
             raise InvalidInput(f"{key_file} holds another key: restore into an empty data directory")
-        engine = make_engine(settings.sql_url)
+        engine = make_engine(settings.sql_url, settings.sqlite_driver)
         try:
             restore(engine, src, vault_key)
             with engine.begin() as conn:

@@ -23,6 +23,10 @@ class Settings(BaseModel):
     embedder: str = Field(default="minilm", description="'minilm' (offline; 'minilm:onnx' or 'minilm:torch' picks its runtime), "
                           "'openai:<model>', or 'none'.")
     vault_key: str | None = Field(default=None, description="Fernet key; else MIRIX_VAULT_KEY; else data_dir/vault.key.")
+    sqlite_driver: str = Field(default="auto", pattern="^(auto|pysqlite3|stdlib)$",
+                               description="The SQLite library of a SQLite database: 'pysqlite3' (pysqlite3-binary's "
+                                           "newer SQLite, faster full-text ranking), 'stdlib' (Python's sqlite3), "
+                                           "or 'auto': pysqlite3 where installed.")
     max_input_chars: int = Field(default=200_000, gt=0)
     batch_size: int = Field(default=8, gt=0, description="Queued inputs of one user processed as one batch.")
     batch_seconds: float = Field(default=2.0, ge=0, description="How long a queued input may wait for its batch.")
@@ -66,6 +70,7 @@ class Settings(BaseModel):
             "llm_base_url": env.get("MIRIX_LLM_BASE_URL"),
             "timezone": env.get("MIRIX_TIMEZONE"),
             "session_leg": env.get("MIRIX_SESSION_LEG") or None,
+            "sqlite_driver": env.get("MIRIX_SQLITE_DRIVER") or None,
         }
         for key, name in (("llm_timeout_s", "MIRIX_LLM_TIMEOUT"), ("llm_max_tokens", "MIRIX_LLM_MAX_TOKENS"),
                           ("llm_structured_output", "MIRIX_LLM_STRUCTURED_OUTPUT")):

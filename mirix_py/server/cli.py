@@ -39,7 +39,7 @@ def _key_store(data_dir: Optional[Path]):
 
     settings = _settings(data_dir)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    return KeyStore(make_engine(settings.sql_url))
+    return KeyStore(make_engine(settings.sql_url, settings.sqlite_driver))
 
 
 def _need_server_extra() -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
+from types import ModuleType
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
@@ -17,12 +19,32 @@ def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def make_engine(url: str) -> Engine:
+def sqlite_dbapi(driver: str = "auto") -> ModuleType:
+    """The DB-API module SQLite databases are opened with.
+
+    pysqlite3-binary builds a newer SQLite into the same API as Python's `sqlite3` (which uses the
+    system's library: 3.40 on Debian 12), and FTS5 ranks faster in it (benchmarks/README.md, "SQLite
+    library"). "auto" takes it where it is installed. One process must open a database file with
+    one library only: two copies of SQLite do not see each other's POSIX locks, so everything that
+    opens a data dir's database goes through the engine (or this function)."""
+    if driver not in ("auto", "pysqlite3", "stdlib"):
+        raise ValueError(f"unknown SQLite driver {driver!r}: use auto, pysqlite3 or stdlib")
+    if driver != "stdlib":
+        try:
+            return importlib.import_module("pysqlite3.dbapi2")
+        except ImportError:
+            if driver == "pysqlite3":
+                raise
+    return importlib.import_module("sqlite3")
+
+
+def make_engine(url: str, sqlite_driver: str = "auto") -> Engine:
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
         if path and path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, json_serializer=_json)
+        engine = create_engine(url, module=sqlite_dbapi(sqlite_driver),
+                               connect_args={"check_same_thread": False, "timeout": 30}, json_serializer=_json)
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn, _record):

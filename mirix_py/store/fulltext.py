@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
 import time
 from dataclasses import dataclass
@@ -91,26 +92,49 @@ class Filters:
 _SQLITE_DT = "%Y-%m-%d %H:%M:%S.%f"  # how SQLAlchemy's DateTime stores values in SQLite
 
 
+# Equal scores are ordered by the memory: earlier said first (conversation order, as raw-turn rankings
+# had), then memories without a time, then by text and id, so two ingestions of the same rows rank
+# alike whatever their ids or index layout (`search.tie_key` is the same order for the vector leg).
+# SQLite keeps times as UTC text of fixed width, so text order is time order; PostgreSQL compares
+# text byte-wise ("C"), as Python compares strings.
+TIE_ORDER_SQLITE = "m.occurred_at IS NULL, m.occurred_at, m.text"
+TIE_ORDER_POSTGRES = 'm.occurred_at ASC NULLS LAST, m.text COLLATE "C"'
+TIES_WITHIN = 32  # a group tied at the cut is looked for among the best this many times k
+
+STATS_TTL_S = 30.0  # a user's counts are cached this long
+PARALLEL_MIN_DOCS = 20_000  # SQLite: a user this large is searched in two parts side by side
+
+Part = tuple[int, int]  # (index, count): the index-th of `count` equal slices of a user's memories
+PartHit = tuple[str, float, tuple]  # memory id, score, and the key that orders it among equal scores
+
+
+def merge_parts(parts: Sequence[Sequence[PartHit]], k: int) -> list[tuple[str, float]]:
+    """The best `k` of the hits of every part of one search, equal scores in tie order (each part
+    holds its own best `k`, so the best `k` of all are among them)."""
+    hits = sorted((hit for part in parts for hit in part), key=lambda hit: (-hit[1], hit[2]))
+    return [(memory_id, score) for memory_id, score, _ in hits[:k]]
+
+
 class FullTextIndex(Protocol):
     """The index itself is created by the migrations; this is how rows enter and leave it."""
     def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str, str]]) -> None: ...
     def delete(self, conn: Connection, items: Iterable[tuple[str, str]]) -> None: ...  # (user_id, memory_id)
     def delete_user(self, conn: Connection, user_id: str) -> None: ...
-    def search(self, conn: Connection, query: str, filters: Filters, k: int,
-               ties_within: int = 0) -> list[tuple[str, float]]:
-        """The best `k` (memory id, score), best first; with `ties_within` W > k, also those tied
-        with the k-th among the best W (equal BM25 scores are common: the caller orders them)."""
+    def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
+        """The best `k` (memory id, score), best first, equal scores in the tie order above
+        (equal BM25 scores are common: same words, same length)."""
+        ...
+
+    def parts(self, conn: Connection, filters: Filters) -> int:
+        """How many parts a search of this user is worth splitting into, each run on a connection
+        of its own side by side (`search_part`, `merge_parts`); 1: search whole."""
+        ...
+
+    def search_part(self, conn: Connection, query: str, filters: Filters, k: int, part: Part) -> list[PartHit]:
+        """`search` over one part of the user's memories, with each hit's tie order key."""
         ...
 
     def rebuild(self, conn: Connection) -> int: ...
-
-
-def through_ties(scored: Sequence[tuple[str, float]], k: int) -> list[tuple[str, float]]:
-    """The best `k` of `scored` (best first) and every later one tied with the k-th."""
-    if len(scored) <= k:
-        return list(scored)
-    cut = scored[k - 1][1]
-    return list(scored[:k]) + [hit for hit in scored[k:] if hit[1] == cut]
 
 
 def type_token(memory_type: str) -> str:
@@ -123,6 +147,9 @@ class SQLiteFullText:
     on time."""
 
     TIME_OVERFETCH = 5
+
+    def __init__(self) -> None:
+        self._counts: dict[str, tuple[float, int]] = {}  # user -> (when counted, memories)
 
     def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str, str]]) -> None:
         """rows: (memory_id, user_id, memory_type, text)"""
@@ -177,60 +204,86 @@ class SQLiteFullText:
                          "WHERE memory_fts MATCH :match AND rowid BETWEEN :lo AND :hi)"),
                      {"match": f'ukey : "{user_token(user_id)}"', "lo": low, "hi": high})
 
-    def search(self, conn: Connection, query: str, filters: Filters, k: int,
-               ties_within: int = 0) -> list[tuple[str, float]]:
-        terms = query_terms(query)
-        if not terms:
+    def parts(self, conn: Connection, filters: Filters) -> int:
+        """Two for a user of PARALLEL_MIN_DOCS memories or more on a machine of two cores or more,
+        without a time window: FTS5 scores every match in one thread, and a large user's common
+        words match thousands of memories (benchmarks/README.md, "BM25 in two parts")."""
+        if filters.start is not None or filters.end is not None or (os.cpu_count() or 1) < 2:
+            return 1
+        return 2 if self._user_count(conn, filters.user_id) >= PARALLEL_MIN_DOCS else 1
+
+    def _user_count(self, conn: Connection, user_id: str) -> int:
+        cached = self._counts.get(user_id)
+        now = time.monotonic()
+        if cached and now - cached[0] < STATS_TTL_S:
+            return cached[1]
+        n = int(conn.execute(sql("SELECT count(*) FROM memory WHERE user_id = :u"), {"u": user_id}).scalar_one())
+        self._counts[user_id] = (now, n)
+        return n
+
+    def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
+        match = self.match_expression(query, filters)
+        if match is None:
             return []
-        match = "(" + " OR ".join(f'"{t}"' for t in terms) + ")"
-        if filters.memory_types:
-            match = "mtype : (" + " OR ".join(f'"{type_token(t)}"' for t in filters.memory_types) + ") AND " + match
         timed = filters.start is not None or filters.end is not None
         if not timed:
-            return self._ranked(conn, match, filters.user_id, k, max(k, ties_within))
-        n = max(k * self.TIME_OVERFETCH, ties_within)
-        ranked = self._ranked(conn, match, filters.user_id, n, n)
+            return [(i, score) for i, score, _ in self._ranked(conn, match, filters.user_id, k)]
+        n = k * self.TIME_OVERFETCH
+        ranked = [(i, score) for i, score, _ in self._ranked(conn, match, filters.user_id, n)]
         if not ranked:
             return ranked
         allowed = self._within_time(conn, [i for i, _ in ranked], filters)
         kept = [hit for hit in ranked if hit[0] in allowed]
-        if len(kept) >= k or len(ranked) < n:
-            return through_ties(kept, k)
+        if len(kept) >= k or len(ranked) < n:  # the first n in the settled order, filtered: its first k
+            return kept[:k]
         # a narrow window: let SQL filter all matches
-        return through_ties(self._ranked_in_time(conn, match, filters, max(k, ties_within)), k)
+        return self._ranked_in_time(conn, match, filters, k)
 
-    # The best `wide` matches are scored once, and only those down to the k-th's score come back (a
-    # group tied at the cut included). Asking again with a LIMIT four times larger whenever the cut
-    # was tied, as before, scored every match of the query again each time; asking for 2k first and
-    # for `wide` only then was slower at p95 too (benchmarks/README.md, "Ties at the cut").
+    def search_part(self, conn: Connection, query: str, filters: Filters, k: int, part: Part) -> list[PartHit]:
+        if filters.start is not None or filters.end is not None:
+            raise ValueError("a search with a time window runs whole")
+        match = self.match_expression(query, filters)
+        return [] if match is None else self._ranked(conn, match, filters.user_id, k, part)
+
+    @staticmethod
+    def match_expression(query: str, filters: Filters) -> str | None:
+        """The FTS5 MATCH of a query: any of its terms, within the filter's memory types."""
+        terms = query_terms(query)
+        if not terms:
+            return None
+        match = "(" + " OR ".join(f'"{t}"' for t in terms) + ")"
+        if filters.memory_types:
+            match = "mtype : (" + " OR ".join(f'"{type_token(t)}"' for t in filters.memory_types) + ") AND " + match
+        return match
+
+    # The best `wide` matches are scored once; those down to the k-th's score are joined to their
+    # memories and the tied group at the cut is ordered there (`TIE_ORDER`). Finding the group by
+    # asking again with a larger LIMIT scored every match again each time, and settling it in Python
+    # read each tied memory's time and text in a query of its own (benchmarks/README.md, "Ties at
+    # the cut"). `foreign` counts rows of another user whose range coincides with this user's.
     _TOP = ("WITH r AS MATERIALIZED (SELECT rowid AS id, bm25(memory_fts, 1.0, 0.0, 0.0, 0.0) AS s FROM memory_fts "
-            "WHERE memory_fts MATCH :match AND rowid BETWEEN :lo AND :hi ORDER BY s LIMIT :wide) "
-            "SELECT id, s FROM r WHERE s <= coalesce((SELECT s FROM r ORDER BY s LIMIT 1 OFFSET :kth), 1e308) "
-            "ORDER BY s, id")
+            "WHERE memory_fts MATCH :match AND rowid BETWEEN :lo AND :hi ORDER BY s LIMIT :wide), "
+            "c AS (SELECT id, s FROM r WHERE s <= coalesce((SELECT s FROM r ORDER BY s LIMIT 1 OFFSET :kth), 1e308)) "
+            "SELECT f.memory_id, c.s, sum(f.ukey != :token) OVER () AS foreign_rows, m.occurred_at, m.text "
+            "FROM c JOIN memory_fts f ON f.rowid = c.id LEFT JOIN memory m ON m.id = f.memory_id "
+            "ORDER BY c.s, " + TIE_ORDER_SQLITE + ", f.memory_id LIMIT :k")
 
     @classmethod
-    def _ranked(cls, conn: Connection, match: str, user_id: str, k: int, wide: int) -> list[tuple[str, float]]:
-        """The user's best `k` matches and those tied with the k-th among the best `wide`."""
-        # rowid and score only: reading memory_id for every match would cost a content lookup each
+    def _ranked(cls, conn: Connection, match: str, user_id: str, k: int, part: Part = (0, 1)) -> list[PartHit]:
+        """The user's best `k` matches (in `part` of the user's rowid range), equal scores in tie
+        order (a tied group at the cut is looked for among the best TIES_WITHIN times k)."""
         low, high = user_rowid_range(user_id)
-        scored = conn.execute(sql(cls._TOP), {"match": match, "lo": low, "hi": high, "wide": wide,
-                                              "kth": k - 1}).all()
-        if not scored:
-            return []
-        names = ", ".join(f":r{n}" for n in range(len(scored)))
-        owners = {int(r[0]): (r[1], r[2]) for r in conn.execute(
-            sql(f"SELECT rowid, memory_id, ukey FROM memory_fts WHERE rowid IN ({names})"),
-            {f"r{n}": int(r[0]) for n, r in enumerate(scored)}).all()}
+        index, count = part
+        size = (high - low + 1) // count
+        low, high = low + index * size, (high if index == count - 1 else low + (index + 1) * size - 1)
         token = user_token(user_id)
-        hits = [(owners[int(r[0])][0], -float(r[1])) for r in scored if owners.get(int(r[0]), ("", ""))[1] == token]
-        if len(hits) == len(scored):
-            return hits
-        # another user hashes to the same range and took some of the top k: match the user token too
-        rows = conn.execute(sql(
-            "SELECT memory_id, bm25(memory_fts, 1.0, 0.0, 0.0, 0.0) AS s FROM memory_fts "
-            "WHERE memory_fts MATCH :match AND rowid BETWEEN :lo AND :hi ORDER BY s LIMIT :k"),
-            {"match": f'ukey : "{token}" AND {match}', "lo": low, "hi": high, "k": wide}).all()
-        return through_ties([(r[0], -float(r[1])) for r in rows], k)
+        params = {"lo": low, "hi": high, "wide": k * TIES_WITHIN, "kth": k - 1, "k": k, "token": token}
+        rows = conn.execute(sql(cls._TOP), {**params, "match": match}).all()
+        if rows and rows[0][2]:
+            # another user hashes to the same range and took some of the best: match the user token too
+            rows = conn.execute(sql(cls._TOP), {**params, "match": f'ukey : "{token}" AND {match}'}).all()
+        # the key orders as TIE_ORDER_SQLITE does (NULL text, a memory row gone, first as in SQL)
+        return [(r[0], -float(r[1]), (r[3] is None, r[3] or "", r[4] is not None, r[4] or "", r[0])) for r in rows]
 
     @staticmethod
     def _time_params(filters: Filters) -> tuple[list[str], dict]:
@@ -255,7 +308,7 @@ class SQLiteFullText:
         rows = conn.execute(
             sql("SELECT m.id, bm25(memory_fts, 1.0, 0.0, 0.0, 0.0) AS s FROM memory_fts "
                 "JOIN memory m ON m.id = memory_fts.memory_id "
-                f"WHERE memory_fts MATCH :match AND {' AND '.join(clauses)} ORDER BY s LIMIT :k"),
+                f"WHERE memory_fts MATCH :match AND {' AND '.join(clauses)} ORDER BY s, {TIE_ORDER_SQLITE}, m.id LIMIT :k"),
             {**params, "match": f'ukey : "{user_token(filters.user_id)}" AND {match}', "k": k}).all()
         return [(r[0], -float(r[1])) for r in rows]
 
@@ -322,7 +375,7 @@ class PostgresFullText:
 
     K1 = 1.2
     B = 0.75
-    STATS_TTL_S = 30.0
+    STATS_TTL_S = STATS_TTL_S
     COMMON_SHARE = 0.05
     PRUNE_MIN_DOCS = 20_000
     TERMS_CACHED = 50_000  # (user, lexeme) entries kept before expired ones are dropped
@@ -384,8 +437,7 @@ class PostgresFullText:
                 out[lx] = stats
         return out
 
-    def search(self, conn: Connection, query: str, filters: Filters, k: int,
-               ties_within: int = 0) -> list[tuple[str, float]]:
+    def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
         lexemes = query_lexemes(conn, query)
         if not lexemes:
             return []
@@ -395,18 +447,27 @@ class PostgresFullText:
             stats = self._term_stats(conn, filters.user_id, lexemes, avgdl)
             plan = common_terms_plan(stats, n_docs, self.COMMON_SHARE)
             if plan is not None:
-                found = self._scored(conn, filters, lexemes, plan.rare, n_docs, avgdl, max(k, ties_within),
-                                     known_df={lx: stats[lx].df for lx in plan.common}, keep=k)
+                found = self._scored(conn, filters, lexemes, plan.rare, n_docs, avgdl, k,
+                                     known_df={lx: stats[lx].df for lx in plan.common})
                 # above the bound, the k-th's ties hold a rare lexeme too: all are among those found
                 if len(found) >= k and found[k - 1][1] > plan.bound + 1e-9:
                     return found
-        return self._scored(conn, filters, lexemes, lexemes, n_docs, avgdl, max(k, ties_within), keep=k)
+        return self._scored(conn, filters, lexemes, lexemes, n_docs, avgdl, k)
+
+    def parts(self, conn: Connection, filters: Filters) -> int:
+        """One: PostgreSQL plans a search itself (and a parallel plan is the server's to choose)."""
+        return 1
+
+    def search_part(self, conn: Connection, query: str, filters: Filters, k: int, part: Part) -> list[PartHit]:
+        if part != (0, 1):
+            raise ValueError("PostgreSQL searches whole: parts() is 1")
+        return [(i, score, ()) for i, score in self.search(conn, query, filters, k)]
 
     def _scored(self, conn: Connection, filters: Filters, lexemes: Sequence[str], picking: Sequence[str],
-                n_docs: int, avgdl: float, k: int, known_df: Mapping[str, int] | None = None,
-                keep: int | None = None) -> list[tuple[str, float]]:
-        """BM25 over the memories holding any of `picking`, scored on all `lexemes`: of the best `k`,
-        those down to the `keep`-th's score (all `k` without `keep`). The document frequency of a
+                n_docs: int, avgdl: float, k: int,
+                known_df: Mapping[str, int] | None = None) -> list[tuple[str, float]]:
+        """BM25 over the memories holding any of `picking`, scored on all `lexemes`: the best `k`,
+        a group tied at the cut ordered by `TIE_ORDER_POSTGRES`. The document frequency of a
         lexeme is counted among the candidates unless given in `known_df` (a lexeme that does not
         pick candidates is not held by all of its documents among them)."""
         known_df = known_df or {}
@@ -428,14 +489,15 @@ class PostgresFullText:
                 "df AS (SELECT lexeme, ln(1 + (CAST(:n AS float8) - df + 0.5) / (df + 0.5)) AS idf FROM counted), "
                 "top AS (SELECT tf.id, sum(df.idf * tf.tf * (CAST(:k1 AS float8) + 1) / (tf.tf + CAST(:k1 AS float8) "
                 "  * (1 - CAST(:b AS float8) + CAST(:b AS float8) * tf.dl / CAST(:avgdl AS float8)))) AS s "
-                "  FROM tf JOIN df USING (lexeme) GROUP BY tf.id ORDER BY s DESC LIMIT :k) "
-                # only those down to the `keep`-th's score leave the server (a tied group at the cut whole)
-                "SELECT id, s FROM top WHERE s >= coalesce((SELECT s FROM top ORDER BY s DESC OFFSET :kth LIMIT 1), "
-                "  CAST('-Infinity' AS float8)) ORDER BY s DESC"
+                "  FROM tf JOIN df USING (lexeme) GROUP BY tf.id ORDER BY s DESC LIMIT :wide) "
+                # the tied group at the k-th's score is ordered by its memories' time and text
+                "SELECT top.id, top.s FROM top JOIN memory m ON m.id = top.id "
+                "WHERE top.s >= coalesce((SELECT s FROM top ORDER BY s DESC OFFSET :kth LIMIT 1), "
+                f"  CAST('-Infinity' AS float8)) ORDER BY top.s DESC, {TIE_ORDER_POSTGRES}, top.id COLLATE \"C\" LIMIT :k"
             ),
             {**params, "tsq": tsquery, "lexemes": list(lexemes), "known": list(known_df),
              "known_df": [float(v) for v in known_df.values()], "n": max(n_docs, 1), "k1": self.K1,
-             "b": self.B, "avgdl": avgdl, "k": k, "kth": (keep or k) - 1},
+             "b": self.B, "avgdl": avgdl, "wide": k * TIES_WITHIN, "k": k, "kth": k - 1},
         ).all()
         return [(r[0], float(r[1])) for r in rows]
 

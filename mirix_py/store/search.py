@@ -20,7 +20,7 @@ from mirix_py.errors import InvalidInput
 from mirix_py.records import MemoryType, SearchHit, SearchMethod
 from mirix_py.store import neighbours, sessions
 from mirix_py.store.embeddings import CachedEmbedder
-from mirix_py.store.fulltext import Filters
+from mirix_py.store.fulltext import Filters, Part, PartHit, merge_parts
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.questions import QUESTION_POOL, weigh_questions
 from mirix_py.store.tables import MemoryRow
@@ -91,8 +91,8 @@ def top_sessions(scored: Sequence[tuple[str, float]], k: int) -> list[str]:
 
 # Full text: equal BM25 scores are common (same term counts, same length) and FTS5 returns them in
 # rowid order, a hash of the random memory id, so which of a tied group made the cut changed between
-# ingestions: the index returns the whole group at the cut (`FullTextIndex.search`'s `ties_within`)
-# and `settle_ties` orders it. Vectors: the leg asks for VECTOR_OVERFETCH times what it keeps.
+# ingestions: the index orders the group at the cut by its memories (`fulltext.TIE_ORDER_SQLITE`,
+# the same order as `tie_key`). Vectors: the leg asks for VECTOR_OVERFETCH times what it keeps.
 # Chroma's HNSW results differ between builds and even between processes opening the same data dir,
 # and its top k missed true neighbours (LoCoMo dev, 997 questions, top 180 against an exact cosine
 # scan: 155-185 missed per process; top 360 cut to 180: 0-2; top 720: 0 in four processes).
@@ -156,6 +156,7 @@ class Searcher:
         self.embedder = None if inner is None else (inner if isinstance(inner, CachedEmbedder) else CachedEmbedder(inner))
         self._warned = False
         self._pool: ThreadPoolExecutor | None = None
+        self._parts_pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
 
     def _workers(self) -> ThreadPoolExecutor:
@@ -164,11 +165,18 @@ class Searcher:
                 self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mirix-search")
             return self._pool
 
+    def _part_workers(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._parts_pool is None:
+                self._parts_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mirix-search-part")
+            return self._parts_pool
+
     def close(self) -> None:
         with self._pool_lock:
-            if self._pool is not None:
-                self._pool.shutdown(wait=True)
-                self._pool = None
+            for pool in (self._pool, self._parts_pool):
+                if pool is not None:
+                    pool.shutdown(wait=True)
+            self._pool = self._parts_pool = None
 
     @property
     def vector_ready(self) -> bool:
@@ -261,12 +269,21 @@ class Searcher:
         return ranked, listed
 
     def _bm25(self, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
-        """The best `k` by BM25, a group tied at the cut settled by `tie_key` (the index returns
-        the whole group, up to MAX_OVERFETCH times k deep, in one query)."""
+        """The best `k` by BM25; the index orders equal scores as `tie_key` does. A large user's
+        search runs in parts side by side (`FullTextIndex.parts`): one here, the others on the
+        parts pool, which runs nothing that waits on another task, so searches cannot deadlock it."""
+        fulltext = self.store.fulltext
         with self.store.engine.connect() as conn:
-            scored = self.store.fulltext.search(conn, query, filters, k, ties_within=k * MAX_OVERFETCH)
-        tied = tied_ids(scored, k)
-        return settle_ties(scored, self._tie_keys(tied) if tied else {}, k)
+            count = fulltext.parts(conn, filters)
+            if count == 1:
+                return fulltext.search(conn, query, filters, k)
+        others = [self._part_workers().submit(self._bm25_part, query, filters, k, (i, count)) for i in range(1, count)]
+        first = self._bm25_part(query, filters, k, (0, count))
+        return merge_parts([first] + [f.result() for f in others], k)
+
+    def _bm25_part(self, query: str, filters: Filters, k: int, part: Part) -> list[PartHit]:
+        with self.store.engine.connect() as conn:
+            return self.store.fulltext.search_part(conn, query, filters, k, part)
 
     def _vector(self, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
         assert self.embedder is not None and self.store.vectors is not None

@@ -10,12 +10,15 @@ JSON result. Elsewhere: `load_rest.py` (tests/server/test_load_bench.py), `secre
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 MINI = REPO / "tests" / "fixtures" / "locomo_mini.json"
@@ -142,3 +145,17 @@ def test_embedders(tmp_path):
         assert row["query"]["n"] == 3 and finite(row["query"]["p95_ms"]) and row["texts"] == 8
     assert result["results"][1]["loaded"]["onnx"] and not result["results"][1]["loaded"]["sentence_transformers"]
     assert result["agreement"]["query_max_abs_diff"] < 1e-5 and result["agreement"]["session_max_abs_diff"] < 1e-5
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pysqlite3") is None,
+                    reason="pysqlite3-binary has wheels for Linux x86_64 only: nothing to compare")
+def test_fts_ranking(tmp_path):
+    out = tmp_path / "fts.json"
+    stdout = run_benchmark("fts_ranking.py", "--size", "300", "--queries", "5", "--warmup", "1",
+                           "--out", str(out), tmp_path=tmp_path)
+    assert "pysqlite3, 2 parts vs stdlib" in stdout
+    result = json.loads(out.read_text())
+    assert result["benchmark"] == "fts_ranking" and result["differing_queries"] == 0
+    assert list(result["results"]) == ["stdlib", "pysqlite3", "pysqlite3, 2 parts"]
+    assert all(r["n"] == 5 and finite(r["p95_ms"]) for r in result["results"].values())
+    assert result["memories"]["bench-target"] == 300

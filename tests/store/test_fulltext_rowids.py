@@ -60,8 +60,7 @@ def test_users_sharing_a_range_see_only_their_own_hits(conn, monkeypatch):
 
 
 def test_rebuild_reindexes_every_memory_row(conn):
-    conn.execute(text("CREATE TABLE memory (id TEXT PRIMARY KEY, user_id TEXT, memory_type TEXT, text TEXT)"))
-    conn.execute(text("INSERT INTO memory VALUES ('m1', 'ada', 'episodic', 'kayak'), ('m2', 'bob', 'semantic', 'kayak')"))
+    conn.execute(text("INSERT INTO memory (id, user_id, memory_type, text) VALUES ('m1', 'ada', 'episodic', 'kayak'), ('m2', 'bob', 'semantic', 'kayak')"))
     fts = SQLiteFullText()
     fts.upsert(conn, [("stale", "ada", "episodic", "kayak")])
     assert fts.rebuild(conn) == 2

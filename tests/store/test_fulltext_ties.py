@@ -1,69 +1,137 @@
-"""A group of equal BM25 scores at the cut comes back whole, from one query, on SQLite; and the
-search's order of a tied group does not depend on the index (`Searcher` settles it)."""
+"""Equal BM25 scores at the cut are ordered by the memories themselves (earlier said first, then
+text, then id), in the index's one query, on SQLite and on PostgreSQL: which of a tied group makes
+the cut does not depend on random ids or rowid order."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+
 import pytest
 
-from mirix_py.store.fulltext import Filters, SQLiteFullText, through_ties
+from mirix_py.store.fulltext import Filters, SQLiteFullText
+
+T0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
 
 
-@pytest.fixture
-def conn(fts_conn):
-    return fts_conn
+def _seed(mx, user: str, rows: list[tuple[str, datetime | None]]) -> dict[str, str]:
+    """Episodes of `user` (text, time); their ids by text, as stored."""
+    from sqlalchemy import text as sql
 
-
-def test_through_ties_keeps_the_group_at_the_cut():
-    scored = [("a", 3.0), ("b", 2.0), ("c", 2.0), ("d", 2.0), ("e", 1.0)]
-    assert through_ties(scored, 2) == scored[:4]
-    assert through_ties(scored, 4) == scored[:4]
-    assert through_ties(scored, 1) == scored[:1]
-    assert through_ties(scored[:2], 5) == scored[:2]
-
-
-def test_a_tied_group_longer_than_twice_k_comes_back_whole(conn):
-    fts = SQLiteFullText()
-    tied = [(f"t{i:02d}", "ada", "episodic", "went kayaking") for i in range(25)]  # same words, same length
-    best = [("best", "ada", "episodic", "kayaking kayaking")]
-    rest = [(f"r{i}", "ada", "episodic", "went kayaking on a long cold grey lake today") for i in range(5)]
-    fts.upsert(conn, tied + best + rest)
-    hits = fts.search(conn, "kayaking", Filters(user_id="ada"), 3, ties_within=100)
-    assert hits[0][0] == "best"
-    assert sorted(i for i, _ in hits[1:]) == sorted(t[0] for t in tied)  # all 25, not 2 of them
-    assert len({score for _, score in hits[1:]}) == 1
-    narrow = fts.search(conn, "kayaking", Filters(user_id="ada"), 3, ties_within=10)
-    assert len(narrow) == 10  # looks no deeper than asked
-    assert [i for i, _ in fts.search(conn, "kayaking", Filters(user_id="ada"), 3)] == [i for i, _ in hits[:3]]
-
-
-def test_fewer_matches_than_k_all_come_back(conn):
-    fts = SQLiteFullText()
-    fts.upsert(conn, [("m1", "ada", "episodic", "kayak trip"), ("m2", "ada", "episodic", "kayak")])
-    assert sorted(i for i, _ in fts.search(conn, "kayak", Filters(user_id="ada"), 10, ties_within=320)) == ["m1", "m2"]
-
-
-@pytest.fixture
-def pg_ties(tmp_path, pg_schema_url):
-    from mirix_py.engine import Mirix
     from mirix_py.ops import InsertOp
     from mirix_py.records import EpisodicMemory
 
-    user = "user-ties"
-    texts = ["went kayaking"] * 25 + ["kayaking kayaking"] + ["went kayaking on a long cold grey lake today"] * 5
+    memories = [EpisodicMemory(user_id=user, summary=text, actor="me", occurred_at=when) for text, when in rows]
+    mx.store.apply([InsertOp(memory=m) for m in memories], user_id=user, actor="seed")
+    with mx.store.engine.connect() as conn:
+        ids = [r[0] for r in conn.execute(sql("SELECT id FROM memory WHERE user_id = :u"), {"u": user})]
+    return {m.summary: m.id for m in mx.store.get_many(ids, user_id=user).values()}
+
+
+def _tied_rows() -> list[tuple[str, datetime | None]]:
+    # 25 dated texts of the same words and length (equal scores), said at five times in an order that
+    # is neither the order of their text nor of their ids; one better match; two undated ones (no
+    # date in their text: shorter, so better, and tied with each other); five worse ones
+    tied = [(f"went kayaking {chr(ord('a') + (i * 7) % 25)}x", T0 + timedelta(hours=(i * 3) % 5)) for i in range(25)]
+    undated: list[tuple[str, datetime | None]] = [("went kayaking zz", None), ("went kayaking yy", None)]
+    best: list[tuple[str, datetime | None]] = [("kayaking kayaking", T0)]
+    rest: list[tuple[str, datetime | None]] = [(f"went kayaking on a long cold grey lake today {i}", T0) for i in range(5)]
+    return tied + undated + best + rest
+
+
+def _expected(rows: list[tuple[str, datetime | None]], k: int) -> list[str]:
+    dated = sorted((r for r in rows if r[1] is not None and len(r[0]) == 16), key=lambda r: (r[1], r[0]))
+    return (["kayaking kayaking", "went kayaking yy", "went kayaking zz"] + [text for text, _ in dated])[:k]
+
+
+@pytest.fixture
+def sqlite_store(tmp_path):
+    from mirix_py.engine import Mirix
+
+    with Mirix(tmp_path / "data", embedder=None) as mx:
+        yield mx
+
+
+@pytest.fixture
+def pg_store(tmp_path, pg_schema_url):
+    from mirix_py.engine import Mirix
+
     with Mirix(tmp_path / "data", embedder=None, database_url=pg_schema_url) as mx:
-        mx.store.apply([InsertOp(memory=EpisodicMemory(user_id=user, summary=t, actor="me")) for t in texts],
-                       user_id=user, actor="seed")
-        yield mx.store.engine, user
+        yield mx
 
 
-@pytest.mark.parametrize("prune_min_docs", [0, 10**9])
-def test_postgres_returns_the_whole_tied_group_too(pg_ties, prune_min_docs):
-    from mirix_py.store.fulltext import PostgresFullText
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+@pytest.mark.parametrize("k", [1, 3, 12, 27, 40])
+def test_a_tied_group_at_the_cut_is_ordered_by_time_then_text(request, backend, k):
+    mx = request.getfixturevalue("sqlite_store" if backend == "sqlite" else "pg_store")
+    rows = _tied_rows()
+    ids = _seed(mx, "ada", rows)
+    by_id = {v: t for t, v in ids.items()}
+    with mx.store.engine.connect() as conn:
+        hits = mx.store.fulltext.search(conn, "kayaking", Filters(user_id="ada"), k)
+    texts = [by_id[i] for i, _ in hits]
+    if k <= 28:
+        assert texts == _expected(rows, k)
+    else:  # all 28 of the best and tied, then the five longer ones
+        assert texts[:28] == _expected(rows, 28) and len(texts) == 33
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
 
-    engine, user = pg_ties
-    fts = PostgresFullText(prune_min_docs=prune_min_docs)
-    with engine.connect() as conn:
-        hits = fts.search(conn, "kayaking", Filters(user_id=user), 3, ties_within=100)
-        narrow = fts.search(conn, "kayaking", Filters(user_id=user), 3)
-    assert len(hits) == 26 and len({score for _, score in hits[1:]}) == 1  # the best, then all 25 tied
-    assert len(narrow) == 3 and narrow[0] == hits[0]
+
+def test_the_order_does_not_depend_on_ids_or_insertion_order(tmp_path):
+    """Two stores of the same rows, inserted in opposite orders (other ids, other rowids)."""
+    from mirix_py.engine import Mirix
+
+    rows = _tied_rows()
+    found = []
+    for name, seq in (("one", rows), ("two", list(reversed(rows)))):
+        with Mirix(tmp_path / name, embedder=None) as mx:
+            ids = _seed(mx, "ada", seq)
+            by_id = {v: t for t, v in ids.items()}
+            with mx.store.engine.connect() as conn:
+                found.append([by_id[i] for i, _ in mx.store.fulltext.search(conn, "kayaking", Filters(user_id="ada"), 6)])
+    assert found[0] == found[1] == _expected(rows, 6)
+
+
+def test_fewer_matches_than_k_all_come_back(sqlite_store):
+    ids = _seed(sqlite_store, "ada", [("kayak trip", T0), ("kayak", T0)])
+    with sqlite_store.store.engine.connect() as conn:
+        hits = sqlite_store.store.fulltext.search(conn, "kayak", Filters(user_id="ada"), 10)
+    assert sorted(i for i, _ in hits) == sorted(ids.values())
+
+
+def test_a_time_window_keeps_the_order(sqlite_store):
+    rows = _tied_rows()
+    ids = _seed(sqlite_store, "ada", rows)
+    by_id = {v: t for t, v in ids.items()}
+    window = Filters(user_id="ada", start=T0 + timedelta(hours=2), end=T0 + timedelta(hours=4))
+    inside = sorted((r for r in rows if r[1] is not None and window.start <= r[1] < window.end
+                     and len(r[0]) == 16), key=lambda r: (r[1], r[0]))
+    with sqlite_store.store.engine.connect() as conn:
+        hits = sqlite_store.store.fulltext.search(conn, "kayaking", window, 4)
+    assert [by_id[i] for i, _ in hits] == [t for t, _ in inside][:4]
+
+
+def test_another_user_in_the_same_rowid_range_is_never_returned(fts_conn, monkeypatch):
+    """Two users whose rowid ranges coincide (forced here): each finds only their own rows."""
+    import mirix_py.store.fulltext as fulltext
+
+    monkeypatch.setattr(fulltext, "user_rowid_range", lambda user_id: (1 << 32, (2 << 32) - 1))
+    monkeypatch.setattr(fulltext, "fts_rowid", lambda user_id, memory_id: (1 << 32) + int(memory_id[1:]) * 16)
+    fts = SQLiteFullText()
+    rows = [(f"m{i}", "bob" if i % 2 else "ada", "episodic", "kayak " * (1 + i % 3)) for i in range(12)]
+    fts.upsert(fts_conn, rows)
+    fts_conn.exec_driver_sql("INSERT INTO memory (id, occurred_at, text) VALUES " + ", ".join(f"('{r[0]}', NULL, '{r[3]}')" for r in rows))
+    for user in ("ada", "bob"):
+        hits = fts.search(fts_conn, "kayak", Filters(user_id=user), 4)
+        owners = {r[0]: r[1] for r in rows}
+        assert len(hits) == 4 and all(owners[i] == user for i, _ in hits)
+
+
+def test_undated_memories_come_after_dated_ones_of_equal_score(fts_conn):
+    fts = SQLiteFullText()
+    rows = [(f"m{i}", "ada", "episodic", "went kayaking") for i in range(4)]
+    fts.upsert(fts_conn, rows)
+    times = ["NULL", "'2024-05-02 00:00:00.000000'", "NULL", "'2024-05-01 00:00:00.000000'"]
+    texts = ["b", "a", "a", "c"]
+    fts_conn.exec_driver_sql("INSERT INTO memory (id, occurred_at, text) VALUES " + ", ".join(
+        f"('m{i}', {times[i]}, '{texts[i]}')" for i in range(4)))
+    assert [i for i, _ in fts.search(fts_conn, "kayaking", Filters(user_id="ada"), 4)] == ["m3", "m1", "m2", "m0"]

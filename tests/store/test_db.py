@@ -1,0 +1,42 @@
+"""The SQLite library a database is opened with."""
+
+from __future__ import annotations
+
+import importlib.util
+import sqlite3
+
+import pytest
+
+from mirix_py.store.db import make_engine, sqlite_dbapi
+
+HAS_PYSQLITE3 = importlib.util.find_spec("pysqlite3") is not None
+
+
+def test_stdlib_is_pythons_sqlite3():
+    assert sqlite_dbapi("stdlib") is sqlite3
+
+
+@pytest.mark.skipif(not HAS_PYSQLITE3, reason="pysqlite3-binary has wheels for Linux x86_64 only")
+def test_auto_takes_pysqlite3_where_installed():
+    module = sqlite_dbapi("auto")
+    assert module.__name__ == "pysqlite3.dbapi2"
+    assert module.sqlite_version_info >= (3, 45)  # FTS5 ranks faster than in the system's 3.40
+
+
+def test_an_unknown_driver_is_refused():
+    with pytest.raises(ValueError, match="unknown SQLite driver"):
+        sqlite_dbapi("sqlite4")
+
+
+@pytest.mark.parametrize("driver", ["stdlib", "auto"])
+def test_a_store_works_on_either_library(tmp_path, driver, monkeypatch):
+    from mirix_py.engine import Mirix
+
+    monkeypatch.setenv("MIRIX_SQLITE_DRIVER", driver)
+    with Mirix(tmp_path / "data", embedder=None) as mx:
+        mx.add("My sister Mia is a marine biologist in Faro.", user_id="ada")
+        assert mx.search("marine biologist", user_id="ada", method="bm25")
+        assert mx.describe()["sqlite"] == sqlite_dbapi(driver).sqlite_version
+    engine = make_engine(f"sqlite:///{tmp_path / 'data' / 'mirix.db'}", driver)
+    assert engine.dialect.dbapi is sqlite_dbapi(driver)
+    engine.dispose()
