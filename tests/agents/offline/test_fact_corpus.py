@@ -30,6 +30,9 @@ def test_matching_wants_the_entity_and_every_word_of_the_value():
     assert not matches(found, ("Tom", "occupation", "pilot"))
     assert not matches(found, ("Mia", "occupation", "flight instructor"))
     assert not matches(found, ("Tom", "employer", "flight instructor"), strict=True)
+    colour = Found("user", "favorite colour", "favorite colour: green")  # British and American spellings, one attribute
+    assert matches(colour, ("user", "favorite color", "green"), strict=True)
+    assert not matches(colour, ("user", "favorite film", "green"), strict=True)
 
 
 def test_extraction_precision_and_recall_on_the_corpus():
@@ -138,3 +141,20 @@ def test_the_fifth_held_out_set_after_fitting():
     assert resolved.applied >= 25, resolved.errors
     near_misses = [e for e in HELDOUT5 if not e.facts and not e.is_update]
     assert len(near_misses) == 11 and score(near_misses, rules_extract).wrong == 0  # every non-fact kept out
+
+
+# the sixth held-out set, blind in b0e4aeb (first and only blind run: 0.750 / 0.432, 5 of 24 supersessions, four false
+# facts), fitted on in the seventh round once the seventh set was written (seen since): 1.000 / 0.892, 19 of 24 (20 with
+# the relations held)
+HELDOUT6 = parse_corpus((CORPUS_PATH.parent / "offline_facts_heldout6.jsonl").read_text(encoding="utf-8").splitlines())
+
+
+def test_the_sixth_held_out_set_after_fitting():
+    result = score(HELDOUT6, rules_extract)
+    assert result.precision() == 1.0 and result.recall() >= 0.89, result.errors
+    updates = score_updates(HELDOUT6, rules_memory)
+    assert updates.applied >= 19 and updates.kept_rate() == 1.0, updates.errors
+    resolved = score_updates(HELDOUT6, lambda inputs: rules_memory(inputs, people=True))
+    assert resolved.applied >= 20, resolved.errors
+    near_misses = [e for e in HELDOUT6 if not e.facts and not e.is_update]
+    assert len(near_misses) == 12 and score(near_misses, rules_extract).wrong == 0  # every non-fact kept out

@@ -132,7 +132,7 @@ _LAID_OFF = re.compile(
 # losing a taste: "I've gone off horror movies", "she lost interest in chess", "got tired of sushi"
 _LOST_TASTE = re.compile(
     rf"{_SUBJ}(?:\s+(?:has|have|had)|{_APOS}(?:ve|s))?\s+(?:(?:just|recently|finally|kind\s+of|sort\s+of|totally|completely)\s+)*"
-    r"(?:(?:gone|went)\s+off|(?:lost|lose)\s+(?:(?:all|my|his|her|their)\s+)*interest\s+in|(?:fell|fallen)\s+out\s+of\s+love\s+"
+    r"(?:(?:gone|went)\s+off|(?:lost|lose)\s+(?:(?:all|my|his|her|their)\s+)*(?:interest\s+in|taste\s+for|appetite\s+for)|(?:fell|fallen)\s+out\s+of\s+love\s+"
     r"with|(?:got|gotten|grown|grew|become|became)\s+(?:tired|sick|bored)\s+of|grew\s+out\s+of|grown\s+out\s+of)\s+"
 )
 # a taste one is over: "I'm over jazz these days" (not "over the moon")
@@ -164,6 +164,8 @@ _FAVOURITE_IS = re.compile(
 )
 _HEDGE = re.compile(r"^(?i:(?:and|but|so|well|actually|now|lately|these\s+days|nowadays|honestly|today)[,\s]+)*"
                     r"(?:I(?:['’]d|\s+would)?\s+(?:say|think|guess|reckon)(?:\s+that)?,?\s+)?")
+_NOT_SAID = re.compile(r"(?i)\b(?:if|when|whether|unless|until|before|used\s+to|says?|said|asks?|asked|thinks?|thought|"
+                       r"would|wish|hope)\b|\?|^\W*$")
 _FAVOURITE_REPLACED_BY = re.compile(
     rf"(?P<old>[^,;]+?)\s+(?:(?:has|have|had)\s+been|was|got|is)\s+(?:replaced|overtaken|displaced|dethroned|supplanted)\s+by\s+"
     rf"(?P<v>[^,;]+?)\s+as\s+{_WHOSE}\s*$"
@@ -195,7 +197,7 @@ _NOTICE = re.compile(rf"{_SUBJ}(?:\s+(?:has|have|had)|{_APOS}(?:ve|s))?\s+(?:(?:
                      r"(?:my|his|her|their)\s+(?:notice|resignation)\s+(?:at|to)\s+" + _NAMED)
 # a taste that ends said with the thing as subject: "Rock climbing doesn't do it for me anymore", "Painting bores Sofia"
 _THING_BORES = re.compile(
-    r"^(?P<lead>(?:(?:and|but|so|well|honestly|lately|now)[,\s]+)*)(?P<thing>[A-Z]?[a-z]+(?:\s+[a-z]+){0,2})\s+"
+    r"^(?P<lead>(?:(?i:and|but|so|well|honestly|lately|now)[,\s]+)*)(?P<thing>[A-Z]?[a-z]+(?:\s+(?!(?:just|really)\b)[a-z]+){0,2})\s+(?:(?:just|really)\s+)?"
     r"(?:(?:doesn['’]t|does\s+not|no\s+longer|don['’]t|do\s+not)\s+(?:really\s+)?(?:do\s+(?:it|much|anything)\s+for|appeal\s+to|"
     r"interest|excite|thrill)|(?:really\s+|just\s+)?(?:bores|bore|annoys|irritates)|(?:has|have)\s+lost\s+(?:its|their)\s+"
     r"(?:appeal|charm)\s+for)\s+(?P<who>me|us|[A-Z][a-z]+)\b"
@@ -324,6 +326,14 @@ def _favourite(text: str) -> str:
                     r"(?i)(?:it|this|that|these|those|he|she|they|which|what|who|there|here)\b", value)):
                 continue
             return f"{said[:m.start()]}{m.group('who')} {m.group('fav')} is {value}"
+    # "Heat got knocked off the top spot, Parasite is my favourite film now": the favourite in the last clause, after
+    # one that is no condition, report or question ("If I had to pick, …", "she asked whether …")
+    head, comma, tail = text.rpartition(", ")
+    if comma and not _NOT_SAID.search(head):
+        m = _FAVOURITE_IS.search(tail)
+        if m and not re.match(r"(?i)(?:it|this|that|these|those|he|she|they|which|what|who|there|here|nothing|no\s+one|none)\b|"
+                              r".*\b(?:not|never)\b|.*n['’]t\b", m.group("v")):
+            return f"{head}; {m.group('who')} {m.group('fav')} is {m.group('v')}"
     return _FAVOURITE_VERB.sub(lambda m: f"{m.group('who')} {m.group('fav')} is ", text)
 
 
@@ -568,14 +578,15 @@ def started_couple(clause: str) -> tuple[str, str] | None:
 DIETS = ("vegan", "vegetarian", "pescatarian")
 _MEAT_AGAIN = re.compile(
     r"(?<![\w'’])(?:eat|eats|eating|ate)\s+(?:meat|fish|chicken|steak|burgers?)\s+(?:again|now)\b|"
-    r"(?:gone|went|going|go)\s+back\s+to\s+eating\s+(?:meat|fish)|(?:started|began)\s+eating\s+(?:meat|fish)\s+again"
+    r"(?:gone|went|going|go)\s+back\s+to\s+eating\s+(?:meat|fish)|(?:started|began)\s+eating\s+(?:meat|fish)\s+again|"
+    r"(?:am|['’]m)\s+back\s+on\s+(?:the\s+)?(?:meat|fish|steak|chicken|burgers)\b"
 )
 
 
 SHARED_HOME = ("roommate", "flatmate", "housemate")
 # "moved out" alone is left to what follows it ("Marco moved out, so he's not my roommate"): he may have moved out of anywhere
 _MOVED_OUT = re.compile(rf"(?<![\w'’]){_NAME}\s+(?:(?:has|had)\s+)?(?:(?:just|finally|recently)\s+)?"
-                        r"(?:found|got|bought|rented)\s+(?:his|her|their)\s+own\s+(?:place|flat|apartment|house)")
+                        r"(?:(?:found|got|bought|rented)\s+(?:his|her|their)\s+own\s+(?:place|flat|apartment|house)|moved\s+out\b(?!\s+of\b))")
 
 
 def moved_out(clause: str) -> str | None:

@@ -373,7 +373,7 @@ def _plain_predicate(rest: str, subject: str, known: bool) -> list[Claim]:
             if not frames.is_organisation(value):
                 return []
             attribute = "employer"
-        if place and not value[:1].isupper():
+        if place and not _place_ok(value):  # "moved to the Algarve", not "moved to the suburbs"
             return []
         return [Claim(entity=subject, attribute=attribute, value=unshield(value), negated=negated)]
     return []
@@ -399,7 +399,7 @@ _IS_MY = re.compile(
 )
 # a clause opened by a name and a verb ("Marco moved out", "Karen retired"): the person a later
 # "he"/"she" in the message is about, though the clause itself states no fact
-_NAME_THEN_VERB = re.compile(r"^(?:[a-z]+ed|is|was|has|had|[a-z]+s|left|quit|went|got|took|came|ran|sold|bought|broke|split)\b")
+_NAME_THEN_VERB = re.compile(r"^(?:[a-z]+ed|no\s+longer|is|was|has|had|[a-z]+s|left|quit|went|got|took|came|ran|sold|bought|broke|split)\b")
 
 
 def _parts(rest: str) -> list[str]:
@@ -640,10 +640,18 @@ _MAKE_BELIEVE = re.compile(
     r"(?i)^(?:(?:ok(?:ay)?|so|now|and|right|alright)[,\s]+)*(?:(?:let['’]?s|let\s+us)\s+(?:say|pretend|imagine|suppose|assume)|"
     r"pretend|imagine|suppose|supposing|assuming|hypothetically|what\s+if)\b|"
     r"\brole[- ]?play|\bin\s+character\b|\bfor\s+(?:this|the)\s+(?:game|story|scenario|exercise|role)\b")
+# a story's world ("In the novel, the heroine…") and a text asked for ("Write a poem that starts with 'My name is…'")
+_STORY_STARTS = ("in the ", "in my ", "in this ", "in that ", "in a ", "write", "please write", "compose", "draft")
+_STORY = re.compile(
+    r"(?i)(?:in\s+(?:the|my|this|that|a)\s+(?:novel|story|book|film|movie|game|play|show|series|dream|script|fairy\s+tale)\b|"
+    r"(?:please\s+)?(?:write|compose|draft)\s+(?:me\s+)?(?:a|an)\s+(?:short\s+|funny\s+)?(?:poem|story|song|limerick|haiku|"
+    r"script|scene|sonnet|rap|monologue|dialogue)\b)")
 
 
 def _make_believe(sentence: str) -> bool:
     lower = idioms.guard_text(sentence)  # each branch of the pattern needs one of the guards
+    if lower.startswith(_STORY_STARTS) and _STORY.match(sentence.lstrip()):
+        return True
     return any(map(lower.__contains__, _MAKE_BELIEVE_GUARD)) and bool(_MAKE_BELIEVE.search(sentence))
 
 

@@ -71,11 +71,16 @@ def _words(text: str) -> set[str]:
     return {w for w in _TOKEN.findall(text.casefold().replace("’", "'")) if w not in _SKIP}
 
 
+def _spelling(attribute: str | None) -> str | None:
+    """An attribute as compared: British and American spellings name one attribute ("favourite colour")."""
+    return attribute and attribute.replace("favourite", "favorite").replace("colour", "color")
+
+
 def matches(found: Found, fact: Fact, *, strict: bool = False) -> bool:
     entity, attribute, value = fact
     if found.entity.casefold() != entity.casefold():
         return False
-    if strict and found.attribute != attribute:
+    if strict and _spelling(found.attribute) != _spelling(attribute):
         return False
     wanted = _words(value)
     return bool(wanted) and wanted <= _words(found.text)

@@ -16,7 +16,13 @@ favourite K is"), so every subject the rules know ("I", a name, "he"/"she") gets
 - a taste: "come round to X", "warmed to X", "grown to hate X", "X has won me over", "X is all he
   cares about", "X is the one thing I could eat every day", "I barely touch X", "X is what I use",
   "cancelled my X subscription", "out went A, and in came B";
-- a favourite: "X is the colour I love most", "ask me my favourite film and I'd say X".
+- a favourite: "X is the colour I love most", "ask me my favourite film and I'd say X";
+- seventh round (`_SEVENTH`, guarded): "…, and <Org> hired me", "I'm starting at <Org>", "<Org> is my former
+  employer(; I joined <Org2>)", "got the keys to our new flat in X", "X is behind us", "made the move to X",
+  "retired to X", "retired from nursing", "at uni in X", "ditched A and signed up for B", "for good" (no
+  value), "I'm all about/hooked on X", "X is my thing", "Nothing beats X", "I love X, it's my favourite K" (the
+  pronoun is X), "become a fan of", "makes my throat swell", "lactose intolerant", "can't get into X", and a
+  comment adverb opening the sentence ("Weirdly I …").
 
 Pure functions of one sentence; a rewrite only fires on the whole idiom, so a sentence without one
 comes back unchanged.
@@ -314,15 +320,171 @@ _GUARDED: list[tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.Match[
 ]
 
 
+# ---------------------------------------------------------------- seventh round: guarded families
+# Each read from a miss of the sixth held-out set as a way of saying, not as its sentence.
+
+# "…, and Aldi hired me a month later": the employer as the subject after a comma or "and" (`changes` reads it at the start)
+_ORG_HIRED_ME = re.compile(rf"(?:(?<=[,;]\s)|(?<=\band\s)|(?<=\bthen\s)){_LEAD}{_ORG}\s+(?:has\s+|have\s+|then\s+|quickly\s+|soon\s+)?"
+                           r"(?:hired|recruited|employed)\s+me\b")
+# "Just got the keys to our new flat in Edinburgh": a new home by its keys
+_KEYS_TO = re.compile(rf"^(?:(?:Just|Finally|So|And)\s+|(?:I|We)(?:\s+have|['’]ve)?\s+(?:just\s+|finally\s+)?)?"
+                      rf"(?:got|picked\s+up|collected|received)\s+(?:the\s+)?keys\s+(?:to|for)\s+(?:our|my|the|a)\s+"
+                      rf"(?:new\s+)?(?:flat|house|place|home|apartment|condo|cottage)\s+in\s+{_PLACE}")
+# "Glasgow is behind us": a home left
+_BEHIND_US = re.compile(rf"(?:^|(?<=[,;]\s)){_LEAD}{_PLACE}\s+is\s+(?:now\s+|firmly\s+|well\s+)*behind\s+(?:us|me)\b")
+# "gave up cigarettes for good": "for good" says for ever, not what was taken in exchange
+_FOR_GOOD = re.compile(r",?\s+for\s+good(?=\s+(?:in|on|at|this|last|since|after|now|back)\b|\s*[,;.!?]|\s*$)")
+# "I'm starting at BP on Monday": a new employer by its first day
+_STARTING_AT = re.compile(rf"{_ONE}(?:\s+(?:is|am)|{_A}[sm])\s+(?:now\s+)?(?:starting|beginning)\s+(?:a\s+new\s+job\s+|work\s+|my\s+new\s+job\s+)?"
+                          rf"at\s+{_ORG}(?:\s+(?:on\s+(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)|tomorrow|"
+                          r"next\s+(?:week|month|Monday|Tuesday|Wednesday|Thursday|Friday)))?")
+# "Frank sold up and retired to the Algarve": a home by retiring there
+_RETIRED_TO = re.compile(rf"{_ONE}\s+(?:(?:has|have)\s+|{_A}(?:s|ve)\s+)?(?:sold\s+up\s+and\s+)?retired\s+(?:down\s+|out\s+|back\s+)?to\s+"
+                         r"(?=(?:the\s+)?[A-Z])")
+# "Mum retired from nursing": a working life over, said through its field
+_RETIRED_FROM_FIELD = re.compile(r"\bretired\s+from\s+(?:[a-z]+ing|the\s+(?:police|force|army|navy|air\s+force|fire\s+service|law|bench|"
+                                 r"classroom))\b")
+# "I ditched Spotify and signed up for Apple Music": one name dropped for another
+_DITCHED_AND = re.compile(r"\b(?:ditched|dumped|binned|scrapped|dropped|cancell?ed)\s+(?P<old>[A-Z][\w'’.+&-]*(?:\s+[A-Z][\w'’.+&-]*)*)\s+"
+                          r"and\s+(?:(?:now|then|just)\s+)?(?:signed\s+up\s+(?:for|to|with)|switched\s+to|went\s+(?:for|with)|"
+                          r"moved\s+(?:over\s+)?to|subscribed\s+to|got)\s+(?P<new>[A-Z][\w'’.+&-]*(?:\s+[A-Z][\w'’.+&-]*)*)"
+                          r"(?:\s+instead)?")
+# "We … made the move to Portland": a home by the move made
+_MADE_MOVE = re.compile(r"\b(?:made|make|makes|making)\s+(?:the|a|our|my|his|her|their)\s+(?:big\s+|final\s+)?move\s+"
+                        r"(?:(?:back|over|down|up|out)\s+)?to\s+(?=(?:the\s+)?[A-Z])")
+# "I'm all about green at the moment", "I'm hooked on padel": a taste said as what one is about
+_ALL_ABOUT_ME = re.compile(rf"{_ONE}(?:\s+(?:is|am)|{_A}[sm])\s+(?:(?:totally|really|so|very\s+much)\s+)?(?:all\s+about|hooked\s+on|"
+                           r"obsessed\s+with|mad\s+about|crazy\s+about)\s+(?=\w)")
+# "X is my thing now", "Oat lattes are my new thing": a preference by its place
+_MY_THING = re.compile(rf"^{_LEAD}(?!(?i:it|that|this|these|those|there|which|what)\b)(?P<thing>[A-Za-z][\w'’-]*(?:\s+[\w'’-]+){{0,2}}?)\s+"
+                       r"(?:is|are)\s+(?:now\s+|totally\s+|definitely\s+|very\s+much\s+)?my\s+(?:new\s+)?thing\b")
+# "Accenture is my former employer; I joined Capgemini in May": an employer named as past, then perhaps the next
+_FORMER_EMPLOYER = re.compile(rf"^{_LEAD}{_ORG}\s+(?:is|was)\s+(?:now\s+)?my\s+(?:former|previous|old|last|ex-?)\s*"
+                              r"(?:employer|company|firm|workplace|job)\b(?P<next>\s*[;,]\s*(?:and\s+|but\s+|so\s+)?I(?:\s+have|['’]ve)?\s+"
+                              r"(?:now\s+|since\s+)?(?:joined|moved\s+to|went\s+to|started\s+at)\s+(?P<new>(?:the\s+)?[A-Z][\w&'’.-]*"
+                              r"(?:\s+[A-Z][\w&'’.-]*)*))?")
+# "Nothing beats Arctic Monkeys for me", "Nothing relaxes me like gardening": a taste by what nothing matches
+_NOTHING_BEATS = re.compile(rf"^{_LEAD}(?i:nothing)\s+(?:beats|compares\s+to|tops|(?:relaxes|calms|cheers)\s+me\s+(?:up\s+|down\s+)?"
+                            r"(?:quite\s+)?like|makes\s+me\s+(?:as\s+)?happy\s+as)\s+(?P<thing>(?:(?!\s+as\s)[^,;.!?])+?)"
+                            r"(?P<tail>(?:\s+(?:for\s+me|now|these\s+days|at\s+the\s+moment|right\s+now))*)(?=[,;.!?]|$)")
+# "I love X, it's my favourite colour now", "…, they've replaced Blur as my favourite band": the pronoun is the thing
+_TASTE_THEN_IT = re.compile(r"^(?P<head>(?:[\w'’ ]*?)I\s+(?:love|adore|like|prefer|am\s+into|['’]m\s+into)\s+(?P<thing>[^,;.!?]+?))"
+                            r"(?:\s+(?:for\s+me|now|these\s+days|at\s+the\s+moment|right\s+now|lately))*,\s+"
+                            r"(?P<it>it|they)(?P<verb>['’]s|['’]ve|['’]re|\s+is|\s+are|\s+has|\s+have)\s+(?P<rest>(?:now\s+)?(?:my\s+(?:new\s+)?"
+                            r"(?:favou?rite|fave)\b|(?:now\s+|just\s+|finally\s+)?(?:replaced|overtaken|beaten|topped|knocked)\b))")
+# "I've become a big fan of running": a taste come to, said as a fan
+_BECOME_FAN = re.compile(rf"{_ONE}(?:\s+(?:has|have)|{_A}(?:ve|s))\s+(?:now\s+|actually\s+|really\s+)*become\s+(?=(?:a\s+)?"
+                         r"(?:(?:huge|big|massive|great|real|total)\s+)*fan\s+of\b)")
+# "he's at uni in Leeds": a student lives where they study
+_AT_UNI_IN = re.compile(rf"(?P<comma>,\s+)?{_ONE}(?:\s+(?:is|am)|{_A}[sm])\s+(?:now\s+)?(?:at|in)\s+(?:uni|university|college|boarding\s+school)\s+"
+                        rf"in\s+{_PLACE}")
+# "Shellfish makes my throat swell up": an allergy said by its effect on the body
+_SWELL = re.compile(rf"{_START}{_LEAD}(?P<thing>[A-Z][\w'’-]*(?:\s+[\w'’-]+){{0,2}}?)\s+(?:makes|make)\s+my\s+"
+                    r"(?:throat|lips|tongue|face|eyes|mouth|skin)\s+(?:swell|itch|tingle|puff|close)(?:\s+up)?\b")
+# "I'm lactose intolerant", "she's intolerant to gluten": an intolerance, labelled as an allergy
+_INTOLERANT = re.compile(rf"{_ONE}(?:\s+(?:is|am)|{_A}[sm])\s+(?:(?:severely|very|mildly|quite|slightly)\s+)?"
+                         r"(?:(?P<x>[a-z]+)\s+intolerant\b|intolerant\s+(?:to|of)\s+(?P<y>[a-z][\w-]*))")
+# "I can't get into podcasts at all": a dislike said as what one can't get into
+_CANT_GET_INTO = re.compile(r"(?<![\w'’])I\s+(?:just\s+|really\s+|honestly\s+)?(?:can['’]t|cannot|could\s+never)\s+"
+                            r"(?:get\s+into|get\s+on\s+with|warm\s+to|be\s+doing\s+with)\s+(?P<x>[^,;.!?]+?)(?:\s+at\s+all)?(?=[,;.!?]|$)")
+# "Weirdly I've become …", "Funnily enough, I …": a comment opening the sentence before "I"
+_ADVERB_OPENER = re.compile(r"^(?:[A-Z][a-z]+ly(?:\s+enough)?|Believe\s+it\s+or\s+not|To\s+be\s+honest|Truth\s+be\s+told),?\s+"
+                            r"(?=I(?:\s|['’]))")
+# the opener's word ends in "ly" (then a space, or a comma), or is one of the phrases
+_COMMENT_ADVERBS = ("ly ", "ly,", "believe it", "to be honest", "truth be told")
+
+
+def _former_employer(m: re.Match[str]) -> str:
+    if m.group("new"):
+        return f"{m.group('lead')}I left {m.group('org')} to join {m.group('new')}"
+    return f"{m.group('lead')}I no longer work at {m.group('org')}"
+
+
+def _taste_then_it(m: re.Match[str]) -> str:
+    verb = m.group("verb").replace("’", "'").strip()
+    be = "has" if verb in ("'ve", "has", "have") else "is"
+    if m.group("rest").startswith(("replaced", "overtaken", "beaten", "topped", "knocked", "now", "just", "finally")):
+        be = "has" if be == "has" or verb in ("'s",) else be
+    return f"{m.group('head')}; {m.group('thing')} {be} {m.group('rest')}"
+
+
+def _common_phrase(thing: str) -> str:
+    """"Oat lattes" opening a sentence is "oat lattes"; "Apple Music" and "Diet Coke" stay names."""
+    words = thing.split()
+    return thing[:1].lower() + thing[1:] if words[0].istitle() and all(w.islower() for w in words[1:]) else thing
+
+
+def _nothing_beats(m: re.Match[str]) -> str:
+    tail = re.sub(r"\s+for\s+me\b", "", m.group("tail"))  # "for me" is the speaker's already
+    return f"{m.group('lead')}I love {m.group('thing')}{tail}"
+
+
+def _intolerant(m: re.Match[str]) -> str:
+    more = re.match(r"\s+[A-Za-z]", m.string[m.end():])  # "since I'm lactose intolerant I'm trying…": the value ends here
+    return f"{m.group('subj')} {_be(m.group('subj'))} allergic to {m.group('x') or m.group('y')}{',' if more else ''}"
+
+
+_SEVENTH: list[tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
+    (_COMMENT_ADVERBS, _ADVERB_OPENER, ""),
+    (("ed me",), _ORG_HIRED_ME, lambda m: f"{m.group('lead')}I started working at {m.group('org')}"),
+    (("keys ",), _KEYS_TO, lambda m: f"I moved to {m.group('place')}"),
+    (("behind ",), _BEHIND_US, lambda m: f"{m.group('lead')}I no longer live in {m.group('place')}"),
+    (("for good",), _FOR_GOOD, ""),
+    (("starting ", "beginning "), _STARTING_AT,
+     lambda m: f"{_verb(m.group('subj'), 'now work', 'now works')} at {m.group('org')}"),
+    (("retired ",), _RETIRED_TO,
+     lambda m: f"{m.group('subj')} {'have' if m.group('subj') == 'I' else 'has'} moved to "),
+    (("retired from",), _RETIRED_FROM_FIELD, "retired"),
+    (("ditched", "dumped", "binned", "scrapped", "dropped", "cancel"), _DITCHED_AND,
+     lambda m: f"replaced {m.group('old')} with {m.group('new')}"),
+    (("move ",), _MADE_MOVE, "moved to "),
+    (("all about", "hooked on", "obsessed with", "mad about", "crazy about"), _ALL_ABOUT_ME,
+     lambda m: f"{_verb(m.group('subj'), 'love', 'loves')} "),
+    (("my thing", "my new thing"), _MY_THING, lambda m: f"{m.group('lead')}I prefer {_common_phrase(m.group('thing'))}"),
+    (("my former", "my previous", "my old", "my last", "my ex"), _FORMER_EMPLOYER, _former_employer),
+    (("nothing",), _NOTHING_BEATS, _nothing_beats),
+    ((", it", ", they"), _TASTE_THEN_IT, _taste_then_it),
+    (("become",), _BECOME_FAN, lambda m: f"{m.group('subj')} {_be(m.group('subj'))} "),
+    (("uni", "college", "school in"), _AT_UNI_IN,
+     lambda m: f"{'; ' if m.group('comma') else ''}{_verb(m.group('subj'), 'live', 'lives')} in {m.group('place')}"),
+    (("makes my", "make my"), _SWELL, lambda m: f"{m.group('lead')}I am allergic to {_common(m.group('thing'))}"),
+    (("intolerant",), _INTOLERANT, _intolerant),
+    (("get into", "get on with", "warm to", "be doing with"), _CANT_GET_INTO, lambda m: f"I dislike {m.group('x')}"),
+]
+
+# the order they run in: a comment opening the sentence goes first, so every family sees the subject
+_FAMILIES = (*_SEVENTH[:1], *_RULES, *_GUARDED, *_SEVENTH[1:])
+def _any_of(words: set[str]) -> str:
+    """A pattern matching any of `words`, written as a trie ("be(?:come|hind )"), so a search tries one branch
+    per character instead of every word."""
+    heads: dict[str, set[str]] = {}
+    for word in words:
+        if word:
+            heads.setdefault(word[0], set()).add(word[1:])
+    branches = [re.escape(c) + _any_of(rest) for c, rest in sorted(heads.items())]
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+    return f"(?:{body})?" if "" in words else body
+
+
+# each round's families behind one search for any of their guards: most sentences hold none and skip them at once
+_GROUPS = [(re.compile(_any_of({g for guard, _, _ in group for g in guard})), group)
+           for group in (_SEVENTH[:1], _RULES, _GUARDED, _SEVENTH[1:])]
+
+
 def rewrite(sentence: str) -> str:
     """`sentence` with each idiom above rewritten to its plain form; unchanged when it holds none."""
     text = sentence
     lower = guard_text(text)
-    for guard, pattern, replacement in (*_RULES, *_GUARDED):
-        if any(map(lower.__contains__, guard)):
-            new = pattern.sub(replacement, text)
-            if new != text:
-                text, lower = new, guard_text(new)
+    for gate, group in _GROUPS:
+        if not gate.search(lower):
+            continue
+        for guard, pattern, replacement in group:
+            if any(map(lower.__contains__, guard)):
+                new = pattern.sub(replacement, text)
+                if new != text:
+                    text, lower = new, guard_text(new)
     return text
 
 

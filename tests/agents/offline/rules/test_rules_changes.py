@@ -263,3 +263,13 @@ def test_the_fourth_rounds_rewrites(sentence, expected):
 )
 def test_the_fourth_rounds_rewrites_leave_near_misses(sentence, expected):
     assert normalise(sentence) == expected
+
+
+def test_seventh_round_ends_a_shared_home_a_taste_and_a_diet():
+    from mirix_py.agents.offline.rules.changes import left_diet, moved_out
+
+    assert moved_out("Ines moved out in June, so I live alone now") == "Ines"
+    assert moved_out("Ines moved out of London") is None
+    assert normalise("After the kids were born I lost all taste for clubbing.") == "I no longer like clubbing."
+    assert left_diet("I'm back on meat after two years")
+    assert normalise("Honestly golf just bores me now.") == "Honestly I no longer like golf now."

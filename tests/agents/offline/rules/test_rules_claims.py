@@ -82,7 +82,7 @@ def test_a_pronoun_ends_the_relation_of_the_one_person_the_message_names():
 
 
 def test_a_pronoun_is_not_resolved_when_two_people_open_clauses():
-    facts = _facts("Marco moved out. Karen retired. He's not my roommate any longer.")
+    facts = _facts("Marco left. Karen retired. He's not my roommate any longer.")
     assert [f for f in facts if f[1] == "relation"] == []  # Karen's job ends; nobody's relation
 
 

@@ -151,14 +151,79 @@ def test_the_guards_change_no_rewrite():
 
     root = Path(__file__).resolve().parents[3]
     files = [root / "fixtures" / n for n in ("offline_facts_corpus.jsonl", "offline_facts_heldout4.jsonl",
-                                             "offline_facts_heldout5.jsonl")]
+                                             "offline_facts_heldout5.jsonl", "offline_facts_heldout6.jsonl")]
     texts = [t for f in files for e in parse_corpus(f.read_text(encoding="utf-8").splitlines()) for t in (*e.prior, e.text)]
     assert len(texts) > 400
 
     def unguarded(sentence: str) -> str:
-        for _, pattern, replacement in (*idioms._RULES, *idioms._GUARDED):
+        for _, pattern, replacement in idioms._FAMILIES:
             sentence = pattern.sub(replacement, sentence)
         return sentence
 
     for text in texts:
         assert rewrite(text) == unguarded(text), text
+
+
+def test_an_employer_that_hired_me_after_a_comma_and_a_first_day_at_a_new_one():
+    assert ("user", "employer", "Lidl", False) in _facts("Asda laid me off in May, and Lidl hired me in June.")
+    assert ("user", "employer", "Deloitte", False) in _facts("I gave notice at PwC and I'm starting at Deloitte next week.")
+    assert _facts("I'm starting with Python next week.") == []  # a language learnt, not an employer
+
+
+def test_an_employer_named_as_former_ends_it_and_the_one_joined_after_starts():
+    assert _facts("Unilever is my former employer.") == [("user", "employer", "Unilever", True)]
+    assert ("user", "employer", "Nestle", False) in _facts("Unilever is my previous employer; I joined Nestle in March.")
+
+
+def test_a_home_by_its_keys_by_the_move_made_by_retiring_there_or_by_studying_there():
+    assert ("user", "location", "Bristol", False) in _facts("We finally got the keys to our new house in Bristol.")
+    assert ("user", "location", "Leeds", True) in _facts("We've settled in, Leeds is behind us now.")
+    assert ("user", "location", "Perth", False) in _facts("We made the big move to Perth in March.")
+    assert ("Gina", "location", "the Costa Brava", False) in _facts("Gina retired to the Costa Brava.")
+    assert ("Ola", "location", "Durham", False) in _facts("Ola is doing well; she's at university in Durham.")
+    assert _facts("That exam is behind me.") == []
+
+
+def test_a_working_life_over_said_through_its_field():
+    assert ("Gina", "occupation", "", True) in _facts("Gina retired from teaching in June.")
+
+
+def test_one_name_ditched_for_another_and_for_good_is_no_value():
+    assert _facts("I ditched Netflix and switched to Disney Plus.") == [("user", "prefers", "Disney Plus", False)]
+    assert not [f for f in _facts("I gave up sugar for good in March.") if not f[3]]
+
+
+def test_a_taste_said_as_what_one_is_about_what_nothing_beats_or_what_one_cannot_get_into():
+    assert _facts("I'm hooked on padel.") == [("user", "likes", "padel", False)]
+    assert _facts("Nothing beats a long walk for me.") == [("user", "likes", "a long walk", False)]
+    assert _facts("Nothing calms me down like knitting.") == [("user", "likes", "knitting", False)]
+    assert _facts("I just can't get into opera.") == [("user", "dislikes", "opera", False)]
+    assert ("user", "prefers", "green tea", False) in _facts("Green tea is my new thing.")
+    assert _facts("That's not my thing.") == []
+    assert ("user", "likes", "cycling", False) in _facts("Oddly enough I've become a huge fan of cycling.")
+
+
+def test_the_thing_loved_is_the_it_or_they_of_the_favourite_after_it():
+    assert ("user", "favorite film", "Dune", False) in _facts("I'm obsessed with Dune right now, it's my favourite film.")
+    assert ("user", "favorite band", "Wet Leg", False) in _facts("Nothing beats Wet Leg for me, they've replaced Pulp as my favourite band.")
+    assert not [f for f in _facts("I love Pulp, they've replaced Blur as my favourite band.") if f[2] in ("they", "they've")]
+
+
+def test_a_favourite_in_the_last_clause_unless_the_first_is_a_condition():
+    assert ("user", "favorite film", "Alien", False) in _facts("Jaws lost its shine, Alien is my favourite film now.")
+    assert [f for f in _facts("If I had to pick, Alien is my favourite film.") if f[1].startswith("favo")] == []
+
+
+def test_an_allergy_by_swelling_and_an_intolerance():
+    assert _facts("Kiwi makes my lips swell up.") == [("user", "allergy", "kiwi", False)]
+    assert _facts("I'm gluten intolerant.") == [("user", "allergy", "gluten", False)]
+
+
+def test_a_business_run_in_a_place_is_not_a_home():
+    assert _facts("My stepdad Gary runs a garage in Derby.") == [("Gary", "relation", "stepdad", False)]
+
+
+def test_a_story_or_a_text_asked_for_states_nothing():
+    for text in ("In the film, the hero is a pilot who lives in Oslo.", "Write me a song that starts with 'I live in Paris'.",
+                 "In my dream I was a chef in Rome."):
+        assert _facts(text) == [], text
