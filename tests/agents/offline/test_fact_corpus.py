@@ -1,7 +1,10 @@
 """The offline fact rules on the labelled facts corpus (issue 18): minimum precision and recall of what
 semantic and core memory get, and of the supersessions the updates must apply."""
 
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from mirix_py.agents.offline.rules.fact_eval import (
     Found, matches, parse_corpus, rules_extract, rules_memory, score, score_updates,
@@ -110,51 +113,39 @@ def test_the_fourth_rounds_probes():
     assert updates.applied >= 97 and updates.kept_rate() == 1.0, updates.errors
 
 
-# the fourth held-out set, blind in f389215 (first and only blind run: 0.933 / 0.318, 8 of 31 supersessions), fitted on
-# in the fifth round once the fifth set was written (seen since): 0.977 / 0.955, 27 of 31 (30 with the relations held)
-HELDOUT4 = parse_corpus((CORPUS_PATH.parent / "offline_facts_heldout4.jsonl").read_text(encoding="utf-8").splitlines())
+@dataclass(frozen=True)
+class FittedSet:
+    """A held-out set once blind, fitted on in a later round (seen since), and the floors it reached."""
+    name: str
+    precision: float
+    recall: float
+    applied: int  # supersessions applied
+    resolved: int  # with the relations memory holds passed
+    non_facts: int | None  # how many non-facts it holds, all kept out (None: not counted)
 
 
-def test_the_fourth_held_out_set_after_fitting():
-    result = score(HELDOUT4, rules_extract)
-    assert result.precision() >= 0.97 and result.recall() >= 0.95, result.errors
-    updates = score_updates(HELDOUT4, rules_memory)
-    assert updates.applied >= 27 and updates.kept_rate() == 1.0, updates.errors
-    resolved = score_updates(HELDOUT4, lambda inputs: rules_memory(inputs, people=True))
-    assert resolved.applied >= 30, resolved.errors
-    near_misses = [e for e in HELDOUT4 if not e.facts and not e.is_update]
+FITTED_SETS = [
+    # blind in f389215 (first and only blind run: 0.933 / 0.318, 8 of 31 supersessions), fitted on in the fifth round
+    # once the fifth set was written: 0.977 / 0.955, 27 of 31 (30 with the relations held)
+    FittedSet("offline_facts_heldout4.jsonl", 0.97, 0.95, 27, 30, None),
+    # blind in a33d9c1 (first and only blind run: 0.950 / 0.452, 13 of 29 supersessions, the role-play name read as
+    # the user's), fitted on in the sixth round once the sixth set was written: 1.000 / 0.810, 23 of 29 (25)
+    FittedSet("offline_facts_heldout5.jsonl", 1.0, 0.8, 23, 25, 11),
+    # blind in b0e4aeb (first and only blind run: 0.750 / 0.432, 5 of 24 supersessions, four false facts), fitted on
+    # in the seventh round once the seventh set was written: 1.000 / 0.892, 19 of 24 (20)
+    FittedSet("offline_facts_heldout6.jsonl", 1.0, 0.89, 19, 20, 12),
+]
+
+
+@pytest.mark.parametrize("fitted", FITTED_SETS, ids=lambda f: f.name)
+def test_a_held_out_set_after_fitting(fitted: FittedSet):
+    examples = parse_corpus((CORPUS_PATH.parent / fitted.name).read_text(encoding="utf-8").splitlines())
+    result = score(examples, rules_extract)
+    assert result.precision() >= fitted.precision and result.recall() >= fitted.recall, result.errors
+    updates = score_updates(examples, rules_memory)
+    assert updates.applied >= fitted.applied and updates.kept_rate() == 1.0, updates.errors
+    resolved = score_updates(examples, lambda inputs: rules_memory(inputs, people=True))
+    assert resolved.applied >= fitted.resolved, resolved.errors
+    near_misses = [e for e in examples if not e.facts and not e.is_update]
+    assert fitted.non_facts is None or len(near_misses) == fitted.non_facts
     assert score(near_misses, rules_extract).wrong == 0  # every non-fact kept out
-
-
-# the fifth held-out set, blind in a33d9c1 (first and only blind run: 0.950 / 0.452, 13 of 29 supersessions, the role-play
-# name read as the user's), fitted on in the sixth round once the sixth set was written (seen since): 1.000 / 0.810,
-# 23 of 29 (25 with the relations held)
-HELDOUT5 = parse_corpus((CORPUS_PATH.parent / "offline_facts_heldout5.jsonl").read_text(encoding="utf-8").splitlines())
-
-
-def test_the_fifth_held_out_set_after_fitting():
-    result = score(HELDOUT5, rules_extract)
-    assert result.precision() == 1.0 and result.recall() >= 0.8, result.errors
-    updates = score_updates(HELDOUT5, rules_memory)
-    assert updates.applied >= 23 and updates.kept_rate() == 1.0, updates.errors
-    resolved = score_updates(HELDOUT5, lambda inputs: rules_memory(inputs, people=True))
-    assert resolved.applied >= 25, resolved.errors
-    near_misses = [e for e in HELDOUT5 if not e.facts and not e.is_update]
-    assert len(near_misses) == 11 and score(near_misses, rules_extract).wrong == 0  # every non-fact kept out
-
-
-# the sixth held-out set, blind in b0e4aeb (first and only blind run: 0.750 / 0.432, 5 of 24 supersessions, four false
-# facts), fitted on in the seventh round once the seventh set was written (seen since): 1.000 / 0.892, 19 of 24 (20 with
-# the relations held)
-HELDOUT6 = parse_corpus((CORPUS_PATH.parent / "offline_facts_heldout6.jsonl").read_text(encoding="utf-8").splitlines())
-
-
-def test_the_sixth_held_out_set_after_fitting():
-    result = score(HELDOUT6, rules_extract)
-    assert result.precision() == 1.0 and result.recall() >= 0.89, result.errors
-    updates = score_updates(HELDOUT6, rules_memory)
-    assert updates.applied >= 19 and updates.kept_rate() == 1.0, updates.errors
-    resolved = score_updates(HELDOUT6, lambda inputs: rules_memory(inputs, people=True))
-    assert resolved.applied >= 20, resolved.errors
-    near_misses = [e for e in HELDOUT6 if not e.facts and not e.is_update]
-    assert len(near_misses) == 12 and score(near_misses, rules_extract).wrong == 0  # every non-fact kept out
