@@ -13,6 +13,8 @@ from mirix_py.errors import InvalidInput
 from mirix_py.llm.scripted import ScriptedChatCompletionClient
 
 WHEN = datetime(2024, 4, 2, 18, 30, tzinfo=timezone.utc)
+# the planted card number, in any spacing; not "4111" alone, which a random hex memory id can hold
+CARD = re.compile(r"4111[ -]?1111")
 FACTS = [
     {"role": "user", "name": "Ada", "id": "m1", "content": "My name is Ada and I love bouldering."},
     {"role": "user", "name": "Ada", "id": "m2", "content": "My brother Tom is a pilot."},
@@ -34,7 +36,7 @@ def test_offline_chat_returns_cited_memories_and_says_offline(offline_mx):
     assert response.memory_ids and all(i in response.answer for i in response.memory_ids)
     assert any("pilot" in line for line in response.answer.splitlines())
     assert "tom" in [t.lower() for t in response.topics]
-    assert "4111" not in response.answer
+    assert not CARD.search(response.answer)
     assert response.usage.llm_calls == 0
     offline_mx.flush()
     fed = offline_mx.input_status(response.update_input_ids[0])
@@ -102,7 +104,7 @@ def test_llm_chat_two_rounds_cites_and_feeds_back(llm_mx):
     assert "name: Ada" in chat_request.system  # core memory is always in the prompt
     kinds = set(re.findall(r"\[(core|epi|sem|proc|res|kv)_", chat_request.system))
     assert {"epi", "sem"} <= kinds
-    assert "4111" not in chat_request.system  # a high-sensitivity vault item never enters a prompt
+    assert not CARD.search(chat_request.system)  # a high-sensitivity vault item never enters a prompt
     mx.flush(timeout=60)
     assert any("asked about Tom" in m.summary for m in mx.list(user_id="ada", memory_types=["episodic"]))
     assert mx.stats(user_id="ada")["llm_usage"]["chat"]["llm_calls"] == 2
