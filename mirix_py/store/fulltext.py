@@ -207,7 +207,7 @@ class SQLiteFullText:
     def parts(self, conn: Connection, filters: Filters) -> int:
         """Two for a user of PARALLEL_MIN_DOCS memories or more on a machine of two cores or more,
         without a time window: FTS5 scores every match in one thread, and a large user's common
-        words match thousands of memories (benchmarks/README.md, "BM25 in two parts")."""
+        words match thousands of memories (benchmarks/README.md, `fts_ranking.py`)."""
         if filters.start is not None or filters.end is not None or (os.cpu_count() or 1) < 2:
             return 1
         return 2 if self._user_count(conn, filters.user_id) >= PARALLEL_MIN_DOCS else 1
@@ -257,10 +257,10 @@ class SQLiteFullText:
         return match
 
     # The best `wide` matches are scored once; those down to the k-th's score are joined to their
-    # memories and the tied group at the cut is ordered there (`TIE_ORDER`). Finding the group by
+    # memories and the tied group at the cut is ordered there (`TIE_ORDER_SQLITE`). Finding the group by
     # asking again with a larger LIMIT scored every match again each time, and settling it in Python
     # read each tied memory's time and text in a query of its own (benchmarks/README.md, "Ties at
-    # the cut"). `foreign` counts rows of another user whose range coincides with this user's.
+    # the cut"). `foreign_rows` counts rows of another user whose range coincides with this user's.
     _TOP = ("WITH r AS MATERIALIZED (SELECT rowid AS id, bm25(memory_fts, 1.0, 0.0, 0.0, 0.0) AS s FROM memory_fts "
             "WHERE memory_fts MATCH :match AND rowid BETWEEN :lo AND :hi ORDER BY s LIMIT :wide), "
             "c AS (SELECT id, s FROM r WHERE s <= coalesce((SELECT s FROM r ORDER BY s LIMIT 1 OFFSET :kth), 1e308)) "
