@@ -4,8 +4,8 @@ SQLite: an FTS5 table ranked by its `bm25()`, scoped to a user by rowid: each us
 rowid range of their own (`user_rowid_range`), so a query seeks the terms' postings into that range
 and scores only that user's matches (matching a per-user token instead made bm25() walk all of the
 user's postings for its statistics: ~6 ms at 100k memories). The per-user token column stays, for
-the rare users whose ranges coincide. PostgreSQL: a generated `tsvector` column with a GIN index
-finds candidates; the score is Okapi BM25 computed in SQL from the tsvector's term positions
+the rare users whose ranges coincide. PostgreSQL: the lexemes of a generated `tsvector` column as
+postings in a table of their own (`store.pg_postings`), and Okapi BM25 summed over them in SQL
 (MIRIX ranks with `ts_rank`, which is not BM25).
 """
 
@@ -18,7 +18,7 @@ import re
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Iterable, Mapping, Protocol, Sequence
+from typing import Iterable, Protocol, Sequence
 
 from sqlalchemy import text as sql
 from sqlalchemy.engine import Connection, Engine
@@ -332,70 +332,48 @@ def bm25_idf(n_docs: int, df: int) -> float:
     return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
 
 
-@dataclass(frozen=True)
-class TermStats:
-    """A lexeme among a user's memories: how many hold it, and the most its BM25 term reaches in
-    any of them (idf aside)."""
-    df: int
-    top: float
-
-
-@dataclass(frozen=True)
-class CommonTermsPlan:
-    """Which query lexemes pick the candidates (`rare`) and which only add to their scores
-    (`common`), and the most a memory holding only common lexemes can score (`bound`)."""
-    rare: tuple[str, ...]
-    common: tuple[str, ...]
-    bound: float
-
-
-def common_terms_plan(stats: Mapping[str, TermStats], n_docs: int, cutoff: float) -> CommonTermsPlan | None:
-    """Split the lexemes at `cutoff` (a share of the user's memories), or None when there is
-    nothing to split (all rare, or all common: then every match is a candidate). Scoring only the
-    rare lexemes' memories is exact when the k-th score found beats `bound` (`PostgresFullText`)."""
-    present = {lx: st for lx, st in stats.items() if st.df > 0}
-    common = tuple(sorted(lx for lx, st in present.items() if st.df > cutoff * n_docs))
-    rare = tuple(sorted(lx for lx in present if lx not in common))
-    if not common or not rare:
-        return None
-    return CommonTermsPlan(rare, common, sum(bm25_idf(n_docs, present[lx].df) * present[lx].top for lx in common))
-
-
 class PostgresFullText:
-    """tsvector + GIN for candidates, Okapi BM25 (k1=1.2, b=0.75) for the score.
+    """Okapi BM25 (k1=1.2, b=0.75) over the postings of `store.pg_postings`: per query, the user's
+    postings of each query lexeme (of each memory type searched) are summed per memory in one
+    index-only scan each, with no memory row or tsvector read until the best are named.
 
-    Each candidate's score reads its tsvector from the heap, so a query holding a word that one in
-    ten of a large user's memories hold scored thousands of rows. For users with at least
-    `prune_min_docs` memories (and no type or time filter), lexemes held by more than
-    `COMMON_SHARE` of them only add to the scores of the memories the other lexemes pick
-    (Lucene's common-terms query); when the k-th score found beats the most a memory holding only
-    common lexemes could score (MaxScore's bound: each common lexeme's highest term among the
-    user's memories), the result is the exact top k, and otherwise the full query runs. The
-    lexemes' counts and highest terms come from a per-user cache refreshed like the user's counts."""
+    A lexeme's document frequency is counted among the memories searched (the user's, of the types
+    asked for, in the time window), as the tsvector search did. Without a time window it is a
+    count per posting key, cached like the user's counts for `STATS_TTL_S` and dropped for the user
+    on a write through this index; with one it is counted in the query itself."""
 
     K1 = 1.2
     B = 0.75
     STATS_TTL_S = STATS_TTL_S
-    COMMON_SHARE = 0.05
-    PRUNE_MIN_DOCS = 20_000
-    TERMS_CACHED = 50_000  # (user, lexeme) entries kept before expired ones are dropped
+    KEYS_CACHED = 50_000  # (user, key) document frequencies kept before expired ones are dropped
 
-    def __init__(self, prune_min_docs: int = PRUNE_MIN_DOCS) -> None:
-        self.prune_min_docs = prune_min_docs
+    def __init__(self) -> None:
         self._stats: dict[str, tuple[float, int, float]] = {}
-        self._terms: dict[tuple[str, str], tuple[float, float, TermStats]] = {}
+        self._df: dict[tuple[str, int], tuple[float, int]] = {}
 
     def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str, str]]) -> None:
-        return None  # the generated column follows `memory.text`
+        for _, user_id, _, _ in rows:  # the triggers write the postings; the counts change
+            self.forget(user_id)
 
     def rebuild(self, conn: Connection) -> int:
-        return 0  # generated: nothing to rebuild
+        from mirix_py.store import pg_postings
+
+        self._stats.clear()
+        self._df.clear()
+        return pg_postings.rebuild(conn)
 
     def delete(self, conn: Connection, items: Iterable[tuple[str, str]]) -> None:
-        return None
+        for user_id, _ in items:
+            self.forget(user_id)
 
     def delete_user(self, conn: Connection, user_id: str) -> None:
-        return None  # the tsvector is a generated column of `memory`: its rows go with the user's memories
+        self.forget(user_id)  # the postings go with the user's memory rows (triggers)
+
+    def forget(self, user_id: str) -> None:
+        """Drop this process's cached counts of a user (after a write)."""
+        self._stats.pop(user_id, None)
+        if any(key[0] == user_id for key in self._df):
+            self._df = {key: v for key, v in self._df.items() if key[0] != user_id}
 
     def _user_stats(self, conn: Connection, user_id: str) -> tuple[int, float]:
         cached = self._stats.get(user_id)
@@ -408,51 +386,91 @@ class PostgresFullText:
         self._stats[user_id] = (now, int(n), float(avgdl) or 1.0)
         return int(n), float(avgdl) or 1.0
 
-    def _term_stats(self, conn: Connection, user_id: str, lexemes: Sequence[str], avgdl: float) -> dict[str, TermStats]:
-        """Each lexeme's `TermStats` for the user, cached for `STATS_TTL_S` and while `avgdl` holds
-        (the top term depends on it)."""
+    def _keys(self, conn: Connection, query: str, filters: Filters) -> tuple[list[int], list[int], int]:
+        """The posting keys of the query's lexemes in the types searched, each with the index of
+        its lexeme, and how many lexemes there are."""
+        from mirix_py.records import MemoryType
+        from mirix_py.store.pg_postings import key_sql
+
+        terms = query_terms(query)
+        if not terms:
+            return [], [], 0
+        types = list(filters.memory_types or [t.value for t in MemoryType])
+        rows = conn.execute(sql(  # the lexemes as `query_lexemes` finds them, in the same round trip
+            f"SELECT {key_sql(':u', 't', 'l.lexeme')}, l.i FROM (SELECT lexeme, "
+            "CAST(row_number() OVER (ORDER BY lexeme) AS int) - 1 AS i FROM (SELECT DISTINCT lexeme "
+            "FROM unnest(to_tsvector('english', :q))) d) l CROSS JOIN unnest(CAST(:types AS text[])) AS t ORDER BY l.i"),
+            {"u": filters.user_id, "q": " ".join(terms), "types": types}).all()
+        return [int(r[0]) for r in rows], [int(r[1]) for r in rows], (int(rows[-1][1]) + 1 if rows else 0)
+
+    def _key_df(self, conn: Connection, user_id: str, keys: Sequence[int]) -> dict[int, int]:
+        """How many of the user's memories each posting key holds (cached)."""
+        from mirix_py.store.pg_postings import TABLE
+
         now = time.monotonic()
-        out, missing = {}, []
-        for lx in lexemes:
-            cached = self._terms.get((user_id, lx))
-            if cached and now - cached[0] < self.STATS_TTL_S and cached[1] == avgdl:
-                out[lx] = cached[2]
+        out: dict[int, int] = {}
+        missing = []
+        for key in keys:
+            cached = self._df.get((user_id, key))
+            if cached and now - cached[0] < self.STATS_TTL_S:
+                out[key] = cached[1]
             else:
-                missing.append(lx)
+                missing.append(key)
         if missing:
-            rows = conn.execute(sql(
-                "SELECT l.lexeme, s.df, s.top FROM unnest(CAST(:lexemes AS text[]), CAST(:queries AS text[])) AS l(lexeme, q) "
-                "CROSS JOIN LATERAL (SELECT count(*) AS df, max(x.tf * (CAST(:k1 AS float8) + 1) / (x.tf + CAST(:k1 AS float8) "
-                "  * (1 - CAST(:b AS float8) + CAST(:b AS float8) * x.dl / CAST(:avgdl AS float8)))) AS top "
-                "  FROM (SELECT coalesce(array_length(u.positions, 1), 1) AS tf, length(m.tsv) AS dl FROM memory m, "
-                "    unnest(ts_filter(setweight(m.tsv, 'A', ARRAY[l.lexeme]), '{a}')) u "
-                "    WHERE m.user_id = :u AND m.tsv @@ CAST(l.q AS tsquery)) x) s"),
-                {"u": user_id, "lexemes": missing, "queries": [tsquery_of([lx]) for lx in missing],
-                 "k1": self.K1, "b": self.B, "avgdl": avgdl}).all()
-            if len(self._terms) > self.TERMS_CACHED:  # entries past their time go, so it cannot grow without end
-                self._terms = {key: v for key, v in self._terms.items() if now - v[0] < self.STATS_TTL_S}
-            for lx, df, top in rows:
-                stats = TermStats(int(df), float(top or 0.0))
-                self._terms[(user_id, lx)] = (now, avgdl, stats)
-                out[lx] = stats
+            counted: dict[int, int] = dict(conn.execute(sql(
+                f"SELECT key, count(*) FROM {TABLE} WHERE key = ANY(CAST(:keys AS bigint[])) GROUP BY key"),
+                {"keys": missing}).all())
+            if len(self._df) > self.KEYS_CACHED:  # entries past their time go, so it cannot grow without end
+                self._df = {k: v for k, v in self._df.items() if now - v[0] < self.STATS_TTL_S}
+            for key in missing:
+                out[key] = int(counted.get(key, 0))
+                self._df[(user_id, key)] = (now, out[key])
         return out
 
     def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
-        lexemes = query_lexemes(conn, query)
-        if not lexemes:
+        from mirix_py.store.pg_postings import TABLE, doc_sql
+
+        keys, lexeme_of, n_lexemes = self._keys(conn, query, filters)
+        if not keys:
             return []
         n_docs, avgdl = self._user_stats(conn, filters.user_id)
-        unfiltered = not filters.memory_types and filters.start is None and filters.end is None
-        if unfiltered and n_docs >= self.prune_min_docs and len(lexemes) > 1:
-            stats = self._term_stats(conn, filters.user_id, lexemes, avgdl)
-            plan = common_terms_plan(stats, n_docs, self.COMMON_SHARE)
-            if plan is not None:
-                found = self._scored(conn, filters, lexemes, plan.rare, n_docs, avgdl, k,
-                                     known_df={lx: stats[lx].df for lx in plan.common})
-                # above the bound, the k-th's ties hold a rare lexeme too: all are among those found
-                if len(found) >= k and found[k - 1][1] > plan.bound + 1e-9:
-                    return found
-        return self._scored(conn, filters, lexemes, lexemes, n_docs, avgdl, k)
+        n = max(n_docs, 1)
+        # BM25 term: idf * (k1 + 1) * tf / (tf + k1 * (1 - b + b * dl / avgdl)), with the constants folded
+        params: dict = {"u": filters.user_id, "keys": keys, "c1": self.K1 * (1 - self.B),
+                        "c2": self.K1 * self.B / avgdl, "wide": k * TIES_WITHIN, "k": k, "kth": k - 1}
+        window = []
+        for name, op in (("start", ">="), ("end", "<")):
+            if getattr(filters, name) is not None:
+                window.append(f"p.occurred_at {op} :{name}")
+                params[name] = getattr(filters, name)
+        if window:  # document frequencies within the window: counted here
+            params.update({"lexeme": lexeme_of, "n": n, "k1p": self.K1 + 1})
+            weighed = (
+                f"p AS MATERIALIZED (SELECT w.lexeme, p.doc, p.tf, p.dl FROM unnest(CAST(:keys AS bigint[]), "
+                f"  CAST(:lexeme AS int[])) AS w(key, lexeme) JOIN {TABLE} p ON p.key = w.key "
+                f"  WHERE {' AND '.join(window)}), "
+                "df AS (SELECT lexeme, CAST(:k1p AS float8) * ln(1 + (CAST(:n AS float8) - count(*) + 0.5) "
+                "  / (count(*) + 0.5)) AS idf FROM p GROUP BY lexeme), "
+                "scored AS (SELECT p.doc, df.idf, p.tf, p.dl FROM p JOIN df USING (lexeme)), ")
+        else:
+            per_key = self._key_df(conn, filters.user_id, keys)
+            df = [0] * n_lexemes
+            for key, lexeme in zip(keys, lexeme_of):
+                df[lexeme] += per_key[key]
+            params["idf"] = [(self.K1 + 1) * bm25_idf(n, df[lexeme]) for lexeme in lexeme_of]
+            weighed = (
+                f"scored AS (SELECT p.doc, w.idf, p.tf, p.dl FROM unnest(CAST(:keys AS bigint[]), "
+                f"  CAST(:idf AS float8[])) AS w(key, idf) JOIN {TABLE} p ON p.key = w.key), ")
+        rows = conn.execute(sql(
+            "WITH " + weighed +
+            "top AS (SELECT doc, sum(idf * tf / (tf + CAST(:c1 AS float8) + CAST(:c2 AS float8) * dl)) AS s "
+            "  FROM scored GROUP BY doc ORDER BY s DESC LIMIT :wide) "
+            # the tied group at the k-th's score is ordered by its memories' time and text
+            f"SELECT m.id, top.s FROM top JOIN memory m ON {doc_sql('m.id')} = top.doc AND m.user_id = :u "
+            "WHERE top.s >= coalesce((SELECT s FROM top ORDER BY s DESC OFFSET :kth LIMIT 1), "
+            f"  CAST('-Infinity' AS float8)) ORDER BY top.s DESC, {TIE_ORDER_POSTGRES}, m.id COLLATE \"C\" LIMIT :k"),
+            params).all()
+        return [(r[0], float(r[1])) for r in rows]
 
     def parts(self, conn: Connection, filters: Filters) -> int:
         """One: PostgreSQL plans a search itself (and a parallel plan is the server's to choose)."""
@@ -462,44 +480,6 @@ class PostgresFullText:
         if part != (0, 1):
             raise ValueError("PostgreSQL searches whole: parts() is 1")
         return [(i, score, ()) for i, score in self.search(conn, query, filters, k)]
-
-    def _scored(self, conn: Connection, filters: Filters, lexemes: Sequence[str], picking: Sequence[str],
-                n_docs: int, avgdl: float, k: int,
-                known_df: Mapping[str, int] | None = None) -> list[tuple[str, float]]:
-        """BM25 over the memories holding any of `picking`, scored on all `lexemes`: the best `k`,
-        a group tied at the cut ordered by `TIE_ORDER_POSTGRES`. The document frequency of a
-        lexeme is counted among the candidates unless given in `known_df` (a lexeme that does not
-        pick candidates is not held by all of its documents among them)."""
-        known_df = known_df or {}
-        tsquery = tsquery_of(picking)
-        where, params = filters.sql("m")
-        # Per candidate, only the query's lexemes are unnested (setweight marks them, ts_filter keeps
-        # them: ~1 row a memory instead of one per lexeme), and the idf is computed once per lexeme
-        # in float8 (in numeric, `ln` per row took a third of the query). At 10k memories a user
-        # this halved the leg (benchmarks/README.md, layouts); the scores are the same BM25.
-        rows = conn.execute(
-            sql(
-                "WITH cand AS (SELECT m.id, m.tsv, length(m.tsv) AS dl FROM memory m "
-                f"  WHERE {where} AND m.tsv @@ CAST(:tsq AS tsquery)), "
-                "tf AS (SELECT c.id, c.dl, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf "
-                "  FROM cand c, unnest(ts_filter(setweight(c.tsv, 'A', CAST(:lexemes AS text[])), '{a}')) u), "
-                "counted AS (SELECT lexeme, CAST(count(*) AS float8) AS df FROM tf "
-                "  WHERE NOT lexeme = ANY(CAST(:known AS text[])) GROUP BY lexeme "
-                "  UNION ALL SELECT * FROM unnest(CAST(:known AS text[]), CAST(:known_df AS float8[]))), "
-                "df AS (SELECT lexeme, ln(1 + (CAST(:n AS float8) - df + 0.5) / (df + 0.5)) AS idf FROM counted), "
-                "top AS (SELECT tf.id, sum(df.idf * tf.tf * (CAST(:k1 AS float8) + 1) / (tf.tf + CAST(:k1 AS float8) "
-                "  * (1 - CAST(:b AS float8) + CAST(:b AS float8) * tf.dl / CAST(:avgdl AS float8)))) AS s "
-                "  FROM tf JOIN df USING (lexeme) GROUP BY tf.id ORDER BY s DESC LIMIT :wide) "
-                # the tied group at the k-th's score is ordered by its memories' time and text
-                "SELECT top.id, top.s FROM top JOIN memory m ON m.id = top.id "
-                "WHERE top.s >= coalesce((SELECT s FROM top ORDER BY s DESC OFFSET :kth LIMIT 1), "
-                f"  CAST('-Infinity' AS float8)) ORDER BY top.s DESC, {TIE_ORDER_POSTGRES}, top.id COLLATE \"C\" LIMIT :k"
-            ),
-            {**params, "tsq": tsquery, "lexemes": list(lexemes), "known": list(known_df),
-             "known_df": [float(v) for v in known_df.values()], "n": max(n_docs, 1), "k1": self.K1,
-             "b": self.B, "avgdl": avgdl, "wide": k * TIES_WITHIN, "k": k, "kth": k - 1},
-        ).all()
-        return [(r[0], float(r[1])) for r in rows]
 
 
 def fulltext_for(engine: Engine) -> FullTextIndex:

@@ -1,0 +1,132 @@
+"""PostgreSQL's BM25 postings: the triggers keep them equal to the memory rows through every kind of
+write, and a search over them gives Okapi BM25 as computed from each memory's tsvector."""
+
+from __future__ import annotations
+
+import math
+import random
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from sqlalchemy import text
+
+from mirix_py.ops import DeleteOp, InsertOp, UpdateOp
+from mirix_py.records import EpisodicMemory, SemanticMemory
+from mirix_py.store import pg_postings
+from mirix_py.store.fulltext import Filters, PostgresFullText, query_lexemes
+
+USER = "user-postings"
+WORDS = ["walk", "park", "dog", "morning", "friend", "lake", "kayak", "violin", "sourdough", "octopus"]
+BASE = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+
+def _postings(conn) -> list[tuple]:
+    return sorted(tuple(r) for r in conn.execute(text(f"SELECT key, doc, tf, dl, occurred_at FROM {pg_postings.TABLE}")))
+
+
+def _expected(conn) -> list[tuple]:
+    """The postings of the memory rows as they are now, computed afresh."""
+    return sorted(tuple(r) for r in conn.execute(text(pg_postings._postings_of("memory"))))
+
+
+@pytest.fixture
+def pg(tmp_path, pg_schema_url):
+    from mirix_py.engine import Mirix
+
+    with Mirix(tmp_path / "data", embedder=None, database_url=pg_schema_url) as mx:
+        yield mx
+
+
+def _seed(mx, n: int = 300, seed: int = 3) -> list[str]:
+    rng = random.Random(seed)
+    ops = []
+    for i in range(n):
+        words = rng.sample(WORDS, 3) + (rng.sample(WORDS, 1) * rng.randrange(3))  # some words said twice or more
+        when = BASE + timedelta(hours=i)
+        memory = (EpisodicMemory(user_id=USER, summary=f"note {i}: " + " ".join(words), actor="me", occurred_at=when)
+                  if i % 5 else SemanticMemory(user_id=USER, name=f"thing {i}", summary=" ".join(words)))
+        ops.append(InsertOp(memory=memory))
+    return [c.memory_id for c in mx.store.apply(ops, user_id=USER, actor="seed")]
+
+
+def test_postings_follow_inserts_updates_and_deletes(pg):
+    ids = _seed(pg, 60)
+    with pg.store.engine.connect() as conn:
+        assert len(_postings(conn)) > 60 * 3
+        assert _postings(conn) == _expected(conn)
+    store = pg.store
+    store.apply([UpdateOp(memory_id=ids[1], fields={"summary": "kayak kayak on the lake"})], user_id=USER, actor="t")
+    store.apply([UpdateOp(memory_id=ids[2], fields={"occurred_at": BASE - timedelta(days=30)})], user_id=USER, actor="t")
+    store.apply([DeleteOp(memory_id=ids[3])], user_id=USER, actor="t")
+    pg.add("My octopus Otto likes the park.", user_id=USER)
+    with store.engine.connect() as conn:
+        assert _postings(conn) == _expected(conn)
+    pg.delete_user(USER)
+    with store.engine.connect() as conn:
+        assert _postings(conn) == []
+
+
+def _reference(conn, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
+    """Okapi BM25 from each memory's tsvector, in Python: df among the memories searched (the
+    user's, of the types asked for, in the window), N and avgdl over all of the user's memories."""
+    rows = conn.execute(text(
+        "SELECT m.id, m.memory_type, m.occurred_at, length(m.tsv), u.lexeme, coalesce(array_length(u.positions, 1), 1) "
+        "FROM memory m CROSS JOIN LATERAL unnest(m.tsv) u WHERE m.user_id = :u"), {"u": filters.user_id}).all()
+    n, avgdl = conn.execute(text("SELECT count(*), avg(length(tsv)) FROM memory WHERE user_id = :u"),
+                            {"u": filters.user_id}).one()
+    lexemes = set(query_lexemes(conn, query))
+    kept = [r for r in rows if r[4] in lexemes
+            and (not filters.memory_types or r[1] in filters.memory_types)
+            and (filters.start is None or (r[2] is not None and r[2] >= filters.start))
+            and (filters.end is None or (r[2] is not None and r[2] < filters.end))]
+    df: dict[str, int] = {}
+    for r in kept:
+        df[r[4]] = df.get(r[4], 0) + 1
+    scores: dict[str, float] = {}
+    for memory_id, _, _, dl, lexeme, tf in kept:
+        idf = math.log(1 + (n - df[lexeme] + 0.5) / (df[lexeme] + 0.5))
+        scores[memory_id] = scores.get(memory_id, 0.0) + idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * dl / float(avgdl)))
+    return sorted(scores.items(), key=lambda kv: -kv[1])[:k]
+
+
+QUERIES = ["kayak walk", "violin and a morning walk with the dog", "sourdough park friend", "octopus",
+           "walk park", "lake lake morning", "thing"]
+
+
+@pytest.mark.parametrize("k", [3, 10, 60])
+@pytest.mark.parametrize("window", ["none", "types", "time", "both"])
+def test_scores_are_bm25_of_the_tsvectors(pg, k, window):
+    _seed(pg)
+    filters = Filters(user_id=USER,
+                      memory_types=["episodic"] if window in ("types", "both") else None,
+                      start=BASE + timedelta(hours=40) if window in ("time", "both") else None,
+                      end=BASE + timedelta(hours=220) if window in ("time", "both") else None)
+    index = PostgresFullText()
+    with pg.store.engine.connect() as conn:
+        for q in QUERIES:
+            got, want = index.search(conn, q, filters, k), _reference(conn, q, filters, k)
+            assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-9), q
+            above = {i for i, s in want if s > want[-1][1] + 1e-9} if want else set()
+            assert above <= {i for i, _ in got}, q  # equal scores at the cut may come in another order
+
+
+def test_a_write_through_the_index_refreshes_the_cached_counts(pg):
+    _seed(pg, 40)
+    index = pg.store.fulltext
+    with pg.store.engine.connect() as conn:
+        before = dict(index.search(conn, "octopus", Filters(user_id=USER), 100))
+    pg.store.apply([InsertOp(memory=EpisodicMemory(user_id=USER, summary="octopus octopus octopus", actor="me"))],
+                   user_id=USER, actor="t")
+    with pg.store.engine.connect() as conn:
+        after = index.search(conn, "octopus", Filters(user_id=USER), 100)
+        want = _reference(conn, "octopus", Filters(user_id=USER), 100)
+    assert [s for _, s in after] == pytest.approx([s for _, s in want], rel=1e-9)  # counts as of now, not cached
+    assert len(after) == len(before) + 1
+
+
+def test_rebuild_restores_the_postings(pg):
+    _seed(pg, 30)
+    with pg.store.engine.begin() as conn:
+        conn.execute(text(f"DELETE FROM {pg_postings.TABLE}"))
+        assert pg.store.fulltext.rebuild(conn) == 30
+        assert _postings(conn) == _expected(conn)
