@@ -8,16 +8,11 @@ The column gets the embedder's dimension on first use (`ensure`), with an HNSW i
 distance. Searches are scoped by user with a plain WHERE clause: PostgreSQL scans a tenant exactly
 through the B-tree on (user_id, memory_type) while that is cheaper, and uses the graph for large
 tenants, where pgvector 0.8's iterative index scan (`hnsw.iterative_scan`) keeps walking until
-enough rows pass the filter (recall measured in benchmarks/tenant_recall.py). A user with
-`TENANT_INDEX_MIN` vectors or more can have a graph of their own (`index_tenant`: a partial HNSW
-index on `user_id = '<user>'`, which the planner picks for that user's queries), so their searches
-walk only their vectors instead of filtering a graph shared with everyone else; `mirix doctor
---repair` builds the ones missing.
+enough rows pass the filter (recall measured in benchmarks/tenant_recall.py).
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from typing import TYPE_CHECKING, Sequence
 
@@ -34,9 +29,6 @@ log = logging.getLogger("mirix_py.store")
 
 TABLE = "memory_vector"
 HNSW_INDEX = "ix_memory_vector_hnsw"
-TENANT_INDEX_PREFIX = "ix_memory_vector_t_"
-TENANT_INDEX_MIN = 20_000  # vectors a user holds before a graph of their own pays (benchmarks/README.md, layouts)
-TENANT_BUILD_MEMORY = "512MB"  # maintenance_work_mem while a tenant's graph is built: 100k x 384-d fits
 # Set once per pooled connection (`apply_settings`). Iterative scans may return rows slightly out of order
 # (`relaxed_order`); `query` re-sorts them. Measured at 100k vectors and 111 tenants
 # (benchmarks/results/tenant_recall.json): the planner scans a tenant of up to 20% of the rows
@@ -85,17 +77,6 @@ def create_table(conn: Connection) -> None:
             embedding vector NOT NULL
         )"""))
     conn.execute(text(f"CREATE INDEX IF NOT EXISTS ix_memory_vector_user_type ON {TABLE} (user_id, memory_type)"))
-
-
-def tenant_index_name(user_id: str) -> str:
-    return TENANT_INDEX_PREFIX + hashlib.sha1(user_id.encode()).hexdigest()[:24]
-
-
-def sql_literal(value: str) -> str:
-    """A string as an SQL literal, for DDL that takes no parameters (an index predicate)."""
-    if "\x00" in value:
-        raise ValueError("a NUL character cannot be stored in PostgreSQL text")
-    return "'" + value.replace("'", "''") + "'"
 
 
 def column_dimension(conn: Connection) -> int | None:
@@ -256,47 +237,11 @@ class PgVectorIndex:
                                [sorted(r[2] or []) for r in rows])
 
     def rebuild(self, user_id: str) -> int:
-        """Rebuild the HNSW index (it holds every user's vectors) and the user's own graph if they
-        have one; returns this user's count."""
+        """Rebuild the HNSW index (it holds every user's vectors); returns this user's count."""
         with self.engine.connect() as conn:
             conn.execute(text(f"REINDEX INDEX {HNSW_INDEX}"))
-            if tenant_index_name(user_id) in self._tenant_indexes(conn):
-                conn.execute(text(f"REINDEX INDEX {tenant_index_name(user_id)}"))
             conn.commit()
         return self.count(user_id)
-
-    # ------------------------------------------------------------ tenants
-
-    @staticmethod
-    def _tenant_indexes(conn: Connection) -> set[str]:
-        return set(conn.execute(text(
-            "SELECT indexname FROM pg_indexes WHERE tablename = :t AND schemaname = current_schema() "
-            "AND indexname LIKE :p"), {"t": TABLE, "p": TENANT_INDEX_PREFIX + "%"}).scalars())
-
-    def tenants_without_index(self, min_vectors: int | None = None) -> list[str]:
-        """Users holding at least `min_vectors` (`TENANT_INDEX_MIN`) vectors and no graph of their own."""
-        min_vectors = TENANT_INDEX_MIN if min_vectors is None else min_vectors
-        with self.engine.connect() as conn:
-            big = conn.execute(text(f"SELECT user_id FROM {TABLE} GROUP BY user_id HAVING count(*) >= :m "
-                                    "ORDER BY user_id"), {"m": int(min_vectors)}).scalars().all()
-            have = self._tenant_indexes(conn)
-        return [u for u in big if tenant_index_name(u) not in have]
-
-    def index_tenant(self, user_id: str) -> str:
-        """Build the user's own HNSW graph (a partial index), without blocking writes; returns its name."""
-        if self.dimension is None:
-            raise PgVectorUnavailable("the vector column has no dimension yet: nothing has been embedded")
-        name = tenant_index_name(user_id)
-        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            conn.execute(text(f"SET maintenance_work_mem = '{TENANT_BUILD_MEMORY}'"))
-            # a build cut short leaves an invalid index that IF NOT EXISTS would keep
-            conn.execute(text("DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-                              "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() "
-                              f"AND c.relname = '{name}' AND NOT i.indisvalid) THEN DROP INDEX {name}; END IF; END $$"))
-            conn.execute(text(f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {TABLE} "
-                              f"USING hnsw (embedding vector_cosine_ops) WHERE user_id = {sql_literal(user_id)}"))
-            conn.execute(text("RESET maintenance_work_mem"))
-        return name
 
     def drop_user(self, user_id: str) -> None:
         with self.engine.begin() as conn:
@@ -304,7 +249,6 @@ class PgVectorIndex:
 
     def drop_user_in(self, conn: Connection, user_id: str) -> None:
         conn.execute(text(f"DELETE FROM {TABLE} WHERE user_id = :u"), {"u": user_id})
-        conn.execute(text(f"DROP INDEX IF EXISTS {tenant_index_name(user_id)}"))
 
 
 if TYPE_CHECKING:  # mypy checks that this index keeps what `in_transaction` promises
