@@ -12,8 +12,7 @@ builds the cache; missing vectors are computed here). Timed:
 - search latency: hybrid, embedding and BM25 for the target user, `--queries` distinct queries per
   method, interleaved layout by layout and query by query so all three see the same machine load
   (which layout goes first rotates query by query); the PostgreSQL layouts are VACUUM ANALYZEd
-  after the load, as autovacuum would do, a large pgvector user gets their own graph as `doctor
-  --repair` would build it (`--no-tenant-index`: not), and the plan of pgvector's vector query is recorded;
+  after the load, as autovacuum would do, and the plan of pgvector's vector query is recorded;
   every engine search embeds its own query with MiniLM (no query vector is precomputed).
 
 `--rest-duration S` then runs benchmarks/load_rest.py (32 clients) on each layout for S seconds.
@@ -98,25 +97,18 @@ def insert_all(mx: Any, users: dict[str, list[int]], pool: list) -> float:
     return time.perf_counter() - t0
 
 
-def analyze(mx: Any, embedder: Any, tenant_index: bool = True) -> dict[str, Any]:
+def analyze(mx: Any, embedder: Any) -> dict[str, Any]:
     """VACUUM ANALYZE after the bulk load, as autovacuum does within a minute on a server after
     inserts (PostgreSQL 13 and later): without statistics the planner guesses every user small and
     scans the target user's vectors exactly, and without the visibility map the BM25 postings'
-    index-only scans read the heap. On pgvector, then what `mirix doctor --repair` does for a large
-    user: build their own graph (`tenant_index`). Returns the seconds each took and the plan of the
-    target user's vector query."""
+    index-only scans read the heap. Returns the seconds it took and the plan of the target user's
+    vector query."""
     from sqlalchemy import text
 
     t0 = time.perf_counter()
     with mx.store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.execute(text("VACUUM ANALYZE"))
     out: dict[str, Any] = {"analyze_seconds": round(time.perf_counter() - t0, 1)}
-    if mx.describe()["vectors"] == "pgvector" and tenant_index:
-        t0 = time.perf_counter()
-        built = [mx.store.vectors.index_tenant(u) for u in mx.store.vectors.tenants_without_index()]
-        out["tenant_indexes"] = {"built": len(built), "seconds": round(time.perf_counter() - t0, 1)}
-        with mx.store.engine.begin() as conn:
-            conn.execute(text("ANALYZE"))
     if mx.describe()["vectors"] == "pgvector":
         from mirix_py.store.pgvectors import TABLE, vector_literal
 
@@ -174,7 +166,7 @@ def run_size(n: int, args: argparse.Namespace, embedder: Any, pool: list, vector
                                       "insert_per_second": round(total / seconds)}
             print(f"  {seconds:.1f}s ({total / seconds:.0f}/s)", flush=True)
             if layout != "sqlite":
-                out["layouts"][layout].update(analyze(mx, embedder, tenant_index=not args.no_tenant_index))
+                out["layouts"][layout].update(analyze(mx, embedder))
 
         used: set[str] = set()
         queries = {m: SL.distinct_queries(args.queries + args.warmup, args.seed * 100 + k, used)
@@ -270,8 +262,6 @@ def main() -> None:
     ap.add_argument("--adds", type=int, default=100, help="inputs for the `add` throughput (0: skip)")
     ap.add_argument("--rest-duration", type=float, default=0, help="seconds of REST load per layout (0: skip)")
     ap.add_argument("--rest-clients", type=int, default=32)
-    ap.add_argument("--no-tenant-index", action="store_true",
-                    help="pgvector: leave large users on the shared graph (no partial index)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--cache-dir", default=".bench-cache")
     ap.add_argument("--pg-url", default=os.environ.get("MIRIX_TEST_PG_URL"))

@@ -71,8 +71,9 @@ def create(conn: Connection) -> None:
     conn.execute(text(f"CREATE INDEX IF NOT EXISTS {INDEX} ON {TABLE} (key, doc) INCLUDE (tf, dl, occurred_at)"))
     conn.execute(text(f"CREATE INDEX IF NOT EXISTS {DOC_INDEX} ON memory ({doc_sql('id')})"))
     for op, (referencing, body) in TRIGGERS.items():
+        # the schema the tables are in now, whatever the search path of the session that writes
         conn.execute(text(f"CREATE OR REPLACE FUNCTION mirix_memory_postings_{op}() RETURNS trigger "
-                          f"LANGUAGE plpgsql AS $$ BEGIN\n{body}\nRETURN NULL; END $$"))
+                          f"LANGUAGE plpgsql SET search_path FROM CURRENT AS $$ BEGIN\n{body}\nRETURN NULL; END $$"))
         conn.execute(text(f"DROP TRIGGER IF EXISTS memory_postings_{op} ON memory"))
         conn.execute(text(f"CREATE TRIGGER memory_postings_{op} AFTER {op.upper()} ON memory {referencing} "
                           f"FOR EACH STATEMENT EXECUTE FUNCTION mirix_memory_postings_{op}()"))
