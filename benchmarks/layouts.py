@@ -12,7 +12,9 @@ builds the cache; missing vectors are computed here). Timed:
 - search latency: hybrid, embedding and BM25 for the target user, `--queries` distinct queries per
   method, interleaved layout by layout and query by query so all three see the same machine load
   (which layout goes first rotates query by query); the PostgreSQL layouts are VACUUM ANALYZEd
-  after the load, as autovacuum would do, and the plan of pgvector's vector query is recorded;
+  after the load, as autovacuum would do, the large pgvector user gets their own graph as `doctor
+  --repair` builds it (the vector query timed on the shared graph before and on their own after;
+  `--no-tenant-index`: not built), and the plan of pgvector's vector query is recorded;
   every engine search embeds its own query with MiniLM (no query vector is precomputed).
 
 `--rest-duration S` then runs benchmarks/load_rest.py (32 clients) on each layout for S seconds.
@@ -97,27 +99,49 @@ def insert_all(mx: Any, users: dict[str, list[int]], pool: list) -> float:
     return time.perf_counter() - t0
 
 
-def analyze(mx: Any, embedder: Any) -> dict[str, Any]:
+def vector_query_ms(mx: Any, vectors: list[list[float]], k: int = 120) -> dict[str, float]:
+    """p50 / p95 of the target user's vector query alone (the store's, with its settings), ms."""
+    times = []
+    for v in vectors:
+        t0 = time.perf_counter()
+        mx.store.vectors.query("bench-target", v, k)
+        times.append(time.perf_counter() - t0)
+    return C.latency_summary(times)
+
+
+def analyze(mx: Any, embedder: Any, tenant_index: bool = True) -> dict[str, Any]:
     """VACUUM ANALYZE after the bulk load, as autovacuum does within a minute on a server after
     inserts (PostgreSQL 13 and later): without statistics the planner guesses every user small and
     scans the target user's vectors exactly, and without the visibility map the BM25 postings'
-    index-only scans read the heap. Returns the seconds it took and the plan of the target user's
-    vector query."""
+    index-only scans read the heap. On pgvector, then what `mirix doctor --repair` does for a large
+    user: build their own graph, with the vector query timed on the shared graph before and on the
+    user's own after (the search leg's 120 candidates, 40 queries). Returns the seconds each took
+    and the plan of the target user's vector query."""
     from sqlalchemy import text
 
     t0 = time.perf_counter()
     with mx.store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.execute(text("VACUUM ANALYZE"))
     out: dict[str, Any] = {"analyze_seconds": round(time.perf_counter() - t0, 1)}
+    if mx.describe()["vectors"] == "pgvector" and tenant_index:
+        probes = embedder.embed(SL.distinct_queries(40, 4242, set()))
+        shared = vector_query_ms(mx, probes)
+        t0 = time.perf_counter()
+        built = [mx.store.vectors.index_tenant(u) for u in mx.store.vectors.tenants_without_index()]
+        seconds = time.perf_counter() - t0
+        with mx.store.engine.begin() as conn:
+            conn.execute(text("ANALYZE"))
+        out["tenant_indexes"] = {"built": len(built), "seconds": round(seconds, 1),
+                                 "vector_query_shared_graph": shared, "vector_query_own_graph": vector_query_ms(mx, probes)}
     if mx.describe()["vectors"] == "pgvector":
-        from mirix_py.store.pgvectors import TABLE, vector_literal
+        from mirix_py.store.pgvectors import vector_literal
 
         q = vector_literal(embedder.embed_query("what did I do at the lake") if hasattr(embedder, "embed_query")
                            else embedder.embed(["what did I do at the lake"])[0])
         with mx.store.engine.connect() as conn:
             mx.store.vectors.apply_settings(conn)
-            plan = conn.execute(text(f"EXPLAIN SELECT memory_id, embedding <=> CAST(:q AS vector) AS d FROM {TABLE} "
-                                     "WHERE user_id = :u ORDER BY d LIMIT 30"), {"q": q, "u": "bench-target"}).scalars().all()
+            plan = conn.execute(text("EXPLAIN " + mx.store.vectors.query_sql("bench-target")),
+                                {"q": q, "u": "bench-target", "k": 120}).scalars().all()
         out["vector_plan"] = next((line.strip() for line in plan if "Scan" in line), plan[0]).split("  (")[0]
     return out
 
@@ -166,7 +190,7 @@ def run_size(n: int, args: argparse.Namespace, embedder: Any, pool: list, vector
                                       "insert_per_second": round(total / seconds)}
             print(f"  {seconds:.1f}s ({total / seconds:.0f}/s)", flush=True)
             if layout != "sqlite":
-                out["layouts"][layout].update(analyze(mx, embedder))
+                out["layouts"][layout].update(analyze(mx, embedder, tenant_index=not args.no_tenant_index))
 
         used: set[str] = set()
         queries = {m: SL.distinct_queries(args.queries + args.warmup, args.seed * 100 + k, used)
@@ -262,6 +286,8 @@ def main() -> None:
     ap.add_argument("--adds", type=int, default=100, help="inputs for the `add` throughput (0: skip)")
     ap.add_argument("--rest-duration", type=float, default=0, help="seconds of REST load per layout (0: skip)")
     ap.add_argument("--rest-clients", type=int, default=32)
+    ap.add_argument("--no-tenant-index", action="store_true",
+                    help="pgvector: leave the large user on the shared graph (no graph of their own)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--cache-dir", default=".bench-cache")
     ap.add_argument("--pg-url", default=os.environ.get("MIRIX_TEST_PG_URL"))

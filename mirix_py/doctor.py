@@ -6,11 +6,13 @@ its whole content was indexed), rows that no longer read as a record (a field re
 the row's search text after a hand edit, fields that fail validation) and vault secrets or logged
 inputs that the current key cannot decrypt, and vectors the index holds but a query with their own
 vector does not return (an approximate graph that lost a node). It also counts rows that still keep their long texts
-twice (written before rows kept each text once: `store.textrefs`); that is not a fault.
+twice (written before rows kept each text once: `store.textrefs`), and on pgvector the users large
+enough for a graph of their own who have none (`PgVectorIndex.tenants_without_index`); neither is a fault.
 
 `repair` re-embeds what is missing or stale (a user's whole collection when the model changed,
 since the dimension may differ), deletes orphan vectors, rebuilds a user's index that lost a node, re-renders stale search texts (and their
-full-text rows), rewrites old rows in the single-copy layout, and reports what cannot be fixed.
+full-text rows), rewrites old rows in the single-copy layout, builds the missing tenant graphs, and
+reports what cannot be fixed.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class DoctorReport:
     undecryptable_secrets: list[str] = field(default_factory=list)
     undecryptable_inputs: list[str] = field(default_factory=list)
     unreachable_vectors: list[str] = field(default_factory=list)  # stored, but a search never finds them
+    tenants_without_index: list[str] = field(default_factory=list)  # not a fault: `clean` ignores them
     embedder: str | None = None
     repaired: dict[str, int] = field(default_factory=dict)
 
@@ -59,7 +62,8 @@ class DoctorReport:
                 "unreadable_rows": len(self.unreadable_rows), "compactable_rows": len(self.compactable_rows),
                 "undecryptable_secrets": len(self.undecryptable_secrets),
                 "undecryptable_inputs": len(self.undecryptable_inputs),
-                "unreachable_vectors": len(self.unreachable_vectors), "repaired": self.repaired}
+                "unreachable_vectors": len(self.unreachable_vectors),
+                "tenants_without_index": len(self.tenants_without_index), "repaired": self.repaired}
 
 
 def _rows_by_user(store: MemoryStore) -> dict[str, dict[str, str | None]]:
@@ -90,6 +94,9 @@ def diagnose(store: MemoryStore) -> DoctorReport:
                     report.rows_without_vectors.append(memory_id)
                 elif model != store.embedder.name:
                     report.stale_embeddings.append(memory_id)
+    tenants = getattr(store.vectors, "tenants_without_index", None)  # pgvector only
+    if tenants is not None:
+        report.tenants_without_index = tenants()
     report.stale_texts, report.unreadable_rows, report.compactable_rows = _check_rows(store)
     with Session(store.engine) as session:
         for memory_id, secret in session.execute(select(col(MemoryRow.id), col(MemoryRow.secret))
@@ -212,6 +219,11 @@ def repair(store: MemoryStore, report: DoctorReport,
     for user_id in rebuilt:
         store.vectors.rebuild(user_id)
     repaired["indexes_rebuilt"] = len(rebuilt)
+    index_tenant = getattr(store.vectors, "index_tenant", None)
+    if index_tenant is not None:
+        for user_id in report.tenants_without_index:
+            index_tenant(user_id)
+        repaired["tenant_indexes"] = len(report.tenants_without_index)
     after = diagnose(store)
     after.repaired = repaired
     return after

@@ -425,7 +425,7 @@ class Mirix(ScreenshotsMixin):
         from mirix_py.doctor import diagnose, repair as do_repair
 
         report = diagnose(self.store)
-        if repair and (not report.clean or report.compactable_rows):
+        if repair and (not report.clean or report.compactable_rows or report.tenants_without_index):
             report = do_repair(self.store, report, progress) if progress else do_repair(self.store, report)
         return report
 

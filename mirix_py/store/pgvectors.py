@@ -8,12 +8,19 @@ The column gets the embedder's dimension on first use (`ensure`), with an HNSW i
 distance. Searches are scoped by user with a plain WHERE clause: PostgreSQL scans a tenant exactly
 through the B-tree on (user_id, memory_type) while that is cheaper, and uses the graph for large
 tenants, where pgvector 0.8's iterative index scan (`hnsw.iterative_scan`) keeps walking until
-enough rows pass the filter (recall measured in benchmarks/tenant_recall.py).
+enough rows pass the filter (recall measured in benchmarks/tenant_recall.py). A user with
+`TENANT_INDEX_MIN` vectors or more can have a graph of their own (`index_tenant`, built by `mirix
+doctor --repair`): a partial HNSW index on `user_id = '<user>'` over the vectors in half precision
+(`embedding::halfvec`). Their queries order by that expression, which the shared graph cannot serve,
+so the planner walks their own graph instead of filtering the shared one (a plain partial index it
+passed over for a user of half the rows); the candidates are then ranked by the exact distance.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import time
 from typing import TYPE_CHECKING, Sequence
 
 from sqlalchemy import bindparam, text
@@ -29,6 +36,10 @@ log = logging.getLogger("mirix_py.store")
 
 TABLE = "memory_vector"
 HNSW_INDEX = "ix_memory_vector_hnsw"
+TENANT_INDEX_PREFIX = "ix_memory_vector_t_"
+TENANT_INDEX_MIN = 20_000  # vectors a user holds before a graph of their own pays (benchmarks/README.md, layouts)
+TENANT_BUILD_MEMORY = "512MB"  # maintenance_work_mem while a tenant's graph is built: 100k x 384-d fits
+TENANT_CACHE_S = 30.0  # which users have a graph of their own, as this process last read it
 # Set once per pooled connection (`apply_settings`). Iterative scans may return rows slightly out of order
 # (`relaxed_order`); `query` re-sorts them. Measured at 100k vectors and 111 tenants
 # (benchmarks/results/tenant_recall.json): the planner scans a tenant of up to 20% of the rows
@@ -79,6 +90,17 @@ def create_table(conn: Connection) -> None:
     conn.execute(text(f"CREATE INDEX IF NOT EXISTS ix_memory_vector_user_type ON {TABLE} (user_id, memory_type)"))
 
 
+def tenant_index_name(user_id: str) -> str:
+    return TENANT_INDEX_PREFIX + hashlib.sha1(user_id.encode()).hexdigest()[:24]
+
+
+def sql_literal(value: str) -> str:
+    """A string as an SQL literal, for DDL that takes no parameters (an index predicate)."""
+    if "\x00" in value:
+        raise ValueError("a NUL character cannot be stored in PostgreSQL text")
+    return "'" + value.replace("'", "''") + "'"
+
+
 def column_dimension(conn: Connection) -> int | None:
     """The embedding column's fixed dimension, None while it has none."""
     typmod = conn.execute(text(
@@ -99,6 +121,7 @@ class PgVectorIndex:
         self.engine = engine
         self.settings = dict(QUERY_SETTINGS if settings is None else settings)
         self.dimension: int | None = None
+        self._graphs: tuple[float, frozenset[str]] = (-TENANT_CACHE_S, frozenset())
         with engine.begin() as conn:
             if not has_extension(conn):
                 try:
@@ -125,6 +148,8 @@ class PgVectorIndex:
                 if current is not None:
                     log.warning("embedder dimension changed (%s -> %s): dropping the old vectors", current, dim)
                 conn.execute(text(f"DROP INDEX IF EXISTS {HNSW_INDEX}"))
+                for name in self._tenant_indexes(conn):  # cast to the old dimension: they cannot stay
+                    conn.execute(text(f"DROP INDEX IF EXISTS {name}"))
                 if current is not None:
                     conn.execute(text(f"DELETE FROM {TABLE}"))
                 else:
@@ -163,23 +188,30 @@ class PgVectorIndex:
 
     # ------------------------------------------------------------ reads
 
+    def query_sql(self, user_id: str, memory_types: Sequence[str] | None = None) -> str:
+        """The SQL of `query` for this user (parameters :u, :q, :k and, with types, :types): ordered
+        by the expression of the user's own graph when they have one."""
+        where = "user_id = :u" + (" AND memory_type IN :types" if memory_types else "")
+        order = "d"
+        if self.dimension is not None and tenant_index_name(user_id) in self._tenant_graphs():
+            half = f"halfvec({int(self.dimension)})"
+            order = f"CAST(embedding AS {half}) <=> CAST(:q AS {half})"
+        return (f"SELECT memory_id, embedding <=> CAST(:q AS vector) AS d FROM {TABLE} "
+                f"WHERE {where} ORDER BY {order} LIMIT :k")
+
     def query(self, user_id: str, embedding: list[float], k: int,
               memory_types: Sequence[str] | None = None) -> list[tuple[str, float]]:
         """(id, cosine similarity) best first, among this user's vectors (of these types)."""
-        where = "user_id = :u"
         params: dict[str, object] = {"u": user_id, "q": vector_literal(embedding), "k": int(k)}
-        stmt = None
+        stmt = text(self.query_sql(user_id, memory_types))
         if memory_types:
-            where += " AND memory_type IN :types"
             params["types"] = sorted(set(memory_types))
-        stmt = text(f"SELECT memory_id, embedding <=> CAST(:q AS vector) AS d FROM {TABLE} "
-                    f"WHERE {where} ORDER BY d LIMIT :k")
-        if memory_types:
             stmt = stmt.bindparams(bindparam("types", expanding=True))
         with self.engine.connect() as conn:
             self.apply_settings(conn)
             rows = conn.execute(stmt, params).all()
-        rows = sorted(rows, key=lambda r: (r[1], r[0]))  # relaxed_order scans may return near-ties unordered
+        # relaxed_order scans may return near-ties unordered; a user's own graph ranks in half precision
+        rows = sorted(rows, key=lambda r: (r[1], r[0]))
         return [(memory_id, 1.0 - float(d)) for memory_id, d in rows]
 
     def apply_settings(self, conn: Connection) -> None:
@@ -237,11 +269,60 @@ class PgVectorIndex:
                                [sorted(r[2] or []) for r in rows])
 
     def rebuild(self, user_id: str) -> int:
-        """Rebuild the HNSW index (it holds every user's vectors); returns this user's count."""
+        """Rebuild the HNSW index (it holds every user's vectors) and the user's own graph if they
+        have one; returns this user's count."""
         with self.engine.connect() as conn:
             conn.execute(text(f"REINDEX INDEX {HNSW_INDEX}"))
+            if tenant_index_name(user_id) in self._tenant_indexes(conn):
+                conn.execute(text(f"REINDEX INDEX {tenant_index_name(user_id)}"))
             conn.commit()
         return self.count(user_id)
+
+    # ------------------------------------------------------------ tenants
+
+    @staticmethod
+    def _tenant_indexes(conn: Connection) -> set[str]:
+        return set(conn.execute(text(
+            "SELECT indexname FROM pg_indexes WHERE tablename = :t AND schemaname = current_schema() "
+            "AND indexname LIKE :p"), {"t": TABLE, "p": TENANT_INDEX_PREFIX + "%"}).scalars())
+
+    def tenants_without_index(self, min_vectors: int | None = None) -> list[str]:
+        """Users holding at least `min_vectors` (`TENANT_INDEX_MIN`) vectors and no graph of their own."""
+        min_vectors = TENANT_INDEX_MIN if min_vectors is None else min_vectors
+        with self.engine.connect() as conn:
+            big = conn.execute(text(f"SELECT user_id FROM {TABLE} GROUP BY user_id HAVING count(*) >= :m "
+                                    "ORDER BY user_id"), {"m": int(min_vectors)}).scalars().all()
+            have = self._tenant_indexes(conn)
+        return [u for u in big if tenant_index_name(u) not in have]
+
+    def _tenant_graphs(self) -> frozenset[str]:
+        """Names of the users' own graphs, read again every TENANT_CACHE_S (a graph built or dropped
+        by another process is seen by then; until then a query is still right, only slower)."""
+        now = time.monotonic()
+        if now - self._graphs[0] >= TENANT_CACHE_S:
+            with self.engine.connect() as conn:
+                self._graphs = (now, frozenset(self._tenant_indexes(conn)))
+        return self._graphs[1]
+
+    def index_tenant(self, user_id: str) -> str:
+        """Build the user's own HNSW graph (a partial index in half precision), without blocking
+        writes; returns its name."""
+        if self.dimension is None:
+            raise PgVectorUnavailable("the vector column has no dimension yet: nothing has been embedded")
+        name = tenant_index_name(user_id)
+        half = f"halfvec({int(self.dimension)})"
+        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.execute(text(f"SET maintenance_work_mem = '{TENANT_BUILD_MEMORY}'"))
+            # a build cut short leaves an invalid index that IF NOT EXISTS would keep
+            conn.execute(text("DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                              "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() "
+                              f"AND c.relname = '{name}' AND NOT i.indisvalid) THEN DROP INDEX {name}; END IF; END $$"))
+            conn.execute(text(f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {TABLE} "
+                              f"USING hnsw ((CAST(embedding AS {half})) halfvec_cosine_ops) "
+                              f"WHERE user_id = {sql_literal(user_id)}"))
+            conn.execute(text("RESET maintenance_work_mem"))
+        self._graphs = (-TENANT_CACHE_S, frozenset())
+        return name
 
     def drop_user(self, user_id: str) -> None:
         with self.engine.begin() as conn:
@@ -249,6 +330,8 @@ class PgVectorIndex:
 
     def drop_user_in(self, conn: Connection, user_id: str) -> None:
         conn.execute(text(f"DELETE FROM {TABLE} WHERE user_id = :u"), {"u": user_id})
+        conn.execute(text(f"DROP INDEX IF EXISTS {tenant_index_name(user_id)}"))
+        self._graphs = (-TENANT_CACHE_S, frozenset())
 
 
 if TYPE_CHECKING:  # mypy checks that this index keeps what `in_transaction` promises
