@@ -188,14 +188,18 @@ class PgVectorIndex:
 
     # ------------------------------------------------------------ reads
 
+    def _order(self, user_id: str, column: str, query: str) -> str | None:
+        """The ORDER BY expression of the user's own graph (half precision), None without one."""
+        if self.dimension is None or tenant_index_name(user_id) not in self._tenant_graphs():
+            return None
+        half = f"halfvec({int(self.dimension)})"
+        return f"CAST({column} AS {half}) <=> CAST({query} AS {half})"
+
     def query_sql(self, user_id: str, memory_types: Sequence[str] | None = None) -> str:
         """The SQL of `query` for this user (parameters :u, :q, :k and, with types, :types): ordered
         by the expression of the user's own graph when they have one."""
         where = "user_id = :u" + (" AND memory_type IN :types" if memory_types else "")
-        order = "d"
-        if self.dimension is not None and tenant_index_name(user_id) in self._tenant_graphs():
-            half = f"halfvec({int(self.dimension)})"
-            order = f"CAST(embedding AS {half}) <=> CAST(:q AS {half})"
+        order = self._order(user_id, "embedding", "CAST(:q AS vector)") or "d"
         return (f"SELECT memory_id, embedding <=> CAST(:q AS vector) AS d FROM {TABLE} "
                 f"WHERE {where} ORDER BY {order} LIMIT :k")
 
@@ -255,15 +259,16 @@ class PgVectorIndex:
             return {m: parse_vector(v) for m, v in rows}
 
     def unreachable(self, user_id: str, k: int = 10) -> list[str]:
-        """Ids that a query with their own stored vector (through the HNSW index, with the query
-        settings) does not return; see `lost_in_results` for ties."""
+        """Ids that a query with their own stored vector (through the HNSW index the user's queries
+        walk, with the query settings) does not return; see `lost_in_results` for ties."""
+        order = self._order(user_id, "w.embedding", "v.embedding") or "d"
         with self.engine.connect() as conn:
             self.apply_settings(conn)
             rows = conn.execute(text(f"""
                 SELECT v.memory_id, top.ids, top.ds FROM {TABLE} v CROSS JOIN LATERAL (
                     SELECT array_agg(n.memory_id) AS ids, array_agg(n.d) AS ds FROM (
                         SELECT w.memory_id, w.embedding <=> v.embedding AS d FROM {TABLE} w
-                        WHERE w.user_id = :u ORDER BY d LIMIT :k) n) top
+                        WHERE w.user_id = :u ORDER BY {order} LIMIT :k) n) top
                 WHERE v.user_id = :u"""), {"u": user_id, "k": int(k)}).all()
         return lost_in_results([r[0] for r in rows], [r[1] or [] for r in rows],
                                [sorted(r[2] or []) for r in rows])

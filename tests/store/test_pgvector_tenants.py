@@ -68,6 +68,8 @@ def test_doctor_builds_the_graph_of_a_large_user_only(mx):
     assert after.repaired["tenant_indexes"] == 1 and after.tenants_without_index == []
     assert tenant_index_name(BIG) in _indexes(mx) and tenant_index_name(SMALL) not in _indexes(mx)
     assert mx.store.vectors.index_tenant(BIG) == tenant_index_name(BIG)  # building again changes nothing
+    assert mx.store.vectors.unreachable(BIG) == []  # checked through the graph the user's queries walk
+    assert mx.doctor().clean
 
 
 def test_a_query_through_the_users_own_graph_finds_the_exact_neighbours(mx):
