@@ -345,11 +345,11 @@ class PostgresFullText:
     K1 = 1.2
     B = 0.75
     STATS_TTL_S = STATS_TTL_S
-    KEYS_CACHED = 50_000  # (user, key) document frequencies kept before expired ones are dropped
+    KEYS_CACHED = 50_000  # a user's key counts kept before their expired ones are dropped
 
     def __init__(self) -> None:
         self._stats: dict[str, tuple[float, int, float]] = {}
-        self._df: dict[tuple[str, int], tuple[float, int]] = {}
+        self._df: dict[str, dict[int, tuple[float, int]]] = {}  # user -> key -> (when counted, count)
 
     def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str, str]]) -> None:
         for _, user_id, _, _ in rows:  # the triggers write the postings; the counts change
@@ -372,8 +372,7 @@ class PostgresFullText:
     def forget(self, user_id: str) -> None:
         """Drop this process's cached counts of a user (after a write)."""
         self._stats.pop(user_id, None)
-        if any(key[0] == user_id for key in self._df):
-            self._df = {key: v for key, v in self._df.items() if key[0] != user_id}
+        self._df.pop(user_id, None)
 
     def _user_stats(self, conn: Connection, user_id: str) -> tuple[int, float]:
         cached = self._stats.get(user_id)
@@ -408,10 +407,11 @@ class PostgresFullText:
         from mirix_py.store.pg_postings import TABLE
 
         now = time.monotonic()
+        known = self._df.setdefault(user_id, {})
         out: dict[int, int] = {}
         missing = []
         for key in keys:
-            cached = self._df.get((user_id, key))
+            cached = known.get(key)
             if cached and now - cached[0] < self.STATS_TTL_S:
                 out[key] = cached[1]
             else:
@@ -420,11 +420,11 @@ class PostgresFullText:
             counted: dict[int, int] = dict(conn.execute(sql(
                 f"SELECT key, count(*) FROM {TABLE} WHERE key = ANY(CAST(:keys AS bigint[])) GROUP BY key"),
                 {"keys": missing}).all())
-            if len(self._df) > self.KEYS_CACHED:  # entries past their time go, so it cannot grow without end
-                self._df = {k: v for k, v in self._df.items() if now - v[0] < self.STATS_TTL_S}
+            if len(known) > self.KEYS_CACHED:  # entries past their time go, so it cannot grow without end
+                known = self._df[user_id] = {k: v for k, v in known.items() if now - v[0] < self.STATS_TTL_S}
             for key in missing:
                 out[key] = int(counted.get(key, 0))
-                self._df[(user_id, key)] = (now, out[key])
+                known[key] = (now, out[key])
         return out
 
     def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
