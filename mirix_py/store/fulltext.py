@@ -23,6 +23,9 @@ from typing import Iterable, Protocol, Sequence
 from sqlalchemy import text as sql
 from sqlalchemy.engine import Connection, Engine
 
+from mirix_py.records import MemoryType
+from mirix_py.store import pg_postings
+from mirix_py.store.pg_postings import doc_sql, key_sql
 from mirix_py.text import STOPWORDS
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
@@ -356,8 +359,6 @@ class PostgresFullText:
             self.forget(user_id)
 
     def rebuild(self, conn: Connection) -> int:
-        from mirix_py.store import pg_postings
-
         self._stats.clear()
         self._df.clear()
         return pg_postings.rebuild(conn)
@@ -388,9 +389,6 @@ class PostgresFullText:
     def _keys(self, conn: Connection, query: str, filters: Filters) -> tuple[list[int], list[int], int]:
         """The posting keys of the query's lexemes in the types searched, each with the index of
         its lexeme, and how many lexemes there are."""
-        from mirix_py.records import MemoryType
-        from mirix_py.store.pg_postings import key_sql
-
         terms = query_terms(query)
         if not terms:
             return [], [], 0
@@ -404,8 +402,6 @@ class PostgresFullText:
 
     def _key_df(self, conn: Connection, user_id: str, keys: Sequence[int]) -> dict[int, int]:
         """How many of the user's memories each posting key holds (cached)."""
-        from mirix_py.store.pg_postings import TABLE
-
         now = time.monotonic()
         known = self._df.setdefault(user_id, {})
         out: dict[int, int] = {}
@@ -418,7 +414,7 @@ class PostgresFullText:
                 missing.append(key)
         if missing:
             counted: dict[int, int] = dict(conn.execute(sql(
-                f"SELECT key, count(*) FROM {TABLE} WHERE key = ANY(CAST(:keys AS bigint[])) GROUP BY key"),
+                f"SELECT key, count(*) FROM {pg_postings.TABLE} WHERE key = ANY(CAST(:keys AS bigint[])) GROUP BY key"),
                 {"keys": missing}).all())
             if len(known) > self.KEYS_CACHED:  # entries past their time go, so it cannot grow without end
                 known = self._df[user_id] = {k: v for k, v in known.items() if now - v[0] < self.STATS_TTL_S}
@@ -428,8 +424,6 @@ class PostgresFullText:
         return out
 
     def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
-        from mirix_py.store.pg_postings import TABLE, doc_sql
-
         keys, lexeme_of, n_lexemes = self._keys(conn, query, filters)
         if not keys:
             return []
@@ -447,7 +441,7 @@ class PostgresFullText:
             params.update({"lexeme": lexeme_of, "n": n, "k1p": self.K1 + 1})
             weighed = (
                 f"p AS MATERIALIZED (SELECT w.lexeme, p.doc, p.tf, p.dl FROM unnest(CAST(:keys AS bigint[]), "
-                f"  CAST(:lexeme AS int[])) AS w(key, lexeme) JOIN {TABLE} p ON p.key = w.key "
+                f"  CAST(:lexeme AS int[])) AS w(key, lexeme) JOIN {pg_postings.TABLE} p ON p.key = w.key "
                 f"  WHERE {' AND '.join(window)}), "
                 "df AS (SELECT lexeme, CAST(:k1p AS float8) * ln(1 + (CAST(:n AS float8) - count(*) + 0.5) "
                 "  / (count(*) + 0.5)) AS idf FROM p GROUP BY lexeme), "
@@ -460,7 +454,7 @@ class PostgresFullText:
             params["idf"] = [(self.K1 + 1) * bm25_idf(n, df[lexeme]) for lexeme in lexeme_of]
             weighed = (
                 f"scored AS (SELECT p.doc, w.idf, p.tf, p.dl FROM unnest(CAST(:keys AS bigint[]), "
-                f"  CAST(:idf AS float8[])) AS w(key, idf) JOIN {TABLE} p ON p.key = w.key), ")
+                f"  CAST(:idf AS float8[])) AS w(key, idf) JOIN {pg_postings.TABLE} p ON p.key = w.key), ")
         rows = conn.execute(sql(
             "WITH " + weighed +
             "top AS (SELECT doc, sum(idf * tf / (tf + CAST(:c1 AS float8) + CAST(:c2 AS float8) * dl)) AS s "

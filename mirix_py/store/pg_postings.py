@@ -46,10 +46,11 @@ def _delete_postings_of(rows: str, where: str = "TRUE") -> str:
             "WHERE p.key = x.key AND p.doc = x.doc")
 
 
-# What an update must change for a memory's postings to change.
-_SAME = ("n.id = r.id AND n.user_id = r.user_id AND n.memory_type = r.memory_type AND n.tsv = r.tsv "
-         "AND n.occurred_at IS NOT DISTINCT FROM r.occurred_at")
-_SAME_OLD = _SAME.replace("n.", "o.")
+def _unchanged(other: str) -> str:
+    """Row `other` is row r as far as its postings go: an update must change one of these."""
+    return (f"{other}.id = r.id AND {other}.user_id = r.user_id AND {other}.memory_type = r.memory_type "
+            f"AND {other}.tsv = r.tsv AND {other}.occurred_at IS NOT DISTINCT FROM r.occurred_at")
+
 
 # Statement-level triggers with transition tables: a bulk write (a user deleted, a restore) is one
 # join, not a trigger call per row.
@@ -58,9 +59,9 @@ TRIGGERS = {
                f"INSERT INTO {TABLE} (key, doc, tf, dl, occurred_at) {_postings_of('new_rows')};"),
     "delete": ("REFERENCING OLD TABLE AS old_rows", _delete_postings_of("old_rows") + ";"),
     "update": ("REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows",
-               _delete_postings_of("old_rows", f"NOT EXISTS (SELECT 1 FROM new_rows n WHERE {_SAME})") + ";\n"
+               _delete_postings_of("old_rows", f"NOT EXISTS (SELECT 1 FROM new_rows n WHERE {_unchanged('n')})") + ";\n"
                f"INSERT INTO {TABLE} (key, doc, tf, dl, occurred_at) {_postings_of('new_rows')} "
-               f"WHERE NOT EXISTS (SELECT 1 FROM old_rows o WHERE {_SAME_OLD});"),
+               f"WHERE NOT EXISTS (SELECT 1 FROM old_rows o WHERE {_unchanged('o')});"),
 }
 
 
