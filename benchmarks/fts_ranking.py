@@ -47,7 +47,7 @@ def build(path: Path, n: int, others: int, seed: int) -> dict[str, int]:
     fts = SQLiteFullText()
     with engine.begin() as conn:
         conn.execute(text("CREATE VIRTUAL TABLE memory_fts USING fts5("
-                          "text, ukey, mtype, memory_id UNINDEXED, tokenize='porter unicode61')"))
+                          "text, near, ukey, mtype, memory_id UNINDEXED, tokenize='porter unicode61')"))
         conn.execute(text("CREATE TABLE memory (id TEXT PRIMARY KEY, user_id TEXT, memory_type TEXT, "
                           "occurred_at TEXT, text TEXT)"))
         for user, picks in users.items():

@@ -161,8 +161,9 @@ def _rerender_texts(store: MemoryStore, memory_ids: list[str]) -> int:
             session.flush()
             store.fulltext.upsert(session.connection(), [(r.id, r.user_id, r.memory_type, r.text) for r in rows])
             for user_id in {r.user_id for r in rows}:  # the sessions these episodes are part of
-                store.sessions.refresh(session.connection(), user_id,
-                                       {r.input_id for r in rows if r.user_id == user_id and r.input_id})
+                inputs = {r.input_id for r in rows if r.user_id == user_id and r.input_id}
+                store.fulltext.refresh_near(session.connection(), user_id, inputs)
+                store.sessions.refresh(session.connection(), user_id, inputs)
             session.commit()
         done += len(rows)
     return done

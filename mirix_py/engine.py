@@ -471,8 +471,8 @@ class Mirix(ScreenshotsMixin):
         try:
             restore(engine, src, vault_key)
             with engine.begin() as conn:
-                fulltext_for(engine).rebuild(conn)
-                sessions_for(engine).rebuild(conn)  # also sets `input_id` on rows of older backups
+                sessions_for(engine).rebuild(conn)  # also sets `input_id` on rows of older backups,
+                fulltext_for(engine).rebuild(conn)  # which the neighbours' words are found by
         finally:
             engine.dispose()
         if not key_file.exists():

@@ -139,8 +139,9 @@ def scan(store: MemoryStore, guard: SecretGuard, data_dir: Path | None) -> Secre
                 report.payload_secrets += 1
         if store.engine.dialect.name == "sqlite":
             every = Known(ids={v: "" for k in knowns.values() for v in k.ids})
-            for rowid, memory_id, text in session.execute(sql("SELECT rowid, memory_id, text FROM memory_fts")):
+            for rowid, memory_id, text, near in session.execute(sql("SELECT rowid, memory_id, text, near FROM memory_fts")):
                 note("memory_fts.text", f"{rowid} ({memory_id})", None, text or "", every)
+                note("memory_fts.near", f"{rowid} ({memory_id})", None, near or "", every)
         every = Known(ids={v: "" for k in knowns.values() for v in k.ids})
         for input_id, text in session.execute(sql("SELECT input_id, text FROM memory_session")):
             note("memory_session.text", input_id, None, text or "", every)

@@ -4,7 +4,10 @@ SQLite: an FTS5 table ranked by its `bm25()`, scoped to a user by rowid: each us
 rowid range of their own (`user_rowid_range`), so a query seeks the terms' postings into that range
 and scores only that user's matches (matching a per-user token instead made bm25() walk all of the
 user's postings for its statistics: ~6 ms at 100k memories). The per-user token column stays, for
-the rare users whose ranges coincide. PostgreSQL: the lexemes of a generated `tsvector` column as
+the rare users whose ranges coincide. An episode's row also holds, in a column of its own weighed at
+NEAR_WEIGHT, the words of the turns said just before and after it in the same input (`near_texts`):
+a reply that answers a question often shares no word with a later question about it, while its
+neighbours do. PostgreSQL: the lexemes of a generated `tsvector` column as
 postings in a table of their own (`store.pg_postings`), and Okapi BM25 summed over them in SQL
 (MIRIX ranks with `ts_rank`, which is not BM25).
 """
@@ -27,6 +30,8 @@ from mirix_py.records import MemoryType
 from mirix_py.store import pg_postings
 from mirix_py.store.pg_postings import doc_sql, key_sql
 from mirix_py.text import STOPWORDS
+
+EPISODIC = MemoryType.episodic.value
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -104,6 +109,30 @@ TIE_ORDER_SQLITE = "m.occurred_at IS NULL, m.occurred_at, m.text"
 TIE_ORDER_POSTGRES = 'm.occurred_at ASC NULLS LAST, m.text COLLATE "C"'
 TIES_WITHIN = 32  # a group tied at the cut is looked for among the best this many times k
 
+# The turns before and after an episode whose words its full-text row also holds, and their weight in
+# bm25(). Replayed on the LoCoMo dev split (750 words, context 3; `benchmarks/locomo_near.py`): windows
+# of 1-3 turns a side at weights 0.2-0.7 all gained (0.808 -> 0.827-0.852 evidence recall), the turns
+# before more than those after; leave-one-conversation-out over that grid picked 3 before, 2 after at
+# 0.5 for most held-out conversations, and each held-out conversation gained.
+NEAR_BEFORE = 3
+NEAR_AFTER = 2
+NEAR_WEIGHT = 0.5
+_HEADER = re.compile(r"^\[[^\]]*\]\s*")  # an episode's "[8 May 2023, 13:56] " (`EpisodicMemory.search_text`)
+
+
+def said_part(text: str) -> str:
+    """An episode's search text without its date header: what its neighbours' rows take from it."""
+    return _HEADER.sub("", text, count=1)
+
+
+def near_texts(turns: Sequence[tuple[str, str]], before: int = NEAR_BEFORE, after: int = NEAR_AFTER) -> dict[str, str]:
+    """(memory id, search text) of one input's episodes in the order said -> each id's neighbours'
+    words: the `before` turns before it and the `after` turns after it, without their date headers."""
+    said = [said_part(text) for _, text in turns]
+    return {memory_id: " ".join(said[max(0, n - before):n] + said[n + 1:n + 1 + after])
+            for n, (memory_id, _) in enumerate(turns)}
+
+
 STATS_TTL_S = 30.0  # a user's counts are cached this long
 PARALLEL_MIN_DOCS = 20_000  # SQLite: a user this large is searched in two parts side by side
 
@@ -123,6 +152,11 @@ class FullTextIndex(Protocol):
     def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str, str]]) -> None: ...
     def delete(self, conn: Connection, items: Iterable[tuple[str, str]]) -> None: ...  # (user_id, memory_id)
     def delete_user(self, conn: Connection, user_id: str) -> None: ...
+
+    def refresh_near(self, conn: Connection, user_id: str, input_ids: Iterable[str]) -> None:
+        """Index again the neighbours' words of these inputs' episodes (after their rows changed)."""
+        ...
+
     def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
         """The best `k` (memory id, score), best first, equal scores in the tie order above
         (equal BM25 scores are common: same words, same length)."""
@@ -142,6 +176,10 @@ class FullTextIndex(Protocol):
 
 def type_token(memory_type: str) -> str:
     return "t" + memory_type.replace("_", "")
+
+
+# FTS5's bm25() with a weight per column: text, near (the neighbours' words), ukey, mtype, memory_id.
+BM25_SQLITE = f"bm25(memory_fts, 1.0, {NEAR_WEIGHT}, 0.0, 0.0, 0.0)"
 
 
 class SQLiteFullText:
@@ -184,13 +222,47 @@ class SQLiteFullText:
                 return rowid
         raise RuntimeError(f"full-text slots {home}..{home + PROBE_SLOTS - 1} are all taken")  # ~never: 2^32 per user
 
-    def rebuild(self, conn: Connection) -> int:
-        """Index every memory row again (after a restore or a migration)."""
+    def rebuild(self, conn: Connection, *, near: bool = True) -> int:
+        """Index every memory row again (after a restore or a migration). `near`: also the
+        neighbours' words, from `memory.input_id` (migrations from before that column pass False)."""
         conn.execute(sql("DELETE FROM memory_fts"))
         rows = conn.execute(sql("SELECT id, user_id, memory_type, text FROM memory")).all()
         if rows:
             self.upsert(conn, [(r[0], r[1], r[2], r[3]) for r in rows])
+        if near:
+            by_user: dict[str, list[str]] = {}
+            for user_id, input_id in conn.execute(sql(
+                    "SELECT DISTINCT user_id, input_id FROM memory WHERE input_id IS NOT NULL AND memory_type = :t"),
+                    {"t": EPISODIC}).all():
+                by_user.setdefault(user_id, []).append(input_id)
+            for user_id, input_ids in by_user.items():
+                self.refresh_near(conn, user_id, input_ids)
         return len(rows)
+
+    def refresh_near(self, conn: Connection, user_id: str, input_ids: Iterable[str]) -> None:
+        """Write the neighbours' words of every episode of these inputs whose row holds other ones.
+        An input's episodes are read in the order `sessions.session_texts` joins them."""
+        wanted = sorted(set(input_ids))
+        if not wanted:
+            return
+        names = ", ".join(f":i{n}" for n in range(len(wanted)))
+        turns: dict[str, list[tuple[str, str]]] = {}
+        for memory_id, input_id, text in conn.execute(sql(
+                f"SELECT id, input_id, text FROM memory WHERE user_id = :u AND memory_type = :t AND input_id IN ({names}) "
+                "ORDER BY input_id, occurred_at, created_at, id"),
+                {"u": user_id, "t": EPISODIC, **{f"i{n}": v for n, v in enumerate(wanted)}}).all():
+            turns.setdefault(input_id, []).append((memory_id, text or ""))
+        changed = []
+        for said in turns.values():
+            for memory_id, near in near_texts(said).items():
+                home = fts_rowid(user_id, memory_id)
+                row = conn.execute(sql("SELECT rowid, near FROM memory_fts WHERE rowid BETWEEN :lo AND :hi "
+                                       "AND memory_id = :id"),
+                                   {"lo": home, "hi": home + PROBE_SLOTS - 1, "id": memory_id}).first()
+                if row is not None and (row[1] or "") != near:
+                    changed.append({"r": int(row[0]), "n": near})
+        if changed:
+            conn.execute(sql("UPDATE memory_fts SET near = :n WHERE rowid = :r"), changed)
 
     def delete(self, conn: Connection, items: Iterable[tuple[str, str]]) -> None:
         """items: (user_id, memory_id)"""
@@ -264,7 +336,7 @@ class SQLiteFullText:
     # asking again with a larger LIMIT scored every match again each time, and settling it in Python
     # read each tied memory's time and text in a query of its own (benchmarks/README.md, "Ties at
     # the cut"). `foreign_rows` counts rows of another user whose range coincides with this user's.
-    _TOP = ("WITH r AS MATERIALIZED (SELECT rowid AS id, bm25(memory_fts, 1.0, 0.0, 0.0, 0.0) AS s FROM memory_fts "
+    _TOP = ("WITH r AS MATERIALIZED (SELECT rowid AS id, " + BM25_SQLITE + " AS s FROM memory_fts "
             "WHERE memory_fts MATCH :match AND rowid BETWEEN :lo AND :hi ORDER BY s LIMIT :wide), "
             "c AS (SELECT id, s FROM r WHERE s <= coalesce((SELECT s FROM r ORDER BY s LIMIT 1 OFFSET :kth), 1e308)) "
             "SELECT f.memory_id, c.s, sum(f.ukey != :token) OVER () AS foreign_rows, m.occurred_at, m.text "
@@ -309,7 +381,7 @@ class SQLiteFullText:
     def _ranked_in_time(self, conn: Connection, match: str, filters: Filters, k: int) -> list[tuple[str, float]]:
         clauses, params = self._time_params(filters)
         rows = conn.execute(
-            sql("SELECT m.id, bm25(memory_fts, 1.0, 0.0, 0.0, 0.0) AS s FROM memory_fts "
+            sql(f"SELECT m.id, {BM25_SQLITE} AS s FROM memory_fts "
                 "JOIN memory m ON m.id = memory_fts.memory_id "
                 f"WHERE memory_fts MATCH :match AND {' AND '.join(clauses)} ORDER BY s, {TIE_ORDER_SQLITE}, m.id LIMIT :k"),
             {**params, "match": f'ukey : "{user_token(filters.user_id)}" AND {match}', "k": k}).all()
@@ -369,6 +441,11 @@ class PostgresFullText:
 
     def delete_user(self, conn: Connection, user_id: str) -> None:
         self.forget(user_id)  # the postings go with the user's memory rows (triggers)
+
+    def refresh_near(self, conn: Connection, user_id: str, input_ids: Iterable[str]) -> None:
+        """Nothing yet: PostgreSQL's postings hold an episode's own words only (its BM25 does not
+        index the neighbours' words that SQLite's does)."""
+        return None
 
     def forget(self, user_id: str) -> None:
         """Drop this process's cached counts of a user (after a write)."""

@@ -197,9 +197,10 @@ class MemoryStore:
                     actor=actor, input_id=input_id, created_at=utcnow(),
                 ))
             write_pending()
-            self.sessions.refresh(conn, user_id, {
-                i for p in plans for m in (p.before, p.after) if m is not None
-                for i in [input_of(m.memory_type.value, m.source_ids)] if i})
+            touched = {i for p in plans for m in (p.before, p.after) if m is not None
+                       for i in [input_of(m.memory_type.value, m.source_ids)] if i}
+            self.fulltext.refresh_near(conn, user_id, touched)
+            self.sessions.refresh(conn, user_id, touched)
             for row in session.execute(select(InputRow).where(col(InputRow.id).in_(list(ledger)))).scalars():
                 row.done_actors = sorted({*(row.done_actors or []), actor})
             if in_transaction(self.vectors):

@@ -159,3 +159,16 @@ def test_fts_ranking(tmp_path):
     assert list(result["results"]) == ["stdlib", "pysqlite3", "pysqlite3, 2 parts"]
     assert all(r["n"] == 5 and finite(r["p95_ms"]) for r in result["results"].values())
     assert result["memories"]["bench-target"] == 300
+
+
+def test_locomo_near(tmp_path):
+    out = tmp_path / "near.json"
+    stdout = run_benchmark("locomo_near.py", str(MINI), "--cache-dir", str(tmp_path / "a"), "--grid", "small",
+                           "--out", str(out), tmp_path=tmp_path)
+    assert "leave one conversation out" in stdout
+    result = json.loads(out.read_text())
+    assert result["benchmark"] == "locomo_near"
+    assert set(result["variants"]) == {"no neighbours", "before 3 after 2 w=0.5"}
+    for variant in result["variants"].values():
+        assert finite(variant["evidence_recall"]) and set(variant["per_conversation"]) == {"mini-1", "mini-2"}
+    assert [f["held_out"] for f in result["leave_one_conversation_out"]] == ["mini-1", "mini-2"]

@@ -13,8 +13,9 @@ def fts_conn(tmp_path):
     engine = create_engine(f"sqlite:///{tmp_path / 'fts.db'}")
     with engine.begin() as c:
         c.execute(text("CREATE VIRTUAL TABLE memory_fts USING fts5("
-                       "text, ukey, mtype, memory_id UNINDEXED, tokenize='porter unicode61')"))
-        c.execute(text("CREATE TABLE memory (id TEXT PRIMARY KEY, user_id TEXT, memory_type TEXT, occurred_at TEXT, text TEXT)"))
+                       "text, near, ukey, mtype, memory_id UNINDEXED, tokenize='porter unicode61')"))
+        c.execute(text("CREATE TABLE memory (id TEXT PRIMARY KEY, user_id TEXT, memory_type TEXT, occurred_at TEXT, "
+                       "created_at TEXT, text TEXT, input_id TEXT)"))
     with engine.begin() as c:
         yield c
     engine.dispose()

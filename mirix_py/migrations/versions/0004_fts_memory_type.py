@@ -20,7 +20,7 @@ def upgrade() -> None:
     op.execute("DROP TABLE IF EXISTS memory_fts")
     op.execute("CREATE VIRTUAL TABLE memory_fts USING fts5("
                "text, ukey, mtype, memory_id UNINDEXED, tokenize='porter unicode61')")
-    SQLiteFullText().rebuild(op.get_bind())
+    SQLiteFullText().rebuild(op.get_bind(), near=False)  # no `near` column yet
 
 
 def downgrade() -> None:

@@ -18,7 +18,7 @@ def upgrade() -> None:
         return
     from mirix_py.store.fulltext import SQLiteFullText
 
-    SQLiteFullText().rebuild(op.get_bind())
+    SQLiteFullText().rebuild(op.get_bind(), near=False)  # no `near` column yet
 
 
 def downgrade() -> None:

@@ -1,0 +1,90 @@
+"""An episode's full-text row holds its neighbours' words (SQLite): a reply is found by the words of
+the question it answers, and the words follow the rows through inserts, edits, deletes and rebuilds."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from sqlalchemy import text
+
+from mirix_py.ops import InsertOp
+from mirix_py.records import EpisodicMemory
+from mirix_py.store.fulltext import NEAR_AFTER, NEAR_BEFORE, near_texts, said_part
+
+T0 = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+TURNS = [
+    ("Ana", "Did you ever find a drummer for the wedding band?"),
+    ("Ben", "Yes! Priya said she would do it."),
+    ("Ana", "That is wonderful news."),
+    ("Ben", "We rehearse on Thursdays now."),
+]
+
+
+def test_near_texts_take_the_turns_around_without_their_dates():
+    turns = [(f"m{i}", f"[1 March 2024, 09:0{i}] S{i}: word{i}") for i in range(7)]
+    near = near_texts(turns)
+    assert near["m3"] == " ".join(f"S{i}: word{i}" for i in (0, 1, 2, 4, 5))
+    assert near["m0"] == "S1: word1 S2: word2"
+    assert near["m6"] == "S3: word3 S4: word4 S5: word5"
+    assert (NEAR_BEFORE, NEAR_AFTER) == (3, 2)
+    assert near_texts([("a", "[x] A: alone")]) == {"a": ""}
+    assert near_texts(turns, before=1, after=0)["m1"] == "S0: word0"
+
+
+def test_said_part_strips_only_the_leading_date():
+    assert said_part("[8 May 2023, 13:56] Ada: it was [sic] fine") == "Ada: it was [sic] fine"
+    assert said_part("Ada: no header") == "Ada: no header"
+
+
+def _session(mx, user_id, input_id, turns, start=T0):
+    ops = [InsertOp(memory=EpisodicMemory(user_id=user_id, actor=who, summary=said, source_ids=[input_id],
+                                          occurred_at=start + timedelta(seconds=n)))
+           for n, (who, said) in enumerate(turns)]
+    return [c.memory_id for c in mx.store.apply(ops, user_id=user_id, actor="seed")]
+
+
+def _near_of(mx, memory_id):
+    with mx.store.engine.connect() as conn:
+        return conn.execute(text("SELECT near FROM memory_fts WHERE memory_id = :i"), {"i": memory_id}).scalar_one()
+
+
+def test_a_reply_is_found_by_the_words_of_the_question_it_answers(mx_sqlite, user_id):
+    ids = _session(mx_sqlite, user_id, "in_wedding", TURNS)
+    _session(mx_sqlite, user_id, "in_other", [("Ana", "Priya sang at the karaoke night.")], start=T0 + timedelta(days=3))
+    hits = mx_sqlite.search("who is the drummer for the wedding band", user_id=user_id, method="bm25", limit=4)
+    found = [h.memory.id for h in hits]
+    assert found[0] == ids[0]  # the question itself holds the words
+    assert ids[1] in found  # the answer, by its neighbours' words
+    assert hits[found.index(ids[1])].score < hits[0].score  # weighed below a memory's own words
+
+
+def test_turns_of_another_input_are_not_neighbours(mx_sqlite, user_id):
+    first = _session(mx_sqlite, user_id, "in_a", [("Ana", "The violin teacher moved to Porto.")])
+    second = _session(mx_sqlite, user_id, "in_b", [("Ben", "Lunch was late today.")], start=T0 + timedelta(minutes=1))
+    assert not _near_of(mx_sqlite, first[0]) and not _near_of(mx_sqlite, second[0])
+    assert [h.memory.id for h in mx_sqlite.search("violin teacher", user_id=user_id, method="bm25")] == first
+
+
+def test_edits_and_deletes_refresh_the_neighbours_rows(mx_sqlite, user_id):
+    ids = _session(mx_sqlite, user_id, "in_wedding", TURNS)
+    assert "drummer" in _near_of(mx_sqlite, ids[1])
+    mx_sqlite.update(ids[0], {"summary": "Did you ever find a cellist for the string quartet?"}, user_id=user_id)
+    assert "cellist" in _near_of(mx_sqlite, ids[1]) and "drummer" not in _near_of(mx_sqlite, ids[1])
+    mx_sqlite.delete(ids[0], user_id=user_id)
+    assert "cellist" not in _near_of(mx_sqlite, ids[1])
+    assert [h.memory.id for h in mx_sqlite.search("cellist", user_id=user_id, method="bm25")] == []
+    later = _session(mx_sqlite, user_id, "in_wedding", [("Ana", "Bring the trombone on Thursday.")],
+                     start=T0 + timedelta(minutes=5))
+    assert "trombone" in _near_of(mx_sqlite, ids[3])  # a turn added to the input later
+    assert "rehearse" in _near_of(mx_sqlite, later[0])
+
+
+def test_rebuild_and_doctor_keep_the_neighbours_words(mx_sqlite, user_id):
+    ids = _session(mx_sqlite, user_id, "in_wedding", TURNS)
+    before = {i: _near_of(mx_sqlite, i) for i in ids}
+    with mx_sqlite.store.engine.begin() as conn:
+        mx_sqlite.store.fulltext.rebuild(conn)
+    assert {i: _near_of(mx_sqlite, i) for i in ids} == before
+    report = mx_sqlite.doctor()
+    assert report.clean
