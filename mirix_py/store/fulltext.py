@@ -125,11 +125,17 @@ def said_part(text: str) -> str:
     return _HEADER.sub("", text, count=1)
 
 
+def content_words(text: str) -> list[str]:
+    """The words a query can match (`query_terms` drops stopwords and single letters from queries)."""
+    return [w for w in _TOKEN.findall(text) if len(w) > 1 and w.lower() not in STOPWORDS]
+
+
 def near_texts(turns: Sequence[tuple[str, str]], before: int = NEAR_BEFORE, after: int = NEAR_AFTER) -> dict[str, str]:
     """(memory id, search text) of one input's episodes in the order said -> each id's neighbours'
-    words: the `before` turns before it and the `after` turns after it, without their date headers."""
-    said = [said_part(text) for _, text in turns]
-    return {memory_id: " ".join(said[max(0, n - before):n] + said[n + 1:n + 1 + after])
+    content words: those of the `before` turns before it and the `after` turns after it, without
+    their date headers (stopwords would only lengthen the row: no query searches for them)."""
+    said = [" ".join(content_words(said_part(text))) for _, text in turns]
+    return {memory_id: " ".join(t for t in said[max(0, n - before):n] + said[n + 1:n + 1 + after] if t)
             for n, (memory_id, _) in enumerate(turns)}
 
 

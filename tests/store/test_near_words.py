@@ -21,15 +21,16 @@ TURNS = [
 ]
 
 
-def test_near_texts_take_the_turns_around_without_their_dates():
-    turns = [(f"m{i}", f"[1 March 2024, 09:0{i}] S{i}: word{i}") for i in range(7)]
+def test_near_texts_take_the_content_words_of_the_turns_around_without_their_dates():
+    turns = [(f"m{i}", f"[1 March 2024, 09:0{i}] Sam{i}: the word{i} is a b") for i in range(7)]
     near = near_texts(turns)
-    assert near["m3"] == " ".join(f"S{i}: word{i}" for i in (0, 1, 2, 4, 5))
-    assert near["m0"] == "S1: word1 S2: word2"
-    assert near["m6"] == "S3: word3 S4: word4 S5: word5"
+    assert near["m3"] == " ".join(f"Sam{i} word{i}" for i in (0, 1, 2, 4, 5))
+    assert near["m0"] == "Sam1 word1 Sam2 word2"
+    assert near["m6"] == "Sam3 word3 Sam4 word4 Sam5 word5"
     assert (NEAR_BEFORE, NEAR_AFTER) == (3, 2)
-    assert near_texts([("a", "[x] A: alone")]) == {"a": ""}
-    assert near_texts(turns, before=1, after=0)["m1"] == "S0: word0"
+    assert near_texts([("a", "[x] Ann: alone")]) == {"a": ""}
+    assert near_texts(turns, before=1, after=0)["m1"] == "Sam0 word0"
+    assert near_texts([("a", "[x] Ann: violin"), ("b", "[x] the, a, is")]) == {"a": "", "b": "Ann violin"}
 
 
 def test_said_part_strips_only_the_leading_date():
