@@ -32,6 +32,8 @@ from mirix_py.store.crypto import Cipher, VaultKeyError
 FORMAT = 1
 KEY_CHECK = "mirix-backup-key-check"
 TABLES = ("memory", "memory_history", "input_log", "llm_usage", "api_key", "memory_vector")
+# made from other columns (PostgreSQL's tsvectors, the neighbours' words): a restore makes them again
+DERIVED_COLUMNS = ("tsv", "near", "near_tsv")
 DATE_COLUMNS = {"occurred_at", "created_at", "updated_at", "processed_at", "claimed_at", "revoked_at"}
 
 
@@ -78,7 +80,7 @@ def backup(engine: Engine, cipher: Cipher, dest: str | Path, *, embedder: str | 
             if name not in present:
                 continue
             table = _reflect(name, metadata, conn)
-            columns = [c for c in table.columns if c.name != "tsv"]
+            columns = [c for c in table.columns if c.name not in DERIVED_COLUMNS]
             lines = []
             for row in conn.execute(select(*columns)).mappings():
                 lines.append(json.dumps({k: _jsonable(v) for k, v in row.items()}, ensure_ascii=False))

@@ -137,6 +137,10 @@ def scan(store: MemoryStore, guard: SecretGuard, data_dir: Path | None) -> Secre
                 continue
             if guard.matches(payload):
                 report.payload_secrets += 1
+        if store.engine.dialect.name == "postgresql":  # the neighbours' words (`store.near`)
+            for memory_id, user_id, near in session.execute(sql(
+                    "SELECT id, user_id, near FROM memory WHERE near IS NOT NULL")):
+                note("memory.near", memory_id, user_id, near or "", known_for(session, user_id))
         if store.engine.dialect.name == "sqlite":
             every = Known(ids={v: "" for k in knowns.values() for v in k.ids})
             for rowid, memory_id, text, near in session.execute(sql("SELECT rowid, memory_id, text, near FROM memory_fts")):
@@ -207,9 +211,9 @@ def repair(store: MemoryStore, guard: SecretGuard, data_dir: Path | None) -> Sec
     done["vector_collections_rebuilt"] = rebuilt
     with store.engine.begin() as conn:  # each input's episodes, joined again from the rewritten rows
         done["session_rows"] = store.sessions.rebuild(conn)
+    with store.engine.begin() as conn:  # full-text rows and the neighbours' words, from the rewritten rows
+        done["fts_rows"] = store.fulltext.rebuild(conn)
     if store.engine.dialect.name == "sqlite":
-        with store.engine.begin() as conn:
-            done["fts_rows"] = store.fulltext.rebuild(conn)
         _compact_sqlite(store)
     if data_dir is not None:
         _compact_chroma(Path(data_dir))

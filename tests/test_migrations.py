@@ -52,7 +52,7 @@ def _diff(engine) -> list:
         if type_ == "table" and (name.startswith(("memory_fts", "memory_session"))
                                  or name in ("alembic_version", "api_key", "memory_vector", "memory_posting")):
             return False
-        return not ((type_ == "column" and name == "tsv") or (type_ == "index" and name in ("ix_memory_tsv", "ix_memory_doc")))
+        return not ((type_ == "column" and name in ("tsv", "near", "near_tsv")) or (type_ == "index" and name in ("ix_memory_tsv", "ix_memory_doc")))
 
     with engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"include_object": include, "compare_type": False})

@@ -4,10 +4,8 @@ SQLite: an FTS5 table ranked by its `bm25()`, scoped to a user by rowid: each us
 rowid range of their own (`user_rowid_range`), so a query seeks the terms' postings into that range
 and scores only that user's matches (matching a per-user token instead made bm25() walk all of the
 user's postings for its statistics: ~6 ms at 100k memories). The per-user token column stays, for
-the rare users whose ranges coincide. An episode's row also holds, in a column of its own weighed at
-NEAR_WEIGHT, the words of the turns said just before and after it in the same input (`near_texts`):
-a reply that answers a question often shares no word with a later question about it, while its
-neighbours do. PostgreSQL: the lexemes of a generated `tsvector` column as
+the rare users whose ranges coincide. An episode's row also holds its neighbours' words in a column
+of its own, weighed at `near.NEAR_WEIGHT` (`store.near`). PostgreSQL: the lexemes of a generated `tsvector` column as
 postings in a table of their own (`store.pg_postings`), and Okapi BM25 summed over them in SQL
 (MIRIX ranks with `ts_rank`, which is not BM25).
 """
@@ -28,10 +26,9 @@ from sqlalchemy.engine import Connection, Engine
 
 from mirix_py.records import MemoryType
 from mirix_py.store import pg_postings
+from mirix_py.store.near import NEAR_WEIGHT, inputs_by_user, near_of_inputs
 from mirix_py.store.pg_postings import doc_sql, key_sql
 from mirix_py.text import STOPWORDS
-
-EPISODIC = MemoryType.episodic.value
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -109,38 +106,13 @@ TIE_ORDER_SQLITE = "m.occurred_at IS NULL, m.occurred_at, m.text"
 TIE_ORDER_POSTGRES = 'm.occurred_at ASC NULLS LAST, m.text COLLATE "C"'
 TIES_WITHIN = 32  # a group tied at the cut is looked for among the best this many times k
 
-# The turns before and after an episode whose words its full-text row also holds, and their weight in
-# bm25(). Replayed on the LoCoMo dev split (750 words, context 3; `benchmarks/locomo_near.py`): windows
-# of 1-3 turns a side at weights 0.2-0.7 all gained (0.808 -> 0.827-0.852 evidence recall), the turns
-# before more than those after; leave-one-conversation-out over that grid picked 3 before, 2 after at
-# 0.5 for most held-out conversations, and each held-out conversation gained.
-NEAR_BEFORE = 3
-NEAR_AFTER = 2
-NEAR_WEIGHT = 0.5
-_HEADER = re.compile(r"^\[[^\]]*\]\s*")  # an episode's "[8 May 2023, 13:56] " (`EpisodicMemory.search_text`)
-
-
-def said_part(text: str) -> str:
-    """An episode's search text without its date header: what its neighbours' rows take from it."""
-    return _HEADER.sub("", text, count=1)
-
-
-def content_words(text: str) -> list[str]:
-    """The words a query can match (`query_terms` drops stopwords and single letters from queries)."""
-    return [w for w in _TOKEN.findall(text) if len(w) > 1 and w.lower() not in STOPWORDS]
-
-
-def near_texts(turns: Sequence[tuple[str, str]], before: int = NEAR_BEFORE, after: int = NEAR_AFTER) -> dict[str, str]:
-    """(memory id, search text) of one input's episodes in the order said -> each id's neighbours'
-    content words: those of the `before` turns before it and the `after` turns after it, without
-    their date headers (stopwords would only lengthen the row: no query searches for them)."""
-    said = [" ".join(content_words(said_part(text))) for _, text in turns]
-    return {memory_id: " ".join(t for t in said[max(0, n - before):n] + said[n + 1:n + 1 + after] if t)
-            for n, (memory_id, _) in enumerate(turns)}
-
-
 STATS_TTL_S = 30.0  # a user's counts are cached this long
 PARALLEL_MIN_DOCS = 20_000  # SQLite: a user this large is searched in two parts side by side
+# SQLite, a user of PARALLEL_MIN_DOCS memories or more: a query term held by more than this share of
+# them matches the memories' own words only. bm25() scores every row a term matches, and the
+# neighbours' words (`store.near`) multiply a common term's rows; a common word weighs little anyway.
+NEAR_COMMON_SHARE = 0.01
+TERMS_CACHED = 50_000  # a user's term counts kept before their expired ones are dropped
 
 Part = tuple[int, int]  # (index, count): the index-th of `count` equal slices of a user's memories
 PartHit = tuple[str, float, tuple]  # memory id, score, and the key that orders it among equal scores
@@ -177,7 +149,7 @@ class FullTextIndex(Protocol):
         """`search` over one part of the user's memories, with each hit's tie order key."""
         ...
 
-    def rebuild(self, conn: Connection) -> int: ...
+    def rebuild(self, conn: Connection, *, near: bool = True) -> int: ...
 
 
 def type_token(memory_type: str) -> str:
@@ -197,6 +169,7 @@ class SQLiteFullText:
 
     def __init__(self) -> None:
         self._counts: dict[str, tuple[float, int]] = {}  # user -> (when counted, memories)
+        self._term_rows: dict[str, dict[str, tuple[float, int]]] = {}  # user -> term -> (when, rows)
 
     def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str, str]]) -> None:
         """rows: (memory_id, user_id, memory_type, text)"""
@@ -236,37 +209,20 @@ class SQLiteFullText:
         if rows:
             self.upsert(conn, [(r[0], r[1], r[2], r[3]) for r in rows])
         if near:
-            by_user: dict[str, list[str]] = {}
-            for user_id, input_id in conn.execute(sql(
-                    "SELECT DISTINCT user_id, input_id FROM memory WHERE input_id IS NOT NULL AND memory_type = :t"),
-                    {"t": EPISODIC}).all():
-                by_user.setdefault(user_id, []).append(input_id)
-            for user_id, input_ids in by_user.items():
+            for user_id, input_ids in inputs_by_user(conn).items():
                 self.refresh_near(conn, user_id, input_ids)
         return len(rows)
 
     def refresh_near(self, conn: Connection, user_id: str, input_ids: Iterable[str]) -> None:
-        """Write the neighbours' words of every episode of these inputs whose row holds other ones.
-        An input's episodes are read in the order `sessions.session_texts` joins them."""
-        wanted = sorted(set(input_ids))
-        if not wanted:
-            return
-        names = ", ".join(f":i{n}" for n in range(len(wanted)))
-        turns: dict[str, list[tuple[str, str]]] = {}
-        for memory_id, input_id, text in conn.execute(sql(
-                f"SELECT id, input_id, text FROM memory WHERE user_id = :u AND memory_type = :t AND input_id IN ({names}) "
-                "ORDER BY input_id, occurred_at, created_at, id"),
-                {"u": user_id, "t": EPISODIC, **{f"i{n}": v for n, v in enumerate(wanted)}}).all():
-            turns.setdefault(input_id, []).append((memory_id, text or ""))
+        """Write the neighbours' words of every episode of these inputs whose row holds other ones."""
         changed = []
-        for said in turns.values():
-            for memory_id, near in near_texts(said).items():
-                home = fts_rowid(user_id, memory_id)
-                row = conn.execute(sql("SELECT rowid, near FROM memory_fts WHERE rowid BETWEEN :lo AND :hi "
-                                       "AND memory_id = :id"),
-                                   {"lo": home, "hi": home + PROBE_SLOTS - 1, "id": memory_id}).first()
-                if row is not None and (row[1] or "") != near:
-                    changed.append({"r": int(row[0]), "n": near})
+        for memory_id, near in near_of_inputs(conn, user_id, input_ids).items():
+            home = fts_rowid(user_id, memory_id)
+            row = conn.execute(sql("SELECT rowid, near FROM memory_fts WHERE rowid BETWEEN :lo AND :hi "
+                                   "AND memory_id = :id"),
+                               {"lo": home, "hi": home + PROBE_SLOTS - 1, "id": memory_id}).first()
+            if row is not None and (row[1] or "") != near:
+                changed.append({"r": int(row[0]), "n": near})
         if changed:
             conn.execute(sql("UPDATE memory_fts SET near = :n WHERE rowid = :r"), changed)
 
@@ -303,7 +259,7 @@ class SQLiteFullText:
         return n
 
     def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
-        match = self.match_expression(query, filters)
+        match = self._match(conn, query, filters)
         if match is None:
             return []
         timed = filters.start is not None or filters.end is not None
@@ -323,16 +279,47 @@ class SQLiteFullText:
     def search_part(self, conn: Connection, query: str, filters: Filters, k: int, part: Part) -> list[PartHit]:
         if filters.start is not None or filters.end is not None:
             raise ValueError("a search with a time window runs whole")
-        match = self.match_expression(query, filters)
+        match = self._match(conn, query, filters)
         return [] if match is None else self._ranked(conn, match, filters.user_id, k, part)
 
-    @staticmethod
-    def match_expression(query: str, filters: Filters) -> str | None:
-        """The FTS5 MATCH of a query: any of its terms, within the filter's memory types."""
+    def _match(self, conn: Connection, query: str, filters: Filters) -> str | None:
+        """`match_expression`, where for a user of PARALLEL_MIN_DOCS memories or more the terms held
+        by over NEAR_COMMON_SHARE of them match their own words only (`common_terms`)."""
         terms = query_terms(query)
         if not terms:
             return None
-        match = "(" + " OR ".join(f'"{t}"' for t in terms) + ")"
+        n = self._user_count(conn, filters.user_id)
+        common = self._common_terms(conn, filters.user_id, terms, n) if n >= PARALLEL_MIN_DOCS else frozenset()
+        return self.match_expression(query, filters, own_words_only=common)
+
+    def _common_terms(self, conn: Connection, user_id: str, terms: Sequence[str], n: int) -> frozenset[str]:
+        """The terms matching more than NEAR_COMMON_SHARE of the user's `n` memories (own or
+        neighbours' words), each count cached for STATS_TTL_S."""
+        low, high = user_rowid_range(user_id)
+        now = time.monotonic()
+        counts = self._term_rows.setdefault(user_id, {})
+        if len(counts) > TERMS_CACHED:  # entries past their time go, so it cannot grow without end
+            counts = self._term_rows[user_id] = {t: v for t, v in counts.items() if now - v[0] < STATS_TTL_S}
+        common = set()
+        for term in terms:
+            cached = counts.get(term)
+            if cached is None or now - cached[0] >= STATS_TTL_S:
+                rows = int(conn.execute(sql("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH :m "
+                                            "AND rowid BETWEEN :lo AND :hi"),
+                                        {"m": f'"{term}"', "lo": low, "hi": high}).scalar_one())
+                cached = counts[term] = (now, rows)
+            if cached[1] > NEAR_COMMON_SHARE * n:
+                common.add(term)
+        return frozenset(common)
+
+    @staticmethod
+    def match_expression(query: str, filters: Filters, own_words_only: frozenset[str] = frozenset()) -> str | None:
+        """The FTS5 MATCH of a query: any of its terms, within the filter's memory types; the terms
+        in `own_words_only` in the memory's own text only, not its neighbours' words."""
+        terms = query_terms(query)
+        if not terms:
+            return None
+        match = "(" + " OR ".join(f'text : "{t}"' if t in own_words_only else f'"{t}"' for t in terms) + ")"
         if filters.memory_types:
             match = "mtype : (" + " OR ".join(f'"{type_token(t)}"' for t in filters.memory_types) + ") AND " + match
         return match
@@ -436,10 +423,17 @@ class PostgresFullText:
         for _, user_id, _, _ in rows:  # the triggers write the postings; the counts change
             self.forget(user_id)
 
-    def rebuild(self, conn: Connection) -> int:
+    def rebuild(self, conn: Connection, *, near: bool = True) -> int:
+        """The neighbours' words of every episode again (`near`), then every posting."""
         self._stats.clear()
         self._df.clear()
+        if near:
+            self.fill_near(conn)
         return pg_postings.rebuild(conn)
+
+    def fill_near(self, conn: Connection) -> None:
+        for user_id, input_ids in inputs_by_user(conn).items():
+            self.refresh_near(conn, user_id, input_ids)
 
     def delete(self, conn: Connection, items: Iterable[tuple[str, str]]) -> None:
         for user_id, _ in items:
@@ -449,9 +443,16 @@ class PostgresFullText:
         self.forget(user_id)  # the postings go with the user's memory rows (triggers)
 
     def refresh_near(self, conn: Connection, user_id: str, input_ids: Iterable[str]) -> None:
-        """Nothing yet: PostgreSQL's postings hold an episode's own words only (its BM25 does not
-        index the neighbours' words that SQLite's does)."""
-        return None
+        """Set `memory.near` of these inputs' episodes where it changed, in one statement (the
+        triggers write the postings)."""
+        near = near_of_inputs(conn, user_id, input_ids)
+        if not near:
+            return
+        conn.execute(sql(
+            "UPDATE memory m SET near = v.n FROM unnest(CAST(:ids AS text[]), CAST(:nears AS text[])) AS v(i, n) "
+            "WHERE m.id = v.i AND m.near IS DISTINCT FROM v.n"),
+            {"ids": list(near), "nears": [v or None for v in near.values()]})
+        self.forget(user_id)
 
     def forget(self, user_id: str) -> None:
         """Drop this process's cached counts of a user (after a write)."""
@@ -464,7 +465,8 @@ class PostgresFullText:
         if cached and now - cached[0] < self.STATS_TTL_S:
             return cached[1], cached[2]
         n, avgdl = conn.execute(
-            sql("SELECT count(*), coalesce(avg(length(tsv)), 1) FROM memory WHERE user_id = :u"), {"u": user_id}
+            sql("SELECT count(*), coalesce(avg(length(tsv) + length(near_tsv)), 1) FROM memory WHERE user_id = :u"),
+            {"u": user_id}
         ).one()
         self._stats[user_id] = (now, int(n), float(avgdl) or 1.0)
         return int(n), float(avgdl) or 1.0

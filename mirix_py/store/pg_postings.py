@@ -9,8 +9,9 @@ BM25 terms of its lexemes' postings in one index-only scan per lexeme (`fulltext
 - `key`: a 64-bit hash of (user, memory type, lexeme), so a user's postings of one lexeme, and of
   one memory type, are one range of the index: tenants and type filters are seeks, not filters;
 - `doc`: a 64-bit hash of the memory id (`ix_memory_doc` finds the memory again);
-- `tf`, `dl`: the lexeme's count in the memory and the memory's count of distinct lexemes (what
-  the tsvector BM25 used), and `occurred_at` for time windows, all in the index.
+- `tf`, `dl`: the lexeme's count in the memory, plus NEAR_WEIGHT times its count in the words of
+  the memory's neighbours (`memory.near`, `store.near`), and the count of distinct lexemes of both
+  (what the tsvector BM25 used), and `occurred_at` for time windows, all in the index.
 """
 
 from __future__ import annotations
@@ -18,10 +19,20 @@ from __future__ import annotations
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
+from mirix_py.store.near import NEAR_WEIGHT
+
 TABLE = "memory_posting"
 INDEX = "ix_memory_posting"
 DOC_INDEX = "ix_memory_doc"  # memory (hashtextextended(id, 0)): a posting's memory
 TSV_INDEX = "ix_memory_tsv"  # the GIN index the tsvector search used
+NEAR_COLUMNS = ("near", "near_tsv")  # memory's columns of the neighbours' words (PostgreSQL only)
+
+
+def add_near_columns(conn: Connection) -> None:
+    """`memory.near` (the neighbours' words) and its generated tsvector."""
+    conn.execute(text("ALTER TABLE memory ADD COLUMN IF NOT EXISTS near text"))
+    conn.execute(text("ALTER TABLE memory ADD COLUMN IF NOT EXISTS near_tsv tsvector "
+                      "GENERATED ALWAYS AS (to_tsvector('english', coalesce(near, ''))) STORED"))
 
 
 def key_sql(user: str, memory_type: str, lexeme: str) -> str:
@@ -33,23 +44,33 @@ def doc_sql(memory_id: str) -> str:
     return f"hashtextextended({memory_id}, 0)"
 
 
+def _lexemes_of(row: str) -> str:
+    """A LATERAL subquery of row `row`'s lexemes with their weighed counts: its own (`tsv`) and its
+    neighbours' words (`near_tsv`, `store.near`) at NEAR_WEIGHT, summed per lexeme."""
+    return ("(SELECT lexeme, CAST(sum(w) AS real) AS tf FROM ("
+            f"SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS w FROM unnest({row}.tsv) u "
+            f"UNION ALL SELECT v.lexeme, {float(NEAR_WEIGHT)} * coalesce(array_length(v.positions, 1), 1) "
+            f"FROM unnest({row}.near_tsv) v) x GROUP BY lexeme)")
+
+
 def _postings_of(rows: str) -> str:
     """SELECT of the postings of the memory rows in `rows` (alias r)."""
-    return (f"SELECT {key_sql('r.user_id', 'r.memory_type', 'u.lexeme')}, {doc_sql('r.id')}, "
-            "coalesce(array_length(u.positions, 1), 1), length(r.tsv), r.occurred_at "
-            f"FROM {rows} r CROSS JOIN LATERAL unnest(r.tsv) u")
+    return (f"SELECT {key_sql('r.user_id', 'r.memory_type', 'l.lexeme')}, {doc_sql('r.id')}, "
+            "l.tf, length(r.tsv) + length(r.near_tsv), r.occurred_at "
+            f"FROM {rows} r CROSS JOIN LATERAL {_lexemes_of('r')} l")
 
 
 def _delete_postings_of(rows: str, where: str = "TRUE") -> str:
-    return (f"DELETE FROM {TABLE} p USING (SELECT {key_sql('r.user_id', 'r.memory_type', 'u.lexeme')} AS key, "
-            f"{doc_sql('r.id')} AS doc FROM {rows} r CROSS JOIN LATERAL unnest(r.tsv) u WHERE {where}) x "
+    return (f"DELETE FROM {TABLE} p USING (SELECT {key_sql('r.user_id', 'r.memory_type', 'l.lexeme')} AS key, "
+            f"{doc_sql('r.id')} AS doc FROM {rows} r CROSS JOIN LATERAL {_lexemes_of('r')} l WHERE {where}) x "
             "WHERE p.key = x.key AND p.doc = x.doc")
 
 
 def _unchanged(other: str) -> str:
     """Row `other` is row r as far as its postings go: an update must change one of these."""
     return (f"{other}.id = r.id AND {other}.user_id = r.user_id AND {other}.memory_type = r.memory_type "
-            f"AND {other}.tsv = r.tsv AND {other}.occurred_at IS NOT DISTINCT FROM r.occurred_at")
+            f"AND {other}.tsv = r.tsv AND {other}.near_tsv = r.near_tsv "
+            f"AND {other}.occurred_at IS NOT DISTINCT FROM r.occurred_at")
 
 
 # Statement-level triggers with transition tables: a bulk write (a user deleted, a restore) is one
@@ -68,7 +89,7 @@ TRIGGERS = {
 def create(conn: Connection) -> None:
     """The table, its index, the triggers, and the postings of the rows already there."""
     conn.execute(text(f"CREATE TABLE IF NOT EXISTS {TABLE} (key bigint NOT NULL, doc bigint NOT NULL, "
-                      "tf integer NOT NULL, dl integer NOT NULL, occurred_at timestamptz)"))
+                      "tf real NOT NULL, dl integer NOT NULL, occurred_at timestamptz)"))
     conn.execute(text(f"CREATE INDEX IF NOT EXISTS {INDEX} ON {TABLE} (key, doc) INCLUDE (tf, dl, occurred_at)"))
     conn.execute(text(f"CREATE INDEX IF NOT EXISTS {DOC_INDEX} ON memory ({doc_sql('id')})"))
     for op, (referencing, body) in TRIGGERS.items():

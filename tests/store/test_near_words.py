@@ -1,5 +1,6 @@
-"""An episode's full-text row holds its neighbours' words (SQLite): a reply is found by the words of
-the question it answers, and the words follow the rows through inserts, edits, deletes and rebuilds."""
+"""An episode's full-text entry holds its neighbours' words (SQLite: a column of its FTS5 row;
+PostgreSQL: `memory.near`, counted in the postings): a reply is found by the words of the question it
+answers, and the words follow the rows through inserts, edits, deletes, rebuilds and restores."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from sqlalchemy import text
 
 from mirix_py.ops import InsertOp
 from mirix_py.records import EpisodicMemory
-from mirix_py.store.fulltext import NEAR_AFTER, NEAR_BEFORE, near_texts, said_part
+from mirix_py.store.near import NEAR_AFTER, NEAR_BEFORE, near_texts, said_part
 
 T0 = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -46,46 +47,79 @@ def _session(mx, user_id, input_id, turns, start=T0):
 
 
 def _near_of(mx, memory_id):
+    where = "memory WHERE id" if mx.store.engine.dialect.name == "postgresql" else "memory_fts WHERE memory_id"
     with mx.store.engine.connect() as conn:
-        return conn.execute(text("SELECT near FROM memory_fts WHERE memory_id = :i"), {"i": memory_id}).scalar_one()
+        return conn.execute(text(f"SELECT near FROM {where} = :i"), {"i": memory_id}).scalar_one()
 
 
-def test_a_reply_is_found_by_the_words_of_the_question_it_answers(mx_sqlite, user_id):
-    ids = _session(mx_sqlite, user_id, "in_wedding", TURNS)
-    _session(mx_sqlite, user_id, "in_other", [("Ana", "Priya sang at the karaoke night.")], start=T0 + timedelta(days=3))
-    hits = mx_sqlite.search("who is the drummer for the wedding band", user_id=user_id, method="bm25", limit=4)
+def test_a_reply_is_found_by_the_words_of_the_question_it_answers(mx, user_id):
+    ids = _session(mx, user_id, "in_wedding", TURNS)
+    _session(mx, user_id, "in_other", [("Ana", "Priya sang at the karaoke night.")], start=T0 + timedelta(days=3))
+    hits = mx.search("who is the drummer for the wedding band", user_id=user_id, method="bm25", limit=4)
     found = [h.memory.id for h in hits]
     assert found[0] == ids[0]  # the question itself holds the words
     assert ids[1] in found  # the answer, by its neighbours' words
     assert hits[found.index(ids[1])].score < hits[0].score  # weighed below a memory's own words
 
 
-def test_turns_of_another_input_are_not_neighbours(mx_sqlite, user_id):
-    first = _session(mx_sqlite, user_id, "in_a", [("Ana", "The violin teacher moved to Porto.")])
-    second = _session(mx_sqlite, user_id, "in_b", [("Ben", "Lunch was late today.")], start=T0 + timedelta(minutes=1))
-    assert not _near_of(mx_sqlite, first[0]) and not _near_of(mx_sqlite, second[0])
-    assert [h.memory.id for h in mx_sqlite.search("violin teacher", user_id=user_id, method="bm25")] == first
+def test_turns_of_another_input_are_not_neighbours(mx, user_id):
+    first = _session(mx, user_id, "in_a", [("Ana", "The violin teacher moved to Porto.")])
+    second = _session(mx, user_id, "in_b", [("Ben", "Lunch was late today.")], start=T0 + timedelta(minutes=1))
+    assert not _near_of(mx, first[0]) and not _near_of(mx, second[0])
+    assert [h.memory.id for h in mx.search("violin teacher", user_id=user_id, method="bm25")] == first
 
 
-def test_edits_and_deletes_refresh_the_neighbours_rows(mx_sqlite, user_id):
-    ids = _session(mx_sqlite, user_id, "in_wedding", TURNS)
-    assert "drummer" in _near_of(mx_sqlite, ids[1])
-    mx_sqlite.update(ids[0], {"summary": "Did you ever find a cellist for the string quartet?"}, user_id=user_id)
-    assert "cellist" in _near_of(mx_sqlite, ids[1]) and "drummer" not in _near_of(mx_sqlite, ids[1])
-    mx_sqlite.delete(ids[0], user_id=user_id)
-    assert "cellist" not in _near_of(mx_sqlite, ids[1])
-    assert [h.memory.id for h in mx_sqlite.search("cellist", user_id=user_id, method="bm25")] == []
-    later = _session(mx_sqlite, user_id, "in_wedding", [("Ana", "Bring the trombone on Thursday.")],
+def test_edits_and_deletes_refresh_the_neighbours_rows(mx, user_id):
+    ids = _session(mx, user_id, "in_wedding", TURNS)
+    assert "drummer" in _near_of(mx, ids[1])
+    mx.update(ids[0], {"summary": "Did you ever find a cellist for the string quartet?"}, user_id=user_id)
+    assert "cellist" in _near_of(mx, ids[1]) and "drummer" not in _near_of(mx, ids[1])
+    mx.delete(ids[0], user_id=user_id)
+    assert "cellist" not in _near_of(mx, ids[1])
+    assert [h.memory.id for h in mx.search("cellist", user_id=user_id, method="bm25")] == []
+    later = _session(mx, user_id, "in_wedding", [("Ana", "Bring the trombone on Thursday.")],
                      start=T0 + timedelta(minutes=5))
-    assert "trombone" in _near_of(mx_sqlite, ids[3])  # a turn added to the input later
-    assert "rehearse" in _near_of(mx_sqlite, later[0])
+    assert "trombone" in _near_of(mx, ids[3])  # a turn added to the input later
+    assert "rehearse" in _near_of(mx, later[0])
 
 
-def test_rebuild_and_doctor_keep_the_neighbours_words(mx_sqlite, user_id):
-    ids = _session(mx_sqlite, user_id, "in_wedding", TURNS)
-    before = {i: _near_of(mx_sqlite, i) for i in ids}
-    with mx_sqlite.store.engine.begin() as conn:
-        mx_sqlite.store.fulltext.rebuild(conn)
-    assert {i: _near_of(mx_sqlite, i) for i in ids} == before
-    report = mx_sqlite.doctor()
+def test_rebuild_and_doctor_keep_the_neighbours_words(mx, user_id):
+    ids = _session(mx, user_id, "in_wedding", TURNS)
+    before = {i: _near_of(mx, i) for i in ids}
+    with mx.store.engine.begin() as conn:
+        mx.store.fulltext.rebuild(conn)
+    assert {i: _near_of(mx, i) for i in ids} == before
+    assert ids[1] in [h.memory.id for h in mx.search("drummer wedding band", user_id=user_id, method="bm25")]
+    report = mx.doctor()
     assert report.clean
+
+
+def test_a_restore_makes_the_neighbours_words_again(mx, user_id, tmp_path):
+    from mirix_py.engine import Mirix
+
+    ids = _session(mx, user_id, "in_wedding", TURNS)
+    before = {i: _near_of(mx, i) for i in ids}
+    mx.backup(tmp_path / "b.tar.gz")
+    key = (mx.settings.data_dir / "vault.key").read_text().strip()
+    with Mirix.restore(tmp_path / "b.tar.gz", tmp_path / "restored", vault_key=key, embedder=None) as restored:
+        assert {i: _near_of(restored, i) for i in ids} == before  # into SQLite, whatever the source
+        found = [h.memory.id for h in restored.search("drummer wedding band", user_id=user_id, method="bm25")]
+        assert ids[1] in found
+
+
+def test_for_a_large_user_a_common_term_matches_own_words_only(mx_sqlite, user_id, monkeypatch):
+    from mirix_py.store import fulltext
+
+    ids = _session(mx_sqlite, user_id, "in_wedding", TURNS)
+    _session(mx_sqlite, user_id, "in_more", [("Ana", f"The band played song {n}.") for n in range(6)],
+             start=T0 + timedelta(days=1))
+
+    def found(query):
+        return [h.memory.id for h in mx_sqlite.search(query, user_id=user_id, method="bm25", limit=20)]
+
+    assert ids[1] in found("drummer") and ids[1] in found("band")  # by its neighbours' words
+    monkeypatch.setattr(fulltext, "PARALLEL_MIN_DOCS", 1)  # every user counts as large
+    monkeypatch.setattr(fulltext, "NEAR_COMMON_SHARE", 0.5)  # "band" is in over half of the 10 rows
+    mx_sqlite.store.fulltext._counts.clear()
+    assert ids[1] in found("drummer")  # a rare term still matches the neighbours' words
+    assert ids[1] not in found("band") and ids[0] in found("band")

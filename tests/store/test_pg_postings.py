@@ -14,6 +14,7 @@ from mirix_py.ops import DeleteOp, InsertOp, UpdateOp
 from mirix_py.records import EpisodicMemory, SemanticMemory
 from mirix_py.store import pg_postings
 from mirix_py.store.fulltext import Filters, PostgresFullText, query_lexemes
+from mirix_py.store.near import NEAR_WEIGHT
 
 USER = "user-postings"
 WORDS = ["walk", "park", "dog", "morning", "friend", "lake", "kayak", "violin", "sourdough", "octopus"]
@@ -43,7 +44,8 @@ def _seed(mx, n: int = 300, seed: int = 3) -> list[str]:
     for i in range(n):
         words = rng.sample(WORDS, 3) + (rng.sample(WORDS, 1) * rng.randrange(3))  # some words said twice or more
         when = BASE + timedelta(hours=i)
-        memory = (EpisodicMemory(user_id=USER, summary=f"note {i}: " + " ".join(words), actor="me", occurred_at=when)
+        memory = (EpisodicMemory(user_id=USER, summary=f"note {i}: " + " ".join(words), actor="me", occurred_at=when,
+                                 source_ids=[f"in_{i // 10}"])  # inputs of ten: episodes with neighbours
                   if i % 5 else SemanticMemory(user_id=USER, name=f"thing {i}", summary=" ".join(words)))
         ops.append(InsertOp(memory=memory))
     return [c.memory_id for c in mx.store.apply(ops, user_id=USER, actor="seed")]
@@ -67,12 +69,19 @@ def test_postings_follow_inserts_updates_and_deletes(pg):
 
 
 def _reference(conn, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
-    """Okapi BM25 from each memory's tsvector, in Python: df among the memories searched (the
+    """Okapi BM25 from each memory's tsvectors, in Python: a lexeme's count in the memory's own words
+    plus NEAR_WEIGHT times its count in its neighbours' words, df among the memories searched (the
     user's, of the types asked for, in the window), N and avgdl over all of the user's memories."""
-    rows = conn.execute(text(
-        "SELECT m.id, m.memory_type, m.occurred_at, length(m.tsv), u.lexeme, coalesce(array_length(u.positions, 1), 1) "
-        "FROM memory m CROSS JOIN LATERAL unnest(m.tsv) u WHERE m.user_id = :u"), {"u": filters.user_id}).all()
-    n, avgdl = conn.execute(text("SELECT count(*), avg(length(tsv)) FROM memory WHERE user_id = :u"),
+    counts: dict[tuple, float] = {}
+    for column, weight in (("tsv", 1.0), ("near_tsv", NEAR_WEIGHT)):
+        for memory_id, mtype, when, dl, lexeme, count in conn.execute(text(
+                f"SELECT m.id, m.memory_type, m.occurred_at, length(m.tsv) + length(m.near_tsv), u.lexeme, "
+                f"coalesce(array_length(u.positions, 1), 1) FROM memory m CROSS JOIN LATERAL unnest(m.{column}) u "
+                "WHERE m.user_id = :u"), {"u": filters.user_id}).all():
+            key = (memory_id, mtype, when, dl, lexeme)
+            counts[key] = counts.get(key, 0.0) + weight * count
+    rows = [(*key, tf) for key, tf in counts.items()]
+    n, avgdl = conn.execute(text("SELECT count(*), avg(length(tsv) + length(near_tsv)) FROM memory WHERE user_id = :u"),
                             {"u": filters.user_id}).one()
     lexemes = set(query_lexemes(conn, query))
     kept = [r for r in rows if r[4] in lexemes
@@ -97,6 +106,8 @@ QUERIES = ["kayak walk", "violin and a morning walk with the dog", "sourdough pa
 @pytest.mark.parametrize("window", ["none", "types", "time", "both"])
 def test_scores_are_bm25_of_the_tsvectors(pg, k, window):
     _seed(pg)
+    with pg.store.engine.connect() as conn:  # the neighbours' words are there to be counted
+        assert conn.execute(text("SELECT count(*) FROM memory WHERE near IS NOT NULL")).scalar_one() > 200
     filters = Filters(user_id=USER,
                       memory_types=["episodic"] if window in ("types", "both") else None,
                       start=BASE + timedelta(hours=40) if window in ("time", "both") else None,

@@ -19,6 +19,7 @@ def upgrade() -> None:
     conn = op.get_bind()
     if conn.dialect.name != "postgresql":
         return
+    pg_postings.add_near_columns(conn)  # the postings count them (filled by 0009_fts_near)
     pg_postings.create(conn)
     op.execute(f"DROP INDEX IF EXISTS {pg_postings.TSV_INDEX}")
 

@@ -1,6 +1,7 @@
-"""SQLite: each full-text row gains a `near` column, the words of the turns said around an episode
-in the same input (`fulltext.near_texts`), weighed at `fulltext.NEAR_WEIGHT` in bm25(). FTS5 tables
-take no new column, so the table is made again and filled from `memory`. PostgreSQL: nothing.
+"""The neighbours' words (`store.near`) enter the full-text index. SQLite: each FTS5 row gains a
+`near` column, weighed at `near.NEAR_WEIGHT` in bm25(); FTS5 tables take no new column, so the
+table is made again and filled from `memory`. PostgreSQL: `memory.near` is filled (the column and
+its tsvector came with 0008) and the postings are made again, their `tf` now a weighed count.
 
 Revision ID: 0009_fts_near
 """
@@ -19,20 +20,30 @@ WITHOUT_NEAR = ("CREATE VIRTUAL TABLE memory_fts USING fts5("
 
 
 def upgrade() -> None:
-    if op.get_bind().dialect.name == "postgresql":
-        return
-    from mirix_py.store.fulltext import SQLiteFullText
+    from mirix_py.store import pg_postings
+    from mirix_py.store.fulltext import PostgresFullText, SQLiteFullText
 
+    conn = op.get_bind()
+    if conn.dialect.name == "postgresql":
+        pg_postings.drop(conn)  # no trigger runs while `near` is filled; the postings are made after
+        pg_postings.add_near_columns(conn)
+        PostgresFullText().fill_near(conn)
+        pg_postings.create(conn)
+        return
     op.execute("DROP TABLE IF EXISTS memory_fts")
     op.execute(WITH_NEAR)
-    SQLiteFullText().rebuild(op.get_bind())
+    SQLiteFullText().rebuild(conn)
 
 
 def downgrade() -> None:
-    if op.get_bind().dialect.name == "postgresql":
-        return
+    from mirix_py.store import pg_postings
     from mirix_py.store.fulltext import SQLiteFullText
 
+    conn = op.get_bind()
+    if conn.dialect.name == "postgresql":
+        op.execute("UPDATE memory SET near = NULL WHERE near IS NOT NULL")
+        pg_postings.rebuild(conn)
+        return
     op.execute("DROP TABLE IF EXISTS memory_fts")
     op.execute(WITHOUT_NEAR)
-    SQLiteFullText().rebuild(op.get_bind(), near=False)
+    SQLiteFullText().rebuild(conn, near=False)

@@ -1,0 +1,93 @@
+"""Neighbours' words: the full-text index holds, beside an episode's own words and weighed at
+NEAR_WEIGHT, the content words of the turns said just before and after it in the same input.
+
+A reply that answers a question often shares no word with a later question about it ("Did you
+find a drummer for the band?" / "Yes! Priya said she would do it."), while its neighbours do. Both
+backends keep them: SQLite in a column of the FTS5 row (`fulltext.SQLiteFullText`), PostgreSQL in
+`memory.near`, whose lexemes the postings count at NEAR_WEIGHT (`store.pg_postings`). They are
+written in the transaction of the write that changed an input's episodes (`MemoryStore.apply`), and
+again by `rebuild` after a restore or a migration.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Sequence
+
+from sqlalchemy import select
+from sqlalchemy.engine import Connection
+from sqlmodel import col
+
+from mirix_py.records import MemoryType
+from mirix_py.store.tables import MemoryRow
+from mirix_py.text import STOPWORDS
+
+# The turns before and after an episode whose words its full-text row also holds, and their weight.
+# Replayed on the LoCoMo dev split (750 words, context 3; `benchmarks/locomo_near.py`): windows of
+# 1-3 turns a side at weights 0.2-0.7 all gained (0.808 -> 0.827-0.852 evidence recall), the turns
+# before more than those after; leave-one-conversation-out over that grid picked 3 before, 2 after at
+# 0.5 for most held-out conversations, and each held-out conversation gained.
+NEAR_BEFORE = 3
+NEAR_AFTER = 2
+NEAR_WEIGHT = 0.5
+EPISODIC = MemoryType.episodic.value
+
+_HEADER = re.compile(r"^\[[^\]]*\]\s*")  # an episode's "[8 May 2023, 13:56] " (`EpisodicMemory.search_text`)
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)  # as `fulltext.query_terms` splits a query
+
+
+def said_part(text: str) -> str:
+    """An episode's search text without its date header: what its neighbours' rows take from it."""
+    return _HEADER.sub("", text, count=1)
+
+
+def content_words(text: str) -> list[str]:
+    """The words a query can match (`fulltext.query_terms` drops stopwords and single letters)."""
+    return [w for w in _TOKEN.findall(text) if len(w) > 1 and w.lower() not in STOPWORDS]
+
+
+def near_texts(turns: Sequence[tuple[str, str]], before: int = NEAR_BEFORE, after: int = NEAR_AFTER) -> dict[str, str]:
+    """(memory id, search text) of one input's episodes in the order said -> each id's neighbours'
+    content words: those of the `before` turns before it and the `after` turns after it, without
+    their date headers (stopwords would only lengthen the row: no query searches for them)."""
+    said = [" ".join(content_words(said_part(text))) for _, text in turns]
+    return {memory_id: " ".join(t for t in said[max(0, n - before):n] + said[n + 1:n + 1 + after] if t)
+            for n, (memory_id, _) in enumerate(turns)}
+
+
+def input_turns(conn: Connection, user_id: str, input_ids: Iterable[str]) -> list[list[tuple[str, str]]]:
+    """Each of these inputs' episodes as (memory id, search text), in the order
+    `sessions.session_texts` joins them (time, then creation, then id)."""
+    wanted = sorted(set(input_ids))
+    if not wanted:
+        return []
+    rows = conn.execute(
+        select(col(MemoryRow.id), col(MemoryRow.input_id), col(MemoryRow.text))
+        .where(col(MemoryRow.user_id) == user_id, col(MemoryRow.input_id).in_(wanted),
+               col(MemoryRow.memory_type) == EPISODIC)
+        .order_by(col(MemoryRow.input_id), col(MemoryRow.occurred_at), col(MemoryRow.created_at),
+                  col(MemoryRow.id))).all()
+    turns: dict[str, list[tuple[str, str]]] = {}
+    for memory_id, input_id, text in rows:
+        if input_id is not None:  # always, by the IN above
+            turns.setdefault(input_id, []).append((memory_id, text or ""))
+    return list(turns.values())
+
+
+def near_of_inputs(conn: Connection, user_id: str, input_ids: Iterable[str]) -> dict[str, str]:
+    """Memory id -> its neighbours' words, for every episode of these inputs."""
+    out: dict[str, str] = {}
+    for turns in input_turns(conn, user_id, input_ids):
+        out.update(near_texts(turns))
+    return out
+
+
+def inputs_by_user(conn: Connection) -> dict[str, list[str]]:
+    """Every user's inputs that hold episodes (what a rebuild writes the neighbours' words of)."""
+    by_user: dict[str, list[str]] = {}
+    for user_id, input_id in conn.execute(
+            select(col(MemoryRow.user_id), col(MemoryRow.input_id)).distinct()
+            .where(col(MemoryRow.input_id).is_not(None), col(MemoryRow.memory_type) == EPISODIC)).all():
+        if input_id is not None:  # always, by the WHERE above
+            by_user.setdefault(user_id, []).append(input_id)
+    return by_user
