@@ -15,7 +15,6 @@ Ingestions come from (or go into) the same cache as `mirix eval locomo`'s offlin
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -23,9 +22,8 @@ from typing import Any, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from locomo_replay import leave_one_out, summary  # noqa: E402
+from locomo_replay import leave_one_out, replay_arguments, summary  # noqa: E402
 
-from mirix_py.eval.cache import default_cache_dir  # noqa: E402
 from mirix_py.eval.locomo import load_locomo  # noqa: E402
 from mirix_py.eval.locomo_eval import (  # noqa: E402
     SCORED_CATEGORIES, Hit, LocomoEvalConfig, context_scores, open_engine, question_key, selected_questions)
@@ -103,16 +101,10 @@ def score(mx: Any, questions: Sequence[Any], lexical: dict[str, list[str]], sema
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("data", type=Path)
-    ap.add_argument("--cache-dir", type=Path, default=default_cache_dir("locomo"))
+    ap = replay_arguments(__doc__)
     ap.add_argument("--conversations", type=int, help="only the first N conversations")
     ap.add_argument("--grid", choices=["full", "small"], default="full",
                     help="full: the windows and weights measured; small: none and the engine's (CI)")
-    ap.add_argument("--limit", type=int, default=60)
-    ap.add_argument("--context", type=int, default=3)
-    ap.add_argument("--budget-words", type=int, default=750)
-    ap.add_argument("--out", type=Path)
     args = ap.parse_args()
 
     from mirix_py.store.embeddings import load_embedder

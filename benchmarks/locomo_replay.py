@@ -144,15 +144,21 @@ def leave_one_out(results: dict[str, dict[str, dict[str, Any]]], convs: Sequence
     return folds
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def replay_arguments(doc: str | None) -> argparse.ArgumentParser:
+    """The arguments every LoCoMo replay takes: the data, the ingestion cache, how the eval scores."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("data", type=Path)
     ap.add_argument("--cache-dir", type=Path, default=default_cache_dir("locomo"))
-    ap.add_argument("--compare-cache-dir", type=Path, help="a second ingestion to compare the legs with")
     ap.add_argument("--limit", type=int, default=60)
     ap.add_argument("--context", type=int, default=3)
     ap.add_argument("--budget-words", type=int, default=750)
     ap.add_argument("--out", type=Path)
+    return ap
+
+
+def main() -> int:
+    ap = replay_arguments(__doc__)
+    ap.add_argument("--compare-cache-dir", type=Path, help="a second ingestion to compare the legs with")
     args = ap.parse_args()
 
     from mirix_py.store.embeddings import load_embedder
