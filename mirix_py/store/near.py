@@ -55,12 +55,12 @@ def near_texts(turns: Sequence[tuple[str, str]], before: int = NEAR_BEFORE, afte
             for n, (memory_id, _) in enumerate(turns)}
 
 
-def input_turns(conn: Connection, user_id: str, input_ids: Iterable[str]) -> list[list[tuple[str, str]]]:
-    """Each of these inputs' episodes as (memory id, search text), in the order
-    `sessions.session_texts` joins them (time, then creation, then id)."""
+def input_turns(conn: Connection, user_id: str, input_ids: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
+    """Input id -> its episodes as (memory id, search text) in the order said (time, then creation,
+    then id); inputs without episodes left out. Sessions are joined from the same lists."""
     wanted = sorted(set(input_ids))
     if not wanted:
-        return []
+        return {}
     rows = conn.execute(
         select(col(MemoryRow.id), col(MemoryRow.input_id), col(MemoryRow.text))
         .where(col(MemoryRow.user_id) == user_id, col(MemoryRow.input_id).in_(wanted),
@@ -71,13 +71,13 @@ def input_turns(conn: Connection, user_id: str, input_ids: Iterable[str]) -> lis
     for memory_id, input_id, text in rows:
         if input_id is not None:  # always, by the IN above
             turns.setdefault(input_id, []).append((memory_id, text or ""))
-    return list(turns.values())
+    return turns
 
 
 def near_of_inputs(conn: Connection, user_id: str, input_ids: Iterable[str]) -> dict[str, str]:
     """Memory id -> its neighbours' words, for every episode of these inputs."""
     out: dict[str, str] = {}
-    for turns in input_turns(conn, user_id, input_ids):
+    for turns in input_turns(conn, user_id, input_ids).values():
         out.update(near_texts(turns))
     return out
 

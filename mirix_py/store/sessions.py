@@ -25,6 +25,7 @@ from sqlmodel import col
 from mirix_py.records import MemoryType
 from mirix_py.store.fulltext import (PROBE_SLOTS, fts_rowid, query_lexemes, query_terms, tsquery_of,
                                      user_rowid_range, user_token)
+from mirix_py.store.near import input_turns, inputs_by_user
 from mirix_py.store.tables import MemoryRow
 
 INPUT_PREFIX = "in_"  # `records.new_input_id`
@@ -63,19 +64,7 @@ class SessionIndex(Protocol):
 
 def session_texts(conn: Connection, user_id: str, input_ids: Sequence[str]) -> dict[str, str]:
     """Input id -> its episodes' texts joined in time order (inputs without episodes left out)."""
-    if not input_ids:
-        return {}
-    rows = conn.execute(
-        select(col(MemoryRow.input_id), col(MemoryRow.text))
-        .where(col(MemoryRow.user_id) == user_id, col(MemoryRow.input_id).in_(list(input_ids)),
-               col(MemoryRow.memory_type) == EPISODIC)
-        .order_by(col(MemoryRow.input_id), col(MemoryRow.occurred_at), col(MemoryRow.created_at),
-                  col(MemoryRow.id))).all()
-    out: dict[str, list[str]] = {}
-    for input_id, text in rows:
-        if input_id is not None:  # always, by the IN above
-            out.setdefault(input_id, []).append(text)
-    return {i: "\n".join(texts) for i, texts in out.items()}
+    return {i: "\n".join(text for _, text in turns) for i, turns in input_turns(conn, user_id, input_ids).items()}
 
 
 def members(conn: Connection, user_id: str, input_id: str, *, start: datetime | None = None,
@@ -103,12 +92,6 @@ def backfill_input_ids(conn: Connection) -> None:
                if input_of(mtype, sources or []) != current]
     if changed:
         conn.execute(sql("UPDATE memory SET input_id = :v WHERE id = :i"), changed)
-
-
-def _all_sessions(conn: Connection) -> list[tuple[str, str]]:
-    return [(u, i) for u, i in conn.execute(
-        select(col(MemoryRow.user_id), col(MemoryRow.input_id)).distinct()
-        .where(col(MemoryRow.input_id).is_not(None), col(MemoryRow.memory_type) == EPISODIC)) if i is not None]
 
 
 class SQLiteSessions:
@@ -154,9 +137,7 @@ class SQLiteSessions:
     def rebuild(self, conn: Connection) -> int:
         backfill_input_ids(conn)
         conn.execute(sql("DELETE FROM memory_session"))
-        by_user: dict[str, list[str]] = {}
-        for user_id, input_id in _all_sessions(conn):
-            by_user.setdefault(user_id, []).append(input_id)
+        by_user = inputs_by_user(conn)
         for user_id, input_ids in by_user.items():
             self._write(conn, user_id, session_texts(conn, user_id, input_ids), input_ids)
         return sum(len(v) for v in by_user.values())
