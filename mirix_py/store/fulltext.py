@@ -284,7 +284,7 @@ class SQLiteFullText:
 
     def _match(self, conn: Connection, query: str, filters: Filters) -> str | None:
         """`match_expression`, where for a user of PARALLEL_MIN_DOCS memories or more the terms held
-        by over NEAR_COMMON_SHARE of them match their own words only (`common_terms`)."""
+        by over NEAR_COMMON_SHARE of them match their own words only (`_common_terms`)."""
         terms = query_terms(query)
         if not terms:
             return None

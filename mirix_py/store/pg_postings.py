@@ -25,7 +25,6 @@ TABLE = "memory_posting"
 INDEX = "ix_memory_posting"
 DOC_INDEX = "ix_memory_doc"  # memory (hashtextextended(id, 0)): a posting's memory
 TSV_INDEX = "ix_memory_tsv"  # the GIN index the tsvector search used
-NEAR_COLUMNS = ("near", "near_tsv")  # memory's columns of the neighbours' words (PostgreSQL only)
 
 
 def add_near_columns(conn: Connection) -> None:
