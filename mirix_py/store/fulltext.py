@@ -112,10 +112,24 @@ PARALLEL_MIN_DOCS = 20_000  # SQLite: a user this large is searched in two parts
 # them matches the memories' own words only. bm25() scores every row a term matches, and the
 # neighbours' words (`store.near`) multiply a common term's rows; a common word weighs little anyway.
 NEAR_COMMON_SHARE = 0.01
+# SQLite, a user of PARALLEL_MIN_DOCS memories or more: a query term in the own words of more than
+# this share of them selects no rows when the query holds a rarer term. bm25() costs about the same
+# for every row it scores, so such a word set the search's time and moved little of its ranking
+# (benchmarks/README.md, "Very common words of a large user").
+LEFT_OUT_SHARE = 0.05
 TERMS_CACHED = 50_000  # a user's term counts kept before their expired ones are dropped
 
 Part = tuple[int, int]  # (index, count): the index-th of `count` equal slices of a user's memories
 PartHit = tuple[str, float, tuple]  # memory id, score, and the key that orders it among equal scores
+
+
+def left_out_terms(counts: dict[str, tuple[int, int]], n: int, share: float) -> frozenset[str]:
+    """The query terms a search of a large user leaves out: those in the own words of more than
+    `share` of its `n` memories, as long as a rarer term that matches something stays (otherwise
+    all stay). `counts`: term -> (memories holding it in any column, in their own words)."""
+    common = frozenset(t for t, (_, own) in counts.items() if own > share * n)
+    rarer_found = any(rows > 0 for t, (rows, _) in counts.items() if t not in common)
+    return common if rarer_found else frozenset()
 
 
 def merge_parts(parts: Sequence[Sequence[PartHit]], k: int) -> list[tuple[str, float]]:
@@ -169,7 +183,7 @@ class SQLiteFullText:
 
     def __init__(self) -> None:
         self._counts: dict[str, tuple[float, int]] = {}  # user -> (when counted, memories)
-        self._term_rows: dict[str, dict[str, tuple[float, int]]] = {}  # user -> term -> (when, rows)
+        self._term_rows: dict[str, dict[str, tuple[float, tuple[int, int]]]] = {}  # user -> term -> (when, counts)
 
     def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str, str]]) -> None:
         """rows: (memory_id, user_id, memory_type, text)"""
@@ -289,34 +303,36 @@ class SQLiteFullText:
         if not terms:
             return None
         n = self._user_count(conn, filters.user_id)
-        common = self._common_terms(conn, filters.user_id, terms, n) if n >= PARALLEL_MIN_DOCS else frozenset()
-        return self.match_expression(query, filters, own_words_only=common)
+        if n < PARALLEL_MIN_DOCS:
+            return self.match_expression(query, filters)
+        counts = {t: self._term_counts(conn, filters.user_id, t) for t in terms}
+        common = frozenset(t for t, (rows, _) in counts.items() if rows > NEAR_COMMON_SHARE * n)
+        return self.match_expression(query, filters, own_words_only=common,
+                                     left_out=left_out_terms(counts, n, LEFT_OUT_SHARE))
 
-    def _common_terms(self, conn: Connection, user_id: str, terms: Sequence[str], n: int) -> frozenset[str]:
-        """The terms matching more than NEAR_COMMON_SHARE of the user's `n` memories (own or
-        neighbours' words), each count cached for STATS_TTL_S."""
-        low, high = user_rowid_range(user_id)
+    def _term_counts(self, conn: Connection, user_id: str, term: str) -> tuple[int, int]:
+        """How many of the user's memories hold `term` (own or neighbours' words), and how many in
+        their own words, cached for STATS_TTL_S."""
         now = time.monotonic()
         counts = self._term_rows.setdefault(user_id, {})
         if len(counts) > TERMS_CACHED:  # entries past their time go, so it cannot grow without end
             counts = self._term_rows[user_id] = {t: v for t, v in counts.items() if now - v[0] < STATS_TTL_S}
-        common = set()
-        for term in terms:
-            cached = counts.get(term)
-            if cached is None or now - cached[0] >= STATS_TTL_S:
-                rows = int(conn.execute(sql("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH :m "
-                                            "AND rowid BETWEEN :lo AND :hi"),
-                                        {"m": f'"{term}"', "lo": low, "hi": high}).scalar_one())
-                cached = counts[term] = (now, rows)
-            if cached[1] > NEAR_COMMON_SHARE * n:
-                common.add(term)
-        return frozenset(common)
+        cached = counts.get(term)
+        if cached is None or now - cached[0] >= STATS_TTL_S:
+            low, high = user_rowid_range(user_id)
+            count = sql("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH :m AND rowid BETWEEN :lo AND :hi")
+            rows = int(conn.execute(count, {"m": f'"{term}"', "lo": low, "hi": high}).scalar_one())
+            own = int(conn.execute(count, {"m": f'text : "{term}"', "lo": low, "hi": high}).scalar_one())
+            cached = counts[term] = (now, (rows, own))
+        return cached[1]
 
     @staticmethod
-    def match_expression(query: str, filters: Filters, own_words_only: frozenset[str] = frozenset()) -> str | None:
-        """The FTS5 MATCH of a query: any of its terms, within the filter's memory types; the terms
-        in `own_words_only` in the memory's own text only, not its neighbours' words."""
-        terms = query_terms(query)
+    def match_expression(query: str, filters: Filters, own_words_only: frozenset[str] = frozenset(),
+                         left_out: frozenset[str] = frozenset()) -> str | None:
+        """The FTS5 MATCH of a query: any of its terms but those `left_out`, within the filter's
+        memory types; the terms in `own_words_only` in the memory's own text only, not its
+        neighbours' words."""
+        terms = [t for t in query_terms(query) if t not in left_out]
         if not terms:
             return None
         match = "(" + " OR ".join(f'text : "{t}"' if t in own_words_only else f'"{t}"' for t in terms) + ")"

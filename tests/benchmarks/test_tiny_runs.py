@@ -172,3 +172,15 @@ def test_locomo_near(tmp_path):
     for variant in result["variants"].values():
         assert finite(variant["evidence_recall"]) and set(variant["per_conversation"]) == {"mini-1", "mini-2"}
     assert [f["held_out"] for f in result["leave_one_conversation_out"]] == ["mini-1", "mini-2"]
+
+
+def test_left_out_terms(tmp_path):
+    out = tmp_path / "left_out.json"
+    stdout = run_benchmark("left_out_terms.py", "--size", "300", "--queries", "5", "--warmup", "1",
+                           "--min-docs", "100", "--out", str(out), tmp_path=tmp_path)
+    assert "overlap of the top 10" in stdout
+    result = json.loads(out.read_text())
+    assert result["benchmark"] == "left_out_terms" and result["queries"] == 5
+    assert list(result["results"]) == ["all terms", "left out"]
+    assert all(r["n"] == 5 and finite(r["p95_ms"]) for r in result["results"].values())
+    assert 0 <= result["overlap_top10"] <= 1 and result["memories"]["bench-target"] == 300

@@ -1,0 +1,124 @@
+"""What leaving out a large user's very common query words does to the BM25 leg: its time, and how
+much of its ranking it moves.
+
+A user of `PARALLEL_MIN_DOCS` memories or more searches without the query words held in the own text
+of more than `LEFT_OUT_SHARE` of them, as long as a rarer word stays (`fulltext.left_out_terms`).
+This runs the leg (FTS5, whole, depth k) two ways on the same store, alternating per query:
+
+- `all terms` (the baseline: the rule off, LEFT_OUT_SHARE = 1);
+- `left out` (the rule as shipped);
+
+and reports each one's latency and the overlap of the two top 10s and top 30s.
+
+The store is fts_ranking.py's: search_latency.py's synthetic pool in the engine's FTS table, a target
+user of N memories and nine others of N/10, through `SQLiteFullText.upsert` (no neighbours' words).
+With `--min-docs M` the rule applies to users of M memories or more (default: the engine's), so a
+tiny run exercises it.
+
+    .venv/bin/python benchmarks/left_out_terms.py --size 100000 --queries 200 --out left_out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import _common as C
+from fts_ranking import TARGET, build
+from search_latency import make_query
+
+import mirix_py.store.fulltext as fulltext
+from mirix_py.store.db import make_engine
+from mirix_py.store.fulltext import Filters, SQLiteFullText
+
+VARIANTS = ("all terms", "left out")  # the baseline first
+
+
+def overlap(a: list[tuple[str, float]], b: list[tuple[str, float]], n: int) -> float:
+    top = {i for i, _ in a[:n]}
+    return len(top & {i for i, _ in b[:n]}) / max(1, len(top))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size", type=int, default=100_000, help="memories of the target user")
+    ap.add_argument("--other-users", type=int, default=9)
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--k", type=int, default=30, help="the leg's depth (hybrid search asks max(3 x limit, 30))")
+    ap.add_argument("--min-docs", type=int, default=fulltext.PARALLEL_MIN_DOCS,
+                    help="users this large take the rule (default: the engine's PARALLEL_MIN_DOCS)")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--out", default=None)
+    C.add_quiet_args(ap)
+    args = ap.parse_args()
+    C.quiet_logs()
+    fulltext.PARALLEL_MIN_DOCS = args.min_docs
+    shipped = fulltext.LEFT_OUT_SHARE
+
+    scratch = Path(tempfile.mkdtemp(prefix="mirix-leftout-"))
+    try:
+        t0 = time.perf_counter()
+        counts = build(scratch / "store.db", args.size, args.other_users, args.seed)
+        print(f"{sum(counts.values())} memories ({args.size} for the target user) indexed in "
+              f"{time.perf_counter() - t0:.1f}s", flush=True)
+        engine = make_engine(f"sqlite:///{scratch / 'store.db'}")
+        fts = SQLiteFullText()
+        filters = Filters(user_id=TARGET)
+
+        def run(variant: str, query: str) -> list[tuple[str, float]]:
+            fulltext.LEFT_OUT_SHARE = 1.0 if variant == "all terms" else shipped
+            with engine.connect() as conn:
+                return fts.search(conn, query, filters, args.k)
+
+        rng = random.Random(args.seed)
+        queries = list(dict.fromkeys(make_query(rng) for _ in range(args.queries * 3)))[:args.queries + args.warmup]
+        for q in queries[:args.warmup]:
+            for v in VARIANTS:
+                run(v, q)
+        C.wait_for_quiet(args.wait_quiet, args.wait_timeout)
+        load_before = C.loadavg()
+        seconds: dict[str, list[float]] = {v: [] for v in VARIANTS}
+        top10, top30, same10, shortened = [], [], 0, 0
+        order = list(VARIANTS)
+        for q in queries[args.warmup:]:
+            rng.shuffle(order)
+            found = {}
+            for v in order:
+                t = time.perf_counter()
+                found[v] = run(v, q)
+                seconds[v].append(time.perf_counter() - t)
+            base, rule = found["all terms"], found["left out"]
+            top10.append(overlap(base, rule, 10))
+            top30.append(overlap(base, rule, 30))
+            same10 += [i for i, _ in base[:10]] == [i for i, _ in rule[:10]]
+            with engine.connect() as conn:
+                shortened += fts._match(conn, q, filters) != fts.match_expression(q, filters)
+        engine.dispose()
+    finally:
+        fulltext.LEFT_OUT_SHARE = shipped
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    n = len(top10)
+    results = {v: C.latency_summary(seconds[v]) for v in VARIANTS}
+    print(C.table(["variant", "p50 ms", "p95 ms", "mean ms", "p99 ms"],
+                  [[v, r["p50_ms"], r["p95_ms"], r["mean_ms"], r["p99_ms"]] for v, r in results.items()],
+                  title=f"BM25 leg, top {args.k}, target user of {args.size} memories, {n} queries "
+                        f"(LEFT_OUT_SHARE {shipped}, rule from {args.min_docs} memories)"))
+    print(f"queries whose match lost a word: {shortened}/{n}; top 10 the same: {same10}/{n}; "
+          f"overlap of the top 10: {sum(top10) / max(1, n):.3f}, of the top 30: {sum(top30) / max(1, n):.3f}")
+    C.write_json(args.out, {
+        "benchmark": "left_out_terms", "environment": C.environment(), "args": vars(args),
+        "left_out_share": shipped, "memories": counts, "queries": n, "loadavg_before": load_before,
+        "queries_shortened": shortened, "same_top10": same10,
+        "overlap_top10": sum(top10) / max(1, n), "overlap_top30": sum(top30) / max(1, n), "results": results,
+    })
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
