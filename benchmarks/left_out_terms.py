@@ -97,7 +97,10 @@ def main() -> int:
             top30.append(overlap(base, rule, 30))
             same10 += [i for i, _ in base[:10]] == [i for i, _ in rule[:10]]
             with engine.connect() as conn:
-                shortened += fts._match(conn, q, filters) != fts.match_expression(q, filters)
+                fulltext.LEFT_OUT_SHARE = 1.0
+                whole = fts._match(conn, q, filters)
+                fulltext.LEFT_OUT_SHARE = shipped
+                shortened += fts._match(conn, q, filters) != whole
         engine.dispose()
     finally:
         fulltext.LEFT_OUT_SHARE = shipped

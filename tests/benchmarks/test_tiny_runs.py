@@ -184,3 +184,13 @@ def test_left_out_terms(tmp_path):
     assert list(result["results"]) == ["all terms", "left out"]
     assert all(r["n"] == 5 and finite(r["p95_ms"]) for r in result["results"].values())
     assert 0 <= result["overlap_top10"] <= 1 and result["memories"]["bench-target"] == 300
+
+
+def test_locomo_large_user_rules(tmp_path):
+    out = tmp_path / "eval"
+    stdout = run_benchmark("locomo_large_user_rules.py", "--cutoff", "0.05", "--", "--data", str(MINI),
+                           "--no-baselines", "--fresh", "--cache-dir", str(tmp_path / "c"), "--out", str(out),
+                           tmp_path=tmp_path)
+    assert "every user large: NEAR_COMMON_SHARE 1.0, LEFT_OUT_SHARE 0.05" in stdout
+    summary = json.loads((out / "locomo_eval.json").read_text())["summary"]["engine"]["overall_1_4"]
+    assert finite(summary["evidence_recall"]) and summary["n"] > 0
