@@ -132,6 +132,54 @@ def left_out_terms(counts: dict[str, tuple[int, int]], n: int, share: float) -> 
     return common if rarer_found else frozenset()
 
 
+RESCORE_WITHIN = 8  # a search with scoring-only terms rescores the best this many times k rows
+
+
+@dataclass(frozen=True)
+class FtsQuery:
+    """A query as FTS5 runs it: `match` selects and scores the rows; `scoring_only` terms add their
+    score where a selected row holds them; `whole` selects by every term."""
+    match: str
+    whole: str
+    scoring_only: tuple[str, ...] = ()
+
+
+DEFAULT_AVGDL = 12.0  # tokens per row assumed while FTS5's totals are not written yet
+BM25_K1 = 1.2  # FTS5's bm25() constants
+BM25_B = 0.75
+
+
+def fts5_idf(total_rows: int, rows: int) -> float:
+    """bm25()'s idf: log((N - n + 0.5) / (n + 0.5)), floored at 1e-6 as FTS5 does."""
+    idf = math.log((total_rows - rows + 0.5) / (rows + 0.5)) if total_rows else 0.0
+    return idf if idf > 0 else 1e-6
+
+
+def fts5_term_score(idf: float, freq: float, size: float, avgdl: float) -> float:
+    """One term's part of bm25()'s score for a row of `size` tokens (all columns) holding it `freq`
+    times (weighted by column)."""
+    return idf * freq * (BM25_K1 + 1) / (freq + BM25_K1 * (1 - BM25_B + BM25_B * size / avgdl))
+
+
+def fts5_averages(blob: bytes) -> tuple[int, int]:
+    """(rows, tokens in all columns) from an FTS5 table's averages record (`<table>_data`, id 1):
+    SQLite varints, the row count then each column's token total."""
+    values, i = [], 0
+    while i < len(blob):
+        value = 0
+        for j in range(9):
+            byte = blob[i + j]
+            if j == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if byte < 0x80:
+                break
+        i += j + 1
+        values.append(value)
+    return (values[0], sum(values[1:])) if values else (0, 0)
+
+
 def merge_parts(parts: Sequence[Sequence[PartHit]], k: int) -> list[tuple[str, float]]:
     """The best `k` of the hits of every part of one search, equal scores in tie order (each part
     holds its own best `k`, so the best `k` of all are among them)."""
@@ -184,6 +232,8 @@ class SQLiteFullText:
     def __init__(self) -> None:
         self._counts: dict[str, tuple[float, int]] = {}  # user -> (when counted, memories)
         self._term_rows: dict[str, dict[str, tuple[float, tuple[int, int]]]] = {}  # user -> term -> (when, counts)
+        self._term_table_rows: dict[str, tuple[float, int]] = {}  # term -> (when, rows of the whole table)
+        self._averages: tuple[float, int, float] | None = None  # (when, rows, average tokens per row)
 
     def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str, str]]) -> None:
         """rows: (memory_id, user_id, memory_type, text)"""
@@ -273,42 +323,120 @@ class SQLiteFullText:
         return n
 
     def search(self, conn: Connection, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
-        match = self._match(conn, query, filters)
-        if match is None:
+        found = self._match(conn, query, filters)
+        if found is None:
             return []
         timed = filters.start is not None or filters.end is not None
         if not timed:
-            return [(i, score) for i, score, _ in self._ranked(conn, match, filters.user_id, k)]
+            return [(i, score) for i, score, _ in self._ranked_query(conn, found, filters.user_id, k)]
         n = k * self.TIME_OVERFETCH
-        ranked = [(i, score) for i, score, _ in self._ranked(conn, match, filters.user_id, n)]
+        ranked = [(i, score) for i, score, _ in self._ranked_query(conn, found, filters.user_id, n)]
         if not ranked:
             return ranked
         allowed = self._within_time(conn, [i for i, _ in ranked], filters)
         kept = [hit for hit in ranked if hit[0] in allowed]
         if len(kept) >= k or len(ranked) < n:  # the first n in the settled order, filtered: its first k
             return kept[:k]
-        # a narrow window: let SQL filter all matches
-        return self._ranked_in_time(conn, match, filters, k)
+        # a narrow window: let SQL filter all matches (with every term: the window bounds the rows)
+        return self._ranked_in_time(conn, found.whole, filters, k)
 
     def search_part(self, conn: Connection, query: str, filters: Filters, k: int, part: Part) -> list[PartHit]:
         if filters.start is not None or filters.end is not None:
             raise ValueError("a search with a time window runs whole")
-        match = self._match(conn, query, filters)
-        return [] if match is None else self._ranked(conn, match, filters.user_id, k, part)
+        found = self._match(conn, query, filters)
+        return [] if found is None else self._ranked_query(conn, found, filters.user_id, k, part)
 
-    def _match(self, conn: Connection, query: str, filters: Filters) -> str | None:
+    def _match(self, conn: Connection, query: str, filters: Filters) -> FtsQuery | None:
         """`match_expression`, where for a user of PARALLEL_MIN_DOCS memories or more the terms held
-        by over NEAR_COMMON_SHARE of them match their own words only (`_common_terms`)."""
+        by over NEAR_COMMON_SHARE of them match their own words only, and those in the own words of
+        over LEFT_OUT_SHARE of them only score the rows the others select (`left_out_terms`)."""
         terms = query_terms(query)
         if not terms:
             return None
         n = self._user_count(conn, filters.user_id)
         if n < PARALLEL_MIN_DOCS:
-            return self.match_expression(query, filters)
+            whole = self.match_expression(query, filters)
+            return None if whole is None else FtsQuery(whole, whole)
         counts = {t: self._term_counts(conn, filters.user_id, t) for t in terms}
         common = frozenset(t for t, (rows, _) in counts.items() if rows > NEAR_COMMON_SHARE * n)
-        return self.match_expression(query, filters, own_words_only=common,
-                                     left_out=left_out_terms(counts, n, LEFT_OUT_SHARE))
+        left_out = left_out_terms(counts, n, LEFT_OUT_SHARE)
+        whole = self.match_expression(query, filters, own_words_only=common)
+        match = self.match_expression(query, filters, own_words_only=common, left_out=left_out)
+        if whole is None or match is None:
+            return None
+        return FtsQuery(match, whole, tuple(t for t in terms if t in left_out))
+
+    def _ranked_query(self, conn: Connection, found: FtsQuery, user_id: str, k: int,
+                      part: Part = (0, 1)) -> list[PartHit]:
+        if not found.scoring_only:
+            return self._ranked(conn, found.match, user_id, k, part)
+        return self._ranked_rescored(conn, found, user_id, k, part)
+
+    # The best `wide` rows by the selecting terms, with what rescoring them needs.
+    _CANDIDATES = ("WITH r AS MATERIALIZED (SELECT rowid AS id, " + BM25_SQLITE + " AS s FROM memory_fts "
+                   "WHERE memory_fts MATCH :match AND rowid BETWEEN :lo AND :hi ORDER BY s LIMIT :wide) "
+                   "SELECT r.id, r.s, f.memory_id, f.ukey, f.text, f.near, m.occurred_at, m.text "
+                   "FROM r JOIN memory_fts f ON f.rowid = r.id LEFT JOIN memory m ON m.id = f.memory_id")
+
+    def _ranked_rescored(self, conn: Connection, found: FtsQuery, user_id: str, k: int, part: Part) -> list[PartHit]:
+        """The best `k` of the rows `found.match` selects, each scored as bm25() scores the whole
+        query, the `scoring_only` terms counted once where a row holds them in its own words: the
+        best RESCORE_WITHIN times k rows by the selecting terms are rescored (a row further down would
+        need the scoring-only terms to outweigh that gap; their weight is small, as they are common)."""
+        low, high = self._part_range(user_id, part)
+        token = user_token(user_id)
+        params = {"lo": low, "hi": high, "wide": k * RESCORE_WITHIN}
+        match = found.match
+        rows = conn.execute(sql(self._CANDIDATES), {**params, "match": match}).all()
+        if any(r[3] != token for r in rows):  # another user's rows in this range: match the user token too
+            match = f'ukey : "{token}" AND {match}'
+            rows = conn.execute(sql(self._CANDIDATES), {**params, "match": match}).all()
+        if not rows:
+            return []
+        total_rows, avgdl = self._table_stats(conn)
+        holders = [self._holders(conn, term, match, low, high) for term in found.scoring_only]
+        idfs = [fts5_idf(total_rows, self._table_rows(conn, term)) for term in found.scoring_only]
+        scored = []
+        for rowid, s, memory_id, _, text, near, occurred_at, memory_text in rows:
+            size = len(_TOKEN.findall(text or "")) + len(_TOKEN.findall(near or "")) + 2  # + ukey, mtype
+            score = -float(s) + sum(fts5_term_score(idf, 1.0, size, avgdl)
+                                    for idf, held in zip(idfs, holders) if int(rowid) in held)
+            key = (occurred_at is None, occurred_at or "", memory_text is not None, memory_text or "", memory_id)
+            scored.append((memory_id, score, key))
+        scored.sort(key=lambda hit: (-hit[1], hit[2]))
+        return scored[:k]
+
+    @staticmethod
+    def _holders(conn: Connection, term: str, match: str, low: int, high: int) -> set[int]:
+        """The rows `match` selects that hold `term` in their own words (no bm25(): no scoring cost)."""
+        return {int(r[0]) for r in conn.execute(
+            sql("SELECT rowid FROM memory_fts WHERE memory_fts MATCH :m AND rowid BETWEEN :lo AND :hi"),
+            {"m": f'text : "{term}" AND ({match})', "lo": low, "hi": high})}
+
+    def _table_rows(self, conn: Connection, term: str) -> int:
+        """Rows of the whole table holding `term` in their own words (bm25()'s count for its idf),
+        cached for STATS_TTL_S."""
+        now = time.monotonic()
+        cached = self._term_table_rows.get(term)
+        if cached is None or now - cached[0] >= STATS_TTL_S:
+            if len(self._term_table_rows) > TERMS_CACHED:
+                self._term_table_rows = {t: v for t, v in self._term_table_rows.items() if now - v[0] < STATS_TTL_S}
+            rows = int(conn.execute(sql("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH :m"),
+                                    {"m": f'text : "{term}"'}).scalar_one())
+            cached = self._term_table_rows[term] = (now, rows)
+        return cached[1]
+
+    def _table_stats(self, conn: Connection) -> tuple[int, float]:
+        """The table's rows and average row length in tokens, from FTS5's own averages record."""
+        now = time.monotonic()
+        if self._averages is None or now - self._averages[0] >= STATS_TTL_S:
+            blob = conn.execute(sql("SELECT block FROM memory_fts_data WHERE id = 1")).scalar_one_or_none()
+            rows, tokens = fts5_averages(bytes(blob)) if blob else (0, 0)
+            if not rows:  # written in a transaction not committed yet: FTS5 writes its totals on commit
+                rows = int(conn.execute(sql("SELECT count(*) FROM memory_fts")).scalar_one())
+                return rows, DEFAULT_AVGDL
+            self._averages = (now, rows, tokens / rows)
+        return self._averages[1], self._averages[2]
 
     def _term_counts(self, conn: Connection, user_id: str, term: str) -> tuple[int, int]:
         """How many of the user's memories hold `term` (own or neighbours' words), and how many in
@@ -356,10 +484,7 @@ class SQLiteFullText:
     def _ranked(cls, conn: Connection, match: str, user_id: str, k: int, part: Part = (0, 1)) -> list[PartHit]:
         """The user's best `k` matches (in `part` of the user's rowid range), equal scores in tie
         order (a tied group at the cut is looked for among the best TIES_WITHIN times k)."""
-        low, high = user_rowid_range(user_id)
-        index, count = part
-        size = (high - low + 1) // count
-        low, high = low + index * size, (high if index == count - 1 else low + (index + 1) * size - 1)
+        low, high = cls._part_range(user_id, part)
         token = user_token(user_id)
         params = {"lo": low, "hi": high, "wide": k * TIES_WITHIN, "kth": k - 1, "k": k, "token": token}
         rows = conn.execute(sql(cls._TOP), {**params, "match": match}).all()
@@ -368,6 +493,13 @@ class SQLiteFullText:
             rows = conn.execute(sql(cls._TOP), {**params, "match": f'ukey : "{token}" AND {match}'}).all()
         # the key orders as TIE_ORDER_SQLITE does (NULL text, a memory row gone, first as in SQL)
         return [(r[0], -float(r[1]), (r[3] is None, r[3] or "", r[4] is not None, r[4] or "", r[0])) for r in rows]
+
+    @staticmethod
+    def _part_range(user_id: str, part: Part) -> tuple[int, int]:
+        low, high = user_rowid_range(user_id)
+        index, count = part
+        size = (high - low + 1) // count
+        return low + index * size, (high if index == count - 1 else low + (index + 1) * size - 1)
 
     @staticmethod
     def _time_params(filters: Filters) -> tuple[list[str], dict]:

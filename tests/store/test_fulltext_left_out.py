@@ -3,9 +3,22 @@
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import create_engine, text
 
 import mirix_py.store.fulltext as fulltext
-from mirix_py.store.fulltext import Filters, SQLiteFullText, left_out_terms
+from mirix_py.store.fulltext import Filters, SQLiteFullText, fts5_averages, left_out_terms
+
+
+def test_fts5_averages_reads_the_row_count_and_the_token_total(tmp_path):
+    engine = create_engine(f"sqlite:///{tmp_path / 'a.db'}")
+    with engine.begin() as conn:
+        conn.execute(text("CREATE VIRTUAL TABLE memory_fts USING fts5(text, near, ukey, mtype, memory_id UNINDEXED)"))
+        SQLiteFullText().upsert(conn, [("a", "ada", "episodic", "one two three"), ("b", "ada", "semantic", "four")])
+    with engine.connect() as conn:
+        blob = conn.exec_driver_sql("SELECT block FROM memory_fts_data WHERE id = 1").scalar_one()
+    engine.dispose()
+    assert fts5_averages(bytes(blob)) == (2, 4 + 2 * 2)  # the words, and a user and a type token per row
+    assert fts5_averages(bytes([0x81, 0x00, 0x05])) == (128, 5)  # a two-byte varint
 
 
 def test_a_common_term_is_left_out_while_a_rarer_matching_one_stays():
@@ -46,5 +59,63 @@ def test_a_large_users_search_leaves_the_common_word_out(office, monkeypatch):
     large = SQLiteFullText()
     found = [i for i, _ in large.search(conn, "cousin at work", filters, 100)]
     assert sorted(found) == ["c0", "c1", "c2"]  # only the rarer word selects memories
-    assert [i for i, _ in large.search(conn, "work", filters, 100)] != []  # alone, the common word still searches
-    assert len(large.search(conn, "work", filters, 100)) == 61
+    assert len(large.search(conn, "work", filters, 100)) == 61  # alone, the common word still searches
+
+
+@pytest.fixture
+def crowd(tmp_path):
+    """ada: 400 memories; "work" in the own words of 60 of them (15%), "cousin" in 6, "porto" in 3;
+    bob: 100 more, so the table's counts are not ada's. Committed, as FTS5 writes the table's
+    totals (which the rescoring reads) when a transaction commits."""
+    engine = create_engine(f"sqlite:///{tmp_path / 'crowd.db'}")
+    with engine.begin() as conn:
+        conn.execute(text("CREATE VIRTUAL TABLE memory_fts USING fts5("
+                          "text, near, ukey, mtype, memory_id UNINDEXED, tokenize='porter unicode61')"))
+        conn.execute(text("CREATE TABLE memory (id TEXT PRIMARY KEY, user_id TEXT, memory_type TEXT, "
+                          "occurred_at TEXT, text TEXT)"))
+        fill_crowd(conn)
+    with engine.connect() as conn:
+        yield conn
+    engine.dispose()
+
+
+def fill_crowd(conn):
+    fts = SQLiteFullText()
+    rows = [(f"w{i:03d}", "ada", "episodic", f"[2024-05-{1 + i % 28:02d}] Ada: long day at work, shift {i}")
+            for i in range(57)]
+    rows += [(f"o{i:03d}", "ada", "episodic", f"Ada: walked the dog past bakery {i} and the river") for i in range(337)]
+    rows += [("c0", "ada", "episodic", "Ada: my cousin is at work"),
+             ("c1", "ada", "episodic", "Ada: a cousin visited"),
+             ("c2", "ada", "semantic", "cousin: lives in Porto and loves work"),
+             ("c3", "ada", "episodic", "Ada: cousin cousin, work work again at work"),
+             ("c4", "ada", "episodic", "Ada: the cousin from Porto called me at home today"),
+             ("c5", "ada", "episodic", "Ada: Porto cousin")]
+    rows += [(f"b{i:03d}", "bob", "episodic", f"Bob: work and more work {i}") for i in range(100)]
+    fts.upsert(conn, rows)
+    conn.exec_driver_sql("INSERT INTO memory (id, user_id, memory_type, text) VALUES (?, ?, ?, ?)",
+                         [(r[0], r[1], r[2], r[3]) for r in rows])
+
+
+COUSINS = {"c0", "c1", "c2", "c3", "c4", "c5"}
+
+
+@pytest.mark.parametrize(("query", "selected"), [("cousin at work", COUSINS), ("work cousin Porto", COUSINS),
+                                                 ("Porto work", {"c2", "c4", "c5"})])
+def test_the_common_word_still_scores_the_rows_the_rarer_ones_select(crowd, monkeypatch, query, selected):
+    """Rows holding a left-out word once score as bm25() scores the whole query; rows holding it
+    more often keep their place among the selected rows (counted once)."""
+    conn = crowd
+    filters = Filters(user_id="ada")
+    monkeypatch.setattr(fulltext, "PARALLEL_MIN_DOCS", 50)
+    monkeypatch.setattr(fulltext, "LEFT_OUT_SHARE", 1.0)  # the rule off: bm25() of the whole query
+    exact = dict(SQLiteFullText().search(conn, query, filters, 500))
+    monkeypatch.setattr(fulltext, "LEFT_OUT_SHARE", 0.05)
+    large = SQLiteFullText()
+    found = large.search(conn, query, filters, 500)
+    assert large._match(conn, query, filters).scoring_only == ("work",)
+    assert {i for i, _ in found} == selected
+    for memory_id, score in found:
+        if memory_id != "c3":  # c3 holds "work" three times; the rescoring counts one
+            assert score == pytest.approx(exact[memory_id], rel=1e-9)
+    assert [i for i, _ in found if i != "c3"] == [i for i in sorted(exact, key=lambda i: -exact[i])
+                                                 if i in selected and i != "c3"]
