@@ -1,9 +1,10 @@
 """What leaving out a large user's very common query words does to the BM25 leg: its time, and how
 much of its ranking it moves.
 
-A user of `PARALLEL_MIN_DOCS` memories or more searches without the query words held in the own text
-of more than `LEFT_OUT_SHARE` of them, as long as a rarer word stays (`fulltext.left_out_terms`).
-This runs the leg (FTS5, whole, depth k) two ways on the same store, alternating per query:
+For a user of `PARALLEL_MIN_DOCS` memories or more, the query words held in the own text of more
+than `LEFT_OUT_SHARE` of them select no rows as long as a rarer word stays (`fulltext.left_out_terms`);
+they still score the best `RESCORE_WITHIN` x k rows the rarer words select. This runs the leg (FTS5,
+whole, depth k) two ways on the same store, alternating per query:
 
 - `all terms` (the baseline: the rule off, LEFT_OUT_SHARE = 1);
 - `left out` (the rule as shipped);

@@ -16,6 +16,8 @@ import hashlib
 import math
 import os
 import re
+import sqlite3
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -145,6 +147,33 @@ class FtsQuery:
 
 
 DEFAULT_AVGDL = 12.0  # tokens per row assumed while FTS5's totals are not written yet
+class TermHolders:
+    """Which of a few texts hold a term as FTS5 matches it (same tokenizer, same stemming), in a
+    small in-memory FTS5 table per thread. Asking the store instead (`text : "t" AND (...)`) walks
+    the common term's whole posting list, which costs more than the rows it saves."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def _db(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = self._local.db = sqlite3.connect(":memory:", isolation_level=None)
+            db.execute("CREATE VIRTUAL TABLE held USING fts5(text, tokenize='porter unicode61', detail=none)")
+        return db
+
+    def holding(self, terms: Sequence[str], texts: Sequence[tuple[int, str]]) -> list[set[int]]:
+        """For each term, the ids of `texts` ((id, text)) that hold it."""
+        db = self._db()
+        db.execute("BEGIN")
+        try:
+            db.executemany("INSERT INTO held(rowid, text) VALUES (?, ?)", texts)
+            return [{int(r[0]) for r in db.execute("SELECT rowid FROM held WHERE held MATCH ?", (f'"{t}"',))}
+                    for t in terms]
+        finally:
+            db.execute("ROLLBACK")
+
+
 BM25_K1 = 1.2  # FTS5's bm25() constants
 BM25_B = 0.75
 
@@ -234,6 +263,7 @@ class SQLiteFullText:
         self._term_rows: dict[str, dict[str, tuple[float, tuple[int, int]]]] = {}  # user -> term -> (when, counts)
         self._term_table_rows: dict[str, tuple[float, int]] = {}  # term -> (when, rows of the whole table)
         self._averages: tuple[float, int, float] | None = None  # (when, rows, average tokens per row)
+        self._holders = TermHolders()
 
     def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str, str]]) -> None:
         """rows: (memory_id, user_id, memory_type, text)"""
@@ -375,8 +405,7 @@ class SQLiteFullText:
     # The best `wide` rows by the selecting terms, with what rescoring them needs.
     _CANDIDATES = ("WITH r AS MATERIALIZED (SELECT rowid AS id, " + BM25_SQLITE + " AS s FROM memory_fts "
                    "WHERE memory_fts MATCH :match AND rowid BETWEEN :lo AND :hi ORDER BY s LIMIT :wide) "
-                   "SELECT r.id, r.s, f.memory_id, f.ukey, f.text, f.near, m.occurred_at, m.text "
-                   "FROM r JOIN memory_fts f ON f.rowid = r.id LEFT JOIN memory m ON m.id = f.memory_id")
+                   "SELECT r.id, r.s, f.memory_id, f.ukey, f.text, f.near FROM r JOIN memory_fts f ON f.rowid = r.id")
 
     def _ranked_rescored(self, conn: Connection, found: FtsQuery, user_id: str, k: int, part: Part) -> list[PartHit]:
         """The best `k` of the rows `found.match` selects, each scored as bm25() scores the whole
@@ -394,24 +423,31 @@ class SQLiteFullText:
         if not rows:
             return []
         total_rows, avgdl = self._table_stats(conn)
-        holders = [self._holders(conn, term, match, low, high) for term in found.scoring_only]
+        holders = self._holders.holding(found.scoring_only, [(int(r[0]), r[4] or "") for r in rows])
         idfs = [fts5_idf(total_rows, self._table_rows(conn, term)) for term in found.scoring_only]
-        scored = []
-        for rowid, s, memory_id, _, text, near, occurred_at, memory_text in rows:
-            size = len(_TOKEN.findall(text or "")) + len(_TOKEN.findall(near or "")) + 2  # + ukey, mtype
-            score = -float(s) + sum(fts5_term_score(idf, 1.0, size, avgdl)
-                                    for idf, held in zip(idfs, holders) if int(rowid) in held)
-            key = (occurred_at is None, occurred_at or "", memory_text is not None, memory_text or "", memory_id)
-            scored.append((memory_id, score, key))
-        scored.sort(key=lambda hit: (-hit[1], hit[2]))
-        return scored[:k]
+        scores: dict[str, float] = {}
+        for rowid, s, memory_id, _, text, near in rows:
+            # FTS5's row size: its words, the neighbours' words (one token each, space-separated), ukey, mtype
+            size = len(_TOKEN.findall(text or "")) + len((near or "").split()) + 2
+            scores[memory_id] = -float(s) + sum(fts5_term_score(idf, 1.0, size, avgdl)
+                                                for idf, held in zip(idfs, holders) if int(rowid) in held)
+        kth = sorted(scores.values(), reverse=True)[:k][-1]
+        best = [i for i, score in scores.items() if score >= kth]  # the first k, and any tied with the k-th
+        keys = self._tie_keys(conn, best)
+        return sorted(((i, scores[i], keys[i]) for i in best), key=lambda hit: (-hit[1], hit[2]))[:k]
 
     @staticmethod
-    def _holders(conn: Connection, term: str, match: str, low: int, high: int) -> set[int]:
-        """The rows `match` selects that hold `term` in their own words (no bm25(): no scoring cost)."""
-        return {int(r[0]) for r in conn.execute(
-            sql("SELECT rowid FROM memory_fts WHERE memory_fts MATCH :m AND rowid BETWEEN :lo AND :hi"),
-            {"m": f'text : "{term}" AND ({match})', "lo": low, "hi": high})}
+    def _tie_keys(conn: Connection, memory_ids: Sequence[str]) -> dict[str, tuple]:
+        """Each memory's key in TIE_ORDER_SQLITE (a memory row gone orders first, as a NULL does in SQL)."""
+        names = ", ".join(f":i{n}" for n in range(len(memory_ids)))
+        found = {r[0]: (r[1], r[2]) for r in conn.execute(
+            sql(f"SELECT id, occurred_at, text FROM memory WHERE id IN ({names})"),
+            {f"i{n}": v for n, v in enumerate(memory_ids)})}
+        keys = {}
+        for memory_id in memory_ids:
+            occurred_at, text = found.get(memory_id, (None, None))
+            keys[memory_id] = (occurred_at is None, occurred_at or "", text is not None, text or "", memory_id)
+        return keys
 
     def _table_rows(self, conn: Connection, term: str) -> int:
         """Rows of the whole table holding `term` in their own words (bm25()'s count for its idf),
