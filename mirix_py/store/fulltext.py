@@ -231,9 +231,9 @@ class FullTextIndex(Protocol):
         (equal BM25 scores are common: same words, same length)."""
         ...
 
-    def parts(self, conn: Connection, filters: Filters) -> int:
-        """How many parts a search of this user is worth splitting into, each run on a connection
-        of its own side by side (`search_part`, `merge_parts`); 1: search whole."""
+    def parts(self, conn: Connection, query: str, filters: Filters) -> int:
+        """How many parts a search of this user for `query` is worth splitting into, each run on a
+        connection of its own side by side (`search_part`, `merge_parts`); 1: search whole."""
         ...
 
     def search_part(self, conn: Connection, query: str, filters: Filters, k: int, part: Part) -> list[PartHit]:
@@ -335,13 +335,18 @@ class SQLiteFullText:
                          "WHERE memory_fts MATCH :match AND rowid BETWEEN :lo AND :hi)"),
                      {"match": f'ukey : "{user_token(user_id)}"', "lo": low, "hi": high})
 
-    def parts(self, conn: Connection, filters: Filters) -> int:
+    def parts(self, conn: Connection, query: str, filters: Filters) -> int:
         """Two for a user of PARALLEL_MIN_DOCS memories or more on a machine of two cores or more,
         without a time window: FTS5 scores every match in one thread, and a large user's common
-        words match thousands of memories (benchmarks/README.md, `fts_ranking.py`)."""
+        words match thousands of memories (benchmarks/README.md, `fts_ranking.py`). One when the
+        query leaves words out (`left_out_terms`): its rows are already few, and each part's
+        rescoring, in Python, would wait on the other's."""
         if filters.start is not None or filters.end is not None or (os.cpu_count() or 1) < 2:
             return 1
-        return 2 if self._user_count(conn, filters.user_id) >= PARALLEL_MIN_DOCS else 1
+        if self._user_count(conn, filters.user_id) < PARALLEL_MIN_DOCS:
+            return 1
+        found = self._match(conn, query, filters)
+        return 1 if found is None or found.scoring_only else 2
 
     def _user_count(self, conn: Connection, user_id: str) -> int:
         cached = self._counts.get(user_id)
@@ -439,10 +444,9 @@ class SQLiteFullText:
     @staticmethod
     def _tie_keys(conn: Connection, memory_ids: Sequence[str]) -> dict[str, tuple]:
         """Each memory's key in TIE_ORDER_SQLITE (a memory row gone orders first, as a NULL does in SQL)."""
-        names = ", ".join(f":i{n}" for n in range(len(memory_ids)))
-        found = {r[0]: (r[1], r[2]) for r in conn.execute(
-            sql(f"SELECT id, occurred_at, text FROM memory WHERE id IN ({names})"),
-            {f"i{n}": v for n, v in enumerate(memory_ids)})}
+        marks = ", ".join("?" * len(memory_ids))  # the driver's own placeholders: a tied group can be long
+        found = {r[0]: (r[1], r[2]) for r in conn.exec_driver_sql(
+            f"SELECT id, occurred_at, text FROM memory WHERE id IN ({marks})", tuple(memory_ids)).all()}
         keys = {}
         for memory_id in memory_ids:
             occurred_at, text = found.get(memory_id, (None, None))
@@ -735,7 +739,7 @@ class PostgresFullText:
             params).all()
         return [(r[0], float(r[1])) for r in rows]
 
-    def parts(self, conn: Connection, filters: Filters) -> int:
+    def parts(self, conn: Connection, query: str, filters: Filters) -> int:
         """One: PostgreSQL plans a search itself (and a parallel plan is the server's to choose)."""
         return 1
 

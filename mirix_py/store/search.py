@@ -274,7 +274,7 @@ class Searcher:
         parts pool, which runs nothing that waits on another task, so searches cannot deadlock it."""
         fulltext = self.store.fulltext
         with self.store.engine.connect() as conn:
-            count = fulltext.parts(conn, filters)
+            count = fulltext.parts(conn, query, filters)
             if count == 1:
                 return fulltext.search(conn, query, filters, k)
         others = [self._part_workers().submit(self._bm25_part, query, filters, k, (i, count)) for i in range(1, count)]

@@ -119,3 +119,12 @@ def test_the_common_word_still_scores_the_rows_the_rarer_ones_select(crowd, monk
             assert score == pytest.approx(exact[memory_id], rel=1e-9)
     assert [i for i, _ in found if i != "c3"] == [i for i in sorted(exact, key=lambda i: -exact[i])
                                                  if i in selected and i != "c3"]
+
+
+def test_a_query_that_leaves_a_word_out_is_searched_whole(office, monkeypatch):
+    conn, _ = office
+    monkeypatch.setattr(fulltext, "PARALLEL_MIN_DOCS", 50)
+    monkeypatch.setattr(fulltext.os, "cpu_count", lambda: 2)
+    large = SQLiteFullText()
+    assert large.parts(conn, "cousin at work", Filters(user_id="ada")) == 1  # rescored in one part
+    assert large.parts(conn, "work", Filters(user_id="ada")) == 2  # nothing left out: two parts

@@ -61,13 +61,13 @@ def test_parts_keep_a_type_filter(populated):
 
 def test_a_user_is_split_only_when_large_and_without_a_time_window(populated, monkeypatch):
     conn, fts = populated
-    assert fts.parts(conn, Filters(user_id="ada")) == 1
+    assert fts.parts(conn, "kayak lake", Filters(user_id="ada")) == 1
     monkeypatch.setattr(fulltext, "PARALLEL_MIN_DOCS", 500)
     monkeypatch.setattr(fulltext.os, "cpu_count", lambda: 2)
     fresh = SQLiteFullText()  # the count is cached per index
-    assert fresh.parts(conn, Filters(user_id="ada")) == 2
-    assert fresh.parts(conn, Filters(user_id="bob")) == 1
-    assert fresh.parts(conn, Filters(user_id="ada", start=T0)) == 1
+    assert fresh.parts(conn, "kayak lake", Filters(user_id="ada")) == 2
+    assert fresh.parts(conn, "kayak lake", Filters(user_id="bob")) == 1
+    assert fresh.parts(conn, "kayak lake", Filters(user_id="ada", start=T0)) == 1
     with pytest.raises(ValueError):
         fresh.search_part(conn, "kayak", Filters(user_id="ada", start=T0), 5, (0, 2))
 
@@ -89,6 +89,6 @@ def test_the_searcher_ranks_the_same_whole_or_in_parts(tmp_path, monkeypatch):
         monkeypatch.setattr(fulltext.os, "cpu_count", lambda: 2)
         mx.store.fulltext = SQLiteFullText()
         with mx.store.engine.connect() as conn:
-            assert mx.store.fulltext.parts(conn, Filters(user_id="ada")) == 2
+            assert mx.store.fulltext.parts(conn, "kayak lake", Filters(user_id="ada")) == 2
         split = [[h.memory.id for h in mx.search(q, user_id="ada", limit=10)] for q in queries]
     assert split == whole and all(len(ids) == 10 for ids in whole)
