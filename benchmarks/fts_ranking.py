@@ -24,7 +24,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator, Sequence
 
 import _common as C
 from search_latency import make_query, pool_records, to_memory
@@ -63,8 +63,37 @@ def build(path: Path, n: int, others: int, seed: int) -> dict[str, int]:
     return {u: len(p) for u, p in users.items()}
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def warmed_up(args: argparse.Namespace, run: Callable[[str, str], Any],
+              variants: Sequence[str]) -> tuple[random.Random, list[str], list[float]]:
+    """The run's random source, its distinct timed queries (after every variant has run the first
+    `--warmup` ones untimed) and the load average once the machine is quiet enough to time them."""
+    rng = random.Random(args.seed)
+    queries = list(dict.fromkeys(make_query(rng) for _ in range(args.queries * 3)))[:args.queries + args.warmup]
+    for q in queries[:args.warmup]:
+        for v in variants:
+            run(v, q)
+    C.wait_for_quiet(args.wait_quiet, args.wait_timeout)
+    return rng, queries[args.warmup:], C.loadavg()
+
+
+def alternately(rng: random.Random, queries: Sequence[str], run: Callable[[str, str], Any], variants: Sequence[str],
+                seconds: dict[str, list[float]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each query and what every variant found for it, the variants run in a fresh random order per
+    query and each run's time appended to `seconds[variant]`."""
+    order = list(variants)
+    for q in queries:
+        rng.shuffle(order)
+        found = {}
+        for v in order:
+            t = time.perf_counter()
+            found[v] = run(v, q)
+            seconds[v].append(time.perf_counter() - t)
+        yield q, found
+
+
+def store_arguments(doc: str | None) -> argparse.ArgumentParser:
+    """The arguments of a run on this store: its size, its queries, the leg's depth."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", type=int, default=100_000, help="memories of the target user")
     ap.add_argument("--other-users", type=int, default=9)
     ap.add_argument("--queries", type=int, default=200)
@@ -73,7 +102,11 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", default=None)
     C.add_quiet_args(ap)
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> int:
+    args = store_arguments(__doc__).parse_args()
     C.quiet_logs()
     try:
         sqlite_dbapi("pysqlite3")
@@ -106,23 +139,10 @@ def main() -> int:
             with engine.connect() as conn:
                 return fts.search(conn, query, filters, args.k)
 
-        rng = random.Random(args.seed)
-        queries = list(dict.fromkeys(make_query(rng) for _ in range(args.queries * 3)))[:args.queries + args.warmup]
-        for q in queries[:args.warmup]:
-            for v in VARIANTS:
-                run(v, q)
-        C.wait_for_quiet(args.wait_quiet, args.wait_timeout)
-        load_before = C.loadavg()
+        rng, queries, load_before = warmed_up(args, run, VARIANTS)
         seconds: dict[str, list[float]] = {v: [] for v in VARIANTS}
         differ = 0
-        order = list(VARIANTS)
-        for q in queries[args.warmup:]:
-            rng.shuffle(order)
-            found = {}
-            for v in order:
-                t = time.perf_counter()
-                found[v] = run(v, q)
-                seconds[v].append(time.perf_counter() - t)
+        for _, found in alternately(rng, queries, run, VARIANTS, seconds):
             differ += len({tuple(found[v]) for v in VARIANTS}) > 1
         workers.shutdown()
         with engines["pysqlite3"].connect() as conn:
@@ -130,7 +150,7 @@ def main() -> int:
 
             matches = sorted(conn.execute(text(
                 "SELECT count(*) FROM memory_fts WHERE memory_fts MATCH :m"), {"m": fts.match_expression(q, filters)}).scalar_one()
-                for q in queries[args.warmup:])
+                for q in queries)
         versions = {name: sqlite_dbapi(name).sqlite_version for name in ("stdlib", "pysqlite3")}
         for engine in engines.values():
             engine.dispose()

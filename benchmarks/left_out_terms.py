@@ -21,16 +21,13 @@ tiny run exercises it.
 
 from __future__ import annotations
 
-import argparse
-import random
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
 import _common as C
-from fts_ranking import TARGET, build
-from search_latency import make_query
+from fts_ranking import TARGET, alternately, build, store_arguments, warmed_up
 
 import mirix_py.store.fulltext as fulltext
 from mirix_py.store.db import make_engine
@@ -45,17 +42,9 @@ def overlap(a: list[tuple[str, float]], b: list[tuple[str, float]], n: int) -> f
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--size", type=int, default=100_000, help="memories of the target user")
-    ap.add_argument("--other-users", type=int, default=9)
-    ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--warmup", type=int, default=20)
-    ap.add_argument("--k", type=int, default=30, help="the leg's depth (hybrid search asks max(3 x limit, 30))")
+    ap = store_arguments(__doc__)
     ap.add_argument("--min-docs", type=int, default=fulltext.PARALLEL_MIN_DOCS,
                     help="users this large take the rule (default: the engine's PARALLEL_MIN_DOCS)")
-    ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--out", default=None)
-    C.add_quiet_args(ap)
     args = ap.parse_args()
     C.quiet_logs()
     fulltext.PARALLEL_MIN_DOCS = args.min_docs
@@ -76,23 +65,10 @@ def main() -> int:
             with engine.connect() as conn:
                 return fts.search(conn, query, filters, args.k)
 
-        rng = random.Random(args.seed)
-        queries = list(dict.fromkeys(make_query(rng) for _ in range(args.queries * 3)))[:args.queries + args.warmup]
-        for q in queries[:args.warmup]:
-            for v in VARIANTS:
-                run(v, q)
-        C.wait_for_quiet(args.wait_quiet, args.wait_timeout)
-        load_before = C.loadavg()
+        rng, queries, load_before = warmed_up(args, run, VARIANTS)
         seconds: dict[str, list[float]] = {v: [] for v in VARIANTS}
         top10, top30, same10, shortened = [], [], 0, 0
-        order = list(VARIANTS)
-        for q in queries[args.warmup:]:
-            rng.shuffle(order)
-            found = {}
-            for v in order:
-                t = time.perf_counter()
-                found[v] = run(v, q)
-                seconds[v].append(time.perf_counter() - t)
+        for q, found in alternately(rng, queries, run, VARIANTS, seconds):
             base, rule = found["all terms"], found["left out"]
             top10.append(overlap(base, rule, 10))
             top30.append(overlap(base, rule, 30))

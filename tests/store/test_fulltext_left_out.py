@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import create_engine, text
 
 import mirix_py.store.fulltext as fulltext
 from mirix_py.store.fulltext import Filters, SQLiteFullText, fts5_averages, left_out_terms
 
 
-def test_fts5_averages_reads_the_row_count_and_the_token_total(tmp_path):
-    engine = create_engine(f"sqlite:///{tmp_path / 'a.db'}")
-    with engine.begin() as conn:
-        conn.execute(text("CREATE VIRTUAL TABLE memory_fts USING fts5(text, near, ukey, mtype, memory_id UNINDEXED)"))
+def test_fts5_averages_reads_the_row_count_and_the_token_total(fts_engine):
+    with fts_engine.begin() as conn:
         SQLiteFullText().upsert(conn, [("a", "ada", "episodic", "one two three"), ("b", "ada", "semantic", "four")])
-    with engine.connect() as conn:
+    with fts_engine.connect() as conn:  # FTS5 writes its totals when the transaction commits
         blob = conn.exec_driver_sql("SELECT block FROM memory_fts_data WHERE id = 1").scalar_one()
-    engine.dispose()
     assert fts5_averages(bytes(blob)) == (2, 4 + 2 * 2)  # the words, and a user and a type token per row
     assert fts5_averages(bytes([0x81, 0x00, 0x05])) == (128, 5)  # a two-byte varint
 
@@ -63,20 +59,14 @@ def test_a_large_users_search_leaves_the_common_word_out(office, monkeypatch):
 
 
 @pytest.fixture
-def crowd(tmp_path):
+def crowd(fts_engine):
     """ada: 400 memories; "work" in the own words of 60 of them (15%), "cousin" in 6, "porto" in 3;
     bob: 100 more, so the table's counts are not ada's. Committed, as FTS5 writes the table's
     totals (which the rescoring reads) when a transaction commits."""
-    engine = create_engine(f"sqlite:///{tmp_path / 'crowd.db'}")
-    with engine.begin() as conn:
-        conn.execute(text("CREATE VIRTUAL TABLE memory_fts USING fts5("
-                          "text, near, ukey, mtype, memory_id UNINDEXED, tokenize='porter unicode61')"))
-        conn.execute(text("CREATE TABLE memory (id TEXT PRIMARY KEY, user_id TEXT, memory_type TEXT, "
-                          "occurred_at TEXT, text TEXT)"))
+    with fts_engine.begin() as conn:
         fill_crowd(conn)
-    with engine.connect() as conn:
+    with fts_engine.connect() as conn:
         yield conn
-    engine.dispose()
 
 
 def fill_crowd(conn):
