@@ -5,7 +5,8 @@ rowid range of their own (`user_rowid_range`), so a query seeks the terms' posti
 and scores only that user's matches (matching a per-user token instead made bm25() walk all of the
 user's postings for its statistics: ~6 ms at 100k memories). The per-user token column stays, for
 the rare users whose ranges coincide. An episode's row also holds its neighbours' words in a column
-of its own, weighed at `near.NEAR_WEIGHT` (`store.near`). PostgreSQL: the lexemes of a generated `tsvector` column as
+of its own, weighed at `near.NEAR_WEIGHT` (`store.near`). A large user's very common query words only
+score the rows its rarer ones select (`left_out_terms`, `SQLiteFullText._ranked_rescored`). PostgreSQL: the lexemes of a generated `tsvector` column as
 postings in a table of their own (`store.pg_postings`), and Okapi BM25 summed over them in SQL
 (MIRIX ranks with `ts_rank`, which is not BM25).
 """
@@ -115,9 +116,9 @@ PARALLEL_MIN_DOCS = 20_000  # SQLite: a user this large is searched in two parts
 # neighbours' words (`store.near`) multiply a common term's rows; a common word weighs little anyway.
 NEAR_COMMON_SHARE = 0.01
 # SQLite, a user of PARALLEL_MIN_DOCS memories or more: a query term in the own words of more than
-# this share of them selects no rows when the query holds a rarer term. bm25() costs about the same
-# for every row it scores, so such a word set the search's time and moved little of its ranking
-# (benchmarks/README.md, "Very common words of a large user").
+# this share of them selects no rows when the query holds a rarer term, and only scores the rows
+# that term selects. bm25() costs about the same for every row it scores, so such a word set the
+# search's time (benchmarks/README.md, "Very common words of a large user").
 LEFT_OUT_SHARE = 0.05
 TERMS_CACHED = 50_000  # a user's term counts kept before their expired ones are dropped
 
@@ -146,7 +147,6 @@ class FtsQuery:
     scoring_only: tuple[str, ...] = ()
 
 
-DEFAULT_AVGDL = 12.0  # tokens per row assumed while FTS5's totals are not written yet
 class TermHolders:
     """Which of a few texts hold a term as FTS5 matches it (same tokenizer, same stemming), in a
     small in-memory FTS5 table per thread. Asking the store instead (`text : "t" AND (...)`) walks
@@ -176,6 +176,7 @@ class TermHolders:
 
 BM25_K1 = 1.2  # FTS5's bm25() constants
 BM25_B = 0.75
+DEFAULT_AVGDL = 12.0  # tokens per row assumed while FTS5's totals are not written yet
 
 
 def fts5_idf(total_rows: int, rows: int) -> float:
