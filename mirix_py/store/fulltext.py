@@ -5,10 +5,12 @@ rowid range of their own (`user_rowid_range`), so a query seeks the terms' posti
 and scores only that user's matches (matching a per-user token instead made bm25() walk all of the
 user's postings for its statistics: ~6 ms at 100k memories). The per-user token column stays, for
 the rare users whose ranges coincide. An episode's row also holds its neighbours' words in a column
-of its own, weighed at `near.NEAR_WEIGHT` (`store.near`). A large user's very common query words only
-score the rows its rarer ones select (`left_out_terms`, `SQLiteFullText._ranked_rescored`). PostgreSQL: the lexemes of a generated `tsvector` column as
-postings in a table of their own (`store.pg_postings`), and Okapi BM25 summed over them in SQL
-(MIRIX ranks with `ts_rank`, which is not BM25).
+of its own, weighed at `near.NEAR_WEIGHT` (`store.near`). A large user's very common query words
+only score the rows its rarer ones select (`left_out_terms`, `SQLiteFullText._ranked_rescored`).
+
+PostgreSQL: the lexemes of a generated `tsvector` column as postings in a table of their own
+(`store.pg_postings`), and Okapi BM25 summed over them in SQL (MIRIX ranks with `ts_rank`, which is
+not BM25).
 """
 
 from __future__ import annotations
