@@ -5,6 +5,8 @@ their expected facts, updates with the facts they supersede and keep, near misse
 that feed semantic and core memory on every text, and prints recall per attribute, overall
 precision and recall (loose: entity and value words; strict: also the attribute), and the
 supersession figures of the updates. `--errors` prints every example the rules got wrong.
+Each corpus is scored twice in the same run: by the patterns alone (the baseline) and with the dependency
+parse (`rules.parsed`, spaCy's small English pipeline), as the engine runs them by default (`--parser`).
 `tests/agents/offline/test_fact_corpus.py` keeps the minimum figures. The rules were tuned on the corpus
 (including three earlier held-out sets, tuned on since and marked "seen" in it); a held-out set (`--heldout`,
 by default `tests/fixtures/offline_facts_heldout.jsonl` when there is one) was committed before the rules were
@@ -20,7 +22,9 @@ import argparse
 import json
 import sys
 import time
+from functools import partial
 from pathlib import Path
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -36,16 +40,19 @@ CORPUS = ROOT / "tests" / "fixtures" / "offline_facts_corpus.jsonl"
 HELDOUT = ROOT / "tests" / "fixtures" / "offline_facts_heldout.jsonl"
 
 
-def report(path: Path, errors: bool) -> dict:
-    """Print the figures of one corpus; return them."""
+def report(path: Path, errors: bool, parser: Callable[[str], Any] | None = None) -> dict:
+    """Print the figures of one corpus, read by the patterns alone or also by `parser`; return them."""
     examples = parse_corpus(path.read_text(encoding="utf-8").splitlines())
+    extract = partial(rules_extract, parser=parser)
     t0 = time.perf_counter()
-    loose = score(examples, rules_extract)
+    loose = score(examples, extract)
     elapsed = time.perf_counter() - t0
-    strict = score(examples, rules_extract, strict=True)
-    updates = score_updates(examples, rules_memory)
-    resolved = score_updates(examples, lambda inputs: rules_memory(inputs, people=True))
+    strict = score(examples, extract, strict=True)
+    updates = score_updates(examples, partial(rules_memory, parser=parser))
+    resolved = score_updates(examples, lambda inputs: rules_memory(inputs, people=True, parser=parser))
     n_facts = sum(len(e.facts) for e in examples)
+    reader = "patterns and parse" if parser is not None else "patterns only"
+    print(f"== {reader}")
     print(f"corpus: {path.name}: {len(examples)} texts, {n_facts} labelled facts, "
           f"{sum(1 for e in examples if not e.facts)} texts without any, "
           f"{sum(1 for e in examples if e.is_update)} updates ({updates.supersessions} supersessions)")
@@ -70,7 +77,7 @@ def report(path: Path, errors: bool) -> dict:
         for e in updates.errors:
             print(f"  {e['prior']} -> {e['text']!r}\n    {e['problems']}\n    held {e['held']}")
         print()
-    return {"corpus": path.name, "texts": len(examples), "facts": n_facts,
+    return {"corpus": path.name, "reader": reader, "texts": len(examples), "facts": n_facts,
             "loose": {"precision": loose.precision(), "recall": loose.recall(), "by_attribute": loose.rows()},
             "strict": {"precision": strict.precision(), "recall": strict.recall()},
             "updates": {"supersessions": updates.supersessions, "applied": updates.applied,
@@ -86,11 +93,20 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"the held-out set scored after the corpus (default: {HELDOUT.relative_to(ROOT)}, when it exists)")
     parser.add_argument("--errors", action="store_true", help="print every example the rules got wrong")
     parser.add_argument("--out", type=Path, help="write the figures as JSON")
+    parser.add_argument("--parser", choices=["both", "none", "spacy"], default="both",
+                        help="score by the patterns alone (none), with the parse (spacy), or both in turn (default)")
     args = parser.parse_args(argv)
     if args.heldout != HELDOUT and not args.heldout.exists():
         parser.error(f"no held-out set at {args.heldout}")
     paths = args.corpus or [path for path in (CORPUS, args.heldout) if path.exists()]
-    figures = [report(path, args.errors) for path in paths]
+    readers: list[Callable[[str], Any] | None] = []
+    if args.parser in ("both", "none"):
+        readers.append(None)
+    if args.parser in ("both", "spacy"):
+        from mirix_py.agents.offline.parser import SpacyParser
+
+        readers.append(SpacyParser())
+    figures = [report(path, args.errors, reader) for path in paths for reader in readers]
     if args.out:
         args.out.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -26,6 +26,7 @@ from mirix_py.agents.core_blocks import CORE_LABELS
 from mirix_py.agents.definitions import load_definitions
 from mirix_py.agents.flow import Flow, FlowResult
 from mirix_py.agents.offline.flow import OfflineFlow
+from mirix_py.agents.offline.parser import load_fact_parser
 from mirix_py.agents.offline.rules.vault import find_secrets
 from mirix_py.background import BackgroundQueue
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
@@ -114,7 +115,7 @@ class Mirix(ScreenshotsMixin):
 
             model_client = build_model_client(self.settings)
         self.model_client = model_client
-        self.offline_flow = OfflineFlow(self.store, self.searcher)
+        self.offline_flow = OfflineFlow(self.store, self.searcher, parser=load_fact_parser(self.settings.fact_parser))
         self.flow: Flow = self.offline_flow
         bounds = CallBounds(self.settings.llm_max_tokens, self.settings.llm_timeout_s)  # every model call
         if self.model_client is not None:

@@ -22,6 +22,9 @@ class Settings(BaseModel):
                                           "pgvector on a PostgreSQL database with the extension and no Chroma URL.")
     embedder: str = Field(default="minilm", description="'minilm' (offline; 'minilm:onnx' or 'minilm:torch' picks its runtime), "
                           "'openai:<model>', or 'none'.")
+    fact_parser: str = Field(default="spacy", pattern="^(spacy|none)$",
+                             description="What the offline rules also read facts with: 'spacy' (a dependency parse, "
+                                         "when mirix-py[parser] is installed) or 'none' (the patterns alone).")
     vault_key: str | None = Field(default=None, description="Fernet key; else MIRIX_VAULT_KEY; else data_dir/vault.key.")
     sqlite_driver: str = Field(default="auto", pattern="^(auto|pysqlite3|stdlib)$",
                                description="The SQLite library of a SQLite database: 'pysqlite3' (pysqlite3-binary's "
@@ -71,6 +74,7 @@ class Settings(BaseModel):
             "timezone": env.get("MIRIX_TIMEZONE"),
             "session_leg": env.get("MIRIX_SESSION_LEG") or None,
             "sqlite_driver": env.get("MIRIX_SQLITE_DRIVER") or None,
+            "fact_parser": env.get("MIRIX_FACT_PARSER") or None,
         }
         for key, name in (("llm_timeout_s", "MIRIX_LLM_TIMEOUT"), ("llm_max_tokens", "MIRIX_LLM_MAX_TOKENS"),
                           ("llm_structured_output", "MIRIX_LLM_STRUCTURED_OUTPUT")):

@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 from mirix_py.agents import core_blocks
 from mirix_py.agents.flow import FlowResult
 from mirix_py.agents.offline import managers as rules
+from mirix_py.agents.offline.rules.parsed import ClauseParser
 from mirix_py.llm.meter import Meter
 from mirix_py.ops import InsertOp, Op
 from mirix_py.records import (
@@ -35,9 +36,10 @@ def offline_actor(memory_type: MemoryType) -> str:
 class OfflineFlow:
     mode = "offline"
 
-    def __init__(self, store: MemoryStore, searcher: Searcher) -> None:
+    def __init__(self, store: MemoryStore, searcher: Searcher, *, parser: ClauseParser | None = None) -> None:
         self.store = store
         self.searcher = searcher
+        self.parser = parser  # what the fact rules also read sentences with (`rules.parsed`); None: patterns only
 
     # ------------------------------------------------------------ Flow
 
@@ -92,7 +94,8 @@ class OfflineFlow:
     def prepare(self, user_id: str, records: Sequence[InputRecord]) -> rules.PreparedBatch:
         return rules.prepare_batch(user_id, records, known_secrets=lambda: self.known_secrets(user_id),
                                    find_resource=lambda title: self.resource_by_title(user_id, title),
-                                   find_people=lambda words: self.semantic_matching(user_id, words))
+                                   find_people=lambda words: self.semantic_matching(user_id, words),
+                                   parser=self.parser)
 
     def ops(self, memory_type: MemoryType, batch: rules.PreparedBatch) -> list[Op]:
         user_id = batch.user_id

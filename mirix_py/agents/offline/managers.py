@@ -19,6 +19,7 @@ from mirix_py.agents.offline.rules import classify_resource, extract_procedure, 
 from mirix_py.agents.offline.rules.claims import Claim, extract_claims, parse_fact, parse_self_line
 from mirix_py.agents.offline.rules.factset import Held
 from mirix_py.agents.offline.rules.factset import apply as apply_claims
+from mirix_py.agents.offline.rules.parsed import ClauseParser
 from mirix_py.agents.offline.rules.people import forms, relation_subjects
 from mirix_py.agents.offline.screens import (
     is_clock_line, line_key, new_lines, new_with_context, same_lines, seen_keys, shell_prompts,
@@ -57,6 +58,7 @@ class PreparedBatch:
     claims: dict[tuple, list[Claim]] = field(default_factory=dict)
     # (speaker, name, relation) the user's memory holds for the relation words the batch uses without a name
     people: tuple[tuple[str, str, str], ...] = ()
+    parser: ClauseParser | None = None  # the dependency parser the claims are also read with
 
     def claims_of(self, m: BatchMessage) -> list[Claim]:
         key = (m.source_ids, m.role, m.kind, m.speaker, m.text)
@@ -64,7 +66,7 @@ class PreparedBatch:
         if found is None:
             speaker = m.speaker or "user"
             held = [(name, relation) for owner, name, relation in self.people if owner == speaker]
-            found = self.claims[key] = message_claims(m, held)
+            found = self.claims[key] = message_claims(m, held, parser=self.parser)
         return found
 
 
@@ -78,7 +80,8 @@ def vault_id(input_id: str, message_index: int | str, offset: int) -> str:
 
 
 def prepare_batch(user_id: str, inputs: Sequence[InputRecord], *, known_secrets: SecretLookup | None = None,
-                  find_resource: ResourceLookup | None = None, find_people: PeopleLookup | None = None) -> PreparedBatch:
+                  find_resource: ResourceLookup | None = None, find_people: PeopleLookup | None = None,
+                  parser: ClauseParser | None = None) -> PreparedBatch:
     """Flatten inputs into messages; move secrets into vault inserts and redact them everywhere else.
 
     A secret seen twice in the batch is stored once; with `known_secrets` (called only when the
@@ -88,7 +91,7 @@ def prepare_batch(user_id: str, inputs: Sequence[InputRecord], *, known_secrets:
     user's memory holds under a relation word that a message uses without a name ("my brother",
     "Mum") are looked up once, so "My brother is a pilot now" updates the brother named before.
     """
-    batch = PreparedBatch(user_id=user_id, messages=[])
+    batch = PreparedBatch(user_id=user_id, messages=[], parser=parser)
     known: Mapping[tuple[str, str], str] | None = None
     stored: dict[tuple[str, str], str] = {}
     inserts: dict[str, InsertOp] = {}
@@ -415,11 +418,14 @@ def _speaks_for_self(m: BatchMessage) -> bool:
     return m.role == "user" and m.kind is not InputKind.screenshot
 
 
-def message_claims(m: BatchMessage, people: Sequence[tuple[str, str]] = ()) -> list[Claim]:
+def message_claims(m: BatchMessage, people: Sequence[tuple[str, str]] = (), *,
+                   parser: ClauseParser | None = None) -> list[Claim]:
     """The facts a message states: about its speaker (core) only when the user speaks; `people` are the
-    (name, relation) pairs the speaker stated before, for "my brother" said without the name."""
-    return extract_claims(m.text, m.speaker or "user", self_statements=_speaks_for_self(m),
-                          people=people if _speaks_for_self(m) else ())
+    (name, relation) pairs the speaker stated before, for "my brother" said without the name. Text on a
+    screen is read by the patterns only: it is not sentences someone said."""
+    speaks = _speaks_for_self(m)
+    return extract_claims(m.text, m.speaker or "user", self_statements=speaks, people=people if speaks else (),
+                          parser=parser if speaks else None)
 
 
 def _line_prefix(speaker: str) -> str:

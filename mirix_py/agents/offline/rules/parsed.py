@@ -1,0 +1,390 @@
+"""Whole facts read from a dependency parse: the phrasings no pattern list holds.
+
+The pattern rules (`claims`) read the phrasings they were written for; each new set of sentences
+brings phrasings they miss ("Jo's relocated to Denver", "My stepmum, Ruth, is a GP in Harrogate",
+"Monzo's where I work now"). A parse names the subject, the verb and what hangs off it whatever the
+word order, so this module reads a fact from those roles: who (the speaker, a name, "my <relation>"
+with or without a name, a pronoun for the last name), which verb or copula, and which object or
+preposition carries the value. It is pure over a parsed text (`Doc`, spaCy's), so the parser is
+passed in where claims are read (`extract_claims(..., parser=)`).
+
+What says nothing here, as in the pattern rules: questions, make-believe, quotes, wishes and plans
+(a modal, "if", "want to"), and clauses whose subject is nobody the text or memory names.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol
+
+from mirix_py.agents.offline.rules import frames
+from mirix_py.agents.offline.rules import people as relations
+from mirix_py.agents.offline.rules import semantic as entity_rules
+from mirix_py.agents.offline.rules.claims import Claim, is_profession
+
+__all__ = ["ClauseParser", "read_claims"]
+
+Doc = Any  # spacy.tokens.Doc: spaCy is an optional dependency
+Token = Any  # spacy.tokens.Token
+
+
+class ClauseParser(Protocol):
+    """What reads a text into sentences of tokens with part-of-speech tags and dependency roles."""
+
+    def __call__(self, text: str) -> Doc: ...
+
+
+_RELATION_WORDS = frozenset(entity_rules._RELATIONS.split("|")) | {"stepmum", "stepmom", "stepdad", "uncle", "aunt",
+                                                                  "cousin", "neighbour", "neighbor", "boss", "flatmate",
+                                                                  "roommate", "housemate", "colleague", "coworker"}
+_DIETS = frozenset({"vegan", "vegetarian", "pescatarian", "pescetarian"})
+_MODALS = frozenset({"would", "could", "might", "may", "should", "shall", "will", "must", "'d", "’d", "'ll", "’ll", "wo"})
+_WISH_VERBS = frozenset({"want", "wish", "hope", "plan", "think", "consider", "dream", "imagine", "ask", "wonder",
+                         "pretend", "suppose", "say", "tell", "announce", "claim", "translate", "write", "doubt", "reckon"})
+_ENDED = frozenset({"anymore", "longer", "more"})  # "not … anymore", "no longer", "not … any more"
+_LIKE = {"love": "likes", "like": "likes", "enjoy": "likes", "adore": "likes", "hate": "dislikes",
+         "dislike": "dislikes", "detest": "dislikes", "loathe": "dislikes", "prefer": "prefers"}
+# verbs of a state: in the simple past they say how things were ("I was a waitress"); verbs of an
+# event ("moved", "took a job") say how things came to be
+_STATES = frozenset({"be", "live", "reside", "work", "love", "like", "enjoy", "adore", "hate", "dislike", "detest",
+                     "loathe", "prefer", "teach", "study"})
+_SHIFTS = frozenset({"nights", "days", "weekends", "shifts", "evenings", "mornings", "nightshifts"})
+_JOB_NOUNS = frozenset({"job", "role", "position", "post", "gig", "career"})
+_QUOTES = ('"', "“", "”")
+_SELF = frozenset({"i"})
+_HE_SHE = frozenset({"he", "she"})
+_MAX_VALUE_TOKENS = 8
+
+
+def read_claims(doc: Doc, speaker: str, *, people: Mapping[str, str] | None = None,
+                self_statements: bool = True, skip: Callable[[str], bool] = lambda _: False) -> list[Claim]:
+    """Claims of a parsed text by `speaker`. `people` maps a relation head ("sister") to the one
+    person memory holds under it; `skip` says which sentences state nothing (a question,
+    make-believe): the same test the pattern rules use."""
+    people = dict(people or {})
+    out: list[Claim] = []
+    last: list[str] = []  # the last person named: "he"/"she" goes on about them
+    for sent in doc.sents:
+        text = sent.text.strip()
+        if not text or skip(text) or any(q in text for q in _QUOTES):
+            continue
+        for head in _clause_heads(sent):
+            out += _clause_claims(head, speaker, people, last, self_statements)
+        out += _where_claims(sent, speaker, people, last, self_statements)
+    return out
+
+
+def _where_claims(sent: Any, speaker: str, people: Mapping[str, str], last: list[str],
+                  self_statements: bool) -> list[Claim]:
+    """"Monzo's where I work now", "Leeds is where my sister lives": a place named, then who works or
+    lives there."""
+    out: list[Claim] = []
+    for clause in sent:
+        if clause.dep_ not in ("relcl", "advcl", "ccomp") or clause.lemma_ not in ("work", "live"):
+            continue
+        if not any(c.dep_ == "advmod" and c.lower_ == "where" for c in clause.children) or _unreal(clause):
+            continue
+        place = clause.head if _proper(clause.head) else next(
+            (c for c in clause.head.children if c.dep_ in ("nsubj", "attr") and _proper(c)), None)
+        subject = _subject(clause)
+        if place is None or subject is None or subject == place:
+            continue
+        who = _resolve(subject, speaker, people, last, self_statements)
+        if who is not None:
+            attribute = "employer" if clause.lemma_ == "work" else "location"
+            out.append(_claim(who, attribute, _phrase(place), negated=_ended(clause)))
+    return out
+
+
+def _clause_heads(sent: Any) -> Iterator[Token]:
+    """The main verb of the sentence and the verbs joined to it by "and"/"but" or a comma, in text
+    order (a name before "he" is the one "he" goes on about)."""
+    root = sent.root
+    for token in sent:
+        if token == root:
+            yield token
+        elif token.dep_ in ("conj", "parataxis", "ccomp") and token.head == root and token.pos_ in ("VERB", "AUX"):
+            if token.dep_ == "ccomp" and root.lemma_ in _WISH_VERBS:
+                continue
+            yield token
+
+
+def _unreal(head: Token) -> bool:
+    """A wish, a plan, a condition or a question word: the clause says nothing of how things are."""
+    if head.lemma_ in _WISH_VERBS or head.tag_ in ("VBG",) and head.dep_ == "ROOT":
+        return True
+    for child in head.children:
+        if child.dep_ == "aux" and child.lower_ in _MODALS:
+            return True
+        if child.dep_ == "mark" and child.lower_ in ("if", "unless", "whether"):
+            return True
+        if child.dep_ == "advcl" and any(c.dep_ == "mark" and c.lower_ == "if" for c in child.children):
+            return True
+    return False
+
+
+def _ended(head: Token) -> bool:
+    """"isn't a chef anymore", "no longer lives in", "doesn't … any more": the fact stops holding."""
+    marks = [c for c in head.children if c.dep_ in ("advmod", "npadvmod") and c.lower_ in _ENDED]
+    no_longer = any(m.lower_ == "longer" and any(c.lower_ == "no" for c in m.children) for m in marks)
+    return no_longer or _negated(head) and any(m.lower_ in ("anymore", "longer", "more") for m in marks)
+
+
+def _negated(head: Token) -> bool:
+    return any(c.dep_ == "neg" for c in head.children)
+
+
+def _subject(head: Token) -> Token | None:
+    for child in head.children:
+        if child.dep_ in ("nsubj", "nsubjpass"):
+            return child
+    if head.dep_ == "conj":
+        return _subject(head.head)
+    return None
+
+
+def _name_of(token: Token) -> str | None:
+    """A person's name at a proper-noun token, with the proper nouns before it ("Jean-Luc Picard")."""
+    if token.pos_ != "PROPN" or not token.text[:1].isupper():
+        return None
+    words = [c for c in token.children if c.dep_ == "compound" and c.pos_ == "PROPN" and c.i < token.i
+             and c.lower_ not in _RELATION_WORDS]
+    span = token.doc[words[0].i if words else token.i: token.i + 1]
+    name = " ".join(w.text for w in span if w.text not in ("'s", "’s"))
+    if not name or any(w in entity_rules._EXCLUDED for w in name.split()):
+        return None
+    if name.lower() in _RELATION_WORDS or name.lower() in relations._KIN_FORMS:
+        return None
+    return name
+
+
+class _Who:
+    """The resolved subject of a clause."""
+
+    def __init__(self, entity: str, about_speaker: bool, relation: str = "", owner: str = "") -> None:
+        self.entity, self.about_speaker, self.relation, self.owner = entity, about_speaker, relation, owner
+
+
+def _relation_of(token: Token) -> str | None:
+    """"my (older) sister", "our daughter": the relation words of a noun owned by the speaker."""
+    if token.lower_ not in _RELATION_WORDS and token.lemma_.lower() not in _RELATION_WORDS:
+        return None
+    if not any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in token.children):
+        return None
+    adjectives = [c.lower_ for c in token.children if c.dep_ in ("amod", "compound") and c.i < token.i]
+    return " ".join([*adjectives, token.lower_])
+
+
+def _resolve(subject: Token, speaker: str, people: Mapping[str, str], last: list[str],
+             self_statements: bool) -> _Who | None:
+    word = subject.lower_
+    if word in _SELF:
+        return _Who(speaker, True) if self_statements else None
+    if word in _HE_SHE:
+        return _Who(last[-1], False) if last else None
+    relation = _relation_of(subject)
+    if relation is not None:
+        named = [c for c in subject.children if c.dep_ == "appos" and _name_of(c)]
+        if named:
+            name = _name_of(named[0]) or ""
+            last.append(name)
+            return _Who(name, False, relation=relation, owner=speaker)
+        held = people.get(relations.relation_head(relation))
+        return _Who(held, False) if held else None
+    kin = relations._KIN_FORMS.get(word, word if word in ("mother", "father") else "")
+    if kin and subject.text[:1].isupper() and not any(c.dep_ == "poss" for c in subject.children):
+        held = people.get(kin)  # "Mom sold the house": the person held as the speaker's mother
+        return _Who(held, False) if held else None
+    if subject.pos_ == "PROPN":
+        titles = [c.lower_ for c in subject.children if c.dep_ == "compound" and c.lower_ in _RELATION_WORDS]
+        proper = _name_of(subject)
+        if proper is None:
+            return None
+        last.append(proper)  # "Aunt Jude": a relation said as a title
+        return _Who(proper, False, relation=titles[0] if titles else "", owner=speaker if titles else "")
+    return None
+
+
+def _phrase(token: Token, *, keep_preps: bool = False) -> str:
+    """The words of a noun phrase at `token`: its modifiers and compounds, not its article, clauses or
+    (unless asked) prepositions; "a driving instructor" -> "driving instructor"."""
+    left = [t for t in token.lefts if t.dep_ in ("compound", "amod", "nmod", "nummod", "poss", "quantmod", "advmod")
+            and t.lower_ not in ("my", "our", "his", "her", "their")]
+    start = min([t.left_edge.i for t in left] + [token.i])
+    end = token.i + 1
+    for t in token.rights:
+        if t.dep_ in ("flat", "compound", "case") or t.dep_ == "appos" and t.pos_ == "PROPN" and t.i == end + 1:
+            end = t.right_edge.i + 1
+        elif keep_preps and t.dep_ == "prep":
+            end = t.right_edge.i + 1
+        else:
+            break
+    words = [t.text for t in token.doc[start:end] if t.dep_ != "det" and t.lower_ not in ("the", "a", "an")]
+    while words and words[-1] in (",", "'s", "’s"):
+        words.pop()
+    return " ".join(words[:_MAX_VALUE_TOKENS]).replace(" 's", "'s").replace(" ’s", "’s").replace(" ,", ",")
+
+
+def _preps(token: Token) -> Iterable[tuple[str, Token]]:
+    """(preposition, its object) under a token: ("in", Harrogate)."""
+    for child in token.children:
+        if child.dep_ in ("prep", "agent", "dative"):
+            for obj in child.children:
+                if obj.dep_ == "pobj":
+                    yield child.lower_, obj
+
+
+def _proper(token: Token) -> bool:
+    return token.pos_ == "PROPN" and token.text[:1].isupper()
+
+
+def _claim(who: _Who, attribute: str, value: str, *, negated: bool = False) -> Claim:
+    return Claim(entity=who.entity, attribute=attribute, value=value, about_speaker=who.about_speaker, negated=negated)
+
+
+def _place_claims(head: Token, who: _Who, attribute: str, preps: Iterable[str], ended: bool) -> list[Claim]:
+    for prep, obj in _preps(head):
+        if prep in preps and _proper(obj):
+            value = _phrase(obj)
+            if attribute == "location" and frames.is_organisation(value):
+                return [_claim(who, "employer", value, negated=ended)]
+            return [_claim(who, attribute, value, negated=ended)]
+    return []
+
+
+def _job_claims(noun: Token, who: _Who, ended: bool) -> list[Claim]:
+    """"a pilot", "a nurse at St Mary's": the job, and the employer named with it. A noun someone
+    owns ("my co-founder", "his wife") is a relation, not a job; "a GP", "a DJ" (an acronym the job
+    words do not hold) is who a named person is."""
+    if any(c.dep_ == "poss" for c in noun.children) or noun.i > 0 and noun.nbor(-1).text == "-":
+        return []
+    job = _phrase(noun)
+    if noun.lower_ in _DIETS:
+        return [_claim(who, "occupation", noun.lower_, negated=ended)]
+    if not is_profession(job):
+        acronym = noun.text.isupper() and 2 <= len(noun.text) <= 4
+        if who.about_speaker or not acronym:
+            return []
+        return [_claim(who, "is", job, negated=ended)]
+    out = [_claim(who, "occupation", job, negated=ended)]
+    if ended:
+        return out
+    for prep, obj in _preps(noun):
+        if prep in ("at", "for", "with") and _proper(obj):
+            out.append(_claim(who, "employer", _phrase(obj)))
+    return out
+
+
+def _copula_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
+    out: list[Claim] = []
+    for child in head.children:
+        if child.dep_ == "attr":
+            relation = _relation_of(child)
+            if relation and not who.about_speaker:
+                out.append(Claim(entity=who.entity, attribute="relation", value=relation, owner="user", negated=ended))
+            elif child.lower_ == "fan":
+                for prep, obj in _preps(child):
+                    if prep == "of":
+                        out.append(_claim(who, "dislikes" if _negated(head) and not ended else "likes", _phrase(obj),
+                                          negated=ended))
+            elif not _negated(head) or ended:
+                out += _job_claims(child, who, ended)
+        elif child.dep_ == "acomp":
+            if child.lower_ in _DIETS:
+                out.append(_claim(who, "occupation", child.lower_, negated=ended))
+            elif child.lower_ == "allergic":
+                out += [_claim(who, "allergy", _phrase(obj)) for prep, obj in _preps(child) if prep == "to"]
+        elif child.dep_ == "prep" and not _negated(head):
+            objs = [o for o in child.children if o.dep_ == "pobj"]
+            if not objs or not _proper(objs[0]):
+                continue
+            if child.lower_ == "from":
+                out.append(_claim(who, "origin", _phrase(objs[0])))
+            elif child.lower_ == "into":
+                out.append(_claim(who, "likes", _phrase(objs[0])))
+    return out
+
+
+def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
+    lemma = head.lemma_.lower()
+    particle = {c.lower_ for c in head.children if c.dep_ == "prt"}
+    passive = any(c.dep_ == "auxpass" for c in head.children)
+    if lemma == "work":  # "works as a nurse at St Mary's", "works nights as a guard"
+        where = [head, *(c for c in head.children if c.dep_ in ("dobj", "npadvmod") and c.lower_ in _SHIFTS)]
+        preps = [(prep, obj) for w in where for prep, obj in _preps(w)]
+        preps += [(prep, obj) for prep, obj in list(preps) if prep == "as" for prep, obj in _preps(obj)]
+        out: list[Claim] = [_claim(who, "occupation", _phrase(obj), negated=ended) for prep, obj in preps
+                            if prep == "as" and is_profession(_phrase(obj))]
+        return out + [_claim(who, "employer", _phrase(obj), negated=ended) for prep, obj in preps
+                      if prep in ("at", "for") and _proper(obj)]
+    if lemma == "retire" and not passive:  # the job ends, whatever it was
+        return [_claim(who, "occupation", "", negated=True), _claim(who, "employer", "", negated=True)]
+    if lemma in ("leave", "quit") and not _negated(head):  # "left Ford": a job or a home ends, whichever it was
+        return [_claim(who, attribute, _phrase(c), negated=True) for c in head.children
+                if c.dep_ == "dobj" and _proper(c) for attribute in ("employer", "location")]
+    if lemma in ("live", "reside") or lemma in ("base", "settle") and (passive or lemma == "settle"):
+        return _place_claims(head, who, "location", ("in",), ended)
+    if lemma in ("move", "relocate") and not ended:
+        return _place_claims(head, who, "location", ("to",), False)
+    if lemma == "grow" and "up" in particle or lemma in ("raise", "bring") and passive:
+        return _place_claims(head, who, "origin", ("in",), False)
+    if lemma == "bear" and passive:
+        return _place_claims(head, who, "born", ("in",), False)
+    if lemma in ("teach", "study", "lecture") and not ended:
+        return _place_claims(head, who, "employer", ("at",), False)
+    if lemma == "hire" and passive:
+        return _place_claims(head, who, "employer", ("by", "at"), False)
+    if lemma == "join" and not ended:
+        return [_claim(who, "employer", _phrase(c)) for c in head.children
+                if c.dep_ == "dobj" and _proper(c) and frames.is_organisation(_phrase(c))]
+    if lemma in ("take", "get", "land", "accept", "start", "find") and not _negated(head):
+        out = []
+        for c in head.children:
+            if c.dep_ == "dobj" and c.lower_ in _JOB_NOUNS:
+                for prep, obj in [*_preps(c), *_preps(head)]:
+                    if prep == "as":
+                        out += _job_claims(obj, who, False)
+                    elif prep in ("at", "with") and _proper(obj):
+                        out.append(_claim(who, "employer", _phrase(obj)))
+        return out
+    if lemma in _LIKE:
+        attribute = _LIKE[lemma]
+        if ended:  # "no longer likes jazz", "doesn't like jazz any more"
+            return [_claim(who, attribute, _phrase(o), negated=True) for o in _objects(head)] if attribute == "likes" else []
+        if _negated(head):
+            return [_claim(who, "dislikes", _phrase(o)) for o in _objects(head)] if lemma in ("like", "enjoy") else []
+        return [_claim(who, attribute, _phrase(o)) for o in _objects(head)]
+    if lemma in ("stand", "stomach", "bear") and _negated(head):
+        return [_claim(who, "dislikes", _phrase(o)) for o in _objects(head)]
+    return []
+
+
+def _objects(head: Token) -> list[Token]:
+    """What a verb of taste takes: a noun ("olives"), or an activity ("running", "to swim")."""
+    found = [c for c in head.children if c.dep_ == "dobj" and c.pos_ in ("NOUN", "PROPN")
+             or c.dep_ in ("xcomp", "dobj") and c.tag_ == "VBG"]
+    # "the job", "that place": a thing named before, not a taste
+    return [c for c in found if c.lower_ not in ("it", "this", "that", "them", "him", "her")
+            and not (c.pos_ == "NOUN" and any(d.dep_ == "det" and d.lower_ in ("the", "this", "that") for d in c.children))][:1]
+
+
+def _clause_claims(head: Token, speaker: str, people: Mapping[str, str], last: list[str],
+                   self_statements: bool) -> list[Claim]:
+    if _unreal(head):
+        return []
+    subject = _subject(head)
+    if subject is None:
+        return []
+    who = _resolve(subject, speaker, people, last, self_statements)
+    if who is None:
+        return []
+    ended = _ended(head)
+    if head.tag_ == "VBD" and head.lemma_.lower() in _STATES and not ended:
+        return []  # "I was a waitress", "she lived in Rome": how things were, not how they are
+    out: list[Claim] = []
+    if who.relation:
+        out.append(Claim(entity=who.entity, attribute="relation", value=who.relation, owner=who.owner))
+    if head.lemma_ == "be":
+        out += _copula_claims(head, who, ended)
+    else:
+        out += _verb_claims(head, who, ended)
+    return [c for c in out if c.value or c.negated]
