@@ -16,10 +16,10 @@ from typing import Callable, Mapping, Sequence
 
 from mirix_py.agents import core_blocks
 from mirix_py.agents.offline.rules import classify_resource, extract_procedure, find_secrets, redact
-from mirix_py.agents.offline.rules.claims import Claim, extract_claims, parse_fact, parse_self_line
+from mirix_py.agents.offline.rules.claims import Claim, extract_claims, parse_fact, parse_self_line, parse_worthy
 from mirix_py.agents.offline.rules.factset import Held
 from mirix_py.agents.offline.rules.factset import apply as apply_claims
-from mirix_py.agents.offline.rules.parsed import ClauseParser
+from mirix_py.agents.offline.rules.parsed import ClauseParser, PreParsed
 from mirix_py.agents.offline.rules.people import forms, relation_subjects
 from mirix_py.agents.offline.screens import (
     is_clock_line, line_key, new_lines, new_with_context, same_lines, seen_keys, shell_prompts,
@@ -66,6 +66,10 @@ class PreparedBatch:
         if found is None:
             speaker = m.speaker or "user"
             held = [(name, relation) for owner, name, relation in self.people if owner == speaker]
+            if self.parser is not None and not isinstance(self.parser, PreParsed):
+                # every message's sentences in one call: the parser is several times faster on a batch
+                self.parser = PreParsed(self.parser, [s for x in self.messages if _speaks_for_self(x)
+                                                      for s in parse_worthy(x.text)])
             found = self.claims[key] = message_claims(m, held, parser=self.parser)
         return found
 

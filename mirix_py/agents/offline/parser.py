@@ -12,7 +12,7 @@ import hashlib
 import logging
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 __all__ = ["MODEL_PACKAGE", "ParserUnavailable", "SpacyParser", "load_fact_parser"]
 
@@ -28,7 +28,7 @@ MODEL_SHA256 = {
     "lemmatizer/lookups/lookups.bin": "eb64f40c0f8396d1762730c0ddf4dad2a52d138f5a389f71a1a1d088173b7737",
 }
 _EXCLUDED = ["ner", "senter"]
-MAX_CHARS = 2000  # a longer text (a pasted page) is parsed in its first MAX_CHARS only
+MAX_CHARS = 2000  # a longer sentence (a pasted page without stops) is parsed in its first MAX_CHARS only
 
 
 class ParserUnavailable(RuntimeError):
@@ -57,7 +57,7 @@ def verify(model_dir: Path) -> None:
 
 
 class SpacyParser:
-    """Callable text -> spaCy `Doc`, with the pipeline loaded once per instance."""
+    """Texts -> spaCy `Doc`s (`rules.parsed.ClauseParser`), with the pipeline loaded once per instance."""
 
     def __init__(self, model_dir: Path | None = None) -> None:
         import spacy
@@ -66,8 +66,8 @@ class SpacyParser:
         verify(model_dir)
         self._nlp = spacy.load(model_dir, exclude=_EXCLUDED)
 
-    def __call__(self, text: str) -> Any:
-        return self._nlp(text[:MAX_CHARS])
+    def parse(self, texts: Sequence[str]) -> list[Any]:
+        return list(self._nlp.pipe((t[:MAX_CHARS] for t in texts), batch_size=64))
 
 
 @lru_cache(maxsize=1)

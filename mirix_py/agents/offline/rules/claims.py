@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from mirix_py.agents.offline.rules import changes
 from mirix_py.agents.offline.rules import core as self_rules
@@ -33,7 +33,10 @@ from mirix_py.agents.offline.rules import frames, idioms, people as relations
 from mirix_py.agents.offline.rules import semantic as entity_rules
 from mirix_py.agents.offline.rules.names import shield, unshield
 
-__all__ = ["Claim", "extract_claims", "is_profession", "parse_fact", "parse_self_line", "render"]
+if TYPE_CHECKING:
+    from mirix_py.agents.offline.rules.parsed import ClauseParser
+
+__all__ = ["Claim", "extract_claims", "is_profession", "parse_worthy", "parse_fact", "parse_self_line", "render"]
 
 MAX_VALUE_WORDS = 12
 
@@ -656,7 +659,7 @@ def _make_believe(sentence: str) -> bool:
 
 
 def extract_claims(text: str, speaker: str | None = None, *, self_statements: bool = True,
-                   people: Iterable[tuple[str, str]] = (), parser: Callable[[str], Any] | None = None) -> list[Claim]:
+                   people: Iterable[tuple[str, str]] = (), parser: ClauseParser | None = None) -> list[Claim]:
     """Facts stated in `text` by `speaker` ("user" when unnamed), in text order, deduplicated.
 
     `self_statements=False` leaves out what the speaker says of themself (text on a screen is not
@@ -739,17 +742,28 @@ def _unsaid(sentence: str) -> bool:
     return _question(sentence) or _make_believe(sentence) or bool(_INDIRECT_QUESTION.search(sentence))
 
 
-def _parsed_claims(text: str, speaker: str, parser: Callable[[str], Any], found: list[Claim],
+def parse_worthy(text: str) -> list[str]:
+    """The sentences of a text the parse reads: those that state something and hold a predicate word."""
+    from mirix_py.agents.offline.rules import parsed
+
+    sentences = (unshield(m.group().strip()) for m in _SENTENCE.finditer(shield(text)))
+    return [s for s in sentences if s and not _unsaid(s) and parsed.worth_parsing(s)]
+
+
+def _parsed_claims(text: str, speaker: str, parser: ClauseParser, found: list[Claim],
                    stated: list[tuple[str, str]], self_statements: bool) -> list[Claim]:
     """The parse's claims of an (entity, attribute) the patterns left unread (a job that ended and the
     one that followed are two claims)."""
     from mirix_py.agents.offline.rules import parsed
 
+    sentences = parse_worthy(text)
+    if not sentences:
+        return []
     have = {(c.entity.casefold(), c.attribute, c.negated) for c in found}
     named = relations.known_people([*stated, *((c.entity, c.value) for c in found if c.attribute == "relation"
                                                and c.owner == speaker and not c.negated)])
-    return [c for c in parsed.read_claims(parser(text), speaker, people=named, self_statements=self_statements,
-                                          skip=_unsaid)
+    return [c for c in parsed.read_claims(parser.parse(sentences), speaker, people=named,
+                                          self_statements=self_statements, skip=_unsaid)
             if (c.entity.casefold(), c.attribute, c.negated) not in have]
 
 

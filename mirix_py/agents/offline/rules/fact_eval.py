@@ -215,18 +215,17 @@ def score_updates(examples: Sequence[Example], memory: Memory) -> UpdateScore:
 
 # ---------------------------------------------------------------- the offline rules as scored
 
-def rules_extract(text: str, speaker: str, *, parser: Callable[[str], Any] | None = None) -> list[Found]:
+def rules_extract(text: str, speaker: str, *, parser: Any = None) -> list[Found]:
     """What the offline rules write for a text: each claim's entity, attribute and rendered fact (an
     end, or a value that holds only where it replaces a held one, is no fact on its own). With a
-    `parser`, the rules also read the sentences' parse (`extract_claims(parser=)`)."""
+    `parser` (a `parsed.ClauseParser`), the rules also read the sentences' parse (`extract_claims(parser=)`)."""
     from mirix_py.agents.offline.rules.claims import extract_claims
 
     return [Found(c.entity, c.attribute, c.text) for c in extract_claims(text, speaker, parser=parser)
             if not c.negated and not c.only_if_replacing]
 
 
-def rules_memory(inputs: Sequence[tuple[str, str]], *, people: bool = False,
-                 parser: Callable[[str], Any] | None = None) -> list[Found]:
+def rules_memory(inputs: Sequence[tuple[str, str]], *, people: bool = False, parser: Any = None) -> list[Found]:
     """The facts held after the inputs, each input's claims applied to what was held per entity
     (`factset.apply`: the supersession the managers do). With `people`, each input is read knowing
     the relations held so far ("my sister" for the one person held as the speaker's sister)."""

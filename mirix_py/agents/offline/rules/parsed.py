@@ -14,23 +14,56 @@ What says nothing here, as in the pattern rules: questions, make-believe, quotes
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol
+import re
+from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from mirix_py.agents.offline.rules import frames
 from mirix_py.agents.offline.rules import people as relations
 from mirix_py.agents.offline.rules import semantic as entity_rules
 from mirix_py.agents.offline.rules.claims import Claim, is_profession
 
-__all__ = ["ClauseParser", "read_claims"]
+__all__ = ["ClauseParser", "PreParsed", "read_claims", "worth_parsing"]
 
 Doc = Any  # spacy.tokens.Doc: spaCy is an optional dependency
 Token = Any  # spacy.tokens.Token
 
 
 class ClauseParser(Protocol):
-    """What reads a text into sentences of tokens with part-of-speech tags and dependency roles."""
+    """What reads texts into sentences of tokens with part-of-speech tags and dependency roles (many
+    at once: a parser is faster on a batch)."""
 
-    def __call__(self, text: str) -> Doc: ...
+    def parse(self, texts: Sequence[str]) -> list[Doc]: ...
+
+
+class PreParsed:
+    """A parser that answers from texts parsed ahead (a whole batch's sentences in one call) and
+    parses the rest itself."""
+
+    def __init__(self, parser: ClauseParser, texts: Iterable[str]) -> None:
+        self._parser = parser
+        wanted = list(dict.fromkeys(texts))
+        self._docs = dict(zip(wanted, parser.parse(wanted)))
+
+    def parse(self, texts: Sequence[str]) -> list[Doc]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._docs]
+        if missing:
+            self._docs.update(zip(missing, self._parser.parse(missing)))
+        return [self._docs[t] for t in texts]
+
+
+# a sentence is parsed only when it holds a word of the predicates read here: most sentences of a chat hold none,
+# and the parse is most of the rules' cost
+_WORTH_PARSING = re.compile(
+    r"(?i)\b(?:work(?:s|ed|ing)?|live[sd]?|living|mov(?:e|ed|es|ing)|relocat\w*|based|settled|grew|raised|born|"
+    r"teach(?:es|ing)?|stud(?:y|ies)|hired|join(?:s|ed)?|jobs?|lov(?:e|es)|lik(?:e|es)|enjoys?|adores?|hates?|"
+    r"dislikes?|detests?|loathes?|prefers?|stand|stomach|retir(?:e|ed|es|ing)|left|leaves?|quit|fan|allergic|vegan|"
+    r"vegetarian|pescatarian|where|from|into)\b|\b(?:is|am|are|['’](?:s|m|re))\s+(?:now\s+|still\s+)?(?:a|an|my|our)\b"
+)
+
+
+def worth_parsing(sentence: str) -> bool:
+    """True when a sentence holds a word of a predicate `read_claims` reads."""
+    return bool(_WORTH_PARSING.search(sentence))
 
 
 _RELATION_WORDS = frozenset(entity_rules._RELATIONS.split("|")) | {"stepmum", "stepmom", "stepdad", "uncle", "aunt",
@@ -55,15 +88,15 @@ _HE_SHE = frozenset({"he", "she"})
 _MAX_VALUE_TOKENS = 8
 
 
-def read_claims(doc: Doc, speaker: str, *, people: Mapping[str, str] | None = None,
+def read_claims(docs: Sequence[Doc], speaker: str, *, people: Mapping[str, str] | None = None,
                 self_statements: bool = True, skip: Callable[[str], bool] = lambda _: False) -> list[Claim]:
-    """Claims of a parsed text by `speaker`. `people` maps a relation head ("sister") to the one
-    person memory holds under it; `skip` says which sentences state nothing (a question,
-    make-believe): the same test the pattern rules use."""
+    """Claims of a text's parsed sentences by `speaker`, in order. `people` maps a relation head
+    ("sister") to the one person memory holds under it; `skip` says which sentences state nothing (a
+    question, make-believe): the same test the pattern rules use."""
     people = dict(people or {})
     out: list[Claim] = []
     last: list[str] = []  # the last person named: "he"/"she" goes on about them
-    for sent in doc.sents:
+    for sent in (sent for doc in docs for sent in doc.sents):
         text = sent.text.strip()
         if not text or skip(text) or any(q in text for q in _QUOTES):
             continue
