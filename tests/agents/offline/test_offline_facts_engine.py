@@ -134,3 +134,19 @@ def test_a_relation_word_two_people_hold_names_nobody(mx_sqlite, user_id):
     (sam,) = _semantic(mx_sqlite, user_id, "Sam")
     assert "nurse" in jake.search_text() and "teacher" in sam.search_text()
     assert "pilot" not in jake.search_text() + sam.search_text()
+
+
+def test_the_parse_reads_what_the_patterns_miss(tmp_path, embedder, user_id):
+    """By default the engine reads facts with the dependency parse too; `fact_parser="none"` is the patterns alone."""
+    from mirix_py.engine import Mirix
+    from mirix_py.settings import Settings
+
+    text = "My stepmum, Ruth, is a GP in Harrogate."
+    for parser, expected in (("spacy", True), ("none", False)):
+        mx = Mirix(settings=Settings(data_dir=tmp_path / parser, fact_parser=parser), embedder=embedder)
+        try:
+            mx.add(text, user_id=user_id)
+            ruth = _semantic(mx, user_id, "Ruth")
+            assert bool(ruth and "stepmum" in ruth[0].search_text()) is expected
+        finally:
+            mx.close()

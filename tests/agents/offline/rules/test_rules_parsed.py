@@ -1,0 +1,118 @@
+"""Facts read from a dependency parse (`rules.parsed`), and the parser it reads with (`offline.parser`)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from mirix_py.agents.offline import parser as parser_module
+from mirix_py.agents.offline.rules.claims import extract_claims, parse_worthy
+from mirix_py.agents.offline.rules.parsed import PreParsed, read_claims, worth_parsing
+
+
+@pytest.fixture(scope="module")
+def parser():
+    return parser_module.SpacyParser()
+
+
+def _read(parser, text, people=None):
+    return {(c.entity, c.attribute, c.value, c.negated) for c in read_claims(parser.parse(parse_worthy(text)), "user",
+                                                                              people=people)}
+
+
+def test_an_apposed_name_of_a_relation(parser):
+    assert ("Ruth", "relation", "stepmum", False) in _read(parser, "My stepmum, Ruth, is a GP in Harrogate.")
+
+
+def test_a_place_named_before_where_the_speaker_works(parser):
+    assert ("user", "employer", "Monzo", False) in _read(parser, "Monzo's where I work now; I left Barclays in 2022.")
+
+
+def test_a_pronoun_goes_on_about_the_name_before_it(parser):
+    found = _read(parser, "Dev isn't a chef anymore, he took a job as a driving instructor.")
+    assert {("Dev", "occupation", "chef", True), ("Dev", "occupation", "driving instructor", False)} <= found
+
+
+def test_a_job_taken_names_its_employer(parser):
+    found = _read(parser, "I quit Deloitte in March and took a job as a data analyst at the NHS.")
+    assert {("user", "occupation", "data analyst", False), ("user", "employer", "NHS", False)} <= found
+
+
+def test_a_relation_word_is_the_person_memory_holds_under_it(parser):
+    assert _read(parser, "My brother moved to Oslo.", people={"brother": "Tom"}) == {("Tom", "location", "Oslo", False)}
+    assert _read(parser, "My brother moved to Oslo.") == set()  # nobody held as the brother: about nobody
+
+
+@pytest.mark.parametrize("text", [
+    "Before law school I was a waitress for three years.",  # how things were
+    "I would move to Paris if the rent were lower.",  # a wish
+    "I want to work at Google one day.",  # a plan
+    "My cousin just took a job at Bosch.",  # a relative nobody named
+    'He said, "I\'m a pilot," but nobody believed him.',  # a quote
+    "Would you ever live in Canada?",  # a question
+])
+def test_what_states_nothing(parser, text):
+    assert _read(parser, text) == set()
+
+
+def test_no_longer_ends_a_taste_rather_than_stating_it(parser):
+    assert _read(parser, "I no longer like jazz.") == {("user", "likes", "jazz", True)}
+
+
+def test_only_sentences_with_a_predicate_word_are_parsed():
+    assert worth_parsing("Jo's relocated to Denver.")
+    assert worth_parsing("Ruth is a GP.")
+    assert not worth_parsing("That sounds great, see you tomorrow!")
+    assert parse_worthy("Great to hear. I live in Leeds. Do you live in York?") == ["I live in Leeds."]
+
+
+class _Counting:
+    def __init__(self, inner):
+        self.inner, self.calls = inner, []
+
+    def parse(self, texts):
+        self.calls.append(list(texts))
+        return self.inner.parse(texts)
+
+
+def test_sentences_parsed_ahead_are_not_parsed_again(parser):
+    counting = _Counting(parser)
+    ahead = PreParsed(counting, ["I live in Leeds.", "Jo moved to Oslo."])
+    assert counting.calls == [["I live in Leeds.", "Jo moved to Oslo."]]
+    (doc,) = ahead.parse(["Jo moved to Oslo."])
+    assert doc.text == "Jo moved to Oslo." and len(counting.calls) == 1
+    ahead.parse(["I work at Acme."])  # not parsed ahead: parsed now, once
+    assert counting.calls[-1] == ["I work at Acme."]
+
+
+def test_the_parse_adds_only_what_the_patterns_left_unread(parser):
+    text = "My brother Tom is a pilot. My stepmum, Ruth, is a GP in Harrogate."
+    plain = {(c.entity, c.attribute, c.value) for c in extract_claims(text, "user")}
+    both = {(c.entity, c.attribute, c.value) for c in extract_claims(text, "user", parser=parser)}
+    assert ("Tom", "occupation", "pilot") in plain and ("Ruth", "relation", "stepmum") not in plain
+    assert both - plain == {("Ruth", "relation", "stepmum"), ("Ruth", "is", "GP")}
+
+
+def test_the_model_files_are_checked(tmp_path):
+    model = parser_module._model_dir()
+    parser_module.verify(model)  # the installed weights are the checked ones
+    copy = tmp_path / "model"
+    for name in parser_module.MODEL_SHA256:
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(model / name, copy / name)
+    parser_module.verify(copy)
+    with open(copy / "parser/model", "ab") as changed:
+        changed.write(b"\0")
+    with pytest.raises(parser_module.ParserUnavailable, match="parser/model has sha256"):
+        parser_module.verify(copy)
+    (copy / "tagger/model").unlink()
+    with pytest.raises(parser_module.ParserUnavailable, match="missing"):
+        parser_module.verify(copy)
+
+
+def test_the_setting_names_the_parser():
+    assert parser_module.load_fact_parser("none") is None
+    assert isinstance(parser_module.load_fact_parser("spacy"), parser_module.SpacyParser)
+    with pytest.raises(ValueError, match="unknown fact parser"):
+        parser_module.load_fact_parser("nltk")
