@@ -179,11 +179,18 @@ def test_the_corpus_with_the_parse(reader):
 SEVENTH = parse_corpus((CORPUS_PATH.parent / "offline_facts_heldout7.jsonl").read_text(encoding="utf-8").splitlines())
 
 
-def test_the_seventh_set_read_with_the_parse():
+# the eighth set, blind in 4d99f6a (first and only blind run: patterns only 0.950 / 0.308, 4 of 22 supersessions;
+# with the parse 0.900 / 0.431, 6 of 22), fitted on in the same round after that run
+EIGHTH = parse_corpus((CORPUS_PATH.parent / "offline_facts_heldout8.jsonl").read_text(encoding="utf-8").splitlines())
+
+
+@pytest.mark.parametrize("examples, precision, recall, applied", [(SEVENTH, 0.82, 0.57, 9), (EIGHTH, 0.97, 0.58, 9)],
+                         ids=["seventh", "eighth"])
+def test_a_set_fitted_on_in_the_parse_round(examples, precision, recall, applied):
     from mirix_py.agents.offline.parser import SpacyParser
 
     parser = SpacyParser()
-    result = score(SEVENTH, partial(rules_extract, parser=parser))
-    assert result.precision() >= 0.82 and result.recall() >= 0.57, result.errors
-    resolved = score_updates(SEVENTH, partial(rules_memory, people=True, parser=parser))
-    assert resolved.applied >= 9 and resolved.kept_rate() == 1.0, resolved.errors
+    result = score(examples, partial(rules_extract, parser=parser))
+    assert result.precision() >= precision and result.recall() >= recall, result.errors
+    resolved = score_updates(examples, partial(rules_memory, people=True, parser=parser))
+    assert resolved.applied >= applied and resolved.kept_rate() == 1.0, resolved.errors

@@ -132,19 +132,23 @@ def _clause_heads(sent: Any) -> Iterator[Token]:
     """The main verb of the sentence and the verbs joined to it by "and"/"but" or a comma, in text
     order (a name before "he" is the one "he" goes on about)."""
     root = sent.root
+    heads = {root}
     for token in sent:
         if token == root:
             yield token
-        elif token.dep_ in ("conj", "parataxis", "ccomp") and token.head == root and token.pos_ in ("VERB", "AUX"):
-            if token.dep_ == "ccomp" and root.lemma_ in _WISH_VERBS:
+        elif token.dep_ in ("conj", "parataxis", "ccomp") and token.head in heads and token.pos_ in ("VERB", "AUX"):
+            if token.dep_ == "ccomp" and token.head.lemma_ in _WISH_VERBS:
                 continue
+            heads.add(token)  # "packed in roofing and is a locksmith now": a verb joined to a joined verb
             yield token
 
 
 def _unreal(head: Token) -> bool:
     """A wish, a plan, a condition or a question word: the clause says nothing of how things are."""
-    if head.lemma_ in _WISH_VERBS or head.tag_ in ("VBG",) and head.dep_ == "ROOT":
+    if head.lemma_ in _WISH_VERBS:
         return True
+    if head.tag_ == "VBG" and head.dep_ == "ROOT" and not any(c.dep_ == "aux" for c in head.children):
+        return True  # a fragment ("Moving to Leeds?"), not "has been working as"
     for child in head.children:
         if child.dep_ == "aux" and child.lower_ in _MODALS:
             return True
@@ -182,7 +186,9 @@ def _name_of(token: Token) -> str | None:
     words = [c for c in token.children if c.dep_ == "compound" and c.pos_ == "PROPN" and c.i < token.i
              and c.lower_ not in _RELATION_WORDS]
     span = token.doc[words[0].i if words else token.i: token.i + 1]
-    name = " ".join(w.text for w in span if w.text not in ("'s", "’s"))
+    name = span.text  # as written: "Anne-Marie", "D'Arcy", "Mr. O'Neill"
+    if name.endswith(("'s", "’s")):
+        name = name[:-2]
     if not name or any(w in entity_rules._EXCLUDED for w in name.split()):
         return None
     if name.lower() in _RELATION_WORDS or name.lower() in relations._KIN_FORMS:
@@ -232,7 +238,10 @@ def _resolve(subject: Token, speaker: str, people: Mapping[str, str], last: list
         proper = _name_of(subject)
         if proper is None:
             return None
-        last.append(proper)  # "Aunt Jude": a relation said as a title
+        last.append(proper)
+        apposed = [r for r in map(_relation_of, (c for c in subject.children if c.dep_ == "appos")) if r]
+        if apposed:  # "Anne-Marie, my goddaughter, …"
+            return _Who(proper, False, relation=apposed[0], owner=speaker)  # "Aunt Jude": a relation said as a title
         return _Who(proper, False, relation=titles[0] if titles else "", owner=speaker if titles else "")
     return None
 
@@ -324,6 +333,8 @@ def _copula_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
         elif child.dep_ == "acomp":
             if child.lower_ in _DIETS:
                 out.append(_claim(who, "occupation", child.lower_, negated=ended))
+            elif child.lower_ == "based":  # "is based in Limerick", parsed as an adjective
+                out += _place_claims(child, who, "location", ("in",), ended)
             elif child.lower_ == "allergic":
                 out += [_claim(who, "allergy", _phrase(obj)) for prep, obj in _preps(child) if prep == "to"]
         elif child.dep_ == "prep" and not _negated(head):
@@ -364,8 +375,9 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
         return _place_claims(head, who, "born", ("in",), False)
     if lemma in ("teach", "study", "lecture") and not ended:
         return _place_claims(head, who, "employer", ("at",), False)
-    if lemma == "hire" and passive:
-        return _place_claims(head, who, "employer", ("by", "at"), False)
+    if lemma == "hire" and passive:  # "got hired by Novartis as a research scientist"
+        jobs = [c for prep, obj in _preps(head) if prep == "as" for c in _job_claims(obj, who, False)]
+        return _place_claims(head, who, "employer", ("by", "at"), False) + jobs
     if lemma == "join" and not ended:
         return [_claim(who, "employer", _phrase(c)) for c in head.children
                 if c.dep_ == "dobj" and _proper(c) and frames.is_organisation(_phrase(c))]
@@ -407,6 +419,35 @@ def _clause_claims(head: Token, speaker: str, people: Mapping[str, str], last: l
     subject = _subject(head)
     if subject is None:
         return []
+    # "Kofi and Ama both work for …", "my partner and I settled in …": each of the joined subjects
+    subjects = [subject, *(c for c in subject.children if c.dep_ == "conj")]
+    return [c for s in subjects for c in _subject_claims(head, s, speaker, people, last, self_statements)]
+
+
+def _owned_claims(head: Token, noun: Token, who: _Who, ended: bool) -> list[Claim]:
+    """"Jean-Luc's new job is cabin steward with Air France", "Kwame's home is Rotterdam now"."""
+    if head.lemma_ != "be" or ended or _negated(head):
+        return []
+    out: list[Claim] = []
+    for child in head.children:
+        values = [child] if child.dep_ == "attr" else [o for p, o in _preps(head) if p == "as"] if child.dep_ == "prep" else []
+        for value in values:
+            if noun.lower_ in _JOB_NOUNS:
+                out += _job_claims(value, who, False)
+                out += [_claim(who, "employer", _phrase(o)) for p, o in _preps(value) if p in ("with", "at", "for")
+                        and _proper(o) and not any(c.attribute == "employer" for c in out)]
+            elif noun.lower_ == "home" and _proper(value):
+                out.append(_claim(who, "location", _phrase(value)))
+    return out
+
+
+def _subject_claims(head: Token, subject: Token, speaker: str, people: Mapping[str, str], last: list[str],
+                    self_statements: bool) -> list[Claim]:
+    owner = next((c for c in subject.children if c.dep_ == "poss"), None)
+    if subject.lower_ in (*_JOB_NOUNS, "home") and owner is not None:
+        who = _resolve(owner, speaker, people, last, self_statements) if owner.lower_ not in ("my", "our") else (
+            _Who(speaker, True) if self_statements else None)
+        return _owned_claims(head, subject, who, _ended(head)) if who is not None else []
     who = _resolve(subject, speaker, people, last, self_statements)
     if who is None:
         return []
