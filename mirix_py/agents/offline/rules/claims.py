@@ -762,8 +762,9 @@ def _parsed_claims(text: str, speaker: str, parser: ClauseParser, found: list[Cl
     have = {(c.entity.casefold(), c.attribute, c.negated) for c in found}
     named = relations.known_people([*stated, *((c.entity, c.value) for c in found if c.attribute == "relation"
                                                and c.owner == speaker and not c.negated)])
+    others = [c.entity for c in found if not c.about_speaker]  # named in sentences the parse may not read
     return [c for c in parsed.read_claims(parser.parse(sentences), speaker, people=named,
-                                          self_statements=self_statements, skip=_unsaid)
+                                          self_statements=self_statements, skip=_unsaid, named=others)
             if (c.entity.casefold(), c.attribute, c.negated) not in have]
 
 

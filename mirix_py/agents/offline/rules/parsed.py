@@ -54,7 +54,8 @@ class PreParsed:
 # a sentence is parsed only when it holds a word of the predicates read here: most sentences of a chat hold none,
 # and the parse is most of the rules' cost
 _WORTH_PARSING = re.compile(
-    r"(?i)\b(?:work(?:s|ed|ing)?|live[sd]?|living|mov(?:e|ed|es|ing)|relocat\w*|based|settled|grew|raised|born|"
+    r"(?i)\b(?:work(?:s|ed|ing)?|live[sd]?|living|mov(?:e|ed|es|ing)|relocat\w*|based|(?:re)?settled|allerg\w*|calls?\s+me|"
+    r"name['’]s|favou?rite|follow(?:s|ed)?|support(?:s|ed)?|abide|intoleran\w*|co?eliac|grew|raised|born|"
     r"teach(?:es|ing)?|stud(?:y|ies)|hired|join(?:s|ed)?|jobs?|lov(?:e|es)|lik(?:e|es)|enjoys?|adores?|hates?|"
     r"dislikes?|detests?|loathes?|prefers?|stand|stomach|retir(?:e|ed|es|ing)|left|leaves?|quit|fan|allergic|vegan|"
     r"vegetarian|pescatarian|where|from|into)\b|\b(?:is|am|are|['’](?:s|m|re))\s+(?:now\s+|still\s+)?(?:a|an|my|our)\b"
@@ -89,13 +90,16 @@ _MAX_VALUE_TOKENS = 8
 
 
 def read_claims(docs: Sequence[Doc], speaker: str, *, people: Mapping[str, str] | None = None,
-                self_statements: bool = True, skip: Callable[[str], bool] = lambda _: False) -> list[Claim]:
+                self_statements: bool = True, skip: Callable[[str], bool] = lambda _: False,
+                named: Sequence[str] = ()) -> list[Claim]:
     """Claims of a text's parsed sentences by `speaker`, in order. `people` maps a relation head
     ("sister") to the one person memory holds under it; `skip` says which sentences state nothing (a
-    question, make-believe): the same test the pattern rules use."""
+    question, make-believe): the same test the pattern rules use. `named` are the people the text
+    names in sentences not parsed (as the patterns read them), in order: "he" in a parsed sentence
+    may go on about the last of them ("My nephew Rhys just turned twenty. He's an electrician")."""
     people = dict(people or {})
     out: list[Claim] = []
-    last: list[str] = []  # the last person named: "he"/"she" goes on about them
+    last: list[str] = list(named)  # the last person named: "he"/"she" goes on about them
     for sent in (sent for doc in docs for sent in doc.sents):
         text = sent.text.strip()
         if not text or skip(text) or any(q in text for q in _QUOTES):
@@ -103,7 +107,49 @@ def read_claims(docs: Sequence[Doc], speaker: str, *, people: Mapping[str, str] 
         for head in _clause_heads(sent):
             out += _clause_claims(head, speaker, people, last, self_statements)
         out += _where_claims(sent, speaker, people, last, self_statements)
+        out += _noun_claims(sent, speaker, people, last, self_statements)
     return out
+
+
+_ALLERGY_NOUNS = frozenset({"allergy", "allergies", "intolerance"})
+_ALLERGY_CUES = frozenset({"allergic", "allergy", "intolerant", "intolerance", "coeliac", "celiac", "anaphylactic"})
+
+
+def _noun_claims(sent: Any, speaker: str, people: Mapping[str, str], last: list[str],
+                 self_statements: bool) -> list[Claim]:
+    """Facts said by a noun phrase wherever it stands: "my sesame allergy", "everyone calls me Sid",
+    "the name's Siddharth", and "can't eat gluten" where the sentence names an allergy."""
+    out: list[Claim] = []
+    allergy_said = any(t.lower_ in _ALLERGY_CUES for t in sent)
+    for token in sent:
+        if token.lower_ in _ALLERGY_NOUNS:
+            what = [c for c in token.children if c.dep_ in ("compound", "amod", "nmod") and c.pos_ in ("NOUN", "PROPN")]
+            owner = next((c for c in token.children if c.dep_ == "poss"), None)
+            who = _owner(owner, speaker, people, last, self_statements) if owner is not None else None
+            if what and who is not None:
+                out.append(_claim(who, "allergy", _phrase(what[0])))
+        elif token.lemma_ == "call" and self_statements and any(c.dep_ == "dobj" and c.lower_ == "me" for c in token.children):
+            out += [_claim(_Who(speaker, True), "name", _phrase(c)) for c in token.children
+                    if c.dep_ in ("oprd", "xcomp", "ccomp", "attr") and _proper(c) and not _unreal(token)]
+        elif token.lower_ == "name" and token.dep_ == "nsubj" and token.head.lemma_ == "be" and self_statements and any(
+                c.dep_ == "det" and c.lower_ == "the" for c in token.children) and not _unreal(token.head):
+            out += [_claim(_Who(speaker, True), "name", _phrase(c)) for c in token.head.children
+                    if c.dep_ == "attr" and _proper(c)]
+        elif token.lemma_ == "eat" and allergy_said and _negated(token) and not _unreal(token):
+            subject = _subject(token)
+            who = _resolve(subject, speaker, people, last, self_statements) if subject is not None else None
+            if who is not None:
+                out += [_claim(who, "allergy", _phrase(o)) for o in token.children if o.dep_ == "dobj" and o.pos_ == "NOUN"]
+    return out
+
+
+def _owner(owner: Token, speaker: str, people: Mapping[str, str], last: list[str], self_statements: bool) -> _Who | None:
+    """Whose a possessed noun is: "my" -> the speaker, "Harper's" -> Harper."""
+    if owner.lower_ in ("my", "our"):
+        return _Who(speaker, True) if self_statements else None
+    if owner.lower_ in ("his", "her"):
+        return _Who(last[-1], False) if last else None
+    return _resolve(owner, speaker, people, last, self_statements)
 
 
 def _where_claims(sent: Any, speaker: str, people: Mapping[str, str], last: list[str],
@@ -199,8 +245,10 @@ def _name_of(token: Token) -> str | None:
 class _Who:
     """The resolved subject of a clause."""
 
-    def __init__(self, entity: str, about_speaker: bool, relation: str = "", owner: str = "") -> None:
+    def __init__(self, entity: str, about_speaker: bool, relation: str = "", owner: str = "",
+                 homes_only: bool = False) -> None:
         self.entity, self.about_speaker, self.relation, self.owner = entity, about_speaker, relation, owner
+        self.homes_only = homes_only
 
 
 def _relation_of(token: Token) -> str | None:
@@ -218,6 +266,8 @@ def _resolve(subject: Token, speaker: str, people: Mapping[str, str], last: list
     word = subject.lower_
     if word in _SELF:
         return _Who(speaker, True) if self_statements else None
+    if word == "we":  # "we've resettled in Victoria": the speaker's home, and nothing else of theirs
+        return _Who(speaker, True, homes_only=True) if self_statements else None
     if word in _HE_SHE:
         return _Who(last[-1], False) if last else None
     relation = _relation_of(subject)
@@ -365,7 +415,7 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
     if lemma in ("leave", "quit") and not _negated(head):  # "left Ford": a job or a home ends, whichever it was
         return [_claim(who, attribute, _phrase(c), negated=True) for c in head.children
                 if c.dep_ == "dobj" and _proper(c) for attribute in ("employer", "location")]
-    if lemma in ("live", "reside") or lemma in ("base", "settle") and (passive or lemma == "settle"):
+    if lemma in ("live", "reside", "settle", "resettle") or lemma == "base" and passive:
         return _place_claims(head, who, "location", ("in",), ended)
     if lemma in ("move", "relocate") and not ended:
         return _place_claims(head, who, "location", ("to",), False)
@@ -398,7 +448,9 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
         if _negated(head):
             return [_claim(who, "dislikes", _phrase(o)) for o in _objects(head)] if lemma in ("like", "enjoy") else []
         return [_claim(who, attribute, _phrase(o)) for o in _objects(head)]
-    if lemma in ("stand", "stomach", "bear") and _negated(head):
+    if lemma in ("follow", "support") and not _negated(head):  # "I've followed the Toronto Maple Leafs my whole life"
+        return [_claim(who, "likes", _phrase(c)) for c in head.children if c.dep_ == "dobj" and _proper(c)]
+    if lemma in ("stand", "stomach", "bear", "abide") and _negated(head):
         return [_claim(who, "dislikes", _phrase(o)) for o in _objects(head)]
     return []
 
@@ -420,8 +472,42 @@ def _clause_claims(head: Token, speaker: str, people: Mapping[str, str], last: l
     if subject is None:
         return []
     # "Kofi and Ama both work for …", "my partner and I settled in …": each of the joined subjects
-    subjects = [subject, *(c for c in subject.children if c.dep_ == "conj")]
+    apposed = [c for c in subject.children if c.dep_ == "appos"]
+    subjects = [subject, *(c for t in (subject, *apposed) for c in t.children if c.dep_ == "conj")]
     return [c for s in subjects for c in _subject_claims(head, s, speaker, people, last, self_statements)]
+
+
+_SOME = frozenset({"thing", "one", "something", "stuff"})
+
+
+def _relative_taste(head: Token, subject: Token, speaker: str, people: Mapping[str, str], last: list[str],
+                    self_statements: bool) -> list[Claim] | None:
+    """A taste said by a relative clause around a copula: "the city I love most is Kyoto" (a favourite),
+    "the one thing I can't abide is cold coffee", "Taekwondo is something I still love". None when the
+    clause is not of that form."""
+    attrs = [c for c in head.children if c.dep_ == "attr"]
+    for noun, value in ((subject, attrs[0] if attrs else None), *((a, subject) for a in attrs)):
+        clause = next((c for c in noun.children if c.dep_ == "relcl"), None)
+        if clause is None or value is None or _unreal(clause):
+            continue
+        lemma = clause.lemma_.lower()
+        if lemma in _LIKE and not _negated(clause):
+            attribute = _LIKE[lemma]
+        elif lemma in ("stand", "abide", "stomach", "bear") and _negated(clause) or lemma in ("hate", "dislike", "detest"):
+            attribute = "dislikes"
+        else:
+            continue
+        taster = _subject(clause)
+        who = _resolve(taster, speaker, people, last, self_statements) if taster is not None else None
+        if who is None:
+            return []
+        most = any(t.lower_ in ("most", "best") for t in clause.children)
+        if noun.lower_ in _SOME or noun.pos_ != "NOUN":
+            return [_claim(who, attribute, _phrase(value))]
+        if most and attribute == "likes" and noun is subject:
+            return [_claim(who, f"favorite {noun.lower_}", _phrase(value))]
+        return [_claim(who, attribute, _phrase(value))]
+    return None
 
 
 def _owned_claims(head: Token, noun: Token, who: _Who, ended: bool) -> list[Claim]:
@@ -445,9 +531,19 @@ def _subject_claims(head: Token, subject: Token, speaker: str, people: Mapping[s
                     self_statements: bool) -> list[Claim]:
     owner = next((c for c in subject.children if c.dep_ == "poss"), None)
     if subject.lower_ in (*_JOB_NOUNS, "home") and owner is not None:
-        who = _resolve(owner, speaker, people, last, self_statements) if owner.lower_ not in ("my", "our") else (
-            _Who(speaker, True) if self_statements else None)
+        who = _owner(owner, speaker, people, last, self_statements)
         return _owned_claims(head, subject, who, _ended(head)) if who is not None else []
+    favourite = any(c.dep_ == "amod" and c.lower_ in ("favorite", "favourite") for c in subject.children)
+    # "Harper's favorite color is teal" (the speaker's own favourites are the patterns')
+    if favourite and owner is not None and owner.lower_ not in ("my", "our") and head.lemma_ == "be" \
+            and not _negated(head) and head.tag_ != "VBD":
+        who = _owner(owner, speaker, people, last, self_statements)
+        return [_claim(who, f"favorite {subject.lower_}", _phrase(c)) for c in head.children
+                if c.dep_ in ("attr", "acomp")] if who is not None else []
+    if head.lemma_ == "be" and not _negated(head):
+        found = _relative_taste(head, subject, speaker, people, last, self_statements)
+        if found is not None:
+            return found
     who = _resolve(subject, speaker, people, last, self_statements)
     if who is None:
         return []
@@ -461,4 +557,6 @@ def _subject_claims(head: Token, subject: Token, speaker: str, people: Mapping[s
         out += _copula_claims(head, who, ended)
     else:
         out += _verb_claims(head, who, ended)
+    if who.homes_only:
+        out = [c for c in out if c.attribute == "location" and head.lemma_ in ("live", "move", "relocate", "settle", "resettle")]
     return [c for c in out if c.value or c.negated]

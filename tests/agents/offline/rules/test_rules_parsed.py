@@ -44,6 +44,44 @@ def test_a_relation_word_is_the_person_memory_holds_under_it(parser):
     assert _read(parser, "My brother moved to Oslo.") == set()  # nobody held as the brother: about nobody
 
 
+def test_a_taste_said_by_a_relative_clause(parser):
+    assert ("user", "favorite city", "Kyoto", False) in _read(parser, "The city I love most is Kyoto now.")
+    assert ("user", "dislikes", "cold coffee", False) in _read(parser, "The one thing I really can't abide is cold coffee.")
+
+
+def test_someone_elses_favourite_and_allergy(parser):
+    assert ("Harper", "favorite color", "teal", False) in _read(parser, "My daughter Harper's favorite color is teal.")
+    assert ("user", "allergy", "sesame", False) in _read(parser, "I carry an EpiPen because of my sesame allergy.")
+    assert ("Tom", "allergy", "peanuts", False) in _read(parser, "My brother Tom can't eat peanuts because he's allergic.")
+    assert _read(parser, "Tom can't eat peanuts, he's on a diet.") == set()  # no allergy named
+
+
+def test_what_the_speaker_is_called(parser):
+    assert ("user", "name", "Sid", False) in _read(parser, "My name is Siddharth, but everyone calls me Sid.")
+
+
+def test_we_moves_the_speakers_home_and_nothing_else(parser):
+    assert _read(parser, "We've resettled in Victoria.") == {("user", "location", "Victoria", False)}
+    assert _read(parser, "We love Nando's.") == set()
+
+
+def test_joined_subjects_each_get_the_fact(parser):
+    assert {("Tom", "location", "Leeds", False), ("Jerry", "location", "Leeds", False)} <= _read(
+        parser, "Tom and Jerry both live in Leeds.")
+    assert {("Mia", "location", "Oslo", False), ("Tom", "location", "Oslo", False), ("Tom", "relation", "brother", False)} \
+        <= _read(parser, "My sister Mia and my brother Tom live in Oslo.")
+
+
+def test_he_goes_on_about_a_person_the_patterns_named():
+    from mirix_py.agents.offline.rules.parsed import read_claims
+
+    parser = parser_module.SpacyParser()
+    docs = parser.parse(["He's an apprentice electrician at Balfour Beatty."])
+    found = {(c.entity, c.attribute, c.value) for c in read_claims(docs, "user", named=["Rhys"])}
+    assert ("Rhys", "occupation", "apprentice electrician") in found
+    assert read_claims(docs, "user") == []  # nobody named: "he" is nobody
+
+
 @pytest.mark.parametrize("text", [
     "Before law school I was a waitress for three years.",  # how things were
     "I would move to Paris if the rent were lower.",  # a wish
