@@ -168,6 +168,7 @@ class Mirix(ScreenshotsMixin):
             "search": "hybrid" if self.searcher.vector_ready else "bm25-only",
             "data_dir": str(self.settings.data_dir),
             "llm": None if self.model_client is None else type(self.model_client).__name__,
+            "fact_parser": "spacy" if self.offline_flow.parser is not None else None,
         }
 
     # ------------------------------------------------------------ add

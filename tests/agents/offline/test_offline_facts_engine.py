@@ -147,6 +147,7 @@ def test_the_parse_reads_what_the_patterns_miss(tmp_path, embedder, user_id):
     for parser, expected in (("spacy", True), ("none", False)):
         mx = Mirix(settings=Settings(data_dir=tmp_path / parser, fact_parser=parser), embedder=embedder)
         try:
+            assert mx.describe()["fact_parser"] == (parser if expected else None)
             mx.add(text, user_id=user_id)
             ruth = _semantic(mx, user_id, "Ruth")
             assert bool(ruth and "stepmum" in ruth[0].search_text()) is expected
