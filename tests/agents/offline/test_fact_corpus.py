@@ -184,13 +184,20 @@ SEVENTH = parse_corpus((CORPUS_PATH.parent / "offline_facts_heldout7.jsonl").rea
 EIGHTH = parse_corpus((CORPUS_PATH.parent / "offline_facts_heldout8.jsonl").read_text(encoding="utf-8").splitlines())
 
 
-@pytest.mark.parametrize("examples, precision, recall, applied", [(SEVENTH, 0.82, 0.57, 9), (EIGHTH, 0.97, 0.75, 12)],
-                         ids=["seventh", "eighth"])
-def test_a_set_fitted_on_in_the_parse_round(examples, precision, recall, applied):
+# the ninth set, blind in 40ce66f (first and only blind run, at e820b82: patterns only 0.778 / 0.125, 2 of 22; with
+# the parse 0.700 / 0.125, 2 of 22), fitted on in the same round after that run
+NINTH = parse_corpus((CORPUS_PATH.parent / "offline_facts_heldout9.jsonl").read_text(encoding="utf-8").splitlines())
+
+
+@pytest.mark.parametrize("examples, precision, recall, applied, kept",
+                         [(SEVENTH, 0.82, 0.57, 9, 1.0), (EIGHTH, 0.97, 0.76, 12, 1.0), (NINTH, 0.76, 0.23, 3, 0.93)],
+                         ids=["seventh", "eighth", "ninth"])
+def test_a_set_fitted_on_in_the_parse_round(examples, precision, recall, applied, kept):
     from mirix_py.agents.offline.parser import SpacyParser
 
     parser = SpacyParser()
     result = score(examples, partial(rules_extract, parser=parser))
     assert result.precision() >= precision and result.recall() >= recall, result.errors
     resolved = score_updates(examples, partial(rules_memory, people=True, parser=parser))
-    assert resolved.applied >= applied and resolved.kept_rate() == 1.0, resolved.errors
+    # the ninth set's one lost fact is the patterns' ("I left the Met Office …, but I never did")
+    assert resolved.applied >= applied and resolved.kept_rate() >= kept, resolved.errors

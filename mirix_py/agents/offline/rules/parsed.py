@@ -21,6 +21,7 @@ from mirix_py.agents.offline.rules import frames
 from mirix_py.agents.offline.rules import people as relations
 from mirix_py.agents.offline.rules import semantic as entity_rules
 from mirix_py.agents.offline.rules.claims import Claim, is_profession
+from mirix_py.agents.offline.rules.factset import NOT_JOBS
 
 __all__ = ["ClauseParser", "PreParsed", "read_claims", "worth_parsing"]
 
@@ -55,7 +56,7 @@ class PreParsed:
 # and the parse is most of the rules' cost
 _WORTH_PARSING = re.compile(
     r"(?i)\b(?:work(?:s|ed|ing)?|live[sd]?|living|mov(?:e|ed|es|ing)|relocat\w*|based|(?:re)?settled|allerg\w*|calls?\s+me|"
-    r"name['’]s|favou?rite|follow(?:s|ed)?|support(?:s|ed)?|abide|intoleran\w*|co?eliac|grew|raised|born|"
+    r"name['’]s|favou?rite|rent(?:s|ed|ing)?|hails?|recruited|headhunted|poached|employed|obsessed|hooked|follow(?:s|ed)?|support(?:s|ed)?|abide|intoleran\w*|co?eliac|grew|raised|born|"
     r"teach(?:es|ing)?|stud(?:y|ies)|hired|join(?:s|ed)?|jobs?|lov(?:e|es)|lik(?:e|es)|enjoys?|adores?|hates?|"
     r"dislikes?|detests?|loathes?|prefers?|stand|stomach|retir(?:e|ed|es|ing)|left|leaves?|quit|fan|allergic|vegan|"
     r"vegetarian|pescatarian|where|from|into)\b|\b(?:is|am|are|['’](?:s|m|re))\s+(?:now\s+|still\s+)?(?:a|an|my|our)\b"
@@ -81,6 +82,8 @@ _LIKE = {"love": "likes", "like": "likes", "enjoy": "likes", "adore": "likes", "
 # event ("moved", "took a job") say how things came to be
 _STATES = frozenset({"be", "live", "reside", "work", "love", "like", "enjoy", "adore", "hate", "dislike", "detest",
                      "loathe", "prefer", "teach", "study"})
+_HIRED = frozenset({"hire", "recruit", "headhunt", "headhunte", "poach", "employ", "sign", "take"})
+_HOMES = frozenset({"flat", "house", "apartment", "room", "place", "studio", "cottage", "condo", "home"})
 _SHIFTS = frozenset({"nights", "days", "weekends", "shifts", "evenings", "mornings", "nightshifts"})
 _JOB_NOUNS = frozenset({"job", "role", "position", "post", "gig", "career"})
 _QUOTES = ('"', "“", "”")
@@ -258,7 +261,15 @@ def _relation_of(token: Token) -> str | None:
     if not any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in token.children):
         return None
     adjectives = [c.lower_ for c in token.children if c.dep_ in ("amod", "compound") and c.i < token.i]
-    return " ".join([*adjectives, token.lower_])
+    return " ".join([*adjectives, _as_written(token).lower()])
+
+
+def _as_written(token: Token) -> str:
+    """A word with what is joined to it by hyphens: "sister-in-law", not "sister"."""
+    end = token.i
+    while end + 2 < len(token.doc) and token.doc[end].whitespace_ == "" and token.doc[end + 1].text == "-":
+        end += 2
+    return token.doc[token.i: end + 1].text
 
 
 def _resolve(subject: Token, speaker: str, people: Mapping[str, str], last: list[str],
@@ -296,7 +307,7 @@ def _resolve(subject: Token, speaker: str, people: Mapping[str, str], last: list
     return None
 
 
-def _phrase(token: Token, *, keep_preps: bool = False) -> str:
+def _phrase(token: Token, *, keep_preps: bool = False, conj: bool = False) -> str:
     """The words of a noun phrase at `token`: its modifiers and compounds, not its article, clauses or
     (unless asked) prepositions; "a driving instructor" -> "driving instructor"."""
     left = [t for t in token.lefts if t.dep_ in ("compound", "amod", "nmod", "nummod", "poss", "quantmod", "advmod")
@@ -306,8 +317,8 @@ def _phrase(token: Token, *, keep_preps: bool = False) -> str:
     for t in token.rights:
         if t.dep_ in ("flat", "compound", "case") or t.dep_ == "appos" and t.pos_ == "PROPN" and t.i == end + 1:
             end = t.right_edge.i + 1
-        elif keep_preps and t.dep_ == "prep":
-            end = t.right_edge.i + 1
+        elif keep_preps and t.dep_ == "prep" or conj and t.dep_ in ("cc", "conj") and t.i == end:
+            end = t.right_edge.i + 1 if t.dep_ != "cc" else t.i + 1
         else:
             break
     words = [t.text for t in token.doc[start:end] if t.dep_ != "det" and t.lower_ not in ("the", "a", "an")]
@@ -352,7 +363,11 @@ def _job_claims(noun: Token, who: _Who, ended: bool) -> list[Claim]:
     job = _phrase(noun)
     if noun.lower_ in _DIETS:
         return [_claim(who, "occupation", noun.lower_, negated=ended)]
-    if not is_profession(job):
+    employers = [o for prep, o in _preps(noun) if prep in ("at", "for", "with") and o.pos_ == "PROPN"]
+    indefinite = any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in noun.children)
+    if not is_profession(job) and not (employers and indefinite and noun.pos_ == "NOUN"
+                                       and noun.lower_ not in NOT_JOBS and not _relation_of(noun)):
+        # "a welder at Harland & Wolff": a noun the job words lack is a job where it names its employer
         acronym = noun.text.isupper() and 2 <= len(noun.text) <= 4
         if who.about_speaker or not acronym:
             return []
@@ -360,9 +375,7 @@ def _job_claims(noun: Token, who: _Who, ended: bool) -> list[Claim]:
     out = [_claim(who, "occupation", job, negated=ended)]
     if ended:
         return out
-    for prep, obj in _preps(noun):
-        if prep in ("at", "for", "with") and _proper(obj):
-            out.append(_claim(who, "employer", _phrase(obj)))
+    out += [_claim(who, "employer", _phrase(o, conj=True)) for o in employers]
     return out
 
 
@@ -383,6 +396,8 @@ def _copula_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
         elif child.dep_ == "acomp":
             if child.lower_ in _DIETS:
                 out.append(_claim(who, "occupation", child.lower_, negated=ended))
+            elif child.lower_ in _KEEN:
+                out += _keen_claims(child, who)
             elif child.lower_ == "based":  # "is based in Limerick", parsed as an adjective
                 out += _place_claims(child, who, "location", ("in",), ended)
             elif child.lower_ == "allergic":
@@ -425,7 +440,12 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
         return _place_claims(head, who, "born", ("in",), False)
     if lemma in ("teach", "study", "lecture") and not ended:
         return _place_claims(head, who, "employer", ("at",), False)
-    if lemma == "hire" and passive:  # "got hired by Novartis as a research scientist"
+    if lemma == "rent" and not ended:  # "renting a flat in Utrecht": a home
+        homes = [c for c in head.children if c.dep_ == "dobj" and c.lemma_ in _HOMES]
+        return [c for h in [head, *homes] for c in _place_claims(h, who, "location", ("in",), False)][:1]
+    if lemma == "hail":  # "hails from Bulawayo"
+        return _place_claims(head, who, "origin", ("from",), False)
+    if lemma in _HIRED and passive:  # "got hired by Novartis as a research scientist", "was headhunted by Shell"
         jobs = [c for prep, obj in _preps(head) if prep == "as" for c in _job_claims(obj, who, False)]
         return _place_claims(head, who, "employer", ("by", "at"), False) + jobs
     if lemma == "join" and not ended:
@@ -466,10 +486,10 @@ def _objects(head: Token) -> list[Token]:
 
 def _clause_claims(head: Token, speaker: str, people: Mapping[str, str], last: list[str],
                    self_statements: bool) -> list[Claim]:
-    if _unreal(head):
-        return []
     subject = _subject(head)
     if subject is None:
+        return _fragment_claims(head, speaker, self_statements)
+    if _unreal(head):
         return []
     # "Kofi and Ama both work for …", "my partner and I settled in …": each of the joined subjects
     apposed = [c for c in subject.children if c.dep_ == "appos"]
@@ -508,6 +528,32 @@ def _relative_taste(head: Token, subject: Token, speaker: str, people: Mapping[s
             return [_claim(who, f"favorite {noun.lower_}", _phrase(value))]
         return [_claim(who, attribute, _phrase(value))]
     return None
+
+
+_KEEN = frozenset({"obsessed", "hooked", "crazy", "mad", "nuts"})
+
+
+def _keen_claims(word: Token, who: _Who) -> list[Claim]:
+    """"obsessed with padel", "hooked on sudoku": a taste."""
+    if word.lower_ not in _KEEN:
+        return []
+    return [_claim(who, "likes", _phrase(o)) for p, o in _preps(word) if p in ("with", "on", "about")
+            and o.pos_ in ("NOUN", "PROPN")]
+
+
+def _fragment_claims(head: Token, speaker: str, self_statements: bool) -> list[Claim]:
+    """A message that leaves out its "I" ("Moved to Leeds last month", "Currently renting a flat in
+    Utrecht", "obsessed with padel rn"): a sentence opened by a past or -ing verb, or by an adjective,
+    with no subject. A bare verb ("Move to Leeds") is a command, and says nothing."""
+    if not self_statements or head.dep_ != "ROOT" or head.tag_ not in ("VBD", "VBN", "VBG", "JJ"):
+        return []
+    before = [t for t in head.sent if t.i < head.i]
+    if any(t.dep_ not in ("advmod", "intj", "punct") for t in before) or _unreal(head) and head.tag_ != "VBG":
+        return []
+    who = _Who(speaker, True)
+    if head.pos_ == "ADJ" or head.lower_ in _KEEN:
+        return _keen_claims(head, who)
+    return [c for c in _verb_claims(head, who, _ended(head)) if c.value or c.negated]
 
 
 def _owned_claims(head: Token, noun: Token, who: _Who, ended: bool) -> list[Claim]:

@@ -82,6 +82,25 @@ def test_he_goes_on_about_a_person_the_patterns_named():
     assert read_claims(docs, "user") == []  # nobody named: "he" is nobody
 
 
+def test_a_message_that_leaves_out_its_i(parser):
+    assert _read(parser, "Moved to Leeds last month.") == {("user", "location", "Leeds", False)}
+    assert _read(parser, "Currently renting a tiny flat in Utrecht.") == {("user", "location", "Utrecht", False)}
+    assert _read(parser, "obsessed with padel rn") == {("user", "likes", "padel", False)}
+    assert _read(parser, "Move to Leeds.") == set()  # a command
+
+
+def test_a_job_the_job_words_lack_where_it_names_its_employer(parser):
+    found = _read(parser, "i'm a welder at harland & wolff, been there 6 yrs")
+    assert {("user", "occupation", "welder", False), ("user", "employer", "harland & wolff", False)} <= found
+    assert _read(parser, "I'm a mess today.") == set()
+
+
+def test_hired_and_hailing(parser):
+    assert ("Femi", "employer", "TotalEnergies", False) in _read(parser, "Uncle Femi was headhunted by TotalEnergies.")
+    assert {("Thandiwe", "relation", "sister-in-law", False), ("Thandiwe", "origin", "Bulawayo", False)} <= _read(
+        parser, "My sister-in-law, Thandiwe, hails from Bulawayo.")
+
+
 @pytest.mark.parametrize("text", [
     "Before law school I was a waitress for three years.",  # how things were
     "I would move to Paris if the rent were lower.",  # a wish
