@@ -179,8 +179,8 @@ _NEG_PREFERENCE = re.compile(
 _CANT_STAND = re.compile(rf"{_I}\s+(?i:(?:can{_APOS}?t|cannot)\s+(?:stand|bear|abide|stomach))\s+(?=(?P<obj>[^.!?\n]{{1,240}}))")
 _FAN_OF = re.compile(rf"{_I_AM}\s+(?i:(?:a\s+)?(?:big\s+|huge\s+|massive\s+|giant\s+|real\s+)?fan\s+of)\s+(?=(?P<obj>[^.!?\n]{{1,240}}))")
 _FAVORITE = re.compile(
-    r"(?i:\bmy\s+(?:all[- ]time\s+|absolute\s+|new\s+|current\s+)?favou?rite\s+)(?P<what>[a-zA-Z][\w -]{0,40}?)\s+"
-    r"(?i:is|are|was|has\s+to\s+be|would\s+be|has\s+become|became)\s+"
+    r"(?i:\bmy\s+(?:all[- ]time\s+|absolute\s+|new\s+|current\s+)?favou?rite\s+)(?P<what>[a-zA-Z][\w -]{0,40}?)"
+    r"(?:\s+(?i:is|are|was|has\s+to\s+be|would\s+be|has\s+become|became)\s+|\s*:\s*)"  # "My favorite book: Dune"
     r"(?=(?P<obj>[^.!?\n]{1,240}))"
 )
 _IS_MY_FAVORITE = re.compile(

@@ -371,7 +371,7 @@ def _job_claims(noun: Token, who: _Who, ended: bool) -> list[Claim]:
         acronym = noun.text.isupper() and 2 <= len(noun.text) <= 4
         if who.about_speaker or not acronym:
             return []
-        return [_claim(who, "is", job, negated=ended)]
+        return [_claim(who, "is", f"{'an' if job[:1] in 'AEFHILMNORSX' else 'a'} {job}", negated=ended)]  # "an MP"
     out = [_claim(who, "occupation", job, negated=ended)]
     if ended:
         return out

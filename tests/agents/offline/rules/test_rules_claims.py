@@ -346,3 +346,8 @@ def test_tastes_come_to_work_for_oneself_and_a_return(text, expected):
 @pytest.mark.parametrize("text", ["I'm a Parisian now.", "I'm crazy about you.", "I'm passionate about improving education."])
 def test_a_demonym_or_a_cause_is_no_fact(text):
     assert _facts(text) == []
+
+
+def test_a_favourite_after_a_colon_keeps_the_dots_in_its_name():
+    (claim,) = extract_claims("My favorite book: The Left Hand of Darkness by Ursula K. Le Guin.", "user")
+    assert (claim.attribute, claim.value) == ("favorite book", "The Left Hand of Darkness by Ursula K. Le Guin")

@@ -58,6 +58,7 @@ def test_not_names(text):
         ("my favorite color is blue", ["favorite color: blue"]),
         ("My favourite band is Radiohead!", ["favorite band: Radiohead"]),
         ("Harry Potter is my favorite book. It's so immersive!", ["favorite book: Harry Potter"]),
+        ("My favorite book: Dune by Frank Herbert.", ["favorite book: Dune by Frank Herbert"]),  # a colon for "is"
         ("I love coconut milk, but I also enjoy chocolate.", ["loves coconut milk", "enjoys chocolate"]),
         ("I love camping trips with my family.", ["loves camping trips with their family"]),
         ("That's why I love volunteering!", ["loves volunteering"]),
