@@ -36,7 +36,7 @@ from mirix_py.agents.offline.rules.names import shield, unshield
 if TYPE_CHECKING:
     from mirix_py.agents.offline.rules.parsed import ClauseParser
 
-__all__ = ["Claim", "extract_claims", "is_profession", "parse_worthy", "parse_fact", "parse_self_line", "render"]
+__all__ = ["Claim", "extract_claims", "is_profession", "parse_worthy", "typed_text", "parse_fact", "parse_self_line", "render"]
 
 MAX_VALUE_WORDS = 12
 
@@ -671,6 +671,7 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
     if not text or not text.strip():
         return []
     speaker = speaker or "user"
+    text = typed_text(text)
     shielded = shield(text)
     known = entity_rules._mid_sentence_capitals(text)
     claims: list[Claim] = []
@@ -735,6 +736,17 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
             seen.add(key)
             out.append(claim)
     return out
+
+
+# "i'm", "i've", "i" alone: the speaker typed in lowercase
+_LOWER_I = re.compile(r"(?<![\w'’.-])i(?=(?:['’](?:m|ve|d|ll))?(?![\w'’.-]))")
+_PICTOGRAPHS = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]+")
+
+
+def typed_text(text: str) -> str:
+    """A message as the rules read it: a lowercase "i" as "I", and emoji as a space ("obsessed with padel
+    rn 🎾" is read as words; the parser tags a pictograph as a word). Everything else is kept."""
+    return _PICTOGRAPHS.sub(" ", _LOWER_I.sub("I", text))
 
 
 def _unsaid(sentence: str) -> bool:

@@ -351,3 +351,12 @@ def test_a_demonym_or_a_cause_is_no_fact(text):
 def test_a_favourite_after_a_colon_keeps_the_dots_in_its_name():
     (claim,) = extract_claims("My favorite book: The Left Hand of Darkness by Ursula K. Le Guin.", "user")
     assert (claim.attribute, claim.value) == ("favorite book", "The Left Hand of Darkness by Ursula K. Le Guin")
+
+
+def test_a_message_typed_in_lowercase_speaks_for_its_speaker():
+    from mirix_py.agents.offline.rules.claims import typed_text
+
+    assert typed_text("i'm a nurse, i think 🙂") == "I'm a nurse, I think  "
+    assert typed_text("i.e. Wi-Fi, pi") == "i.e. Wi-Fi, pi"
+    assert ("user", "location", "Leeds") in {(c.entity, c.attribute, c.value)
+                                             for c in extract_claims("i live in Leeds now lol", "user")}
