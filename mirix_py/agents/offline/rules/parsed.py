@@ -178,17 +178,18 @@ def _where_claims(sent: Any, speaker: str, people: Mapping[str, str], last: list
 
 
 def _clause_heads(sent: Any) -> Iterator[Token]:
-    """The main verb of the sentence and the verbs joined to it by "and"/"but" or a comma, in text
-    order (a name before "he" is the one "he" goes on about)."""
+    """The verbs of the sentence's clauses that say how things are, in text order (a name before "he"
+    is the one "he" goes on about): the main verb, the verbs joined to it, and any other verb with a
+    subject of its own ("Quick intro: Dagny is my stepmum, Leif is my half-brother"), but not one said,
+    thought or wished (under "say", "think", "want"), nor a relative or adverbial clause ("who lives in
+    Leeds", "when I lived in Paris")."""
     root = sent.root
-    heads = {root}
     for token in sent:
         if token == root:
             yield token
-        elif token.dep_ in ("conj", "parataxis", "ccomp") and token.head in heads and token.pos_ in ("VERB", "AUX"):
-            if token.dep_ == "ccomp" and token.head.lemma_ in _WISH_VERBS:
-                continue
-            heads.add(token)  # "packed in roofing and is a locksmith now": a verb joined to a joined verb
+        elif token.pos_ in ("VERB", "AUX") and token.dep_ not in ("relcl", "advcl", "acl", "pcomp", "csubj", "xcomp") \
+                and (token.dep_ in ("conj", "parataxis", "ccomp") or _subject(token) is not None) \
+                and not any(a.lemma_ in _WISH_VERBS or a.dep_ in ("relcl", "advcl", "acl", "pcomp") for a in token.ancestors):
             yield token
 
 
@@ -230,8 +231,9 @@ def _subject(head: Token) -> Token | None:
 
 def _name_of(token: Token) -> str | None:
     """A person's name at a proper-noun token, with the proper nouns before it ("Jean-Luc Picard")."""
-    if token.pos_ != "PROPN" or not token.text[:1].isupper():
-        return None
+    if not token.text[:1].isupper() or token.pos_ != "PROPN" and not (
+            token.pos_ == "NOUN" and token.i > token.sent.start and token.nbor(-1).text not in (".", "!", "?")):
+        return None  # a name, or a capitalised noun the tagger took for a common one ("… a lot: Dagny is my stepmum")
     words = [c for c in token.children if c.dep_ == "compound" and c.pos_ == "PROPN" and c.i < token.i
              and c.lower_ not in _RELATION_WORDS]
     span = token.doc[words[0].i if words else token.i: token.i + 1]
@@ -255,13 +257,18 @@ class _Who:
 
 
 def _relation_of(token: Token) -> str | None:
-    """"my (older) sister", "our daughter": the relation words of a noun owned by the speaker."""
+    """"my (older) sister", "our daughter", "my half-brother": the relation words of a noun owned by the
+    speaker, as written."""
     if token.lower_ not in _RELATION_WORDS and token.lemma_.lower() not in _RELATION_WORDS:
         return None
-    if not any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in token.children):
+    left = [t for t in token.subtree if t.i < token.i]
+    owner = [t for t in left if t.dep_ == "poss" and t.lower_ in ("my", "our")]
+    if not owner:
         return None
-    adjectives = [c.lower_ for c in token.children if c.dep_ in ("amod", "compound") and c.i < token.i]
-    return " ".join([*adjectives, _as_written(token).lower()])
+    words = token.doc[owner[-1].i + 1: token.i]
+    if any(t.dep_ not in ("amod", "compound", "punct", "advmod") for t in words):
+        return None  # "my sister's boss": not a relation of the speaker's
+    return f"{words.text_with_ws}{_as_written(token)}".strip().lower()
 
 
 def _as_written(token: Token) -> str:
@@ -294,7 +301,7 @@ def _resolve(subject: Token, speaker: str, people: Mapping[str, str], last: list
     if kin and subject.text[:1].isupper() and not any(c.dep_ == "poss" for c in subject.children):
         held = people.get(kin)  # "Mom sold the house": the person held as the speaker's mother
         return _Who(held, False) if held else None
-    if subject.pos_ == "PROPN":
+    if subject.pos_ == "PROPN" or _name_of(subject):
         titles = [c.lower_ for c in subject.children if c.dep_ == "compound" and c.lower_ in _RELATION_WORDS]
         proper = _name_of(subject)
         if proper is None:

@@ -101,6 +101,15 @@ def test_hired_and_hailing(parser):
         parser, "My sister-in-law, Thandiwe, hails from Bulawayo.")
 
 
+def test_every_clause_with_its_own_subject(parser):
+    found = _read(parser, "Quick intro to the people I'll mention a lot: Dagny is my stepmum, Leif is my "
+                          "half-brother, and Sunniva is my oldest friend from school.")
+    assert {("Dagny", "relation", "stepmum", False), ("Leif", "relation", "half-brother", False),
+            ("Sunniva", "relation", "oldest friend", False)} <= found
+    assert _read(parser, "She said that Dagny is my stepmum.") == set()  # said, not stated
+    assert _read(parser, "When I lived in Paris, I was happy.") == set()  # a time, and a past state
+
+
 @pytest.mark.parametrize("text", [
     "Before law school I was a waitress for three years.",  # how things were
     "I would move to Paris if the rent were lower.",  # a wish
