@@ -190,13 +190,16 @@ NINTH = parse_corpus((CORPUS_PATH.parent / "offline_facts_heldout9.jsonl").read_
 # the tenth set, blind in 88af050 (first and only blind run, at 3b07d4f: patterns only 0.889 / 0.125, 1 of 21; with
 # the parse 0.909 / 0.156, 1 of 21), fitted on in the same round after that run
 TENTH = parse_corpus((CORPUS_PATH.parent / "offline_facts_heldout10.jsonl").read_text(encoding="utf-8").splitlines())
+# the eleventh set, blind in cc900ca (first and only blind run, at cc900ca, the rules of 05b668e: patterns only
+# 0.692 / 0.153, 1 of 20; with the parse 0.762 / 0.271, 1 of 20); not fitted on: its floors are that run's figures
+ELEVENTH = parse_corpus((CORPUS_PATH.parent / "offline_facts_heldout11.jsonl").read_text(encoding="utf-8").splitlines())
 
 
 @pytest.mark.parametrize("examples, precision, recall, applied, kept",
                          [(SEVENTH, 0.82, 0.57, 9, 1.0), (EIGHTH, 0.97, 0.76, 12, 1.0), (NINTH, 0.76, 0.23, 3, 0.93),
-                          (TENTH, 0.92, 0.18, 1, 1.0)],
-                         ids=["seventh", "eighth", "ninth", "tenth"])
-def test_a_set_fitted_on_in_the_parse_round(examples, precision, recall, applied, kept):
+                          (TENTH, 0.92, 0.18, 1, 1.0), (ELEVENTH, 0.76, 0.27, 1, 1.0)],
+                         ids=["seventh", "eighth", "ninth", "tenth", "eleventh"])
+def test_a_set_read_in_the_parse_round(examples, precision, recall, applied, kept):
     from mirix_py.agents.offline.parser import SpacyParser
 
     parser = SpacyParser()
