@@ -82,7 +82,7 @@ _LIKE = {"love": "likes", "like": "likes", "enjoy": "likes", "adore": "likes", "
 # event ("moved", "took a job") say how things came to be
 _STATES = frozenset({"be", "live", "reside", "work", "love", "like", "enjoy", "adore", "hate", "dislike", "detest",
                      "loathe", "prefer", "teach", "study"})
-_HIRED = frozenset({"hire", "recruit", "headhunt", "headhunte", "poach", "employ", "sign", "take"})
+_HIRED = frozenset({"hire", "recruit", "headhunt", "headhunte", "poach", "employ", "sign", "take"})  # "headhunte": the lemmatizer's
 _HOMES = frozenset({"flat", "house", "apartment", "room", "place", "studio", "cottage", "condo", "home"})
 _SHIFTS = frozenset({"nights", "days", "weekends", "shifts", "evenings", "mornings", "nightshifts"})
 _JOB_NOUNS = frozenset({"job", "role", "position", "post", "gig", "career"})
