@@ -755,10 +755,12 @@ def _unsaid(sentence: str) -> bool:
 
 
 def parse_worthy(text: str) -> list[str]:
-    """The sentences of a text the parse reads: those that state something and hold a predicate word."""
+    """The sentences of a text the parse reads: those that state something and hold a predicate word. The
+    text is read as typed (`typed_text`, which `extract_claims` applies too), so a batch parsed ahead
+    holds the very sentences each message's claims ask for."""
     from mirix_py.agents.offline.rules import parsed
 
-    sentences = (unshield(m.group().strip()) for m in _SENTENCE.finditer(shield(text)))
+    sentences = (unshield(m.group().strip()) for m in _SENTENCE.finditer(shield(typed_text(text))))
     return [s for s in sentences if s and not _unsaid(s) and parsed.worth_parsing(s)]
 
 

@@ -131,6 +131,7 @@ def test_only_sentences_with_a_predicate_word_are_parsed():
     assert worth_parsing("Ruth is a GP.")
     assert not worth_parsing("That sounds great, see you tomorrow!")
     assert parse_worthy("Great to hear. I live in Leeds. Do you live in York?") == ["I live in Leeds."]
+    assert parse_worthy("i live in Leeds 🏡") == ["I live in Leeds"]  # as `extract_claims` reads it
 
 
 class _Counting:
