@@ -314,9 +314,10 @@ def _resolve(subject: Token, speaker: str, people: Mapping[str, str], last: list
     return None
 
 
-def _phrase(token: Token, *, keep_preps: bool = False, conj: bool = False) -> str:
+def _phrase(token: Token, *, conj: bool = False) -> str:
     """The words of a noun phrase at `token`: its modifiers and compounds, not its article, clauses or
-    (unless asked) prepositions; "a driving instructor" -> "driving instructor"."""
+    prepositions ("a driving instructor" -> "driving instructor"); with `conj`, names joined to it by
+    "&"/"and" ("Harland & Wolff")."""
     left = [t for t in token.lefts if t.dep_ in ("compound", "amod", "nmod", "nummod", "poss", "quantmod", "advmod")
             and t.lower_ not in ("my", "our", "his", "her", "their")]
     start = min([t.left_edge.i for t in left] + [token.i])
@@ -324,7 +325,7 @@ def _phrase(token: Token, *, keep_preps: bool = False, conj: bool = False) -> st
     for t in token.rights:
         if t.dep_ in ("flat", "compound", "case") or t.dep_ == "appos" and t.pos_ == "PROPN" and t.i == end + 1:
             end = t.right_edge.i + 1
-        elif keep_preps and t.dep_ == "prep" or conj and t.dep_ in ("cc", "conj") and t.i == end:
+        elif conj and t.dep_ in ("cc", "conj") and t.i == end:
             end = t.right_edge.i + 1 if t.dep_ != "cc" else t.i + 1
         else:
             break
