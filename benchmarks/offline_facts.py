@@ -13,7 +13,7 @@ by default `tests/fixtures/offline_facts_heldout.jsonl` when there is one) was c
 run on it and is never tuned on, so its figures say how the rules do on sentences they were not fitted to; a
 held-out set tuned on moves into the corpus as "seen" (the first three have).
 
-    .venv/bin/python benchmarks/offline_facts.py [--heldout FILE] [--corpus FILE] [--errors] [--out FILE]
+    .venv/bin/python benchmarks/offline_facts.py [--heldout FILE] [--corpus FILE] [--parser both|none|spacy] [--errors] [--out FILE]
 """
 
 from __future__ import annotations
