@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from mirix_py.agents.offline.rules import changes
 from mirix_py.agents.offline.rules import core as self_rules
@@ -191,8 +191,10 @@ _REL = rf"(?:ex-)?(?:{entity_rules._RELATIONS})|ex(?![\w-])"
 _MY_REL = re.compile(
     rf"(?i:\b(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)(?P<rel>{_REL}))(?!-),?\s+{_NAME}(?:,\s*|\s+|(?=[^\w]|$))"
 )
+# "is now my", "is officially my": an adverb between the copula and the relation
+_REL_ADV = r"(?:(?:now|still|officially|technically|legally|finally|basically|also)\s+)?"
 _NAME_IS_MY = re.compile(
-    rf"^{_LEAD}{_NAME}\s+(?:is|was)\s+(?:now\s+)?(?P<neg>no\s+longer\s+)?(?i:(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)(?P<rel>{_REL}))\b(?!-|['’]s\b)"
+    rf"^{_LEAD}{_NAME}\s+(?:is|was)\s+{_REL_ADV}(?P<neg>no\s+longer\s+)?(?i:(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)(?P<rel>{_REL}))\b(?!-|['’]s\b)"
 )
 # "Ben's son Ollie": a relation of someone else, named; what follows is about Ollie, not Ben
 _THEIR_REL = re.compile(
@@ -333,9 +335,16 @@ def _change_claims(found: list[changes.Change], subject: str, *, about_speaker: 
     return out
 
 
+# "lives in the house in Shiraz", "moved into a flat in Leith": the home's place is where one lives
+_HOME = r"(?:the|a|an|my|our|his|her|their)\s+(?:[a-z]+\s+)?(?:house|flat|apartment|home|cottage|place|room|studio|condo|bungalow)"
+_HOME_IN = re.compile(rf"\b(?:in|into|to)\s+{_HOME}\s+in\s+(?=[A-Z])")
+_HOME_PLACE = re.compile(rf"^{_HOME}\s+in\s+(?P<place>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)")
+
+
 def _predicate(rest: str, subject: str, known: bool) -> list[Claim]:
     """Claims from the words after a named subject ("is a pilot", "moved to Porto last spring"),
     or else from a verb of change ("became a doctor", "moved from Cairo to Alexandria")."""
+    rest = _HOME_IN.sub(lambda m: ("to" if m.group().startswith("into") else m.group().split()[0]) + " ", rest)
     found = _plain_predicate(rest, subject, known)
     found = found or _change_claims(changes.find_changes(rest, first_person=False), subject, about_speaker=False)
     return found or _change_claims(frames.find_frames(rest, first_person=False), subject, about_speaker=False)
@@ -395,7 +404,7 @@ _STRONG_START = re.compile(r"^(?:(?:has|had)\s+(?:(?:just|recently|finally|since
 _APPOSITION = re.compile(r"^(?:who\s+(?P<who>[^,]+)|(?P<app>(?:a|an|my|our)\s+[^,]+)),\s*(?P<main>.+)$")
 # "is my flatmate" (an apposition read as a predicate), "is no longer my boss" (after a pronoun)
 _IS_MY = re.compile(
-    rf"^(?:is|was|['’]s)\s+(?:now\s+)?(?P<neg>no\s+longer\s+)?(?i:(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)"
+    rf"^(?:is|was|['’]s)\s+{_REL_ADV}(?P<neg>no\s+longer\s+)?(?i:(?:my|our)\s+(?P<adj>(?:{entity_rules._ADJ_WORDS}\s+)*)"
     rf"(?P<rel>{_REL}))\b(?!-|['’]s\b)"
     rf"|^(?:is|was|['’]s)\s+(?:now\s+)?(?P<neg2>no\s+longer\s+)?(?i:(?:a|an)\s+(?P<adj2>(?:{entity_rules._ADJ_WORDS}\s+)*)"
     rf"(?P<rel2>{_REL})\s+of\s+(?:mine|ours))\b"
@@ -727,7 +736,7 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
     claims += _legacy_entity_claims(text, speaker, claims)
     claims += [c for c in [*wed, *left] if not any(x.entity == c.entity and x.attribute == "relation" for x in claims)]
     if parser is not None:
-        claims += _parsed_claims(text, speaker, parser, claims, stated, self_statements)
+        claims += _parsed_claims(text, speaker, parser, claims, stated, self_statements, subjects)
     out: list[Claim] = []
     seen: set[tuple[str, str, str, bool]] = set()
     for claim in claims:
@@ -754,20 +763,29 @@ def _unsaid(sentence: str) -> bool:
     return _question(sentence) or _make_believe(sentence) or bool(_INDIRECT_QUESTION.search(sentence))
 
 
+_PRONOUN_OPENS = re.compile(r"(?i)^(?:(?:and|so|now|but)\s+)?(?:he|she)\b")
+
+
 def parse_worthy(text: str) -> list[str]:
     """The sentences of a text the parse reads: those that state something and hold a predicate word. The
     text is read as typed (`typed_text`, which `extract_claims` applies too), so a batch parsed ahead
     holds the very sentences each message's claims ask for."""
     from mirix_py.agents.offline.rules import parsed
 
-    sentences = (unshield(m.group().strip()) for m in _SENTENCE.finditer(shield(typed_text(text))))
-    return [s for s in sentences if s and not _unsaid(s) and parsed.worth_parsing(s)]
+    sentences = [unshield(m.group().strip()) for m in _SENTENCE.finditer(shield(typed_text(text)))]
+    worthy = [bool(s) and not _unsaid(s) and parsed.worth_parsing(s) for s in sentences]
+    # "Valentina swapped the bank counter for a fire engine. She's been a firefighter since Monday!": the
+    # sentence before one that opens with "he"/"she" names who that is
+    before = [i + 1 < len(sentences) and worthy[i + 1] and bool(_PRONOUN_OPENS.match(sentences[i + 1]))
+              and bool(sentences[i]) and not _unsaid(sentences[i]) for i in range(len(sentences))]
+    return [s for s, w, b in zip(sentences, worthy, before) if w or b]
 
 
 def _parsed_claims(text: str, speaker: str, parser: ClauseParser, found: list[Claim],
-                   stated: list[tuple[str, str]], self_statements: bool) -> list[Claim]:
+                   stated: list[tuple[str, str]], self_statements: bool, subjects: Sequence[str] = ()) -> list[Claim]:
     """The parse's claims of an (entity, attribute) the patterns left unread (a job that ended and the
-    one that followed are two claims)."""
+    one that followed are two claims). `subjects` are the names that opened a clause the patterns read
+    ("Valentina swapped the bank counter for a fire engine. She's been a firefighter …")."""
     from mirix_py.agents.offline.rules import parsed
 
     sentences = parse_worthy(text)
@@ -776,7 +794,9 @@ def _parsed_claims(text: str, speaker: str, parser: ClauseParser, found: list[Cl
     have = {(c.entity.casefold(), c.attribute, c.negated) for c in found}
     named = relations.known_people([*stated, *((c.entity, c.value) for c in found if c.attribute == "relation"
                                                and c.owner == speaker and not c.negated)])
-    others = [c.entity for c in found if not c.about_speaker]  # named in sentences the parse may not read
+    # named in sentences the parse may not read, in the order the text names them
+    others = sorted(dict.fromkeys([*(c.entity for c in found if not c.about_speaker), *filter(None, subjects)]),
+                    key=lambda name: (text.find(name) < 0, text.find(name)))
     return [c for c in parsed.read_claims(parser.parse(sentences), speaker, people=named,
                                           self_statements=self_statements, skip=_unsaid, named=others)
             if (c.entity.casefold(), c.attribute, c.negated) not in have]
@@ -799,7 +819,10 @@ def _legacy_entity_claims(text: str, speaker: str, found: list[Claim]) -> list[C
         if any(name.casefold().endswith(" " + n) for n in names):
             continue  # "Nowadays Tom": an opener read as half of a name the clause rules already have
         if attribute == "location":
-            value = _PLACE_TAIL.sub("", value) or value
+            home = _HOME_PLACE.match(value)
+            value = home.group("place") if home else _PLACE_TAIL.sub("", value) or value
+            if not _place_ok(value):
+                continue  # "lives in the house": no place named
         out.append(Claim(entity=name, attribute=attribute, value=unshield(value),
                          owner=speaker if attribute == "relation" else "", phrase=unshield(fact.summary)))
     return out

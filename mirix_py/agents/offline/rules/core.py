@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from mirix_py.agents.offline.rules.job_words import WORDNET_JOB_WORDS
+
 __all__ = ["extract_self_statements"]
 
 MAX_FACT_CHARS = 120
@@ -109,7 +111,7 @@ def is_job_word(word: str) -> bool:
     parts = [p for p in word.split("-") if p]
     if len(parts) > 1 and is_job_word(parts[-1]):
         return True
-    if word in _PROFESSION_HEADS or word in _MORE_JOB_WORDS or _PROFESSION_SUFFIX.search(word):
+    if word in _PROFESSION_HEADS or word in _MORE_JOB_WORDS or word in WORDNET_JOB_WORDS or _PROFESSION_SUFFIX.search(word):
         return True
     if word not in _NOT_AGENT_JOBS and _JOB_MORPHOLOGY.search(word) and len(word) >= 6:
         return True

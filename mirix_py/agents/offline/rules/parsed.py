@@ -59,7 +59,11 @@ _WORTH_PARSING = re.compile(
     r"name['’]s|favou?rite|rent(?:s|ed|ing)?|hails?|recruited|headhunted|poached|employed|obsessed|hooked|follow(?:s|ed)?|support(?:s|ed)?|abide|intoleran\w*|co?eliac|grew|raised|born|"
     r"teach(?:es|ing)?|stud(?:y|ies)|hired|join(?:s|ed)?|jobs?|lov(?:e|es)|lik(?:e|es)|enjoys?|adores?|hates?|"
     r"dislikes?|detests?|loathes?|prefers?|stand|stomach|retir(?:e|ed|es|ing)|left|leaves?|quit|fan|allergic|vegan|"
-    r"vegetarian|pescatarian|where|from|into)\b|\b(?:is|am|are|['’](?:s|m|re))\s+(?:now\s+|still\s+)?(?:a|an|my|our)\b"
+    r"vegetarian|pescatarian|where|from|into|lured|tempted|wooed|sucker|birthday)\b"
+    r"|\b(?:is|am|are|['’](?:s|m|re))\s+(?:now\s+|still\s+|officially\s+)?(?:a|an|my|our)\b"
+    r"|\b(?:start(?:ed|s|ing)?|began|begun)\s+as\b|^\W*as\s+an?\b|\bbeen\s+an?\b|,\s*(?:my|our)\s|\bthe\s+\w+\s+i\s+[^.!?]*\b(?:most|first|best|more\s+than\s+any)\b"
+    r"|\bfor\s+(?:the\s+)?(?-i:[A-Z])|\bdoing\s+(?:my|a|an|his|her|their)\b"
+    r"|\b(?:bought|buy|signed|got|found|purchased)\b.*\b(?:flat|house|place|apartment|home|cottage|condo|studio)\b"
 )
 
 
@@ -82,12 +86,20 @@ _LIKE = {"love": "likes", "like": "likes", "enjoy": "likes", "adore": "likes", "
 # event ("moved", "took a job") say how things came to be
 _STATES = frozenset({"be", "live", "reside", "work", "love", "like", "enjoy", "adore", "hate", "dislike", "detest",
                      "loathe", "prefer", "teach", "study"})
-_HIRED = frozenset({"hire", "recruit", "headhunt", "headhunte", "poach", "employ", "sign", "take"})  # "headhunte": the lemmatizer's
+_HIRED = frozenset({"hire", "recruit", "headhunt", "headhunte", "poach", "employ", "sign", "take", "lure", "tempt", "woo"})  # "headhunte": the lemmatizer's
 _HOMES = frozenset({"flat", "house", "apartment", "room", "place", "studio", "cottage", "condo", "home"})
 _SHIFTS = frozenset({"nights", "days", "weekends", "shifts", "evenings", "mornings", "nightshifts"})
 _JOB_NOUNS = frozenset({"job", "role", "position", "post", "gig", "career"})
+_ACQUIRE = frozenset({"buy", "sign", "get", "find", "purchase"})  # a home bought or let: where one lives
+_COURSES = frozenset({"year", "degree", "phd", "masters", "master", "doctorate", "diploma", "course", "apprenticeship",
+                      "residency", "internship", "placement", "bachelor", "bachelors", "ba", "bsc", "msc", "ma", "mba"})
+# verbs with "for <organisation>" that say no work for it ("votes for Labour", "roots for the Yankees")
+_NOT_FOR_WORK = frozenset({"vote", "root", "cheer", "pray", "wait", "ask", "apply", "look", "search", "shop", "pay",
+                           "campaign", "stand", "care", "fall", "go", "come", "buy", "save", "thank", "call", "sign",
+                           "queue", "audition", "interview", "compete", "fight", "argue", "speak", "be", "have"})
 _QUOTES = ('"', "“", "”")
 _SELF = frozenset({"i"})
+_QUANTIFIERS = frozenset({"most", "many", "all", "some", "few", "several", "both", "no", "every", "lots", "plenty"})
 _HE_SHE = frozenset({"he", "she"})
 _MAX_VALUE_TOKENS = 8
 
@@ -109,6 +121,7 @@ def read_claims(docs: Sequence[Doc], speaker: str, *, people: Mapping[str, str] 
             continue
         for head in _clause_heads(sent):
             out += _clause_claims(head, speaker, people, last, self_statements)
+        out += _relative_claims(sent, speaker, people, last, self_statements)
         out += _where_claims(sent, speaker, people, last, self_statements)
         out += _noun_claims(sent, speaker, people, last, self_statements)
     return out
@@ -125,6 +138,11 @@ def _noun_claims(sent: Any, speaker: str, people: Mapping[str, str], last: list[
     out: list[Claim] = []
     allergy_said = any(t.lower_ in _ALLERGY_CUES for t in sent)
     for token in sent:
+        if token.dep_ == "appos" and self_statements and token.head.dep_ not in ("nsubj", "nsubjpass") \
+                and _relation_of(token) and _name_of(token.head):
+            # "… and add Saoirse, my wife": a name, then who they are to the speaker (a subject's is read with its clause)
+            out.append(Claim(entity=_name_of(token.head) or "", attribute="relation", value=_relation_of(token) or "",
+                             owner=speaker))
         if token.lower_ in _ALLERGY_NOUNS:
             what = [c for c in token.children if c.dep_ in ("compound", "amod", "nmod") and c.pos_ in ("NOUN", "PROPN")]
             owner = next((c for c in token.children if c.dep_ == "poss"), None)
@@ -177,6 +195,30 @@ def _where_claims(sent: Any, speaker: str, people: Mapping[str, str], last: list
     return out
 
 
+def _relative_claims(sent: Any, speaker: str, people: Mapping[str, str], last: list[str],
+                     self_statements: bool) -> list[Claim]:
+    """"my old school friend Thabo, who's moved back to Kimberley, …": a relative clause opened by
+    "who" says a fact about the person it hangs on."""
+    out: list[Claim] = []
+    for clause in sent:
+        subject = _subject(clause) if clause.dep_ == "relcl" else None
+        if subject is None or subject.lower_ != "who" or _unreal(clause):
+            continue
+        name = _name_of(clause.head)
+        # the person must be one the speaker names as theirs or talks about ("my friend Thabo, who …",
+        # "Thabo, who …, is driving up"), not one a story opens on ("Chapter two opens on Inspector Haldane, who …")
+        if name is None or not (clause.head.dep_ in ("nsubj", "nsubjpass") or name in last or name in people.values()
+                                or clause.head.dep_ == "appos" and _relation_of(clause.head.head)):
+            continue
+        ended = _ended(clause)
+        if clause.tag_ == "VBD" and clause.lemma_.lower() in _STATES and not ended:
+            continue  # "who lived in Rome": how things were
+        who = _Who(name, False)
+        found = _copula_claims(clause, who, ended) if clause.lemma_ == "be" else _verb_claims(clause, who, ended)
+        out += [c for c in found if c.value or c.negated]
+    return out
+
+
 def _clause_heads(sent: Any) -> Iterator[Token]:
     """The verbs of the sentence's clauses that say how things are, in text order (a name before "he"
     is the one "he" goes on about): the main verb, the verbs joined to it, and any other verb with a
@@ -187,10 +229,19 @@ def _clause_heads(sent: Any) -> Iterator[Token]:
     for token in sent:
         if token == root:
             yield token
-        elif token.pos_ in ("VERB", "AUX") and token.dep_ not in ("relcl", "advcl", "acl", "pcomp", "csubj", "xcomp") \
+        elif token.pos_ in ("VERB", "AUX") and (token.dep_ not in ("relcl", "advcl", "acl", "pcomp", "csubj", "xcomp")
+                                                or _result(token)) \
                 and (token.dep_ in ("conj", "parataxis", "ccomp") or _subject(token) is not None) \
-                and not any(a.lemma_ in _WISH_VERBS or a.dep_ in ("relcl", "advcl", "acl", "pcomp") for a in token.ancestors):
+                and not any(a.lemma_ in _WISH_VERBS or a.dep_ in ("relcl", "advcl", "acl", "pcomp") and not _result(a)
+                            for a in token.ancestors):
             yield token
+
+
+def _result(clause: Token) -> bool:
+    """"…, so Lachlan is my ex now": a clause of what follows states how things are, as a main clause
+    does ("so that …" is a purpose, and says nothing)."""
+    marks = [c.lower_ for c in clause.children if c.dep_ == "mark"]
+    return clause.dep_ == "advcl" and "so" in marks and "that" not in marks
 
 
 def _unreal(head: Token) -> bool:
@@ -271,6 +322,15 @@ def _relation_of(token: Token) -> str | None:
     return f"{words.text_with_ws}{_as_written(token)}".strip().lower()
 
 
+def _hyphenated(token: Token) -> str:
+    """A word with what is joined to it by hyphens on both sides: "step-grandmother", "sister-in-law"."""
+    start = token.i
+    while start >= 2 and token.doc[start - 1].text == "-" and token.doc[start - 2].whitespace_ == "" \
+            and token.doc[start - 1].whitespace_ == "":
+        start -= 2
+    return token.doc[start: token.i].text + _as_written(token)
+
+
 def _as_written(token: Token) -> str:
     """A word with what is joined to it by hyphens: "sister-in-law", not "sister"."""
     end = token.i
@@ -300,9 +360,13 @@ def _resolve(subject: Token, speaker: str, people: Mapping[str, str], last: list
     kin = relations._KIN_FORMS.get(word, word if word in ("mother", "father") else "")
     if kin and subject.text[:1].isupper() and not any(c.dep_ == "poss" for c in subject.children):
         held = people.get(kin)  # "Mom sold the house": the person held as the speaker's mother
+        if held:
+            last.append(held)  # "Dad … he's been working at Kaufland"
         return _Who(held, False) if held else None
+    if any(c.lower_ in _QUANTIFIERS for c in subject.children if c.dep_ in ("det", "amod", "nummod")):
+        return None  # "Most Canadians are mad about hockey": a group, not a person
     if subject.pos_ == "PROPN" or _name_of(subject):
-        titles = [c.lower_ for c in subject.children if c.dep_ == "compound" and c.lower_ in _RELATION_WORDS]
+        titles = [_hyphenated(c).lower() for c in subject.children if c.dep_ == "compound" and c.lower_ in _RELATION_WORDS]
         proper = _name_of(subject)
         if proper is None:
             return None
@@ -325,6 +389,9 @@ def _phrase(token: Token, *, conj: bool = False) -> str:
     for t in token.rights:
         if t.dep_ in ("flat", "compound", "case") or t.dep_ == "appos" and t.pos_ == "PROPN" and t.i == end + 1:
             end = t.right_edge.i + 1
+        elif t.dep_ == "prep" and t.lower_ == "of" and t.i == end and _proper(token) \
+                and all(_proper(o) for o in t.children if o.dep_ == "pobj") and any(o.dep_ == "pobj" for o in t.children):
+            end = t.right_edge.i + 1  # "the Port of Durban", "the University of Otago": one name
         elif conj and t.dep_ in ("cc", "conj") and t.i == end:
             end = t.right_edge.i + 1 if t.dep_ != "cc" else t.i + 1
         else:
@@ -353,7 +420,13 @@ def _claim(who: _Who, attribute: str, value: str, *, negated: bool = False) -> C
 
 
 def _place_claims(head: Token, who: _Who, attribute: str, preps: Iterable[str], ended: bool) -> list[Claim]:
-    for prep, obj in _preps(head):
+    # "moved back to Kimberley", "moved out to Perth": the place may hang off the adverb
+    around = [head, *(c for c in head.children if c.dep_ == "advmod" and c.lower_ in ("back", "out", "over", "away", "down", "up"))]
+    found = [(p, o) for w in around for p, o in _preps(w)]
+    # "lives in the house in Shiraz", "moved into a flat in Leith": the place the home is in
+    found += [(p, o) for p, home in list(found) if home.lemma_ in _HOMES for q, o in _preps(home) if q == "in"
+              for p in [p if p in preps else "in"] if p in preps]
+    for prep, obj in found:
         if prep in preps and _proper(obj):
             value = _phrase(obj)
             if attribute == "location" and frames.is_organisation(value):
@@ -387,6 +460,21 @@ def _job_claims(noun: Token, who: _Who, ended: bool) -> list[Claim]:
     return out
 
 
+# nouns after "works as a" that are no role ("works as a team", "works as a charm")
+_NO_ROLE = frozenset({"team", "unit", "pair", "group", "whole", "charm", "treat", "result", "way", "kind", "sort", "part",
+                      "bit", "favour", "favor", "reminder", "distraction", "escape", "hobby", "break"})
+
+
+def _role(noun: Token) -> bool:
+    """What someone works or started as: a job word, or any other noun with "a"/"an" ("as a tour guide"):
+    "work as" names a role whatever the noun."""
+    if is_profession(_phrase(noun)):
+        return True
+    indefinite = any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in noun.children)
+    return indefinite and noun.pos_ == "NOUN" and noun.lower_ not in NOT_JOBS | _NO_ROLE and not _relation_of(noun) \
+        and not any(c.dep_ == "poss" for c in noun.children)
+
+
 def _copula_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
     out: list[Claim] = []
     for child in head.children:
@@ -394,6 +482,8 @@ def _copula_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
             relation = _relation_of(child)
             if relation and not who.about_speaker:
                 out.append(Claim(entity=who.entity, attribute="relation", value=relation, owner="user", negated=ended))
+            elif child.lower_ == "sucker" and not _negated(head):  # "a total sucker for pastéis de nata"
+                out += [_claim(who, "likes", _phrase(obj)) for prep, obj in _preps(child) if prep == "for"]
             elif child.lower_ == "fan":
                 for prep, obj in _preps(child):
                     if prep == "of":
@@ -425,12 +515,13 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
     lemma = head.lemma_.lower()
     particle = {c.lower_ for c in head.children if c.dep_ == "prt"}
     passive = any(c.dep_ == "auxpass" for c in head.children)
-    if lemma == "work":  # "works as a nurse at St Mary's", "works nights as a guard"
+    if lemma == "work" or lemma in ("start", "begin") and not ended and any(p == "as" for p, _ in _preps(head)):
+        # "works as a nurse at St Mary's", "works nights as a guard", "started as a food stylist last week"
         where = [head, *(c for c in head.children if c.dep_ in ("dobj", "npadvmod") and c.lower_ in _SHIFTS)]
         preps = [(prep, obj) for w in where for prep, obj in _preps(w)]
         preps += [(prep, obj) for prep, obj in list(preps) if prep == "as" for prep, obj in _preps(obj)]
         out: list[Claim] = [_claim(who, "occupation", _phrase(obj), negated=ended) for prep, obj in preps
-                            if prep == "as" and is_profession(_phrase(obj))]
+                            if prep == "as" and _role(obj)]
         return out + [_claim(who, "employer", _phrase(obj), negated=ended) for prep, obj in preps
                       if prep in ("at", "for") and _proper(obj)]
     if lemma == "retire" and not passive:  # the job ends, whatever it was
@@ -476,10 +567,21 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
         if _negated(head):
             return [_claim(who, "dislikes", _phrase(o)) for o in _objects(head)] if lemma in ("like", "enjoy") else []
         return [_claim(who, attribute, _phrase(o)) for o in _objects(head)]
+    if lemma in _ACQUIRE and not ended and not _negated(head):  # "we signed for a place in Timișoara", "bought a flat in Leith"
+        homes = [o for o in [*(c for c in head.children if c.dep_ == "dobj"), *(o for p, o in _preps(head) if p == "for")]
+                 if o.lemma_ in _HOMES]
+        return [c for h in [*homes, *([head] if homes else [])] for c in _place_claims(h, who, "location", ("in",), False)][:1]
+    if lemma in ("do", "study") and not ended and not _negated(head):  # "doing my second year at Victoria University"
+        courses = [c for c in head.children if c.dep_ == "dobj" and c.lemma_ in _COURSES]
+        return [c for w in courses[:1] for h in (w, head) for c in _place_claims(h, who, "employer", ("at",), False)][:1]
     if lemma in ("follow", "support") and not _negated(head):  # "I've followed the Toronto Maple Leafs my whole life"
         return [_claim(who, "likes", _phrase(c)) for c in head.children if c.dep_ == "dobj" and _proper(c)]
     if lemma in ("stand", "stomach", "bear", "abide") and _negated(head):
         return [_claim(who, "dislikes", _phrase(o)) for o in _objects(head)]
+    if head.tag_ in ("VBZ", "VBP") and lemma not in _NOT_FOR_WORK and not _negated(head):
+        # "fits solar panels for EDP", "drives for Uber": what someone does for an organisation is their work
+        return [_claim(who, "employer", _phrase(o, conj=True)) for p, o in _preps(head)
+                if p == "for" and _proper(o) and frames.is_organisation(_phrase(o, conj=True))][:1]
     return []
 
 
@@ -498,6 +600,11 @@ def _clause_claims(head: Token, speaker: str, people: Mapping[str, str], last: l
     if subject is None:
         return _fragment_claims(head, speaker, self_statements)
     if _unreal(head):
+        name = _name_of(subject)
+        if name is not None:
+            last.append(name)  # "Itzel has said goodbye to …: she …": the person a later "she" is about
+        if subject.lower_ in _SELF and self_statements:  # "As a crane operator, I thought …"
+            return _as_role_claims(head, subject, _Who(speaker, True))
         return []
     # "Kofi and Ama both work for …", "my partner and I settled in …": each of the joined subjects
     apposed = [c for c in subject.children if c.dep_ == "appos"]
@@ -513,26 +620,32 @@ def _relative_taste(head: Token, subject: Token, speaker: str, people: Mapping[s
     """A taste said by a relative clause around a copula: "the city I love most is Kyoto" (a favourite),
     "the one thing I can't abide is cold coffee", "Taekwondo is something I still love". None when the
     clause is not of that form."""
-    attrs = [c for c in head.children if c.dep_ == "attr"]
+    # "… is Radiohead": a name the tagger took for an adjective is the value too
+    attrs = [c for c in head.children if c.dep_ == "attr" or c.dep_ == "acomp" and c.text[:1].isupper()]
     for noun, value in ((subject, attrs[0] if attrs else None), *((a, subject) for a in attrs)):
         clause = next((c for c in noun.children if c.dep_ == "relcl"), None)
         if clause is None or value is None or _unreal(clause):
             continue
         lemma = clause.lemma_.lower()
+        # "the poet I reach for first", "the album I come back to more than any other": the one chosen above the rest
+        most = any(t.lower_ in ("most", "best", "first") or t.lower_ == "more" and any(c.lower_ == "than" for c in t.children)
+                   for t in clause.subtree if t.i > clause.i)
         if lemma in _LIKE and not _negated(clause):
             attribute = _LIKE[lemma]
         elif lemma in ("stand", "abide", "stomach", "bear") and _negated(clause) or lemma in ("hate", "dislike", "detest"):
             attribute = "dislikes"
+        elif most and not _negated(clause) and noun.pos_ == "NOUN" and noun.lower_ not in _SOME \
+                and head.tag_ in ("VBZ", "VBP") and clause.tag_ != "VBD":
+            attribute = "likes"
         else:
             continue
         taster = _subject(clause)
         who = _resolve(taster, speaker, people, last, self_statements) if taster is not None else None
         if who is None:
             return []
-        most = any(t.lower_ in ("most", "best") for t in clause.children)
         if noun.lower_ in _SOME or noun.pos_ != "NOUN":
             return [_claim(who, attribute, _phrase(value))]
-        if most and attribute == "likes" and noun is subject:
+        if most and attribute == "likes":
             return [_claim(who, f"favorite {noun.lower_}", _phrase(value))]
         return [_claim(who, attribute, _phrase(value))]
     return None
@@ -581,6 +694,30 @@ def _owned_claims(head: Token, noun: Token, who: _Who, ended: bool) -> list[Clai
     return out
 
 
+_NOT_NOW = frozenset({"former", "ex", "retired", "future", "aspiring", "wannabe", "would-be", "young", "trainee"})
+
+
+def _as_role_claims(head: Token, subject: Token, who: _Who) -> list[Claim]:
+    """"As a crane operator at the Port of Durban, I …": who the subject is, said in passing before it."""
+    out: list[Claim] = []
+    for prep, obj in _preps(head):
+        if prep == "as" and obj.i < subject.i and obj.pos_ == "NOUN" and is_profession(_phrase(obj)) \
+                and not any(c.lower_ in _NOT_NOW for c in obj.children):
+            out += _job_claims(obj, who, False)
+    return out
+
+
+def _inverted_claims(head: Token, subject: Token, speaker: str) -> list[Claim]:
+    """"The twenty-third of October is my birthday": the value before the copula, the speaker's noun after."""
+    for attr in (c for c in head.children if c.dep_ == "attr"):
+        mine = any(c.dep_ == "poss" and c.lower_ == "my" for c in attr.children)
+        if mine and attr.lower_ == "birthday" and head.tag_ != "VBD":
+            words = [t for t in subject.subtree if not (t.dep_ == "det" and t.i == subject.left_edge.i)]
+            value = subject.doc[words[0].i: words[-1].i + 1].text if words else ""
+            return [_claim(_Who(speaker, True), "birthday", value)] if value else []
+    return []
+
+
 def _subject_claims(head: Token, subject: Token, speaker: str, people: Mapping[str, str], last: list[str],
                     self_statements: bool) -> list[Claim]:
     owner = next((c for c in subject.children if c.dep_ == "poss"), None)
@@ -598,6 +735,10 @@ def _subject_claims(head: Token, subject: Token, speaker: str, people: Mapping[s
         found = _relative_taste(head, subject, speaker, people, last, self_statements)
         if found is not None:
             return found
+    if head.lemma_ == "be" and not _negated(head) and self_statements:
+        said = _inverted_claims(head, subject, speaker)
+        if said:
+            return said
     who = _resolve(subject, speaker, people, last, self_statements)
     if who is None:
         return []
@@ -611,6 +752,8 @@ def _subject_claims(head: Token, subject: Token, speaker: str, people: Mapping[s
         out += _copula_claims(head, who, ended)
     else:
         out += _verb_claims(head, who, ended)
+    out += _as_role_claims(head, subject, who)
     if who.homes_only:
-        out = [c for c in out if c.attribute == "location" and head.lemma_ in ("live", "move", "relocate", "settle", "resettle")]
+        out = [c for c in out if c.attribute == "location"
+               and head.lemma_ in ("live", "move", "relocate", "settle", "resettle", "rent", *_ACQUIRE)]
     return [c for c in out if c.value or c.negated]

@@ -110,6 +110,71 @@ def test_every_clause_with_its_own_subject(parser):
     assert _read(parser, "When I lived in Paris, I was happy.") == set()  # a time, and a past state
 
 
+def test_a_role_worked_or_started_as(parser):
+    found = extract_claims("Ines moved to Porto, and she's working as a tour guide there now.", "user", parser=parser)
+    assert ("Ines", "occupation", "tour guide") in {(c.entity, c.attribute, c.value) for c in found}
+    assert ("user", "occupation", "barista", False) in _read(parser, "Started as a barista at Blue Bottle last month.")
+    assert _read(parser, "We work as a team on Fridays.") == set()
+
+
+def test_a_job_said_in_passing(parser):
+    assert ("user", "occupation", "paramedic", False) in _read(parser, "As a paramedic, I think I've seen it all.")
+    assert _read(parser, "As a former paramedic, I think I've seen it all.") == set()
+    assert _read(parser, "As a kid I loved trains.") == set()
+
+
+def test_a_clause_of_result_states_how_things_are(parser):
+    assert ("Marta", "relation", "fiancée", False) in _read(parser, "He proposed on the beach, so Marta is my fiancée now.")
+    assert _read(parser, "I saved hard so that I could live in Paris.") == set()  # a purpose
+
+
+def test_a_relative_clause_about_a_named_person(parser):
+    assert ("Luca", "location", "Turin", False) in _read(parser, "My cousin Luca, who lives in Turin, is visiting.")
+    assert ("Luca", "location", "Turin", False) in _read(parser, "My cousin Luca, who's moved back to Turin, is visiting.")
+    assert _read(parser, "The novel opens on Captain Reyes, who lives in Lima.") == set()  # a story's person
+
+
+def test_a_favourite_chosen_above_the_rest(parser):
+    assert ("user", "favorite band", "Radiohead", False) in _read(parser, "The band I listen to most is Radiohead.")
+    assert _read(parser, "The city I visited first was Rome.") == set()  # a past visit
+
+
+def test_a_relation_apposed_to_a_name_anywhere(parser):
+    assert ("Niamh", "relation", "sister", False) in _read(parser, "Please book a table and add Niamh, my sister.")
+    assert ("Parisa", "relation", "step-grandmother", False) in _read(parser, "My step-grandmother Parisa lives in Shiraz.")
+
+
+def test_work_done_for_an_organisation(parser):
+    assert ("Jonas", "employer", "DHL", False) in _read(parser, "Jonas drives trucks for DHL.")
+    assert ("Ama", "employer", "Stanbic", False) in _read(parser, "Ama was lured away by Stanbic.")
+    assert _read(parser, "Jonas votes for the SNP.") == set()
+
+
+def test_a_home_bought_or_signed_for(parser):
+    assert _read(parser, "We bought a house in Galway.") == {("user", "location", "Galway", False)}
+    assert _read(parser, "We looked at a house in Galway.") == set()
+
+
+def test_a_course_at_a_university(parser):
+    assert ("user", "employer", "University of Ghent", False) in _read(parser, "I'm doing my masters at the University of Ghent.")
+
+
+def test_a_birthday_said_before_the_copula(parser):
+    assert ("user", "birthday", "ninth of May", False) in _read(parser, "The ninth of May is my birthday.")
+
+
+def test_a_group_is_nobody(parser):
+    assert _read(parser, "Most Canadians are mad about hockey.") == set()
+
+
+def test_a_kin_word_and_the_sentence_before_name_who_he_is(parser):
+    assert ("Frank", "employer", "Tesco", False) in _read(parser, "Dad sold the car. He's working at Tesco now.",
+                                                          people={"father": "Frank"})
+    found = extract_claims("Big news at home: Priya traded the classroom for a courtroom. She's been a barrister since June.",
+                           "user", parser=parser)
+    assert ("Priya", "occupation", "barrister") in {(c.entity, c.attribute, c.value) for c in found}
+
+
 @pytest.mark.parametrize("text", [
     "Before law school I was a waitress for three years.",  # how things were
     "I would move to Paris if the rent were lower.",  # a wish
