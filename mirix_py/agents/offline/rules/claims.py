@@ -752,10 +752,28 @@ _LOWER_I = re.compile(r"(?<![\w'’.-])i(?=(?:['’](?:m|ve|d|ll))?(?![\w'’.-]
 _PICTOGRAPHS = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]+")
 
 
+# a quoted span: "…", “…” or '…', opened after a space, a colon or a bracket and closed before a space or a stop
+# (an apostrophe before a letter is part of a word: 'I'm a pilot')
+_QUOTED = re.compile(r"""(?:^|(?<=[\s:(]))(?P<open>["“‘'])(?P<body>(?:[^"“”‘’'\n]|['’](?=[A-Za-z]))+?)(?P<close>["”’'])(?=$|[\s.,;:!?)])""")
+_FIRST_PERSON_WORD = re.compile(r"(?i)\b(?:I|I['’]m|my|me|we|our)\b")
+_TITLE_SMALL_WORDS = frozenset("a an the of in on at to for and or but with from by".split())
+
+
+def _unquoted(m: re.Match[str]) -> str:
+    """Words someone else said or wrote ('He said, "I'm a pilot"', a profile quoted from a template) are no
+    fact of the speaker's: a quoted clause is read as "…". A quoted title ("Amélie") stays."""
+    body = m.group("body")
+    words = body.split()
+    said = len(words) >= 3 and _FIRST_PERSON_WORD.search(body) or len(words) >= 5 and body.rstrip()[-1:] in ".!?,"
+    titled = all(w[:1].isupper() or w.lower() in _TITLE_SMALL_WORDS for w in words)  # 'Don't Stop Me Now'
+    return f"{m.group('open')}…{m.group('close')}" if said and not titled else m.group()
+
+
 def typed_text(text: str) -> str:
-    """A message as the rules read it: a lowercase "i" as "I", and emoji as a space ("obsessed with padel
-    rn 🎾" is read as words; the parser tags a pictograph as a word). Everything else is kept."""
-    return _PICTOGRAPHS.sub(" ", _LOWER_I.sub("I", text))
+    """A message as the rules read it: a lowercase "i" as "I", emoji as a space ("obsessed with padel rn 🎾"
+    is read as words; the parser tags a pictograph as a word), and a quoted clause as "…" (`_unquoted`).
+    Everything else is kept."""
+    return _QUOTED.sub(_unquoted, _PICTOGRAPHS.sub(" ", _LOWER_I.sub("I", text)))
 
 
 def _unsaid(sentence: str) -> bool:

@@ -343,7 +343,11 @@ def _starts_clause(text: str, start: int) -> bool:
 
 
 def _third_person(obj: str) -> str:
-    return re.sub(r"(?i)\b(?:my|myself|me|mine|i)\b", lambda m: _FIRST_PERSON[m.group().lower()], obj)
+    """"reminds me of home" -> "reminds them of home"; a title keeps its words ("Don't Stop Me Now")."""
+    words = obj.split()
+    if len(words) > 1 and all(w[:1].isupper() or w in ("a", "an", "the", "of", "in", "on", "and", "to") for w in words):
+        return obj
+    return re.sub(r"\b(?:my|myself|me|mine|I)\b", lambda m: _FIRST_PERSON[m.group().lower()], obj)
 
 
 def _identity_facts(text: str) -> list[tuple[int, str]]:

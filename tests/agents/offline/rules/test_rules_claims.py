@@ -360,3 +360,33 @@ def test_a_message_typed_in_lowercase_speaks_for_its_speaker():
     assert typed_text("i.e. Wi-Fi, pi") == "i.e. Wi-Fi, pi"
     assert ("user", "location", "Leeds") in {(c.entity, c.attribute, c.value)
                                              for c in extract_claims("i live in Leeds now lol", "user")}
+
+
+@pytest.mark.parametrize("text", [
+    'He said, "I\'m a pilot," but nobody believed him.',
+    "My CV template came with a placeholder profile: 'Jordan Reyes, marine ecologist, based in Perth, loves sailing.'",
+    "The form says ‘I live in Paris’ but that is wrong.",
+])
+def test_words_someone_else_said_or_wrote_are_no_fact(text):
+    assert _facts(text) == []
+
+
+def test_a_quoted_title_is_still_read():
+    assert ("user", "favorite film", "Amélie", False) in _facts('My favourite film is "Amélie".')
+    assert _facts("My favourite song is 'Don't Stop Me Now'.")[0][2].startswith("Don't Stop Me")
+
+
+def test_job_words_from_wordnet():
+    assert ("Priya", "occupation", "barrister", False) in _facts("My friend Priya is a barrister.")
+    assert ("Kwame", "occupation", "stevedore", False) in _facts("Kwame is a stevedore.")
+    assert not any(f[1] == "occupation" for f in _facts("Tom is a big help."))
+
+
+def test_a_home_named_by_its_place():
+    assert ("Parisa", "location", "Shiraz", False) in _facts("My grandmother Parisa still lives in the house in Shiraz.")
+    assert ("Tom", "location", "Leith", False) in _facts("Tom moved into a flat in Leith.")
+    assert _facts("Tom lives in the house.") == []
+
+
+def test_an_adverb_between_is_and_the_relation():
+    assert _facts("The papers came through, so Lachlan is officially my ex.") == [("Lachlan", "relation", "ex", False)]
