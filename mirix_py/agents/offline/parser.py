@@ -83,16 +83,47 @@ class SpacyParser:
         self.model_dir = model_dir or _model_dir()
         verify(self.model_dir)
         self._nlp: Any = None
+        self._words: frozenset[str] = frozenset()  # every word the model's lemmatizer knows
         self._lock = threading.Lock()
 
     def _pipeline(self) -> Any:
         with self._lock:
             if self._nlp is None:
-                self._nlp = _import_spacy().load(self.model_dir, exclude=_EXCLUDED)
+                nlp = _import_spacy().load(self.model_dir, exclude=_EXCLUDED)
+                lookups = nlp.get_pipe("lemmatizer").lookups
+                irregular = lookups.get_table("lemma_exc")  # "met" -> "meet": forms the index does not hold
+                self._words = frozenset([*(w for words in lookups.get_table("lemma_index").values() for w in words),
+                                         *(w for forms in irregular.values() for w in forms)])
+                self._nlp = nlp
             return self._nlp
 
     def parse(self, texts: Sequence[str]) -> list[Any]:
-        return list(self._pipeline().pipe((t[:MAX_CHARS] for t in texts), batch_size=64))
+        docs = list(self._pipeline().pipe((t[:MAX_CHARS] for t in texts), batch_size=64))
+        for doc in docs:
+            names_as_proper(doc, self._words)
+        return docs
+
+
+def names_as_proper(doc: Any, words: frozenset[str]) -> None:
+    """The tagger takes a name it has not seen for a common noun where a sentence opens with it ("Tomasz
+    passed his exams", "Ines moved to Porto"): a capitalised noun that is no English word (the
+    lemmatizer's word index, which comes with the model) is tagged a proper noun."""
+    for token in doc:
+        if token.pos_ == "NOUN" and token.text[:1].isupper() and not token.text.isupper() and token.text.isalpha() \
+                and not any(form in words for form in _forms(token.lower_)):
+            token.pos_, token.tag_ = "PROPN", "NNP"
+
+
+def _forms(word: str) -> tuple[str, ...]:
+    """A word and the stems it may be inflected from ("moved" -> "mov", "move"; "boxes" -> "box")."""
+    stems = [word]
+    for suffix in ("ies", "es", "s", "ed", "d", "ing", "er", "est"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 2:
+            stem = word[: -len(suffix)]
+            stems += [stem, stem + "e", stem + "y"]
+            if len(stem) >= 3 and stem[-1] == stem[-2]:
+                stems.append(stem[:-1])  # "stopped" -> "stop"
+    return tuple(stems)
 
 
 @lru_cache(maxsize=1)

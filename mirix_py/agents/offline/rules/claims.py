@@ -781,7 +781,7 @@ def _unsaid(sentence: str) -> bool:
     return _question(sentence) or _make_believe(sentence) or bool(_INDIRECT_QUESTION.search(sentence))
 
 
-_PRONOUN_OPENS = re.compile(r"(?i)^(?:(?:and|so|now|but)\s+)?(?:he|she)\b")
+_PRONOUN_OPENS = re.compile(r"(?i)^(?:(?:and|so|now|but)\s+)?(?:he|she|(?:his|her)\s+name)\b")
 
 
 def parse_worthy(text: str) -> list[str]:

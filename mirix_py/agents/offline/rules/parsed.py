@@ -15,6 +15,7 @@ What says nothing here, as in the pattern rules: questions, make-believe, quotes
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from mirix_py.agents.offline.rules import frames
@@ -59,7 +60,7 @@ _WORTH_PARSING = re.compile(
     r"name['’]s|favou?rite|rent(?:s|ed|ing)?|hails?|recruited|headhunted|poached|employed|obsessed|hooked|follow(?:s|ed)?|support(?:s|ed)?|abide|intoleran\w*|co?eliac|grew|raised|born|"
     r"teach(?:es|ing)?|stud(?:y|ies)|hired|join(?:s|ed)?|jobs?|lov(?:e|es)|lik(?:e|es)|enjoys?|adores?|hates?|"
     r"dislikes?|detests?|loathes?|prefers?|stand|stomach|retir(?:e|ed|es|ing)|left|leaves?|quit|fan|allergic|vegan|"
-    r"vegetarian|pescatarian|where|from|into|lured|tempted|wooed|sucker|birthday)\b"
+    r"vegetarian|pescatarian|where|from|into|lured|tempted|wooed|sucker|birthday|defected|transferred|(?:re)?qualified|retrained|became|becoming|signed\s+on|signed\s+(?:my|a|the|his|her)\s+(?:new\s+)?contract|roots|turn(?:ed|s|ing)?\s+\d+)\b"
     r"|\b(?:is|am|are|['’](?:s|m|re))\s+(?:now\s+|still\s+|officially\s+)?(?:a|an|my|our)\b"
     r"|\b(?:start(?:ed|s|ing)?|began|begun)\s+as\b|^\W*as\s+an?\b|\bbeen\s+an?\b|,\s*(?:my|our)\s|\bthe\s+\w+\s+i\s+[^.!?]*\b(?:most|first|best|more\s+than\s+any)\b"
     r"|\bfor\s+(?:the\s+)?(?-i:[A-Z])|\bdoing\s+(?:my|a|an|his|her|their)\b"
@@ -115,13 +116,21 @@ def read_claims(docs: Sequence[Doc], speaker: str, *, people: Mapping[str, str] 
     people = dict(people or {})
     out: list[Claim] = []
     last: list[str] = list(named)  # the last person named: "he"/"she" goes on about them
+    unnamed: list[str] = []  # "my new neighbour" said without a name: who a later "her name's Agnieszka" names
     for sent in (sent for doc in docs for sent in doc.sents):
         text = sent.text.strip()
         if not text or skip(text) or any(q in text for q in _QUOTES):
             continue
+        if self_statements:
+            for name in _names_given(sent):
+                if unnamed:
+                    out.append(Claim(entity=name, attribute="relation", value=unnamed.pop(), owner=speaker))
+                last.append(name)
         for head in _clause_heads(sent):
             out += _clause_claims(head, speaker, people, last, self_statements)
         out += _relative_claims(sent, speaker, people, last, self_statements)
+        last += _titled_objects(sent)
+        unnamed += _unnamed_relations(sent) if self_statements else []
         out += _where_claims(sent, speaker, people, last, self_statements)
         out += _noun_claims(sent, speaker, people, last, self_statements)
     return out
@@ -138,7 +147,7 @@ def _noun_claims(sent: Any, speaker: str, people: Mapping[str, str], last: list[
     out: list[Claim] = []
     allergy_said = any(t.lower_ in _ALLERGY_CUES for t in sent)
     for token in sent:
-        if token.dep_ == "appos" and self_statements and token.head.dep_ not in ("nsubj", "nsubjpass") \
+        if token.dep_ == "appos" and self_statements and token.head.dep_ in ("dobj", "pobj", "conj", "attr", "dative") \
                 and _relation_of(token) and _name_of(token.head):
             # "… and add Saoirse, my wife": a name, then who they are to the speaker (a subject's is read with its clause)
             out.append(Claim(entity=_name_of(token.head) or "", attribute="relation", value=_relation_of(token) or "",
@@ -193,6 +202,35 @@ def _where_claims(sent: Any, speaker: str, people: Mapping[str, str], last: list
             attribute = "employer" if clause.lemma_ == "work" else "location"
             out.append(_claim(who, attribute, _phrase(place), negated=_ended(clause)))
     return out
+
+
+def _unnamed_relations(sent: Any) -> list[str]:
+    """"Met my new neighbour today": relations of the speaker's the sentence names no one for."""
+    return [relation for token in sent for relation in [_relation_of(token)] if relation
+            and not any(c.dep_ in ("appos", "compound", "npadvmod") and _name_of(c) for c in token.children)
+            and not (token.head.pos_ == "PROPN" and token.dep_ == "compound")]
+
+
+def _names_given(sent: Any) -> list[str]:
+    """"Her name's Agnieszka", "his name is Raj": the name of someone the text spoke of before."""
+    out = []
+    for token in sent:
+        if token.lower_ != "name" or not any(c.dep_ == "poss" and c.lower_ in ("his", "her") for c in token.children):
+            continue
+        if token.dep_ == "nsubj" and token.head.lemma_ == "be":  # "His name is Raj" (a name the tagger may call an adjective)
+            values = [c for c in token.head.children if c.dep_ in ("attr", "acomp") and c.text[:1].isupper()]
+        else:  # "Her name's Agnieszka" parsed as a possessive of the name
+            values = [token.head] if token.dep_ == "poss" and any(c.lower_ in ("'s", "’s") for c in token.children) else []
+        out += [v.text for v in values if v.text[:1].isupper() and v.text.isalpha() and v.lower_ not in _RELATION_WORDS]
+    return out
+
+
+def _titled_objects(sent: Any) -> list[str]:
+    """"Just got off the phone with Uncle Bolat. He …": a person named with a title anywhere but as a subject
+    (a subject is noted with its clause) is one a following "he"/"she" may be about."""
+    return [name for token in sent if token.dep_ not in ("nsubj", "nsubjpass") and token.pos_ == "PROPN"
+            and any(c.dep_ == "compound" and c.lower_ in _RELATION_WORDS for c in token.children)
+            for name in [_name_of(token)] if name]
 
 
 def _relative_claims(sent: Any, speaker: str, people: Mapping[str, str], last: list[str],
@@ -435,7 +473,7 @@ def _place_claims(head: Token, who: _Who, attribute: str, preps: Iterable[str], 
     return []
 
 
-def _job_claims(noun: Token, who: _Who, ended: bool) -> list[Claim]:
+def _job_claims(noun: Token, who: _Who, ended: bool, *, role: bool = False) -> list[Claim]:
     """"a pilot", "a nurse at St Mary's": the job, and the employer named with it. A noun someone
     owns ("my co-founder", "his wife") is a relation, not a job; "a GP", "a DJ" (an acronym the job
     words do not hold) is who a named person is."""
@@ -446,8 +484,10 @@ def _job_claims(noun: Token, who: _Who, ended: bool) -> list[Claim]:
         return [_claim(who, "occupation", noun.lower_, negated=ended)]
     employers = [o for prep, o in _preps(noun) if prep in ("at", "for", "with") and o.pos_ == "PROPN"]
     indefinite = any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in noun.children)
-    if not is_profession(job) and not (employers and indefinite and noun.pos_ == "NOUN"
-                                       and noun.lower_ not in NOT_JOBS and not _relation_of(noun)):
+    # `role`: the verb says the noun is a job ("recruited as a buyer"); else a noun the job words lack is one where
+    # it names its employer ("a welder at Harland & Wolff")
+    if not is_profession(job) and not ((employers or role) and indefinite and noun.pos_ == "NOUN"
+                                       and noun.lower_ not in NOT_JOBS | _NO_ROLE and not _relation_of(noun)):
         # "a welder at Harland & Wolff": a noun the job words lack is a job where it names its employer
         acronym = noun.text.isupper() and 2 <= len(noun.text) <= 4
         if who.about_speaker or not acronym:
@@ -457,6 +497,9 @@ def _job_claims(noun: Token, who: _Who, ended: bool) -> list[Claim]:
     if ended:
         return out
     out += [_claim(who, "employer", _phrase(o, conj=True)) for o in employers]
+    # "a seismologist from Maribor", "a retired tugboat captain from Bilbao": where the person is from
+    out += [_claim(who, "origin", _phrase(o)) for prep, o in _preps(noun) if prep == "from" and _proper(o)
+            and not frames.is_organisation(_phrase(o))][:1]
     return out
 
 
@@ -489,6 +532,8 @@ def _copula_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
                     if prep == "of":
                         out.append(_claim(who, "dislikes" if _negated(head) and not ended else "likes", _phrase(obj),
                                           negated=ended))
+            elif child.lemma_ == "resident" and not _negated(head):  # "is officially a resident of Goa now"
+                out += [_claim(who, "location", _phrase(o), negated=ended) for p, o in _preps(child) if p == "of" and _proper(o)][:1]
             elif not _negated(head) or ended:
                 out += _job_claims(child, who, ended)
         elif child.dep_ == "acomp":
@@ -522,8 +567,11 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
         preps += [(prep, obj) for prep, obj in list(preps) if prep == "as" for prep, obj in _preps(obj)]
         out: list[Claim] = [_claim(who, "occupation", _phrase(obj), negated=ended) for prep, obj in preps
                             if prep == "as" and _role(obj)]
-        return out + [_claim(who, "employer", _phrase(obj), negated=ended) for prep, obj in preps
-                      if prep in ("at", "for") and _proper(obj)]
+        # "at Google", "in HR at ANA's head office": the firm, also as the owner of the place one works at
+        firms = [obj if _proper(obj) else owner for prep, obj in preps if prep in ("at", "for")
+                 for owner in [next((c for c in obj.children if c.dep_ == "poss" and _proper(c)), None)]
+                 if _proper(obj) or owner is not None]
+        return out + [_claim(who, "employer", _phrase(firm), negated=ended) for firm in firms]
     if lemma == "retire" and not passive:  # the job ends, whatever it was
         return [_claim(who, "occupation", "", negated=True), _claim(who, "employer", "", negated=True)]
     if lemma in ("leave", "quit") and not _negated(head):  # "left Ford": a job or a home ends, whichever it was
@@ -533,9 +581,30 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
         return _place_claims(head, who, "location", ("in",), ended)
     if lemma in ("move", "relocate") and not ended:
         return _place_claims(head, who, "location", ("to",), False)
+    if lemma in ("defect", "transfer") and not ended and not _negated(head):  # "defected to Aker BP", "transferred … to Radboud University"
+        found = _place_claims(head, who, "location", ("to",), False)
+        return [replace(c, attribute="employer") if lemma == "defect" else c for c in found]
+    # "requalifie": the lemmatizer's form of "requalified"
+    if lemma in ("qualify", "requalify", "requalifie", "retrain", "become") and not ended and not _negated(head):
+        # "he's qualified as a sign language interpreter", "requalified as an audiologist", "became a GP"
+        roles = [o for p, o in _preps(head) if p == "as"] + [c for c in head.children if c.dep_ in ("attr", "oprd")]
+        return [c for o in roles[:1] for c in _job_claims(o, who, False, role=lemma != "become")]
+    if lemma == "sign" and not _negated(head) and any(c.dep_ == "dobj" and c.lemma_ in ("contract", "deal") for c in head.children):
+        # "signed my contract with Danone yesterday"
+        deals = [c for c in head.children if c.dep_ == "dobj" and c.lemma_ in ("contract", "deal")]
+        return [_claim(who, "employer", _phrase(o)) for h in (head, *deals) for p, o in _preps(h)
+                if p == "with" and _proper(o)][:1]
+    if lemma == "sign" and "on" in particle and not _negated(head):  # "signed on with Air New Zealand as a baggage handler"
+        jobs = [c for p, o in _preps(head) if p == "as" for c in _job_claims(o, who, False, role=True)]
+        return [_claim(who, "employer", _phrase(o)) for p, o in _preps(head) if p == "with" and _proper(o)][:1] + jobs
+    if lemma in ("turn",) and who.about_speaker and not _negated(head):  # "I turn 40 on the 9th of August"
+        if any(c.dep_ in ("dobj", "attr", "npadvmod") and c.pos_ == "NUM" for c in head.children):
+            return [_claim(who, "birthday", head.doc[o.left_edge.i: o.right_edge.i + 1].text.removeprefix("the "))
+                    for p, o in _preps(head) if p == "on"][:1]
     if lemma == "grow" and "up" in particle or lemma in ("raise", "bring") and passive:
         return _place_claims(head, who, "origin", ("in",), False)
-    if lemma == "bear" and passive:
+    if lemma == "bear" and (passive or head.dep_ == "ROOT" and head.tag_ == "VBN" and _subject(head) is None):
+        # "was born in Lwów"; a message's "Born and bred in Glasgow, me."
         return _place_claims(head, who, "born", ("in",), False)
     if lemma in ("teach", "study", "lecture") and not ended:
         return _place_claims(head, who, "employer", ("at",), False)
@@ -545,7 +614,7 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
     if lemma == "hail":  # "hails from Bulawayo"
         return _place_claims(head, who, "origin", ("from",), False)
     if lemma in _HIRED and passive:  # "got hired by Novartis as a research scientist", "was headhunted by Shell"
-        jobs = [c for prep, obj in _preps(head) if prep == "as" for c in _job_claims(obj, who, False)]
+        jobs = [c for prep, obj in _preps(head) if prep == "as" for c in _job_claims(obj, who, False, role=True)]
         return _place_claims(head, who, "employer", ("by", "at"), False) + jobs
     if lemma == "join" and not ended:
         return [_claim(who, "employer", _phrase(c)) for c in head.children
@@ -573,7 +642,7 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
         return [c for h in [*homes, *([head] if homes else [])] for c in _place_claims(h, who, "location", ("in",), False)][:1]
     if lemma in ("do", "study") and not ended and not _negated(head):  # "doing my second year at Victoria University"
         courses = [c for c in head.children if c.dep_ == "dobj" and c.lemma_ in _COURSES]
-        return [c for w in courses[:1] for h in (w, head) for c in _place_claims(h, who, "employer", ("at",), False)][:1]
+        return [c for w in courses[:1] for h in (w, head) for c in _place_claims(h, who, "employer", ("at", "with"), False)][:1]
     if lemma in ("follow", "support") and not _negated(head):  # "I've followed the Toronto Maple Leafs my whole life"
         return [_claim(who, "likes", _phrase(c)) for c in head.children if c.dep_ == "dobj" and _proper(c)]
     if lemma in ("stand", "stomach", "bear", "abide") and _negated(head):
@@ -708,7 +777,11 @@ def _as_role_claims(head: Token, subject: Token, who: _Who) -> list[Claim]:
 
 
 def _inverted_claims(head: Token, subject: Token, speaker: str) -> list[Claim]:
-    """"The twenty-third of October is my birthday": the value before the copula, the speaker's noun after."""
+    """"The twenty-third of October is my birthday": the value before the copula, the speaker's noun after;
+    and "my roots are in Fès": where the speaker is from."""
+    if subject.lower_ == "roots" and any(c.dep_ == "poss" and c.lower_ == "my" for c in subject.children) \
+            and head.tag_ != "VBD":
+        return [_claim(_Who(speaker, True), "origin", _phrase(o)) for p, o in _preps(head) if p == "in" and _proper(o)][:1]
     for attr in (c for c in head.children if c.dep_ == "attr"):
         mine = any(c.dep_ == "poss" and c.lower_ == "my" for c in attr.children)
         if mine and attr.lower_ == "birthday" and head.tag_ != "VBD":
@@ -739,6 +812,12 @@ def _subject_claims(head: Token, subject: Token, speaker: str, people: Mapping[s
         said = _inverted_claims(head, subject, speaker)
         if said:
             return said
+    if head.lemma_ in _HIRED and self_statements and _proper(subject) and not _negated(head) and not _unreal(head) \
+            and any(c.dep_ == "dobj" and c.lower_ == "me" for c in head.children):
+        # "Grundfos has employed me as a test technician since 2017": the subject is the speaker's employer
+        me = _Who(speaker, True)
+        return [_claim(me, "employer", _phrase(subject, conj=True)),
+                *(c for p, o in _preps(head) if p == "as" for c in _job_claims(o, me, False, role=True))]
     who = _resolve(subject, speaker, people, last, self_statements)
     if who is None:
         return []

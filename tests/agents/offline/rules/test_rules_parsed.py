@@ -175,6 +175,41 @@ def test_a_kin_word_and_the_sentence_before_name_who_he_is(parser):
     assert ("Priya", "occupation", "barrister") in {(c.entity, c.attribute, c.value) for c in found}
 
 
+def _claims(parser, text):
+    return {(c.entity, c.attribute, c.value) for c in extract_claims(text, "user", parser=parser)}
+
+
+def test_verbs_of_becoming_and_signing_on(parser):
+    assert ("Ola", "occupation", "audiologist") in _claims(parser, "Ola requalified as an audiologist last year.")
+    assert {("Tavita", "employer", "Air Tahiti"), ("Tavita", "occupation", "ramp agent")} <= _claims(
+        parser, "Tavita signed on with Air Tahiti as a ramp agent.")
+    assert ("Carmen", "occupation", "buyer") in _claims(parser, "My stepmother Carmen was recruited by Zara as a buyer.")
+    assert ("user", "employer", "Danone") in _claims(parser, "signed my contract with Danone yesterday!")
+    assert {("user", "employer", "Vestas"), ("user", "occupation", "blade inspector")} <= _claims(
+        parser, "Vestas has employed me as a blade inspector since 2019.")
+
+
+def test_where_someone_is_from_and_when_the_speaker_was_born(parser):
+    assert ("Urška", "origin", "Maribor") in _claims(parser, "Our new neighbour Urška is a seismologist from Maribor.")
+    assert ("user", "origin", "Tangier") in _claims(parser, "My roots are in Tangier, but I live in Madrid.")
+    assert ("user", "birthday", "3rd of May") in _claims(parser, "heads up, I turn 30 on the 3rd of May")
+
+
+def test_a_name_given_after_the_relation(parser):
+    assert {("Raj", "relation", "new boss"), ("Raj", "occupation", "chemist")} <= _claims(
+        parser, "My new boss started today. His name is Raj and he is a chemist.")
+    assert _claims(parser, "His name is Raj.") == set()  # nobody spoken of before
+
+
+def test_a_name_the_tagger_has_not_seen_opens_a_sentence(parser):
+    assert ("Tomek", "occupation", "qualified electrician") in _claims(
+        parser, "Tomek passed his exams and has been a qualified electrician since May.")
+
+
+def test_a_firm_as_the_owner_of_the_place_one_works_at(parser):
+    assert ("Keiko", "employer", "ANA") in _claims(parser, "Keiko works in HR at ANA's head office now.")
+
+
 @pytest.mark.parametrize("text", [
     "Before law school I was a waitress for three years.",  # how things were
     "I would move to Paris if the rent were lower.",  # a wish
