@@ -63,7 +63,8 @@ _WORTH_PARSING = re.compile(
     r"vegetarian|pescatarian|where|from|into|lured|tempted|wooed|sucker|birthday|defected|transferred|(?:re)?qualified|retrained|became|becoming|signed\s+on|signed\s+(?:my|a|the|his|her)\s+(?:new\s+)?contract|roots|turn(?:ed|s|ing)?\s+\d+)\b"
     r"|\b(?:is|am|are|['’](?:s|m|re))\s+(?:now\s+|still\s+|officially\s+)?(?:a|an|my|our)\b"
     r"|\b(?:start(?:ed|s|ing)?|began|begun)\s+as\b|^\W*as\s+an?\b|\bbeen\s+an?\b|,\s*(?:my|our)\s|\bthe\s+\w+\s+i\s+[^.!?]*\b(?:most|first|best|more\s+than\s+any)\b"
-    r"|\bfor\s+(?:the\s+)?(?-i:[A-Z])|\bdoing\s+(?:my|a|an|his|her|their)\b"
+    r"|\bfor\s+(?:the\s+)?(?-i:[A-Z])|\bdoing\s+(?:my|a|an|his|her|their)\b|\bhome\s+is\s+(?-i:[A-Z])|\b(?:set\s+up|made)\s+(?:a\s+)?home\b|^\W*been\s+an?\b"
+    r"|\b(?:landed|got|took|accepted|started|offered)\s+(?:a|an|the|my|his|her)\s+(?:\w+\s+)?(?:post|role|position|gig)\b"
     r"|\b(?:bought|buy|signed|got|found|purchased)\b.*\b(?:flat|house|place|apartment|home|cottage|condo|studio)\b"
 )
 
@@ -121,6 +122,7 @@ def read_claims(docs: Sequence[Doc], speaker: str, *, people: Mapping[str, str] 
         text = sent.text.strip()
         if not text or skip(text) or any(q in text for q in _QUOTES):
             continue
+        last += _named_before_pronoun(sent)
         if self_statements:
             for name in _names_given(sent):
                 if unnamed:
@@ -155,7 +157,11 @@ def _noun_claims(sent: Any, speaker: str, people: Mapping[str, str], last: list[
         if token.lower_ in _ALLERGY_NOUNS:
             what = [c for c in token.children if c.dep_ in ("compound", "amod", "nmod") and c.pos_ in ("NOUN", "PROPN")]
             owner = next((c for c in token.children if c.dep_ == "poss"), None)
-            who = _owner(owner, speaker, people, last, self_statements) if owner is not None else None
+            if owner is None and token.dep_ == "dobj" and token.head.lemma_ == "have" and not _unreal(token.head):
+                owner = _subject(token.head)  # "My husband Oskar has a serious mustard allergy"
+                who = _resolve(owner, speaker, people, last, self_statements) if owner is not None else None
+            else:
+                who = _owner(owner, speaker, people, last, self_statements) if owner is not None else None
             if what and who is not None:
                 out.append(_claim(who, "allergy", _phrase(what[0])))
         elif token.lemma_ == "call" and self_statements and any(c.dep_ == "dobj" and c.lower_ == "me" for c in token.children):
@@ -201,6 +207,26 @@ def _where_claims(sent: Any, speaker: str, people: Mapping[str, str], last: list
         if who is not None:
             attribute = "employer" if clause.lemma_ == "work" else "location"
             out.append(_claim(who, attribute, _phrase(place), negated=_ended(clause)))
+    return out
+
+
+def _named_before_pronoun(sent: Any) -> list[str]:
+    """"Kaveh's contract with Vestas wasn't renewed, but he's landed …", "Had lunch with Dario, my old flatmate
+    — he's …": a person named before "he"/"she" in the same sentence other than as a subject (a subject is noted
+    with its clause): as an owner, or with a title or a relation beside the name."""
+    pronoun = next((t.i for t in sent if t.lower_ in _HE_SHE and t.dep_ in ("nsubj", "nsubjpass")), None)
+    if pronoun is None:
+        return []
+    out = []
+    for token in sent:
+        if token.i >= pronoun or token.dep_ in ("nsubj", "nsubjpass") or not _proper(token):
+            continue
+        related = any(c.dep_ == "appos" and _relation_of(c) for c in token.children) or any(
+            c.dep_ == "compound" and c.lower_ in _RELATION_WORDS for c in token.children)
+        owner = token.dep_ == "poss" and token.head.dep_ in ("nsubj", "nsubjpass", "dep") and not _relation_of(token.head)
+        name = _name_of(token) if related or owner else None
+        if name and not frames.is_organisation(name):
+            out.append(name)
     return out
 
 
@@ -636,21 +662,27 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
         if _negated(head):
             return [_claim(who, "dislikes", _phrase(o)) for o in _objects(head)] if lemma in ("like", "enjoy") else []
         return [_claim(who, attribute, _phrase(o)) for o in _objects(head)]
+    if lemma in ("set", "make") and not ended and not _negated(head) and any(
+            c.dep_ in ("dobj", "advmod") and c.lower_ == "home" for c in head.children):  # "has set up home in Valparaíso"
+        return _place_claims(head, who, "location", ("in",), False)
     if lemma in _ACQUIRE and not ended and not _negated(head):  # "we signed for a place in Timișoara", "bought a flat in Leith"
         homes = [o for o in [*(c for c in head.children if c.dep_ == "dobj"), *(o for p, o in _preps(head) if p == "for")]
                  if o.lemma_ in _HOMES]
         return [c for h in [*homes, *([head] if homes else [])] for c in _place_claims(h, who, "location", ("in",), False)][:1]
-    if lemma in ("do", "study") and not ended and not _negated(head):  # "doing my second year at Victoria University"
-        courses = [c for c in head.children if c.dep_ == "dobj" and c.lemma_ in _COURSES]
+    courses = [c for c in head.children if c.dep_ == "dobj" and c.lemma_ in _COURSES]
+    if lemma in ("do", "study") and courses and not ended and not _negated(head):  # "doing my second year at Victoria University"
         return [c for w in courses[:1] for h in (w, head) for c in _place_claims(h, who, "employer", ("at", "with"), False)][:1]
     if lemma in ("follow", "support") and not _negated(head):  # "I've followed the Toronto Maple Leafs my whole life"
         return [_claim(who, "likes", _phrase(c)) for c in head.children if c.dep_ == "dobj" and _proper(c)]
     if lemma in ("stand", "stomach", "bear", "abide") and _negated(head):
         return [_claim(who, "dislikes", _phrase(o)) for o in _objects(head)]
     if head.tag_ in ("VBZ", "VBP") and lemma not in _NOT_FOR_WORK and not _negated(head):
-        # "fits solar panels for EDP", "drives for Uber": what someone does for an organisation is their work
-        return [_claim(who, "employer", _phrase(o, conj=True)) for p, o in _preps(head)
-                if p == "for" and _proper(o) and frames.is_organisation(_phrase(o, conj=True))][:1]
+        # "fits solar panels for EDP", "drives for Uber", "I do FIFO rotations for BHP as a mining engineer": what
+        # someone does for an organisation is their work
+        objects = [head, *(c for c in head.children if c.dep_ == "dobj")]
+        firms = [_claim(who, "employer", _phrase(o, conj=True)) for h in objects for p, o in _preps(h)
+                 if p == "for" and _proper(o) and frames.is_organisation(_phrase(o, conj=True))][:1]
+        return firms + [c for p, o in _preps(head) if firms and p == "as" for c in _job_claims(o, who, False, role=True)]
     return []
 
 
@@ -743,6 +775,8 @@ def _fragment_claims(head: Token, speaker: str, self_statements: bool) -> list[C
     who = _Who(speaker, True)
     if head.pos_ == "ADJ" or head.lower_ in _KEEN:
         return _keen_claims(head, who)
+    if head.lemma_ == "be" and head.tag_ == "VBN":  # "Been a ward sister since Monday"
+        return [c for c in _copula_claims(head, who, False) if c.value]
     return [c for c in _verb_claims(head, who, _ended(head)) if c.value or c.negated]
 
 
@@ -778,7 +812,10 @@ def _as_role_claims(head: Token, subject: Token, who: _Who) -> list[Claim]:
 
 def _inverted_claims(head: Token, subject: Token, speaker: str) -> list[Claim]:
     """"The twenty-third of October is my birthday": the value before the copula, the speaker's noun after;
-    and "my roots are in Fès": where the speaker is from."""
+    "my roots are in Fès": where the speaker is from; "home is Fremantle": where the speaker lives."""
+    if subject.lower_ == "home" and not any(c.dep_ in ("det", "poss") for c in subject.children) and head.tag_ != "VBD":
+        return [_claim(_Who(speaker, True), "location", _phrase(c)) for c in head.children
+                if c.dep_ == "attr" and _proper(c)][:1]
     if subject.lower_ == "roots" and any(c.dep_ == "poss" and c.lower_ == "my" for c in subject.children) \
             and head.tag_ != "VBD":
         return [_claim(_Who(speaker, True), "origin", _phrase(o)) for p, o in _preps(head) if p == "in" and _proper(o)][:1]
@@ -834,5 +871,5 @@ def _subject_claims(head: Token, subject: Token, speaker: str, people: Mapping[s
     out += _as_role_claims(head, subject, who)
     if who.homes_only:
         out = [c for c in out if c.attribute == "location"
-               and head.lemma_ in ("live", "move", "relocate", "settle", "resettle", "rent", *_ACQUIRE)]
+               and head.lemma_ in ("live", "move", "relocate", "settle", "resettle", "rent", "set", "make", *_ACQUIRE)]
     return [c for c in out if c.value or c.negated]

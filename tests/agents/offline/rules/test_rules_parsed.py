@@ -210,6 +210,22 @@ def test_a_firm_as_the_owner_of_the_place_one_works_at(parser):
     assert ("Keiko", "employer", "ANA") in _claims(parser, "Keiko works in HR at ANA's head office now.")
 
 
+def test_who_he_is_named_before_him_in_the_sentence(parser):
+    assert ("Kofi", "employer", "Ecobank") in _claims(
+        parser, "Kofi's contract with MTN wasn't renewed, but he's landed a permanent post at Ecobank.")
+    assert {("Dario", "relation", "old flatmate"), ("Dario", "occupation", "sound engineer")} <= _claims(
+        parser, "Had lunch with Dario, my old flatmate — he's a sound engineer at RAI now.")
+
+
+def test_allergies_homes_and_work_said_other_ways(parser):
+    assert ("Oskar", "allergy", "mustard") in _claims(parser, "My husband Oskar has a serious mustard allergy.")
+    assert ("user", "location", "Fremantle") in _claims(parser, "I work away a lot, but home is Fremantle.")
+    assert ("Ignacio", "location", "Valparaíso") in _claims(parser, "Ignacio has set up home in Valparaíso.")
+    assert {("user", "employer", "BHP"), ("user", "occupation", "mining engineer")} <= _claims(
+        parser, "I do FIFO rotations for BHP as a mining engineer.")
+    assert ("user", "occupation", "charge nurse") in _claims(parser, "Been a charge nurse since Monday!")
+
+
 @pytest.mark.parametrize("text", [
     "Before law school I was a waitress for three years.",  # how things were
     "I would move to Paris if the rent were lower.",  # a wish
