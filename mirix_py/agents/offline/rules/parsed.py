@@ -679,10 +679,12 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
     if head.tag_ in ("VBZ", "VBP") and lemma not in _NOT_FOR_WORK and not _negated(head):
         # "fits solar panels for EDP", "drives for Uber", "I do FIFO rotations for BHP as a mining engineer": what
         # someone does for an organisation is their work
-        objects = [head, *(c for c in head.children if c.dep_ == "dobj")]
-        firms = [_claim(who, "employer", _phrase(o, conj=True)) for h in objects for p, o in _preps(h)
-                 if p == "for" and _proper(o) and frames.is_organisation(_phrase(o, conj=True))][:1]
-        return firms + [c for p, o in _preps(head) if firms and p == "as" for c in _job_claims(o, who, False, role=True)]
+        done: list[Token] = [head, *(c for c in head.children if c.dep_ == "dobj")]
+        for_firm: list[Claim] = [_claim(who, "employer", _phrase(o, conj=True)) for h in done for p, o in _preps(h)
+                                 if p == "for" and _proper(o) and frames.is_organisation(_phrase(o, conj=True))][:1]
+        if not for_firm:
+            return []
+        return for_firm + [c for p, o in _preps(head) if p == "as" for c in _job_claims(o, who, False, role=True)]
     return []
 
 
