@@ -792,10 +792,10 @@ def parse_worthy(text: str) -> list[str]:
 
     sentences = [unshield(m.group().strip()) for m in _SENTENCE.finditer(shield(typed_text(text)))]
     worthy = [bool(s) and not _unsaid(s) and parsed.worth_parsing(s) for s in sentences]
-    # "Valentina swapped the bank counter for a fire engine. She's been a firefighter since Monday!": the
-    # sentence before one that opens with "he"/"she" names who that is
-    before = [i + 1 < len(sentences) and worthy[i + 1] and bool(_PRONOUN_OPENS.match(sentences[i + 1]))
-              and bool(sentences[i]) and not _unsaid(sentences[i]) for i in range(len(sentences))]
+    # "Valentina swapped the bank counter for a fire engine. She's been a firefighter since Monday!": the two
+    # sentences before one that opens with "he"/"she" name who that is
+    opens = [w and bool(_PRONOUN_OPENS.match(s)) for s, w in zip(sentences, worthy)]
+    before = [any(opens[i + 1: i + 3]) and bool(sentences[i]) and not _unsaid(sentences[i]) for i in range(len(sentences))]
     return [s for s, w, b in zip(sentences, worthy, before) if w or b]
 
 

@@ -58,12 +58,13 @@ class PreParsed:
 _WORTH_PARSING = re.compile(
     r"(?i)\b(?:work(?:s|ed|ing)?|live[sd]?|living|mov(?:e|ed|es|ing)|relocat\w*|based|(?:re)?settled|allerg\w*|calls?\s+me|"
     r"name['’]s|favou?rite|rent(?:s|ed|ing)?|hails?|recruited|headhunted|poached|employed|obsessed|hooked|follow(?:s|ed)?|support(?:s|ed)?|abide|intoleran\w*|co?eliac|grew|raised|born|"
-    r"teach(?:es|ing)?|stud(?:y|ies)|hired|join(?:s|ed)?|jobs?|lov(?:e|es)|lik(?:e|es)|enjoys?|adores?|hates?|"
+    r"teach(?:es|ing)?|stud(?:y|ies|ying)|hired|join(?:s|ed)?|jobs?|lov(?:e|es)|lik(?:e|es)|enjoys?|adores?|hates?|"
     r"dislikes?|detests?|loathes?|prefers?|stand|stomach|retir(?:e|ed|es|ing)|left|leaves?|quit|fan|allergic|vegan|"
     r"vegetarian|pescatarian|where|from|into|lured|tempted|wooed|sucker|birthday|defected|transferred|(?:re)?qualified|retrained|became|becoming|signed\s+on|signed\s+(?:my|a|the|his|her)\s+(?:new\s+)?contract|roots|turn(?:ed|s|ing)?\s+\d+)\b"
     r"|\b(?:is|am|are|['’](?:s|m|re))\s+(?:now\s+|still\s+|officially\s+)?(?:a|an|my|our)\b"
     r"|\b(?:start(?:ed|s|ing)?|began|begun)\s+as\b|^\W*as\s+an?\b|\bbeen\s+an?\b|,\s*(?:my|our)\s|\bthe\s+\w+\s+i\s+[^.!?]*\b(?:most|first|best|more\s+than\s+any)\b"
     r"|\bfor\s+(?:the\s+)?(?-i:[A-Z])|\bdoing\s+(?:my|a|an|his|her|their)\b|\bhome\s+is\s+(?-i:[A-Z])|\b(?:set\s+up|made)\s+(?:a\s+)?home\b|^\W*been\s+an?\b"
+    r"|\bbeen\s+in\s+(?-i:[A-Z])|\bfirst\s+(?:day|week|month|shift)\s+at\b"
     r"|\b(?:landed|got|took|accepted|started|offered)\s+(?:a|an|the|my|his|her)\s+(?:\w+\s+)?(?:post|role|position|gig)\b"
     r"|\b(?:bought|buy|signed|got|found|purchased)\b.*\b(?:flat|house|place|apartment|home|cottage|condo|studio)\b"
 )
@@ -89,7 +90,9 @@ _LIKE = {"love": "likes", "like": "likes", "enjoy": "likes", "adore": "likes", "
 _STATES = frozenset({"be", "live", "reside", "work", "love", "like", "enjoy", "adore", "hate", "dislike", "detest",
                      "loathe", "prefer", "teach", "study"})
 _HIRED = frozenset({"hire", "recruit", "headhunt", "headhunte", "poach", "employ", "sign", "take", "lure", "tempt", "woo"})  # "headhunte": the lemmatizer's
-_HOMES = frozenset({"flat", "house", "apartment", "room", "place", "studio", "cottage", "condo", "home"})
+_NEAR = frozenset({"in", "near", "outside", "above", "by", "on"})  # "a wooden house above Zakopane"
+_HOMES = frozenset({"flat", "house", "apartment", "room", "place", "studio", "cottage", "condo", "home", "bungalow",
+                    "farmhouse", "villa", "cabin"})
 _SHIFTS = frozenset({"nights", "days", "weekends", "shifts", "evenings", "mornings", "nightshifts"})
 _JOB_NOUNS = frozenset({"job", "role", "position", "post", "gig", "career"})
 _ACQUIRE = frozenset({"buy", "sign", "get", "find", "purchase"})  # a home bought or let: where one lives
@@ -164,6 +167,12 @@ def _noun_claims(sent: Any, speaker: str, people: Mapping[str, str], last: list[
                 who = _owner(owner, speaker, people, last, self_statements) if owner is not None else None
             if what and who is not None:
                 out.append(_claim(who, "allergy", _phrase(what[0])))
+        elif token.lemma_ in ("day", "week", "month", "shift") and any(c.lower_ == "first" for c in token.children):
+            # "today was my first day at Lonza": where the owner works now
+            owner = next((c for c in token.children if c.dep_ == "poss"), None)
+            who = _owner(owner, speaker, people, last, self_statements) if owner is not None else None
+            if who is not None:
+                out += [_claim(who, "employer", _phrase(o)) for p, o in _preps(token) if p == "at" and _proper(o)][:1]
         elif token.lemma_ == "call" and self_statements and any(c.dep_ == "dobj" and c.lower_ == "me" for c in token.children):
             out += [_claim(_Who(speaker, True), "name", _phrase(c)) for c in token.children
                     if c.dep_ in ("oprd", "xcomp", "ccomp", "attr") and _proper(c) and not _unreal(token)]
@@ -302,10 +311,14 @@ def _clause_heads(sent: Any) -> Iterator[Token]:
 
 
 def _result(clause: Token) -> bool:
-    """"…, so Lachlan is my ex now": a clause of what follows states how things are, as a main clause
-    does ("so that …" is a purpose, and says nothing)."""
+    """"…, so Lachlan is my ex now", "… on dessert duty since she's a pastry chef": a clause of what follows
+    or of why states how things are, as a main clause does ("so that …" is a purpose, "since 2019" a time, and
+    say nothing; so does a clause in the past: "since I was a child")."""
     marks = [c.lower_ for c in clause.children if c.dep_ == "mark"]
-    return clause.dep_ == "advcl" and "so" in marks and "that" not in marks
+    if clause.dep_ != "advcl" or "that" in marks:
+        return False
+    return "so" in marks or any(m in ("because", "cause", "'cause", "since") for m in marks) and clause.tag_ in ("VBZ", "VBP") \
+        and not any(c.dep_ == "aux" and c.tag_ == "VBD" for c in clause.children)
 
 
 def _unreal(head: Token) -> bool:
@@ -488,7 +501,7 @@ def _place_claims(head: Token, who: _Who, attribute: str, preps: Iterable[str], 
     around = [head, *(c for c in head.children if c.dep_ == "advmod" and c.lower_ in ("back", "out", "over", "away", "down", "up"))]
     found = [(p, o) for w in around for p, o in _preps(w)]
     # "lives in the house in Shiraz", "moved into a flat in Leith": the place the home is in
-    found += [(p, o) for p, home in list(found) if home.lemma_ in _HOMES for q, o in _preps(home) if q == "in"
+    found += [(p, o) for p, home in list(found) if home.lemma_ in _HOMES for q, o in _preps(home) if q in _NEAR
               for p in [p if p in preps else "in"] if p in preps]
     for prep, obj in found:
         if prep in preps and _proper(obj):
@@ -577,6 +590,9 @@ def _copula_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
                 continue
             if child.lower_ == "from":
                 out.append(_claim(who, "origin", _phrase(objs[0])))
+            elif child.lower_ == "in" and head.tag_ == "VBN" and any(c.dep_ == "aux" and c.lemma_ == "have" for c in head.children) \
+                    and any(c.lower_ in ("since", "now") for c in head.children) and not frames.is_organisation(_phrase(objs[0])):
+                out.append(_claim(who, "location", _phrase(objs[0])))  # "we've been in Florianópolis since September"
             elif child.lower_ == "into":
                 out.append(_claim(who, "likes", _phrase(objs[0])))
     return out
@@ -632,8 +648,9 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
     if lemma == "bear" and (passive or head.dep_ == "ROOT" and head.tag_ == "VBN" and _subject(head) is None):
         # "was born in Lwów"; a message's "Born and bred in Glasgow, me."
         return _place_claims(head, who, "born", ("in",), False)
-    if lemma in ("teach", "study", "lecture") and not ended:
-        return _place_claims(head, who, "employer", ("at",), False)
+    if lemma in ("teach", "study", "lecture") and not ended:  # "is studying veterinary medicine at the University of X"
+        return [c for h in [head, *(c for c in head.children if c.dep_ == "dobj")]
+                for c in _place_claims(h, who, "employer", ("at",), False)][:1]
     if lemma == "rent" and not ended:  # "renting a flat in Utrecht": a home
         homes = [c for c in head.children if c.dep_ == "dobj" and c.lemma_ in _HOMES]
         return [c for h in [head, *homes] for c in _place_claims(h, who, "location", ("in",), False)][:1]
@@ -670,21 +687,21 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
                  if o.lemma_ in _HOMES]
         return [c for h in [*homes, *([head] if homes else [])] for c in _place_claims(h, who, "location", ("in",), False)][:1]
     courses = [c for c in head.children if c.dep_ == "dobj" and c.lemma_ in _COURSES]
-    if lemma in ("do", "study") and courses and not ended and not _negated(head):  # "doing my second year at Victoria University"
+    if lemma in ("do", "study", "start", "begin") and courses and not ended and not _negated(head):  # "doing my second year at Victoria University"
         return [c for w in courses[:1] for h in (w, head) for c in _place_claims(h, who, "employer", ("at", "with"), False)][:1]
     if lemma in ("follow", "support") and not _negated(head):  # "I've followed the Toronto Maple Leafs my whole life"
         return [_claim(who, "likes", _phrase(c)) for c in head.children if c.dep_ == "dobj" and _proper(c)]
     if lemma in ("stand", "stomach", "bear", "abide") and _negated(head):
         return [_claim(who, "dislikes", _phrase(o)) for o in _objects(head)]
-    if head.tag_ in ("VBZ", "VBP") and lemma not in _NOT_FOR_WORK and not _negated(head):
+    present = head.tag_ in ("VBZ", "VBP") or head.tag_ == "VBG" and any(c.dep_ == "aux" and c.lemma_ == "be" for c in head.children)
+    if present and lemma not in _NOT_FOR_WORK and not _negated(head):
         # "fits solar panels for EDP", "drives for Uber", "I do FIFO rotations for BHP as a mining engineer": what
-        # someone does for an organisation is their work
-        done: list[Token] = [head, *(c for c in head.children if c.dep_ == "dobj")]
+        # someone does for an organisation is their work; after a role ("as a consultant for Toshiba") any name is
+        roles = [c for p, o in _preps(head) if p == "as" for c in _job_claims(o, who, False, role=True)]
+        done: list[Token] = [head, *(c for c in head.children if c.dep_ == "dobj"), *(o for p, o in _preps(head) if p == "as")]
         for_firm: list[Claim] = [_claim(who, "employer", _phrase(o, conj=True)) for h in done for p, o in _preps(h)
-                                 if p == "for" and _proper(o) and frames.is_organisation(_phrase(o, conj=True))][:1]
-        if not for_firm:
-            return []
-        return for_firm + [c for p, o in _preps(head) if p == "as" for c in _job_claims(o, who, False, role=True)]
+                                 if p == "for" and _proper(o) and (roles or frames.is_organisation(_phrase(o, conj=True)))][:1]
+        return for_firm + [c for c in roles if c.attribute == "occupation"] if for_firm else []
     return []
 
 
@@ -873,5 +890,5 @@ def _subject_claims(head: Token, subject: Token, speaker: str, people: Mapping[s
     out += _as_role_claims(head, subject, who)
     if who.homes_only:
         out = [c for c in out if c.attribute == "location"
-               and head.lemma_ in ("live", "move", "relocate", "settle", "resettle", "rent", "set", "make", *_ACQUIRE)]
+               and head.lemma_ in ("live", "move", "relocate", "settle", "resettle", "rent", "set", "make", "be", *_ACQUIRE)]
     return [c for c in out if c.value or c.negated]

@@ -33,7 +33,7 @@ _RELATIONS = (
     "son|daughter|stepson|stepdaughter|kid|child|baby|grandma|grandmother|granny|grandpa|"
     "grandfather|grandson|granddaughter|aunt|uncle|cousin|niece|nephew|roommate|flatmate|"
     "housemate|neighbor|neighbour|boss|manager|coworker|co-worker|colleague|teammate|classmate|"
-    "mentor|teacher|coach|therapist|doctor|landlord|bff|buddy|pal|dog|cat|puppy|kitten|pet|horse|"
+    "mentor|teacher|coach|therapist|doctor|landlord|landlady|lodger|tenant|bff|buddy|pal|dog|cat|puppy|kitten|pet|horse|"
     "bird|rabbit|hamster|turtle|parrot|ex|ex-husband|ex-wife|ex-boyfriend|ex-girlfriend|"
     "brother-in-law|sister-in-law|mother-in-law|father-in-law|son-in-law|daughter-in-law|"
     "godmother|godfather|goddaughter|godson|bestie|sweetheart|twin|co-founder|cofounder"
@@ -62,6 +62,8 @@ _EXCLUDED = frozenset(
     God Lord Jesus Not Never Always Sometimes Once After Before Since Until Because Though
     Although Still Even Only Plus Let Let's Lets Mr Mrs Ms Dr Sir Madam Man Dude Bro Guys Buddy
     Being Having Getting Going Doing Making Taking Seeing Trying Working Living Learning
+    One Two Three Four Five Six Seven Eight Nine Ten Eleven Twelve Twenty Thirty Forty Fifty Sixty Seventy Eighty
+    Ninety Hundred Thousand First Second Third Last Next Half Most Many Few
     """.split()
 )
 

@@ -390,3 +390,8 @@ def test_a_home_named_by_its_place():
 
 def test_an_adverb_between_is_and_the_relation():
     assert _facts("The papers came through, so Lachlan is officially my ex.") == [("Lachlan", "relation", "ex", False)]
+
+
+def test_a_lodger_is_a_relation_and_a_number_no_name():
+    assert ("Mehmet", "relation", "lodger", False) in _facts("Our lodger Mehmet is a courier with DHL.")
+    assert not any(f[0] == "Twenty" for f in _facts("Twenty years without a word! She's a vet in Tasmania now."))

@@ -226,6 +226,28 @@ def test_allergies_homes_and_work_said_other_ways(parser):
     assert ("user", "occupation", "charge nurse") in _claims(parser, "Been a charge nurse since Monday!")
 
 
+def test_work_and_homes_said_in_passing(parser):
+    assert ("user", "employer", "Novartis") in _claims(parser, "Cake in the office: today was my first day at Novartis.")
+    assert ("user", "location", "Bergen") in _claims(parser, "We've been in Bergen since March.")
+    assert _claims(parser, "We were in Bergen in March.") == set()  # a visit
+    assert ("Lindiwe", "employer", "University of Cape Town") in _claims(
+        parser, "My niece Lindiwe is studying law at the University of Cape Town.")
+    assert ("Nils", "location", "Tromsø") in _claims(parser, "My uncle Nils lives in a cabin above Tromsø.")
+
+
+def test_a_reason_clause_states_how_things_are(parser):
+    assert ("Aroha", "occupation", "pastry chef") in _claims(
+        parser, "My niece Aroha is on dessert duty since she's a pastry chef.")
+    assert _claims(parser, "I hate hospitals since I was a nurse.") & {("user", "occupation", "nurse")} == set()
+
+
+def test_he_two_sentences_after_the_name(parser):
+    found = extract_claims("Dad finally did it. He walked out of Hitachi last month. He's doing three days a week as a "
+                           "consultant for Toshiba now.", "user", parser=parser, people=[("Haruto", "dad")])
+    assert {("Haruto", "employer", "Toshiba"), ("Haruto", "occupation", "consultant")} <= {
+        (c.entity, c.attribute, c.value) for c in found}
+
+
 @pytest.mark.parametrize("text", [
     "Before law school I was a waitress for three years.",  # how things were
     "I would move to Paris if the rent were lower.",  # a wish
