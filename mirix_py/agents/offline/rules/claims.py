@@ -716,7 +716,8 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
                              negated=True) for v in changes.ROMANTIC]
         # "I graduated and started as a developer": the speaker goes on after "and"
         body = re.sub(r"(?i)\band\s+(?=(?:now\s+|also\s+|then\s+)?(?:work|live|started|began|joined|became|moved|relocated|"
-                      r"retrained|switched)\b)", "and I ", body) if re.search(_I, body) else body
+                      r"retrained|switched)\b)", lambda m: m.group() if _MODAL_BEFORE.search(body[:m.start()]) else "and I ",
+                      body) if re.search(_I, body) else body
         named_with_me = _NAME_AND_I.match(body)
         if named_with_me and _clean_name(named_with_me.group("name")):  # "Chris and I are engaged, so he's my fiancé": he is Chris
             subjects.append(_clean_name(named_with_me.group("name")) or "")
@@ -781,6 +782,9 @@ def _unsaid(sentence: str) -> bool:
     return _question(sentence) or _make_believe(sentence) or bool(_INDIRECT_QUESTION.search(sentence))
 
 
+# "… who should live in Copenhagen and work as a florist": what follows "and" goes on with the modal, not with "I"
+_MODAL_BEFORE = re.compile(r"(?i)\b(?:should|would|could|might|must|will|can|shall|wants?\s+to|going\s+to|['’](?:d|ll))\s+"
+                           r"(?:\w+\s+){0,6}$")
 _PRONOUN_OPENS = re.compile(r"(?i)^(?:(?:and|so|now|but)\s+)?(?:he|she|(?:his|her)\s+name)\b")
 
 

@@ -87,6 +87,11 @@ _FRAME = re.compile(r"(?:(?P<vp>(?:[a-z]+(?:['â€™][a-z]+)?\s+){0,4}?[a-z]+(?:['â
                     r"(?P<v>(?:(?:a|an)\s+[a-z][\w-]*|(?:the\s+)?[A-Z])[^!?\n;]*)")
 
 
+def is_time_name(name: str) -> bool:
+    """A month, a weekday or a season by name ("March", "Easter"): no place."""
+    return bool(_TIME_NAME.match(name))
+
+
 def is_organisation(name: str) -> bool:
     """A name shaped like an organisation's: an acronym ("KPMG", "the BBC") or a name holding an
     organisation word ("the University of York", "Acme Labs")."""

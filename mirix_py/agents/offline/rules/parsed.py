@@ -64,7 +64,12 @@ _WORTH_PARSING = re.compile(
     r"|\b(?:is|am|are|['’](?:s|m|re))\s+(?:now\s+|still\s+|officially\s+)?(?:a|an|my|our)\b"
     r"|\b(?:start(?:ed|s|ing)?|began|begun)\s+as\b|^\W*as\s+an?\b|\bbeen\s+an?\b|,\s*(?:my|our)\s|\bthe\s+\w+\s+i\s+[^.!?]*\b(?:most|first|best|more\s+than\s+any)\b"
     r"|\bfor\s+(?:the\s+)?(?-i:[A-Z])|\bdoing\s+(?:my|a|an|his|her|their)\b|\bhome\s+is\s+(?-i:[A-Z])|\b(?:set\s+up|made)\s+(?:a\s+)?home\b|^\W*been\s+an?\b"
-    r"|\bbeen\s+in\s+(?-i:[A-Z])|\bfirst\s+(?:day|week|month|shift)\s+at\b"
+    r"|\b(?:start(?:ed|s|ing)?|began|begun|doing|studying)\s+(?:my|his|her|their|a|an)\s+(?:\w+\s+)?(?:phd|masters?|master['’]s|"
+    r"degree|doctorate|diploma|course|apprenticeship|residency|internship|bachelor['’]?s?|mba)\b"
+    r"|\bfind\s+[^.!?]{1,40}\b(?:boring|tedious|unbearable|excruciating|dull|tiresome|relaxing|fascinating|soothing|therapeutic)\b"
+    r"|\bbeen\s+in\s+(?-i:[A-Z])|\b(?:faves?|favs?|go-to|top\s+pick|happy\s+place|passion|obsession)\b"
+    r"|\bmakes?\s+me\s+(?:\w+\s+)?(?:happy|calm|relaxed|content|joyful|alive|smile|peaceful)\b"
+    r"|\bbrings?\s+me\s+(?:\w+\s+){0,2}(?:joy|peace|happiness|comfort|calm)\b|\bfirst\s+(?:day|week|month|shift)\s+at\b"
     r"|\b(?:landed|got|took|accepted|started|offered)\s+(?:a|an|the|my|his|her)\s+(?:\w+\s+)?(?:post|role|position|gig)\b"
     r"|\b(?:bought|buy|signed|got|found|purchased)\b.*\b(?:flat|house|place|apartment|home|cottage|condo|studio)\b"
 )
@@ -167,6 +172,12 @@ def _noun_claims(sent: Any, speaker: str, people: Mapping[str, str], last: list[
                 who = _owner(owner, speaker, people, last, self_statements) if owner is not None else None
             if what and who is not None:
                 out.append(_claim(who, "allergy", _phrase(what[0])))
+        elif token.tag_ == "NNS" and self_statements and any(c.lower_ in ("favorite", "favourite") for c in token.children) \
+                and any(c.dep_ == "poss" and c.lower_ == "my" for c in token.children) and token.dep_ != "nsubj":
+            # "a bookshelf filled with my favorite fantasy novels": what the speaker likes
+            words = [t.text for t in token.subtree if t.i <= token.i and t.dep_ in ("compound", "amod") and t.lower_ not in (
+                "favorite", "favourite")] + [token.text]
+            out.append(_claim(_Who(speaker, True), "likes", " ".join(words)))
         elif token.lemma_ in ("day", "week", "month", "shift") and any(c.lower_ == "first" for c in token.children):
             # "today was my first day at Lonza": where the owner works now
             owner = next((c for c in token.children if c.dep_ == "poss"), None)
@@ -350,7 +361,7 @@ def _negated(head: Token) -> bool:
 
 def _subject(head: Token) -> Token | None:
     for child in head.children:
-        if child.dep_ in ("nsubj", "nsubjpass"):
+        if child.dep_ in ("nsubj", "nsubjpass") or child.dep_ == "csubj" and head.lemma_ == "be":
             return child
     if head.dep_ == "conj":
         return _subject(head.head)
@@ -504,7 +515,7 @@ def _place_claims(head: Token, who: _Who, attribute: str, preps: Iterable[str], 
     found += [(p, o) for p, home in list(found) if home.lemma_ in _HOMES for q, o in _preps(home) if q in _NEAR
               for p in [p if p in preps else "in"] if p in preps]
     for prep, obj in found:
-        if prep in preps and _proper(obj):
+        if prep in preps and _proper(obj) and not frames.is_time_name(_phrase(obj)):  # "got her own place in March"
             value = _phrase(obj)
             if attribute == "location" and frames.is_organisation(value):
                 return [_claim(who, "employer", value, negated=ended)]
@@ -671,24 +682,35 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
                         out += _job_claims(obj, who, False)
                     elif prep in ("at", "with") and _proper(obj):
                         out.append(_claim(who, "employer", _phrase(obj)))
-        return out
+        if out:
+            return out
     if lemma in _LIKE:
         attribute = _LIKE[lemma]
         if ended:  # "no longer likes jazz", "doesn't like jazz any more"
             return [_claim(who, attribute, _phrase(o), negated=True) for o in _objects(head)] if attribute == "likes" else []
         if _negated(head):
             return [_claim(who, "dislikes", _phrase(o)) for o in _objects(head)] if lemma in ("like", "enjoy") else []
-        return [_claim(who, attribute, _phrase(o)) for o in _objects(head)]
+        return [_claim(who, attribute, _thing(o) if o.tag_ == "VBG" else _phrase(o)) for o in _objects(head)]
     if lemma in ("set", "make") and not ended and not _negated(head) and any(
             c.dep_ in ("dobj", "advmod") and c.lower_ == "home" for c in head.children):  # "has set up home in Valparaíso"
         return _place_claims(head, who, "location", ("in",), False)
     if lemma in _ACQUIRE and not ended and not _negated(head):  # "we signed for a place in Timișoara", "bought a flat in Leith"
         homes = [o for o in [*(c for c in head.children if c.dep_ == "dobj"), *(o for p, o in _preps(head) if p == "for")]
                  if o.lemma_ in _HOMES]
-        return [c for h in [*homes, *([head] if homes else [])] for c in _place_claims(h, who, "location", ("in",), False)][:1]
+        if homes:
+            return [c for h in [*homes, head] for c in _place_claims(h, who, "location", ("in",), False)][:1]
     courses = [c for c in head.children if c.dep_ == "dobj" and c.lemma_ in _COURSES]
     if lemma in ("do", "study", "start", "begin") and courses and not ended and not _negated(head):  # "doing my second year at Victoria University"
         return [c for w in courses[:1] for h in (w, head) for c in _place_claims(h, who, "employer", ("at", "with"), False)][:1]
+    if lemma == "find" and not _negated(head) and head.tag_ in ("VBZ", "VBP"):
+        # "I find ceilidh dancing excruciating", "she finds knitting relaxing": a taste by how it feels
+        feels = [c for c in head.children if c.dep_ in ("ccomp", "oprd", "acomp", "xcomp") and c.lower_ in _FEELS] + [
+            c for o in head.children if o.dep_ == "dobj" for c in o.children if c.dep_ in ("amod", "acomp") and c.lower_ in _FEELS
+            and c.i > o.i]
+        things = [c for c in head.children if c.dep_ == "dobj" and c.pos_ in ("NOUN", "PROPN", "VERB")] + [
+            c for f in feels for c in f.children if c.dep_ in ("nsubj", "compound") and c.pos_ != "PRON"]
+        if feels and things:
+            return [_claim(who, _FEELS[feels[0].lower_], _phrase(things[0]))]
     if lemma in ("follow", "support") and not _negated(head):  # "I've followed the Toronto Maple Leafs my whole life"
         return [_claim(who, "likes", _phrase(c)) for c in head.children if c.dep_ == "dobj" and _proper(c)]
     if lemma in ("stand", "stomach", "bear", "abide") and _negated(head):
@@ -710,8 +732,11 @@ def _objects(head: Token) -> list[Token]:
     found = [c for c in head.children if c.dep_ == "dobj" and c.pos_ in ("NOUN", "PROPN")
              or c.dep_ in ("xcomp", "dobj") and c.tag_ == "VBG"]
     # "the job", "that place": a thing named before, not a taste
-    return [c for c in found if c.lower_ not in ("it", "this", "that", "them", "him", "her")
-            and not (c.pos_ == "NOUN" and any(d.dep_ == "det" and d.lower_ in ("the", "this", "that") for d in c.children))][:1]
+    found = [c for c in found if c.lower_ not in ("it", "this", "that", "them", "him", "her")
+             and not any(d.dep_ == "poss" and d.lower_ in ("his", "her", "their", "your", "its") for d in c.children)  # "his tech"
+             and not (c.pos_ == "NOUN" and any(d.dep_ == "det" and d.lower_ in ("the", "this", "that") for d in c.children))][:1]
+    # "I love going on road trips, exploring and hiking": each activity joined to the first
+    return found + [c for f in found if f.tag_ == "VBG" for c in f.conjuncts if c.tag_ == "VBG"]
 
 
 def _clause_claims(head: Token, speaker: str, people: Mapping[str, str], last: list[str],
@@ -771,14 +796,16 @@ def _relative_taste(head: Token, subject: Token, speaker: str, people: Mapping[s
     return None
 
 
-_KEEN = frozenset({"obsessed", "hooked", "crazy", "mad", "nuts"})
+_FEELS = {**dict.fromkeys(("boring", "tedious", "unbearable", "excruciating", "dull", "tiresome"), "dislikes"),
+          **dict.fromkeys(("relaxing", "fascinating", "soothing", "therapeutic"), "likes")}
+_KEEN = frozenset({"obsessed", "hooked", "crazy", "mad", "nuts", "addicted"})
 
 
 def _keen_claims(word: Token, who: _Who) -> list[Claim]:
     """"obsessed with padel", "hooked on sudoku": a taste."""
     if word.lower_ not in _KEEN:
         return []
-    return [_claim(who, "likes", _phrase(o)) for p, o in _preps(word) if p in ("with", "on", "about")
+    return [_claim(who, "likes", _phrase(o)) for p, o in _preps(word) if p in ("with", "on", "about", "to")
             and o.pos_ in ("NOUN", "PROPN")]
 
 
@@ -829,6 +856,56 @@ def _as_role_claims(head: Token, subject: Token, who: _Who) -> list[Claim]:
     return out
 
 
+_FAVES = frozenset({"favorite", "favourite", "fave", "fav", "faves", "favs", "favorites", "favourites", "passion", "thing",
+                    "obsession", "jam", "pick", "go", "to"})
+_HAPPY = frozenset({"happy", "calm", "relaxed", "content", "joyful", "alive", "smile", "peaceful"})
+_JOY = frozenset({"joy", "peace", "happiness", "comfort", "calm"})
+
+
+def _thing(subject: Token) -> str:
+    """What a taste is of: a noun phrase, or an activity with its object ("Drawing flowers", "playing board games";
+    not what is joined to it: "exploring and hiking" are two)."""
+    if subject.tag_ == "VBG" or subject.dep_ == "csubj":
+        cut = {t.i for c in subject.children if c.dep_ in ("conj", "cc", "punct", "advcl", "advmod") for t in c.subtree}
+        words = [t for t in subject.subtree if t.i not in cut and t.dep_ != "det"]
+        return " ".join(t.text for t in words)
+    return _phrase(subject, conj=True)
+
+
+def _speakers_taste(head: Token, subject: Token, speaker: str) -> list[Claim]:
+    """"Drawing flowers is one of my faves", "Painting is my favorite!", "Dance is my go-to", "Iron Man is my top
+    pick", "The allotment is my happy place": something the speaker likes, said of the thing."""
+    if head.tag_ == "VBD" or subject.pos_ == "PRON" or subject.lower_ in _SOME:
+        return []
+    me = _Who(speaker, True)
+    for child in head.children:
+        if child.dep_ not in ("attr", "acomp"):
+            continue
+        owned = [child, *(o for p, o in _preps(child) if p == "of" and child.lower_ == "one")]  # "one of my faves"
+        for noun in owned:
+            mine = any(c.dep_ == "poss" and c.lower_ == "my" for c in noun.children) or any(
+                c.dep_ == "poss" and c.lower_ == "my" for c in noun.head.children if noun.dep_ == "compound")
+            happy_place = noun.lemma_ == "place" and any(c.lower_ == "happy" for c in noun.children)
+            if mine and (noun.lower_ in _FAVES or happy_place or any(c.lower_ in ("favorite", "favourite") for c in noun.children)):
+                kind = noun.lemma_ if noun.lower_ not in _FAVES and not happy_place and noun.pos_ == "NOUN" else ""
+                thing = _thing(subject)
+                if not thing:
+                    return []
+                return [_claim(me, f"favorite {kind}" if kind and child.lower_ != "one" else "likes", thing)]
+    return []
+
+
+def _pleases_me(head: Token, subject: Token, speaker: str) -> list[Claim]:
+    """"Dancing makes me so happy", "Gardening brings me such joy": a taste by what it does to the speaker."""
+    if subject.pos_ == "PRON" or subject.lower_ in _SOME or head.tag_ not in ("VBZ", "VBP"):
+        return []
+    me_said = any(t.lower_ == "me" for t in head.children) or any(
+        t.lower_ == "me" for c in head.children if c.dep_ in ("ccomp", "xcomp") for t in c.children)
+    pleased = any(t.lower_ in _HAPPY for c in head.children for t in (c, *c.children)) if head.lemma_ == "make" else any(
+        c.dep_ == "dobj" and c.lemma_ in _JOY for c in head.children)
+    return [_claim(_Who(speaker, True), "likes", _thing(subject))] if me_said and pleased else []
+
+
 def _inverted_claims(head: Token, subject: Token, speaker: str) -> list[Claim]:
     """"The twenty-third of October is my birthday": the value before the copula, the speaker's noun after;
     "my roots are in Fès": where the speaker is from; "home is Fremantle": where the speaker lives."""
@@ -865,7 +942,11 @@ def _subject_claims(head: Token, subject: Token, speaker: str, people: Mapping[s
         if found is not None:
             return found
     if head.lemma_ == "be" and not _negated(head) and self_statements:
-        said = _inverted_claims(head, subject, speaker)
+        said = _inverted_claims(head, subject, speaker) or _speakers_taste(head, subject, speaker)
+        if said:
+            return said
+    if head.lemma_ in ("make", "bring") and self_statements and not _negated(head) and not _unreal(head):
+        said = _pleases_me(head, subject, speaker)
         if said:
             return said
     if head.lemma_ in _HIRED and self_statements and _proper(subject) and not _negated(head) and not _unreal(head) \
