@@ -819,9 +819,22 @@ def _parsed_claims(text: str, speaker: str, parser: ClauseParser, found: list[Cl
     # named in sentences the parse may not read, in the order the text names them
     others = sorted(dict.fromkeys([*(c.entity for c in found if not c.about_speaker), *filter(None, subjects)]),
                     key=lambda name: (text.find(name) < 0, text.find(name)))
-    return [c for c in parsed.read_claims(parser.parse(sentences), speaker, people=named,
-                                          self_statements=self_statements, skip=_unsaid, named=others)
-            if (c.entity.casefold(), c.attribute, c.negated) not in have]
+    read = parsed.read_claims(parser.parse(sentences), speaker, people=named, self_statements=self_statements,
+                              skip=_unsaid, named=others)
+    return [c for c in read if (c.entity.casefold(), c.attribute, c.negated) not in have
+            or c.attribute in _MANY_VALUED and not any(_same_thing(c, f) for f in [*found, *read[:read.index(c)]])]
+
+
+# attributes a person holds many values of: a taste the patterns read does not stand for every other one said
+_MANY_VALUED = frozenset({"likes", "dislikes", "allergy"})
+
+
+def _same_thing(a: Claim, b: Claim) -> bool:
+    """Two claims of one fact: the same entity and attribute, and one value's words within the other's."""
+    if (a.entity.casefold(), a.attribute, a.negated) != (b.entity.casefold(), b.attribute, b.negated):
+        return False
+    wa, wb = set(re.findall(r"\w+", a.value.casefold())), set(re.findall(r"\w+", b.value.casefold()))
+    return bool(wa and wb) and (wa <= wb or wb <= wa)
 
 
 def _legacy_entity_claims(text: str, speaker: str, found: list[Claim]) -> list[Claim]:
