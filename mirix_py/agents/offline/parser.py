@@ -112,6 +112,14 @@ def names_as_proper(doc: Any, words: frozenset[str]) -> None:
         if token.pos_ == "NOUN" and token.text[:1].isupper() and not token.text.isupper() and token.text.isalpha() \
                 and not any(form in words for form in _forms(token.lower_)):
             token.pos_, token.tag_ = "PROPN", "NNP"
+        elif token.text.islower() and token.text.isalpha() and len(token.text) >= 3 and token.dep_ == "pobj" \
+                and token.head.lower_ in _PLACE_PREPOSITIONS and token.pos_ in ("NOUN", "PROPN", "ADJ", "ADV") \
+                and not any(form in words for form in _forms(token.lower_)):
+            # a chat's lowercase name: "we've been in florianópolis since september", "first week at robi"
+            token.pos_, token.tag_ = "PROPN", "NNP"
+
+
+_PLACE_PREPOSITIONS = frozenset({"in", "to", "at", "for", "from", "with", "near"})
 
 
 def _forms(word: str) -> tuple[str, ...]:

@@ -67,7 +67,7 @@ _WORTH_PARSING = re.compile(
     r"|\b(?:start(?:ed|s|ing)?|began|begun|doing|studying)\s+(?:my|his|her|their|a|an)\s+(?:\w+\s+)?(?:phd|masters?|master['’]s|"
     r"degree|doctorate|diploma|course|apprenticeship|residency|internship|bachelor['’]?s?|mba)\b"
     r"|\bfind\s+[^.!?]{1,40}\b(?:boring|tedious|unbearable|excruciating|dull|tiresome|relaxing|fascinating|soothing|therapeutic)\b"
-    r"|\bbeen\s+in\s+(?-i:[A-Z])|\b(?:faves?|favs?|go-to|top\s+pick|happy\s+place|passion|obsession)\b"
+    r"|\bbeen\s+in\s+(?-i:[A-Z])|\bbeen\s+in\s+\w+\s+(?:since|for|now)\b|\b(?:faves?|favs?|go-to|top\s+pick|happy\s+place|passion|obsession)\b"
     r"|\bmakes?\s+me\s+(?:\w+\s+)?(?:happy|calm|relaxed|content|joyful|alive|smile|peaceful)\b"
     r"|\bbrings?\s+me\s+(?:\w+\s+){0,2}(?:joy|peace|happiness|comfort|calm)\b|\bfirst\s+(?:day|week|month|shift)\s+at\b"
     r"|\b(?:landed|got|took|accepted|started|offered)\s+(?:a|an|the|my|his|her)\s+(?:\w+\s+)?(?:post|role|position|gig)\b"
@@ -500,7 +500,8 @@ def _preps(token: Token) -> Iterable[tuple[str, Token]]:
 
 
 def _proper(token: Token) -> bool:
-    return token.pos_ == "PROPN" and token.text[:1].isupper()
+    """A name: capitalised, or one the parser marked as a name though typed in lowercase (`parser.names_as_proper`)."""
+    return token.pos_ == "PROPN" and (token.text[:1].isupper() or token.tag_ == "NNP" and token.text.isalpha())
 
 
 def _claim(who: _Who, attribute: str, value: str, *, negated: bool = False) -> Claim:
@@ -703,14 +704,12 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
     if lemma in ("do", "study", "start", "begin") and courses and not ended and not _negated(head):  # "doing my second year at Victoria University"
         return [c for w in courses[:1] for h in (w, head) for c in _place_claims(h, who, "employer", ("at", "with"), False)][:1]
     if lemma == "find" and not _negated(head) and head.tag_ in ("VBZ", "VBP"):
-        # "I find ceilidh dancing excruciating", "she finds knitting relaxing": a taste by how it feels
-        feels = [c for c in head.children if c.dep_ in ("ccomp", "oprd", "acomp", "xcomp") and c.lower_ in _FEELS] + [
-            c for o in head.children if o.dep_ == "dobj" for c in o.children if c.dep_ in ("amod", "acomp") and c.lower_ in _FEELS
-            and c.i > o.i]
-        things = [c for c in head.children if c.dep_ == "dobj" and c.pos_ in ("NOUN", "PROPN", "VERB")] + [
-            c for f in feels for c in f.children if c.dep_ in ("nsubj", "compound") and c.pos_ != "PRON"]
-        if feels and things:
-            return [_claim(who, _FEELS[feels[0].lower_], _phrase(things[0]))]
+        # "I find ceilidh dancing excruciating", "she finds knitting relaxing": a taste by how it feels (the words
+        # between the verb and the feeling: the tagger parses them many ways)
+        feel = next((t for t in head.doc[head.i + 1: head.i + 8] if t.lower_ in _FEELS), None)
+        words = [t for t in head.doc[head.i + 1: feel.i] if t.dep_ != "det"] if feel is not None else []
+        if words and len(words) <= 5 and not any(t.pos_ in ("PRON", "PUNCT", "AUX") for t in words):
+            return [_claim(who, _FEELS[feel.lower_], head.doc[words[0].i: words[-1].i + 1].text)]
     if lemma in ("follow", "support") and not _negated(head):  # "I've followed the Toronto Maple Leafs my whole life"
         return [_claim(who, "likes", _phrase(c)) for c in head.children if c.dep_ == "dobj" and _proper(c)]
     if lemma in ("stand", "stomach", "bear", "abide") and _negated(head):

@@ -248,6 +248,31 @@ def test_he_two_sentences_after_the_name(parser):
         (c.entity, c.attribute, c.value) for c in found}
 
 
+def test_tastes_said_of_the_thing(parser):
+    assert ("user", "likes", "Knitting socks") in _claims(parser, "Knitting socks is one of my faves.")
+    assert ("user", "likes", "Pottery") in _claims(parser, "Pottery is my go-to after a long week.")
+    assert ("user", "likes", "allotment") in _claims(parser, "The allotment is my happy place.")
+    assert ("user", "likes", "Swimming") in _claims(parser, "Swimming makes me so happy.")
+    assert ("user", "likes", "crime novels") in _claims(parser, "The shelf is full of my favorite crime novels.")
+    assert _claims(parser, "That was my favorite!") == set()  # nothing named
+    assert _claims(parser, "I love his tech.") == set()  # someone else's
+
+
+def test_each_activity_joined_to_a_liked_one(parser):
+    found = _claims(parser, "I love going to gigs, baking and playing chess.")
+    assert {("user", "likes", "baking"), ("user", "likes", "playing chess")} <= found
+
+
+def test_how_a_thing_feels_says_the_taste(parser):
+    assert ("user", "dislikes", "line dancing") in _claims(parser, "Honestly I find line dancing excruciating.")
+    assert not any(c[1] == "dislikes" for c in _claims(parser, "I find it unbearable."))
+
+
+def test_a_lowercase_name_in_a_chat(parser):
+    assert ("user", "location", "bukhara") in _claims(parser, "we've been in bukhara since june")
+    assert ("user", "location", "bukhara") not in _claims(parser, "we've been in trouble since june")
+
+
 @pytest.mark.parametrize("text", [
     "Before law school I was a waitress for three years.",  # how things were
     "I would move to Paris if the rent were lower.",  # a wish
