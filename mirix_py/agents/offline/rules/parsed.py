@@ -708,7 +708,7 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
         # between the verb and the feeling: the tagger parses them many ways)
         feel = next((t for t in head.doc[head.i + 1: head.i + 8] if t.lower_ in _FEELS), None)
         words = [t for t in head.doc[head.i + 1: feel.i] if t.dep_ != "det"] if feel is not None else []
-        if words and len(words) <= 5 and not any(t.pos_ in ("PRON", "PUNCT", "AUX") for t in words):
+        if feel is not None and words and len(words) <= 5 and not any(t.pos_ in ("PRON", "PUNCT", "AUX") for t in words):
             return [_claim(who, _FEELS[feel.lower_], head.doc[words[0].i: words[-1].i + 1].text)]
     if lemma in ("follow", "support") and not _negated(head):  # "I've followed the Toronto Maple Leafs my whole life"
         return [_claim(who, "likes", _phrase(c)) for c in head.children if c.dep_ == "dobj" and _proper(c)]
