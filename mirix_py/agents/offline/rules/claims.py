@@ -738,6 +738,7 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
     claims += [c for c in [*wed, *left] if not any(x.entity == c.entity and x.attribute == "relation" for x in claims)]
     if parser is not None:
         claims += _parsed_claims(text, speaker, parser, claims, stated, self_statements, subjects)
+    claims += _handed_over(claims, stated, speaker)
     out: list[Claim] = []
     seen: set[tuple[str, str, str, bool]] = set()
     for claim in claims:
@@ -745,6 +746,24 @@ def extract_claims(text: str, speaker: str | None = None, *, self_statements: bo
         if key not in seen:
             seen.add(key)
             out.append(claim)
+    return out
+
+
+# relations one person holds at a time: a new manager is no longer the old one's
+_ONE_AT_A_TIME = frozenset({"boss", "manager", "line manager", "supervisor", "team lead", "husband", "wife", "spouse",
+                            "fiance", "fiancé", "fiancee", "fiancée", "landlord", "landlady"})
+
+
+def _handed_over(claims: list[Claim], stated: Sequence[tuple[str, str]], speaker: str) -> list[Claim]:
+    """"Leilani's taken over Gunnar's team so she's my manager now": the person memory held as the speaker's
+    manager is no longer (one manager, one husband, one landlord at a time)."""
+    out = []
+    for claim in claims:
+        role = relations.relation_head(claim.value) if claim.attribute == "relation" and not claim.negated else ""
+        if claim.owner != speaker or claim.value.casefold() not in _ONE_AT_A_TIME and role not in _ONE_AT_A_TIME:
+            continue
+        out += [Claim(entity=name, attribute="relation", value=held, owner=speaker, negated=True) for name, held in stated
+                if name.casefold() != claim.entity.casefold() and relations.relation_head(held) == role]
     return out
 
 

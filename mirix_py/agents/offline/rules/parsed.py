@@ -22,6 +22,7 @@ from mirix_py.agents.offline.rules import frames
 from mirix_py.agents.offline.rules import people as relations
 from mirix_py.agents.offline.rules import semantic as entity_rules
 from mirix_py.agents.offline.rules.claims import Claim, is_profession
+from mirix_py.agents.offline.rules.core import is_job_word
 from mirix_py.agents.offline.rules.factset import NOT_JOBS
 
 __all__ = ["ClauseParser", "PreParsed", "read_claims", "worth_parsing"]
@@ -67,7 +68,9 @@ _WORTH_PARSING = re.compile(
     r"|\b(?:start(?:ed|s|ing)?|began|begun|doing|studying)\s+(?:my|his|her|their|a|an)\s+(?:\w+\s+)?(?:phd|masters?|master['’]s|"
     r"degree|doctorate|diploma|course|apprenticeship|residency|internship|bachelor['’]?s?|mba)\b"
     r"|\bfind\s+[^.!?]{1,40}\b(?:boring|tedious|unbearable|excruciating|dull|tiresome|relaxing|fascinating|soothing|therapeutic)\b"
-    r"|\bbeen\s+in\s+(?-i:[A-Z])|\bbeen\s+in\s+\w+\s+(?:since|for|now)\b|\b(?:faves?|favs?|go-to|top\s+pick|happy\s+place|passion|obsession)\b"
+    r"|\bbeen\s+in\s+(?-i:[A-Z])|\b(?:office|offices|headquarters|hq)\b|\b(?:called|named)\s+(?-i:[A-Z])"
+    r"|\b(?:stopped|stops|quit)\s+being\b|\bmy\s+(?:drink|tipple|poison|ride|brew)\b"
+    r"|\b(?:are|is)\s+(?:\w+\s+)?(?:delicious|amazing|brilliant|wonderful|incredible|addictive|disgusting|gross|vile|revolting|overrated|horrible|awful)\b|\b(?:friend|mate|pal|buddy|bestie)\s+now\b|\bbeen\s+in\s+\w+\s+(?:since|for|now)\b|\b(?:faves?|favs?|go-to|top\s+pick|happy\s+place|passion|obsession)\b"
     r"|\bmakes?\s+me\s+(?:\w+\s+)?(?:happy|calm|relaxed|content|joyful|alive|smile|peaceful)\b"
     r"|\bbrings?\s+me\s+(?:\w+\s+){0,2}(?:joy|peace|happiness|comfort|calm)\b|\bfirst\s+(?:day|week|month|shift)\s+at\b"
     r"|\b(?:landed|got|took|accepted|started|offered)\s+(?:a|an|the|my|his|her)\s+(?:\w+\s+)?(?:post|role|position|gig)\b"
@@ -109,6 +112,7 @@ _NOT_FOR_WORK = frozenset({"vote", "root", "cheer", "pray", "wait", "ask", "appl
                            "queue", "audition", "interview", "compete", "fight", "argue", "speak", "be", "have"})
 _QUOTES = ('"', "“", "”")
 _SELF = frozenset({"i"})
+_FRIENDS = frozenset({"friend", "mate", "pal", "buddy", "bestie"})
 _QUANTIFIERS = frozenset({"most", "many", "all", "some", "few", "several", "both", "no", "every", "lots", "plenty"})
 _HE_SHE = frozenset({"he", "she"})
 _MAX_VALUE_TOKENS = 8
@@ -398,7 +402,9 @@ class _Who:
 def _relation_of(token: Token) -> str | None:
     """"my (older) sister", "our daughter", "my half-brother": the relation words of a noun owned by the
     speaker, as written."""
-    if token.lower_ not in _RELATION_WORDS and token.lemma_.lower() not in _RELATION_WORDS:
+    # "my dentist", "my personal trainer": someone whose job serves the speaker is a relation too
+    if token.lower_ not in _RELATION_WORDS and token.lemma_.lower() not in _RELATION_WORDS and not (
+            token.pos_ == "NOUN" and is_job_word(token.lower_) and token.lower_ not in NOT_JOBS):
         return None
     left = [t for t in token.subtree if t.i < token.i]
     owner = [t for t in left if t.dep_ == "poss" and t.lower_ in ("my", "our")]
@@ -515,6 +521,9 @@ def _place_claims(head: Token, who: _Who, attribute: str, preps: Iterable[str], 
     # "lives in the house in Shiraz", "moved into a flat in Leith": the place the home is in
     found += [(p, o) for p, home in list(found) if home.lemma_ in _HOMES for q, o in _preps(home) if q in _NEAR
               for p in [p if p in preps else "in"] if p in preps]
+    # "is living by the Caspian in Rasht now": the town named after what the home is by
+    found += [("in", o) for p, near in list(found) if p in ("by", "near", "on", "outside") and "in" in preps
+              for q, o in _preps(near) if q == "in"]
     for prep, obj in found:
         if prep in preps and _proper(obj) and not frames.is_time_name(_phrase(obj)):  # "got her own place in March"
             value = _phrase(obj)
@@ -569,13 +578,37 @@ def _role(noun: Token) -> bool:
         and not any(c.dep_ == "poss" for c in noun.children)
 
 
+_WORKPLACES = frozenset({"office", "offices", "headquarters", "hq", "branch", "lab", "plant", "factory", "site", "campus",
+                         "studio", "warehouse", "depot", "store", "shop", "clinic", "hospital", "school"})
+_FIRM_NOUNS = frozenset({"startup", "start-up", "company", "firm", "fintech", "agency", "charity", "bank", "consultancy",
+                         "studio", "nonprofit", "business", "brand", "outfit", "place"})
+
+
+def _firm_at(prep: Token) -> str | None:
+    """Who one is with, said by where: "at Nintendo's Kyoto office" (a workplace owned by a name), "at a tiny
+    fintech called Paystack" (a firm named after it)."""
+    for obj in (o for o in prep.children if o.dep_ == "pobj"):
+        owner = next((c for c in obj.children if c.dep_ == "poss" and _proper(c)), None)
+        if obj.lower_ in _WORKPLACES and owner is not None:
+            return _phrase(owner)
+        if obj.lower_ in _FIRM_NOUNS or obj.lemma_.lower() in _FIRM_NOUNS:
+            named = [n for c in obj.children if c.dep_ == "acl" and c.lemma_ in ("call", "name")
+                     for n in c.children if n.dep_ in ("oprd", "attr", "xcomp", "dobj") and _proper(n)]
+            if named:
+                return _phrase(named[0])
+    return None
+
+
 def _copula_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
     out: list[Claim] = []
     for child in head.children:
         if child.dep_ == "attr":
             relation = _relation_of(child)
+            befriended = child.lower_ in _FRIENDS and any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in child.children)
             if relation and not who.about_speaker:
                 out.append(Claim(entity=who.entity, attribute="relation", value=relation, owner="user", negated=ended))
+            elif befriended and not who.about_speaker and not _negated(head):  # "she's a proper friend now"
+                out.append(Claim(entity=who.entity, attribute="relation", value=child.lower_, owner="user"))
             elif child.lower_ == "sucker" and not _negated(head):  # "a total sucker for pastéis de nata"
                 out += [_claim(who, "likes", _phrase(obj)) for prep, obj in _preps(child) if prep == "for"]
             elif child.lower_ == "fan":
@@ -596,6 +629,8 @@ def _copula_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
                 out += _place_claims(child, who, "location", ("in",), ended)
             elif child.lower_ == "allergic":
                 out += [_claim(who, "allergy", _phrase(obj)) for prep, obj in _preps(child) if prep == "to"]
+        elif child.dep_ == "prep" and child.lower_ == "at" and not _negated(head) and (firm := _firm_at(child)) is not None:
+            out.append(_claim(who, "employer", firm, negated=ended))  # "has been at Nintendo's Kyoto office since …"
         elif child.dep_ == "prep" and not _negated(head):
             objs = [o for o in child.children if o.dep_ == "pobj"]
             if not objs or not _proper(objs[0]):
@@ -626,6 +661,11 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
                  for owner in [next((c for c in obj.children if c.dep_ == "poss" and _proper(c)), None)]
                  if _proper(obj) or owner is not None]
         return out + [_claim(who, "employer", _phrase(firm), negated=ended) for firm in firms]
+    if lemma in ("stop", "quit") and not who.about_speaker:  # "Sunita stopped being my personal trainer"
+        being = [c for c in head.children if c.dep_ in ("xcomp", "ccomp") and c.lemma_ == "be"]
+        ended_as = [r for b in being for c in b.children if c.dep_ == "attr" for r in [_relation_of(c)] if r]
+        if ended_as:
+            return [Claim(entity=who.entity, attribute="relation", value=ended_as[0], owner="user", negated=True)]
     if lemma == "retire" and not passive:  # the job ends, whatever it was
         return [_claim(who, "occupation", "", negated=True), _claim(who, "employer", "", negated=True)]
     if lemma in ("leave", "quit") and not _negated(head):  # "left Ford": a job or a home ends, whichever it was
@@ -671,9 +711,11 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
     if lemma in _HIRED and passive:  # "got hired by Novartis as a research scientist", "was headhunted by Shell"
         jobs = [c for prep, obj in _preps(head) if prep == "as" for c in _job_claims(obj, who, False, role=True)]
         return _place_claims(head, who, "employer", ("by", "at"), False) + jobs
-    if lemma == "join" and not ended:
+    if lemma == "join" and not ended:  # "joined KPMG", "joined Infosys's Pune office"
         return [_claim(who, "employer", _phrase(c)) for c in head.children
-                if c.dep_ == "dobj" and _proper(c) and frames.is_organisation(_phrase(c))]
+                if c.dep_ == "dobj" and _proper(c) and frames.is_organisation(_phrase(c))] + [
+            _claim(who, "employer", _phrase(o)) for c in head.children if c.dep_ == "dobj" and c.lower_ in _WORKPLACES
+            for o in c.children if o.dep_ == "poss" and _proper(o)]
     if lemma in ("take", "get", "land", "accept", "start", "find") and not _negated(head):
         out = []
         for c in head.children:
@@ -857,6 +899,9 @@ def _as_role_claims(head: Token, subject: Token, who: _Who) -> list[Claim]:
 
 _FAVES = frozenset({"favorite", "favourite", "fave", "fav", "faves", "favs", "favorites", "favourites", "passion", "thing",
                     "obsession", "jam", "pick", "go", "to"})
+_MY_PICK = frozenset({"drink", "tipple", "poison", "ride", "car", "brew"})
+_VERDICTS = {**dict.fromkeys(("delicious", "amazing", "brilliant", "wonderful", "incredible", "addictive"), "likes"),
+             **dict.fromkeys(("disgusting", "gross", "vile", "revolting", "overrated", "horrible", "awful"), "dislikes")}
 _HAPPY = frozenset({"happy", "calm", "relaxed", "content", "joyful", "alive", "smile", "peaceful"})
 _JOY = frozenset({"joy", "peace", "happiness", "comfort", "calm"})
 
@@ -877,7 +922,12 @@ def _speakers_taste(head: Token, subject: Token, speaker: str) -> list[Claim]:
     if head.tag_ == "VBD" or subject.pos_ == "PRON" or subject.lower_ in _SOME:
         return []
     me = _Who(speaker, True)
+    bare = subject.tag_ in ("NNS", "NNPS") and not any(c.dep_ in ("det", "poss", "nummod") for c in subject.children)
     for child in head.children:
+        if child.dep_ == "acomp" and bare and child.lower_ in _VERDICTS:  # "Anchovies, it turns out, are delicious"
+            return [_claim(me, _VERDICTS[child.lower_], _phrase(subject))]
+        if child.dep_ == "attr" and child.lemma_ in _MY_PICK and any(c.dep_ == "poss" and c.lower_ == "my" for c in child.children):
+            return [_claim(me, "prefers", _thing(subject))]  # "cider's my drink these days"
         if child.dep_ not in ("attr", "acomp"):
             continue
         owned = [child, *(o for p, o in _preps(child) if p == "of" and child.lower_ == "one")]  # "one of my faves"

@@ -273,6 +273,32 @@ def test_a_lowercase_name_in_a_chat(parser):
     assert ("user", "location", "bukhara") not in _claims(parser, "we've been in trouble since june")
 
 
+def test_a_firm_named_by_its_office_or_after_it(parser):
+    assert ("Ayumi", "employer", "Nintendo") in _claims(parser, "Ayumi has been at Nintendo's Kyoto office since May.")
+    assert ("user", "employer", "Paystack") in _claims(parser, "I'm at a tiny fintech called Paystack now.")
+    assert ("user", "employer", "Infosys") in _claims(parser, "In March I joined Infosys's Pune office.")
+
+
+def test_relations_that_change(parser):
+    assert ("Sunita", "relation", "friend") in _claims(parser, "Sunita moved gyms, but she's a proper friend now.")
+    found = extract_claims("Sunita stopped being my personal trainer in the spring.", "user", parser=parser)
+    assert ("Sunita", "relation", "personal trainer", True) in {(c.entity, c.attribute, c.value, c.negated) for c in found}
+
+
+def test_a_new_manager_is_no_longer_the_old_ones():
+    found = extract_claims("Leilani is my manager now.", "user", people=[("Gunnar", "manager"), ("Tom", "brother")])
+    assert {(c.entity, c.value, c.negated) for c in found} == {("Leilani", "manager", False), ("Gunnar", "manager", True)}
+
+
+def test_a_town_named_after_what_a_home_is_by(parser):
+    assert ("Farhad", "location", "Rasht") in _claims(parser, "Farhad sold up and is living by the Caspian in Rasht now.")
+
+
+def test_a_verdict_on_a_kind_of_thing(parser):
+    assert ("user", "dislikes", "Olives") in _claims(parser, "Olives are disgusting.")
+    assert _claims(parser, "The olives were disgusting.") == set()  # one dish, once
+
+
 @pytest.mark.parametrize("text", [
     "Before law school I was a waitress for three years.",  # how things were
     "I would move to Paris if the rent were lower.",  # a wish
