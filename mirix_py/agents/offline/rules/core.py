@@ -9,6 +9,7 @@ Each rule is anchored on an explicit first-person cue and the captured object is
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from mirix_py.agents.offline.rules.job_words import WORDNET_JOB_WORDS
 
@@ -101,6 +102,7 @@ _NOT_AGENT_JOBS = frozenset(
 )
 
 
+@lru_cache(maxsize=8192)
 def is_job_word(word: str) -> bool:
     """True when `word` names a job: a known job word, an agent noun by its ending ("translator",
     "zookeeper", "pharmacist"), or a compound or prefixed form of a job word ("headteacher",

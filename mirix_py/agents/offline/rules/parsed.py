@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from mirix_py.agents.offline.rules import frames
@@ -70,7 +71,7 @@ _WORTH_PARSING = re.compile(
     r"|\bfind\s+[^.!?]{1,40}\b(?:boring|tedious|unbearable|excruciating|dull|tiresome|relaxing|fascinating|soothing|therapeutic)\b"
     r"|\bbeen\s+in\s+(?-i:[A-Z])|\b(?:office|offices|headquarters|hq)\b|\b(?:called|named)\s+(?-i:[A-Z])"
     r"|\b(?:stopped|stops|quit)\s+being\b|\bmy\s+(?:drink|tipple|poison|ride|brew)\b"
-    r"|\b(?:are|is)\s+(?:\w+\s+)?(?:delicious|amazing|brilliant|wonderful|incredible|addictive|disgusting|gross|vile|revolting|overrated|horrible|awful)\b|\b(?:friend|mate|pal|buddy|bestie)\s+now\b|\bbeen\s+in\s+\w+\s+(?:since|for|now)\b|\b(?:faves?|favs?|go-to|top\s+pick|happy\s+place|passion|obsession)\b"
+    r"|\b\w+s(?:,[^,]{1,30},)?\s+are\s+(?:\w+\s+)?(?:delicious|amazing|brilliant|wonderful|incredible|addictive|disgusting|gross|vile|revolting|overrated|horrible|awful)\b|\b(?:friend|mate|pal|buddy|bestie)\s+now\b|\bbeen\s+in\s+\w+\s+(?:since|for|now)\b|\b(?:faves?|favs?|go-to|top\s+pick|happy\s+place)\b|\bis\s+(?:\w+\s+)?my\s+(?:\w+\s+)?(?:passion|obsession)\b"
     r"|\bmakes?\s+me\s+(?:\w+\s+)?(?:happy|calm|relaxed|content|joyful|alive|smile|peaceful)\b"
     r"|\bbrings?\s+me\s+(?:\w+\s+){0,2}(?:joy|peace|happiness|comfort|calm)\b|\bfirst\s+(?:day|week|month|shift)\s+at\b"
     r"|\b(?:landed|got|took|accepted|started|offered)\s+(?:a|an|the|my|his|her)\s+(?:\w+\s+)?(?:post|role|position|gig)\b"
@@ -78,6 +79,7 @@ _WORTH_PARSING = re.compile(
 )
 
 
+@lru_cache(maxsize=16384)
 def worth_parsing(sentence: str) -> bool:
     """True when a sentence holds a word of a predicate `read_claims` reads."""
     return bool(_WORTH_PARSING.search(sentence))
@@ -402,13 +404,13 @@ class _Who:
 def _relation_of(token: Token) -> str | None:
     """"my (older) sister", "our daughter", "my half-brother": the relation words of a noun owned by the
     speaker, as written."""
-    # "my dentist", "my personal trainer": someone whose job serves the speaker is a relation too
-    if token.lower_ not in _RELATION_WORDS and token.lemma_.lower() not in _RELATION_WORDS and not (
-            token.pos_ == "NOUN" and is_job_word(token.lower_) and token.lower_ not in NOT_JOBS):
-        return None
     left = [t for t in token.subtree if t.i < token.i]
     owner = [t for t in left if t.dep_ == "poss" and t.lower_ in ("my", "our")]
     if not owner:
+        return None
+    # "my dentist", "my personal trainer": someone whose job serves the speaker is a relation too
+    if token.lower_ not in _RELATION_WORDS and token.lemma_.lower() not in _RELATION_WORDS and not (
+            token.pos_ == "NOUN" and is_job_word(token.lower_) and token.lower_ not in NOT_JOBS):
         return None
     words = token.doc[owner[-1].i + 1: token.i]
     if any(t.dep_ not in ("amod", "compound", "punct", "advmod") for t in words):
