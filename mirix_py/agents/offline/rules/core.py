@@ -271,6 +271,8 @@ def _preference_facts(text: str) -> list[tuple[int, str]]:
         if ok(m, obj):
             facts.append((m.start(), f"is a fan of {_third_person(obj)}"))
     for m in _FAVORITE.finditer(text):
+        if any(w.lower() in _CLAUSE_WORDS for w in m.group("what").split()[1:]):
+            continue  # "my favourite book since I was nine": the value is in a clause of its own
         what = _clip(m.group("what")).lower()
         obj = _favorite_object(_clip(m.group("obj")))
         if _good_favorite(what, obj) and not _question(text, m.start()):
@@ -289,10 +291,17 @@ def _favorite_object(obj: str) -> str:
     return obj[m.end():] if m else obj
 
 
+# "my favourite book since I was nine": a clause inside the kind; "my favourite city is over": an end, not a value
+_CLAUSE_WORDS = frozenset("since when as because if that which while until i we".split())
+_NO_FAVORITE = frozenset("over done gone finished history dead out back ended".split())
+
+
 def _good_favorite(what: str, obj: str) -> bool:
     if not what or not obj or len(what.split()) > 3 or len(obj.split()) > 10:
         return False
     if what.split()[0] in _NOT_FAVORITE_KINDS:
+        return False
+    if obj.strip().lower().rstrip(".!") in _NO_FAVORITE:
         return False
     return not _NON_PREFERENCE_OBJECTS.match(obj) and not re.match(r"(?i)^(?:when|how|what|where|being)\b", obj)
 

@@ -115,6 +115,7 @@ _NOT_FOR_WORK = frozenset({"vote", "root", "cheer", "pray", "wait", "ask", "appl
 _QUOTES = ('"', "“", "”")
 _SELF = frozenset({"i"})
 _FRIENDS = frozenset({"friend", "mate", "pal", "buddy", "bestie"})
+_NOTHING = frozenset({"anything", "everything", "nothing", "something", "it", "that", "this", "them"})
 _QUANTIFIERS = frozenset({"most", "many", "all", "some", "few", "several", "both", "no", "every", "lots", "plenty"})
 _HE_SHE = frozenset({"he", "she"})
 _MAX_VALUE_TOKENS = 8
@@ -339,8 +340,12 @@ def _result(clause: Token) -> bool:
 
 
 def _unreal(head: Token) -> bool:
-    """A wish, a plan, a condition or a question word: the clause says nothing of how things are."""
+    """A wish, a plan, a condition or a question word: the clause says nothing of how things are ("we might sell
+    up and move to the Dordogne": a joined verb without its own subject goes with the first one's modal)."""
     if head.lemma_ in _WISH_VERBS:
+        return True
+    if head.dep_ == "conj" and head.head.pos_ in ("VERB", "AUX") and not any(
+            c.dep_ in ("nsubj", "nsubjpass", "aux") for c in head.children) and _unreal(head.head):
         return True
     if head.tag_ == "VBG" and head.dep_ == "ROOT" and not any(c.dep_ == "aux" for c in head.children):
         return True  # a fragment ("Moving to Leeds?"), not "has been working as"
@@ -541,6 +546,8 @@ def _job_claims(noun: Token, who: _Who, ended: bool, *, role: bool = False) -> l
     words do not hold) is who a named person is."""
     if any(c.dep_ == "poss" for c in noun.children) or noun.i > 0 and noun.nbor(-1).text == "-":
         return []
+    if any(c.dep_ == "det" and c.lower_ == "no" for c in noun.children):
+        return []  # "I'm no writer like you"
     job = _phrase(noun)
     if noun.lower_ in _DIETS:
         return [_claim(who, "occupation", noun.lower_, negated=ended)]
@@ -615,7 +622,7 @@ def _copula_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
                 out += [_claim(who, "likes", _phrase(obj)) for prep, obj in _preps(child) if prep == "for"]
             elif child.lower_ == "fan":
                 for prep, obj in _preps(child):
-                    if prep == "of":
+                    if prep == "of" and obj.lower_ not in _NOTHING:
                         out.append(_claim(who, "dislikes" if _negated(head) and not ended else "likes", _phrase(obj),
                                           negated=ended))
             elif child.lemma_ == "resident" and not _negated(head):  # "is officially a resident of Goa now"
@@ -629,8 +636,9 @@ def _copula_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
                 out += _keen_claims(child, who)
             elif child.lower_ == "based":  # "is based in Limerick", parsed as an adjective
                 out += _place_claims(child, who, "location", ("in",), ended)
-            elif child.lower_ == "allergic":
-                out += [_claim(who, "allergy", _phrase(obj)) for prep, obj in _preps(child) if prep == "to"]
+            elif child.lower_ == "allergic" and not _negated(head):  # not "I'm not allergic to anything"
+                out += [_claim(who, "allergy", _phrase(obj)) for prep, obj in _preps(child) if prep == "to"
+                        and obj.lower_ not in _NOTHING]
         elif child.dep_ == "prep" and child.lower_ == "at" and not _negated(head) and (firm := _firm_at(child)) is not None:
             out.append(_claim(who, "employer", firm, negated=ended))  # "has been at Nintendo's Kyoto office since …"
         elif child.dep_ == "prep" and not _negated(head):
@@ -778,6 +786,9 @@ def _objects(head: Token) -> list[Token]:
     found = [c for c in found if c.lower_ not in ("it", "this", "that", "them", "him", "her")
              and not any(d.dep_ == "poss" and d.lower_ in ("his", "her", "their", "your", "its") for d in c.children)  # "his tech"
              and not (c.pos_ == "NOUN" and any(d.dep_ == "det" and d.lower_ in ("the", "this", "that") for d in c.children))][:1]
+    # "I love having them around": an activity done to something named before is no taste of its own
+    found = [c for c in found if not (c.tag_ == "VBG" and any(d.dep_ in ("dobj", "nsubj") and d.lower_ in _NOTHING
+                                                              for d in c.children))]
     # "I love going on road trips, exploring and hiking": each activity joined to the first
     return found + [c for f in found if f.tag_ == "VBG" for c in f.conjuncts if c.tag_ == "VBG"]
 

@@ -100,6 +100,7 @@ _TRAILING = re.compile(r"(?i)(?:\s+(?:too|now|though|lol|haha|and|or|the|a|an|of
 _BAD_COPULA_REST = re.compile(
     r"(?i)^(?:a|an|the)\s+(?:bit|little|lot|few|couple|kind|sort|way|thing|time|moment|reason|"
     r"one|same|best\s+(?:part|thing|way)|only\s+(?:one|way|thing))\b"
+    r"|^(?:a|an|the)\s+(?:[\w-]+\s+){1,2}(?:I|we)\s"  # "Azul is the board game I love most": the speaker's taste
 )
 
 

@@ -395,3 +395,12 @@ def test_an_adverb_between_is_and_the_relation():
 def test_a_lodger_is_a_relation_and_a_number_no_name():
     assert ("Mehmet", "relation", "lodger", False) in _facts("Our lodger Mehmet is a courier with DHL.")
     assert not any(f[0] == "Twenty" for f in _facts("Twenty years without a word! She's a vet in Tasmania now."))
+
+
+@pytest.mark.parametrize("text", [
+    "Three days in Granada, and Barcelona's reign as my favourite city is over.",  # an end, not a value
+    "It's been my favourite book since I was nine.",  # the value is in a clause of its own
+    "Ticket to Ride is gathering dust; Azul is the board game I love most now.",  # no fact about Azul itself
+])
+def test_no_favourite_read_from_an_end_or_a_clause(text):
+    assert not any(f[1].startswith("favorite") and f[2] in ("over", "nine") or f[1] == "is" for f in _facts(text))

@@ -306,6 +306,10 @@ def test_a_verdict_on_a_kind_of_thing(parser):
     "My cousin just took a job at Bosch.",  # a relative nobody named
     'He said, "I\'m a pilot," but nobody believed him.',  # a quote
     "Would you ever live in Canada?",  # a question
+    "Once the kids have left home, we might sell up and move to the Dordogne.",  # a plan, through "and"
+    "As far as I know I'm not allergic to anything.",  # no allergy
+    "I'm no writer like you, but something awesome happened.",  # no job
+    "I'm a big fan of them and I really love having them around.",  # things named before
 ])
 def test_what_states_nothing(parser, text):
     assert _read(parser, text) == set()
