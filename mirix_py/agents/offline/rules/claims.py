@@ -775,6 +775,7 @@ _PICTOGRAPHS = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200D]+")
 # a quoted span: "…", “…” or '…', opened after a space, a colon or a bracket and closed before a space or a stop
 # (an apostrophe before a letter is part of a word: 'I'm a pilot')
 _QUOTED = re.compile(r"""(?:^|(?<=[\s:(]))(?P<open>["“‘'])(?P<body>(?:[^"“”‘’'\n]|['’](?=[A-Za-z]))+?)(?P<close>["”’'])(?=$|[\s.,;:!?)])""")
+_IN_LAW = re.compile(r"(?i)\b(mother|father|sister|brother|son|daughter|parents?)\s+in\s+law\b")
 _FIRST_PERSON_WORD = re.compile(r"(?i)\b(?:I|I['’]m|my|me|we|our)\b")
 _TITLE_SMALL_WORDS = frozenset("a an the of in on at to for and or but with from by".split())
 
@@ -793,6 +794,7 @@ def typed_text(text: str) -> str:
     """A message as the rules read it: a lowercase "i" as "I", emoji as a space ("obsessed with padel rn 🎾"
     is read as words; the parser tags a pictograph as a word), and a quoted clause as "…" (`_unquoted`).
     Everything else is kept."""
+    text = _IN_LAW.sub(lambda m: f"{m.group(1)}-in-law", text)  # "my mother in law Hiroko"
     return _QUOTED.sub(_unquoted, _PICTOGRAPHS.sub(" ", _LOWER_I.sub("I", text)))
 
 

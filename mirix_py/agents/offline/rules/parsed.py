@@ -62,15 +62,17 @@ _WORTH_PARSING = re.compile(
     r"name['’]s|favou?rite|rent(?:s|ed|ing)?|hails?|recruited|headhunted|poached|employed|obsessed|hooked|follow(?:s|ed)?|support(?:s|ed)?|abide|intoleran\w*|co?eliac|grew|raised|born|"
     r"teach(?:es|ing)?|stud(?:y|ies|ying)|hired|join(?:s|ed)?|jobs?|lov(?:e|es)|lik(?:e|es)|enjoys?|adores?|hates?|"
     r"dislikes?|detests?|loathes?|prefers?|stand|stomach|retir(?:e|ed|es|ing)|left|leaves?|quit|fan|allergic|vegan|"
-    r"vegetarian|pescatarian|where|from|into|lured|tempted|wooed|sucker|birthday|defected|transferred|(?:re)?qualified|retrained|became|becoming|signed\s+on|signed\s+(?:my|a|the|his|her)\s+(?:new\s+)?contract|roots|turn(?:ed|s|ing)?\s+\d+)\b"
+    r"vegetarian|pescatarian|where|from|into|lured|tempted|wooed|sucker|birthday|defected|transferred|(?:re)?qualified|retrained|became|becoming|signed\s+on|signed\s+(?:my|a|the|his|her)\s+(?:new\s+)?contract|roots|turn(?:ed|s|ing)?\s+(?:\d+|\w+ty|\w+teen|ten|eleven|twelve))\b"
     r"|\b(?:is|am|are|['’](?:s|m|re))\s+(?:now\s+|still\s+|officially\s+)?(?:a|an|my|our)\b"
     r"|\b(?:start(?:ed|s|ing)?|began|begun)\s+as\b|^\W*as\s+an?\b|\bbeen\s+an?\b|,\s*(?:my|our)\s|\bthe\s+\w+\s+i\s+[^.!?]*\b(?:most|first|best|more\s+than\s+any)\b"
     r"|\bfor\s+(?:the\s+)?(?-i:[A-Z])|\bdoing\s+(?:my|a|an|his|her|their)\b|\bhome\s+is\s+(?-i:[A-Z])|\b(?:set\s+up|made)\s+(?:a\s+)?home\b|^\W*been\s+an?\b"
     r"|\b(?:start(?:ed|s|ing)?|began|begun|doing|studying)\s+(?:my|his|her|their|a|an)\s+(?:\w+\s+)?(?:phd|masters?|master['’]s|"
     r"degree|doctorate|diploma|course|apprenticeship|residency|internship|bachelor['’]?s?|mba)\b"
-    r"|\bfind\s+[^.!?]{1,40}\b(?:boring|tedious|unbearable|excruciating|dull|tiresome|relaxing|fascinating|soothing|therapeutic)\b"
+    r"|\bfinds?\s+[^.!?]{1,40}\b(?:boring|tedious|unbearable|excruciating|dull|tiresome|slimy|disgusting|gross|revolting|annoying|"
+    r"relaxing|fascinating|soothing|therapeutic)\b"
     r"|\bbeen\s+in\s+(?-i:[A-Z])|\b(?:office|offices|headquarters|hq)\b|\b(?:called|named)\s+(?-i:[A-Z])"
-    r"|\b(?:stopped|stops|quit)\s+being\b|\bmy\s+(?:drink|tipple|poison|ride|brew)\b"
+    r"|\b(?:stopped|stops|quit)\s+being\b|\bpassionate\b|\bmy\s+(?:love|passion)\s+(?:of|for)\b|\bbecome\s+my\b|\breading\s+\w+(?:\s+\w+)?\s+at\b"
+    r"|\bas\s+an?\s+\w+(?:\s+\w+)?\s*[.,!]|\blove\s+how\b|\bmy\s+(?:drink|tipple|poison|ride|brew)\b"
     r"|\b\w+s(?:,[^,]{1,30},)?\s+are\s+(?:\w+\s+)?(?:delicious|amazing|brilliant|wonderful|incredible|addictive|disgusting|gross|vile|revolting|overrated|horrible|awful)\b|\b(?:friend|mate|pal|buddy|bestie)\s+now\b|\bbeen\s+in\s+\w+\s+(?:since|for|now)\b|\b(?:faves?|favs?|go-to|top\s+pick|happy\s+place)\b|\bis\s+(?:\w+\s+)?my\s+(?:\w+\s+)?(?:passion|obsession)\b"
     r"|\bmakes?\s+me\s+(?:\w+\s+)?(?:happy|calm|relaxed|content|joyful|alive|smile|peaceful)\b"
     r"|\bbrings?\s+me\s+(?:\w+\s+){0,2}(?:joy|peace|happiness|comfort|calm)\b|\bfirst\s+(?:day|week|month|shift)\s+at\b"
@@ -153,6 +155,8 @@ def read_claims(docs: Sequence[Doc], speaker: str, *, people: Mapping[str, str] 
     return out
 
 
+_ALLERGY_SEVERITY = frozenset({"severe", "serious", "bad", "mild", "slight", "nasty", "deadly", "life-threatening", "real",
+                               "food", "seasonal", "terrible", "awful", "horrible", "strong"})
 _ALLERGY_NOUNS = frozenset({"allergy", "allergies", "intolerance"})
 _ALLERGY_CUES = frozenset({"allergic", "allergy", "intolerant", "intolerance", "coeliac", "celiac", "anaphylactic"})
 
@@ -170,9 +174,15 @@ def _noun_claims(sent: Any, speaker: str, people: Mapping[str, str], last: list[
             out.append(Claim(entity=_name_of(token.head) or "", attribute="relation", value=_relation_of(token) or "",
                              owner=speaker))
         if token.lower_ in _ALLERGY_NOUNS:
-            what = [c for c in token.children if c.dep_ in ("compound", "amod", "nmod") and c.pos_ in ("NOUN", "PROPN")]
+            what = [c for c in token.children if c.dep_ in ("compound", "amod", "nmod") and c.pos_ in ("NOUN", "PROPN")
+                    or c.dep_ == "amod" and c.pos_ == "ADJ" and c.lower_ not in _ALLERGY_SEVERITY]
             owner = next((c for c in token.children if c.dep_ == "poss"), None)
-            if owner is None and token.dep_ == "dobj" and token.head.lemma_ == "have" and not _unreal(token.head):
+            main_subject = _subject(sent.root)
+            if owner is None and any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in token.children) \
+                    and main_subject is not None and main_subject.lower_ in _SELF:
+                # "I read every label because of a sulphite allergy": the speaker's
+                who = _Who(speaker, True) if self_statements else None
+            elif owner is None and token.dep_ == "dobj" and token.head.lemma_ == "have" and not _unreal(token.head):
                 owner = _subject(token.head)  # "My husband Oskar has a serious mustard allergy"
                 who = _resolve(owner, speaker, people, last, self_statements) if owner is not None else None
             else:
@@ -185,6 +195,10 @@ def _noun_claims(sent: Any, speaker: str, people: Mapping[str, str], last: list[
             words = [t.text for t in token.subtree if t.i <= token.i and t.dep_ in ("compound", "amod") and t.lower_ not in (
                 "favorite", "favourite")] + [token.text]
             out.append(_claim(_Who(speaker, True), "likes", " ".join(words)))
+        elif token.lemma_ in ("love", "passion") and token.pos_ == "NOUN" and self_statements \
+                and any(c.dep_ == "poss" and c.lower_ == "my" for c in token.children):
+            out += [_claim(_Who(speaker, True), "likes", _phrase(o)) for p, o in _preps(token) if p in ("of", "for")
+                    and o.pos_ in ("NOUN", "PROPN") and o.lower_ not in _NOTHING][:1]  # "share my love of gaming"
         elif token.lemma_ in ("day", "week", "month", "shift") and any(c.lower_ == "first" for c in token.children):
             # "today was my first day at Lonza": where the owner works now
             owner = next((c for c in token.children if c.dep_ == "poss"), None)
@@ -689,6 +703,10 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
         found = _place_claims(head, who, "location", ("to",), False)
         return [replace(c, attribute="employer") if lemma == "defect" else c for c in found]
     # "requalifie": the lemmatizer's form of "requalified"
+    if lemma == "become" and not who.about_speaker and not _negated(head):  # "she's become my closest friend"
+        became = [r for c in head.children if c.dep_ in ("attr", "oprd") for r in [_relation_of(c)] if r]
+        if became:
+            return [Claim(entity=who.entity, attribute="relation", value=became[0], owner="user")]
     if lemma in ("qualify", "requalify", "requalifie", "retrain", "become") and not ended and not _negated(head):
         # "he's qualified as a sign language interpreter", "requalified as an audiologist", "became a GP"
         roles = [o for p, o in _preps(head) if p == "as"] + [c for c in head.children if c.dep_ in ("attr", "oprd")]
@@ -701,15 +719,26 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
     if lemma == "sign" and "on" in particle and not _negated(head):  # "signed on with Air New Zealand as a baggage handler"
         jobs = [c for p, o in _preps(head) if p == "as" for c in _job_claims(o, who, False, role=True)]
         return [_claim(who, "employer", _phrase(o)) for p, o in _preps(head) if p == "with" and _proper(o)][:1] + jobs
-    if lemma in ("turn",) and who.about_speaker and not _negated(head):  # "I turn 40 on the 9th of August"
+    if lemma in ("turn",) and not _negated(head) and head.tag_ in ("VBZ", "VBP"):  # "I turn 40 on the 9th of August"
         if any(c.dep_ in ("dobj", "attr", "npadvmod") and c.pos_ == "NUM" for c in head.children):
             return [_claim(who, "birthday", head.doc[o.left_edge.i: o.right_edge.i + 1].text.removeprefix("the "))
                     for p, o in _preps(head) if p == "on"][:1]
     if lemma == "grow" and "up" in particle or lemma in ("raise", "bring") and passive:
         return _place_claims(head, who, "origin", ("in",), False)
     if lemma == "bear" and (passive or head.dep_ == "ROOT" and head.tag_ == "VBN" and _subject(head) is None):
-        # "was born in Lwów"; a message's "Born and bred in Glasgow, me."
-        return _place_claims(head, who, "born", ("in",), False)
+        # "was born in Lwów"; a message's "Born and bred in Glasgow, me."; "born on the 17th of November"
+        dates = [o for p, o in _preps(head) if p == "on" and any(
+            frames.is_time_name(t.text) for t in o.subtree) and any(t.like_num or t.text[:1].isdigit() for t in o.subtree)]
+        if dates:
+            return [_claim(who, "birthday", head.doc[dates[0].left_edge.i: dates[0].right_edge.i + 1].text.removeprefix("the "))]
+        return _place_claims(head, who, "born", ("in",), False) or [  # "born in the back of a taxi in kano"
+            c for p, o in _preps(head) if p == "in" and not _proper(o) for q, place in _preps(o) if q == "of"
+            for c in _place_claims(place, who, "born", ("in",), False)][:1]
+    if lemma == "read" and head.tag_ in ("VBG", "VBZ", "VBP") and not ended and any(
+            c.dep_ == "dobj" and not any(d.dep_ in ("det", "poss", "nummod") for d in c.children) for c in head.children):
+        # "I'm reading marine biology at Plymouth": a subject studied (a book read has an article)
+        return [c for h in [head, *(c for c in head.children if c.dep_ == "dobj")]
+                for c in _place_claims(h, who, "employer", ("at",), False)][:1]
     if lemma in ("teach", "study", "lecture") and not ended:  # "is studying veterinary medicine at the University of X"
         return [c for h in [head, *(c for c in head.children if c.dep_ == "dobj")]
                 for c in _place_claims(h, who, "employer", ("at",), False)][:1]
@@ -779,9 +808,13 @@ def _verb_claims(head: Token, who: _Who, ended: bool) -> list[Claim]:
 
 
 def _objects(head: Token) -> list[Token]:
-    """What a verb of taste takes: a noun ("olives"), or an activity ("running", "to swim")."""
+    """What a verb of taste takes: a noun ("olives"), an activity ("running", "to swim"), or what a clause of
+    "how" is about ("I love how video games spark your imagination")."""
     found = [c for c in head.children if c.dep_ == "dobj" and c.pos_ in ("NOUN", "PROPN")
              or c.dep_ in ("xcomp", "dobj") and c.tag_ == "VBG"]
+    found += [s for c in head.children if c.dep_ == "ccomp" and any(m.lower_ == "how" for m in c.children)
+              for s in c.children if s.dep_ == "nsubj" and s.pos_ in ("NOUN", "PROPN") and s.tag_ in ("NNS", "NN", "NNP")
+              and not any(d.dep_ in ("det", "poss") for d in s.children)]
     # "the job", "that place": a thing named before, not a taste
     found = [c for c in found if c.lower_ not in ("it", "this", "that", "them", "him", "her")
              and not any(d.dep_ == "poss" and d.lower_ in ("his", "her", "their", "your", "its") for d in c.children)  # "his tech"
@@ -850,17 +883,20 @@ def _relative_taste(head: Token, subject: Token, speaker: str, people: Mapping[s
     return None
 
 
-_FEELS = {**dict.fromkeys(("boring", "tedious", "unbearable", "excruciating", "dull", "tiresome"), "dislikes"),
+_FEELS = {**dict.fromkeys(("boring", "tedious", "unbearable", "excruciating", "dull", "tiresome", "slimy", "disgusting",
+                           "gross", "revolting", "annoying"), "dislikes"),
           **dict.fromkeys(("relaxing", "fascinating", "soothing", "therapeutic"), "likes")}
-_KEEN = frozenset({"obsessed", "hooked", "crazy", "mad", "nuts", "addicted"})
+_KEEN = frozenset({"obsessed", "hooked", "crazy", "mad", "nuts", "addicted", "passionate"})
 
 
 def _keen_claims(word: Token, who: _Who) -> list[Claim]:
     """"obsessed with padel", "hooked on sudoku": a taste."""
     if word.lower_ not in _KEEN:
         return []
-    return [_claim(who, "likes", _phrase(o)) for p, o in _preps(word) if p in ("with", "on", "about", "to")
-            and o.pos_ in ("NOUN", "PROPN")]
+    objects = [*_preps(word), *((p.lower_, o) for p in word.children if p.dep_ == "prep" for o in p.children
+                                if o.dep_ == "pcomp" and o.tag_ == "VBG")]  # "passionate about making a difference"
+    return [_claim(who, "likes", _thing(o) if o.tag_ == "VBG" else _phrase(o)) for p, o in objects
+            if p in ("with", "on", "about", "to") and (o.pos_ in ("NOUN", "PROPN") or o.tag_ == "VBG") and o.lower_ not in _NOTHING]
 
 
 def _fragment_claims(head: Token, speaker: str, self_statements: bool) -> list[Claim]:
@@ -897,14 +933,22 @@ def _owned_claims(head: Token, noun: Token, who: _Who, ended: bool) -> list[Clai
     return out
 
 
+# verbs after which "as a …" is a costume, a part or a guise, not a job ("going to the party as a 1920s aviator")
+_NOT_AS_A_JOB = frozenset({"work", "start", "begin", "go", "come", "dress", "turn", "show", "appear", "play", "pose", "act",
+                           "pretend", "attend", "travel", "visit", "see", "treat", "know", "think", "describe", "introduce"})
 _NOT_NOW = frozenset({"former", "ex", "retired", "future", "aspiring", "wannabe", "would-be", "young", "trainee"})
 
 
 def _as_role_claims(head: Token, subject: Token, who: _Who) -> list[Claim]:
-    """"As a crane operator at the Port of Durban, I …": who the subject is, said in passing before it."""
+    """"As a crane operator at the Port of Durban, I …", "I've been making kitchens to order as a cabinetmaker":
+    who the subject is, said in passing (after the verb only where it is not in the past)."""
     out: list[Claim] = []
-    for prep, obj in _preps(head):
-        if prep == "as" and obj.i < subject.i and obj.pos_ == "NOUN" and is_profession(_phrase(obj)) \
+    # "making kitchens to order as a cabinetmaker": the role may hang off a clause of the verb
+    around = [(p, o) for h in [head, *(c for c in head.children if c.dep_ in ("advcl", "xcomp") and c.tag_ == "VB")]
+              for p, o in _preps(h)]
+    for prep, obj in around:
+        if prep == "as" and (obj.i < subject.i or head.tag_ in ("VBG", "VBZ", "VBP") and head.lemma_ not in _NOT_AS_A_JOB) \
+                and obj.pos_ == "NOUN" and is_profession(_phrase(obj)) \
                 and not any(c.lower_ in _NOT_NOW for c in obj.children):
             out += _job_claims(obj, who, False)
     return out
@@ -924,7 +968,9 @@ def _thing(subject: Token) -> str:
     not what is joined to it: "exploring and hiking" are two)."""
     if subject.tag_ == "VBG" or subject.dep_ == "csubj":
         cut = {t.i for c in subject.children if c.dep_ in ("conj", "cc", "punct", "advcl", "advmod") for t in c.subtree}
-        words = [t for t in subject.subtree if t.i not in cut and t.dep_ != "det"]
+        words = [t for t in subject.subtree if t.i not in cut]
+        while words and words[0].dep_ == "det":
+            words.pop(0)
         return " ".join(t.text for t in words)
     return _phrase(subject, conj=True)
 

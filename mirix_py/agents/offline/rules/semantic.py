@@ -33,7 +33,7 @@ _RELATIONS = (
     "son|daughter|stepson|stepdaughter|kid|child|baby|grandma|grandmother|granny|grandpa|"
     "grandfather|grandson|granddaughter|aunt|uncle|cousin|niece|nephew|roommate|flatmate|"
     "housemate|neighbor|neighbour|boss|manager|coworker|co-worker|colleague|teammate|classmate|"
-    "mentor|teacher|coach|therapist|doctor|landlord|landlady|lodger|tenant|bff|buddy|pal|dog|cat|puppy|kitten|pet|horse|"
+    "mentor|teacher|coach|therapist|doctor|landlord|landlady|lodger|tenant|roomie|bff|buddy|pal|dog|cat|puppy|kitten|pet|horse|"
     "bird|rabbit|hamster|turtle|parrot|ex|ex-husband|ex-wife|ex-boyfriend|ex-girlfriend|"
     "brother-in-law|sister-in-law|mother-in-law|father-in-law|son-in-law|daughter-in-law|"
     "godmother|godfather|goddaughter|godson|bestie|sweetheart|twin|co-founder|cofounder"

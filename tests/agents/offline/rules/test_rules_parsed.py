@@ -299,6 +299,25 @@ def test_a_verdict_on_a_kind_of_thing(parser):
     assert _claims(parser, "The olives were disgusting.") == set()  # one dish, once
 
 
+def test_tastes_and_dates_of_natural_chat(parser):
+    assert ("user", "likes", "gaming") in _claims(parser, "I'm hoping to share my love of gaming with others.")
+    assert ("user", "likes", "making a positive impact") in _claims(parser, "I'm so passionate about making a positive impact.")
+    assert ("user", "likes", "board games") in _claims(parser, "I love how board games bring people together.")
+    assert ("user", "birthday", "17th of November") in _claims(parser, "I was born on the 17th of November.")
+    assert ("Mireille", "birthday", "4th of April") in _claims(parser, "My girlfriend Mireille turns thirty on the 4th of April.")
+    assert ("user", "allergy", "sulphite") in _claims(parser, "I read every label because of a sulphite allergy.")
+    assert ("Halina", "dislikes", "aubergine") in _claims(parser, "My neighbour Halina finds aubergine slimy.")
+
+
+def test_studies_friends_and_roles_said_in_passing(parser):
+    assert ("user", "employer", "Plymouth") in _claims(parser, "I'm reading marine biology at Plymouth.")
+    assert ("user", "employer", "Plymouth") not in _claims(parser, "I'm reading a novel at Plymouth station.")
+    assert ("Tamsin", "relation", "closest friend") in _claims(parser, "Tamsin has become my closest friend.")
+    assert ("user", "occupation", "cabinetmaker") in _claims(parser, "I've been making kitchens to order as a cabinetmaker.")
+    assert not any(c[1] == "occupation" for c in _claims(parser, "I'm going to the party as a pilot."))  # a costume
+    assert ("Hiroko", "relation", "mother-in-law") in _claims(parser, "my mother in law Hiroko is a retired judo coach")
+
+
 @pytest.mark.parametrize("text", [
     "Before law school I was a waitress for three years.",  # how things were
     "I would move to Paris if the rent were lower.",  # a wish
