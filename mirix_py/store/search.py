@@ -7,6 +7,7 @@ Ranking helpers are pure functions; `Searcher` only gathers candidate lists and 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from collections import Counter
@@ -17,13 +18,14 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from mirix_py.errors import InvalidInput
-from mirix_py.records import MemoryType, SearchHit, SearchMethod
+from mirix_py.records import CoreMemory, Memory, MemoryType, SearchHit, SearchMethod
 from mirix_py.store import neighbours, sessions
 from mirix_py.store.embeddings import CachedEmbedder
 from mirix_py.store.fulltext import Filters, Part, PartHit, merge_parts
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.questions import QUESTION_POOL, weigh_questions
 from mirix_py.store.tables import MemoryRow
+from mirix_py.text import STOPWORDS
 
 log = logging.getLogger("mirix_py.search")
 
@@ -243,7 +245,7 @@ class Searcher:
             memory = records.get(memory_id)
             if memory is None:  # a vector whose row is gone: skip, `doctor` cleans it
                 continue
-            hits.append(SearchHit(text=memory.search_text(), score=score, memory=memory, method=method))
+            hits.append(SearchHit(text=hit_text(memory, query), score=score, memory=memory, method=method))
         return with_context(self.store, hits, context) if context else hits
 
     def _with_sessions(self, filters: Filters) -> bool:
@@ -339,3 +341,21 @@ class Searcher:
         with Session(self.store.engine) as session:
             ids = list(session.execute(stmt).scalars())
         return [(i, 1.0 / rank) for rank, i in enumerate(ids, start=1)]
+
+
+CORE_LINES_SHOWN = 3  # a core block's lines shown in a hit when none shares a word with the query
+
+
+def hit_text(memory: Memory, query: str) -> str:
+    """What a hit shows: the memory's search text, but of a core block only the lines that share a word with the
+    query ("Jon: likes dance" for "what does Jon dance?"), or its first lines: a block holds every fact of a user,
+    and whole it would fill a reader's context with facts the question did not ask about. `hit.memory` keeps it all."""
+    text = memory.search_text()
+    if not isinstance(memory, CoreMemory):
+        return text
+    lines = [ln for ln in memory.value.splitlines() if ln.strip()]
+    if len(lines) <= CORE_LINES_SHOWN:
+        return text
+    asked = {w for w in re.findall(r"[a-z0-9]+", query.lower()) if w not in STOPWORDS and len(w) > 2}
+    matching = [ln for ln in lines if asked & set(re.findall(r"[a-z0-9]+", ln.lower()))]
+    return f"[core:{memory.label}] " + "\n".join(matching or lines[:CORE_LINES_SHOWN])

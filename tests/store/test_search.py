@@ -168,3 +168,18 @@ def test_a_chroma_url_with_a_path_is_a_database_of_its_own(chroma_url, user_id):
     assert two.users() == {} and two.count(user_id) == 0  # doctor of `two` sees no orphan of `one`
     with pytest.raises(InvalidInput, match="Chroma database name 'x'"):
         ChromaVectorIndex.server(chroma_url.rstrip("/") + "/x")
+
+
+def test_a_core_block_hit_shows_the_lines_the_query_asks_about(mx, user_id):
+    from mirix_py.records import CoreMemory
+    from mirix_py.store.search import hit_text
+
+    block = CoreMemory(user_id=user_id, label="human", value="\n".join(
+        ["name: Ada", "lives in Leeds", "works at Monzo", "likes kayaking", "favorite book: Dune"]))
+    assert hit_text(block, "where does Ada go kayaking?") == "[core:human] name: Ada\nlikes kayaking"
+    assert hit_text(block, "anything new?") == "[core:human] name: Ada\nlives in Leeds\nworks at Monzo"  # first lines
+    short = CoreMemory(user_id=user_id, label="human", value="likes tea\nlives in York")
+    assert hit_text(short, "tea") == short.search_text()
+    mx.store.apply([InsertOp(memory=block)], user_id=user_id, actor="seed")
+    hit = next(h for h in mx.search("kayaking", user_id=user_id, method="bm25") if h.memory.memory_type == "core")
+    assert hit.text == "[core:human] likes kayaking" and hit.memory.value == block.value  # the record keeps it all

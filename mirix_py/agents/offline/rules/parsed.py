@@ -121,6 +121,7 @@ _NOTHING = frozenset({"anything", "everything", "nothing", "something", "it", "t
 _QUANTIFIERS = frozenset({"most", "many", "all", "some", "few", "several", "both", "no", "every", "lots", "plenty"})
 _HE_SHE = frozenset({"he", "she"})
 _MAX_VALUE_TOKENS = 8
+_MAX_ACTIVITY_WORDS = 5
 
 
 def read_claims(docs: Sequence[Doc], speaker: str, *, people: Mapping[str, str] | None = None,
@@ -948,7 +949,7 @@ def _as_role_claims(head: Token, subject: Token, who: _Who) -> list[Claim]:
               for p, o in _preps(h)]
     for prep, obj in around:
         if prep == "as" and (obj.i < subject.i or head.tag_ in ("VBG", "VBZ", "VBP") and head.lemma_ not in _NOT_AS_A_JOB) \
-                and obj.pos_ == "NOUN" and is_profession(_phrase(obj)) \
+                and obj.pos_ == "NOUN" and is_profession(_phrase(obj)) and obj.lower_ not in _JOB_NOUNS | _NO_ROLE \
                 and not any(c.lower_ in _NOT_NOW for c in obj.children):
             out += _job_claims(obj, who, False)
     return out
@@ -971,7 +972,9 @@ def _thing(subject: Token) -> str:
         words = [t for t in subject.subtree if t.i not in cut]
         while words and words[0].dep_ == "det":
             words.pop(0)
-        return " ".join(t.text for t in words)
+        # a taste is a short name for an activity; a long clause ("making sure veterans are supported and valued in
+        # our community") is a sentiment of the moment that would crowd memory: no taste
+        return " ".join(t.text for t in words) if len(words) <= _MAX_ACTIVITY_WORDS else ""
     return _phrase(subject, conj=True)
 
 

@@ -318,6 +318,12 @@ def test_studies_friends_and_roles_said_in_passing(parser):
     assert ("Hiroko", "relation", "mother-in-law") in _claims(parser, "my mother in law Hiroko is a retired judo coach")
 
 
+def test_a_long_clause_is_no_taste_and_a_career_no_job(parser):
+    assert not any(c[1] == "likes" for c in _claims(
+        parser, "I'm really passionate about making sure veterans are supported and valued in our community."))
+    assert not any(c[1] == "occupation" for c in _claims(parser, "I've been looking into counseling as a career."))
+
+
 @pytest.mark.parametrize("text", [
     "Before law school I was a waitress for three years.",  # how things were
     "I would move to Paris if the rent were lower.",  # a wish
