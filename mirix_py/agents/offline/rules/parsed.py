@@ -911,7 +911,7 @@ def _fragment_claims(head: Token, speaker: str, self_statements: bool) -> list[C
         return []
     who = _Who(speaker, True)
     if head.pos_ == "ADJ" or head.lower_ in _KEEN:
-        return _keen_claims(head, who)
+        return [c for c in _keen_claims(head, who) if c.value]
     if head.lemma_ == "be" and head.tag_ == "VBN":  # "Been a ward sister since Monday"
         return [c for c in _copula_claims(head, who, False) if c.value]
     return [c for c in _verb_claims(head, who, _ended(head)) if c.value or c.negated]
@@ -1053,11 +1053,11 @@ def _subject_claims(head: Token, subject: Token, speaker: str, people: Mapping[s
         if found is not None:
             return found
     if head.lemma_ == "be" and not _negated(head) and self_statements:
-        said = _inverted_claims(head, subject, speaker) or _speakers_taste(head, subject, speaker)
+        said = [c for c in _inverted_claims(head, subject, speaker) or _speakers_taste(head, subject, speaker) if c.value]
         if said:
             return said
     if head.lemma_ in ("make", "bring") and self_statements and not _negated(head) and not _unreal(head):
-        said = _pleases_me(head, subject, speaker)
+        said = [c for c in _pleases_me(head, subject, speaker) if c.value]  # a long activity names no taste
         if said:
             return said
     if head.lemma_ in _HIRED and self_statements and _proper(subject) and not _negated(head) and not _unreal(head) \

@@ -322,6 +322,9 @@ def test_a_long_clause_is_no_taste_and_a_career_no_job(parser):
     assert not any(c[1] == "likes" for c in _claims(
         parser, "I'm really passionate about making sure veterans are supported and valued in our community."))
     assert not any(c[1] == "occupation" for c in _claims(parser, "I've been looking into counseling as a career."))
+    # no taste without a value, whichever way the long activity is said
+    assert _claims(parser, "obsessed with making sure veterans are supported and valued in our community") == set()
+    assert _claims(parser, "Making sure veterans are supported and valued in our community makes me so happy.") == set()
 
 
 @pytest.mark.parametrize("text", [
