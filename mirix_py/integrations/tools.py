@@ -1,0 +1,109 @@
+"""What the framework adapters share: opening an engine or a client, and the memory tools an agent
+calls (search, add, core memory) as plain typed async functions that each framework wraps its way.
+
+Both an embedded `Mirix` and a `MirixClient` (a running `mirix serve`) answer the same calls here:
+`add`, `search`, `core_memory`, `core_append`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from mirix_py.agents.passages import focus
+from mirix_py.errors import CoreMemoryFull, InvalidInput
+from mirix_py.records import KnowledgeVaultMemory, SearchHit, Sensitivity
+
+
+def open_memory(mx: Any = None, *, data_dir: str | Path | None = None, base_url: str | None = None,
+                api_key: str | None = None) -> tuple[Any, bool]:
+    """The engine or client to use, and whether the caller owns it (and so closes it)."""
+    if base_url and (mx is not None or data_dir is not None):
+        raise ValueError("give either base_url (a REST server) or an embedded engine (mx / data_dir), not both")
+    if mx is not None:
+        return mx, False
+    if base_url:
+        from mirix_py.client import MirixClient
+
+        return MirixClient(base_url, api_key=api_key), True
+    from mirix_py.engine import Mirix
+
+    return Mirix(data_dir), True
+
+
+def render_hits(hits: list[SearchHit], query: str) -> str:
+    """Hits as prompt lines, long ones cut to the passages about the query; no high-sensitivity vault
+    items, vault secrets masked (as every other way into a prompt does)."""
+    lines = []
+    for h in hits:
+        m = h.memory
+        if isinstance(m, KnowledgeVaultMemory) and m.sensitivity is Sensitivity.high:
+            continue
+        lines.append(f"- [{m.id}] ({m.memory_type.value}) {focus(h.text, query)}")
+    return "\n".join(lines)
+
+
+def message_text(content: Any) -> str:
+    """The text of a chat message's content: a string, or the text parts of a list of parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") if isinstance(p, dict) else getattr(p, "text", None) for p in content]
+        return "\n".join(p for p in parts if isinstance(p, str) and p.strip())
+    return ""
+
+
+def memory_tools(memory: Any, user_id: str, *, limit: int = 5) -> list[Callable[..., Awaitable[str]]]:
+    """search_memory, add_memory, read_core_memory and core_memory_append for one user, as typed
+    async functions whose docstrings tell the model what each does."""
+
+    async def call(method: str, *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(getattr(memory, method), *args, **kwargs)  # engine calls are thread-safe
+
+    async def search_memory(query: str, max_results: int = limit) -> str:
+        """Search the user's long-term memory (events, facts, how-tos, documents) for what the query asks about.
+
+        Args:
+            query: What to look for, in words.
+            max_results: How many memories to return at most.
+        """
+        hits = await call("search", query, user_id=user_id, limit=max(1, min(max_results, 50)))
+        return render_hits(hits, query) or "No memories found."
+
+    async def add_memory(content: str) -> str:
+        """Remember something the user said or that should be kept for later conversations.
+
+        Args:
+            content: The text to remember, in full sentences.
+        """
+        try:
+            result = await call("add", content, user_id=user_id, wait=True)
+        except InvalidInput as exc:
+            return f"Not remembered: {exc}"
+        return f"Remembered ({len(result.changes)} memory changes)."
+
+    async def read_core_memory() -> str:
+        """Read the user's core memory: the always-known facts about the user (human) and the assistant (persona)."""
+        blocks = await call("core_memory", user_id=user_id)
+        return "\n".join(f"[{label}] {block.value}" for label, block in blocks.items() if block.value.strip()) \
+            or "Core memory is empty."
+
+    async def core_memory_append(label: Literal["human", "persona"], text: str) -> str:
+        """Add a line to a core memory block: 'human' for facts about the user, 'persona' for the assistant.
+
+        Args:
+            label: Which block: human or persona.
+            text: The line to add.
+        """
+        try:
+            block = await call("core_append", label, text, user_id=user_id)
+        except (CoreMemoryFull, InvalidInput) as exc:
+            return f"Not added: {exc}"
+        return f"[{label}] {block.value}"
+
+    return [search_memory, add_memory, read_core_memory, core_memory_append]
+
+
+__all__ = ["memory_tools", "message_text", "open_memory", "render_hits"]
