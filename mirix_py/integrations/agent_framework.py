@@ -1,0 +1,90 @@
+"""`MirixContextProvider`: mirix-py memory for Microsoft Agent Framework agents, in the shape of that
+framework's `Mem0ContextProvider`: before each run it adds what memory knows about the input, after
+it it sends the run's messages to the engine.
+
+    from agent_framework import Agent
+    from mirix_py.integrations.agent_framework import MirixContextProvider
+
+    memory = MirixContextProvider(user_id="ada", mx=mx)        # or base_url=..., api_key=... (a `mirix serve`)
+    agent = Agent(client=chat_client, instructions="...", context_providers=[memory])
+
+Retrieval is the coarse step MIRIX's chat agent takes (topics from the input, core memory and the
+best items of every type; no high-sensitivity vault items, secrets masked), added as one user
+message after `context_prompt`, as mem0's provider does. After the run, the user and assistant
+messages (input and response) go to the engine as one input, source id `agent-framework:<session id>`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, ClassVar
+
+from agent_framework import ContextProvider, Message
+
+from mirix_py.integrations.tools import open_memory
+
+
+def _role(message: Any) -> str:
+    role = getattr(message, "role", "")
+    return str(getattr(role, "value", role))
+
+
+class MirixContextProvider(ContextProvider):
+    """Adds a user's mirix memory before each agent run and remembers the run's messages after it."""
+
+    DEFAULT_CONTEXT_PROMPT = "## Memories\nConsider the following memories when answering user questions:"
+    DEFAULT_SOURCE_ID: ClassVar[str] = "mirix"
+
+    def __init__(self, source_id: str = DEFAULT_SOURCE_ID, *, user_id: str, mx: Any = None,
+                 data_dir: str | Path | None = None, base_url: str | None = None, api_key: str | None = None,
+                 context_prompt: str | None = None, max_items: int = 10, remember: bool = True,
+                 wait: bool = True) -> None:
+        super().__init__(source_id)
+        self.user_id = user_id
+        self.memory, self._owned = open_memory(mx, data_dir=data_dir, base_url=base_url, api_key=api_key)
+        self.context_prompt = context_prompt or self.DEFAULT_CONTEXT_PROMPT
+        self.max_items, self.remember, self.wait = max_items, remember, wait
+
+    def _context(self, text: str) -> str:
+        if hasattr(self.memory, "chat_flow"):  # an embedded engine
+            from mirix_py.integrations.context import retrieve_context
+
+            return retrieve_context(self.memory, self.user_id, text, max_items=self.max_items).render()
+        return self.memory.context(text, user_id=self.user_id, max_items=self.max_items).render()
+
+    async def before_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
+        """Retrieve memory for the input messages and add it to the context as one user message."""
+        text = "\n".join(m.text for m in context.input_messages if m is not None and m.text and m.text.strip())
+        if not text.strip():
+            return
+        found = await asyncio.to_thread(self._context, text)
+        if found:
+            context.extend_messages(self.source_id, [Message(role="user", contents=[f"{self.context_prompt}\n{found}"])])
+
+    async def after_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
+        """Send the run's user and assistant messages to the engine as one input."""
+        if not self.remember:
+            return
+        messages = list(context.input_messages)
+        if context.response is not None and context.response.messages:
+            messages += list(context.response.messages)
+        turns = [{"role": _role(m), "content": m.text} for m in messages
+                 if _role(m) in ("user", "assistant") and m.text and m.text.strip()]
+        if turns:
+            source = f"agent-framework:{getattr(session, 'session_id', None) or context.session_id or 'run'}"
+            await asyncio.to_thread(self.memory.add, turns, user_id=self.user_id, source_id=source[:256],
+                                    wait=self.wait)
+
+    async def __aenter__(self) -> "MirixContextProvider":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._owned:
+            self.memory.close()
+
+
+__all__ = ["MirixContextProvider"]
