@@ -93,7 +93,8 @@ def _scope_of(m: MemoryBase) -> dict[str, Any]:
     return {"agent_ids": agents, "run_ids": runs, "metadata": metadata}
 
 
-def _user_for(user_id: str | None, agent_id: str | None, run_id: str | None) -> str:
+def user_for(user_id: str | None, agent_id: str | None, run_id: str | None) -> str:
+    """The mirix user mem0's ids name: `user_id`, else `agent:<agent_id>`, else `run:<run_id>`."""
     if user_id:
         return user_id
     if agent_id:
@@ -145,7 +146,10 @@ def _matches(value: Any, want: Any) -> bool:
     unknown = set(want) - set(ops)
     if unknown:
         raise ValueError(f"filter operators {sorted(unknown)} are not supported by mirix's mem0 surface")
-    return all(ops[op](value, w) for op, w in want.items())
+    try:
+        return all(ops[op](value, w) for op, w in want.items())
+    except TypeError as exc:  # "in" with no list, "contains" with no string, ...
+        raise ValueError(f"filter {want!r} does not fit the value {value!r}: {exc}") from exc
 
 
 class Memory:
@@ -177,7 +181,7 @@ class Memory:
             **_mem0_only: Any) -> dict[str, Any]:
         """Remember a string, a message dict or a list of messages. `infer=False` keeps each non-system
         message as one memory as it is; else the engine extracts memories (its rules or its model)."""
-        user = _user_for(user_id, agent_id, run_id)
+        user = user_for(user_id, agent_id, run_id)
         tag = _scope_tag(agent_id, run_id, metadata)
         if isinstance(messages, str):
             messages = [{"role": "user", "content": messages}]
@@ -327,7 +331,7 @@ class Memory:
         user_id, agent_id, run_id = user_id or ids["user_id"], agent_id or ids["agent_id"], run_id or ids["run_id"]
         if any(k in rest for k in ("AND", "OR", "NOT")):
             raise ValueError("AND/OR/NOT filters are not supported by mirix's mem0 surface")
-        user = _user_for(user_id, agent_id, run_id)
+        user = user_for(user_id, agent_id, run_id)
         # an agent or run that is the mirix user itself needs no narrowing
         return (user, agent_id if user != f"agent:{agent_id}" else None,
                 run_id if user != f"run:{run_id}" else None, rest)

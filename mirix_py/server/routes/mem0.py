@@ -1,0 +1,156 @@
+"""mem0's REST routes (`POST /memories`, `POST /search`, `GET /memories`, ...) beside ours, answered
+by `mirix_py.compat.mem0.Memory` over this server's engine, with mem0's bodies and result shapes.
+
+Keys work as everywhere else: a mem0 call acts for the mirix user its ids name (`user_id`, else
+`agent:<agent_id>`, else `run:<run_id>`), and a call by memory id only for a memory of a user the
+key may act for (404 otherwise). `POST /reset` needs an admin key. What differs from mem0:
+docs/integrations.md.
+"""
+
+# no `from __future__ import annotations`: FastAPI reads the Annotated aliases as objects
+
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from mirix_py.compat.mem0 import Memory, user_for
+from mirix_py.errors import InvalidInput, MemoryNotFound
+from mirix_py.records import MemoryBase
+from mirix_py.server.deps import Admin, Caller, Engine, MemoryId
+from mirix_py.server.errors import ApiError
+from mirix_py.server.keys import check_user_id
+
+router = APIRouter(tags=["mem0"])
+
+
+class Mem0Message(BaseModel):
+    role: str = Field(min_length=1, max_length=32, description="Role of the message (user or assistant).")
+    content: str = Field(description="Message content.")
+
+
+class Mem0Create(BaseModel):
+    messages: list[Mem0Message] = Field(min_length=1, max_length=1000, description="Messages to store.")
+    user_id: str | None = Field(default=None, max_length=256)
+    agent_id: str | None = Field(default=None, max_length=200)
+    run_id: str | None = Field(default=None, max_length=200)
+    metadata: dict[str, Any] | None = None
+    infer: bool = Field(default=True, description="False: keep each message as one memory, as it is.")
+
+
+class Mem0Search(BaseModel):
+    query: str = Field(min_length=1, max_length=10_000)
+    user_id: str | None = Field(default=None, max_length=256)
+    agent_id: str | None = Field(default=None, max_length=200)
+    run_id: str | None = Field(default=None, max_length=200)
+    filters: dict[str, Any] | None = None
+    limit: int | None = Field(default=None, ge=1, le=100)
+    top_k: int | None = Field(default=None, ge=1, le=100)
+
+
+class Mem0Update(BaseModel):
+    text: str | None = Field(default=None, min_length=1, description="The memory's new text (or `data`, `memory`).")
+    data: str | None = Field(default=None, min_length=1)
+    memory: str | None = Field(default=None, min_length=1)
+    metadata: dict[str, Any] | None = None
+
+
+def _scope(caller: Any, user_id: str | None, agent_id: str | None, run_id: str | None) -> None:
+    """403 unless the caller's key may act for the mirix user these ids name."""
+    try:
+        user = check_user_id(user_for(user_id, agent_id, run_id))
+    except (ValueError, InvalidInput) as exc:
+        raise ApiError(400, "bad_request", str(exc)) from exc
+    if not caller.may_act_for(user):
+        raise ApiError(403, "forbidden", f"this key may not act for user {user!r}")
+
+
+def _owned(mx: Any, caller: Any, memory_id: str) -> MemoryBase:
+    """The memory, when the caller's key may act for its user (404 either way otherwise)."""
+    memory = mx.store.get(memory_id)
+    if not caller.may_act_for(memory.user_id):
+        raise MemoryNotFound(memory_id)
+    return memory
+
+
+def _call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    try:
+        return fn(*args, **kwargs)
+    except ValueError as exc:  # mem0's argument errors (InvalidInput is mapped to 422 by the app)
+        if isinstance(exc, InvalidInput):
+            raise
+        raise ApiError(422, "invalid_input", str(exc)) from exc
+
+
+@router.post("/memories", summary="Create memories (mem0)")
+def add_memory(body: Mem0Create, caller: Caller, mx: Engine) -> dict[str, Any]:
+    _scope(caller, body.user_id, body.agent_id, body.run_id)
+    result: dict[str, Any] = _call(Memory(mx=mx).add, [m.model_dump() for m in body.messages], user_id=body.user_id,
+                                   agent_id=body.agent_id, run_id=body.run_id, metadata=body.metadata,
+                                   infer=body.infer)
+    return result
+
+
+@router.get("/memories", summary="Get memories (mem0)")
+def get_all_memories(caller: Caller, mx: Engine, user_id: str | None = None, run_id: str | None = None,
+                     agent_id: str | None = None) -> dict[str, Any]:
+    _scope(caller, user_id, agent_id, run_id)
+    result: dict[str, Any] = _call(Memory(mx=mx).get_all, user_id=user_id, agent_id=agent_id, run_id=run_id)
+    return result
+
+
+@router.get("/memories/{memory_id}", summary="Get a memory (mem0)")
+def get_memory(memory_id: MemoryId, caller: Caller, mx: Engine) -> dict[str, Any]:
+    _owned(mx, caller, memory_id)
+    found = Memory(mx=mx).get(memory_id)
+    if found is None:
+        raise MemoryNotFound(memory_id)
+    return found
+
+
+@router.post("/search", summary="Search memories (mem0)")
+def search_memories(body: Mem0Search, caller: Caller, mx: Engine) -> dict[str, Any]:
+    filters = body.filters or {}
+    ids = {k: body.model_dump()[k] or (filters.get(k) if isinstance(filters.get(k), str) else None)
+           for k in ("user_id", "agent_id", "run_id")}
+    _scope(caller, ids["user_id"], ids["agent_id"], ids["run_id"])
+    result: dict[str, Any] = _call(Memory(mx=mx).search, body.query, user_id=body.user_id, agent_id=body.agent_id,
+                                   run_id=body.run_id, filters=body.filters, limit=body.limit, top_k=body.top_k)
+    return result
+
+
+@router.put("/memories/{memory_id}", summary="Update a memory (mem0)")
+def update_memory(memory_id: MemoryId, body: Mem0Update, caller: Caller, mx: Engine) -> dict[str, str]:
+    _owned(mx, caller, memory_id)
+    result: dict[str, str] = _call(Memory(mx=mx).update, memory_id, text=body.text or body.data or body.memory,
+                                   metadata=body.metadata)
+    return result
+
+
+@router.get("/memories/{memory_id}/history", summary="Get memory history (mem0)")
+def memory_history(memory_id: MemoryId, caller: Caller, mx: Engine) -> list[dict[str, Any]]:
+    events = mx.store.history(memory_id)
+    if not events or not caller.may_act_for(events[0].user_id):
+        raise MemoryNotFound(memory_id)
+    return Memory(mx=mx).history(memory_id)
+
+
+@router.delete("/memories/{memory_id}", summary="Delete a memory (mem0)")
+def delete_memory(memory_id: MemoryId, caller: Caller, mx: Engine) -> dict[str, str]:
+    _owned(mx, caller, memory_id)
+    Memory(mx=mx).delete(memory_id)
+    return {"message": "Memory deleted successfully"}
+
+
+@router.delete("/memories", summary="Delete all memories (mem0)")
+def delete_all_memories(caller: Caller, mx: Engine, user_id: str | None = None, run_id: str | None = None,
+                        agent_id: str | None = None) -> dict[str, str]:
+    _scope(caller, user_id, agent_id, run_id)
+    _call(Memory(mx=mx).delete_all, user_id=user_id, agent_id=agent_id, run_id=run_id)
+    return {"message": "All relevant memories deleted"}
+
+
+@router.post("/reset", summary="Reset all memories (mem0; admin key)")
+def reset_memory(admin: Admin, mx: Engine) -> dict[str, str]:
+    Memory(mx=mx).reset()
+    return {"message": "All memories reset"}
