@@ -4,8 +4,10 @@
 kept: memory rows (search text and fields, vault captions), history events, the SQLite full-text
 table, the session index's texts (`store.sessions`), the vector index's documents (older versions sent them to Chroma), the input log's plain
 columns (`error`, `source_id`) and the raw bytes of the database files (`mirix.db`, its `-wal` and
-`-shm`, Chroma's files: free pages and the write-ahead log keep text after rows change). A finding
-names the place (table, column, row id, or file) and the kind of secret, never the secret.
+`-shm`, Chroma's files: free pages and the write-ahead log keep text after rows change; Chroma's
+binary graph files only for values long enough not to turn up by chance, `BINARY_MIN_CHARS`). History
+events keep whole records: only the fields the guard cleans are looked at (a random hex id can hold
+a Luhn-valid digit run). A finding names the place (table, column, row id, or file) and the kind of secret, never the secret.
 
 The input log's `payload` is not a finding: it keeps the raw text for retries, encrypted with the
 vault key like the vault itself; `payload_secrets` counts the inputs whose text holds one.
@@ -33,7 +35,7 @@ from sqlmodel import Session, col
 from mirix_py.ops import InsertOp
 from mirix_py.records import KnowledgeVaultMemory
 from mirix_py.store.crypto import VaultKeyError
-from mirix_py.store.guard import Known, SecretGuard
+from mirix_py.store.guard import MIN_KNOWN_CHARS, UNGUARDED_FIELDS, Known, SecretGuard, guarded_fields
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow
 
@@ -124,7 +126,7 @@ def scan(store: MemoryStore, guard: SecretGuard, data_dir: Path | None) -> Secre
         for row in session.execute(select(HistoryRow).execution_options(yield_per=1000)).scalars():
             known = known_for(session, row.user_id)
             for place, value in (("memory_history.before", row.before), ("memory_history.after", row.after)):
-                for text in _strings(value or {}):
+                for text in _strings(guarded_fields(value or {})):  # ids and timestamps are no place for one
                     note(place, row.id, row.user_id, text, known)
         for row in session.execute(select(InputRow)).scalars():
             known = known_for(session, row.user_id)
@@ -176,14 +178,41 @@ def database_files(data_dir: Path) -> list[Path]:
     return files
 
 
-def scan_files(data_dir: Path, values: Iterable[str]) -> list[Finding]:
-    """Whole-token occurrences of known secret values in the raw bytes of the database files."""
-    usable = sorted({v for v in values if len(v.strip()) >= 4}, key=len, reverse=True)
+# Chroma's graph files hold float vectors, neighbour lists and labels, never a text the engine wrote
+# there (vault values are never embedded; documents live in `chroma.sqlite3`). But Chroma writes them
+# at their full preallocated capacity from uninitialised memory, so the unused part holds stale bytes
+# of this process's heap: pieces of SQL, JSON and search texts (seen: "[28 November 2026, 03:42]
+# user: login: ada / pass: [vault:kv_…]"). A 4-character value turns up there by chance; a value of
+# 16 characters or more found there is a real copy, and is reported.
+BINARY_MIN_CHARS = 16
+
+
+def holds_text(path: Path) -> bool:
+    """SQLite database files (and their -wal, -shm, -journal) keep texts as UTF-8: every value is
+    looked for; Chroma's other files only long ones (`BINARY_MIN_CHARS`)."""
+    name = path.name
+    return ".db" in name or name.startswith("chroma.sqlite3")
+
+
+def _value_pattern(values: Iterable[str]) -> re.Pattern[bytes] | None:
+    usable = sorted(set(values), key=len, reverse=True)
     if not usable:
-        return []
-    pattern = re.compile(rb"(?<![A-Za-z0-9])(?:" + b"|".join(re.escape(v.encode()) for v in usable) + rb")(?![A-Za-z0-9])")
+        return None
+    return re.compile(rb"(?<![A-Za-z0-9])(?:" + b"|".join(re.escape(v.encode()) for v in usable) + rb")(?![A-Za-z0-9])")
+
+
+def scan_files(data_dir: Path, values: Iterable[str]) -> list[Finding]:
+    """Whole-token occurrences of known secret values in the raw bytes of the database files: every
+    value of `MIN_KNOWN_CHARS` or more in files that keep text, only values of `BINARY_MIN_CHARS` or
+    more in Chroma's binary graph files (a shorter one turns up in their stale bytes by chance)."""
+    values = {v for v in values if len(v.strip()) >= MIN_KNOWN_CHARS}
+    text_pattern = _value_pattern(values)
+    binary_pattern = _value_pattern(v for v in values if len(v.encode()) >= BINARY_MIN_CHARS)
     found: list[Finding] = []
     for path in database_files(data_dir):
+        pattern = text_pattern if holds_text(path) else binary_pattern
+        if pattern is None:
+            continue
         try:
             blob = path.read_bytes()
         except OSError:
@@ -241,7 +270,7 @@ def _repair_user(store: MemoryStore, guard: SecretGuard, user_id: str) -> Counte
             for name in ("before", "after"):
                 value = getattr(row, name)
                 if value is not None:
-                    cleaned_value = _clean_json(guard, value, _owner("history", row.id, user_id), known, new)
+                    cleaned_value = _clean_record(guard, value, _owner("history", row.id, user_id), known, new)
                     if cleaned_value != value:
                         setattr(row, name, cleaned_value)
                         done["history_events"] += 1
@@ -267,6 +296,15 @@ def _repair_user(store: MemoryStore, guard: SecretGuard, user_id: str) -> Counte
     if stale and store.vectors is not None and store.embedder is not None:
         _reembed(store, user_id, stale)
     return done
+
+
+def _clean_record(guard: SecretGuard, value: Any, owner: Any, known: Known,
+                  new: list[KnowledgeVaultMemory]) -> Any:
+    """A history event's record with placeholders in the fields the guard cleans (ids and times kept)."""
+    if not isinstance(value, dict):
+        return _clean_json(guard, value, owner, known, new)
+    return {k: v if k in UNGUARDED_FIELDS else _clean_json(guard, v, owner, known, new, f"/{k}")
+            for k, v in value.items()}
 
 
 def _clean_json(guard: SecretGuard, value: Any, owner: Any, known: Known, new: list[KnowledgeVaultMemory],

@@ -137,3 +137,42 @@ def test_a_data_dir_written_by_this_version_scans_clean(mx_sqlite, user_id):
     report = mx_sqlite.doctor_secrets()
     assert report.clean, report.summary()
     assert report.payload_secrets == 3  # the raw inputs, kept encrypted for retries
+
+
+def test_ids_and_times_in_history_are_no_secrets(mx_sqlite, user_id):
+    """A random hex id can hold a Luhn-valid digit run ("epi_4111111111111111…" reads as a card number):
+    history keeps whole records, and only the fields the guard cleans are scanned and repaired."""
+    card_like = "epi_4111111111111111abcdefabcdefab"
+    episode = EpisodicMemory(id=card_like, user_id=user_id, summary="I planted tulips in the front garden.",
+                             source_ids=["in_5555555555554444aaaaaaaaaaaaaaaa"])
+    mx_sqlite.store.apply([InsertOp(memory=episode)], user_id=user_id, actor="test")
+    mx_sqlite.update(card_like, user_id=user_id, summary="I planted roses in the front garden.")
+    assert mx_sqlite.doctor_secrets().clean
+    planted_in_text = "I paid with the card 4111 1111 1111 1111."
+    with mx_sqlite.engine.begin() as conn:  # an older version's history event with a card in its text
+        conn.execute(sql("UPDATE memory_history SET before = json_set(before, '$.summary', :s) "
+                         "WHERE memory_id = :m AND operation = 'update'"), {"s": planted_in_text, "m": card_like})
+    found = mx_sqlite.doctor_secrets()
+    assert [(f.place, f.entry_type) for f in found.findings if f.place.startswith("memory_history")] == [
+        ("memory_history.before", "card_number")]
+    assert mx_sqlite.doctor_secrets(repair=True).clean
+    before = [h.before for h in mx_sqlite.history(card_like, user_id=user_id) if h.before][0]
+    assert before["id"] == card_like and before["source_ids"] == episode.source_ids  # ids are left alone
+    assert "4111 1111" not in before["summary"] and "[vault:kv_" in before["summary"]
+
+
+def test_binary_vector_files_are_scanned_only_for_long_values(tmp_path):
+    """Chroma's vector graph holds float vectors and neighbour lists, never text: a short value there is
+    a chance spelling of random bytes, a long one would be a real copy. SQLite files are scanned for both."""
+    from mirix_py.secret_doctor import scan_files
+
+    data = tmp_path / "data"
+    graph = data / "chroma" / "0b6c1d3e-0000-4000-8000-000000000000"
+    graph.mkdir(parents=True)
+    (graph / "data_level0.bin").write_bytes(b"\x00\x3d" + DOOR.encode() + b"\x3c\x00" * 20)
+    assert scan_files(data, [DOOR, PASSPHRASE]) == []
+    (graph / "data_level0.bin").write_bytes(b"\x00" + PASSPHRASE.encode() + b"\x00")
+    assert [f.id for f in scan_files(data, [DOOR, PASSPHRASE])] == [f"{graph.relative_to(data)}/data_level0.bin (1 copies)"]
+    (data / "chroma" / "chroma.sqlite3").write_bytes(b"\x00door " + DOOR.encode() + b"\x00")
+    (data / "mirix.db-wal").write_bytes(b"\x00code: " + DOOR.encode() + b"\x00")
+    assert sorted(f.id for f in scan_files(data, [DOOR])) == ["chroma/chroma.sqlite3 (1 copies)", "mirix.db-wal (1 copies)"]

@@ -28,6 +28,15 @@ MIN_KNOWN_CHARS = 4  # shorter vault values ("123") are left to the rules: they 
 
 # Fields that are not free text (enumerations, numbers): never rewritten.
 _NOT_TEXT = frozenset({"label", "limit", "entry_type", "sensitivity", "secret_value", "memory_type"})
+# Ids and timestamps: machine-made, never rewritten (a random hex id can hold a Luhn-valid digit run).
+_NOT_GUARDED = frozenset({"id", "user_id", "source_ids", "created_at", "updated_at", "occurred_at"})
+UNGUARDED_FIELDS = _NOT_TEXT | _NOT_GUARDED
+
+
+def guarded_fields(dump: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a record's dump (a history event's `before` or `after`) that `SecretGuard.clean`
+    keeps free of secrets: the only ones a scan for plaintext secrets should look at."""
+    return {k: v for k, v in dump.items() if k not in UNGUARDED_FIELDS}
 
 
 class Secret(Protocol):
@@ -116,10 +125,7 @@ class SecretGuard:
             return self._clean_vault(memory, known), []
         new: list[KnowledgeVaultMemory] = []
         changes: dict[str, object] = {}
-        for name, value in memory.model_dump(exclude={"id", "user_id", "source_ids", "created_at", "updated_at",
-                                                      "occurred_at", "memory_type"}).items():
-            if name in _NOT_TEXT:
-                continue
+        for name, value in guarded_fields(memory.model_dump()).items():
             if isinstance(value, str):
                 cleaned = self.clean_text(value, memory, name, known, new)
                 if cleaned != value:
