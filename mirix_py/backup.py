@@ -28,6 +28,7 @@ from sqlalchemy.engine import Connection, Engine
 from mirix_py.errors import InvalidInput
 from mirix_py.migrations import current_revision, upgrade
 from mirix_py.store.crypto import Cipher, VaultKeyError
+from mirix_py.store.private import open_private
 
 FORMAT = 1
 KEY_CHECK = "mirix-backup-key-check"
@@ -96,7 +97,7 @@ def backup(engine: Engine, cipher: Cipher, dest: str | Path, *, embedder: str | 
         "note": "vault secrets and inputs are encrypted; restore needs the vault key, which is not in this file",
     }
     tmp = dest.with_name(dest.name + ".partial")
-    with tarfile.open(tmp, "w:gz") as tar:
+    with open_private(tmp, "wb") as fh, tarfile.open(fileobj=fh, mode="w:gz") as tar:  # every memory: 0600
         _add_bytes(tar, "manifest.json", json.dumps(manifest, indent=2).encode())
         for name, data in dumps.items():
             _add_bytes(tar, f"{name}.jsonl", data)

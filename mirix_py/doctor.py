@@ -8,16 +8,19 @@ inputs that the current key cannot decrypt, and vectors the index holds but a qu
 vector does not return (an approximate graph that lost a node). It also counts rows that still keep their long texts
 twice (written before rows kept each text once: `store.textrefs`), and on pgvector the users large
 enough for a graph of their own who have none (`PgVectorIndex.tenants_without_index`); neither is a fault.
+Given the data dir, it also lists what in it another local account can read (`store.private`): a store
+written before the data dir was made owner-only.
 
 `repair` re-embeds what is missing or stale (a user's whole collection when the model changed,
 since the dimension may differ), deletes orphan vectors, rebuilds a user's index that lost a node, re-renders stale search texts (and their
 full-text rows), rewrites old rows in the single-copy layout, builds the missing tenant graphs, and
-reports what cannot be fixed.
+takes group and other access from the data dir and everything in it, and reports what cannot be fixed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Iterable
 
 from sqlalchemy import select
@@ -25,6 +28,7 @@ from sqlmodel import Session, col
 
 from mirix_py.store.crypto import VaultKeyError
 from mirix_py.store.memories import MemoryStore
+from mirix_py.store.private import narrow, open_to_others
 from mirix_py.store.tables import InputRow, MemoryRow
 from mirix_py.store.textrefs import REFS_KEY, to_refs
 from mirix_py.store.vectors import VectorItem
@@ -45,6 +49,7 @@ class DoctorReport:
     undecryptable_inputs: list[str] = field(default_factory=list)
     unreachable_vectors: list[str] = field(default_factory=list)  # stored, but a search never finds them
     tenants_without_index: list[str] = field(default_factory=list)  # not a fault: `clean` ignores them
+    open_to_others: list[str] = field(default_factory=list)  # data dir entries other accounts can read
     embedder: str | None = None
     repaired: dict[str, int] = field(default_factory=dict)
 
@@ -52,9 +57,9 @@ class DoctorReport:
     def clean(self) -> bool:
         return not (self.rows_without_vectors or self.vectors_without_rows or self.stale_embeddings
                     or self.stale_texts or self.unreadable_rows or self.undecryptable_secrets
-                    or self.undecryptable_inputs or self.unreachable_vectors)
+                    or self.undecryptable_inputs or self.unreachable_vectors or self.open_to_others)
 
-    def summary(self) -> dict[str, int | str | None | dict]:
+    def summary(self) -> dict[str, int | str | None | dict | list[str]]:
         return {"clean": self.clean, "embedder": self.embedder,
                 "rows_without_vectors": len(self.rows_without_vectors),
                 "vectors_without_rows": len(self.vectors_without_rows),
@@ -63,7 +68,8 @@ class DoctorReport:
                 "undecryptable_secrets": len(self.undecryptable_secrets),
                 "undecryptable_inputs": len(self.undecryptable_inputs),
                 "unreachable_vectors": len(self.unreachable_vectors),
-                "tenants_without_index": len(self.tenants_without_index), "repaired": self.repaired}
+                "tenants_without_index": len(self.tenants_without_index),
+                "open_to_others": self.open_to_others[:50], "repaired": self.repaired}
 
 
 def _rows_by_user(store: MemoryStore) -> dict[str, dict[str, str | None]]:
@@ -76,8 +82,10 @@ def _rows_by_user(store: MemoryStore) -> dict[str, dict[str, str | None]]:
     return out
 
 
-def diagnose(store: MemoryStore) -> DoctorReport:
+def diagnose(store: MemoryStore, data_dir: Path | None = None) -> DoctorReport:
     report = DoctorReport(embedder=store.embedder.name if store.embedder else None)
+    if data_dir is not None:
+        report.open_to_others = open_to_others(data_dir)
     rows = _rows_by_user(store)
     if store.vectors is not None:
         users = set(rows) | set(store.vectors.users())
@@ -170,15 +178,18 @@ def _rerender_texts(store: MemoryStore, memory_ids: list[str]) -> int:
 
 
 def repair(store: MemoryStore, report: DoctorReport,
-           progress: Callable[[Iterable, int], Iterable] = lambda it, total: it) -> DoctorReport:
+           progress: Callable[[Iterable, int], Iterable] = lambda it, total: it,
+           data_dir: Path | None = None) -> DoctorReport:
     """Fix what can be fixed, then diagnose again. Unreadable rows are left for a restore."""
+    narrowed = narrow(data_dir) if data_dir is not None and report.open_to_others else 0
     reindexed = _rerender_texts(store, report.stale_texts)
     compacted = _compact_rows(store, report.compactable_rows)
+    repaired = {"reembedded": 0, "orphans_deleted": 0, "reindexed": reindexed, "compacted": compacted,
+                "modes_narrowed": narrowed}
     if store.vectors is None or store.embedder is None:
-        after = diagnose(store)
-        after.repaired = {"reembedded": 0, "orphans_deleted": 0, "reindexed": reindexed, "compacted": compacted}
+        after = diagnose(store, data_dir)
+        after.repaired = repaired
         return after
-    repaired = {"reembedded": 0, "orphans_deleted": 0, "reindexed": reindexed, "compacted": compacted}
     rows = _rows_by_user(store)
     stale_users = {u for u, ids in rows.items() if any(i in ids for i in report.stale_embeddings)}
     missing = set(report.rows_without_vectors)
@@ -225,6 +236,6 @@ def repair(store: MemoryStore, report: DoctorReport,
         for user_id in report.tenants_without_index:
             index_tenant(user_id)
         repaired["tenant_indexes"] = len(report.tenants_without_index)
-    after = diagnose(store)
+    after = diagnose(store, data_dir)
     after.repaired = repaired
     return after

@@ -61,6 +61,7 @@ from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
 from mirix_py.store.vector_layout import open_vector_index
 from mirix_py.store import writer_lock
+from mirix_py.store.private import open_private, private_dir
 
 log = logging.getLogger("mirix_py")
 
@@ -89,7 +90,7 @@ class Mirix(ScreenshotsMixin):
             chroma_url=chroma_url, vector_store=vector_store,
         )
         data = self.settings.data_dir
-        data.mkdir(parents=True, exist_ok=True)
+        private_dir(data)  # owner-only, and so is everything the engine writes in it (`store/private.py`)
         sqlite = writer_lock.embedded_sql(self.settings.sql_url)
         self._release_writer_lock = self._writer_lock(lock and sqlite)  # before anything is written
         guard_logs()  # the package's log lines carry placeholders, not secrets
@@ -407,7 +408,7 @@ class Mirix(ScreenshotsMixin):
         from mirix_py.portability import export_lines
 
         if isinstance(dest, (str, Path)):
-            with open(dest, "w", encoding="utf-8") as fh:
+            with open_private(dest, "w", encoding="utf-8") as fh:  # every memory: owner-only
                 return export_lines(self.store, fh, user_id=user_id)
         return export_lines(self.store, dest, user_id=user_id)
 
@@ -423,12 +424,15 @@ class Mirix(ScreenshotsMixin):
     # ------------------------------------------------------------ consistency
 
     def doctor(self, *, repair: bool = False, progress=None) -> "DoctorReport":
-        """Compare SQL and the vector index (and check the vault key); `repair=True` fixes what it can."""
+        """Compare SQL and the vector index (and check the vault key and the data dir's modes);
+        `repair=True` fixes what it can."""
         from mirix_py.doctor import diagnose, repair as do_repair
 
-        report = diagnose(self.store)
+        data = self.settings.data_dir
+        report = diagnose(self.store, data)
         if repair and (not report.clean or report.compactable_rows or report.tenants_without_index):
-            report = do_repair(self.store, report, progress) if progress else do_repair(self.store, report)
+            report = (do_repair(self.store, report, progress, data_dir=data) if progress
+                      else do_repair(self.store, report, data_dir=data))
         return report
 
     def doctor_secrets(self, *, repair: bool = False) -> "SecretReport":
@@ -465,7 +469,7 @@ class Mirix(ScreenshotsMixin):
         check_key(read_manifest(src), vault_key)
         settings = Settings.from_env(data_dir=Path(data_dir) if data_dir is not None else None,
                                      database_url=database_url, vault_key=vault_key, vector_store=vector_store)
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(settings.data_dir)
         key_file = settings.data_dir / "vault.key"
         if key_file.exists() and key_file.read_text().strip() != vault_key.strip():
             raise InvalidInput(f"{key_file} holds another key: restore into an empty data directory")

@@ -55,6 +55,7 @@ from mirix_py.ingest.ocr import OcrConfig, OcrPool, OcrResult
 from mirix_py.inputs import normalize_add, parse_when
 from mirix_py.records import AddResult, InputRecord, InputStatus, MemoryChange, new_input_id, utcnow
 from mirix_py.redaction import scrub
+from mirix_py.store.private import open_private, private_dir
 
 log = logging.getLogger("mirix_py.screenshots")
 
@@ -777,9 +778,10 @@ class ScreenshotIngestor:
         if root is None or not self._thumbnail_due(user_id, when):
             return None
         day = root / when.astimezone(timezone.utc).strftime("%Y-%m-%d")
-        day.mkdir(parents=True, exist_ok=True)
+        private_dir(day)  # screen text: owner-only, like the rest of the data dir
         path = day / f"{when.astimezone(timezone.utc).strftime('%H%M%S%f')}-{os.urandom(3).hex()}.webp"
-        thumb.save(path, format="WEBP", quality=60)
+        with open_private(path, "wb") as fh:
+            thumb.save(fh, format="WEBP", quality=60)
         with self._lock:
             self.totals.thumbnail_bytes += path.stat().st_size
         self.purge_thumbnails()

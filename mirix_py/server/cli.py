@@ -37,8 +37,10 @@ def _key_store(data_dir: Optional[Path]):
     from mirix_py.server.keys import KeyStore
     from mirix_py.store.db import make_engine
 
+    from mirix_py.store.private import private_dir
+
     settings = _settings(data_dir)
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(settings.data_dir)
     return KeyStore(make_engine(settings.sql_url, settings.sqlite_driver))
 
 

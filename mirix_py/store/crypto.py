@@ -7,6 +7,8 @@ from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken
 
+from mirix_py.store.private import private_dir
+
 
 class VaultKeyError(RuntimeError):
     pass
@@ -20,7 +22,7 @@ def load_or_create_key(data_dir: Path, explicit: str | None = None) -> bytes:
     path = Path(data_dir) / "vault.key"
     if path.exists():
         return path.read_bytes().strip()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     key_bytes = Fernet.generate_key()
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as fh:

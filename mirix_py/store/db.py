@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import json
-from pathlib import Path
 from types import ModuleType
 
 from sqlalchemy import event
@@ -12,6 +11,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import create_engine
 
 from mirix_py.store import tables  # noqa: F401  (registers the tables)
+from mirix_py.store.private import private_file
 
 
 def _json(value: object) -> str:
@@ -41,8 +41,8 @@ def sqlite_dbapi(driver: str = "auto") -> ModuleType:
 def make_engine(url: str, sqlite_driver: str = "auto") -> Engine:
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
-        if path and path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        if path and path != ":memory:" and not path.startswith("file:") and "?" not in path:
+            private_file(path)  # 0600 before SQLite opens it: its -wal and -shm take the same mode
         engine = create_engine(url, module=sqlite_dbapi(sqlite_driver),
                                connect_args={"check_same_thread": False, "timeout": 30}, json_serializer=_json)
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol, Sequence, TypeGuard
 from urllib.parse import urlparse
 
 from mirix_py.errors import InvalidInput
+from mirix_py.store.private import narrow, private_dir
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
@@ -96,6 +97,7 @@ class ChromaVectorIndex:
         self._connect_lock = threading.Lock()
         self.kind = kind
         self._collections: dict[str, object] = {}
+        self.path: Path | None = None  # an embedded store's folder (owner-only: `store/private.py`)
 
     @property
     def _client(self):
@@ -107,15 +109,26 @@ class ChromaVectorIndex:
 
     @classmethod
     def embedded(cls, path: Path) -> "ChromaVectorIndex":
-        Path(path).mkdir(parents=True, exist_ok=True)
+        """Chroma writes its files with the process umask: the folder is 0700 and its files are
+        narrowed to 0600 when the store opens, a user's collection is made, and `close`."""
+        private_dir(path)
 
         def connect():
             import chromadb
             from chromadb.config import Settings as ChromaSettings
 
-            return chromadb.PersistentClient(path=str(path), settings=ChromaSettings(anonymized_telemetry=False))
+            client = chromadb.PersistentClient(path=str(path), settings=ChromaSettings(anonymized_telemetry=False))
+            narrow(path)
+            return client
 
-        return cls(connect=connect)
+        index = cls(connect=connect)
+        index.path = Path(path)
+        return index
+
+    def close(self) -> None:
+        """Narrow what Chroma wrote since it opened (the client itself stays usable)."""
+        if self.path is not None and self._opened is not None:
+            narrow(self.path)
 
     @classmethod
     def server(cls, url: str) -> "ChromaVectorIndex":
@@ -158,6 +171,8 @@ class ChromaVectorIndex:
                 name, configuration={"hnsw": {"space": "cosine"}}, embedding_function=None,
                 metadata={"mirix_user": user_id},
             )
+            if self.path is not None:
+                narrow(self.path)  # the collection's segment folder
         else:
             try:
                 coll = self._client.get_collection(name, embedding_function=None)
