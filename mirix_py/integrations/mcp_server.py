@@ -100,11 +100,11 @@ def build_mcp_server(mx: "Mirix | RemoteMemory", *, users: Sequence[str] | None 
         raise ValueError("give the users this MCP server acts for (--user), or a key store for HTTP")
     auth_kwargs: dict[str, Any] = {}
     if http and keys is not None:
-        base = f"http://{host}:{port}"
+        # API keys are bearer tokens no OAuth server issues: no resource URL, so a 401 names no
+        # protected-resource metadata (`/.well-known/oauth-protected-resource/...`) that nothing serves
         auth_kwargs = {
             "token_verifier": KeyVerifier(keys),
-            "auth": AuthSettings(issuer_url=AnyHttpUrl(base), resource_server_url=AnyHttpUrl(f"{base}/mcp"),
-                                 validate_token_resource=False),
+            "auth": AuthSettings(issuer_url=AnyHttpUrl(f"http://{host}:{port}"), resource_server_url=None),
         }
     server = MCPServer("mirix", instructions=INSTRUCTIONS, **auth_kwargs)
 

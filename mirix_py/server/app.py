@@ -83,7 +83,8 @@ def create_app(mx: Mirix | None = None, *, data_dir: str | Path | None = None, k
     app.state.keys = keys
     app.state.limits = limits or Limits()
     app.state.auth = auth
-    app.add_middleware(BodyLimitMiddleware, limits=app.state.limits)
+    app.add_middleware(BodyLimitMiddleware, limits=app.state.limits,
+                       routes=[route for router in ROUTERS for route in router.routes])  # the limit is the route's
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)

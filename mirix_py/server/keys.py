@@ -30,7 +30,13 @@ from mirix_py.store.tables import UTCDateTime
 
 KEY_PREFIX = "mxk_"
 ALL_USERS = "*"
-_CONTROL = {chr(c) for c in range(32)} | {"\x7f"}
+# C0, DEL and C1 controls, and the line and paragraph separators: an id or a key's name is one line
+# in logs, listings and the viewer, and none of these can be seen there.
+_CONTROL = frozenset(chr(c) for c in [*range(32), *range(0x7F, 0xA0)]) | {"\u2028", "\u2029"}
+
+
+def _unprintable(text: str) -> bool:
+    return any(ch in _CONTROL or "\ud800" <= ch <= "\udfff" for ch in text)
 
 
 # Its own MetaData: queried with SQLAlchemy Core. `KeyStore` brings the engine's schema up to date
@@ -90,8 +96,8 @@ def check_user_id(user_id: str) -> str:
         raise InvalidInput("user id is empty")
     if len(user_id) > 256:
         raise InvalidInput("user id is longer than 256 characters")
-    if user_id != ALL_USERS and any(ch in _CONTROL or "\ud800" <= ch <= "\udfff" for ch in user_id):
-        raise InvalidInput("user id holds control characters")
+    if user_id != ALL_USERS and _unprintable(user_id):
+        raise InvalidInput("user id holds control characters or line separators")
     return user_id
 
 
@@ -118,6 +124,8 @@ class KeyStore:
             raise InvalidInput("a key needs at least one user (or '*' for every user)")
         if len(name) > 200:
             raise InvalidInput("key name is longer than 200 characters")
+        if _unprintable(name):
+            raise InvalidInput("key name holds control characters or line separators")
         key_id = uuid.uuid4().hex[:16]
         key = f"{KEY_PREFIX}{key_id}.{secrets.token_urlsafe(32)}"
         values: dict[str, Any] = {"id": key_id, "name": name, "key_hash": hash_key(key), "users": users, "admin": admin,

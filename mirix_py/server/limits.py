@@ -1,13 +1,38 @@
-"""Request size limits: bodies over their limit get 413 before anything is parsed."""
+"""Request size limits: bodies over their limit get 413 before anything is parsed.
+
+The limit is the route's: the request is matched against the API's routes first (in order, the
+first full match, as the router does), and only an endpoint marked `@upload` (screenshot upload)
+gets `max_upload`; every other body, whatever its path ends with (a memory may have the id
+"screenshots"), gets `max_body`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Sequence, TypeVar
+
+from starlette.routing import Match
 
 from mirix_py.server.errors import error_response
 
-__all__ = ["API_PREFIX", "BodyLimitMiddleware", "Limits"]
+__all__ = ["API_PREFIX", "BodyLimitMiddleware", "Limits", "upload"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+_UPLOAD = "__mirix_upload__"
+
+
+def upload(endpoint: F) -> F:
+    """Mark an endpoint as an upload: its bodies may reach `Limits.max_upload` (apply below the route)."""
+    setattr(endpoint, _UPLOAD, True)
+    return endpoint
+
+
+def route_limit(scope: dict[str, Any], limits: Limits, routes: Sequence[Any]) -> int:
+    """The body limit of the first of `routes` this request fully matches (`max_body` when none does)."""
+    for route in routes:
+        match, _ = route.matches(scope)
+        if match is Match.FULL:
+            return limits.max_upload if getattr(getattr(route, "endpoint", None), _UPLOAD, False) else limits.max_body
+    return limits.max_body
 
 API_PREFIX = "/v1"
 
@@ -24,16 +49,18 @@ class Limits:
 class BodyLimitMiddleware:
     """Pure ASGI: reads a request body up to its limit and answers 413 past it; replays it otherwise."""
 
-    def __init__(self, app: Any, limits: Limits) -> None:
+    def __init__(self, app: Any, limits: Limits, routes: Sequence[Any] = ()) -> None:
+        """`routes`: the API's routes in the router's order (`APIRouter.routes` of each router)."""
         self.app = app
         self.limits = limits
+        self.routes = list(routes)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS", "DELETE"):
             return await self.app(scope, receive, send)
         if not scope["path"].startswith(API_PREFIX):  # the MCP app and others bring their own limits
             return await self.app(scope, receive, send)
-        limit = self.limits.max_upload if scope["path"].endswith("/screenshots") else self.limits.max_body
+        limit = route_limit(scope, self.limits, self.routes)
         headers = dict(scope.get("headers") or [])
         declared = headers.get(b"content-length")
         if declared is not None:

@@ -7,7 +7,7 @@ from fastapi import APIRouter, File, Form, Response, UploadFile
 from mirix_py.records import AddResult, utcnow
 from mirix_py.server.deps import Engine, RequestLimits, User
 from mirix_py.server.errors import ApiError
-from mirix_py.server.limits import API_PREFIX
+from mirix_py.server.limits import API_PREFIX, upload
 from mirix_py.server.models import ErrorOut, When, clean_text
 from mirix_py.server.routes.memories import input_location
 
@@ -23,6 +23,7 @@ router = APIRouter(prefix=f"{API_PREFIX}/users/{{user_id}}/screenshots", tags=["
              responses={200: {"model": ScreenshotOut, "description": "Processed (wait=true)."},
                         202: {"description": "Accepted: OCR and memories in the background."},
                         503: {"model": ErrorOut, "description": "OCR (Tesseract) is not installed on the server."}})
+@upload
 def add_screenshot(user_id: User, response: Response, mx: Engine, limits: RequestLimits,
                    image: UploadFile = File(description="PNG, JPEG or WebP screenshot."),
                    captured_at: When | None = Form(None, description="When it was taken; now if unset."),
@@ -53,7 +54,9 @@ def add_screenshot(user_id: User, response: Response, mx: Engine, limits: Reques
         picture.load()
     except ApiError:
         raise
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+    except Image.DecompressionBombError as exc:  # Pillow's own check, past ~179 MP: over our limit too
+        raise ApiError(413, "too_large", f"image is over {limits.max_image_pixels} pixels ({exc})") from exc
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
         raise ApiError(422, "invalid_input", f"not a readable image: {exc}") from exc
     result = mx.add_screenshot(picture, user_id=user_id, captured_at=captured_at or utcnow(), app=app_name,
                                window_title=window_title, wait=wait)
