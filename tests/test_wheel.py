@@ -1,0 +1,40 @@
+"""The package as users get it: `python -m build` gives an sdist and a wheel; the wheel, installed
+alone in a fresh venv (base dependencies only, from the package index), runs `mirix demo` offline
+with the agent definitions, static files and migrations it ships."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_the_wheel_installs_alone_and_runs_the_demo(tmp_path):
+    dist = tmp_path / "dist"
+    built = subprocess.run([sys.executable, "-m", "build", "--outdir", str(dist), str(REPO)],
+                           capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    (wheel,) = dist.glob("mirix_py-*.whl")
+    assert list(dist.glob("mirix_py-*.tar.gz"))
+    names = zipfile.ZipFile(wheel).namelist()
+    for shipped in ("mirix_py/server/static/viewer.html", "mirix_py/migrations/env.py",
+                    "mirix_py-0.1.0.data/data/share/mirix-py/agents/chat_agent.md"):
+        assert shipped in names, shipped
+    assert any(n.startswith("mirix_py/migrations/versions/") for n in names)
+
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    pip = subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)],
+                         capture_output=True, text=True, timeout=1200)
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
+    demo = subprocess.run([str(env_dir / "bin" / "mirix"), "demo", "--data-dir", str(tmp_path / "data")],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
+    assert "mode: offline" in demo.stdout and "stats:" in demo.stdout
+    assert "history of sem_" in demo.stdout  # the demo's search, edit and history ran on the installed package
