@@ -115,7 +115,7 @@ class AsyncMirix:
     async def search(self, query: str, *, user_id: str, limit: int = 10,
                      memory_types: Sequence[MemoryType | str] | None = None, start: datetime | None = None,
                      end: datetime | None = None, method: SearchMethod | str = "hybrid",
-                     context: int = 0) -> list[SearchHit]:
+                     context: int | None = None) -> list[SearchHit]:
         return await asyncio.to_thread(self.sync.search, query, user_id=user_id, limit=limit,
                                        memory_types=memory_types, start=start, end=end, method=method,
                                        context=context)

@@ -107,8 +107,9 @@ def _zone(mx):
     return display_zone(mx.settings.timezone)
 
 
-def _memory_table(memories, title: str, scores: list[float] | None = None, zone=None) -> Table:
-    """Times in `zone` (default: this machine's), the zone named in the header and each cell."""
+def _memory_table(memories, title: str, scores: list[float | None] | None = None, zone=None) -> Table:
+    """Times in `zone` (default: this machine's), the zone named in the header and each cell; a score of
+    None marks a turn given as context of the match above it."""
     from mirix_py.timezones import display_zone, local_when, shown_text, zone_name
 
     zone = zone or display_zone()
@@ -124,7 +125,8 @@ def _memory_table(memories, title: str, scores: list[float] | None = None, zone=
         row = [memory.memory_type.value, memory.id, when,
                escape(shown_text(memory.search_text(), memory.occurred_at, zone))]
         if scores is not None:
-            row.insert(0, f"{scores[i]:.3f}")
+            score = scores[i]
+            row.insert(0, "context" if score is None else f"{score:.3f}")
         table.add_row(*row)
     return table
 
@@ -166,8 +168,12 @@ def search(query: str, user: str = User, limit: int = typer.Option(10, "--limit"
            method: str = typer.Option("hybrid", help="hybrid | bm25 | embedding | string"),
            start: Optional[str] = typer.Option(None, help="occurred_at >= this (ISO 8601; no zone: local)"),
            end: Optional[str] = typer.Option(None, help="occurred_at < this (ISO 8601; no zone: local)"),
+           context: Optional[int] = typer.Option(
+               None, "--context", min=0, help="Turns said around the first N matches, listed after them "
+               "(default: MIRIX_SEARCH_CONTEXT, else 0: the matches only)."),
            data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
-    """Search a user's memories."""
+    """Search a user's memories; with a search context (--context N, or MIRIX_SEARCH_CONTEXT) the turns said
+    just before and after the first N matches are listed after them."""
     from mirix_py.cli_args import local_when, memory_types
 
     types = _arg(memory_types, memory_type)
@@ -175,15 +181,18 @@ def search(query: str, user: str = User, limit: int = typer.Option(10, "--limit"
     try:
         with _engine(data_dir, write=False) as mx:
             hits = mx.search(query, user_id=user, limit=limit, memory_types=types, start=start,
-                             end=end, method=method)
+                             end=end, method=method, context=context)
             zone = _zone(mx)
     except MirixError as exc:
         _fail(exc)
     if as_json:
         _print_json(hits)
         return
-    console.print(_memory_table([h.memory for h in hits], f"{len(hits)} hit(s) for {query!r}", [h.score for h in hits],
-                                zone))
+    matches = sum(1 for h in hits if h.context_for is None)
+    title = f"{matches} hit(s) for {query!r}" + (f", {len(hits) - matches} turn(s) of context" if len(hits) > matches
+                                                  else "")
+    console.print(_memory_table([h.memory for h in hits], title,
+                                [None if h.context_for else h.score for h in hits], zone))
 
 
 @app.command()

@@ -122,9 +122,12 @@ class MirixClient:
 
     def search(self, query: str, *, user_id: str, limit: int = 10, memory_types: Sequence[str] | None = None,
                start: datetime | str | None = None, end: datetime | str | None = None,
-               method: str = "hybrid") -> list[SearchHit]:
+               method: str = "hybrid", context: int | None = None) -> list[SearchHit]:
+        """`context`: the turns around the first N matches; the server's `search_context` when None."""
         body = {"query": query, "limit": limit, "memory_types": list(memory_types) if memory_types else None,
                 "start": _iso(start), "end": _iso(end), "method": method}
+        if context is not None:
+            body["context"] = context
         return _HITS.validate_python(self._call("POST", f"{self._user(user_id)}/search", json=body))
 
     def chat(self, message: str, *, user_id: str, history: Sequence[dict[str, Any]] | None = None,

@@ -127,7 +127,8 @@ class Mirix(ScreenshotsMixin):
                                    fallback=self.offline_flow, bounds=bounds,
                                    features=ServerFeatures(self.settings.llm_structured_output))
         self.chat_flow = ChatFlow(self.store, self.searcher, self.model_client, self.definitions["chat_agent"],
-                                  bounds=bounds, zone=display_zone(self.settings.timezone))
+                                  bounds=bounds, zone=display_zone(self.settings.timezone),
+                                  context=self.settings.search_context)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
         self._recovering: set[str] = set()  # ids of inputs `resume` took over, until processed
@@ -301,8 +302,10 @@ class Mirix(ScreenshotsMixin):
     def search(self, query: str, *, user_id: str, limit: int = 10,
                memory_types: Sequence[MemoryType | str] | None = None, start: datetime | None = None,
                end: datetime | None = None, method: SearchMethod | str = "hybrid",
-               context: int = 0) -> list[SearchHit]:
-        """Memories for `query`; `context` N adds the turns around the first N matches (`Searcher.search`)."""
+               context: int | None = None) -> list[SearchHit]:
+        """Memories for `query`; `context` N adds the turns around the first N matches (`Searcher.search`),
+        by default `settings.search_context` (what every reader's path uses and `mirix eval locomo` measures);
+        0 gives the matches only."""
         _check_user(user_id)
         try:
             types = [MemoryType(t) for t in memory_types] if memory_types else None
@@ -312,7 +315,7 @@ class Mirix(ScreenshotsMixin):
 
         return self.searcher.search(query, user_id=user_id, limit=limit, memory_types=types,
                                     start=parse_when(start, "start"), end=parse_when(end, "end"), method=method,
-                                    context=context)
+                                    context=self.settings.search_context if context is None else context)
 
     def get(self, memory_id: str, *, user_id: str, reveal: bool = False) -> MemoryBase:
         _check_user(user_id)

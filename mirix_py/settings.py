@@ -9,6 +9,13 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator
 
 
+# The turns around the first N matches that every search for a reader returns (SDK, REST, chat, `/context`,
+# MCP, AutoGen, `mirix search`) and that `mirix eval locomo` measures. 0: on LoCoMo dev at 750 words no
+# other setting gained without losing in a held-out conversation, and each turn of context costs words at
+# small budgets (benchmarks/README.md, "One search default").
+SEARCH_CONTEXT = 0
+
+
 def default_data_dir() -> Path:
     return Path(os.environ.get("MIRIX_DATA_DIR", Path.home() / ".mirix"))
 
@@ -36,6 +43,10 @@ class Settings(BaseModel):
     session_leg: bool = Field(default=False, description="Hybrid search also ranks whole sessions (each input's "
                                                          "episodes) as a third leg (`store.search`); off: it did "
                                                          "not gain in every LoCoMo conversation (benchmarks/README.md).")
+    search_context: int = Field(default=SEARCH_CONTEXT, ge=0, le=20, description=(
+        "Turns said just before and after each of the first N matches that a search for a reader returns "
+        "(`Mirix.search`, REST, chat, `/context`, MCP, AutoGen, `mirix search`) unless the call passes `context`; "
+        "0: the matches only."))
     timezone: str | None = Field(default=None, description="IANA zone times are shown in (e.g. 'Europe/Lisbon'); "
                                                            "this machine's when unset. Times are stored in UTC.")
     llm_provider: str | None = None
@@ -75,6 +86,7 @@ class Settings(BaseModel):
             "session_leg": env.get("MIRIX_SESSION_LEG") or None,
             "sqlite_driver": env.get("MIRIX_SQLITE_DRIVER") or None,
             "fact_parser": env.get("MIRIX_FACT_PARSER") or None,
+            "search_context": env.get("MIRIX_SEARCH_CONTEXT") or None,
         }
         for key, name in (("llm_timeout_s", "MIRIX_LLM_TIMEOUT"), ("llm_max_tokens", "MIRIX_LLM_MAX_TOKENS"),
                           ("llm_structured_output", "MIRIX_LLM_STRUCTURED_OUTPUT")):

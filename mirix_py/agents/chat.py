@@ -236,8 +236,11 @@ def search_tool_schema() -> dict[str, Any]:
 class ChatFlow:
     def __init__(self, store: MemoryStore, searcher: Searcher, client: ChatCompletionClient | None,
                  definition: AgentDefinition | None, bounds: CallBounds | None = None,
-                 zone: tzinfo | None = None) -> None:
+                 zone: tzinfo | None = None, context: int = 0) -> None:
+        """`context`: the turns around the first N matches each retrieval adds (`Searcher.search`); the
+        engine passes its `search_context`, the default of every path that builds a reader's context."""
         self.zone = zone or display_zone()  # the offline answer shows times in the user's zone
+        self.context = context
         self.store = store
         self.searcher = searcher
         self.client = client
@@ -272,11 +275,12 @@ class ChatFlow:
         hits: list[SearchHit] = []
         for memory_type, limit in PER_TYPE.items():
             found = self.searcher.search(query, user_id=user_id, limit=limit, memory_types=[memory_type],
-                                         start=topics.start, end=topics.end)
+                                         start=topics.start, end=topics.end, context=self.context)
             if not found and (topics.start or topics.end):  # a wrong guess at the time must not blind the agent
-                found = self.searcher.search(query, user_id=user_id, limit=limit, memory_types=[memory_type])
+                found = self.searcher.search(query, user_id=user_id, limit=limit, memory_types=[memory_type],
+                                             context=self.context)
             hits.extend(found)
-        hits.sort(key=lambda h: -h.score)
+        hits.sort(key=lambda h: -h.score)  # stable: a context turn (its match's score) stays after its match
         return Retrieval(core=core, hits=hits, question=message, timed=bool(topics.start or topics.end))
 
     def offline_answer(self, retrieval: Retrieval, *, reason: str = "Offline mode (no LLM configured)"
@@ -322,7 +326,8 @@ class ChatFlow:
         ) -> str:
             """Targeted search in one memory type; returns matching memories with their ids."""
             hits = self.searcher.search(query, user_id=user_id, limit=8, memory_types=[memory_type],
-                                        start=parse_when(start, "start"), end=parse_when(end, "end"), method=method)
+                                        start=parse_when(start, "start"), end=parse_when(end, "end"), method=method,
+                                        context=self.context)
             lines = [line for line in (prompt_line(h, self.store, query) for h in hits) if line]
             searched.extend(h.memory.id for h in hits)
             return "\n".join(lines) or "(no matching memories)"

@@ -72,7 +72,9 @@ def locomo(
     out: Path = typer.Option(Path("eval-results/locomo"), "--out", help="Folder for the JSON, Markdown and PNG files."),
     limit: int = typer.Option(60, "--limit", help="Engine hits fetched per question."),
     method: str = typer.Option("hybrid", "--method", help="Engine search method: hybrid, bm25, embedding, string."),
-    context: int = typer.Option(3, "--context", help="Turns around the first N engine matches (0: matches only)."),
+    context: Optional[int] = typer.Option(
+        None, "--context", help="Turns around the first N engine matches (0: matches only); default: the engine's "
+        "search default (MIRIX_SEARCH_CONTEXT, else 0), what every reader's search uses."),
     ingest_mode: Optional[str] = typer.Option(None, "--ingest-mode", help="offline or llm (default: --mode)."),
     no_baselines: bool = typer.Option(False, "--no-baselines", help="Skip the raw-turn baselines."),
     judge_model: Optional[str] = typer.Option(None, "--judge-model", envvar="MIRIX_JUDGE_MODEL",
@@ -100,7 +102,8 @@ def locomo(
     try:
         config = LocomoEvalConfig.model_validate(dict(  # validated: --mode and --method are plain strings here
             data=data, mode=mode, ingest_mode=ingest_mode, budget_words=budget_words, conversations=conversations,
-            limit=limit, method=method, context=context, embedder=settings.embedder, baselines=not no_baselines,
+            limit=limit, method=method, context=settings.search_context if context is None else context,
+            embedder=settings.embedder, baselines=not no_baselines,
             llm_model=settings.llm_model, judge_model=judge_model, seed=seed, questions=questions,
             cache_dir=cache_dir or default_cache_dir("locomo"), fresh=fresh))
     except ValidationError as exc:

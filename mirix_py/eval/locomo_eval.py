@@ -34,6 +34,7 @@ from mirix_py.eval.locomo import (
 from mirix_py.eval.metrics import (
     answer_token_recall, bleu1, locomo_f1, mean, percentile, scoring_gold, strip_citations,
 )
+from mirix_py.settings import SEARCH_CONTEXT
 
 Progress = Callable[..., None]  # (stage, done, total, note="")  see mirix_py.eval.progress
 ENGINE = "engine"
@@ -52,10 +53,9 @@ class LocomoEvalConfig(BaseModel):
     conversations: int | None = Field(default=None, gt=0, description="Only the first N conversations.")
     limit: int = Field(default=60, gt=0, description="Engine hits fetched per question.")
     method: Literal["hybrid", "bm25", "embedding", "string"] = "hybrid"
-    context: int = Field(default=3, ge=0, description=(
-        "Engine search `context`: the turns around the first N matches. On dev, 0 -> 3 gave evidence recall "
-        "+0.026 (replayed rankings; leave-one-conversation-out chose 2, 3 or 5, held-out +0.018 in the mean, "
-        "one conversation of five lower)."))
+    context: int = Field(default=SEARCH_CONTEXT, ge=0, description=(
+        "Engine search `context`: the turns around the first N matches. The default is the engine's own "
+        "(`Settings.search_context`), so the run measures what `Mirix.search` gives."))
     embedder: str = "minilm"
     baselines: bool = True
     answer_baselines: list[Literal["rrf", "full-context"]] = Field(default_factory=lambda: ["rrf", "full-context"])  # type: ignore[arg-type]  # pydantic checks it

@@ -208,7 +208,8 @@ class MirixMemory(Memory, Component[MirixMemoryConfig]):
 
     async def query(self, query: str | MemoryContent, cancellation_token: CancellationToken | None = None,
                     **kwargs: Any) -> MemoryQueryResult:
-        """Search this user's memories. kwargs: limit, memory_types, start, end, method."""
+        """Search this user's memories. kwargs: limit, memory_types, start, end, method, context (the turns
+        around the first N matches; the engine's `search_context` by default, as `update_context` uses)."""
         text = query if isinstance(query, str) else str(query.content)
         if not text.strip():
             return MemoryQueryResult(results=[])

@@ -3,8 +3,9 @@
 MIRIX's chat flow first turns the question into topics, then fetches the top items of every memory
 type for them. This is that step on its own, for agents that bring their own model: keyword topics
 (and a time window when the message names one, "last week", "in May 2023"), the core blocks, and
-the best items of the other five types. Vault items of `high` sensitivity are never included, and
-vault secrets stay masked (only their captions are shown).
+the best items of the other five types; with the engine's `search_context` N (as every reader's search
+has it), each of the first N matches is followed by the turns said around it. Vault items of `high` sensitivity are
+never included, and vault secrets stay masked (only their captions are shown).
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ class MemoryContext(BaseModel):
     end: datetime | None = None
     core: dict[str, str] = Field(default_factory=dict, description="Core blocks by label (empty ones left out).")
     hits: list[SearchHit] = Field(default_factory=list, description="Each hit's `text` is cut to the passages "
-                                                                      "about `message`; `memory` is the whole record.")
+                                                                      "about `message`; `memory` is the whole record. "
+                                                                      "A turn said around a match follows it, with "
+                                                                      "`context_for` naming the match.")
 
     @computed_field(description="The context as one ready text block for a system message ('' when empty).")  # type: ignore[prop-decorator]
     @property
@@ -55,14 +58,29 @@ class MemoryContext(BaseModel):
         return f"Long-term memory of user {self.user_id} (mirix):\n" + "\n".join(lines)
 
 
+def first_matches(hits: list[SearchHit], max_items: int) -> list[SearchHit]:
+    """The first `max_items` matches, each with the context turns that follow it: as in `search`, a turn
+    given as context is not counted."""
+    kept: list[SearchHit] = []
+    matches = 0
+    for hit in hits:
+        if hit.context_for is None:
+            if matches == max_items:
+                break
+            matches += 1
+        kept.append(hit)
+    return kept
+
+
 def retrieve_context(mx: "Mirix", user_id: str, message: str, *, max_items: int = 10) -> MemoryContext:
+    """Topics, core blocks and up to `max_items` matches (with their context turns) for `message`."""
     topics = offline_topics(message, datetime.now(timezone.utc))
     core: dict[str, CoreMemory] = mx.core_memory(user_id=user_id)
     retrieval = mx.chat_flow.retrieve(user_id, message, topics, core)
     hits = [h for h in retrieval.hits
             if not (isinstance(h.memory, KnowledgeVaultMemory) and h.memory.sensitivity is Sensitivity.high)]
-    hits = [h.model_copy(update={"memory": h.memory.masked()}) if isinstance(h.memory, KnowledgeVaultMemory) else h
-            for h in hits][:max_items]
+    hits = first_matches([h.model_copy(update={"memory": h.memory.masked()})
+                          if isinstance(h.memory, KnowledgeVaultMemory) else h for h in hits], max_items)
     # a long memory's text cut to the lines about the message, as MCP, AutoGen and chat put it in a prompt
     hits = [h.model_copy(update={"text": focus(h.text, message)}) for h in hits]
     return MemoryContext(user_id=user_id, message=message, topics=topics.keywords, start=topics.start, end=topics.end,

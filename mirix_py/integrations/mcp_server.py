@@ -151,7 +151,10 @@ def build_mcp_server(mx: "Mirix | RemoteMemory", *, users: Sequence[str] | None 
                 "changes": [_dump(c) for c in result.changes]}
 
     @server.tool(description="Search the user's memories (hybrid BM25 + embeddings). Returns texts, ids, scores; "
-                             "a long memory's text is cut to its first line and the lines about the query.")
+                             "a long memory's text is cut to its first line and the lines about the query. With "
+                             "the engine's search context set (MIRIX_SEARCH_CONTEXT), the first matches come "
+                             "with the turns said just before and after them, marked context_for (the match's "
+                             "id).")
     async def search_memory(
         query: Annotated[str, Field(description="What to look for: words, names, a question.")],
         user_id: UserId = None,
@@ -169,9 +172,11 @@ def build_mcp_server(mx: "Mirix | RemoteMemory", *, users: Sequence[str] | None 
             raise ToolError("limit must be between 1 and 100")
         hits = await call(mx.search, query, user_id=user, limit=limit, memory_types=memory_types, start=start, end=end,
                           method=method)
+        # the engine's search context (`search_context`), as every reader's path has it
         return [{"id": h.memory.id, "memory_type": h.memory.memory_type.value, "text": focus(h.text, query),
                  "score": round(h.score, 6), "occurred_at": _dump(h.memory).get("occurred_at"),
-                 "source_ids": h.memory.source_ids} for h in hits]
+                 "source_ids": h.memory.source_ids, **({"context_for": h.context_for} if h.context_for else {})}
+                for h in hits]
 
     @server.tool(description="Ask a question answered from memory, with the ids of the memories it cites.")
     async def chat_with_memory(

@@ -100,6 +100,9 @@ class SearchRequest(_Body):
     start: When | None = Field(default=None, description="occurred_at >= start")
     end: When | None = Field(default=None, description="occurred_at < end")
     method: SearchMethod = SearchMethod.hybrid
+    context: int | None = Field(default=None, ge=0, le=20, description=(
+        "The turns said just before and after each of the first N matches (marked `context_for`, not counted in "
+        "`limit`); the server's `search_context` when omitted, 0 for the matches only."))
 
 
 class ChatRequest(_Body):
@@ -110,7 +113,9 @@ class ChatRequest(_Body):
 
 class ContextRequest(_Body):
     message: Annotated[str, Field(min_length=1, max_length=20_000), AfterValidator(clean_text)]
-    max_items: int = Field(default=10, ge=1, le=50)
+    max_items: int = Field(default=10, ge=1, le=50, description=(
+        "Matches put into the context; the turns said around the first of them (the server's `search_context`) "
+        "follow their match and are not counted."))
 
 
 class UpdateRequest(_Body):

@@ -13,9 +13,10 @@ router = APIRouter(prefix=f"{API_PREFIX}/users/{{user_id}}", tags=["memories"])
 
 @router.post("/search", response_model=list[SearchHit])
 def search(user_id: User, body: SearchRequest, mx: Engine) -> list[SearchHit]:
-    """Hybrid (BM25 + vectors, fused), `bm25`, `embedding` or `string` search, with type and time filters."""
+    """Hybrid (BM25 + vectors, fused), `bm25`, `embedding` or `string` search, with type and time filters; the
+    first matches come with the turns said around them (`context`, by default the server's `search_context`)."""
     return mx.search(body.query, user_id=user_id, limit=body.limit, memory_types=body.memory_types,
-                     start=body.start, end=body.end, method=body.method)
+                     start=body.start, end=body.end, method=body.method, context=body.context)
 
 
 @router.post("/chat", response_model=ChatResponse)
