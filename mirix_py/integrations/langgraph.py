@@ -193,11 +193,12 @@ class MirixStore(BaseStore):
         return [prefix[p]] if len(prefix) > p and prefix[p] != "*" else list(self.mx.user_ids())
 
     def _types(self, prefix: tuple[str, ...]) -> list[str] | None:
-        """The memory types a prefix can reach, when its path names one (searched on their own)."""
+        """The memory types a prefix can reach (searched on their own, so the engine's other memories
+        do not crowd its items out): the one its path names, else semantic; any with no path."""
         path = prefix[:self.user_position] + prefix[self.user_position + 1:]
-        if path and path[0] in MemoryType._value2member_map_:
-            return [path[0]]
-        return None
+        if not path or path[0] == "*":
+            return None
+        return [path[0] if path[0] in MemoryType._value2member_map_ else MemoryType.semantic.value]
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix, want = tuple(op.namespace_prefix), op.offset + op.limit
