@@ -165,3 +165,16 @@ def test_example_runs(tmp_path):
     assert "Noted (saved as fact-1)." in out.stdout
     assert "From memory:\n- my brother Tom is a pilot." in out.stdout
     assert "namespaces: [('ada', 'facts')]" in out.stdout
+
+
+def test_put_items_are_found_among_many_engine_memories(mx):
+    from mirix_py.ops import InsertOp
+    from mirix_py.records import EpisodicMemory
+
+    mx.store.apply([InsertOp(memory=EpisodicMemory(user_id="ada", summary=f"Coffee, coffee and more coffee at cafe {i}."))
+                    for i in range(30)], user_id="ada", actor="test")
+    store = MirixStore(mx)
+    store.put(("ada", "prefs"), "coffee", {"content": "Ada likes her morning coffee black, without sugar, in a big "
+                                                      "mug, before her long walk to the office."})
+    assert len(mx.search("coffee", user_id="ada", limit=40)) > 20  # more matches than one search page holds
+    assert [h.key for h in store.search(("ada", "prefs"), query="coffee", limit=1)] == ["coffee"]
