@@ -184,3 +184,9 @@ def test_async_memory(tmp_path, embedder):
         assert "cello" in asyncio.run(main())["results"][0]["memory"]
     finally:
         mx.close()
+
+
+def test_secrets_go_to_the_vault_even_when_not_inferred(m):
+    res = m.add("For the record my VPN password is Tr0ub4dor&3xyz", user_id="ada", infer=False)
+    assert "Tr0ub4dor" not in str(res) and "Tr0ub4dor" not in str(m.get_all(user_id="ada"))
+    assert any(r["memory_type"] == "knowledge_vault" for r in res["results"])

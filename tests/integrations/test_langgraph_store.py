@@ -178,3 +178,11 @@ def test_put_items_are_found_among_many_engine_memories(mx):
                                                       "mug, before her long walk to the office."})
     assert len(mx.search("coffee", user_id="ada", limit=40)) > 20  # more matches than one search page holds
     assert [h.key for h in store.search(("ada", "prefs"), query="coffee", limit=1)] == ["coffee"]
+
+
+def test_a_secret_in_a_put_value_goes_to_the_vault(mx):
+    store = MirixStore(mx)
+    store.put(("ada", "notes"), "vpn", {"content": "VPN password is Tr0ub4dor&3xyz"})
+    got = store.get(("ada", "notes"), "vpn")
+    assert got is not None and "Tr0ub4dor" not in str(got.value) and "[vault:kv_" in got.value["content"]
+    assert "Tr0ub4dor" not in str([i.value for i in store.search(("ada",))])
