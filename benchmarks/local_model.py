@@ -1,25 +1,25 @@
-"""The LLM flows against a real local model (llama-cpp-python's OpenAI-compatible server), on LoCoMo.
+"""Does the model add? The same LoCoMo turns ingested twice, offline and with a real local model, scored alike.
 
     bash scripts/local_model.sh provision && bash scripts/local_model.sh start functions
     .venv/bin/python benchmarks/local_model.py --data ../shared/data/locomo/locomo_dev.json \
-        --mode functions --url http://127.0.0.1:58082/v1 --batches 12 --questions 10
+        --mode functions --url http://127.0.0.1:58082/v1 --sessions 3 --budget 200 --out results.json
 
 Turns of one conversation go in batches of 4 (`--batch-size`), in order, each as one `add` (one
-update flow). Per batch: processed by the model / degraded (the offline rules stood in, with the
-reason) / failed; calls, prompt and completion tokens, seconds, writes per memory type and by whom,
-writes rejected by validation or grounding (and the correction rounds they caused). Then the
-properties the engine must keep whatever the model did: every turn searchable with its id, no vault
-value that is not in the conversation, no completion longer than its bound. The routing is compared
-with the offline rules' on the same batches. With `--questions`, a seeded slice of the questions whose
-evidence was ingested is answered by the same model from LLM-ingested and from offline-ingested
-memories (LoCoMo F1; `--judge` adds the same model as judge). The baseline in the same run is the
-offline flow on the same turns.
+update flow), into an LLM-mode store and into an offline store (the baseline in the same run). Per
+batch of the LLM store: processed by the model / degraded (with the reason); calls, prompt tokens
+(by part: instructions, tool schemas, listed memories, batch, correction round), seconds, writes and
+refused writes. Both stores are then scored on the same questions, those whose evidence lies in the
+ingested turns: evidence recall of the context the default search fills within `--budget` words
+(counting a turn found by any memory that cites it, and only by its own episode), answer-token recall,
+and LoCoMo F1 of the same answerer on both stores (`--answerer offline`: the engine's answer without
+a model; `model`: the same model through the chat agent). And what must hold whatever the model
+did: every turn found by its first six words (`string` search) and by its id, no vault value that is
+not in the conversation, no completion over its bound, routing compared with the rules'.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import random
@@ -37,13 +37,13 @@ from _common import quiet_logs, environment  # noqa: E402
 from mirix_py.agents.definitions import load_definitions  # noqa: E402
 from mirix_py.agents.offline.managers import prepare_batch, route  # noqa: E402
 from mirix_py.engine import Mirix  # noqa: E402
-from mirix_py.eval.locomo import load_locomo  # noqa: E402
-from mirix_py.eval.judge import judge  # noqa: E402
-from mirix_py.eval.metrics import locomo_f1, strip_citations  # noqa: E402
+from mirix_py.eval.locomo import fill_budget, load_locomo  # noqa: E402
+from mirix_py.eval.metrics import answer_token_recall, locomo_f1, scoring_gold, strip_citations  # noqa: E402
 from mirix_py.inputs import normalize_add  # noqa: E402
 from mirix_py.llm import build_model_client  # noqa: E402
 from mirix_py.llm.metering import Meter, MeteredClient  # noqa: E402
 from mirix_py.records import KnowledgeVaultMemory  # noqa: E402
+from mirix_py.agents.update_flow import VERBATIM_ACTOR  # noqa: E402
 from mirix_py.settings import Settings  # noqa: E402
 from mirix_py.store.embeddings import load_embedder  # noqa: E402
 
@@ -54,11 +54,11 @@ def model_client(url: str, model: str, function_calling: bool):
     return build_model_client(Settings(llm_provider="openai", llm_model=model, llm_base_url=url))
 
 
-def batches_of(conv, size: int, limit: int) -> list[list[dict[str, Any]]]:
+def batches_of(conv, size: int, limit: int, sessions: int | None = None) -> list[list[dict[str, Any]]]:
     from datetime import timedelta
 
     out: list[list[dict[str, Any]]] = []
-    for session in conv.sessions:
+    for session in conv.sessions[:sessions]:
         turns = [{"role": "user", "name": t.speaker, "id": t.dia_id, "content": t.content,
                   "occurred_at": session.date + timedelta(seconds=i)} for i, t in enumerate(session.turns)]
         for start in range(0, len(turns), size):
@@ -74,7 +74,7 @@ def writers(mx: Mirix, user_id: str) -> Counter:
     for memory in mx.list(user_id=user_id, limit=100_000):
         first = mx.history(memory.id, user_id=user_id)[0].actor
         who = "rules (stand-in)" if first.endswith("(offline fallback)") else \
-            "vault rules" if first == "knowledge_vault_rules" else "model"
+            "vault rules" if first == "knowledge_vault_rules" else "turns" if first == VERBATIM_ACTOR else "model"
         counts[(memory.memory_type.value, who)] += 1
     return counts
 
@@ -84,9 +84,12 @@ def model_texts(mx: Mirix, user_id: str) -> list[str]:
     out = []
     for memory in mx.list(user_id=user_id, limit=100_000):
         actor = mx.history(memory.id, user_id=user_id)[0].actor
-        if not actor.endswith("(offline fallback)") and actor != "knowledge_vault_rules":
+        if not actor.endswith("(offline fallback)") and actor not in ("knowledge_vault_rules", VERBATIM_ACTOR):
             out.append(f"{memory.memory_type.value}: {memory.search_text()[:200]} {memory.source_ids}")
     return out
+
+
+PARTS = ("system", "tools", "memories", "batch", "correction")
 
 
 def run_mode(args, conv, batches, embedder, data_dir: Path) -> dict[str, Any]:
@@ -113,41 +116,56 @@ def run_mode(args, conv, batches, embedder, data_dir: Path) -> dict[str, Any]:
             "calls": len(new_calls), "prompt_tokens": sum(c.prompt_tokens for c in new_calls),
             "completion_tokens": sum(c.completion_tokens for c in new_calls),
             "max_completion_tokens": max((c.completion_tokens for c in new_calls), default=0),
-            "seconds": round(seconds, 2), "writes": len(result.changes), "rejected": result.rejected,
-            "kept_by_rules": result.kept_by_rules,
+            "prompt_parts": {p: sum(c.parts.get(p, 0) for c in new_calls) for p in PARTS},
+            "seconds": round(seconds, 2), "writes": len(result.changes), "refused": result.rejected,
         })
         print(f"[{args.mode}] batch {k}/{len(batches)} {result.status.value} in {seconds:.1f}s, "
-              f"{len(new_calls)} calls, routed {rows[-1]['routed']} (rules {rules_route})"
-              + (f", {len(result.kept_by_rules)} message(s) kept by the rules" if result.kept_by_rules else "")
+              f"{len(new_calls)} calls, {rows[-1]['prompt_tokens']} prompt tokens, routed {rows[-1]['routed']} "
+              f"(rules {rules_route}), {len(result.rejected)} refused"
               + (f" | {result.error[:160]}" if result.error else ""), flush=True)
     wall = time.perf_counter() - started
-    turn_ids = [m["id"] for b in batches for m in b]
-    cited = {s for m in mx.list(user_id=user, limit=100_000) for s in m.source_ids}
-    text = "\n".join(m["content"] for b in batches for m in b)
-    vault = [mx.get(m.id, user_id=user, reveal=True) for m in mx.list(user_id=user, memory_types=["knowledge_vault"])]
-    invented = [v.secret_value for v in vault if isinstance(v, KnowledgeVaultMemory) and v.secret_value not in text]
     statuses = Counter(r["status"] for r in rows)
     agree = sum(r["routed"] == r["rules_routed"] for r in rows if r["status"] == "processed")
+    n = len(rows)
+    parts_total = {p: sum(r["prompt_parts"][p] for r in rows) for p in PARTS}
     summary = {
-        "mode": args.mode, "batches": len(rows), "turns": len(turn_ids),
+        "mode": args.mode, "batches": n, "turns": sum(len(b) for b in batches),
         "processed": statuses["processed"], "degraded": statuses["degraded"], "failed": statuses["failed"],
-        "processed_share": round(statuses["processed"] / len(rows), 3),
-        # the stricter count: processed, and every message cited by a memory the model wrote
-        "processed_all_cited": sum(r["status"] == "processed" and not r["kept_by_rules"] for r in rows),
-        "messages_kept_by_rules": sum(len(r["kept_by_rules"]) for r in rows),
+        "processed_share": round(statuses["processed"] / n, 3),
         "degraded_reasons": Counter(_reason_kind(r["reason"]) for r in rows if r["reason"]).most_common(),
-        "calls": len(calls.calls), "prompt_tokens": sum(c.prompt_tokens for c in calls.calls),
+        "calls": len(calls.calls), "calls_per_batch": round(len(calls.calls) / n, 2),
+        "prompt_tokens": sum(c.prompt_tokens for c in calls.calls),
+        "prompt_tokens_per_batch": round(sum(c.prompt_tokens for c in calls.calls) / n, 1),
+        "prompt_parts_per_batch_estimated": {p: round(v / n, 1) for p, v in parts_total.items()},
         "completion_tokens": sum(c.completion_tokens for c in calls.calls),
         "max_completion_tokens": max((c.completion_tokens for c in calls.calls), default=0),
-        "largest_bound": max(b for b in bounds.values() if b), "seconds_per_batch": round(wall / len(rows), 2),
-        "writes_by_type_and_writer": {f"{t}/{w}": n for (t, w), n in sorted(writers(mx, user).items())},
-        "rejected_writes": sum(len(r["rejected"]) for r in rows),
-        "turns_searchable_with_id": sum(t in cited for t in turn_ids), "invented_secrets": len(invented),
+        "largest_bound": max(b for b in bounds.values() if b), "seconds_per_batch": round(wall / n, 2),
+        "refused_writes": sum(len(r["refused"]) for r in rows),
         "routing_same_as_rules": f"{agree}/{statuses['processed']}",
-        "model_memories_sample": model_texts(mx, user)[:12],
     }
+    summary.update(store_properties(mx, user, batches))
+    summary["writes_by_type_and_writer"] = {f"{t}/{w}": c for (t, w), c in sorted(writers(mx, user).items())}
+    summary["model_memories_sample"] = model_texts(mx, user)[:16]
     mx.close()
     return {"summary": summary, "batches": rows}
+
+
+def store_properties(mx: Mirix, user: str, batches) -> dict[str, Any]:
+    """What must hold whatever the model did: every turn found by its first six words and by its id,
+    no vault value that is not in the conversation."""
+    turns = [m for b in batches for m in b]
+    cited = {s for m in mx.list(user_id=user, limit=100_000) for s in m.source_ids}
+    found_by_words = 0
+    for turn in turns:
+        phrase = " ".join(turn["content"].split()[:6])
+        hits = mx.search(phrase, user_id=user, method="string", limit=50)
+        found_by_words += any(turn["id"] in h.memory.source_ids for h in hits)
+    text = "\n".join(t["content"] for t in turns)
+    vault = [mx.get(m.id, user_id=user, reveal=True) for m in mx.list(user_id=user, memory_types=["knowledge_vault"])]
+    invented = [v.secret_value for v in vault if isinstance(v, KnowledgeVaultMemory) and v.secret_value not in text]
+    return {"turns_found_by_first_six_words": f"{found_by_words}/{len(turns)}",
+            "turns_searchable_with_id": f"{sum(t['id'] in cited for t in turns)}/{len(turns)}",
+            "invented_secrets": len(invented), "memories": len(mx.list(user_id=user, limit=100_000))}
 
 
 def _reason_kind(reason: str) -> str:
@@ -155,40 +173,59 @@ def _reason_kind(reason: str) -> str:
     reason = re.sub(r"[0-9a-f]{32}", "…", reason)
     head = reason.split(":", 1)[0]
     for key in ("timed out", "bound of", "no tool call", "could not read", "not listed", "does not occur",
-                "unknown memory type", "cites", "validation", "unknown tool", "invalid", "Field required"):
+                "not grounded", "does not look like", "unknown memory type", "validation", "unknown tool",
+                "invalid", "Field required"):
         if key in reason:
             return f"{head}: {key}"
     return head
 
 
-def answer_slice(args, conv, batches, embedder, llm_dir: Path, offline_dir: Path) -> dict[str, Any]:
+def eligible_questions(conv, batches, limit: int, seed: int) -> list:
+    """Questions of categories 1-4 whose evidence lies in the ingested turns (all, or a seeded sample)."""
     ingested = {m["id"] for b in batches for m in b}
     pool = [q for q in conv.questions if q.category in (1, 2, 3, 4) and q.evidence and set(q.evidence) <= ingested]
-    random.Random(args.seed).shuffle(pool)
-    picked = pool[: args.questions]
-    out: dict[str, Any] = {"questions": len(picked), "pool": len(pool)}
-    for name, folder in (("llm_ingested", llm_dir), ("offline_ingested", offline_dir)):
-        client = model_client(args.url, args.model, args.mode == "functions")
-        mx = Mirix(settings=Settings(data_dir=folder, llm_timeout_s=args.timeout), embedder=embedder,
-                   model_client=client)
-        rows = []
-        for q in picked:
-            response = mx.chat(q.question, user_id=conv.user_id, remember=False)
-            f1 = locomo_f1(strip_citations(response.answer), q.answer, q.category)
-            label = asyncio.run(judge(model_client(args.url, args.model, args.mode == "functions"), q.question,
-                                      str(q.answer), strip_citations(response.answer),
-                                      seed=args.seed)).label if args.judge else None  # its own client: own loop
-            rows.append({"question": q.question, "gold": q.answer, "answer": response.answer[:300],
-                         "category": q.category, "f1": round(f1, 3), "judge": label,
-                         "answer_mode": response.mode, "fallback": response.fallback})
-            print(f"[{args.mode}/{name}] {q.question[:60]!r} -> {response.answer[:80]!r} F1 {f1:.2f}"
-                  + (f" judge {label}" if label else ""), flush=True)
-        mx.close()
-        out[name] = {"mean_f1": round(sum(r["f1"] for r in rows) / max(len(rows), 1), 3), "rows": rows,
-                     "judge_correct": (round(sum(r["judge"] == "CORRECT" for r in rows) / max(len(rows), 1), 3)
-                                       if args.judge else None),
-                     "offline_fallback_answers": sum(r["fallback"] is not None for r in rows)}
-    return out
+    if limit and len(pool) > limit:
+        random.Random(seed).shuffle(pool)
+        pool = sorted(pool[:limit], key=lambda q: q.index)
+    return pool
+
+
+def score_store(args, conv, questions, embedder, folder: Path, client: Any) -> dict[str, Any]:
+    """Context recall through the default search within the budget, and F1 of the answerer."""
+    mx = Mirix(settings=Settings(data_dir=folder, llm_timeout_s=args.timeout), embedder=embedder, model_client=client)
+    user = conv.user_id
+    first_actor: dict[str, str] = {}
+
+    def own_turn(memory) -> bool:  # a turn's own episode: the rules' record of it, in either store
+        if memory.id not in first_actor:
+            first_actor[memory.id] = mx.history(memory.id, user_id=user)[0].actor
+        return first_actor[memory.id] in (VERBATIM_ACTOR, "episodic_memory_manager") and \
+            getattr(memory, "event_type", "") == "message"
+
+    rows = []
+    for q in questions:
+        hits = mx.search(q.question, user_id=user, limit=50)
+        filled = fill_budget(((h.text, h.memory.source_ids) for h in hits), args.budget)
+        kept = hits[: len(filled.items)]
+        cited = {s for h in kept for s in h.memory.source_ids}
+        own = {s for h in kept if own_turn(h.memory) for s in h.memory.source_ids}
+        evidence = set(q.evidence)
+        context = "\n".join(h.text for h in kept)
+        response = mx.chat(q.question, user_id=user, remember=False)
+        answer = strip_citations(response.answer)
+        rows.append({"question": q.question, "gold": q.answer, "category": q.category,
+                     "evidence_cited": round(len(evidence & cited) / len(evidence), 3),
+                     "evidence_own_turn": round(len(evidence & own) / len(evidence), 3),
+                     "answer_tokens": round(answer_token_recall(scoring_gold(q.answer, q.category), context), 3),
+                     "f1": round(locomo_f1(answer, q.answer, q.category), 3), "answer": answer[:200],
+                     "model_memories_in_context": sum(1 for h in kept if not own_turn(h.memory)
+                                                      and h.memory.memory_type.value != "core"),
+                     "answer_mode": response.mode, "fallback": response.fallback})
+    mx.close()
+    mean = lambda key: round(sum(r[key] for r in rows) / max(len(rows), 1), 4)  # noqa: E731
+    return {"questions": len(rows), "evidence_recall_cited": mean("evidence_cited"),
+            "evidence_recall_own_turn": mean("evidence_own_turn"), "answer_token_recall": mean("answer_tokens"),
+            "f1": mean("f1"), "model_memories_in_context": mean("model_memories_in_context"), "rows": rows}
 
 
 def main() -> int:
@@ -198,18 +235,21 @@ def main() -> int:
     parser.add_argument("--mode", choices=("functions", "template"), required=True)
     parser.add_argument("--url", required=True, help="the server's OpenAI-compatible base URL")
     parser.add_argument("--model", default="qwen2.5-coder-0.5b")
-    parser.add_argument("--batches", type=int, default=12)
+    parser.add_argument("--sessions", type=int, default=None, help="ingest the first N sessions (default: all)")
+    parser.add_argument("--batches", type=int, default=10_000, help="at most this many batches")
     parser.add_argument("--batch-size", type=int, default=4)
-    parser.add_argument("--questions", type=int, default=0)
+    parser.add_argument("--budget", type=int, default=200, help="context words per question")
+    parser.add_argument("--questions", type=int, default=0, help="at most this many questions (0: every one)")
+    parser.add_argument("--answerer", choices=("offline", "model"), default="offline",
+                        help="who answers from both stores: the engine without a model, or the same model")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--judge", action="store_true", help="the same model grades each answer (LoCoMo judge)")
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--structured", default="auto")
     parser.add_argument("--out", default=None, help="JSON file for the results")
     args = parser.parse_args()
     quiet_logs()
     conv = load_locomo(args.data)[args.conversation]
-    batches = batches_of(conv, args.batch_size, args.batches)
+    batches = batches_of(conv, args.batch_size, args.batches, args.sessions)
     embedder = load_embedder("minilm")
     work = Path(tempfile.mkdtemp(prefix="mirix-local-model-"))
     result: dict[str, Any] = {"environment": environment(), "conversation": conv.sample_id,
@@ -220,13 +260,16 @@ def main() -> int:
     statuses = Counter(offline.add(b, user_id=conv.user_id).status.value for b in batches)
     result["offline_baseline"] = {"statuses": dict(statuses),
                                   "seconds_per_batch": round((time.perf_counter() - t0) / len(batches), 3)}
+    result["offline_baseline"].update(store_properties(offline, conv.user_id, batches))
     offline.close()
-    if args.questions:
-        result["answers"] = answer_slice(args, conv, batches, embedder, work / "llm", work / "offline")
-    print(json.dumps(result["llm"]["summary"], indent=1))
-    if args.questions:
-        print(json.dumps({k: {"f1": v["mean_f1"], "judge": v["judge_correct"], "fallbacks": v["offline_fallback_answers"]}
-                          for k, v in result["answers"].items() if isinstance(v, dict)}))
+    questions = eligible_questions(conv, batches, args.questions, args.seed)
+    answerer = (lambda: model_client(args.url, args.model, args.mode == "functions")) if args.answerer == "model" \
+        else (lambda: None)
+    result["scores"] = {name: score_store(args, conv, questions, embedder, work / name, answerer())
+                        for name in ("llm", "offline")}
+    print(json.dumps(result["llm"]["summary"], indent=1, default=str))
+    print(json.dumps({"offline_baseline": result["offline_baseline"]}, default=str))
+    print(json.dumps({name: {k: v for k, v in s.items() if k != "rows"} for name, s in result["scores"].items()}))
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(result, indent=1, default=str))

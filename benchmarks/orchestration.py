@@ -31,7 +31,8 @@ from mirix_py.store.embeddings import SentenceTransformerEmbedder  # noqa: E402
 ROUTE = ["episodic", "semantic", "core"]
 
 
-INPUT_LINE = re.compile(r"^\[id=(?P<id>[^\]]+)\] \S+ (?P<who>.+?) \([^)]*\): (?P<text>.+)$", re.MULTILINE)
+INPUT_LINE = re.compile(r"^\[id=(?P<id>[^\]]+)\] \S+ (?P<who>[^:(\[]+?)(?: \[[^\]]*\])?(?: \([^)]*\))?: (?P<text>.+)$",
+                        re.MULTILINE)
 
 
 def minimal_model(req: ScriptRequest):
@@ -42,8 +43,7 @@ def minimal_model(req: ScriptRequest):
     if req.agent == "meta_memory_manager":
         return [("trigger_memory_managers", {"memory_types": ROUTE})]
     if req.agent == "episodic_memory_manager" and first:
-        return [("insert_episodic", {"summary": first["text"], "actor": first["who"], "event_type": "conversation",
-                                     "source_ids": [m["id"] for m in inputs]})]
+        return [("insert_episodic", {"summary": first["text"], "source_ids": [m["id"] for m in inputs]})]
     if req.agent == "semantic_memory_manager" and first:
         return [("insert_semantic", {"name": first["who"], "summary": first["text"]})]
     if req.agent in ("episodic_memory_manager", "semantic_memory_manager"):
@@ -63,7 +63,8 @@ def run(data: Path, conversations: int, delay_s: float, parallel: bool, embedder
     per_session = []
     with tempfile.TemporaryDirectory(prefix="mirix-orch-") as tmp:
         mx = Mirix(tmp, embedder=embedder, model_client=client)
-        mx.update_flow = UpdateFlow(mx.store, mx.searcher, client, mx.definitions, parallel=parallel)
+        mx.flow = UpdateFlow(mx.store, mx.searcher, client, mx.definitions, parallel=parallel,
+                             fallback=mx.offline_flow)
         for conv in convs:
             for session in conv.sessions:
                 started = time.perf_counter()

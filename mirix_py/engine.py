@@ -254,8 +254,7 @@ class Mirix(ScreenshotsMixin):
         error = scrub(error) if error else error  # reasons quote model output and exceptions
         self.inputs.mark(ids, status, error)
         return AddResult(input_ids=ids, status=status, changes=flow.changes, mode=self.mode, error=error,
-                         routed=flow.routed, usage=usage, rejected=[scrub(r) for r in flow.rejected],
-                         kept_by_rules=flow.kept_by_rules)
+                         routed=flow.routed, usage=usage, rejected=[scrub(r) for r in flow.rejected])
 
     def work(self) -> int:
         """Claim inputs in batches (pending ones and those of dead workers) and process them until

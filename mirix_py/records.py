@@ -344,9 +344,6 @@ class AddResult(BaseModel):
     usage: LLMUsage = Field(default_factory=LLMUsage)
     rejected: list[str] = Field(default_factory=list,
                                 description="Model writes refused by validation or grounding, with the reason.")
-    kept_by_rules: list[str] = Field(default_factory=list,
-                                     description="Ids of messages no memory the model wrote cites: the offline "
-                                                 "rules' episodes keep them searchable.")
 
 
 class ChatResponse(BaseModel):

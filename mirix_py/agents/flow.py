@@ -1,8 +1,9 @@
 """The one interface of the update flows: a batch of inputs in, typed writes and a result out.
 
 `OfflineFlow` (deterministic rules) and `UpdateFlow` (a model's agents) both implement `Flow`;
-the engine holds one and calls `run`. `UpdateFlow` also holds an `OfflineFlow` and hands it the
-parts of a batch the model could not do, so a model's failure never costs an input.
+the engine holds one and calls `run`. Both extract through the `Extractor` protocol
+(`agents.extractor`); `UpdateFlow` keeps every turn with the rules before the model runs and hands
+the rules the parts of a batch the model could not do, so a model's failure never costs an input.
 """
 
 from __future__ import annotations
@@ -18,23 +19,19 @@ from mirix_py.records import InputRecord, MemoryChange, MemoryType
 class FlowResult:
     """What one batch did. `failures` are inputs' work that nobody could do (the batch is failed);
     `degraded` are the reasons the offline rules stood in for the model (the batch is degraded);
-    `rejected` are model writes refused by validation or grounding (with their reasons);
-    `kept_by_rules` are the messages no memory the model wrote cites, kept by the rules' episodes
-    (the model did its work, so the batch is not degraded by them)."""
+    `rejected` are model writes refused by validation or grounding (with their reasons)."""
 
     changes: list[MemoryChange] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     routed: list[MemoryType] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
-    kept_by_rules: list[str] = field(default_factory=list)
 
     def absorb(self, other: "FlowResult") -> None:
         self.changes += other.changes
         self.failures += other.failures
         self.degraded += other.degraded
         self.rejected += other.rejected
-        self.kept_by_rules += other.kept_by_rules
 
 
 class Flow(Protocol):

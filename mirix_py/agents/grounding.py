@@ -10,7 +10,11 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
+from mirix_py.agents.offline.rules.vault import value_fits
 from mirix_py.records import MemoryType
+
+VAULT_ENTRY_TYPES = ("password", "api_key", "card_number", "card_cvv", "card_expiry", "bank_account",
+                     "recovery_code", "id_number", "address", "phone", "email", "booking")
 
 # a vault value holds a digit or a symbol of keys and addresses: plain words, even hyphenated or
 # with punctuation, are no secret (passphrases in words are the vault rules' to find)
@@ -61,8 +65,14 @@ def vault_value_candidates(texts: Iterable[str]) -> list[str]:
     return list(out)
 
 
-def vault_value_problem(value: str, caption: str, texts: Sequence[str]) -> str | None:
-    """Why a model's vault value cannot be stored, or None. Shown to the model for its correction."""
+def fits_some_entry_type(value: str) -> bool:
+    return any(value_fits(kind, value) for kind in VAULT_ENTRY_TYPES)
+
+
+def vault_value_problem(value: str, caption: str, texts: Sequence[str], entry_type: str | None = None) -> str | None:
+    """Why a model's vault value cannot be stored, or None. Shown to the model for its correction.
+    With `entry_type`, the value must also have that type's shape (the vault rules' `value_fits`):
+    a word from the chat stored as a "password" would otherwise be redacted from every memory."""
     value = value.strip()
     if not value:
         return "secret_value is empty"
@@ -76,14 +86,41 @@ def vault_value_problem(value: str, caption: str, texts: Sequence[str]) -> str |
                 "from the messages, or call nothing_to_record")
     if value in caption:
         return "the caption contains the secret value: describe what it is for without it"
+    if entry_type is not None and not value_fits(entry_type, value):
+        fitting = [k for k in VAULT_ENTRY_TYPES if value_fits(k, value)]
+        return (f"secret_value does not look like a {entry_type}"
+                + (f" (it could be: {', '.join(fitting)})" if fitting else ": call nothing_to_record"))
     return None
 
 
-def offered_memory_types(texts: Sequence[str]) -> list[MemoryType]:
-    """The memory types whose managers can take anything from these texts: the vault only when some
-    word could be a vault value (routing a greeting to the vault only invites an invented secret)."""
-    has_values = bool(vault_value_candidates(texts))
-    return [t for t in MemoryType if t is not MemoryType.knowledge_vault or has_values]
+STEP_LINE = re.compile(r"(?m)^\s*(?:\d{1,2}[.)]|[-*•]|\$)\s+\S")
+STEP_WORDS = re.compile(r"\b(?:steps?|how to|instructions?|recipe|first[, ].{0,80}\bthen\b|run `)", re.IGNORECASE | re.S)
+DOCUMENT_WORDS = 80  # a message this long may hold a document worth keeping whole
+
+
+def can_feed_procedure(text: str) -> bool:
+    """A numbered or bulleted list of two lines or more, shell commands, or words that name steps."""
+    return len(STEP_LINE.findall(text)) >= 2 or bool(STEP_WORDS.search(text))
+
+
+def can_feed_resource(text: str, kind: str = "text") -> bool:
+    """A document, a screenshot's text or a long message: chat turns are kept as episodes already."""
+    return kind in ("document", "screenshot") or len(text.split()) >= DOCUMENT_WORDS
+
+
+def offered_memory_types(texts: Sequence[str], kinds: Sequence[str] | None = None) -> list[MemoryType]:
+    """The memory types whose managers can take anything from these texts, by their form: the vault
+    only when some value has a vault entry type's shape, procedures only for steps, resources only
+    for documents, screens and long texts. A type no text can feed cannot be routed to (a weak router
+    added `resource` to most chat batches, and a greeting routed to the vault invites an invented secret)."""
+    kinds = list(kinds) if kinds is not None else ["text"] * len(texts)
+    has_values = any(fits_some_entry_type(v) for v in vault_value_candidates(texts))
+    feeds = {
+        MemoryType.knowledge_vault: has_values,
+        MemoryType.procedural: any(can_feed_procedure(t) for t in texts),
+        MemoryType.resource: any(can_feed_resource(t, k) for t, k in zip(texts, kinds)),
+    }
+    return [t for t in MemoryType if feeds.get(t, True)]
 
 
 # ---------------------------------------------------------------- memories' words
@@ -96,7 +133,8 @@ there these they this those through under until very want were what when where w
 within without would your yours the and for are but not you all any can had her was one our out has
 him his how its may new now old see two way who did get got let put say she too use
 """.split())
-GROUNDED_SHARE = 1 / 3  # of a memory's content words that must occur in what the model was shown
+GROUNDED_SHARE = 1 / 2  # of a memory's content words that must occur in what the model was shown
+DUPLICATE_SHARE = 0.8  # of a new memory's content words already held by one existing memory
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
@@ -112,11 +150,46 @@ def vocabulary(texts: Iterable[str]) -> set[str]:
     return words | {w[:5] for w in words if len(w) > 5}
 
 
+_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
+
+
+def names(text: str) -> list[str]:
+    """Capitalised words that do not open a sentence: the names a memory states."""
+    return [m.group(1) for m in _NAME.finditer(text.strip())]
+
+
+CALENDAR_WORDS = frozenset("""january february march april may june july august september october november december
+monday tuesday wednesday thursday friday saturday sunday""".split())  # the batch shows ISO times
+
+
+def unknown_names(texts: Sequence[str], shown: set[str]) -> list[str]:
+    """Names in the texts that nothing the model was shown holds (calendar words aside)."""
+    return list(dict.fromkeys(n for t in texts for n in names(t)
+                              if n.lower() not in shown and n.lower() not in CALENDAR_WORDS))
+
+
+def near_duplicate(text: str, existing: Sequence[tuple[str, str]]) -> str | None:
+    """The id of the first existing (id, text) that already holds most of this text's content words,
+    or None: a model writing a listed memory again, or copying a message the turns keep already."""
+    words = set(content_words(text))
+    if len(words) < 3:
+        return None
+    for memory_id, other in existing:
+        held = words & set(content_words(other))
+        if len(held) >= DUPLICATE_SHARE * len(words):
+            return memory_id
+    return None
+
+
 def ungrounded_problem(texts: Sequence[str], shown: set[str]) -> str | None:
     """Why a memory a model wrote is not drawn from the batch it was shown (`shown`: `vocabulary` of
     the batch as rendered, with the memories listed beside it), or None. A weak model copies the
     prompt's own examples ("Deploy the trail-map site") into memory; a paraphrase keeps enough of
     the batch's words to pass."""
+    strangers = unknown_names(texts, shown)
+    if strangers:
+        return (f"it names {', '.join(strangers[:4])}, which this batch and the listed memories do not: "
+                "write only what the messages say, or call nothing_to_record")
     words = [w for text in texts for w in content_words(text)]
     if len(words) < 3:
         return None

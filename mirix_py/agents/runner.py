@@ -53,7 +53,7 @@ def system_prompt(definition: AgentDefinition, tools: Sequence[FunctionTool], fu
     prompt = f"# agent: {definition.name}\n{definition.system_prompt}"
     if function_calling:
         return prompt
-    schemas = json.dumps([t.schema for t in tools], indent=1)
+    schemas = json.dumps([t.schema for t in tools], separators=(",", ":"))
     return (f"{prompt}\n\nYou cannot call tools directly. Reply with only a JSON object of the form "
             '{"tool_calls": [{"name": "<tool>", "arguments": {...}}]}. The tools:\n' + schemas)
 
@@ -114,14 +114,13 @@ async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClie
                          rollback_round: Callable[[], None] = lambda: None, force: str | None = None,
                          bounds: CallBounds | None = None, structured: ServerFeatures | None = None,
                          max_calls: int = 8, rejected: list[str] | None = None,
-                         check_first_round: Callable[[], list[str]] | None = None) -> int:
+                         prefer: str | None = None) -> int:
     """Returns the number of tool calls accepted in the final round; raises AgentFailed.
 
     `force`: the one tool the model must call (the router's), else any tool is required. `task` is
     the batch as text, or a `MultiModalMessage` (text and frames) for a vision model. `rejected`
-    collects the reasons of every refused call or failed round. `check_first_round` may find what
-    a first round whose calls were all accepted left out: those calls stand, and the model gets
-    one more round to add the rest (if that round fails, only its own calls are dropped).
+    collects the reasons of every refused call or failed round. `prefer`: the tool forced (and sent
+    alone) where the server takes no `tool_choice="required"`: one call instead of a name and a call.
     """
     bounds = bounds or CallBounds()
     function_calling = bool(client.model_info.get("function_calling", False))
@@ -132,14 +131,14 @@ async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClie
     if force is not None:
         choice = by_name[force]
     schema = None if function_calling else tool_calls_schema(tools, max_calls=1 if force else max_calls)
-    kept: int | None = None  # calls of a first round that stand while a second one adds to them
     for attempt in (1, 2):
         begin_round()
         outcome = RoundOutcome()
         reply: list[LLMMessage] = []
         try:
             result = await _create(client, messages, tools if function_calling else [], choice, meter,
-                                   definition, bounds, structured, schema)
+                                   definition, bounds, structured, schema,
+                                   by_name.get(prefer) if prefer and force is None else None)
             if isinstance(result.content, str) and function_calling:
                 named = _FUNCTIONS_PREFIX.match(result.content)
                 if named and named.group(1) in by_name:
@@ -166,25 +165,14 @@ async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClie
             if not outcome.called and not outcome.errors:
                 outcome.errors.append("the reply held no tool call: call one of the tools "
                                       f"({', '.join(sorted(by_name))})")
-            if attempt == 1 and not outcome.errors and check_first_round is not None:
-                missing = check_first_round()  # e.g. messages no episode cites
-                if missing:  # the round's calls stand; the model is asked to add what is missing
-                    kept = outcome.accepted
-                    messages += reply
-                    messages.append(UserMessage(source="user", content=(
-                        "Your calls were accepted. Still missing:\n- " + "\n- ".join(missing) +
-                        "\nSend only the additional tool calls, and nothing else.")))
-                    continue
         except ModelCallFailed as exc:
             outcome.errors.append(str(exc))
             reply = []
         if not outcome.errors:
-            return outcome.accepted + (kept or 0)
+            return outcome.accepted
         if rejected is not None:  # every refused call or failed round, with its reason
             rejected.extend(f"{definition.name} (round {attempt}): {e}" for e in outcome.errors)
         rollback_round()
-        if kept is not None:  # the additions failed: the first round's calls still stand
-            return kept
         if attempt == 2:
             raise AgentFailed(f"{definition.name}: " + "; ".join(outcome.errors))
         messages += reply
@@ -197,10 +185,11 @@ async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClie
 
 async def _create(client: ChatCompletionClient, messages: Sequence[LLMMessage], tools: Sequence[FunctionTool],
                   choice: Any, meter: Meter, definition: AgentDefinition, bounds: CallBounds,
-                  structured: ServerFeatures | None, schema: dict | None) -> CreateResult:
+                  structured: ServerFeatures | None, schema: dict | None, instead_of_required: Any = None) -> CreateResult:
     return await bounded_create(client, messages, meter=meter, agent=definition.name,
                                 bounds=bounds.for_agent(definition.model), tools=tools,
-                                tool_choice=choice if tools else "auto", structured=structured, schema=schema)
+                                tool_choice=choice if tools else "auto", structured=structured, schema=schema,
+                                instead_of_required=instead_of_required)
 
 
 __all__ = ["AgentFailed", "run_tool_agent", "system_prompt"]

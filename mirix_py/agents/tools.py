@@ -7,9 +7,10 @@ transaction. A rejected call raises `ToolError`, whose message goes back to the 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Annotated, Any, Callable, Literal, Sequence, cast
+from typing import Annotated, Any, Callable, Literal, Mapping, Sequence, cast
 
 from autogen_core.tools import FunctionTool
 from pydantic import ValidationError
@@ -17,7 +18,7 @@ from pydantic import ValidationError
 from mirix_py.errors import InvalidInput, MemoryNotFound
 from mirix_py.ops import DeleteOp, InsertOp, MergeOp, Op, UpdateOp
 from mirix_py.records import (
-    MEMORY_CLASSES, CoreMemory, Memory, MemoryBase, MemoryType,
+    MEMORY_CLASSES, CoreMemory, Memory, MemoryBase, MemoryType, new_memory_id,
 )
 from mirix_py import toolparams as P
 from mirix_py.agents import core_blocks, grounding
@@ -28,10 +29,54 @@ MemoryTypeName = P.MemoryTypeName
 CoreLabel = Literal["persona", "human"]
 NOTHING_TOOL = "nothing_to_record"
 CORE_LINE_CHARS = 200  # a core line is a short fact, not a message copied whole
+FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|[Mm]y|[Mm]e)\b")  # a core line speaks of the user, not as them
 
 
 class ToolError(ValueError):
     """A tool call the model must correct."""
+
+
+def bound_enumerated_lists(node: Any) -> Any:
+    """Give every list of enumerated values in a JSON schema `maxItems` (the number of values) and
+    `uniqueItems`: a reply constrained by the schema then cannot repeat a value until its token
+    bound cuts it (a router's list of memory types ran to 600 characters that way)."""
+    if isinstance(node, dict):
+        items = node.get("items")
+        enum = items.get("enum") if isinstance(items, dict) else None
+        if node.get("type") == "array" and isinstance(enum, list):
+            node.setdefault("maxItems", len(enum))
+            node.setdefault("uniqueItems", True)
+        for value in node.values():
+            bound_enumerated_lists(value)
+    elif isinstance(node, list):
+        for value in node:
+            bound_enumerated_lists(value)
+    return node
+
+
+def drop_titles(node: Any, *, naming: bool = False) -> Any:
+    """Remove pydantic's generated `title`s from a JSON schema (the parameter names say the same, and
+    every prompt token is paid); `naming`: `node` maps parameter names, one may be called "title"."""
+    if isinstance(node, dict):
+        if not naming and isinstance(node.get("title"), str):
+            del node["title"]
+        for key, value in node.items():
+            drop_titles(value, naming=key == "properties" and not naming)
+    elif isinstance(node, list):
+        for value in node:
+            drop_titles(value)
+    return node
+
+
+class BoundedFunctionTool(FunctionTool):
+    """A `FunctionTool` whose schema bounds its lists of enumerated values (`bound_enumerated_lists`)
+    and carries no generated titles."""
+
+    @property
+    def schema(self) -> Any:
+        schema = super().schema
+        drop_titles(bound_enumerated_lists(schema.get("parameters")))
+        return schema
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -56,6 +101,11 @@ class OpCollector:
     # everything the model was shown (the batch as rendered, the listed memories): a memory it writes
     # must draw on these words (`grounding.ungrounded_problem`); empty: not checked
     shown_texts: Sequence[str] = ()
+    # (id, text) of what a new memory must not repeat: the listed memories of this type, and for
+    # episodes the batch's turns (kept word for word already); a near repeat writes nothing
+    existing: Sequence[tuple[str, str]] = ()
+    refused: list[str] = field(default_factory=list)  # near repeats, skipped without a correction round
+    speakers: Mapping[str, str] = field(default_factory=dict)  # message id as shown -> who said it
     ops: list[Op] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     nothing: bool = False
@@ -74,6 +124,28 @@ class OpCollector:
         """Drop what the failed round collected: the model resends the whole corrected set."""
         del self.ops[self._round_start:]
         self._core.clear()
+
+    def speaker_of(self, source_ids: Sequence[str] | None) -> str:
+        """Who said the first message cited (all of the batch when none is): an episode's actor."""
+        for source in source_ids or list(self.speakers):
+            if self.speakers.get(source):
+                return self.speakers[source]
+        return P.ACTOR_DEFAULT
+
+    def _repeat_of(self, text: str) -> str | None:
+        """The id of what this new text nearly repeats: an existing memory, a turn, or a write of
+        this round."""
+        this_round = [(f"this reply's write #{i + 1}", op.memory.search_text())
+                      for i, op in enumerate(self.ops[self._round_start:]) if isinstance(op, InsertOp)]
+        return grounding.near_duplicate(text, [*self.existing, *this_round])
+
+    def _skip_repeat(self, text: str) -> str | None:
+        """The tool's answer when `text` nearly repeats something held already (nothing is written)."""
+        repeated = self._repeat_of(text)
+        if repeated is None:
+            return None
+        self.refused.append(f"near repeat of {repeated}: {' '.join(text.split())[:80]}")
+        return f"skipped: {repeated} already holds this; nothing written"
 
     def fail(self, message: str) -> None:
         self.errors.append(message)
@@ -132,10 +204,15 @@ class OpCollector:
         source_ids = values.pop("source_ids", None)
         values = {k: v for k, v in values.items() if v is not None}
         if self.memory_type is MemoryType.knowledge_vault:
-            self._ground_secret(str(values.get("secret_value") or ""), str(values.get("caption") or ""))
+            self._ground_secret(str(values.get("secret_value") or ""), str(values.get("caption") or ""),
+                                str(values.get("entry_type") or ""))
         else:
-            self._grounded({k: v for k, v in values.items() if k not in ("occurred_at", "event_type", "actor",
-                                                                         "entry_type", "resource_type")})
+            said = {k: v for k, v in values.items() if k not in ("occurred_at", "event_type", "actor",
+                                                                 "entry_type", "resource_type")}
+            self._grounded(said)
+            skipped = self._skip_repeat(" ".join(str(v) for v in said.values() if isinstance(v, str)))
+            if skipped:
+                return skipped
         values.setdefault("occurred_at", self.default_occurred_at)
         values["occurred_at"] = self._zoned(values["occurred_at"])
         cls = MEMORY_CLASSES[self.memory_type]
@@ -143,12 +220,16 @@ class OpCollector:
             memory = cast(Memory, cls(user_id=self.user_id, source_ids=self._sources(source_ids), **values))
         except ValidationError as exc:
             self.fail(f"invalid {self.memory_type.value} memory: {_validation_message(exc)}")
+        if self.memory_type is MemoryType.knowledge_vault and not memory.id:
+            # its id now: the other managers' prompts show the value as this entry's placeholder
+            memory = memory.model_copy(update={"id": new_memory_id(self.memory_type)})
         self.ops.append(InsertOp(memory=memory))
         return f"ok: {self.memory_type.value} memory will be inserted"
 
-    def _ground_secret(self, value: str, caption: str) -> None:
-        """A vault value must be copied from the batch: a model may not invent one."""
-        problem = grounding.vault_value_problem(value, caption, self.message_texts)
+    def _ground_secret(self, value: str, caption: str, entry_type: str | None = None) -> None:
+        """A vault value must be copied from the batch (a model may not invent one) and have the shape
+        of its entry type (a word from the chat is no password)."""
+        problem = grounding.vault_value_problem(value, caption, self.message_texts, entry_type)
         if problem:
             self.fail(problem)
 
@@ -186,7 +267,8 @@ class OpCollector:
         if self.memory_type is not MemoryType.knowledge_vault:
             self._grounded({k: v for k, v in fields.items() if k != "occurred_at"})
         if self.memory_type is MemoryType.knowledge_vault and "secret_value" in fields:
-            self._ground_secret(str(fields.get("secret_value") or ""), str(fields.get("caption") or ""))
+            self._ground_secret(str(fields.get("secret_value") or ""), str(fields.get("caption") or ""),
+                                str(fields.get("entry_type") or getattr(current, "entry_type", "")))
         self.ops.append(UpdateOp(memory_id=memory_id, fields=fields, add_source_ids=list(self.batch_source_ids)))
         return f"ok: {memory_id} will be updated"
 
@@ -246,11 +328,16 @@ class OpCollector:
         if not text:
             self.fail("text is empty")
         if len(text) > CORE_LINE_CHARS or any(len(m) >= 40 and " ".join(m.split()) == " ".join(text.split())
-                                               for m in self.message_texts):
+                                               for m in self.message_texts) or FIRST_PERSON.search(text):
             self.fail("a core line is one short fact in third person, without the subject, "
                       "not a message copied whole")
         self._grounded(text)
         block = self._core_block(label) if label in core_blocks.CORE_LABELS else None
+        lines = [(f"the {label} block", line) for line in (block.value.splitlines() if block else [])]
+        repeated = grounding.near_duplicate(text, [*lines, *self.existing])
+        if repeated:
+            self.refused.append(f"near repeat of {repeated}: {text[:80]}")
+            return f"skipped: {repeated} already holds this; nothing written"
         self._write_core(label, core_blocks.appended(block.value if block else "", text))
         return f"ok: appended to {label}"
 
@@ -265,8 +352,7 @@ class OpCollector:
 # Every parameter is described (autogen reads `Annotated[T, "description"]`) and closed sets are
 # enumerated; defaults are the records' own (`toolparams`).
 
-SOURCE_IDS = ("Ids of the messages this comes from, as shown in [id=...]; omit to cite every message of the "
-              "batch.")
+SOURCE_IDS = "Ids of the messages it comes from, as in [id=...]; omit for all."
 SECRET_VALUE = "The exact value, copied character for character from the batch."
 SourceIds = Annotated[list[str] | None, SOURCE_IDS]
 MAX_ENUMERATED_IDS = 64
@@ -290,27 +376,22 @@ def _insert_tool(c: OpCollector) -> FunctionTool:
     t = c.memory_type
     if t is MemoryType.episodic:
         def insert_episodic(
-            summary: Annotated[str, "One sentence naming who did what, in the words of the messages."],
-            details: Annotated[str, "What someone would need later: names, places, numbers, outcomes."] = "",
-            event_type: Annotated[str, "Kind of event: message, conversation, activity, meeting, "
-                                       "screen_activity, document."] = P.EVENT_TYPE_DEFAULT,
-            actor: Annotated[str, "Who did it: the speaker's name as shown in the message."] = P.ACTOR_DEFAULT,
-            occurred_at: Annotated[str | None, "When, ISO 8601 with zone; omit to use the message's time."] = None,
+            summary: Annotated[str, "One sentence: who did what, in the words of the messages."],
+            occurred_at: Annotated[str | None, "When it happened, ISO 8601; omit for the messages' time."] = None,
             source_ids: SourceIds = None,
         ) -> str:
-            return c.insert(summary=summary, details=details, event_type=event_type, actor=actor,
-                            occurred_at=occurred_at, source_ids=source_ids)
+            return c.insert(summary=summary, occurred_at=occurred_at, source_ids=source_ids,
+                            event_type="summary", actor=c.speaker_of(source_ids))
         fn: Callable[..., str] = insert_episodic
-        doc = "Record an event of this batch: who did what, when."
+        doc = "Summarise one event told across several messages."
     elif t is MemoryType.semantic:
         def insert_semantic(
-            name: Annotated[str, "The person, place, thing or concept the fact is about, named as in the messages."],
+            name: Annotated[str, "Who or what the fact is about, named as in the messages."],
             summary: Annotated[str, "The fact in one sentence, in the words of the messages."],
-            details: Annotated[str, "More facts about the same name."] = "",
-            source: Annotated[str, "Who said it."] = "",
+            details: Annotated[str, "More about the same name."] = "",
             source_ids: SourceIds = None,
         ) -> str:
-            return c.insert(name=name, summary=summary, details=details, source=source, source_ids=source_ids)
+            return c.insert(name=name, summary=summary, details=details, source_ids=source_ids)
         fn = insert_semantic
         doc = "Record a lasting fact about a named person, place, thing or concept."
     elif t is MemoryType.procedural:
@@ -356,7 +437,7 @@ def _insert_tool(c: OpCollector) -> FunctionTool:
     else:
         raise InvalidInput("core memory has no insert tool")
     _batch_enums(fn, c)
-    return FunctionTool(fn, description=doc, name=fn.__name__)
+    return BoundedFunctionTool(fn, description=doc, name=fn.__name__)
 
 
 def _generic_tools(c: OpCollector) -> dict[str, Callable[[], FunctionTool]]:
@@ -395,7 +476,7 @@ def _generic_tools(c: OpCollector) -> dict[str, Callable[[], FunctionTool]]:
         NOTHING_TOOL: (nothing_to_record, "Say that this batch holds nothing to record here; call it alone."),
     }
     def factory(fn: Callable[..., str], doc: str, name: str) -> Callable[[], FunctionTool]:
-        return lambda: FunctionTool(fn, description=doc, name=name)
+        return lambda: BoundedFunctionTool(fn, description=doc, name=name)
 
     return {name: factory(fn, doc, name) for name, (fn, doc) in described.items()}
 
@@ -449,5 +530,5 @@ class RouteCollector:
         names = tuple(t.value for t in MemoryType if t in self.offered)
         trigger_memory_managers.__annotations__["memory_types"] = Annotated[
             list[Literal[names]], ROUTE_TYPES]  # type: ignore[misc, valid-type]
-        return FunctionTool(trigger_memory_managers, name="trigger_memory_managers",
+        return BoundedFunctionTool(trigger_memory_managers, name="trigger_memory_managers",
                             description="Start the memory managers of these memory types for this batch.")

@@ -115,21 +115,27 @@ def provider_args(client: ChatCompletionClient, bounds: CallBounds, response_for
 
 async def bounded_create(client: ChatCompletionClient, messages: Sequence[LLMMessage], *, meter: Meter, agent: str,
                          bounds: CallBounds, tools: Sequence[Any] = (), tool_choice: Any = "auto",
-                         structured: ServerFeatures | None = None, schema: dict | None = None) -> CreateResult:
-    """One metered call under `bounds`; raises ModelCallFailed with the reason when it yields nothing usable."""
+                         structured: ServerFeatures | None = None, schema: dict | None = None,
+                         instead_of_required: Any = None) -> CreateResult:
+    """One metered call under `bounds`; raises ModelCallFailed with the reason when it yields nothing usable.
+
+    `instead_of_required`: the tool to force, sent alone, where the server does not take
+    `tool_choice="required"` (else `auto`, which a weak server may answer with a tool's name only)."""
     from mirix_py.llm.metering import MeteredClient
 
     features = structured or ServerFeatures(structured="none")
     metered = MeteredClient(client, meter, agent)
     for _ in range(4):  # each retry drops one refused feature
-        choice = tool_choice
+        choice, offered = tool_choice, list(tools)
         if choice == "required" and not features.tool_choice_required:
-            choice = "auto"
+            choice = instead_of_required or "auto"
+            if instead_of_required is not None:  # a forced call can use no other tool: none is shown
+                offered = [t for t in tools if getattr(t, "name", None) == getattr(choice, "name", choice)]
         mode = features.structured
         extra = provider_args(client, bounds, features.response_format(schema))
         try:
             result = await asyncio.wait_for(
-                metered.create(list(messages), tools=list(tools), tool_choice=choice, extra_create_args=extra),
+                metered.create(list(messages), tools=offered, tool_choice=choice, extra_create_args=extra),
                 timeout=bounds.timeout_s + 1)  # the client's own timeout fires first where it has one
         except asyncio.TimeoutError:
             raise ModelCallFailed(f"the call timed out after {bounds.timeout_s:g} s") from None

@@ -38,6 +38,34 @@ def _tool_text(tools: Sequence[Any]) -> str:
     return json.dumps(schemas, default=str)
 
 
+BATCH_MARKER = "New inputs ("  # where a manager's task turns from the memories it may edit to the batch
+
+
+def prompt_parts(messages: Sequence[Any], tools: Sequence[Any] = ()) -> dict[str, int]:
+    """Estimated tokens of a prompt by part: the agent's instructions (`system`), the tool schemas
+    (`tools`; in the system prompt for a model without tool calls), the memories listed with the task
+    (`memories`), the batch (`batch`), and everything after the first task (`correction`)."""
+    parts = {"system": 0, "tools": estimate_tokens(_tool_text(tools)) if tools else 0, "memories": 0, "batch": 0,
+             "correction": 0}
+    seen_task = False
+    for message in messages:
+        text = _message_text(message)
+        if type(message).__name__ == "SystemMessage":
+            head, sep, schemas = text.partition("The tools:\n")
+            parts["system"] += estimate_tokens(head)
+            parts["tools"] += estimate_tokens(schemas) if sep else 0
+        elif not seen_task:
+            seen_task = True
+            memories, sep, batch = text.partition(BATCH_MARKER)
+            if not sep:
+                memories, batch = "", text
+            parts["memories"] += estimate_tokens(memories)
+            parts["batch"] += estimate_tokens(sep + batch)
+        else:
+            parts["correction"] += estimate_tokens(text)
+    return parts
+
+
 @dataclass(frozen=True)
 class CallRecord:
     agent: str
@@ -46,6 +74,7 @@ class CallRecord:
     started: float
     ended: float
     estimated: bool
+    parts: dict[str, int] = field(default_factory=dict)  # `prompt_parts`: estimated tokens by part
 
     @property
     def seconds(self) -> float:

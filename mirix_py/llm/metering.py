@@ -11,7 +11,7 @@ from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage, 
 from autogen_core.tools import Tool, ToolSchema
 
 from mirix_py.llm.meter import (  # re-exported for callers of the old home
-    CallRecord, Meter, _message_text, _tool_text, estimate_tokens, sequential_rounds,
+    CallRecord, Meter, _message_text, _tool_text, estimate_tokens, prompt_parts, sequential_rounds,
 )
 
 
@@ -43,7 +43,8 @@ class MeteredClient(ChatCompletionClient):
             completion = estimate_tokens(_message_text(result))
         else:
             prompt, completion = usage.prompt_tokens, usage.completion_tokens
-        self._meter.record(CallRecord(self._agent, prompt, completion, started, ended, estimated))
+        self._meter.record(CallRecord(self._agent, prompt, completion, started, ended, estimated,
+                                      prompt_parts(messages, tools)))
         return result
 
     def create_stream(self, messages: Sequence[LLMMessage], **kwargs: Any) -> AsyncGenerator[str | CreateResult, None]:

@@ -1,8 +1,9 @@
-"""Questions asked in chat are remembered, but they state nothing: a memory made only of them must
+"""Chat exchanges are remembered, but they restate memory: a question states nothing, and an answer
+says what memory held (or that it held nothing, "I do not know"), so a memory made only of them must
 not outrank the fact that answers them. Chat feeds its exchange back with message ids that say
-which part is the question (QUESTION_PREFIX) and which the answer; a memory whose every cited
-message is a chat question is weighed down in search (`QUESTION_WEIGHT`). A memory that also
-cites an answer, or anything else said, ranks as usual. Pure functions."""
+which part is the question (QUESTION_PREFIX) and which the answer (ANSWER_PREFIX); a memory whose
+every cited message is part of a chat exchange is weighed down in search (`QUESTION_WEIGHT`). A
+memory that also cites anything else said ranks as usual. Pure functions."""
 
 from __future__ import annotations
 
@@ -23,9 +24,9 @@ def exchange_ids() -> tuple[str, str]:
 
 
 def asks_only(source_ids: Sequence[str]) -> bool:
-    """Whether a memory with these source ids cites chat questions and nothing else."""
+    """Whether a memory with these source ids cites chat exchanges (questions, answers) and nothing else."""
     cited = [s for s in source_ids if not s.startswith(INPUT_PREFIX)]
-    return bool(cited) and all(s.startswith(QUESTION_PREFIX) for s in cited)
+    return bool(cited) and all(s.startswith((QUESTION_PREFIX, ANSWER_PREFIX)) for s in cited)
 
 
 def weigh_questions(ranked: Sequence[tuple[str, float]], records: dict[str, Any]) -> list[tuple[str, float]]:

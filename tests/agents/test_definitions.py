@@ -24,7 +24,7 @@ def test_shipped_definitions_cover_every_agent():
     assert len(definitions) == 8
     semantic = definitions["semantic_memory_manager"]
     assert semantic.memory_type.value == "semantic" and "update_memory" in semantic.tools
-    assert "does not belong" in semantic.system_prompt.lower()
+    assert "nothing_to_record" in semantic.system_prompt and "only listed ids" in semantic.system_prompt.lower()
     assert definitions["meta_memory_manager"].tools == ["trigger_memory_managers"]
 
 

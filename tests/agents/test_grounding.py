@@ -3,7 +3,7 @@
 import pytest
 
 from mirix_py.agents.grounding import (
-    offered_memory_types, ungrounded_problem, vault_value_candidates, vault_value_problem, vocabulary,
+    near_duplicate, offered_memory_types, ungrounded_problem, vault_value_candidates, vault_value_problem, vocabulary,
 )
 from mirix_py.records import MemoryType
 
@@ -15,7 +15,16 @@ LOCOMO_GREETING = ["Hey Mel! Good to see you! How have you been?",
 def test_small_talk_offers_no_vault_value_and_no_vault():
     assert vault_value_candidates(LOCOMO_GREETING) == []
     assert MemoryType.knowledge_vault not in offered_memory_types(LOCOMO_GREETING)
-    assert len(offered_memory_types(LOCOMO_GREETING)) == len(MemoryType) - 1
+    # chat turns feed no procedure and no document either: only core, episodic and semantic are offered
+    assert offered_memory_types(LOCOMO_GREETING) == [MemoryType.core, MemoryType.episodic, MemoryType.semantic]
+
+
+def test_steps_and_documents_offer_procedural_and_resource():
+    steps = "To reset it:\n1. unplug the router\n2. hold the button for ten seconds"
+    assert MemoryType.procedural in offered_memory_types([steps])
+    assert MemoryType.resource not in offered_memory_types([steps])
+    assert MemoryType.resource in offered_memory_types(["Quarterly report"], ["document"])
+    assert MemoryType.resource in offered_memory_types([" ".join(["word"] * 90)])
 
 
 @pytest.mark.parametrize("text", [
@@ -55,10 +64,49 @@ def test_a_copied_prompt_example_is_not_grounded():
     """The local model stored the procedural prompt's own example for a LoCoMo greeting."""
     shown = vocabulary(["[id=D1:3] 2023-05-08T13:56 Caroline (text): " + LOCOMO_GREETING[2]])
     problem = ungrounded_problem(["Deploy the trail-map site", "export the sales report", "email it to Priya"], shown)
-    assert problem is not None and "deploy" in problem and "nothing_to_record" in problem
+    assert problem is not None and "Priya" in problem and "nothing_to_record" in problem
+    problem = ungrounded_problem(["Deploy the trail-map site", "export the sales report"], shown)
+    assert problem is not None and "deploy" in problem
 
 
 def test_a_paraphrase_and_short_texts_are_grounded():
     shown = vocabulary(["[id=D1:3] 2023-05-08T13:56 Caroline (text): " + LOCOMO_GREETING[2]])
     assert ungrounded_problem(["Caroline attended a support group meeting and found it powerful."], shown) is None
     assert ungrounded_problem(["has a cat"], shown) is None  # too few content words to judge
+
+
+@pytest.mark.parametrize("entry_type, value, fits", [
+    ("password", "preferences/needs", False),  # a phrase from the chat the local model filed as a password
+    ("password", "C++", False),
+    ("password", "tr0ub4dor&3", True),
+    ("password", "4417", True),  # a PIN
+    ("card_number", "4111 1111 1111 1111", True),
+    ("card_number", "4111 1111 1111 1112", False),  # fails Luhn
+    ("phone", "+1-555-0100", False),  # too few digits for a phone
+    ("phone", "+44 20 7946 0958", True),
+    ("email", "ana.lee@acme.com", True),
+    ("email", "ana.lee", False),
+    ("address", "12 Rue de Rivoli, Paris", True),
+    ("address", "Paris", False),
+    ("no_such_type", "tr0ub4dor&3", False),
+])
+def test_a_vault_value_must_have_its_entry_types_shape(entry_type, value, fits):
+    texts = [f"here it is: {value}"]
+    problem = vault_value_problem(value, "", texts, entry_type)
+    assert (problem is None) is fits, problem
+
+
+def test_the_vault_is_not_offered_for_values_no_entry_type_fits():
+    assert MemoryType.knowledge_vault not in offered_memory_types(["I learned C++ and preferences/needs matter"])
+
+
+def test_a_name_the_batch_never_gave_is_not_grounded():
+    shown = vocabulary(["[id=D1:3] 2023-05-08T13:56 Caroline (text): " + LOCOMO_GREETING[2]])
+    problem = ungrounded_problem(["Caroline went to a support group with Jessica in May"], shown)
+    assert problem is not None and "Jessica" in problem and "May" not in problem
+
+
+def test_a_near_repeat_of_a_turn_or_a_listed_memory_is_found():
+    turns = [("D1:3", LOCOMO_GREETING[2]), ("D1:2", LOCOMO_GREETING[1])]
+    assert near_duplicate("Caroline went to an LGBTQ support group yesterday", turns) == "D1:3"
+    assert near_duplicate("Caroline found the LGBTQ group powerful and plans to become a counselor", turns) is None

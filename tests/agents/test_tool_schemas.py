@@ -66,8 +66,8 @@ def test_closed_sets_are_enumerated_from_the_records():
 
 def test_defaults_are_the_records_own():
     model = model_tool_schemas()
-    assert _params(model["insert_episodic"])["event_type"]["default"] == EpisodicMemory.model_fields["event_type"].default
-    assert _params(model["insert_episodic"])["actor"]["default"] == EpisodicMemory.model_fields["actor"].default
+    # a model's episode is a summary of turns kept word for word: when, what, and which turns
+    assert set(_params(model["insert_episodic"])) == {"summary", "occurred_at", "source_ids"}
     assert _params(model["insert_resource"])["resource_type"]["default"] == \
         ResourceMemory.model_fields["resource_type"].default
     assert _params(model["insert_knowledge_vault"])["sensitivity"]["default"] == \

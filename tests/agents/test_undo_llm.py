@@ -1,4 +1,4 @@
-"""Undo of what a model wrote: a bad batch's updates, deletions and inserts, made through the LLM
+"""Undo of what a model wrote: a bad batch's updates, deletions and inserts (and the turns kept beside them), made through the LLM
 update flow by a scripted model (autogen's model-client interface), are all taken back."""
 
 from __future__ import annotations
@@ -24,11 +24,8 @@ def test_undo_takes_back_a_models_updates_deletions_and_inserts(tmp_path, embedd
         if req.agent == "meta_memory_manager":
             return [("trigger_memory_managers", {"memory_types": ["episodic", "semantic"]})]
         if req.agent == "episodic_memory_manager":
-            if "episode" in facts and facts["episode"] in req.last_text:
-                return [("update_memory", {"memory_id": facts["episode"],
-                                           "fields": {"details": "Tom fell and broke his arm"}}),
-                        ("insert_episodic", {"summary": "Ada and Tom argued about the guide", "actor": "Ada",
-                                             "source_ids": ["m3"]})]
+            if "[id=m3]" in req.last_text:  # a summary only inserts: the turns are kept as they are
+                return [("insert_episodic", {"summary": "Ada and Tom argued about the guide", "source_ids": ["m3"]})]
             return [("insert_episodic", {"summary": "Ada went climbing with Tom and the guide Ines", "actor": "Ada",
                                          "source_ids": ["m1", "m2"]})]
         if req.agent == "semantic_memory_manager":
@@ -49,6 +46,8 @@ def test_undo_takes_back_a_models_updates_deletions_and_inserts(tmp_path, embedd
                        user_id="ada", occurred_at=WHEN)
         assert first.status.value == "processed", first.error
         for memory in mx.list(user_id="ada", limit=100):
+            if getattr(memory, "event_type", "") == "message":
+                continue  # a turn kept word for word
             key = {"episodic": "episode"}.get(memory.memory_type.value) or memory.name.lower()
             facts[key] = memory.id
         assert set(facts) == {"episode", "tom", "ines"}

@@ -25,9 +25,10 @@ def minimal_script(route=("episodic", "semantic"), **overrides):
         if req.agent == "meta_memory_manager":
             return [("trigger_memory_managers", {"memory_types": list(route)})]
         if req.agent == "episodic_memory_manager":
-            sources = {"source_ids": ["m1", "m2"]} if "[id=m1]" in req.last_text else {}
+            if "[id=m1]" not in req.last_text:
+                return [("nothing_to_record", {})]
             return [("insert_episodic", {"summary": "Ada went climbing with Tom", "actor": "Ada",
-                                         "occurred_at": "2024-04-01T18:00:00+00:00", **sources})]
+                                         "occurred_at": "2024-04-01T18:00:00+00:00", "source_ids": ["m1", "m2"]})]
         if req.agent == "semantic_memory_manager":
             return [("insert_semantic", {"name": "Tom", "summary": "Tom is Ada's brother, a pilot",
                                          "source_ids": ["m1", "m2"]})]
@@ -58,6 +59,29 @@ def agents_called(client):
     return [r.agent for r in client.requests]
 
 
+def written_by(mx, actor, memory_type="episodic", user_id="ada"):
+    """The memories of a type whose history names only this actor."""
+    return [m for m in mx.list(user_id=user_id, memory_types=[memory_type])
+            if {e.actor for e in mx.history(m.id, user_id=user_id)} == {actor}]
+
+
+def test_every_turn_is_kept_word_for_word_before_the_model_runs(make_mx):
+    seen = []
+
+    def script(req):
+        if req.agent == "meta_memory_manager":  # the turns' episodes are written before the first call
+            seen.extend(e.summary for e in written_by(mx, "verbatim_turns"))
+        return minimal_script()(req)
+
+    mx, client = make_mx(script)
+    mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert sorted(seen) == sorted(m["content"] for m in MESSAGES)
+    for message in MESSAGES:  # each found by its own words and by its id
+        phrase = " ".join(message["content"].split()[-4:])
+        hits = mx.search(phrase, user_id="ada", method="string", memory_types=["episodic"])
+        assert any(message["id"] in h.memory.source_ids and h.memory.summary.endswith(phrase) for h in hits)
+
+
 def test_router_triggers_only_the_managers_it_names(make_mx):
     mx, client = make_mx(minimal_script())
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
@@ -65,7 +89,8 @@ def test_router_triggers_only_the_managers_it_names(make_mx):
     assert sorted(agents_called(client)) == ["episodic_memory_manager", "meta_memory_manager",
                                              "semantic_memory_manager"]
     assert [t.value for t in result.routed] == ["episodic", "semantic"]
-    (episode,) = mx.list(user_id="ada", memory_types=["episodic"])
+    assert sorted(e.summary for e in written_by(mx, "verbatim_turns")) == sorted(m["content"] for m in MESSAGES)
+    (episode,) = written_by(mx, "episodic_memory_manager")  # the model's summary cites the turns
     assert episode.source_ids == ["m1", "m2", result.input_ids[0]] and episode.actor == "Ada"
     assert episode.occurred_at == datetime(2024, 4, 1, 18, 0, tzinfo=timezone.utc)
     (fact,) = mx.list(user_id="ada", memory_types=["semantic"])
@@ -98,8 +123,7 @@ def test_one_failing_manager_is_stood_in_for_by_the_rules_and_upgraded_on_retry(
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "degraded"
     assert "semantic_memory_manager" in result.error and "summary" in result.error
-    (episode,) = mx.list(user_id="ada", memory_types=["episodic"])
-    assert _actors(mx, episode) == {"episodic_memory_manager"}  # the model's own episode stays
+    assert len(written_by(mx, "episodic_memory_manager")) == 1  # the model's own episode stays
     stand_ins = mx.list(user_id="ada", memory_types=["semantic"])
     assert stand_ins and all(_actors(mx, m) == {"semantic_memory_manager (offline fallback)"} for m in stand_ins)
     assert agents_called(client).count("semantic_memory_manager") == 2  # one correction round
@@ -111,7 +135,8 @@ def test_one_failing_manager_is_stood_in_for_by_the_rules_and_upgraded_on_retry(
     assert retried.status.value == "processed", retried.error
     (fact,) = mx.list(user_id="ada", memory_types=["semantic"])
     assert _actors(mx, fact) == {"semantic_memory_manager"} and fact.summary == "Tom is Ada's brother, a pilot"
-    assert len(mx.list(user_id="ada", memory_types=["episodic"])) == 1  # not written twice
+    assert len(written_by(mx, "episodic_memory_manager")) == 1  # not written twice
+    assert len(written_by(mx, "verbatim_turns")) == len(MESSAGES)
     removed = mx.history(stand_ins[0].id, user_id="ada")
     assert [e.operation.value for e in removed] == ["insert", "delete"] and removed[-1].actor == "retry"
     assert mx.input_status(result.input_ids[0]).status.value == "processed"
@@ -189,8 +214,7 @@ def test_router_failing_twice_degrades_the_batch_to_the_rules(make_mx):
     assert agents_called(client) == ["meta_memory_manager"] * 2  # no manager ran on a failed routing
     episodes = mx.list(user_id="ada", memory_types=["episodic"])
     assert sorted(e.summary for e in episodes) == sorted(m["content"] for m in MESSAGES)  # every message kept
-    assert all(_actors(mx, m) <= {"episodic_memory_manager (offline fallback)",
-                                  "semantic_memory_manager (offline fallback)",
+    assert all(_actors(mx, m) <= {"verbatim_turns", "semantic_memory_manager (offline fallback)",
                                   "core_memory_manager (offline fallback)"} for m in mx.list(user_id="ada"))
 
 
@@ -307,7 +331,7 @@ def test_screenshot_frames_go_to_the_router_and_managers_only_for_vision_models(
         else:
             assert frames == [] and len(texts) == 1
     if vision:
-        assert "Existing semantic memories" in _parts(first["semantic_memory_manager"])[0][-1]
+        assert _parts(first["semantic_memory_manager"])[0][0].startswith("Existing semantic memories")  # stable part first
 
 
 def test_a_vision_batch_keeps_the_correction_round(make_mx):

@@ -61,6 +61,16 @@ def make_mx(tmp_path, embedder):
         mx.close()
 
 
+def model_episodes(mx):
+    """The episodes the model wrote (summaries), not the turns kept word for word."""
+    return [m for m in mx.list(user_id="ada", memory_types=["episodic"]) if m.event_type == "summary"]
+
+
+def turn_episode(mx, message_id):
+    return next(m for m in mx.list(user_id="ada", memory_types=["episodic"])
+                if m.event_type == "message" and message_id in m.source_ids)
+
+
 def _every_message_kept(mx):
     memories = mx.list(user_id="ada", limit=1000)
     cited = {s for m in memories for s in m.source_ids}
@@ -77,7 +87,7 @@ def test_every_call_carries_its_bound_and_the_router_is_forced(make_mx):
     router = next(r for r in client.requests if r.agent == "meta_memory_manager")
     manager = next(r for r in client.requests if r.agent == "episodic_memory_manager")
     assert router.tool_choice == "trigger_memory_managers" and manager.tool_choice == "required"
-    assert router.extra_create_args["max_tokens"] == 160 and manager.extra_create_args["max_tokens"] == 400
+    assert router.extra_create_args["max_tokens"] == 80 and manager.extra_create_args["max_tokens"] == 200
     assert all(r.extra_create_args["timeout"] == 120.0 for r in client.requests)
 
 
@@ -91,7 +101,7 @@ def test_a_runaway_reply_is_a_failed_round_with_its_reason(make_mx):
     mx, client = make_mx(runaway)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "degraded"
-    assert "bound of 400 completion tokens" in result.error
+    assert "bound of 200 completion tokens" in result.error
     assert [r.agent for r in client.requests].count("episodic_memory_manager") == 2  # one correction round
     _every_message_kept(mx)
 
@@ -105,9 +115,10 @@ def test_a_call_that_hangs_times_out_and_the_batch_degrades(make_mx):
     _every_message_kept(mx)
 
 
-def test_a_server_that_refuses_required_gets_auto_then_the_named_function_forced(make_mx):
+def test_a_server_that_refuses_required_gets_the_managers_write_tool_forced_alone(make_mx):
     """llama-cpp-python answers `tool_choice: required` with 500, and under `auto` may name a
-    function and stop (`functions.NAME:`): the engine then forces that function by name."""
+    function and stop (`functions.NAME:`), a second call: the engine forces the routed manager's
+    write tool instead, and sends it alone (one call, fewer prompt tokens)."""
     def server(req):
         if req.tool_choice == "required":
             raise ServerRefused(500, "")
@@ -118,11 +129,12 @@ def test_a_server_that_refuses_required_gets_auto_then_the_named_function_forced
     mx, client = make_mx(server)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
-    choices = [r.tool_choice for r in client.requests if r.agent == "episodic_memory_manager"]
-    assert choices == ["required", "auto", "insert_episodic"]
-    mx.add("Climbing again next week.", user_id="ada")
-    later = [r.tool_choice for r in client.requests if r.agent == "episodic_memory_manager"][3:]
-    assert later[0] == "auto"  # learnt: not asked with `required` again
+    calls = [r for r in client.requests if r.agent == "episodic_memory_manager"]
+    assert [r.tool_choice for r in calls] == ["required", "insert_episodic"]
+    assert calls[1].tool_names == ["insert_episodic"]
+    mx.add("Climbing again next week with Tom and the guide.", user_id="ada")
+    later = [r.tool_choice for r in client.requests if r.agent == "episodic_memory_manager"][2:]
+    assert later[0] == "insert_episodic"  # learnt: not asked with `required` again
 
 
 def test_text_mode_replies_are_schema_constrained_where_the_server_allows(make_mx):
@@ -211,74 +223,67 @@ def test_a_message_copied_into_core_memory_is_rejected(make_mx):
     assert mx.core_memory(user_id="ada")["human"].value == "has a brother, Tom"
 
 
+def _semantic(fact_script):
+    def script(req):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["semantic"]})]
+        if req.agent == "semantic_memory_manager":
+            return fact_script(req)
+        return good(req)
+    return script
+
+
 def test_only_listed_ids_may_be_edited(make_mx):
-    mx, client = make_mx(good)
+    mx, client = make_mx(_semantic(lambda req: [("insert_semantic", {"name": "Tom", "summary": "Tom is Ada's brother"})]))
     mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
-    (episode,) = [m for m in mx.list(user_id="ada", memory_types=["episodic"])]
+    (fact,) = mx.list(user_id="ada", memory_types=["semantic"])
     errors = []
 
-    def script(req):
-        if req.agent == "episodic_memory_manager":
-            errors.append(req.last_text)
-            if len(errors) == 1:  # an id that exists but was not listed for this batch
-                return [("update_memory", {"memory_id": episode.id.replace(episode.id[-4:], "0000"),
-                                           "fields": {"details": "x"}})]
-            return [("insert_episodic", {"summary": "Ada booked a guide"})]
-        return good(req)
+    def semantic(req):
+        errors.append(req.last_text)
+        if len(errors) == 1:  # an id shaped like the listed one, but not listed for this batch
+            return [("update_memory", {"memory_id": fact.id.replace(fact.id[-4:], "0000"), "fields": {"details": "x"}})]
+        return [("update_memory", {"memory_id": fact.id, "fields": {"details": "Tom booked a guide"}})]
 
-    client._script = script
-    result = mx.add([{"role": "user", "id": "m3", "content": "Booked a guide."}], user_id="ada")
+    client._script = _semantic(semantic)
+    result = mx.add([{"role": "user", "id": "m3", "content": "Tom booked a guide."}], user_id="ada")
     assert result.status.value == "processed", result.error
     assert "was not listed" in errors[1]
 
 
-def test_memories_left_uncited_by_the_model_are_kept_by_the_rules(make_mx):
+def test_a_summary_that_repeats_a_turn_is_skipped_without_a_correction_round(make_mx):
+    """Every turn is kept word for word before the model runs: a summary that only repeats one adds
+    nothing, so it is not written, and the refusal is counted, without another call."""
     def script(req):
         if req.agent == "episodic_memory_manager":
-            return [("insert_episodic", {"summary": "Ada went climbing with Tom", "source_ids": ["m1"]})]
+            return [("insert_episodic", {"summary": "Yesterday Ada went climbing with her brother Tom",
+                                         "source_ids": ["m1"]})]
         return good(req)
 
     mx, client = make_mx(script)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
-    # the model's work stood: the batch is processed, and says which message the rules keep
-    assert result.status.value == "processed" and result.kept_by_rules == ["m2"], result.error
-    corrections = [r.last_text for r in client.requests if r.agent == "episodic_memory_manager"]
-    assert len(corrections) == 2 and "no episode cites the message(s) ['m2']" in corrections[1]
-    assert "Your calls were accepted" in corrections[1]
-    model_episodes = [e for e in mx.list(user_id="ada", memory_types=["episodic"]) if e.source_ids[0] == "m1"]
-    assert [e.summary for e in model_episodes] == ["Ada went climbing with Tom"] * 2  # both rounds' inserts stand
+    assert result.status.value == "processed", result.error
+    assert model_episodes(mx) == []
+    assert [r.agent for r in client.requests].count("episodic_memory_manager") == 1
+    assert len(result.rejected) == 1 and "near repeat of" in result.rejected[0]
     _every_message_kept(mx)
 
 
-def _episodic_rounds(make_mx, *replies):
-    """A batch whose episodic manager answers `replies` in turn; (engine, result)."""
-    answers = iter(replies)
+def test_a_failed_summary_round_leaves_the_turns_and_no_stand_in(make_mx):
+    mx, result = None, None
+    replies = iter([[("insert_episodic", {"summary": "x", "source_ids": ["not-in-batch"]})]] * 2)
 
     def script(req):
         if req.agent == "episodic_memory_manager":
-            return next(answers)
+            return next(replies)
         return good(req)
 
-    mx, _ = make_mx(script)
-    return mx, mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
-
-
-def test_a_message_left_uncited_gets_the_correction_round_first(make_mx):
-    mx, result = _episodic_rounds(
-        make_mx, [("insert_episodic", {"summary": "Ada went climbing with Tom", "source_ids": ["m1"]})],
-        [("insert_episodic", {"summary": "The cabin has a wifi code", "source_ids": ["m2"]})])
-    assert result.status.value == "processed", result.error
-    episodes = sorted((e.summary, e.source_ids[0]) for e in mx.list(user_id="ada", memory_types=["episodic"]))
-    assert episodes == [("Ada went climbing with Tom", "m1"), ("The cabin has a wifi code", "m2")]
-
-
-def test_a_failed_addition_round_keeps_the_first_rounds_episodes(make_mx):
-    mx, result = _episodic_rounds(
-        make_mx, [("insert_episodic", {"summary": "Ada went climbing with Tom", "source_ids": ["m1"]})],
-        [("insert_episodic", {"summary": "x", "source_ids": ["not-in-batch"]})])
-    assert result.status.value == "processed" and result.kept_by_rules == ["m2"]  # m2: the rules' episode
-    summaries = {e.summary for e in mx.list(user_id="ada", memory_types=["episodic"])}
-    assert "Ada went climbing with Tom" in summaries and "x" not in summaries
+    mx, client = make_mx(script)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "degraded" and "episodic_memory_manager" in result.error
+    episodes = mx.list(user_id="ada", memory_types=["episodic"])
+    assert sorted(e.summary for e in episodes) == sorted(m["content"] for m in MESSAGES)  # the turns, once each
+    _every_message_kept(mx)
 
 
 def test_a_model_that_fails_every_call_loses_no_input(make_mx):
@@ -293,8 +298,8 @@ def test_a_model_that_fails_every_call_loses_no_input(make_mx):
     client._script = good
     (retried,) = mx.retry_failed(user_id="ada")
     assert retried.status.value == "processed", retried.error
-    episodes = mx.list(user_id="ada", memory_types=["episodic"])
-    assert [e.summary for e in episodes] == ["Ada went climbing with Tom"]  # the stand-ins were replaced
+    assert [e.summary for e in model_episodes(mx)] == ["Ada went climbing with Tom"]
+    assert len(mx.list(user_id="ada", memory_types=["episodic"])) == len(MESSAGES) + 1  # the turns stay, once
 
 
 def test_a_chat_answer_written_as_a_call_is_asked_again_without_tools(make_mx):
@@ -339,25 +344,20 @@ def test_a_time_without_a_zone_takes_the_batchs_zone(make_mx):
     mx, client = make_mx(script)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
-    (episode,) = mx.list(user_id="ada", memory_types=["episodic"])
+    (episode,) = model_episodes(mx)
     assert episode.occurred_at == datetime(2024, 4, 1, 18, 0, tzinfo=timezone.utc)
 
 
-def test_an_update_alone_does_not_keep_the_new_messages(make_mx):
-    """The local model updated one episode batch after batch: the new messages' words were in no memory."""
-    mx, client = make_mx(good)
+def test_an_update_alone_still_keeps_the_new_messages(make_mx):
+    """The local model updated one memory batch after batch: the new messages' words must still be found."""
+    mx, client = make_mx(_semantic(lambda req: [("insert_semantic", {"name": "Tom", "summary": "Tom is Ada's brother"})]))
     mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
-    (episode,) = mx.list(user_id="ada", memory_types=["episodic"])
-
-    def script(req):
-        if req.agent == "episodic_memory_manager":
-            return [("update_memory", {"memory_id": episode.id, "fields": {"details": "more climbing"}})]
-        return good(req)
-
-    client._script = script
-    later = [{"role": "user", "id": "m3", "content": "We booked a mountain guide named Ines for June."}]
+    (fact,) = mx.list(user_id="ada", memory_types=["semantic"])
+    client._script = _semantic(lambda req: [("update_memory", {"memory_id": fact.id,
+                                                               "fields": {"details": "Tom booked a mountain guide"}})])
+    later = [{"role": "user", "id": "m3", "content": "Tom booked a mountain guide named Ines for June."}]
     result = mx.add(later, user_id="ada", occurred_at=WHEN)
-    assert result.status.value == "processed" and result.kept_by_rules == ["m3"]
+    assert result.status.value == "processed", result.error
     hits = mx.search("mountain guide Ines", user_id="ada")
     assert any("Ines" in h.text and "m3" in h.memory.source_ids for h in hits)
 
@@ -381,10 +381,10 @@ def test_the_vault_is_not_offered_when_no_word_could_be_stored(make_mx):
             {"role": "user", "name": "Ada", "id": "m2", "content": "I went climbing with Tom at 8:30pm."}]
     result = mx.add(chat, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
-    assert offered[0] == ["core", "episodic", "semantic", "procedural", "resource"]
+    assert offered[0] == ["core", "episodic", "semantic"]  # chat feeds no procedure, document or secret
     # refused with the choices it has, then corrected
     assert result.rejected == ["meta_memory_manager (round 1): trigger_memory_managers: memory_types.1: Input "
-                               "should be 'core', 'episodic', 'semantic', 'procedural' or 'resource' (got 'knowledge_vault')"]
+                               "should be 'core', 'episodic' or 'semantic' (got 'knowledge_vault')"]
     assert "knowledge_vault_manager" not in [r.agent for r in client.requests]
     assert [t.value for t in result.routed] == ["episodic"]
 
@@ -413,14 +413,14 @@ def test_a_model_cannot_delete_an_episode(make_mx):
     """Episodes hold what was said; the local model deleted two and lost turns of earlier batches."""
     mx, client = make_mx(good)
     mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
-    (episode,) = mx.list(user_id="ada", memory_types=["episodic"])
+    episode = turn_episode(mx, "m1")
     seen = []
 
     def script(req):
         if req.agent == "episodic_memory_manager":
             seen.append((req.tool_names, req.last_text))
             return [("delete_memory", {"memory_id": episode.id})] if len(seen) == 1 else \
-                [("insert_episodic", {"summary": "Ada booked a guide"})]
+                [("nothing_to_record", {})]
         return good(req)
 
     client._script = script
@@ -444,17 +444,18 @@ def test_a_value_the_vault_manager_finds_is_redacted_from_the_batchs_other_memor
                                                 "secret_value": "7781-kestrel"})]
         if req.agent == "episodic_memory_manager":
             episodic_prompts.append(req.last_text)
-            return [("insert_episodic", {"summary": "Ada shared the cabin wifi code 7781-kestrel",
-                                         "details": "code: 7781-kestrel"})]
+            return [("insert_episodic", {"summary": "Ada went climbing with Tom and shared the cabin wifi code "
+                                                    "7781-kestrel"})]
         return good(req)
 
     mx, _ = make_mx(script)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
     (vault,) = mx.list(user_id="ada", memory_types=["knowledge_vault"])
-    (episode,) = mx.list(user_id="ada", memory_types=["episodic"])
-    assert "7781-kestrel" not in episode.summary + episode.details
-    assert f"[vault:{vault.id}]" in episode.summary and f"[vault:{vault.id}]" in episode.details
+    (episode,) = model_episodes(mx)
+    assert "7781-kestrel" not in episode.summary and f"[vault:{vault.id}]" in episode.summary
+    turn = turn_episode(mx, "m2")  # kept before the model ran, then redacted once the value was vaulted
+    assert "7781-kestrel" not in turn.summary + turn.details and f"[vault:{vault.id}]" in turn.summary
     assert "7781-kestrel" not in episodic_prompts[0] and f"[vault:{vault.id}]" in episodic_prompts[0]
     assert all("7781-kestrel" not in h.text for h in mx.search("cabin wifi code", user_id="ada"))
 
@@ -474,7 +475,8 @@ def test_a_memory_copied_from_the_prompts_examples_is_rejected(make_mx):
         return good(req)
 
     mx, _ = make_mx(script)
-    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    steps = [*MESSAGES, {"role": "user", "name": "Ada", "id": "m3", "content": "How to pack: first the rope, then the boots."}]
+    result = mx.add(steps, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
     assert len(result.rejected) == 1 and "procedural memory is not grounded" in result.rejected[0]
     assert mx.list(user_id="ada", memory_types=["procedural"]) == []
@@ -486,15 +488,16 @@ def test_a_day_written_in_words_is_read_as_the_episode_time_and_garbage_goes_bac
     def episode_at(occurred_at):
         def script(req):
             if req.agent == "episodic_memory_manager":
-                return [("insert_episodic", {"summary": "Ada went climbing with her brother Tom", "actor": "Ada",
-                                             "occurred_at": occurred_at, "source_ids": ["m1", "m2"]})]
+                return [("insert_episodic", {"summary": "Ada went climbing with her brother Tom and got the cabin "
+                                                        "wifi code", "occurred_at": occurred_at,
+                                             "source_ids": ["m1", "m2"]})]
             return good(req)
         return script
 
     mx, _ = make_mx(episode_at("1 April 2024"))
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
-    episode = next(m for m in mx.list(user_id="ada", memory_types=["episodic"]) if "m1" in m.source_ids)
+    (episode,) = model_episodes(mx)
     assert episode.occurred_at == datetime(2024, 4, 1, 18, 30, tzinfo=timezone.utc)
 
     mx2, _ = make_mx(episode_at("the day before"))

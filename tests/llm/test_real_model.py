@@ -82,7 +82,11 @@ def test_the_local_model_benchmark_runs_at_tiny_size(tmp_path, monkeypatch):
                           "--url", url, "--batches", "1", "--batch-size", "2", "--timeout", "240",
                           "--out", str(out)], capture_output=True, text=True, timeout=900, cwd=root)
     assert run.returncode == 0, run.stderr[-3000:]
-    summary = json.loads(out.read_text())["llm"]["summary"]
+    result = json.loads(out.read_text())
+    summary = result["llm"]["summary"]
     assert summary["batches"] == 1 and summary["processed"] + summary["degraded"] == 1
-    assert summary["turns_searchable_with_id"] == summary["turns"] and summary["invented_secrets"] == 0
-    assert summary["max_completion_tokens"] <= summary["largest_bound"]
+    assert summary["turns_searchable_with_id"] == f"{summary['turns']}/{summary['turns']}"
+    assert summary["turns_found_by_first_six_words"] == f"{summary['turns']}/{summary['turns']}"
+    assert summary["invented_secrets"] == 0 and summary["max_completion_tokens"] <= summary["largest_bound"]
+    # both stores scored on the same questions
+    assert result["scores"]["llm"]["questions"] == result["scores"]["offline"]["questions"]

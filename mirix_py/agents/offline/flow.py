@@ -3,7 +3,7 @@
 The rules in `managers` play the meta memory manager (`route`) and the six memory managers (the
 `*_ops` functions); this class gives them the store lookups they need and applies each manager's
 operations in one transaction. It is the zero-configuration default, and the stand-in for any part
-of a batch the model could not do (`run_types`, `episodes_for`).
+of a batch the model could not do (`run_types`), and the rules as an `Extractor` (`extract`).
 """
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ import logging
 from typing import Any, Mapping, Sequence
 
 from mirix_py.agents import core_blocks
+from mirix_py.agents.extractor import Extraction
 from mirix_py.agents.flow import FlowResult
 from mirix_py.agents.offline import managers as rules
 from mirix_py.agents.offline.rules.parsed import ClauseParser
 from mirix_py.llm.meter import Meter
 from mirix_py.ops import InsertOp, Op
 from mirix_py.records import (
-    InputRecord, KnowledgeVaultMemory, MemoryType, ResourceMemory, SearchMethod, SemanticMemory,
+    InputRecord, KnowledgeVaultMemory, MemoryType, ResourceMemory, SearchHit, SearchMethod, SemanticMemory,
 )
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
@@ -34,7 +35,10 @@ def offline_actor(memory_type: MemoryType) -> str:
 
 
 class OfflineFlow:
+    """The offline update flow, and the rules as an `Extractor` (`extract`) for the LLM flow."""
+
     mode = "offline"
+    name = "rules"
 
     def __init__(self, store: MemoryStore, searcher: Searcher, *, parser: ClauseParser | None = None) -> None:
         self.store = store
@@ -80,15 +84,6 @@ class OfflineFlow:
         return self._apply(batch, chosen, records, input_id=input_id, skip_actors=skip_actors,
                            suffix=FALLBACK_SUFFIX)
 
-    def episodes_for(self, user_id: str, records: Sequence[InputRecord], message_ids: set[str], *,
-                     input_id: str | None = None) -> FlowResult:
-        """Episodes for the messages of a batch (by a source id of theirs) that the model's writes left out."""
-        batch = self.prepare(user_id, records)
-        batch.messages = [m for m in batch.messages if set(m.source_ids) & message_ids]
-        batch.vault_ops = []
-        return self._apply(batch, [MemoryType.episodic], records, input_id=input_id, skip_actors=frozenset(),
-                           suffix=FALLBACK_SUFFIX)
-
     # ------------------------------------------------------------ parts
 
     def prepare(self, user_id: str, records: Sequence[InputRecord]) -> rules.PreparedBatch:
@@ -111,26 +106,57 @@ class OfflineFlow:
             return rules.procedural_ops(batch, self.recent(batch, memory_type))
         return rules.resource_ops(batch, self.recent(batch, memory_type))
 
-    def _apply(self, batch: rules.PreparedBatch, types: Sequence[MemoryType], records: Sequence[InputRecord], *,
-               input_id: str | None, skip_actors: frozenset[str], suffix: str = "",
-               ready: Mapping[MemoryType, list[Op]] | None = None) -> FlowResult:
-        """Each routed manager's ops (those in `ready` as given) applied in turn."""
-        result = FlowResult(routed=list(types))
-        ledger = [r.id for r in records]
+    async def extract(self, batch: rules.PreparedBatch, *, related: Sequence[SearchHit] = (),
+                      meter: Meter | None = None, types: Sequence[MemoryType] | None = None,
+                      images: Mapping[str, Any] | None = None) -> Extraction:
+        """The `Extractor` protocol: the rules route (then keep only `types`, if given) and extract.
+        `related`, `meter` and `images` are not used: the rules look memories up themselves."""
+        chosen = [t for t in rules.route(batch) if types is None or t in set(types)]
+        return await asyncio.to_thread(self.extract_types, batch, chosen)
+
+    def extract_types(self, batch: rules.PreparedBatch, types: Sequence[MemoryType],
+                      ready: Mapping[MemoryType, list[Op]] | None = None) -> Extraction:
+        """The rules' operations for these types (those in `ready` as given); a type whose rules
+        raise is `failed`, the others stand."""
+        out = Extraction(routed=list(types))
         for memory_type in types:
-            actor = offline_actor(memory_type) + suffix
-            if actor in skip_actors:
-                continue
             try:
                 ops = (ready or {}).get(memory_type)
-                if ops is None:
-                    ops = self.ops(memory_type, batch)
-                result.changes += self.store.apply(ops, user_id=batch.user_id, actor=actor, input_id=input_id,
-                                                   ledger=ledger)
+                out.ops[memory_type] = self.ops(memory_type, batch) if ops is None else ops
+            except Exception as exc:
+                log.exception("%s failed", offline_actor(memory_type))
+                out.failed[memory_type] = f"{offline_actor(memory_type)}: {type(exc).__name__}: {exc}"
+        return out
+
+    def apply_extraction(self, batch: rules.PreparedBatch, extraction: Extraction, records: Sequence[InputRecord], *,
+                         input_id: str | None, skip_actors: frozenset[str] = frozenset(), suffix: str = "",
+                         actors: Mapping[MemoryType, str] | None = None) -> FlowResult:
+        """Each type's operations in one transaction, in routing order, under its actor (`actors`, else
+        the offline manager's name with `suffix`); a type that fails leaves the others' writes."""
+        result = FlowResult(routed=list(extraction.routed))
+        result.failures += list(extraction.failed.values())
+        ledger = [r.id for r in records]
+        for memory_type in extraction.routed:
+            actor = (actors or {}).get(memory_type) or offline_actor(memory_type) + suffix
+            if actor in skip_actors or memory_type not in extraction.ops:
+                continue
+            try:
+                result.changes += self.store.apply(extraction.ops[memory_type], user_id=batch.user_id, actor=actor,
+                                                   input_id=input_id, ledger=ledger)
             except Exception as exc:  # one manager failing leaves the others' writes intact
                 log.exception("%s failed", actor)
                 result.failures.append(f"{actor}: {type(exc).__name__}: {exc}")
         return result
+
+    def _apply(self, batch: rules.PreparedBatch, types: Sequence[MemoryType], records: Sequence[InputRecord], *,
+               input_id: str | None, skip_actors: frozenset[str], suffix: str = "",
+               ready: Mapping[MemoryType, list[Op]] | None = None) -> FlowResult:
+        """Each routed manager's ops (those in `ready` as given) applied in turn."""
+        wanted = [t for t in types if offline_actor(t) + suffix not in skip_actors]
+        extraction = self.extract_types(batch, wanted, ready)
+        extraction.routed = list(types)
+        return self.apply_extraction(batch, extraction, records, input_id=input_id, skip_actors=skip_actors,
+                                     suffix=suffix)
 
     # ------------------------------------------------------------ lookups
 

@@ -29,7 +29,7 @@ from typing import Callable, Literal
 
 Sensitivity = Literal["low", "medium", "high"]
 
-__all__ = ["SecretMatch", "find_secrets", "redact"]
+__all__ = ["SecretMatch", "find_secrets", "redact", "value_fits"]
 
 
 @dataclass(frozen=True)
@@ -687,6 +687,39 @@ def _nearest_placeholder(context: str, approx: int) -> int:
     if not positions:
         return 0
     return min(positions, key=lambda p: abs(p - approx))
+
+
+_EMAIL_VALUE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}")
+_SSN_VALUE = re.compile(r"\d{3}-\d{2}-\d{4}")
+
+
+def value_fits(entry_type: str, value: str) -> bool:
+    """Whether a value offered for the vault (by a model) has the shape its entry type says: a card
+    number passes Luhn, a phone has 9-15 digits, a password looks chosen, an address holds a number
+    and words. A plain word from the chat fits no type. Unknown entry types fit nothing."""
+    value = value.strip()
+    if not value or _PLACEHOLDER.search(value):
+        return False
+    digits = re.sub(r"\D", "", value)
+    checks: dict[str, Callable[[], bool]] = {
+        "password": lambda: _code_ok(value) or (" " not in value and len(value) >= 6 and (
+            (any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value))
+            or bool(re.search(r"[!@#$%^&*=?~<>{}\[\]|\\]", value)))),
+        "api_key": lambda: len(value) >= 16 and " " not in value and _token_ok(value),
+        "card_number": lambda: _card_ok(value),
+        "card_cvv": lambda: bool(re.fullmatch(r"\d{3,4}", value)),
+        "card_expiry": lambda: bool(re.fullmatch(r"(?:0[1-9]|1[0-2])\s*/\s*(?:\d{2}|\d{4})", value)),
+        "bank_account": lambda: (bool(re.fullmatch(r"[A-Z]{2}\d{2}[A-Za-z0-9 ]+", value)) and _iban_ok(value)) or (value.replace(" ", "").replace("-", "").isdigit()
+                                                    and 6 <= len(digits) <= 18),
+        "recovery_code": lambda: len(value) >= 6 and (_token_ok(value) or len(value.split()) >= 12),
+        "id_number": lambda: bool(_SSN_VALUE.fullmatch(value)) or (6 <= len(digits) and _token_ok(value)),
+        "phone": lambda: _phone_ok(value),
+        "email": lambda: bool(_EMAIL_VALUE.fullmatch(value)),
+        "address": lambda: bool(re.search(r"\d", value)) and len(re.findall(r"[^\W\d_]{3,}", value)) >= 2,
+        "booking": lambda: len(value) >= 5 and " " not in value and _token_ok(value),
+    }
+    check = checks.get(entry_type)
+    return bool(check and check())
 
 
 def find_secrets(text: str) -> list[SecretMatch]:
