@@ -34,6 +34,7 @@ from sqlmodel import Session, col
 
 from mirix_py.ops import InsertOp
 from mirix_py.records import KnowledgeVaultMemory
+from mirix_py.store.chroma_files import scrub
 from mirix_py.store.crypto import VaultKeyError
 from mirix_py.store.guard import MIN_KNOWN_CHARS, UNGUARDED_FIELDS, Known, SecretGuard, guarded_fields
 from mirix_py.store.memories import MemoryStore
@@ -182,7 +183,8 @@ def database_files(data_dir: Path) -> list[Path]:
 # there (vault values are never embedded; documents live in `chroma.sqlite3`). But Chroma writes them
 # at their full preallocated capacity from uninitialised memory, so the unused part holds stale bytes
 # of this process's heap: pieces of SQL, JSON and search texts (seen: "[28 November 2026, 03:42]
-# user: login: ada / pass: [vault:kv_…]"). A 4-character value turns up there by chance; a value of
+# user: login: ada / pass: [vault:kv_…]"). The engine zeroes them on close and `repair` does too
+# (`store/chroma_files.py`); until then a 4-character value turns up there by chance, while a value of
 # 16 characters or more found there is a real copy, and is reported.
 BINARY_MIN_CHARS = 16
 
@@ -359,6 +361,8 @@ def _compact_sqlite(store: MemoryStore) -> None:
 
 
 def _compact_chroma(data_dir: Path) -> None:
+    """Vacuum Chroma's database and zero the stale process memory in its graph files."""
+    scrub(data_dir / "chroma")
     path = data_dir / "chroma" / "chroma.sqlite3"
     if not path.exists():
         return

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol, Sequence, TypeGuard
 from urllib.parse import urlparse
 
 from mirix_py.errors import InvalidInput
+from mirix_py.store.chroma_files import scrub
 from mirix_py.store.private import narrow, private_dir
 
 if TYPE_CHECKING:
@@ -98,6 +100,7 @@ class ChromaVectorIndex:
         self.kind = kind
         self._collections: dict[str, object] = {}
         self.path: Path | None = None  # an embedded store's folder (owner-only: `store/private.py`)
+        self.opened_at: float | None = None  # when the embedded client was opened
 
     @property
     def _client(self):
@@ -117,6 +120,7 @@ class ChromaVectorIndex:
             import chromadb
             from chromadb.config import Settings as ChromaSettings
 
+            index.opened_at = time.time() - 2  # a coarse file clock must not hide a write from `close`
             client = chromadb.PersistentClient(path=str(path), settings=ChromaSettings(anonymized_telemetry=False))
             narrow(path)
             return client
@@ -126,8 +130,10 @@ class ChromaVectorIndex:
         return index
 
     def close(self) -> None:
-        """Narrow what Chroma wrote since it opened (the client itself stays usable)."""
+        """Zero the stale bytes Chroma left in its graph files (`store/chroma_files.py`) and narrow
+        what it wrote since it opened (the client itself stays usable)."""
         if self.path is not None and self._opened is not None:
+            scrub(self.path, since=self.opened_at)
             narrow(self.path)
 
     @classmethod

@@ -1,0 +1,65 @@
+"""Zero the stale bytes embedded Chroma leaves in its vector graph files.
+
+Chroma (its hnswlib) writes `data_level0.bin` and `length.bin` at their full preallocated capacity
+from memory it allocated but did not clear: past the elements in use, the files hold whatever this
+process's heap held before, such as SQL, JSON and memory texts. Seen in a test store: a planted API
+key in `length.bin`, "login: ada / pass: [vault:kv_…]" in `data_level0.bin`, with 0 elements in use.
+
+hnswlib clears an element's bytes when it adds one and never reads past `cur_element_count`, so the
+bytes after the elements in use can be zeroed without changing the index. `scrub` does that for
+every graph folder whose `header.bin` it can read and whose file sizes agree with it; any other
+layout is left alone. Run with no Chroma client writing (the engine does it on `close`).
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+__all__ = ["scrub"]
+
+# header.bin (Chroma's hnswlib, persist version 1): version, offsetLevel0, max_elements,
+# cur_element_count, size_data_per_element, label_offset, offsetData, maxlevel, enterpoint_node,
+# maxM, maxM0, M, mult, ef_construction
+_HEADER = struct.Struct("<iQQQQQQiIQQQdQ")
+_LEVELS_ITEM = 4  # length.bin: one uint32 per element
+_CHUNK = 1 << 20
+
+
+def _zero_tail(path: Path, start: int) -> int:
+    """Zero `path` from `start` to its end where it is not zero already; bytes changed."""
+    changed = 0
+    with open(path, "r+b") as fh:
+        fh.seek(start)
+        pos = start
+        while block := fh.read(_CHUNK):
+            if block.count(0) != len(block):
+                fh.seek(pos)
+                fh.write(bytes(len(block)))
+                changed += len(block) - block.count(0)
+            pos += len(block)
+    return changed
+
+
+def scrub(chroma_dir: str | Path, *, since: float | None = None) -> int:
+    """Zero the unused capacity of every graph under `chroma_dir` (with `since`, a time stamp: only of
+    graphs written since then); how many stale bytes were cleared."""
+    cleared = 0
+    for header_file in sorted(Path(chroma_dir).glob("*/header.bin")):
+        folder = header_file.parent
+        try:
+            if since is not None and max(f.stat().st_mtime for f in folder.iterdir()) < since:
+                continue  # untouched since the last scrub
+            raw = header_file.read_bytes()
+            if len(raw) != _HEADER.size:
+                continue
+            version, _, max_elements, used, per_element, *_ = _HEADER.unpack(raw)
+            level0, levels = folder / "data_level0.bin", folder / "length.bin"
+            if (version != 1 or used > max_elements or per_element <= 0
+                    or level0.stat().st_size != max_elements * per_element
+                    or levels.stat().st_size != max_elements * _LEVELS_ITEM):
+                continue
+            cleared += _zero_tail(level0, used * per_element) + _zero_tail(levels, used * _LEVELS_ITEM)
+        except OSError:  # removed meanwhile (a dropped collection)
+            continue
+    return cleared
