@@ -244,6 +244,9 @@ class ModelExtractor:
                              bounds=self.bounds, structured=self.features, rejected=refused,
                              prefer=PREFERRED_TOOL.get(memory_type, f"insert_{memory_type.value}"))
         refused += [f"{definition.name}: {r}" for r in collector.refused]
+        if collector.content_refusals and not collector.ops and not collector.nothing:
+            # the model tried and every write was refused for what it said: the rules stand in
+            raise AgentFailed(f"{definition.name}: every write was refused: " + "; ".join(collector.content_refusals))
         return list(collector.ops)
 
 

@@ -42,10 +42,18 @@ class AgentFailed(RuntimeError):
     pass
 
 
+class ToolRefusal(ValueError):
+    """A tool call whose form was right but whose content the engine will not store (not grounded in
+    the batch, a message copied, a value that is no secret): the call is dropped with its reason and
+    the round's other calls stand. A correction round is for calls the model can fix (schema, ids);
+    a weak model asked again for better content repeated it."""
+
+
 @dataclass
 class RoundOutcome:
     accepted: int = 0
     errors: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
     called: bool = False
 
 
@@ -98,6 +106,11 @@ async def _run_calls(calls: Sequence[tuple[str, str, Any]], by_name: dict[str, F
             said = await by_name[name].run_json(args, CancellationToken())
             outcome.accepted += 1
             results.append(FunctionExecutionResult(call_id=call_id, content=str(said), is_error=False, name=name))
+        except ToolRefusal as exc:  # dropped, with its reason; the round goes on
+            message = f"{name}: {exc}"
+            outcome.refused.append(message)
+            results.append(FunctionExecutionResult(call_id=call_id, content=f"refused: {exc}", is_error=True,
+                                                   name=name))
         except ValidationError as exc:  # the arguments do not fit the schema (an id or a value not offered)
             message = f"{name}: " + "; ".join(_schema_error(e) for e in exc.errors())
             outcome.errors.append(message)
@@ -162,6 +175,8 @@ async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClie
                     outcome.errors.append(f"could not read your tool calls: {exc}")
                     parsed = []
                 await _run_calls([(f"text_{i}", c.name, c.arguments) for i, c in enumerate(parsed)], by_name, outcome)
+            if rejected is not None:
+                rejected.extend(f"{definition.name} (refused): {r}" for r in outcome.refused)
             if not outcome.called and not outcome.errors:
                 outcome.errors.append("the reply held no tool call: call one of the tools "
                                       f"({', '.join(sorted(by_name))})")
@@ -192,5 +207,5 @@ async def _create(client: ChatCompletionClient, messages: Sequence[LLMMessage], 
                                 instead_of_required=instead_of_required)
 
 
-__all__ = ["AgentFailed", "run_tool_agent", "system_prompt"]
+__all__ = ["AgentFailed", "ToolRefusal", "run_tool_agent", "system_prompt"]
 

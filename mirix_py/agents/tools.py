@@ -22,6 +22,7 @@ from mirix_py.records import (
 )
 from mirix_py import toolparams as P
 from mirix_py.agents import core_blocks, grounding
+from mirix_py.agents.runner import ToolRefusal
 from mirix_py.dates import parse_words
 from mirix_py.store.memories import IMMUTABLE_FIELDS, MemoryStore
 
@@ -106,6 +107,7 @@ class OpCollector:
     existing: Sequence[tuple[str, str]] = ()
     refused: list[str] = field(default_factory=list)  # near repeats, skipped without a correction round
     speakers: Mapping[str, str] = field(default_factory=dict)  # message id as shown -> who said it
+    content_refusals: list[str] = field(default_factory=list)  # calls dropped for what they said
     ops: list[Op] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     nothing: bool = False
@@ -151,6 +153,11 @@ class OpCollector:
         self.errors.append(message)
         raise ToolError(message)
 
+    def refuse(self, message: str) -> None:
+        """Drop this call for its content (the round goes on); counted in `content_refusals`."""
+        self.content_refusals.append(message)
+        raise ToolRefusal(message)
+
     # ------------------------------------------------------------ checks
 
     def _sources(self, source_ids: list[str] | None) -> list[str]:
@@ -185,7 +192,7 @@ class OpCollector:
                  for v in (v if isinstance(v, list) else [v]) if isinstance(v, str)]
         problem = grounding.ungrounded_problem(texts, self._shown)
         if problem:
-            self.fail(f"this {self.memory_type.value} memory is not grounded: {problem}")
+            self.refuse(f"this {self.memory_type.value} memory is not grounded: {problem}")
 
     def _check_fields(self, current: MemoryBase, fields: dict[str, Any]) -> None:
         if not isinstance(fields, dict) or not fields:
@@ -231,7 +238,7 @@ class OpCollector:
         of its entry type (a word from the chat is no password)."""
         problem = grounding.vault_value_problem(value, caption, self.message_texts, entry_type)
         if problem:
-            self.fail(problem)
+            self.refuse(problem)
 
     def _zoned(self, value: Any) -> Any:
         """An ISO time without a zone (models drop the "+00:00" they were shown) in the batch's zone;
@@ -328,9 +335,12 @@ class OpCollector:
         if not text:
             self.fail("text is empty")
         if len(text) > CORE_LINE_CHARS or any(len(m) >= 40 and " ".join(m.split()) == " ".join(text.split())
-                                               for m in self.message_texts) or FIRST_PERSON.search(text):
-            self.fail("a core line is one short fact in third person, without the subject, "
-                      "not a message copied whole")
+                                               for m in self.message_texts):
+            self.refuse("a core line is one short fact in third person, without the subject, "
+                        "not a message copied whole")
+        if FIRST_PERSON.search(text):
+            self.refuse(f"{text[:60]!r} speaks as the user: write the lasting fact in third person without the "
+                      "subject (like 'works as a nurse'), or call nothing_to_record")
         self._grounded(text)
         block = self._core_block(label) if label in core_blocks.CORE_LABELS else None
         lines = [(f"the {label} block", line) for line in (block.value.splitlines() if block else [])]

@@ -206,21 +206,39 @@ def test_plain_words_are_not_a_vault_value(make_mx):
     assert "climbing" not in values and "7781-kestrel" in values
 
 
-def test_a_message_copied_into_core_memory_is_rejected(make_mx):
-    replies = iter([[("core_memory_append", {"label": "human", "text": MESSAGES[0]["content"]})],
-                    [("core_memory_append", {"label": "human", "text": "has a brother, Tom"})]])
-
+def test_a_message_copied_into_core_memory_is_refused_without_a_correction_round(make_mx):
+    """A weak model asked again for better content repeats it: a refused write costs no second call,
+    and when every write of a manager is refused the rules stand in for its memory type."""
     def script(req):
         if req.agent == "meta_memory_manager":
             return [("trigger_memory_managers", {"memory_types": ["episodic", "core"]})]
         if req.agent == "core_memory_manager":
-            return next(replies)
+            return [("core_memory_append", {"label": "human", "text": MESSAGES[0]["content"]})]
+        return good(req)
+
+    mx, client = make_mx(script)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert [r.agent for r in client.requests].count("core_memory_manager") == 1
+    assert result.status.value == "degraded" and "every write was refused" in result.error
+    assert any("(refused)" in r and "copied whole" in r for r in result.rejected)
+    human = mx.core_memory(user_id="ada")["human"]
+    assert human is None or MESSAGES[0]["content"] not in human.value
+
+
+def test_a_refused_write_leaves_the_rounds_other_writes(make_mx):
+    def script(req):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["episodic", "core"]})]
+        if req.agent == "core_memory_manager":
+            return [("core_memory_append", {"label": "human", "text": "I climb with my brother"}),
+                    ("core_memory_append", {"label": "human", "text": "has a brother, Tom"})]
         return good(req)
 
     mx, client = make_mx(script)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
     assert mx.core_memory(user_id="ada")["human"].value == "has a brother, Tom"
+    assert any("speaks as the user" in r for r in result.rejected)
 
 
 def _semantic(fact_script):
@@ -462,7 +480,7 @@ def test_a_value_the_vault_manager_finds_is_redacted_from_the_batchs_other_memor
 
 def test_a_memory_copied_from_the_prompts_examples_is_rejected(make_mx):
     """The local model wrote the procedural prompt's example ("Deploy the trail-map site") as a memory
-    of a LoCoMo greeting; it is refused as ungrounded, and the correction round records nothing."""
+    of a LoCoMo greeting; it is refused as ungrounded, without a correction round, and the rules stand in."""
     replies = iter([[("insert_procedural", {"summary": "Deploy the trail-map site",
                                             "steps": ["export the sales report", "email it to Priya"]})],
                     [("nothing_to_record", {})]])
@@ -474,12 +492,13 @@ def test_a_memory_copied_from_the_prompts_examples_is_rejected(make_mx):
             return next(replies)
         return good(req)
 
-    mx, _ = make_mx(script)
+    mx, client = make_mx(script)
     steps = [*MESSAGES, {"role": "user", "name": "Ada", "id": "m3", "content": "How to pack: first the rope, then the boots."}]
     result = mx.add(steps, user_id="ada", occurred_at=WHEN)
-    assert result.status.value == "processed", result.error
+    assert result.status.value == "degraded" and "every write was refused" in result.error
     assert len(result.rejected) == 1 and "procedural memory is not grounded" in result.rejected[0]
-    assert mx.list(user_id="ada", memory_types=["procedural"]) == []
+    assert [r.agent for r in client.requests].count("procedural_memory_manager") == 1  # no correction round
+    assert not any("Deploy" in m.search_text() for m in mx.list(user_id="ada", limit=100))
 
 
 def test_a_day_written_in_words_is_read_as_the_episode_time_and_garbage_goes_back_to_the_model(make_mx):
