@@ -3,7 +3,8 @@
 The limit is the route's: the request is matched against the API's routes first (in order, the
 first full match, as the router does), and only an endpoint marked `@upload` (screenshot upload)
 gets `max_upload`; every other body, whatever its path ends with (a memory may have the id
-"screenshots"), gets `max_body`."""
+"screenshots") and whatever app serves it (the mem0-style routes, the MCP app at /mcp), gets
+`max_body`."""
 
 from __future__ import annotations
 
@@ -58,8 +59,7 @@ class BodyLimitMiddleware:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS", "DELETE"):
             return await self.app(scope, receive, send)
-        if not scope["path"].startswith(API_PREFIX):  # the MCP app and others bring their own limits
-            return await self.app(scope, receive, send)
+        # every path: /v1, the mem0-style routes and the mounted MCP app alike
         limit = route_limit(scope, self.limits, self.routes)
         headers = dict(scope.get("headers") or [])
         declared = headers.get(b"content-length")

@@ -29,6 +29,9 @@ def test_a_json_body_over_the_limit_is_refused_whatever_the_path_ends_with(live_
     for path in ("/v1/users/alice/memories/screenshots", "/v1/users/alice/memories/screenshotz"):
         r = c.patch(path, content=body, headers=headers)
         assert r.status_code == 413 and r.json()["error"] == "too_large", (path, r.status_code)
+    for path in ("/memories", "/search", "/nowhere/screenshots"):  # mem0-style routes, an unknown path
+        r = c.post(path, content=body, headers=headers)
+        assert r.status_code == 413 and r.json()["error"] == "too_large", (path, r.status_code)
 
     def chunks():  # no Content-Length: counted as it streams
         for _ in range(32):
@@ -136,6 +139,10 @@ def test_the_mcp_401_names_no_metadata_nobody_serves(tmp_path, embedder):
                            headers={"Accept": "application/json, text/event-stream",
                                     "Authorization": f"Bearer {live.alice}"})
         assert keyed.status_code != 401
+        big = httpx.post(live.url + "/mcp/", content=b'{"jsonrpc": "2.0", "id": 2, "method": "' + b"x" * (2 * MIB) + b'"}',
+                         headers={"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+                                  "Authorization": f"Bearer {live.alice}"})
+        assert big.status_code == 413  # the mounted MCP app has the same body limit
     finally:
         server.__exit__()
         live.mx.close()
