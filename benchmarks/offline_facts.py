@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from mirix_py.agents.offline.rules.fact_eval import (  # noqa: E402
+from mirix_py.eval.fact_eval import (  # noqa: E402
     parse_corpus, rules_extract, rules_memory, score, score_updates,
 )
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from mirix_py.agents.offline.rules.secret_eval import Example, parse_corpus
+from mirix_py.eval.secret_eval import Example, parse_corpus
 from mirix_py.agents.offline.rules.vault import find_secrets
 
 CORPUS = Path(__file__).resolve().parent / "fixtures" / "secrets_corpus.jsonl"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mirix_py.agents.offline.rules.fact_eval import (
+from mirix_py.eval.fact_eval import (
     Found, matches, parse_corpus, rules_extract, rules_memory, score, score_updates,
 )
 

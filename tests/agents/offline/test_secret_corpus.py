@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from mirix_py.agents.offline.rules.secret_eval import Example, parse_corpus, score
+from mirix_py.eval.secret_eval import Example, parse_corpus, score
 from mirix_py.agents.offline.rules.vault import find_secrets, redact
 
 CORPUS_PATH = Path(__file__).resolve().parents[2] / "fixtures" / "secrets_corpus.jsonl"

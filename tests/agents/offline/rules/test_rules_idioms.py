@@ -147,7 +147,7 @@ def test_the_guards_change_no_rewrite():
     from pathlib import Path
 
     from mirix_py.agents.offline.rules import idioms
-    from mirix_py.agents.offline.rules.fact_eval import parse_corpus
+    from mirix_py.eval.fact_eval import parse_corpus
 
     root = Path(__file__).resolve().parents[3]
     files = [root / "fixtures" / n for n in ("offline_facts_corpus.jsonl", "offline_facts_heldout4.jsonl",
