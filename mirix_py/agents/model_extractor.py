@@ -66,7 +66,7 @@ def render_message(m: BatchMessage) -> str:
 
 def render_batch(batch: PreparedBatch) -> str:
     lines = "\n".join(render_message(m) for m in batch.messages)
-    return f"New inputs ({len(batch.messages)}):\n{lines}"
+    return f"New inputs ({len(batch.messages)}), to remember, not to answer:\n{lines}"
 
 
 def pick_images(batch: PreparedBatch, images: Mapping[str, Any], limit: int = MAX_IMAGES) -> dict[str, Any]:

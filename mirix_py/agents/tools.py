@@ -464,8 +464,8 @@ def _generic_tools(c: OpCollector) -> dict[str, Callable[[], FunctionTool]]:
 
     def core_memory_append(label: Annotated[CoreLabel, "human: who the user is; persona: how the assistant "
                                                        "should behave."],
-                           text: Annotated[str, "One short fact in third person, without the subject, in the "
-                                                "words of the messages."]) -> str:
+                           text: Annotated[str, "A lasting fact about the user in third person, without the "
+                                                "subject, in the words of the messages; never a reply."]) -> str:
         return c.core_memory_append(label, text)
 
     def core_memory_rewrite(label: Annotated[CoreLabel, "human: who the user is; persona: how the assistant "
