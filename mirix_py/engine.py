@@ -252,7 +252,7 @@ class Mirix(ScreenshotsMixin):
         else:
             status, error = InputStatus.processed, None
         error = scrub(error) if error else error  # reasons quote model output and exceptions
-        self.inputs.mark(ids, status, error)
+        self.inputs.mark(ids, status, error, refused=[scrub(r) for r in flow.rejected])
         return AddResult(input_ids=ids, status=status, changes=flow.changes, mode=self.mode, error=error,
                          routed=flow.routed, usage=usage, rejected=[scrub(r) for r in flow.rejected])
 

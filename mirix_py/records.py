@@ -295,6 +295,9 @@ class InputRecord(BaseModel):
     metadata: dict[str, str] = Field(default_factory=dict, description="e.g. app and window_title of a screenshot.")
     status: InputStatus = InputStatus.pending
     error: str | None = None
+    refused: list[str] = Field(default_factory=list,
+                               description="Model writes refused for this input (not grounded, a near repeat, "
+                                           "no secret), with their reasons.")
     attempts: int = 0
     created_at: datetime = Field(default_factory=utcnow)
     processed_at: datetime | None = None

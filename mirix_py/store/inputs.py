@@ -88,7 +88,8 @@ class InputLog:
         return InputRecord(
             id=row.id, user_id=row.user_id, kind=InputKind(row.kind), messages=messages, source_id=row.source_id,
             metadata=payload.get("metadata") or {},
-            occurred_at=row.occurred_at, status=InputStatus(row.status), error=row.error, attempts=row.attempts,
+            occurred_at=row.occurred_at, status=InputStatus(row.status), error=row.error,
+            refused=list(row.refused or []), attempts=row.attempts,
             created_at=row.created_at, processed_at=row.processed_at,
         )
 
@@ -133,10 +134,13 @@ class InputLog:
             row = session.get(InputRow, input_id)
             return None if row is None else self._to_record(row)
 
-    def mark(self, input_ids: Sequence[str], status: InputStatus, error: str | None = None) -> None:
+    def mark(self, input_ids: Sequence[str], status: InputStatus, error: str | None = None,
+             refused: Sequence[str] = ()) -> None:
+        """`refused`: the model writes refused while processing them (replaced on every attempt)."""
         if not input_ids:
             return
-        values: dict = {"status": status.value, "error": self.redact(error) if error else error}
+        values: dict = {"status": status.value, "error": self.redact(error) if error else error,
+                        "refused": [self.redact(r) for r in refused]}
         if status in (InputStatus.processed, InputStatus.degraded, InputStatus.failed):
             values.update(processed_at=utcnow(), claimed_by=None, claimed_at=None)
         with Session(self.engine) as session:

@@ -102,6 +102,8 @@ class InputRow(SQLModel, table=True):
     claimed_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     done_actors: list[str] = Field(default_factory=list, sa_type=JSON,
                                    description="managers whose writes for this input are committed")
+    refused: list[str] = Field(default_factory=list, sa_type=JSON,
+                               description="model writes refused for this input, with their reasons")
 
 
 class UsageRow(SQLModel, table=True):

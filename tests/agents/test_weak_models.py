@@ -239,6 +239,8 @@ def test_a_refused_write_leaves_the_rounds_other_writes(make_mx):
     assert result.status.value == "processed", result.error
     assert mx.core_memory(user_id="ada")["human"].value == "has a brother, Tom"
     assert any("speaks as the user" in r for r in result.rejected)
+    # the input log keeps the refusals with the input
+    assert mx.input_status(result.input_ids[0]).refused == result.rejected
 
 
 def _semantic(fact_script):
