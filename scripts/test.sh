@@ -4,7 +4,9 @@
 #   bash scripts/test.sh                 # whole suite
 #   bash scripts/test.sh -q -k search    # pytest arguments pass through
 #   MIRIX_SKIP_LINT=1 bash scripts/test.sh ...   # without ruff and mypy (scripts/lint.sh) first
-# Exits with pytest's exit code; "no tests collected" (pytest's 5) counts as failure.
+# Then the CrewAI tests in their own venv (scripts/crewai_venv.sh; MIRIX_SKIP_CREWAI=1 skips them).
+# Exits with pytest's exit code (1 if only the CrewAI tests failed); "no tests collected" (pytest's 5)
+# counts as failure.
 set -uo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -59,5 +61,13 @@ rc=$?
 if [[ $rc -eq 5 ]]; then
     echo "[test] ERROR: pytest collected no tests" >&2
     exit 1
+fi
+# The CrewAI adapter's tests, in .venv-crewai (crewai cannot be installed beside .[all]; see
+# scripts/crewai_venv.sh); their failure fails the run. MIRIX_SKIP_CREWAI=1 leaves them out.
+if [[ "${MIRIX_SKIP_CREWAI:-0}" != 1 ]]; then
+    if ! bash scripts/crewai_venv.sh -q </dev/null; then
+        echo "[test] ERROR: the CrewAI tests failed (scripts/crewai_venv.sh)" >&2
+        [[ $rc -eq 0 ]] && rc=1
+    fi
 fi
 exit $rc
