@@ -27,8 +27,12 @@ POSIX = os.name == "posix"
 
 
 def private_dir(path: str | Path) -> Path:
-    """`mkdir -p` whose new folders are 0700 (an existing folder keeps its mode: doctor reports it)."""
+    """`mkdir -p` whose new folders are 0700. An existing folder keeps its mode (doctor reports it),
+    unless it is empty: a store about to be made there (`mkdir data && mirix add -d data`) is private
+    from its first file."""
     path = Path(path)
+    if POSIX and path.is_dir() and not any(path.iterdir()):
+        os.chmod(path, DIR_MODE)
     missing: list[Path] = []
     probe = path
     while not probe.exists() and probe != probe.parent:

@@ -93,7 +93,7 @@ def test_update_flow_over_http(tmp_path, embedder, openai_server, monkeypatch):
     router, manager = seen[0]["body"], seen[-1]["body"]
     assert router["tool_choice"] == {"type": "function", "function": {"name": "trigger_memory_managers"}}
     assert manager["tool_choice"] == "required"
-    assert router["max_tokens"] == 160 and manager["max_tokens"] == 400 and router["temperature"] == 0
+    assert router["max_tokens"] == 80 and manager["max_tokens"] == 300 and router["temperature"] == 0
 
 
 def test_llm_example_runs_against_the_endpoint(tmp_path, openai_server, monkeypatch, capsys):

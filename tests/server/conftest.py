@@ -65,6 +65,13 @@ def start_live(tmp_path, embedder, database_url=None, **app_kwargs):
     return server, live
 
 
+@pytest.fixture
+def live_server_factory():
+    """`start_live` itself, for a test that needs a server with options of its own (a test module
+    cannot import it: another folder's `conftest` may hold that module name)."""
+    return start_live
+
+
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def live(request, tmp_path_factory, embedder):
     """A live server per backend; the PostgreSQL one needs MIRIX_TEST_PG_URL (scripts/test.sh)."""

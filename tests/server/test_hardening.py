@@ -122,10 +122,8 @@ def test_swagger_authorize_leaves_no_key_in_storage(browser, live_sqlite):  # no
     assert live_sqlite.alice not in browser.execute_script("return JSON.stringify(Object.entries(localStorage))")
 
 
-def test_the_mcp_401_names_no_metadata_nobody_serves(tmp_path, embedder):
-    from conftest import start_live
-
-    server, live = start_live(tmp_path, embedder, mcp=True)
+def test_the_mcp_401_names_no_metadata_nobody_serves(tmp_path, embedder, live_server_factory):
+    server, live = live_server_factory(tmp_path, embedder, mcp=True)
     try:
         r = httpx.post(live.url + "/mcp/", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
                        headers={"Accept": "application/json, text/event-stream"})
