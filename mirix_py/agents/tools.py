@@ -352,8 +352,16 @@ class OpCollector:
         return f"ok: appended to {label}"
 
     def core_memory_rewrite(self, label: Literal["persona", "human"], value: str) -> str:
-        """Replace a core block's whole value."""
-        self._write_core(label, (value or "").strip())
+        """Replace a core block's whole value: its words come from the block and the batch (the local
+        model wrote this tool's own description as the block)."""
+        value = (value or "").strip()
+        block = self._core_block(label) if label in core_blocks.CORE_LABELS else None
+        if self.shown_texts:
+            shown = grounding.vocabulary([*self.shown_texts, block.value if block else ""])
+            problem = grounding.ungrounded_problem([value], shown)
+            if problem:
+                self.refuse(f"this core block is not grounded: {problem}")
+        self._write_core(label, value)
         return f"ok: {label} rewritten"
 
 

@@ -524,3 +524,20 @@ def test_a_day_written_in_words_is_read_as_the_episode_time_and_garbage_goes_bac
     mx2, _ = make_mx(episode_at("the day before"))
     result = mx2.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "degraded" and "occurred_at" in result.error
+
+
+def test_a_core_block_rewritten_from_the_tools_own_words_is_refused(make_mx):
+    """The local model rewrote the human block as the tool's description of its parameter."""
+    def script(req):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["core"]})]
+        if req.agent == "core_memory_manager":
+            return [("core_memory_rewrite", {"label": "human", "value": "The whole block rewritten: merged, "
+                                                                         "deduplicated, newest facts winning, under the limit."})]
+        return good(req)
+
+    mx, _ = make_mx(script)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert any("core block is not grounded" in r for r in result.rejected)
+    human = mx.core_memory(user_id="ada")["human"]
+    assert human is None or "deduplicated" not in human.value
