@@ -46,13 +46,17 @@ WHOLE_COPIES = frozenset({MemoryType.resource, MemoryType.knowledge_vault})  # t
 PREFERRED_TOOL = {MemoryType.core: "core_memory_append"}  # else insert_<type>: what a routed manager is for
 
 
-def redacted_batch(batch: PreparedBatch, found: Mapping[str, str]) -> PreparedBatch:
-    """The batch with every value the vault manager found (value -> placeholder id) as its placeholder."""
+def with_placeholders(text: str, found: Mapping[str, str]) -> str:
+    """`text` with every value of `found` (value -> vault id) as its `[vault:id]` placeholder."""
     pattern = known_pattern(list(found))
-    if pattern is None:
+    return text if pattern is None else pattern.sub(lambda v: f"[vault:{found[v.group()]}]", text)
+
+
+def redacted_batch(batch: PreparedBatch, found: Mapping[str, str]) -> PreparedBatch:
+    """The batch with every value the vault manager found as its placeholder."""
+    if not found:
         return batch
-    messages = [replace(m, text=pattern.sub(lambda v: f"[vault:{found[v.group()]}]", m.text)) for m in batch.messages]
-    return replace(batch, messages=messages)
+    return replace(batch, messages=[replace(m, text=with_placeholders(m.text, found)) for m in batch.messages])
 
 
 def render_message(m: BatchMessage) -> str:
@@ -251,4 +255,4 @@ class ModelExtractor:
 
 
 __all__ = ["ModelExtractor", "found_secrets", "pick_images", "redacted_batch", "render_batch", "render_related",
-           "MAX_IMAGES"]
+           "with_placeholders", "MAX_IMAGES"]

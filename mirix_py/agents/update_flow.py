@@ -25,14 +25,13 @@ from autogen_core.models import ChatCompletionClient
 from mirix_py.agents.definitions import AgentDefinition, manager_for
 from mirix_py.agents.extractor import Extraction
 from mirix_py.agents.flow import FlowResult
-from mirix_py.agents.model_extractor import MAX_IMAGES, ModelExtractor, found_secrets, pick_images
+from mirix_py.agents.model_extractor import MAX_IMAGES, ModelExtractor, found_secrets, pick_images, with_placeholders
 from mirix_py.agents.offline.flow import OfflineFlow
-from mirix_py.agents.offline.managers import PreparedBatch, prepare_batch
+from mirix_py.agents.offline.managers import PreparedBatch
 from mirix_py.llm.bounds import CallBounds, ServerFeatures
 from mirix_py.llm.metering import Meter
 from mirix_py.ops import Op, UpdateOp
 from mirix_py.records import InputRecord, MemoryChange, MemoryType, Operation, SearchHit
-from mirix_py.store.guard import known_pattern
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
 
@@ -55,13 +54,6 @@ class UpdateFlow:
         self.extractor = ModelExtractor(store, client, definitions, parallel=parallel, bounds=bounds,
                                         features=features)
         self.fallback = fallback or OfflineFlow(store, searcher)  # the turns and the stand-ins
-
-    @property
-    def client(self) -> ChatCompletionClient:
-        return self.extractor.client
-
-    def vision(self) -> bool:
-        return self.extractor.vision()
 
     async def run(self, user_id: str, records: Sequence[InputRecord], meter: Meter, *,
                   input_id: str | None = None, skip_actors: frozenset[str] = frozenset(),
@@ -112,15 +104,11 @@ class UpdateFlow:
     def _redact_turns(self, user_id: str, changes: Sequence[MemoryChange], found: Mapping[str, str],
                       input_id: str | None) -> list[MemoryChange]:
         """Placeholders for `found` (value -> vault id) in the episodes this batch's turns inserted."""
-        pattern = known_pattern(list(found))
         ids = [c.memory_id for c in changes if c.actor == VERBATIM_ACTOR and c.operation is Operation.insert]
-        if pattern is None or not ids:
-            return []
         ops: list[Op] = []
-        for memory in self.store.get_many(ids, user_id=user_id).values():
-            fields = {name: pattern.sub(lambda v: f"[vault:{found[v.group()]}]", text)
-                      for name in ("summary", "details") if isinstance(text := getattr(memory, name, None), str)
-                      and pattern.search(text)}
+        for memory in self.store.get_many(ids, user_id=user_id).values() if ids else []:
+            texts = {name: text for name in ("summary", "details") if isinstance(text := getattr(memory, name, None), str)}
+            fields = {name: new for name, text in texts.items() if (new := with_placeholders(text, found)) != text}
             if fields:
                 ops.append(UpdateOp(memory_id=memory.id, fields=fields))
         return self.store.apply(ops, user_id=user_id, actor=manager_for(self.definitions, MemoryType.knowledge_vault).name,
@@ -154,4 +142,4 @@ class UpdateFlow:
         return self.searcher.search(query, user_id=user_id, limit=RELATED_LIMIT)
 
 
-__all__ = ["MAX_IMAGES", "UpdateFlow", "VERBATIM_ACTOR", "pick_images", "prepare_batch"]
+__all__ = ["MAX_IMAGES", "UpdateFlow", "VERBATIM_ACTOR", "pick_images"]

@@ -368,3 +368,25 @@ def test_a_long_batch_sends_at_most_max_images_evenly_spaced(make_mx):
     picked = pick_images(prepare_batch("ada", records), images)
     ids = [r.id for r in records]
     assert len(picked) == MAX_IMAGES and ids[0] in picked and ids[-1] in picked
+
+
+def test_the_rules_extract_typed_operations_and_write_nothing(tmp_path, embedder):
+    """The offline rules as an `Extractor`: routed types and their operations, nothing stored."""
+    import asyncio
+
+    from mirix_py.inputs import normalize_add
+    from mirix_py.llm.meter import Meter
+    from mirix_py.ops import InsertOp
+    from mirix_py.records import MemoryType
+
+    with Mirix(tmp_path / "d", embedder=embedder) as mx:
+        record = normalize_add(MESSAGES, user_id="ada", occurred_at=WHEN, source_id=None, kind="text",
+                               max_chars=10_000)
+        batch = mx.offline_flow.prepare("ada", [record])
+        extraction = asyncio.run(mx.offline_flow.extract(batch, related=[], meter=Meter()))
+        assert MemoryType.episodic in extraction.routed and not extraction.failed
+        turns = [op.memory.summary for op in extraction.ops[MemoryType.episodic] if isinstance(op, InsertOp)]
+        assert sorted(turns) == sorted(m["content"] for m in MESSAGES)
+        only = asyncio.run(mx.offline_flow.extract(batch, related=[], meter=Meter(), types=[MemoryType.semantic]))
+        assert set(only.routed) <= {MemoryType.semantic}
+        assert mx.list(user_id="ada") == []  # extraction writes nothing

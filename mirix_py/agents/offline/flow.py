@@ -34,6 +34,11 @@ def offline_actor(memory_type: MemoryType) -> str:
     return f"{memory_type.value}_memory_manager"
 
 
+def routed(batch: rules.PreparedBatch, types: Sequence[MemoryType] | None = None) -> list[MemoryType]:
+    """The types the rules route this batch to, only those in `types` when given."""
+    return [t for t in rules.route(batch) if types is None or t in set(types)]
+
+
 class OfflineFlow:
     """The offline update flow, and the rules as an `Extractor` (`extract`) for the LLM flow."""
 
@@ -80,8 +85,7 @@ class OfflineFlow:
                   input_id: str | None = None, skip_actors: frozenset[str] = frozenset()) -> FlowResult:
         """The rules' writes for these memory types only (those the model failed), under fallback actors."""
         batch = self.prepare(user_id, records)
-        chosen = [t for t in rules.route(batch) if t in set(types)]
-        return self._apply(batch, chosen, records, input_id=input_id, skip_actors=skip_actors,
+        return self._apply(batch, routed(batch, types), records, input_id=input_id, skip_actors=skip_actors,
                            suffix=FALLBACK_SUFFIX)
 
     # ------------------------------------------------------------ parts
@@ -111,8 +115,7 @@ class OfflineFlow:
                       images: Mapping[str, Any] | None = None) -> Extraction:
         """The `Extractor` protocol: the rules route (then keep only `types`, if given) and extract.
         `related`, `meter` and `images` are not used: the rules look memories up themselves."""
-        chosen = [t for t in rules.route(batch) if types is None or t in set(types)]
-        return await asyncio.to_thread(self.extract_types, batch, chosen)
+        return await asyncio.to_thread(self.extract_types, batch, routed(batch, types))
 
     def extract_types(self, batch: rules.PreparedBatch, types: Sequence[MemoryType],
                       ready: Mapping[MemoryType, list[Op]] | None = None) -> Extraction:
