@@ -246,30 +246,42 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--structured", default="auto")
     parser.add_argument("--out", default=None, help="JSON file for the results")
+    parser.add_argument("--work", default=None,
+                        help="folder for the two stores, kept after the run (default: a new temporary folder)")
+    parser.add_argument("--rescore", action="store_true",
+                        help="score the stores already in --work again (no ingestion); the scores replace "
+                             "those in --out, the ingestion figures there stay")
     args = parser.parse_args()
     quiet_logs()
     conv = load_locomo(args.data)[args.conversation]
     batches = batches_of(conv, args.batch_size, args.batches, args.sessions)
     embedder = load_embedder("minilm")
-    work = Path(tempfile.mkdtemp(prefix="mirix-local-model-"))
-    result: dict[str, Any] = {"environment": environment(), "conversation": conv.sample_id,
-                              "args": {k: v for k, v in vars(args).items()}}
-    result["llm"] = run_mode(args, conv, batches, embedder, work / "llm")
-    offline = Mirix(settings=Settings(data_dir=work / "offline"), embedder=embedder)
-    t0 = time.perf_counter()
-    statuses = Counter(offline.add(b, user_id=conv.user_id).status.value for b in batches)
-    result["offline_baseline"] = {"statuses": dict(statuses),
-                                  "seconds_per_batch": round((time.perf_counter() - t0) / len(batches), 3)}
-    result["offline_baseline"].update(store_properties(offline, conv.user_id, batches))
-    offline.close()
+    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="mirix-local-model-"))
+    if args.rescore:
+        if not (args.work and args.out and (work / "llm").is_dir() and (work / "offline").is_dir()):
+            parser.error("--rescore needs --work holding both stores of an earlier run, and its --out")
+        result = json.loads(Path(args.out).read_text())
+        result["rescored"] = {"environment": environment(), "args": {k: v for k, v in vars(args).items()}}
+    else:
+        result = {"environment": environment(), "conversation": conv.sample_id,
+                  "args": {k: v for k, v in vars(args).items()}, "work": str(work)}
+        result["llm"] = run_mode(args, conv, batches, embedder, work / "llm")
+        offline = Mirix(settings=Settings(data_dir=work / "offline"), embedder=embedder)
+        t0 = time.perf_counter()
+        statuses = Counter(offline.add(b, user_id=conv.user_id).status.value for b in batches)
+        result["offline_baseline"] = {"statuses": dict(statuses),
+                                      "seconds_per_batch": round((time.perf_counter() - t0) / len(batches), 3)}
+        result["offline_baseline"].update(store_properties(offline, conv.user_id, batches))
+        offline.close()
     questions = eligible_questions(conv, batches, args.questions, args.seed)
     answerer = (lambda: model_client(args.url, args.model, args.mode == "functions")) if args.answerer == "model" \
         else (lambda: None)
-    result["scores"] = {name: score_store(args, conv, questions, embedder, work / name, answerer())
-                        for name in ("llm", "offline")}
+    key = "scores" if args.answerer == "offline" else "scores_model_answerer"
+    result[key] = {name: score_store(args, conv, questions, embedder, work / name, answerer())
+                   for name in ("llm", "offline")}
     print(json.dumps(result["llm"]["summary"], indent=1, default=str))
     print(json.dumps({"offline_baseline": result["offline_baseline"]}, default=str))
-    print(json.dumps({name: {k: v for k, v in s.items() if k != "rows"} for name, s in result["scores"].items()}))
+    print(json.dumps({name: {k: v for k, v in s.items() if k != "rows"} for name, s in result[key].items()}))
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(result, indent=1, default=str))

@@ -334,6 +334,13 @@ class OpCollector:
         text = (text or "").strip()
         if not text:
             self.fail("text is empty")
+        # a repeat adds nothing whatever its shape (a message or a block line copied again): skipped
+        block = self._core_block(label) if label in core_blocks.CORE_LABELS else None
+        lines = [(f"the {label} block", line) for line in (block.value.splitlines() if block else [])]
+        repeated = grounding.near_duplicate(text, [*lines, *self.existing])
+        if repeated:
+            self.refused.append(f"near repeat of {repeated}: {text[:80]}")
+            return f"skipped: {repeated} already holds this; nothing written"
         if len(text) > CORE_LINE_CHARS or any(len(m) >= 40 and " ".join(m.split()) == " ".join(text.split())
                                                for m in self.message_texts):
             self.refuse("a core line is one short fact in third person, without the subject, "
@@ -342,12 +349,6 @@ class OpCollector:
             self.refuse(f"{text[:60]!r} speaks as the user: write the lasting fact in third person without the "
                       "subject (like 'works as a nurse'), or call nothing_to_record")
         self._grounded(text)
-        block = self._core_block(label) if label in core_blocks.CORE_LABELS else None
-        lines = [(f"the {label} block", line) for line in (block.value.splitlines() if block else [])]
-        repeated = grounding.near_duplicate(text, [*lines, *self.existing])
-        if repeated:
-            self.refused.append(f"near repeat of {repeated}: {text[:80]}")
-            return f"skipped: {repeated} already holds this; nothing written"
         self._write_core(label, core_blocks.appended(block.value if block else "", text))
         return f"ok: appended to {label}"
 

@@ -206,9 +206,9 @@ def test_plain_words_are_not_a_vault_value(make_mx):
     assert "climbing" not in values and "7781-kestrel" in values
 
 
-def test_a_message_copied_into_core_memory_is_refused_without_a_correction_round(make_mx):
-    """A weak model asked again for better content repeats it: a refused write costs no second call,
-    and when every write of a manager is refused the rules stand in for its memory type."""
+def test_a_message_copied_into_core_memory_is_skipped_as_a_repeat_of_its_turn(make_mx):
+    """The turn is kept word for word already: a copy of it adds nothing, whatever memory it is
+    written to. Nothing is written, no second call is made, and the model's work stands."""
     def script(req):
         if req.agent == "meta_memory_manager":
             return [("trigger_memory_managers", {"memory_types": ["episodic", "core"]})]
@@ -219,10 +219,47 @@ def test_a_message_copied_into_core_memory_is_refused_without_a_correction_round
     mx, client = make_mx(script)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert [r.agent for r in client.requests].count("core_memory_manager") == 1
-    assert result.status.value == "degraded" and "every write was refused" in result.error
-    assert any("(refused)" in r and "copied whole" in r for r in result.rejected)
+    assert result.status.value == "processed", result.error
+    assert any("near repeat of" in r and "core_memory_manager" in r for r in result.rejected)
     human = mx.core_memory(user_id="ada")["human"]
     assert human is None or MESSAGES[0]["content"] not in human.value
+
+
+def test_a_core_line_the_block_holds_already_is_skipped(make_mx):
+    """A weak model writes a line it was shown in the block again, in a batch that does not mention
+    it: a repeat (nothing written), not an ungrounded line (refused, the rules standing in)."""
+    def script(req):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["core"]})]
+        if req.agent == "core_memory_manager":
+            return [("core_memory_append", {"label": "human", "text": "goes climbing with her brother Tom"})]
+        return good(req)
+
+    mx, client = make_mx(script)
+    first = mx.add(MESSAGES[:1], user_id="ada", occurred_at=WHEN)
+    assert first.status.value == "processed", first.error
+    later = [{"role": "user", "name": "Ada", "id": "m9", "content": "Booked the dentist for Friday morning."}]
+    second = mx.add(later, user_id="ada", occurred_at=WHEN)
+    assert second.status.value == "processed", second.error
+    assert any("near repeat of the human block" in r for r in second.rejected)
+    assert mx.core_memory(user_id="ada")["human"].value.count("climbing") == 1
+
+
+def test_every_core_write_refused_degrades_to_the_rules_without_a_correction_round(make_mx):
+    """A weak model asked again for better content repeats it: a refused write costs no second call,
+    and when every write of a manager is refused the rules stand in for its memory type."""
+    def script(req):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["episodic", "core"]})]
+        if req.agent == "core_memory_manager":
+            return [("core_memory_append", {"label": "human", "text": "I'm sorry, but I can't help with that."})]
+        return good(req)
+
+    mx, client = make_mx(script)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert [r.agent for r in client.requests].count("core_memory_manager") == 1
+    assert result.status.value == "degraded" and "every write was refused" in result.error
+    assert any("(refused)" in r and "speaks as the user" in r for r in result.rejected)
 
 
 def test_a_refused_write_leaves_the_rounds_other_writes(make_mx):
