@@ -30,7 +30,8 @@ import _common as C
 from search_latency import make_query, pool_records, to_memory
 
 from mirix_py.store.db import make_engine, sqlite_dbapi
-from mirix_py.store.fulltext import Filters, SQLiteFullText, merge_parts
+from mirix_py.store.fulltext import Filters, merge_parts
+from mirix_py.store.sqlite_fulltext import SQLiteFullText
 
 VARIANTS = ("stdlib", "pysqlite3", "pysqlite3, 2 parts")  # the baseline first
 TARGET = "bench-target"

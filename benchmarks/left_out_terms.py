@@ -2,7 +2,7 @@
 much of its ranking it moves.
 
 For a user of `PARALLEL_MIN_DOCS` memories or more, the query words held in the own text of more
-than `LEFT_OUT_SHARE` of them select no rows as long as a rarer word stays (`fulltext.left_out_terms`);
+than `LEFT_OUT_SHARE` of them select no rows as long as a rarer word stays (`sqlite_fulltext.left_out_terms`);
 they still score the best `RESCORE_WITHIN` x k rows the rarer words select. This runs the leg (FTS5,
 whole, depth k) two ways on the same store, alternating per query:
 
@@ -29,9 +29,10 @@ from pathlib import Path
 import _common as C
 from fts_ranking import TARGET, alternately, build, store_arguments, warmed_up
 
-import mirix_py.store.fulltext as fulltext
+import mirix_py.store.sqlite_fulltext as sqlite_fulltext
 from mirix_py.store.db import make_engine
-from mirix_py.store.fulltext import Filters, SQLiteFullText
+from mirix_py.store.fulltext import Filters
+from mirix_py.store.sqlite_fulltext import SQLiteFullText
 
 VARIANTS = ("all terms", "left out")  # the baseline first
 
@@ -43,12 +44,12 @@ def overlap(a: list[tuple[str, float]], b: list[tuple[str, float]], n: int) -> f
 
 def main() -> int:
     ap = store_arguments(__doc__)
-    ap.add_argument("--min-docs", type=int, default=fulltext.PARALLEL_MIN_DOCS,
+    ap.add_argument("--min-docs", type=int, default=sqlite_fulltext.PARALLEL_MIN_DOCS,
                     help="users this large take the rule (default: the engine's PARALLEL_MIN_DOCS)")
     args = ap.parse_args()
     C.quiet_logs()
-    fulltext.PARALLEL_MIN_DOCS = args.min_docs
-    shipped = fulltext.LEFT_OUT_SHARE
+    sqlite_fulltext.PARALLEL_MIN_DOCS = args.min_docs
+    shipped = sqlite_fulltext.LEFT_OUT_SHARE
 
     scratch = Path(tempfile.mkdtemp(prefix="mirix-leftout-"))
     try:
@@ -61,7 +62,7 @@ def main() -> int:
         filters = Filters(user_id=TARGET)
 
         def run(variant: str, query: str) -> list[tuple[str, float]]:
-            fulltext.LEFT_OUT_SHARE = 1.0 if variant == "all terms" else shipped
+            sqlite_fulltext.LEFT_OUT_SHARE = 1.0 if variant == "all terms" else shipped
             with engine.connect() as conn:
                 return fts.search(conn, query, filters, args.k)
 
@@ -74,13 +75,13 @@ def main() -> int:
             top30.append(overlap(base, rule, 30))
             same10 += [i for i, _ in base[:10]] == [i for i, _ in rule[:10]]
             with engine.connect() as conn:
-                fulltext.LEFT_OUT_SHARE = 1.0
+                sqlite_fulltext.LEFT_OUT_SHARE = 1.0
                 whole = fts._match(conn, q, filters)
-                fulltext.LEFT_OUT_SHARE = shipped
+                sqlite_fulltext.LEFT_OUT_SHARE = shipped
                 shortened += fts._match(conn, q, filters) != whole
         engine.dispose()
     finally:
-        fulltext.LEFT_OUT_SHARE = shipped
+        sqlite_fulltext.LEFT_OUT_SHARE = shipped
         shutil.rmtree(scratch, ignore_errors=True)
 
     n = len(top10)

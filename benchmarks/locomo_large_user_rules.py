@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-import mirix_py.store.fulltext as fulltext
+import mirix_py.store.sqlite_fulltext as sqlite_fulltext
 
 
 def main() -> int:
@@ -25,9 +25,9 @@ def main() -> int:
     ap.add_argument("--cutoff", type=float, default=1.0, help="LEFT_OUT_SHARE for every user (default 1.0: off)")
     ap.add_argument("eval_args", nargs=argparse.REMAINDER, help="after --: the arguments of `mirix eval locomo`")
     args = ap.parse_args()
-    fulltext.PARALLEL_MIN_DOCS = 0
-    fulltext.NEAR_COMMON_SHARE = args.guard
-    fulltext.LEFT_OUT_SHARE = args.cutoff
+    sqlite_fulltext.PARALLEL_MIN_DOCS = 0
+    sqlite_fulltext.NEAR_COMMON_SHARE = args.guard
+    sqlite_fulltext.LEFT_OUT_SHARE = args.cutoff
     from mirix_py.cli import app
 
     rest = [a for a in args.eval_args if a != "--"]

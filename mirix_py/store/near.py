@@ -3,7 +3,7 @@ NEAR_WEIGHT, the content words of the turns said just before and after it in the
 
 A reply that answers a question often shares no word with a later question about it ("Did you
 find a drummer for the band?" / "Yes! Priya said she would do it."), while its neighbours do. Both
-backends keep them: SQLite in a column of the FTS5 row (`fulltext.SQLiteFullText`), PostgreSQL in
+backends keep them: SQLite in a column of the FTS5 row (`sqlite_fulltext.SQLiteFullText`), PostgreSQL in
 `memory.near`, whose lexemes the postings count at NEAR_WEIGHT (`store.pg_postings`). They are
 written in the transaction of the write that changed an input's episodes (`MemoryStore.apply`), and
 again by `rebuild` after a restore or a migration.

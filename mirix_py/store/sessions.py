@@ -23,8 +23,9 @@ from sqlalchemy.engine import Connection, Engine
 from sqlmodel import col
 
 from mirix_py.records import MemoryType
-from mirix_py.store.fulltext import (PROBE_SLOTS, fts_rowid, query_lexemes, query_terms, tsquery_of,
-                                     user_rowid_range, user_token)
+from mirix_py.store.fulltext import query_terms
+from mirix_py.store.sqlite_fulltext import PROBE_SLOTS, fts_rowid, user_rowid_range, user_token
+from mirix_py.store.pg_fulltext import query_lexemes, tsquery_of
 from mirix_py.store.near import input_turns, inputs_by_user
 from mirix_py.store.tables import MemoryRow
 
@@ -95,7 +96,7 @@ def backfill_input_ids(conn: Connection) -> None:
 
 
 class SQLiteSessions:
-    """FTS5 rows in the user's rowid range (as `fulltext.SQLiteFullText`): a query seeks its terms'
+    """FTS5 rows in the user's rowid range (as `sqlite_fulltext.SQLiteFullText`): a query seeks its terms'
     postings in that range; the user's token settles the rare users whose ranges coincide."""
 
     def _rowids(self, conn: Connection, user_id: str, input_id: str) -> list[int]:
@@ -164,7 +165,7 @@ class SQLiteSessions:
 
 class PostgresSessions:
     """A row per (user, input) with a generated tsvector (GIN) and its length; Okapi BM25 as
-    `fulltext.PostgresFullText` computes it, over the user's sessions."""
+    `pg_fulltext.PostgresFullText` computes it, over the user's sessions."""
 
     K1 = 1.2
     B = 0.75

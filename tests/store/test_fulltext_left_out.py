@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-import mirix_py.store.fulltext as fulltext
-from mirix_py.store.fulltext import Filters, SQLiteFullText, fts5_averages, left_out_terms
+import mirix_py.store.sqlite_fulltext as sqlite_fulltext
+from mirix_py.store.fulltext import Filters
+from mirix_py.store.sqlite_fulltext import SQLiteFullText, fts5_averages, left_out_terms
 
 
 def test_fts5_averages_reads_the_row_count_and_the_token_total(fts_engine):
@@ -51,7 +52,7 @@ def test_a_large_users_search_leaves_the_common_word_out(office, monkeypatch):
     small = [i for i, _ in fts.search(conn, "cousin at work", filters, 100)]
     assert len(small) == 63 and {"c0", "c1", "c2"} <= set(small)  # every memory holding either word
 
-    monkeypatch.setattr(fulltext, "PARALLEL_MIN_DOCS", 50)  # ada now counts as large
+    monkeypatch.setattr(sqlite_fulltext, "PARALLEL_MIN_DOCS", 50)  # ada now counts as large
     large = SQLiteFullText()
     found = [i for i, _ in large.search(conn, "cousin at work", filters, 100)]
     assert sorted(found) == ["c0", "c1", "c2"]  # only the rarer word selects memories
@@ -96,10 +97,10 @@ def test_the_common_word_still_scores_the_rows_the_rarer_ones_select(crowd, monk
     more often keep their place among the selected rows (counted once)."""
     conn = crowd
     filters = Filters(user_id="ada")
-    monkeypatch.setattr(fulltext, "PARALLEL_MIN_DOCS", 50)
-    monkeypatch.setattr(fulltext, "LEFT_OUT_SHARE", 1.0)  # the rule off: bm25() of the whole query
+    monkeypatch.setattr(sqlite_fulltext, "PARALLEL_MIN_DOCS", 50)
+    monkeypatch.setattr(sqlite_fulltext, "LEFT_OUT_SHARE", 1.0)  # the rule off: bm25() of the whole query
     exact = dict(SQLiteFullText().search(conn, query, filters, 500))
-    monkeypatch.setattr(fulltext, "LEFT_OUT_SHARE", 0.05)
+    monkeypatch.setattr(sqlite_fulltext, "LEFT_OUT_SHARE", 0.05)
     large = SQLiteFullText()
     found = large.search(conn, query, filters, 500)
     assert large._match(conn, query, filters).scoring_only == ("work",)
@@ -113,8 +114,8 @@ def test_the_common_word_still_scores_the_rows_the_rarer_ones_select(crowd, monk
 
 def test_a_query_that_leaves_a_word_out_is_searched_whole(office, monkeypatch):
     conn, _ = office
-    monkeypatch.setattr(fulltext, "PARALLEL_MIN_DOCS", 50)
-    monkeypatch.setattr(fulltext.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(sqlite_fulltext, "PARALLEL_MIN_DOCS", 50)
+    monkeypatch.setattr(sqlite_fulltext.os, "cpu_count", lambda: 2)
     large = SQLiteFullText()
     assert large.parts(conn, "cousin at work", Filters(user_id="ada")) == 1  # rescored in one part
     assert large.parts(conn, "work", Filters(user_id="ada")) == 2  # nothing left out: two parts

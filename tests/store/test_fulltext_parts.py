@@ -7,8 +7,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-import mirix_py.store.fulltext as fulltext
-from mirix_py.store.fulltext import Filters, SQLiteFullText, merge_parts
+import mirix_py.store.sqlite_fulltext as sqlite_fulltext
+from mirix_py.store.fulltext import Filters, merge_parts
+from mirix_py.store.sqlite_fulltext import SQLiteFullText
 
 T0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
 WORDS = ["kayak", "lake", "cold", "grey", "paddle", "trip", "friend", "book", "garden", "tea"]
@@ -62,8 +63,8 @@ def test_parts_keep_a_type_filter(populated):
 def test_a_user_is_split_only_when_large_and_without_a_time_window(populated, monkeypatch):
     conn, fts = populated
     assert fts.parts(conn, "kayak lake", Filters(user_id="ada")) == 1
-    monkeypatch.setattr(fulltext, "PARALLEL_MIN_DOCS", 500)
-    monkeypatch.setattr(fulltext.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(sqlite_fulltext, "PARALLEL_MIN_DOCS", 500)
+    monkeypatch.setattr(sqlite_fulltext.os, "cpu_count", lambda: 2)
     fresh = SQLiteFullText()  # the count is cached per index
     assert fresh.parts(conn, "kayak lake", Filters(user_id="ada")) == 2
     assert fresh.parts(conn, "kayak lake", Filters(user_id="bob")) == 1
@@ -85,8 +86,8 @@ def test_the_searcher_ranks_the_same_whole_or_in_parts(tmp_path, monkeypatch):
             user_id="ada", actor="seed")
         queries = ["kayak trip", "cold tea", "a book in the garden", "paddle"]
         whole = [[h.memory.id for h in mx.search(q, user_id="ada", limit=10)] for q in queries]
-        monkeypatch.setattr(fulltext, "PARALLEL_MIN_DOCS", 100)
-        monkeypatch.setattr(fulltext.os, "cpu_count", lambda: 2)
+        monkeypatch.setattr(sqlite_fulltext, "PARALLEL_MIN_DOCS", 100)
+        monkeypatch.setattr(sqlite_fulltext.os, "cpu_count", lambda: 2)
         mx.store.fulltext = SQLiteFullText()
         with mx.store.engine.connect() as conn:
             assert mx.store.fulltext.parts(conn, "kayak lake", Filters(user_id="ada")) == 2

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import text
 
-from mirix_py.store import fulltext
-from mirix_py.store.fulltext import PROBE_SLOTS, Filters, SQLiteFullText
+from mirix_py.store import sqlite_fulltext
+from mirix_py.store.fulltext import Filters
+from mirix_py.store.sqlite_fulltext import PROBE_SLOTS, SQLiteFullText
 
 
 @pytest.fixture
@@ -24,15 +25,15 @@ def test_rows_sit_in_the_users_range(conn):
     fts.upsert(conn, [("m1", "ada", "episodic", "kayaking on the lake"), ("m2", "bob", "episodic", "kayaking alone")])
     rowids = _rowids(conn)
     for mid, user in (("m1", "ada"), ("m2", "bob")):
-        low, high = fulltext.user_rowid_range(user)
+        low, high = sqlite_fulltext.user_rowid_range(user)
         assert low <= rowids[mid] <= high
     assert [i for i, _ in fts.search(conn, "kayaking", Filters(user_id="ada"), 10)] == ["m1"]
     assert [i for i, _ in fts.search(conn, "kayaking", Filters(user_id="bob"), 10)] == ["m2"]
 
 
 def test_shared_home_slot_probes_onwards_and_deletes_the_right_row(conn, monkeypatch):
-    low, _ = fulltext.user_rowid_range("ada")
-    monkeypatch.setattr(fulltext, "fts_rowid", lambda user_id, memory_id: low + 100)
+    low, _ = sqlite_fulltext.user_rowid_range("ada")
+    monkeypatch.setattr(sqlite_fulltext, "fts_rowid", lambda user_id, memory_id: low + 100)
     fts = SQLiteFullText()
     fts.upsert(conn, [("m1", "ada", "episodic", "red kayak"), ("m2", "ada", "episodic", "blue kayak")])
     fts.upsert(conn, [("m3", "ada", "episodic", "green kayak")])
@@ -47,8 +48,8 @@ def test_shared_home_slot_probes_onwards_and_deletes_the_right_row(conn, monkeyp
 
 
 def test_users_sharing_a_range_see_only_their_own_hits(conn, monkeypatch):
-    shared = fulltext.user_rowid_range("ada")
-    monkeypatch.setattr(fulltext, "user_rowid_range", lambda user_id: shared)
+    shared = sqlite_fulltext.user_rowid_range("ada")
+    monkeypatch.setattr(sqlite_fulltext, "user_rowid_range", lambda user_id: shared)
     fts = SQLiteFullText()
     fts.upsert(conn, [(f"b{i}", "bob", "episodic", "kayak kayak kayak trip") for i in range(5)])
     fts.upsert(conn, [("a1", "ada", "episodic", "a long day with one kayak in it somewhere"),
@@ -69,8 +70,8 @@ def test_rebuild_reindexes_every_memory_row(conn):
 
 
 def test_delete_user_removes_only_that_users_rows_even_in_a_shared_range(conn, monkeypatch):
-    shared = fulltext.user_rowid_range("ada")
-    monkeypatch.setattr(fulltext, "user_rowid_range", lambda user_id: shared)
+    shared = sqlite_fulltext.user_rowid_range("ada")
+    monkeypatch.setattr(sqlite_fulltext, "user_rowid_range", lambda user_id: shared)
     fts = SQLiteFullText()
     fts.upsert(conn, [(f"a{i}", "ada", "episodic", f"kayak trip {i}") for i in range(40)])
     fts.upsert(conn, [("b1", "bob", "episodic", "kayak lesson"), ("c1", "cy", "semantic", "kayak club")])

@@ -8,7 +8,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from mirix_py.store.fulltext import Filters, SQLiteFullText
+from mirix_py.store.fulltext import Filters
+
+from mirix_py.store.sqlite_fulltext import SQLiteFullText
 
 T0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
 
@@ -112,10 +114,10 @@ def test_a_time_window_keeps_the_order(sqlite_store):
 
 def test_another_user_in_the_same_rowid_range_is_never_returned(fts_conn, monkeypatch):
     """Two users whose rowid ranges coincide (forced here): each finds only their own rows."""
-    import mirix_py.store.fulltext as fulltext
+    import mirix_py.store.sqlite_fulltext as sqlite_fulltext
 
-    monkeypatch.setattr(fulltext, "user_rowid_range", lambda user_id: (1 << 32, (2 << 32) - 1))
-    monkeypatch.setattr(fulltext, "fts_rowid", lambda user_id, memory_id: (1 << 32) + int(memory_id[1:]) * 16)
+    monkeypatch.setattr(sqlite_fulltext, "user_rowid_range", lambda user_id: (1 << 32, (2 << 32) - 1))
+    monkeypatch.setattr(sqlite_fulltext, "fts_rowid", lambda user_id, memory_id: (1 << 32) + int(memory_id[1:]) * 16)
     fts = SQLiteFullText()
     rows = [(f"m{i}", "bob" if i % 2 else "ada", "episodic", "kayak " * (1 + i % 3)) for i in range(12)]
     fts.upsert(fts_conn, rows)

@@ -108,7 +108,7 @@ def test_a_restore_makes_the_neighbours_words_again(mx, user_id, tmp_path):
 
 
 def test_for_a_large_user_a_common_term_matches_own_words_only(mx_sqlite, user_id, monkeypatch):
-    from mirix_py.store import fulltext
+    from mirix_py.store import sqlite_fulltext
 
     ids = _session(mx_sqlite, user_id, "in_wedding", TURNS)
     _session(mx_sqlite, user_id, "in_more", [("Ana", f"The band played song {n}.") for n in range(6)],
@@ -118,8 +118,8 @@ def test_for_a_large_user_a_common_term_matches_own_words_only(mx_sqlite, user_i
         return [h.memory.id for h in mx_sqlite.search(query, user_id=user_id, method="bm25", limit=20)]
 
     assert ids[1] in found("drummer") and ids[1] in found("band")  # by its neighbours' words
-    monkeypatch.setattr(fulltext, "PARALLEL_MIN_DOCS", 1)  # every user counts as large
-    monkeypatch.setattr(fulltext, "NEAR_COMMON_SHARE", 0.5)  # "band" is in over half of the 10 rows
+    monkeypatch.setattr(sqlite_fulltext, "PARALLEL_MIN_DOCS", 1)  # every user counts as large
+    monkeypatch.setattr(sqlite_fulltext, "NEAR_COMMON_SHARE", 0.5)  # "band" is in over half of the 10 rows
     mx_sqlite.store.fulltext._counts.clear()
     assert ids[1] in found("drummer")  # a rare term still matches the neighbours' words
     assert ids[1] not in found("band") and ids[0] in found("band")

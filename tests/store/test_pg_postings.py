@@ -13,7 +13,8 @@ from sqlalchemy import text
 from mirix_py.ops import DeleteOp, InsertOp, UpdateOp
 from mirix_py.records import EpisodicMemory, SemanticMemory
 from mirix_py.store import pg_postings
-from mirix_py.store.fulltext import Filters, PostgresFullText, query_lexemes
+from mirix_py.store.fulltext import Filters
+from mirix_py.store.pg_fulltext import PostgresFullText, query_lexemes
 from mirix_py.store.near import NEAR_WEIGHT
 
 USER = "user-postings"

@@ -15,7 +15,7 @@ depends_on = None
 def upgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
         return
-    from mirix_py.store.fulltext import SQLiteFullText
+    from mirix_py.store.sqlite_fulltext import SQLiteFullText
 
     op.execute("DROP TABLE IF EXISTS memory_fts")
     op.execute("CREATE VIRTUAL TABLE memory_fts USING fts5("

@@ -1,4 +1,4 @@
-"""SQLite: full-text rows move to per-user rowid ranges (`fulltext.user_rowid_range`), so BM25 is
+"""SQLite: full-text rows move to per-user rowid ranges (`sqlite_fulltext.user_rowid_range`), so BM25 is
 scoped by rowid instead of by matching a per-user token (whose postings bm25() walked in full on
 every query). Same table, new rowids: rebuilt from `memory`.
 
@@ -16,7 +16,7 @@ depends_on = None
 def upgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
         return
-    from mirix_py.store.fulltext import SQLiteFullText
+    from mirix_py.store.sqlite_fulltext import SQLiteFullText
 
     SQLiteFullText().rebuild(op.get_bind(), near=False)  # no `near` column yet
 

@@ -21,7 +21,8 @@ WITHOUT_NEAR = ("CREATE VIRTUAL TABLE memory_fts USING fts5("
 
 def upgrade() -> None:
     from mirix_py.store import pg_postings
-    from mirix_py.store.fulltext import PostgresFullText, SQLiteFullText
+    from mirix_py.store.sqlite_fulltext import SQLiteFullText
+    from mirix_py.store.pg_fulltext import PostgresFullText
 
     conn = op.get_bind()
     if conn.dialect.name == "postgresql":
@@ -37,7 +38,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     from mirix_py.store import pg_postings
-    from mirix_py.store.fulltext import SQLiteFullText
+    from mirix_py.store.sqlite_fulltext import SQLiteFullText
 
     conn = op.get_bind()
     if conn.dialect.name == "postgresql":
