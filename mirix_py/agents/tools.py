@@ -332,8 +332,8 @@ class OpCollector:
     def core_memory_append(self, label: Literal["persona", "human"], text: str) -> str:
         """Append one line to a core block."""
         text = (text or "").strip()
-        if not text:
-            self.fail("text is empty")
+        if not text:  # where this tool is the one forced, an empty line is the model's "nothing here"
+            return self.nothing_to_record("empty core line")
         # a repeat adds nothing whatever its shape (a message or a block line copied again): skipped
         block = self._core_block(label) if label in core_blocks.CORE_LABELS else None
         lines = [(f"the {label} block", line) for line in (block.value.splitlines() if block else [])]
@@ -474,7 +474,8 @@ def _generic_tools(c: OpCollector) -> dict[str, Callable[[], FunctionTool]]:
     def core_memory_append(label: Annotated[CoreLabel, "human: who the user is; persona: how the assistant "
                                                        "should behave."],
                            text: Annotated[str, "A lasting fact about the user in third person, without the "
-                                                "subject, in the words of the messages; never a reply."]) -> str:
+                                                "subject, in the words of the messages; never a reply. "
+                                                "Empty when the batch holds none."]) -> str:
         return c.core_memory_append(label, text)
 
     def core_memory_rewrite(label: Annotated[CoreLabel, "human: who the user is; persona: how the assistant "

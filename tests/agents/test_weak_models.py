@@ -578,3 +578,20 @@ def test_a_core_block_rewritten_from_the_tools_own_words_is_refused(make_mx):
     assert any("core block is not grounded" in r for r in result.rejected)
     human = mx.core_memory(user_id="ada")["human"]
     assert human is None or "deduplicated" not in human.value
+
+
+def test_an_empty_core_line_records_nothing(make_mx):
+    """Where the server takes no `tool_choice="required"`, the append tool is forced alone: an empty
+    line is how the model says the batch holds nothing for the core blocks."""
+    def script(req):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["episodic", "core"]})]
+        if req.agent == "core_memory_manager":
+            return [("core_memory_append", {"label": "human", "text": "  "})]
+        return good(req)
+
+    mx, client = make_mx(script)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    assert [r.agent for r in client.requests].count("core_memory_manager") == 1
+    assert mx.core_memory(user_id="ada")["human"].value == ""
