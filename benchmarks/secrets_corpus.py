@@ -24,7 +24,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from mirix_py.eval.secret_eval import parse_corpus, score  # noqa: E402
-from mirix_py.agents.offline.rules.vault import find_secrets  # noqa: E402
+from mirix_py.secrets.detection import find_secrets  # noqa: E402
 
 CORPUS = ROOT / "tests" / "fixtures" / "secrets_corpus.jsonl"
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from mirix_py.ingest.frames import ImageSource
     from mirix_py.ingest.screenshots import IngestReport, ScreenshotConfig, ScreenshotResult
     from mirix_py.screen_activity import FrameGroup
-    from mirix_py.secret_doctor import SecretReport
+    from mirix_py.secrets.doctor import SecretReport
 
 __all__ = ["ASYNC_METHODS", "AsyncMirix"]
 

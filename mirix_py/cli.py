@@ -14,7 +14,7 @@ from rich.table import Table
 
 from mirix_py.errors import MirixError
 from mirix_py.records import to_jsonable
-from mirix_py.redaction import scrub
+from mirix_py.secrets.redaction import scrub
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="mirix-py: a memory engine for LLM agents.")
 schemas_app = typer.Typer(no_args_is_help=True, help="JSON Schema files of the public records.")

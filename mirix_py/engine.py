@@ -27,7 +27,7 @@ from mirix_py.agents.definitions import load_definitions
 from mirix_py.agents.flow import Flow, FlowResult
 from mirix_py.agents.offline.flow import OfflineFlow
 from mirix_py.agents.offline.parser import load_fact_parser
-from mirix_py.agents.offline.rules.vault import find_secrets
+from mirix_py.secrets.detection import find_secrets
 from mirix_py.background import BackgroundQueue
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
 from mirix_py.inputs import normalize_add
@@ -45,8 +45,8 @@ from mirix_py.store.db import create_schema, make_engine
 from mirix_py.store.embeddings import Embedder, load_embedder
 from mirix_py.store.fulltext import fulltext_for
 from mirix_py.store.sessions import sessions_for
-from mirix_py.redaction import guard_logs, scrub
-from mirix_py.store.guard import SecretGuard
+from mirix_py.secrets.redaction import guard_logs, scrub
+from mirix_py.secrets.guard import SecretGuard
 from mirix_py.store.inputs import InputLog, new_worker_id
 from mirix_py.store.questions import exchange_ids
 from mirix_py.timezones import display_zone
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
     from mirix_py.doctor import DoctorReport
-    from mirix_py.secret_doctor import SecretReport
+    from mirix_py.secrets.doctor import SecretReport
 from mirix_py.agents.offline.flow import FALLBACK_SUFFIX
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
@@ -439,14 +439,14 @@ class Mirix(ScreenshotsMixin):
 
     def doctor_secrets(self, *, repair: bool = False) -> "SecretReport":
         """Plaintext secrets an older version left in rows, history, full text, vector documents, the
-        input log's plain columns and the database files (`secret_doctor`); `repair=True` moves them
+        input log's plain columns and the database files (`store.secret_scan`); `repair=True` moves them
         into the vault, rewrites the rest with placeholders and compacts the files."""
-        from mirix_py import secret_doctor
+        from mirix_py.store import secret_scan
 
         assert self.store.guard is not None
-        report = secret_doctor.scan(self.store, self.store.guard, self.settings.data_dir)
+        report = secret_scan.scan(self.store, self.store.guard, self.settings.data_dir)
         if repair and not report.clean:
-            report = secret_doctor.repair(self.store, self.store.guard, self.settings.data_dir)
+            report = secret_scan.repair(self.store, self.store.guard, self.settings.data_dir)
         return report
 
     # ------------------------------------------------------------ backup

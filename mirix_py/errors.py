@@ -13,7 +13,7 @@ class InvalidInput(MirixError, ValueError):
 
     def __init__(self, *args: object) -> None:
         if args and isinstance(args[0], str):
-            from mirix_py.redaction import scrub  # lazy: the rules load only when an error is raised
+            from mirix_py.secrets.redaction import scrub  # lazy: the rules load only when an error is raised
 
             args = (scrub(args[0]), *args[1:])
         super().__init__(*args)

@@ -74,7 +74,7 @@ class EngineScreenshotHost:
     def process_batch(self, records: Sequence[InputRecord], frames: Sequence[ProcessedFrame]) -> AddResult:
         """One screenshot batch through the managers. With a vision model, each frame's downscaled
         image (held in memory for this batch only, the lines of its secrets already painted out by
-        the ingestor: `ingest.masking`) goes with its OCR text; otherwise the OCR text alone."""
+        the ingestor: `secrets.masking`, `ingest.masking`) goes with its OCR text; otherwise the OCR text alone."""
         images: dict[str, Any] = {}
         if self.supports_vision:
             for frame in frames:
@@ -220,7 +220,7 @@ class ScreenshotsMixin:
         """An input as a frame to show: with its OCR text, secrets replaced by placeholders (the log
         keeps the raw text encrypted; what leaves goes through the vault rules, as memories do),
         and whether its thumbnail is still kept."""
-        from mirix_py.redaction import scrub
+        from mirix_py.secrets.redaction import scrub
 
         raw = "\n".join(m.content for m in record.messages)
         thumbnail = record.metadata.get("thumbnail")

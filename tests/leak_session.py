@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mirix_py.eval.secret_eval import Example, parse_corpus
-from mirix_py.agents.offline.rules.vault import find_secrets
+from mirix_py.secrets.detection import find_secrets
 
 CORPUS = Path(__file__).resolve().parent / "fixtures" / "secrets_corpus.jsonl"
 USER = "leak-user"

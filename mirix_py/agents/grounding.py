@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-from mirix_py.agents.offline.rules.vault import value_fits
+from mirix_py.secrets.detection import value_fits
 from mirix_py.records import MemoryType
 
 VAULT_ENTRY_TYPES = ("password", "api_key", "card_number", "card_cvv", "card_expiry", "bank_account",

@@ -36,7 +36,7 @@ from mirix_py.llm.bounds import CallBounds, ServerFeatures
 from mirix_py.llm.metering import Meter
 from mirix_py.ops import InsertOp, Op
 from mirix_py.records import CoreMemory, KnowledgeVaultMemory, MemoryType, SearchHit
-from mirix_py.store.guard import known_pattern
+from mirix_py.secrets.guard import known_pattern
 from mirix_py.store.memories import MemoryStore
 
 MAX_IMAGES = 8  # frames per model request; a longer batch sends evenly spaced ones

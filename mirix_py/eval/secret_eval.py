@@ -77,7 +77,7 @@ def parse_corpus(lines: Iterable[str]) -> list[Example]:
 def score(examples: Sequence[Example], detect: Callable[[str], Sequence[Any]] | None = None, *,
           value_only: bool = False) -> Score:
     if detect is None:
-        from mirix_py.agents.offline.rules.vault import find_secrets
+        from mirix_py.secrets.detection import find_secrets
         detect = find_secrets
     result = Score()
     for example in examples:

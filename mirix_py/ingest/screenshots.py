@@ -49,12 +49,13 @@ from mirix_py.ingest.frames import (
     ImageSource, LoadedFrame, frame_info_from_file, list_image_files, load_frame, pixel_digest, png_size,
     probe_frame,
 )
-from mirix_py.ingest.masking import mask_regions, secret_line_boxes
+from mirix_py.ingest.masking import mask_regions
 from mirix_py.ingest.multimodal import VISION_MAX_SIDE, downscale_for_vision
 from mirix_py.ingest.ocr import OcrConfig, OcrPool, OcrResult
 from mirix_py.inputs import normalize_add, parse_when
 from mirix_py.records import AddResult, InputRecord, InputStatus, MemoryChange, new_input_id, utcnow
-from mirix_py.redaction import scrub
+from mirix_py.secrets.masking import secret_line_boxes
+from mirix_py.secrets.redaction import scrub
 from mirix_py.store.private import open_private, private_dir
 
 log = logging.getLogger("mirix_py.screenshots")

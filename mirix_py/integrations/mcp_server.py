@@ -31,7 +31,7 @@ from pydantic import AnyHttpUrl, Field
 from mirix_py import toolparams as P
 from mirix_py.agents.passages import focus
 from mirix_py.errors import MirixError
-from mirix_py.redaction import scrub
+from mirix_py.secrets.redaction import scrub
 from mirix_py.records import to_jsonable
 
 if TYPE_CHECKING:  # pragma: no cover

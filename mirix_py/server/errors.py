@@ -19,7 +19,7 @@ from sqlalchemy.exc import StatementError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mirix_py.errors import CoreMemoryFull, DependencyMissing, InvalidInput, MemoryNotFound
-from mirix_py.redaction import scrub, scrub_data
+from mirix_py.secrets.redaction import scrub, scrub_data
 from mirix_py.server.models import ErrorOut
 
 __all__ = ["ApiError", "error_response", "install_error_handlers"]

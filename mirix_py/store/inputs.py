@@ -63,7 +63,7 @@ class InputLog:
     def __init__(self, engine: Engine, cipher: Cipher, *, lease_s: float = 300.0,
                  redact: Callable[[str], str] = lambda text: text) -> None:
         """`redact`: applied to every `error` before it is stored in plain text (the engine gives
-        it the vault rules' `redaction.scrub`: a reason may quote the input or a model's output)."""
+        it the vault rules' `secrets.redaction.scrub`: a reason may quote the input or a model's output)."""
         self.engine = engine
         self.cipher = cipher
         self.lease = timedelta(seconds=lease_s)

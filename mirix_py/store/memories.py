@@ -29,7 +29,7 @@ from mirix_py.records import (
 from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.embeddings import Embedder, EmbeddingsAhead
 from mirix_py.store.fulltext import FullTextIndex
-from mirix_py.store.guard import Known, SecretGuard
+from mirix_py.secrets.guard import Known, SecretGuard
 from mirix_py.store.patches import diff_state, undiff_state
 from mirix_py.store.sessions import SessionIndex, input_of, sessions_for
 from mirix_py.store.textrefs import from_refs, to_refs
@@ -66,7 +66,7 @@ class MemoryStore:
     def __init__(self, engine: Engine, fulltext: FullTextIndex, cipher: Cipher,
                  vectors: VectorIndex | None, embedder: Embedder | None,
                  guard: SecretGuard | None = None, sessions: SessionIndex | None = None) -> None:
-        """`guard`: what keeps secrets out of every memory written (`store.guard`); the engine
+        """`guard`: what keeps secrets out of every memory written (`secrets.guard`); the engine
         always passes one (the vault rules). `sessions`: the index of each input's episodes
         (`store.sessions`), the backend's own unless given."""
         self.engine = engine

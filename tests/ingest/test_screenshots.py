@@ -21,7 +21,7 @@ from mirix_py.ingest.screenshots import (
 from mirix_synth.screens import ScreenSynth, write_session
 from mirix_py.screenshot_methods import EngineScreenshotHost
 from mirix_py.records import InputKind, InputStatus, KnowledgeVaultMemory, MemoryType
-from mirix_py.redaction import scrub
+from mirix_py.secrets.redaction import scrub
 
 USER = "ada"
 

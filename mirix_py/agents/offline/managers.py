@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Callable, Mapping, Sequence
 
 from mirix_py.agents import core_blocks
-from mirix_py.agents.offline.rules import classify_resource, extract_procedure, find_secrets, redact
+from mirix_py.agents.offline.rules import classify_resource, extract_procedure
 from mirix_py.agents.offline.rules.claims import Claim, extract_claims, parse_fact, parse_self_line, parse_worthy
 from mirix_py.agents.offline.rules.factset import Held
 from mirix_py.agents.offline.rules.factset import apply as apply_claims
@@ -29,6 +29,7 @@ from mirix_py.records import (
     CoreMemory, EpisodicMemory, InputKind, InputRecord, KnowledgeVaultMemory, Memory, MemoryType,
     ProceduralMemory, ResourceMemory, SemanticMemory, Sensitivity,
 )
+from mirix_py.secrets.detection import find_secrets, redact
 
 EPISODE_SUMMARY_CHARS = 600
 

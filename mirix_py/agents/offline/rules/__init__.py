@@ -9,20 +9,16 @@ from mirix_py.agents.offline.rules.procedural import ProcedureDraft, extract_pro
 from mirix_py.agents.offline.rules.resource import ResourceDraft, classify_resource
 from mirix_py.agents.offline.rules.semantic import FactDraft, extract_facts
 from mirix_py.agents.offline.rules.topics import STOPWORDS, extract_keywords, parse_time_range
-from mirix_py.agents.offline.rules.vault import SecretMatch, find_secrets, redact
 
 __all__ = [
     "FactDraft",
     "ProcedureDraft",
     "ResourceDraft",
     "STOPWORDS",
-    "SecretMatch",
     "classify_resource",
     "extract_facts",
     "extract_keywords",
     "extract_procedure",
     "extract_self_statements",
-    "find_secrets",
     "parse_time_range",
-    "redact",
 ]

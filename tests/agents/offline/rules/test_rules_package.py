@@ -3,9 +3,6 @@ import mirix_py.agents.offline.rules as rules
 
 def test_public_api_is_reexported():
     for name in (
-        "find_secrets",
-        "redact",
-        "SecretMatch",
         "extract_procedure",
         "ProcedureDraft",
         "extract_self_statements",

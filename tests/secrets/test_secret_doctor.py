@@ -15,7 +15,7 @@ from mirix_py.cli import app
 from mirix_py.engine import Mirix
 from mirix_py.ops import DeleteOp, InsertOp, UpdateOp
 from mirix_py.records import EpisodicMemory, KnowledgeVaultMemory, SemanticMemory
-from mirix_py.secret_doctor import BINARY_MIN_CHARS, database_files, holds_text
+from mirix_py.secrets.doctor import BINARY_MIN_CHARS, database_files, holds_text
 from mirix_py.store.memories import MemoryStore
 
 PASSPHRASE = "correct horse battery staple"
@@ -66,7 +66,7 @@ def _held(text: str, values: list[str]) -> list[str]:
 
 def _bytes_with(data_dir: Path, values: list[str]) -> dict[str, list[str]]:
     """Values found as whole tokens ("7781" inside a random hex id is not the door code); in Chroma's
-    binary graph files only long ones, whose stale bytes spell a short one by chance (`secret_doctor`)."""
+    binary graph files only long ones, whose stale bytes spell a short one by chance (`secrets.doctor`)."""
     found: dict[str, list[str]] = {}
     for path in database_files(data_dir):
         blob = path.read_bytes()
@@ -173,7 +173,7 @@ def test_ids_and_times_in_history_are_no_secrets(mx_sqlite, user_id):
 def test_binary_vector_files_are_scanned_only_for_long_values(tmp_path):
     """Chroma's vector graph holds float vectors and neighbour lists, never text: a short value there is
     a chance spelling of random bytes, a long one would be a real copy. SQLite files are scanned for both."""
-    from mirix_py.secret_doctor import scan_files
+    from mirix_py.secrets.doctor import scan_files
 
     data = tmp_path / "data"
     graph = data / "chroma" / "0b6c1d3e-0000-4000-8000-000000000000"

@@ -1,4 +1,4 @@
-"""Secret detection for the knowledge vault in offline mode.
+"""Secret detection: the rules that find secrets in free text.
 
 Finds credentials, card and bank details, contact details and id numbers in free text (chat, screen
 text, documents) so they can be stored in the vault (encrypted, masked) instead of leaking into

@@ -1,9 +1,9 @@
 """Placeholders instead of secrets in every text that leaves through a side door.
 
-Memories are guarded where they are written (`store.guard.SecretGuard`). This module covers the
+Memories are guarded where they are written (`secrets.guard.SecretGuard`). This module covers the
 texts that are not memories: error messages (REST, MCP, CLI, the input log's `error`), log lines,
 rejected model writes, a chat question before any model or topic extraction reads it. It runs the
-vault rules (`find_secrets`) and puts `[redacted:<entry type>]`, or `[vault:<id>]` when the value is
+secret rules (`find_secrets`) and puts `[redacted:<entry type>]`, or `[vault:<id>]` when the value is
 already in the vault (`known`: value -> vault id), where each secret was.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 from typing import Any, Mapping
 
-from mirix_py.agents.offline.rules.vault import find_secrets
-from mirix_py.store.guard import SecretGuard, known_pattern
+from mirix_py.secrets.detection import find_secrets
+from mirix_py.secrets.guard import SecretGuard, known_pattern
 
 _GUARD = SecretGuard(find_secrets)
 

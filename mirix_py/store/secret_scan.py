@@ -1,4 +1,4 @@
-"""`mirix doctor --secrets`: find plaintext secrets an older version left in a data dir, and move them.
+"""`mirix doctor --secrets` on the store: find plaintext secrets an older version left in a data dir, and move them.
 
 `scan` looks, with the current vault rules and the user's own vault values, at every place text is
 kept: memory rows (search text and fields, vault captions), history events, the SQLite full-text
@@ -7,7 +7,7 @@ columns (`error`, `source_id`) and the raw bytes of the database files (`mirix.d
 `-shm`, Chroma's files: free pages and the write-ahead log keep text after rows change; Chroma's
 binary graph files only for values long enough not to turn up by chance, `BINARY_MIN_CHARS`). History
 events keep whole records: only the fields the guard cleans are looked at (a random hex id can hold
-a Luhn-valid digit run). A finding names the place (table, column, row id, or file) and the kind of secret, never the secret.
+a Luhn-valid digit run). What a finding is, and the scan of the raw files, are `secrets.doctor`'s.
 
 The input log's `payload` is not a finding: it keeps the raw text for retries, encrypted with the
 vault key like the vault itself; `payload_secrets` counts the inputs whose text holds one.
@@ -21,77 +21,25 @@ a copy; a second scan is then clean. PostgreSQL keeps dead row versions until it
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Iterable
+from typing import Any
 
 from sqlalchemy import select, text as sql
 from sqlmodel import Session, col
 
 from mirix_py.ops import InsertOp
 from mirix_py.records import KnowledgeVaultMemory
+from mirix_py.secrets.doctor import Finding, SecretReport, clean_record, kinds, scan_files, strings
+from mirix_py.secrets.guard import Known, SecretGuard, guarded_fields
 from mirix_py.store.chroma_files import scrub
 from mirix_py.store.crypto import VaultKeyError
-from mirix_py.store.guard import MIN_KNOWN_CHARS, UNGUARDED_FIELDS, Known, SecretGuard, guarded_fields
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow
 
 DOCTOR_ACTOR = "doctor_secrets"
-
-
-@dataclass(frozen=True)
-class Finding:
-    """Where a plaintext secret is: `place` ("memory.fields", "memory_history.before", "file", ...),
-    `id` (row id, memory id or file path relative to the data dir) and the kind of secret."""
-
-    place: str
-    id: str
-    entry_type: str
-    user_id: str | None = None
-
-
-@dataclass
-class SecretReport:
-    findings: list[Finding] = field(default_factory=list)
-    payload_secrets: int = 0  # inputs whose encrypted text holds a secret (kept for retries)
-    repaired: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def clean(self) -> bool:
-        return not self.findings
-
-    def summary(self) -> dict[str, Any]:
-        by_place = Counter(f.place for f in self.findings)
-        return {"clean": self.clean, "findings": len(self.findings), "by_place": dict(sorted(by_place.items())),
-                "where": [f"{f.place} {f.id} ({f.entry_type})" for f in self.findings[:200]],
-                "encrypted_inputs_holding_secrets": self.payload_secrets, "repaired": self.repaired}
-
-
-# ---------------------------------------------------------------- text helpers
-
-
-def _strings(value: Any) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _strings(v)
-
-
-def _kinds(guard: SecretGuard, text: str, known: Known) -> list[str]:
-    """Kinds of secret in `text`: the rules' entry types, "vault value" for a known one."""
-    kinds = [m.entry_type for m in guard.matches(text)]
-    pattern = known.pattern()
-    if pattern is not None and pattern.search(text):
-        kinds.append("vault value")
-    return kinds
 
 
 def _owner(place: str, row_id: Any, user_id: str) -> Any:
@@ -114,7 +62,7 @@ def scan(store: MemoryStore, guard: SecretGuard, data_dir: Path | None) -> Secre
         return knowns[user_id]
 
     def note(place: str, row_id: Any, user_id: str | None, text: str, known: Known) -> None:
-        for kind in _kinds(guard, text, known):
+        for kind in kinds(guard, text, known):
             report.findings.append(Finding(place, str(row_id), kind, user_id))
         values.update(m.value for m in guard.matches(text))
 
@@ -122,12 +70,12 @@ def scan(store: MemoryStore, guard: SecretGuard, data_dir: Path | None) -> Secre
         for row in session.execute(select(MemoryRow).execution_options(yield_per=1000)).scalars():
             known = known_for(session, row.user_id)  # a caption holding its own value is found too
             for place, value in (("memory.text", row.text), ("memory.fields", row.fields or {})):
-                for text in _strings(value):
+                for text in strings(value):
                     note(place, row.id, row.user_id, text, known)
         for row in session.execute(select(HistoryRow).execution_options(yield_per=1000)).scalars():
             known = known_for(session, row.user_id)
             for place, value in (("memory_history.before", row.before), ("memory_history.after", row.after)):
-                for text in _strings(guarded_fields(value or {})):  # ids and timestamps are no place for one
+                for text in strings(guarded_fields(value or {})):  # ids and timestamps are no place for one
                     note(place, row.id, row.user_id, text, known)
         for row in session.execute(select(InputRow)).scalars():
             known = known_for(session, row.user_id)
@@ -165,64 +113,9 @@ def _scan_documents(store: MemoryStore, guard: SecretGuard, report: SecretReport
         return
     for user_id, memory_id, document in collections():
         if document:
-            for kind in _kinds(guard, document, Known()):
+            for kind in kinds(guard, document, Known()):
                 report.findings.append(Finding("vectors.documents", memory_id, kind, user_id))
             values.update(m.value for m in guard.matches(document))
-
-
-def database_files(data_dir: Path) -> list[Path]:
-    """The files a data dir keeps text in: SQLite's (with -wal/-shm) and the embedded Chroma's."""
-    files = [p for p in sorted(Path(data_dir).glob("*")) if p.is_file() and ".db" in p.name]
-    chroma = Path(data_dir) / "chroma"
-    if chroma.exists():
-        files += [p for p in sorted(chroma.rglob("*")) if p.is_file()]
-    return files
-
-
-# Chroma's graph files hold float vectors, neighbour lists and labels, never a text the engine wrote
-# there (vault values are never embedded; documents live in `chroma.sqlite3`). But Chroma writes them
-# at their full preallocated capacity from uninitialised memory, so the unused part holds stale bytes
-# of this process's heap: pieces of SQL, JSON and search texts (seen: "[28 November 2026, 03:42]
-# user: login: ada / pass: [vault:kv_…]"). The engine zeroes them on close and `repair` does too
-# (`store/chroma_files.py`); until then a 4-character value turns up there by chance, while a value of
-# 16 characters or more found there is a real copy, and is reported.
-BINARY_MIN_CHARS = 16
-
-
-def holds_text(path: Path) -> bool:
-    """SQLite database files (and their -wal, -shm, -journal) keep texts as UTF-8: every value is
-    looked for; Chroma's other files only long ones (`BINARY_MIN_CHARS`)."""
-    name = path.name
-    return ".db" in name or name.startswith("chroma.sqlite3")
-
-
-def _value_pattern(values: Iterable[str]) -> re.Pattern[bytes] | None:
-    usable = sorted(set(values), key=len, reverse=True)
-    if not usable:
-        return None
-    return re.compile(rb"(?<![A-Za-z0-9])(?:" + b"|".join(re.escape(v.encode()) for v in usable) + rb")(?![A-Za-z0-9])")
-
-
-def scan_files(data_dir: Path, values: Iterable[str]) -> list[Finding]:
-    """Whole-token occurrences of known secret values in the raw bytes of the database files: every
-    value of `MIN_KNOWN_CHARS` or more in files that keep text, only values of `BINARY_MIN_CHARS` or
-    more in Chroma's binary graph files (a shorter one turns up in their stale bytes by chance)."""
-    values = {v for v in values if len(v.strip()) >= MIN_KNOWN_CHARS}
-    text_pattern = _value_pattern(values)
-    binary_pattern = _value_pattern(v for v in values if len(v.encode()) >= BINARY_MIN_CHARS)
-    found: list[Finding] = []
-    for path in database_files(data_dir):
-        pattern = text_pattern if holds_text(path) else binary_pattern
-        if pattern is None:
-            continue
-        try:
-            blob = path.read_bytes()
-        except OSError:
-            continue
-        count = len(pattern.findall(blob))
-        if count:
-            found.append(Finding("file", f"{path.relative_to(data_dir)} ({count} copies)", "vault value"))
-    return found
 
 
 # ---------------------------------------------------------------- repair
@@ -272,7 +165,7 @@ def _repair_user(store: MemoryStore, guard: SecretGuard, user_id: str) -> Counte
             for name in ("before", "after"):
                 value = getattr(row, name)
                 if value is not None:
-                    cleaned_value = _clean_record(guard, value, _owner("history", row.id, user_id), known, new)
+                    cleaned_value = clean_record(guard, value, _owner("history", row.id, user_id), known, new)
                     if cleaned_value != value:
                         setattr(row, name, cleaned_value)
                         done["history_events"] += 1
@@ -298,26 +191,6 @@ def _repair_user(store: MemoryStore, guard: SecretGuard, user_id: str) -> Counte
     if stale and store.vectors is not None and store.embedder is not None:
         _reembed(store, user_id, stale)
     return done
-
-
-def _clean_record(guard: SecretGuard, value: Any, owner: Any, known: Known,
-                  new: list[KnowledgeVaultMemory]) -> Any:
-    """A history event's record with placeholders in the fields the guard cleans (ids and times kept)."""
-    if not isinstance(value, dict):
-        return _clean_json(guard, value, owner, known, new)
-    return {k: v if k in UNGUARDED_FIELDS else _clean_json(guard, v, owner, known, new, f"/{k}")
-            for k, v in value.items()}
-
-
-def _clean_json(guard: SecretGuard, value: Any, owner: Any, known: Known, new: list[KnowledgeVaultMemory],
-                where: str = "") -> Any:
-    if isinstance(value, str):
-        return guard.clean_text(value, owner, where, known, new)
-    if isinstance(value, dict):
-        return {k: _clean_json(guard, v, owner, known, new, f"{where}/{k}") for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean_json(guard, v, owner, known, new, f"{where}/{i}") for i, v in enumerate(value)]
-    return value
 
 
 def _reembed(store: MemoryStore, user_id: str, memory_ids: list[str]) -> None:

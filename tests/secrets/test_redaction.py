@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 
 from mirix_py.errors import InvalidInput
-from mirix_py.redaction import LOGGERS, RedactingFilter, guard_logs, scrub, scrub_data
+from mirix_py.secrets.redaction import LOGGERS, RedactingFilter, guard_logs, scrub, scrub_data
 
 WIFI = "CorrectHorse!42"
-PACKAGE = Path(__file__).resolve().parents[1] / "mirix_py"
+PACKAGE = Path(__file__).resolve().parents[2] / "mirix_py"
 
 
 def test_scrub_replaces_every_secret_and_points_at_known_entries():

@@ -1,6 +1,6 @@
 """The last line before a memory is written: no secret in plain text, whoever wrote it.
 
-The update flows redact what the vault rules find before any manager sees a batch, but memories
+The update flows redact what the secret rules find before any manager sees a batch, but memories
 are also written by the API (`update`, `core_append`), by `import`, by a model's tool calls, from
 metadata such as window titles. `SecretGuard.clean` looks at every text field of a memory about to
 be written: a secret the rules find moves into a new vault entry (or points at the entry that
@@ -8,7 +8,8 @@ already holds it) and the text keeps `[vault:<id>]`; a value already in the user
 e.g. one a model found and the rules did not) is replaced the same way. A vault entry's caption and
 source get `[secret]` where any secret, its own included, was.
 
-The detector is passed in (the engine gives it the vault rules), so the store depends on no agent.
+The detector is passed in (the engine gives it `secrets.detection.find_secrets`), so a test or
+another detector can stand in for the rules.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def guarded_fields(dump: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class Secret(Protocol):
-    """One secret a detector found (read-only: the vault rules return frozen matches)."""
+    """One secret a detector found (read-only: the secret rules return frozen matches)."""
 
     @property
     def entry_type(self) -> str: ...

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from mirix_py.eval.secret_eval import Example, parse_corpus, score
-from mirix_py.agents.offline.rules.vault import find_secrets, redact
+from mirix_py.secrets.detection import find_secrets, redact
 
-CORPUS_PATH = Path(__file__).resolve().parents[2] / "fixtures" / "secrets_corpus.jsonl"
+CORPUS_PATH = Path(__file__).resolve().parents[1] / "fixtures" / "secrets_corpus.jsonl"
 CORPUS = parse_corpus(CORPUS_PATH.read_text(encoding="utf-8").splitlines())
 POSITIVES = [e for e in CORPUS if e.secrets]
 
@@ -165,7 +165,7 @@ def test_the_corpus_benchmark_runs_at_full_size(tmp_path):
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[3]
+    root = Path(__file__).resolve().parents[2]
     out = tmp_path / "secrets.json"
     run = subprocess.run([sys.executable, str(root / "benchmarks" / "secrets_corpus.py"), "--out", str(out)],
                          capture_output=True, text=True, timeout=300, cwd=root)

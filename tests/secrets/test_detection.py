@@ -2,7 +2,7 @@ from dataclasses import FrozenInstanceError
 
 import pytest
 
-from mirix_py.agents.offline.rules.vault import SecretMatch, find_secrets, redact
+from mirix_py.secrets.detection import SecretMatch, find_secrets, redact
 
 
 def kinds(text):

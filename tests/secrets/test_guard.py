@@ -7,10 +7,10 @@ import io
 import json
 import re
 
-from mirix_py.agents.offline.rules.vault import find_secrets
+from mirix_py.secrets.detection import find_secrets
 from mirix_py.ops import InsertOp
 from mirix_py.records import EpisodicMemory, KnowledgeVaultMemory, ProceduralMemory, SemanticMemory
-from mirix_py.store.guard import Known, SecretGuard
+from mirix_py.secrets.guard import Known, SecretGuard
 
 WIFI = "CorrectHorse!42"
 GUARD = SecretGuard(find_secrets)
