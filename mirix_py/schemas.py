@@ -50,9 +50,10 @@ TOOLS_FILE = "tools.json"
 
 def tool_schemas() -> dict:
     """What models see: the agents' tools and the MCP server's (needs the llm and server extras)."""
-    from mirix_py.agents.tool_schemas import all_tool_schemas
+    from mirix_py.agents.tool_schemas import model_tool_schemas
+    from mirix_py.integrations.mcp_server import mcp_tool_schemas
 
-    return all_tool_schemas()
+    return {"model_tools": model_tool_schemas(), "mcp_tools": mcp_tool_schemas()}
 
 
 

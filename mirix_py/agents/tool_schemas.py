@@ -1,11 +1,11 @@
-"""Every tool schema a model sees, in one place: the memory managers', the router's, the chat
-agent's and the MCP server's. `schemas/tools.json` holds them as committed; a test fails when they
-drift (`mirix schemas export` writes them again), and another checks that each parameter is
-described and each closed set enumerated from the records."""
+"""The tool schemas the agents send to a model: the memory managers', the router's and the chat
+agent's. `schemas/tools.json` holds them as committed, with the MCP server's
+(`integrations.mcp_server.mcp_tool_schemas`; both through `schemas.tool_schemas`); a test fails
+when they drift (`mirix schemas export` writes them again), and another checks that each parameter
+is described and each closed set enumerated from the records."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from mirix_py.records import MemoryType
@@ -29,15 +29,3 @@ def model_tool_schemas() -> dict[str, dict[str, Any]]:
     out["search_in_memory"] = search_tool_schema()
     return dict(sorted(out.items()))
 
-
-def mcp_tool_schemas() -> dict[str, dict[str, Any]]:
-    """Tool name -> {description, input schema} of the MCP server."""
-    from mirix_py.integrations.mcp_server import build_mcp_server
-
-    server = build_mcp_server(None, users=["schema"])  # type: ignore[arg-type]  # tools are only listed
-    tools = asyncio.run(server.list_tools())
-    return {t.name: {"description": t.description, "input_schema": t.input_schema} for t in sorted(tools, key=lambda t: t.name)}
-
-
-def all_tool_schemas() -> dict[str, Any]:
-    return {"model_tools": model_tool_schemas(), "mcp_tools": mcp_tool_schemas()}

@@ -17,6 +17,7 @@ store as the REST API, and the key's users are the ones the tools may touch.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Annotated, Any, Protocol, Sequence
 
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -239,4 +240,11 @@ def run(mx: "Mirix", *, transport: str = "stdio", users: Sequence[str] | None = 
     server.run("streamable-http", host=host, port=port, transport_security=security)
 
 
-__all__ = ["build_mcp_server", "run", "KeyVerifier"]
+def mcp_tool_schemas() -> dict[str, dict[str, Any]]:
+    """Tool name -> {description, input schema} of the MCP server (`schemas/tools.json`)."""
+    server = build_mcp_server(None, users=["schema"])  # type: ignore[arg-type]  # tools are only listed
+    tools = asyncio.run(server.list_tools())
+    return {t.name: {"description": t.description, "input_schema": t.input_schema} for t in sorted(tools, key=lambda t: t.name)}
+
+
+__all__ = ["build_mcp_server", "mcp_tool_schemas", "run", "KeyVerifier"]

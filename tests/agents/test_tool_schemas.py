@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from mirix_py.agents.tool_schemas import all_tool_schemas, mcp_tool_schemas, model_tool_schemas
+from mirix_py.agents.tool_schemas import model_tool_schemas
+from mirix_py.integrations.mcp_server import mcp_tool_schemas
 from mirix_py.records import (
-    EpisodicMemory, KnowledgeVaultMemory, MemoryType, ProceduralMemory, ResourceMemory, SearchMethod, Sensitivity,
+    KnowledgeVaultMemory, MemoryType, ProceduralMemory, ResourceMemory, SearchMethod, Sensitivity,
 )
-from mirix_py.schemas import render
+from mirix_py.schemas import render, tool_schemas
 
 MEMORY_TYPES = sorted(t.value for t in MemoryType)
 
@@ -36,7 +37,7 @@ def _enum(prop: dict) -> list[str] | None:
 
 def test_committed_tool_schemas_match_the_code():
     on_disk = (Path(__file__).resolve().parents[2] / "schemas" / "tools.json").read_text(encoding="utf-8")
-    assert on_disk == render(all_tool_schemas()), "schemas/tools.json is stale: run `mirix schemas export`"
+    assert on_disk == render(tool_schemas()), "schemas/tools.json is stale: run `mirix schemas export`"
 
 
 @pytest.mark.parametrize("surface", ["model", "mcp"])
@@ -77,5 +78,5 @@ def test_defaults_are_the_records_own():
 
 
 def test_no_description_holds_an_id_a_model_could_copy():
-    text = json.dumps(all_tool_schemas())
+    text = json.dumps(tool_schemas())
     assert "epi_3f2a" not in text and "sem_" not in text.replace("semantic", "")
