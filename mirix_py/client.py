@@ -23,7 +23,8 @@ from pydantic import TypeAdapter
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound, MirixError
 from mirix_py.screen_activity import FrameGroup
 from mirix_py.records import (
-    MEMORY_ADAPTER, AddResult, ChatResponse, CoreMemory, HistoryEvent, MemoryBase, MemoryChange, SearchHit,
+    MEMORY_ADAPTER, AddResult, ChatResponse, CoreMemory, HistoryEvent, MemoryBase, MemoryChange, MemoryContext,
+    SearchHit,
 )
 
 _HITS = TypeAdapter(list[SearchHit])
@@ -135,9 +136,7 @@ class MirixClient:
         body = {"message": message, "history": list(history or []), "remember": remember}
         return ChatResponse.model_validate(self._call("POST", f"{self._user(user_id)}/chat", json=body))
 
-    def context(self, message: str, *, user_id: str, max_items: int = 10):
-        from mirix_py.integrations.context import MemoryContext
-
+    def context(self, message: str, *, user_id: str, max_items: int = 10) -> MemoryContext:
         data = self._call("POST", f"{self._user(user_id)}/context", json={"message": message, "max_items": max_items})
         return MemoryContext.model_validate(data)
 

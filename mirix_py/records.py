@@ -12,9 +12,10 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, computed_field, field_validator
 
 from mirix_py.dates import annotate, when_words
+from mirix_py.passages import focus
 
 
 def utcnow() -> datetime:
@@ -170,7 +171,7 @@ class ResourceMemory(MemoryBase):
     def search_text(self) -> str:
         """Title, summary and the whole content as it is: all of it is indexed for full-text
         search, so a passage deep in a long document is found; prompts cut it to the lines about
-        the question (`agents.passages.focus`). Verbatim, so the row keeps the content once
+        the question (`passages.focus`). Verbatim, so the row keeps the content once
         (`store.textrefs`)."""
         return self._with_head(self.content if self.content.strip() else "")
 
@@ -378,6 +379,41 @@ class SearchHit(BaseModel):
     context_for: str | None = Field(default=None, description=(
         "Set on a turn returned as context (search with `context`): the id of the match it was said "
         "just before or after; its score is that match's."))
+
+
+class MemoryContext(BaseModel):
+    """What an agent gets before it answers: topics, core memory and the best items of each type."""
+
+    user_id: str
+    message: str = Field(default="", description="What the context was retrieved for; long hits are cut around it "
+                                                  "when rendered.")
+    topics: list[str]
+    start: datetime | None = None
+    end: datetime | None = None
+    core: dict[str, str] = Field(default_factory=dict, description="Core blocks by label (empty ones left out).")
+    hits: list[SearchHit] = Field(default_factory=list, description="Each hit's `text` is cut to the passages "
+                                                                      "about `message`; `memory` is the whole record. "
+                                                                      "A turn said around a match follows it, with "
+                                                                      "`context_for` naming the match.")
+
+    @computed_field(description="The context as one ready text block for a system message ('' when empty).")  # type: ignore[prop-decorator]
+    @property
+    def prompt(self) -> str:
+        return self.render()
+
+    def render(self) -> str:
+        """The context as one text block for a system message ('' when there is nothing to say)."""
+        lines: list[str] = []
+        if self.core:
+            lines.append("Core memory:")
+            lines += [f"[{label}] {value}" for label, value in self.core.items()]
+        if self.hits:
+            lines.append("Relevant memories" + (f" (topics: {', '.join(self.topics)})" if self.topics else "") + ":")
+            lines += [f"- [{h.memory.id}] ({h.memory.memory_type.value}) {focus(h.text, self.message)}"
+                      for h in self.hits]
+        if not lines:
+            return ""
+        return f"Long-term memory of user {self.user_id} (mirix):\n" + "\n".join(lines)
 
 
 class HistoryEvent(BaseModel):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are aren't as at be because been before
     being below between both but by can can't cannot could couldn't did didn't do does doesn't doing
@@ -16,6 +18,21 @@ STOPWORDS = frozenset(
     yourself yourselves s t d ll m re ve just also really yeah oh hey hi hello thanks thank ok okay
     did does do""".split()
 )
+
+
+TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def query_terms(query: str, limit: int = 32) -> list[str]:
+    """Content words of a query, lowercased, deduplicated, in order."""
+    seen: dict[str, None] = {}
+    for tok in TOKEN.findall(query.lower()):
+        if len(tok) > 1 and tok not in STOPWORDS and tok not in seen:
+            seen[tok] = None
+    terms = list(seen)
+    if not terms:  # a query made only of stopwords still searches for them
+        terms = list(dict.fromkeys(t for t in TOKEN.findall(query.lower()) if len(t) > 1))
+    return terms[:limit]
 
 
 def word_count(text: str) -> int:

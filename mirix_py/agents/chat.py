@@ -18,7 +18,7 @@ import asyncio
 
 from mirix_py.agents.definitions import AgentDefinition
 from mirix_py.agents.offline.rules import extract_keywords, parse_time_range
-from mirix_py.agents.passages import _TOKEN, FOCUS_WORDS, _stem, focus, query_stems
+from mirix_py.passages import _TOKEN, FOCUS_WORDS, _stem, focus, query_stems
 from mirix_py.store.questions import asks_only
 from mirix_py.timezones import display_zone, shown_text
 from mirix_py.text import STOPWORDS

@@ -34,10 +34,9 @@ from autogen_core.models import SystemMessage, UserMessage
 from pydantic import BaseModel, Field
 from typing_extensions import Self
 
-from mirix_py.agents.passages import focus
+from mirix_py.passages import focus
 from mirix_py.errors import InvalidInput
-from mirix_py.integrations.context import MemoryContext
-from mirix_py.records import SearchHit
+from mirix_py.records import MemoryContext, SearchHit
 
 
 class MirixMemoryConfig(BaseModel):

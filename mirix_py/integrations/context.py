@@ -5,7 +5,8 @@ type for them. This is that step on its own, for agents that bring their own mod
 (and a time window when the message names one, "last week", "in May 2023"), the core blocks, and
 the best items of the other five types; with the engine's `search_context` N (as every reader's search
 has it), each of the first N matches is followed by the turns said around it. Vault items of `high` sensitivity are
-never included, and vault secrets stay masked (only their captions are shown).
+never included, and vault secrets stay masked (only their captions are shown). What it returns is
+a record (`records.MemoryContext`), which the thin HTTP client reads too.
 """
 
 from __future__ import annotations
@@ -13,49 +14,12 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field, computed_field
-
 from mirix_py.agents.chat import offline_topics
-from mirix_py.agents.passages import focus
-from mirix_py.records import CoreMemory, KnowledgeVaultMemory, SearchHit, Sensitivity
+from mirix_py.passages import focus
+from mirix_py.records import CoreMemory, KnowledgeVaultMemory, MemoryContext, SearchHit, Sensitivity
 
 if TYPE_CHECKING:  # pragma: no cover
     from mirix_py.engine import Mirix
-
-
-class MemoryContext(BaseModel):
-    """What an agent gets before it answers: topics, core memory and the best items of each type."""
-
-    user_id: str
-    message: str = Field(default="", description="What the context was retrieved for; long hits are cut around it "
-                                                  "when rendered.")
-    topics: list[str]
-    start: datetime | None = None
-    end: datetime | None = None
-    core: dict[str, str] = Field(default_factory=dict, description="Core blocks by label (empty ones left out).")
-    hits: list[SearchHit] = Field(default_factory=list, description="Each hit's `text` is cut to the passages "
-                                                                      "about `message`; `memory` is the whole record. "
-                                                                      "A turn said around a match follows it, with "
-                                                                      "`context_for` naming the match.")
-
-    @computed_field(description="The context as one ready text block for a system message ('' when empty).")  # type: ignore[prop-decorator]
-    @property
-    def prompt(self) -> str:
-        return self.render()
-
-    def render(self) -> str:
-        """The context as one text block for a system message ('' when there is nothing to say)."""
-        lines: list[str] = []
-        if self.core:
-            lines.append("Core memory:")
-            lines += [f"[{label}] {value}" for label, value in self.core.items()]
-        if self.hits:
-            lines.append("Relevant memories" + (f" (topics: {', '.join(self.topics)})" if self.topics else "") + ":")
-            lines += [f"- [{h.memory.id}] ({h.memory.memory_type.value}) {focus(h.text, self.message)}"
-                      for h in self.hits]
-        if not lines:
-            return ""
-        return f"Long-term memory of user {self.user_id} (mirix):\n" + "\n".join(lines)
 
 
 def first_matches(hits: list[SearchHit], max_items: int) -> list[SearchHit]:

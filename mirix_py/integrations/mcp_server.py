@@ -30,7 +30,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl, Field
 
 from mirix_py import toolparams as P
-from mirix_py.agents.passages import focus
+from mirix_py.passages import focus
 from mirix_py.errors import MirixError
 from mirix_py.secrets.redaction import scrub
 from mirix_py.records import to_jsonable

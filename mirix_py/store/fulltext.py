@@ -1,5 +1,5 @@
-"""Full-text search, the part both backends share: the query's words, the filters, the tie
-order, and the protocol each index keeps.
+"""Full-text search, the part both backends share: the filters, the tie order, and the protocol
+each index keeps. A query's words are `text.query_terms`, as the prompts' passages take them.
 
 SQLite ranks with FTS5's `bm25()` (`store.sqlite_fulltext`); PostgreSQL sums Okapi BM25 over
 postings of its own (`store.pg_fulltext`). Both give the best `k` (memory id, score), best first.
@@ -7,28 +7,11 @@ postings of its own (`store.pg_fulltext`). Both give the best `k` (memory id, sc
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterable, Protocol, Sequence
 
 from sqlalchemy.engine import Connection, Engine
-
-from mirix_py.text import STOPWORDS
-
-TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-
-
-def query_terms(query: str, limit: int = 32) -> list[str]:
-    """Content words of a query, lowercased, deduplicated, in order."""
-    seen: dict[str, None] = {}
-    for tok in TOKEN.findall(query.lower()):
-        if len(tok) > 1 and tok not in STOPWORDS and tok not in seen:
-            seen[tok] = None
-    terms = list(seen)
-    if not terms:  # a query made only of stopwords still searches for them
-        terms = list(dict.fromkeys(t for t in TOKEN.findall(query.lower()) if len(t) > 1))
-    return terms[:limit]
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ NEAR_WEIGHT = 0.5
 EPISODIC = MemoryType.episodic.value
 
 _HEADER = re.compile(r"^\[[^\]]*\]\s*")  # an episode's "[8 May 2023, 13:56] " (`EpisodicMemory.search_text`)
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)  # as `fulltext.query_terms` splits a query
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)  # as `text.query_terms` splits a query
 
 
 def said_part(text: str) -> str:
@@ -42,7 +42,7 @@ def said_part(text: str) -> str:
 
 
 def content_words(text: str) -> list[str]:
-    """The words a query can match (`fulltext.query_terms` drops stopwords and single letters)."""
+    """The words a query can match (`text.query_terms` drops stopwords and single letters)."""
     return [w for w in _TOKEN.findall(text) if len(w) > 1 and w.lower() not in STOPWORDS]
 
 

@@ -24,10 +24,9 @@ from typing import Iterable, Sequence
 from sqlalchemy import text as sql
 from sqlalchemy.engine import Connection
 
-from mirix_py.store.fulltext import (
-    STATS_TTL_S, TIE_ORDER_SQLITE, TIES_WITHIN, TOKEN, Filters, Part, PartHit, query_terms,
-)
+from mirix_py.store.fulltext import STATS_TTL_S, TIE_ORDER_SQLITE, TIES_WITHIN, Filters, Part, PartHit
 from mirix_py.store.near import NEAR_WEIGHT, inputs_by_user, near_of_inputs
+from mirix_py.text import TOKEN, query_terms
 
 
 def user_token(user_id: str) -> str:

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-from mirix_py.agents.passages import focus
+from mirix_py.passages import focus
 from mirix_py.eval.cache import default_cache_dir
 from mirix_py.eval.judge import answer_from_context
 from mirix_py.eval.report import jsonable

@@ -2,8 +2,8 @@
 
 from fastapi import APIRouter
 
-from mirix_py.integrations.context import MemoryContext, retrieve_context
-from mirix_py.records import ChatResponse, SearchHit
+from mirix_py.integrations.context import retrieve_context
+from mirix_py.records import ChatResponse, MemoryContext, SearchHit
 from mirix_py.server.deps import Engine, User
 from mirix_py.server.limits import API_PREFIX
 from mirix_py.server.models import ChatRequest, ContextRequest, SearchRequest

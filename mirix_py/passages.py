@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from mirix_py.store.fulltext import query_terms
+from mirix_py.text import query_terms
 
 __all__ = ["FOCUS_WORDS", "focus", "query_stems"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mirix_py.agents.passages import GAP, focus, query_stems
+from mirix_py.passages import GAP, focus, query_stems
 
 FILLER = "the team and the notes should be shared with the folder before the weekly report today"
 SCREEN = "\n".join([
