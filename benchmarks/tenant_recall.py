@@ -116,7 +116,7 @@ def exact_top(xq: np.ndarray, xs: np.ndarray, ids: list[str]) -> list[str]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from sqlalchemy import create_engine, text
 
-    from mirix_py.migrations import upgrade
+    from mirix_py.store.migrations import upgrade
     from mirix_py.store.db import make_engine
     from mirix_py.store.pgvectors import PgVectorIndex
 

@@ -26,7 +26,7 @@ from sqlalchemy.exc import SAWarning
 from sqlalchemy.engine import Connection, Engine
 
 from mirix_py.errors import InvalidInput
-from mirix_py.migrations import current_revision, upgrade
+from mirix_py.store.migrations import current_revision, upgrade
 from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.private import open_private
 

@@ -1,4 +1,10 @@
-"""One-way layers, checked on the source: which packages of mirix_py may import which."""
+"""One-way layers, checked on the source: which modules of mirix_py may import which.
+
+Every module of mirix_py belongs to one group of the table below (its name, or the package it is
+in). A module may import its own group and the groups of lower ranks; a group of the same rank
+(sideways) or of a higher one (upward) is refused, at the top of a file, inside a function or
+for type checking alike.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +13,147 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mirix_py"
 
+# rank  group          modules (a package counts with everything in it; "" is mirix_py/__init__.py)
+LAYERS = """
+0       base           records dates text field_errors ops toolparams passages
+1       secrets        secrets
+2       common         errors timezones settings inputs
+3       store          store
+3       llm            llm
+4       agents         agents
+4       ingest         ingest
+4       upkeep         doctor backup portability
+5       engine         "" engine async_mirix maintenance screenshot_methods screen_activity background
+6       client         client
+6       compat         compat
+6       eval           eval
+7       integrations   integrations
+8       server         server
+9       cli            cli cli_args cli_remote assistant demo schemas vector_migration
+"""
 
-def imported_modules(path: Path) -> set[str]:
-    """Every module a file imports (at the top, inside functions, or for type checking)."""
+
+def layer_table() -> dict[str, tuple[int, str]]:
+    """Module or package name (relative to mirix_py) -> (rank, group)."""
+    table: dict[str, tuple[int, str]] = {}
+    for line in LAYERS.strip().splitlines():
+        rank, group, *names = line.split()
+        for name in names:
+            table[name.strip('"')] = (int(rank), group)
+    return table
+
+
+def module_name(path: Path) -> str:
+    """"store.db" for mirix_py/store/db.py, "store" for its __init__.py, "" for the package's own."""
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def layer_of(name: str, table: dict[str, tuple[int, str]]) -> tuple[int, str] | None:
+    """The layer of a module: its own entry, else its package's (the longest that names it)."""
+    parts = name.split(".") if name else []
+    for i in range(len(parts), -1, -1):
+        key = ".".join(parts[:i])
+        if key in table and (i > 0 or not parts):
+            return table[key]
+    return None
+
+
+def _is_module(name: str) -> bool:
+    """Whether `name` ("mirix_py.store.db") is a module or package of mirix_py."""
+    if name.split(".")[0] != "mirix_py":
+        return False
+    base = PACKAGE.joinpath(*name.split(".")[1:])
+    return base.with_suffix(".py").exists() or (base / "__init__.py").exists()
+
+
+def imported_modules(path: Path, package: str | None = None) -> set[str]:
+    """Every module a file imports (at the top, inside functions, or for type checking). Relative
+    imports are resolved against `package` (the file's own package); `from a import b` names `a.b`,
+    and `a` too unless `b` is a module of mirix_py."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                if package is None:
+                    continue
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join([*base, module] if module else base)
+            if not module:
+                continue
+            submodules = [f"{module}.{alias.name}" for alias in node.names]
+            names.update(submodules)
+            if not all(_is_module(m) for m in submodules):
+                names.add(module)
     return names
+
+
+def mirix_imports(path: Path) -> set[str]:
+    """The modules of mirix_py a file imports, each by its module name ("" for the package itself)."""
+    own = module_name(path)
+    package = "mirix_py" + (f".{own}" if own else "")
+    if path.name != "__init__.py":
+        package = package.rsplit(".", 1)[0]
+    found: set[str] = set()
+    for name in imported_modules(path, package):
+        if name != "mirix_py" and not name.startswith("mirix_py."):
+            continue
+        if name != "mirix_py" and not _is_module(name):
+            continue  # `from mirix_py.x import Name`: the module `mirix_py.x` is in the set too
+        found.add(name.removeprefix("mirix_py").removeprefix("."))
+    return found
+
+
+def layer_violations() -> tuple[list[str], list[str]]:
+    """(modules in no layer, imports of a sideways or higher group), as readable lines."""
+    table = layer_table()
+    unplaced: list[str] = []
+    bad: list[str] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = module_name(path)
+        own = layer_of(name, table)
+        if own is None:
+            unplaced.append(name)
+            continue
+        for target in sorted(mirix_imports(path)):
+            theirs = layer_of(target, table)
+            if theirs is None or theirs[1] == own[1] or theirs[0] < own[0]:
+                continue
+            way = "sideways" if theirs[0] == own[0] else "upward"
+            bad.append(f"{name or 'mirix_py'} ({own[1]}) imports {target or 'mirix_py'} ({theirs[1]}): {way}")
+    return unplaced, bad
+
+
+def test_every_module_has_a_layer():
+    assert layer_violations()[0] == []
+
+
+def test_no_module_imports_sideways_or_upward():
+    """The whole matrix: ingest never sees the engine, the integrations never the server, the store
+    no flow, secrets nothing above the records."""
+    assert layer_violations()[1] == []
+
+
+def test_the_checker_sees_every_kind_of_import(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from mirix_py.engine import Mirix\n"
+                      "def f():\n    from mirix_py.engine import Mirix\n    import mirix_py.server.app\n"
+                      "from . import errors\nfrom .store import db\n")
+    found = imported_modules(source, "mirix_py.ingest")
+    assert {"mirix_py.engine", "mirix_py.engine.Mirix", "mirix_py.server.app", "mirix_py.ingest.errors",
+            "mirix_py.ingest.store.db"} <= found
+
+
+def test_a_module_takes_its_packages_layer():
+    table = layer_table()
+    assert layer_of("store.db", table) == layer_of("store", table) == (3, "store")
+    assert layer_of("", table) == layer_of("engine", table)
+    assert layer_of("secrets.guard", table) == (1, "secrets")
 
 
 def offenders(package: str, forbidden: str) -> list[str]:
@@ -27,21 +163,6 @@ def offenders(package: str, forbidden: str) -> list[str]:
         if bad:
             found.append(f"{path.relative_to(PACKAGE.parent)}: {', '.join(bad)}")
     return found
-
-
-def test_the_checker_sees_imports_inside_functions(tmp_path):
-    source = tmp_path / "m.py"
-    source.write_text("def f():\n    from mirix_py.engine import Mirix\n    import mirix_py.server.app\n")
-    assert {"mirix_py.engine", "mirix_py.engine.Mirix", "mirix_py.server.app"} <= imported_modules(source)
-
-
-def test_ingest_does_not_import_the_engine():
-    assert offenders("ingest", "mirix_py.engine") == []
-
-
-
-def test_integrations_do_not_import_the_server():
-    assert offenders("integrations", "mirix_py.server") == []
 
 
 def test_each_route_module_is_one_router():

@@ -21,10 +21,10 @@ def test_the_wheel_installs_alone_and_runs_the_demo(tmp_path):
     (wheel,) = dist.glob("mirix_py-*.whl")
     assert list(dist.glob("mirix_py-*.tar.gz"))
     names = zipfile.ZipFile(wheel).namelist()
-    for shipped in ("mirix_py/server/static/viewer.html", "mirix_py/migrations/env.py",
+    for shipped in ("mirix_py/server/static/viewer.html", "mirix_py/store/migrations/env.py",
                     "mirix_py-0.1.0.data/data/share/mirix-py/agents/chat_agent.md"):
         assert shipped in names, shipped
-    assert any(n.startswith("mirix_py/migrations/versions/") for n in names)
+    assert any(n.startswith("mirix_py/store/migrations/versions/") for n in names)
 
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)

@@ -62,6 +62,6 @@ def make_engine(url: str, sqlite_driver: str = "auto") -> Engine:
 
 def create_schema(engine: Engine) -> None:
     """Create or upgrade the schema through the migrations (one source of DDL for both backends)."""
-    from mirix_py.migrations import upgrade
+    from mirix_py.store.migrations import upgrade
 
     upgrade(engine)

@@ -14,11 +14,11 @@ from sqlalchemy import create_engine, inspect, text
 from sqlmodel import SQLModel
 
 from mirix_py.engine import Mirix
-from mirix_py.migrations import current_revision, head_revision, upgrade
+from mirix_py.store.migrations import current_revision, head_revision, upgrade
 from mirix_py.settings import Settings
 from mirix_py.store.db import make_engine
 
-FIXTURE = Path(__file__).parent / "fixtures" / "schema_0001.db"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "schema_0001.db"
 FIXTURE_KEY = "ZmDfcTF7_60GrrY167zsiPd67pEvs0aGOv2oasOM1Pg="
 
 
