@@ -24,84 +24,20 @@ about switching") say nothing.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Iterable, Sequence
+from dataclasses import replace
+from typing import Iterable, Sequence
 
 from mirix_py.agents.offline.rules import changes
 from mirix_py.agents.offline.rules import core as self_rules
 from mirix_py.agents.offline.rules import frames, idioms, people as relations
 from mirix_py.agents.offline.rules import semantic as entity_rules
+from mirix_py.agents.offline.rules.claim import Claim, is_profession, render
 from mirix_py.agents.offline.rules.names import shield, unshield
-
-if TYPE_CHECKING:
-    from mirix_py.agents.offline.rules.parsed import ClauseParser
+from mirix_py.agents.offline.rules.parsed import ClauseParser, read_claims, worth_parsing
 
 __all__ = ["Claim", "extract_claims", "is_profession", "parse_worthy", "typed_text", "parse_fact", "parse_self_line", "render"]
 
 MAX_VALUE_WORDS = 12
-
-
-@dataclass(frozen=True)
-class Claim:
-    entity: str  # a name, or the speaker for what they say of themself
-    attribute: str  # relation, occupation, employer, location, origin, likes, dislikes, prefers,
-    #                 favorite <kind>, name, allergy, birthday, born, is
-    value: str
-    about_speaker: bool = False
-    owner: str = ""  # for a relation: whose ("user", "Mel")
-    negated: bool = False  # "no longer": the fact stops holding
-    replaces: str = ""  # "switched from A to B": A
-    only_if_replacing: bool = False  # holds only where it replaces `replaces` ("left Acme for Globex": a job or a home)
-    phrase: str = ""  # the fact as the rules phrased it ("loves chess"), kept as memory's text when set
-
-    @property
-    def text(self) -> str:
-        return render(self)
-
-
-def is_profession(phrase: str) -> bool:
-    """True when the phrase's head word names a job ("marine biologist", "flight instructor")."""
-    words = re.findall(r"[A-Za-z][A-Za-z'’-]*", re.split(r"\s+(?:at|in|for|of|from|with|who|that|and)\b", phrase)[0])
-    if not words or len(words) > 4:
-        return False
-    return self_rules.is_job_word(words[-1]) or len(words) > 1 and words[-2].lower() in self_rules.JOB_MODIFIERS
-
-
-def _article(value: str) -> str:
-    if re.match(r"(?i)^(?:a|an|the)\s", value):
-        return value
-    return f"{'an' if value[:1].lower() in 'aeiou' else 'a'} {value}"
-
-
-def _possessive(owner: str) -> str:
-    return f"{owner}'s" if owner else "the speaker's"
-
-
-def render(claim: Claim) -> str:
-    """The claim as memory holds it: a sentence about the entity (semantic), or a line without
-    subject for the speaker's core block ("works at Acme Corp", "favorite book: Dune")."""
-    if claim.phrase:
-        return claim.phrase
-    a, v = claim.attribute, claim.value
-    if claim.about_speaker:
-        lines = {"name": f"name: {v}", "occupation": f"is {_article(v)}", "employer": f"works at {v}",
-                 "location": f"lives in {v}", "origin": f"is from {v}", "likes": f"likes {v}",
-                 "dislikes": f"dislikes {v}", "prefers": f"prefers {v}", "allergy": f"is allergic to {v}",
-                 "birthday": f"birthday: {v}", "born": f"was born in {v}", "is": f"is {v}"}
-        if a.startswith("favorite "):
-            return f"{a}: {v}"
-        return lines.get(a, f"{a}: {v}")
-    e = claim.entity
-    if a == "relation":
-        return f"{e} is {_possessive(claim.owner)} {v}"
-    if a.startswith("favorite "):
-        return f"{e}'s {a}: {v}"
-    sentences = {"occupation": f"{e} is {_article(v)}", "employer": f"{e} works at {v}",
-                 "location": f"{e} lives in {v}", "origin": f"{e} is from {v}", "likes": f"{e} likes {v}",
-                 "dislikes": f"{e} dislikes {v}", "prefers": f"{e} prefers {v}", "allergy": f"{e} is allergic to {v}",
-                 "born": f"{e} was born in {v}", "is": f"{e} is {v}", "name": f"{e} is called {v}",
-                 "birthday": f"{e}'s birthday: {v}"}
-    return sentences.get(a, f"{e} {a}: {v}")
 
 
 # ---------------------------------------------------------------- reading stored facts back
@@ -813,10 +749,8 @@ def parse_worthy(text: str) -> list[str]:
     """The sentences of a text the parse reads: those that state something and hold a predicate word. The
     text is read as typed (`typed_text`, which `extract_claims` applies too), so a batch parsed ahead
     holds the very sentences each message's claims ask for."""
-    from mirix_py.agents.offline.rules import parsed
-
     sentences = [unshield(m.group().strip()) for m in _SENTENCE.finditer(shield(typed_text(text)))]
-    worthy = [bool(s) and not _unsaid(s) and parsed.worth_parsing(s) for s in sentences]
+    worthy = [bool(s) and not _unsaid(s) and worth_parsing(s) for s in sentences]
     # "Valentina swapped the bank counter for a fire engine. She's been a firefighter since Monday!": the two
     # sentences before one that opens with "he"/"she" name who that is
     opens = [w and bool(_PRONOUN_OPENS.match(s)) for s, w in zip(sentences, worthy)]
@@ -829,8 +763,6 @@ def _parsed_claims(text: str, speaker: str, parser: ClauseParser, found: list[Cl
     """The parse's claims of an (entity, attribute) the patterns left unread (a job that ended and the
     one that followed are two claims). `subjects` are the names that opened a clause the patterns read
     ("Valentina swapped the bank counter for a fire engine. She's been a firefighter …")."""
-    from mirix_py.agents.offline.rules import parsed
-
     sentences = parse_worthy(text)
     if not sentences:
         return []
@@ -840,7 +772,7 @@ def _parsed_claims(text: str, speaker: str, parser: ClauseParser, found: list[Cl
     # named in sentences the parse may not read, in the order the text names them
     others = sorted(dict.fromkeys([*(c.entity for c in found if not c.about_speaker), *filter(None, subjects)]),
                     key=lambda name: (text.find(name) < 0, text.find(name)))
-    read = parsed.read_claims(parser.parse(sentences), speaker, people=named, self_statements=self_statements,
+    read = read_claims(parser.parse(sentences), speaker, people=named, self_statements=self_statements,
                               skip=_unsaid, named=others)
     return [c for c in read if (c.entity.casefold(), c.attribute, c.negated) not in have
             or c.attribute in _MANY_VALUED and not any(_same_thing(c, f) for f in [*found, *read[:read.index(c)]])]

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from mirix_py.agents.offline.rules.claims import Claim
+from mirix_py.agents.offline.rules.claim import Claim
 
 __all__ = ["Held", "Outcome", "apply", "slot"]
 

@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequenc
 from mirix_py.agents.offline.rules import frames
 from mirix_py.agents.offline.rules import people as relations
 from mirix_py.agents.offline.rules import semantic as entity_rules
-from mirix_py.agents.offline.rules.claims import Claim, is_profession
+from mirix_py.agents.offline.rules.claim import Claim, is_profession
 from mirix_py.agents.offline.rules.core import is_job_word
 from mirix_py.agents.offline.rules.factset import NOT_JOBS
 

@@ -1,4 +1,4 @@
-from mirix_py.agents.offline.rules.claims import Claim
+from mirix_py.agents.offline.rules.claim import Claim
 from mirix_py.agents.offline.rules.factset import Held, apply, slot
 
 
