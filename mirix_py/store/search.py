@@ -24,6 +24,7 @@ from mirix_py.store.embeddings import CachedEmbedder
 from mirix_py.store.fulltext import Filters, Part, PartHit, merge_parts
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.questions import QUESTION_POOL, weigh_questions
+from mirix_py.store.summaries import sources_first
 from mirix_py.store.tables import MemoryRow
 from mirix_py.text import STOPWORDS
 
@@ -239,7 +240,7 @@ class Searcher:
                 fused = rrf_fuse([lexical, semantic, leg], weights=[1.0, 1.0, SESSION_WEIGHT])
             ranked = fused[:pool]
         records = self.store.get_many([i for i, _ in ranked], user_id=user_id)
-        ranked = weigh_questions(ranked, records)[:limit]
+        ranked = sources_first(weigh_questions(ranked, records), records)[:limit]
         hits = []
         for memory_id, score in ranked:
             memory = records.get(memory_id)

@@ -1,0 +1,47 @@
+"""Sources before summaries: past the first, a memory citing several things said follows the rest."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from mirix_py.ops import InsertOp
+from mirix_py.records import EpisodicMemory, SemanticMemory
+from mirix_py.store.summaries import sources_first, sums_up
+
+
+def _records(**sources):
+    return {memory_id: SimpleNamespace(source_ids=ids) for memory_id, ids in sources.items()}
+
+
+def test_a_summary_cites_two_things_said_input_ids_aside():
+    assert sums_up(["t1", "t2"]) and sums_up(["in_1", "t1", "t2"])
+    assert not sums_up(["in_1", "t1"]) and not sums_up([]) and not sums_up(["in_1", "in_2"])
+
+
+def test_the_best_summary_stays_and_the_others_follow_the_rest_in_order():
+    records = _records(s1=["t1", "t2"], a=["t1"], s2=["t3", "t4"], b=["t3"], s3=["t5", "t6"], c=["t5"])
+    ranked = [("s1", 0.9), ("a", 0.8), ("s2", 0.7), ("b", 0.6), ("s3", 0.5), ("c", 0.4)]
+    out = sources_first(ranked, records)
+    assert [i for i, _ in out] == ["s1", "a", "b", "c", "s2", "s3"]
+    scores = [s for _, s in out]
+    assert scores == sorted(scores, reverse=True)  # moved summaries take the last score before them
+    assert sources_first(ranked, records) == out and ranked[2] == ("s2", 0.7)  # pure
+
+
+def test_summaries_alone_are_all_returned():
+    records = _records(s1=["t1", "t2"], s2=["t3", "t4"])
+    assert [i for i, _ in sources_first([("s1", 0.5), ("s2", 0.4)], records)] == ["s1", "s2"]
+    assert [i for i, _ in sources_first([("s1", 0.5), ("s2", 0.4)], records, in_place=0)] == ["s1", "s2"]
+
+
+def test_search_puts_the_turns_before_a_second_summary(mx, user_id):
+    turns = ["Sam and I paddled the kayak across the lake at dawn",
+             "The kayak rental by the lake opens at six"]
+    ops = [InsertOp(memory=EpisodicMemory(user_id=user_id, summary=t, actor="me", event_type="message",
+                                          source_ids=[f"t{i}"])) for i, t in enumerate(turns)]
+    ops += [InsertOp(memory=SemanticMemory(user_id=user_id, name=f"kayak {k}", summary="kayak lake kayak lake Sam",
+                                           source_ids=["t0", "t1"])) for k in range(2)]
+    mx.store.apply(ops, user_id=user_id, actor="seed")
+    hits = mx.search("kayak lake Sam", user_id=user_id, limit=4, method="bm25")
+    kinds = ["summary" if sums_up(h.memory.source_ids) else "turn" for h in hits]
+    assert kinds == ["summary", "turn", "turn", "summary"], [h.text for h in hits]
