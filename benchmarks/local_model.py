@@ -142,12 +142,22 @@ def run_mode(args, conv, batches, embedder, data_dir: Path) -> dict[str, Any]:
         "largest_bound": max(b for b in bounds.values() if b), "seconds_per_batch": round(wall / n, 2),
         "refused_writes": sum(len(r["refused"]) for r in rows),
         "routing_same_as_rules": f"{agree}/{statuses['processed']}",
+        "routing_by_type": routing_by_type(rows),
     }
     summary.update(store_properties(mx, user, batches))
     summary["writes_by_type_and_writer"] = {f"{t}/{w}": c for (t, w), c in sorted(writers(mx, user).items())}
     summary["model_memories_sample"] = model_texts(mx, user)[:16]
     mx.close()
     return {"summary": summary, "batches": rows}
+
+
+def routing_by_type(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per memory type, over the batches the router answered: how often the router picked it, the rules
+    did, and both."""
+    answered = [r for r in rows if r["routed"]]
+    types = sorted({t for r in answered for t in (*r["routed"], *r["rules_routed"])})
+    return {t: {"model": sum(t in r["routed"] for r in answered), "rules": sum(t in r["rules_routed"] for r in answered),
+                "both": sum(t in r["routed"] and t in r["rules_routed"] for r in answered)} for t in types}
 
 
 def store_properties(mx: Mirix, user: str, batches) -> dict[str, Any]:
