@@ -30,6 +30,7 @@ from typing import Any, Literal, Sequence
 from PIL import Image, ImageFilter, ImageOps
 
 from mirix_py.errors import DependencyMissing, InvalidInput
+from mirix_py.ingest.reread import looks_like_token, reread_tokens
 
 log = logging.getLogger("mirix_py.ocr")
 
@@ -232,24 +233,6 @@ _COLUMNS = ("level", "page_num", "block_num", "par_num", "line_num", "word_num",
             "conf", "text")
 
 
-_TOKEN_PUNCT = frozenset("@/:._=-#+~$%&?")
-
-
-def looks_like_token(word: str) -> bool:
-    """URLs, e-mail addresses, paths, identifiers and keys: Tesseract's language model gives them
-    low confidence even when it reads them right, and they are what a memory most needs to keep.
-    At least 6 characters, 4 of them alphanumeric, and punctuation typical of such tokens or a
-    mix of letters and digits."""
-    if len(word) < 6:
-        return False
-    alnum = sum(ch.isalnum() for ch in word)
-    if alnum < 4 or alnum < len(word) / 2:
-        return False
-    has_punct = any(ch in _TOKEN_PUNCT for ch in word)
-    mixed = any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word)
-    return has_punct or mixed
-
-
 def parse_tesseract_data(data: dict[str, list], *, min_confidence: float, scale: float = 1.0,
                          size: tuple[int, int] = (0, 0), seconds: float = 0.0, lang: str = "eng",
                          keep_tokens: bool = True, split_gap: float | None = 3.0) -> OcrResult:
@@ -433,8 +416,6 @@ def ocr_image(image: Image.Image, config: OcrConfig = OcrConfig(), *, cmd: str |
 def _reread(pytesseract, prepared: Image.Image, data: dict, config: OcrConfig, scale: float) -> int:
     """Unsure secret-shaped words read again, closer (`ingest.reread`); the first reading stands
     when the second call fails."""
-    from mirix_py.ingest.reread import reread_tokens
-
     args = replace(config, psm=6).tesseract_args()  # the stacked words are one uniform block
 
     def read(page: Image.Image) -> dict:

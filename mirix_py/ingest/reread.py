@@ -18,7 +18,23 @@ from typing import Callable, Sequence
 
 from PIL import Image
 
-from mirix_py.ingest.ocr import looks_like_token
+_TOKEN_PUNCT = frozenset("@/:._=-#+~$%&?")
+
+
+def looks_like_token(word: str) -> bool:
+    """URLs, e-mail addresses, paths, identifiers and keys: Tesseract's language model gives them
+    low confidence even when it reads them right, and they are what a memory most needs to keep.
+    At least 6 characters, 4 of them alphanumeric, and punctuation typical of such tokens or a
+    mix of letters and digits."""
+    if len(word) < 6:
+        return False
+    alnum = sum(ch.isalnum() for ch in word)
+    if alnum < 4 or alnum < len(word) / 2:
+        return False
+    has_punct = any(ch in _TOKEN_PUNCT for ch in word)
+    mixed = any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word)
+    return has_punct or mixed
+
 
 MAX_WORDS = 48  # per frame
 PAD = 4  # pixels around a word's box, in the prepared image

@@ -13,8 +13,9 @@ from PIL import Image, ImageDraw
 from mirix_py.errors import InvalidInput
 from mirix_py.ingest import ocr
 from mirix_py.ingest.ocr import (
-    OcrConfig, OcrError, OcrPool, TesseractMissing, looks_like_token, parse_tesseract_data, prepare_for_ocr,
+    OcrConfig, OcrError, OcrPool, TesseractMissing, parse_tesseract_data, prepare_for_ocr,
 )
+from mirix_py.ingest.reread import looks_like_token
 
 
 def _data(rows):
