@@ -235,7 +235,7 @@ class ModelExtractor:
                                 existing=[(h.memory.id, h.text) for h in listed]
                                 + (turns if memory_type not in WHOLE_COPIES else []))
         if memory_type is MemoryType.core:
-            context = render_core({label: collector._core_block(label) for label in ("human", "persona")})
+            context = render_core({label: collector.core_block(label) for label in ("human", "persona")})
             collector.shown_texts = [*collector.shown_texts, context]  # the blocks were shown too
         elif memory_type is MemoryType.episodic:
             context = ""  # summaries only insert: no existing episode to list

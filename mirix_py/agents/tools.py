@@ -303,7 +303,8 @@ class OpCollector:
 
     # ------------------------------------------------------------ core
 
-    def _core_block(self, label: str) -> CoreMemory | None:
+    def core_block(self, label: str) -> CoreMemory | None:
+        """The user's block as this batch's writes left it (read once, then kept with the round)."""
         if label not in self._core:
             block = None
             for memory in self.store.list(user_id=self.user_id, memory_types=[MemoryType.core], limit=10):
@@ -315,7 +316,7 @@ class OpCollector:
     def _write_core(self, label: str, value: str) -> None:
         if label not in core_blocks.CORE_LABELS:
             self.fail(f"label must be one of {list(core_blocks.CORE_LABELS)}")
-        block = self._core_block(label)
+        block = self.core_block(label)
         problem = core_blocks.over_limit(value, block)
         if problem:
             self.fail(f"the {label} block {problem}: call core_memory_rewrite with a shorter, merged block")
@@ -335,7 +336,7 @@ class OpCollector:
         if not text:  # where this tool is the one forced, an empty line is the model's "nothing here"
             return self.nothing_to_record("empty core line")
         # a repeat adds nothing whatever its shape (a message or a block line copied again): skipped
-        block = self._core_block(label) if label in core_blocks.CORE_LABELS else None
+        block = self.core_block(label) if label in core_blocks.CORE_LABELS else None
         lines = [(f"the {label} block", line) for line in (block.value.splitlines() if block else [])]
         repeated = grounding.near_duplicate(text, [*lines, *self.existing])
         if repeated:
@@ -356,7 +357,7 @@ class OpCollector:
         """Replace a core block's whole value: its words come from the block and the batch (the local
         model wrote this tool's own description as the block)."""
         value = (value or "").strip()
-        block = self._core_block(label) if label in core_blocks.CORE_LABELS else None
+        block = self.core_block(label) if label in core_blocks.CORE_LABELS else None
         if self.shown_texts:
             shown = grounding.vocabulary([*self.shown_texts, block.value if block else ""])
             problem = grounding.ungrounded_problem([value], shown)
