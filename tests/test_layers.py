@@ -16,9 +16,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mirix_py"
 # rank  group          modules (a package counts with everything in it; "" is mirix_py/__init__.py)
 LAYERS = """
 0       base           records dates text field_errors ops toolparams passages
-1       secrets        secrets
-2       common         errors timezones settings inputs
-3       store          store
+1       secrets        secrets                            # the store's writer runs the guard
+2       common         errors timezones settings inputs   # an error's message is scrubbed of secrets
+3       store          store                              # its migrations inside
 3       llm            llm
 4       agents         agents
 4       ingest         ingest
@@ -37,7 +37,7 @@ def layer_table() -> dict[str, tuple[int, str]]:
     """Module or package name (relative to mirix_py) -> (rank, group)."""
     table: dict[str, tuple[int, str]] = {}
     for line in LAYERS.strip().splitlines():
-        rank, group, *names = line.split()
+        rank, group, *names = line.split("#")[0].split()
         for name in names:
             table[name.strip('"')] = (int(rank), group)
     return table
