@@ -193,12 +193,12 @@ def test_a_frame_whose_ocr_failed_keeps_no_thumbnail_and_sends_no_image(tmp_path
 
 
 def test_a_frame_whose_secrets_cannot_be_placed_keeps_and_sends_no_image(tmp_path, monkeypatch):
-    from mirix_py.ingest import screenshots
+    from mirix_py.ingest import mask
 
     def broken(ocr):
         raise ValueError("OCR text and its lines disagree")
 
-    monkeypatch.setattr(screenshots, "secret_line_boxes", broken)
+    monkeypatch.setattr(mask, "secret_line_boxes", broken)
     ingestor, host = _ingestor(tmp_path, _ocr_of_secret_screen())
     with ingestor:
         result = ingestor.add(_screen()[0], user_id=USER, captured_at=WHEN, app="Notes")

@@ -1,0 +1,96 @@
+"""The batch stage: read frames of one user and app into the input log, then to the memory managers.
+
+A frame's OCR text is logged once (so a crash loses nothing acknowledged), the batch goes to the
+host's managers (`host.process_batch`, or the `process` given) with the frames' downscaled images,
+which do not outlive it, and a processed batch's log entries drop their text, keeping provenance
+and a hash (`ScreenshotConfig.keep_ocr_text` keeps it). A batch whose managers raise marks its
+inputs failed; they keep their text for a retry.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Callable, Sequence
+
+from mirix_py.ingest.config import ScreenshotConfig
+from mirix_py.ingest.host import ScreenshotHost
+from mirix_py.ingest.outcomes import FrameOutcome, IngestReport
+from mirix_py.ingest.processed import ProcessedFrame, clean_text, frames_to_records
+from mirix_py.records import AddResult, InputRecord, InputStatus
+
+log = logging.getLogger("mirix_py.screenshots")
+
+Processor = Callable[[Sequence[InputRecord], Sequence[ProcessedFrame]], AddResult]
+
+
+class BatchWriter:
+    """`finish` waits for a frame's OCR and masking (`FrameReader.finish`); logged text counts in `totals`."""
+
+    def __init__(self, host: ScreenshotHost, config: ScreenshotConfig, *, process: Processor,
+                 finish: Callable[[ProcessedFrame], bool], totals: IngestReport, lock: threading.RLock) -> None:
+        self.host = host
+        self.config = config
+        self.process = process
+        self.finish = finish
+        self.totals = totals
+        self.lock = lock
+
+    def log(self, frames: Sequence[ProcessedFrame]) -> list[ProcessedFrame]:
+        """Write OCR text to the input log (once per frame); returns the frames that have text."""
+        fresh: list[InputRecord] = []
+        with_text: list[ProcessedFrame] = []
+        for frame in frames:
+            if frame.record is None:
+                if frame.error is not None or len(clean_text(frame.text)) < self.config.min_text_chars:
+                    continue
+                records = frames_to_records([frame], frame.user_id, max_chars=self.host.max_input_chars)
+                if not records:
+                    continue
+                frame.record = records[0]
+                frame.input_id = frame.record.id
+                fresh.append(frame.record)
+            with_text.append(frame)
+        if fresh:
+            self.host.log_inputs(fresh)
+            with self.lock:
+                self.totals.text_bytes += sum(len(m.content.encode("utf-8")) for r in fresh for m in r.messages)
+        return with_text
+
+    def run(self, frames: Sequence[ProcessedFrame]) -> AddResult | None:
+        """OCR results → input log → memory managers, for one batch of one user and app."""
+        for frame in frames:
+            self.finish(frame)
+        with_text = self.log(frames)
+        if not with_text:
+            return None
+        records = [f.record for f in with_text if f.record is not None]
+        try:
+            result = self.process(records, with_text)
+        except Exception as exc:  # the managers failed as a whole: inputs stay logged and are marked failed
+            log.exception("screenshot batch failed")
+            self.host.mark_failed([r.id for r in records], f"{type(exc).__name__}: {exc}")
+            result = AddResult(input_ids=[r.id for r in records], status=InputStatus.failed, error=str(exc))
+        finally:
+            for frame in with_text:
+                frame.vision_image = None  # images do not outlive their batch
+        if result is not None and result.status is InputStatus.processed and not self.config.keep_ocr_text:
+            try:  # the memories hold the text now; the log keeps provenance and a hash
+                self.host.compact_inputs([r.id for r in records])
+            except Exception:  # the batch stands; the entries merely keep their text
+                log.exception("compacting the input log failed")
+        return result
+
+
+def outcome_after(frame: ProcessedFrame, outcome: FrameOutcome, result: AddResult | None) -> FrameOutcome:
+    """The frame's final outcome once its batch ran (`result` None: nothing of it reached the managers)."""
+    if frame.error is not None:
+        outcome.status, outcome.error, outcome.input_id = "failed", frame.error, None
+    elif frame.record is None:
+        outcome.status, outcome.input_id = "no_text", None
+    elif result is not None and result.status is InputStatus.failed:
+        outcome.status, outcome.error, outcome.input_id = "failed", result.error, frame.input_id
+    else:
+        outcome.status, outcome.input_id = "processed", frame.input_id
+    outcome.text_chars = len(frame.text)
+    return outcome
