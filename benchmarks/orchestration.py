@@ -63,8 +63,8 @@ def run(data: Path, conversations: int, delay_s: float, parallel: bool, embedder
     per_session = []
     with tempfile.TemporaryDirectory(prefix="mirix-orch-") as tmp:
         mx = Mirix(tmp, embedder=embedder, model_client=client)
-        mx.flow = UpdateFlow(mx.store, mx.searcher, client, mx.definitions, parallel=parallel,
-                             fallback=mx.offline_flow)
+        mx.runner.flow = UpdateFlow(mx.store, mx.searcher, client, mx.definitions, parallel=parallel,
+                                    fallback=mx.offline_flow)
         for conv in convs:
             for session in conv.sessions:
                 started = time.perf_counter()

@@ -10,7 +10,7 @@ from dateutil import parser as date_parser
 from pydantic import ValidationError
 
 from mirix_py.errors import InvalidInput
-from mirix_py.records import InputKind, InputRecord, Message, utcnow
+from mirix_py.records import InputKind, InputRecord, MemoryType, Message, utcnow
 
 _CONTROL = {chr(c) for c in range(32)} - {"\n", "\r", "\t"}
 
@@ -31,6 +31,22 @@ def parse_when(value: datetime | str | None, what: str = "occurred_at") -> datet
     return value
 
 
+def check_user(user_id: str) -> None:
+    """InvalidInput unless `user_id` is a non-blank string of at most 256 characters."""
+    if not isinstance(user_id, str) or not user_id.strip():
+        raise InvalidInput("user_id is required")
+    if len(user_id) > 256:
+        raise InvalidInput("user_id is longer than 256 characters")
+
+
+def parse_memory_types(values: Sequence[MemoryType | str] | None) -> list[MemoryType] | None:
+    """The memory types named, or InvalidInput naming one that is not."""
+    try:
+        return [MemoryType(t) for t in values] if values else None
+    except ValueError as exc:
+        raise InvalidInput(f"unknown memory type: {exc}") from exc
+
+
 def _check_text(text: Any, where: str) -> str:
     if isinstance(text, (bytes, bytearray, memoryview)):
         raise InvalidInput(f"{where} is bytes; pass text (images go to add_screenshot)")
@@ -46,10 +62,7 @@ def _check_text(text: Any, where: str) -> str:
 
 def normalize_add(content: Any, *, user_id: str, occurred_at: datetime | str | None, source_id: str | None,
                   kind: str, max_chars: int, metadata: dict[str, str] | None = None) -> InputRecord:
-    if not isinstance(user_id, str) or not user_id.strip():
-        raise InvalidInput("user_id is required")
-    if len(user_id) > 256:
-        raise InvalidInput("user_id is longer than 256 characters")
+    check_user(user_id)
     try:
         input_kind = InputKind(kind)
     except ValueError as exc:

@@ -7,6 +7,7 @@ secrets never leave in the clear, and import restores them only under the same v
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import IO, Iterable
 
 from pydantic import ValidationError
@@ -18,6 +19,7 @@ from mirix_py.ops import InsertOp
 from mirix_py.records import MEMORY_ADAPTER, KnowledgeVaultMemory
 from mirix_py.store.crypto import VaultKeyError
 from mirix_py.store.memories import MemoryStore
+from mirix_py.store.private import open_private
 from mirix_py.store.tables import MemoryRow
 
 
@@ -66,3 +68,19 @@ def import_lines(store: MemoryStore, lines: Iterable[str]) -> dict[str, int]:
     for user_id, ops in by_user.items():
         imported += len(store.apply(ops, user_id=user_id, actor="import"))
     return {"imported": imported, "skipped_existing": len(existing)}
+
+
+def export_to(store: MemoryStore, dest: str | Path | IO[str], *, user_id: str | None = None) -> int:
+    """`export_lines` into an open file, or a path (written owner-only: it holds every memory)."""
+    if isinstance(dest, (str, Path)):
+        with open_private(dest, "w", encoding="utf-8") as fh:
+            return export_lines(store, fh, user_id=user_id)
+    return export_lines(store, dest, user_id=user_id)
+
+
+def import_from(store: MemoryStore, src: str | Path | IO[str] | Iterable[str]) -> dict[str, int]:
+    """`import_lines` from an open file, lines, or a path."""
+    if isinstance(src, (str, Path)):
+        with open(src, encoding="utf-8") as fh:
+            return import_lines(store, fh)
+    return import_lines(store, src)

@@ -43,33 +43,30 @@ SCREEN_MAX_FRAMES = 20_000  # at most this many frames read for one call (narrow
 
 _LOCK = threading.Lock()
 
+ProcessBatch = Callable[..., AddResult]  # (records, images=...): `BatchRunner.process`
+
 
 class EngineScreenshotHost:
-    """`ScreenshotHost` over a `Mirix`: frames are logged claimed by the engine's worker (no other
-    worker takes them while their batch waits) and processed by the engine's flow, with their
-    downscaled images when the model takes them."""
+    """`ScreenshotHost` over an engine's parts: frames are logged claimed by the engine's worker (no
+    other worker takes them while their batch waits) and processed by its batch runner
+    (`agents.batch_runner`), with their downscaled images when the model takes them."""
 
     def __init__(self, engine: Mirix) -> None:
-        self.engine = engine
+        self.inputs, self.worker_id, self.settings = engine.inputs, engine.worker_id, engine.settings
+        self.process: ProcessBatch = engine.runner.process
+        self.mode: Mode = "llm" if engine.mode == "llm" else "offline"
+        self.supports_vision = engine.supports_vision
 
     @property
     def data_dir(self) -> Path | None:
-        return Path(self.engine.settings.data_dir)
+        return Path(self.settings.data_dir)
 
     @property
     def max_input_chars(self) -> int:
-        return self.engine.settings.max_input_chars
-
-    @property
-    def mode(self) -> Mode:
-        return "llm" if self.engine.mode == "llm" else "offline"
-
-    @property
-    def supports_vision(self) -> bool:
-        return self.engine.supports_vision
+        return self.settings.max_input_chars
 
     def log_inputs(self, records: Sequence[InputRecord]) -> None:
-        self.engine.inputs.append(list(records), claimed_by=self.engine.worker_id)
+        self.inputs.append(list(records), claimed_by=self.worker_id)
 
     def process_batch(self, records: Sequence[InputRecord], frames: Sequence[ProcessedFrame]) -> AddResult:
         """One screenshot batch through the managers. With a vision model, each frame's downscaled
@@ -80,18 +77,18 @@ class EngineScreenshotHost:
             for frame in frames:
                 if frame.record is not None and frame.vision_image is not None:
                     images[frame.record.id] = frame.vision_image
-        return self.engine._process(list(records), images=images or None)
+        return self.process(list(records), images=images or None)
 
     def mark_failed(self, input_ids: Sequence[str], error: str) -> None:
-        self.engine.inputs.mark(list(input_ids), InputStatus.failed, error)
+        self.inputs.mark(list(input_ids), InputStatus.failed, error)
 
     def compact_inputs(self, input_ids: Sequence[str]) -> None:
-        self.engine.inputs.compact(list(input_ids))
+        self.inputs.compact(list(input_ids))
 
 
 class ScreenshotsMixin:
-    """Mixed into `Mirix` (its public screenshot methods). Expects `settings`, `inputs`, `_process`,
-    `mode` and `model_client`."""
+    """Mixed into `Mirix` (its public screenshot methods). Expects `settings`, `inputs`, `runner`,
+    `worker_id`, `mode` and `model_client`."""
 
     settings: Settings
     model_client: Any

@@ -8,10 +8,20 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from mirix_py.errors import CoreMemoryFull, InvalidInput
+from mirix_py.ops import InsertOp, Op, UpdateOp
 from mirix_py.records import CoreLabel, CoreMemory, MemoryType
 
 CORE_LABELS: tuple[CoreLabel, ...] = ("persona", "human")
 DEFAULT_LIMIT: int = CoreMemory.model_fields["limit"].default
+
+
+def checked_label(label: str) -> CoreLabel:
+    """`label` as a core label, or InvalidInput naming the labels there are."""
+    for known in CORE_LABELS:
+        if label == known:
+            return known
+    raise InvalidInput(f"core block label must be one of {CORE_LABELS}, not {label!r}")
 
 
 def block_limit(block: CoreMemory | None) -> int:
@@ -48,3 +58,37 @@ def find_block(store, user_id: str, label: str) -> CoreMemory | None:
         if isinstance(memory, CoreMemory) and memory.label == label:
             return memory
     return None
+
+
+def core_memory(store, user_id: str) -> dict[str, CoreMemory]:
+    """Both blocks of the user; a block never written is returned empty (and unsaved)."""
+    return {label: find_block(store, user_id, label) or CoreMemory(user_id=user_id, label=label)
+            for label in CORE_LABELS}
+
+
+
+def write_block(store, user_id: str, label: CoreLabel, value: str, *, actor: str) -> CoreMemory:
+    """Set the block's value (CoreMemoryFull when it does not fit); returns the block as saved."""
+    return _write(store, user_id, label, value, find_block(store, user_id, label), actor)
+
+
+def append_line(store, user_id: str, label: CoreLabel, text: str, *, actor: str) -> CoreMemory:
+    """Add `text` as the block's last line (InvalidInput when blank, CoreMemoryFull when it does not fit)."""
+    if not text or not text.strip():
+        raise InvalidInput("nothing to append")
+    block = find_block(store, user_id, label)
+    return _write(store, user_id, label, appended(block.value if block else "", text), block, actor)
+
+
+def _write(store, user_id: str, label: CoreLabel, value: str, block: CoreMemory | None, actor: str) -> CoreMemory:
+    problem = over_limit(value, block)
+    if problem:
+        raise CoreMemoryFull(f"core block {label!r} {problem}; rewrite it shorter instead of appending")
+    if block is None:
+        op: Op = InsertOp(memory=CoreMemory(user_id=user_id, label=label, value=value))
+    else:
+        op = UpdateOp(memory_id=block.id, fields={"value": value})
+    store.apply([op], user_id=user_id, actor=actor)
+    saved = find_block(store, user_id, label)
+    assert saved is not None
+    return saved

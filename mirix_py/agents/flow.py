@@ -9,10 +9,12 @@ the rules the parts of a batch the model could not do, so a model's failure neve
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Callable, Coroutine, Mapping, Protocol, Sequence
 
 from mirix_py.llm.meter import Meter
 from mirix_py.records import InputRecord, MemoryChange, MemoryType
+
+RunCoroutine = Callable[[Coroutine[Any, Any, Any]], Any]  # waits for a coroutine on the engine's loop
 
 
 @dataclass

@@ -6,7 +6,7 @@ import importlib
 import json
 from types import ModuleType
 
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 from sqlmodel import create_engine
 
@@ -65,3 +65,17 @@ def create_schema(engine: Engine) -> None:
     from mirix_py.store.migrations import upgrade
 
     upgrade(engine)
+
+
+def database_info(engine: Engine) -> dict[str, str | None]:
+    """The database's dialect, and on SQLite the version of the library it is opened with."""
+    sqlite = engine.dialect.name == "sqlite"
+    return {"database": engine.dialect.name,
+            "sqlite": getattr(engine.dialect.dbapi, "sqlite_version", None) if sqlite else None}
+
+
+def ping(engine: Engine) -> str:
+    """Ask the database for `SELECT 1` (raises when it does not answer); returns its dialect name."""
+    with engine.connect() as conn:
+        conn.execute(text("SELECT 1"))
+    return engine.dialect.name

@@ -21,10 +21,11 @@ import os
 import re
 import sys
 import threading
+import weakref
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from mirix_py.errors import MirixError
 
@@ -122,6 +123,13 @@ def acquire(data_dir: Path, *, label: str | None = None) -> "WriterLock":
         return WriterLock(key)
 
 
+def held_by(owner: object, data_dir: Path) -> Callable[[], Any]:
+    """The writer lock on `data_dir` for `owner` (an engine): the returned callable releases it,
+    as does collecting an owner that failed to open."""
+    held = acquire(data_dir)
+    return weakref.finalize(owner, held.release)
+
+
 def held_here(data_dir: Path) -> bool:
     """Whether this process holds the writer lock on `data_dir`."""
     with _GUARD:
@@ -148,5 +156,5 @@ class WriterLock:
                 os.close(held.fd)  # closing the only descriptor drops the flock
 
 
-__all__ = ["LOCK_NAME", "StoreBusy", "WriterLock", "acquire", "busy_message", "embedded_sql", "held_here",
+__all__ = ["LOCK_NAME", "StoreBusy", "WriterLock", "acquire", "busy_message", "embedded_sql", "held_by", "held_here",
            "process_label", "read_holder"]

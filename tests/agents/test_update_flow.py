@@ -311,7 +311,7 @@ def _parts(req):
 def test_screenshot_frames_go_to_the_router_and_managers_only_for_vision_models(make_mx, vision):
     mx, client = make_mx(screen_script(), vision=vision)
     records, images = _screenshot_batch(mx)
-    result = mx._process(records, images=images)
+    result = mx.runner.process(records, images=images)
     assert result.status.value == "processed", result.error
     first = {}
     for req in client.requests:
@@ -341,7 +341,7 @@ def test_a_vision_batch_keeps_the_correction_round(make_mx):
     ])
     mx, client = make_mx(screen_script(semantic_memory_manager=lambda req: next(replies)), vision=True)
     records, images = _screenshot_batch(mx)
-    result = mx._process(records, images=images)
+    result = mx.runner.process(records, images=images)
     assert result.status.value == "processed", result.error
     semantic = [r for r in client.requests if r.agent == "semantic_memory_manager"]
     assert len(semantic) == 2
@@ -355,7 +355,7 @@ def test_a_vision_batch_without_frames_sends_text(make_mx):
     """A batch resumed after a crash has no frames (they are never stored): OCR text alone."""
     mx, client = make_mx(screen_script(), vision=True)
     records, _ = _screenshot_batch(mx)
-    assert mx._process(records).status.value == "processed"
+    assert mx.runner.process(records).status.value == "processed"
     assert all(_parts(r)[1] == [] for r in client.requests)
 
 

@@ -380,7 +380,7 @@ def test_a_vision_engine_gets_downscaled_frames_with_their_records(tmp_path, emb
     def process(records, frames):
         seen.append(([r.kind for r in records], [(f.vision_image.size if f.vision_image else None) for f in frames],
                      [f.text[:20] for f in frames]))
-        return engine._process(records)
+        return engine.runner.process(records)
 
     engine = Mirix(tmp_path / "data", embedder=embedder)
     try:

@@ -1,0 +1,121 @@
+"""Running the update flow over logged inputs: one batch and its status, claimed work, retries.
+
+A batch's inputs are marked `processed` when the flow did everything, `degraded` when the offline
+rules stood in for a model's failed part (the reasons in `error`), and `failed` when some part
+could not be done at all. `retry_failed` runs failed and degraded inputs again: with a model, what
+the offline rules wrote in its place for an input is removed first (history events of actor
+`retry`), so an upgrade leaves no duplicates; an input that degrades again keeps the rules' memories.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Sequence
+
+from mirix_py.agents.flow import Flow, FlowResult, RunCoroutine
+from mirix_py.agents.offline.flow import FALLBACK_SUFFIX
+from mirix_py.llm.meter import Meter
+from mirix_py.ops import DeleteOp
+from mirix_py.records import AddResult, InputRecord, InputStatus, LLMUsage, MemoryChange, Mode
+from mirix_py.secrets.redaction import scrub
+from mirix_py.store.inputs import InputLog
+from mirix_py.store.memories import MemoryStore
+from mirix_py.store.undo import undo_input
+
+log = logging.getLogger("mirix_py")
+
+
+class BatchRunner:
+    """The update flow over batches of one user's logged inputs, claimed by `worker_id`. `flow` may
+    be a model's flow with `fallback` (the offline rules) standing in for its failed parts."""
+
+    def __init__(self, store: MemoryStore, inputs: InputLog, flow: Flow, *, fallback: Flow, run: RunCoroutine,
+                 worker_id: str, mode: Mode) -> None:
+        self.store = store
+        self.inputs = inputs
+        self.flow = flow
+        self.fallback = fallback
+        self.run = run
+        self.worker_id = worker_id
+        self.mode = mode
+
+    def process(self, records: Sequence[InputRecord], *, images: dict[str, Any] | None = None) -> AddResult:
+        """Run the flow over one batch of one user and mark its inputs. `images` (input id ->
+        downscaled frame) go to a vision-capable model with the batch; the offline rules read text only."""
+        ids = [r.id for r in records]
+        user_id = records[0].user_id
+        single = ids[0] if len(ids) == 1 else None
+        done = self.inputs.done_actors(ids)
+        started = time.perf_counter()
+        meter = Meter()
+        try:
+            flow = self.run(self.flow.run(user_id, records, meter, input_id=single, skip_actors=done, images=images))
+        except Exception as exc:  # a bug or an infrastructure fault outside the flow's own handling
+            log.exception("update flow failed")
+            flow = FlowResult(failures=[f"update flow: {type(exc).__name__}: {exc}"])
+        usage = LLMUsage(**meter.summary(), wall_seconds=round(time.perf_counter() - started, 4))
+        if self.mode == "llm":
+            self.store.record_usage(user_id, "update", usage.model_dump())
+        if flow.failures:
+            status, error = InputStatus.failed, "; ".join(flow.failures + flow.degraded)
+        elif flow.degraded:
+            status, error = InputStatus.degraded, "; ".join(flow.degraded)
+        else:
+            status, error = InputStatus.processed, None
+        error = scrub(error) if error else error  # reasons quote model output and exceptions
+        self.inputs.mark(ids, status, error, refused=[scrub(r) for r in flow.rejected])
+        return AddResult(input_ids=ids, status=status, changes=flow.changes, mode=self.mode, error=error,
+                         routed=flow.routed, usage=usage, rejected=[scrub(r) for r in flow.rejected])
+
+    def process_queued(self, records: Sequence[InputRecord]) -> None:
+        """Process a queued batch, as far as this worker can still claim its inputs (another worker
+        may have taken some already)."""
+        claimed = self.inputs.claim(self.worker_id, input_ids=[r.id for r in records], limit=len(records),
+                                    include_own=True)
+        if claimed:
+            self.process(claimed)
+
+    def work(self, batch_size: int) -> int:
+        """Claim inputs in batches (pending ones and those of dead workers) and process them, one
+        batch per user, until none are left; returns how many."""
+        total = 0
+        while True:
+            records = self.inputs.claim(self.worker_id, limit=batch_size)
+            if not records:
+                return total
+            by_user: dict[str, list[InputRecord]] = {}
+            for record in records:
+                by_user.setdefault(record.user_id, []).append(record)
+            for batch in by_user.values():
+                self.process(batch)
+            total += len(records)
+
+    def retry_failed(self, *, user_id: str | None = None) -> list[AddResult]:
+        """Run failed and degraded inputs again, one at a time."""
+        wanted = (InputStatus.failed, InputStatus.degraded)
+        pending = [r.id for status in wanted for r in self.inputs.by_status(status, user_id=user_id)]
+        claimed = self.inputs.claim(self.worker_id, input_ids=pending, limit=len(pending) or 1,
+                                    statuses=wanted, include_stale=False) if pending else []
+        results = []
+        for record in claimed:
+            if self.flow is not self.fallback:
+                self.remove_stand_ins(record)
+            results.append(self.process([record]))
+        return results
+
+    def undo(self, input_id: str, *, user_id: str, force: bool = False) -> list[MemoryChange]:
+        """Revert every change one input caused (`store.undo`); a retry of it then runs every manager again."""
+        changes = undo_input(self.store, input_id, user_id=user_id, force=force)
+        self.inputs.forget_actors([input_id], lambda actor: True)
+        return changes
+
+    def remove_stand_ins(self, record: InputRecord) -> None:
+        """Delete what the offline rules wrote for this input in place of the model (the memories
+        its fallback actors inserted), and forget that those actors ran, so the model's managers
+        run for it again."""
+        stale = self.store.inserted_by(record.user_id, FALLBACK_SUFFIX, [record.id])
+        if stale:
+            self.store.apply([DeleteOp(memory_id=m) for m in stale], user_id=record.user_id,
+                             actor="retry", input_id=record.id)
+        self.inputs.forget_actors([record.id], lambda actor: actor.endswith(FALLBACK_SUFFIX))

@@ -1,0 +1,132 @@
+"""Keeping a data dir sound: the consistency doctor, the secrets doctor, inputs a dead process left
+behind, backups and restores. `Mirix.maintenance` is one of these over the engine's store.
+
+A restore writes into an empty data dir (or database) before any engine opens it
+(`restore_into`); the engine then opens it and the doctor rebuilds the vector index.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from sqlalchemy.engine import Engine
+
+from mirix_py.background import BackgroundQueue
+from mirix_py.errors import InvalidInput
+from mirix_py.records import InputRecord
+from mirix_py.settings import Settings
+from mirix_py.store.db import make_engine
+from mirix_py.store.fulltext import fulltext_for
+from mirix_py.store.inputs import InputLog
+from mirix_py.store.memories import MemoryStore
+from mirix_py.store.private import private_dir
+from mirix_py.store.sessions import sessions_for
+
+if TYPE_CHECKING:
+    from mirix_py.doctor import DoctorReport
+    from mirix_py.secrets.doctor import SecretReport
+
+log = logging.getLogger("mirix_py")
+
+
+class Maintenance:
+    """The doctors, `resume` and `backup` of one engine's store (`Mirix.maintenance`)."""
+
+    def __init__(self, engine: Engine, store: MemoryStore, inputs: InputLog, queue: BackgroundQueue, *,
+                 worker_id: str, data_dir: Path) -> None:
+        self.engine = engine
+        self.store = store
+        self.inputs = inputs
+        self.queue = queue
+        self.worker_id = worker_id
+        self.data_dir = data_dir
+        self._recovering: set[str] = set()  # ids of inputs `resume` took over, until processed
+
+    def doctor(self, *, repair: bool = False, progress=None) -> DoctorReport:
+        """Compare SQL and the vector index (and check the vault key and the data dir's modes);
+        `repair=True` fixes what it can."""
+        from mirix_py.doctor import diagnose, repair as do_repair
+
+        report = diagnose(self.store, self.data_dir)
+        if repair and (not report.clean or report.compactable_rows or report.tenants_without_index):
+            report = (do_repair(self.store, report, progress, data_dir=self.data_dir) if progress
+                      else do_repair(self.store, report, data_dir=self.data_dir))
+        return report
+
+    def doctor_secrets(self, *, repair: bool = False) -> SecretReport:
+        """Plaintext secrets an older version left in rows, history, full text, vector documents, the
+        input log's plain columns and the database files (`store.secret_scan`); `repair=True` moves
+        them into the vault, rewrites the rest with placeholders and compacts the files."""
+        from mirix_py.store import secret_scan
+
+        assert self.store.guard is not None
+        report = secret_scan.scan(self.store, self.store.guard, self.data_dir)
+        if repair and not report.clean:
+            report = secret_scan.repair(self.store, self.store.guard, self.data_dir)
+        return report
+
+    def resume(self, *, wait: bool = True, limit: int = 10_000) -> int:
+        """Take over inputs left pending, or claimed by a worker that died, and process them once.
+        Managers that had committed before the crash are skipped (the input's `done_actors`); a
+        crash between a commit and its vector mirror is repaired from SQL, and the vector index is
+        checked again (and rebuilt if it lost a node) once they are processed (`recovered`)."""
+        records = self.inputs.claim(self.worker_id, limit=limit)
+        if records:
+            self.doctor(repair=True)
+            self._recovering.update(r.id for r in records)
+        for record in records:
+            self.queue.submit(record)
+        if wait:
+            self.queue.flush()
+        return len(records)
+
+    def recovered(self, records: Sequence[InputRecord]) -> None:
+        """These queued inputs are processed: once every input `resume` took over is, check the
+        vector index again (writes on an index reopened after a kill can lose a node)."""
+        if not self._recovering:
+            return
+        self._recovering.difference_update(r.id for r in records)
+        if not self._recovering:
+            report = self.doctor(repair=True)
+            if report.repaired.get("indexes_rebuilt"):
+                log.warning("the vector index lost a node after the restart; rebuilt %d user index(es)",
+                            report.repaired["indexes_rebuilt"])
+
+    def backup(self, dest: str | Path) -> dict[str, Any]:
+        """A consistent backup while the engine runs; the vault key is not in it (keep it safe)."""
+        from mirix_py.backup import backup
+
+        return backup(self.engine, self.store.cipher, dest,
+                      embedder=self.store.embedder.name if self.store.embedder else None)
+
+
+def restore_into(src: str | Path, data_dir: str | Path | None, *, vault_key: str, database_url: str | None,
+                 vector_store: str | None) -> Settings:
+    """Restore a backup into an empty data dir (or empty database), and return the settings to open
+    it with. The key is checked before anything is written and saved as the data dir's `vault.key`
+    (0600); the full-text and session indexes are rebuilt from the restored rows."""
+    from mirix_py.backup import check_key, read_manifest, restore
+
+    check_key(read_manifest(src), vault_key)
+    settings = Settings.from_env(data_dir=Path(data_dir) if data_dir is not None else None,
+                                 database_url=database_url, vault_key=vault_key, vector_store=vector_store)
+    private_dir(settings.data_dir)
+    key_file = settings.data_dir / "vault.key"
+    if key_file.exists() and key_file.read_text().strip() != vault_key.strip():
+        raise InvalidInput(f"{key_file} holds another key: restore into an empty data directory")
+    engine = make_engine(settings.sql_url, settings.sqlite_driver)
+    try:
+        restore(engine, src, vault_key)
+        with engine.begin() as conn:
+            sessions_for(engine).rebuild(conn)  # also sets `input_id` on rows of older backups,
+            fulltext_for(engine).rebuild(conn)  # which the neighbours' words are found by
+    finally:
+        engine.dispose()
+    if not key_file.exists():
+        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(vault_key)
+    return settings
