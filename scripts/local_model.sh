@@ -193,7 +193,8 @@ start() {
     local log="$RUN/$mode.log"
     # shellcheck disable=SC2046
     setsid "$VENV/bin/python" -m llama_cpp.server --model "$MODEL_FILE" --host 127.0.0.1 --port "$port" \
-        --n_ctx "${MIRIX_MODEL_CTX:-8192}" --n_threads "${MIRIX_MODEL_THREADS:-2}" --model_alias "$MODEL_ALIAS" \
+        --n_ctx "${MIRIX_MODEL_CTX:-8192}" --n_threads "${MIRIX_MODEL_THREADS:-2}" \
+        --n_threads_batch "${MIRIX_MODEL_THREADS:-2}" --model_alias "$MODEL_ALIAS" \
         $(mode_flags "$mode") </dev/null >"$log" 2>&1 &
     echo $! >"$(pidfile "$mode")"
     echo "$port" >"$RUN/$mode.port"
