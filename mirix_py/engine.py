@@ -26,7 +26,6 @@ from mirix_py.background import BackgroundQueue
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
 from mirix_py.inputs import check_user, normalize_add, parse_memory_types, parse_when
 from mirix_py.ops import DeleteOp, UpdateOp
-from mirix_py.llm.bounds import CallBounds
 from mirix_py.screenshot_methods import ScreenshotsMixin
 from mirix_py.records import (
     AddResult, ChatResponse, CoreMemory, HistoryEvent, InputRecord, InputStatus, Memory,
@@ -40,7 +39,6 @@ from mirix_py.store.opening import open_store
 from mirix_py.secrets.redaction import guard_logs, scrub
 from mirix_py.secrets.guard import SecretGuard
 from mirix_py.store.inputs import new_worker_id
-from mirix_py.timezones import display_zone
 
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
@@ -93,17 +91,8 @@ class Mirix(ScreenshotsMixin):
         self.worker_id = new_worker_id()
         self.searcher = Searcher(self.store, session_leg=self.settings.session_leg)
         self.definitions = load_definitions(agents_dir)  # validated at start, in both modes
-        if model_client is None and self.settings.llm_configured:
-            from mirix_py.llm.clients import build_model_client  # autogen only when a model is configured
-
-            model_client = build_model_client(self.settings)
-        self.model_client = model_client
-        flows = build_flows(self.store, self.searcher, model_client, self.definitions,
-                            fact_parser=self.settings.fact_parser,
-                            bounds=CallBounds(self.settings.llm_max_tokens, self.settings.llm_timeout_s),
-                            structured_output=self.settings.llm_structured_output,
-                            zone=display_zone(self.settings.timezone), context=self.settings.search_context)
-        self.offline_flow, self.chat_flow = flows.offline, flows.chat
+        flows = build_flows(self.store, self.searcher, self.settings, self.definitions, model_client)
+        self.model_client, self.offline_flow, self.chat_flow = flows.client, flows.offline, flows.chat
         self._loop = LoopThread()  # model clients stay on one event loop
         self.runner = BatchRunner(self.store, self.inputs, flows.update, fallback=flows.offline, run=self._run,
                                   worker_id=self.worker_id, mode=self.mode)

@@ -1,11 +1,10 @@
-"""Which flows an engine runs: the offline rules always; with a model, the model's update flow (the
-rules standing in for its failed parts) and its chat answers. Without a model nothing of autogen
-is imported."""
+"""Which flows an engine runs: the offline rules always; with a model (given, or the one the
+settings configure), the model's update flow (the rules standing in for its failed parts) and its
+chat answers. Without a model nothing of autogen is imported."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import tzinfo
 from typing import TYPE_CHECKING
 
 from mirix_py.agents.chat import ChatFlow
@@ -14,8 +13,10 @@ from mirix_py.agents.flow import Flow
 from mirix_py.agents.offline.flow import OfflineFlow
 from mirix_py.agents.offline.parser import load_fact_parser
 from mirix_py.llm.bounds import CallBounds
+from mirix_py.settings import Settings
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
+from mirix_py.timezones import display_zone
 
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
@@ -23,22 +24,29 @@ if TYPE_CHECKING:
 
 @dataclass
 class Flows:
+    client: ChatCompletionClient | None
     offline: OfflineFlow
     update: Flow  # `offline` without a model
     chat: ChatFlow
 
 
-def build_flows(store: MemoryStore, searcher: Searcher, client: ChatCompletionClient | None,
-                definitions: dict[str, AgentDefinition], *, fact_parser: str, bounds: CallBounds,
-                structured_output: str, zone: tzinfo | None, context: int) -> Flows:
-    """`bounds` hold every model call; `context`: the turns around the first matches each chat retrieval adds."""
-    offline = OfflineFlow(store, searcher, parser=load_fact_parser(fact_parser))
+def build_flows(store: MemoryStore, searcher: Searcher, settings: Settings, definitions: dict[str, AgentDefinition],
+                client: ChatCompletionClient | None = None) -> Flows:
+    """Every model call is bounded by the settings' `llm_max_tokens` and `llm_timeout_s`; each chat
+    retrieval adds the turns around the first `search_context` matches."""
+    if client is None and settings.llm_configured:
+        from mirix_py.llm.clients import build_model_client  # autogen only when a model is configured
+
+        client = build_model_client(settings)
+    bounds = CallBounds(settings.llm_max_tokens, settings.llm_timeout_s)
+    offline = OfflineFlow(store, searcher, parser=load_fact_parser(settings.fact_parser))
     update: Flow = offline
     if client is not None:
         from mirix_py.agents.update_flow import UpdateFlow  # autogen is needed only with a model
         from mirix_py.llm.bounds import ServerFeatures
 
         update = UpdateFlow(store, searcher, client, definitions, fallback=offline, bounds=bounds,
-                            features=ServerFeatures(structured_output))
-    chat = ChatFlow(store, searcher, client, definitions["chat_agent"], bounds=bounds, zone=zone, context=context)
-    return Flows(offline, update, chat)
+                            features=ServerFeatures(settings.llm_structured_output))
+    chat = ChatFlow(store, searcher, client, definitions["chat_agent"], bounds=bounds,
+                    zone=display_zone(settings.timezone), context=settings.search_context)
+    return Flows(client, offline, update, chat)
