@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, Sequence
 from mirix_py.records import AddResult, InputRecord
 
 if TYPE_CHECKING:
-    from mirix_py.ingest.screenshots import ProcessedFrame
+    from mirix_py.ingest.processed import ProcessedFrame
 
 __all__ = ["Mode", "ScreenshotHost"]
 
