@@ -5,7 +5,7 @@
     / T seconds to host.process_batch(records, frames))
 
 `ScreenshotIngestor` composes the stages, one module each (`ingest.admit`, `ingest.read`,
-`ingest.mask`, `ingest.batch`, with `ingest.batch_queue` for the queued batches), for one
+`ingest.mask`, `ingest.batch`; `ingest.batch_queue` queues batches, `ingest.files` runs over files), for one
 `ScreenshotHost` (ingest/host.py: log inputs, process a batch, data dir, limits), which `Mirix`
 provides; nothing here knows the engine. `wait=True` (the default of `Mirix.add_screenshot`)
 reads the frame and processes it as a batch of its own, so it is searchable when the call
@@ -29,21 +29,17 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
-from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import datetime, timezone, tzinfo
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from mirix_py.errors import InvalidInput
 from mirix_py.ingest.admit import FrameAdmission
 from mirix_py.ingest.batch import BatchWriter, Processor, outcome_after
 from mirix_py.ingest.batch_queue import QueuedBatches
-from mirix_py.ingest.batching import FrameBatcher
 from mirix_py.ingest.config import ScreenshotConfig
+from mirix_py.ingest.files import ingest_files
 from mirix_py.ingest.frames import (
-    ImageSource, LoadedFrame, frame_info_from_file, list_image_files, load_frame, pixel_digest, probe_frame,
+    ImageSource, LoadedFrame, list_image_files, load_frame,
 )
 from mirix_py.ingest.host import ScreenshotHost
 from mirix_py.ingest.mask import ImageMasking
@@ -75,16 +71,16 @@ class ScreenshotIngestor:
         data_dir = host.data_dir
         self.thumbnails_dir = Path(thumbnails_dir) if thumbnails_dir else (
             Path(data_dir) / "thumbnails" if data_dir is not None else None)
-        self._lock = threading.RLock()  # the totals, and the queued batches' state
+        self.lock = threading.RLock()  # the totals, and the queued batches' state
         self.totals = IngestReport(keep=1000)
-        self.thumbnails = Thumbnails(self.thumbnails_dir, self.config.thumbnail_retention, self.totals, self._lock)
+        self.thumbnails = Thumbnails(self.thumbnails_dir, self.config.thumbnail_retention, self.totals, self.lock)
         self.admission = FrameAdmission(self.config, self.thumbnails)
         self.masking = ImageMasking(self.config.min_text_chars, self.thumbnails)
         self.reader = FrameReader(self.ocr, mask=self.masking.protect, forget=self.admission.forget,
-                                  totals=self.totals, lock=self._lock)
+                                  totals=self.totals, lock=self.lock)
         self.writer = BatchWriter(host, self.config, process=process or host.process_batch, finish=self.reader.finish,
-                                  totals=self.totals, lock=self._lock)
-        self.queued = QueuedBatches(self.config.batch, self.writer, totals=self.totals, lock=self._lock)
+                                  totals=self.totals, lock=self.lock)
+        self.queued = QueuedBatches(self.config.batch, self.writer, totals=self.totals, lock=self.lock)
 
     def check(self) -> None:
         """Tesseract and the language data are there (raises TesseractMissing / InvalidInput)."""
@@ -96,7 +92,7 @@ class ScreenshotIngestor:
             return self.config.vision
         return self.host.supports_vision
 
-    def _admit(self, loaded: LoadedFrame, *, user_id: str, captured_at: datetime | str | None, app: str | None,
+    def admit(self, loaded: LoadedFrame, *, user_id: str, captured_at: datetime | str | None, app: str | None,
                window_title: str | None, source_id: str | None) -> tuple[ProcessedFrame | None, FrameOutcome]:
         """Admit the frame and start its OCR. Returns (frame, outcome); frame None when skipped."""
         frame, outcome = self.admission.admit(loaded, user_id=user_id, captured_at=captured_at, app=app,
@@ -113,16 +109,16 @@ class ScreenshotIngestor:
         loaded = load_frame(image, name=name)
         if wait and self.pending():
             self.flush()  # queued frames first: windows are memorised in capture order
-        frame, outcome = self._admit(loaded, user_id=user_id, captured_at=captured_at, app=app,
+        frame, outcome = self.admit(loaded, user_id=user_id, captured_at=captured_at, app=app,
                                      window_title=window_title, source_id=source_id)
         result: AddResult | None = None
         if frame is not None and wait:
             result = self.writer.run([frame])
             outcome = outcome_after(frame, outcome, result)
             if result is not None:
-                with self._lock:
+                with self.lock:
                     self.totals.add_result(result)
-        with self._lock:
+        with self.lock:
             self.totals.count(outcome)
         if frame is not None and not wait:
             self.queued.enqueue(frame)
@@ -155,121 +151,11 @@ class ScreenshotIngestor:
     def ingest_paths(self, paths: Iterable[str | Path], *, user_id: str, app: str | None = None,
                      window_title: str | None = None, default_tz: tzinfo | None = None,
                      progress: Callable[[int], None] | None = None) -> IngestReport:
-        """Ingest image files: times from metadata or names, dedup in time order, per-app batches.
-
-        A bad file is reported (status "invalid" with the reason) and the rest goes on. Returns a
-        report of this run; all its batches are processed when it returns.
-        """
-        self.check()
-        if not isinstance(user_id, str) or not user_id.strip():
-            raise InvalidInput("user_id is required")
-        started = time.perf_counter()
-        report = IngestReport()
-        ocr_before, text_before, thumbs_before = self.totals.ocr_seconds, self.totals.text_bytes, self.totals.thumbnail_bytes
-
-        def tick() -> None:
-            if progress:
-                progress(1)
-
-        # 1. headers only (no pixels): capture times, so frames are taken in capture order
-        entries: list[tuple[datetime, Path, Any]] = []
-        for path in map(Path, paths):
-            try:
-                info = frame_info_from_file(path, probe_frame(path), default_tz=default_tz)
-            except InvalidInput as exc:
-                report.count(FrameOutcome(name=path.name, status="invalid", error=str(exc)))
-                tick()
-                continue
-            entries.append((info.captured_at, path, info))
-        entries.sort(key=lambda e: (e[0], e[1].name))
-
-        # 2. decode, dedup and OCR in time order with a few frames in flight; each batch goes to the
-        #    memory managers as it closes, on a thread of its own, so reading frames never waits for them
-        batcher: FrameBatcher[ProcessedFrame] = FrameBatcher(self.config.batch, key=lambda f: f.app,
-                                                             when=lambda f: f.captured_at)
-        managers = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mirix-screenshot-batches")
-        submitted: list[tuple[Future, list[ProcessedFrame]]] = []
-
-        def run(batch: list[ProcessedFrame]) -> None:
-            submitted.append((managers.submit(self.writer.run, batch), batch))
-
-        # a file with the same pixels as the previous one of its window is a duplicate: no decoding
-        last_digest: dict[tuple, tuple[bytes, ProcessedFrame | None]] = {}
-
-        def complete(frame: ProcessedFrame) -> None:
-            self.reader.finish(frame)
-            key = (frame.app, frame.window_title)
-            if frame.error is not None and last_digest.get(key, (b"", None))[1] is frame:
-                del last_digest[key]  # its OCR failed: an identical file gets another chance
-            tick()
-            for batch in batcher.add(frame):
-                run(batch)
-
-        in_flight: deque[ProcessedFrame] = deque()
-        limit = 3 * max(self.reader.workers, 1)
-        for when, path, info in entries:
-            frame_app, frame_window = app or info.app, window_title or info.window_title
-            key = ((frame_app or "").strip() or None, (frame_window or "").strip() or None)
-            try:
-                data = path.read_bytes()
-                digest = pixel_digest(data)
-                if self.config.dedup and key in last_digest and last_digest[key][0] == digest:
-                    report.count(FrameOutcome(name=path.name, status="duplicate", captured_at=when, app=key[0],
-                                              window_title=key[1], similarity=1.0, png_bytes=len(data)))
-                    tick()
-                    continue
-                loaded = load_frame(data, name=path.name)
-                if loaded.format == "PNG":
-                    loaded.png_bytes = len(data)
-                frame, outcome = self._admit(loaded, user_id=user_id, captured_at=when, app=frame_app,
-                                             window_title=frame_window, source_id=path.name)
-            except InvalidInput as exc:
-                report.count(FrameOutcome(name=path.name, status="invalid", error=str(exc)))
-                tick()
-                continue
-            except OSError as exc:  # unreadable file
-                report.count(FrameOutcome(name=path.name, status="invalid", error=f"{path.name}: {exc}"))
-                tick()
-                continue
-            del loaded, data
-            last_digest[key] = (digest, frame)
-            if frame is None:
-                report.count(outcome)
-                tick()
-                continue
-            in_flight.append(frame)
-            while len(in_flight) > limit:
-                complete(in_flight.popleft())
-        while in_flight:
-            complete(in_flight.popleft())
-        for batch in batcher.drain():
-            run(batch)
-        managers.shutdown(wait=True)
-        for future, batch in submitted:  # batches ran in capture order; collect their outcomes
-            try:
-                result = future.result()
-            except Exception as exc:  # e.g. the database went away: these frames failed, the others stand
-                log.exception("screenshot batch failed")
-                for frame in batch:
-                    frame.error = frame.error or f"{type(exc).__name__}: {exc}"
-                result = None
-            if result is not None:
-                report.add_result(result)
-            for frame in batch:
-                assert frame.outcome is not None  # set on admission for every frame that reaches a batch
-                report.count(outcome_after(frame, frame.outcome, result))
-
-        report.ocr_seconds = self.totals.ocr_seconds - ocr_before
-        report.text_bytes = self.totals.text_bytes - text_before
-        report.thumbnail_bytes = self.totals.thumbnail_bytes - thumbs_before
-        report.wall_seconds = time.perf_counter() - started
-        report.outcomes.sort(key=lambda o: (o.captured_at or datetime.min.replace(tzinfo=timezone.utc), o.name))
-        with self._lock:
-            for outcome in report.outcomes:
-                self.totals.count(outcome)
-            for result in report.results:
-                self.totals.add_result(result)
-        return report
+        """Ingest image files: times from metadata or names, dedup in time order, per-app batches
+        (`ingest.files`). A bad file is reported and the rest goes on; all batches are processed
+        when it returns."""
+        return ingest_files(self, paths, user_id=user_id, app=app, window_title=window_title, default_tz=default_tz,
+                            progress=progress)
 
     def ingest_directory(self, directory: str | Path, *, user_id: str, recursive: bool = False,
                          **kwargs: Any) -> IngestReport:
