@@ -6,16 +6,13 @@ instead made bm25() walk all of the user's postings for its statistics: ~6 ms at
 The per-user token column stays, for the rare users whose ranges coincide. An episode's row also
 holds its neighbours' words in a column of its own, weighed at `near.NEAR_WEIGHT` (`store.near`). A
 large user's very common query words only score the rows its rarer ones select (`left_out_terms`,
-`SQLiteFullText._ranked_rescored`).
+`SQLiteFullText._ranked_rescored`, scored as bm25() would by `store.fts5_scoring`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 import os
-import sqlite3
-import threading
 import time
 from dataclasses import dataclass
 from datetime import timezone
@@ -24,6 +21,7 @@ from typing import Iterable, Sequence
 from sqlalchemy import text as sql
 from sqlalchemy.engine import Connection
 
+from mirix_py.store.fts5_scoring import DEFAULT_AVGDL, TermHolders, fts5_averages, fts5_idf, fts5_term_score
 from mirix_py.store.fulltext import STATS_TTL_S, TIE_ORDER_SQLITE, TIES_WITHIN, Filters, Part, PartHit
 from mirix_py.store.near import NEAR_WEIGHT, inputs_by_user, near_of_inputs
 from mirix_py.text import TOKEN, query_terms
@@ -87,69 +85,6 @@ class FtsQuery:
     match: str
     whole: str
     scoring_only: tuple[str, ...] = ()
-
-
-class TermHolders:
-    """Which of a few texts hold a term as FTS5 matches it (same tokenizer, same stemming), in a
-    small in-memory FTS5 table per thread. Asking the store instead (`text : "t" AND (...)`) walks
-    the common term's whole posting list, which costs more than the rows it saves."""
-
-    def __init__(self) -> None:
-        self._local = threading.local()
-
-    def _db(self) -> sqlite3.Connection:
-        db = getattr(self._local, "db", None)
-        if db is None:
-            db = self._local.db = sqlite3.connect(":memory:", isolation_level=None)
-            db.execute("CREATE VIRTUAL TABLE held USING fts5(text, tokenize='porter unicode61', detail=none)")
-        return db
-
-    def holding(self, terms: Sequence[str], texts: Sequence[tuple[int, str]]) -> list[set[int]]:
-        """For each term, the ids of `texts` ((id, text)) that hold it."""
-        db = self._db()
-        db.execute("BEGIN")
-        try:
-            db.executemany("INSERT INTO held(rowid, text) VALUES (?, ?)", texts)
-            return [{int(r[0]) for r in db.execute("SELECT rowid FROM held WHERE held MATCH ?", (f'"{t}"',))}
-                    for t in terms]
-        finally:
-            db.execute("ROLLBACK")
-
-
-BM25_K1 = 1.2  # FTS5's bm25() constants
-BM25_B = 0.75
-DEFAULT_AVGDL = 12.0  # tokens per row assumed while FTS5's totals are not written yet
-
-
-def fts5_idf(total_rows: int, rows: int) -> float:
-    """bm25()'s idf: log((N - n + 0.5) / (n + 0.5)), floored at 1e-6 as FTS5 does."""
-    idf = math.log((total_rows - rows + 0.5) / (rows + 0.5)) if total_rows else 0.0
-    return idf if idf > 0 else 1e-6
-
-
-def fts5_term_score(idf: float, freq: float, size: float, avgdl: float) -> float:
-    """One term's part of bm25()'s score for a row of `size` tokens (all columns) holding it `freq`
-    times (weighted by column)."""
-    return idf * freq * (BM25_K1 + 1) / (freq + BM25_K1 * (1 - BM25_B + BM25_B * size / avgdl))
-
-
-def fts5_averages(blob: bytes) -> tuple[int, int]:
-    """(rows, tokens in all columns) from an FTS5 table's averages record (`<table>_data`, id 1):
-    SQLite varints, the row count then each column's token total."""
-    values, i = [], 0
-    while i < len(blob):
-        value = 0
-        for j in range(9):
-            byte = blob[i + j]
-            if j == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if byte < 0x80:
-                break
-        i += j + 1
-        values.append(value)
-    return (values[0], sum(values[1:])) if values else (0, 0)
 
 
 def type_token(memory_type: str) -> str:

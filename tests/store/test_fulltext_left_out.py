@@ -6,7 +6,8 @@ import pytest
 
 import mirix_py.store.sqlite_fulltext as sqlite_fulltext
 from mirix_py.store.fulltext import Filters
-from mirix_py.store.sqlite_fulltext import SQLiteFullText, fts5_averages, left_out_terms
+from mirix_py.store.fts5_scoring import fts5_averages
+from mirix_py.store.sqlite_fulltext import SQLiteFullText, left_out_terms
 
 
 def test_fts5_averages_reads_the_row_count_and_the_token_total(fts_engine):
