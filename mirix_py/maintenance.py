@@ -19,9 +19,9 @@ from mirix_py.errors import InvalidInput
 from mirix_py.records import InputRecord
 from mirix_py.settings import Settings
 from mirix_py.store.db import make_engine
-from mirix_py.store.fulltext import fulltext_for
 from mirix_py.store.inputs import InputLog
 from mirix_py.store.memories import MemoryStore
+from mirix_py.store.opening import fulltext_for
 from mirix_py.store.private import private_dir
 from mirix_py.store.sessions import sessions_for
 

@@ -2,7 +2,8 @@
 each index keeps. A query's words are `text.query_terms`, as the prompts' passages take them.
 
 SQLite ranks with FTS5's `bm25()` (`store.sqlite_fulltext`); PostgreSQL sums Okapi BM25 over
-postings of its own (`store.pg_fulltext`). Both give the best `k` (memory id, score), best first.
+postings of its own (`store.pg_fulltext`). Both give the best `k` (memory id, score), best first;
+`store.opening.fulltext_for` picks the one of a database.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterable, Protocol, Sequence
 
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection
 
 
 @dataclass(frozen=True)
@@ -87,13 +88,3 @@ class FullTextIndex(Protocol):
 
     def rebuild(self, conn: Connection, *, near: bool = True) -> int: ...
 
-
-def fulltext_for(engine: Engine) -> FullTextIndex:
-    """The full-text index of this engine's database."""
-    if engine.dialect.name == "postgresql":
-        from mirix_py.store.pg_fulltext import PostgresFullText
-
-        return PostgresFullText()
-    from mirix_py.store.sqlite_fulltext import SQLiteFullText
-
-    return SQLiteFullText()

@@ -12,10 +12,12 @@ from sqlalchemy.engine import Engine
 from mirix_py.store.crypto import Cipher, load_or_create_key
 from mirix_py.store.db import create_schema, make_engine
 from mirix_py.store.embeddings import Embedder
-from mirix_py.store.fulltext import fulltext_for
 from mirix_py.secrets.guard import SecretGuard
+from mirix_py.store.fulltext import FullTextIndex
 from mirix_py.store.inputs import InputLog
 from mirix_py.store.memories import MemoryStore
+from mirix_py.store.pg_fulltext import PostgresFullText
+from mirix_py.store.sqlite_fulltext import SQLiteFullText
 from mirix_py.store.vector_layout import open_vector_index
 
 
@@ -24,6 +26,11 @@ class OpenStore:
     engine: Engine
     memories: MemoryStore
     inputs: InputLog
+
+
+def fulltext_for(engine: Engine) -> FullTextIndex:
+    """The full-text index of this engine's database."""
+    return PostgresFullText() if engine.dialect.name == "postgresql" else SQLiteFullText()
 
 
 def open_store(sql_url: str, data_dir: Path, *, sqlite_driver: str, vault_key: str | None, embedder: Embedder | None,
