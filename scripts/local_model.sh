@@ -12,7 +12,7 @@
 # MODE functions: `--chat_format chatml-function-calling`; native `tool_calls`, grammar-forced when
 #                 `tool_choice` names a function.
 # MIRIX_MODEL_THREADS (default 2): threads for generation and prompt reading. Two servers side by side,
-# or a server beside other work, run far better at 1 each: ggml's threads wait on each other, so a
+# or a server beside other work, can take 1 each: ggml's threads wait on each other, so a
 # thread the scheduler parks stalls the rest.
 # No `--cache`: its RAM prompt cache grew past 15 GB within minutes here and the kernel killed the server.
 #
