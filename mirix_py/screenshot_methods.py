@@ -13,18 +13,18 @@ from __future__ import annotations
 import threading
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence
 
 from mirix_py.errors import InvalidInput
 from mirix_py.ingest.env import screenshot_config_from_env, screenshots_module
 from mirix_py.ingest.host import Mode
 from mirix_py.inputs import parse_when
-from mirix_py.records import AddResult, InputKind, InputRecord, InputStatus, Memory, MemoryType
+from mirix_py.records import AddResult, InputKind, InputRecord, InputStatus, Memory, MemoryType, Mode as EngineMode
 from mirix_py.screen_activity import FrameGroup, ScreenFrame, build_groups, group_frames
 from mirix_py.settings import Settings
 
 if TYPE_CHECKING:
-    from mirix_py.engine import Mirix
+    from mirix_py.agents.batch_runner import BatchRunner
     from mirix_py.store.inputs import InputLog
     from mirix_py.store.memories import MemoryStore
     from mirix_py.ingest.frames import ImageSource
@@ -46,12 +46,29 @@ _LOCK = threading.Lock()
 ProcessBatch = Callable[..., AddResult]  # (records, images=...): `BatchRunner.process`
 
 
+class ScreenshotEngine(Protocol):
+    """The parts of an engine its screenshot host uses (`Mirix` has them)."""
+
+    @property
+    def inputs(self) -> InputLog: ...
+    @property
+    def worker_id(self) -> str: ...
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def runner(self) -> BatchRunner: ...
+    @property
+    def mode(self) -> EngineMode: ...
+    @property
+    def supports_vision(self) -> bool: ...
+
+
 class EngineScreenshotHost:
     """`ScreenshotHost` over an engine's parts: frames are logged claimed by the engine's worker (no
     other worker takes them while their batch waits) and processed by its batch runner
     (`agents.batch_runner`), with their downscaled images when the model takes them."""
 
-    def __init__(self, engine: Mirix) -> None:
+    def __init__(self, engine: ScreenshotEngine) -> None:
         self.inputs, self.worker_id, self.settings = engine.inputs, engine.worker_id, engine.settings
         self.process: ProcessBatch = engine.runner.process
         self.mode: Mode = "llm" if engine.mode == "llm" else "offline"
