@@ -3,7 +3,7 @@
 Every module of mirix_py belongs to one group of the table below (its name, or the package it is
 in). A module may import its own group and the groups of lower ranks; a group of the same rank
 (sideways) or of a higher one (upward) is refused, at the top of a file, inside a function or
-for type checking alike.
+for type checking alike. Inside a group, no modules import one another in a circle.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ def layer_table() -> dict[str, tuple[int, str]]:
 
 
 def module_name(path: Path) -> str:
-    """"store.db" for mirix_py/store/db.py, "store" for its __init__.py, "" for the package's own."""
+    """A module's dotted name in mirix_py: "store.db" for store/db.py, "store" for its __init__.py,
+    "" for the package's own."""
     parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
@@ -137,6 +138,43 @@ def test_no_module_imports_sideways_or_upward():
     """The whole matrix: ingest never sees the engine, the integrations never the server, the store
     no flow, secrets nothing above the records."""
     assert layer_violations()[1] == []
+
+
+def import_cycles() -> list[list[str]]:
+    """Groups of modules that import one another round in a circle (strongly connected components)."""
+    graph = {module_name(path): mirix_imports(path) for path in sorted(PACKAGE.rglob("*.py"))}
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        order[node] = low[node] = len(order)
+        stack.append(node)
+        for target in graph[node]:
+            if target not in graph or target == node:
+                continue
+            if target not in order:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], order[target])
+        if low[node] == order[node]:
+            group = []
+            while (top := stack.pop()) != node:
+                group.append(top)
+            if group:
+                cycles.append(sorted([node, *group]))
+
+    for node in graph:
+        if node not in order:
+            visit(node)
+    return cycles
+
+
+def test_no_modules_import_one_another_in_a_circle():
+    """Inside a layer too: a cycle hidden by an import inside a function or for type checking counts."""
+    assert import_cycles() == []
 
 
 def test_the_checker_sees_every_kind_of_import(tmp_path):

@@ -15,7 +15,7 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timezone, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable, Protocol
 
 from mirix_py.errors import InvalidInput
 from mirix_py.ingest.batch import outcome_after
@@ -25,12 +25,35 @@ from mirix_py.ingest.outcomes import FrameOutcome, IngestReport
 from mirix_py.ingest.processed import ProcessedFrame
 
 if TYPE_CHECKING:
-    from mirix_py.ingest.screenshots import ScreenshotIngestor
+    from mirix_py.ingest.batch import BatchWriter
+    from mirix_py.ingest.config import ScreenshotConfig
+    from mirix_py.ingest.frames import LoadedFrame
+    from mirix_py.ingest.read import FrameReader
 
 log = logging.getLogger("mirix_py.screenshots")
 
 
-def ingest_files(ingestor: ScreenshotIngestor, paths: Iterable[str | Path], *, user_id: str, app: str | None = None,
+class FileIngestor(Protocol):
+    """What a run over files uses of the ingestor (`ScreenshotIngestor` has it)."""
+
+    @property
+    def config(self) -> ScreenshotConfig: ...
+    @property
+    def lock(self) -> ContextManager[Any]: ...
+    @property
+    def totals(self) -> IngestReport: ...
+    @property
+    def reader(self) -> FrameReader: ...
+    @property
+    def writer(self) -> BatchWriter: ...
+
+    def check(self) -> None: ...
+
+    def admit(self, loaded: LoadedFrame, *, user_id: str, captured_at: datetime | str | None, app: str | None,
+              window_title: str | None, source_id: str | None) -> tuple[ProcessedFrame | None, FrameOutcome]: ...
+
+
+def ingest_files(ingestor: FileIngestor, paths: Iterable[str | Path], *, user_id: str, app: str | None = None,
                  window_title: str | None = None, default_tz: tzinfo | None = None,
                  progress: Callable[[int], None] | None = None) -> IngestReport:
     """A report of this run (also counted in `ingestor.totals`); all its batches are processed when it returns."""
