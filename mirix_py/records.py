@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, computed_field, field_validator
 
-from mirix_py.dates import annotate, when_words
+from mirix_py.dates import annotate, day_words, when_words
 from mirix_py.passages import focus
 
 
@@ -94,9 +94,21 @@ class CoreMemory(MemoryBase):
     label: CoreLabel
     value: str = ""
     limit: int = Field(default=5000, gt=0)
+    said: dict[str, datetime] = Field(default_factory=dict, description=(
+        "When each line of `value` was said, by line: a reader sees a change the rules cannot read "
+        "(\"moved to Berlin\" after \"lives in Paris\") as the newer line. Lines kept before dates were "
+        "recorded have none."))
 
     def search_text(self) -> str:
         return f"[core:{self.label}] {self.value}"
+
+    def dated_lines(self) -> list[str]:
+        """The block's lines as a reader gets them: newest first, each with the day it was said
+        ("lives in Berlin (said 2 May 2024)"); undated lines last, in block order."""
+        lines = [line for line in self.value.splitlines() if line.strip()]
+        dated = sorted((ln for ln in lines if ln in self.said), key=lambda ln: self.said[ln], reverse=True)
+        return [f"{ln} (said {day_words(self.said[ln].date())})" for ln in dated] + \
+            [ln for ln in lines if ln not in self.said]
 
 
 class EpisodicMemory(MemoryBase):
@@ -390,7 +402,9 @@ class MemoryContext(BaseModel):
     topics: list[str]
     start: datetime | None = None
     end: datetime | None = None
-    core: dict[str, str] = Field(default_factory=dict, description="Core blocks by label (empty ones left out).")
+    core: dict[str, str] = Field(default_factory=dict, description="Core blocks by label (empty ones left out), "
+                                                                    "their lines newest first, each with the day "
+                                                                    "it was said where that is known.")
     hits: list[SearchHit] = Field(default_factory=list, description="Each hit's `text` is cut to the passages "
                                                                       "about `message`; `memory` is the whole record. "
                                                                       "A turn said around a match follows it, with "

@@ -345,7 +345,8 @@ class ChatFlow:
 
         search_in_memory = self._search_fn(user_id, searched)
 
-        core_text = "\n".join(f"<{label}>\n{block.value}\n</{label}>" for label, block in retrieval.core.items())
+        core_text = "\n".join(f"<{label}>\n" + "\n".join(block.dated_lines()) + f"\n</{label}>"
+                              for label, block in retrieval.core.items())  # newest first, dated
         memory_lines = [line for line in (prompt_line(h, self.store, retrieval.question) for h in retrieval.hits)
                         if line]
         system = (f"# agent: {self.definition.name}\n{self.definition.system_prompt}\n\n"

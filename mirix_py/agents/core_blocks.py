@@ -6,6 +6,7 @@ limit or a label means the same thing on every path.
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Sequence
 
 from mirix_py.errors import CoreMemoryFull, InvalidInput
@@ -33,6 +34,14 @@ def appended(value: str, line: str) -> str:
     """`value` with `line` as its last line."""
     line = line.strip()
     return f"{value}\n{line}" if value else line
+
+
+def said_after(block: CoreMemory | None, value: str, when: datetime | None) -> dict[str, datetime]:
+    """When each line of the block's new `value` was said: a line it held keeps its day, a new line
+    gets `when` (the batch's time; now for a write through the API)."""
+    held = block.said if block is not None else {}
+    when = when or datetime.now(timezone.utc)
+    return {line: held.get(line, when) for line in dict.fromkeys(value.splitlines()) if line.strip()}
 
 
 def over_limit(value: str, block: CoreMemory | None) -> str | None:
@@ -84,10 +93,11 @@ def _write(store, user_id: str, label: CoreLabel, value: str, block: CoreMemory 
     problem = over_limit(value, block)
     if problem:
         raise CoreMemoryFull(f"core block {label!r} {problem}; rewrite it shorter instead of appending")
+    said = said_after(block, value, None)
     if block is None:
-        op: Op = InsertOp(memory=CoreMemory(user_id=user_id, label=label, value=value))
+        op: Op = InsertOp(memory=CoreMemory(user_id=user_id, label=label, value=value, said=said))
     else:
-        op = UpdateOp(memory_id=block.id, fields={"value": value})
+        op = UpdateOp(memory_id=block.id, fields={"value": value, "said": said})
     store.apply([op], user_id=user_id, actor=actor)
     saved = find_block(store, user_id, label)
     assert saved is not None

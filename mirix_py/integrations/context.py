@@ -48,5 +48,6 @@ def retrieve_context(mx: "Mirix", user_id: str, message: str, *, max_items: int 
     # a long memory's text cut to the lines about the message, as MCP, AutoGen and chat put it in a prompt
     hits = [h.model_copy(update={"text": focus(h.text, message)}) for h in hits]
     return MemoryContext(user_id=user_id, message=message, topics=topics.keywords, start=topics.start, end=topics.end,
-                         core={label: block.value for label, block in core.items() if block.value.strip()},
+                         core={label: "\n".join(block.dated_lines()) for label, block in core.items()
+                               if block.value.strip()},
                          hits=hits)

@@ -87,7 +87,8 @@ def memory_tools(memory: Any, user_id: str, *, limit: int = 5) -> list[Callable[
     async def read_core_memory() -> str:
         """Read the user's core memory: the always-known facts about the user (human) and the assistant (persona)."""
         blocks = await call("core_memory", user_id=user_id)
-        return "\n".join(f"[{label}] {block.value}" for label, block in blocks.items() if block.value.strip()) \
+        return "\n".join(f"[{label}] " + "\n".join(block.dated_lines()) for label, block in blocks.items()
+                         if block.value.strip()) \
             or "Core memory is empty."
 
     async def core_memory_append(label: Literal["human", "persona"], text: str) -> str:
