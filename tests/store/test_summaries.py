@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from mirix_py.ops import InsertOp
 from mirix_py.records import EpisodicMemory, SemanticMemory
-from mirix_py.store.summaries import sources_first, sums_up
+from mirix_py.store.summaries import SUMMARY_WEIGHT, sources_first, sums_up
 
 
 def _records(**sources):
@@ -18,13 +18,14 @@ def test_a_summary_cites_two_things_said_input_ids_aside():
     assert not sums_up(["in_1", "t1"]) and not sums_up([]) and not sums_up(["in_1", "in_2"])
 
 
-def test_the_best_summary_stays_and_the_others_follow_the_rest_in_order():
+def test_the_best_summary_stays_and_the_others_are_weighed_down():
     records = _records(s1=["t1", "t2"], a=["t1"], s2=["t3", "t4"], b=["t3"], s3=["t5", "t6"], c=["t5"])
     ranked = [("s1", 0.9), ("a", 0.8), ("s2", 0.7), ("b", 0.6), ("s3", 0.5), ("c", 0.4)]
     out = sources_first(ranked, records)
     assert [i for i, _ in out] == ["s1", "a", "b", "c", "s2", "s3"]
+    assert dict(out)["s2"] == 0.7 * SUMMARY_WEIGHT  # its own match, weighed: no other memory's score
     scores = [s for _, s in out]
-    assert scores == sorted(scores, reverse=True)  # moved summaries take the last score before them
+    assert scores == sorted(scores, reverse=True)
     assert sources_first(ranked, records) == out and ranked[2] == ("s2", 0.7)  # pure
 
 
