@@ -1,11 +1,24 @@
 """Idioms of a job, a home, a taste and a favourite, rewritten to the forms the claim rules read."""
 
+import pytest
+
 from mirix_py.agents.offline.rules.claims import extract_claims
-from mirix_py.agents.offline.rules.idioms import rewrite
+from mirix_py.agents.offline.rules.idioms import EXAMPLES, FAMILIES, guard_text, rewrite
 
 
 def _facts(text: str, people: tuple[tuple[str, str], ...] = ()) -> list[tuple[str, str, str, bool]]:
     return [(c.entity, c.attribute, c.value, c.negated) for c in extract_claims(text, "user", people=people)]
+
+
+@pytest.mark.parametrize(("family", "said", "rewritten"), EXAMPLES, ids=[f"{name}: {said}" for name, said, _ in EXAMPLES])
+def test_each_example_of_a_family_rewrites_as_the_family_says(family, said, rewritten):
+    guards, pattern, replace = FAMILIES[family]
+    assert any(guard in guard_text(said) for guard in guards)
+    assert pattern.sub(replace, said) == rewritten
+
+
+def test_every_family_has_an_example():
+    assert {name for name, _, _ in EXAMPLES} == set(FAMILIES)
 
 
 def test_a_sentence_without_an_idiom_comes_back_unchanged():
