@@ -1,4 +1,4 @@
-"""Write `mirix_py/agents/offline/rules/job_words.py`: the nouns WordNet files under a worker or a professional.
+"""Write `mirix_py/agents/offline/rules/job_words.txt`: the nouns WordNet files under a worker or a professional.
 
 The offline rules tell a job ("Priya is a barrister") from other things one is ("a mess", "a fan") by the
 job's head word. A hand-kept list misses most jobs a new text names, so this script takes every one-word
@@ -35,7 +35,7 @@ NOT_JOBS = frozenset("""
     founder domestic official punter quack trooper private gentleman volunteer resident veteran
 """.split())
 DATA_NOUN_SHA256 = "fea17d2f9656611334eac790e5d69e47645fa180c4aa481fb4cd9b3520754ca2"
-OUT = Path(__file__).resolve().parents[1] / "mirix_py" / "agents" / "offline" / "rules" / "job_words.py"
+OUT = Path(__file__).resolve().parents[1] / "mirix_py" / "agents" / "offline" / "rules" / "job_words.txt"
 
 
 def read_hyponyms(path: Path) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
@@ -73,22 +73,16 @@ def main(argv: list[str]) -> int:
         print(f"{path}: sha256 {digest}, expected WordNet 3.0's {DATA_NOUN_SHA256}", file=sys.stderr)
         return 1
     found = job_words(path)
-    lines = "\n".join(f"    {line}" for line in _wrapped(found, 112))
-    OUT.write_text(f'''"""Nouns that name a job, from WordNet 3.0: every one-word noun under worker.n.01 or professional.n.01.
-
+    licence = """Nouns that name a job, from WordNet 3.0: every one-word noun under worker.n.01 or professional.n.01.
 Written by scripts/build_job_words.py; do not edit by hand.
 
 WordNet 3.0 Copyright 2006 by Princeton University.  All rights reserved.
 THIS SOFTWARE AND DATABASE IS PROVIDED "AS IS" AND PRINCETON UNIVERSITY MAKES NO REPRESENTATIONS OR WARRANTIES,
 EXPRESS OR IMPLIED.  BY WAY OF EXAMPLE, BUT NOT LIMITATION, PRINCETON UNIVERSITY MAKES NO REPRESENTATIONS OR
 WARRANTIES OF MERCHANTABILITY OR FITNESS FOR ANY PARTICULAR PURPOSE OR THAT THE USE OF THE LICENSED SOFTWARE,
-DATABASE OR DOCUMENTATION WILL NOT INFRINGE ANY THIRD PARTY PATENTS, COPYRIGHTS, TRADEMARKS OR OTHER RIGHTS.
-"""
-
-WORDNET_JOB_WORDS = frozenset("""
-{lines}
-""".split())
-''', encoding="utf-8")
+DATABASE OR DOCUMENTATION WILL NOT INFRINGE ANY THIRD PARTY PATENTS, COPYRIGHTS, TRADEMARKS OR OTHER RIGHTS."""
+    header = "".join(f"# {line}".rstrip() + "\n" for line in licence.splitlines())
+    OUT.write_text(header + "\n".join(_wrapped(found, 112)) + "\n", encoding="utf-8")
     print(f"{len(found)} words -> {OUT}")
     return 0
 

@@ -22,6 +22,8 @@ def test_the_wheel_installs_alone_and_runs_the_demo(tmp_path):
     assert list(dist.glob("mirix_py-*.tar.gz"))
     names = zipfile.ZipFile(wheel).namelist()
     for shipped in ("mirix_py/server/static/viewer.html", "mirix_py/store/migrations/env.py",
+                    "mirix_py/agents/offline/rules/idioms.yaml", "mirix_py/agents/offline/rules/words.yaml",
+                    "mirix_py/agents/offline/rules/job_words.txt",
                     "mirix_py-0.1.0.data/data/share/mirix-py/agents/chat_agent.md"):
         assert shipped in names, shipped
     assert any(n.startswith("mirix_py/store/migrations/versions/") for n in names)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from mirix_py.agents.offline.rules.job_words import WORDNET_JOB_WORDS
+from mirix_py.agents.offline.rules import lexicon
+from mirix_py.agents.offline.rules.lexicon import WORDNET_JOB_WORDS
 
 __all__ = ["extract_self_statements"]
 
@@ -45,61 +46,19 @@ _NON_PREFERENCE_OBJECTS = re.compile(
     r"chatting|sharing|catching|being\s+able\s+to\s+share|the\s+fact)\b"
 )
 
-_NAME_STOPWORDS = frozenset(
-    """
-    Sorry Here Back Good Great Fine Okay Ok OK Alright Done Ready Sure Glad Happy Sad Excited
-    So Not Just Still Also Really Very Going Trying Thinking Feeling Doing Working Looking Home
-    Free Busy Tired Proud Grateful Thankful Blessed Lucky Curious Interested In On At Into Out
-    Off Up Down Over Well Yes No Yeah Always Never Totally Literally Actually Definitely Honestly
-    Hungry Bored Lost Stuck Confused Sick Late Early Afraid Scared Nervous Worried Thrilled Stoked
-    Pumped Amazed Impressed Inspired Moved Touched Speechless Jealous Positive Certain Alive
-    American British English French German Spanish Italian Chinese Japanese Indian Canadian
-    Christian Jewish Muslim Catholic Buddhist Hindu Vegan Vegetarian Single Married Divorced
-    Gay Straight Trans Bi Queer Human Loving Enjoying Learning Planning Hoping Wondering
-    """.split()
-)
+_NAME_STOPWORDS = lexicon.words("name_stopwords")
 
-_PROFESSION_HEADS = frozenset(
-    """
-    teacher nurse doctor physician surgeon dentist engineer developer programmer coder designer
-    architect artist painter sculptor photographer writer author poet journalist editor
-    musician singer guitarist drummer pianist dancer actor actress chef cook baker barista
-    waiter waitress bartender lawyer attorney paralegal judge accountant banker analyst
-    consultant manager director ceo cto founder entrepreneur student undergrad grad freshman
-    sophomore junior senior researcher scientist professor lecturer tutor coach trainer
-    therapist counselor counsellor psychologist psychiatrist pharmacist veterinarian vet
-    mechanic electrician plumber carpenter farmer firefighter officer soldier veteran pilot
-    driver clerk cashier librarian volunteer intern freelancer contractor mom mum dad mother
-    father parent grandma grandmother grandpa grandfather wife husband homemaker retiree
-    vegetarian vegan activist advocate athlete runner swimmer cyclist climber gamer streamer
-    youtuber blogger vlogger influencer tech techie nerd geek introvert extrovert woman man
-    person girl guy boy lady gentleman christian catholic muslim jew buddhist hindu atheist
-    immigrant citizen native resident transgender nonbinary mentor caregiver caretaker
-    guard forward goalie goalkeeper pitcher quarterback captain player member midfielder
-    defender striker point-guard paramedic policeman policewoman cop detective secretary receptionist assistant
-    administrator owner shopkeeper salesperson realtor broker investor trader economist
-    statistician mathematician physicist chemist biologist historian linguist translator
-    interpreter animator illustrator filmmaker producer dj rapper composer conductor
-    """.split()
-)
+_PROFESSION_HEADS = lexicon.words("profession_heads")
 # "headmistress", "postmaster": "-master"/"-mistress" after a prefix (not "a master of chess")
 _PROFESSION_SUFFIX = re.compile(r"(?i)(?:ist|ian|eer|ologist|grapher|smith|wright|monger|(?<=\w{3})(?:master|mistress))$")
-_MORE_JOB_WORDS = frozenset(
-    "instructor attendant barista midwife lecturer handyman housekeeper nanny babysitter "
-    "stylist hairdresser tailor butcher fisherman miner sailor captain curator worker dealer seller "
-    "builder fighter guard keeper maker solicitor janitor chef".split()
-)
+_MORE_JOB_WORDS = lexicon.words("more_job_words")
 # agent nouns that name a job whatever the stem: "-keeper", "-maker", "-tender", Latin "-ator", "-ctor",
 # "-ssor", "-itor" (a translator, an inspector, a professor, an auditor)
 # words that make the noun after them a job, whatever it is: "a full-time potter", "a freelance illustrator"
 JOB_MODIFIERS = frozenset("full-time part-time freelance self-employed professional trainee apprentice qualified licensed "
                           "certified junior senior".split())
 _JOB_MORPHOLOGY = re.compile(r"(?i)(?:keeper|maker|tender|worker|dresser|ator|ctor|ssor|itor)$")
-_NOT_AGENT_JOBS = frozenset(
-    "visitor competitor predecessor successor spectator aggressor creditor elevator radiator calculator alligator "
-    "refrigerator generator indicator monitor factor sector vector tractor reactor projector processor "
-    "compressor".split()
-)
+_NOT_AGENT_JOBS = lexicon.words("not_agent_jobs")
 
 
 @lru_cache(maxsize=8192)
@@ -119,13 +78,7 @@ def is_job_word(word: str) -> bool:
         return True
     return any(len(word) - len(job) >= 2 and word.endswith(job)
                for job in (*_PROFESSION_HEADS, *_MORE_JOB_WORDS) if len(job) >= 4)
-_NOT_IDENTITY_HEADS = frozenset(
-    """
-    bit little lot mess wreck fan sucker believer tad kind sort part fool lover beginner
-    dreamer worrier procrastinator hot huge big firm strong true total complete natural
-    pushover sucker stickler creature product result number fraction couple few ton bunch
-    """.split()
-)
+_NOT_IDENTITY_HEADS = lexicon.words("not_identity_heads")
 _IDENTITY_CUT = re.compile(
     r"(?i)\s+(?:at|in|for|of|from|with|who|that|which|and|but|so|because|since|by|on|to|myself)\b"
 )
@@ -307,12 +260,7 @@ def _good_favorite(what: str, obj: str) -> bool:
 
 
 _REFERENTIAL = re.compile(r"(?i)\b(?:it|this|that|these|those|them|they|their|his|her|him|he|she|one)\b")
-_BAD_FIRST_WORD = frozenset(
-    """
-    is was are were be been has have had can could will would should do does did about to every each
-    most sometimes always never again it's i'm makes made make gets got get reminds means
-    """.split()
-)
+_BAD_FIRST_WORD = lexicon.words("bad_first_word")
 _FIRST_PERSON = {"my": "their", "myself": "themselves", "me": "them", "mine": "theirs", "i": "they"}
 
 
@@ -336,13 +284,7 @@ def _good_object(obj: str) -> bool:
 
 # Words that may stand right before the "I" of a preference. Anything else there ("something I
 # love", "a job I enjoy") makes it a relative clause about another thing.
-_CLAUSE_OPENERS = frozenset(
-    """
-    and but so because cause 'cause since why how much also just really still do actually honestly
-    know think guess admit say mean realized realised reason that yes yeah oh plus well truly
-    definitely always totally now though then when reasons reason
-    """.split()
-)
+_CLAUSE_OPENERS = lexicon.words("clause_openers")
 
 
 def _starts_clause(text: str, start: int) -> bool:

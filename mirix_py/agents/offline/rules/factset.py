@@ -16,48 +16,24 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from mirix_py.agents.offline.rules import lexicon
 from mirix_py.agents.offline.rules.claim import Claim
 
 __all__ = ["Held", "Outcome", "apply", "slot"]
 
 # kinds of preference that hold one value at a time: "I switched to green tea" replaces the coffee
-PREFERENCE_KINDS: dict[str, frozenset[str]] = {
-    "drink": frozenset("coffee tea espresso latte cappuccino americano matcha chai cocoa beer wine water juice "
-                       "soda cola milk kombucha smoothie decaf".split()),
-    "editor": frozenset("vim neovim emacs vscode code sublime nano atom intellij pycharm".split()),
-    "os": frozenset("linux windows macos mac ubuntu debian fedora arch".split()),
-    "browser": frozenset("firefox chrome safari edge brave opera".split()),
-    "phone": frozenset("iphone android pixel samsung".split()),
-    # how one gets about, a car by its make too ("a Kia Niro now" replaces "a Toyota Corolla")
-    "commute": frozenset("bike bicycle car train bus tram subway metro scooter motorbike motorcycle toyota honda ford tesla "
-                         "kia hyundai bmw audi volkswagen vw nissan mazda subaru volvo mercedes porsche fiat renault peugeot "
-                         "skoda citroen opel vauxhall chevrolet chevy jeep dodge lexus jaguar mitsubishi suzuki rivian polestar "
-                         "prius".split()),
-    "diet": frozenset("vegan vegetarian pescatarian keto paleo".split()),
-}
+PREFERENCE_KINDS: dict[str, frozenset[str]] = lexicon.word_groups("preference_kinds")
 MULTI = frozenset({"likes", "dislikes", "allergy", "is"})
 # "is a …" words that say who someone is besides their job: a second one does not replace the job
 # ("I'm a teacher" then "I'm a mom"), and one does not replace another ("a runner" and "a vegan")
-NOT_JOBS = frozenset(
-    """
-    mom mum dad mother father parent grandma grandmother grandpa grandfather wife husband sister brother
-    daughter son aunt uncle twin woman man person girl guy boy lady gentleman introvert extrovert nerd geek
-    techie tech christian catholic muslim jew buddhist hindu atheist immigrant citizen native resident
-    transgender nonbinary runner swimmer cyclist climber gamer athlete blogger vlogger youtuber streamer
-    influencer volunteer member fan mentor caregiver caretaker activist advocate player lover owner
-    """.split()
-)
+NOT_JOBS = lexicon.words("not_jobs")
 # "a stepfather", "a grandmother", "a homeowner": a kin word or an owner with a prefix is no job either
 _NOT_JOB_COMPOUND = re.compile(r"^(?:(?:step|grand|great-?grand|god|foster|half)-?(?P<kin>[a-z]+)|[a-z]+-?owner)$")
 TASTES = frozenset({"likes", "prefers"})
 # relations a person holds one of at a time towards the speaker, by group: a boyfriend becomes a fiancé, a
 # husband an ex-husband, a friend a best friend; one of another group is a second relation ("my best friend
 # too" beside "boyfriend"), and any other relation (a brother, a flatmate) stands beside the rest
-RELATION_GROUPS: dict[str, frozenset[str]] = {
-    "couple": frozenset("boyfriend girlfriend partner fiance fiancé fiancee fiancée husband wife spouse sweetheart ex".split()),
-    "friend": frozenset("friend bff buddy pal".split()),
-    "work": frozenset("boss manager coworker co-worker colleague teammate mentor".split()),
-}
+RELATION_GROUPS: dict[str, frozenset[str]] = lexicon.word_groups("relation_groups")
 _WORD = re.compile(r"[a-z0-9]+")
 
 

@@ -1,29 +1,19 @@
 """A change read by the shape of the clause: "<verb phrase> as|to|at|for|in|with <value>".
 
-Lists of verbs of change (`changes.CHANGES`) miss the next verb people use: "earn my living as a
-plumber", "is now settled in Singapore", "work remotely for GitLab these days". What those share is
-a frame: a short verb phrase, a preposition, and a value of a kind the rules recognise by its form
-(a job word, a capitalised name, an organisation's name), with a marker of change in the clause
-("now", "these days", "since 2019", "anymore", "instead", "new"). The value's kind and the
-preposition decide the attribute; the verb phrase only has to be of the kind that can state it:
-
-- "as" + a job word, after any verb phrase but one of seeming or dressing up -> occupation
-- "at" / "for" + a name, after a verb phrase of work ("work remotely for")  -> employer
-- "with" + an organisation's name, or "at" after a bare "I'm"               -> employer
-- "in" + a name, after a copula or a verb of dwelling ("is now settled in")  -> location
-- "to" + a name, after a verb of relocation: an organisation's name -> employer, any other -> location
-
-Measured on sentences written to trip it: with "at" after any verb "ate at McDonald's since I was
-hungry" became an employer, and "to" after any verb "donate to Oxfam now" a home, so the verb
-phrase's kind is kept narrow while the verb itself may be any of its kind. A plan, a wish, a
-negation, a moment ("stuck in Denver since Tuesday") or a visit ("in Rome on holiday now") says
-nothing about what holds now. Pure functions of one clause.
+Lists of verbs of change (`changes.CHANGES`) miss the next verb people use ("earn my living as a
+plumber", "is now settled in Singapore"). What those share is a frame: a short verb phrase, a
+preposition, and a value of a kind the rules know by its form (a job word, a name, an organisation),
+with a marker of change in the clause ("now", "since 2019", "anymore"). The preposition and the
+value's kind decide the attribute (as + job: occupation; at/for/with + organisation: employer;
+in/to + place: location); the verb phrase is kept to a narrow kind, since "ate at McDonald's" is no
+job. A plan, a wish, a negation, a moment or a visit says nothing. Pure functions of one clause.
 """
 
 from __future__ import annotations
 
 import re
 
+from mirix_py.agents.offline.rules import lexicon
 from mirix_py.agents.offline.rules.changes import Change
 
 __all__ = ["MARKER", "find_frames", "is_organisation"]
@@ -38,23 +28,7 @@ MARKER = re.compile(
 )
 # words that make the verb phrase something other than a standing state: a plan or wish, a modal,
 # a negation, a journey or a visit, an event, seeming or dressing up as something
-_NOT_A_STATE = frozenset(
-    """
-    a an the not never no nor if whether will would might may could should can must shall wo ca
-    want wants wanted wanting wish wishes hope hopes hoping plan plans planning planned going gonna
-    thinking think thought consider considering considered dream dreamt dreamed try trying tried
-    went flew fly flying flies drove driving travel travels travelled traveled travelling traveling
-    trip trips visit visits visited visiting holiday holidays vacation vacationing staying stayed stay
-    stuck trapped waiting waited stranded
-    came come comes coming headed heading walked ran run stopped
-    interview interviewed applied applying apply meeting met meet spoke speak talked talk said say says
-    told tell asked ask wrote write sent send called listen listened listening looked look looking
-    watched watch saw see heard hear read reading booked book ordered order bought buy sold
-    volunteered volunteer volunteering used temping temped filling filled covering covered help helps
-    helping helped out dressed dress dressing disguised mistaken known seen regarded described cast
-    acting act acted play playing played pretend pretending posing posed introduced myself himself herself
-    """.split()
-)
+_NOT_A_STATE = lexicon.words("not_a_state")
 # verb phrases of each kind (any word of the phrase may carry it)
 _WORK = re.compile(r"^(?:work(?:s|ed|ing)?|employed|stud(?:y|ies|ied|ying)|enrolled|intern(?:s|ed|ing)?|teach(?:es|ing)?|taught|lectur(?:e|es|ed|ing)|"
                    r"consult(?:s|ed|ing)?|freelanc(?:e|es|ed|ing)|contract(?:s|ed|ing)?|job)$")

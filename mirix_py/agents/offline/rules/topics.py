@@ -10,42 +10,13 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, time, timedelta, timezone
 
+from mirix_py.agents.offline.rules import lexicon
 from mirix_py.text import is_sentence_start
 
 __all__ = ["STOPWORDS", "extract_keywords", "parse_time_range"]
 
 # Function words plus the fillers of casual chat ("hey", "wow", "awesome"), which are never topics.
-STOPWORDS = frozenset(
-    """
-    a about above after again against ago all almost also although always am among an and another
-    any anybody anyone anything anyway anyways are aren't around as at away back be became because
-    become been before being below between both but by came can can't cannot could couldn't did
-    didn't do does doesn't doing don't done down during each either else enough even ever every
-    everyone everything few for from further get gets getting give given go goes going gone got
-    gotten had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers herself
-    him himself his how how's however i i'd i'll i'm i've if in instead into is isn't it it's its
-    itself just keep kind know knew let let's like likely made make makes making many may maybe me
-    might mine more most much must my myself near need needs never new next no nor not nothing now
-    of off often oh ok okay on once one only onto or other others otherwise our ours ourselves out
-    over own per perhaps please put quite rather really right said same say says see seem seems
-    seen shall she she'd she'll she's should shouldn't since so some somebody someone something
-    sometimes somewhat soon still such sure take taken than that that's the their theirs them
-    themselves then there there's these they they'd they'll they're they've thing things think this
-    those though thought through thus to too took toward towards try trying under until up upon us
-    use used using very via want wanted wants was wasn't way we we'd we'll we're we've well went
-    were weren't what what's whatever when whenever where where's whether which while who who's
-    whoever whole whom whose why will with within without won't would wouldn't yet you you'd
-    you'll you're you've your yours yourself yourselves
-    hey hi hello hiya yeah yep yes yup nope nah wow aww awww ah ahh oh ooh omg lol haha hahaha hehe
-    hmm um uh ugh thanks thank thx ty cool nice great good awesome amazing glad lovely totally
-    definitely absolutely actually literally basically honestly seriously super pretty lot lots
-    bit little stuff also btw gonna wanna gotta kinda sorta tell told feel feels felt sounds sound
-    looks look looking glad happy day days time times today tomorrow yesterday tonight week
-    weekend month year years ago recently lately last first two three
-    love loved loves loving enjoy enjoyed enjoying fun cute fantastic incredible wonderful stoked
-    bet check real guess mean stuff usually bye hear finally
-    """.split()
-)
+STOPWORDS = lexicon.words("stopwords")
 
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’][A-Za-z]+)*(?:-[A-Za-z0-9]+)*")
 _END_PUNCT = ".!?:;"
