@@ -49,11 +49,13 @@ class SecretReport:
 
 
 def strings(value: Any) -> Iterable[str]:
-    """Every string in a JSON-like value (dicts, lists), keys left out."""
+    """Every string in a JSON-like value (dicts, lists), a mapping's keys too (a core block's
+    `said` is keyed by its lines)."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
-        for v in value.values():
+        for k, v in value.items():
+            yield from strings(k)
             yield from strings(v)
     elif isinstance(value, (list, tuple)):
         for v in value:
@@ -84,7 +86,8 @@ def clean_json(guard: SecretGuard, value: Any, owner: Any, known: Known, new: li
     if isinstance(value, str):
         return guard.clean_text(value, owner, where, known, new)
     if isinstance(value, dict):
-        return {k: clean_json(guard, v, owner, known, new, f"{where}/{k}") for k, v in value.items()}
+        return {clean_json(guard, k, owner, known, new, f"{where}/{i}"): clean_json(guard, v, owner, known, new, f"{where}/{k}")
+                for i, (k, v) in enumerate(value.items())}
     if isinstance(value, list):
         return [clean_json(guard, v, owner, known, new, f"{where}/{i}") for i, v in enumerate(value)]
     return value

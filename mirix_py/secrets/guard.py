@@ -127,17 +127,26 @@ class SecretGuard:
         new: list[KnowledgeVaultMemory] = []
         changes: dict[str, object] = {}
         for name, value in guarded_fields(memory.model_dump()).items():
-            if isinstance(value, str):
-                cleaned = self.clean_text(value, memory, name, known, new)
-                if cleaned != value:
-                    changes[name] = cleaned
-            elif isinstance(value, list) and all(isinstance(v, str) for v in value):
-                cleaned_list = [self.clean_text(v, memory, f"{name}/{i}", known, new) for i, v in enumerate(value)]
-                if cleaned_list != value:
-                    changes[name] = cleaned_list
+            cleaned = self._clean_field(value, memory, name, known, new)
+            if cleaned != value:
+                changes[name] = cleaned
         if not changes:
             return memory, new
         return memory.model_copy(update=changes), new
+
+    def _clean_field(self, value: Any, memory: Memory, name: str, known: Known,
+                     new: list[KnowledgeVaultMemory]) -> Any:
+        """A field's value with placeholders: a text, each text of a list, and each text key of a
+        mapping (a core block's `said` is keyed by its lines) with its text value."""
+        if isinstance(value, str):
+            return self.clean_text(value, memory, name, known, new)
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return [self.clean_text(v, memory, f"{name}/{i}", known, new) for i, v in enumerate(value)]
+        if isinstance(value, dict):
+            return {(self.clean_text(k, memory, f"{name}/{i}", known, new) if isinstance(k, str) else k):
+                    (self.clean_text(v, memory, f"{name}/{i}/value", known, new) if isinstance(v, str) else v)
+                    for i, (k, v) in enumerate(value.items())}
+        return value
 
     def clean_text(self, text: str, memory: Any, where: str, known: Known,
                    new: list[KnowledgeVaultMemory]) -> str:

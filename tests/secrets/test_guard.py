@@ -6,10 +6,11 @@ from __future__ import annotations
 import io
 import json
 import re
+from datetime import datetime, timezone
 
 from mirix_py.secrets.detection import find_secrets
 from mirix_py.ops import InsertOp
-from mirix_py.records import EpisodicMemory, KnowledgeVaultMemory, ProceduralMemory, SemanticMemory
+from mirix_py.records import CoreMemory, EpisodicMemory, KnowledgeVaultMemory, ProceduralMemory, SemanticMemory
 from mirix_py.secrets.guard import Known, SecretGuard
 
 WIFI = "CorrectHorse!42"
@@ -44,6 +45,16 @@ def test_clean_reuses_known_values_and_leaves_placeholders_alone():
     cleaned, vault = GUARD.clean(memory, known)
     assert vault == []
     assert cleaned.steps == ["type [vault:kv_known] at the prompt", "keep [vault:kv_4111111111111111] as is"]
+
+
+def test_clean_rewrites_the_lines_a_core_block_dates_as_it_rewrites_the_block():
+    line = f"wifi password is {WIFI}"
+    when = datetime(2026, 5, 2, tzinfo=timezone.utc)
+    block = CoreMemory(id="core_1", user_id="u", label="human", value=f"likes tea\n{line}", said={line: when})
+    cleaned, vault = GUARD.clean(block, Known())
+    assert [v.secret_value for v in vault] == [WIFI]
+    cleaned_line = cleaned.value.splitlines()[1]
+    assert WIFI not in cleaned_line and cleaned.said == {cleaned_line: when}  # the block's line and its date still meet
 
 
 def test_clean_vault_caption_never_holds_a_secret():
