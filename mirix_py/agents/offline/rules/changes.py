@@ -1,38 +1,13 @@
 """How people say that a fact changed: the phrasing families of a change, read once for every subject.
 
-The claim rules (`claims`) read a few canonical forms of a change: "no longer <verb>", "now",
-"switched (from A) to B", "moved to". People say the same things in many other ways, and rules
-fitted to single sentences miss the next one. This module reads each *family* of phrasing:
-
-- an end, said as "not … anymore", "stopped <verb>ing", "used to <verb>", "quit my job at", "left
-  <Name>", "moved away from": `normalise` rewrites it to "no longer <verb>", which the claim rules
-  already read for "I", a name and "he"/"she" alike;
-- a present-time opener ("These days, …", "Nowadays …", "Since March, …"): rewritten to "now"
-  after the subject, a past-time opener ("Last year, …") dropped, so the subject starts the clause;
-- a start or a replacement, said with a verb of change ("became a", "started working at", "got a
-  job as", "moved from A to B", "is based in", "drinks A instead of B", "gave up A for B",
-  "replaced A with B"): `CHANGES` are the verb phrases, shared by every subject because they are
-  past tense or carry their own auxiliary; `find_changes` reads them after a subject.
-- the end of a couple ("broke up with X", "X and I split up"): `ended_relation`.
-- also rewritten by `normalise`: losing a job ("got laid off from", "was let go by", "lost my job
-  at") and a taste ("gone off", "lost interest in", "got tired of") as "no longer"; "we" moving home
-  as the speaker; a favourite said with another verb ("has been", "is now", "A has replaced B as my
-  favourite film") as "my favourite X is"; a vehicle for hire driven as a job ("drives a taxi").
-  Names may start with a lowercase "the" ("left the BBC").
-- also verbs of change in `CHANGES`: a job ended through its activity ("isn't cooking
-  professionally anymore": whatever the job was called) and a taste said as who one is ("more of a
-  coffee person", "a huge Arsenal fan").
-- fourth round, ends without "no longer": "haven't been a … since", "my last day at X was", "handed
-  in my notice at", a taste ending with the thing as subject ("X doesn't do it for me anymore", "X
-  bores Sofia") or refused ("won't touch X anymore"), "I'm over X"; a working life over with nothing
-  named ("I retired", "was laid off", "unemployed": `_OUT_OF_WORK`, every job and employer); eating
-  meat again (`left_diet`); "sold/got rid of X"; starts: "left X and joined Y", a couple starting
-  (`started_couple`), a diet turned to, "made X my home", "Home is X", any verb in "A <verb> B as my
-  favourite K", "A is my favourite K" after a hedge, "<Name> says … his favourite K"; "my wife and
-  I"/"we both" for the speaker. What no verb list can hold is read by its frame (`frames`).
-
-Everything here is a pure function of one sentence or clause. What a change removes is decided
-where claims meet held facts (`factset.apply`); the phrasings only say which attribute and value.
+The claim rules (`claims`) read a few canonical forms of a change ("no longer <verb>", "now", "switched
+(from A) to B", "moved to"); people say the same things in many other ways. `normalise` rewrites the
+families of an end, a time opener, a lost job or taste, a favourite said with another verb, to those
+forms; `CHANGES` are the verb phrases of a start or a replacement ("became a", "started working at",
+"gave up A for B"), read by `find_changes` after any subject; `ended_relation`, `started_couple` and
+`left_diet` read a couple or a diet ending or starting. What no verb list holds is read by its frame
+(`frames`). Pure functions of one sentence or clause: what a change removes is decided where claims
+meet held facts (`factset.apply`).
 """
 
 from __future__ import annotations

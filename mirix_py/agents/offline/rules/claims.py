@@ -1,24 +1,12 @@
 """Whole facts for offline mode: (entity, attribute, value), with what they change.
 
 "My brother Tom is a pilot." gives two claims about Tom: relation "brother" (of the speaker) and
-occupation "pilot". What the speaker says of themself ("I switched to green tea") is about the
-speaker and goes to core memory; everything else goes to semantic memory under the entity's name.
-
-A claim keeps what makes it an update: `negated` for "no longer" (the fact stops holding) and
-`replaces` for "switched from A to B". Which attributes hold one value at a time (a job, a home, a
-favourite) and which hold many (likes) is decided where claims meet stored facts (`factset`).
-
-The rules build on the precision-tuned ones (`semantic.extract_facts`, `core.extract_self_statements`)
-and add what those leave out: the predicate after "my <relation> <Name>", a pronoun going on about
-the last name ("…; he is a flight instructor now"), likes and moves of named people, "no longer",
-"switched (from A) to B", "moved to", and names holding dots and commas (`names`). Other phrasings
-of a change are read by family in `changes` ("not … anymore", "became a", "instead of", …) and
-arrive here as the forms above or as verbs of change; a change no verb list holds is read by its
-frame (`frames`: "<verb phrase> as/at/in/to <value of a known kind>" with a marker of change), and
-"my sister" as a subject by the one person named so (`people`). A single capitalised word opening a
-clause is trusted as a name when a verb of change, an end, or a word of change follows it. Questions,
-indirect questions ("asked whether I still work at …"), wishes and plans ("might move", "thinking
-about switching") say nothing.
+occupation "pilot". What the speaker says of themself goes to core memory; everything else goes to
+semantic memory under the entity's name. A claim keeps what makes it an update: `negated` for "no
+longer", `replaces` for "switched from A to B"; which attributes hold one value at a time is decided
+where claims meet stored facts (`factset`). Built on `semantic` and `core`, with phrasings of a change
+from `changes` and `frames`, "my sister" resolved by `people`, names with dots and commas by `names`.
+Questions, indirect questions, wishes and plans say nothing.
 """
 
 from __future__ import annotations
