@@ -89,7 +89,8 @@ class Mirix(ScreenshotsMixin):
         if lock and not sqlite and self.store.vectors is not None and self.store.vectors.kind == "chroma-embedded":
             self._release_writer_lock = writer_lock.held_by(self, data)  # PostgreSQL rows, embedded Chroma vectors
         self.worker_id = new_worker_id()
-        self.searcher = Searcher(self.store, session_leg=self.settings.session_leg)
+        self.searcher = Searcher(self.store, session_leg=self.settings.session_leg,
+                                 name_legs=self.settings.name_legs)
         self.definitions = load_definitions(agents_dir)  # validated at start, in both modes
         flows = build_flows(self.store, self.searcher, self.settings, self.definitions, model_client)
         self.model_client, self.offline_flow, self.chat_flow = flows.client, flows.offline, flows.chat

@@ -43,6 +43,9 @@ class Settings(BaseModel):
     session_leg: bool = Field(default=False, description="Hybrid search also ranks whole sessions (each input's "
                                                          "episodes) as a third leg (`store.search`); off: it did "
                                                          "not gain in every LoCoMo conversation (benchmarks/README.md).")
+    name_legs: bool = Field(default=True, description="A hybrid search whose query names people the memory heard "
+                                                      "from is also run without the names (`store.names`); off: "
+                                                      "one pair of legs per search.")
     search_context: int = Field(default=SEARCH_CONTEXT, ge=0, le=20, description=(
         "Turns said just before and after each of the first N matches that a search for a reader returns "
         "(`Mirix.search`, REST, chat, `/context`, MCP, AutoGen, `mirix search`) unless the call passes `context`; "
@@ -84,6 +87,7 @@ class Settings(BaseModel):
             "llm_base_url": env.get("MIRIX_LLM_BASE_URL"),
             "timezone": env.get("MIRIX_TIMEZONE"),
             "session_leg": env.get("MIRIX_SESSION_LEG") or None,
+            "name_legs": env.get("MIRIX_NAME_LEGS") or None,
             "sqlite_driver": env.get("MIRIX_SQLITE_DRIVER") or None,
             "fact_parser": env.get("MIRIX_FACT_PARSER") or None,
             "search_context": env.get("MIRIX_SEARCH_CONTEXT") or None,

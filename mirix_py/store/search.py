@@ -18,11 +18,12 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from mirix_py.errors import InvalidInput
-from mirix_py.records import CoreMemory, Memory, MemoryType, SearchHit, SearchMethod
+from mirix_py.records import CoreMemory, EpisodicMemory, Memory, MemoryType, SearchHit, SearchMethod
 from mirix_py.store import neighbours, sessions
 from mirix_py.store.embeddings import CachedEmbedder
 from mirix_py.store.fulltext import Filters, Part, PartHit, merge_parts
 from mirix_py.store.memories import MemoryStore
+from mirix_py.store.names import actor_leg, named_actors, without_names
 from mirix_py.store.questions import QUESTION_POOL, weigh_questions
 from mirix_py.store.summaries import sources_first
 from mirix_py.store.tables import MemoryRow
@@ -92,6 +93,33 @@ def top_sessions(scored: Sequence[tuple[str, float]], k: int) -> list[str]:
     return [i for i, _ in sorted(scored, key=lambda item: (-item[1], item[0]))[:k]]
 
 
+# A question that names people the memory heard from (the actors of its first results) is also
+# searched without the names (`store.names`): a name weighs on a sentence's embedding ("Jon: Bye!"
+# lies close to any question about Jon) more than on a BM25 score. Fused: both legs of the
+# name-free question at NAME_FREE_WEIGHT, the question's own full-text leg (and session leg, when
+# on) at QUESTION_SHARE of its weight, its vector leg left out, and a leg of the named people's own
+# memories among the first `pool` of that fusion, in its order, at ACTOR_WEIGHT. Chosen on LoCoMo dev
+# with benchmarks/locomo_hops.py (benchmarks/docs/locomo_hops.md: evidence 0.858 -> 0.882, every
+# leave-one-conversation-out fold gaining). Such a question costs about one more pair of legs; one
+# that names nobody runs as without it (`Settings.name_legs`, MIRIX_NAME_LEGS=0 turns it off).
+NAME_FREE_WEIGHT = 1.0
+QUESTION_SHARE = 0.5
+ACTOR_WEIGHT = 1.0
+
+
+def fuse_named(legs: Sequence[Sequence[str]], weights: Sequence[float], name_free: Sequence[Sequence[str]],
+               actors: Callable[[Sequence[str]], Mapping[str, str | None]], named: Sequence[str],
+               top: int) -> list[tuple[str, float]]:
+    """RRF of the question's `legs` (its full-text leg, and others but the vector one, at
+    QUESTION_SHARE of their `weights`) and its `name_free` legs, then again with the `named` actors'
+    memories among the first `top` of it as one more leg; `actors(ids)` says who said each of those
+    ids (None: not an episode)."""
+    ranked = [*legs, *name_free]
+    shares = [w * QUESTION_SHARE for w in weights] + [NAME_FREE_WEIGHT] * len(name_free)
+    first = [i for i, _ in rrf_fuse(ranked, weights=shares)[:top]]
+    return rrf_fuse([*ranked, actor_leg(first, actors(first), named)], weights=[*shares, ACTOR_WEIGHT])
+
+
 # Full text: equal BM25 scores are common (same term counts, same length) and FTS5 returns them in
 # rowid order, a hash of the random memory id, so which of a tied group made the cut changed between
 # ingestions: the index orders the group at the cut by its memories (`fulltext.TIE_ORDER_SQLITE`,
@@ -150,11 +178,13 @@ def with_context(store: MemoryStore, hits: list[SearchHit], top: int) -> list[Se
 
 
 class Searcher:
-    def __init__(self, store: MemoryStore, *, session_leg: bool = False) -> None:
+    def __init__(self, store: MemoryStore, *, session_leg: bool = False, name_legs: bool = True) -> None:
         """`session_leg`: hybrid search fuses whole sessions as a third leg (off, the default: the two
-        legs only; see SESSION_TOP)."""
+        legs only; see SESSION_TOP). `name_legs`: a hybrid search that names people is also run
+        without the names (on, the default; see NAME_FREE_WEIGHT)."""
         self.store = store
         self.session_leg = session_leg
+        self.name_legs = name_legs
         inner = store.embedder
         self.embedder = None if inner is None else (inner if isinstance(inner, CachedEmbedder) else CachedEmbedder(inner))
         self._warned = False
@@ -215,6 +245,7 @@ class Searcher:
             method_used = method
 
         depth = max(limit * 3, 30)
+        records: dict[str, Memory] = {}
         pool = limit + QUESTION_POOL  # a few more, so facts weighed against chat questions can move up
         if method_used is SearchMethod.bm25:
             ranked = self._bm25(query, filters, pool)
@@ -226,20 +257,39 @@ class Searcher:
             # The legs run side by side: the full-text leg in a worker thread (SQLite releases the GIL),
             # the query embedding here on one torch thread (the MiniLM embedder uses one for a short
             # text). With torch on two threads the legs fought over both cores and p95 got ten times worse.
+            # With the name legs, the question's vector leg is not used when the question names someone
+            # (`_names` tells from the full-text leg's matches): when that leg is back by the time the
+            # question is embedded, the vector query runs only if no one is named; otherwise it runs at
+            # once, and is set aside if someone is. The ranking is the same either way.
             lexical_leg = self._workers().submit(self._bm25, query, filters, depth)
             session_fetch = self._workers().submit(self._sessions, query, filters) if self._with_sessions(filters) \
                 else None
+            semantic: list[str] | None = None
             try:
-                semantic = [i for i, _ in self._vector(query, filters, depth)]
+                assert self.embedder is not None
+                embedding = self.embedder.embed_query(query)
+                if not (self.name_legs and session_fetch is None and lexical_leg.done()):
+                    semantic = [i for i, _ in self._vector(query, filters, depth, embedding)]
             finally:
                 lexical = [i for i, _ in lexical_leg.result()]
                 found = session_fetch.result() if session_fetch is not None else None
-            fused = rrf_fuse([lexical, semantic])
+            named, rest = self._names(query, lexical[:pool], user_id, records) if self.name_legs else ([], "")
+            if semantic is None and not rest:
+                semantic = [i for i, _ in self._vector(query, filters, depth, embedding)]
+            legs = [lexical, *([semantic] if semantic is not None else [])]
+            weights = [1.0] * len(legs)
+            fused = rrf_fuse(legs)
             if found and found[0]:
-                leg = session_leg(found[0], found[1], [i for i, _ in fused])
-                fused = rrf_fuse([lexical, semantic, leg], weights=[1.0, 1.0, SESSION_WEIGHT])
+                legs.append(session_leg(found[0], found[1], [i for i, _ in fused]))
+                weights.append(SESSION_WEIGHT)
+                fused = rrf_fuse(legs, weights=weights)
             ranked = fused[:pool]
-        records = self.store.get_many([i for i, _ in ranked], user_id=user_id)
+            if rest:
+                ranked = self._named(rest, named, filters, depth, pool, [lexical, *legs[2:]], [1.0, *weights[2:]],
+                                     records)
+        missing = [i for i, _ in ranked if i not in records]
+        if missing:
+            records.update(self.store.get_many(missing, user_id=user_id))
         ranked = sources_first(weigh_questions(ranked, records), records)[:limit]
         hits = []
         for memory_id, score in ranked:
@@ -248,6 +298,34 @@ class Searcher:
                 continue
             hits.append(SearchHit(text=hit_text(memory, query), score=score, memory=memory, method=method))
         return with_context(self.store, hits, context) if context else hits
+
+    def _names(self, query: str, first: Sequence[str], user_id: str,
+               records: dict[str, Memory]) -> tuple[list[str], str]:
+        """The actors of the `first` full-text matches that the query names, and the query without
+        them ("" when it names none); `records` gains those memories."""
+        records.update(self.store.get_many(list(first), user_id=user_id))
+        named = named_actors(query, [m.actor for i in first if isinstance(m := records.get(i), EpisodicMemory)])
+        return named, without_names(query, named) if named else ""
+
+    def _named(self, rest: str, named: Sequence[str], filters: Filters, depth: int, pool: int,
+               legs: list[list[str]], weights: list[float], records: dict[str, Memory]) -> list[tuple[str, float]]:
+        """The first `pool` of the fusion of the question's `legs` (its vector leg left out) with the
+        legs of `rest`, the query without the `named` actors (`fuse_named`); `records` gains the
+        memories looked up on the way."""
+        lexical_leg = self._workers().submit(self._bm25, rest, filters, depth)
+        try:
+            semantic = [i for i, _ in self._vector(rest, filters, depth)]
+        finally:
+            lexical = [i for i, _ in lexical_leg.result()]
+
+        def actors(ids: Sequence[str]) -> dict[str, str | None]:
+            missing = [i for i in ids if i not in records]
+            if missing:
+                records.update(self.store.get_many(missing, user_id=filters.user_id))
+            return {i: m.actor if isinstance(m, EpisodicMemory) else None
+                    for i in ids if (m := records.get(i)) is not None}
+
+        return fuse_named(legs, weights, [lexical, semantic], actors, named, pool)[:pool]
 
     def _with_sessions(self, filters: Filters) -> bool:
         return self.session_leg and (not filters.memory_types or MemoryType.episodic.value in filters.memory_types)
@@ -288,10 +366,11 @@ class Searcher:
         with self.store.engine.connect() as conn:
             return self.store.fulltext.search_part(conn, query, filters, k, part)
 
-    def _vector(self, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
+    def _vector(self, query: str, filters: Filters, k: int,
+                embedding: list[float] | None = None) -> list[tuple[str, float]]:
         assert self.embedder is not None and self.store.vectors is not None
         vectors = self.store.vectors
-        embedding = self.embedder.embed_query(query)
+        embedding = self.embedder.embed_query(query) if embedding is None else embedding
         timed = filters.start is not None or filters.end is not None
 
         def fetch(n: int) -> list[tuple[str, float]]:
