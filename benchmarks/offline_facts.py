@@ -7,11 +7,11 @@ precision and recall (loose: entity and value words; strict: also the attribute)
 supersession figures of the updates. `--errors` prints every example the rules got wrong.
 Each corpus is scored twice in the same run: by the patterns alone (the baseline) and with the dependency
 parse (`rules.parsed`, spaCy's small English pipeline), as the engine runs them by default (`--parser`).
-`tests/agents/offline/test_fact_corpus.py` keeps the minimum figures. The rules were tuned on the corpus
-(including three earlier held-out sets, tuned on since and marked "seen" in it); a held-out set (`--heldout`,
-by default `tests/fixtures/offline_facts_heldout.jsonl` when there is one) was committed before the rules were
-run on it and is never tuned on, so its figures say how the rules do on sentences they were not fitted to; a
-held-out set tuned on moves into the corpus as "seen" (the first three have).
+The rules were tuned on the corpus; a held-out set (`--heldout`, by default
+`tests/fixtures/offline_facts_heldout.jsonl` when there is one) is committed before the rules are run on it,
+so its figures say how the rules do on sentences they were not fitted to. A set the rules are later fitted to
+becomes a regression set (`tests/fixtures/fact_regressions/`, floors in
+`tests/agents/offline/test_fact_regressions.py`); its blind figures stay in `benchmarks/docs/offline_facts.md`.
 
     .venv/bin/python benchmarks/offline_facts.py [--heldout FILE] [--corpus FILE] [--parser both|none|spacy] [--errors] [--out FILE]
 """

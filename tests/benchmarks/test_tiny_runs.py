@@ -103,7 +103,7 @@ def test_screenshots(tmp_path):
 
 def test_offline_facts(tmp_path):
     """The whole labelled corpus (pure CPU, about a second); its minimum figures are kept by
-    tests/agents/offline/test_fact_corpus.py."""
+    tests/agents/offline/test_fact_regressions.py."""
     out = tmp_path / "facts.json"
     stdout = run_benchmark("offline_facts.py", "--out", str(out), tmp_path=tmp_path)
     assert "precision" in stdout and "supersessions" in stdout

@@ -163,8 +163,8 @@ def test_the_guards_change_no_rewrite():
     from mirix_py.eval.fact_eval import parse_corpus
 
     root = Path(__file__).resolve().parents[3]
-    files = [root / "fixtures" / n for n in ("offline_facts_corpus.jsonl", "offline_facts_heldout4.jsonl",
-                                             "offline_facts_heldout5.jsonl", "offline_facts_heldout6.jsonl")]
+    files = [root / "fixtures" / n for n in ("offline_facts_corpus.jsonl", "fact_regressions/set04.jsonl",
+                                             "fact_regressions/set05.jsonl", "fact_regressions/set06.jsonl")]
     texts = [t for f in files for e in parse_corpus(f.read_text(encoding="utf-8").splitlines()) for t in (*e.prior, e.text)]
     assert len(texts) > 400
 
