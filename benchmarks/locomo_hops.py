@@ -1,0 +1,384 @@
+"""Multi-hop and open-domain ranking ideas replayed on one LoCoMo ingestion, each beside the engine's
+default path in the same run, on dev and by leave-one-conversation-out.
+
+Each question's two legs (the engine's own full-text and vector searches, as `Searcher.search` runs
+them at `limit` 60) are computed once; every variant then ranks the same candidates, and the hits are
+scored inside the budget the way `mirix eval locomo` does. `base` is `Searcher.search` with
+`name_legs` off (RRF of the two legs, `weigh_questions`, `sources_first`, context 0), so its figures
+are the eval's with MIRIX_NAME_LEGS=0; the default (`name_legs` on) is `unnamed lexical=0.5 actor=1.0`.
+Variants:
+
+- `spread`: diversity across sessions. Walking down the fused ranking, a candidate's score is
+  multiplied by `decay` once for every candidate of its session already taken (a soft per-session
+  cap; `decay` 0 is a hard cap of `cap` turns a session before the rest).
+- `form spread`: `spread` only for questions whose form does not ask for one moment ("when", "how
+  long", "what date", "... first"), decided from the question's words, not from dataset labels.
+- `feedback`: pseudo-relevance feedback. A second full-text and vector search, seeded by the
+  question and the text of the first `k` hits, fused as two more legs at weight `w`.
+- `unnamed`: a second search on the question without the names of the people it asks about. The
+  names are the actors (who said an episode) of the first legs' episodes that the question names as
+  a word; a question naming nobody keeps the base ranking. The two legs of the name-free question are
+  fused at weight 1 with the original legs at `orig` (0: instead of them) and an `actor` leg at
+  `actor`: the named actors' own episodes, in the order the other legs give them.
+- `unnamed lexical`: the same, the question's own full-text leg kept (at `lexical`) and its vector
+  leg left out, the actor leg drawn from the first `limit` + QUESTION_POOL of the fusion: a name
+  weighs on a sentence's embedding, not on a BM25 score.
+- `actor`: the actor leg alone, beside the original legs.
+
+Leave-one-conversation-out, per mechanism (its grid and base) and over every variant: per fold, the
+variant best on the other four conversations (evidence recall, then answer tokens, then the earlier
+variant) is scored on the held-out one; the pooled held-out figure, and each fold's gain over base,
+say whether a choice generalises. A mechanism passes when its dev pick gains, the held-out picks gain
+pooled, and no fold loses.
+
+    .venv/bin/python benchmarks/locomo_hops.py ../shared/data/locomo/locomo_dev.json [--cache-dir DIR] \
+        [--out benchmarks/results/locomo_hops.json]
+
+Ingestions come from (or go into) the same cache as `mirix eval locomo`'s offline mode.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import math
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from locomo_replay import replay_arguments  # noqa: E402
+
+from mirix_py.eval.locomo import CATEGORY_NAMES, load_locomo  # noqa: E402
+from mirix_py.eval.locomo_eval import (  # noqa: E402
+    SCORED_CATEGORIES, Hit, LocomoEvalConfig, context_scores, open_engine, question_key, selected_questions)
+from mirix_py.records import Memory  # noqa: E402
+from mirix_py.store.fulltext import Filters  # noqa: E402
+from mirix_py.store.names import actor_leg, named_actors, without_names  # noqa: E402
+from mirix_py.store.questions import QUESTION_POOL, weigh_questions  # noqa: E402
+from mirix_py.store.search import Searcher, hit_text, rrf_fuse  # noqa: E402
+from mirix_py.store.sessions import input_of  # noqa: E402
+from mirix_py.store.summaries import sources_first  # noqa: E402
+
+METRICS = ("evidence_recall", "answer_token_recall")
+Ranked = list[tuple[str, float]]
+
+
+def spread(ranked: Sequence[tuple[str, float]], session_of: Mapping[str, str | None], decay: float,
+           cap: int = 0) -> Ranked:
+    """`ranked` re-ordered greedily: each candidate's score times `decay` per candidate of its session
+    taken before it (after the first `cap` of that session); candidates of no session keep theirs."""
+    heads: list[tuple[float, int, str, float, str | None]] = []
+    queues: dict[str | None, list[tuple[int, str, float]]] = {}
+    for pos, (i, s) in enumerate(ranked):
+        key = session_of.get(i)
+        if key is None:
+            heapq.heappush(heads, (-s, pos, i, s, None))
+        else:
+            queues.setdefault(key, []).append((pos, i, s))
+    taken: dict[str, int] = {}
+    for key, queue in queues.items():
+        queue.reverse()
+        pos, i, s = queue.pop()
+        heapq.heappush(heads, (-s, pos, i, s, key))
+    out: Ranked = []
+    while heads:
+        adjusted, pos, i, s, key = heapq.heappop(heads)
+        out.append((i, -adjusted))
+        if key is None:
+            continue
+        taken[key] = taken.get(key, 0) + 1
+        queue = queues[key]
+        if queue:
+            pos, i, s = queue.pop()
+            factor = decay ** max(0, taken[key] - cap + 1) if taken[key] >= cap else 1.0
+            heapq.heappush(heads, (-s * factor, pos, i, s, key))
+    return out
+
+
+ONE_MOMENT = re.compile(r"^\s*(when\b|how long\b|what (date|day|month|year|time)\b)|\bfirst\b", re.IGNORECASE)
+
+
+def asks_one_moment(question: str) -> bool:
+    """Whether the question's form asks for one moment or span (when, how long, what date, which first)."""
+    return bool(ONE_MOMENT.search(question))
+
+
+class Candidates:
+    """One question's legs and the records they name."""
+
+    def __init__(self, lexical: list[str], semantic: list[str]) -> None:
+        self.lexical, self.semantic = lexical, semantic
+        self.extra: dict[str, tuple[list[str], list[str]]] = {}
+        self.records: dict[str, Memory] = {}
+        self.named: list[str] = []
+
+
+class Hops:
+    def __init__(self, mx: Any, convs: Sequence[Any], limit: int, budget: int) -> None:
+        self.mx, self.limit, self.budget = mx, limit, budget
+        self.questions = [(c, q) for c, q in selected_questions(convs) if q.category in SCORED_CATEGORIES]
+        self.searcher = Searcher(mx.store)
+        self.depth = max(limit * 3, 30)  # as `Searcher.search`
+        self.pool = limit + QUESTION_POOL
+        self.cands: dict[str, Candidates] = {}
+        started = time.perf_counter()
+        for conv, q in self.questions:
+            f = Filters(user_id=conv.user_id)
+            c = Candidates([i for i, _ in self.searcher._bm25(q.question, f, self.depth)],
+                           [i for i, _ in self.searcher._vector(q.question, f, self.depth)])
+            self.cands[question_key(q)] = c
+            self.load(conv, c, c.lexical + c.semantic)
+        self.legs_ms = 1000 * (time.perf_counter() - started) / max(1, len(self.questions))
+
+    def load(self, conv: Any, c: Candidates, ids: Sequence[str]) -> None:
+        wanted = [i for i in dict.fromkeys(ids) if i not in c.records]
+        c.records.update(self.mx.store.get_many(wanted, user_id=conv.user_id))
+
+    def feedback_legs(self, k: int) -> float:
+        """Second legs seeded by the question and the first `k` base hits; ms per question."""
+        started = time.perf_counter()
+        for conv, q in self.questions:
+            c = self.cands[question_key(q)]
+            top = [c.records[i].search_text() for i, _ in self.base(c)[:k] if i in c.records]
+            query = " ".join([q.question, *top])
+            f = Filters(user_id=conv.user_id)
+            c.extra[f"feedback{k}"] = ([i for i, _ in self.searcher._bm25(query, f, self.depth)],
+                                       [i for i, _ in self.searcher._vector(query, f, self.depth)])
+            self.load(conv, c, c.extra[f"feedback{k}"][0] + c.extra[f"feedback{k}"][1])
+        return 1000 * (time.perf_counter() - started) / max(1, len(self.questions))
+
+    def actors(self, c: Candidates) -> dict[str, str | None]:
+        return {i: getattr(m, "actor", None) if m.memory_type.value == "episodic" else None
+                for i, m in c.records.items()}
+
+    def unnamed_legs(self) -> float:
+        """Second legs on the question without the actors it names (those of the full-text leg's
+        first `pool` matches, as `Searcher` finds them), for questions that name one; ms per question."""
+        started = time.perf_counter()
+        for conv, q in self.questions:
+            c = self.cands[question_key(q)]
+            actors = self.actors(c)
+            c.named = named_actors(q.question, [a for i in c.lexical[: self.pool] if (a := actors.get(i))])
+            query = without_names(q.question, c.named)
+            if not c.named or not query:
+                continue
+            f = Filters(user_id=conv.user_id)
+            c.extra["unnamed"] = ([i for i, _ in self.searcher._bm25(query, f, self.depth)],
+                                  [i for i, _ in self.searcher._vector(query, f, self.depth)])
+            self.load(conv, c, c.extra["unnamed"][0] + c.extra["unnamed"][1])
+        self.naming = sum(1 for c in self.cands.values() if c.named)
+        return 1000 * (time.perf_counter() - started) / max(1, len(self.questions))
+
+    def finish(self, ranked: Ranked, c: Candidates) -> Ranked:
+        """What `Searcher.search` does after fusion: weigh chat questions, sources before summaries, cut."""
+        return sources_first(weigh_questions(ranked[: self.pool], c.records), c.records)[: self.limit]
+
+    def base(self, c: Candidates) -> Ranked:
+        return self.finish(rrf_fuse([c.lexical, c.semantic]), c)
+
+    def sessions(self, c: Candidates) -> dict[str, str | None]:
+        return {i: input_of(m.memory_type.value, m.source_ids) for i, m in c.records.items()}
+
+    def score(self, rank: Callable[[Any, Candidates], Ranked]) -> dict[str, dict[str, Any]]:
+        out = {}
+        for conv, q in self.questions:
+            c = self.cands[question_key(q)]
+            hits = [Hit(id=i, score=s, text=hit_text(c.records[i], q.question),
+                        source_ids=list(c.records[i].source_ids)) for i, s in rank(q, c) if i in c.records]
+            out[question_key(q)] = {"conversation": conv.sample_id, "category": q.category,
+                                    **context_scores(q, hits, self.budget)}
+        return out
+
+
+Rank = Callable[[Any, Candidates], Ranked]
+
+
+def variants(h: Hops) -> dict[str, tuple[str, Rank]]:
+    """Variant name -> (its mechanism, its ranking); each mechanism is judged on its own grid."""
+    out: dict[str, tuple[str, Rank]] = {"base": ("base", lambda q, c: h.base(c))}
+
+    def spread_of(decay: float, cap: int, only_lists: bool = False) -> Rank:
+        def rank(q: Any, c: Candidates) -> Ranked:
+            if only_lists and asks_one_moment(q.question):
+                return h.base(c)
+            fused = rrf_fuse([c.lexical, c.semantic])
+            return h.finish(spread(fused, h.sessions(c), decay, cap), c)
+        return rank
+
+    for decay in (0.5, 0.7, 0.85):
+        out[f"spread d={decay}"] = ("session spread", spread_of(decay, 1))
+        out[f"form spread d={decay}"] = ("session spread by form", spread_of(decay, 1, True))
+    for cap in (2, 3, 5):
+        out[f"spread cap={cap}"] = ("session spread", spread_of(0.0, cap))
+        out[f"form spread cap={cap}"] = ("session spread by form", spread_of(0.0, cap, True))
+
+    def feedback_of(k: int, w: float) -> Rank:
+        def rank(q: Any, c: Candidates) -> Ranked:
+            lex2, sem2 = c.extra[f"feedback{k}"]
+            return h.finish(rrf_fuse([c.lexical, c.semantic, lex2, sem2], weights=[1.0, 1.0, w, w]), c)
+        return rank
+
+    for k in (1, 3):
+        for w in (0.25, 0.5):
+            out[f"feedback k={k} w={w}"] = ("feedback", feedback_of(k, w))
+
+    def unnamed_of(w_orig: float, w_actor: float) -> Rank:
+        def rank(q: Any, c: Candidates) -> Ranked:
+            if "unnamed" not in c.extra:
+                return h.base(c)
+            lex2, sem2 = c.extra["unnamed"]
+            legs, weights = [lex2, sem2], [1.0, 1.0]
+            if w_orig:
+                legs, weights = [c.lexical, c.semantic, *legs], [w_orig, w_orig, *weights]
+            if w_actor:
+                fused = [i for i, _ in rrf_fuse(legs, weights=weights)]
+                legs, weights = [*legs, actor_leg(fused, h.actors(c), c.named)], [*weights, w_actor]
+            return h.finish(rrf_fuse(legs, weights=weights), c)
+        return rank
+
+    def actor_of(w: float) -> Rank:
+        def rank(q: Any, c: Candidates) -> Ranked:
+            if not c.named:
+                return h.base(c)
+            fused = [i for i, _ in rrf_fuse([c.lexical, c.semantic])]
+            return h.finish(rrf_fuse([c.lexical, c.semantic, actor_leg(fused, h.actors(c), c.named)],
+                                     weights=[1.0, 1.0, w]), c)
+        return rank
+
+    def lexical_of(w_lex: float, w_actor: float) -> Rank:
+        def rank(q: Any, c: Candidates) -> Ranked:
+            if "unnamed" not in c.extra:
+                return h.base(c)
+            legs, weights = [c.lexical, *c.extra["unnamed"]], [w_lex, 1.0, 1.0]
+            first = [i for i, _ in rrf_fuse(legs, weights=weights)[: h.pool]]
+            return h.finish(rrf_fuse([*legs, actor_leg(first, h.actors(c), c.named)],
+                                     weights=[*weights, w_actor]), c)
+        return rank
+
+    for w_lex in (0.25, 0.5, 1.0):
+        for w_actor in (0.5, 1.0):
+            out[f"unnamed lexical={w_lex} actor={w_actor}"] = ("unnamed beside the question's full text",
+                                                               lexical_of(w_lex, w_actor))
+    for w_orig in (0.0, 0.5, 1.0):
+        family = "unnamed instead of the question" if w_orig == 0 else "unnamed beside the question"
+        for w_actor in (0.0, 0.5, 1.0):
+            out[f"unnamed orig={w_orig} actor={w_actor}"] = (family, unnamed_of(w_orig, w_actor))
+    for w in (0.25, 0.5, 1.0):
+        out[f"actor w={w}"] = ("actor leg", actor_of(w))
+    return out
+
+
+def mean_of(scores: Mapping[str, Mapping[str, Any]], metric: str, *, only: str | None = None,
+            without: str | None = None, category: int | None = None) -> float:
+    values = [s[metric] for s in scores.values()
+              if (only is None or s["conversation"] == only) and (without is None or s["conversation"] != without)
+              and (category is None or s["category"] == category) and not math.isnan(s[metric])]
+    return statistics.mean(values) if values else math.nan
+
+
+def figures(scores: Mapping[str, Mapping[str, Any]], convs: Sequence[str]) -> dict[str, Any]:
+    return {"overall": {m: mean_of(scores, m) for m in METRICS},
+            "by_category": {str(k): {m: mean_of(scores, m, category=k) for m in METRICS} for k in SCORED_CATEGORIES},
+            "per_conversation": {c: {m: mean_of(scores, m, only=c) for m in METRICS} for c in convs}}
+
+
+def leave_one_out(results: Mapping[str, Mapping[str, Mapping[str, Any]]], convs: Sequence[str]) -> dict[str, Any]:
+    """Per fold the variant best on the other conversations, scored on the held-out one; pooled held-out."""
+    order = list(results)
+
+    def key(v: str, without: str) -> tuple:
+        return (round(mean_of(results[v], "evidence_recall", without=without), 6),
+                round(mean_of(results[v], "answer_token_recall", without=without), 6), -order.index(v))
+
+    folds, pooled = [], {}
+    for conv in convs:
+        picked = max(order, key=lambda v: key(v, conv))
+        held = {m: mean_of(results[picked], m, only=conv) for m in METRICS}
+        base = {m: mean_of(results["base"], m, only=conv) for m in METRICS}
+        folds.append({"held_out": conv, "picked": picked, "held_out_scores": held, "base": base,
+                      "gain": {m: held[m] - base[m] for m in METRICS}})
+        pooled.update({k: s for k, s in results[picked].items() if s["conversation"] == conv})
+    return {"folds": folds, "pooled": figures(pooled, convs)}
+
+
+def verdict(results: Mapping[str, Mapping[str, Mapping[str, Any]]], loo: Mapping[str, Any],
+            convs: Sequence[str]) -> dict[str, Any]:
+    """The dev pick, and whether it passes: dev gain, pooled held-out gain, no fold below base."""
+    base = mean_of(results["base"], "evidence_recall")
+    dev_pick = max(results, key=lambda v: (round(mean_of(results[v], "evidence_recall"), 6),
+                                           round(mean_of(results[v], "answer_token_recall"), 6),
+                                           -list(results).index(v)))
+    held = loo["pooled"]["overall"]["evidence_recall"]
+    lost = [f["held_out"] for f in loo["folds"] if f["gain"]["evidence_recall"] < -1e-9]
+    return {"dev_pick": dev_pick, "dev_gain": mean_of(results[dev_pick], "evidence_recall") - base,
+            "held_out_gain": held - base, "folds_lost": lost,
+            "passes": dev_pick != "base" and held > base + 1e-9 and not lost}
+
+
+def table(name: str, f: Mapping[str, Any], convs: Sequence[str]) -> str:
+    cats = " ".join(f"{f['by_category'][str(k)]['evidence_recall']:.3f}" for k in SCORED_CATEGORIES)
+    per = " ".join(f"{f['per_conversation'][c]['evidence_recall']:.3f}/{f['per_conversation'][c]['answer_token_recall']:.3f}"
+                   for c in convs)
+    o = f["overall"]
+    return f"{name:24s} {o['evidence_recall']:.4f} / {o['answer_token_recall']:.4f} | {cats} | {per}"
+
+
+def main() -> int:
+    ap = replay_arguments(__doc__)
+    args = ap.parse_args()
+    from mirix_py.store.embeddings import load_embedder
+
+    convs = load_locomo(args.data)
+    names = [c.sample_id for c in convs]
+    config = LocomoEvalConfig(data=args.data, mode="offline", cache_dir=args.cache_dir, baselines=False)
+    mx, info = open_engine(config, convs, embedder=load_embedder("minilm"), model_client=None)
+    result: dict[str, Any] = {"benchmark": "locomo_hops", "data_dir": info["data_dir"], "limit": args.limit,
+                              "context": 0, "budget_words": args.budget_words,
+                              "categories": {str(k): CATEGORY_NAMES[k] for k in SCORED_CATEGORIES}}
+    try:
+        h = Hops(mx, convs, args.limit, args.budget_words)
+        result["legs_ms_per_question"] = round(h.legs_ms, 2)
+        result["feedback_legs_ms_per_question"] = {k: round(h.feedback_legs(k), 2) for k in (1, 3)}
+        result["unnamed_legs_ms_per_question"] = round(h.unnamed_legs(), 2)
+        result["questions"], result["questions_naming_an_actor"] = len(h.questions), h.naming
+        print(f"{'variant':24s} evidence / answer tokens | categories {' '.join(map(str, SCORED_CATEGORIES))} | "
+              + " ".join(names), flush=True)
+        results: dict[str, dict[str, dict[str, Any]]] = {}
+        families: dict[str, list[str]] = {}
+        result["variants"] = {}
+        for name, (family, rank) in variants(h).items():
+            results[name] = h.score(rank)
+            families.setdefault(family, []).append(name)
+            result["variants"][name] = {"mechanism": family, **figures(results[name], names)}
+            print(table(name, result["variants"][name], names), flush=True)
+        h.searcher.close()
+        families["every variant"] = list(results)
+        result["leave_one_conversation_out"] = {}
+        for family, grid in families.items():
+            if family == "base":
+                continue
+            chosen = {v: results[v] for v in dict.fromkeys(["base", *grid])}
+            loo = leave_one_out(chosen, names)
+            loo["verdict"] = verdict(chosen, loo, names)
+            result["leave_one_conversation_out"][family] = loo
+            print(f"\n{family}: {json.dumps(loo['verdict'])}")
+            print(table("  held out (pooled)", loo["pooled"], names))
+            for fold in loo["folds"]:
+                print(f"  {fold['held_out']}: picked {fold['picked']}, held-out "
+                      f"{fold['held_out_scores']['evidence_recall']:.3f} against base "
+                      f"{fold['base']['evidence_recall']:.3f} ({fold['gain']['evidence_recall']:+.3f}; "
+                      f"answer tokens {fold['gain']['answer_token_recall']:+.3f})")
+    finally:
+        mx.close()
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=1, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
