@@ -294,8 +294,8 @@ class OpCollector:
     def delete_memory(self, memory_id: str) -> str:
         """Delete a listed memory that is wrong or obsolete."""
         if self.memory_type is MemoryType.episodic:
-            # episodes keep what was said: deleting one loses messages of earlier batches (the local
-            # model deleted two on LoCoMo, and 6 of 22 turns were then in no memory)
+            # episodes keep what was said: deleting one loses messages of earlier batches
+            # (benchmarks/docs/local_model.md)
             self.fail("episodes are the record of what was said: update or merge them, never delete one")
         self._owned(memory_id)
         self.ops.append(DeleteOp(memory_id=memory_id))

@@ -51,10 +51,10 @@ def length_batches(lengths: Sequence[int], *, max_batch: int = 64, overhead: int
 class SentenceTransformerEmbedder:
     """Local MiniLM: 384-d, normalised, no hub access.
 
-    Batches are grouped by token length (LoCoMo turns padded to their session's longest turn cost
-    1.8x the tokens). A single short text (a search query) runs on one torch thread straight through
-    the transformer: no thread wake-ups, no `encode` bookkeeping, and the other core stays free for
-    the full-text leg of a hybrid search. Same numbers either way: mean pooling, then normalising."""
+    Batches are grouped by token length, so short texts are not padded to a long one's length
+    (benchmarks/docs/embedders.md). A single short text (a search query) runs on one torch thread
+    straight through the transformer: no thread wake-ups, no `encode` bookkeeping, and the other core
+    stays free for the full-text leg of a hybrid search. Same numbers either way: mean pooling, then normalising."""
 
     SHORT_TOKENS = 64  # one text up to this long runs on QUERY_THREADS
 

@@ -22,11 +22,9 @@ from mirix_py.records import MemoryType
 from mirix_py.store.tables import MemoryRow
 from mirix_py.text import STOPWORDS
 
-# The turns before and after an episode whose words its full-text row also holds, and their weight.
-# Replayed on the LoCoMo dev split (750 words, context 3; `benchmarks/locomo_near.py`): windows of
-# 1-3 turns a side at weights 0.2-0.7 all gained (0.808 -> 0.827-0.852 evidence recall), the turns
-# before more than those after; leave-one-conversation-out over that grid picked 3 before, 2 after at
-# 0.5 for most held-out conversations, and each held-out conversation gained.
+# The turns before and after an episode whose words its full-text row also holds, and their weight:
+# a question often names what the turns around its answer said; this window and weight won a
+# leave-one-conversation-out pick (figures: benchmarks/docs/locomo_near.md).
 NEAR_BEFORE = 3
 NEAR_AFTER = 2
 NEAR_WEIGHT = 0.5

@@ -41,11 +41,9 @@ TENANT_INDEX_MIN = 20_000  # vectors a user holds before a graph of their own pa
 TENANT_BUILD_MEMORY = "512MB"  # maintenance_work_mem while a tenant's graph is built: 100k x 384-d fits
 TENANT_CACHE_S = 30.0  # which users have a graph of their own, as this process last read it
 # Set once per pooled connection (`apply_settings`). Iterative scans may return rows slightly out of order
-# (`relaxed_order`); `query` re-sorts them. Measured at 100k vectors and 111 tenants
-# (benchmarks/results/tenant_recall.json): the planner scans a tenant of up to 20% of the rows
-# exactly through the (user_id, memory_type) B-tree (recall 1.0, p95 24 ms for 20k vectors); where
-# the graph is used, post-filtering found 0.68 / 0.26 / 0.09 of the true top 10 (20% / 5% / 0.3%
-# tenants) and iterative scans 0.875 (ef 40), 0.925 (ef 100), 0.975 (ef 200) for the 20% tenant.
+# (`relaxed_order`); `query` re-sorts them. Where the planner uses the shared graph, a plain post-filter
+# loses most of a tenant's true top 10 and iterative scans recover it (figures: docs/scaling.md,
+# benchmarks/docs/layouts.md).
 QUERY_SETTINGS = {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": "200",
                   "hnsw.max_scan_tuples": "20000"}
 

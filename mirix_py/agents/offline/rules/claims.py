@@ -135,7 +135,7 @@ _FAVORITE_OF = re.compile(
 # point reached ("into the second round")
 _INTO = r"(?P<v>(?!(?:a|an|my|his|her|their|our|it|this|that|you|him|them)\b)(?:the\s+(?=[A-Z]))?(?!the\b)[^!?\n;]+)"
 # a taste said by how keen one is: "crazy about grapes", "obsessed with Oasis", "hooked on sudoku" ("passionate
-# about" and "keen on" name causes and plans as often as tastes: on LoCoMo's turns, "improving education")
+# about" and "keen on" name causes and plans as often as tastes: "passionate about improving education")
 _KEEN = (r"(?:really\s+|so\s+|totally\s+|completely\s+|absolutely\s+)?(?:crazy|mad|nuts|obsessed|hooked|fond)\s+"
          r"(?:about|with|on|of)\s+(?P<v>(?!(?:it|this|that|these|those|you|him|her|them|me|us)\b)[A-Za-z][^!?\n;]*)")
 _PREDICATES: list[tuple[re.Pattern[str], str]] = [
