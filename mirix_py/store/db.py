@@ -23,10 +23,10 @@ def sqlite_dbapi(driver: str = "auto") -> ModuleType:
     """The DB-API module SQLite databases are opened with.
 
     pysqlite3-binary builds a newer SQLite into the same API as Python's `sqlite3` (which uses the
-    system's library: 3.40 on Debian 12), and FTS5 ranks faster in it (benchmarks/README.md, "SQLite
-    library"). "auto" takes it where it is installed. One process must open a database file with
-    one library only: two copies of SQLite do not see each other's POSIX locks, so everything that
-    opens a data dir's database goes through the engine (or this function)."""
+    system's library: 3.40 on Debian 12), and FTS5 ranks faster in it (benchmarks/docs/fts_ranking.md).
+    "auto" takes it where it is installed. One process must open a database file with one library
+    only: two copies of SQLite do not see each other's POSIX locks, so everything that opens a data
+    dir's database goes through the engine (or this function)."""
     if driver not in ("auto", "pysqlite3", "stdlib"):
         raise ValueError(f"unknown SQLite driver {driver!r}: use auto, pysqlite3 or stdlib")
     if driver != "stdlib":

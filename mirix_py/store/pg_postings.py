@@ -3,8 +3,8 @@
 
 Scoring a query from each candidate's tsvector read every matching row from the heap and unnested
 its vector: tens of milliseconds for a user of 100k memories whose query holds a common word
-(benchmarks/README.md, layouts). A posting is a narrow index tuple instead, and a query sums the
-BM25 terms of its lexemes' postings in one index-only scan per lexeme (`pg_fulltext.PostgresFullText`).
+(docs/scaling.md). A posting is a narrow index tuple instead, and a query sums the BM25 terms of its
+lexemes' postings in one index-only scan per lexeme (`pg_fulltext.PostgresFullText`).
 
 - `key`: a 64-bit hash of (user, memory type, lexeme), so a user's postings of one lexeme, and of
   one memory type, are one range of the index: tenants and type filters are seeks, not filters;

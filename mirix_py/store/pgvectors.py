@@ -37,7 +37,7 @@ log = logging.getLogger("mirix_py.store")
 TABLE = "memory_vector"
 HNSW_INDEX = "ix_memory_vector_hnsw"
 TENANT_INDEX_PREFIX = "ix_memory_vector_t_"
-TENANT_INDEX_MIN = 20_000  # vectors a user holds before a graph of their own pays (benchmarks/README.md, layouts)
+TENANT_INDEX_MIN = 20_000  # vectors a user holds before a graph of their own pays (benchmarks/docs/layouts.md)
 TENANT_BUILD_MEMORY = "512MB"  # maintenance_work_mem while a tenant's graph is built: 100k x 384-d fits
 TENANT_CACHE_S = 30.0  # which users have a graph of their own, as this process last read it
 # Set once per pooled connection (`apply_settings`). Iterative scans may return rows slightly out of order

@@ -61,7 +61,7 @@ NEAR_COMMON_SHARE = 0.01
 # SQLite, a user of PARALLEL_MIN_DOCS memories or more: a query term in the own words of more than
 # this share of them selects no rows when the query holds a rarer term, and only scores the rows
 # that term selects. bm25() costs about the same for every row it scores, so such a word set the
-# search's time (benchmarks/README.md, "Very common words of a large user").
+# search's time (benchmarks/docs/search_latency.md, "Very common words of a large user").
 LEFT_OUT_SHARE = 0.05
 TERMS_CACHED = 50_000  # a user's term counts kept before their expired ones are dropped
 
@@ -182,7 +182,7 @@ class SQLiteFullText:
     def parts(self, conn: Connection, query: str, filters: Filters) -> int:
         """Two for a user of PARALLEL_MIN_DOCS memories or more on a machine of two cores or more,
         without a time window: FTS5 scores every match in one thread, and a large user's common
-        words match thousands of memories (benchmarks/README.md, `fts_ranking.py`). One when the
+        words match thousands of memories (benchmarks/docs/fts_ranking.md). One when the
         query leaves words out (`left_out_terms`): its rows are already few, and each part's
         rescoring, in Python, would wait on the other's."""
         if filters.start is not None or filters.end is not None or (os.cpu_count() or 1) < 2:
@@ -355,8 +355,9 @@ class SQLiteFullText:
     # The best `wide` matches are scored once; those down to the k-th's score are joined to their
     # memories and the tied group at the cut is ordered there (`TIE_ORDER_SQLITE`). Finding the group by
     # asking again with a larger LIMIT scored every match again each time, and settling it in Python
-    # read each tied memory's time and text in a query of its own (benchmarks/README.md, "Ties at
-    # the cut"). `foreign_rows` counts rows of another user whose range coincides with this user's.
+    # read each tied memory's time and text in a query of its own (benchmarks/docs/search_latency.md,
+    # "Ties at the cut"). `foreign_rows` counts rows of another user whose range coincides with this
+    # user's.
     _TOP = ("WITH r AS MATERIALIZED (SELECT rowid AS id, " + BM25_SQLITE + " AS s FROM memory_fts "
             "WHERE memory_fts MATCH :match AND rowid BETWEEN :lo AND :hi ORDER BY s LIMIT :wide), "
             "c AS (SELECT id, s FROM r WHERE s <= coalesce((SELECT s FROM r ORDER BY s LIMIT 1 OFFSET :kth), 1e308)) "
