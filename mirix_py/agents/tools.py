@@ -359,6 +359,17 @@ class OpCollector:
         model wrote this tool's own description as the block)."""
         value = (value or "").strip()
         block = self.core_block(label) if label in core_blocks.CORE_LABELS else None
+        if not value:
+            self.refuse("a rewrite that empties the block: call nothing_to_record when nothing is new")
+        held = set(block.value.splitlines()) if block else set()
+        for line in (ln.strip() for ln in value.splitlines() if ln.strip() and ln not in held):
+            # a new line is held to what an appended one is (the model rewrote a block as a copied message)
+            repeated = grounding.near_duplicate(line, self.existing)
+            if repeated:
+                self.refuse(f"the new line {line[:60]!r} repeats {repeated}, which memory keeps already")
+            if FIRST_PERSON.search(line):
+                self.refuse(f"{line[:60]!r} speaks as the user: write the lasting fact in third person without "
+                            "the subject (like 'works as a nurse'), or call nothing_to_record")
         if self.shown_texts:
             shown = grounding.vocabulary([*self.shown_texts, block.value if block else ""])
             problem = grounding.ungrounded_problem([value], shown)

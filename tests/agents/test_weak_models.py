@@ -595,3 +595,34 @@ def test_an_empty_core_line_records_nothing(make_mx):
     assert result.status.value == "processed", result.error
     assert [r.agent for r in client.requests].count("core_memory_manager") == 1
     assert mx.core_memory(user_id="ada")["human"].value == ""
+
+
+def test_a_core_block_rewritten_as_a_copied_message_is_refused(make_mx):
+    """The local model rewrote the persona block as a message of the batch: a rewrite's new lines are
+    held to what an appended line is."""
+    def script(req):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["episodic", "core"]})]
+        if req.agent == "core_memory_manager":
+            return [("core_memory_rewrite", {"label": "persona", "value": MESSAGES[0]["content"]})]
+        return good(req)
+
+    mx, client = make_mx(script)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert any("(refused)" in r and "repeats m1" in r for r in result.rejected), result.rejected
+    assert MESSAGES[0]["content"] not in mx.core_memory(user_id="ada")["persona"].value
+
+
+def test_a_rewrite_that_empties_a_core_block_is_refused(make_mx):
+    def script(req):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["core"]})]
+        if req.agent == "core_memory_manager":
+            return [("core_memory_rewrite", {"label": "human", "value": " "})]
+        return good(req)
+
+    mx, client = make_mx(script)
+    mx.core_append("human", "climbs with her brother Tom", user_id="ada")
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert any("empties the block" in r for r in result.rejected), result.rejected
+    assert "climbs with her brother Tom" in mx.core_memory(user_id="ada")["human"].value
