@@ -1,9 +1,9 @@
 """Sources before summaries. A memory that sums up several things said (a model's episode or fact
 citing several turns, a core block) matches many questions loosely, and inside a reader's word budget
-it takes the place of the turns it sums up, which memory keeps word for word. A result list keeps
-its best summary where it ranks; the others are weighed down as question-only memories are
-(`questions.QUESTION_WEIGHT`), so they follow the turns, and a search for summaries alone still
-returns them all, in their order. Pure functions."""
+it takes the place of the turns it sums up, which memory keeps word for word. Summaries are weighed
+down as question-only memories are (`questions.QUESTION_WEIGHT`), so they follow the turns that
+match, and a search for summaries alone still returns them all, in their order
+(benchmarks/docs/local_model.md). Pure functions."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from typing import Any, Sequence
 
 from mirix_py.store.questions import INPUT_PREFIX, QUESTION_WEIGHT
 
-SUMMARIES_IN_PLACE = 1  # summaries ranked where they matched; chosen on the local-model benchmark's stores
 SUMMARY_WEIGHT = QUESTION_WEIGHT
 
 
@@ -20,18 +19,13 @@ def sums_up(source_ids: Sequence[str]) -> bool:
     return sum(not s.startswith(INPUT_PREFIX) for s in source_ids) >= 2
 
 
-def sources_first(ranked: Sequence[tuple[str, float]], records: dict[str, Any],
-                  in_place: int = SUMMARIES_IN_PLACE) -> list[tuple[str, float]]:
-    """`ranked` (id, score), best first, with every summary after the first `in_place` weighed down
-    and the list sorted again (a stable sort: the rest keep their order). A score depends on the
-    memory's own match only."""
+def sources_first(ranked: Sequence[tuple[str, float]], records: dict[str, Any]) -> list[tuple[str, float]]:
+    """`ranked` (id, score), best first, with every summary's score weighed down and the list sorted
+    again (a stable sort: the rest keep their order). A score depends on the memory's own match only."""
     out = []
     for memory_id, score in ranked:
         memory = records.get(memory_id)
         if memory is not None and sums_up(memory.source_ids):
-            if in_place > 0:
-                in_place -= 1
-            else:
-                score = score * SUMMARY_WEIGHT if score > 0 else score - 1.0
+            score = score * SUMMARY_WEIGHT if score > 0 else score - 1.0
         out.append((memory_id, score))
     return sorted(out, key=lambda item: -item[1])

@@ -1,4 +1,4 @@
-"""Sources before summaries: past the first, a memory citing several things said follows the rest."""
+"""Sources before summaries: a memory citing several things said follows the turns that match."""
 
 from __future__ import annotations
 
@@ -18,24 +18,24 @@ def test_a_summary_cites_two_things_said_input_ids_aside():
     assert not sums_up(["in_1", "t1"]) and not sums_up([]) and not sums_up(["in_1", "in_2"])
 
 
-def test_the_best_summary_stays_and_the_others_are_weighed_down():
-    records = _records(s1=["t1", "t2"], a=["t1"], s2=["t3", "t4"], b=["t3"], s3=["t5", "t6"], c=["t5"])
-    ranked = [("s1", 0.9), ("a", 0.8), ("s2", 0.7), ("b", 0.6), ("s3", 0.5), ("c", 0.4)]
+def test_summaries_follow_the_turns_weighed_by_their_own_score():
+    records = _records(s1=["t1", "t2"], a=["t1"], s2=["t3", "t4"], b=["t3"], c=["t5"])
+    ranked = [("s1", 0.9), ("a", 0.8), ("s2", 0.7), ("b", 0.6), ("c", 0.1)]
     out = sources_first(ranked, records)
-    assert [i for i, _ in out] == ["s1", "a", "b", "c", "s2", "s3"]
+    assert [i for i, _ in out] == ["a", "b", "s1", "s2", "c"]
     assert dict(out)["s2"] == 0.7 * SUMMARY_WEIGHT  # its own match, weighed: no other memory's score
     scores = [s for _, s in out]
     assert scores == sorted(scores, reverse=True)
     assert sources_first(ranked, records) == out and ranked[2] == ("s2", 0.7)  # pure
 
 
-def test_summaries_alone_are_all_returned():
+def test_summaries_alone_are_all_returned_in_their_order():
     records = _records(s1=["t1", "t2"], s2=["t3", "t4"])
     assert [i for i, _ in sources_first([("s1", 0.5), ("s2", 0.4)], records)] == ["s1", "s2"]
-    assert [i for i, _ in sources_first([("s1", 0.5), ("s2", 0.4)], records, in_place=0)] == ["s1", "s2"]
+    assert [i for i, _ in sources_first([("s1", 0.5), ("s2", -0.2)], records)] == ["s1", "s2"]
 
 
-def test_search_puts_the_turns_before_a_second_summary(mx, user_id):
+def test_search_puts_the_turns_before_the_summaries(mx, user_id):
     turns = ["Sam and I paddled the kayak across the lake at dawn",
              "The kayak rental by the lake opens at six"]
     ops = [InsertOp(memory=EpisodicMemory(user_id=user_id, summary=t, actor="me", event_type="message",
@@ -45,4 +45,4 @@ def test_search_puts_the_turns_before_a_second_summary(mx, user_id):
     mx.store.apply(ops, user_id=user_id, actor="seed")
     hits = mx.search("kayak lake Sam", user_id=user_id, limit=4, method="bm25")
     kinds = ["summary" if sums_up(h.memory.source_ids) else "turn" for h in hits]
-    assert kinds == ["summary", "turn", "turn", "summary"], [h.text for h in hits]
+    assert kinds == ["turn", "turn", "summary", "summary"], [h.text for h in hits]
