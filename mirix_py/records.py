@@ -393,6 +393,34 @@ class SearchHit(BaseModel):
         "just before or after; its score is that match's."))
 
 
+def reader_text(hit: SearchHit, text: str | None = None) -> str:
+    """A hit's text as a reader gets it: a fact with the day it was said ("Caroline: lives in Berlin
+    (said 2 May 2024)"), so a change the rules cannot read stays visible as the newer fact."""
+    text = hit.text if text is None else text
+    memory = hit.memory
+    if isinstance(memory, SemanticMemory) and memory.occurred_at is not None:
+        return f"{text} (said {day_words(memory.occurred_at.date())})"
+    return text
+
+
+def newest_facts_first(hits: list[SearchHit]) -> list[SearchHit]:
+    """`hits` in their order, except that facts about the same name come together, newest first, where
+    the first of them ranked (undated facts after the dated ones)."""
+    groups: dict[str, list[SearchHit]] = {}
+    for hit in hits:
+        if isinstance(hit.memory, SemanticMemory):
+            groups.setdefault(hit.memory.name.casefold(), []).append(hit)
+    oldest = datetime.min.replace(tzinfo=timezone.utc)
+    out: list[SearchHit] = []
+    for hit in hits:
+        memory = hit.memory
+        if not isinstance(memory, SemanticMemory):
+            out.append(hit)
+        elif (group := groups.pop(memory.name.casefold(), None)) is not None:
+            out += sorted(group, key=lambda h: h.memory.occurred_at or oldest, reverse=True)
+    return out
+
+
 class MemoryContext(BaseModel):
     """What an agent gets before it answers: topics, core memory and the best items of each type."""
 
@@ -423,8 +451,8 @@ class MemoryContext(BaseModel):
             lines += [f"[{label}] {value}" for label, value in self.core.items()]
         if self.hits:
             lines.append("Relevant memories" + (f" (topics: {', '.join(self.topics)})" if self.topics else "") + ":")
-            lines += [f"- [{h.memory.id}] ({h.memory.memory_type.value}) {focus(h.text, self.message)}"
-                      for h in self.hits]
+            lines += [f"- [{h.memory.id}] ({h.memory.memory_type.value}) {reader_text(h, focus(h.text, self.message))}"
+                      for h in newest_facts_first(self.hits)]
         if not lines:
             return ""
         return f"Long-term memory of user {self.user_id} (mirix):\n" + "\n".join(lines)

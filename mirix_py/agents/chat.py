@@ -29,7 +29,7 @@ from mirix_py.llm.bounds import CallBounds, ModelCallFailed, provider_args
 from mirix_py.llm.meter import Meter
 from mirix_py.llm.toolcalls import ToolCallParseError, loads_lenient
 from mirix_py.records import (
-    CoreMemory, KnowledgeVaultMemory, MemoryType, SearchHit, Sensitivity,
+    CoreMemory, KnowledgeVaultMemory, MemoryType, SearchHit, Sensitivity, newest_facts_first, reader_text,
 )
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
@@ -186,7 +186,7 @@ def prompt_text(hit: SearchHit, store: MemoryStore, query: str | None = None,
         revealed = store.get(memory.id, user_id=memory.user_id, reveal=True)
         assert isinstance(revealed, KnowledgeVaultMemory)  # the same id, read back with its value
         return f"{hit.text}: {revealed.secret_value}"
-    return hit.text if query is None else focus(hit.text, query, max_words)
+    return reader_text(hit, hit.text if query is None else focus(hit.text, query, max_words))
 
 
 def prompt_line(hit: SearchHit, store: MemoryStore, query: str | None = None) -> str | None:
@@ -347,8 +347,8 @@ class ChatFlow:
 
         core_text = "\n".join(f"<{label}>\n" + "\n".join(block.dated_lines()) + f"\n</{label}>"
                               for label, block in retrieval.core.items())  # newest first, dated
-        memory_lines = [line for line in (prompt_line(h, self.store, retrieval.question) for h in retrieval.hits)
-                        if line]
+        memory_lines = [line for line in (prompt_line(h, self.store, retrieval.question)
+                                          for h in newest_facts_first(retrieval.hits)) if line]
         system = (f"# agent: {self.definition.name}\n{self.definition.system_prompt}\n\n"
                   f"Core memory:\n{core_text}\n\nRetrieved memories:\n" + ("\n".join(memory_lines) or "(none)"))
         function_calling = bool(self.client.model_info.get("function_calling", False))

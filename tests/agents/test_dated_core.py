@@ -42,3 +42,24 @@ def test_a_line_appended_through_the_api_is_dated_and_the_context_shows_it(mx, u
     assert set(block.said) == {"plays the cello"}
     context = retrieve_context(mx, user_id, "what instrument do I play?")
     assert context.core["human"].startswith("plays the cello (said ")
+
+
+def _fact(name, summary, when, score):
+    from mirix_py.records import SearchHit, SemanticMemory
+
+    memory = SemanticMemory(user_id="ada", name=name, summary=summary, occurred_at=when)
+    return SearchHit(text=memory.search_text(), score=score, memory=memory, method="hybrid")
+
+
+def test_facts_about_one_name_are_read_together_newest_first_and_dated():
+    from mirix_py.records import EpisodicMemory, MemoryContext, SearchHit, newest_facts_first, reader_text
+
+    old = _fact("Ada", "lives in Paris", MAY, 0.9)
+    turn = SearchHit(text="Ada: the flat is lovely", score=0.8, method="hybrid",
+                     memory=EpisodicMemory(user_id="ada", summary="the flat is lovely", occurred_at=JUNE))
+    new = _fact("ada", "moved to Berlin", JUNE, 0.7)
+    assert newest_facts_first([old, turn, new]) == [new, old, turn]
+    assert reader_text(new) == "ada: moved to Berlin (said 9 June 2024)"
+    assert reader_text(turn) == turn.text  # an episode shows its time already
+    rendered = MemoryContext(user_id="ada", message="where does Ada live", topics=[], hits=[old, turn, new]).render()
+    assert rendered.index("moved to Berlin (said 9 June 2024)") < rendered.index("lives in Paris (said 2 May 2024)")
