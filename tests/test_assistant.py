@@ -11,6 +11,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from mirix_py.assistant import Assistant
 from mirix_py.engine import Mirix
+from mirix_py.ingest.batching import BatchPolicy
 from mirix_py.ingest.capture import CaptureUnavailable, GrabbedFrame, ReplaySource
 
 
@@ -31,6 +32,7 @@ def served(tmp_path, embedder):
     from mirix_py.server import create_app
 
     with Mirix(tmp_path / "d", embedder=embedder) as mx:
+        mx.configure_screenshots(batch=BatchPolicy(max_seconds=1.0))  # an update a second, not a minute
         yield mx, create_app(mx, auth=False, mcp=True)
 
 
