@@ -1,5 +1,5 @@
-"""Sources before summaries. A memory that sums up several things said (a model's episode or fact
-citing several turns, a core block) matches many questions loosely, and inside a reader's word budget
+"""Sources before summaries. A memory that sums up several things said (a model's episode, fact or
+core block citing several turns of one input) matches many questions loosely, and inside a reader's word budget
 it takes the place of the turns it sums up, which memory keeps word for word. Summaries are weighed
 down as question-only memories are (`questions.QUESTION_WEIGHT`), so they follow the turns that
 match, and a search for summaries alone still returns them all, in their order
@@ -15,8 +15,12 @@ SUMMARY_WEIGHT = QUESTION_WEIGHT
 
 
 def sums_up(source_ids: Sequence[str]) -> bool:
-    """Whether a memory with these source ids cites two or more things said (input ids aside)."""
-    return sum(not s.startswith(INPUT_PREFIX) for s in source_ids) >= 2
+    """Whether a memory with these source ids sums up several things said in one input: more cited ids
+    than inputs, and at least two (a turn cites itself and its input; a memory of screens cites each
+    frame with the frame's own input, and frames are kept nowhere else, so it is a source itself)."""
+    inputs = sum(s.startswith(INPUT_PREFIX) for s in source_ids)
+    said = len(source_ids) - inputs
+    return said >= 2 and said > inputs
 
 
 def sources_first(ranked: Sequence[tuple[str, float]], records: dict[str, Any]) -> list[tuple[str, float]]:

@@ -13,9 +13,11 @@ def _records(**sources):
     return {memory_id: SimpleNamespace(source_ids=ids) for memory_id, ids in sources.items()}
 
 
-def test_a_summary_cites_two_things_said_input_ids_aside():
-    assert sums_up(["t1", "t2"]) and sums_up(["in_1", "t1", "t2"])
+def test_a_summary_cites_several_things_said_in_one_input():
+    assert sums_up(["t1", "t2"]) and sums_up(["in_1", "t1", "t2", "t3"])
     assert not sums_up(["in_1", "t1"]) and not sums_up([]) and not sums_up(["in_1", "in_2"])
+    # screens: each frame comes with its own input, and no other memory keeps a frame's text
+    assert not sums_up(["in_1", "frame1.png", "in_2", "frame2.png"])
 
 
 def test_summaries_follow_the_turns_weighed_by_their_own_score():
