@@ -25,6 +25,7 @@ from mirix_py.store.fulltext import Filters, Part, PartHit, merge_parts
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.names import actor_leg, named_actors, without_names
 from mirix_py.store.questions import QUESTION_POOL, weigh_questions
+from mirix_py.store.seen_actors import SeenActors
 from mirix_py.store.summaries import sources_first
 from mirix_py.store.tables import MemoryRow
 from mirix_py.text import STOPWORDS
@@ -100,8 +101,10 @@ def top_sessions(scored: Sequence[tuple[str, float]], k: int) -> list[str]:
 # on) at QUESTION_SHARE of its weight, its vector leg left out, and a leg of the named people's own
 # memories among the first `pool` of that fusion, in its order, at ACTOR_WEIGHT. Chosen on LoCoMo dev
 # with benchmarks/locomo_hops.py (benchmarks/docs/locomo_hops.md: evidence 0.858 -> 0.882, every
-# leave-one-conversation-out fold gaining). Such a question costs about one more pair of legs; one
-# that names nobody runs as without it (`Settings.name_legs`, MIRIX_NAME_LEGS=0 turns it off).
+# leave-one-conversation-out fold gaining). Such a question costs one more full-text leg, and its
+# name-free form is embedded instead of itself when the names are guessed right before the results
+# are in (`Searcher._hybrid`); one that names nobody runs as without it (`Settings.name_legs`,
+# MIRIX_NAME_LEGS=0 turns it off).
 NAME_FREE_WEIGHT = 1.0
 QUESTION_SHARE = 0.5
 ACTOR_WEIGHT = 1.0
@@ -185,6 +188,7 @@ class Searcher:
         self.store = store
         self.session_leg = session_leg
         self.name_legs = name_legs
+        self.seen_actors = SeenActors()  # for guessing whom a query names (`_hybrid`)
         inner = store.embedder
         self.embedder = None if inner is None else (inner if isinstance(inner, CachedEmbedder) else CachedEmbedder(inner))
         self._warned = False
@@ -254,39 +258,7 @@ class Searcher:
         elif method_used is SearchMethod.string:
             ranked = self._substring(query, filters, pool)
         else:
-            # The legs run side by side: the full-text leg in a worker thread (SQLite releases the GIL),
-            # the query embedding here on one torch thread (the MiniLM embedder uses one for a short
-            # text). With torch on two threads the legs fought over both cores and p95 got ten times worse.
-            # With the name legs, the question's vector leg is not used when the question names someone
-            # (`_names` tells from the full-text leg's matches): when that leg is back by the time the
-            # question is embedded, the vector query runs only if no one is named; otherwise it runs at
-            # once, and is set aside if someone is. The ranking is the same either way.
-            lexical_leg = self._workers().submit(self._bm25, query, filters, depth)
-            session_fetch = self._workers().submit(self._sessions, query, filters) if self._with_sessions(filters) \
-                else None
-            semantic: list[str] | None = None
-            try:
-                assert self.embedder is not None
-                embedding = self.embedder.embed_query(query)
-                if not (self.name_legs and session_fetch is None and lexical_leg.done()):
-                    semantic = [i for i, _ in self._vector(query, filters, depth, embedding)]
-            finally:
-                lexical = [i for i, _ in lexical_leg.result()]
-                found = session_fetch.result() if session_fetch is not None else None
-            named, rest = self._names(query, lexical[:pool], user_id, records) if self.name_legs else ([], "")
-            if semantic is None and not rest:
-                semantic = [i for i, _ in self._vector(query, filters, depth, embedding)]
-            legs = [lexical, *([semantic] if semantic is not None else [])]
-            weights = [1.0] * len(legs)
-            fused = rrf_fuse(legs)
-            if found and found[0]:
-                legs.append(session_leg(found[0], found[1], [i for i, _ in fused]))
-                weights.append(SESSION_WEIGHT)
-                fused = rrf_fuse(legs, weights=weights)
-            ranked = fused[:pool]
-            if rest:
-                ranked = self._named(rest, named, filters, depth, pool, [lexical, *legs[2:]], [1.0, *weights[2:]],
-                                     records)
+            ranked = self._hybrid(query, filters, depth, pool, records)
         missing = [i for i, _ in ranked if i not in records]
         if missing:
             records.update(self.store.get_many(missing, user_id=user_id))
@@ -299,33 +271,102 @@ class Searcher:
             hits.append(SearchHit(text=hit_text(memory, query), score=score, memory=memory, method=method))
         return with_context(self.store, hits, context) if context else hits
 
+    def _hybrid(self, query: str, filters: Filters, depth: int, pool: int,
+                records: dict[str, Memory]) -> list[tuple[str, float]]:
+        """The first `pool` of the fusion of the full-text and vector legs (and the session leg, when
+        on), or with the name-free legs of `fuse_named` when the query names someone; `records` gains
+        the memories looked up on the way.
+
+        The legs run side by side: the full-text leg in a worker thread (SQLite releases the GIL), the
+        query embedding here on one thread (the MiniLM embedder uses one for a short text; with two the
+        legs fought over both cores). Whom the query names is known from
+        the full-text leg's first matches (the worker loads them too), and a query that names someone
+        does not use its own vector leg. So when the actors of the user's earlier results are named
+        in the query (`SeenActors`), the query without them is embedded here and its full-text leg
+        started at once; a wrong guess runs the legs the names call for after them. Otherwise the query
+        is embedded and, unless the full-text leg is back already, its vector leg runs at once and is
+        set aside if someone is named. The ranking is the same either way."""
+        assert self.embedder is not None
+        workers = self._workers()
+        user_id = filters.user_id
+        session_fetch = workers.submit(self._sessions, query, filters) if self._with_sessions(filters) else None
+        lexical_leg = workers.submit(self._lexical, query, filters, depth, pool if self.name_legs else 0)
+        guess = self._guess_names(query, user_id) if self.name_legs and session_fetch is None else []
+        guessed = without_names(query, guess) if guess else ""
+        guessed_lexical = workers.submit(self._bm25, guessed, filters, depth) if guessed else None
+        semantic: list[str] | None = None
+        embedding: list[float] | None = None
+        guessed_embedding: list[float] | None = None
+        try:
+            if guessed:
+                guessed_embedding = self.embedder.embed_query(guessed)
+            else:
+                embedding = self.embedder.embed_query(query)
+                if not (self.name_legs and session_fetch is None and lexical_leg.done()):
+                    semantic = [i for i, _ in self._vector(query, filters, depth, embedding)]
+        finally:
+            lexical, first = lexical_leg.result()
+            found = session_fetch.result() if session_fetch is not None else None
+        records.update(first)
+        named, rest = self._names(query, lexical[:pool], user_id, records) if self.name_legs else ([], "")
+        if guessed_lexical is not None and not (rest and named == guess):
+            guessed_lexical.cancel()  # a wrong guess: its leg, if already running, is left to finish unread
+        if semantic is None and not rest:
+            semantic = [i for i, _ in self._vector(query, filters, depth, embedding)]
+        session = [session_leg(found[0], found[1], [i for i, _ in rrf_fuse([lexical, semantic or []])])] \
+            if found and found[0] else []
+        if not rest:
+            legs = [lexical, *([semantic] if semantic is not None else []), *session]
+            return rrf_fuse(legs, weights=[1.0] * (len(legs) - len(session)) + [SESSION_WEIGHT] * len(session))[:pool]
+        if guessed_lexical is not None and named == guess:
+            name_free = [[i for i, _ in guessed_lexical.result()],
+                         [i for i, _ in self._vector(rest, filters, depth, guessed_embedding)]]
+        else:
+            name_free = self._name_free(rest, filters, depth)
+        return self._fuse_named([lexical, *session], [1.0] + [SESSION_WEIGHT] * len(session), name_free, named,
+                                user_id, pool, records)
+
+    def _lexical(self, query: str, filters: Filters, depth: int, first: int) -> tuple[list[str], dict[str, Memory]]:
+        """The full-text leg's ranking and the memories of its `first` ids (whom the query names is
+        found among them)."""
+        ranked = [i for i, _ in self._bm25(query, filters, depth)]
+        return ranked, self.store.get_many(ranked[:first], user_id=filters.user_id) if first else {}
+
+    def _guess_names(self, query: str, user_id: str) -> list[str]:
+        """Whom the query names, guessed from the actors of the user's earlier results."""
+        return named_actors(query, self.seen_actors.in_text(user_id, query))
+
     def _names(self, query: str, first: Sequence[str], user_id: str,
-               records: dict[str, Memory]) -> tuple[list[str], str]:
-        """The actors of the `first` full-text matches that the query names, and the query without
-        them ("" when it names none); `records` gains those memories."""
-        records.update(self.store.get_many(list(first), user_id=user_id))
-        named = named_actors(query, [m.actor for i in first if isinstance(m := records.get(i), EpisodicMemory)])
+               records: Mapping[str, Memory]) -> tuple[list[str], str]:
+        """The actors of the `first` full-text matches (in `records`) that the query names, and the
+        query without them ("" when it names none); the actors are kept for the next guess."""
+        actors = [m.actor for i in first if isinstance(m := records.get(i), EpisodicMemory)]
+        self.seen_actors.add(user_id, actors)
+        named = named_actors(query, actors)
         return named, without_names(query, named) if named else ""
 
-    def _named(self, rest: str, named: Sequence[str], filters: Filters, depth: int, pool: int,
-               legs: list[list[str]], weights: list[float], records: dict[str, Memory]) -> list[tuple[str, float]]:
-        """The first `pool` of the fusion of the question's `legs` (its vector leg left out) with the
-        legs of `rest`, the query without the `named` actors (`fuse_named`); `records` gains the
-        memories looked up on the way."""
+    def _name_free(self, rest: str, filters: Filters, depth: int) -> list[list[str]]:
+        """The full-text and vector legs of `rest`, the query without the names, side by side."""
         lexical_leg = self._workers().submit(self._bm25, rest, filters, depth)
         try:
             semantic = [i for i, _ in self._vector(rest, filters, depth)]
         finally:
             lexical = [i for i, _ in lexical_leg.result()]
+        return [lexical, semantic]
 
+    def _fuse_named(self, legs: list[list[str]], weights: list[float], name_free: list[list[str]],
+                    named: Sequence[str], user_id: str, pool: int,
+                    records: dict[str, Memory]) -> list[tuple[str, float]]:
+        """The first `pool` of `fuse_named` over the question's `legs` (its vector leg left out) and
+        the `name_free` legs; `records` gains the memories whose actors it looks up."""
         def actors(ids: Sequence[str]) -> dict[str, str | None]:
             missing = [i for i in ids if i not in records]
             if missing:
-                records.update(self.store.get_many(missing, user_id=filters.user_id))
+                records.update(self.store.get_many(missing, user_id=user_id))
             return {i: m.actor if isinstance(m, EpisodicMemory) else None
                     for i in ids if (m := records.get(i)) is not None}
 
-        return fuse_named(legs, weights, [lexical, semantic], actors, named, pool)[:pool]
+        return fuse_named(legs, weights, name_free, actors, named, pool)[:pool]
 
     def _with_sessions(self, filters: Filters) -> bool:
         return self.session_leg and (not filters.memory_types or MemoryType.episodic.value in filters.memory_types)

@@ -66,3 +66,60 @@ def test_hybrid_search_finds_what_a_named_person_said_about_the_topic(mx_sqlite,
         searcher.close()
     assert "Paris" in found[True][0], found[True]
     assert "Paris" not in found[False][0], found[False]  # the name alone ranks Jon's empty turns first
+
+
+class RecordingEmbedder:
+    """The engine's embedder, noting each text it embeds."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        self.texts: list[str] = []
+
+    def embed(self, texts):
+        self.texts += list(texts)
+        return self.inner.embed(texts)
+
+
+def seed_talk(mx, user_id: str) -> None:
+    t0 = datetime(2023, 1, 20, 16, 0, tzinfo=timezone.utc)
+    said = [("Jon", "Thanks!"), ("Jon", "Bye!"), ("Gina", "Rome was lovely in the spring."),
+            ("Jon", "Last month I flew to Paris and walked around Montmartre all day."),
+            ("Gina", "My dance studio opens in May."), ("Jon", "I lost my job at the bank.")]
+    mx.store.apply([InsertOp(memory=EpisodicMemory(user_id=user_id, summary=text, actor=who, event_type="message",
+                                                   occurred_at=t0 + timedelta(seconds=i)))
+                    for i, (who, text) in enumerate(said)], user_id=user_id, actor="seed")
+
+
+def hits(searcher: Searcher, question: str, user_id: str) -> list[tuple[str, float]]:
+    return [(h.memory.id, h.score) for h in searcher.search(question, user_id=user_id, limit=4)]
+
+
+def test_a_question_naming_someone_heard_before_is_not_embedded_whole(mx_sqlite, user_id, embedder):
+    seed_talk(mx_sqlite, user_id)
+    recording = RecordingEmbedder(embedder)
+    mx_sqlite.store.embedder = recording
+    searcher = Searcher(mx_sqlite.store)
+    first = hits(searcher, "Which cities has Jon visited?", user_id)  # Jon is learnt from its results
+    question = "Where did Jon fly last month?"
+    recording.texts.clear()
+    guessed = hits(searcher, question, user_id)
+    assert recording.texts == ["Where did fly last month?"]
+    fresh = Searcher(mx_sqlite.store)  # nothing seen: names found from the results, then the legs
+    assert hits(fresh, question, user_id) == guessed
+    assert hits(fresh, "Which cities has Jon visited?", user_id) == first
+    for s in (searcher, fresh):
+        s.close()
+
+
+def test_a_wrong_guess_ranks_as_no_guess(mx_sqlite, user_id):
+    seed_talk(mx_sqlite, user_id)
+    searcher = Searcher(mx_sqlite.store)
+    searcher.seen_actors.add(user_id, ["Rome", "Paris"])  # named in the questions, but no one said the results
+    questions = ["Who was in Rome in the spring?", "What did Jon and Paris do?", "Did Gina like Rome?"]
+    guessed = [hits(searcher, q, user_id) for q in questions]
+    fresh = Searcher(mx_sqlite.store, name_legs=True)
+    assert [hits(fresh, q, user_id) for q in questions] == guessed
+    off = Searcher(mx_sqlite.store, name_legs=False)
+    assert hits(off, questions[0], user_id) == guessed[0]  # names no actor: the plain fusion
+    for s in (searcher, fresh, off):
+        s.close()
