@@ -43,7 +43,7 @@ from mirix_py.inputs import normalize_add  # noqa: E402
 from mirix_py.llm import build_model_client  # noqa: E402
 from mirix_py.llm.metering import Meter, MeteredClient  # noqa: E402
 from mirix_py.records import KnowledgeVaultMemory  # noqa: E402
-from mirix_py.agents.update_flow import VERBATIM_ACTOR  # noqa: E402
+from mirix_py.agents.update_flow import RULES_ACTOR_SUFFIX, VERBATIM_ACTOR  # noqa: E402
 from mirix_py.settings import Settings  # noqa: E402
 from mirix_py.store.embeddings import load_embedder  # noqa: E402
 
@@ -68,14 +68,21 @@ def batches_of(conv, size: int, limit: int, sessions: int | None = None) -> list
     return out
 
 
+def writer_of(actor: str) -> str:
+    """Who an actor is: the turns, the rules (written before the model), or the model."""
+    return "turns" if actor == VERBATIM_ACTOR else "rules" if actor.endswith(RULES_ACTOR_SUFFIX) else "model"
+
+
 def writers(mx: Mirix, user_id: str) -> Counter:
-    """(memory type, writer) of every memory present: the model, the vault rules, or the offline stand-in."""
+    """(memory type, writer) of every memory present, by who inserted it (`writer_of`); core blocks
+    by who wrote their lines last."""
     counts: Counter = Counter()
     for memory in mx.list(user_id=user_id, limit=100_000):
-        first = mx.history(memory.id, user_id=user_id)[0].actor
-        who = "rules (stand-in)" if first.endswith("(offline fallback)") else \
-            "vault rules" if first == "knowledge_vault_rules" else "turns" if first == VERBATIM_ACTOR else "model"
-        counts[(memory.memory_type.value, who)] += 1
+        events = mx.history(memory.id, user_id=user_id)
+        if memory.memory_type.value == "core":
+            counts.update(("core lines", writer_of(e.actor)) for e in events)
+        else:
+            counts[(memory.memory_type.value, writer_of(events[0].actor))] += 1
     return counts
 
 
@@ -83,9 +90,10 @@ def model_texts(mx: Mirix, user_id: str) -> list[str]:
     """What the model itself wrote (not the rules), to judge it by reading."""
     out = []
     for memory in mx.list(user_id=user_id, limit=100_000):
-        actor = mx.history(memory.id, user_id=user_id)[0].actor
-        if not actor.endswith("(offline fallback)") and actor not in ("knowledge_vault_rules", VERBATIM_ACTOR):
-            out.append(f"{memory.memory_type.value}: {memory.search_text()[:200]} {memory.source_ids}")
+        actors = [e.actor for e in mx.history(memory.id, user_id=user_id)]
+        if writer_of(actors[0]) == "model" or (memory.memory_type.value == "core"
+                                              and any(writer_of(a) == "model" for a in actors)):
+            out.append(f"{memory.memory_type.value}: {memory.search_text()[:300]} {memory.source_ids}")
     return out
 
 
@@ -200,16 +208,20 @@ def eligible_questions(conv, batches, limit: int, seed: int) -> list:
     return pool
 
 
-def score_store(args, conv, questions, embedder, folder: Path, client: Any) -> dict[str, Any]:
-    """Context recall through the default search within the budget, and F1 of the answerer."""
+def score_store(args, conv, questions, embedder, folder: Path, client: Any, *, model_store: bool) -> dict[str, Any]:
+    """Context recall through the default search within the budget, and F1 of the answerer;
+    `model_store`: the store the model wrote to (else the offline one, where no memory is the model's)."""
     mx = Mirix(settings=Settings(data_dir=folder, llm_timeout_s=args.timeout), embedder=embedder, model_client=client)
     user = conv.user_id
     first_actor: dict[str, str] = {}
 
-    def own_turn(memory) -> bool:  # a turn's own episode: the rules' record of it, in either store
+    def first(memory) -> str:
         if memory.id not in first_actor:
             first_actor[memory.id] = mx.history(memory.id, user_id=user)[0].actor
-        return first_actor[memory.id] in (VERBATIM_ACTOR, "episodic_memory_manager") and \
+        return first_actor[memory.id]
+
+    def own_turn(memory) -> bool:  # a turn's own episode: the rules' record of it, in either store
+        return first(memory) in (VERBATIM_ACTOR, "episodic_memory_manager") and \
             getattr(memory, "event_type", "") == "message"
 
     rows = []
@@ -228,7 +240,7 @@ def score_store(args, conv, questions, embedder, folder: Path, client: Any) -> d
                      "evidence_own_turn": round(len(evidence & own) / len(evidence), 3),
                      "answer_tokens": round(answer_token_recall(scoring_gold(q.answer, q.category), context), 3),
                      "f1": round(locomo_f1(answer, q.answer, q.category), 3), "answer": answer[:200],
-                     "model_memories_in_context": sum(1 for h in kept if not own_turn(h.memory)
+                     "model_memories_in_context": sum(1 for h in kept if model_store and writer_of(first(h.memory)) == "model"
                                                       and h.memory.memory_type.value != "core"),
                      "answer_mode": response.mode, "fallback": response.fallback})
     mx.close()
@@ -287,7 +299,8 @@ def main() -> int:
     answerer = (lambda: model_client(args.url, args.model, args.mode == "functions")) if args.answerer == "model" \
         else (lambda: None)
     key = "scores" if args.answerer == "offline" else "scores_model_answerer"
-    result[key] = {name: score_store(args, conv, questions, embedder, work / name, answerer())
+    result[key] = {name: score_store(args, conv, questions, embedder, work / name, answerer(),
+                                         model_store=name == "llm")
                    for name in ("llm", "offline")}
     print(json.dumps(result["llm"]["summary"], indent=1, default=str))
     print(json.dumps({"offline_baseline": result["offline_baseline"]}, default=str))

@@ -1,10 +1,9 @@
 """Running the update flow over logged inputs: one batch and its status, claimed work, retries.
 
-A batch's inputs are marked `processed` when the flow did everything, `degraded` when the offline
-rules stood in for a model's failed part (the reasons in `error`), and `failed` when some part
-could not be done at all. `retry_failed` runs failed and degraded inputs again: with a model, what
-the offline rules wrote in its place for an input is removed first (history events of actor
-`retry`), so an upgrade leaves no duplicates; an input that degrades again keeps the rules' memories.
+A batch's inputs are marked `processed` when the flow did everything, `degraded` when a model's
+part failed (the reasons in `error`; the rules' memories, written first, stand), and `failed` when
+some part could not be done at all. `retry_failed` runs failed and degraded inputs again; the
+actors that committed for an input are skipped, so a retry writes nothing twice.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ log = logging.getLogger("mirix_py")
 
 class BatchRunner:
     """The update flow over batches of one user's logged inputs, claimed by `worker_id`. `flow` may
-    be a model's flow with `fallback` (the offline rules) standing in for its failed parts."""
+    be a model's flow; `fallback` is the offline rules' flow."""
 
     def __init__(self, store: MemoryStore, inputs: InputLog, flow: Flow, *, fallback: Flow, run: RunCoroutine,
                  worker_id: str, mode: Mode) -> None:
@@ -111,9 +110,9 @@ class BatchRunner:
         return changes
 
     def remove_stand_ins(self, record: InputRecord) -> None:
-        """Delete what the offline rules wrote for this input in place of the model (the memories
-        its fallback actors inserted), and forget that those actors ran, so the model's managers
-        run for it again."""
+        """For an input degraded by an earlier version, where the rules stood in for a failed model
+        part (actors ending in `FALLBACK_SUFFIX`): delete what they inserted and forget that they
+        ran, so the rules' and the model's managers run for it again without duplicates."""
         stale = self.store.inserted_by(record.user_id, FALLBACK_SUFFIX, [record.id])
         if stale:
             self.store.apply([DeleteOp(memory_id=m) for m in stale], user_id=record.user_id,

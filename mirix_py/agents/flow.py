@@ -2,8 +2,8 @@
 
 `OfflineFlow` (deterministic rules) and `UpdateFlow` (a model's agents) both implement `Flow`;
 the engine holds one and calls `run`. Both extract through the `Extractor` protocol
-(`agents.extractor`); `UpdateFlow` keeps every turn with the rules before the model runs and hands
-the rules the parts of a batch the model could not do, so a model's failure never costs an input.
+(`agents.extractor`); `UpdateFlow` runs the rules before the model, so a model's failure never
+costs an input and the model can only add.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ RunCoroutine = Callable[[Coroutine[Any, Any, Any]], Any]  # waits for a coroutin
 @dataclass
 class FlowResult:
     """What one batch did. `failures` are inputs' work that nobody could do (the batch is failed);
-    `degraded` are the reasons the offline rules stood in for the model (the batch is degraded);
+    `degraded` are the reasons a model's part failed (the batch is degraded; the rules' memories stand);
     `rejected` are model writes refused by validation or grounding (with their reasons)."""
 
     changes: list[MemoryChange] = field(default_factory=list)

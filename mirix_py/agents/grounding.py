@@ -32,6 +32,7 @@ NOT_A_SECRET = re.compile(
       | [&+=/|~*#@_\\^%$-]+                       # symbols alone
     )$""", re.IGNORECASE | re.VERBOSE)
 EDGE_PUNCTUATION = "\"'“”‘’.,;:!?()[]{}<>"
+SAME_WORDS_SHARE = 0.8  # of both texts' words together: a short text written again
 MAX_ENUMERATED = 40  # more candidates than this: the schema takes any string, grounding still checks
 
 
@@ -172,11 +173,23 @@ def near_duplicate(text: str, existing: Sequence[tuple[str, str]]) -> str | None
     """The id of the first existing (id, text) that already holds most of this text's content words,
     or None: a model writing a listed memory again, or copying a message the turns keep already."""
     words = set(content_words(text))
-    if len(words) < 3:
-        return None
+    if len(words) < 3:  # too few content words to judge by them: the same words, or nearly, are a repeat
+        return same_words(text, existing)
     for memory_id, other in existing:
         held = words & set(content_words(other))
         if len(held) >= DUPLICATE_SHARE * len(words):
+            return memory_id
+    return None
+
+
+def same_words(text: str, existing: Sequence[tuple[str, str]]) -> str | None:
+    """The id of the first existing text with nearly the same words as this short one, or None."""
+    words = {m.group(0).lower() for m in _WORD.finditer(text)}
+    if len(words) < 2:
+        return None
+    for memory_id, other in existing:
+        theirs = {m.group(0).lower() for m in _WORD.finditer(other)}
+        if len(words & theirs) >= SAME_WORDS_SHARE * len(words | theirs):
             return memory_id
     return None
 

@@ -110,3 +110,10 @@ def test_a_near_repeat_of_a_turn_or_a_listed_memory_is_found():
     turns = [("D1:3", LOCOMO_GREETING[2]), ("D1:2", LOCOMO_GREETING[1])]
     assert near_duplicate("Caroline went to an LGBTQ support group yesterday", turns) == "D1:3"
     assert near_duplicate("Caroline found the LGBTQ group powerful and plans to become a counselor", turns) is None
+
+
+def test_a_short_text_is_a_repeat_only_of_nearly_the_same_words():
+    held = [("D1:1", "Yesterday I went climbing with my brother Tom."), ("sem_1", "Tom: Tom is Ada's brother")]
+    assert near_duplicate("Tom Tom is Ada's brother", held) == "sem_1"
+    assert near_duplicate("has a brother, Tom", held) is None  # a short line inside a longer turn is new
+    assert near_duplicate("brother", held) is None

@@ -8,6 +8,8 @@ from datetime import datetime, timezone
 import pytest
 
 from mirix_py.engine import Mirix
+from mirix_py.ops import InsertOp
+from mirix_py.records import SemanticMemory
 from mirix_py.llm.scripted import ScriptedChatCompletionClient, ScriptRequest
 
 WHEN = datetime(2024, 4, 2, 18, 30, tzinfo=timezone.utc)
@@ -30,7 +32,7 @@ def minimal_script(route=("episodic", "semantic"), **overrides):
             return [("insert_episodic", {"summary": "Ada went climbing with Tom", "actor": "Ada",
                                          "occurred_at": "2024-04-01T18:00:00+00:00", "source_ids": ["m1", "m2"]})]
         if req.agent == "semantic_memory_manager":
-            return [("insert_semantic", {"name": "Tom", "summary": "Tom is Ada's brother, a pilot",
+            return [("insert_semantic", {"name": "Tom", "summary": "Tom, Ada's brother, flies for a regional airline",
                                          "source_ids": ["m1", "m2"]})]
         if req.agent == "core_memory_manager":
             return [("core_memory_append", {"label": "human", "text": "has a brother, Tom"})]
@@ -93,9 +95,9 @@ def test_router_triggers_only_the_managers_it_names(make_mx):
     (episode,) = written_by(mx, "episodic_memory_manager")  # the model's summary cites the turns
     assert episode.source_ids == ["m1", "m2", result.input_ids[0]] and episode.actor == "Ada"
     assert episode.occurred_at == datetime(2024, 4, 1, 18, 0, tzinfo=timezone.utc)
-    (fact,) = mx.list(user_id="ada", memory_types=["semantic"])
+    (fact,) = written_by(mx, "semantic_memory_manager", "semantic")
     assert set(fact.source_ids) == {"m1", "m2", result.input_ids[0]}
-    assert {e.actor for e in mx.history(fact.id, user_id="ada")} == {"semantic_memory_manager"}
+    assert written_by(mx, "semantic_rules", "semantic")  # the rules wrote theirs before the model ran
     assert mx.list(user_id="ada", memory_types=["procedural"]) == []
 
 
@@ -117,15 +119,15 @@ def _actors(mx, memory):
     return {e.actor for e in mx.history(memory.id, user_id="ada")}
 
 
-def test_one_failing_manager_is_stood_in_for_by_the_rules_and_upgraded_on_retry(make_mx):
+def test_one_failing_manager_leaves_the_rules_memories_and_is_retried(make_mx):
     broken = {"semantic_memory_manager": lambda req: [("insert_semantic", {"name": "Tom"})]}  # summary missing
     mx, client = make_mx(minimal_script(**broken))
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "degraded"
     assert "semantic_memory_manager" in result.error and "summary" in result.error
     assert len(written_by(mx, "episodic_memory_manager")) == 1  # the model's own episode stays
-    stand_ins = mx.list(user_id="ada", memory_types=["semantic"])
-    assert stand_ins and all(_actors(mx, m) == {"semantic_memory_manager (offline fallback)"} for m in stand_ins)
+    rules = mx.list(user_id="ada", memory_types=["semantic"])
+    assert rules and all(_actors(mx, m) == {"semantic_rules"} for m in rules)  # written before the model ran
     assert agents_called(client).count("semantic_memory_manager") == 2  # one correction round
     record = mx.input_status(result.input_ids[0])
     assert record.status.value == "degraded" and "summary" in record.error
@@ -133,13 +135,29 @@ def test_one_failing_manager_is_stood_in_for_by_the_rules_and_upgraded_on_retry(
     client._script = minimal_script()
     (retried,) = mx.retry_failed(user_id="ada")
     assert retried.status.value == "processed", retried.error
-    (fact,) = mx.list(user_id="ada", memory_types=["semantic"])
-    assert _actors(mx, fact) == {"semantic_memory_manager"} and fact.summary == "Tom is Ada's brother, a pilot"
+    (fact,) = written_by(mx, "semantic_memory_manager", "semantic")
+    assert fact.summary == "Tom, Ada's brother, flies for a regional airline"
+    assert written_by(mx, "semantic_rules", "semantic") == rules  # the rules' facts stay, not written twice
     assert len(written_by(mx, "episodic_memory_manager")) == 1  # not written twice
     assert len(written_by(mx, "verbatim_turns")) == len(MESSAGES)
-    removed = mx.history(stand_ins[0].id, user_id="ada")
-    assert [e.operation.value for e in removed] == ["insert", "delete"] and removed[-1].actor == "retry"
     assert mx.input_status(result.input_ids[0]).status.value == "processed"
+
+
+def test_a_retry_removes_what_an_older_version_stood_in_with(make_mx):
+    """Stores written before the rules ran first hold the rules' stand-ins under fallback actors."""
+    mx, client = make_mx(minimal_script(semantic_memory_manager=lambda req: [("insert_semantic", {"name": "Tom"})]))
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    (input_id,) = result.input_ids
+    legacy = "semantic_memory_manager (offline fallback)"
+    mx.store.apply([InsertOp(memory=SemanticMemory(user_id="ada", name="Tom", summary="Tom flies planes",
+                                                    source_ids=[input_id]))],
+                    user_id="ada", actor=legacy, input_id=input_id)
+    client._script = minimal_script()
+    (retried,) = mx.retry_failed(user_id="ada")
+    assert retried.status.value == "processed", retried.error
+    assert not written_by(mx, legacy, "semantic")
+    assert [m.summary for m in mx.list(user_id="ada", memory_types=["semantic"])
+            if m.summary == "Tom flies planes"] == []
 
 
 def _text_reply(text):
@@ -156,7 +174,7 @@ def test_tool_calls_written_as_text_are_parsed(make_mx, text):
     mx, client = make_mx(minimal_script(**_text_reply(text)))
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
-    (fact,) = mx.list(user_id="ada", memory_types=["semantic"])
+    (fact,) = written_by(mx, "semantic_memory_manager", "semantic")
     assert fact.summary == "Tom is a pilot"
     assert agents_called(client).count("semantic_memory_manager") == 1
 
@@ -176,7 +194,7 @@ def test_unknown_id_gets_one_correction_round(make_mx):
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
     assert len(seen) == 2
-    assert len(mx.list(user_id="ada", memory_types=["semantic"])) == 1
+    assert len(written_by(mx, "semantic_memory_manager", "semantic")) == 1
 
 
 def test_invented_memory_type_is_corrected(make_mx):
@@ -197,25 +215,25 @@ def test_invented_memory_type_is_corrected(make_mx):
     lambda req: [("insert_semantic", {"name": "Tom", "summary": "x", "source_ids": ["not-in-batch"]})],
     lambda req: [("drop_all_tables", {})],  # a tool that does not exist
 ])
-def test_persistent_bad_output_leaves_no_model_write_and_degrades_to_the_rules(make_mx, bad_reply):
+def test_persistent_bad_output_leaves_no_model_write_and_the_rules_memories(make_mx, bad_reply):
     mx, client = make_mx(minimal_script(semantic_memory_manager=bad_reply))
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "degraded" and "semantic_memory_manager" in result.error
     semantic = mx.list(user_id="ada", memory_types=["semantic"])
-    assert all(_actors(mx, m) == {"semantic_memory_manager (offline fallback)"} for m in semantic)
+    assert semantic and all(_actors(mx, m) == {"semantic_rules"} for m in semantic)
     assert agents_called(client).count("semantic_memory_manager") == 2
     assert mx.input_status(result.input_ids[0]).error == result.error
 
 
-def test_router_failing_twice_degrades_the_batch_to_the_rules(make_mx):
+def test_router_failing_twice_leaves_the_rules_memories(make_mx):
     mx, client = make_mx(minimal_script(meta_memory_manager=lambda req: "I think episodic maybe?"))
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "degraded" and "meta_memory_manager" in result.error
     assert agents_called(client) == ["meta_memory_manager"] * 2  # no manager ran on a failed routing
     episodes = mx.list(user_id="ada", memory_types=["episodic"])
     assert sorted(e.summary for e in episodes) == sorted(m["content"] for m in MESSAGES)  # every message kept
-    assert all(_actors(mx, m) <= {"verbatim_turns", "semantic_memory_manager (offline fallback)",
-                                  "core_memory_manager (offline fallback)"} for m in mx.list(user_id="ada"))
+    assert all(_actors(mx, m) <= {"verbatim_turns", "semantic_rules", "core_rules"} for m in mx.list(user_id="ada"))
+    assert [t.value for t in result.routed] == ["episodic", "semantic"]  # what the rules routed to
 
 
 def test_models_without_tool_calling_answer_in_json(make_mx):
@@ -229,7 +247,7 @@ def test_models_without_tool_calling_answer_in_json(make_mx):
     mx, client = make_mx(script, function_calling=False)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
-    assert [m.name for m in mx.list(user_id="ada", memory_types=["semantic"])] == ["Tom"]
+    assert [m.summary for m in written_by(mx, "semantic_memory_manager", "semantic")] == ["a pilot"]
 
 
 def test_secrets_are_redacted_before_any_model_sees_them(make_mx):
@@ -243,16 +261,19 @@ def test_secrets_are_redacted_before_any_model_sees_them(make_mx):
 def test_existing_memories_are_offered_for_update(make_mx):
     def semantic(req):
         ids = re.findall(r"\[(sem_[0-9a-f]{32})\]", req.last_text)
-        if ids:
-            return [("update_memory", {"memory_id": ids[0], "fields": {"details": "flies ATR 72s"}})]
-        return [("insert_semantic", {"name": "Tom", "summary": "Tom is a pilot"})]
+        return [("update_memory", {"memory_id": ids[0], "fields": {"details": "flies ATR 72s"}})]
 
-    mx, client = make_mx(minimal_script(route=("semantic",), semantic_memory_manager=semantic))
+    mx, client = make_mx(minimal_script(route=("episodic",)))
     first = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    (fact,) = written_by(mx, "semantic_rules", "semantic")  # the rules' fact about Tom
+    client._script = minimal_script(route=("semantic",), semantic_memory_manager=semantic)
     second = mx.add([{"role": "user", "content": "Tom the pilot flies ATR 72s now."}], user_id="ada")
-    (fact,) = mx.list(user_id="ada", memory_types=["semantic"])
+    assert second.status.value == "processed", second.error
+    fact = mx.get(fact.id, user_id="ada")
     assert fact.details == "flies ATR 72s"
-    assert [e.operation.value for e in mx.history(fact.id, user_id="ada")] == ["insert", "update"]
+    events = mx.history(fact.id, user_id="ada")
+    assert (events[0].operation.value, events[0].actor) == ("insert", "semantic_rules")
+    assert ("update", "semantic_memory_manager") in [(e.operation.value, e.actor) for e in events]
     assert second.input_ids[0] in fact.source_ids and first.input_ids[0] in fact.source_ids
 
 

@@ -2,8 +2,8 @@
 
 The rules in `managers` play the meta memory manager (`route`) and the six memory managers (the
 `*_ops` functions); this class gives them the store lookups they need and applies each manager's
-operations in one transaction. It is the zero-configuration default, and the stand-in for any part
-of a batch the model could not do (`run_types`), and the rules as an `Extractor` (`extract`).
+operations in one transaction. It is the zero-configuration default, and the rules as an
+`Extractor` (`extract`, `extract_types`), which a model's flow runs before the model.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from mirix_py.store.search import Searcher
 
 log = logging.getLogger("mirix_py")
 
-FALLBACK_SUFFIX = " (offline fallback)"
+FALLBACK_SUFFIX = " (offline fallback)"  # stores before rules-first: the rules stood in for a failed model part
 
 
 def offline_actor(memory_type: MemoryType) -> str:
@@ -60,7 +60,7 @@ class OfflineFlow:
 
     def process(self, user_id: str, records: Sequence[InputRecord], *, input_id: str | None = None,
                 skip_actors: frozenset[str] = frozenset(), suffix: str = "") -> FlowResult:
-        """`suffix` names the actors (`FALLBACK_SUFFIX` when standing in for a model).
+        """`suffix` is appended to the actors' names.
 
         The new episodes' embeddings start first, in the background, and the other managers' rules
         run meanwhile (`MemoryStore.embed_ahead`): embedding is most of an input's cost."""
@@ -78,15 +78,6 @@ class OfflineFlow:
                                suffix=suffix, ready=ready)
         finally:
             self.store.drop_ahead(started)
-
-    # ------------------------------------------------------------ stand-in for the model
-
-    def run_types(self, user_id: str, records: Sequence[InputRecord], types: Sequence[MemoryType], *,
-                  input_id: str | None = None, skip_actors: frozenset[str] = frozenset()) -> FlowResult:
-        """The rules' writes for these memory types only (those the model failed), under fallback actors."""
-        batch = self.prepare(user_id, records)
-        return self._apply(batch, routed(batch, types), records, input_id=input_id, skip_actors=skip_actors,
-                           suffix=FALLBACK_SUFFIX)
 
     # ------------------------------------------------------------ parts
 
