@@ -15,11 +15,15 @@ episode without its date) are computed once with the engine's embedder (MiniLM) 
 cache keeps a key per text it holds a vector for, so a change to what the store embeds
 recomputes it instead of serving stale vectors. The engine receives them through a lookup embedder,
 so inserts do not re-embed (a text it misses is an error). Queries are never precomputed for the engine: every timed engine search embeds its own query with MiniLM, and every
-query text is distinct across all methods, so the searcher's query-embedding cache cannot hide it.
+query text is distinct across all methods, and the searchers' query-embedding caches are cleared
+before each search (questions that differ only in a name are the same without it, and the name-free
+legs embed that).
 
 Timed, interleaved query by query: engine hybrid, bm25 and embedding search (limit 10), a bare
 Chroma collection holding the target user's N vectors (n_results 10) with the query embedding
-excluded (vectors precomputed) and included, and MiniLM embedding one query alone.
+excluded (vectors precomputed) and included, MiniLM embedding one query alone, and hybrid search
+without the name-free legs (a second searcher on the same store, `name_legs` off), so the legs'
+cost is measured in the same run whatever the machine's load.
 
     .venv/bin/python benchmarks/search_latency.py --sizes 2000            # quick, ~1-2 min
     .venv/bin/python benchmarks/search_latency.py --sizes 10000 100000 --out latency.json
@@ -42,6 +46,7 @@ import _common as C
 GENERATOR_VERSION = 1
 TARGET_P95_MS = 25.0
 BATCH = 1000
+UNNAMED = "engine hybrid, name legs off"
 CHECKPOINT_SECONDS = 60.0  # while embedding the pool, save the cache at least this often
 
 # ------------------------------------------------------------------ word lists
@@ -304,6 +309,7 @@ def run_size(n: int, args: argparse.Namespace, embedder: Any, pool: list, vector
 
     from mirix_py.engine import Mirix
     from mirix_py.ops import InsertOp
+    from mirix_py.store.search import Searcher
 
     others = args.other_users
     per_other = max(1, int(n * args.other_share))
@@ -361,12 +367,18 @@ def run_size(n: int, args: argparse.Namespace, embedder: Any, pool: list, vector
     # queries: distinct across every method and the warm-up
     used: set[str] = set()
     methods = ["engine hybrid", "engine bm25", "engine embedding", "bare chroma (query vector given)",
-               "bare chroma + query embedding", "MiniLM query embedding alone"]
+               "bare chroma + query embedding", "MiniLM query embedding alone", UNNAMED]
+    unnamed = Searcher(mx.store, session_leg=mx.settings.session_leg, name_legs=False)
     qsets = {m: distinct_queries(args.queries + args.warmup, args.seed * 1000 + k, used) for k, m in enumerate(methods)}
     given_vectors = embedder.embed(qsets["bare chroma (query vector given)"])  # not timed: that is the point
 
     def call(method: str, i: int) -> int:
         q = qsets[method][i]
+        for searcher in (mx.searcher, unnamed):  # question texts are distinct, name-free ones need not be
+            if searcher.embedder is not None:
+                searcher.embedder.clear()
+        if method == UNNAMED:
+            return len(unnamed.search(q, user_id="bench-target", limit=args.limit, context=mx.settings.search_context))
         if method.startswith("engine "):
             return len(mx.search(q, user_id="bench-target", limit=args.limit, method=method.split(" ", 1)[1]))
         if method == "bare chroma (query vector given)":
@@ -394,9 +406,11 @@ def run_size(n: int, args: argparse.Namespace, embedder: Any, pool: list, vector
             times[m].append(time.perf_counter() - t0)
     query_s = time.perf_counter() - t_q
     size_mb = sum(p.stat().st_size for p in data_dir.rglob("*") if p.is_file()) / 1e6
+    unnamed.close()
     mx.close()
     return {
-        "size": n, "target_memories": counts, "other_users": others, "memories_per_other_user": per_other,
+        "size": n, "name_legs": mx.settings.name_legs, "session_leg": mx.settings.session_leg,
+        "target_memories": counts, "other_users": others, "memories_per_other_user": per_other,
         "total_memories": total, "insert_seconds": insert_s, "insert_per_second": total / insert_s,
         "bare_chroma_build_seconds": bare_s, "query_phase_seconds": query_s, "data_dir_mb": size_mb,
         "latency": {m: {**C.latency_summary(times[m]), "mean_hits": hits[m] / args.queries} for m in methods},
@@ -478,9 +492,10 @@ def main() -> int:
 
     total_s = time.perf_counter() - t_start
     print()
-    print(C.table(["N", "hybrid p95", "bm25 p95", "embedding p95", "bare p95 (vec given)", "bare p95 (+embed)",
+    print(C.table(["N", "hybrid p95", "no name legs p95", "bm25 p95", "embedding p95", "bare p95 (vec given)", "bare p95 (+embed)",
                    "embed-only p95", "insert/s"],
-                  [[r["size"], r["latency"]["engine hybrid"]["p95_ms"], r["latency"]["engine bm25"]["p95_ms"],
+                  [[r["size"], r["latency"]["engine hybrid"]["p95_ms"], r["latency"][UNNAMED]["p95_ms"],
+                    r["latency"]["engine bm25"]["p95_ms"],
                     r["latency"]["engine embedding"]["p95_ms"],
                     r["latency"]["bare chroma (query vector given)"]["p95_ms"],
                     r["latency"]["bare chroma + query embedding"]["p95_ms"],

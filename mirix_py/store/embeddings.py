@@ -321,6 +321,11 @@ class CachedEmbedder:
                 self._cache.popitem(last=False)
         return vector
 
+    def clear(self) -> None:
+        """Forget the kept embeddings (a benchmark times every query embedded afresh)."""
+        with self._lock:
+            self._cache.clear()
+
 
 def load_embedder(spec: str) -> Embedder | None:
     """Build the embedder named by settings; None (with one warning) when it cannot load."""
