@@ -6,6 +6,8 @@ limit or a label means the same thing on every path.
 
 from __future__ import annotations
 
+import re
+
 from datetime import datetime, timezone
 from typing import Sequence
 
@@ -34,6 +36,23 @@ def appended(value: str, line: str) -> str:
     """`value` with `line` as its last line."""
     line = line.strip()
     return f"{value}\n{line}" if value else line
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+_SPEAKER = re.compile(r"^\s*[A-Z][\w'.-]*(?: [A-Z][\w'.-]*)?(?: \([^)]*\))?:\s*")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def pieces(text: str) -> list[str]:
+    """The lines of a text, each cut into its sentences: what a core block holds one per line."""
+    return [p.strip() for line in text.splitlines() for p in _SENTENCE_END.split(line) if p.strip()]
+
+
+def words_after_speaker(text: str, *, strip_speaker: bool = True) -> list[str]:
+    """A text's words in lower case, a leading speaker's label ("Tim (messages): ") left out."""
+    if strip_speaker:
+        text = _SPEAKER.sub("", text, count=1)
+    return [w.lower() for w in _WORD.findall(text)]
 
 
 def said_after(block: CoreMemory | None, value: str, when: datetime | None) -> dict[str, datetime]:

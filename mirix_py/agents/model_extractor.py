@@ -127,6 +127,11 @@ def render_core(blocks: dict[str, CoreMemory | None]) -> str:
     return "Current core memory:\n" + "\n".join(parts)
 
 
+def earlier_turns(hits: Sequence[SearchHit]) -> list[tuple[str, str]]:
+    """(id, text) of the related episodes: what a core line copied from an earlier message repeats."""
+    return [(h.memory.id, h.memory.search_text()) for h in hits if h.memory.memory_type is MemoryType.episodic]
+
+
 def found_secrets(ops: Sequence[Op]) -> dict[str, str]:
     """Value -> placeholder id of the vault entries these operations insert."""
     return {op.memory.secret_value: op.memory.id for op in ops
@@ -233,7 +238,8 @@ class ModelExtractor:
                                 shown_texts=[batch_text, *(h.text for h in listed)],
                                 speakers={m.source_ids[-1]: m.speaker for m in batch.messages if m.source_ids},
                                 existing=[(h.memory.id, h.text) for h in listed]
-                                + (turns if memory_type not in WHOLE_COPIES else []))
+                                + (turns if memory_type not in WHOLE_COPIES else [])
+                                + (earlier_turns(related) if memory_type is MemoryType.core else []))
         if memory_type is MemoryType.core:
             context = render_core({label: collector.core_block(label) for label in ("human", "persona")})
             collector.shown_texts = [*collector.shown_texts, context]  # the blocks were shown too

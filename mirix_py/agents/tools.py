@@ -31,6 +31,8 @@ CoreLabel = Literal["persona", "human"]
 NOTHING_TOOL = "nothing_to_record"
 CORE_LINE_CHARS = 200  # a core line is a short fact, not a message copied whole
 FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|[Mm]y|[Mm]e)\b")  # a core line speaks of the user, not as them
+SECOND_PERSON = re.compile(r"\b(?:[Yy]ou|[Yy]our|[Yy]ou're|[Yy]ou've)\b")  # nor to anyone
+COPIED_WORDS = 3  # a piece whose words run in a message this long is that message, copied
 
 
 class ToolError(ValueError):
@@ -332,27 +334,64 @@ class OpCollector:
             self._core[label] = block.model_copy(update={"value": value}) if block.id else block
 
     def core_memory_append(self, label: Literal["persona", "human"], text: str) -> str:
-        """Append one line to a core block."""
+        """Append lines to a core block: each line or sentence of `text` judged on its own (a weak
+        model writes a block line again, then a message copied, then a fact, in one text)."""
         text = (text or "").strip()
         if not text:  # where this tool is the one forced, an empty line is the model's "nothing here"
             return self.nothing_to_record("empty core line")
-        # a repeat adds nothing whatever its shape (a message or a block line copied again): skipped
         block = self.core_block(label) if label in core_blocks.CORE_LABELS else None
-        lines = [(f"the {label} block", line) for line in (block.value.splitlines() if block else [])]
-        repeated = grounding.near_duplicate(text, [*lines, *self.existing])
-        if repeated:
-            self.refused.append(f"near repeat of {repeated}: {text[:80]}")
-            return f"skipped: {repeated} already holds this; nothing written"
-        if len(text) > CORE_LINE_CHARS or any(len(m) >= 40 and " ".join(m.split()) == " ".join(text.split())
-                                               for m in self.message_texts):
+        held = [(f"the {label} block", line) for line in (block.value.splitlines() if block else [])]
+        added: list[str] = []
+        skipped: list[str] = []
+        problems: list[str] = []
+        for piece in core_blocks.pieces(text):
+            # a repeat adds nothing whatever its shape (a message or a block line copied again): skipped
+            repeated = grounding.near_duplicate(piece, [*held, *self.existing, *(("this call", a) for a in added)]) \
+                or self._copied_from(piece)
+            if repeated:
+                skipped.append(f"near repeat of {repeated}: {piece[:80]}")
+                continue
+            try:
+                self._check_core_line(piece)
+            except ToolRefusal as exc:
+                problems.append(str(exc))
+                continue
+            added.append(piece)
+        self.refused += skipped
+        if not added:
+            if problems:
+                self.refuse(problems[0])
+            return f"skipped: memory holds this already ({'; '.join(skipped)[:200]}); nothing written"
+        self.refused += [f"core line not written: {p}" for p in problems]
+        value = block.value if block else ""
+        for line in added:
+            value = core_blocks.appended(value, line)
+        self._write_core(label, value)
+        return f"ok: appended {len(added)} line(s) to {label}" + (f"; not written: {'; '.join(problems)}" if problems else "")
+
+    def _copied_from(self, piece: str) -> str | None:
+        """Which message a piece copies word for word (a speaker's label before it aside), or None."""
+        words = core_blocks.words_after_speaker(piece)
+        if len(words) < COPIED_WORDS:
+            return None
+        phrase = " ".join(words)
+        for turn_id, text in self.existing:
+            if phrase in " ".join(core_blocks.words_after_speaker(text, strip_speaker=False)):
+                return turn_id
+        return None
+
+    def _check_core_line(self, line: str) -> None:
+        """A core line is one short lasting fact about the user, in third person, from the batch."""
+        if len(line) > CORE_LINE_CHARS:
             self.refuse("a core line is one short fact in third person, without the subject, "
                         "not a message copied whole")
-        if FIRST_PERSON.search(text):
-            self.refuse(f"{text[:60]!r} speaks as the user: write the lasting fact in third person without the "
-                      "subject (like 'works as a nurse'), or call nothing_to_record")
-        self._grounded(text)
-        self._write_core(label, core_blocks.appended(block.value if block else "", text))
-        return f"ok: appended to {label}"
+        if FIRST_PERSON.search(line):
+            self.refuse(f"{line[:60]!r} speaks as the user: write the lasting fact in third person without the "
+                        "subject (like 'works as a nurse'), or call nothing_to_record")
+        if SECOND_PERSON.search(line) or line.rstrip().endswith("?"):
+            self.refuse(f"{line[:60]!r} talks to someone: a core line states a lasting fact about the user, "
+                        "or call nothing_to_record")
+        self._grounded(line)
 
     def core_memory_rewrite(self, label: Literal["persona", "human"], value: str) -> str:
         """Replace a core block's whole value: its words come from the block and the batch (the local

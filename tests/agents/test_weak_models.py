@@ -280,6 +280,33 @@ def test_a_refused_write_leaves_the_rounds_other_writes(make_mx):
     assert mx.input_status(result.input_ids[0]).refused == result.rejected
 
 
+def test_each_line_of_a_core_text_is_judged_on_its_own(make_mx):
+    """The local model wrote a block line again, a message copied and a reply in one text: the
+    repeats are skipped, the reply refused, and a new fact among them still written."""
+    text = ("climbs with her brother Tom\nAda: Tom is a pilot for a regional airline. "
+            "Hope you are well? Keeps a climbing diary.")
+
+    def script(req):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["core"]})]
+        if req.agent == "core_memory_manager":
+            return [("core_memory_append", {"label": "human", "text": text})]
+        return good(req)
+
+    mx, client = make_mx(script)
+    mx.core_append("human", "climbs with her brother Tom", user_id="ada")
+    turns = MESSAGES[:1] + [{"role": "user", "name": "Ada", "id": "m4",
+                            "content": "Tom is a pilot for a regional airline. I keep a climbing diary."}]
+    result = mx.add(turns, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    lines = mx.core_memory(user_id="ada")["human"].value.splitlines()
+    assert lines.count("climbs with her brother Tom") == 1 and "Keeps a climbing diary." in lines
+    assert not any("pilot" in line or "you" in line for line in lines)
+    assert any("near repeat of the human block" in r for r in result.rejected)
+    assert any("near repeat of" in r and "pilot" in r for r in result.rejected)  # the message, copied
+    assert any("talks to someone" in r for r in result.rejected)
+
+
 def model_facts(mx):
     """The facts the model's semantic manager wrote (the rules write theirs first)."""
     return [m for m in mx.list(user_id="ada", memory_types=["semantic"])
