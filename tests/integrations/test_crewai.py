@@ -6,13 +6,12 @@ and openai<3): scripts/crewai_venv.sh runs this file in .venv-crewai; elsewhere 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
+import runpy
 import subprocess
 import sys
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,8 +20,6 @@ os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")
 
 from crewai import Agent, Crew, Memory, Task  # noqa: E402
-from crewai.llms.base_llm import BaseLLM  # noqa: E402
-from crewai.memory.analyze import ConsolidationPlan, ExtractedMemories, MemoryAnalysis, QueryAnalysis  # noqa: E402
 from crewai.memory.storage.backend import StorageBackend  # noqa: E402
 from crewai.memory.types import MemoryRecord  # noqa: E402
 
@@ -30,15 +27,10 @@ from mirix_py.engine import Mirix  # noqa: E402
 from mirix_py.integrations.crewai import MirixStorage  # noqa: E402
 
 
-def embed(texts: list[str]) -> list[list[float]]:
-    """A bag-of-words hashing embedder: CrewAI takes any callable, and this one needs no model."""
-    out = []
-    for text in texts:
-        v = [0.0] * 64
-        for word in text.lower().split():
-            v[int(hashlib.sha256(word.strip(".,?!").encode()).hexdigest(), 16) % 64] += 1.0
-        out.append(v)
-    return out
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = runpy.run_path(str(ROOT / "examples" / "crewai_memory.py"))  # its scripted model and embedder
+embed = EXAMPLE["embed"]  # bag-of-words hashing: CrewAI takes any callable, and this one needs no model
+ScriptedLLM = EXAMPLE["ScriptedLLM"]  # the agent's answers and the structured outputs Memory asks for
 
 
 def record(content: str, scope: str, categories: list[str], **kw) -> MemoryRecord:
@@ -126,35 +118,6 @@ def test_crewai_memory_remembers_and_recalls(tmp_path):
     memory.close()  # closes the engine the storage opened
 
 
-class ScriptedLLM(BaseLLM):
-    """CrewAI's model interface with scripted replies: the agent's answers, and the structured
-    outputs Memory asks for (facts to keep, their scope, how to merge them)."""
-
-    prompts: list[str] = []
-
-    def supports_function_calling(self) -> bool:
-        return True
-
-    def call(self, messages: Any, tools: Any = None, callbacks: Any = None, available_functions: Any = None,
-             from_task: Any = None, from_agent: Any = None, response_model: Any = None) -> Any:
-        text = messages if isinstance(messages, str) else "\n".join(str(m.get("content")) for m in messages)
-        if response_model is ExtractedMemories:
-            return ExtractedMemories(memories=["The team chose PostgreSQL for the user database."])
-        if response_model is MemoryAnalysis:
-            return MemoryAnalysis(suggested_scope="/project", categories=["decision"], importance=0.8)
-        if response_model is QueryAnalysis:
-            return QueryAnalysis(keywords=["database"], suggested_scopes=["/"], complexity="simple",
-                                 recall_queries=["database"])
-        if response_model is ConsolidationPlan:  # the same fact again: keep the one there is
-            return ConsolidationPlan(actions=[], insert_new=False, insert_reason="already known")
-        assert response_model is None, response_model
-        self.prompts.append(text)
-        if "Current Task: Which database" in text:
-            known = "PostgreSQL" if "The team chose PostgreSQL" in text else "I do not know"
-            return f"{known}."
-        return "We will use PostgreSQL for the user database."
-
-
 def test_crew_remembers_across_runs(tmp_path):
     llm = ScriptedLLM(model="scripted")
     storage = MirixStorage("crew", data_dir=tmp_path / "data")
@@ -171,15 +134,14 @@ def test_crew_remembers_across_runs(tmp_path):
         "The team chose PostgreSQL for the user database.", "/project", ["decision"])
     assert "PostgreSQL" in storage.mx.search("database", user_id="crew")[0].memory.summary
 
-    assert run("Which database did we choose for the user accounts?") == "PostgreSQL."
-    assert "The team chose PostgreSQL" in llm.prompts[-1]  # recalled through MirixStorage into the prompt
+    # the scripted model answers "From memory" only when the fact was recalled into its prompt
+    assert run("Which database did we choose for the user accounts?") == "From memory: PostgreSQL."
     assert storage.count() == 1
     memory.close()
 
 
 def test_example_runs_offline(tmp_path):
-    root = Path(__file__).resolve().parents[2]
-    out = subprocess.run([sys.executable, str(root / "examples" / "crewai_memory.py"), "--data-dir", str(tmp_path)],
-                         capture_output=True, text=True, timeout=300, cwd=root, check=True).stdout
+    out = subprocess.run([sys.executable, str(ROOT / "examples" / "crewai_memory.py"), "--data-dir", str(tmp_path)],
+                         capture_output=True, text=True, timeout=300, cwd=ROOT, check=True).stdout
     assert "A: From memory: PostgreSQL." in out
     assert "kept: /project ['decision'] The team chose PostgreSQL for the user database." in out
