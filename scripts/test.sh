@@ -56,7 +56,7 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 ANONYMIZED_TELEMETRY=False OMP_TH
 
 echo "[test] MIRIX_TEST_PG_URL=$MIRIX_TEST_PG_URL MIRIX_TEST_CHROMA_URL=$MIRIX_TEST_CHROMA_URL" \
      "MIRIX_TEST_LLM_FUNCTIONS_URL=${MIRIX_TEST_LLM_FUNCTIONS_URL:-} MIRIX_TEST_LLM_TEMPLATE_URL=${MIRIX_TEST_LLM_TEMPLATE_URL:-}"
-.venv/bin/python -m pytest "$@" </dev/null
+.venv/bin/python -m pytest --durations=15 "$@" </dev/null  # the slowest tests named: where the suite's time goes
 rc=$?
 if [[ $rc -eq 5 ]]; then
     echo "[test] ERROR: pytest collected no tests" >&2
