@@ -279,11 +279,12 @@ class Searcher:
 
         The legs run side by side: the full-text leg in a worker thread (SQLite releases the GIL), the
         query embedding here on one thread (the MiniLM embedder uses one for a short text; with two the
-        legs fought over both cores). Whom the query names is known from
-        the full-text leg's first matches (the worker loads them too), and a query that names someone
-        does not use its own vector leg. So when the actors of the user's earlier results are named
-        in the query (`SeenActors`), the query without them is embedded here and its full-text leg
-        started at once; a wrong guess runs the legs the names call for after them. Otherwise the query
+        legs fought over both cores). Whom the query names is known from the full-text leg's first
+        matches (the worker loads them too), and a query that names someone does not use its own
+        vector leg. So when the actors of the user's earlier results are named in the query
+        (`SeenActors`), the query without them is embedded here, its full-text leg started at once,
+        and its vector leg run unless the question's full-text leg is back by then (then the names are
+        checked first); a wrong guess runs the legs the names call for after them. Otherwise the query
         is embedded and, unless the full-text leg is back already, its vector leg runs at once and is
         set aside if someone is named. The ranking is the same either way."""
         assert self.embedder is not None
@@ -297,9 +298,12 @@ class Searcher:
         semantic: list[str] | None = None
         embedding: list[float] | None = None
         guessed_embedding: list[float] | None = None
+        guessed_semantic: list[str] | None = None
         try:
             if guessed:
                 guessed_embedding = self.embedder.embed_query(guessed)
+                if not lexical_leg.done():
+                    guessed_semantic = [i for i, _ in self._vector(guessed, filters, depth, guessed_embedding)]
             else:
                 embedding = self.embedder.embed_query(query)
                 if not (self.name_legs and session_fetch is None and lexical_leg.done()):
@@ -320,6 +324,7 @@ class Searcher:
             return rrf_fuse(legs, weights=[1.0] * (len(legs) - len(session)) + [SESSION_WEIGHT] * len(session))[:pool]
         if guessed_lexical is not None and named == guess:
             name_free = [[i for i, _ in guessed_lexical.result()],
+                         guessed_semantic if guessed_semantic is not None else
                          [i for i, _ in self._vector(rest, filters, depth, guessed_embedding)]]
         else:
             name_free = self._name_free(rest, filters, depth)

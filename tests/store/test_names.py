@@ -3,6 +3,7 @@ memories are preferred among the first results."""
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta, timezone
 
 from mirix_py.ops import InsertOp
@@ -122,4 +123,35 @@ def test_a_wrong_guess_ranks_as_no_guess(mx_sqlite, user_id):
     off = Searcher(mx_sqlite.store, name_legs=False)
     assert hits(off, questions[0], user_id) == guessed[0]  # names no actor: the plain fusion
     for s in (searcher, fresh, off):
+        s.close()
+
+
+def test_a_guessed_name_free_vector_leg_runs_while_the_full_text_leg_is_out(mx_sqlite, user_id, monkeypatch):
+    seed_talk(mx_sqlite, user_id)
+    searcher = Searcher(mx_sqlite.store)
+    searcher.seen_actors.add(user_id, ["Jon"])
+    slow_lexical = searcher._lexical
+    events: list[str] = []
+
+    def lexical_after_a_while(*args):
+        time.sleep(0.3)
+        found = slow_lexical(*args)
+        events.append("full text back")
+        return found
+
+    monkeypatch.setattr(searcher, "_lexical", lexical_after_a_while)
+    vectors = mx_sqlite.store.vectors
+    plain_query = vectors.query
+
+    def noted_query(*args, **kwargs):
+        events.append("vector")
+        return plain_query(*args, **kwargs)
+
+    monkeypatch.setattr(vectors, "query", noted_query)
+    question = "Where did Jon fly last month?"
+    guessed = hits(searcher, question, user_id)
+    assert events == ["vector", "full text back"]  # the name-free question's, once, not after the names
+    fresh = Searcher(mx_sqlite.store)
+    assert hits(fresh, question, user_id) == guessed
+    for s in (searcher, fresh):
         s.close()
