@@ -84,7 +84,7 @@ def open_layout(layout: str, args: argparse.Namespace, workdir: Path, embedder: 
 
 def insert_all(mx: Any, users: dict[str, list[int]], pool: list) -> float:
     """Round-robin InsertOp batches through `store.apply`; returns seconds."""
-    from mirix_py.ops import InsertOp
+    from mirix_py.tools.ops import InsertOp
 
     t0 = time.perf_counter()
     cursors = {u: 0 for u in users}

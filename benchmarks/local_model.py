@@ -39,7 +39,7 @@ from mirix_py.agents.offline.managers import prepare_batch, route  # noqa: E402
 from mirix_py.engine import Mirix  # noqa: E402
 from mirix_py.eval.locomo import fill_budget, load_locomo  # noqa: E402
 from mirix_py.eval.metrics import answer_token_recall, locomo_f1, scoring_gold, strip_citations  # noqa: E402
-from mirix_py.inputs import normalize_add  # noqa: E402
+from mirix_py.boundary.inputs import normalize_add  # noqa: E402
 from mirix_py.llm import build_model_client  # noqa: E402
 from mirix_py.llm.metering import Meter, MeteredClient  # noqa: E402
 from mirix_py.records import KnowledgeVaultMemory  # noqa: E402

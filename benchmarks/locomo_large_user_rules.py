@@ -28,7 +28,7 @@ def main() -> int:
     sqlite_fulltext.PARALLEL_MIN_DOCS = 0
     sqlite_fulltext.NEAR_COMMON_SHARE = args.guard
     sqlite_fulltext.LEFT_OUT_SHARE = args.cutoff
-    from mirix_py.cli import app
+    from mirix_py.cli.commands import app
 
     rest = [a for a in args.eval_args if a != "--"]
     print(f"every user large: NEAR_COMMON_SHARE {args.guard}, LEFT_OUT_SHARE {args.cutoff}", flush=True)

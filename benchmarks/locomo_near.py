@@ -30,7 +30,7 @@ from mirix_py.eval.locomo_eval import (  # noqa: E402
 from mirix_py.records import EpisodicMemory, SearchHit, SearchMethod  # noqa: E402
 from mirix_py.store.db import sqlite_dbapi  # noqa: E402
 from mirix_py.store.fulltext import Filters  # noqa: E402
-from mirix_py.text import query_terms  # noqa: E402
+from mirix_py.text.words import query_terms  # noqa: E402
 from mirix_py.store.near import near_texts  # noqa: E402
 from mirix_py.store.questions import QUESTION_POOL, weigh_questions  # noqa: E402
 from mirix_py.store.search import Searcher, rrf_fuse, with_context  # noqa: E402

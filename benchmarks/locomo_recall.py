@@ -94,7 +94,7 @@ def main() -> int:
     ap.add_argument("--fresh", action="store_true", help="re-ingest even when a cached data dir exists")
     ap.add_argument("--no-baselines", action="store_true", help="skip the raw-turn baselines")
     ap.add_argument("--baseline-stopwords", action="store_true",
-                    help="drop mirix_py.text.STOPWORDS in the BM25 baseline (default: keep them, as DESIGN.md's figures)")
+                    help="drop mirix_py.text.words.STOPWORDS in the BM25 baseline (default: keep them, as DESIGN.md's figures)")
     ap.add_argument("--baseline-idf", choices=["okapi", "lucene"], default="okapi",
                     help="okapi: rank_bm25's idf with the epsilon floor (default); lucene: ln(1 + ...)")
     ap.add_argument("--torch-threads", type=int, help="torch.set_num_threads before loading the embedder")
@@ -107,7 +107,7 @@ def main() -> int:
         BASELINE_NAMES, CATEGORY_NAMES, ENGINE_RRF_K, SCORED_CATEGORIES, EvidenceReport, RawTurnBaselines, collect,
         full_context_words, load_locomo, score,
     )
-    from mirix_py.text import STOPWORDS
+    from mirix_py.text.words import STOPWORDS
 
     env = C.environment()
     env["torch_threads"] = C.set_torch_threads(args.torch_threads)

@@ -36,7 +36,7 @@ from mirix_py.records import EpisodicMemory, SearchHit, SearchMethod  # noqa: E4
 from mirix_py.store.fulltext import Filters  # noqa: E402
 from mirix_py.store.questions import QUESTION_POOL, weigh_questions  # noqa: E402
 from mirix_py.store.search import Searcher, rrf_fuse, with_context  # noqa: E402
-from mirix_py.text import STOPWORDS  # noqa: E402
+from mirix_py.text.words import STOPWORDS  # noqa: E402
 
 SESSIONS = (1, 2, 3)
 WEIGHTS = (0.25, 0.5, 1.0)

@@ -308,7 +308,7 @@ def run_size(n: int, args: argparse.Namespace, embedder: Any, pool: list, vector
     from chromadb.config import Settings as ChromaSettings
 
     from mirix_py.engine import Mirix
-    from mirix_py.ops import InsertOp
+    from mirix_py.tools.ops import InsertOp
     from mirix_py.store.search import Searcher
 
     others = args.other_users

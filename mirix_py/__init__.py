@@ -1,6 +1,6 @@
 """mirix-py: a memory engine for LLM agents in the style of MIRIX (arXiv 2507.07957)."""
 
-from mirix_py.async_mirix import AsyncMirix
+from mirix_py.facade.async_mirix import AsyncMirix
 from mirix_py.engine import Mirix
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound, MirixError
 from mirix_py.records import (

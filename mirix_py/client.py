@@ -21,7 +21,7 @@ import httpx
 from pydantic import TypeAdapter
 
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound, MirixError
-from mirix_py.screen_activity import FrameGroup
+from mirix_py.screens.activity import FrameGroup
 from mirix_py.records import (
     MEMORY_ADAPTER, AddResult, ChatResponse, CoreMemory, HistoryEvent, MemoryBase, MemoryChange, MemoryContext,
     SearchHit,

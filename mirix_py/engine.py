@@ -1,5 +1,5 @@
 """`Mirix`: the public facade wiring the store, the managers and the input log (awaitable:
-`mirix_py.async_mirix.AsyncMirix`).
+`mirix_py.facade.async_mirix.AsyncMirix`).
 
     mx = Mirix(data_dir="./mem")                       # embedded SQLite + Chroma, offline rules
     mx.add("My name is Ada and I love hiking", user_id="ada")
@@ -13,7 +13,7 @@ import logging
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Literal, Sequence
+from typing import IO, TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Literal, Sequence
 
 from mirix_py.agents import core_blocks
 from mirix_py.agents.batch_runner import BatchRunner
@@ -22,17 +22,17 @@ from mirix_py.agents.definitions import load_definitions
 from mirix_py.agents.flows import build_flows
 from mirix_py.llm.loop import LoopThread
 from mirix_py.secrets.detection import find_secrets
-from mirix_py.background import BackgroundQueue
+from mirix_py.facade.background import BackgroundQueue
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
-from mirix_py.inputs import check_user, normalize_add, parse_memory_types, parse_when
-from mirix_py.ops import DeleteOp, UpdateOp
-from mirix_py.screenshot_methods import ScreenshotsMixin
+from mirix_py.boundary.inputs import check_user, normalize_add, parse_memory_types, parse_when
+from mirix_py.tools.ops import DeleteOp, UpdateOp
+from mirix_py.screens.engine_methods import ScreenshotsMixin
 from mirix_py.records import (
     AddResult, ChatResponse, CoreMemory, HistoryEvent, InputRecord, InputStatus, Memory,
     MemoryBase, MemoryChange, MemoryType, Mode, SearchHit, SearchMethod,
 )
 from mirix_py.settings import Settings
-from mirix_py.maintenance import Maintenance, restore_into
+from mirix_py.facade.maintenance import Maintenance, restore_into
 from mirix_py.store.db import database_info, ping
 from mirix_py.store.embeddings import Embedder, load_embedder
 from mirix_py.store.opening import open_store
@@ -43,7 +43,7 @@ from mirix_py.store.inputs import new_worker_id
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
-    from mirix_py.doctor import DoctorReport
+    from mirix_py.upkeep.doctor import DoctorReport
     from mirix_py.secrets.doctor import SecretReport
 from mirix_py.store.search import Searcher
 from mirix_py.store import writer_lock
@@ -95,8 +95,8 @@ class Mirix(ScreenshotsMixin):
         flows = build_flows(self.store, self.searcher, self.settings, self.definitions, model_client)
         self.model_client, self.offline_flow, self.chat_flow = flows.client, flows.offline, flows.chat
         self._loop = LoopThread()  # model clients stay on one event loop
-        self.runner = BatchRunner(self.store, self.inputs, flows.update, fallback=flows.offline, run=self._run,
-                                  worker_id=self.worker_id, mode=self.mode)
+        self.runner = BatchRunner(self.store, self.inputs, flows.update, fallback=flows.offline,
+                                  run=self.run_on_model_loop, worker_id=self.worker_id, mode=self.mode)
         self._queue = BackgroundQueue(self._process_queued, batch_size=self.settings.batch_size,
                                       max_wait_s=self.settings.batch_seconds)
         self.maintenance = Maintenance(self.engine, self.store, self.inputs, self._queue, worker_id=self.worker_id,
@@ -111,8 +111,9 @@ class Mirix(ScreenshotsMixin):
         """'llm' with a model client, else 'offline' (deterministic rules, no generated prose)."""
         return "llm" if self.model_client is not None else "offline"
 
-    def _run(self, coro):
-        """Run a coroutine on the engine's own event loop thread (model clients stay on one loop)."""
+    def run_on_model_loop(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        """Run a coroutine on the engine's own event loop thread and return its result: model clients
+        stay on one loop, so a caller driving the engine's model client (an evaluation's judge) runs here."""
         return self._loop.run(coro)
 
     def describe(self) -> dict[str, Any]:
@@ -253,13 +254,13 @@ class Mirix(ScreenshotsMixin):
 
     def export(self, dest: str | Path | IO[str], *, user_id: str | None = None) -> int:
         """Write memories as JSON lines. Vault secrets travel only as ciphertext of this data dir's key."""
-        from mirix_py.portability import export_to
+        from mirix_py.upkeep.portability import export_to
 
         return export_to(self.store, dest, user_id=user_id)
 
     def import_(self, src: str | Path | IO[str] | Iterable[str]) -> dict[str, int]:
         """Read JSON lines written by `export`. All lines are validated before any is written."""
-        from mirix_py.portability import import_from
+        from mirix_py.upkeep.portability import import_from
 
         return import_from(self.store, src)
 
@@ -283,7 +284,7 @@ class Mirix(ScreenshotsMixin):
                 embedder: Embedder | None | Literal[_Default.EMBEDDER] = _DEFAULT, progress=None,
                 vector_store: str | None = None) -> "Mirix":
         """Restore a backup into an empty data directory (or empty database) and return the engine
-        (`maintenance.restore_into`); the vector index is rebuilt from the restored rows."""
+        (`facade.maintenance.restore_into`); the vector index is rebuilt from the restored rows."""
         settings = restore_into(src, data_dir, vault_key=vault_key, database_url=database_url,
                                 vector_store=vector_store)
         mx = cls(settings=settings, embedder=embedder)
@@ -301,7 +302,7 @@ class Mirix(ScreenshotsMixin):
         def feed(exchange: builtins.list[dict[str, Any]]) -> builtins.list[str]:
             return self.add(exchange, user_id=user_id, wait=False).input_ids
 
-        return chat_turn(self.chat_flow, message, user_id=user_id, history=history, run=self._run,
+        return chat_turn(self.chat_flow, message, user_id=user_id, history=history, run=self.run_on_model_loop,
                          remember=feed if remember else None)
 
     def user_ids(self) -> builtins.list[str]:

@@ -14,8 +14,8 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, computed_field, field_validator
 
-from mirix_py.dates import annotate, day_words, when_words
-from mirix_py.passages import focus
+from mirix_py.text.dates import annotate, day_words, when_words
+from mirix_py.text.passages import focus
 
 
 def utcnow() -> datetime:
@@ -51,7 +51,7 @@ def new_input_id() -> str:
 
 def _require_aware(value: datetime | None) -> datetime | None:
     """An aware datetime, in UTC: records keep one zone, so the text a record renders is the same
-    before it is stored and after it is read back (people see their own zone: `mirix_py.timezones`)."""
+    before it is stored and after it is read back (people see their own zone: `mirix_py.boundary.timezones`)."""
     if value is not None and (value.tzinfo is None or value.utcoffset() is None):
         raise ValueError("datetime must be timezone-aware (e.g. 2024-05-01T10:00:00+00:00)")
     return value.astimezone(timezone.utc) if value is not None else None
@@ -122,7 +122,7 @@ class EpisodicMemory(MemoryBase):
 
     def search_text(self) -> str:
         """"[8 May 2023, 13:56] Ada: I went to the support group yesterday (7 May 2023)": the date in
-        words and each relative time phrase resolved against it (`mirix_py.dates`), as answers name
+        words and each relative time phrase resolved against it (`mirix_py.text.dates`), as answers name
         them. Replayed on the same LoCoMo dev rankings (750 words) against the ISO "[2023-05-08 13:56]":
         answer-token recall 0.657 -> 0.795, evidence recall 0.776 -> 0.768 (two more words a hit).
         Rows written before are re-rendered by `doctor(repair=True)` (their text is stale)."""
@@ -183,7 +183,7 @@ class ResourceMemory(MemoryBase):
     def search_text(self) -> str:
         """Title, summary and the whole content as it is: all of it is indexed for full-text
         search, so a passage deep in a long document is found; prompts cut it to the lines about
-        the question (`passages.focus`). Verbatim, so the row keeps the content once
+        the question (`text.passages.focus`). Verbatim, so the row keeps the content once
         (`store.textrefs`)."""
         return self._with_head(self.content if self.content.strip() else "")
 

@@ -68,7 +68,7 @@ class Settings(BaseModel):
     def _known_zone(cls, value: str | None) -> str | None:
         """A zone name that does not exist is refused when the settings are made, not at first display."""
         if value:
-            from mirix_py.timezones import display_zone
+            from mirix_py.boundary.timezones import display_zone
 
             display_zone(value)
         return value or None

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from mirix_py.async_mirix import ASYNC_METHODS, AsyncMirix
+from mirix_py.facade.async_mirix import ASYNC_METHODS, AsyncMirix
 from mirix_py.engine import Mirix
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
 from mirix_py.settings import Settings

@@ -15,21 +15,21 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mirix_py"
 
 # rank  group          modules (a package counts with everything in it; "" is mirix_py/__init__.py)
 LAYERS = """
-0       base           records dates text field_errors ops toolparams passages
+0       base           records text tools
 1       secrets        secrets                            # the store's writer runs the guard
-2       common         errors timezones settings inputs   # an error's message is scrubbed of secrets
+2       common         errors settings boundary           # an error's message is scrubbed of secrets
 3       store          store                              # its migrations inside
 3       llm            llm
 4       agents         agents
 4       ingest         ingest
-4       upkeep         doctor backup portability
-5       engine         "" engine async_mirix maintenance screenshot_methods screen_activity background
+4       upkeep         upkeep
+5       engine         "" engine facade screens
 6       client         client
 6       compat         compat
 6       eval           eval
 7       integrations   integrations
 8       server         server
-9       cli            cli cli_args cli_remote assistant demo schemas vector_migration
+9       cli            cli
 """
 
 
@@ -217,7 +217,8 @@ def test_each_route_module_is_one_router():
 
 def test_only_the_evaluation_uses_the_synthetic_screens():
     """mirix_synth (synthetic data for tests and benchmarks) is not part of the engine."""
-    found = [o for package in ("agents", "ingest", "integrations", "llm", "server", "store")
+    found = [o for package in ("agents", "boundary", "cli", "facade", "ingest", "integrations", "llm",
+                                "screens", "server", "store", "text", "tools", "upkeep")
              for o in offenders(package, "mirix_synth")]
     found += [f"mirix_py/{p.name}" for p in PACKAGE.glob("*.py") if any(
         m.startswith("mirix_synth") for m in imported_modules(p))]

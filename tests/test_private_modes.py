@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mirix_py.cli import app
+from mirix_py.cli.commands import app
 from mirix_py.engine import Mirix
 from mirix_py.store.private import narrow, open_to_others, private_dir, private_file
 

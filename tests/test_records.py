@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from mirix_py.records import (
     MASK, MEMORY_ADAPTER, EpisodicMemory, KnowledgeVaultMemory, Message, ProceduralMemory, ResourceMemory,
 )
-from mirix_py.schemas import all_schemas, default_schema_dir, render
+from mirix_py.cli.schemas import all_schemas, default_schema_dir, render
 
 
 def test_discriminated_union_picks_the_type():

@@ -95,7 +95,7 @@ def test_a_bad_setting_is_refused(monkeypatch):
 
 
 def test_async_search_has_the_same_default(mx):
-    from mirix_py.async_mirix import AsyncMirix
+    from mirix_py.facade.async_mirix import AsyncMirix
 
     wrapper = AsyncMirix.__new__(AsyncMirix)
     wrapper.sync = mx  # the coroutine facade over this engine
@@ -172,7 +172,7 @@ def test_mcp_search_memory_returns_the_neighbouring_turn(mx):
 def test_cli_search_lists_context_turns_after_their_match(mx):
     from typer.testing import CliRunner
 
-    from mirix_py.cli import app
+    from mirix_py.cli.commands import app
 
     data = str(mx.settings.data_dir)
     mx.close()
@@ -195,7 +195,7 @@ def test_eval_locomo_measures_the_sdk_default(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
     import mirix_py.eval.locomo_eval as locomo_eval
-    from mirix_py.cli import app
+    from mirix_py.cli.commands import app
     from mirix_py.eval.locomo_eval import LocomoEvalConfig
 
     assert LocomoEvalConfig(data=tmp_path / "x.json").context == Settings().search_context == SEARCH_CONTEXT

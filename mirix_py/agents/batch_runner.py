@@ -15,7 +15,7 @@ from typing import Any, Sequence
 from mirix_py.agents.flow import Flow, FlowResult, RunCoroutine
 from mirix_py.agents.offline.flow import FALLBACK_SUFFIX
 from mirix_py.llm.meter import Meter
-from mirix_py.ops import DeleteOp
+from mirix_py.tools.ops import DeleteOp
 from mirix_py.records import AddResult, InputRecord, InputStatus, LLMUsage, MemoryChange, Mode
 from mirix_py.secrets.redaction import scrub
 from mirix_py.store.inputs import InputLog

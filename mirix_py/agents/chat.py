@@ -18,13 +18,13 @@ import asyncio
 
 from mirix_py.agents.definitions import AgentDefinition
 from mirix_py.agents.offline.rules import extract_keywords, parse_time_range
-from mirix_py.passages import _TOKEN, FOCUS_WORDS, _stem, focus, query_stems
+from mirix_py.text.passages import FOCUS_WORDS, focus, query_stems, stem, text_stems
 from mirix_py.store.questions import asks_only
-from mirix_py.timezones import display_zone, shown_text
-from mirix_py.text import STOPWORDS
-from mirix_py.toolparams import MemoryTypeName, SearchMethodName
+from mirix_py.boundary.timezones import display_zone, shown_text
+from mirix_py.text.words import STOPWORDS
+from mirix_py.tools.params import MemoryTypeName, SearchMethodName
 from mirix_py.errors import InvalidInput
-from mirix_py.inputs import parse_when
+from mirix_py.boundary.inputs import parse_when
 from mirix_py.llm.bounds import CallBounds, ModelCallFailed, provider_args
 from mirix_py.llm.meter import Meter
 from mirix_py.llm.toolcalls import ToolCallParseError, loads_lenient
@@ -83,10 +83,6 @@ def offline_topics(message: str, now: datetime) -> Topics:
 _NAME = re.compile(r"(?<![\w'’])[A-Z][\w'’.-]*")
 
 
-def _stems(text: str) -> set[str]:
-    return {_stem(t) for t in _TOKEN.findall(text.lower())}
-
-
 def question_terms(question: str) -> tuple[frozenset[str], frozenset[str]]:
     """(content-word stems of the question, the stems of the names it asks about: capitalised words
     past the first, "Tom" in "What does Tom do?")."""
@@ -95,7 +91,7 @@ def question_terms(question: str) -> tuple[frozenset[str], frozenset[str]]:
     for m in _NAME.finditer(question):
         word = m.group().rstrip(".'’").lower()
         if m.start() > 0 and word not in STOPWORDS:
-            names.add(_stem(re.sub(r"['’]s$", "", word)))
+            names.add(stem(re.sub(r"['’]s$", "", word)))
     return terms, frozenset(names)
 
 
@@ -107,7 +103,7 @@ def _relevance(question: str, text: str, similarity: float | None) -> float | No
     cosine. None when it misses a name the question asks about, or shares neither a word nor
     (with vectors) a meaning ("cat" for "pet")."""
     terms, names = question_terms(question)
-    words = _stems(text)
+    words = text_stems(text)
     if names and not names & words:
         return None
     shared = len(terms & words)
@@ -167,7 +163,7 @@ def cosines(embedder: Any, question: str, texts: Sequence[str]) -> list[float] |
     return out
 
 
-TIME_WORDS = frozenset(_stem(w) for w in """
+TIME_WORDS = frozenset(stem(w) for w in """
     happened happen today yesterday tomorrow tonight week weeks month months year years day days ago last
     past recent recently earlier lately morning afternoon evening night weekend monday tuesday wednesday
     thursday friday saturday sunday january february march april may june july august september october
@@ -178,7 +174,7 @@ def prompt_text(hit: SearchHit, store: MemoryStore, query: str | None = None,
                 max_words: int = FOCUS_WORDS) -> str | None:
     """A memory's text as a prompt carries it: a low/medium vault entry with its value; None for a
     high-sensitivity secret, which must never enter a prompt. With a `query`, a memory longer than
-    `max_words` is cut to its first line and the lines about the query (`passages.focus`)."""
+    `max_words` is cut to its first line and the lines about the query (`text.passages.focus`)."""
     memory = hit.memory
     if isinstance(memory, KnowledgeVaultMemory):
         if memory.sensitivity is Sensitivity.high:

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from typing import Sequence
 
 from mirix_py.errors import CoreMemoryFull, InvalidInput
-from mirix_py.ops import InsertOp, Op, UpdateOp
+from mirix_py.tools.ops import InsertOp, Op, UpdateOp
 from mirix_py.records import CoreLabel, CoreMemory, MemoryType
 
 CORE_LABELS: tuple[CoreLabel, ...] = ("persona", "human")

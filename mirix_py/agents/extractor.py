@@ -13,7 +13,7 @@ from typing import Any, Mapping, Protocol, Sequence
 
 from mirix_py.agents.offline.managers import PreparedBatch
 from mirix_py.llm.meter import Meter
-from mirix_py.ops import Op
+from mirix_py.tools.ops import Op
 from mirix_py.records import MemoryType, SearchHit
 
 

@@ -16,7 +16,7 @@ from mirix_py.llm.bounds import CallBounds
 from mirix_py.settings import Settings
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
-from mirix_py.timezones import display_zone
+from mirix_py.boundary.timezones import display_zone
 
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient

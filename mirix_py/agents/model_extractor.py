@@ -34,7 +34,7 @@ from mirix_py.agents.runner import AgentFailed, run_tool_agent
 from mirix_py.agents.tools import OpCollector, RouteCollector, manager_tools
 from mirix_py.llm.bounds import CallBounds, ServerFeatures
 from mirix_py.llm.metering import Meter
-from mirix_py.ops import InsertOp, Op
+from mirix_py.tools.ops import InsertOp, Op
 from mirix_py.records import CoreMemory, KnowledgeVaultMemory, MemoryType, SearchHit
 from mirix_py.secrets.guard import known_pattern
 from mirix_py.store.memories import MemoryStore

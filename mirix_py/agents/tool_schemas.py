@@ -1,6 +1,6 @@
 """The tool schemas the agents send to a model: the memory managers', the router's and the chat
 agent's. `schemas/tools.json` holds them as committed, with the MCP server's
-(`integrations.mcp_server.mcp_tool_schemas`; both through `schemas.tool_schemas`); a test fails
+(`integrations.mcp_server.mcp_tool_schemas`; both through `cli.schemas.tool_schemas`); a test fails
 when they drift (`mirix schemas export` writes them again), and another checks that each parameter
 is described and each closed set enumerated from the records."""
 

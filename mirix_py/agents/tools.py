@@ -16,14 +16,14 @@ from autogen_core.tools import FunctionTool
 from pydantic import ValidationError
 
 from mirix_py.errors import InvalidInput, MemoryNotFound
-from mirix_py.ops import DeleteOp, InsertOp, MergeOp, Op, UpdateOp
+from mirix_py.tools.ops import DeleteOp, InsertOp, MergeOp, Op, UpdateOp
 from mirix_py.records import (
     MEMORY_CLASSES, CoreMemory, Memory, MemoryBase, MemoryType, new_memory_id,
 )
-from mirix_py import toolparams as P
+from mirix_py.tools import params as P
 from mirix_py.agents import core_blocks, grounding
 from mirix_py.agents.runner import ToolRefusal
-from mirix_py.dates import parse_words
+from mirix_py.text.dates import parse_words
 from mirix_py.store.memories import IMMUTABLE_FIELDS, MemoryStore
 
 MemoryTypeName = P.MemoryTypeName
@@ -421,7 +421,7 @@ class OpCollector:
 # ---------------------------------------------------------------- tool factories
 # Flat, typed signatures: weak models fill flat arguments far more reliably than nested objects.
 # Every parameter is described (autogen reads `Annotated[T, "description"]`) and closed sets are
-# enumerated; defaults are the records' own (`toolparams`).
+# enumerated; defaults are the records' own (`tools.params`).
 
 SOURCE_IDS = "Ids of the messages it comes from, as in [id=...]; omit for all."
 SECRET_VALUE = "The exact value, copied character for character from the batch."

@@ -31,7 +31,7 @@ from mirix_py.agents.offline.flow import OfflineFlow, routed as rules_routed
 from mirix_py.agents.offline.managers import PreparedBatch
 from mirix_py.llm.bounds import CallBounds, ServerFeatures
 from mirix_py.llm.metering import Meter
-from mirix_py.ops import Op, UpdateOp
+from mirix_py.tools.ops import Op, UpdateOp
 from mirix_py.records import InputRecord, MemoryChange, MemoryType, Operation, SearchHit
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher

@@ -213,7 +213,7 @@ class Memory:
         return {"results": results}
 
     def _add_raw(self, messages: list[Any], user: str, tag: str | None) -> list[dict[str, Any]]:
-        from mirix_py.ops import InsertOp
+        from mirix_py.tools.ops import InsertOp
 
         now = datetime.now(timezone.utc)
         ops = [InsertOp(memory=EpisodicMemory(user_id=user, summary=str(m["content"]).strip(), occurred_at=now,

@@ -328,7 +328,7 @@ def tokenize(text: str, *, stopwords: frozenset[str] | None = None) -> list[str]
     """Lowercase alphanumeric runs (punctuation splits words: "mel's" -> "mel", "s"), minus any stopwords.
 
     The baselines keep stopwords by default: with rank_bm25-style idf that reproduces the figures in
-    DESIGN.md (BM25 0.64 at 750 words); `mirix_py.text.STOPWORDS` removed scores about 0.02 higher.
+    DESIGN.md (BM25 0.64 at 750 words); `mirix_py.text.words.STOPWORDS` removed scores about 0.02 higher.
     """
     tokens = _TOKEN.findall(text.lower())
     if stopwords:

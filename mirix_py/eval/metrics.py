@@ -22,7 +22,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Iterable
 
-from mirix_py.text import STOPWORDS
+from mirix_py.text.words import STOPWORDS
 
 ADVERSARIAL_MARKERS: tuple[str, ...] = ("no information available", "not mentioned")
 _ARTICLES = re.compile(r"\b(a|an|the|and)\b")

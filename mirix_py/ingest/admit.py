@@ -19,7 +19,7 @@ from mirix_py.ingest.multimodal import downscale_for_vision
 from mirix_py.ingest.outcomes import FrameOutcome
 from mirix_py.ingest.processed import ProcessedFrame
 from mirix_py.ingest.thumbnails import Thumbnails
-from mirix_py.inputs import parse_when
+from mirix_py.boundary.inputs import parse_when
 from mirix_py.records import new_input_id, utcnow
 
 PNG_SIZES_KEPT = 4096  # windows come and go: the PNG sizes of the recent ones are kept

@@ -7,7 +7,7 @@ command's), so this package never imports it.
 
 from __future__ import annotations
 
-from mirix_py.text import human_bytes
+from mirix_py.text.words import human_bytes
 
 import json
 import signal

@@ -2,7 +2,7 @@
 
 `ScreenshotIngestor` reads frames, dedups them and runs OCR; everything after that (writing the
 input log, running the memory managers, where thumbnails go, how long an input may be) belongs to
-the host. `Mirix` provides one (`mirix_py.screenshot_methods.EngineScreenshotHost`); tests may pass
+the host. `Mirix` provides one (`mirix_py.screens.engine_methods.EngineScreenshotHost`); tests may pass
 any object with these members. Nothing in `mirix_py.ingest` imports the engine.
 """
 

@@ -13,7 +13,7 @@ from PIL import Image
 from mirix_py.ingest.dedup import FrameSignature
 from mirix_py.ingest.ocr import OcrResult
 from mirix_py.ingest.outcomes import FrameOutcome
-from mirix_py.inputs import normalize_add
+from mirix_py.boundary.inputs import normalize_add
 from mirix_py.records import InputRecord
 
 

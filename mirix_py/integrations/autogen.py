@@ -34,7 +34,7 @@ from autogen_core.models import SystemMessage, UserMessage
 from pydantic import BaseModel, Field
 from typing_extensions import Self
 
-from mirix_py.passages import focus
+from mirix_py.text.passages import focus
 from mirix_py.errors import InvalidInput
 from mirix_py.records import MemoryContext, SearchHit
 

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from mirix_py.agents.chat import offline_topics
-from mirix_py.passages import focus
+from mirix_py.text.passages import focus
 from mirix_py.records import CoreMemory, KnowledgeVaultMemory, MemoryContext, SearchHit, Sensitivity
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -100,7 +100,7 @@ class MirixStorage:
             offset += len(page)
 
     def _put(self, record: MemoryRecord) -> None:
-        from mirix_py.ops import InsertOp, UpdateOp
+        from mirix_py.tools.ops import InsertOp, UpdateOp
 
         memory_id = self._memory_id(record.id)
         fields: dict[str, Any] = {"name": (record.categories or ["crewai"])[0], "summary": record.content,
@@ -158,7 +158,7 @@ class MirixStorage:
                record_ids: list[str] | None = None, older_than: datetime | None = None,
                metadata_filter: dict[str, Any] | None = None) -> int:
         """Delete the records matching every criterion given (none given: all of them); how many."""
-        from mirix_py.ops import DeleteOp
+        from mirix_py.tools.ops import DeleteOp
 
         ids = set(record_ids) if record_ids is not None else None
         doomed = [r.id for r in self._records(scope_prefix)

@@ -155,7 +155,7 @@ class MirixStore(BaseStore):
         return None
 
     def _put(self, op: PutOp) -> None:
-        from mirix_py.ops import DeleteOp, InsertOp, UpdateOp
+        from mirix_py.tools.ops import DeleteOp, InsertOp, UpdateOp
 
         user, path = self._split(op.namespace)
         kind = self._kind_for(path)

@@ -29,8 +29,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from pydantic import AnyHttpUrl, Field
 
-from mirix_py import toolparams as P
-from mirix_py.passages import focus
+from mirix_py.tools import params as P
+from mirix_py.text.passages import focus
 from mirix_py.errors import MirixError
 from mirix_py.secrets.redaction import scrub
 from mirix_py.records import to_jsonable

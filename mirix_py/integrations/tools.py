@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from mirix_py.passages import focus
+from mirix_py.text.passages import focus
 from mirix_py.errors import CoreMemoryFull, InvalidInput
 from mirix_py.records import KnowledgeVaultMemory, SearchHit, Sensitivity
 

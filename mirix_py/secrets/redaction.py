@@ -57,7 +57,7 @@ def scrub_data(value: Any, known: Mapping[str, str] | None = None) -> Any:
 # Every logger the package uses (a test checks the source for others): a filter on a logger sees
 # only that logger's own records, not its children's.
 LOGGERS = ("mirix_py", "mirix_py.server", "mirix_py.ocr", "mirix_py.screenshots", "mirix_py.capture",
-           "mirix_py.embeddings", "mirix_py.search", "mirix_py.store", "mirix_py.background",
+           "mirix_py.embeddings", "mirix_py.search", "mirix_py.store", "mirix_py.facade.background",
            "mirix_py.secrets", "httpx")  # httpx: the stdio MCP bridge's client logs its requests
 
 

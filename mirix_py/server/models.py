@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from mirix_py.records import InputKind, InputStatus, MemoryType, Message, SearchMethod
-from mirix_py.screen_activity import FrameGroup
+from mirix_py.screens.activity import FrameGroup
 
 _CONTROL = frozenset(chr(c) for c in range(32)) - {"\n", "\r", "\t"} | {"\x7f"}
 

@@ -19,9 +19,9 @@ from sqlalchemy import Delete, delete as sa_delete, func, select, text as sql_te
 from sqlalchemy.engine import CursorResult, Engine
 from sqlmodel import Session, col
 
-from mirix_py import field_errors
+from mirix_py.tools import field_errors
 from mirix_py.errors import InvalidInput, MemoryNotFound
-from mirix_py.ops import DeleteOp, InsertOp, MergeOp, Op, UpdateOp
+from mirix_py.tools.ops import DeleteOp, InsertOp, MergeOp, Op, UpdateOp
 from mirix_py.records import (
     MASK, MEMORY_ADAPTER, HistoryEvent, KnowledgeVaultMemory, Memory, MemoryBase, MemoryChange,
     MemoryType, Operation, new_memory_id, type_fields, utcnow,

@@ -20,7 +20,7 @@ from sqlmodel import col
 
 from mirix_py.records import MemoryType
 from mirix_py.store.tables import MemoryRow
-from mirix_py.text import STOPWORDS
+from mirix_py.text.words import STOPWORDS
 
 # The turns before and after an episode whose words its full-text row also holds, and their weight:
 # a question often names what the turns around its answer said; this window and weight won a
@@ -31,7 +31,7 @@ NEAR_WEIGHT = 0.5
 EPISODIC = MemoryType.episodic.value
 
 _HEADER = re.compile(r"^\[[^\]]*\]\s*")  # an episode's "[8 May 2023, 13:56] " (`EpisodicMemory.search_text`)
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)  # as `text.query_terms` splits a query
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)  # as `text.words.query_terms` splits a query
 
 
 def said_part(text: str) -> str:
@@ -40,7 +40,7 @@ def said_part(text: str) -> str:
 
 
 def content_words(text: str) -> list[str]:
-    """The words a query can match (`text.query_terms` drops stopwords and single letters)."""
+    """The words a query can match (`text.words.query_terms` drops stopwords and single letters)."""
     return [w for w in _TOKEN.findall(text) if len(w) > 1 and w.lower() not in STOPWORDS]
 
 

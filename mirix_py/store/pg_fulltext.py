@@ -17,7 +17,7 @@ from mirix_py.store import pg_postings
 from mirix_py.store.fulltext import STATS_TTL_S, TIE_ORDER_POSTGRES, TIES_WITHIN, Filters, Part, PartHit
 from mirix_py.store.near import inputs_by_user, near_of_inputs
 from mirix_py.store.pg_postings import doc_sql, key_sql
-from mirix_py.text import query_terms
+from mirix_py.text.words import query_terms
 
 
 def query_lexemes(conn: Connection, query: str) -> list[str]:

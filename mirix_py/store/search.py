@@ -28,7 +28,7 @@ from mirix_py.store.questions import QUESTION_POOL, weigh_questions
 from mirix_py.store.seen_actors import SeenActors
 from mirix_py.store.summaries import sources_first
 from mirix_py.store.tables import MemoryRow
-from mirix_py.text import STOPWORDS
+from mirix_py.text.words import STOPWORDS
 
 log = logging.getLogger("mirix_py.search")
 

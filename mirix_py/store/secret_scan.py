@@ -30,7 +30,7 @@ from typing import Any
 from sqlalchemy import select, text as sql
 from sqlmodel import Session, col
 
-from mirix_py.ops import InsertOp
+from mirix_py.tools.ops import InsertOp
 from mirix_py.records import KnowledgeVaultMemory
 from mirix_py.secrets.doctor import Finding, SecretReport, clean_record, kinds, scan_files, strings
 from mirix_py.secrets.guard import Known, SecretGuard, guarded_fields

@@ -27,7 +27,7 @@ from mirix_py.store.sqlite_fulltext import PROBE_SLOTS, fts_rowid, user_rowid_ra
 from mirix_py.store.pg_fulltext import query_lexemes, tsquery_of
 from mirix_py.store.near import input_turns, inputs_by_user
 from mirix_py.store.tables import MemoryRow
-from mirix_py.text import query_terms
+from mirix_py.text.words import query_terms
 
 INPUT_PREFIX = "in_"  # `records.new_input_id`
 MAX_INPUT_ID = 256  # the column's width; a longer caller id names no session

@@ -24,7 +24,7 @@ from sqlalchemy.engine import Connection
 from mirix_py.store.fts5_scoring import DEFAULT_AVGDL, TermHolders, fts5_averages, fts5_idf, fts5_term_score
 from mirix_py.store.fulltext import STATS_TTL_S, TIE_ORDER_SQLITE, TIES_WITHIN, Filters, Part, PartHit
 from mirix_py.store.near import NEAR_WEIGHT, inputs_by_user, near_of_inputs
-from mirix_py.text import TOKEN, query_terms
+from mirix_py.text.words import TOKEN, query_terms
 
 
 def user_token(user_id: str) -> str:

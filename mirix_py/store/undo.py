@@ -19,7 +19,7 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from mirix_py.errors import InvalidInput
-from mirix_py.ops import DeleteOp, InsertOp, Op, UpdateOp
+from mirix_py.tools.ops import DeleteOp, InsertOp, Op, UpdateOp
 from mirix_py.records import MASK, MEMORY_ADAPTER, HistoryEvent, MemoryChange
 from mirix_py.store.tables import HistoryRow
 

@@ -51,7 +51,7 @@ def process_label(argv: list[str] | None = None) -> str:
     Never the arguments (they may hold a secret to remember)."""
     argv = sys.argv if argv is None else argv
     name = Path(argv[0]).name if argv and argv[0] not in ("", "-", "-c") else "python"
-    if name in ("cli.py", "__main__.py", "mirix"):
+    if name in ("__main__.py", "mirix"):
         sub = argv[1] if len(argv) > 1 and _SUBCOMMAND.match(argv[1]) else ""
         return f"mirix {sub}".strip()
     return name

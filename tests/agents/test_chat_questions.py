@@ -92,7 +92,7 @@ def test_weigh_questions_is_pure_and_stable():
 def test_cli_chat_no_remember(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from mirix_py.cli import app
+    from mirix_py.cli.commands import app
 
     data = tmp_path / "data"
     data.mkdir()

@@ -13,7 +13,7 @@ from mirix_py.integrations.mcp_server import mcp_tool_schemas
 from mirix_py.records import (
     KnowledgeVaultMemory, MemoryType, ProceduralMemory, ResourceMemory, SearchMethod, Sensitivity,
 )
-from mirix_py.schemas import render, tool_schemas
+from mirix_py.cli.schemas import render, tool_schemas
 
 MEMORY_TYPES = sorted(t.value for t in MemoryType)
 

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 
 from mirix_py.engine import Mirix
-from mirix_py.ops import InsertOp
+from mirix_py.tools.ops import InsertOp
 from mirix_py.records import SemanticMemory
 from mirix_py.llm.scripted import ScriptedChatCompletionClient, ScriptRequest
 
@@ -304,7 +304,7 @@ def _screenshot_batch(mx, n=2):
     """n screenshot inputs logged as the ingestor logs them, with a 1280x720 frame each."""
     from PIL import Image
 
-    from mirix_py.inputs import normalize_add
+    from mirix_py.boundary.inputs import normalize_add
 
     records = [normalize_add(f"Calendar\n15:0{i} Dentist appointment\nMeeting notes page {i}", user_id="ada",
                              occurred_at=WHEN, source_id=f"frame{i}.png", kind="screenshot", max_chars=10_000,
@@ -395,9 +395,9 @@ def test_the_rules_extract_typed_operations_and_write_nothing(tmp_path, embedder
     """The offline rules as an `Extractor`: routed types and their operations, nothing stored."""
     import asyncio
 
-    from mirix_py.inputs import normalize_add
+    from mirix_py.boundary.inputs import normalize_add
     from mirix_py.llm.meter import Meter
-    from mirix_py.ops import InsertOp
+    from mirix_py.tools.ops import InsertOp
     from mirix_py.records import MemoryType
 
     with Mirix(tmp_path / "d", embedder=embedder) as mx:

@@ -62,7 +62,7 @@ def test_the_store_embeds_exactly_the_pool_texts(tmp_path):
     """Inserting the pool through the store asks the embedder only for texts the table holds (an
     episode is embedded without its date); the benchmark failed when it keyed on the search text."""
     from mirix_py.engine import Mirix
-    from mirix_py.ops import InsertOp
+    from mirix_py.tools.ops import InsertOp
 
     pool = S.pool_records(20, seed=7)
     assert {kind for kind, *_ in pool} == {"episodic", "semantic"}

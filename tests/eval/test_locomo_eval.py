@@ -222,7 +222,7 @@ def test_unusable_data_files_fail_clearly(tmp_path, content):
 
 
 def test_cli_writes_the_report_and_rejects_bad_options(tmp_path, monkeypatch):
-    from mirix_py.cli import app
+    from mirix_py.cli.commands import app
 
     monkeypatch.setenv("MIRIX_EMBEDDER", "none")  # BM25 only: the command, not the embedder, is under test
     runner = CliRunner()

@@ -149,7 +149,7 @@ def answering_script(req):
 
 def test_cli_llm_mode_on_a_slice_logs_progress_and_reports_every_answer(tmp_path, monkeypatch):
     import mirix_py.llm.clients as clients
-    from mirix_py.cli import app
+    from mirix_py.cli.commands import app
 
     client = ScriptedChatCompletionClient(answering_script)
     monkeypatch.setattr(clients, "build_model_client", lambda settings: client)

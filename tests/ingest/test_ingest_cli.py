@@ -6,7 +6,7 @@ import json
 
 from typer.testing import CliRunner
 
-from mirix_py.cli import app
+from mirix_py.cli.commands import app
 from mirix_synth.screens import write_session
 
 runner = CliRunner()

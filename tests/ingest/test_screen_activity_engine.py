@@ -13,7 +13,7 @@ from mirix_py.engine import Mirix
 from mirix_py.errors import InvalidInput
 from mirix_py.ingest.batching import BatchPolicy
 from mirix_py.ingest.screenshots import user_thumbnail_dir
-from mirix_py.screen_activity import SCREEN_GAP
+from mirix_py.screens.activity import SCREEN_GAP
 
 USER = "ada"
 T = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=1)  # inside the thumbnails' retention

@@ -19,7 +19,7 @@ from mirix_py.ingest.screenshots import (
     ProcessedFrame, ScreenshotConfig, ScreenshotIngestor, ScreenshotResult, frames_to_records,
 )
 from mirix_synth.screens import ScreenSynth, write_session
-from mirix_py.screenshot_methods import EngineScreenshotHost
+from mirix_py.screens.engine_methods import EngineScreenshotHost
 from mirix_py.records import InputKind, InputStatus, KnowledgeVaultMemory, MemoryType
 from mirix_py.secrets.redaction import scrub
 

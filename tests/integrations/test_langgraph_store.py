@@ -168,7 +168,7 @@ def test_example_runs(tmp_path):
 
 
 def test_put_items_are_found_among_many_engine_memories(mx):
-    from mirix_py.ops import InsertOp
+    from mirix_py.tools.ops import InsertOp
     from mirix_py.records import EpisodicMemory
 
     mx.store.apply([InsertOp(memory=EpisodicMemory(user_id="ada", summary=f"Coffee, coffee and more coffee at cafe {i}."))

@@ -9,7 +9,7 @@ import re
 from datetime import datetime, timezone
 
 from mirix_py.secrets.detection import find_secrets
-from mirix_py.ops import InsertOp
+from mirix_py.tools.ops import InsertOp
 from mirix_py.records import CoreMemory, EpisodicMemory, KnowledgeVaultMemory, ProceduralMemory, SemanticMemory
 from mirix_py.secrets.guard import Known, SecretGuard
 

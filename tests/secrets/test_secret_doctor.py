@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy import text as sql
 from typer.testing import CliRunner
 
-from mirix_py.cli import app
+from mirix_py.cli.commands import app
 from mirix_py.engine import Mirix
-from mirix_py.ops import DeleteOp, InsertOp, UpdateOp
+from mirix_py.tools.ops import DeleteOp, InsertOp, UpdateOp
 from mirix_py.records import EpisodicMemory, KnowledgeVaultMemory, SemanticMemory
 from mirix_py.secrets.doctor import BINARY_MIN_CHARS, database_files, holds_text
 from mirix_py.store.memories import MemoryStore

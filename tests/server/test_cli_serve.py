@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 from typer.testing import CliRunner
 
-from mirix_py.cli import app
+from mirix_py.cli.commands import app
 
 REPO = Path(__file__).resolve().parents[2]
 

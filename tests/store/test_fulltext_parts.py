@@ -75,7 +75,7 @@ def test_a_user_is_split_only_when_large_and_without_a_time_window(populated, mo
 
 def test_the_searcher_ranks_the_same_whole_or_in_parts(tmp_path, monkeypatch):
     from mirix_py.engine import Mirix
-    from mirix_py.ops import InsertOp
+    from mirix_py.tools.ops import InsertOp
     from mirix_py.records import EpisodicMemory
 
     rng = random.Random(5)

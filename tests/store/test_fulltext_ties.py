@@ -19,7 +19,7 @@ def _seed(mx, user: str, rows: list[tuple[str, datetime | None]]) -> dict[str, s
     """Episodes of `user` (text, time); their ids by text, as stored."""
     from sqlalchemy import text as sql
 
-    from mirix_py.ops import InsertOp
+    from mirix_py.tools.ops import InsertOp
     from mirix_py.records import EpisodicMemory
 
     memories = [EpisodicMemory(user_id=user, summary=text, actor="me", occurred_at=when) for text, when in rows]

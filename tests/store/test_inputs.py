@@ -6,7 +6,7 @@ import hashlib
 from datetime import datetime, timezone
 
 from mirix_py.engine import Mirix
-from mirix_py.inputs import normalize_add
+from mirix_py.boundary.inputs import normalize_add
 from mirix_py.records import InputStatus
 from mirix_py.store.inputs import compact_digest
 

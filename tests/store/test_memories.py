@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 import pytest
 
 from mirix_py.errors import InvalidInput, MemoryNotFound
-from mirix_py.ops import DeleteOp, InsertOp, MergeOp, UpdateOp
+from mirix_py.tools.ops import DeleteOp, InsertOp, MergeOp, UpdateOp
 from mirix_py.records import EpisodicMemory, SemanticMemory
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)

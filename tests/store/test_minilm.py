@@ -136,7 +136,7 @@ def test_a_search_does_not_import_sentence_transformers(tmp_path):
 
 
 def test_cli_list_does_not_import_sentence_transformers(tmp_path):
-    script = ("import sys, json; from typer.testing import CliRunner; from mirix_py.cli import app; "
+    script = ("import sys, json; from typer.testing import CliRunner; from mirix_py.cli.commands import app; "
               f"r = CliRunner().invoke(app, ['list', '-u', 'u', '-d', {str(tmp_path)!r}, '--json']); "
               "assert r.exit_code == 0, r.output; "
               "print(json.dumps([m in sys.modules for m in ('torch', 'sentence_transformers')]))")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from datetime import datetime, timedelta, timezone
 
-from mirix_py.ops import InsertOp
+from mirix_py.tools.ops import InsertOp
 from mirix_py.records import EpisodicMemory
 from mirix_py.store.names import actor_leg, named_actors, without_names
 from mirix_py.store.search import ACTOR_WEIGHT, NAME_FREE_WEIGHT, QUESTION_SHARE, Searcher, fuse_named, rrf_fuse

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import text
 
-from mirix_py.ops import InsertOp
+from mirix_py.tools.ops import InsertOp
 from mirix_py.records import EpisodicMemory
 from mirix_py.store.near import NEAR_AFTER, NEAR_BEFORE, near_texts, said_part
 

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import text
 
-from mirix_py.ops import DeleteOp, InsertOp, UpdateOp
+from mirix_py.tools.ops import DeleteOp, InsertOp, UpdateOp
 from mirix_py.records import EpisodicMemory, SemanticMemory
 from mirix_py.store import pg_postings
 from mirix_py.store.fulltext import Filters

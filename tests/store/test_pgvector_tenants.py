@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import text
 
 from mirix_py.engine import Mirix
-from mirix_py.ops import InsertOp
+from mirix_py.tools.ops import InsertOp
 from mirix_py.records import SemanticMemory
 from mirix_py.store import pgvectors
 from mirix_py.store.pgvectors import TABLE, sql_literal, tenant_index_name

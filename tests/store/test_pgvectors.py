@@ -8,7 +8,7 @@ from sqlalchemy import create_engine, text
 
 from mirix_py.engine import Mirix
 from mirix_py.errors import InvalidInput
-from mirix_py.ops import InsertOp
+from mirix_py.tools.ops import InsertOp
 from mirix_py.records import EpisodicMemory, SemanticMemory
 from mirix_py.store import vector_layout
 from mirix_py.store.pgvectors import (

@@ -1,6 +1,6 @@
 """Pure ranking helpers."""
 
-from mirix_py.text import query_terms
+from mirix_py.text.words import query_terms
 
 from mirix_py.store.sqlite_fulltext import PROBE_SLOTS, fts_rowid, user_rowid_range, user_token
 from mirix_py.store.search import rrf_fuse

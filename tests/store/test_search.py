@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from mirix_py.errors import InvalidInput
-from mirix_py.ops import InsertOp
+from mirix_py.tools.ops import InsertOp
 from mirix_py.records import EpisodicMemory, ProceduralMemory, ResourceMemory, SemanticMemory
 
 T0 = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import text as sql
 
 from mirix_py.engine import Mirix
-from mirix_py.ops import InsertOp
+from mirix_py.tools.ops import InsertOp
 from mirix_py.records import EpisodicMemory, SemanticMemory
 from mirix_py.settings import Settings
 from mirix_py.store.search import Searcher, session_leg, top_sessions

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from mirix_py.ops import InsertOp
+from mirix_py.tools.ops import InsertOp
 from mirix_py.records import EpisodicMemory, SemanticMemory
 from mirix_py.store.summaries import SUMMARY_WEIGHT, sources_first, sums_up
 

@@ -7,7 +7,7 @@ import pytest
 
 from mirix_py.engine import Mirix
 from mirix_py.errors import InvalidInput
-from mirix_py.ops import DeleteOp, InsertOp, MergeOp, UpdateOp
+from mirix_py.tools.ops import DeleteOp, InsertOp, MergeOp, UpdateOp
 from mirix_py.records import KnowledgeVaultMemory, SemanticMemory
 from mirix_py.store.undo import plan_undo
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mirix_py.errors import InvalidInput
-from mirix_py.ops import InsertOp
+from mirix_py.tools.ops import InsertOp
 from mirix_py.records import MASK, KnowledgeVaultMemory
 from mirix_py.store.crypto import Cipher, VaultKeyError, load_or_create_key
 

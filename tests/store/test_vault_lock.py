@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import text
 
 from mirix_py.engine import Mirix
-from mirix_py.ops import InsertOp
+from mirix_py.tools.ops import InsertOp
 from mirix_py.records import EpisodicMemory
 
 WIFI = "CorrectHorse!42"

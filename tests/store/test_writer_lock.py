@@ -37,7 +37,7 @@ def _try_from_other_process(data: Path) -> str:
 
 def test_process_label_names_the_command_never_its_arguments():
     assert process_label(["/usr/bin/mirix", "serve", "--port", "8000"]) == "mirix serve"
-    assert process_label(["/repo/mirix_py/cli.py", "mcp", "--user", "ada"]) == "mirix mcp"
+    assert process_label(["/repo/mirix_py/cli/__main__.py", "mcp", "--user", "ada"]) == "mirix mcp"
     assert process_label(["/usr/bin/mirix", "my password is hunter2"]) == "mirix"
     assert process_label(["notebook.py", "hunter2"]) == "notebook.py"
     assert process_label(["-c"]) == "python"

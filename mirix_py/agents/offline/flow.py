@@ -18,7 +18,7 @@ from mirix_py.agents.flow import FlowResult
 from mirix_py.agents.offline import managers as rules
 from mirix_py.agents.offline.rules.parsed import ClauseParser
 from mirix_py.llm.meter import Meter
-from mirix_py.ops import InsertOp, Op
+from mirix_py.tools.ops import InsertOp, Op
 from mirix_py.records import (
     InputRecord, KnowledgeVaultMemory, MemoryType, ResourceMemory, SearchHit, SearchMethod, SemanticMemory,
 )

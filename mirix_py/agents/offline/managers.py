@@ -16,7 +16,8 @@ from typing import Callable, Mapping, Sequence
 
 from mirix_py.agents import core_blocks
 from mirix_py.agents.offline.rules import classify_resource, extract_procedure
-from mirix_py.agents.offline.rules.claims import Claim, extract_claims, parse_fact, parse_self_line, parse_worthy
+from mirix_py.agents.offline.rules.claim import Claim
+from mirix_py.agents.offline.rules.claims import extract_claims, parse_fact, parse_self_line, parse_worthy
 from mirix_py.agents.offline.rules.factset import Held
 from mirix_py.agents.offline.rules.factset import apply as apply_claims
 from mirix_py.agents.offline.rules.parsed import ClauseParser, PreParsed
@@ -24,7 +25,7 @@ from mirix_py.agents.offline.rules.people import forms, relation_subjects
 from mirix_py.agents.offline.screens import (
     is_clock_line, line_key, new_lines, new_with_context, same_lines, seen_keys, shell_prompts,
 )
-from mirix_py.ops import InsertOp, Op, UpdateOp
+from mirix_py.tools.ops import InsertOp, Op, UpdateOp
 from mirix_py.records import (
     CoreMemory, EpisodicMemory, InputKind, InputRecord, KnowledgeVaultMemory, Memory, MemoryType,
     ProceduralMemory, ResourceMemory, SemanticMemory, Sensitivity,

@@ -18,7 +18,7 @@ Offline scoring is containment in the retrieved context: search with the questio
 rank order while they fit a word budget (750 words as for LoCoMo), normalise case and punctuation,
 and count the question answered when every gold part occurs in the context. The same questions and
 budget score a baseline: BM25 over the raw OCR text of every frame the engine read, and that
-baseline again with each frame cut around the question (`passages.focus`), so the gain of the cut
+baseline again with each frame cut around the question (`text.passages.focus`), so the gain of the cut
 is not counted as the gain of the memory.
 
     result = run_benchmark(ScreenshotQAConfig(seed=7, days=3), out_dir="out", cache_dir="cache")

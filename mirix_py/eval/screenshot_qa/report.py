@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mirix_py.eval.report import jsonable
-from mirix_py.text import human_bytes
+from mirix_py.text.words import human_bytes
 
 __all__ = ["plot_families", "render_markdown"]
 
@@ -39,7 +39,7 @@ def render_markdown(result: dict[str, Any]) -> str:
         "vault entries carry their value unless of high sensitivity, as in a chat prompt. "
         f"**baseline**: BM25 over the raw OCR text of every frame the engine read, one document per frame. "
         f"**baseline+focus**: the same ranking, each frame cut to its first line and the lines about the "
-        f"question, as the engine's prompts cut long memories (`mirix_py.passages.focus`). "
+        f"question, as the engine's prompts cut long memories (`mirix_py.text.passages.focus`). "
         f"All: hits in rank order while they fit {cfg['budget_words']} words.",
         "",
         "## Answer containment in the retrieved context (offline)",

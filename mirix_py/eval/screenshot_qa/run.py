@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-from mirix_py.passages import focus
+from mirix_py.text.passages import focus
 from mirix_py.eval.cache import default_cache_dir
 from mirix_py.eval.judge import answer_from_context
 from mirix_py.eval.report import jsonable
@@ -84,7 +84,7 @@ def run_benchmark(config: ScreenshotQAConfig, out_dir: str | Path, cache_dir: st
             t0 = time.perf_counter()
             base_hits = baseline.hits(item.question, limit=config.search_limit)
             base_ms = 1000 * (time.perf_counter() - t0)
-            # the same raw frames cut the way the engine's prompts cut long memories (`passages.focus`)
+            # the same raw frames cut the way the engine's prompts cut long memories (`text.passages.focus`)
             focused = [(focus(t, item.question), ids, i) for t, ids, i in base_hits]
             for system, ranked, ms in (("engine", hits, engine_ms), ("baseline", base_hits, base_ms),
                                        ("baseline_focus", focused, base_ms)):
@@ -131,15 +131,16 @@ def _llm_answers(mx: Any, item: QAItem, row: dict[str, Any], judge: Judge, judge
     t0 = time.perf_counter()
     reply = mx.chat(item.question + QUESTION_SUFFIX, user_id=config.user_id, remember=False)
     chat_ms = 1000 * (time.perf_counter() - t0)
-    correct, label, why = _judged(mx._run(judge(judge_client, item.question, item.answer, reply.answer)))
+    correct, label, why = _judged(mx.run_on_model_loop(judge(judge_client, item.question, item.answer, reply.answer)))
     row["engine"].update(answer=reply.answer, answer_ms=round(chat_ms, 1), cited_ids=list(reply.memory_ids),
                          chat_retrieved_ids=list(reply.retrieved_ids), judge=1.0 if correct else 0.0,
                          judge_label=label, judge_reasoning=why)
     context = "\n\n".join(row["baseline"]["kept_texts"])
     t0 = time.perf_counter()
-    answer = mx._run(answer_from_context(model_client, item.question, context, system=ANSWER_SYSTEM)).answer
+    answer = mx.run_on_model_loop(answer_from_context(model_client, item.question, context,
+                                                      system=ANSWER_SYSTEM)).answer
     base_ms = 1000 * (time.perf_counter() - t0)
-    correct, label, why = _judged(mx._run(judge(judge_client, item.question, item.answer, answer)))
+    correct, label, why = _judged(mx.run_on_model_loop(judge(judge_client, item.question, item.answer, answer)))
     row["baseline"].update(answer=answer, answer_ms=round(base_ms, 1), judge=1.0 if correct else 0.0,
                            judge_label=label, judge_reasoning=why)
 

@@ -4,7 +4,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from mirix_py.screen_activity import GROUP_TEXT_CHARS, SCREEN_GAP, FrameGroup
+from mirix_py.screens.activity import GROUP_TEXT_CHARS, SCREEN_GAP, FrameGroup
 from mirix_py.server.deps import Engine, User
 from mirix_py.server.limits import API_PREFIX
 from mirix_py.server.models import ErrorOut, When

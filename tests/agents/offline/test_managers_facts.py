@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from mirix_py.agents.offline import managers
-from mirix_py.ops import InsertOp, UpdateOp
+from mirix_py.tools.ops import InsertOp, UpdateOp
 from mirix_py.records import CoreMemory, InputKind, InputRecord, Message, SemanticMemory
 
 WHEN = datetime(2024, 2, 2, 8, 0, tzinfo=timezone.utc)

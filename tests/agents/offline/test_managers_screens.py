@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 from mirix_py.agents.offline import managers
 from mirix_py.agents.offline.screens import is_clock_line, line_key, new_lines, same_lines, shell_prompts
-from mirix_py.ops import InsertOp, UpdateOp
+from mirix_py.tools.ops import InsertOp, UpdateOp
 from mirix_py.records import InputKind, InputRecord, MemoryType, Message, ResourceMemory
 
 T0 = datetime(2024, 6, 3, 9, 14, 5, tzinfo=timezone.utc)

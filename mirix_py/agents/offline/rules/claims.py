@@ -19,11 +19,11 @@ from mirix_py.agents.offline.rules import changes
 from mirix_py.agents.offline.rules import core as self_rules
 from mirix_py.agents.offline.rules import frames, idioms, people as relations
 from mirix_py.agents.offline.rules import semantic as entity_rules
-from mirix_py.agents.offline.rules.claim import Claim, is_profession, render
+from mirix_py.agents.offline.rules.claim import Claim, is_profession
 from mirix_py.agents.offline.rules.names import shield, unshield
 from mirix_py.agents.offline.rules.parsed import ClauseParser, read_claims, worth_parsing
 
-__all__ = ["Claim", "extract_claims", "is_profession", "parse_worthy", "typed_text", "parse_fact", "parse_self_line", "render"]
+__all__ = ["extract_claims", "parse_worthy", "typed_text", "parse_fact", "parse_self_line"]
 
 MAX_VALUE_WORDS = 12
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mirix_py.text import is_sentence_start
+from mirix_py.text.words import is_sentence_start
 
 __all__ = ["FactDraft", "extract_facts"]
 

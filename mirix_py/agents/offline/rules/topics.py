@@ -11,7 +11,7 @@ import re
 from datetime import date, datetime, time, timedelta, timezone
 
 from mirix_py.agents.offline.rules import lexicon
-from mirix_py.text import is_sentence_start
+from mirix_py.text.words import is_sentence_start
 
 __all__ = ["STOPWORDS", "extract_keywords", "parse_time_range"]
 

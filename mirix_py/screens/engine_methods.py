@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence
 from mirix_py.errors import InvalidInput
 from mirix_py.ingest.env import screenshot_config_from_env, screenshots_module
 from mirix_py.ingest.host import Mode
-from mirix_py.inputs import parse_when
+from mirix_py.boundary.inputs import parse_when
 from mirix_py.records import AddResult, InputKind, InputRecord, InputStatus, Memory, MemoryType, Mode as EngineMode
-from mirix_py.screen_activity import FrameGroup, ScreenFrame, build_groups, group_frames
+from mirix_py.screens.activity import FrameGroup, ScreenFrame, build_groups, group_frames
 from mirix_py.settings import Settings
 
 if TYPE_CHECKING:
@@ -191,7 +191,7 @@ class ScreenshotsMixin:
     def screen_activity(self, *, user_id: str, since: datetime | str | None = None,
                         until: datetime | str | None = None, limit: int = 50) -> list[FrameGroup]:
         """What was on the user's screen, newest first: screenshot inputs grouped by app and window
-        (`mirix_py.screen_activity`: a new group on a change of window or after `SCREEN_GAP`), each
+        (`mirix_py.screens.activity`: a new group on a change of window or after `SCREEN_GAP`), each
         with its times, frame count, input ids, kept thumbnails, the memories made from it and the
         text read (the input log's while kept, else those memories'). `since`/`until` bound the
         capture time ([since, until)); `limit` groups at most (1-500)."""

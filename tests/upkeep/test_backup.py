@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from mirix_py.backup import read_manifest
+from mirix_py.upkeep.backup import read_manifest
 from mirix_py.engine import Mirix
 from mirix_py.errors import InvalidInput
 
@@ -80,7 +80,7 @@ def test_restore_needs_the_right_key_and_an_empty_target(busy, tmp_path, embedde
 def test_backup_and_restore_commands(tmp_path, monkeypatch, user_id):
     from typer.testing import CliRunner
 
-    from mirix_py.cli import app
+    from mirix_py.cli.commands import app
 
     runner = CliRunner()
     monkeypatch.setenv("MIRIX_DATA_DIR", str(tmp_path / "src"))

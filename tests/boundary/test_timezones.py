@@ -10,10 +10,10 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from mirix_py.cli import app
+from mirix_py.cli.commands import app
 from mirix_py.records import EpisodicMemory
 from mirix_py.settings import Settings
-from mirix_py.timezones import display_zone, local_when, shown_text, zone_name
+from mirix_py.boundary.timezones import display_zone, local_when, shown_text, zone_name
 
 LA = display_zone("America/Los_Angeles")
 EVENING = "2024-05-12T20:00:00-07:00"
@@ -67,7 +67,7 @@ def run(tmp_path, monkeypatch):
 
 def test_cli_shows_the_users_zone_and_doctor_finds_nothing(run, monkeypatch):
     monkeypatch.setenv("MIRIX_TIMEZONE", "America/Los_Angeles")
-    monkeypatch.setattr("mirix_py.cli.console.width", 200)  # one line per row
+    monkeypatch.setattr("mirix_py.cli.commands.console.width", 200)  # one line per row
     assert run("add", "We had dinner at Casa Mia.", "--user", "ada", "--occurred-at", EVENING).exit_code == 0
     listed = run("list", "--user", "ada")
     assert "America/Los_Angeles" in listed.stdout and "2024-05-12 20:00 PDT" in listed.stdout
@@ -80,7 +80,7 @@ def test_cli_shows_the_users_zone_and_doctor_finds_nothing(run, monkeypatch):
 
 def test_cli_history_names_the_zone(run, monkeypatch):
     monkeypatch.setenv("MIRIX_TIMEZONE", "Europe/Lisbon")
-    monkeypatch.setattr("mirix_py.cli.console.width", 200)
+    monkeypatch.setattr("mirix_py.cli.commands.console.width", 200)
     run("add", "My brother Tom is a pilot.", "--user", "ada")
     (tom,) = json.loads(run("list", "--user", "ada", "--type", "semantic", "--json").stdout)
     shown = run("show", tom["id"], "--user", "ada", "--history")

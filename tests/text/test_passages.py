@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mirix_py.passages import GAP, focus, query_stems
+from mirix_py.text.passages import GAP, focus, query_stems, text_stems
 
 FILLER = "the team and the notes should be shared with the folder before the weekly report today"
 SCREEN = "\n".join([
@@ -56,3 +56,9 @@ def test_one_long_line_is_cut_by_sentences():
 
 def test_query_stems_drop_stopwords_and_plural_endings():
     assert query_stems("When does the launch happen? Launches, launched!") == {"launch", "happen"}
+
+
+def test_text_stems_meet_the_query_stems():
+    line = "The rocket Launches at noon; it launched twice before."
+    assert text_stems(line) >= {"rocket", "launch", "noon", "twice"}
+    assert query_stems("When does the launch happen?") & text_stems(line) == {"launch"}

@@ -32,7 +32,7 @@ from mirix_py.eval.cli import register as _register_eval_commands  # noqa: E402 
 
 _register_eval_commands(app)
 
-from mirix_py.vector_migration import register as _register_vector_migration  # noqa: E402  (migrate-vectors)
+from mirix_py.cli.migrate_vectors import register as _register_vector_migration  # noqa: E402  (migrate-vectors)
 
 
 def _pgvector_engine(data_dir: Optional[Path]):
@@ -59,7 +59,7 @@ def _engine(data_dir: Optional[Path], *, create: bool = False, write: bool = Tru
     an error unless `create`: a mistyped path must not silently start an empty store with a new key.
     `write=False` (commands that only read) opens an embedded store beside the process writing it
     (`mirix serve`, say) instead of asking for its writer lock; a writer is refused with who holds it,
-    unless `forward` and the holder is a server: then the calls go to it (`mirix_py/cli_remote.py`)."""
+    unless `forward` and the holder is a server: then the calls go to it (`mirix_py/cli/remote.py`)."""
     from mirix_py.engine import Mirix
     from mirix_py.store.writer_lock import StoreBusy
 
@@ -70,7 +70,7 @@ def _engine(data_dir: Optional[Path], *, create: bool = False, write: bool = Tru
         return Mirix(data_dir, lock=write)
     except StoreBusy as exc:
         if forward:
-            from mirix_py.cli_remote import server_writer
+            from mirix_py.cli.remote import server_writer
 
             writer = server_writer(data_dir)
             if writer is not None:
@@ -101,8 +101,8 @@ def _print_json(obj: Any) -> None:
 
 
 def _zone(mx):
-    """The zone times are shown in: `MIRIX_TIMEZONE`, else this machine's (`mirix_py.timezones`)."""
-    from mirix_py.timezones import display_zone
+    """The zone times are shown in: `MIRIX_TIMEZONE`, else this machine's (`mirix_py.boundary.timezones`)."""
+    from mirix_py.boundary.timezones import display_zone
 
     return display_zone(mx.settings.timezone)
 
@@ -110,7 +110,7 @@ def _zone(mx):
 def _memory_table(memories, title: str, scores: list[float | None] | None = None, zone=None) -> Table:
     """Times in `zone` (default: this machine's), the zone named in the header and each cell; a score of
     None marks a turn given as context of the match above it."""
-    from mirix_py.timezones import display_zone, local_when, shown_text, zone_name
+    from mirix_py.boundary.timezones import display_zone, local_when, shown_text, zone_name
 
     zone = zone or display_zone()
     table = Table(title=title, caption=f"times in {zone_name(zone)}", show_lines=False, expand=True)
@@ -141,7 +141,7 @@ def add(text: str = typer.Argument(None, help="Text to remember; '-' or nothing 
                                       "recognised without this flag too."),
         data_dir: Optional[Path] = DataDir, create: bool = Create, as_json: bool = AsJson) -> None:
     """Add text, or a JSON list of chat messages (argument or stdin), to memory."""
-    from mirix_py.cli_args import local_when, messages_or_text
+    from mirix_py.cli.args import local_when, messages_or_text
 
     if text in (None, "-"):
         text = sys.stdin.read()
@@ -174,7 +174,7 @@ def search(query: str, user: str = User, limit: int = typer.Option(10, "--limit"
            data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
     """Search a user's memories; with a search context (--context N, or MIRIX_SEARCH_CONTEXT) the turns said
     just before and after the first N matches are listed after them."""
-    from mirix_py.cli_args import local_when, memory_types
+    from mirix_py.cli.args import local_when, memory_types
 
     types = _arg(memory_types, memory_type)
     start, end = _arg(local_when, start, "--start"), _arg(local_when, end, "--end")
@@ -219,7 +219,7 @@ def list_(user: str = User, memory_type: Optional[list[str]] = typer.Option(None
           limit: int = typer.Option(50, "--limit", "-n"), offset: int = 0,
           data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
     """List a user's memories, newest first."""
-    from mirix_py.cli_args import memory_types
+    from mirix_py.cli.args import memory_types
 
     types = _arg(memory_types, memory_type)
     try:
@@ -239,9 +239,9 @@ def show(memory_id: str = typer.Argument(..., help="A memory id or a unique pref
          user: str = User, history: bool = typer.Option(False, "--history", help="Show every change."),
          data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
     """Show one memory (secrets stay masked) and, with --history, what each change did."""
-    from mirix_py.cli_args import event_changes
+    from mirix_py.cli.args import event_changes
     from mirix_py.store import prefixes
-    from mirix_py.timezones import zone_name
+    from mirix_py.boundary.timezones import zone_name
 
     memory = None
     try:
@@ -300,7 +300,7 @@ def update(memory_id: str = typer.Argument(..., help="A memory id or a unique pr
                                                                        help="The fields as one JSON object."),
            data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
     """Change fields of one memory in place (its id stays; the change is a history event)."""
-    from mirix_py.cli_args import field_assignments
+    from mirix_py.cli.args import field_assignments
     from mirix_py.store import prefixes
 
     fields = _arg(field_assignments, assignments or [], fields_json)
@@ -327,7 +327,7 @@ def assistant(user: str = User, port: int = typer.Option(8000, help="Port (loopb
     import signal
     import threading
 
-    from mirix_py.assistant import Assistant
+    from mirix_py.cli.assistant import Assistant
     from mirix_py.store import discovery
     from mirix_py.ingest.capture import CaptureUnavailable, ImageGrabSource
 
@@ -519,7 +519,7 @@ def restore(path: Path, data_dir: Path = typer.Option(..., "--data-dir", "-d", h
 @schemas_app.command("export")
 def schemas_export(out: Path = typer.Option(None, "--out", help="Folder (default: the checkout's schemas/).")) -> None:
     """Write the JSON Schema of every public record."""
-    from mirix_py.schemas import default_schema_dir, write_schemas
+    from mirix_py.cli.schemas import default_schema_dir, write_schemas
 
     written = write_schemas(out or default_schema_dir())
     console.print(f"wrote {len(written)} schema files to {out or default_schema_dir()}")
@@ -530,14 +530,10 @@ def demo(data_dir: Optional[Path] = typer.Option(None, "--data-dir", "-d",
                                                   help="Where to keep the demo's memories (default: a temp dir)."),
          keep: bool = typer.Option(False, help="Keep the temp data dir.")) -> None:
     """Run the main job offline: ingest a short conversation and a document, then search and show history."""
-    from mirix_py.demo import run_demo
+    from mirix_py.cli.demo import run_demo
 
     run_demo(console, data_dir=data_dir, keep=keep)
 
 
 def main() -> None:  # pragma: no cover
-    app()
-
-
-if __name__ == "__main__":  # pragma: no cover
     app()

@@ -28,7 +28,7 @@ def render(schema: dict) -> str:
 
 
 def default_schema_dir() -> Path:
-    checkout = Path(__file__).resolve().parent.parent
+    checkout = Path(__file__).resolve().parents[2]
     return checkout / "schemas" if (checkout / "pyproject.toml").exists() else Path.cwd() / "schemas"
 
 

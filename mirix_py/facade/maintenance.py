@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from sqlalchemy.engine import Engine
 
-from mirix_py.background import BackgroundQueue
+from mirix_py.facade.background import BackgroundQueue
 from mirix_py.errors import InvalidInput
 from mirix_py.records import InputRecord
 from mirix_py.settings import Settings
@@ -26,7 +26,7 @@ from mirix_py.store.private import private_dir
 from mirix_py.store.sessions import sessions_for
 
 if TYPE_CHECKING:
-    from mirix_py.doctor import DoctorReport
+    from mirix_py.upkeep.doctor import DoctorReport
     from mirix_py.secrets.doctor import SecretReport
 
 log = logging.getLogger("mirix_py")
@@ -48,7 +48,7 @@ class Maintenance:
     def doctor(self, *, repair: bool = False, progress=None) -> DoctorReport:
         """Compare SQL and the vector index (and check the vault key and the data dir's modes);
         `repair=True` fixes what it can."""
-        from mirix_py.doctor import diagnose, repair as do_repair
+        from mirix_py.upkeep.doctor import diagnose, repair as do_repair
 
         report = diagnose(self.store, self.data_dir)
         if repair and (not report.clean or report.compactable_rows or report.tenants_without_index):
@@ -97,7 +97,7 @@ class Maintenance:
 
     def backup(self, dest: str | Path) -> dict[str, Any]:
         """A consistent backup while the engine runs; the vault key is not in it (keep it safe)."""
-        from mirix_py.backup import backup
+        from mirix_py.upkeep.backup import backup
 
         return backup(self.engine, self.store.cipher, dest,
                       embedder=self.store.embedder.name if self.store.embedder else None)
@@ -108,7 +108,7 @@ def restore_into(src: str | Path, data_dir: str | Path | None, *, vault_key: str
     """Restore a backup into an empty data dir (or empty database), and return the settings to open
     it with. The key is checked before anything is written and saved as the data dir's `vault.key`
     (0600); the full-text and session indexes are rebuilt from the restored rows."""
-    from mirix_py.backup import check_key, read_manifest, restore
+    from mirix_py.upkeep.backup import check_key, read_manifest, restore
 
     check_key(read_manifest(src), vault_key)
     settings = Settings.from_env(data_dir=Path(data_dir) if data_dir is not None else None,

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from mirix_py.errors import InvalidInput
-from mirix_py.ops import InsertOp
+from mirix_py.tools.ops import InsertOp
 from mirix_py.records import MEMORY_ADAPTER, KnowledgeVaultMemory
 from mirix_py.store.crypto import VaultKeyError
 from mirix_py.store.memories import MemoryStore

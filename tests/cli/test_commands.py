@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from mirix_py.cli import app
+from mirix_py.cli.commands import app
 
 runner = CliRunner()
 
@@ -102,7 +102,7 @@ def test_quickstart_example_runs(tmp_path, capsys):
 
     from pathlib import Path
 
-    module = runpy.run_path(str(Path(__file__).resolve().parents[1] / "examples" / "quickstart.py"))
+    module = runpy.run_path(str(Path(__file__).resolve().parents[2] / "examples" / "quickstart.py"))
     module["main"](str(tmp_path / "qs"))
     out = capsys.readouterr().out
     assert "mode: offline" in out

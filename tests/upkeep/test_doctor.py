@@ -85,7 +85,7 @@ def test_wrong_vault_key_is_reported(tmp_path, embedder, user_id):
 def test_doctor_cli_exit_codes(tmp_path, monkeypatch, user_id):
     from typer.testing import CliRunner
 
-    from mirix_py.cli import app
+    from mirix_py.cli.commands import app
 
     monkeypatch.setenv("MIRIX_DATA_DIR", str(tmp_path / "cli"))
     runner = CliRunner()
@@ -125,7 +125,7 @@ def test_search_texts_of_an_older_version_are_rerendered_and_reindexed(mx, user_
     from sqlalchemy import update
     from sqlmodel import Session
 
-    from mirix_py.ops import InsertOp
+    from mirix_py.tools.ops import InsertOp
     from mirix_py.records import ResourceMemory, type_fields
     from mirix_py.store.tables import MemoryRow
 
@@ -159,7 +159,7 @@ def test_a_row_that_no_longer_reads_is_reported_and_left_alone(mx, user_id):
     from sqlalchemy import update
     from sqlmodel import Session
 
-    from mirix_py.ops import InsertOp
+    from mirix_py.tools.ops import InsertOp
     from mirix_py.records import ResourceMemory
     from mirix_py.store.tables import MemoryRow
 
@@ -180,7 +180,7 @@ def test_rows_written_before_the_single_copy_layout_are_counted_and_compacted_by
     from sqlalchemy import update
     from sqlmodel import Session
 
-    from mirix_py.ops import InsertOp
+    from mirix_py.tools.ops import InsertOp
     from mirix_py.records import EpisodicMemory, type_fields
     from mirix_py.store.tables import MemoryRow
 

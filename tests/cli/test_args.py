@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from mirix_py.cli_args import event_changes, field_assignments, local_when, memory_types, messages_or_text
+from mirix_py.cli.args import event_changes, field_assignments, local_when, memory_types, messages_or_text
 from mirix_py.errors import InvalidInput
 from mirix_py.records import HistoryEvent
 

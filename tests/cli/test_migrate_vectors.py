@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from mirix_py.cli import app
+from mirix_py.cli.commands import app
 from mirix_py.engine import Mirix
-from mirix_py.ops import InsertOp
+from mirix_py.tools.ops import InsertOp
 from mirix_py.records import SemanticMemory
 from mirix_py.store.vectors import ChromaVectorIndex, VectorItem
-from mirix_py.vector_migration import migrate
+from mirix_py.cli.migrate_vectors import migrate
 
 
 class CountingEmbedder:

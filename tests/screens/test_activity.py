@@ -1,4 +1,4 @@
-"""Frame groups (`mirix_py.screen_activity`): the grouping, the lines kept, the cut, and where the
+"""Frame groups (`mirix_py.screens.activity`): the grouping, the lines kept, the cut, and where the
 text comes from, on hand-made frames and memories."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from mirix_py.records import EpisodicMemory, ResourceMemory, SemanticMemory
-from mirix_py.screen_activity import (
+from mirix_py.screens.activity import (
     SCREEN_GAP, ScreenFrame, build_groups, cut_lines, group_frames, memory_lines, unique_lines,
 )
 

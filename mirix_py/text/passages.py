@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import re
 
-from mirix_py.text import query_terms
+from mirix_py.text.words import TOKEN, query_terms
 
-__all__ = ["FOCUS_WORDS", "focus", "query_stems"]
+__all__ = ["FOCUS_WORDS", "focus", "query_stems", "stem", "text_stems"]
 
 FOCUS_WORDS = 120  # a long memory's share of a prompt: about a sixth of a 750-word context
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 GAP = "…"
 
 
-def _stem(token: str) -> str:
+def stem(token: str) -> str:
     """A light suffix strip (no NLTK in the engine): "launches" and "launched" meet "launch"."""
     for suffix in ("ing", "ed", "es", "s"):
         if len(token) > len(suffix) + 3 and token.endswith(suffix):
@@ -32,7 +31,12 @@ def _stem(token: str) -> str:
 
 def query_stems(query: str) -> frozenset[str]:
     """The query's content words as full-text search takes them (`query_terms`), suffix-stripped."""
-    return frozenset(_stem(t) for t in query_terms(query))
+    return frozenset(stem(t) for t in query_terms(query))
+
+
+def text_stems(text: str) -> frozenset[str]:
+    """Every word of `text`, lower-cased and suffix-stripped: what a line shares with `query_stems`."""
+    return frozenset(stem(t) for t in TOKEN.findall(text.lower()))
 
 
 def _units(text: str, max_words: int) -> list[str]:
@@ -58,7 +62,7 @@ def focus(text: str, query: str, max_words: int = FOCUS_WORDS) -> str:
     if budget <= 0 or not rest:
         return " ".join(words[:max_words]) + " " + GAP
     sizes = [len(u.split()) for u in rest]
-    scores = [len(terms & {_stem(t) for t in _TOKEN.findall(u.lower())}) for u in rest]
+    scores = [len(terms & text_stems(u)) for u in rest]
     keep: set[int] = set()
     used = 0
 

@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 from mirix_py.records import InputRecord
 
-log = logging.getLogger("mirix_py.background")
+log = logging.getLogger("mirix_py.facade.background")
 
 
 def take_batches(queue: "OrderedDict[str, list[tuple[float, InputRecord]]]", *, batch_size: int, max_wait_s: float,

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from mirix_py.assistant import Assistant
+from mirix_py.cli.assistant import Assistant
 from mirix_py.engine import Mirix
 from mirix_py.ingest.batching import BatchPolicy
 from mirix_py.ingest.capture import CaptureUnavailable, GrabbedFrame, ReplaySource
@@ -86,7 +86,7 @@ def test_without_a_display_nothing_is_served(served):
 def test_cli_says_why_without_a_display(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from mirix_py.cli import app
+    from mirix_py.cli.commands import app
 
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)

@@ -12,7 +12,7 @@ import asyncio
 import builtins
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import IO, TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Sequence
 
 from mirix_py.engine import Mirix
 from mirix_py.records import (
@@ -21,10 +21,10 @@ from mirix_py.records import (
 )
 
 if TYPE_CHECKING:
-    from mirix_py.doctor import DoctorReport
+    from mirix_py.upkeep.doctor import DoctorReport
     from mirix_py.ingest.frames import ImageSource
     from mirix_py.ingest.screenshots import IngestReport, ScreenshotConfig, ScreenshotResult
-    from mirix_py.screen_activity import FrameGroup
+    from mirix_py.screens.activity import FrameGroup
     from mirix_py.secrets.doctor import SecretReport
 
 __all__ = ["ASYNC_METHODS", "AsyncMirix"]
@@ -146,6 +146,9 @@ class AsyncMirix:
 
     async def ping(self) -> str:
         return await asyncio.to_thread(self.sync.ping)
+
+    async def run_on_model_loop(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        return await asyncio.to_thread(self.sync.run_on_model_loop, coro)
 
     # ------------------------------------------------------------ writes
 

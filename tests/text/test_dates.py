@@ -6,7 +6,7 @@ from datetime import date, datetime, timezone
 
 import pytest
 
-from mirix_py.dates import annotate, day_words, resolve, when_words
+from mirix_py.text.dates import annotate, day_words, resolve, when_words
 from mirix_py.records import EpisodicMemory
 
 SAID = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)  # a Monday
@@ -88,7 +88,7 @@ def test_an_episode_shows_its_date_in_words_and_resolves_what_it_says():
 def test_dates_in_words_read_back():
     from datetime import time
 
-    from mirix_py.dates import parse_words, when_words
+    from mirix_py.text.dates import parse_words, when_words
 
     assert parse_words(when_words(datetime(2023, 5, 7, 13, 56))) == (date(2023, 5, 7), time(13, 56))
     assert parse_words("7 May 2023") == (date(2023, 5, 7), None)

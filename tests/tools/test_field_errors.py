@@ -6,10 +6,10 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from mirix_py.cli import app
+from mirix_py.cli.commands import app
 from mirix_py.engine import Mirix
 from mirix_py.errors import InvalidInput
-from mirix_py.field_errors import describe
+from mirix_py.tools.field_errors import describe
 from mirix_py.records import MEMORY_ADAPTER
 
 
