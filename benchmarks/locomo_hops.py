@@ -24,12 +24,21 @@ Variants:
   leg left out, the actor leg drawn from the first `limit` + QUESTION_POOL of the fusion: a name
   weighs on a sentence's embedding, not on a BM25 score.
 - `actor`: the actor leg alone, beside the original legs.
+- `entities`: a second full-text and vector search seeded by the other things the first hits name:
+  the capitalised words (not a sentence's first) of the engine ranking's first `k` hits that the
+  question, the speakers and the stopwords do not hold, fused beside the engine's legs at `w`.
+- `cut`: the engine's ranking (`unnamed lexical=0.5 actor=1.0`) with every episode past the first
+  `full` matches cut to its sentences that share a word with the question (names of the people it
+  asks about aside; words matched on their first five letters), under its day without the clock
+  time; an episode with one sentence or none sharing a word stays whole (`cut_episode`). Shorter
+  hits fit more of the ranking into the budget. `cut named`: the same, also keeping sentences with a
+  digit or a capitalised word after their first. Judged against the engine's ranking shown whole.
 
 Leave-one-conversation-out, per mechanism (its grid and base) and over every variant: per fold, the
 variant best on the other four conversations (evidence recall, then answer tokens, then the earlier
 variant) is scored on the held-out one; the pooled held-out figure, and each fold's gain over base,
 say whether a choice generalises. A mechanism passes when its dev pick gains, the held-out picks gain
-pooled, and no fold loses.
+pooled, and no fold loses evidence or answer tokens.
 
     .venv/bin/python benchmarks/locomo_hops.py ../shared/data/locomo/locomo_dev.json [--cache-dir DIR] \
         [--out benchmarks/results/locomo_hops.json]
@@ -56,13 +65,18 @@ from locomo_replay import replay_arguments  # noqa: E402
 from mirix_py.eval.locomo import CATEGORY_NAMES, load_locomo  # noqa: E402
 from mirix_py.eval.locomo_eval import (  # noqa: E402
     SCORED_CATEGORIES, Hit, LocomoEvalConfig, context_scores, open_engine, question_key, selected_questions)
-from mirix_py.records import Memory  # noqa: E402
+from mirix_py.records import EpisodicMemory, Memory, SearchHit, SearchMethod  # noqa: E402
 from mirix_py.store.fulltext import Filters  # noqa: E402
 from mirix_py.store.names import actor_leg, named_actors, without_names  # noqa: E402
 from mirix_py.store.questions import QUESTION_POOL, weigh_questions  # noqa: E402
 from mirix_py.store.search import Searcher, hit_text, rrf_fuse  # noqa: E402
 from mirix_py.store.sessions import input_of  # noqa: E402
 from mirix_py.store.summaries import sources_first  # noqa: E402
+
+try:
+    from mirix_py.text.words import STOPWORDS
+except ImportError:  # the layout before `mirix_py.text` held several modules
+    from mirix_py.text import STOPWORDS  # type: ignore[attr-defined,no-redef]
 
 METRICS = ("evidence_recall", "answer_token_recall")
 Ranked = list[tuple[str, float]]
@@ -106,6 +120,58 @@ ONE_MOMENT = re.compile(r"^\s*(when\b|how long\b|what (date|day|month|year|time)
 def asks_one_moment(question: str) -> bool:
     """Whether the question's form asks for one moment or span (when, how long, what date, which first)."""
     return bool(ONE_MOMENT.search(question))
+
+
+WORD = re.compile(r"[a-z0-9]+")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+STAMP = re.compile(r"\[[^\]]*\] ")
+CLOCK = re.compile(r", \d{1,2}:\d{2}\]")
+NAMING = re.compile(r"(?<=\s)[A-Z][a-z]+|\d")  # a digit, or a capitalised word after the sentence's first
+
+
+CAPITALISED = re.compile(r"(?<=[^.!?\s]\s)([A-Z][a-zA-Z]+)")
+
+
+def named_things(texts: Sequence[str], question: str, speakers: set[str]) -> list[str]:
+    """Capitalised words of `texts` (stamp and speaker cut off; not a sentence's first word) that are
+    not in the question, not a speaker and not a stopword, lower-cased, each once, in order."""
+    asked = {w.lower() for w in re.findall(r"\w+", question)}
+    out: list[str] = []
+    for text in texts:
+        for word in CAPITALISED.findall(re.sub(r"^\[[^\]]*\]\s*[^:]{1,40}:\s*", "", text)):
+            w = word.lower()
+            if w not in asked and w not in speakers and w not in STOPWORDS and w not in out:
+                out.append(w)
+    return out
+
+
+def terms(text: str) -> set[str]:
+    """Content words (no stopwords, three letters or more), each cut to its first five letters."""
+    return {w[:5] for w in WORD.findall(text.lower()) if len(w) > 2 and w not in STOPWORDS}
+
+
+def cut_episode(memory: EpisodicMemory, text: str, asked: set[str], naming: bool = False) -> str:
+    """`text` (the episode's search text) as its day, speaker and the sentences sharing a word with
+    `asked` (with `naming`, also those with a digit or a capitalised word); `text` itself when it has
+    one sentence, no sentence sharing a word, or another shape."""
+    stamp = STAMP.match(text)
+    speaker = f"{memory.actor}: "
+    if stamp is None or not text.startswith(speaker, stamp.end()):
+        return text
+    sentences = SENTENCE_END.split(text[stamp.end() + len(speaker):])
+    if len(sentences) < 2 or not any(asked & terms(s) for s in sentences):
+        return text
+    kept = [s for s in sentences if asked & terms(s) or (naming and NAMING.search(s))]
+    return CLOCK.sub("]", stamp.group(), count=1) + speaker + " ".join(kept)
+
+
+def cut_hits(hits: Sequence[SearchHit], query: str, full: int, naming: bool = False) -> list[SearchHit]:
+    """`hits` with every episode after the first `full` cut to the question (`cut_episode`); the
+    question's words without the names of the hits' speakers it names."""
+    actors = [h.memory.actor for h in hits if isinstance(h.memory, EpisodicMemory)]
+    asked = terms(without_names(query, named_actors(query, actors)) or query)
+    return [h.model_copy(update={"text": cut_episode(h.memory, h.text, asked, naming)})
+            if n >= full and isinstance(h.memory, EpisodicMemory) else h for n, h in enumerate(hits)]
 
 
 class Candidates:
@@ -174,6 +240,34 @@ class Hops:
         self.naming = sum(1 for c in self.cands.values() if c.named)
         return 1000 * (time.perf_counter() - started) / max(1, len(self.questions))
 
+    def default_fused(self, c: Candidates, extra: Sequence[list[str]] = (), w: float = 0.0) -> Ranked:
+        """The engine's fusion (`unnamed lexical=0.5 actor=1.0`, or both legs when nobody is named),
+        with the `extra` legs at `w`."""
+        if "unnamed" not in c.extra:
+            return rrf_fuse([c.lexical, c.semantic, *extra], weights=[1.0, 1.0, *[w] * len(extra)])
+        legs, weights = [c.lexical, *c.extra["unnamed"]], [0.5, 1.0, 1.0]
+        first = [i for i, _ in rrf_fuse(legs, weights=weights)[: self.pool]]
+        return rrf_fuse([*legs, actor_leg(first, self.actors(c), c.named), *extra],
+                        weights=[*weights, 1.0, *[w] * len(extra)])
+
+    def entity_legs(self, k: int) -> float:
+        """Second legs seeded by what the engine ranking's first `k` hits name (`named_things`); ms
+        per question."""
+        started = time.perf_counter()
+        for conv, q in self.questions:
+            c = self.cands[question_key(q)]
+            speakers = {(a or "").lower() for a in self.actors(c).values()}
+            top = [c.records[i].search_text() for i, _ in self.finish(self.default_fused(c), c)[:k]]
+            things = named_things(top, q.question, speakers)
+            if not things:
+                continue
+            f = Filters(user_id=conv.user_id)
+            query = " ".join(things)
+            c.extra[f"entities{k}"] = ([i for i, _ in self.searcher._bm25(query, f, self.depth)],
+                                       [i for i, _ in self.searcher._vector(query, f, self.depth)])
+            self.load(conv, c, c.extra[f"entities{k}"][0] + c.extra[f"entities{k}"][1])
+        return 1000 * (time.perf_counter() - started) / max(1, len(self.questions))
+
     def finish(self, ranked: Ranked, c: Candidates) -> Ranked:
         """What `Searcher.search` does after fusion: weigh chat questions, sources before summaries, cut."""
         return sources_first(weigh_questions(ranked[: self.pool], c.records), c.records)[: self.limit]
@@ -184,18 +278,27 @@ class Hops:
     def sessions(self, c: Candidates) -> dict[str, str | None]:
         return {i: input_of(m.memory_type.value, m.source_ids) for i, m in c.records.items()}
 
-    def score(self, rank: Callable[[Any, Candidates], Ranked]) -> dict[str, dict[str, Any]]:
+    def score(self, rank: Callable[[Any, Candidates], Ranked], full: int | None = None,
+              naming: bool = False) -> dict[str, dict[str, Any]]:
+        """Each question's figures inside the budget; with `full`, the hits past the first `full` cut
+        to the question (`cut_hits`)."""
         out = {}
         for conv, q in self.questions:
             c = self.cands[question_key(q)]
-            hits = [Hit(id=i, score=s, text=hit_text(c.records[i], q.question),
-                        source_ids=list(c.records[i].source_ids)) for i, s in rank(q, c) if i in c.records]
+            found = [SearchHit(text=hit_text(c.records[i], q.question), score=s, memory=c.records[i],
+                               method=SearchMethod.hybrid) for i, s in rank(q, c) if i in c.records]
+            if full is not None:
+                found = cut_hits(found, q.question, full, naming)
+            hits = [Hit(id=h.memory.id, score=h.score, text=h.text, source_ids=list(h.memory.source_ids))
+                    for h in found]
             out[question_key(q)] = {"conversation": conv.sample_id, "category": q.category,
                                     **context_scores(q, hits, self.budget)}
         return out
 
 
 Rank = Callable[[Any, Candidates], Ranked]
+DEFAULT = "unnamed lexical=0.5 actor=1.0"  # the engine's ranking (`name_legs` on)
+CUT_FULL = (4, 6, 8, 10, 12, 15)  # matches shown whole before the cut ones
 
 
 def variants(h: Hops) -> dict[str, tuple[str, Rank]]:
@@ -270,6 +373,15 @@ def variants(h: Hops) -> dict[str, tuple[str, Rank]]:
             out[f"unnamed orig={w_orig} actor={w_actor}"] = (family, unnamed_of(w_orig, w_actor))
     for w in (0.25, 0.5, 1.0):
         out[f"actor w={w}"] = ("actor leg", actor_of(w))
+
+    def entities_of(k: int, w: float) -> Rank:
+        def rank(q: Any, c: Candidates) -> Ranked:
+            return h.finish(h.default_fused(c, c.extra.get(f"entities{k}", ()), w), c)
+        return rank
+
+    for k in (3, 5):
+        for w in (0.25, 0.5, 1.0):
+            out[f"entities k={k} w={w}"] = ("entities of the first hits", entities_of(k, w))
     return out
 
 
@@ -308,16 +420,20 @@ def leave_one_out(results: Mapping[str, Mapping[str, Mapping[str, Any]]], convs:
 
 def verdict(results: Mapping[str, Mapping[str, Mapping[str, Any]]], loo: Mapping[str, Any],
             convs: Sequence[str]) -> dict[str, Any]:
-    """The dev pick, and whether it passes: dev gain, pooled held-out gain, no fold below base."""
+    """The dev pick, and whether it passes: dev gain, pooled held-out gain, no fold below base in
+    evidence or in answer tokens."""
     base = mean_of(results["base"], "evidence_recall")
     dev_pick = max(results, key=lambda v: (round(mean_of(results[v], "evidence_recall"), 6),
                                            round(mean_of(results[v], "answer_token_recall"), 6),
                                            -list(results).index(v)))
     held = loo["pooled"]["overall"]["evidence_recall"]
     lost = [f["held_out"] for f in loo["folds"] if f["gain"]["evidence_recall"] < -1e-9]
+    tokens_lost = [f["held_out"] for f in loo["folds"] if f["gain"]["answer_token_recall"] < -1e-9]
     return {"dev_pick": dev_pick, "dev_gain": mean_of(results[dev_pick], "evidence_recall") - base,
-            "held_out_gain": held - base, "folds_lost": lost,
-            "passes": dev_pick != "base" and held > base + 1e-9 and not lost}
+            "held_out_gain": held - base, "folds_lost": lost, "folds_lost_answer_tokens": tokens_lost,
+            "held_out_answer_token_gain": loo["pooled"]["overall"]["answer_token_recall"]
+            - mean_of(results["base"], "answer_token_recall"),
+            "passes": dev_pick != "base" and held > base + 1e-9 and not lost and not tokens_lost}
 
 
 def table(name: str, f: Mapping[str, Any], convs: Sequence[str]) -> str:
@@ -345,28 +461,38 @@ def main() -> int:
         result["legs_ms_per_question"] = round(h.legs_ms, 2)
         result["feedback_legs_ms_per_question"] = {k: round(h.feedback_legs(k), 2) for k in (1, 3)}
         result["unnamed_legs_ms_per_question"] = round(h.unnamed_legs(), 2)
+        result["entity_legs_ms_per_question"] = {k: round(h.entity_legs(k), 2) for k in (3, 5)}
         result["questions"], result["questions_naming_an_actor"] = len(h.questions), h.naming
         print(f"{'variant':24s} evidence / answer tokens | categories {' '.join(map(str, SCORED_CATEGORIES))} | "
               + " ".join(names), flush=True)
         results: dict[str, dict[str, dict[str, Any]]] = {}
         families: dict[str, list[str]] = {}
         result["variants"] = {}
-        for name, (family, rank) in variants(h).items():
-            results[name] = h.score(rank)
+        ranks = variants(h)
+        scored = [(name, family, rank, None, False) for name, (family, rank) in ranks.items()]
+        scored += [(f"cut full={n}", "cut past the first hits", ranks[DEFAULT][1], n, False) for n in CUT_FULL]
+        scored += [(f"cut named full={n}", "cut, keeping sentences that name something", ranks[DEFAULT][1], n, True)
+                   for n in CUT_FULL]
+        for name, family, rank, full, naming in scored:
+            results[name] = h.score(rank, full, naming)
             families.setdefault(family, []).append(name)
             result["variants"][name] = {"mechanism": family, **figures(results[name], names)}
             print(table(name, result["variants"][name], names), flush=True)
         h.searcher.close()
-        families["every variant"] = list(results)
+        families["every variant"] = [v for v in results if not v.startswith(("cut ", "entities "))]
+        families["every cut"] = [v for v in results if v.startswith("cut ")]
         result["leave_one_conversation_out"] = {}
         for family, grid in families.items():
             if family == "base":
                 continue
-            chosen = {v: results[v] for v in dict.fromkeys(["base", *grid])}
+            # the cut is judged against the ranking it cuts, shown whole (under the name "base")
+            reference = DEFAULT if family.startswith(("cut", "entities")) or family == "every cut" else "base"
+            chosen = {"base": results[reference], **{v: results[v] for v in grid if v != "base"}}
             loo = leave_one_out(chosen, names)
             loo["verdict"] = verdict(chosen, loo, names)
+            loo["reference"] = reference
             result["leave_one_conversation_out"][family] = loo
-            print(f"\n{family}: {json.dumps(loo['verdict'])}")
+            print(f"\n{family} (against {reference}): {json.dumps(loo['verdict'])}")
             print(table("  held out (pooled)", loo["pooled"], names))
             for fold in loo["folds"]:
                 print(f"  {fold['held_out']}: picked {fold['picked']}, held-out "
