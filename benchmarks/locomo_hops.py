@@ -72,11 +72,7 @@ from mirix_py.store.questions import QUESTION_POOL, weigh_questions  # noqa: E40
 from mirix_py.store.search import Searcher, hit_text, rrf_fuse  # noqa: E402
 from mirix_py.store.sessions import input_of  # noqa: E402
 from mirix_py.store.summaries import sources_first  # noqa: E402
-
-try:
-    from mirix_py.text.words import STOPWORDS
-except ImportError:  # the layout before `mirix_py.text` held several modules
-    from mirix_py.text import STOPWORDS  # type: ignore[attr-defined,no-redef]
+from mirix_py.text.words import STOPWORDS  # noqa: E402
 
 METRICS = ("evidence_recall", "answer_token_recall")
 Ranked = list[tuple[str, float]]
