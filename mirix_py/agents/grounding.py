@@ -182,6 +182,17 @@ def near_duplicate(text: str, existing: Sequence[tuple[str, str]]) -> str | None
     return None
 
 
+def same_name_repeat(name: str, text: str, existing: Sequence[tuple[str, str]]) -> str | None:
+    """The id of an existing memory about `name` ("Tom: …") that holds every content word of this
+    new text about it, or None: the same fact of the same one, however short."""
+    words = set(content_words(text))
+    prefix = name.strip().casefold() + ":"
+    for memory_id, other in existing:
+        if other.strip().casefold().startswith(prefix) and words <= set(content_words(other)):
+            return memory_id
+    return None
+
+
 def same_words(text: str, existing: Sequence[tuple[str, str]]) -> str | None:
     """The id of the first existing text with nearly the same words as this short one, or None."""
     words = {m.group(0).lower() for m in _WORD.finditer(text)}

@@ -22,7 +22,7 @@ def model_tool_schemas() -> dict[str, dict[str, Any]]:
         # no store: the tools are only listed, never called
         collector = OpCollector(store=None, user_id="schema", memory_type=memory_type,  # type: ignore[arg-type]
                                 batch_source_ids=["m1", "m2"], listed_ids={"listed"})
-        for tool in manager_tools(collector, sorted(MANAGER_TOOLS[memory_type]) + [NOTHING_TOOL]):
+        for tool in manager_tools(collector, sorted(MANAGER_TOOLS[memory_type]) + [NOTHING_TOOL], every_tool=True):
             out[tool.name] = dict(tool.schema)
     router = RouteCollector().tool()
     out[router.name] = dict(router.schema)

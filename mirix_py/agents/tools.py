@@ -29,8 +29,9 @@ from mirix_py.store.memories import IMMUTABLE_FIELDS, MemoryStore
 MemoryTypeName = P.MemoryTypeName
 CoreLabel = Literal["persona", "human"]
 NOTHING_TOOL = "nothing_to_record"
+REWRITE_TOOL = "core_memory_rewrite"
 CORE_LINE_CHARS = 200  # a core line is a short fact, not a message copied whole
-FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|[Mm]y|[Mm]e)\b")  # a core line speaks of the user, not as them
+FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|[Mm]y|[Mm]e|[Ww]e|[Ww]e're|[Ww]e've|[Oo]ur|us)\b")  # a core line speaks of the user, not as them
 SECOND_PERSON = re.compile(r"\b(?:[Yy]ou|[Yy]our|[Yy]ou're|[Yy]ou've)\b")  # nor to anyone
 COPIED_WORDS = 3  # a piece whose words run in a message this long is that message, copied
 
@@ -222,6 +223,12 @@ class OpCollector:
             skipped = self._skip_repeat(" ".join(str(v) for v in said.values() if isinstance(v, str)))
             if skipped:
                 return skipped
+            if self.memory_type is MemoryType.semantic and isinstance(values.get("name"), str):
+                text = " ".join(str(values.get(k) or "") for k in ("summary", "details"))
+                held = grounding.same_name_repeat(values["name"], text, self.existing)
+                if held:
+                    self.refused.append(f"near repeat of {held}: {values['name']}: {text[:80]}")
+                    return f"skipped: {held} already holds this about {values['name']}; nothing written"
         values.setdefault("occurred_at", self.default_occurred_at)
         values["occurred_at"] = self._zoned(values["occurred_at"])
         cls = MEMORY_CLASSES[self.memory_type]
@@ -315,6 +322,11 @@ class OpCollector:
             self._core[label] = block
         return self._core[label]
 
+    def a_block_is_full(self) -> bool:
+        """Whether a core block could not take another line of the longest length."""
+        return any(block is not None and len(block.value) + 1 + CORE_LINE_CHARS > core_blocks.block_limit(block)
+                   for block in (self.core_block(label) for label in core_blocks.CORE_LABELS))
+
     def _write_core(self, label: str, value: str) -> None:
         if label not in core_blocks.CORE_LABELS:
             self.fail(f"label must be one of {list(core_blocks.CORE_LABELS)}")
@@ -403,12 +415,10 @@ class OpCollector:
         held = set(block.value.splitlines()) if block else set()
         for line in (ln.strip() for ln in value.splitlines() if ln.strip() and ln not in held):
             # a new line is held to what an appended one is (the model rewrote a block as a copied message)
-            repeated = grounding.near_duplicate(line, self.existing)
+            repeated = grounding.near_duplicate(line, self.existing) or self._copied_from(line)
             if repeated:
                 self.refuse(f"the new line {line[:60]!r} repeats {repeated}, which memory keeps already")
-            if FIRST_PERSON.search(line):
-                self.refuse(f"{line[:60]!r} speaks as the user: write the lasting fact in third person without "
-                            "the subject (like 'works as a nurse'), or call nothing_to_record")
+            self._check_core_line(line)
         if self.shown_texts:
             shown = grounding.vocabulary([*self.shown_texts, block.value if block else ""])
             problem = grounding.ungrounded_problem([value], shown)
@@ -557,11 +567,13 @@ ROUTE_TYPES = "Every memory type with something new in this batch; an empty list
 EDIT_TOOLS = frozenset({"update_memory", "merge_memories", "delete_memory"})
 
 
-def manager_tools(collector: OpCollector, names: Sequence[str]) -> list[FunctionTool]:
+def manager_tools(collector: OpCollector, names: Sequence[str], *, every_tool: bool = False) -> list[FunctionTool]:
     """The FunctionTools named by an agent definition, bound to one collector, and `nothing_to_record`.
 
-    Tools that edit listed memories are left out when the collector lists none: a model is not
-    offered a tool it cannot use right (weak models call it with ids copied from anywhere)."""
+    Tools that edit listed memories are left out when the collector lists none, and the core
+    rewrite while both blocks can take another line: a model is not offered a tool it cannot use
+    right (weak models call an edit tool with ids copied from anywhere, and rewrote a block as a
+    message, dropping the lines it held). `every_tool`: all of them, to list their schemas."""
     c = collector
     factories = {f"insert_{c.memory_type.value}": lambda: _insert_tool(c), **_generic_tools(c)}
     tools = []
@@ -569,6 +581,8 @@ def manager_tools(collector: OpCollector, names: Sequence[str]) -> list[Function
         if name not in factories:
             raise InvalidInput(f"tool {name!r} is not available to the {c.memory_type.value} manager")
         if name in EDIT_TOOLS and c.listed_ids is not None and not c.listed_ids:
+            continue
+        if name == REWRITE_TOOL and not every_tool and not c.a_block_is_full():
             continue
         tools.append(factories[name]())
     return tools

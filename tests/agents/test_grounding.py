@@ -3,7 +3,7 @@
 import pytest
 
 from mirix_py.agents.grounding import (
-    near_duplicate, offered_memory_types, ungrounded_problem, vault_value_candidates, vault_value_problem, vocabulary,
+    near_duplicate, offered_memory_types, same_name_repeat, ungrounded_problem, vault_value_candidates, vault_value_problem, vocabulary,
 )
 from mirix_py.records import MemoryType
 
@@ -110,6 +110,14 @@ def test_a_near_repeat_of_a_turn_or_a_listed_memory_is_found():
     turns = [("D1:3", LOCOMO_GREETING[2]), ("D1:2", LOCOMO_GREETING[1])]
     assert near_duplicate("Caroline went to an LGBTQ support group yesterday", turns) == "D1:3"
     assert near_duplicate("Caroline found the LGBTQ group powerful and plans to become a counselor", turns) is None
+
+
+def test_a_fact_about_the_same_name_is_a_repeat_when_it_says_nothing_new():
+    held = [("sem_1", "Tom: Tom is Ada's brother, a pilot for a regional airline"), ("sem_2", "Ines: a pilot")]
+    assert same_name_repeat("Tom", "Tom is a pilot", held) == "sem_1"
+    assert same_name_repeat("tom", "a pilot for a regional airline", held) == "sem_1"
+    assert same_name_repeat("Tom", "Tom moved to Oslo", held) is None  # something new about him
+    assert same_name_repeat("Ada", "a pilot", held) is None  # another one
 
 
 def test_a_short_text_is_a_repeat_only_of_nearly_the_same_words():

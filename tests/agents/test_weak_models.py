@@ -596,6 +596,34 @@ def test_a_day_written_in_words_is_read_as_the_episode_time_and_garbage_goes_bac
     assert result.status.value == "degraded" and "occurred_at" in result.error
 
 
+def fill_human_block(mx):
+    """A human block that could not take another long line: the rewrite is offered from then on."""
+    lines = [f"logged climb number {i} at the crag" for i in range(140)]
+    mx.core_rewrite("human", "\n".join(lines), user_id="ada")
+
+
+def test_the_rewrite_is_offered_only_when_a_block_is_full(make_mx):
+    """The local model rewrote blocks that had room as a message, dropping the lines they held: a
+    rewrite is for a block that cannot take another line."""
+    offered = []
+
+    def script(req):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["core"]})]
+        if req.agent == "core_memory_manager":
+            offered.append(sorted(req.tool_names))
+            return [("nothing_to_record", {})]
+        return good(req)
+
+    mx, client = make_mx(script)
+    mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    fill_human_block(mx)
+    mx.add([{"role": "user", "name": "Ada", "id": "m7", "content": "Tom flies to Oslo on Monday."}],
+           user_id="ada", occurred_at=WHEN)
+    assert offered == [["core_memory_append", "nothing_to_record"],
+                       ["core_memory_append", "core_memory_rewrite", "nothing_to_record"]]
+
+
 def test_a_core_block_rewritten_from_the_tools_own_words_is_refused(make_mx):
     """The local model rewrote the human block as the tool's description of its parameter."""
     def script(req):
@@ -607,8 +635,9 @@ def test_a_core_block_rewritten_from_the_tools_own_words_is_refused(make_mx):
         return good(req)
 
     mx, _ = make_mx(script)
+    fill_human_block(mx)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
-    assert any("core block is not grounded" in r for r in result.rejected)
+    assert any("not grounded" in r and "deduplicated" in r for r in result.rejected), result.rejected
     human = mx.core_memory(user_id="ada")["human"]
     assert human is None or "deduplicated" not in human.value
 
@@ -641,6 +670,7 @@ def test_a_core_block_rewritten_as_a_copied_message_is_refused(make_mx):
         return good(req)
 
     mx, client = make_mx(script)
+    fill_human_block(mx)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert any("(refused)" in r and "repeats m1" in r for r in result.rejected), result.rejected
     assert MESSAGES[0]["content"] not in mx.core_memory(user_id="ada")["persona"].value
@@ -655,7 +685,7 @@ def test_a_rewrite_that_empties_a_core_block_is_refused(make_mx):
         return good(req)
 
     mx, client = make_mx(script)
-    mx.core_append("human", "climbs with her brother Tom", user_id="ada")
+    fill_human_block(mx)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert any("empties the block" in r for r in result.rejected), result.rejected
-    assert "climbs with her brother Tom" in mx.core_memory(user_id="ada")["human"].value
+    assert "logged climb number 7 at the crag" in mx.core_memory(user_id="ada")["human"].value

@@ -81,14 +81,16 @@ def test_update_flow_over_http(tmp_path, embedder, openai_server, monkeypatch):
         result = mx.add([{"role": "user", "name": "Ada", "id": "m1", "content": "My brother Tom is a pilot."}],
                         user_id="ada", occurred_at=datetime(2024, 1, 1, tzinfo=timezone.utc))
         assert result.status.value == "processed", result.error
+        # the model's "Tom is a pilot" repeats the rules' fact about Tom: skipped, one Tom
         assert [m.name for m in mx.list(user_id="ada", memory_types=["semantic"])] == ["Tom"]
+        assert any("near repeat of" in r and "Tom" in r for r in result.rejected)
         assert result.usage.llm_calls == 2 and result.usage.prompt_tokens == 246
         assert not result.usage.tokens_estimated
     assert {s["path"] for s in seen} == {"/v1/chat/completions"}
     assert seen[0]["auth"] == "Bearer sk-test-not-real"
     tools = [t["function"]["name"] for t in seen[-1]["body"]["tools"]]
-    # nothing is listed to edit in an empty store: only the insert and the explicit "nothing" are offered
-    assert tools == ["insert_semantic", "nothing_to_record"]
+    # the rules' fact about Tom, written before the model ran, is listed: the edit tools are offered too
+    assert tools == ["insert_semantic", "update_memory", "delete_memory", "nothing_to_record"]
     # the protocol: the router's one tool forced by name, managers must call a tool, every call bounded
     router, manager = seen[0]["body"], seen[-1]["body"]
     assert router["tool_choice"] == {"type": "function", "function": {"name": "trigger_memory_managers"}}
