@@ -182,6 +182,16 @@ def near_duplicate(text: str, existing: Sequence[tuple[str, str]]) -> str | None
     return None
 
 
+def held_together(text: str, lines: Sequence[tuple[str, str]], name: str) -> str | None:
+    """`name` when the lines together hold most of this text's content words (three or more), else
+    None: several held facts joined into one line ("is a guard, likes cities") say nothing new."""
+    words = set(content_words(text))
+    if len(words) < 3:
+        return None
+    held = {w for _, line in lines for w in content_words(line)}
+    return name if len(words & held) >= DUPLICATE_SHARE * len(words) else None
+
+
 def same_name_repeat(name: str, text: str, existing: Sequence[tuple[str, str]]) -> str | None:
     """The id of an existing memory about `name` ("Tom: …") that holds every content word of this
     new text about it, or None: the same fact of the same one, however short."""

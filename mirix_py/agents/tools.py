@@ -352,14 +352,17 @@ class OpCollector:
         if not text:  # where this tool is the one forced, an empty line is the model's "nothing here"
             return self.nothing_to_record("empty core line")
         block = self.core_block(label) if label in core_blocks.CORE_LABELS else None
-        held = [(f"the {label} block", line) for line in (block.value.splitlines() if block else [])]
+        # both blocks' lines: a fact of one block written to the other is a repeat too
+        blocks = {name: self.core_block(name) for name in core_blocks.CORE_LABELS}
+        held = [(f"the {name} block", line) for name, shown in blocks.items()
+                for line in (shown.value.splitlines() if shown else [])]
         added: list[str] = []
         skipped: list[str] = []
         problems: list[str] = []
         for piece in core_blocks.pieces(text):
             # a repeat adds nothing whatever its shape (a message or a block line copied again): skipped
             repeated = grounding.near_duplicate(piece, [*held, *self.existing, *(("this call", a) for a in added)]) \
-                or self._copied_from(piece)
+                or self._copied_from(piece) or grounding.held_together(piece, held, "the core blocks")
             if repeated:
                 skipped.append(f"near repeat of {repeated}: {piece[:80]}")
                 continue

@@ -3,7 +3,7 @@
 import pytest
 
 from mirix_py.agents.grounding import (
-    near_duplicate, offered_memory_types, same_name_repeat, ungrounded_problem, vault_value_candidates, vault_value_problem, vocabulary,
+    held_together, near_duplicate, offered_memory_types, same_name_repeat, ungrounded_problem, vault_value_candidates, vault_value_problem, vocabulary,
 )
 from mirix_py.records import MemoryType
 
@@ -110,6 +110,12 @@ def test_a_near_repeat_of_a_turn_or_a_listed_memory_is_found():
     turns = [("D1:3", LOCOMO_GREETING[2]), ("D1:2", LOCOMO_GREETING[1])]
     assert near_duplicate("Caroline went to an LGBTQ support group yesterday", turns) == "D1:3"
     assert near_duplicate("Caroline found the LGBTQ group powerful and plans to become a counselor", turns) is None
+
+
+def test_held_facts_joined_into_one_line_are_held_together():
+    lines = [("the human block", "John: is a shooting guard for the team"), ("the human block", "John: likes cities")]
+    assert held_together("John is a shooting guard for the team and likes cities", lines, "the blocks") == "the blocks"
+    assert held_together("John is a shooting guard who moved to Boston recently", lines, "the blocks") is None
 
 
 def test_a_fact_about_the_same_name_is_a_repeat_when_it_says_nothing_new():

@@ -165,24 +165,24 @@ def _text_reply(text):
 
 
 @pytest.mark.parametrize("text", [
-    '{"name": "insert_semantic", "arguments": {"name": "Tom", "summary": "Tom is a pilot"}}',
-    '<tool_call>\n{"name": "insert_semantic", "arguments": {"name": "Tom", "summary": "Tom is a pilot",}}\n</tool_call>',
-    '```json\n[{"name": "insert_semantic", "arguments": "{\\"name\\": \\"Tom\\", \\"summary\\": \\"Tom is a pilot\\"}"}]\n```',
-    '{"name": "insert_semantic", "arguments": {"name": "Tom", "summary": "Tom is a pilot"',
+    '{"name": "insert_semantic", "arguments": {"name": "Tom", "summary": "Tom climbs with Ada"}}',
+    '<tool_call>\n{"name": "insert_semantic", "arguments": {"name": "Tom", "summary": "Tom climbs with Ada",}}\n</tool_call>',
+    '```json\n[{"name": "insert_semantic", "arguments": "{\\"name\\": \\"Tom\\", \\"summary\\": \\"Tom climbs with Ada\\"}"}]\n```',
+    '{"name": "insert_semantic", "arguments": {"name": "Tom", "summary": "Tom climbs with Ada"',
 ])
 def test_tool_calls_written_as_text_are_parsed(make_mx, text):
     mx, client = make_mx(minimal_script(**_text_reply(text)))
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
     (fact,) = written_by(mx, "semantic_memory_manager", "semantic")
-    assert fact.summary == "Tom is a pilot"
+    assert fact.summary == "Tom climbs with Ada"
     assert agents_called(client).count("semantic_memory_manager") == 1
 
 
 def test_unknown_id_gets_one_correction_round(make_mx):
     replies = iter([
         [("update_memory", {"memory_id": "sem_" + "0" * 32, "fields": {"details": "x"}})],
-        [("insert_semantic", {"name": "Tom", "summary": "Tom is a pilot"})],
+        [("insert_semantic", {"name": "Tom", "summary": "Tom climbs with Ada"})],
     ])
     seen = []
 
@@ -242,12 +242,12 @@ def test_models_without_tool_calling_answer_in_json(make_mx):
         assert "tool_calls" in req.system
         if req.agent == "meta_memory_manager":
             return '{"tool_calls": [{"name": "trigger_memory_managers", "arguments": {"memory_types": ["semantic"]}}]}'
-        return '{"tool_calls": [{"name": "insert_semantic", "arguments": {"name": "Tom", "summary": "a pilot"}}]}'
+        return '{"tool_calls": [{"name": "insert_semantic", "arguments": {"name": "Tom", "summary": "climbs with Ada"}}]}'
 
     mx, client = make_mx(script, function_calling=False)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
-    assert [m.summary for m in written_by(mx, "semantic_memory_manager", "semantic")] == ["a pilot"]
+    assert [m.summary for m in written_by(mx, "semantic_memory_manager", "semantic")] == ["climbs with Ada"]
 
 
 def test_secrets_are_redacted_before_any_model_sees_them(make_mx):
