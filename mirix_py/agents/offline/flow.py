@@ -59,14 +59,12 @@ class OfflineFlow:
         return await asyncio.to_thread(self.process, user_id, records, input_id=input_id, skip_actors=skip_actors)
 
     def process(self, user_id: str, records: Sequence[InputRecord], *, input_id: str | None = None,
-                skip_actors: frozenset[str] = frozenset(), suffix: str = "") -> FlowResult:
-        """`suffix` is appended to the actors' names.
-
-        The new episodes' embeddings start first, in the background, and the other managers' rules
+                skip_actors: frozenset[str] = frozenset()) -> FlowResult:
+        """The new episodes' embeddings start first, in the background, and the other managers' rules
         run meanwhile (`MemoryStore.embed_ahead`): embedding is most of an input's cost."""
         batch = self.prepare(user_id, records)
         ready: dict[MemoryType, list[Op]] = {}
-        if batch.messages and offline_actor(MemoryType.episodic) + suffix not in skip_actors:
+        if batch.messages and offline_actor(MemoryType.episodic) not in skip_actors:
             try:
                 ready[MemoryType.episodic] = self.ops(MemoryType.episodic, batch)
             except Exception:  # `_apply` asks again, and records the failure as that manager's
@@ -75,7 +73,7 @@ class OfflineFlow:
                                           if isinstance(op, InsertOp)])
         try:
             return self._apply(batch, rules.route(batch), records, input_id=input_id, skip_actors=skip_actors,
-                               suffix=suffix, ready=ready)
+                               ready=ready)
         finally:
             self.store.drop_ahead(started)
 
@@ -123,15 +121,15 @@ class OfflineFlow:
         return out
 
     def apply_extraction(self, batch: rules.PreparedBatch, extraction: Extraction, records: Sequence[InputRecord], *,
-                         input_id: str | None, skip_actors: frozenset[str] = frozenset(), suffix: str = "",
+                         input_id: str | None, skip_actors: frozenset[str] = frozenset(),
                          actors: Mapping[MemoryType, str] | None = None) -> FlowResult:
         """Each type's operations in one transaction, in routing order, under its actor (`actors`, else
-        the offline manager's name with `suffix`); a type that fails leaves the others' writes."""
+        the offline manager's name); a type that fails leaves the others' writes."""
         result = FlowResult(routed=list(extraction.routed))
         result.failures += list(extraction.failed.values())
         ledger = [r.id for r in records]
         for memory_type in extraction.routed:
-            actor = (actors or {}).get(memory_type) or offline_actor(memory_type) + suffix
+            actor = (actors or {}).get(memory_type) or offline_actor(memory_type)
             if actor in skip_actors or memory_type not in extraction.ops:
                 continue
             try:
@@ -143,14 +141,13 @@ class OfflineFlow:
         return result
 
     def _apply(self, batch: rules.PreparedBatch, types: Sequence[MemoryType], records: Sequence[InputRecord], *,
-               input_id: str | None, skip_actors: frozenset[str], suffix: str = "",
+               input_id: str | None, skip_actors: frozenset[str],
                ready: Mapping[MemoryType, list[Op]] | None = None) -> FlowResult:
         """Each routed manager's ops (those in `ready` as given) applied in turn."""
-        wanted = [t for t in types if offline_actor(t) + suffix not in skip_actors]
+        wanted = [t for t in types if offline_actor(t) not in skip_actors]
         extraction = self.extract_types(batch, wanted, ready)
         extraction.routed = list(types)
-        return self.apply_extraction(batch, extraction, records, input_id=input_id, skip_actors=skip_actors,
-                                     suffix=suffix)
+        return self.apply_extraction(batch, extraction, records, input_id=input_id, skip_actors=skip_actors)
 
     # ------------------------------------------------------------ lookups
 
