@@ -245,9 +245,10 @@ def test_a_core_line_the_block_holds_already_is_skipped(make_mx):
     assert mx.core_memory(user_id="ada")["human"].value.count("climbing") == 1
 
 
-def test_every_core_write_refused_degrades_to_the_rules_without_a_correction_round(make_mx):
-    """A weak model asked again for better content repeats it: a refused write costs no second call,
-    and when every write of a manager is refused the rules stand in for its memory type."""
+def test_every_core_write_refused_leaves_the_rules_lines_without_a_correction_round(make_mx):
+    """A weak model asked again for better content repeats it: a refused write costs no second call.
+    When every write of a manager is refused the batch is still processed: the rules wrote the type
+    before the model ran, and the refusal is kept with the input."""
     def script(req):
         if req.agent == "meta_memory_manager":
             return [("trigger_memory_managers", {"memory_types": ["episodic", "core"]})]
@@ -258,8 +259,10 @@ def test_every_core_write_refused_degrades_to_the_rules_without_a_correction_rou
     mx, client = make_mx(script)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert [r.agent for r in client.requests].count("core_memory_manager") == 1
-    assert result.status.value == "degraded" and "every write was refused" in result.error
+    assert result.status.value == "processed", result.error
     assert any("(refused)" in r and "speaks as the user" in r for r in result.rejected)
+    assert any("speaks as the user" in r for r in mx.input_status(result.input_ids[0]).refused)
+    assert all("sorry" not in block.value for block in mx.core_memory(user_id="ada").values())
 
 
 def test_a_refused_write_leaves_the_rounds_other_writes(make_mx):
@@ -567,7 +570,7 @@ def test_a_memory_copied_from_the_prompts_examples_is_rejected(make_mx):
     mx, client = make_mx(script)
     steps = [*MESSAGES, {"role": "user", "name": "Ada", "id": "m3", "content": "How to pack: first the rope, then the boots."}]
     result = mx.add(steps, user_id="ada", occurred_at=WHEN)
-    assert result.status.value == "degraded" and "every write was refused" in result.error
+    assert result.status.value == "processed", result.error
     assert len(result.rejected) == 1 and "procedural memory is not grounded" in result.rejected[0]
     assert [r.agent for r in client.requests].count("procedural_memory_manager") == 1  # no correction round
     assert not any("Deploy" in m.search_text() for m in mx.list(user_id="ada", limit=100))
