@@ -126,6 +126,7 @@ def run_mode(args, conv, batches, embedder, data_dir: Path) -> dict[str, Any]:
             "max_completion_tokens": max((c.completion_tokens for c in new_calls), default=0),
             "prompt_parts": {p: sum(c.parts.get(p, 0) for c in new_calls) for p in PARTS},
             "seconds": round(seconds, 2), "writes": len(result.changes), "refused": result.rejected,
+            "managers_all_refused": all_refused(result.rejected, {c.actor for c in result.changes}),
         })
         print(f"[{args.mode}] batch {k}/{len(batches)} {result.status.value} in {seconds:.1f}s, "
               f"{len(new_calls)} calls, {rows[-1]['prompt_tokens']} prompt tokens, routed {rows[-1]['routed']} "
@@ -149,6 +150,9 @@ def run_mode(args, conv, batches, embedder, data_dir: Path) -> dict[str, Any]:
         "max_completion_tokens": max((c.completion_tokens for c in calls.calls), default=0),
         "largest_bound": max(b for b in bounds.values() if b), "seconds_per_batch": round(wall / n, 2),
         "refused_writes": sum(len(r["refused"]) for r in rows),
+        # processed batches in which a manager wrote nothing because each of its writes was refused
+        # (counted as degraded before b526b39)
+        "batches_with_a_manager_all_refused": sum(bool(r["managers_all_refused"]) for r in rows),
         "routing_same_as_rules": f"{agree}/{statuses['processed']}",
         "routing_by_type": routing_by_type(rows),
     }
@@ -157,6 +161,12 @@ def run_mode(args, conv, batches, embedder, data_dir: Path) -> dict[str, Any]:
     summary["model_memories_sample"] = model_texts(mx, user)[:16]
     mx.close()
     return {"summary": summary, "batches": rows}
+
+
+def all_refused(rejected: list[str], actors: set[str]) -> list[str]:
+    """The managers that had a write refused for its content ("name (refused): ...") and wrote nothing."""
+    refusing = {r.split(" (refused):", 1)[0] for r in rejected if " (refused):" in r}
+    return sorted(name for name in refusing if name not in actors)
 
 
 def routing_by_type(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
