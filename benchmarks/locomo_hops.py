@@ -4,7 +4,7 @@ default path in the same run, on dev and by leave-one-conversation-out.
 Each question's two legs (the engine's own full-text and vector searches, as `Searcher.search` runs
 them at `limit` 60) are computed once; every variant then ranks the same candidates, and the hits are
 scored inside the budget the way `mirix eval locomo` does. `base` is `Searcher.search` with
-`name_legs` off (RRF of the two legs, `weigh_questions`, `sources_first`, context 0), so its figures
+`name_legs` off (RRF of the two legs, `weigh_down`, context 0), so its figures
 are the eval's with MIRIX_NAME_LEGS=0; the default (`name_legs` on) is `unnamed lexical=0.5 actor=1.0`.
 Variants:
 
@@ -68,10 +68,10 @@ from mirix_py.eval.locomo_eval import (  # noqa: E402
 from mirix_py.records import EpisodicMemory, Memory, SearchHit, SearchMethod  # noqa: E402
 from mirix_py.store.fulltext import Filters  # noqa: E402
 from mirix_py.store.names import actor_leg, named_actors, without_names  # noqa: E402
-from mirix_py.store.questions import QUESTION_POOL, weigh_questions  # noqa: E402
+from mirix_py.store.questions import QUESTION_POOL  # noqa: E402
 from mirix_py.store.search import Searcher, hit_text, rrf_fuse  # noqa: E402
 from mirix_py.store.sessions import input_of  # noqa: E402
-from mirix_py.store.summaries import sources_first  # noqa: E402
+from mirix_py.store.restatements import weigh_down  # noqa: E402
 from mirix_py.text.words import STOPWORDS  # noqa: E402
 
 METRICS = ("evidence_recall", "answer_token_recall")
@@ -266,7 +266,7 @@ class Hops:
 
     def finish(self, ranked: Ranked, c: Candidates) -> Ranked:
         """What `Searcher.search` does after fusion: weigh chat questions, sources before summaries, cut."""
-        return sources_first(weigh_questions(ranked[: self.pool], c.records), c.records)[: self.limit]
+        return weigh_down(ranked[: self.pool], c.records)[: self.limit]
 
     def base(self, c: Candidates) -> Ranked:
         return self.finish(rrf_fuse([c.lexical, c.semantic]), c)

@@ -32,7 +32,8 @@ from mirix_py.store.db import sqlite_dbapi  # noqa: E402
 from mirix_py.store.fulltext import Filters  # noqa: E402
 from mirix_py.text.words import query_terms  # noqa: E402
 from mirix_py.store.near import near_texts  # noqa: E402
-from mirix_py.store.questions import QUESTION_POOL, weigh_questions  # noqa: E402
+from mirix_py.store.questions import QUESTION_POOL  # noqa: E402
+from mirix_py.store.restatements import weigh_down  # noqa: E402
 from mirix_py.store.search import Searcher, rrf_fuse, with_context  # noqa: E402
 
 FULL_GRID = [((0, 0), 0.0)] + [((b, a), w) for b, a, ws in (
@@ -92,7 +93,7 @@ def score(mx: Any, questions: Sequence[Any], lexical: dict[str, list[str]], sema
         key = question_key(q)
         ranked = rrf_fuse([lexical[key], semantic[key]])[: limit + QUESTION_POOL]
         records = mx.store.get_many([i for i, _ in ranked], user_id=conv.user_id)
-        ranked = weigh_questions(ranked, records)[:limit]
+        ranked = weigh_down(ranked, records)[:limit]
         hits = [SearchHit(text=records[i].search_text(), score=s, memory=records[i], method=SearchMethod.hybrid)
                 for i, s in ranked if i in records]
         hits = with_context(mx.store, hits, context) if context else hits

@@ -34,7 +34,8 @@ from mirix_py.eval.locomo_eval import (  # noqa: E402
     SCORED_CATEGORIES, Hit, LocomoEvalConfig, context_scores, open_engine, question_key, selected_questions)
 from mirix_py.records import EpisodicMemory, SearchHit, SearchMethod  # noqa: E402
 from mirix_py.store.fulltext import Filters  # noqa: E402
-from mirix_py.store.questions import QUESTION_POOL, weigh_questions  # noqa: E402
+from mirix_py.store.questions import QUESTION_POOL  # noqa: E402
+from mirix_py.store.restatements import weigh_down  # noqa: E402
 from mirix_py.store.search import Searcher, rrf_fuse, with_context  # noqa: E402
 from mirix_py.text.words import STOPWORDS  # noqa: E402
 
@@ -109,7 +110,7 @@ class Replay:
                 weights.append(weight)
             ranked = rrf_fuse(rankings, weights=weights)[: self.limit + QUESTION_POOL]
             records = self.mx.store.get_many([i for i, _ in ranked], user_id=conv.user_id)
-            ranked = weigh_questions(ranked, records)[: self.limit]
+            ranked = weigh_down(ranked, records)[: self.limit]
             hits = [SearchHit(text=records[i].search_text(), score=s, memory=records[i], method=SearchMethod.hybrid)
                     for i, s in ranked if i in records]
             hits = with_context(self.mx.store, hits, self.context) if self.context else hits

@@ -2,18 +2,17 @@
 says what memory held (or that it held nothing, "I do not know"), so a memory made only of them must
 not outrank the fact that answers them. Chat feeds its exchange back with message ids that say
 which part is the question (QUESTION_PREFIX) and which the answer (ANSWER_PREFIX); a memory whose
-every cited message is part of a chat exchange is weighed down in search (`QUESTION_WEIGHT`). A
+every cited message is part of a chat exchange is weighed down in search (`restatements`). A
 memory that also cites anything else said ranks as usual. Pure functions."""
 
 from __future__ import annotations
 
 import uuid
-from typing import Any, Sequence
+from typing import Sequence
 
 QUESTION_PREFIX = "chat-q-"
 ANSWER_PREFIX = "chat-a-"
 INPUT_PREFIX = "in_"  # input ids in source_ids say where a memory came from, not what it cites
-QUESTION_WEIGHT = 0.25  # hybrid (RRF, k=10): rank 1 falls below rank 30; BM25 and cosine scores are cut to a quarter
 QUESTION_POOL = 10  # candidates fetched beyond `limit`, so facts below question-only memories can move up
 
 
@@ -28,14 +27,3 @@ def asks_only(source_ids: Sequence[str]) -> bool:
     cited = [s for s in source_ids if not s.startswith(INPUT_PREFIX)]
     return bool(cited) and all(s.startswith((QUESTION_PREFIX, ANSWER_PREFIX)) for s in cited)
 
-
-def weigh_questions(ranked: Sequence[tuple[str, float]], records: dict[str, Any]) -> list[tuple[str, float]]:
-    """`ranked` (id, score), best first, with question-only memories' scores weighed down and re-sorted
-    (a stable sort: the rest keep their order)."""
-    out = []
-    for memory_id, score in ranked:
-        memory = records.get(memory_id)
-        if memory is not None and asks_only(memory.source_ids):
-            score = score * QUESTION_WEIGHT if score > 0 else score - 1.0
-        out.append((memory_id, score))
-    return sorted(out, key=lambda item: -item[1])

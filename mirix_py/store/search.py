@@ -24,9 +24,9 @@ from mirix_py.store.embeddings import CachedEmbedder
 from mirix_py.store.fulltext import Filters, Part, PartHit, merge_parts
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.names import actor_leg, named_actors, without_names
-from mirix_py.store.questions import QUESTION_POOL, weigh_questions
+from mirix_py.store.questions import QUESTION_POOL
 from mirix_py.store.seen_actors import SeenActors
-from mirix_py.store.summaries import sources_first
+from mirix_py.store.restatements import weigh_down
 from mirix_py.store.tables import MemoryRow
 from mirix_py.text.words import STOPWORDS
 
@@ -262,7 +262,7 @@ class Searcher:
         missing = [i for i, _ in ranked if i not in records]
         if missing:
             records.update(self.store.get_many(missing, user_id=user_id))
-        ranked = sources_first(weigh_questions(ranked, records), records)[:limit]
+        ranked = weigh_down(ranked, records)[:limit]
         hits = []
         for memory_id, score in ranked:
             memory = records.get(memory_id)

@@ -1,17 +1,12 @@
-"""Sources before summaries. A memory that sums up several things said (a model's episode, fact or
-core block citing several turns of one input) matches many questions loosely, and inside a reader's word budget
-it takes the place of the turns it sums up, which memory keeps word for word. Summaries are weighed
-down as question-only memories are (`questions.QUESTION_WEIGHT`), so they follow the turns that
-match, and a search for summaries alone still returns them all, in their order
-(benchmarks/docs/local_model.md). Pure functions."""
+"""Sources before summaries: which memories sum up several things said (a model's episode, fact or
+core block citing several turns of one input). Search weighs them down (`restatements.weigh_down`)
+so they follow the turns that match (benchmarks/docs/local_model.md). Pure functions."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
-from mirix_py.store.questions import INPUT_PREFIX, QUESTION_WEIGHT
-
-SUMMARY_WEIGHT = QUESTION_WEIGHT
+from mirix_py.store.questions import INPUT_PREFIX
 
 
 def sums_up(source_ids: Sequence[str]) -> bool:
@@ -22,14 +17,3 @@ def sums_up(source_ids: Sequence[str]) -> bool:
     said = len(source_ids) - inputs
     return said >= 2 and said > inputs
 
-
-def sources_first(ranked: Sequence[tuple[str, float]], records: dict[str, Any]) -> list[tuple[str, float]]:
-    """`ranked` (id, score), best first, with every summary's score weighed down and the list sorted
-    again (a stable sort: the rest keep their order). A score depends on the memory's own match only."""
-    out = []
-    for memory_id, score in ranked:
-        memory = records.get(memory_id)
-        if memory is not None and sums_up(memory.source_ids):
-            score = score * SUMMARY_WEIGHT if score > 0 else score - 1.0
-        out.append((memory_id, score))
-    return sorted(out, key=lambda item: -item[1])

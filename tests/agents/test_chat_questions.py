@@ -10,7 +10,8 @@ import pytest
 from mirix_py.engine import Mirix
 from mirix_py.llm.scripted import ScriptedChatCompletionClient, ScriptRequest
 from mirix_py.settings import Settings
-from mirix_py.store.questions import QUESTION_PREFIX, asks_only, weigh_questions
+from mirix_py.store.questions import QUESTION_PREFIX, asks_only
+from mirix_py.store.restatements import weigh_down
 
 FACT = "I adopted a cat named Miso"
 OTHER = "I work at Acme as an engineer and my sister lives in Oslo"
@@ -77,14 +78,14 @@ def test_with_a_model_the_question_and_answer_are_stored_and_the_fact_stays_firs
         assert "Miso" in hits[0].text
 
 
-def test_weigh_questions_is_pure_and_stable():
+def test_question_only_memories_are_weighed_down_stably():
     class M:
         def __init__(self, sources):
             self.source_ids = sources
 
     records = {"q": M(["in_1", QUESTION_PREFIX + "abc"]), "f": M(["in_2", "m1"]), "g": M(["in_3"])}
-    assert weigh_questions([("q", 0.09), ("f", 0.05), ("g", 0.04)], records) == [("f", 0.05), ("g", 0.04),
-                                                                                 ("q", pytest.approx(0.0225))]
+    assert weigh_down([("q", 0.09), ("f", 0.05), ("g", 0.04)], records) == [("f", 0.05), ("g", 0.04),
+                                                                            ("q", pytest.approx(0.0225))]
     assert not asks_only(["in_1"]) and not asks_only(["in_1", QUESTION_PREFIX + "a", "m1"])
     assert asks_only(["in_1", QUESTION_PREFIX + "a", "chat-a-a"])  # an exchange's answer restates memory too
 

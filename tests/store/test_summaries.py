@@ -6,7 +6,8 @@ from types import SimpleNamespace
 
 from mirix_py.tools.ops import InsertOp
 from mirix_py.records import EpisodicMemory, SemanticMemory
-from mirix_py.store.summaries import SUMMARY_WEIGHT, sources_first, sums_up
+from mirix_py.store.restatements import RESTATEMENT_WEIGHT, weigh_down
+from mirix_py.store.summaries import sums_up
 
 
 def _records(**sources):
@@ -23,18 +24,24 @@ def test_a_summary_cites_several_things_said_in_one_input():
 def test_summaries_follow_the_turns_weighed_by_their_own_score():
     records = _records(s1=["t1", "t2"], a=["t1"], s2=["t3", "t4"], b=["t3"], c=["t5"])
     ranked = [("s1", 0.9), ("a", 0.8), ("s2", 0.7), ("b", 0.6), ("c", 0.1)]
-    out = sources_first(ranked, records)
+    out = weigh_down(ranked, records)
     assert [i for i, _ in out] == ["a", "b", "s1", "s2", "c"]
-    assert dict(out)["s2"] == 0.7 * SUMMARY_WEIGHT  # its own match, weighed: no other memory's score
+    assert dict(out)["s2"] == 0.7 * RESTATEMENT_WEIGHT  # its own match, weighed: no other memory's score
     scores = [s for _, s in out]
     assert scores == sorted(scores, reverse=True)
-    assert sources_first(ranked, records) == out and ranked[2] == ("s2", 0.7)  # pure
+    assert weigh_down(ranked, records) == out and ranked[2] == ("s2", 0.7)  # pure
+
+
+def test_a_summary_of_a_chat_exchange_is_weighed_down_for_each_kind():
+    records = _records(x=["in_1", "chat-q-a", "chat-a-a"], q=["in_2", "chat-q-b"], t=["in_3", "t1"])
+    out = dict(weigh_down([("x", 0.8), ("q", 0.8), ("t", 0.1)], records))
+    assert out["q"] == 0.8 * RESTATEMENT_WEIGHT and out["x"] == 0.8 * RESTATEMENT_WEIGHT ** 2 and out["t"] == 0.1
 
 
 def test_summaries_alone_are_all_returned_in_their_order():
     records = _records(s1=["t1", "t2"], s2=["t3", "t4"])
-    assert [i for i, _ in sources_first([("s1", 0.5), ("s2", 0.4)], records)] == ["s1", "s2"]
-    assert [i for i, _ in sources_first([("s1", 0.5), ("s2", -0.2)], records)] == ["s1", "s2"]
+    assert [i for i, _ in weigh_down([("s1", 0.5), ("s2", 0.4)], records)] == ["s1", "s2"]
+    assert [i for i, _ in weigh_down([("s1", 0.5), ("s2", -0.2)], records)] == ["s1", "s2"]
 
 
 def test_search_puts_the_turns_before_the_summaries(mx, user_id):

@@ -1,0 +1,34 @@
+"""Memories that restate others follow what they restate. Two kinds, each a pure test of a memory's
+source ids: a chat exchange (`questions.asks_only`: a question states nothing, an answer says what
+memory held), and a summary of several things said in one input (`summaries.sums_up`: a model's
+episode, fact or core write, which matches many questions loosely and inside a reader's word budget
+would take the place of the turns memory keeps word for word). Each kind a memory is weighs its score
+down once; the list is sorted again, stably, so the rest keep their order and a search for restating
+memories alone still returns them all, in their order. A score depends on the memory's own match
+only. Pure functions."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from mirix_py.store.questions import asks_only
+from mirix_py.store.summaries import sums_up
+
+RESTATEMENT_WEIGHT = 0.25  # hybrid (RRF, k=10): rank 1 falls below rank 30; BM25 and cosine scores are cut to a quarter
+
+
+def restatements(source_ids: Sequence[str]) -> int:
+    """How many kinds of restatement a memory with these source ids is (0, 1 or 2)."""
+    return int(asks_only(source_ids)) + int(sums_up(source_ids))
+
+
+def weigh_down(ranked: Sequence[tuple[str, float]], records: dict[str, Any]) -> list[tuple[str, float]]:
+    """`ranked` (id, score), best first, with every restating memory's score weighed down (a positive
+    score by RESTATEMENT_WEIGHT, a negative one by -1, per kind) and the list sorted again."""
+    out = []
+    for memory_id, score in ranked:
+        memory = records.get(memory_id)
+        for _ in range(restatements(memory.source_ids) if memory is not None else 0):
+            score = score * RESTATEMENT_WEIGHT if score > 0 else score - 1.0
+        out.append((memory_id, score))
+    return sorted(out, key=lambda item: -item[1])
