@@ -117,6 +117,7 @@ class OpCollector:
     _round_start: int = 0
     _core: dict[str, CoreMemory | None] = field(default_factory=dict)
     _shown: set[str] | None = None
+    _existing_words: list[tuple[str, str]] | None = None
 
     # ------------------------------------------------------------ rounds
 
@@ -390,10 +391,10 @@ class OpCollector:
         if len(words) < COPIED_WORDS:
             return None
         phrase = " ".join(words)
-        for turn_id, text in self.existing:
-            if phrase in " ".join(core_blocks.words_after_speaker(text, strip_speaker=False)):
-                return turn_id
-        return None
+        if self._existing_words is None:  # the messages' words, read once for every piece
+            self._existing_words = [(turn_id, " ".join(core_blocks.words_after_speaker(text, strip_speaker=False)))
+                                    for turn_id, text in self.existing]
+        return next((turn_id for turn_id, said in self._existing_words if phrase in said), None)
 
     def _check_core_line(self, line: str) -> None:
         """A core line is one short lasting fact about the user, in third person, from the batch."""
