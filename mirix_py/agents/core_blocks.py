@@ -41,12 +41,15 @@ def appended(value: str, line: str) -> str:
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _SPEAKER = re.compile(r"^\s*[A-Z][\w'.-]*(?: [A-Z][\w'.-]*)?(?: \([^)]*\))?:\s*")
 _WORD = re.compile(r"[^\W_]+")
+_BRACKETED = re.compile(r"(\[[^\]]*\])")
 
 
 def pieces(text: str) -> list[str]:
-    """The lines of a text, each cut into its sentences: what a core block holds one per line."""
-    return [p.strip() for line in text.splitlines() for p in _SENTENCE_END.split(line) if p.strip()]
-
+    """The lines of a text, each cut into its sentences, and a bracketed part ("[shares a photo: …]",
+    how a message shows what it carries) set apart from the words around it: what a core block holds
+    one per line, each judged on its own."""
+    return [p.strip() for line in text.splitlines() for sentence in _SENTENCE_END.split(line)
+            for p in _BRACKETED.split(sentence) if p.strip(" ,;")]
 
 def words_after_speaker(text: str, *, strip_speaker: bool = True) -> list[str]:
     """A text's words in lower case, a leading speaker's label ("Tim (messages): ") left out."""

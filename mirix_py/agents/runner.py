@@ -17,6 +17,7 @@ or response format, which are what keep a weak model's rounds valid and bounded.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from dataclasses import dataclass, field
@@ -88,6 +89,20 @@ def _schema_error(error: Any) -> str:
     return f"{where}: {error['msg']} (got {repr(error.get('input'))[:60]})"
 
 
+def unescaped(value: Any, key: str = "") -> Any:
+    """Arguments with HTML character references decoded ("It&#39;s" -> "It's"): a local server's
+    replies carry them where the messages hold the character, and a text written that way is neither
+    found by its words nor recognised as a copy. A secret is left as sent (it must match a message
+    character for character)."""
+    if isinstance(value, str):
+        return value if "secret" in key or "&" not in value else html.unescape(value)
+    if isinstance(value, dict):
+        return {k: unescaped(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unescaped(v, key) for v in value]
+    return value
+
+
 async def _run_calls(calls: Sequence[tuple[str, str, Any]], by_name: dict[str, FunctionTool],
                      outcome: RoundOutcome) -> list[FunctionExecutionResult]:
     """Run (call id, name, arguments) through the tools; collect what each said."""
@@ -103,6 +118,7 @@ async def _run_calls(calls: Sequence[tuple[str, str, Any]], by_name: dict[str, F
             args = json.loads(arguments) if isinstance(arguments, str) else arguments
             if not isinstance(args, dict):
                 raise ValueError("arguments must be a JSON object")
+            args = unescaped(args)
             said = await by_name[name].run_json(args, CancellationToken())
             outcome.accepted += 1
             results.append(FunctionExecutionResult(call_id=call_id, content=str(said), is_error=False, name=name))

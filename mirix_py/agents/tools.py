@@ -117,7 +117,7 @@ class OpCollector:
     _round_start: int = 0
     _core: dict[str, CoreMemory | None] = field(default_factory=dict)
     _shown: set[str] | None = None
-    _existing_words: list[tuple[str, str]] | None = None
+    _existing_words: list[tuple[str, str, set[str]]] | None = None
 
     # ------------------------------------------------------------ rounds
 
@@ -386,15 +386,20 @@ class OpCollector:
         return f"ok: appended {len(added)} line(s) to {label}" + (f"; not written: {'; '.join(problems)}" if problems else "")
 
     def _copied_from(self, piece: str) -> str | None:
-        """Which message a piece copies word for word (a speaker's label before it aside), or None."""
+        """Which message a piece copies word for word (a speaker's label before it aside), or None:
+        a run of COPIED_WORDS words or more, or a whole sentence of it however short ("Wow!")."""
         words = core_blocks.words_after_speaker(piece)
-        if len(words) < COPIED_WORDS:
+        if not words:
             return None
         phrase = " ".join(words)
-        if self._existing_words is None:  # the messages' words, read once for every piece
-            self._existing_words = [(turn_id, " ".join(core_blocks.words_after_speaker(text, strip_speaker=False)))
-                                    for turn_id, text in self.existing]
-        return next((turn_id for turn_id, said in self._existing_words if phrase in said), None)
+        if self._existing_words is None:  # the messages' words and sentences, read once for every piece
+            self._existing_words = [
+                (turn_id, " ".join(core_blocks.words_after_speaker(text, strip_speaker=False)),
+                 {" ".join(core_blocks.words_after_speaker(p)) for p in core_blocks.pieces(text)})
+                for turn_id, text in self.existing]
+        if len(words) < COPIED_WORDS:
+            return next((turn_id for turn_id, _, whole in self._existing_words if phrase in whole), None)
+        return next((turn_id for turn_id, said, _ in self._existing_words if phrase in said), None)
 
     def _check_core_line(self, line: str) -> None:
         """A core line is one short lasting fact about the user, in third person, from the batch."""

@@ -131,3 +131,12 @@ def test_a_short_text_is_a_repeat_only_of_nearly_the_same_words():
     assert near_duplicate("Tom Tom is Ada's brother", held) == "sem_1"
     assert near_duplicate("has a brother, Tom", held) is None  # a short line inside a longer turn is new
     assert near_duplicate("brother", held) is None
+
+
+def test_arguments_have_character_references_decoded_but_a_secret_is_left_as_sent():
+    from mirix_py.agents.runner import unescaped
+
+    args = {"text": "It&#39;s so rewarding &amp; fun", "steps": ["mix &quot;well&quot;"], "n": 3,
+            "secret_value": "p&#39;ss&amp;1", "plain": "no entity"}
+    assert unescaped(args) == {"text": "It's so rewarding & fun", "steps": ['mix "well"'], "n": 3,
+                               "secret_value": "p&#39;ss&amp;1", "plain": "no entity"}

@@ -245,6 +245,37 @@ def test_a_core_line_the_block_holds_already_is_skipped(make_mx):
     assert mx.core_memory(user_id="ada")["human"].value.count("climbing") == 1
 
 
+def test_a_core_text_of_copied_pieces_and_held_lines_writes_only_what_is_new(make_mx):
+    """The local model wrote a photo's caption before two held lines, a message's one-word sentence
+    under its speaker's label, and a sentence with its apostrophe as "&#39;": each piece is a copy
+    or a repeat and is skipped; the new fact among them is written."""
+    photo = {"role": "user", "name": "Ada", "id": "m3",
+             "content": "Wow! It's so rewarding! [shares a photo: a rope coiled on a granite ledge]"}
+
+    def script(req):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["core"]})]
+        if req.agent == "core_memory_manager":
+            return [("core_memory_append", {"label": "human", "text": (
+                "Ada (messages): Wow!\nIt&#39;s so rewarding!\n"
+                "[shares a photo: a rope coiled on a granite ledge] climbs with her brother Tom\n"
+                "has a brother named Tom")})]
+        return good(req)
+
+    mx, _ = make_mx(script)
+    before = mx.core_memory(user_id="ada")
+    result = mx.add([*MESSAGES[:1], photo], user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    human = mx.core_memory(user_id="ada")["human"].value
+    added = [line for line in human.splitlines()
+             if line not in (before["human"].value.splitlines() if "human" in before else [])]
+    assert all(not line.startswith(("Ada (messages)", "It", "[")) and "&#39;" not in line for line in human.splitlines())
+    assert {"climbs with her brother Tom", "has a brother named Tom"} <= set(added), human
+    skipped = [r for r in result.rejected if "near repeat of m3" in r]
+    assert [r.split(": ", 2)[-1] for r in skipped] == [
+        "Ada (messages): Wow!", "It's so rewarding!", "[shares a photo: a rope coiled on a granite ledge]"]
+
+
 def test_every_core_write_refused_leaves_the_rules_lines_without_a_correction_round(make_mx):
     """A weak model asked again for better content repeats it: a refused write costs no second call.
     When every write of a manager is refused the batch is still processed: the rules wrote the type
