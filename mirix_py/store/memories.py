@@ -420,6 +420,17 @@ class MemoryStore:
             rows = session.execute(select(MemoryRow).where(col(MemoryRow.id).in_(list(memory_ids)))).scalars().all()
             return {r.id: self.to_record(r) for r in rows if r.user_id == user_id}
 
+    def source_ids_of(self, memory_ids: Iterable[str], *, user_id: str) -> dict[str, builtins.list[str]]:
+        """The cited ids of these memories of the user, read without building the records (search asks
+        this of every candidate)."""
+        ids = builtins.list(dict.fromkeys(memory_ids))
+        if not ids:
+            return {}
+        query = select(col(MemoryRow.id), col(MemoryRow.user_id), col(MemoryRow.source_ids)).where(
+            col(MemoryRow.id).in_(ids))  # by primary key only, as `get_many`
+        with Session(self.engine) as session:
+            return {i: builtins.list(sources or []) for i, owner, sources in session.execute(query) if owner == user_id}
+
     def list(self, *, user_id: str, memory_types: Sequence[str] | None = None, start: datetime | None = None,
              end: datetime | None = None, limit: int = 100, offset: int = 0, newest_first: bool = True,
              reveal: bool = False) -> builtins.list[Memory]:

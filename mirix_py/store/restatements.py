@@ -5,11 +5,14 @@ episode, fact or core write, which matches many questions loosely and inside a r
 would take the place of the turns memory keeps word for word). Each kind a memory is weighs its score
 down once; the list is sorted again, stably, so the rest keep their order and a search for restating
 memories alone still returns them all, in their order. A score depends on the memory's own match
-only. Pure functions."""
+only. And they take no rank from what they restate: the legs are fused twice, the sources' ranks
+counted among sources only (`fuse_apart`), so a model's summaries beside the turns do not reorder
+the turns by pushing them down one leg more than another (full-text scores still move with the
+index's word counts). Pure functions."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence
 
 from mirix_py.store.questions import asks_only
 from mirix_py.store.summaries import sums_up
@@ -32,3 +35,20 @@ def weigh_down(ranked: Sequence[tuple[str, float]], records: dict[str, Any]) -> 
             score = score * RESTATEMENT_WEIGHT if score > 0 else score - 1.0
         out.append((memory_id, score))
     return sorted(out, key=lambda item: -item[1])
+
+
+def restating(source_ids: Mapping[str, Sequence[str]]) -> set[str]:
+    """The ids, among these (id -> cited ids), of memories that restate others."""
+    return {memory_id for memory_id, cited in source_ids.items() if restatements(cited)}
+
+
+def fuse_apart(fuse: Callable[[Sequence[Sequence[str]]], list[tuple[str, float]]], legs: Sequence[Sequence[str]],
+               restating_ids: Collection[str]) -> list[tuple[str, float]]:
+    """`fuse(legs)` with the other memories ranked by `fuse` over the legs without the restating ones,
+    and the restating ones scored as in `fuse(legs)`; best first. The same as `fuse(legs)` when none
+    restates."""
+    if not restating_ids or not any(i in restating_ids for leg in legs for i in leg):
+        return fuse(legs)
+    sources = fuse([[i for i in leg if i not in restating_ids] for leg in legs])
+    restated = [(i, score) for i, score in fuse(legs) if i in restating_ids]
+    return sorted([*sources, *restated], key=lambda item: -item[1])

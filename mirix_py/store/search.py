@@ -26,7 +26,7 @@ from mirix_py.store.memories import MemoryStore
 from mirix_py.store.names import actor_leg, named_actors, without_names
 from mirix_py.store.questions import QUESTION_POOL
 from mirix_py.store.seen_actors import SeenActors
-from mirix_py.store.restatements import weigh_down
+from mirix_py.store.restatements import fuse_apart, restating, weigh_down
 from mirix_py.store.tables import MemoryRow
 from mirix_py.text.words import STOPWORDS
 
@@ -321,7 +321,9 @@ class Searcher:
             if found and found[0] else []
         if not rest:
             legs = [lexical, *([semantic] if semantic is not None else []), *session]
-            return rrf_fuse(legs, weights=[1.0] * (len(legs) - len(session)) + [SESSION_WEIGHT] * len(session))[:pool]
+            weights = [1.0] * (len(legs) - len(session)) + [SESSION_WEIGHT] * len(session)
+            return fuse_apart(lambda ls: rrf_fuse(ls, weights=weights), legs,
+                              self._restating(legs, user_id, records))[:pool]
         if guessed_lexical is not None and named == guess:
             name_free = [[i for i, _ in guessed_lexical.result()],
                          guessed_semantic if guessed_semantic is not None else
@@ -330,6 +332,14 @@ class Searcher:
             name_free = self._name_free(rest, filters, depth)
         return self._fuse_named([lexical, *session], [1.0] + [SESSION_WEIGHT] * len(session), name_free, named,
                                 user_id, pool, records)
+
+    def _restating(self, legs: Sequence[Sequence[str]], user_id: str, records: Mapping[str, Memory]) -> set[str]:
+        """The memories in these legs that restate others (`restatements`), from the records at hand
+        and the cited ids of the rest."""
+        ids = {i for leg in legs for i in leg}
+        cited = {i: m.source_ids for i in ids if (m := records.get(i)) is not None}
+        cited.update(self.store.source_ids_of(ids - set(cited), user_id=user_id))
+        return restating(cited)
 
     def _lexical(self, query: str, filters: Filters, depth: int, first: int) -> tuple[list[str], dict[str, Memory]]:
         """The full-text leg's ranking and the memories of its `first` ids (whom the query names is
@@ -371,7 +381,11 @@ class Searcher:
             return {i: m.actor if isinstance(m, EpisodicMemory) else None
                     for i in ids if (m := records.get(i)) is not None}
 
-        return fuse_named(legs, weights, name_free, actors, named, pool)[:pool]
+        def fuse(ranked: Sequence[Sequence[str]]) -> list[tuple[str, float]]:
+            return fuse_named(ranked[:len(legs)], weights, ranked[len(legs):], actors, named, pool)
+
+        every = [*legs, *name_free]
+        return fuse_apart(fuse, every, self._restating(every, user_id, records))[:pool]
 
     def _with_sessions(self, filters: Filters) -> bool:
         return self.session_leg and (not filters.memory_types or MemoryType.episodic.value in filters.memory_types)

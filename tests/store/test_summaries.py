@@ -55,3 +55,21 @@ def test_search_puts_the_turns_before_the_summaries(mx, user_id):
     hits = mx.search("kayak lake Sam", user_id=user_id, limit=4, method="bm25")
     kinds = ["summary" if sums_up(h.memory.source_ids) else "turn" for h in hits]
     assert kinds == ["turn", "turn", "summary", "summary"], [h.text for h in hits]
+
+
+
+def test_fuse_apart_ranks_the_sources_among_themselves():
+    from mirix_py.store.restatements import fuse_apart
+    from mirix_py.store.search import rrf_fuse
+
+    # without summaries "b" leads (third and first against first and fifth); ten summaries at the top
+    # of the second leg push both down it, and "a", first in the other leg, would pass "b"
+    sources = [["a", "x", "b"], ["b", "y", "z", "w", "a"]]
+    summaries = [f"s{k}" for k in range(10)]
+    legs = [sources[0], [*summaries, *sources[1]]]
+    order = lambda fused: [i for i, _ in fused if i in ("a", "b")]  # noqa: E731
+    assert order(rrf_fuse(sources)) == ["b", "a"] and order(rrf_fuse(legs)) == ["a", "b"]
+    apart = fuse_apart(rrf_fuse, legs, set(summaries))
+    assert order(apart) == ["b", "a"] and dict(apart)["b"] == dict(rrf_fuse(sources))["b"]
+    assert dict(apart)["s0"] == dict(rrf_fuse(legs))["s0"]  # a summary keeps its own score
+    assert fuse_apart(rrf_fuse, legs, set()) == rrf_fuse(legs)  # nothing restates: fused as ever
