@@ -19,7 +19,7 @@ import asyncio
 from mirix_py.agents.definitions import AgentDefinition
 from mirix_py.agents.offline.rules import extract_keywords, parse_time_range
 from mirix_py.text.passages import FOCUS_WORDS, focus, query_stems, stem, text_stems
-from mirix_py.store.questions import asks_only
+from mirix_py.store.restatements import restatements
 from mirix_py.boundary.timezones import display_zone, shown_text
 from mirix_py.text.words import STOPWORDS
 from mirix_py.tools.params import MemoryTypeName, SearchMethodName
@@ -129,8 +129,10 @@ def matching_hits(question: str, hits: Sequence[SearchHit], *, timed: bool = Fal
         terms, _ = question_terms(question)
         if not terms - TIME_WORDS:
             return list(hits)
-    # a question asked in chat matches itself best but answers nothing: after every other match
-    scored.sort(key=lambda x: (asks_only(x[2].memory.source_ids), -x[0], -x[2].score, x[1]))
+    # what restates others comes after what it restates, as in search (`store.restatements`): a question
+    # asked in chat matches itself best but answers nothing, and a model's summary or fact is close in
+    # meaning to many questions while the turns it sums up hold the words that were said
+    scored.sort(key=lambda x: (restatements(x[2].memory.source_ids), -x[0], -x[2].score, x[1]))
     return [h for _, _, h in scored]
 
 

@@ -31,6 +31,15 @@ def test_more_words_of_the_question_rank_first():
     assert [h.memory.id for h in matching_hits("when do I water the garden roses", [a, b])] == ["epi_b", "epi_a"]
 
 
+def test_a_summary_follows_the_turns_it_sums_up_however_well_it_matches():
+    summary = _hit(EpisodicMemory(id="epi_s", user_id="u", summary="Ada waters the garden roses every Sunday",
+                                  actor="Ada", source_ids=["m1", "m2"]), 0.9)
+    turn = _hit(EpisodicMemory(id="epi_t", user_id="u", summary="The roses need water", actor="Ada",
+                               source_ids=["in_1", "m1"]), 0.1)
+    assert [h.memory.id for h in matching_hits("when does Ada water the garden roses", [summary, turn])] == [
+        "epi_t", "epi_s"]
+
+
 def test_a_time_question_keeps_the_hits_of_its_range():
     a = _hit(EpisodicMemory(id="epi_a", user_id="u", summary="Lunch with Bo", actor="user"), 0.5)
     assert matching_hits("what happened last week?", [a], timed=True) == [a]
