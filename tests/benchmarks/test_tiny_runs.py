@@ -194,3 +194,36 @@ def test_locomo_large_user_rules(tmp_path):
     assert "every user large: NEAR_COMMON_SHARE 1.0, LEFT_OUT_SHARE 0.05" in stdout
     summary = json.loads((out / "locomo_eval.json").read_text())["summary"]["engine"]["overall_1_4"]
     assert finite(summary["evidence_recall"]) and summary["n"] > 0
+
+
+def test_locomo_hops(tmp_path):
+    out = tmp_path / "hops.json"
+    stdout = run_benchmark("locomo_hops.py", str(MINI), "--cache-dir", str(tmp_path / "a"), "--out", str(out),
+                           tmp_path=tmp_path)
+    assert "held out (pooled)" in stdout
+    result = json.loads(out.read_text())
+    assert result["benchmark"] == "locomo_hops" and result["questions"] > 0
+    assert "base" in result["variants"] and len(result["variants"]) > 1
+    for variant in result["variants"].values():
+        assert finite(variant["overall"]["evidence_recall"]) and set(variant["per_conversation"]) == {"mini-1", "mini-2"}
+    for loo in result["leave_one_conversation_out"].values():
+        assert [f["held_out"] for f in loo["folds"]] == ["mini-1", "mini-2"] and loo["verdict"]
+
+
+def test_locomo_context_loo(tmp_path):
+    """Two `mirix eval locomo` reports (context 0 and 1) on one ingestion, then the choice by fold."""
+    reports = []
+    for n in (0, 1):
+        run = subprocess.run([sys.executable, "-m", "mirix_py.cli", "eval", "locomo", "--data", str(MINI),
+                              "--out", str(tmp_path / f"c{n}"), "--cache-dir", str(tmp_path / "cache"),
+                              "--budget-words", "100", "--context", str(n), "--no-baselines"],
+                             capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                             env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+        assert run.returncode == 0, run.stderr[-2000:]
+        reports.append(str(tmp_path / f"c{n}" / "locomo_eval.json"))
+    out = tmp_path / "loo.json"
+    stdout = run_benchmark("locomo_context_loo.py", *reports, "--out", str(out), "--markdown",
+                           str(tmp_path / "loo.md"), tmp_path=tmp_path)
+    result = json.loads(out.read_text())
+    assert result["budget_words"] == 100 and list(result["by_limit"]) and stdout.strip()
+    assert (tmp_path / "loo.md").read_text().startswith("## limit")
