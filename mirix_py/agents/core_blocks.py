@@ -51,6 +51,7 @@ def pieces(text: str) -> list[str]:
     return [p.strip() for line in text.splitlines() for sentence in _SENTENCE_END.split(line)
             for p in _BRACKETED.split(sentence) if p.strip(" ,;")]
 
+
 def words_after_speaker(text: str, *, strip_speaker: bool = True) -> list[str]:
     """A text's words in lower case, a leading speaker's label ("Tim (messages): ") left out."""
     if strip_speaker:

@@ -352,9 +352,9 @@ class OpCollector:
         text = (text or "").strip()
         if not text:  # where this tool is the one forced, an empty line is the model's "nothing here"
             return self.nothing_to_record("empty core line")
-        block = self.core_block(label) if label in core_blocks.CORE_LABELS else None
         # both blocks' lines: a fact of one block written to the other is a repeat too
         blocks = {name: self.core_block(name) for name in core_blocks.CORE_LABELS}
+        block = blocks.get(label)
         held = [(f"the {name} block", line) for name, shown in blocks.items()
                 for line in (shown.value.splitlines() if shown else [])]
         added: list[str] = []
