@@ -19,6 +19,18 @@ def test_small_talk_offers_no_vault_value_and_no_vault():
     assert offered_memory_types(LOCOMO_GREETING) == [MemoryType.core, MemoryType.episodic, MemoryType.semantic]
 
 
+def test_one_input_offers_no_episode_to_sum_up():
+    # each input is kept word for word as its own episode: an episode across inputs needs two
+    assert MemoryType.episodic not in offered_memory_types(LOCOMO_GREETING[:1])
+    assert MemoryType.episodic in offered_memory_types(LOCOMO_GREETING[:2])
+    assert MemoryType.episodic in offered_memory_types(["Inbox: 3 unread"], ["screenshot"])
+
+
+def test_words_that_only_start_like_step_words_offer_no_procedure():
+    assert MemoryType.procedural not in offered_memory_types(["It feels like stepping into another world."] * 2)
+    assert MemoryType.procedural in offered_memory_types(["First, preheat the oven, then bake it for an hour."] * 2)
+
+
 def test_steps_and_documents_offer_procedural_and_resource():
     steps = "To reset it:\n1. unplug the router\n2. hold the button for ten seconds"
     assert MemoryType.procedural in offered_memory_types([steps])

@@ -132,7 +132,8 @@ def test_a_server_that_refuses_required_gets_the_managers_write_tool_forced_alon
     calls = [r for r in client.requests if r.agent == "episodic_memory_manager"]
     assert [r.tool_choice for r in calls] == ["required", "insert_episodic"]
     assert calls[1].tool_names == ["insert_episodic"]
-    mx.add("Climbing again next week with Tom and the guide.", user_id="ada")
+    mx.add([{"role": "user", "id": "m3", "content": "Climbing again next week with Tom and the guide."},
+            {"role": "user", "id": "m4", "content": "Tom booked the hut."}], user_id="ada")
     later = [r.tool_choice for r in client.requests if r.agent == "episodic_memory_manager"][2:]
     assert later[0] == "insert_episodic"  # learnt: not asked with `required` again
 
@@ -548,7 +549,8 @@ def test_a_model_cannot_delete_an_episode(make_mx):
         return good(req)
 
     client._script = script
-    result = mx.add([{"role": "user", "id": "m3", "content": "Booked a guide."}], user_id="ada")
+    result = mx.add([{"role": "user", "id": "m3", "content": "Booked a guide."},
+                     {"role": "user", "id": "m4", "content": "Paid the deposit."}], user_id="ada")
     assert result.status.value == "processed", result.error
     assert "delete_memory" not in seen[0][0]  # not offered to the episodic manager
     assert "rejected" in seen[1][1] and "delete_memory" in seen[1][1]  # refused, whatever the model tried
