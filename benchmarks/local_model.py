@@ -249,7 +249,7 @@ def score_store(args, conv, questions, embedder, folder: Path, client: Any, *, m
                      "evidence_cited": round(len(evidence & cited) / len(evidence), 3),
                      "evidence_own_turn": round(len(evidence & own) / len(evidence), 3),
                      "answer_tokens": round(answer_token_recall(scoring_gold(q.answer, q.category), context), 3),
-                     "f1": round(locomo_f1(answer, q.answer, q.category), 3), "answer": answer[:200],
+                     "f1": round(locomo_f1(answer, q.answer, q.category), 3), "answer": answer[:1000],
                      "model_memories_in_context": sum(1 for h in kept if model_store and writer_of(first(h.memory)) == "model"
                                                       and h.memory.memory_type.value != "core"),
                      "answer_mode": response.mode, "fallback": response.fallback})
