@@ -4,6 +4,8 @@
 #   bash scripts/test.sh                 # whole suite
 #   bash scripts/test.sh -q -k search    # pytest arguments pass through
 #   MIRIX_SKIP_LINT=1 bash scripts/test.sh ...   # without ruff and mypy (scripts/lint.sh) first
+#   MIRIX_TEST_WORKERS=1 bash scripts/test.sh ...  # one pytest process (default: 2 workers, pytest-xdist,
+#                                                  # a test file's tests on one worker)
 # Then the CrewAI tests in their own venv (scripts/crewai_venv.sh; MIRIX_SKIP_CREWAI=1 skips them).
 # Exits with pytest's exit code (1 if only the CrewAI tests failed); "no tests collected" (pytest's 5)
 # counts as failure.
@@ -13,9 +15,12 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO" || exit 1
 
 bash scripts/setup.sh || { echo "[test] setup failed" >&2; exit 1; }
-# ruff and mypy on the package before any test: a lint or type error fails the run (MIRIX_SKIP_LINT=1 skips)
+# ruff and mypy on the package before any test: a lint or type error fails the run (MIRIX_SKIP_LINT=1 skips).
+# They run while the services and model servers start (mostly waiting on disk and sockets); pytest waits for them.
+lint_pid=""
 if [[ "${MIRIX_SKIP_LINT:-0}" != 1 ]]; then
-    bash scripts/lint.sh || { echo "[test] lint failed" >&2; exit 1; }
+    bash scripts/lint.sh </dev/null &
+    lint_pid=$!
 fi
 started_models=()
 
@@ -52,11 +57,23 @@ if [[ "${MIRIX_SKIP_REAL_MODEL:-0}" != 1 ]]; then
     done
 fi
 
+if [[ -n "$lint_pid" ]] && ! wait "$lint_pid"; then
+    echo "[test] lint failed" >&2
+    exit 1
+fi
+
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 ANONYMIZED_TELEMETRY=False OMP_THREAD_LIMIT=1
 
 echo "[test] MIRIX_TEST_PG_URL=$MIRIX_TEST_PG_URL MIRIX_TEST_CHROMA_URL=$MIRIX_TEST_CHROMA_URL" \
      "MIRIX_TEST_LLM_FUNCTIONS_URL=${MIRIX_TEST_LLM_FUNCTIONS_URL:-} MIRIX_TEST_LLM_TEMPLATE_URL=${MIRIX_TEST_LLM_TEMPLATE_URL:-}"
-.venv/bin/python -m pytest --durations=15 "$@" </dev/null  # the slowest tests named: where the suite's time goes
+# Two workers by default: much of a test's time is waiting on a server, a subprocess or the disk, and
+# every test has its own data dir, schema and Chroma database. tests/conftest.py schedules a file's
+# tests on one worker (its module-scoped servers start once) and the real-model tier first, as one
+# unit; `--no-loadscope-reorder` keeps that order.
+workers="${MIRIX_TEST_WORKERS:-2}"
+parallel=()
+[[ "$workers" -gt 1 ]] && parallel=(-n "$workers" --no-loadscope-reorder)
+.venv/bin/python -m pytest "${parallel[@]}" --durations=15 "$@" </dev/null  # the slowest tests named: where the suite's time goes
 rc=$?
 if [[ $rc -eq 5 ]]; then
     echo "[test] ERROR: pytest collected no tests" >&2

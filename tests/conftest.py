@@ -20,6 +20,43 @@ CHROMA_URL = os.environ.get("MIRIX_TEST_CHROMA_URL")
 IN_CI = os.environ.get("CI") == "true"
 
 
+# The real-model tier (tests marked `real_model`): the suite's longest chain of tests, and all of them
+# wait on the two local model servers. Under pytest-xdist they are one unit of work, scheduled first, so
+# one worker runs them one after another from the start while the other takes the rest file by file
+# (the controller sees node ids only, not marks: `pytest_collection_modifyitems` checks the list).
+REAL_MODEL_TESTS = (
+    "tests/llm/test_real_model.py::",
+    "tests/test_secret_leaks.py::test_no_planted_secret_in_any_byte_or_answer_with_the_local_model",
+    "tests/test_secret_leaks.py::test_the_whole_session_with_the_local_model",
+)
+
+
+def _in_real_model_tier(nodeid: str) -> bool:
+    return nodeid.startswith(REAL_MODEL_TESTS)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The real-model tier first (stable otherwise); a `real_model` test missing from REAL_MODEL_TESTS
+    is an error, so the scheduler's list cannot drift from the marks."""
+    unlisted = [i.nodeid for i in items if i.get_closest_marker("real_model") and not _in_real_model_tier(i.nodeid)]
+    if unlisted:
+        raise pytest.UsageError(f"real_model tests missing from REAL_MODEL_TESTS in tests/conftest.py: {unlisted}")
+    items.sort(key=lambda item: not _in_real_model_tier(item.nodeid))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile` (a file's tests on one worker, its module-scoped servers started once), with the
+    real-model tier as one unit of its own."""
+    from xdist.scheduler import LoadFileScheduling
+
+    class RealModelTierFirst(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "real-model tier" if _in_real_model_tier(nodeid) else super()._split_scope(nodeid)
+
+    return RealModelTierFirst(config, log)
+
+
 def _require(value: str | None, what: str) -> None:
     if value:
         return
