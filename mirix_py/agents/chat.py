@@ -98,15 +98,18 @@ def question_terms(question: str) -> tuple[frozenset[str], frozenset[str]]:
 RELATED = 0.3  # cosine of MiniLM vectors: "what pet do I have?" / "I adopted a cat" 0.38; unrelated pairs < 0.15
 
 
-def _relevance(question: str, text: str, similarity: float | None) -> float | None:
+def _relevance(question: str, text: str, similarity: float | None, *, by_words: bool = False) -> float | None:
     """How well `text` answers to the question: the share of its words held plus the vectors'
     cosine. None when it misses a name the question asks about, or shares neither a word nor
-    (with vectors) a meaning ("cat" for "pet")."""
+    (with vectors) a meaning ("cat" for "pet"). `by_words`: only a word besides the names it asks
+    about makes a match (for what restates others, below)."""
     terms, names = question_terms(question)
     words = text_stems(text)
     if names and not names & words:
         return None
     shared = len(terms & words)
+    if by_words and not (terms - names) & words:
+        return None
     related = similarity is not None and similarity >= RELATED
     if not shared and not related:
         return None
@@ -118,11 +121,15 @@ def matching_hits(question: str, hits: Sequence[SearchHit], *, timed: bool = Fal
     """The hits that answer to the question, best first: a memory must hold a word of the question
     or (given `similarities`, the cosine of each hit's vector with the question's) be close to it
     in meaning, and hold a name the question asks about, when it asks about one; ranking within a
-    memory type is not a match by itself. Inside a time range the question asked for ("what
+    memory type is not a match by itself. What restates others (`store.restatements`: a summary of
+    several things said, a chat exchange) matches by a word besides those names only: it names the
+    people of what it sums up and is close in meaning to many questions about them, while the turns
+    it restates match by their own words. Inside a time range the question asked for ("what
     happened last week?"), a question with no other words keeps the hits of that range."""
     scored = []
     for i, h in enumerate(hits):
-        value = _relevance(question, h.text, similarities[i] if similarities is not None else None)
+        value = _relevance(question, h.text, similarities[i] if similarities is not None else None,
+                           by_words=bool(restatements(h.memory.source_ids)))
         if value is not None:
             scored.append((value, i, h))
     if not scored and timed:

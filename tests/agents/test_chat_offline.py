@@ -40,6 +40,23 @@ def test_a_summary_follows_the_turns_it_sums_up_however_well_it_matches():
         "epi_t", "epi_s"]
 
 
+def test_a_summary_that_shares_only_a_name_with_the_question_does_not_match():
+    """A summary names the people it sums up: the name asked about is no match by itself, for it."""
+    summary = _hit(SemanticMemory(id="sem_s", user_id="u", name="Mel", summary="Mel is a great musician",
+                                  source_ids=["in_1", "m1", "m2", "m3"]), 0.9)
+    turn = _hit(EpisodicMemory(id="epi_t", user_id="u", summary="Mel: my kids painted a sunset with me",
+                               actor="Mel", source_ids=["in_2", "m4"]), 0.1)
+    question = "What do Mel and her kids paint?"
+    assert [h.memory.id for h in matching_hits(question, [summary, turn], similarities=[0.6, 0.5])] == ["epi_t"]
+    # a word besides the name makes a match, after the turn; a turn still matches by its meaning alone
+    painted = _hit(summary.memory.model_copy(update={"id": "sem_p", "summary": "Mel paints with her kids"}), 0.9)
+    assert [h.memory.id for h in matching_hits(question, [painted, turn], similarities=[0.6, 0.5])] == [
+        "epi_t", "sem_p"]
+    quiet = _hit(EpisodicMemory(id="epi_q", user_id="u", summary="Mel: we spent the afternoon outdoors",
+                                actor="Mel", source_ids=["in_3", "m5"]), 0.1)
+    assert [h.memory.id for h in matching_hits(question, [quiet], similarities=[0.5])] == ["epi_q"]
+
+
 def test_a_time_question_keeps_the_hits_of_its_range():
     a = _hit(EpisodicMemory(id="epi_a", user_id="u", summary="Lunch with Bo", actor="user"), 0.5)
     assert matching_hits("what happened last week?", [a], timed=True) == [a]
