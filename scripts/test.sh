@@ -27,6 +27,7 @@ started_models=()
 # Leave servers alone if someone started them before us; otherwise stop them on exit.
 started_services=0
 cleanup() {
+    [[ -n "$lint_pid" ]] && pkill -P "$lint_pid" 2>/dev/null; kill "$lint_pid" 2>/dev/null  # we left before it ended
     [[ $started_services -eq 1 ]] && bash "$REPO/scripts/services.sh" stop
     for m in "${started_models[@]}"; do bash "$REPO/scripts/local_model.sh" stop "$m"; done
 }
@@ -57,9 +58,9 @@ if [[ "${MIRIX_SKIP_REAL_MODEL:-0}" != 1 ]]; then
     done
 fi
 
-if [[ -n "$lint_pid" ]] && ! wait "$lint_pid"; then
-    echo "[test] lint failed" >&2
-    exit 1
+if [[ -n "$lint_pid" ]]; then
+    wait "$lint_pid"; lint_rc=$?; lint_pid=""
+    [[ $lint_rc -eq 0 ]] || { echo "[test] lint failed" >&2; exit 1; }
 fi
 
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 ANONYMIZED_TELEMETRY=False OMP_THREAD_LIMIT=1

@@ -95,7 +95,8 @@ def vault_value_problem(value: str, caption: str, texts: Sequence[str], entry_ty
 
 
 STEP_LINE = re.compile(r"(?m)^\s*(?:\d{1,2}[.)]|[-*•]|\$)\s+\S")
-STEP_WORDS = re.compile(r"\b(?:steps?|how to|instructions?|recipe|first[, ].{0,80}\bthen|run `)\b", re.IGNORECASE | re.S)
+STEP_WORDS = re.compile(r"\b(?:(?:steps?|how to|instructions?|recipes?|first[, ].{0,80}\bthen)\b|run `)",
+                        re.IGNORECASE | re.S)
 DOCUMENT_WORDS = 80  # a message this long may hold a document worth keeping whole
 
 
@@ -112,9 +113,11 @@ def can_feed_resource(text: str, kind: str = "text") -> bool:
 def offered_memory_types(texts: Sequence[str], kinds: Sequence[str] | None = None) -> list[MemoryType]:
     """The memory types whose managers can take anything from these texts, by their form: episodes
     only from two inputs or more or from a screen or document (a chat message is kept as its own
-    episode already, and the episodic manager sums up an event told across several), the vault only when some value has a vault entry
-    type's shape, procedures only for steps, resources only for documents, screens and long texts. A type no text can feed cannot be routed to (a weak router
-    added `resource` to most chat batches, and a greeting routed to the vault invites an invented secret)."""
+    episode already, and the episodic manager sums up an event told across several), the vault only
+    when some value has a vault entry type's shape, procedures only for steps, resources only for
+    documents, screens and long texts. A type no text can feed cannot be routed to (a weak router
+    added `resource` to most chat batches, and a greeting routed to the vault invites an invented
+    secret)."""
     kinds = list(kinds) if kinds is not None else ["text"] * len(texts)
     has_values = any(fits_some_entry_type(v) for v in vault_value_candidates(texts))
     feeds = {

@@ -29,6 +29,7 @@ def test_one_input_offers_no_episode_to_sum_up():
 def test_words_that_only_start_like_step_words_offer_no_procedure():
     assert MemoryType.procedural not in offered_memory_types(["It feels like stepping into another world."] * 2)
     assert MemoryType.procedural in offered_memory_types(["First, preheat the oven, then bake it for an hour."] * 2)
+    assert MemoryType.procedural in offered_memory_types(["Two recipes from grandma for the weekend."] * 2)
 
 
 def test_steps_and_documents_offer_procedural_and_resource():
