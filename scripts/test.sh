@@ -6,7 +6,7 @@
 #   MIRIX_SKIP_LINT=1 bash scripts/test.sh ...   # without ruff and mypy (scripts/lint.sh) first
 #   MIRIX_TEST_WORKERS=1 bash scripts/test.sh ...  # one pytest process (default: 2 workers, pytest-xdist,
 #                                                  # a test file's tests on one worker)
-# Then the CrewAI tests in their own venv (scripts/crewai_venv.sh; MIRIX_SKIP_CREWAI=1 skips them).
+# The CrewAI tests run beside them in their own venv (scripts/crewai_venv.sh; MIRIX_SKIP_CREWAI=1 skips them).
 # Exits with pytest's exit code (1 if only the CrewAI tests failed); "no tests collected" (pytest's 5)
 # counts as failure.
 set -uo pipefail
@@ -15,6 +15,16 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO" || exit 1
 
 bash scripts/setup.sh || { echo "[test] setup failed" >&2; exit 1; }
+# The CrewAI adapter's tests, in .venv-crewai (crewai cannot be installed beside .[all]; see
+# scripts/crewai_venv.sh): its venv is built and its tests run in the background from here on, their
+# output shown after pytest's; their failure fails the run. MIRIX_SKIP_CREWAI=1 leaves them out.
+crewai_pid=""
+crewai_log=""
+if [[ "${MIRIX_SKIP_CREWAI:-0}" != 1 ]]; then
+    crewai_log="$(mktemp -t mirix-crewai.XXXXXX)"
+    bash scripts/crewai_venv.sh -q </dev/null >"$crewai_log" 2>&1 &
+    crewai_pid=$!
+fi
 # ruff and mypy on the package before any test: a lint or type error fails the run (MIRIX_SKIP_LINT=1 skips).
 # They run while the services and model servers start (mostly waiting on disk and sockets); pytest waits for them.
 lint_pid=""
@@ -27,7 +37,10 @@ started_models=()
 # Leave servers alone if someone started them before us; otherwise stop them on exit.
 started_services=0
 cleanup() {
-    [[ -n "$lint_pid" ]] && pkill -P "$lint_pid" 2>/dev/null; kill "$lint_pid" 2>/dev/null  # we left before it ended
+    for pid in $lint_pid $crewai_pid; do  # still running: we left before they ended
+        pkill -P "$pid" 2>/dev/null; kill "$pid" 2>/dev/null
+    done
+    [[ -n "$crewai_log" ]] && rm -f "$crewai_log"
     [[ $started_services -eq 1 ]] && bash "$REPO/scripts/services.sh" stop
     for m in "${started_models[@]}"; do bash "$REPO/scripts/local_model.sh" stop "$m"; done
 }
@@ -50,7 +63,9 @@ if [[ "${MIRIX_SKIP_REAL_MODEL:-0}" != 1 ]]; then
     bash scripts/local_model.sh provision </dev/null || { echo "[test] local model provisioning failed" >&2; exit 1; }
     for mode in functions template; do
         # ours to stop only if this run started it: a busy server can miss a status check's deadline
-        said="$(bash scripts/local_model.sh start "$mode" </dev/null 2>&1 >/dev/null)" \
+        # One thread each: beside pytest's workers a two-thread server's threads wait on each other
+        # whenever the scheduler parks one (docs/setup.md, "Where the suite's time goes").
+        said="$(MIRIX_MODEL_THREADS="${MIRIX_MODEL_THREADS:-1}" bash scripts/local_model.sh start "$mode" </dev/null 2>&1 >/dev/null)" \
             || { echo "$said" >&2; echo "[test] could not start the $mode model server" >&2; exit 1; }
         echo "$said" >&2
         [[ "$said" == *"already answering"* ]] || started_models+=("$mode")
@@ -80,10 +95,10 @@ if [[ $rc -eq 5 ]]; then
     echo "[test] ERROR: pytest collected no tests" >&2
     exit 1
 fi
-# The CrewAI adapter's tests, in .venv-crewai (crewai cannot be installed beside .[all]; see
-# scripts/crewai_venv.sh); their failure fails the run. MIRIX_SKIP_CREWAI=1 leaves them out.
-if [[ "${MIRIX_SKIP_CREWAI:-0}" != 1 ]]; then
-    if ! bash scripts/crewai_venv.sh -q </dev/null; then
+if [[ -n "$crewai_pid" ]]; then
+    wait "$crewai_pid"; crewai_rc=$?; crewai_pid=""
+    cat "$crewai_log"
+    if [[ $crewai_rc -ne 0 ]]; then
         echo "[test] ERROR: the CrewAI tests failed (scripts/crewai_venv.sh)" >&2
         [[ $rc -eq 0 ]] && rc=1
     fi
