@@ -58,6 +58,10 @@ class Settings(BaseModel):
     llm_timeout_s: float = Field(default=120.0, gt=0, description="Seconds one model call may take.")
     llm_max_tokens: int = Field(default=512, gt=0,
                                 description="Completion tokens per call unless an agent's `model.max_tokens` says.")
+    llm_max_managers: int = Field(
+        default=3, ge=1, le=6,
+        description="Memory managers one batch may run when the router picks more: the types the batch's form "
+                    "offers first (vault, procedures, resources), then episodes, facts, core last.")
     llm_structured_output: str = Field(
         default="auto", pattern="^(auto|json_schema|json_object_schema|none)$",
         description="How text-mode replies are constrained: json_schema (OpenAI, vLLM), json_object_schema "
@@ -93,7 +97,8 @@ class Settings(BaseModel):
             "search_context": env.get("MIRIX_SEARCH_CONTEXT") or None,
         }
         for key, name in (("llm_timeout_s", "MIRIX_LLM_TIMEOUT"), ("llm_max_tokens", "MIRIX_LLM_MAX_TOKENS"),
-                          ("llm_structured_output", "MIRIX_LLM_STRUCTURED_OUTPUT")):
+                          ("llm_structured_output", "MIRIX_LLM_STRUCTURED_OUTPUT"),
+                          ("llm_max_managers", "MIRIX_LLM_MAX_MANAGERS")):
             if env.get(name):
                 values[key] = env[name]
         if env.get("MIRIX_MAX_INPUT_CHARS"):

@@ -46,7 +46,8 @@ def build_flows(store: MemoryStore, searcher: Searcher, settings: Settings, defi
         from mirix_py.llm.bounds import ServerFeatures
 
         update = UpdateFlow(store, searcher, client, definitions, fallback=offline, bounds=bounds,
-                            features=ServerFeatures(settings.llm_structured_output))
+                            features=ServerFeatures(settings.llm_structured_output),
+                            max_managers=settings.llm_max_managers)
     chat = ChatFlow(store, searcher, client, definitions["chat_agent"], bounds=bounds,
                     zone=display_zone(settings.timezone), context=settings.search_context)
     return Flows(client, offline, update, chat)

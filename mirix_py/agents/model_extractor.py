@@ -2,8 +2,9 @@
 
 1. the meta memory manager picks memory types (one call), from the types the batch can feed
    (`grounding.offered_memory_types`): its tool's schema enumerates only those, at most once each;
-2. the chosen managers run concurrently (`asyncio.gather`), each a tool-calling agent whose tools
-   collect validated operations (`OpCollector`); nothing is written here. The vault's manager, when
+2. the chosen managers, at most `max_managers` of them (`within_limit`), run concurrently
+   (`asyncio.gather`), each a tool-calling agent whose tools collect validated operations
+   (`OpCollector`); nothing is written here. The vault's manager, when
    chosen, goes first and alone: the others see what it found as placeholders.
 
 Every prompt puts its stable part first (the agent's instructions and tools), then the memories it
@@ -44,6 +45,21 @@ RELATED_PER_TYPE = 5  # existing memories a manager is shown
 RELATED_LINE_CHARS = 160  # of each, on one line
 WHOLE_COPIES = frozenset({MemoryType.resource, MemoryType.knowledge_vault})  # these copy from the batch by design
 PREFERRED_TOOL = {MemoryType.core: "core_memory_append"}  # else insert_<type>: what a routed manager is for
+# Which managers a batch keeps when its router picks more than it may run: the types only the batch's
+# form offers (`grounding.offered_memory_types`) first, core last. A weak router picks every type it is
+# offered, and core's lines are the ones the checks refuse most; the rules' memories of a type whose
+# manager does not run stand, as when the router leaves it out.
+MANAGER_PRIORITY = (MemoryType.knowledge_vault, MemoryType.procedural, MemoryType.resource,
+                    MemoryType.episodic, MemoryType.semantic, MemoryType.core)
+DEFAULT_MAX_MANAGERS = 3  # as `Settings.llm_max_managers`
+
+
+def within_limit(chosen: Sequence[MemoryType], limit: int) -> tuple[list[MemoryType], list[MemoryType]]:
+    """(run, left out): at most `limit` of the chosen types, the first by `MANAGER_PRIORITY`; each list
+    in the order chosen."""
+    keep = set(sorted(dict.fromkeys(chosen), key=MANAGER_PRIORITY.index)[:max(limit, 0)])
+    run = [t for t in dict.fromkeys(chosen) if t in keep]
+    return run, [t for t in dict.fromkeys(chosen) if t not in keep]
 
 
 def with_placeholders(text: str, found: Mapping[str, str]) -> str:
@@ -145,13 +161,14 @@ class ModelExtractor:
 
     def __init__(self, store: MemoryStore, client: ChatCompletionClient, definitions: dict[str, AgentDefinition], *,
                  parallel: bool = True, bounds: CallBounds | None = None,
-                 features: ServerFeatures | None = None) -> None:
+                 features: ServerFeatures | None = None, max_managers: int = DEFAULT_MAX_MANAGERS) -> None:
         self.store = store  # read only: the tools check ids and core blocks against it
         self.client = client
         self.definitions = definitions
         self.parallel = parallel  # False only to measure the sequential baseline
         self.bounds = bounds or CallBounds()
         self.features = features or ServerFeatures()
+        self.max_managers = max_managers  # a routed batch runs at most this many (`within_limit`)
 
     def vision(self) -> bool:
         """Whether the model takes images (`model_info["vision"]`)."""
@@ -169,6 +186,7 @@ class ModelExtractor:
             chosen = await self._route(batch, frames, meter, out)
             if chosen is None:
                 return out
+            chosen, out.left_out = within_limit(chosen, self.max_managers)
         else:
             chosen = list(types)
         out.routed = list(chosen)

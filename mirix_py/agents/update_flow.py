@@ -26,7 +26,9 @@ from autogen_core.models import ChatCompletionClient
 from mirix_py.agents.definitions import AgentDefinition, manager_for
 from mirix_py.agents.extractor import Extraction
 from mirix_py.agents.flow import FlowResult
-from mirix_py.agents.model_extractor import MAX_IMAGES, ModelExtractor, found_secrets, pick_images, with_placeholders
+from mirix_py.agents.model_extractor import (
+    DEFAULT_MAX_MANAGERS, MAX_IMAGES, ModelExtractor, found_secrets, pick_images, with_placeholders,
+)
 from mirix_py.agents.offline.flow import OfflineFlow, routed as rules_routed
 from mirix_py.agents.offline.managers import PreparedBatch
 from mirix_py.llm.bounds import CallBounds, ServerFeatures
@@ -57,12 +59,12 @@ class UpdateFlow:
     def __init__(self, store: MemoryStore, searcher: Searcher, client: ChatCompletionClient,
                  definitions: dict[str, AgentDefinition], *, parallel: bool = True,
                  fallback: OfflineFlow | None = None, bounds: CallBounds | None = None,
-                 features: ServerFeatures | None = None) -> None:
+                 features: ServerFeatures | None = None, max_managers: int = DEFAULT_MAX_MANAGERS) -> None:
         self.store = store
         self.searcher = searcher
         self.definitions = definitions
         self.extractor = ModelExtractor(store, client, definitions, parallel=parallel, bounds=bounds,
-                                        features=features)
+                                        features=features, max_managers=max_managers)
         self.fallback = fallback or OfflineFlow(store, searcher)  # the rules, which write first
 
     async def run(self, user_id: str, records: Sequence[InputRecord], meter: Meter, *,

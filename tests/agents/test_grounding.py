@@ -153,3 +153,13 @@ def test_arguments_have_character_references_decoded_but_a_secret_is_left_as_sen
             "secret_value": "p&#39;ss&amp;1", "plain": "no entity"}
     assert unescaped(args) == {"text": "It's so rewarding & fun", "steps": ['mix "well"'], "n": 3,
                                "secret_value": "p&#39;ss&amp;1", "plain": "no entity"}
+
+
+def test_within_limit_keeps_the_form_offered_types_and_leaves_core_out_first():
+    from mirix_py.agents.model_extractor import within_limit
+
+    core, episodic, semantic, procedural = (MemoryType.core, MemoryType.episodic, MemoryType.semantic,
+                                            MemoryType.procedural)
+    assert within_limit([core, episodic, semantic, procedural], 3) == ([episodic, semantic, procedural], [core])
+    assert within_limit([core, episodic, semantic], 3) == ([core, episodic, semantic], [])
+    assert within_limit([semantic, core, semantic], 1) == ([semantic], [core])

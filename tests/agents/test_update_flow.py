@@ -411,3 +411,28 @@ def test_the_rules_extract_typed_operations_and_write_nothing(tmp_path, embedder
         only = asyncio.run(mx.offline_flow.extract(batch, related=[], meter=Meter(), types=[MemoryType.semantic]))
         assert set(only.routed) <= {MemoryType.semantic}
         assert mx.list(user_id="ada") == []  # extraction writes nothing
+
+
+def test_a_batch_runs_at_most_max_managers_core_left_out_first(make_mx):
+    """The router picks four types; three managers run, the batch's steps among them, core left out."""
+    steps = {"role": "user", "name": "Ada", "id": "m3",
+             "content": "To start the boat:\n1. open the fuel valve\n2. pull the cord twice"}
+    mx, client = make_mx(minimal_script(route=("core", "episodic", "semantic", "procedural"),
+                                        procedural_memory_manager=lambda req: [("nothing_to_record", {})]))
+    result = mx.add([*MESSAGES, steps], user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    assert sorted(agents_called(client)) == ["episodic_memory_manager", "meta_memory_manager",
+                                             "procedural_memory_manager", "semantic_memory_manager"]
+    assert [t.value for t in result.routed] == ["episodic", "semantic", "procedural"]
+
+
+def test_max_managers_is_a_setting(tmp_path, embedder):
+    from mirix_py.settings import Settings
+
+    mx = Mirix(settings=Settings(data_dir=tmp_path / "d", llm_max_managers=1), embedder=embedder,
+               model_client=ScriptedChatCompletionClient(minimal_script(route=("core", "episodic", "semantic"))))
+    with mx:
+        result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+        assert [t.value for t in result.routed] == ["episodic"]
+    with pytest.raises(ValueError):
+        Settings(data_dir=tmp_path / "e", llm_max_managers=0)
