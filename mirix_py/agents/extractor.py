@@ -23,9 +23,10 @@ class Extraction:
 
     `ops`: validated, not yet applied operations per memory type, in the order to apply them;
     `routed`: the memory types chosen for the batch; `left_out`: types the router also chose, past
-    the number of managers a batch may run (not run: the rules' memories of them stand); `failed`: memory type -> why its part could not
-    be done; `routing_failed`: why no type could be chosen (nothing else was tried); `refused`: single
-    writes refused by validation or grounding, with their reasons (the rest of the type stands)."""
+    the number of managers a batch may run (not run: the rules' memories of them stand); `failed`:
+    memory type -> why its part could not be done; `routing_failed`: why no type could be chosen
+    (nothing else was tried); `refused`: single writes refused by validation or grounding, with their
+    reasons (the rest of the type stands)."""
 
     ops: dict[MemoryType, list[Op]] = field(default_factory=dict)
     routed: list[MemoryType] = field(default_factory=list)

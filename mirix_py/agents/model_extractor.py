@@ -4,8 +4,8 @@
    (`grounding.offered_memory_types`): its tool's schema enumerates only those, at most once each;
 2. the chosen managers, at most `max_managers` of them (`within_limit`), run concurrently
    (`asyncio.gather`), each a tool-calling agent whose tools collect validated operations
-   (`OpCollector`); nothing is written here. The vault's manager, when
-   chosen, goes first and alone: the others see what it found as placeholders.
+   (`OpCollector`); nothing is written here. The vault's manager, when chosen, goes first and
+   alone: the others see what it found as placeholders.
 
 Every prompt puts its stable part first (the agent's instructions and tools), then the memories it
 may edit, then the batch, and lists only what the manager can use: a server's prefix cache reuses
