@@ -100,9 +100,14 @@ def display(tmp_path_factory, tesseract):
         def front_title():
             out = subprocess.run(["xdotool", "getactivewindow", "getwindowname"], env=env, capture_output=True,
                                  text=True)
-            return out.stdout.strip() == TITLE
+            if out.stdout.strip() == TITLE:
+                return True
+            # a window mapped before openbox was managing the screen is never given the focus: ask for it
+            subprocess.run(["xdotool", "search", "--name", TITLE, "windowactivate"], env=env,
+                           capture_output=True, text=True)
+            return False
 
-        _wait_for(front_title, 60, "the Chromium window to come to the front")
+        _wait_for(front_title, 120, "the Chromium window to come to the front")
         _wait_for(_settled_screen(env["DISPLAY"]), 60, "the page to be painted and the screen to settle")
         yield env["DISPLAY"]
     finally:
