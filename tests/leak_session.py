@@ -114,7 +114,8 @@ class LeakReport:
 
 
 def _token(value: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![A-Za-z0-9])" + re.escape(value) + r"(?![A-Za-z0-9])")
+    """`value` as a whole token; not the decimals of a number (a timing of 3.1946 s is not the code 1946)."""
+    return re.compile(r"(?<![A-Za-z0-9])(?<![0-9][.,])" + re.escape(value) + r"(?![A-Za-z0-9])")
 
 
 def token_in(value: str, text: str) -> bool:

@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from leak_session import leak_plan, run_leak_session
+from leak_session import leak_plan, run_leak_session, token_in
 
 
 def test_plan_covers_several_kinds_and_every_source():
@@ -19,6 +19,11 @@ def test_plan_covers_several_kinds_and_every_source():
     kinds = Counter(t for e in plan.examples() for t, _ in e.secrets)
     assert len(kinds) >= 6, kinds
     assert {e.source for e in plan.examples()} == {"chat", "document", "ocr"}
+
+
+def test_the_scan_finds_whole_tokens_not_the_decimals_of_a_number():
+    assert token_in("1946", "the alarm code is 1946.") and token_in("1946", '"code": "1946"')
+    assert not token_in("1946", '"wall_seconds": 3.1946,') and not token_in("1946", "219460")
 
 
 def test_no_planted_secret_in_any_byte_or_answer_offline(tmp_path, embedder):
