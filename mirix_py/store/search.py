@@ -28,6 +28,7 @@ from mirix_py.store.questions import QUESTION_POOL
 from mirix_py.store.seen_actors import SeenActors
 from mirix_py.store.restatements import fuse_apart, restating, weigh_down
 from mirix_py.store.tables import MemoryRow
+from mirix_py.text.clauses import question_parts
 from mirix_py.text.words import STOPWORDS
 
 log = logging.getLogger("mirix_py.search")
@@ -121,6 +122,19 @@ def fuse_named(legs: Sequence[Sequence[str]], weights: Sequence[float], name_fre
     shares = [w * QUESTION_SHARE for w in weights] + [NAME_FREE_WEIGHT] * len(name_free)
     first = [i for i, _ in rrf_fuse(ranked, weights=shares)[:top]]
     return rrf_fuse([*ranked, actor_leg(first, actors(first), named)], weights=[*shares, ACTOR_WEIGHT])
+
+
+def fuse_parts(parts: Sequence[Sequence[tuple[str, float]]], k: int = RRF_K) -> list[tuple[str, float]]:
+    """The rankings of the questions a joined question joins (`text.clauses.question_parts`), taken in
+    turn: the best of each, then the second of each..., a memory given once, scored 1 / (k + place).
+    In turn, not summed: a memory that matches both halves loosely would outrank the best answer to
+    one of them, and the half with more matching words would fill the first places again."""
+    order: dict[str, None] = {}
+    for rank in range(max((len(p) for p in parts), default=0)):
+        for part in parts:
+            if rank < len(part):
+                order.setdefault(part[rank][0], None)
+    return [(memory_id, 1.0 / (k + place)) for place, memory_id in enumerate(order, start=1)]
 
 
 # Full text: equal BM25 scores are common (same term counts, same length) and FTS5 returns them in
@@ -225,7 +239,8 @@ class Searcher:
         """The best `limit` matches; with `context` N, each of the first N that is an episode is
         followed by the turns said just before and after it in the same input (`store.neighbours`),
         marked `context_for` and not counted in `limit` (a match already given as context is not
-        repeated)."""
+        repeated). A hybrid search for a question that joins questions ("…, and when …?") searches
+        each and takes their rankings in turn (`fuse_parts`)."""
         query = (query or "").strip()
         if not query:
             raise InvalidInput("search query is empty")
@@ -257,6 +272,8 @@ class Searcher:
             ranked = self._vector(query, filters, pool)
         elif method_used is SearchMethod.string:
             ranked = self._substring(query, filters, pool)
+        elif parts := question_parts(query):  # a question joining questions: each searched, rankings fused
+            ranked = fuse_parts([self._hybrid(p, filters, depth, pool, records) for p in parts])[:pool]
         else:
             ranked = self._hybrid(query, filters, depth, pool, records)
         missing = [i for i, _ in ranked if i not in records]

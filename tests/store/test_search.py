@@ -183,3 +183,18 @@ def test_a_core_block_hit_shows_the_lines_the_query_asks_about(mx, user_id):
     mx.store.apply([InsertOp(memory=block)], user_id=user_id, actor="seed")
     hit = next(h for h in mx.search("kayaking", user_id=user_id, method="bm25") if h.memory.memory_type == "core")
     assert hit.text == "[core:human] likes kayaking" and hit.memory.value == block.value  # the record keeps it all
+
+
+def test_a_question_joining_two_questions_gets_the_best_answer_to_each_half(mx, user_id):
+    """The half with more matching memories does not fill the first results."""
+    deploys = [EpisodicMemory(user_id=user_id, actor="me", occurred_at=T0 + timedelta(minutes=i),
+                              summary=f"Terminal: ran the staging deploy command for project falcon, build {i}")
+               for i in range(12)]
+    overview = SemanticMemory(user_id=user_id, name="Falcon overview document",
+                              summary="The overview document says Falcon is an analytics platform for retail stores")
+    mx.store.apply([InsertOp(memory=m) for m in [*deploys, overview]], user_id=user_id, actor="seed")
+    question = ("Which project does the staging deploy command in my terminal deploy, "
+                "and what does that project's overview document say it is?")
+    first = [h.memory for h in mx.search(question, user_id=user_id, limit=3)][:2]
+    assert any(isinstance(m, SemanticMemory) and "analytics platform" in m.summary for m in first)
+    assert any(isinstance(m, EpisodicMemory) and "deploy" in m.summary for m in first)
