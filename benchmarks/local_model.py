@@ -121,6 +121,7 @@ def run_mode(args, conv, batches, embedder, data_dir: Path) -> dict[str, Any]:
         rows.append({
             "batch": k, "turns": [m["id"] for m in batch], "status": result.status.value, "reason": result.error,
             "routed": sorted(t.value for t in result.routed), "rules_routed": rules_route,
+            "left_out": sorted(t.value for t in result.left_out),
             "calls": len(new_calls), "prompt_tokens": sum(c.prompt_tokens for c in new_calls),
             "completion_tokens": sum(c.completion_tokens for c in new_calls),
             "max_completion_tokens": max((c.completion_tokens for c in new_calls), default=0),

@@ -357,6 +357,9 @@ class AddResult(BaseModel):
     mode: Mode = "offline"
     error: str | None = None
     routed: list[MemoryType] = Field(default_factory=list, description="Memory types the router chose.")
+    left_out: list[MemoryType] = Field(
+        default_factory=list, description="Types the router also chose, past the managers a batch may run "
+                                          "(MIRIX_LLM_MAX_MANAGERS): not run; the rules' memories of them stand.")
     usage: LLMUsage = Field(default_factory=LLMUsage)
     rejected: list[str] = Field(default_factory=list,
                                 description="Model writes refused by validation or grounding, with the reason.")

@@ -65,7 +65,7 @@ class BatchRunner:
         error = scrub(error) if error else error  # reasons quote model output and exceptions
         self.inputs.mark(ids, status, error, refused=[scrub(r) for r in flow.rejected])
         return AddResult(input_ids=ids, status=status, changes=flow.changes, mode=self.mode, error=error,
-                         routed=flow.routed, usage=usage, rejected=[scrub(r) for r in flow.rejected])
+                         routed=flow.routed, left_out=flow.left_out, usage=usage, rejected=[scrub(r) for r in flow.rejected])
 
     def process_queued(self, records: Sequence[InputRecord]) -> None:
         """Process a queued batch, as far as this worker can still claim its inputs (another worker

@@ -26,6 +26,7 @@ class FlowResult:
     changes: list[MemoryChange] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     routed: list[MemoryType] = field(default_factory=list)
+    left_out: list[MemoryType] = field(default_factory=list)  # routed past the managers a batch may run
     degraded: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
 

@@ -38,6 +38,7 @@ from mirix_py.llm.metering import Meter
 from mirix_py.tools.ops import InsertOp, Op
 from mirix_py.records import CoreMemory, KnowledgeVaultMemory, MemoryType, SearchHit
 from mirix_py.secrets.guard import known_pattern
+from mirix_py.settings import Settings
 from mirix_py.store.memories import MemoryStore
 
 MAX_IMAGES = 8  # frames per model request; a longer batch sends evenly spaced ones
@@ -51,7 +52,7 @@ PREFERRED_TOOL = {MemoryType.core: "core_memory_append"}  # else insert_<type>: 
 # manager does not run stand, as when the router leaves it out.
 MANAGER_PRIORITY = (MemoryType.knowledge_vault, MemoryType.procedural, MemoryType.resource,
                     MemoryType.episodic, MemoryType.semantic, MemoryType.core)
-DEFAULT_MAX_MANAGERS = 3  # as `Settings.llm_max_managers`
+DEFAULT_MAX_MANAGERS: int = Settings.model_fields["llm_max_managers"].default
 
 
 def within_limit(chosen: Sequence[MemoryType], limit: int) -> tuple[list[MemoryType], list[MemoryType]]:

@@ -93,6 +93,7 @@ class UpdateFlow:
             result.degraded.append(extraction.routing_failed)
             return result
         result.routed = list(extraction.routed)
+        result.left_out = list(extraction.left_out)
         failed = dict(extraction.failed)
         # the vault's writes first: the store's secret guard then redacts any copy the others wrote
         order = sorted(extraction.routed, key=lambda t: t is not MemoryType.knowledge_vault)

@@ -424,6 +424,7 @@ def test_a_batch_runs_at_most_max_managers_core_left_out_first(make_mx):
     assert sorted(agents_called(client)) == ["episodic_memory_manager", "meta_memory_manager",
                                              "procedural_memory_manager", "semantic_memory_manager"]
     assert [t.value for t in result.routed] == ["episodic", "semantic", "procedural"]
+    assert [t.value for t in result.left_out] == ["core"]  # said, not hidden
 
 
 def test_max_managers_is_a_setting(tmp_path, embedder):
@@ -434,5 +435,6 @@ def test_max_managers_is_a_setting(tmp_path, embedder):
     with mx:
         result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
         assert [t.value for t in result.routed] == ["episodic"]
+        assert sorted(t.value for t in result.left_out) == ["core", "semantic"]
     with pytest.raises(ValueError):
         Settings(data_dir=tmp_path / "e", llm_max_managers=0)
