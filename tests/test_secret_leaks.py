@@ -104,7 +104,11 @@ def test_no_planted_secret_in_any_byte_or_answer_with_the_local_model(mode, tmp_
         added = [mx.add([{"role": "user", "content": e.text} for e in chat], user_id=USER, occurred_at=WHEN),
                  mx.add(document.text, user_id=USER, kind="document", occurred_at=WHEN)]
         assert all(a.status.value in ("processed", "degraded") for a in added), [a.error for a in added]
-        answers.append(("SDK chat", mx.chat("what is my password?", user_id=USER, remember=False).answer))
+        response = mx.chat("what is my password?", user_id=USER, remember=False)
+        assert response.answer.strip()  # chat always answers
+        assert set(response.memory_ids) <= set(response.retrieved_ids) | {
+            b.id for b in mx.core_memory(user_id=USER).values() if b.id}
+        answers.append(("SDK chat", response.answer))
         for q in ("password", "api key token", "account number"):
             answers.append(("SDK search", repr(to_jsonable(mx.search(q, user_id=USER)))))
         answers.append(("SDK list", repr(to_jsonable(mx.list(user_id=USER, limit=500)))))
