@@ -19,6 +19,7 @@ from sqlalchemy.engine import Connection
 from sqlmodel import col
 
 from mirix_py.records import MemoryType
+from mirix_py.store.summaries import sums_up
 from mirix_py.store.tables import MemoryRow
 from mirix_py.text.words import STOPWORDS
 
@@ -54,20 +55,22 @@ def near_texts(turns: Sequence[tuple[str, str]], before: int = NEAR_BEFORE, afte
 
 
 def input_turns(conn: Connection, user_id: str, input_ids: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
-    """Input id -> its episodes as (memory id, search text) in the order said (time, then creation,
-    then id); inputs without episodes left out. Sessions are joined from the same lists."""
+    """Input id -> its turns' episodes as (memory id, search text) in the order said (time, then
+    creation, then id); inputs without episodes left out. An episode that sums up several turns (a
+    model's, `summaries.sums_up`) is no turn: its words would enter the turns' rows, which then rank
+    otherwise than in a store without a model. Sessions are joined from the same lists."""
     wanted = sorted(set(input_ids))
     if not wanted:
         return {}
     rows = conn.execute(
-        select(col(MemoryRow.id), col(MemoryRow.input_id), col(MemoryRow.text))
+        select(col(MemoryRow.id), col(MemoryRow.input_id), col(MemoryRow.text), col(MemoryRow.source_ids))
         .where(col(MemoryRow.user_id) == user_id, col(MemoryRow.input_id).in_(wanted),
                col(MemoryRow.memory_type) == EPISODIC)
         .order_by(col(MemoryRow.input_id), col(MemoryRow.occurred_at), col(MemoryRow.created_at),
                   col(MemoryRow.id))).all()
     turns: dict[str, list[tuple[str, str]]] = {}
-    for memory_id, input_id, text in rows:
-        if input_id is not None:  # always, by the IN above
+    for memory_id, input_id, text, source_ids in rows:
+        if input_id is not None and not sums_up(source_ids or []):  # input_id: always, by the IN above
             turns.setdefault(input_id, []).append((memory_id, text or ""))
     return turns
 

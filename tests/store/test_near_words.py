@@ -69,6 +69,18 @@ def test_turns_of_another_input_are_not_neighbours(mx, user_id):
     assert [h.memory.id for h in mx.search("violin teacher", user_id=user_id, method="bm25")] == first
 
 
+def test_a_summary_of_several_turns_is_no_neighbour(mx, user_id):
+    """A model's episode citing several turns of the input: its words stay out of the turns' rows."""
+    turns = _session(mx, user_id, "in_a", [("Ana", "The violin teacher moved to Porto."),
+                                           ("Ben", "Lunch was late today.")])
+    before = [_near_of(mx, i) for i in turns]
+    mx.store.apply([InsertOp(memory=EpisodicMemory(user_id=user_id, actor="Ana", source_ids=["D1:1", "D1:2", "in_a"],
+                                                   summary="Ana and Ben talk about a marathon in Lisbon",
+                                                   occurred_at=T0 + timedelta(seconds=5)))],
+                   user_id=user_id, actor="episodic_memory_manager")
+    assert [_near_of(mx, i) for i in turns] == before and "Lisbon" not in " ".join(before)
+
+
 def test_edits_and_deletes_refresh_the_neighbours_rows(mx, user_id):
     ids = _session(mx, user_id, "in_wedding", TURNS)
     assert "drummer" in _near_of(mx, ids[1])
