@@ -21,7 +21,7 @@ from sqlmodel import col
 from mirix_py.records import MemoryType
 from mirix_py.store.summaries import sums_up
 from mirix_py.store.tables import MemoryRow
-from mirix_py.text.words import STOPWORDS
+from mirix_py.text.words import content_words
 
 # The turns before and after an episode whose words its full-text row also holds, and their weight:
 # a question often names what the turns around its answer said; this window and weight won a
@@ -32,17 +32,11 @@ NEAR_WEIGHT = 0.5
 EPISODIC = MemoryType.episodic.value
 
 _HEADER = re.compile(r"^\[[^\]]*\]\s*")  # an episode's "[8 May 2023, 13:56] " (`EpisodicMemory.search_text`)
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)  # as `text.words.query_terms` splits a query
 
 
 def said_part(text: str) -> str:
     """An episode's search text without its date header: what its neighbours' rows take from it."""
     return _HEADER.sub("", text, count=1)
-
-
-def content_words(text: str) -> list[str]:
-    """The words a query can match (`text.words.query_terms` drops stopwords and single letters)."""
-    return [w for w in _TOKEN.findall(text) if len(w) > 1 and w.lower() not in STOPWORDS]
 
 
 def near_texts(turns: Sequence[tuple[str, str]], before: int = NEAR_BEFORE, after: int = NEAR_AFTER) -> dict[str, str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from mirix_py.text.words import STOPWORDS, TOKEN
+from mirix_py.text.words import content_words
 
 # "and" (after a comma, a semicolon or nothing) opening a question: "and what …", "and at what time …"
 _JOINT = re.compile(
@@ -22,10 +22,7 @@ def question_parts(query: str) -> list[str]:
     """The questions `query` joins, in order, when it joins two or more that each hold at least
     MIN_PART_TERMS content words; otherwise [] (searched whole)."""
     parts = [p.strip(" ,;?") for p in _JOINT.split(query)]
-    if len(parts) < 2 or any(len(content_words(p)) < MIN_PART_TERMS for p in parts):
+    if len(parts) < 2 or any(len({w.lower() for w in content_words(p)}) < MIN_PART_TERMS for p in parts):
         return []
     return parts
 
-
-def content_words(text: str) -> set[str]:
-    return {t for t in TOKEN.findall(text.lower()) if len(t) > 1 and t not in STOPWORDS}

@@ -35,6 +35,11 @@ def query_terms(query: str, limit: int = 32) -> list[str]:
     return terms[:limit]
 
 
+def content_words(text: str) -> list[str]:
+    """The words of `text` a query can match, as said (`query_terms` drops stopwords and single letters)."""
+    return [w for w in TOKEN.findall(text) if len(w) > 1 and w.lower() not in STOPWORDS]
+
+
 def word_count(text: str) -> int:
     return len(text.split())
 
