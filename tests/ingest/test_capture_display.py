@@ -47,6 +47,21 @@ def _wait_for(predicate, timeout: float, what: str):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def _screen_report(env: dict, chromium: list, root: Path, openbox: list) -> str:
+    """What the display held when a wait failed: the windows by name, the processes' state, the
+    last browser's log, so a failure in CI says why."""
+    names = subprocess.run(["xdotool", "search", "--name", "."], env=env, capture_output=True, text=True).stdout
+    titles = []
+    for window in names.split()[:20]:
+        name = subprocess.run(["xdotool", "getwindowname", window], env=env, capture_output=True, text=True)
+        titles.append(name.stdout.strip())
+    log = root / f"chromium-{len(chromium) - 1}.log"
+    tail = log.read_text(encoding="utf-8", errors="replace")[-1500:] if log.exists() else ""
+    openbox_log = (root / "openbox.log").read_text(encoding="utf-8", errors="replace")[-500:]
+    return (f"openbox launches={len(openbox)} exit={openbox[-1].poll()} log={openbox_log!r}; chromium launches={len(chromium)} exit={chromium[-1].poll()}; "
+            f"windows={titles}; last chromium log: {tail}")
+
+
 def _settled_screen(display: str):
     """A check that is true once the page's text is on screen and two grabs in a row are the same
     (no infobar still sliding in), so the tests see one steady screen."""
@@ -88,26 +103,56 @@ def display(tmp_path_factory, tesseract):
             number = pipe.readline().strip()
         assert number.isdigit(), "Xvfb did not report a display number"
         env = {**os.environ, "DISPLAY": f":{number}"}
-        procs.append(subprocess.Popen(["openbox"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        profile = root / "chromium-profile"  # a throwaway profile: no first-run state, nothing shared
-        procs.append(subprocess.Popen(
-            ["chromium", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--password-store=basic",
-             f"--user-data-dir={profile}", "--window-position=0,0", "--window-size=1280,800",
-             f"--app={(root / 'page.html').as_uri()}"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        openbox: list[subprocess.Popen] = []
+
+        def launch_openbox() -> None:
+            with open(root / "openbox.log", "ab") as log:
+                openbox.append(subprocess.Popen(["openbox"], env=env, stdout=log, stderr=log))
+            procs.append(openbox[-1])
+
+        launch_openbox()
+        chromium: list[subprocess.Popen] = []  # the one running now is the last
+
+        def launch_chromium() -> None:
+            attempt = len(chromium)
+            profile = root / f"chromium-profile-{attempt}"  # a throwaway profile: no first-run state, nothing shared
+            log = open(root / f"chromium-{attempt}.log", "wb")  # noqa: SIM115  (closed with the process)
+            proc = subprocess.Popen(
+                ["chromium", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--password-store=basic",
+                 f"--user-data-dir={profile}", "--window-position=0,0", "--window-size=1280,800",
+                 f"--app={(root / 'page.html').as_uri()}"],
+                env=env, stdout=log, stderr=log)
+            log.close()
+            chromium.append(proc)
+            procs.append(proc)
+
+        launch_chromium()
+        started = [time.monotonic()]
 
         def front_title():
             out = subprocess.run(["xdotool", "getactivewindow", "getwindowname"], env=env, capture_output=True,
                                  text=True)
             if out.stdout.strip() == TITLE:
                 return True
+            if openbox[-1].poll() is not None and len(openbox) < 3:
+                launch_openbox()  # seen exiting with 1 at start, once in a few runs: its log says why
             # a window mapped before openbox was managing the screen is never given the focus: ask for it
-            subprocess.run(["xdotool", "search", "--name", TITLE, "windowactivate"], env=env,
+            subprocess.run(["xdotool", "search", "--onlyvisible", "--name", TITLE, "windowactivate"], env=env,
                            capture_output=True, text=True)
+            # a browser that died or never opened its window in 40 s is started again, twice at most
+            stuck = chromium[-1].poll() is not None or time.monotonic() - started[0] > 40
+            if stuck and len(chromium) < 3:
+                chromium[-1].kill()
+                chromium[-1].wait(timeout=10)
+                launch_chromium()
+                started[0] = time.monotonic()
             return False
 
-        _wait_for(front_title, 120, "the Chromium window to come to the front")
+        try:
+            _wait_for(front_title, 130, "the Chromium window to come to the front")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; {_screen_report(env, chromium, root, openbox)}") from None
         _wait_for(_settled_screen(env["DISPLAY"]), 60, "the page to be painted and the screen to settle")
         yield env["DISPLAY"]
     finally:
