@@ -386,10 +386,16 @@ def _looks_like_password(secret: str, quoted: bool, next_char: str) -> bool:
         return False
     if quoted:
         return True
-    if not _is_plain_word(secret):
+    if not _is_plain_word(secret) or _case_inside(secret):
         return True
     ends_clause = next_char == "" or next_char in ".!?,;)\n"
     return ends_clause and len(secret) >= 6 and "-" not in secret
+
+
+def _case_inside(token: str) -> bool:
+    """A capital after a small letter twice or more ("xvhfauPEzD-PxWy"): a generated password, which
+    a plain word ("Swordfish", "well-known", "iPhone") is not."""
+    return len(re.findall(r"[^\W\d_A-Z][A-Z]", token)) >= 2
 
 
 def _strong(secret: str) -> bool:

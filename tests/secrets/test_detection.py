@@ -70,6 +70,8 @@ def test_cued_api_key_requires_machine_like_token():
         ("the passcode is 918273", "918273"),
         ("Password for the router is 'correcthorse'", "correcthorse"),
         ("my PIN is 4821", "4821"),
+        # a generated password of letters only, hyphen-grouped: its inner capitals mark it, not a digit
+        ("the staging password is xvhfauPEzD-PxWy\n0e90e0", "xvhfauPEzD-PxWy"),
     ],
 )
 def test_passwords_capture_only_the_token(text, secret):
@@ -149,6 +151,8 @@ def test_caption_is_truncated_around_the_secret():
         "I ran 10000 steps and 5 miles in 2023, burning 1234567890 calories lol",
         "The years 1999 2000 2001 were wild.",
         "My password is hard to remember",
+        "the new password is well-known to everyone",
+        "the password is JavaScript and TypeScript",
         "I forgot my password again, ugh",
         "Password: make sure you pick a strong one",
         "The pin is broken on my backpack",
