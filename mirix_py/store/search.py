@@ -28,6 +28,7 @@ from mirix_py.store.questions import QUESTION_POOL
 from mirix_py.store.seen_actors import SeenActors
 from mirix_py.store.restatements import fuse_apart, restating, weigh_down
 from mirix_py.store.tables import MemoryRow
+from mirix_py.store.vault_subject import weigh_down_other_subjects
 from mirix_py.text.clauses import question_parts
 from mirix_py.text.words import STOPWORDS
 
@@ -279,7 +280,7 @@ class Searcher:
         missing = [i for i, _ in ranked if i not in records]
         if missing:
             records.update(self.store.get_many(missing, user_id=user_id))
-        ranked = weigh_down(ranked, records)[:limit]
+        ranked = weigh_down_other_subjects(weigh_down(ranked, records), records, query)[:limit]
         hits = []
         for memory_id, score in ranked:
             memory = records.get(memory_id)
