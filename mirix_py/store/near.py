@@ -12,7 +12,7 @@ again by `rebuild` after a restore or a migration.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from typing import Iterable, Protocol, Sequence
 
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
@@ -86,3 +86,37 @@ def inputs_by_user(conn: Connection) -> dict[str, list[str]]:
         if input_id is not None:  # always, by the WHERE above
             by_user.setdefault(user_id, []).append(input_id)
     return by_user
+
+
+class NearIndex(Protocol):
+    """What a full-text backend offers for the neighbours' words (both backends implement it)."""
+
+    def refresh_near(self, conn: Connection, user_id: str, input_ids: Iterable[str]) -> None: ...
+
+    def clear_near(self, conn: Connection, user_id: str, memory_ids: Iterable[str]) -> None: ...
+
+
+def summarised_inputs(conn: Connection) -> dict[str, tuple[list[str], list[str]]]:
+    """User -> (the inputs holding an episode that sums up several turns, those episodes' ids)."""
+    found: dict[str, tuple[list[str], list[str]]] = {}
+    for memory_id, user_id, input_id, source_ids in conn.execute(
+            select(col(MemoryRow.id), col(MemoryRow.user_id), col(MemoryRow.input_id), col(MemoryRow.source_ids))
+            .where(col(MemoryRow.input_id).is_not(None), col(MemoryRow.memory_type) == EPISODIC)).all():
+        if input_id is not None and sums_up(source_ids or []):
+            inputs, summaries = found.setdefault(user_id, ([], []))
+            if input_id not in inputs:
+                inputs.append(input_id)
+            summaries.append(memory_id)
+    return found
+
+
+def renew_summarised(conn: Connection, index: NearIndex) -> int:
+    """Write again the neighbours' words of the inputs a summary episode sits in, as from their turns
+    only, and clear the summaries' own (a store written before summaries were kept out of the turns
+    held their words in the turns' rows). Returns how many summaries were found."""
+    count = 0
+    for user_id, (inputs, summaries) in summarised_inputs(conn).items():
+        index.refresh_near(conn, user_id, inputs)
+        index.clear_near(conn, user_id, summaries)
+        count += len(summaries)
+    return count

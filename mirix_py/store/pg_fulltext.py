@@ -93,6 +93,14 @@ class PostgresFullText:
             {"ids": list(near), "nears": [v or None for v in near.values()]})
         self.forget(user_id)
 
+    def clear_near(self, conn: Connection, user_id: str, memory_ids: Iterable[str]) -> None:
+        """Empty `memory.near` of these memories (the triggers write the postings)."""
+        ids = list(memory_ids)
+        if ids:
+            conn.execute(sql("UPDATE memory SET near = NULL WHERE user_id = :u AND id = ANY(CAST(:ids AS text[])) "
+                             "AND near IS NOT NULL"), {"u": user_id, "ids": ids})
+            self.forget(user_id)
+
     def forget(self, user_id: str) -> None:
         """Drop this process's cached counts of a user (after a write)."""
         self._stats.pop(user_id, None)

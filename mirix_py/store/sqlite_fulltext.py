@@ -164,6 +164,14 @@ class SQLiteFullText:
         if changed:
             conn.execute(sql("UPDATE memory_fts SET near = :n WHERE rowid = :r"), changed)
 
+    def clear_near(self, conn: Connection, user_id: str, memory_ids: Iterable[str]) -> None:
+        """Empty the neighbours' words of these memories' rows."""
+        params = [{"lo": home, "hi": home + PROBE_SLOTS - 1, "id": memory_id}
+                  for home, memory_id in ((fts_rowid(user_id, m), m) for m in memory_ids)]
+        if params:
+            conn.execute(sql("UPDATE memory_fts SET near = NULL WHERE rowid BETWEEN :lo AND :hi "
+                             "AND memory_id = :id AND near IS NOT NULL"), params)
+
     def delete(self, conn: Connection, items: Iterable[tuple[str, str]]) -> None:
         """items: (user_id, memory_id)"""
         params = [{"lo": home, "hi": home + PROBE_SLOTS - 1, "id": memory_id}

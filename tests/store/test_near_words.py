@@ -135,3 +135,31 @@ def test_for_a_large_user_a_common_term_matches_own_words_only(mx_sqlite, user_i
     mx_sqlite.store.fulltext._counts.clear()
     assert ids[1] in found("drummer")  # a rare term still matches the neighbours' words
     assert ids[1] not in found("band") and ids[0] in found("band")
+
+
+def test_a_store_written_with_summaries_as_neighbours_is_renewed(mx, user_id):
+    """What migration 0011 does for stores written before summaries were kept out of the turns' rows."""
+    from mirix_py.store.near import renew_summarised
+
+    turns = _session(mx, user_id, "in_a", [("Ana", "The violin teacher moved to Porto."),
+                                           ("Ben", "Lunch was late today.")])
+    [summary] = [c.memory_id for c in mx.store.apply(
+        [InsertOp(memory=EpisodicMemory(user_id=user_id, actor="Ana", source_ids=["D1:1", "D1:2", "in_a"],
+                                        summary="Ana and Ben talk about a marathon in Lisbon",
+                                        occurred_at=T0 + timedelta(seconds=5)))],
+        user_id=user_id, actor="episodic_memory_manager")]
+    expected = {i: _near_of(mx, i) for i in [*turns, summary]}
+    postgres = mx.store.engine.dialect.name == "postgresql"
+    where = "memory SET near = :n WHERE id" if postgres else "memory_fts SET near = :n WHERE memory_id"
+    with mx.store.engine.begin() as conn:  # the rows as the earlier version wrote them: the summary a turn
+        for memory_id in [*turns, summary]:
+            conn.execute(text(f"UPDATE {where} = :i"), {"n": "Lisbon marathon Porto", "i": memory_id})
+    assert "Lisbon" in _near_of(mx, turns[0])
+    with mx.store.engine.begin() as conn:
+        assert renew_summarised(conn, mx.store.fulltext) == 1
+    assert {i: _near_of(mx, i) for i in [*turns, summary]} == expected
+    assert not _near_of(mx, summary) and "Lisbon" not in _near_of(mx, turns[0])
+    assert [h.memory.id for h in mx.search("marathon Lisbon", user_id=user_id, method="bm25")] == [summary]
+    with mx.store.engine.begin() as conn:
+        assert renew_summarised(conn, mx.store.fulltext) == 1  # again: nothing changes
+    assert {i: _near_of(mx, i) for i in [*turns, summary]} == expected
