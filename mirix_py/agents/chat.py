@@ -12,14 +12,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone, tzinfo
-from typing import TYPE_CHECKING, Annotated, Any, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Collection, Sequence
 
 import asyncio
 
 from mirix_py.agents.definitions import AgentDefinition
 from mirix_py.agents.offline.rules import extract_keywords, parse_time_range
 from mirix_py.text.passages import FOCUS_WORDS, focus, query_stems, stem, text_stems
-from mirix_py.store.restatements import restatements
+from mirix_py.store.restatements import cited_inputs, restatements
 from mirix_py.boundary.timezones import display_zone, shown_text
 from mirix_py.text.words import STOPWORDS
 from mirix_py.tools.params import MemoryTypeName, SearchMethodName
@@ -117,7 +117,7 @@ def _relevance(question: str, text: str, similarity: float | None, *, by_words: 
 
 
 def matching_hits(question: str, hits: Sequence[SearchHit], *, timed: bool = False,
-                  similarities: Sequence[float] | None = None) -> list[SearchHit]:
+                  similarities: Sequence[float] | None = None, tags: Collection[str] = ()) -> list[SearchHit]:
     """The hits that answer to the question, best first: a memory must hold a word of the question
     or (given `similarities`, the cosine of each hit's vector with the question's) be close to it
     in meaning, and hold a name the question asks about, when it asks about one; ranking within a
@@ -125,11 +125,12 @@ def matching_hits(question: str, hits: Sequence[SearchHit], *, timed: bool = Fal
     several things said, a chat exchange) matches by a word besides those names only: it names the
     people of what it sums up and is close in meaning to many questions about them, while the turns
     it restates match by their own words. Inside a time range the question asked for ("what
-    happened last week?"), a question with no other words keeps the hits of that range."""
+    happened last week?"), a question with no other words keeps the hits of that range. `tags`: the
+    caller's ids of the hits' inputs (`summaries.sums_up`)."""
     scored = []
     for i, h in enumerate(hits):
         value = _relevance(question, h.text, similarities[i] if similarities is not None else None,
-                           by_words=bool(restatements(h.memory.source_ids)))
+                           by_words=bool(restatements(h.memory.source_ids, tags)))
         if value is not None:
             scored.append((value, i, h))
     if not scored and timed:
@@ -139,7 +140,7 @@ def matching_hits(question: str, hits: Sequence[SearchHit], *, timed: bool = Fal
     # what restates others comes after what it restates, as in search (`store.restatements`): a question
     # asked in chat matches itself best but answers nothing, and a model's summary or fact is close in
     # meaning to many questions while the turns it sums up hold the words that were said
-    scored.sort(key=lambda x: (restatements(x[2].memory.source_ids), -x[0], -x[2].score, x[1]))
+    scored.sort(key=lambda x: (restatements(x[2].memory.source_ids, tags), -x[0], -x[2].score, x[1]))
     return [h for _, _, h in scored]
 
 
@@ -309,7 +310,9 @@ class ChatFlow:
                 lines.append(f"- [{block.id}] {line}")
                 if block.id not in cited:
                     cited.append(block.id)
-        for hit in matching_hits(question, retrieval.hits, timed=retrieval.timed, similarities=hit_similar):
+        tags = self.store.input_tags(cited_inputs(h.memory.source_ids for h in retrieval.hits))
+        for hit in matching_hits(question, retrieval.hits, timed=retrieval.timed, similarities=hit_similar,
+                                 tags=tags):
             vault = isinstance(hit.memory, KnowledgeVaultMemory)
             text = f"{hit.text}" if vault else prompt_text(hit, self.store, retrieval.question)
             if text is not None and len(lines) < OFFLINE_ANSWER_ITEMS:

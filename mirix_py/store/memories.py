@@ -29,6 +29,7 @@ from mirix_py.records import (
 from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.embeddings import Embedder, EmbeddingsAhead
 from mirix_py.store.fulltext import FullTextIndex
+from mirix_py.store.input_tags import InputTags
 from mirix_py.secrets.guard import Known, SecretGuard
 from mirix_py.store.patches import diff_state, undiff_state
 from mirix_py.store.sessions import SessionIndex, input_of, sessions_for
@@ -77,6 +78,7 @@ class MemoryStore:
         self.guard = guard
         self.sessions = sessions if sessions is not None else sessions_for(engine)
         self._known: dict[str, tuple[tuple, Known]] = {}  # user -> (vault stamp, its values)
+        self.input_tags = InputTags(engine)  # the caller's ids of inputs, which memories cite beside them
         # texts a flow started embedding before its write (`embed_ahead`); `_embed_texts` takes them
         self.ahead = EmbeddingsAhead()
 

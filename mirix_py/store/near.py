@@ -19,6 +19,8 @@ from sqlalchemy.engine import Connection
 from sqlmodel import col
 
 from mirix_py.records import MemoryType
+from mirix_py.store.input_tags import tags_of
+from mirix_py.store.questions import INPUT_PREFIX
 from mirix_py.store.summaries import sums_up
 from mirix_py.store.tables import MemoryRow
 from mirix_py.text.words import content_words
@@ -62,11 +64,18 @@ def input_turns(conn: Connection, user_id: str, input_ids: Iterable[str]) -> dic
                col(MemoryRow.memory_type) == EPISODIC)
         .order_by(col(MemoryRow.input_id), col(MemoryRow.occurred_at), col(MemoryRow.created_at),
                   col(MemoryRow.id))).all()
+    tags = _tags(conn, rows)
     turns: dict[str, list[tuple[str, str]]] = {}
     for memory_id, input_id, text, source_ids in rows:
-        if input_id is not None and not sums_up(source_ids or []):  # input_id: always, by the IN above
+        if input_id is not None and not sums_up(source_ids or [], tags):  # input_id: always, by the IN above
             turns.setdefault(input_id, []).append((memory_id, text or ""))
     return turns
+
+
+def _tags(conn: Connection, rows: Sequence[Sequence]) -> frozenset[str]:
+    """The caller's ids of the inputs these memory rows (their last column: source ids) cite."""
+    cited = {s for row in rows for s in (row[-1] or []) if s.startswith(INPUT_PREFIX)}
+    return frozenset(t for t in tags_of(conn, cited).values() if t)
 
 
 def near_of_inputs(conn: Connection, user_id: str, input_ids: Iterable[str]) -> dict[str, str]:
@@ -99,10 +108,12 @@ class NearIndex(Protocol):
 def summarised_inputs(conn: Connection) -> dict[str, tuple[list[str], list[str]]]:
     """User -> (the inputs holding an episode that sums up several turns, those episodes' ids)."""
     found: dict[str, tuple[list[str], list[str]]] = {}
-    for memory_id, user_id, input_id, source_ids in conn.execute(
-            select(col(MemoryRow.id), col(MemoryRow.user_id), col(MemoryRow.input_id), col(MemoryRow.source_ids))
-            .where(col(MemoryRow.input_id).is_not(None), col(MemoryRow.memory_type) == EPISODIC)).all():
-        if input_id is not None and sums_up(source_ids or []):
+    rows = conn.execute(
+        select(col(MemoryRow.id), col(MemoryRow.user_id), col(MemoryRow.input_id), col(MemoryRow.source_ids))
+        .where(col(MemoryRow.input_id).is_not(None), col(MemoryRow.memory_type) == EPISODIC)).all()
+    tags = _tags(conn, rows)
+    for memory_id, user_id, input_id, source_ids in rows:
+        if input_id is not None and sums_up(source_ids or [], tags):
             inputs, summaries = found.setdefault(user_id, ([], []))
             if input_id not in inputs:
                 inputs.append(input_id)

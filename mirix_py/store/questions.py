@@ -8,7 +8,7 @@ memory that also cites anything else said ranks as usual. Pure functions."""
 from __future__ import annotations
 
 import uuid
-from typing import Sequence
+from typing import Collection, Sequence
 
 QUESTION_PREFIX = "chat-q-"
 ANSWER_PREFIX = "chat-a-"
@@ -22,8 +22,9 @@ def exchange_ids() -> tuple[str, str]:
     return QUESTION_PREFIX + tag, ANSWER_PREFIX + tag
 
 
-def asks_only(source_ids: Sequence[str]) -> bool:
-    """Whether a memory with these source ids cites chat exchanges (questions, answers) and nothing else."""
-    cited = [s for s in source_ids if not s.startswith(INPUT_PREFIX)]
+def asks_only(source_ids: Sequence[str], tags: Collection[str] = ()) -> bool:
+    """Whether a memory with these source ids cites chat exchanges (questions, answers) and nothing else
+    (`tags`: the caller's ids of its inputs, as for `summaries.sums_up`)."""
+    cited = [s for s in source_ids if not s.startswith(INPUT_PREFIX) and s not in tags]
     return bool(cited) and all(s.startswith((QUESTION_PREFIX, ANSWER_PREFIX)) for s in cited)
 

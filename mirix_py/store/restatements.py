@@ -12,34 +12,41 @@ index's word counts). Pure functions."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Collection, Mapping, Sequence
+from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
 
-from mirix_py.store.questions import asks_only
+from mirix_py.store.questions import INPUT_PREFIX, asks_only
 from mirix_py.store.summaries import sums_up
 
 RESTATEMENT_WEIGHT = 0.25  # hybrid (RRF, k=10): rank 1 falls below rank 30; BM25 and cosine scores are cut to a quarter
 
 
-def restatements(source_ids: Sequence[str]) -> int:
-    """How many kinds of restatement a memory with these source ids is (0, 1 or 2)."""
-    return int(asks_only(source_ids)) + int(sums_up(source_ids))
+def restatements(source_ids: Sequence[str], tags: Collection[str] = ()) -> int:
+    """How many kinds of restatement a memory with these source ids is (0, 1 or 2); `tags`: the
+    caller's ids of its inputs (`summaries.sums_up`)."""
+    return int(asks_only(source_ids, tags)) + int(sums_up(source_ids, tags))
 
 
-def weigh_down(ranked: Sequence[tuple[str, float]], records: dict[str, Any]) -> list[tuple[str, float]]:
+def weigh_down(ranked: Sequence[tuple[str, float]], records: dict[str, Any],
+               tags: Collection[str] = ()) -> list[tuple[str, float]]:
     """`ranked` (id, score), best first, with every restating memory's score weighed down (a positive
     score by RESTATEMENT_WEIGHT, a negative one by -1, per kind) and the list sorted again."""
     out = []
     for memory_id, score in ranked:
         memory = records.get(memory_id)
-        for _ in range(restatements(memory.source_ids) if memory is not None else 0):
+        for _ in range(restatements(memory.source_ids, tags) if memory is not None else 0):
             score = score * RESTATEMENT_WEIGHT if score > 0 else score - 1.0
         out.append((memory_id, score))
     return sorted(out, key=lambda item: -item[1])
 
 
-def restating(source_ids: Mapping[str, Sequence[str]]) -> set[str]:
+def restating(source_ids: Mapping[str, Sequence[str]], tags: Collection[str] = ()) -> set[str]:
     """The ids, among these (id -> cited ids), of memories that restate others."""
-    return {memory_id for memory_id, cited in source_ids.items() if restatements(cited)}
+    return {memory_id for memory_id, cited in source_ids.items() if restatements(cited, tags)}
+
+
+def cited_inputs(source_ids: Iterable[Sequence[str]]) -> set[str]:
+    """The input ids among these memories' cited ids (whose caller ids `tags` are)."""
+    return {s for cited in source_ids for s in cited if s.startswith(INPUT_PREFIX)}
 
 
 def fuse_apart(fuse: Callable[[Sequence[Sequence[str]]], list[tuple[str, float]]], legs: Sequence[Sequence[str]],

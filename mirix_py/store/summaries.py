@@ -4,16 +4,18 @@ so they follow the turns that match (benchmarks/docs/local_model.md). Pure funct
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Collection, Sequence
 
 from mirix_py.store.questions import INPUT_PREFIX
 
 
-def sums_up(source_ids: Sequence[str]) -> bool:
+def sums_up(source_ids: Sequence[str], tags: Collection[str] = ()) -> bool:
     """Whether a memory with these source ids sums up several things said in one input: more cited ids
     than inputs, and at least two (a turn cites itself and its input; a memory of screens cites each
-    frame with the frame's own input, and frames are kept nowhere else, so it is a source itself)."""
+    frame with the frame's own input, and frames are kept nowhere else, so it is a source itself).
+    `tags`: the caller's ids of the inputs (`add(source_id=...)`), which every memory of an input
+    cites beside it and which say nothing; `MemoryStore.input_tags` reads them."""
     inputs = sum(s.startswith(INPUT_PREFIX) for s in source_ids)
-    said = len(source_ids) - inputs
+    said = sum(not s.startswith(INPUT_PREFIX) and s not in tags for s in source_ids)
     return said >= 2 and said > inputs
 

@@ -21,6 +21,35 @@ def test_a_summary_cites_several_things_said_in_one_input():
     assert not sums_up(["in_1", "frame1.png", "in_2", "frame2.png"])
 
 
+def test_the_callers_id_of_an_input_is_not_a_thing_said():
+    """`add(..., source_id="conv-26/session_1")`: every memory of the input cites the tag too."""
+    turn = ["in_1", "conv-26/session_1", "D1:3"]
+    assert sums_up(turn) and not sums_up(turn, tags={"conv-26/session_1"})
+    assert sums_up(["in_1", "conv-26/session_1", "D1:3", "D1:4"], tags={"conv-26/session_1"})
+    records = _records(t=turn, s=["in_1", "conv-26/session_1", "D1:3", "D1:4"])
+    out = weigh_down([("s", 0.9), ("t", 0.5)], records, tags={"conv-26/session_1"})
+    assert [i for i, _ in out] == ["t", "s"] and dict(out)["t"] == 0.5
+
+
+def test_turns_added_with_a_callers_id_keep_their_rank_and_their_neighbours_words(mx, user_id):
+    from mirix_py.store.near import near_of_inputs
+
+    said = [("Ana", "Did you ever find a drummer for the wedding band?"), ("Ben", "Yes! Priya said she would do it."),
+            ("Ana", "That is wonderful news.")]
+    result = mx.add([{"role": "user", "name": who, "content": text, "id": f"D1:{n}"} for n, (who, text) in
+                     enumerate(said, 1)], user_id=user_id, source_id="conv-1/session_1")
+    [input_id] = result.input_ids
+    with mx.store.engine.connect() as conn:
+        near = near_of_inputs(conn, user_id, [input_id])
+    reply = next(h.memory for h in mx.search("Priya said she would do it", user_id=user_id, method="bm25")
+                 if "Priya" in h.text and h.memory.memory_type.value == "episodic")
+    assert reply.source_ids == [input_id, "conv-1/session_1", "D1:2"]
+    assert "drummer" in near[reply.id]  # a turn, not a summary: its neighbours' words are written
+    found = [h.memory.id for h in mx.search("drummer for the wedding band", user_id=user_id, method="bm25", limit=5)]
+    assert reply.id in found  # by its neighbours' words
+    assert mx.store.input_tags([input_id]) == {"conv-1/session_1"}
+
+
 def test_summaries_follow_the_turns_weighed_by_their_own_score():
     records = _records(s1=["t1", "t2"], a=["t1"], s2=["t3", "t4"], b=["t3"], c=["t5"])
     ranked = [("s1", 0.9), ("a", 0.8), ("s2", 0.7), ("b", 0.6), ("c", 0.1)]
