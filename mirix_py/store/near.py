@@ -105,29 +105,28 @@ class NearIndex(Protocol):
     def clear_near(self, conn: Connection, user_id: str, memory_ids: Iterable[str]) -> None: ...
 
 
-def summarised_inputs(conn: Connection) -> dict[str, tuple[list[str], list[str]]]:
-    """User -> (the inputs holding an episode that sums up several turns, those episodes' ids)."""
-    found: dict[str, tuple[list[str], list[str]]] = {}
+def summaries_by_user(conn: Connection) -> dict[str, list[str]]:
+    """User -> the ids of the episodes that sum up several turns of an input (`summaries.sums_up`)."""
     rows = conn.execute(
-        select(col(MemoryRow.id), col(MemoryRow.user_id), col(MemoryRow.input_id), col(MemoryRow.source_ids))
+        select(col(MemoryRow.id), col(MemoryRow.user_id), col(MemoryRow.source_ids))
         .where(col(MemoryRow.input_id).is_not(None), col(MemoryRow.memory_type) == EPISODIC)).all()
     tags = _tags(conn, rows)
-    for memory_id, user_id, input_id, source_ids in rows:
-        if input_id is not None and sums_up(source_ids or [], tags):
-            inputs, summaries = found.setdefault(user_id, ([], []))
-            if input_id not in inputs:
-                inputs.append(input_id)
-            summaries.append(memory_id)
+    found: dict[str, list[str]] = {}
+    for memory_id, user_id, source_ids in rows:
+        if sums_up(source_ids or [], tags):
+            found.setdefault(user_id, []).append(memory_id)
     return found
 
 
-def renew_summarised(conn: Connection, index: NearIndex) -> int:
-    """Write again the neighbours' words of the inputs a summary episode sits in, as from their turns
-    only, and clear the summaries' own (a store written before summaries were kept out of the turns
-    held their words in the turns' rows). Returns how many summaries were found."""
+def renew(conn: Connection, index: NearIndex) -> int:
+    """Write every input's neighbours' words again, from its turns only, and clear those of the
+    summaries (stores written before held a summary's words in the turns' rows, and turns added with
+    a caller's id none, both taken for summaries). Only rows that change are written. Returns how
+    many summaries were found."""
+    for user_id, input_ids in inputs_by_user(conn).items():
+        index.refresh_near(conn, user_id, input_ids)
     count = 0
-    for user_id, (inputs, summaries) in summarised_inputs(conn).items():
-        index.refresh_near(conn, user_id, inputs)
+    for user_id, summaries in summaries_by_user(conn).items():
         index.clear_near(conn, user_id, summaries)
         count += len(summaries)
     return count

@@ -139,7 +139,7 @@ def test_for_a_large_user_a_common_term_matches_own_words_only(mx_sqlite, user_i
 
 def test_a_store_written_with_summaries_as_neighbours_is_renewed(mx, user_id):
     """What migration 0011 does for stores written before summaries were kept out of the turns' rows."""
-    from mirix_py.store.near import renew_summarised
+    from mirix_py.store.near import renew
 
     turns = _session(mx, user_id, "in_a", [("Ana", "The violin teacher moved to Porto."),
                                            ("Ben", "Lunch was late today.")])
@@ -156,10 +156,30 @@ def test_a_store_written_with_summaries_as_neighbours_is_renewed(mx, user_id):
             conn.execute(text(f"UPDATE {where} = :i"), {"n": "Lisbon marathon Porto", "i": memory_id})
     assert "Lisbon" in _near_of(mx, turns[0])
     with mx.store.engine.begin() as conn:
-        assert renew_summarised(conn, mx.store.fulltext) == 1
+        assert renew(conn, mx.store.fulltext) == 1
     assert {i: _near_of(mx, i) for i in [*turns, summary]} == expected
     assert not _near_of(mx, summary) and "Lisbon" not in _near_of(mx, turns[0])
     assert [h.memory.id for h in mx.search("marathon Lisbon", user_id=user_id, method="bm25")] == [summary]
     with mx.store.engine.begin() as conn:
-        assert renew_summarised(conn, mx.store.fulltext) == 1  # again: nothing changes
+        assert renew(conn, mx.store.fulltext) == 1  # again: nothing changes
     assert {i: _near_of(mx, i) for i in [*turns, summary]} == expected
+
+
+def test_turns_a_caller_tagged_get_their_neighbours_words_when_renewed(mx, user_id):
+    """A store written while tagged turns were taken for summaries held no neighbours' words for them."""
+    from mirix_py.store.near import renew
+
+    said = [("Ana", "Did you ever find a drummer for the wedding band?"), ("Ben", "Yes! Priya said she would do it.")]
+    [input_id] = mx.add([{"role": "user", "name": who, "content": text, "id": f"D1:{n}"}
+                         for n, (who, text) in enumerate(said, 1)], user_id=user_id, source_id="conv-1/session_1").input_ids
+    turns = [m.id for m in mx.list(user_id=user_id, memory_types=["episodic"]) if input_id in m.source_ids]
+    expected = {i: _near_of(mx, i) for i in turns}
+    assert any("drummer" in (near or "") for near in expected.values())
+    postgres = mx.store.engine.dialect.name == "postgresql"
+    where = "memory SET near = NULL WHERE id" if postgres else "memory_fts SET near = NULL WHERE memory_id"
+    with mx.store.engine.begin() as conn:
+        for memory_id in turns:
+            conn.execute(text(f"UPDATE {where} = :i"), {"i": memory_id})
+    with mx.store.engine.begin() as conn:
+        assert renew(conn, mx.store.fulltext) == 0
+    assert {i: _near_of(mx, i) for i in turns} == expected
