@@ -183,3 +183,16 @@ def test_turns_a_caller_tagged_get_their_neighbours_words_when_renewed(mx, user_
     with mx.store.engine.begin() as conn:
         assert renew(conn, mx.store.fulltext) == 0
     assert {i: _near_of(mx, i) for i in turns} == expected
+
+
+def test_turns_of_one_add_without_times_keep_the_order_said(mx, user_id):
+    """Messages with no time of their own are a microsecond apart, in list order: neighbours' words and
+    search context follow the order said, not the memories' random ids."""
+    said = [f"Turn {n} mentions the word{n} marker." for n in range(8)]
+    mx.add([{"role": "user", "content": text} for text in said], user_id=user_id)
+    turns = sorted(mx.list(user_id=user_id, memory_types=["episodic"]), key=lambda m: m.occurred_at)
+    assert [t.summary for t in turns] == said
+    near = _near_of(mx, turns[4].id).split()
+    assert [w for w in near if w.startswith("word")] == ["word1", "word2", "word3", "word5", "word6"]
+    hits = mx.search("word4", user_id=user_id, method="bm25", limit=1, context=1)
+    assert [h.memory.summary for h in hits] == [said[4], said[3], said[5]]

@@ -102,3 +102,19 @@ def test_fuse_apart_ranks_the_sources_among_themselves():
     assert order(apart) == ["b", "a"] and dict(apart)["b"] == dict(rrf_fuse(sources))["b"]
     assert dict(apart)["s0"] == dict(rrf_fuse(legs))["s0"]  # a summary keeps its own score
     assert fuse_apart(rrf_fuse, legs, set()) == rrf_fuse(legs)  # nothing restates: fused as ever
+
+
+def test_a_callers_id_changes_no_ranking(mx, user_id):
+    """The same session added with and without `source_id` ranks the same for every question."""
+    said = [("Ana", "Did you ever find a drummer for the wedding band?"), ("Ben", "Yes! Priya said she would do it."),
+            ("Ana", "That is wonderful news. Is she still teaching violin?"), ("Ben", "Only on Thursdays now."),
+            ("Ana", "My sister moved to Porto last spring."), ("Ben", "Porto is lovely, the bridges at night!")]
+    messages = [{"role": "user", "name": who, "content": text, "id": f"D1:{n}"} for n, (who, text) in enumerate(said, 1)]
+    mx.add(messages, user_id=user_id)
+    mx.add(messages, user_id=user_id + "-tagged", source_id="conv-1/session_1")
+    for question in ("who is the drummer for the wedding band", "when does Priya teach violin",
+                     "where did Ana's sister move", "what did Ben say about Porto"):
+        for method in ("bm25", "hybrid"):
+            plain = [h.text for h in mx.search(question, user_id=user_id, method=method)]
+            tagged = [h.text for h in mx.search(question, user_id=user_id + "-tagged", method=method)]
+            assert tagged == plain, (question, method)

@@ -136,7 +136,9 @@ def prepare_batch(user_id: str, inputs: Sequence[InputRecord], *, known_secrets:
     for record in inputs:
         metadata: dict[str, str] | None = None
         for index, message in enumerate(record.messages):
-            occurred_at = message.occurred_at or record.occurred_at
+            # messages without their own time are said in list order: a microsecond apiece keeps that order
+            # wherever turns are ordered by time (their neighbours' words, search `context`)
+            occurred_at = message.occurred_at or record.occurred_at + timedelta(microseconds=index)
             sources = tuple(s for s in (record.id, record.source_id, message.id) if s)
             text = vaulted(message.content, record, index, message.speaker, occurred_at, sources)
             if metadata is None:  # a window title or file name can show a secret too
