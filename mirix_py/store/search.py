@@ -241,7 +241,9 @@ class Searcher:
         followed by the turns said just before and after it in the same input (`store.neighbours`),
         marked `context_for` and not counted in `limit` (a match already given as context is not
         repeated). A hybrid search for a question that joins questions ("…, and when …?") searches
-        each and takes their rankings in turn (`fuse_parts`)."""
+        each and takes their rankings in turn (`fuse_parts`). What restates others follows it
+        (`restatements`), and so does a vault entry about another subject than the one asked
+        (`vault_subject`)."""
         query = (query or "").strip()
         if not query:
             raise InvalidInput("search query is empty")
