@@ -19,7 +19,7 @@ import asyncio
 from mirix_py.agents.definitions import AgentDefinition
 from mirix_py.agents.offline.rules import extract_keywords, parse_time_range
 from mirix_py.text.passages import FOCUS_WORDS, focus, query_stems, stem, text_stems
-from mirix_py.store.restatements import cited_inputs, restatements
+from mirix_py.store.restatements import restatements
 from mirix_py.boundary.timezones import display_zone, shown_text
 from mirix_py.text.words import STOPWORDS
 from mirix_py.tools.params import MemoryTypeName, SearchMethodName
@@ -310,7 +310,7 @@ class ChatFlow:
                 lines.append(f"- [{block.id}] {line}")
                 if block.id not in cited:
                     cited.append(block.id)
-        tags = self.store.input_tags(cited_inputs(h.memory.source_ids for h in retrieval.hits))
+        tags = self.store.input_tags.cited(h.memory.source_ids for h in retrieval.hits)
         for hit in matching_hits(question, retrieval.hits, timed=retrieval.timed, similarities=hit_similar,
                                  tags=tags):
             vault = isinstance(hit.memory, KnowledgeVaultMemory)

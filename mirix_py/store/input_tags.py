@@ -6,16 +6,22 @@ never changes, so one read is kept."""
 from __future__ import annotations
 
 import threading
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import col
 
+from mirix_py.store.questions import INPUT_PREFIX
 from mirix_py.store.tables import InputRow
 
 MAX_KEPT = 200_000  # inputs whose tag is kept in memory; the oldest half is dropped past it
 _CHUNK = 500  # ids per IN (...)
+
+
+def cited_inputs(source_ids: Iterable[Sequence[str]]) -> set[str]:
+    """The input ids among these memories' cited ids."""
+    return {s for cited in source_ids for s in cited or () if s.startswith(INPUT_PREFIX)}
 
 
 def tags_of(conn: Connection, input_ids: Iterable[str]) -> dict[str, str | None]:
@@ -27,6 +33,11 @@ def tags_of(conn: Connection, input_ids: Iterable[str]) -> dict[str, str | None]
                             .where(col(InputRow.id).in_(ids[n:n + _CHUNK]))).all()
         found.update({input_id: tag for input_id, tag in rows})
     return found
+
+
+def cited_tags(conn: Connection, source_ids: Iterable[Sequence[str]]) -> frozenset[str]:
+    """The caller's ids of the inputs these memories cite (read inside a write's transaction)."""
+    return frozenset(t for t in tags_of(conn, cited_inputs(source_ids)).values() if t)
 
 
 class InputTags:
@@ -46,10 +57,15 @@ class InputTags:
         if missing:
             with self.engine.connect() as conn:
                 found = tags_of(conn, missing)
+            found = {i: found.get(i) for i in missing}  # a memory cites only logged inputs: a miss stays one
             known.update(found)
             with self._lock:
                 if len(self._kept) + len(found) > MAX_KEPT:
                     for stale in list(self._kept)[:len(self._kept) // 2]:
                         del self._kept[stale]
-                self._kept.update(found)  # an input not logged (yet) is looked up again next time
+                self._kept.update(found)
         return frozenset(t for t in known.values() if t)
+
+    def cited(self, source_ids: Iterable[Sequence[str]]) -> frozenset[str]:
+        """The caller's ids of the inputs these memories cite."""
+        return self(cited_inputs(source_ids))

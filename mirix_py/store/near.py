@@ -19,8 +19,7 @@ from sqlalchemy.engine import Connection
 from sqlmodel import col
 
 from mirix_py.records import MemoryType
-from mirix_py.store.input_tags import tags_of
-from mirix_py.store.questions import INPUT_PREFIX
+from mirix_py.store.input_tags import cited_tags
 from mirix_py.store.summaries import sums_up
 from mirix_py.store.tables import MemoryRow
 from mirix_py.text.words import content_words
@@ -64,18 +63,12 @@ def input_turns(conn: Connection, user_id: str, input_ids: Iterable[str]) -> dic
                col(MemoryRow.memory_type) == EPISODIC)
         .order_by(col(MemoryRow.input_id), col(MemoryRow.occurred_at), col(MemoryRow.created_at),
                   col(MemoryRow.id))).all()
-    tags = _tags(conn, rows)
+    tags = cited_tags(conn, (row.source_ids for row in rows))
     turns: dict[str, list[tuple[str, str]]] = {}
     for memory_id, input_id, text, source_ids in rows:
         if input_id is not None and not sums_up(source_ids or [], tags):  # input_id: always, by the IN above
             turns.setdefault(input_id, []).append((memory_id, text or ""))
     return turns
-
-
-def _tags(conn: Connection, rows: Sequence[Sequence]) -> frozenset[str]:
-    """The caller's ids of the inputs these memory rows (their last column: source ids) cite."""
-    cited = {s for row in rows for s in (row[-1] or []) if s.startswith(INPUT_PREFIX)}
-    return frozenset(t for t in tags_of(conn, cited).values() if t)
 
 
 def near_of_inputs(conn: Connection, user_id: str, input_ids: Iterable[str]) -> dict[str, str]:
@@ -110,7 +103,7 @@ def summaries_by_user(conn: Connection) -> dict[str, list[str]]:
     rows = conn.execute(
         select(col(MemoryRow.id), col(MemoryRow.user_id), col(MemoryRow.source_ids))
         .where(col(MemoryRow.input_id).is_not(None), col(MemoryRow.memory_type) == EPISODIC)).all()
-    tags = _tags(conn, rows)
+    tags = cited_tags(conn, (row.source_ids for row in rows))
     found: dict[str, list[str]] = {}
     for memory_id, user_id, source_ids in rows:
         if sums_up(source_ids or [], tags):

@@ -12,9 +12,9 @@ index's word counts). Pure functions."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence
 
-from mirix_py.store.questions import INPUT_PREFIX, asks_only
+from mirix_py.store.questions import asks_only
 from mirix_py.store.summaries import sums_up
 
 RESTATEMENT_WEIGHT = 0.25  # hybrid (RRF, k=10): rank 1 falls below rank 30; BM25 and cosine scores are cut to a quarter
@@ -30,11 +30,21 @@ def weigh_down(ranked: Sequence[tuple[str, float]], records: dict[str, Any],
                tags: Collection[str] = ()) -> list[tuple[str, float]]:
     """`ranked` (id, score), best first, with every restating memory's score weighed down (a positive
     score by RESTATEMENT_WEIGHT, a negative one by -1, per kind) and the list sorted again."""
+    def kinds(memory_id: str) -> int:
+        memory = records.get(memory_id)
+        return restatements(memory.source_ids, tags) if memory is not None else 0
+
+    return weighed_down(ranked, kinds, RESTATEMENT_WEIGHT)
+
+
+def weighed_down(ranked: Sequence[tuple[str, float]], times: Callable[[str], int],
+                 weight: float) -> list[tuple[str, float]]:
+    """`ranked` (id, score) with each score weighed down `times(id)` times (a positive score by
+    `weight`, a negative one by -1), sorted again stably: the rest keep their order."""
     out = []
     for memory_id, score in ranked:
-        memory = records.get(memory_id)
-        for _ in range(restatements(memory.source_ids, tags) if memory is not None else 0):
-            score = score * RESTATEMENT_WEIGHT if score > 0 else score - 1.0
+        for _ in range(times(memory_id)):
+            score = score * weight if score > 0 else score - 1.0
         out.append((memory_id, score))
     return sorted(out, key=lambda item: -item[1])
 
@@ -43,10 +53,6 @@ def restating(source_ids: Mapping[str, Sequence[str]], tags: Collection[str] = (
     """The ids, among these (id -> cited ids), of memories that restate others."""
     return {memory_id for memory_id, cited in source_ids.items() if restatements(cited, tags)}
 
-
-def cited_inputs(source_ids: Iterable[Sequence[str]]) -> set[str]:
-    """The input ids among these memories' cited ids (whose caller ids `tags` are)."""
-    return {s for cited in source_ids for s in cited if s.startswith(INPUT_PREFIX)}
 
 
 def fuse_apart(fuse: Callable[[Sequence[Sequence[str]]], list[tuple[str, float]]], legs: Sequence[Sequence[str]],

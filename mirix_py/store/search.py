@@ -26,7 +26,7 @@ from mirix_py.store.memories import MemoryStore
 from mirix_py.store.names import actor_leg, named_actors, without_names
 from mirix_py.store.questions import QUESTION_POOL
 from mirix_py.store.seen_actors import SeenActors
-from mirix_py.store.restatements import cited_inputs, fuse_apart, restating, weigh_down
+from mirix_py.store.restatements import fuse_apart, restating, weigh_down
 from mirix_py.store.tables import MemoryRow
 from mirix_py.store.vault_subject import weigh_down_other_subjects
 from mirix_py.text.clauses import question_parts
@@ -282,7 +282,7 @@ class Searcher:
         missing = [i for i, _ in ranked if i not in records]
         if missing:
             records.update(self.store.get_many(missing, user_id=user_id))
-        tags = self.store.input_tags(cited_inputs(m.source_ids for m in records.values()))
+        tags = self.store.input_tags.cited(m.source_ids for m in records.values())
         ranked = weigh_down_other_subjects(weigh_down(ranked, records, tags), records, query)[:limit]
         hits = []
         for memory_id, score in ranked:
@@ -360,7 +360,7 @@ class Searcher:
         ids = {i for leg in legs for i in leg}
         cited = {i: m.source_ids for i in ids if (m := records.get(i)) is not None}
         cited.update(self.store.source_ids_of(ids - set(cited), user_id=user_id))
-        return restating(cited, self.store.input_tags(cited_inputs(cited.values())))
+        return restating(cited, self.store.input_tags.cited(cited.values()))
 
     def _lexical(self, query: str, filters: Filters, depth: int, first: int) -> tuple[list[str], dict[str, Memory]]:
         """The full-text leg's ranking and the memories of its `first` ids (whom the query names is

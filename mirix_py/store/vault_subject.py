@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from mirix_py.records import KnowledgeVaultMemory
+from mirix_py.store.restatements import weighed_down
 from mirix_py.text.words import content_words, query_terms
 
 OTHER_SUBJECT_WEIGHT = 0.25  # as a restatement's: rank 1 of a hybrid search falls below rank 30
@@ -36,11 +37,9 @@ def about_another(query: str, memory: KnowledgeVaultMemory) -> bool:
 def weigh_down_other_subjects(ranked: Sequence[tuple[str, float]], records: dict[str, Any],
                               query: str) -> list[tuple[str, float]]:
     """`ranked` (id, score), best first, with each vault entry about another subject weighed down
-    (a positive score by OTHER_SUBJECT_WEIGHT, a negative one by -1), sorted again stably."""
-    out = []
-    for memory_id, score in ranked:
+    (`restatements.weighed_down`, by OTHER_SUBJECT_WEIGHT)."""
+    def other(memory_id: str) -> int:
         memory = records.get(memory_id)
-        if isinstance(memory, KnowledgeVaultMemory) and about_another(query, memory):
-            score = score * OTHER_SUBJECT_WEIGHT if score > 0 else score - 1.0
-        out.append((memory_id, score))
-    return sorted(out, key=lambda item: -item[1])
+        return int(isinstance(memory, KnowledgeVaultMemory) and about_another(query, memory))
+
+    return weighed_down(ranked, other, OTHER_SUBJECT_WEIGHT)
