@@ -54,7 +54,6 @@ def restating(source_ids: Mapping[str, Sequence[str]], tags: Collection[str] = (
     return {memory_id for memory_id, cited in source_ids.items() if restatements(cited, tags)}
 
 
-
 def fuse_apart(fuse: Callable[[Sequence[Sequence[str]]], list[tuple[str, float]]], legs: Sequence[Sequence[str]],
                restating_ids: Collection[str]) -> list[tuple[str, float]]:
     """`fuse(legs)` with the other memories ranked by `fuse` over the legs without the restating ones,
