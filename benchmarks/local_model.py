@@ -98,17 +98,36 @@ def model_texts(mx: Mirix, user_id: str) -> list[str]:
 
 
 PARTS = ("system", "tools", "memories", "batch", "correction")
+PREFIX_HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit")
+PROMPT_EVAL = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
+GENERATION = re.compile(r"^llama_perf_context_print:\s+eval time =\s*([\d.]+) ms /\s*(\d+) runs", re.M)
+
+
+def server_reading(log: str) -> dict[str, Any]:
+    """What a llama-cpp-python server's verbose log says it did: prompt tokens it read, those it kept
+    from the previous prompt (`prefix-match hit`), tokens it wrote, and the time of each."""
+    evals = [(float(ms), int(n)) for ms, n in PROMPT_EVAL.findall(log)]
+    writes = [(float(ms), int(n)) for ms, n in GENERATION.findall(log)]
+    read, read_ms = sum(n for _, n in evals), sum(ms for ms, _ in evals)
+    written, write_ms = sum(n for _, n in writes), sum(ms for ms, _ in writes)
+    return {"calls": len(evals), "prompt_tokens_read": read, "prompt_tokens_reused": sum(map(int, PREFIX_HIT.findall(log))),
+            "prompt_seconds": round(read_ms / 1000, 1), "read_tokens_per_s": round(read / read_ms * 1000, 1) if read_ms else None,
+            "completion_tokens": written, "completion_seconds": round(write_ms / 1000, 1),
+            "write_tokens_per_s": round(written / write_ms * 1000, 1) if write_ms else None}
 
 
 def run_mode(args, conv, batches, embedder, data_dir: Path) -> dict[str, Any]:
     calls = Meter()
     client = MeteredClient(model_client(args.url, args.model, args.mode == "functions"), calls, "server")
-    settings = Settings(data_dir=data_dir, llm_timeout_s=args.timeout, llm_structured_output=args.structured)
+    settings = Settings(data_dir=data_dir, llm_timeout_s=args.timeout, llm_structured_output=args.structured,
+                        llm_prompt_order=args.prompt_order)
     mx = Mirix(settings=settings, embedder=embedder, model_client=client)
     definitions = load_definitions()
     bounds = {d.name: d.model.get("max_tokens") for d in definitions.values()}
     user = conv.user_id
     rows = []
+    log = Path(args.server_log) if args.server_log else None
+    log_start = log.stat().st_size if log and log.exists() else 0
     started = time.perf_counter()
     for k, batch in enumerate(batches, 1):
         n_calls = len(calls.calls)
@@ -157,6 +176,10 @@ def run_mode(args, conv, batches, embedder, data_dir: Path) -> dict[str, Any]:
         "routing_same_as_rules": f"{agree}/{statuses['processed']}",
         "routing_by_type": routing_by_type(rows),
     }
+    if log and log.exists():  # the server's own account of the ingestion
+        with log.open("rb") as f:
+            f.seek(log_start)
+            summary["server"] = server_reading(f.read().decode("utf-8", "replace"))
     summary.update(store_properties(mx, user, batches))
     summary["writes_by_type_and_writer"] = {f"{t}/{w}": c for (t, w), c in sorted(writers(mx, user).items())}
     summary["model_memories_sample"] = model_texts(mx, user)[:16]
@@ -278,6 +301,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--structured", default="auto")
+    parser.add_argument("--prompt-order", choices=("batch_first", "instructions_first"),
+                        default=Settings.model_fields["llm_prompt_order"].default,
+                        help="Settings.llm_prompt_order (default: the product's)")
+    parser.add_argument("--server-log", default=None,
+                        help="the server's verbose log (scripts/local_model.sh: run/<mode>.log): tokens read, "
+                             "reused from the previous prompt, written, and their speeds during the ingestion")
     parser.add_argument("--out", default=None, help="JSON file for the results")
     parser.add_argument("--work", default=None,
                         help="folder for the two stores, kept after the run (default: a new temporary folder)")

@@ -38,7 +38,7 @@ INPUT_LINE = re.compile(r"^\[id=(?P<id>[^\]]+)\] \S+ (?P<who>[^:(\[]+?)(?: \[[^\
 def minimal_model(req: ScriptRequest):
     """The smallest valid reply for each agent: one memory per manager, in the batch's own words
     (the engine rejects memories whose words are not in the batch) and citing every message."""
-    inputs = list(INPUT_LINE.finditer(req.last_text))
+    inputs = list(INPUT_LINE.finditer(req.task_text))
     first = inputs[0] if inputs else None
     if req.agent == "meta_memory_manager":
         return [("trigger_memory_managers", {"memory_types": ROUTE})]
@@ -51,7 +51,7 @@ def minimal_model(req: ScriptRequest):
     if req.agent in ("core_memory_manager", "knowledge_vault_manager"):
         return [("nothing_to_record", {})]  # a manager must answer with a tool call
     if req.agent == "topic_extractor":
-        return json.dumps({"topics": req.last_text.split()[-3:], "start": None, "end": None})
+        return json.dumps({"topics": req.task_text.split()[-3:], "start": None, "end": None})
     if req.agent == "chat_agent":
         return "I don't know."
     raise AssertionError(req.agent)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
+
+PromptOrder = Literal["batch_first", "instructions_first"]
 
 
 # The turns around the first N matches that every search for a reader returns (SDK, REST, chat, `/context`,
@@ -62,6 +64,12 @@ class Settings(BaseModel):
         default=3, ge=1, le=6,
         description="Memory managers one batch may run when the router picks more: the types the batch's form "
                     "offers first (vault, procedures, resources), then episodes, facts, core last.")
+    llm_prompt_order: PromptOrder = Field(
+        default="batch_first",
+        description="Where the batch sits in each agent's prompt: batch_first (first, the same start for every "
+                    "agent of a batch: a server that keeps its last prompt's state, such as llama-cpp-python or "
+                    "Ollama, reads it once a batch) or instructions_first (each agent's instructions first: for a "
+                    "server caching many prompts' prefixes, such as vLLM).")
     llm_structured_output: str = Field(
         default="auto", pattern="^(auto|json_schema|json_object_schema|none)$",
         description="How text-mode replies are constrained: json_schema (OpenAI, vLLM), json_object_schema "
@@ -98,7 +106,8 @@ class Settings(BaseModel):
         }
         for key, name in (("llm_timeout_s", "MIRIX_LLM_TIMEOUT"), ("llm_max_tokens", "MIRIX_LLM_MAX_TOKENS"),
                           ("llm_structured_output", "MIRIX_LLM_STRUCTURED_OUTPUT"),
-                          ("llm_max_managers", "MIRIX_LLM_MAX_MANAGERS")):
+                          ("llm_max_managers", "MIRIX_LLM_MAX_MANAGERS"),
+                          ("llm_prompt_order", "MIRIX_LLM_PROMPT_ORDER")):
             if env.get(name):
                 values[key] = env[name]
         if env.get("MIRIX_MAX_INPUT_CHARS"):

@@ -50,7 +50,7 @@ def test_no_planted_secret_in_any_byte_or_answer_with_a_model_that_copies_its_pr
     from mirix_py.llm.scripted import ScriptedChatCompletionClient
 
     def script(req):
-        text = req.last_text
+        text = req.task_text
         if req.agent == "meta_memory_manager":
             return [("trigger_memory_managers", {"memory_types": ["episodic", "semantic"]})]
         if req.agent == "episodic_memory_manager":

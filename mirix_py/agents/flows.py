@@ -47,7 +47,7 @@ def build_flows(store: MemoryStore, searcher: Searcher, settings: Settings, defi
 
         update = UpdateFlow(store, searcher, client, definitions, fallback=offline, bounds=bounds,
                             features=ServerFeatures(settings.llm_structured_output),
-                            max_managers=settings.llm_max_managers)
+                            max_managers=settings.llm_max_managers, prompt_order=settings.llm_prompt_order)
     chat = ChatFlow(store, searcher, client, definitions["chat_agent"], bounds=bounds,
                     zone=display_zone(settings.timezone), context=settings.search_context)
     return Flows(client, offline, update, chat)

@@ -7,9 +7,11 @@
    (`OpCollector`); nothing is written here. The vault's manager, when chosen, goes first and
    alone: the others see what it found as placeholders.
 
-Every prompt puts its stable part first (the agent's instructions and tools), then the memories it
-may edit, then the batch, and lists only what the manager can use: a server's prefix cache reuses
-the start, and a local model reads every token at about 90 a second.
+Every prompt lists only what the agent can use, and its order follows `prompt_order`
+(`Settings.llm_prompt_order`): `batch_first` puts the batch at the start of every agent's prompt, so
+a server that keeps only its previous prompt's state (llama-cpp-python, Ollama) reads the batch once
+for the router and reuses it for each manager; `instructions_first` puts each agent's instructions and
+tools first, for a server whose prefix cache holds many prompts (vLLM) and reuses them across batches.
 
 Screenshot batches: with a vision-capable model (`model_info["vision"]`) and frames passed as
 `images` (input id -> downscaled PIL image, held in memory for the batch only), the router and
@@ -38,7 +40,7 @@ from mirix_py.llm.metering import Meter
 from mirix_py.tools.ops import InsertOp, Op
 from mirix_py.records import CoreMemory, KnowledgeVaultMemory, MemoryType, SearchHit
 from mirix_py.secrets.guard import known_pattern
-from mirix_py.settings import Settings
+from mirix_py.settings import PromptOrder, Settings
 from mirix_py.store.memories import MemoryStore
 
 MAX_IMAGES = 8  # frames per model request; a longer batch sends evenly spaced ones
@@ -53,6 +55,11 @@ PREFERRED_TOOL = {MemoryType.core: "core_memory_append"}  # else insert_<type>: 
 MANAGER_PRIORITY = (MemoryType.knowledge_vault, MemoryType.procedural, MemoryType.resource,
                     MemoryType.episodic, MemoryType.semantic, MemoryType.core)
 DEFAULT_MAX_MANAGERS: int = Settings.model_fields["llm_max_managers"].default
+DEFAULT_PROMPT_ORDER: PromptOrder = Settings.model_fields["llm_prompt_order"].default
+# The task's last line when the batch leads: no words a weak model would copy into a memory (asked
+# to "record what the new inputs add", a 0.5B model wrote "New inputs added to memory: ..." episodes)
+ROUTE_ASK = "Your call:"
+RECORD_ASK = "Your tool calls:"
 
 
 def within_limit(chosen: Sequence[MemoryType], limit: int) -> tuple[list[MemoryType], list[MemoryType]]:
@@ -88,6 +95,15 @@ def render_message(m: BatchMessage) -> str:
 def render_batch(batch: PreparedBatch) -> str:
     lines = "\n".join(render_message(m) for m in batch.messages)
     return f"New inputs ({len(batch.messages)}), to remember, not to answer:\n{lines}"
+
+
+def batch_prompt(batch_text: str, context: str, ask: str, order: PromptOrder) -> tuple[str | None, str]:
+    """(lead, task) of one agent's prompt. `batch_first`: the batch leads the system prompt, the same
+    text for every agent of the batch, and the task is the agent's own context and `ask`.
+    `instructions_first`: the task is the context, then the batch."""
+    if order == "batch_first":
+        return batch_text, f"{context}\n\n{ask}" if context else ask
+    return None, f"{context}\n\n{batch_text}" if context else batch_text
 
 
 def pick_images(batch: PreparedBatch, images: Mapping[str, Any], limit: int = MAX_IMAGES) -> dict[str, Any]:
@@ -162,7 +178,8 @@ class ModelExtractor:
 
     def __init__(self, store: MemoryStore, client: ChatCompletionClient, definitions: dict[str, AgentDefinition], *,
                  parallel: bool = True, bounds: CallBounds | None = None,
-                 features: ServerFeatures | None = None, max_managers: int = DEFAULT_MAX_MANAGERS) -> None:
+                 features: ServerFeatures | None = None, max_managers: int = DEFAULT_MAX_MANAGERS,
+                 prompt_order: PromptOrder = DEFAULT_PROMPT_ORDER) -> None:
         self.store = store  # read only: the tools check ids and core blocks against it
         self.client = client
         self.definitions = definitions
@@ -170,6 +187,7 @@ class ModelExtractor:
         self.bounds = bounds or CallBounds()
         self.features = features or ServerFeatures()
         self.max_managers = max_managers  # a routed batch runs at most this many (`within_limit`)
+        self.prompt_order = prompt_order  # where the batch sits in each agent's prompt (`batch_prompt`)
 
     def vision(self) -> bool:
         """Whether the model takes images (`model_info["vision"]`)."""
@@ -206,11 +224,15 @@ class ModelExtractor:
                      out: Extraction) -> list[MemoryType] | None:
         router = RouteCollector(offered=offered_memory_types([m.text for m in batch.messages],
                                                              [m.kind.value for m in batch.messages]))
-        task: Any = multimodal_task(batch, frames) if frames else render_batch(batch)
+        task: Any
+        if frames:
+            lead, task = None, multimodal_task(batch, frames)
+        else:
+            lead, task = batch_prompt(render_batch(batch), "", ROUTE_ASK, self.prompt_order)
         try:
             await run_tool_agent(self.definitions["meta_memory_manager"], self.client, [router.tool()], task, meter,
                                  begin_round=router.errors.clear, force="trigger_memory_managers",
-                                 bounds=self.bounds, structured=self.features, rejected=out.refused)
+                                 bounds=self.bounds, structured=self.features, rejected=out.refused, lead=lead)
         except AgentFailed as exc:
             out.routing_failed = str(exc)
             return None
@@ -267,12 +289,15 @@ class ModelExtractor:
         else:
             context = render_related(memory_type, listed)
         tools = manager_tools(collector, definition.tools)
-        task: Any = (multimodal_task(batch, frames, context) if frames
-                     else f"{context}\n\n{batch_text}" if context else batch_text)
+        task: Any
+        if frames:
+            lead, task = None, multimodal_task(batch, frames, context)
+        else:
+            lead, task = batch_prompt(batch_text, context, RECORD_ASK, self.prompt_order)
         await run_tool_agent(definition, self.client, tools, task, meter,
                              begin_round=collector.begin_round, rollback_round=collector.rollback_round,
                              bounds=self.bounds, structured=self.features, rejected=refused,
-                             prefer=PREFERRED_TOOL.get(memory_type, f"insert_{memory_type.value}"))
+                             prefer=PREFERRED_TOOL.get(memory_type, f"insert_{memory_type.value}"), lead=lead)
         # a write refused for what it said is the check working, not a failed manager: the rules wrote
         # this type before the model ran, the refusals are kept with the input, and a retry would send
         # the same prompt for the same reply

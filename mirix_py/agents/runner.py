@@ -58,8 +58,13 @@ class RoundOutcome:
     called: bool = False
 
 
-def system_prompt(definition: AgentDefinition, tools: Sequence[FunctionTool], function_calling: bool) -> str:
+def system_prompt(definition: AgentDefinition, tools: Sequence[FunctionTool], function_calling: bool,
+                  lead: str | None = None) -> str:
+    """The agent's instructions, after `lead` when given (see `run_tool_agent`), then, for a model
+    without tool calls, the tool schemas and the reply's form."""
     prompt = f"# agent: {definition.name}\n{definition.system_prompt}"
+    if lead:
+        prompt = f"{lead}\n\n{prompt}"
     if function_calling:
         return prompt
     schemas = json.dumps([t.schema for t in tools], separators=(",", ":"))
@@ -143,18 +148,21 @@ async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClie
                          rollback_round: Callable[[], None] = lambda: None, force: str | None = None,
                          bounds: CallBounds | None = None, structured: ServerFeatures | None = None,
                          max_calls: int = 8, rejected: list[str] | None = None,
-                         prefer: str | None = None) -> int:
+                         prefer: str | None = None, lead: str | None = None) -> int:
     """Returns the number of tool calls accepted in the final round; raises AgentFailed.
 
     `force`: the one tool the model must call (the router's), else any tool is required. `task` is
     the batch as text, or a `MultiModalMessage` (text and frames) for a vision model. `rejected`
     collects the reasons of every refused call or failed round. `prefer`: the tool forced (and sent
     alone) where the server takes no `tool_choice="required"`: one call instead of a name and a call.
+    `lead`: text every agent of a batch reads (the batch), put first in the system prompt. A server
+    that keeps the previous prompt's state (llama.cpp) then reads it once a batch, not once a call:
+    the agents' own instructions and tools differ from their first token.
     """
     bounds = bounds or CallBounds()
     function_calling = bool(client.model_info.get("function_calling", False))
     by_name = {t.name: t for t in tools}
-    messages: list[LLMMessage] = [SystemMessage(content=system_prompt(definition, tools, function_calling)),
+    messages: list[LLMMessage] = [SystemMessage(content=system_prompt(definition, tools, function_calling, lead)),
                                   _as_user_message(task)]
     choice: Any = "required"
     if force is not None:

@@ -27,12 +27,14 @@ from mirix_py.agents.definitions import AgentDefinition, manager_for
 from mirix_py.agents.extractor import Extraction
 from mirix_py.agents.flow import FlowResult
 from mirix_py.agents.model_extractor import (
-    DEFAULT_MAX_MANAGERS, MAX_IMAGES, ModelExtractor, found_secrets, pick_images, with_placeholders,
+    DEFAULT_MAX_MANAGERS, DEFAULT_PROMPT_ORDER, MAX_IMAGES, ModelExtractor, found_secrets, pick_images,
+    with_placeholders,
 )
 from mirix_py.agents.offline.flow import OfflineFlow, routed as rules_routed
 from mirix_py.agents.offline.managers import PreparedBatch
 from mirix_py.llm.bounds import CallBounds, ServerFeatures
 from mirix_py.llm.metering import Meter
+from mirix_py.settings import PromptOrder
 from mirix_py.tools.ops import Op, UpdateOp
 from mirix_py.records import InputRecord, MemoryChange, MemoryType, Operation, SearchHit
 from mirix_py.store.memories import MemoryStore
@@ -59,12 +61,13 @@ class UpdateFlow:
     def __init__(self, store: MemoryStore, searcher: Searcher, client: ChatCompletionClient,
                  definitions: dict[str, AgentDefinition], *, parallel: bool = True,
                  fallback: OfflineFlow | None = None, bounds: CallBounds | None = None,
-                 features: ServerFeatures | None = None, max_managers: int = DEFAULT_MAX_MANAGERS) -> None:
+                 features: ServerFeatures | None = None, max_managers: int = DEFAULT_MAX_MANAGERS,
+                 prompt_order: PromptOrder = DEFAULT_PROMPT_ORDER) -> None:
         self.store = store
         self.searcher = searcher
         self.definitions = definitions
         self.extractor = ModelExtractor(store, client, definitions, parallel=parallel, bounds=bounds,
-                                        features=features, max_managers=max_managers)
+                                        features=features, max_managers=max_managers, prompt_order=prompt_order)
         self.fallback = fallback or OfflineFlow(store, searcher)  # the rules, which write first
 
     async def run(self, user_id: str, records: Sequence[InputRecord], meter: Meter, *,

@@ -39,26 +39,33 @@ def _tool_text(tools: Sequence[Any]) -> str:
 
 
 BATCH_MARKER = "New inputs ("  # where a manager's task turns from the memories it may edit to the batch
+AGENT_MARKER = "\n\n# agent: "  # where a system prompt led by the batch turns to the agent's instructions
 
 
 def prompt_parts(messages: Sequence[Any], tools: Sequence[Any] = ()) -> dict[str, int]:
     """Estimated tokens of a prompt by part: the agent's instructions (`system`), the tool schemas
     (`tools`; in the system prompt for a model without tool calls), the memories listed with the task
-    (`memories`), the batch (`batch`), and everything after the first task (`correction`)."""
+    and the ask that follows a leading batch (`memories`), the batch (`batch`, leading the system
+    prompt or in the task), and everything after the first task (`correction`)."""
     parts = {"system": 0, "tools": estimate_tokens(_tool_text(tools)) if tools else 0, "memories": 0, "batch": 0,
              "correction": 0}
-    seen_task = False
+    seen_task = batch_led = False
     for message in messages:
         text = _message_text(message)
         if type(message).__name__ == "SystemMessage":
+            if text.startswith(BATCH_MARKER):  # the batch leads (`batch_first`), the instructions follow
+                batch, sep, text = text.partition(AGENT_MARKER)
+                parts["batch"] += estimate_tokens(batch)
+                text = sep + text
+                batch_led = True
             head, sep, schemas = text.partition("The tools:\n")
             parts["system"] += estimate_tokens(head)
             parts["tools"] += estimate_tokens(schemas) if sep else 0
         elif not seen_task:
             seen_task = True
             memories, sep, batch = text.partition(BATCH_MARKER)
-            if not sep:
-                memories, batch = "", text
+            if not sep:  # the task is the batch, or, when the batch led, the listed memories and the ask
+                memories, batch = (text, "") if batch_led else ("", text)
             parts["memories"] += estimate_tokens(memories)
             parts["batch"] += estimate_tokens(sep + batch)
         else:

@@ -39,10 +39,23 @@ class ScriptRequest:
         return _message_text(self.messages[-1]) if self.messages else ""
 
     @property
+    def lead(self) -> str:
+        """What the system prompt holds before the agent's instructions: the batch, when it leads."""
+        head, sep, _ = self.system.partition("# agent:")
+        return head.strip() if sep else ""
+
+    @property
+    def task_text(self) -> str:
+        """The batch wherever the prompt puts it (leading the system prompt, or in the task), then
+        the last message: what a script reads to decide its reply."""
+        return "\n\n".join(t for t in (self.lead, self.last_text) if t)
+
+    @property
     def agent(self) -> str:
-        """The agent name a system prompt declares on its first line ("# agent: NAME")."""
-        first = self.system.splitlines()[0] if self.system else ""
-        return first.split("agent:", 1)[1].strip() if "agent:" in first else ""
+        """The agent name a system prompt declares on a line of its own ("# agent: NAME"): its first,
+        or the first after the batch when the batch leads."""
+        line = next((line for line in self.system.splitlines() if line.startswith("# agent:")), "# agent:")
+        return line.split("agent:", 1)[1].strip()
 
 
 ScriptReply = str | list[tuple[str, dict[str, Any]]] | CreateResult

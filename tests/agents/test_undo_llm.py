@@ -22,13 +22,13 @@ def test_undo_takes_back_a_models_updates_deletions_and_inserts(tmp_path, embedd
 
     def script(req: ScriptRequest):
         if req.agent == "meta_memory_manager":  # one message is kept as its episode: no episode to sum up
-            return [("trigger_memory_managers", {"memory_types": ["semantic"] if "[id=m3]" in req.last_text
+            return [("trigger_memory_managers", {"memory_types": ["semantic"] if "[id=m3]" in req.task_text
                                                  else ["episodic", "semantic"]})]
         if req.agent == "episodic_memory_manager":  # a summary only inserts: the turns are kept as they are
             return [("insert_episodic", {"summary": "Ada went climbing with Tom and the guide Ines", "actor": "Ada",
                                          "source_ids": ["m1", "m2"]})]
         if req.agent == "semantic_memory_manager":
-            if "tom" in facts and facts["tom"] in req.last_text and facts["ines"] in req.last_text:
+            if "tom" in facts and facts["tom"] in req.task_text and facts["ines"] in req.task_text:
                 return [("update_memory", {"memory_id": facts["tom"], "fields": {"summary": "Tom is a pilot"}}),
                         ("delete_memory", {"memory_id": facts["ines"]}),
                         ("insert_semantic", {"name": "Ines", "summary": "Ines quit guiding", "source_ids": ["m3"]})]

@@ -27,7 +27,7 @@ def minimal_script(route=("episodic", "semantic"), **overrides):
         if req.agent == "meta_memory_manager":
             return [("trigger_memory_managers", {"memory_types": list(route)})]
         if req.agent == "episodic_memory_manager":
-            if "[id=m1]" not in req.last_text:
+            if "[id=m1]" not in req.task_text:
                 return [("nothing_to_record", {})]
             return [("insert_episodic", {"summary": "Ada went climbing with Tom", "actor": "Ada",
                                          "occurred_at": "2024-04-01T18:00:00+00:00", "source_ids": ["m1", "m2"]})]
@@ -82,6 +82,41 @@ def test_every_turn_is_kept_word_for_word_before_the_model_runs(make_mx):
         phrase = " ".join(message["content"].split()[-4:])
         hits = mx.search(phrase, user_id="ada", method="string", memory_types=["episodic"])
         assert any(message["id"] in h.memory.source_ids and h.memory.summary.endswith(phrase) for h in hits)
+
+
+def test_the_batch_leads_every_prompt_of_a_batch_with_the_same_words(make_mx):
+    """`batch_first` (the default): router and managers start from one text, the batch, so a server
+    that keeps its last prompt's state reads it once; each agent's own part follows it."""
+    mx, client = make_mx(minimal_script())
+    mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert set(agents_called(client)) == {"meta_memory_manager", "episodic_memory_manager", "semantic_memory_manager"}
+    (lead,) = {r.lead for r in client.requests}
+    assert lead.startswith("New inputs (2)") and all(f"[id={m['id']}]" in lead for m in MESSAGES)
+    for request in client.requests:
+        assert request.system.startswith(lead + "\n\n# agent: " + request.agent)
+        assert "New inputs (" not in request.last_text  # the task does not repeat it
+    semantic = next(r for r in client.requests if r.agent == "semantic_memory_manager")
+    assert semantic.last_text.startswith("Existing semantic memories")  # the manager's own context, then the ask
+
+
+def test_instructions_first_puts_the_batch_back_in_the_task(tmp_path, embedder):
+    from mirix_py.settings import Settings
+
+    client = ScriptedChatCompletionClient(minimal_script())
+    with Mirix(settings=Settings(data_dir=tmp_path / "d", llm_prompt_order="instructions_first"), embedder=embedder,
+               model_client=client) as mx:
+        assert mx.add(MESSAGES, user_id="ada", occurred_at=WHEN).status.value == "processed"
+    assert client.requests and all(r.lead == "" and r.system.startswith("# agent: ") for r in client.requests)
+    assert all("[id=m1]" in r.last_text for r in client.requests)
+
+
+def test_an_unknown_prompt_order_is_refused_when_the_settings_are_made(tmp_path):
+    from pydantic import ValidationError
+
+    from mirix_py.settings import Settings
+
+    with pytest.raises(ValidationError, match="batch_first"):
+        Settings(data_dir=tmp_path, llm_prompt_order="batch_last")
 
 
 def test_router_triggers_only_the_managers_it_names(make_mx):
@@ -187,7 +222,7 @@ def test_unknown_id_gets_one_correction_round(make_mx):
     seen = []
 
     def semantic(req):
-        seen.append(req.last_text)
+        seen.append(req.task_text)
         return next(replies)
 
     mx, client = make_mx(minimal_script(semantic_memory_manager=semantic))
@@ -204,7 +239,7 @@ def test_invented_memory_type_is_corrected(make_mx):
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
     assert [t.value for t in result.routed] == ["episodic", "semantic"]
-    corrections = [r.last_text for r in client.requests if r.agent == "meta_memory_manager"]
+    corrections = [r.task_text for r in client.requests if r.agent == "meta_memory_manager"]
     assert len(corrections) == 2 and "emotional" in corrections[1]
 
 
@@ -253,14 +288,14 @@ def test_models_without_tool_calling_answer_in_json(make_mx):
 def test_secrets_are_redacted_before_any_model_sees_them(make_mx):
     mx, client = make_mx(minimal_script(route=("episodic",)))
     mx.add([{"role": "user", "content": "my bank password is Zebra-991-Qx"}], user_id="ada", occurred_at=WHEN)
-    assert all("Zebra-991-Qx" not in r.last_text for r in client.requests)
+    assert all("Zebra-991-Qx" not in r.task_text for r in client.requests)
     (vault,) = mx.list(user_id="ada", memory_types=["knowledge_vault"])
     assert mx.get(vault.id, user_id="ada", reveal=True).secret_value == "Zebra-991-Qx"
 
 
 def test_existing_memories_are_offered_for_update(make_mx):
     def semantic(req):
-        ids = re.findall(r"\[(sem_[0-9a-f]{32})\]", req.last_text)
+        ids = re.findall(r"\[(sem_[0-9a-f]{32})\]", req.task_text)
         return [("update_memory", {"memory_id": ids[0], "fields": {"details": "flies ATR 72s"}})]
 
     mx, client = make_mx(minimal_script(route=("episodic",)))
@@ -285,7 +320,7 @@ def test_wait_false_batches_queued_inputs(make_mx):
     statuses = {mx.input_status(r.input_ids[0]).status.value for r in results}
     assert statuses == {"processed"}
     assert agents_called(client).count("meta_memory_manager") == 1  # one batch for the three inputs
-    routing_prompt = next(r.last_text for r in client.requests if r.agent == "meta_memory_manager")
+    routing_prompt = next(r.task_text for r in client.requests if r.agent == "meta_memory_manager")
     assert all(f"note number {i}" in routing_prompt for i in range(3))
 
 
@@ -340,7 +375,8 @@ def test_screenshot_frames_go_to_the_router_and_managers_only_for_vision_models(
     assert set(first) == {"meta_memory_manager", "episodic_memory_manager", "semantic_memory_manager"}
     for agent, req in first.items():
         texts, frames = _parts(req)
-        joined = "\n".join(texts)
+        joined = "\n".join([req.lead, *texts])  # without vision the batch leads the system prompt
+        assert vision != bool(req.lead), agent
         assert "15:00 Dentist appointment" in joined and "15:01 Dentist appointment" in joined, agent
         assert "[Calendar — June]" in joined
         if vision:

@@ -171,7 +171,7 @@ def _vault_rounds(make_mx, *replies):
         if req.agent == "meta_memory_manager":
             return [("trigger_memory_managers", {"memory_types": ["episodic", "knowledge_vault"]})]
         if req.agent == "knowledge_vault_manager":
-            seen.append(req.last_text)
+            seen.append(req.task_text)
             return next(answers)
         return good(req)
 
@@ -365,7 +365,7 @@ def test_only_listed_ids_may_be_edited(make_mx):
     errors = []
 
     def semantic(req):
-        errors.append(req.last_text)
+        errors.append(req.task_text)
         if len(errors) == 1:  # an id shaped like the listed one, but not listed for this batch
             return [("update_memory", {"memory_id": fact.id.replace(fact.id[-4:], "0000"), "fields": {"details": "x"}})]
         return [("update_memory", {"memory_id": fact.id, "fields": {"details": "Tom booked a guide"}})]
@@ -543,7 +543,7 @@ def test_a_model_cannot_delete_an_episode(make_mx):
 
     def script(req):
         if req.agent == "episodic_memory_manager":
-            seen.append((req.tool_names, req.last_text))
+            seen.append((req.tool_names, req.task_text))
             return [("delete_memory", {"memory_id": episode.id})] if len(seen) == 1 else \
                 [("nothing_to_record", {})]
         return good(req)
@@ -569,7 +569,7 @@ def test_a_value_the_vault_manager_finds_is_redacted_from_the_batchs_other_memor
             return [("insert_knowledge_vault", {"entry_type": "password", "caption": "cabin wifi",
                                                 "secret_value": "7781-kestrel"})]
         if req.agent == "episodic_memory_manager":
-            episodic_prompts.append(req.last_text)
+            episodic_prompts.append(req.task_text)
             return [("insert_episodic", {"summary": "Ada went climbing with Tom and shared the cabin wifi code "
                                                     "7781-kestrel"})]
         return good(req)

@@ -19,12 +19,13 @@ from mirix_py.settings import Settings
 
 def reply_for(body: dict) -> dict:
     system = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
-    agent = system.splitlines()[0].split("agent:", 1)[1].strip() if "agent:" in system else ""
+    named = [line for line in system.splitlines() if line.startswith("# agent:")]  # after the batch, if it leads
+    agent = named[0].split("agent:", 1)[1].strip() if named else ""
     text = None
     if agent == "meta_memory_manager":
         call = ("trigger_memory_managers", {"memory_types": ["semantic"]})
     elif agent == "semantic_memory_manager":
-        batch = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        batch = system + next(m["content"] for m in body["messages"] if m["role"] == "user")
         ids = [i for i in re.findall(r"\[id=([^\]]+)\]", batch) if not i.startswith("in_")]
         call = ("insert_semantic", {"name": "Tom", "summary": "Tom is a pilot", "source_ids": ids})
     else:

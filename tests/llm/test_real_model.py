@@ -81,9 +81,13 @@ def test_the_local_model_benchmark_runs_at_tiny_size(tmp_path, monkeypatch):
         pytest.skip("the template server is not running: run through scripts/test.sh")
     root = Path(__file__).resolve().parents[2]
     out = tmp_path / "bench.json"
+    home = os.environ.get("MIRIX_MODEL_HOME") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") \
+        / "mirix" / "local-model"
+    log = Path(home) / "run" / "template.log"  # where scripts/local_model.sh keeps the server's log
     run = subprocess.run([sys.executable, str(root / "benchmarks" / "local_model.py"),
                           "--data", str(root / "tests" / "fixtures" / "locomo_mini.json"), "--mode", "template",
                           "--url", url, "--batches", "1", "--batch-size", "2", "--timeout", "240",
+                          *(["--server-log", str(log)] if log.exists() else []),
                           "--out", str(out)], capture_output=True, text=True, timeout=900, cwd=root)
     assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads(out.read_text())
@@ -92,5 +96,7 @@ def test_the_local_model_benchmark_runs_at_tiny_size(tmp_path, monkeypatch):
     assert summary["turns_searchable_with_id"] == f"{summary['turns']}/{summary['turns']}"
     assert summary["turns_found_by_first_six_words"] == f"{summary['turns']}/{summary['turns']}"
     assert summary["invented_secrets"] == 0 and summary["max_completion_tokens"] <= summary["largest_bound"]
+    if log.exists():  # the server read the prompts (another test may share the server: no exact count)
+        assert summary["server"]["calls"] >= 1 and summary["server"]["prompt_tokens_read"] > 0
     # both stores scored on the same questions
     assert result["scores"]["llm"]["questions"] == result["scores"]["offline"]["questions"]
