@@ -421,7 +421,8 @@ def test_an_llm_engine_sends_frames_with_their_text_only_to_vision_models(tmp_pa
             parts = req.messages[-1].content
             parts = [parts] if isinstance(parts, str) else parts
             images = [p for p in parts if isinstance(p, AGImage)]
-            assert line in "\n".join(p for p in parts if isinstance(p, str))  # the OCR text goes along
+            # the OCR text goes along: beside the frames, or leading the system prompt without vision
+            assert line in "\n".join([req.lead, *(p for p in parts if isinstance(p, str))])
             if vision:
                 (image,) = images
                 assert image.image.size == (1024, 576)
