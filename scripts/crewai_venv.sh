@@ -20,6 +20,9 @@ STAMP="$VENV/.mirix-installed"
 TORCH_VERSION="2.13.0"  # as scripts/setup.sh: should anything pull torch in, the CPU build it pins
 EXTRAS="crewai,llm,dev"
 
+# shellcheck source=scripts/venv_install.sh
+. "$REPO/scripts/venv_install.sh"
+
 say() { printf '[crewai] %s\n' "$*"; }
 die() { printf '[crewai] ERROR: %s\n' "$*" >&2; exit 1; }
 
@@ -44,14 +47,14 @@ have_stamp="$(cat "$STAMP" 2>/dev/null || true)"
 if [[ "${MIRIX_FORCE_PIP:-0}" != 1 && "$want_stamp" == "$have_stamp" ]]; then
     say "mirix-py[$EXTRAS] installed (stamp matches pyproject.toml)"
 else
-    say "pip install -e .[$EXTRAS]"
+    say "installing -e .[$EXTRAS]"
     rm -f "$STAMP"
     PIPLOG="$VENV/.mirix-pip.log"
-    if ! "$VPY" -m pip install -c "$CONSTRAINTS" -e ".[$EXTRAS]" </dev/null >"$PIPLOG" 2>&1; then
+    if ! venv_install "$VENV" "$PIPLOG" -c "$CONSTRAINTS" -e ".[$EXTRAS]"; then
         tail -n 40 "$PIPLOG" >&2
-        die "pip install -e .[$EXTRAS] failed (full log: $PIPLOG)"
+        die "installing -e .[$EXTRAS] failed (full log: $PIPLOG)"
     fi
-    grep -E '^Successfully installed' "$PIPLOG" | cut -c1-300 || true
+    installed_summary "$PIPLOG"
     echo "$want_stamp" >"$STAMP"
 fi
 

@@ -6,7 +6,8 @@
 # Environment knobs:
 #   PYTHON=python3        interpreter used to create .venv
 #   MIRIX_SKIP_APT=1      skip the system-package step
-#   MIRIX_FORCE_PIP=1     re-run the pip install even if the stamp matches
+#   MIRIX_FORCE_PIP=1     re-run the install even if the stamp matches
+#   MIRIX_NO_UV=1         install with pip instead of uv (scripts/venv_install.sh)
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,6 +20,9 @@ STAMP="$VENV/.mirix-installed"
 TORCH_VERSION="2.13.0"
 APT_PACKAGES=(tesseract-ocr fonts-dejavu-core postgresql curl chromium chromium-driver xvfb openbox xdotool)
 # chromium: the viewer's browser test; fonts: synthetic screenshots; xvfb + openbox + xdotool: capture from a real X display
+
+# shellcheck source=scripts/venv_install.sh
+. "$REPO/scripts/venv_install.sh"
 
 say() { printf '[setup] %s\n' "$*"; }
 die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -106,14 +110,14 @@ if [[ "${MIRIX_FORCE_PIP:-0}" != 1 && "$want_stamp" == "$have_stamp" ]] \
         && dist_version mirix-py >/dev/null; then
     say "mirix-py[all] installed (stamp matches pyproject.toml)"
 else
-    say "pip install -e .[all]"
+    say "installing -e .[all]"
     rm -f "$STAMP"
     PIPLOG="$VENV/.mirix-pip.log"
-    if ! "$VPY" -m pip install -c "$CONSTRAINTS" -e ".[all]" </dev/null >"$PIPLOG" 2>&1; then
+    if ! venv_install "$VENV" "$PIPLOG" -c "$CONSTRAINTS" -e ".[all]"; then
         tail -n 40 "$PIPLOG" >&2
-        die "pip install -e .[all] failed (full log: $PIPLOG)"
+        die "installing -e .[all] failed (full log: $PIPLOG)"
     fi
-    grep -E '^Successfully installed' "$PIPLOG" | cut -c1-300 || true
+    installed_summary "$PIPLOG"
     got_torch="$(dist_version torch || true)"
     [[ "${got_torch%%+*}" == "$TORCH_VERSION" ]] \
         || die "torch changed to '$got_torch' during install; expected $TORCH_VERSION"

@@ -31,17 +31,45 @@ REAL_MODEL_TESTS = (
 )
 
 
+# Then the longest files, longest first, so that no long file starts last while the other worker has
+# nothing left to do (their times are in docs/setup.md, "Where the suite's time goes"); the rest keep
+# their order. A file missing here only runs in its collection place.
+LONGEST_FILES = (
+    "tests/benchmarks/test_tiny_runs.py",
+    "tests/benchmarks/test_layout_benches.py",
+    "tests/server/test_schemathesis.py",
+    "tests/test_wheel.py",
+    "tests/test_secret_leaks.py",
+    "tests/ingest/test_screenshots.py",
+    "tests/agents/offline/test_fact_regressions.py",
+    "tests/durability/test_crash_recovery.py",
+    "tests/agents/test_update_flow.py",
+    "tests/server/test_load_bench.py",
+)
+
+
 def _in_real_model_tier(nodeid: str) -> bool:
     return nodeid.startswith(REAL_MODEL_TESTS)
 
 
+def _run_order(nodeid: str) -> int:
+    """0 for the real-model tier, then each of LONGEST_FILES in its order, then everything else."""
+    if _in_real_model_tier(nodeid):
+        return 0
+    path = nodeid.split("::", 1)[0]
+    return 1 + LONGEST_FILES.index(path) if path in LONGEST_FILES else 1 + len(LONGEST_FILES)
+
+
 def pytest_collection_modifyitems(config, items):
-    """The real-model tier first (stable otherwise); a `real_model` test missing from REAL_MODEL_TESTS
-    is an error, so the scheduler's list cannot drift from the marks."""
+    """The real-model tier first, the longest files next (stable otherwise); a `real_model` test missing
+    from REAL_MODEL_TESTS is an error, so the scheduler's list cannot drift from the marks."""
     unlisted = [i.nodeid for i in items if i.get_closest_marker("real_model") and not _in_real_model_tier(i.nodeid)]
     if unlisted:
         raise pytest.UsageError(f"real_model tests missing from REAL_MODEL_TESTS in tests/conftest.py: {unlisted}")
-    items.sort(key=lambda item: not _in_real_model_tier(item.nodeid))
+    gone = [f for f in LONGEST_FILES if not (config.rootpath / f).is_file()]
+    if gone:
+        raise pytest.UsageError(f"LONGEST_FILES in tests/conftest.py names files that are not there: {gone}")
+    items.sort(key=lambda item: _run_order(item.nodeid))
 
 
 @pytest.hookimpl(optionalhook=True)
