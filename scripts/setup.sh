@@ -89,11 +89,23 @@ have_torch="$(dist_version torch || true)"
 if [[ "${have_torch%%+*}" == "$TORCH_VERSION" ]]; then
     say "torch $have_torch present"
 else
-    say "installing torch==$TORCH_VERSION (local CPU wheel)${have_torch:+, replacing $have_torch}"
     PIPLOG="$VENV/.mirix-pip-torch.log"
-    if ! "$VPY" -m pip install "torch==$TORCH_VERSION" </dev/null >"$PIPLOG" 2>&1; then
-        tail -n 40 "$PIPLOG" >&2
-        die "pip install torch==$TORCH_VERSION failed (full log: $PIPLOG)"
+    # The CPU wheel where the machine keeps wheels (pip's find-links): given by its path, uv installs
+    # it too. Without it, pip and its configuration choose, as they always did.
+    torch_wheel=""
+    for dir in ${PIP_FIND_LINKS:-} /opt/wheels; do
+        torch_wheel="$(compgen -G "${dir#file://}/torch-$TORCH_VERSION+cpu-*.whl" | head -n 1 || true)"
+        [[ -n "$torch_wheel" ]] && break
+    done
+    if [[ -n "$torch_wheel" ]]; then
+        say "installing torch==$TORCH_VERSION from $torch_wheel${have_torch:+, replacing $have_torch}"
+        venv_install "$VENV" "$PIPLOG" "$torch_wheel" || { tail -n 40 "$PIPLOG" >&2; die "installing $torch_wheel failed (full log: $PIPLOG)"; }
+    else
+        say "pip install torch==$TORCH_VERSION${have_torch:+, replacing $have_torch}"
+        if ! "$VPY" -m pip install "torch==$TORCH_VERSION" </dev/null >"$PIPLOG" 2>&1; then
+            tail -n 40 "$PIPLOG" >&2
+            die "pip install torch==$TORCH_VERSION failed (full log: $PIPLOG)"
+        fi
     fi
 fi
 
