@@ -26,7 +26,7 @@ from mirix_py.tools.params import MemoryTypeName, SearchMethodName
 from mirix_py.errors import InvalidInput
 from mirix_py.boundary.inputs import parse_when
 from mirix_py.llm.bounds import CallBounds, ModelCallFailed, provider_args
-from mirix_py.llm.meter import Meter
+from mirix_py.llm.meter import Meter, agent_heading
 from mirix_py.llm.toolcalls import ToolCallParseError, loads_lenient
 from mirix_py.records import (
     CoreMemory, KnowledgeVaultMemory, MemoryType, SearchHit, Sensitivity, newest_facts_first, reader_text,
@@ -357,7 +357,7 @@ class ChatFlow:
                               for label, block in retrieval.core.items())  # newest first, dated
         memory_lines = [line for line in (prompt_line(h, self.store, retrieval.question)
                                           for h in newest_facts_first(retrieval.hits)) if line]
-        system = (f"# agent: {self.definition.name}\n{self.definition.system_prompt}\n\n"
+        system = (f"{agent_heading(self.definition.name)}\n{self.definition.system_prompt}\n\n"
                   f"Core memory:\n{core_text}\n\nRetrieved memories:\n" + ("\n".join(memory_lines) or "(none)"))
         function_calling = bool(self.client.model_info.get("function_calling", False))
         recent = "\n".join(f"{h.get('role', 'user')}: {h.get('content', '')}" for h in history[-6:])

@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from mirix_py.agents.definitions import AgentDefinition
 from mirix_py.llm.bounds import CallBounds, ModelCallFailed, ServerFeatures, bounded_create
+from mirix_py.llm.meter import agent_heading
 from mirix_py.llm.metering import Meter
 from mirix_py.llm.toolcalls import ToolCallParseError, parse_text_tool_calls, tool_calls_schema
 
@@ -62,7 +63,7 @@ def system_prompt(definition: AgentDefinition, tools: Sequence[FunctionTool], fu
                   lead: str | None = None) -> str:
     """The agent's instructions, after `lead` when given (see `run_tool_agent`), then, for a model
     without tool calls, the tool schemas and the reply's form."""
-    prompt = f"# agent: {definition.name}\n{definition.system_prompt}"
+    prompt = f"{agent_heading(definition.name)}\n{definition.system_prompt}"
     if lead:
         prompt = f"{lead}\n\n{prompt}"
     if function_calling:

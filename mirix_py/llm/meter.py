@@ -39,7 +39,15 @@ def _tool_text(tools: Sequence[Any]) -> str:
 
 
 BATCH_MARKER = "New inputs ("  # where a manager's task turns from the memories it may edit to the batch
-AGENT_MARKER = "\n\n# agent: "  # where a system prompt led by the batch turns to the agent's instructions
+AGENT_HEADING = "# agent:"  # the line that opens an agent's instructions and names the agent
+
+
+def agent_heading(name: str) -> str:
+    """The heading line of agent `name`'s instructions: scripts and the meter find the agent by it."""
+    return f"{AGENT_HEADING} {name}"
+
+
+AGENT_MARKER = f"\n\n{AGENT_HEADING} "  # where a system prompt led by the batch turns to the agent's instructions
 
 
 def prompt_parts(messages: Sequence[Any], tools: Sequence[Any] = ()) -> dict[str, int]:

@@ -19,6 +19,7 @@ from autogen_core.models import (
 )
 from autogen_core.tools import Tool, ToolSchema
 
+from mirix_py.llm.meter import AGENT_HEADING
 from mirix_py.llm.metering import _message_text, estimate_tokens
 
 
@@ -41,7 +42,7 @@ class ScriptRequest:
     @property
     def lead(self) -> str:
         """What the system prompt holds before the agent's instructions: the batch, when it leads."""
-        head, sep, _ = self.system.partition("# agent:")
+        head, sep, _ = self.system.partition(AGENT_HEADING)
         return head.strip() if sep else ""
 
     @property
@@ -54,8 +55,8 @@ class ScriptRequest:
     def agent(self) -> str:
         """The agent name a system prompt declares on a line of its own ("# agent: NAME"): its first,
         or the first after the batch when the batch leads."""
-        line = next((line for line in self.system.splitlines() if line.startswith("# agent:")), "# agent:")
-        return line.split("agent:", 1)[1].strip()
+        line = next((line for line in self.system.splitlines() if line.startswith(AGENT_HEADING)), AGENT_HEADING)
+        return line.removeprefix(AGENT_HEADING).strip()
 
 
 ScriptReply = str | list[tuple[str, dict[str, Any]]] | CreateResult
