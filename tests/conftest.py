@@ -44,7 +44,6 @@ LONGEST_FILES = (
     "tests/agents/offline/test_fact_regressions.py",
     "tests/durability/test_crash_recovery.py",
     "tests/agents/test_update_flow.py",
-    "tests/server/test_load_bench.py",
 )
 
 

@@ -32,10 +32,11 @@ def servers(pg_schema_url, pgvector_schema_url, chroma_url):
 
 def test_layouts_tiny(tmp_path, servers):
     out = tmp_path / "layouts.json"
+    # the REST load (benchmarks/load_rest.py) on each layout: its adds acknowledged, processed and found
     stdout = _run("layouts.py", "--sizes", "150", "--queries", "3", "--warmup", "1", "--other-users", "2",
                   "--adds", "2", "--rest-duration", "2", "--rest-clients", "4", "--cache-dir", str(tmp_path / "cache"),
                   "--out", str(out), cwd=tmp_path)
-    assert "hybrid p95" in stdout
+    assert "hybrid p95" in stdout and stdout.count("p95 ms") == 3  # and load_rest's table for each layout
     result = json.loads(out.read_text())
     (size,) = result["sizes"]
     assert {k: v["vectors"] for k, v in size["layouts"].items()} == {
@@ -48,9 +49,12 @@ def test_layouts_tiny(tmp_path, servers):
     assert pgvector["vector_recall"]["queries"] == 3 and 0.0 <= pgvector["vector_recall"]["recall_at_10"] <= 1.0
     assert "Scan" in pgvector["vector_plan"] and "analyze_seconds" in size["layouts"]["postgres"]
     assert all(a["doctor_clean"] for a in result["add"].values())
+    assert set(result["rest"]) == {"sqlite", "postgres", "pgvector"}
     for rest in result["rest"].values():
         v = rest["verify"]
-        assert rest["errors"] == 0 and v["acknowledged"] == v["processed"] and v["not_found_by_search"] == 0
+        assert rest["errors"] == 0 and rest["requests"] > 0
+        assert rest["latency"]["search"]["n"] > 0 and rest["latency"]["add"]["n"] > 0
+        assert v["acknowledged"] == v["processed"] and v["missing_from_memories"] == 0 and v["not_found_by_search"] == 0
 
 
 def test_tenant_recall_tiny(tmp_path, servers):
