@@ -14,8 +14,8 @@
 # MIRIX_MODEL_THREADS (default 2): threads for generation and prompt reading. Two servers side by side,
 # or a server beside other work, can take 1 each: ggml's threads wait on each other, so a
 # thread the scheduler parks stalls the rest.
-# MIRIX_MODEL_FLASH_ATTN (default true): llama.cpp's flash attention, which on this machine's CPU read
-# prompts about 9% faster and wrote about 12% faster (docs/setup.md); false for the plain kernels.
+# MIRIX_MODEL_FLASH_ATTN (default true): llama.cpp's flash attention, faster on these CPUs (measured in
+# docs/setup.md); false for the plain kernels.
 # No `--cache`: its RAM prompt cache grew past 15 GB within minutes here and the kernel killed the server
 # (its size counts the KV state, not the logits array each entry copies); bounded, each call then spent
 # about as long saving and loading state as the prompt it spared.

@@ -90,10 +90,11 @@ if [[ "${have_torch%%+*}" == "$TORCH_VERSION" ]]; then
     say "torch $have_torch present"
 else
     PIPLOG="$VENV/.mirix-pip-torch.log"
-    # The CPU wheel where the machine keeps wheels (pip's find-links): given by its path, uv installs
-    # it too. Without it, pip and its configuration choose, as they always did.
+    # The CPU wheel where pip's configuration keeps wheels (its find-links, read from pip itself rather
+    # than guessed): given by its path, uv installs it too. Without it, pip and its configuration choose.
     torch_wheel=""
-    for dir in ${PIP_FIND_LINKS:-} /opt/wheels; do
+    find_links="${PIP_FIND_LINKS:-} $("$VPY" -m pip config get global.find-links 2>/dev/null || true)"
+    for dir in $find_links; do
         torch_wheel="$(compgen -G "${dir#file://}/torch-$TORCH_VERSION+cpu-*.whl" | head -n 1 || true)"
         [[ -n "$torch_wheel" ]] && break
     done

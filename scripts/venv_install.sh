@@ -15,8 +15,8 @@ venv_install() {
             "$vpy" -m pip install -q "uv==$UV_VERSION" </dev/null >>"$log" 2>&1 || true
         fi
         if [[ -x "$uv" ]]; then
-            # uv reads neither pip's config nor its find-links: torch, taken by pip from the machine's
-            # disk before this, stays as it is (the caller's constraints pin it)
+            # uv reads neither pip's config nor its find-links: the torch already installed (setup.sh
+            # hands uv the CPU wheel by its path) stays as it is, pinned by the caller's constraints
             "$uv" pip install --python "$vpy" "$@" </dev/null >>"$log" 2>&1 && return 0
             echo "[venv_install] uv failed; installing with pip" >>"$log"
         fi
