@@ -19,6 +19,7 @@ import asyncio
 from mirix_py.agents.definitions import AgentDefinition
 from mirix_py.agents.offline.rules import extract_keywords, parse_time_range
 from mirix_py.text.passages import FOCUS_WORDS, focus, query_stems, stem, text_stems
+from mirix_py.store.questions import INPUT_PREFIX
 from mirix_py.store.restatements import restatements
 from mirix_py.boundary.timezones import display_zone, shown_text
 from mirix_py.text.words import STOPWORDS
@@ -142,6 +143,23 @@ def matching_hits(question: str, hits: Sequence[SearchHit], *, timed: bool = Fal
     # meaning to many questions while the turns it sums up hold the words that were said
     scored.sort(key=lambda x: (restatements(x[2].memory.source_ids, tags), -x[0], -x[2].score, x[1]))
     return [h for _, _, h in scored]
+
+
+def said_first(question: str, hits: Sequence[SearchHit], tags: Collection[str] = ()) -> list[SearchHit]:
+    """`hits` without the restatements a reader should not be handed: a memory that restates others
+    (`store.restatements`: a model's summary or fact citing several turns) is left out when a turn it
+    cites is among the hits, whose words then say it first-hand, or when it holds no word of the
+    question besides the names it asks about. A weak model repeats what its prompt holds, and its own
+    summaries beside the turns they sum up are where its mistakes enter an answer
+    (benchmarks/docs/local_model.md). `tags`: the caller's ids of the hits' inputs."""
+    def said(ids: Sequence[str]) -> set[str]:  # what a memory cites besides its inputs and their tags
+        return {s for s in ids if not s.startswith(INPUT_PREFIX) and s not in tags}
+
+    restating = [restatements(h.memory.source_ids, tags) > 0 for h in hits]
+    present = {i for h, r in zip(hits, restating) if not r for i in (h.memory.id, *said(h.memory.source_ids))}
+    return [h for h, r in zip(hits, restating)
+            if not r or (not said(h.memory.source_ids) & present
+                         and _relevance(question, h.text, None, by_words=True) is not None)]
 
 
 def matching_lines(question: str, lines: Sequence[str], similarities: Sequence[float] | None = None) -> list[str]:
@@ -287,6 +305,7 @@ class ChatFlow:
                                              context=self.context)
             hits.extend(found)
         hits.sort(key=lambda h: -h.score)  # stable: a context turn (its match's score) stays after its match
+        hits = said_first(message, hits, self.store.input_tags.cited(h.memory.source_ids for h in hits))
         return Retrieval(core=core, hits=hits, question=message, timed=bool(topics.start or topics.end))
 
     def offline_answer(self, retrieval: Retrieval, *, reason: str = "Offline mode (no LLM configured)"

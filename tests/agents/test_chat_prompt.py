@@ -1,0 +1,60 @@
+"""What the chat agent's prompt is handed (`chat.said_first`): a model's restatement of turns stays out
+when the turns it cites are there, or when it shares no more than a name with the question."""
+
+from __future__ import annotations
+
+from mirix_py.agents.chat import said_first
+from mirix_py.records import EpisodicMemory, SearchHit, SemanticMemory
+
+
+def _hit(memory, score):
+    return SearchHit(memory=memory, text=memory.search_text(), score=score, method="hybrid")
+
+
+def _turn(memory_id, text, message_id, input_id="in_1"):
+    return _hit(EpisodicMemory(id=memory_id, user_id="u", summary=text, actor="Mel",
+                               source_ids=[input_id, message_id]), 0.5)
+
+
+def _fact(memory_id, text, cited, input_id="in_1"):
+    return _hit(SemanticMemory(id=memory_id, user_id="u", name="Mel", summary=text,
+                               source_ids=[*cited, input_id]), 0.05)
+
+
+def _ids(hits):
+    return [h.memory.id for h in hits]
+
+
+QUESTION = "What does Mel say running has been great for?"
+
+
+def test_a_restatement_of_turns_in_the_prompt_is_left_out():
+    turn = _turn("epi_1", "Mel: running has been great for my mental health", "D7:9")
+    fact = _fact("sem_1", "Mel is a running guide for books", ["D7:9", "D7:10", "D7:11"])
+    assert _ids(said_first(QUESTION, [turn, fact])) == ["epi_1"]
+    # the turn cited by its memory's id counts as well
+    by_id = _fact("sem_2", "Mel is a running guide for books", ["epi_1", "epi_9"])
+    assert _ids(said_first(QUESTION, [turn, by_id])) == ["epi_1"]
+
+
+def test_a_restatement_of_turns_elsewhere_stays_when_it_shares_a_word_besides_the_names():
+    turn = _turn("epi_1", "Mel: running has been great for my mental health", "D7:9")
+    fact = _fact("sem_1", "Mel ran a charity race, running for mental health", ["D2:1", "D2:2"], "in_2")
+    name_only = _fact("sem_2", "Mel is a loving parent", ["D3:1", "D3:2"], "in_3")
+    assert _ids(said_first(QUESTION, [turn, fact, name_only])) == ["epi_1", "sem_1"]
+
+
+def test_turns_and_single_sourced_memories_are_never_left_out():
+    turn = _turn("epi_1", "Tom: I fixed the bike", "D1:1")
+    unrelated = _turn("epi_2", "Ada: the weather is fine", "D1:2")
+    single = _hit(SemanticMemory(id="sem_1", user_id="u", name="Ada", summary="Ada likes rain",
+                                 source_ids=["in_1", "D1:2"]), 0.1)
+    assert _ids(said_first(QUESTION, [turn, unrelated, single])) == ["epi_1", "epi_2", "sem_1"]
+
+
+def test_the_callers_input_tags_are_no_turn():
+    """Every memory of an input cites the caller's id of it: sharing that tag is not sharing a turn."""
+    turn = _turn("epi_1", "Mel: running has been great for my mental health", "D7:9")
+    turn.memory.source_ids.append("chat-42")
+    fact = _fact("sem_1", "Mel ran a charity race, running for mental health", ["D2:1", "D2:2", "chat-42"], "in_2")
+    assert _ids(said_first(QUESTION, [turn, fact], tags={"chat-42"})) == ["epi_1", "sem_1"]
