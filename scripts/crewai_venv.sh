@@ -36,12 +36,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 CONSTRAINTS="$VENV/.mirix-constraints.txt"
 printf 'torch==%s\n' "$TORCH_VERSION" >"$CONSTRAINTS"
 
-want_stamp="$({
-    echo "crewai-stamp-v1 $EXTRAS"
-    echo "$REPO"
-    "$VPY" -c 'import sys; print(sys.version)'
-    cat pyproject.toml
-} | sha256sum | cut -d' ' -f1)"
+want_stamp="$(install_stamp "$VPY" "$REPO" "crewai-stamp-v1 $EXTRAS")"
 have_stamp="$(cat "$STAMP" 2>/dev/null || true)"
 
 if [[ "${MIRIX_FORCE_PIP:-0}" != 1 && "$want_stamp" == "$have_stamp" ]]; then
@@ -50,11 +45,8 @@ else
     say "installing -e .[$EXTRAS]"
     rm -f "$STAMP"
     PIPLOG="$VENV/.mirix-pip.log"
-    if ! venv_install "$VENV" "$PIPLOG" -c "$CONSTRAINTS" -e ".[$EXTRAS]"; then
-        tail -n 40 "$PIPLOG" >&2
-        die "installing -e .[$EXTRAS] failed (full log: $PIPLOG)"
-    fi
-    installed_summary "$PIPLOG"
+    venv_install_shown "$VENV" "$PIPLOG" -c "$CONSTRAINTS" -e ".[$EXTRAS]" \
+        || die "installing -e .[$EXTRAS] failed (full log: $PIPLOG)"
     echo "$want_stamp" >"$STAMP"
 fi
 

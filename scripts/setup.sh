@@ -100,7 +100,7 @@ else
     done
     if [[ -n "$torch_wheel" ]]; then
         say "installing torch==$TORCH_VERSION from $torch_wheel${have_torch:+, replacing $have_torch}"
-        venv_install "$VENV" "$PIPLOG" "$torch_wheel" || { tail -n 40 "$PIPLOG" >&2; die "installing $torch_wheel failed (full log: $PIPLOG)"; }
+        venv_install_shown "$VENV" "$PIPLOG" "$torch_wheel" || die "installing $torch_wheel failed (full log: $PIPLOG)"
     else
         say "pip install torch==$TORCH_VERSION${have_torch:+, replacing $have_torch}"
         if ! "$VPY" -m pip install "torch==$TORCH_VERSION" </dev/null >"$PIPLOG" 2>&1; then
@@ -111,12 +111,7 @@ else
 fi
 
 # ------------------------------------------------------------- mirix-py itself
-want_stamp="$({
-    echo "stamp-v1"
-    echo "$REPO"
-    "$VPY" -c 'import sys; print(sys.version)'
-    cat pyproject.toml
-} | sha256sum | cut -d' ' -f1)"
+want_stamp="$(install_stamp "$VPY" "$REPO" "stamp-v1")"
 have_stamp="$(cat "$STAMP" 2>/dev/null || true)"
 
 if [[ "${MIRIX_FORCE_PIP:-0}" != 1 && "$want_stamp" == "$have_stamp" ]] \
@@ -126,11 +121,8 @@ else
     say "installing -e .[all]"
     rm -f "$STAMP"
     PIPLOG="$VENV/.mirix-pip.log"
-    if ! venv_install "$VENV" "$PIPLOG" -c "$CONSTRAINTS" -e ".[all]"; then
-        tail -n 40 "$PIPLOG" >&2
-        die "installing -e .[all] failed (full log: $PIPLOG)"
-    fi
-    installed_summary "$PIPLOG"
+    venv_install_shown "$VENV" "$PIPLOG" -c "$CONSTRAINTS" -e ".[all]" \
+        || die "installing -e .[all] failed (full log: $PIPLOG)"
     got_torch="$(dist_version torch || true)"
     [[ "${got_torch%%+*}" == "$TORCH_VERSION" ]] \
         || die "torch changed to '$got_torch' during install; expected $TORCH_VERSION"
