@@ -7,12 +7,21 @@ import time
 from typing import Any, AsyncGenerator, Mapping, Sequence
 
 from autogen_core import CancellationToken
-from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage, ModelInfo, RequestUsage
+from autogen_core.models import AssistantMessage, ChatCompletionClient, CreateResult, LLMMessage, ModelInfo, RequestUsage
 from autogen_core.tools import Tool, ToolSchema
 
 from mirix_py.llm.meter import (  # re-exported for callers of the old home
     CallRecord, Meter, _message_text, _tool_text, estimate_tokens, prompt_parts, sequential_rounds,
 )
+
+
+def with_text_content(message: LLMMessage) -> LLMMessage:
+    """`message`, or a tool call the model made without words, given empty words: autogen sends such a
+    call with `content: null`, which OpenAI accepts and llama-cpp-python's server refuses with a 500
+    (its schema wants a string), so the round after a search would fail there."""
+    if isinstance(message, AssistantMessage) and isinstance(message.content, list) and message.thought is None:
+        return message.model_copy(update={"thought": ""})
+    return message
 
 
 class MeteredClient(ChatCompletionClient):
@@ -34,7 +43,7 @@ class MeteredClient(ChatCompletionClient):
                                   "cancellation_token": cancellation_token}
         if tool_choice != "auto":
             kwargs["tool_choice"] = tool_choice
-        result = await self._inner.create(messages, **kwargs)
+        result = await self._inner.create([with_text_content(m) for m in messages], **kwargs)
         ended = time.perf_counter()
         usage = result.usage
         estimated = not (usage and (usage.prompt_tokens or usage.completion_tokens))

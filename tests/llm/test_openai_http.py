@@ -109,3 +109,37 @@ def test_llm_example_runs_against_the_endpoint(tmp_path, openai_server, monkeypa
     out = capsys.readouterr().out
     assert "update: processed" in out and "Tom, a pilot, is visiting [sem_" in out
     assert "cited: ['sem_" in out
+
+
+def test_a_wordless_tool_call_goes_back_to_the_server_with_string_content(openai_server):
+    """llama-cpp-python's server refuses an assistant message whose content is null (a 500), which autogen
+    sends for a tool call the model made without words: the chat's round after a search must still go."""
+    import asyncio
+
+    from autogen_core import FunctionCall
+    from autogen_core.models import (AssistantMessage, FunctionExecutionResult, FunctionExecutionResultMessage,
+                                     SystemMessage, UserMessage)
+    from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+    from mirix_py.llm.meter import Meter
+    from mirix_py.llm.metering import MeteredClient
+
+    url, seen = openai_server
+    inner = OpenAIChatCompletionClient(model="local", base_url=url, api_key="none", model_info={
+        "vision": False, "function_calling": True, "json_output": False, "family": "unknown",
+        "structured_output": False})
+    meter = Meter()
+    call = FunctionCall(id="call_1", name="search_in_memory", arguments='{"memory_type": "episodic", "query": "Tom"}')
+    messages = [SystemMessage(content="# agent: chat_agent\nAnswer."), UserMessage(content="Who is Tom?", source="user"),
+                AssistantMessage(content=[call], source="chat_agent"),
+                FunctionExecutionResultMessage(content=[FunctionExecutionResult(
+                    call_id="call_1", content="[sem_1] Tom is a pilot", name="search_in_memory", is_error=False)])]
+    result = asyncio.run(MeteredClient(inner, meter, "chat_agent").create(messages))
+    sent = seen[-1]["body"]["messages"]
+    assert sent[2]["role"] == "assistant" and sent[2]["tool_calls"][0]["id"] == "call_1"
+    assert sent[2]["content"] == ""
+    assert result.content and meter.summary()["llm_calls"] == 1
+    # a call that came with words keeps them
+    worded = AssistantMessage(content=[call], source="chat_agent", thought="Searching.")
+    asyncio.run(MeteredClient(inner, meter, "chat_agent").create([*messages[:2], worded, messages[3]]))
+    assert seen[-1]["body"]["messages"][2]["content"] == "Searching."
