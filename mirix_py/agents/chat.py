@@ -341,8 +341,9 @@ class ChatFlow:
             return f"{reason}: I found no memories about that.", []
         return (f"{reason}: these memories match the question:\n" + "\n".join(lines)), cited
 
-    def _search_fn(self, user_id: str, searched: list[str]) -> Any:
-        """The chat agent's targeted search, bound to one user; found ids are added to `searched`."""
+    def _search_fn(self, user_id: str, searched: list[str], shown: Sequence[SearchHit] = ()) -> Any:
+        """The chat agent's targeted search, bound to one user; found ids are added to `searched`. What
+        restates turns already `shown` in the prompt or found beside it is left out, as in `retrieve`."""
         def search_in_memory(
             memory_type: Annotated[MemoryTypeName, "Which memory to search."],
             query: Annotated[str, "A focused query: names, things, words the answer would hold."],
@@ -355,6 +356,10 @@ class ChatFlow:
             hits = self.searcher.search(query, user_id=user_id, limit=8, memory_types=[memory_type],
                                         start=parse_when(start, "start"), end=parse_when(end, "end"), method=method,
                                         context=self.context)
+            together = [*shown, *hits]
+            kept = {id(h) for h in said_first(query, together,
+                                              self.store.input_tags.cited(h.memory.source_ids for h in together))}
+            hits = [h for h in hits if id(h) in kept]
             lines = [line for line in (prompt_line(h, self.store, query) for h in hits) if line]
             searched.extend(h.memory.id for h in hits)
             return "\n".join(lines) or "(no matching memories)"
@@ -370,7 +375,7 @@ class ChatFlow:
         definition = self.definition  # for `run` below (a closure sees no narrowing of the attribute)
         searched: list[str] = []
 
-        search_in_memory = self._search_fn(user_id, searched)
+        search_in_memory = self._search_fn(user_id, searched, retrieval.hits)
 
         core_text = "\n".join(f"<{label}>\n" + "\n".join(block.dated_lines()) + f"\n</{label}>"
                               for label, block in retrieval.core.items())  # newest first, dated

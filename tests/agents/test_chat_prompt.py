@@ -58,3 +58,31 @@ def test_the_callers_input_tags_are_no_turn():
     turn.memory.source_ids.append("chat-42")
     fact = _fact("sem_1", "Mel ran a charity race, running for mental health", ["D2:1", "D2:2", "chat-42"], "in_2")
     assert _ids(said_first(QUESTION, [turn, fact], tags={"chat-42"})) == ["epi_1", "sem_1"]
+
+
+class _Found:
+    """A searcher that finds the same hits for any query."""
+
+    def __init__(self, hits):
+        self.hits = hits
+
+    def search(self, *args, **kwargs):
+        return list(self.hits)
+
+
+def test_the_targeted_search_leaves_out_what_restates_turns_the_prompt_holds(tmp_path):
+    from mirix_py.agents.chat import ChatFlow
+    from mirix_py.engine import Mirix
+
+    mx = Mirix(tmp_path / "d", embedder=None)
+    try:
+        shown = _turn("epi_1", "Mel: running has been great for my mental health", "D7:9")
+        fact = _fact("sem_1", "Mel is a running guide for books", ["D7:9", "D7:10", "D7:11"])
+        other = _fact("sem_2", "Mel ran a charity race, running for mental health", ["D2:1", "D2:2"], "in_2")
+        searched: list[str] = []
+        search = ChatFlow(mx.store, _Found([fact, other]), None, None)._search_fn("u", searched, [shown])
+        found = search(memory_type="semantic", query="Mel running")
+        assert "sem_2" in found and "sem_1" not in found
+        assert searched == ["sem_2"]
+    finally:
+        mx.close()
