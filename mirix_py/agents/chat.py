@@ -19,7 +19,7 @@ import asyncio
 from mirix_py.agents.definitions import AgentDefinition
 from mirix_py.agents.offline.rules import extract_keywords, parse_time_range
 from mirix_py.text.passages import FOCUS_WORDS, focus, query_stems, stem, text_stems
-from mirix_py.store.questions import INPUT_PREFIX
+from mirix_py.store.questions import said_ids
 from mirix_py.store.restatements import restatements
 from mirix_py.boundary.timezones import display_zone, shown_text
 from mirix_py.text.words import STOPWORDS
@@ -152,13 +152,10 @@ def said_first(question: str, hits: Sequence[SearchHit], tags: Collection[str] =
     question besides the names it asks about. A weak model repeats what its prompt holds, and its own
     summaries beside the turns they sum up are where its mistakes enter an answer
     (benchmarks/docs/local_model.md). `tags`: the caller's ids of the hits' inputs."""
-    def said(ids: Sequence[str]) -> set[str]:  # what a memory cites besides its inputs and their tags
-        return {s for s in ids if not s.startswith(INPUT_PREFIX) and s not in tags}
-
     restating = [restatements(h.memory.source_ids, tags) > 0 for h in hits]
-    present = {i for h, r in zip(hits, restating) if not r for i in (h.memory.id, *said(h.memory.source_ids))}
+    present = {i for h, r in zip(hits, restating) if not r for i in (h.memory.id, *said_ids(h.memory.source_ids, tags))}
     return [h for h, r in zip(hits, restating)
-            if not r or (not said(h.memory.source_ids) & present
+            if not r or (not present.intersection(said_ids(h.memory.source_ids, tags))
                          and _relevance(question, h.text, None, by_words=True) is not None)]
 
 
@@ -225,6 +222,7 @@ class Retrieval:
     hits: list[SearchHit] = field(default_factory=list)
     question: str | None = None  # what long memories are cut around in the prompt
     timed: bool = False  # the hits were searched inside a time range the question asked for
+    tags: frozenset[str] = frozenset()  # the caller's ids of the hits' inputs (`summaries.sums_up`)
 
     @property
     def ids(self) -> list[str]:
@@ -305,8 +303,9 @@ class ChatFlow:
                                              context=self.context)
             hits.extend(found)
         hits.sort(key=lambda h: -h.score)  # stable: a context turn (its match's score) stays after its match
-        hits = said_first(message, hits, self.store.input_tags.cited(h.memory.source_ids for h in hits))
-        return Retrieval(core=core, hits=hits, question=message, timed=bool(topics.start or topics.end))
+        tags = self.store.input_tags.cited(h.memory.source_ids for h in hits)
+        return Retrieval(core=core, hits=said_first(message, hits, tags), question=message,
+                         timed=bool(topics.start or topics.end), tags=tags)
 
     def offline_answer(self, retrieval: Retrieval, *, reason: str = "Offline mode (no LLM configured)"
                        ) -> tuple[str, list[str]]:
@@ -329,9 +328,8 @@ class ChatFlow:
                 lines.append(f"- [{block.id}] {line}")
                 if block.id not in cited:
                     cited.append(block.id)
-        tags = self.store.input_tags.cited(h.memory.source_ids for h in retrieval.hits)
         for hit in matching_hits(question, retrieval.hits, timed=retrieval.timed, similarities=hit_similar,
-                                 tags=tags):
+                                 tags=retrieval.tags):
             vault = isinstance(hit.memory, KnowledgeVaultMemory)
             text = f"{hit.text}" if vault else prompt_text(hit, self.store, retrieval.question)
             if text is not None and len(lines) < OFFLINE_ANSWER_ITEMS:

@@ -22,9 +22,15 @@ def exchange_ids() -> tuple[str, str]:
     return QUESTION_PREFIX + tag, ANSWER_PREFIX + tag
 
 
+def said_ids(source_ids: Sequence[str], tags: Collection[str] = ()) -> list[str]:
+    """What a memory with these source ids cites of what was said: its ids without its inputs' ids and
+    `tags`, the caller's ids of those inputs, which every memory of an input cites and which say nothing."""
+    return [s for s in source_ids if not s.startswith(INPUT_PREFIX) and s not in tags]
+
+
 def asks_only(source_ids: Sequence[str], tags: Collection[str] = ()) -> bool:
     """Whether a memory with these source ids cites chat exchanges (questions, answers) and nothing else
     (`tags`: the caller's ids of its inputs, as for `summaries.sums_up`)."""
-    cited = [s for s in source_ids if not s.startswith(INPUT_PREFIX) and s not in tags]
+    cited = said_ids(source_ids, tags)
     return bool(cited) and all(s.startswith((QUESTION_PREFIX, ANSWER_PREFIX)) for s in cited)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Collection, Sequence
 
-from mirix_py.store.questions import INPUT_PREFIX
+from mirix_py.store.questions import INPUT_PREFIX, said_ids
 
 
 def sums_up(source_ids: Sequence[str], tags: Collection[str] = ()) -> bool:
@@ -16,6 +16,6 @@ def sums_up(source_ids: Sequence[str], tags: Collection[str] = ()) -> bool:
     `tags`: the caller's ids of the inputs (`add(source_id=...)`), which every memory of an input
     cites beside it and which say nothing; `MemoryStore.input_tags` reads them."""
     inputs = sum(s.startswith(INPUT_PREFIX) for s in source_ids)
-    said = sum(not s.startswith(INPUT_PREFIX) and s not in tags for s in source_ids)
+    said = len(said_ids(source_ids, tags))
     return said >= 2 and said > inputs
 
