@@ -123,17 +123,15 @@ class EpisodicMemory(MemoryBase):
     def search_text(self) -> str:
         """"[8 May 2023, 13:56] Ada: I went to the support group yesterday (7 May 2023)": the date in
         words and each relative time phrase resolved against it (`mirix_py.text.dates`), as answers name
-        them. Replayed on the same LoCoMo dev rankings (750 words) against the ISO "[2023-05-08 13:56]":
-        answer-token recall 0.657 -> 0.795, evidence recall 0.776 -> 0.768 (two more words a hit).
-        Rows written before are re-rendered by `doctor(repair=True)` (their text is stale)."""
+        them (against ISO dates: benchmarks/docs/locomo_recall.md). Rows written before are re-rendered
+        by `doctor(repair=True)` (their text is stale)."""
         if self.occurred_at is None:
             return f"[undated] {self._said()}"
         return f"[{when_words(self.occurred_at)}] {annotate(self._said(), self.occurred_at)}"
 
     def embedding_text(self) -> str:
         """What was said, without the date: the date is in the search text (BM25) and `occurred_at`
-        (time filters). Dated vectors ("8 May 2023 Ada: ...") gave LoCoMo recall 0.764 against
-        0.778 undated, with RRF k=10; with k=60 the dated ones had been ahead (0.732 against 0.728)."""
+        (time filters); dated vectors read lower on LoCoMo (benchmarks/docs/locomo_recall.md)."""
         return self._said()
 
     def _said(self) -> str:

@@ -35,9 +35,8 @@ from mirix_py.text.words import STOPWORDS
 log = logging.getLogger("mirix_py.search")
 
 # RRF's constant: 60 in the original paper. At 60, an item ranked ~50th by both legs outscores one
-# ranked 1st by one leg, so deep consensus crowds out strong single-leg matches. On the LoCoMo dev
-# split (750-word budget) k=60 gave 0.732 and k=3..15 all gave 0.760-0.765 (raw-turn RRF 0.727 at
-# k=60, 0.741 at k=10): a plateau, so 10 is no knife-edge tuning.
+# ranked 1st by one leg, so deep consensus crowds out strong single-leg matches. On LoCoMo every k
+# from 3 to 15 read alike and above 60 (benchmarks/docs/locomo_recall.md), so 10 is no knife edge.
 RRF_K = 10
 
 
@@ -102,8 +101,8 @@ def top_sessions(scored: Sequence[tuple[str, float]], k: int) -> list[str]:
 # name-free question at NAME_FREE_WEIGHT, the question's own full-text leg (and session leg, when
 # on) at QUESTION_SHARE of its weight, its vector leg left out, and a leg of the named people's own
 # memories among the first `pool` of that fusion, in its order, at ACTOR_WEIGHT. Chosen on LoCoMo dev
-# with benchmarks/locomo_hops.py (benchmarks/docs/locomo_hops.md: evidence 0.858 -> 0.882, every
-# leave-one-conversation-out fold gaining). Such a question costs one more full-text leg, and its
+# with benchmarks/locomo_hops.py, every leave-one-conversation-out fold gaining
+# (benchmarks/docs/locomo_hops.md). Such a question costs one more full-text leg, and its
 # name-free form is embedded instead of itself when the names are guessed right before the results
 # are in (`Searcher._hybrid`); one that names nobody runs as without it (`Settings.name_legs`,
 # MIRIX_NAME_LEGS=0 turns it off).
