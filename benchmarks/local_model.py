@@ -259,7 +259,9 @@ def score_store(args, conv, questions, embedder, folder: Path, client: Any, *, m
             getattr(memory, "event_type", "") == "message"
 
     rows = []
-    for q in questions:
+    store = "LLM" if model_store else "offline"
+    for n, q in enumerate(questions, 1):
+        started = time.perf_counter()
         hits = mx.search(q.question, user_id=user, limit=50)
         filled = fill_budget(((h.text, h.memory.source_ids) for h in hits), args.budget)
         kept = hits[: len(filled.items)]
@@ -277,6 +279,8 @@ def score_store(args, conv, questions, embedder, folder: Path, client: Any, *, m
                      "model_memories_in_context": sum(1 for h in kept if model_store and writer_of(first(h.memory)) == "model"
                                                       and h.memory.memory_type.value != "core"),
                      "answer_mode": response.mode, "fallback": response.fallback})
+        print(f"[{store} store] question {n}/{len(questions)}: F1 {rows[-1]['f1']:.2f} ({response.mode}"
+              f"{', fell back' if response.fallback else ''}), {time.perf_counter() - started:.1f}s", flush=True)
     mx.close()
     mean = lambda key: round(sum(r[key] for r in rows) / max(len(rows), 1), 4)  # noqa: E731
     return {"questions": len(rows), "evidence_recall_cited": mean("evidence_cited"),
