@@ -269,8 +269,11 @@ class ModelExtractor:
         sources = list(dict.fromkeys(s for m in batch.messages for s in m.source_ids))
         listed = related_of_type(memory_type, related)
         batch_text = render_batch(batch)
-        # the turns are kept word for word already: a memory that repeats one is skipped as a duplicate
-        turns = [(m.source_ids[-1] if m.source_ids else m.input_id, m.text) for m in batch.messages]
+        # the turns are kept word for word already: a memory that repeats one is skipped as a duplicate;
+        # a turn as its episode says it, speaker first, so a fact named after who said it ("Joanna: Later,
+        # take care!") is that turn again, not a short text with one new word
+        turns = [(m.source_ids[-1] if m.source_ids else m.input_id, f"{m.speaker}: {m.text}")
+                 for m in batch.messages]
         collector = OpCollector(self.store, batch.user_id, memory_type, sources,
                                 default_occurred_at=batch.messages[0].occurred_at if batch.messages else None,
                                 message_texts=[m.text for m in batch.messages],

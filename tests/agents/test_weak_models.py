@@ -394,6 +394,19 @@ def test_a_summary_that_repeats_a_turn_is_skipped_without_a_correction_round(mak
     _every_message_kept(mx)
 
 
+def test_a_fact_that_repeats_a_short_turn_under_its_speakers_name_is_skipped(make_mx):
+    """A short turn copied as a fact about whoever said it ("Joanna: Later, take care!") is the turn
+    again: its speaker's name is no new content."""
+    mx, _ = make_mx(_semantic(lambda req: [("insert_semantic", {
+        "name": "Joanna", "summary": "Later, take care!", "source_ids": ["m3"]})]))
+    turn = {"role": "user", "name": "Joanna", "id": "m3", "content": "Later, take care!"}
+    result = mx.add([*MESSAGES, turn], user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    assert [f.summary for f in mx.list(user_id="ada", memory_types=["semantic"])] == ["Tom is Ada's brother"]  # the rules'
+    assert any("near repeat of m3" in r for r in result.rejected), result.rejected
+    _every_message_kept(mx)
+
+
 def test_a_failed_summary_round_leaves_the_turns_and_no_stand_in(make_mx):
     mx, result = None, None
     replies = iter([[("insert_episodic", {"summary": "x", "source_ids": ["not-in-batch"]})]] * 2)
