@@ -145,9 +145,11 @@ class OpCollector:
                       for i, op in enumerate(self.ops[self._round_start:]) if isinstance(op, InsertOp)]
         return grounding.near_duplicate(text, [*self.existing, *this_round])
 
-    def _skip_repeat(self, text: str) -> str | None:
-        """The tool's answer when `text` nearly repeats something held already (nothing is written)."""
-        repeated = self._repeat_of(text)
+    def _skip_repeat(self, text: str, said: str | None = None) -> str | None:
+        """The tool's answer when `text` nearly repeats something held already (nothing is written);
+        `said`: what the memory says without its name, a repeat too when it is one whole sentence of a
+        message ("Speaking of which, here they go again!" filed as a fact about Nate), however short."""
+        repeated = self._repeat_of(text) or (self._sentence_of(said) if said else None)
         if repeated is None:
             return None
         self.refused.append(f"near repeat of {repeated}: {' '.join(text.split())[:80]}")
@@ -221,7 +223,8 @@ class OpCollector:
             said = {k: v for k, v in values.items() if k not in ("occurred_at", "event_type", "actor",
                                                                  "entry_type", "resource_type")}
             self._grounded(said)
-            skipped = self._skip_repeat(" ".join(str(v) for v in said.values() if isinstance(v, str)))
+            skipped = self._skip_repeat(" ".join(str(v) for v in said.values() if isinstance(v, str)),
+                                        " ".join(str(values[k]) for k in ("summary", "details") if values.get(k)))
             if skipped:
                 return skipped
             if self.memory_type is MemoryType.semantic and isinstance(values.get("name"), str):
@@ -385,6 +388,21 @@ class OpCollector:
         self._write_core(label, value)
         return f"ok: appended {len(added)} line(s) to {label}" + (f"; not written: {'; '.join(problems)}" if problems else "")
 
+    def _sentence_of(self, text: str) -> str | None:
+        """Which message (or listed memory) has `text` as one of its whole sentences, or None."""
+        phrase = " ".join(core_blocks.words_after_speaker(text))
+        return next((turn_id for turn_id, _, whole in self._message_words() if phrase in whole), None) \
+            if phrase else None
+
+    def _message_words(self) -> list[tuple[str, str, set[str]]]:
+        """Each existing text's id, words and sentences' words, read once for every piece."""
+        if self._existing_words is None:
+            self._existing_words = [
+                (turn_id, " ".join(core_blocks.words_after_speaker(text, strip_speaker=False)),
+                 {" ".join(core_blocks.words_after_speaker(p)) for p in core_blocks.pieces(text)})
+                for turn_id, text in self.existing]
+        return self._existing_words
+
     def _copied_from(self, piece: str) -> str | None:
         """Which message a piece copies word for word (a speaker's label before it aside), or None:
         a run of COPIED_WORDS words or more, or a whole sentence of it however short ("Wow!")."""
@@ -392,14 +410,9 @@ class OpCollector:
         if not words:
             return None
         phrase = " ".join(words)
-        if self._existing_words is None:  # the messages' words and sentences, read once for every piece
-            self._existing_words = [
-                (turn_id, " ".join(core_blocks.words_after_speaker(text, strip_speaker=False)),
-                 {" ".join(core_blocks.words_after_speaker(p)) for p in core_blocks.pieces(text)})
-                for turn_id, text in self.existing]
         if len(words) < COPIED_WORDS:
-            return next((turn_id for turn_id, _, whole in self._existing_words if phrase in whole), None)
-        return next((turn_id for turn_id, said, _ in self._existing_words if phrase in said), None)
+            return next((turn_id for turn_id, _, whole in self._message_words() if phrase in whole), None)
+        return next((turn_id for turn_id, said, _ in self._message_words() if phrase in said), None)
 
     def _check_core_line(self, line: str) -> None:
         """A core line is one short lasting fact about the user, in third person, from the batch."""

@@ -407,6 +407,26 @@ def test_a_fact_that_repeats_a_short_turn_under_its_speakers_name_is_skipped(mak
     _every_message_kept(mx)
 
 
+def test_a_summary_that_is_one_whole_sentence_of_a_turn_is_skipped(make_mx):
+    """A summary whose words are one sentence of a turn, however short, copies it: the turn's photo
+    caption beside it does not make the copy new."""
+    def script(req):
+        if req.agent == "episodic_memory_manager":
+            return [("insert_episodic", {"summary": "Speaking of which, here they go again!", "actor": "Nate",
+                                         "source_ids": ["m3"]})]
+        return good(req)
+
+    mx, _ = make_mx(script)
+    turn = {"role": "user", "name": "Nate", "id": "m3", "content": "Speaking of which, here they go again! "
+            "[shares a photo: a photo of a turtle and a strawberry in a bowl]"}
+    result = mx.add([*MESSAGES, turn], user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    assert model_episodes(mx) == []
+    # a repeat of the turn, or of its episode (kept word for word before the model ran)
+    assert any("near repeat of" in r and "Speaking of which" in r for r in result.rejected), result.rejected
+    _every_message_kept(mx)
+
+
 def test_a_failed_summary_round_leaves_the_turns_and_no_stand_in(make_mx):
     mx, result = None, None
     replies = iter([[("insert_episodic", {"summary": "x", "source_ids": ["not-in-batch"]})]] * 2)
