@@ -409,9 +409,9 @@ class OpCollector:
         words = core_blocks.words_after_speaker(piece)
         if not words:
             return None
-        phrase = " ".join(words)
         if len(words) < COPIED_WORDS:
-            return next((turn_id for turn_id, _, whole in self._message_words() if phrase in whole), None)
+            return self._sentence_of(piece)
+        phrase = " ".join(words)
         return next((turn_id for turn_id, said, _ in self._message_words() if phrase in said), None)
 
     def _check_core_line(self, line: str) -> None:
