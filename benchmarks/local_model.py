@@ -120,7 +120,7 @@ def run_mode(args, conv, batches, embedder, data_dir: Path) -> dict[str, Any]:
     calls = Meter()
     client = MeteredClient(model_client(args.url, args.model, args.mode == "functions"), calls, "server")
     settings = Settings(data_dir=data_dir, llm_timeout_s=args.timeout, llm_structured_output=args.structured,
-                        llm_prompt_order=args.prompt_order)
+                        llm_prompt_order=args.prompt_order, llm_seed=args.model_seed)
     mx = Mirix(settings=settings, embedder=embedder, model_client=client)
     definitions = load_definitions()
     bounds = {d.name: d.model.get("max_tokens") for d in definitions.values()}
@@ -245,7 +245,8 @@ def eligible_questions(conv, batches, limit: int, seed: int) -> list:
 def score_store(args, conv, questions, embedder, folder: Path, client: Any, *, model_store: bool) -> dict[str, Any]:
     """Context recall through the default search within the budget, and F1 of the answerer;
     `model_store`: the store the model wrote to (else the offline one, where no memory is the model's)."""
-    mx = Mirix(settings=Settings(data_dir=folder, llm_timeout_s=args.timeout), embedder=embedder, model_client=client)
+    mx = Mirix(settings=Settings(data_dir=folder, llm_timeout_s=args.timeout, llm_seed=args.model_seed),
+               embedder=embedder, model_client=client)
     user = conv.user_id
     first_actor: dict[str, str] = {}
 
@@ -302,7 +303,10 @@ def main() -> int:
     parser.add_argument("--questions", type=int, default=0, help="at most this many questions (0: every one)")
     parser.add_argument("--answerer", choices=("offline", "model"), default="offline",
                         help="who answers from both stores: the engine without a model, or the same model")
-    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--seed", type=int, default=7, help="which questions are drawn (with --questions)")
+    parser.add_argument("--model-seed", type=int, default=1,
+                        help="Settings.llm_seed for every model call (the product's default: unset), so a server "
+                             "that honours it answers the same prompt alike in both stores and in a second run")
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--structured", default="auto")
     parser.add_argument("--prompt-order", choices=("batch_first", "instructions_first"),

@@ -60,6 +60,9 @@ class Settings(BaseModel):
     llm_timeout_s: float = Field(default=120.0, gt=0, description="Seconds one model call may take.")
     llm_max_tokens: int = Field(default=512, gt=0,
                                 description="Completion tokens per call unless an agent's `model.max_tokens` says.")
+    llm_seed: int | None = Field(default=None, description=(
+        "Sampling seed sent with every model call: a server that honours it (llama-cpp-python, OpenAI on a "
+        "best-effort basis) answers the same prompt alike, so a run can be repeated. Unset: the server's own."))
     llm_max_managers: int = Field(
         default=3, ge=1, le=6,
         description="Memory managers one batch may run when the router picks more: the types the batch's form "
@@ -107,7 +110,7 @@ class Settings(BaseModel):
         for key, name in (("llm_timeout_s", "MIRIX_LLM_TIMEOUT"), ("llm_max_tokens", "MIRIX_LLM_MAX_TOKENS"),
                           ("llm_structured_output", "MIRIX_LLM_STRUCTURED_OUTPUT"),
                           ("llm_max_managers", "MIRIX_LLM_MAX_MANAGERS"),
-                          ("llm_prompt_order", "MIRIX_LLM_PROMPT_ORDER")):
+                          ("llm_prompt_order", "MIRIX_LLM_PROMPT_ORDER"), ("llm_seed", "MIRIX_LLM_SEED")):
             if env.get(name):
                 values[key] = env[name]
         if env.get("MIRIX_MAX_INPUT_CHARS"):

@@ -21,6 +21,7 @@ from mirix_py.agents.offline.rules import extract_keywords, parse_time_range
 from mirix_py.text.passages import FOCUS_WORDS, focus, query_stems, stem, text_stems
 from mirix_py.store.questions import said_ids
 from mirix_py.store.restatements import restatements
+from mirix_py.store.summaries import holds_turn
 from mirix_py.boundary.timezones import display_zone, shown_text
 from mirix_py.text.words import STOPWORDS
 from mirix_py.tools.params import MemoryTypeName, SearchMethodName
@@ -146,17 +147,26 @@ def matching_hits(question: str, hits: Sequence[SearchHit], *, timed: bool = Fal
 
 
 def said_first(question: str, hits: Sequence[SearchHit], tags: Collection[str] = ()) -> list[SearchHit]:
-    """`hits` without the restatements a reader should not be handed: a memory that restates others
+    """`hits` without what a reader should not be handed twice: a memory that restates others
     (`store.restatements`: a model's summary or fact citing several turns) is left out when a turn it
     cites is among the hits, whose words then say it first-hand, or when it holds no word of the
-    question besides the names it asks about. A weak model repeats what its prompt holds, and its own
-    summaries beside the turns they sum up are where its mistakes enter an answer
-    (benchmarks/docs/local_model.md). `tags`: the caller's ids of the hits' inputs."""
+    question besides the names it asks about; any other memory but a turn's own episode (a fact, a
+    summary, a procedure drawn from what was said) is left out when every turn it cites is among the
+    hits as its own episode (`summaries.holds_turn`), which says all of it in the speaker's words. A
+    weak model repeats what its prompt holds, and its own words beside the turns they come from are
+    where its mistakes enter an answer (benchmarks/docs/local_model.md); a memory whose turns are not
+    there still adds what they would. `tags`: the caller's ids of the hits' inputs."""
     restating = [restatements(h.memory.source_ids, tags) > 0 for h in hits]
     present = {i for h, r in zip(hits, restating) if not r for i in (h.memory.id, *said_ids(h.memory.source_ids, tags))}
-    return [h for h, r in zip(hits, restating)
-            if not r or (not present.intersection(said_ids(h.memory.source_ids, tags))
-                         and _relevance(question, h.text, None, by_words=True) is not None)]
+    turns = {i for h in hits if holds_turn(h.memory) for i in (h.memory.id, *said_ids(h.memory.source_ids, tags))}
+
+    def kept(hit: SearchHit, restates: bool) -> bool:
+        cited = said_ids(hit.memory.source_ids, tags)
+        if restates:
+            return not present.intersection(cited) and _relevance(question, hit.text, None, by_words=True) is not None
+        return holds_turn(hit.memory) or not cited or not turns.issuperset(cited)
+
+    return [h for h, r in zip(hits, restating) if kept(h, r)]
 
 
 def matching_lines(question: str, lines: Sequence[str], similarities: Sequence[float] | None = None) -> list[str]:

@@ -39,6 +39,7 @@ class CallBounds:
     max_tokens: int = DEFAULT_MAX_TOKENS
     timeout_s: float = DEFAULT_TIMEOUT_S
     temperature: float | None = None
+    seed: int | None = None  # sent with every call: a server that honours it samples a prompt alike each time
 
     def for_agent(self, model: Mapping[str, Any]) -> "CallBounds":
         """An agent definition's `model: {max_tokens, timeout_s, temperature}` override the engine's."""
@@ -108,6 +109,8 @@ def provider_args(client: ChatCompletionClient, bounds: CallBounds, response_for
     args: dict[str, Any] = {"max_tokens": bounds.max_tokens, "timeout": bounds.timeout_s}
     if bounds.temperature is not None:
         args["temperature"] = bounds.temperature
+    if bounds.seed is not None:
+        args["seed"] = bounds.seed
     if response_format is not None:
         args["response_format"] = response_format
     return args

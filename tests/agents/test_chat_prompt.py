@@ -1,5 +1,6 @@
 """What the chat agent's prompt is handed (`chat.said_first`): a model's restatement of turns stays out
-when the turns it cites are there, or when it shares no more than a name with the question."""
+when the turns it cites are there, or when it shares no more than a name with the question; a memory of
+turns all shown stays out for them."""
 
 from __future__ import annotations
 
@@ -44,12 +45,30 @@ def test_a_restatement_of_turns_elsewhere_stays_when_it_shares_a_word_besides_th
     assert _ids(said_first(QUESTION, [turn, fact, name_only])) == ["epi_1", "sem_1"]
 
 
-def test_turns_and_single_sourced_memories_are_never_left_out():
+def test_turns_and_memories_of_turns_not_shown_are_never_left_out():
     turn = _turn("epi_1", "Tom: I fixed the bike", "D1:1")
     unrelated = _turn("epi_2", "Ada: the weather is fine", "D1:2")
     single = _hit(SemanticMemory(id="sem_1", user_id="u", name="Ada", summary="Ada likes rain",
-                                 source_ids=["in_1", "D1:2"]), 0.1)
-    assert _ids(said_first(QUESTION, [turn, unrelated, single])) == ["epi_1", "epi_2", "sem_1"]
+                                 source_ids=["in_1", "D1:3"]), 0.1)
+    uncited = _hit(SemanticMemory(id="sem_2", user_id="u", name="Ada", summary="Ada lives in Porto"), 0.1)
+    assert _ids(said_first(QUESTION, [turn, unrelated, single, uncited])) == ["epi_1", "epi_2", "sem_1", "sem_2"]
+
+
+def test_a_memory_of_one_turn_shown_is_left_out_for_the_turn():
+    """A fact or summary drawn from one turn says nothing the turn does not, in the speaker's words."""
+    turn = _turn("epi_1", "Nate: Speaking of which, here they go again!", "D4:7")
+    fact = _fact("sem_1", "Nate: Speaking of which, here they go again!", ["D4:7"])
+    summary = _hit(EpisodicMemory(id="epi_2", user_id="u", summary="Nate watched his turtles again",
+                                  event_type="summary", actor="Nate", source_ids=["D4:7", "in_1"]), 0.05)
+    assert _ids(said_first(QUESTION, [turn, fact, summary])) == ["epi_1"]
+
+
+def test_a_turn_cut_short_does_not_stand_for_what_cites_it():
+    """A long message's episode keeps its start; the memory holding the rest stays beside it."""
+    cut = _hit(EpisodicMemory(id="epi_1", user_id="u", summary="Mel: the recipe starts with…", actor="Mel",
+                              details="full text kept as a resource", source_ids=["in_1", "D2:1"]), 0.5)
+    rest = _fact("sem_1", "Mel: the recipe starts with flour, then eggs", ["D2:1"])
+    assert _ids(said_first(QUESTION, [cut, rest])) == ["epi_1", "sem_1"]
 
 
 def test_the_callers_input_tags_are_no_turn():
