@@ -251,9 +251,12 @@ def score_store(args, conv, questions, embedder, folder: Path, client: Any, *, m
     first_actor: dict[str, str] = {}
 
     def first(memory) -> str:
-        if memory.id not in first_actor:
-            first_actor[memory.id] = mx.history(memory.id, user_id=user)[0].actor
-        return first_actor[memory.id]
+        return first_of(memory.id)
+
+    def first_of(memory_id: str) -> str:
+        if memory_id not in first_actor:
+            first_actor[memory_id] = mx.history(memory_id, user_id=user)[0].actor
+        return first_actor[memory_id]
 
     def own_turn(memory) -> bool:  # a turn's own episode: the rules' record of it, in either store
         return first(memory) in (VERBATIM_ACTOR, "episodic_memory_manager") and \
@@ -279,14 +282,20 @@ def score_store(args, conv, questions, embedder, folder: Path, client: Any, *, m
                      "f1": round(locomo_f1(answer, q.answer, q.category), 3), "answer": answer[:1000],
                      "model_memories_in_context": sum(1 for h in kept if model_store and writer_of(first(h.memory)) == "model"
                                                       and h.memory.memory_type.value != "core"),
-                     "answer_mode": response.mode, "fallback": response.fallback})
+                     "answer_mode": response.mode, "fallback": response.fallback,
+                     # what the chat's prompt was handed: how many memories, how many of them the model's
+                     "prompt_memories": len(response.retrieved_ids),
+                     "model_memories_in_prompt": sum(1 for i in response.retrieved_ids if model_store
+                                                     and not i.startswith("core_") and writer_of(first_of(i)) == "model")})
         print(f"[{store} store] question {n}/{len(questions)}: F1 {rows[-1]['f1']:.2f} ({response.mode}"
               f"{', fell back' if response.fallback else ''}), {time.perf_counter() - started:.1f}s", flush=True)
     mx.close()
     mean = lambda key: round(sum(r[key] for r in rows) / max(len(rows), 1), 4)  # noqa: E731
     return {"questions": len(rows), "evidence_recall_cited": mean("evidence_cited"),
             "evidence_recall_own_turn": mean("evidence_own_turn"), "answer_token_recall": mean("answer_tokens"),
-            "f1": mean("f1"), "model_memories_in_context": mean("model_memories_in_context"), "rows": rows}
+            "f1": mean("f1"), "model_memories_in_context": mean("model_memories_in_context"),
+            "prompt_memories": mean("prompt_memories"), "model_memories_in_prompt": mean("model_memories_in_prompt"),
+            "rows": rows}
 
 
 def main() -> int:

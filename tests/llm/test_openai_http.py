@@ -33,7 +33,7 @@ def reply_for(body: dict) -> dict:
         if agent == "topic_extractor":
             text = json.dumps({"topics": ["Tom", "visit"], "start": None, "end": None})
         elif agent == "chat_agent":
-            ids = re.findall(r"\[(sem_[0-9a-f]{32})\]", system)
+            ids = re.findall(r"\[((?:sem|epi)_[0-9a-f]{32})\]", system)
             text = f"Tom, a pilot, is visiting [{ids[0]}]." if ids else "I don't know."
     message: dict = {"role": "assistant", "content": None}
     if call:
@@ -97,6 +97,26 @@ def test_update_flow_over_http(tmp_path, embedder, openai_server, monkeypatch):
     assert router["tool_choice"] == {"type": "function", "function": {"name": "trigger_memory_managers"}}
     assert manager["tool_choice"] == "required"
     assert router["max_tokens"] == 80 and manager["max_tokens"] == 300 and router["temperature"] == 0
+    assert not any("seed" in s["body"] for s in seen)  # the server's own unless the settings give one
+
+
+def test_a_seed_in_the_settings_goes_with_every_call(tmp_path, embedder, openai_server, monkeypatch):
+    """`llm_seed`: the router, the managers, the topics and the chat's answer all ask for it, so a
+    server that honours it samples one prompt alike each time (a run can be repeated)."""
+    base_url, seen = openai_server
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
+    settings = Settings(data_dir=tmp_path / "d", llm_provider="openai", llm_model="qwen2.5-7b-instruct",
+                        llm_base_url=base_url, llm_seed=5)
+    with Mirix(settings=settings, embedder=embedder) as mx:
+        assert mx.add([{"role": "user", "name": "Ada", "id": "m1", "content": "My brother Tom is a pilot."}],
+                      user_id="ada").status.value == "processed"
+        reply = mx.chat("Who is Tom?", user_id="ada", remember=False)
+        assert reply.answer
+    agents = [re.search(r"# agent: (\w+)", next(m["content"] for m in s["body"]["messages"] if m["role"] == "system"))
+              for s in seen]
+    assert {a.group(1) for a in agents if a} >= {"meta_memory_manager", "semantic_memory_manager", "topic_extractor",
+                                                 "chat_agent"}
+    assert [s["body"].get("seed") for s in seen] == [5] * len(seen)
 
 
 def test_llm_example_runs_against_the_endpoint(tmp_path, openai_server, monkeypatch, capsys):
@@ -107,8 +127,9 @@ def test_llm_example_runs_against_the_endpoint(tmp_path, openai_server, monkeypa
     example = runpy.run_path(str(Path(__file__).resolve().parents[2] / "examples" / "llm_loop.py"))
     assert example["main"](str(tmp_path / "ex")) == 0
     out = capsys.readouterr().out
-    assert "update: processed" in out and "Tom, a pilot, is visiting [sem_" in out
-    assert "cited: ['sem_" in out
+    # the fact restates the one turn it comes from, which is in the prompt in Ada's words: the turn is cited
+    assert "update: processed" in out and "Tom, a pilot, is visiting [epi_" in out
+    assert "cited: ['epi_" in out
 
 
 def test_a_wordless_tool_call_goes_back_to_the_server_with_string_content(openai_server):
