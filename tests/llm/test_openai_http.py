@@ -164,3 +164,15 @@ def test_a_wordless_tool_call_goes_back_to_the_server_with_string_content(openai
     worded = AssistantMessage(content=[call], source="chat_agent", thought="Searching.")
     asyncio.run(MeteredClient(inner, meter, "chat_agent").create([*messages[:2], worded, messages[3]]))
     assert seen[-1]["body"]["messages"][2]["content"] == "Searching."
+
+
+def test_the_seed_comes_from_the_environment(monkeypatch):
+    from pydantic import ValidationError
+
+    monkeypatch.setenv("MIRIX_LLM_SEED", "5")
+    assert Settings.from_env().llm_seed == 5
+    monkeypatch.setenv("MIRIX_LLM_SEED", "many")
+    with pytest.raises(ValidationError, match="llm_seed"):
+        Settings.from_env()
+    monkeypatch.delenv("MIRIX_LLM_SEED")
+    assert Settings.from_env().llm_seed is None
