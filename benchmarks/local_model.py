@@ -314,8 +314,8 @@ def main() -> int:
                         help="who answers from both stores: the engine without a model, or the same model")
     parser.add_argument("--seed", type=int, default=7, help="which questions are drawn (with --questions)")
     parser.add_argument("--model-seed", type=int, default=1,
-                        help="Settings.llm_seed for every model call (the product's default: unset), so a server "
-                             "that honours it answers the same prompt alike in both stores and in a second run")
+                        help="Settings.llm_seed for every model call (the product's default: unset): the "
+                             "sampler's draws are the same in both stores and in a second run")
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--structured", default="auto")
     parser.add_argument("--prompt-order", choices=("batch_first", "instructions_first"),

@@ -61,8 +61,9 @@ class Settings(BaseModel):
     llm_max_tokens: int = Field(default=512, gt=0,
                                 description="Completion tokens per call unless an agent's `model.max_tokens` says.")
     llm_seed: int | None = Field(default=None, description=(
-        "Sampling seed sent with every model call: a server that honours it (llama-cpp-python, OpenAI on a "
-        "best-effort basis) answers the same prompt alike, so a run can be repeated. Unset: the server's own."))
+        "Sampling seed sent with every model call (OpenAI's `seed`; llama-cpp-python seeds its sampler with it). "
+        "It fixes the sampler's draws, not the arithmetic: a server that reuses its last prompt's state may still "
+        "answer one prompt differently at a temperature above 0. Unset: the server's own."))
     llm_max_managers: int = Field(
         default=3, ge=1, le=6,
         description="Memory managers one batch may run when the router picks more: the types the batch's form "

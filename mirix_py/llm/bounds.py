@@ -39,7 +39,7 @@ class CallBounds:
     max_tokens: int = DEFAULT_MAX_TOKENS
     timeout_s: float = DEFAULT_TIMEOUT_S
     temperature: float | None = None
-    seed: int | None = None  # sent with every call: a server that honours it samples a prompt alike each time
+    seed: int | None = None  # sent with every call, for servers whose sampling it fixes
 
     def for_agent(self, model: Mapping[str, Any]) -> "CallBounds":
         """An agent definition's `model: {max_tokens, timeout_s, temperature}` override the engine's."""

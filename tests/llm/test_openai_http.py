@@ -102,7 +102,7 @@ def test_update_flow_over_http(tmp_path, embedder, openai_server, monkeypatch):
 
 def test_a_seed_in_the_settings_goes_with_every_call(tmp_path, embedder, openai_server, monkeypatch):
     """`llm_seed`: the router, the managers, the topics and the chat's answer all ask for it, so a
-    server that honours it samples one prompt alike each time (a run can be repeated)."""
+    server can fix its sampler's draws with it."""
     base_url, seen = openai_server
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
     settings = Settings(data_dir=tmp_path / "d", llm_provider="openai", llm_model="qwen2.5-7b-instruct",
