@@ -8,6 +8,7 @@ for a value no word of the batch could be, and cannot store one that is not in t
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Iterable, Sequence
 
 from mirix_py.secrets.detection import value_fits
@@ -220,11 +221,21 @@ def same_words(text: str, existing: Sequence[tuple[str, str]]) -> str | None:
     return None
 
 
+def script_of(letter: str) -> str:
+    """The script a letter is written in, by its Unicode name's first word: LATIN, CJK, CYRILLIC…"""
+    return unicodedata.name(letter, "UNKNOWN").split(" ", 1)[0]
+
+
 def ungrounded_problem(texts: Sequence[str], shown: set[str]) -> str | None:
     """Why a memory a model wrote is not drawn from the batch it was shown (`shown`: `vocabulary` of
     the batch as rendered, with the memories listed beside it), or None. A weak model copies the
     prompt's own examples ("Deploy the trail-map site") into memory; a paraphrase keeps enough of
     the batch's words to pass."""
+    scripts = {script_of(c) for c in set("".join(shown)) if c.isalpha()}
+    foreign = list(dict.fromkeys(c for text in texts for c in text if c.isalpha() and script_of(c) not in scripts))
+    if foreign:  # a weak model's broken escape ("support\u3927s" for "support's")
+        return (f"it writes in a script this batch and the listed memories do not use ({' '.join(foreign[:4])}): "
+                "copy the messages' words as they are, or call nothing_to_record")
     strangers = unknown_names(texts, shown)
     if strangers:
         return (f"it names {', '.join(strangers[:4])}, which this batch and the listed memories do not: "

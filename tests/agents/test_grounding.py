@@ -163,3 +163,13 @@ def test_within_limit_keeps_the_form_offered_types_and_leaves_core_out_first():
     assert within_limit([core, episodic, semantic, procedural], 3) == ([episodic, semantic, procedural], [core])
     assert within_limit([core, episodic, semantic], 3) == ([core, episodic, semantic], [])
     assert within_limit([semantic, core, semantic], 1) == ([semantic], [core])
+
+
+def test_a_letter_the_batch_never_held_is_not_grounded():
+    """The local model wrote "support\\u3927s" for "support's" (conv-30): a broken copy of a turn."""
+    shown = vocabulary(["[id=D13:21] 2023-06-13T20:29 Jon (text): Thanks, Gina! Your support's really been awesome."])
+    problem = ungrounded_problem(["Jon (messages): Thanks, Gina! Your support\u3927s really been awesome."], shown)
+    assert problem is not None and "\u3927" in problem and "nothing_to_record" in problem
+    assert ungrounded_problem(["Jon thanks Gina for her support, awesome!"], shown) is None
+    accented = vocabulary(["[id=D2:1] 2023-06-13T20:29 Zoë (text): the café on the corner was lovely"])
+    assert ungrounded_problem(["Zoë liked the café on the corner"], accented) is None
