@@ -250,16 +250,13 @@ def score_store(args, conv, questions, embedder, folder: Path, client: Any, *, m
     user = conv.user_id
     first_actor: dict[str, str] = {}
 
-    def first(memory) -> str:
-        return first_of(memory.id)
-
     def first_of(memory_id: str) -> str:
         if memory_id not in first_actor:
             first_actor[memory_id] = mx.history(memory_id, user_id=user)[0].actor
         return first_actor[memory_id]
 
     def own_turn(memory) -> bool:  # a turn's own episode: the rules' record of it, in either store
-        return first(memory) in (VERBATIM_ACTOR, "episodic_memory_manager") and \
+        return first_of(memory.id) in (VERBATIM_ACTOR, "episodic_memory_manager") and \
             getattr(memory, "event_type", "") == "message"
 
     rows = []
@@ -280,7 +277,7 @@ def score_store(args, conv, questions, embedder, folder: Path, client: Any, *, m
                      "evidence_own_turn": round(len(evidence & own) / len(evidence), 3),
                      "answer_tokens": round(answer_token_recall(scoring_gold(q.answer, q.category), context), 3),
                      "f1": round(locomo_f1(answer, q.answer, q.category), 3), "answer": answer[:1000],
-                     "model_memories_in_context": sum(1 for h in kept if model_store and writer_of(first(h.memory)) == "model"
+                     "model_memories_in_context": sum(1 for h in kept if model_store and writer_of(first_of(h.memory.id)) == "model"
                                                       and h.memory.memory_type.value != "core"),
                      "answer_mode": response.mode, "fallback": response.fallback,
                      # what the chat's prompt was handed: how many memories, how many of them the model's

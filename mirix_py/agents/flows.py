@@ -33,8 +33,7 @@ class Flows:
 def build_flows(store: MemoryStore, searcher: Searcher, settings: Settings, definitions: dict[str, AgentDefinition],
                 client: ChatCompletionClient | None = None) -> Flows:
     """Every model call is bounded by the settings' `llm_max_tokens` and `llm_timeout_s` (and seeded by
-    `llm_seed` when set); each chat
-    retrieval adds the turns around the first `search_context` matches."""
+    `llm_seed` when set); each chat retrieval adds the turns around the first `search_context` matches."""
     if client is None and settings.llm_configured:
         from mirix_py.llm.clients import build_model_client  # autogen only when a model is configured
 

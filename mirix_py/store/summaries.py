@@ -4,10 +4,9 @@ so they follow the turns that match (benchmarks/docs/local_model.md). Pure funct
 
 from __future__ import annotations
 
-from typing import Any, Collection, Sequence
+from typing import Collection, Sequence
 
-from mirix_py.records import MemoryType
-
+from mirix_py.records import EpisodicMemory, Memory
 from mirix_py.store.questions import INPUT_PREFIX, said_ids
 
 
@@ -22,12 +21,10 @@ def sums_up(source_ids: Sequence[str], tags: Collection[str] = ()) -> bool:
     return said >= 2 and said > inputs
 
 
-
 TURN_EVENT = "message"  # the event type of a turn's own episode (the rules' record of a message)
 
 
-def holds_turn(memory: Any) -> bool:
+def holds_turn(memory: Memory) -> bool:
     """Whether `memory` is a turn's own episode with the turn's whole words: what it cites is said
     there first-hand. A message cut short (its rest kept as a resource) is not held whole."""
-    return (getattr(memory, "memory_type", None) is MemoryType.episodic
-            and getattr(memory, "event_type", None) == TURN_EVENT and not getattr(memory, "details", ""))
+    return isinstance(memory, EpisodicMemory) and memory.event_type == TURN_EVENT and not memory.details

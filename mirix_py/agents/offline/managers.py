@@ -31,6 +31,7 @@ from mirix_py.records import (
     ProceduralMemory, ResourceMemory, SemanticMemory, Sensitivity,
 )
 from mirix_py.secrets.detection import find_secrets, redact
+from mirix_py.store.summaries import TURN_EVENT
 
 EPISODE_SUMMARY_CHARS = 600
 
@@ -224,7 +225,7 @@ SCREEN_DETAILS_CHARS = 4000
 
 
 REPEAT_WINDOW = timedelta(days=1)  # an input said again within a day of its first telling is a repeat
-REPEATABLE_EVENTS = frozenset({"message", "document"})
+REPEATABLE_EVENTS = frozenset({TURN_EVENT, "document"})
 _REPEAT_WORDS = re.compile(r"[^\W_]+")
 
 
@@ -335,7 +336,7 @@ def episodic_ops(batch: PreparedBatch, recent: Sequence[Memory] = ()) -> list[Op
             title = draft.title if draft else _short(m.text, 80)
             event_type, summary = "document", f"Added document: {title}"
         else:
-            event_type, summary = "message", _short(m.text, EPISODE_SUMMARY_CHARS)
+            event_type, summary = TURN_EVENT, _short(m.text, EPISODE_SUMMARY_CHARS)
             if summary.endswith("…"):
                 # cut short: the rest lives on in a resource only when the resource rules keep one;
                 # otherwise the event keeps the whole message, so nothing said is lost
