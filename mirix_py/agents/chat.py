@@ -9,6 +9,7 @@ Offline: keyword topics, the same retrieval, and the best memories with their id
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone, tzinfo
@@ -242,6 +243,20 @@ class Retrieval:
 _CALL_AS_TEXT = re.compile(r"^\s*(functions\.\w+\s*:|\{\s*\"(name|tool_calls|function)\"|<tool_call>)")
 
 
+_CHARACTER_REFERENCE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+
+
+def decoded_references(answer: str, shown: str) -> str:
+    """`answer` with the HTML character references it did not copy from what the model was shown
+    decoded ("I&#39;m" -> "I'm"): a local server writes them where the prompt holds the character, and a
+    reader gets the text, not markup. A reference the prompt itself held is kept as written."""
+    def decode(match: re.Match[str]) -> str:
+        reference = match.group(0)
+        return reference if reference in shown else html.unescape(reference)
+
+    return _CHARACTER_REFERENCE.sub(decode, answer) if "&" in answer else answer
+
+
 def unusable_answer(answer: str | None) -> str | None:
     """Why a model's answer cannot be shown as one, or None when it can."""
     text = (answer or "").strip()
@@ -415,6 +430,7 @@ class ChatFlow:
             # a server whose `auto` grammar stops after "functions.NAME:" (llama-cpp-python): the
             # retrieved memories are in the prompt, so ask once more without tools, for prose
             answer = await run(False)
+        answer = decoded_references(answer, f"{system}\n{task}")
         allowed = set(retrieval.ids) | set(searched) | {b.id for b in retrieval.core.values() if b.id}
         cited = [i for i in dict.fromkeys(MEMORY_ID.findall(answer)) if i in allowed]
         return answer, cited

@@ -121,6 +121,30 @@ def test_llm_chat_targeted_search(llm_mx):
     assert response.usage.llm_calls == 3
 
 
+def test_an_answer_written_with_html_character_references_reaches_the_reader_as_text(tmp_path, embedder):
+    """A local server's reply carries "&#39;" where the prompt holds "'": the user reads the character."""
+    def script(req):
+        if req.agent == "topic_extractor":
+            return json.dumps({"topics": ["Tom"], "start": None, "end": None})
+        if req.agent == "chat_agent":
+            return "I&#39;m sure Tom is a pilot &amp; flies for &quot;Air Ada&quot;."
+        raise AssertionError(req.agent)
+
+    with Mirix(tmp_path / "llm", embedder=embedder) as mx:  # the facts ingested offline first
+        mx.add(FACTS[:2], user_id="ada", occurred_at=WHEN)
+    with Mirix(tmp_path / "llm", embedder=embedder, model_client=ScriptedChatCompletionClient(script)) as mx:
+        response = mx.chat("What does Tom do?", user_id="ada", remember=False)
+    assert response.mode == "llm" and response.answer == 'I\'m sure Tom is a pilot & flies for "Air Ada".'
+
+
+def test_a_character_reference_the_model_was_shown_stays_as_written():
+    from mirix_py.agents.chat import decoded_references
+
+    shown = "Retrieved memories:\n- [epi_1] Ada wrote the markup &lt;b&gt; in her notes"
+    assert decoded_references("She wrote &lt;b&gt; &#39;bold&#39;", shown) == "She wrote &lt;b&gt; 'bold'"
+    assert decoded_references("Tom &amp Ada, 5 & 6", shown) == "Tom &amp Ada, 5 & 6"  # no reference: as sent
+
+
 def test_a_long_memory_enters_the_answer_as_the_lines_about_the_question(tmp_path, embedder):
     filler = " ".join(f"Item {i} of the agenda covers the office plants and the kitchen rota." for i in range(8))
     doc = f"Team notes\n\n{filler} The Heron launch moved to Friday 21 June. {filler}"
