@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import platform
@@ -29,13 +30,14 @@ def quiet_logs() -> None:
     warnings.filterwarnings("ignore")
     for name in ("chromadb", "sentence_transformers", "transformers", "httpx"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    try:
+    # transformers and the hub read these when (and only if) a benchmark imports them
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    if "transformers" in sys.modules:  # already imported: its settings were read then
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()
         hf_logging.set_verbosity_error()
-    except Exception:
-        pass
 
 
 def environment() -> dict[str, Any]:
@@ -46,10 +48,13 @@ def environment() -> dict[str, Any]:
         "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
         "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    for mod in ("chromadb", "torch", "sentence_transformers", "sqlalchemy"):
+    # read from the installed packages' metadata: importing sentence_transformers (and torch with it)
+    # to ask for a version cost each benchmark process seconds, and most never use them
+    for mod, dist in (("chromadb", "chromadb"), ("torch", "torch"), ("sentence_transformers", "sentence-transformers"),
+                      ("sqlalchemy", "sqlalchemy")):
         try:
-            info[mod] = __import__(mod).__version__
-        except Exception:
+            info[mod] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
             info[mod] = None
     try:
         from mirix_py.store.db import sqlite_dbapi
