@@ -94,9 +94,10 @@ def _require(value: str | None, what: str) -> None:
 
 @pytest.fixture(scope="session")
 def embedder():
-    from mirix_py.store.embeddings import SentenceTransformerEmbedder
+    """The embedder users get by default (MiniLM on ONNX Runtime), one per test process."""
+    from mirix_py.store.embeddings import MiniLMEmbedder
 
-    return SentenceTransformerEmbedder()
+    return MiniLMEmbedder()
 
 
 def _schema_url(server_url: str, *, public: bool = False):

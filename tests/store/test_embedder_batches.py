@@ -31,6 +31,15 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
+def embedder():
+    """sentence-transformers' embedder (MiniLM on torch), the one these tests hold to `encode`'s numbers
+    (the suite's other tests share the default ONNX one from conftest)."""
+    from mirix_py.store.embeddings import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
+
+
+@pytest.fixture(scope="module")
 def reference(embedder):
     return embedder._model.encode(TEXTS, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
                                   show_progress_bar=False)
