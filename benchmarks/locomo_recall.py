@@ -85,8 +85,9 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=60, help="engine hits fetched per question (default 60)")
     ap.add_argument("--methods", nargs="+", default=["hybrid", "bm25", "embedding"],
                     choices=["hybrid", "bm25", "embedding", "string"], help="engine search methods to score")
-    ap.add_argument("--context", type=int, default=3,
-                    help="engine search context: turns around the first N matches (default 3, as `mirix eval locomo`)")
+    ap.add_argument("--context", type=int, default=None,
+                    help="engine search context: turns around the first N matches (default: the engine's own, "
+                         "Settings.search_context, as `mirix eval locomo`)")
     ap.add_argument("--memory-types", nargs="+", help="restrict engine search to these memory types")
     ap.add_argument("--embedder", choices=["minilm", "none"], default="minilm")
     ap.add_argument("--cache-dir", default=".bench-cache", help="where ingested data dirs are kept (default ./.bench-cache)")
@@ -203,7 +204,8 @@ def main() -> int:
     print(f"\nengine memories: {engine_info['memories']}; total run {time.perf_counter() - t_start:.0f}s; "
           f"load average before searches {load_searches}, at end {C.loadavg()} (ms/q is sensitive to it)")
     C.write_json(args.out, {
-        "benchmark": "locomo_recall", "data": str(args.data), "environment": env, "limit": args.limit, "context": args.context,
+        "benchmark": "locomo_recall", "data": str(args.data), "environment": env, "limit": args.limit,
+        "context": mx.settings.search_context if args.context is None else args.context,
         "memory_types": args.memory_types, "question_counts": {str(k): v for k, v in sorted(counts.items())},
         "evidence": evidence.as_dict(), "engine": engine_info, "baselines": baseline_info, "results": results,
         "design_reference_750": DESIGN_REFERENCE, "total_seconds": time.perf_counter() - t_start,

@@ -71,6 +71,9 @@ def test_locomo_recall(tmp_path):
     assert "engine hybrid" in stdout and "raw RRF" in stdout
     result = json.loads(out.read_text())
     assert result["benchmark"] == "locomo_recall" and result["engine"]["failed_sessions"] == []
+    from mirix_py.settings import SEARCH_CONTEXT
+
+    assert result["context"] == SEARCH_CONTEXT  # by default what a user's search gives, as `mirix eval locomo`
     rows = result["results"]["750"]
     assert {"engine hybrid", "engine bm25", "engine embedding", "raw BM25", "raw MiniLM", "raw RRF"} <= set(rows)
     for row in rows.values():
