@@ -22,7 +22,7 @@ import time
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
@@ -248,14 +248,43 @@ def dated_context(conv: Conversation, dia_ids: Sequence[str] | None = None) -> s
     return "\n".join(lines)
 
 
+def store_outside(settings: Any) -> dict[str, Any] | None:
+    """Where memories live when not under the data dir (a database or Chroma server, passwords hidden),
+    None for the embedded default: the cache key must tell such stores apart."""
+    from sqlalchemy.engine import make_url
+
+    if not (settings.database_url or settings.chroma_url):
+        return None
+    url = make_url(settings.database_url).render_as_string(hide_password=True) if settings.database_url else None
+    return {"database_url": url, "chroma_url": settings.chroma_url, "vector_store": settings.vector_store}
+
+
+def check_reused_store(mx: Any, convs: Sequence[Conversation], info: Mapping[str, Any]) -> None:
+    """A reused ingestion's store must still hold what the ingestion left (an outside database can be
+    emptied or written to between runs); searching anything else would score a store nobody ingested."""
+    expected = info.get("memories_by_user")
+    held = {c.user_id: sum(mx.store.count(user_id=c.user_id).values()) for c in convs}
+    if expected is None:  # a marker written before the count was kept: at least every user has memories
+        missing = [u for u, n in held.items() if n == 0]
+        if missing:
+            raise RuntimeError(f"the cached ingestion's store holds no memories for {missing[:3]}: it changed since "
+                               "it was ingested; run again with --fresh on an empty database")
+    elif held != expected:
+        raise RuntimeError(f"the cached ingestion's store holds {sum(held.values())} memories where the ingestion "
+                           f"left {sum(expected.values())}: it changed since; run again with --fresh on an empty database")
+
+
 def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embedder: Any, model_client: Any,
                 progress: Progress | None = None) -> tuple[Any, dict[str, Any]]:
     """The engine on a cached data dir, ingesting (one `add` per session) when the cache has none."""
     from mirix_py.engine import Mirix
+    from mirix_py.settings import Settings
 
-    parts = {"data": file_digest(config.data), "conversations": [c.sample_id for c in convs],
-             "embedder": config.embedder, "ingest_mode": config.ingest_mode,
-             "model": config.llm_model if config.ingest_mode == "llm" else None}
+    parts: dict[str, Any] = {"data": file_digest(config.data), "conversations": [c.sample_id for c in convs],
+                             "embedder": config.embedder, "ingest_mode": config.ingest_mode,
+                             "model": config.llm_model if config.ingest_mode == "llm" else None}
+    if (outside := store_outside(Settings.from_env())) is not None:
+        parts["store"] = outside
     cached = open_cached_dir(config.cache_dir, "locomo", parts, fresh=config.fresh)
     ingest_client = model_client if config.ingest_mode == "llm" else None
     info: dict[str, Any] = {"data_dir": str(cached.path), "cache_reused": cached.reused}
@@ -264,6 +293,10 @@ def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embe
     else:
         mx = Mirix(cached.path, embedder=embedder, model_client=ingest_client)
         try:
+            held = {c.user_id: sum(mx.store.count(user_id=c.user_id).values()) for c in convs}
+            if any(held.values()):  # an outside database that already holds these users' memories
+                raise RuntimeError(f"the store already holds memories for {[u for u, n in held.items() if n][:3]}: "
+                                   "give a database that holds none of these conversations' users")
             started = time.perf_counter()
             total = sum(len(c.sessions) for c in convs)
             stats = None
@@ -280,7 +313,8 @@ def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embe
                 raise RuntimeError(f"ingestion failed for {len(stats.failed_sessions)} sessions: "
                                    f"{stats.failed_sessions[:3]}")
             done = {"ingest_seconds": round(time.perf_counter() - started, 2), "sessions": stats.sessions,
-                    "turns": stats.turns, "ingested_at": datetime.now(timezone.utc).isoformat()}
+                    "turns": stats.turns, "ingested_at": datetime.now(timezone.utc).isoformat(),
+                    "memories_by_user": {c.user_id: sum(mx.store.count(user_id=c.user_id).values()) for c in convs}}
             if ingest_client is not None:
                 done["ingest_llm_usage"] = mx.store.usage_totals()
         finally:
@@ -288,6 +322,12 @@ def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embe
         mark_complete(cached, done)
         info.update(done)
     mx = Mirix(cached.path, embedder=embedder, model_client=model_client if config.mode == "llm" else None)
+    if cached.reused:
+        try:
+            check_reused_store(mx, convs, cached.info)
+        except RuntimeError:
+            mx.close()
+            raise
     info["memories"] = dict(sorted(mx.store.count().items()))
     return mx, info
 

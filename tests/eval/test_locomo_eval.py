@@ -145,6 +145,43 @@ def test_a_second_run_reuses_the_ingestion(offline_report, embedder, monkeypatch
     assert again["engine"]["cache_reused"] is True and again["engine"]["sessions"] == 3
 
 
+def test_a_reused_ingestion_whose_store_changed_is_refused(tmp_path, embedder):
+    from mirix_py.engine import Mirix
+
+    first = run_locomo(config(tmp_path, budget_words=750), embedder=embedder)
+    with Mirix(first["engine"]["data_dir"], embedder=embedder) as mx:  # someone deletes a memory in between
+        user = parse_conversation(json.loads(FIXTURE.read_text())[0]).user_id
+        mx.delete(mx.list(user_id=user, limit=1)[0].id, user_id=user)
+    with pytest.raises(RuntimeError, match="changed since"):
+        run_locomo(config(tmp_path, budget_words=750), embedder=embedder)
+    again = run_locomo(config(tmp_path, budget_words=750, fresh=True), embedder=embedder)
+    assert again["engine"]["cache_reused"] is False
+    assert again["summary"]["engine"]["overall_1_4"]["evidence_recall"] == first["summary"]["engine"]["overall_1_4"]["evidence_recall"]
+
+
+def test_the_cache_key_names_an_outside_store_without_its_password(tmp_path):
+    from mirix_py.settings import Settings
+
+    assert locomo_eval.store_outside(Settings(data_dir=tmp_path)) is None  # embedded: the data dir says it all
+    outside = locomo_eval.store_outside(Settings(data_dir=tmp_path, database_url="postgresql+psycopg://me:s3cret@db/x",
+                                                 vector_store="pgvector"))
+    assert outside == {"database_url": "postgresql+psycopg://me:***@db/x", "chroma_url": None, "vector_store": "pgvector"}
+
+
+def test_a_run_on_a_database_does_not_reuse_an_embedded_ingestion(tmp_path, embedder, pg_schema_url, monkeypatch):
+    """The cache key names where the memories live: the same data and settings on PostgreSQL ingest there
+    instead of searching an empty database with the embedded run's marker (which scored 0)."""
+    embedded = run_locomo(config(tmp_path, budget_words=750), embedder=embedder)
+    monkeypatch.setenv("MIRIX_DATABASE_URL", pg_schema_url)
+    on_postgres = run_locomo(config(tmp_path, budget_words=750), embedder=embedder)
+    assert on_postgres["engine"]["cache_reused"] is False
+    assert on_postgres["summary"]["engine"]["overall_1_4"]["evidence_recall"] == embedded["summary"]["engine"]["overall_1_4"]["evidence_recall"] > 0
+    key = json.loads((Path(on_postgres["engine"]["data_dir"]) / "key.json").read_text())
+    assert key["store"]["database_url"].startswith("postgresql")
+    with pytest.raises(RuntimeError, match="already holds memories"):  # that database, under another cache
+        run_locomo(config(tmp_path / "other", budget_words=750), embedder=embedder)
+
+
 # ------------------------------------------------------------------ llm mode, scripted model
 
 
