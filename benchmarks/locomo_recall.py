@@ -18,6 +18,7 @@ and a hash of the engine's source (so a change to the rules re-ingests); --fresh
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import shutil
 import time
@@ -43,9 +44,14 @@ def open_engine(data_path: str, convs: list, cache_root: Path, embedder_spec: st
     from mirix_py.engine import Mirix
     from mirix_py.eval.cache import engine_fingerprint
     from mirix_py.eval.locomo import file_digest, ingest_conversations
+    from mirix_py.eval.locomo_eval import check_reused_store, store_outside
+    from mirix_py.settings import Settings
     from mirix_py.store.embeddings import load_embedder
 
-    key = f"locomo-{file_digest(data_path)}-{embedder_spec}-{engine_fingerprint()}-v{CACHE_VERSION}"
+    # a database or Chroma server named by the environment is part of what was ingested where
+    outside = store_outside(Settings.from_env())
+    store_tag = "" if outside is None else "-" + hashlib.sha256(json.dumps(outside, sort_keys=True).encode()).hexdigest()[:8]
+    key = f"locomo-{file_digest(data_path)}-{embedder_spec}{store_tag}-{engine_fingerprint()}-v{CACHE_VERSION}"
     data_dir = cache_root / key
     marker = data_dir / "ingested.json"
     t0 = time.perf_counter()
@@ -66,6 +72,8 @@ def open_engine(data_path: str, convs: list, cache_root: Path, embedder_spec: st
         info.update(json.loads(marker.read_text()), reused=True)
         print(f"reusing ingested data dir {data_dir}", flush=True)
     else:
+        if held := [c.user_id for c in convs if mx.store.count(user_id=c.user_id)]:
+            raise SystemExit(f"the store already holds memories for {held[:3]}: give a database without them")
         print(f"ingesting {sum(len(c.turns) for c in convs)} turns into {data_dir} ...", flush=True)
         t1 = time.perf_counter()
         stats = ingest_conversations(mx, convs)
@@ -73,6 +81,8 @@ def open_engine(data_path: str, convs: list, cache_root: Path, embedder_spec: st
                     failed_sessions=stats.failed_sessions)
         marker.write_text(json.dumps({k: info[k] for k in ("ingest_seconds", "turns", "sessions", "failed_sessions")}))
         print(f"ingested in {info['ingest_seconds']:.1f}s", flush=True)
+    if reuse:
+        check_reused_store(mx, convs, info)  # an outside database may have been emptied since
     info["memories"] = dict(sorted(mx.store.count().items()))
     return mx, info
 
