@@ -259,11 +259,16 @@ def store_outside(settings: Any) -> dict[str, Any] | None:
     return {"database_url": url, "chroma_url": settings.chroma_url, "vector_store": settings.vector_store}
 
 
+def memories_by_user(mx: Any, convs: Sequence[Conversation]) -> dict[str, int]:
+    """How many memories the store holds for each conversation's user."""
+    return {c.user_id: sum(mx.store.count(user_id=c.user_id).values()) for c in convs}
+
+
 def check_reused_store(mx: Any, convs: Sequence[Conversation], info: Mapping[str, Any]) -> None:
     """A reused ingestion's store must still hold what the ingestion left (an outside database can be
     emptied or written to between runs); searching anything else would score a store nobody ingested."""
     expected = info.get("memories_by_user")
-    held = {c.user_id: sum(mx.store.count(user_id=c.user_id).values()) for c in convs}
+    held = memories_by_user(mx, convs)
     if expected is None:  # a marker written before the count was kept: at least every user has memories
         missing = [u for u, n in held.items() if n == 0]
         if missing:
@@ -293,7 +298,7 @@ def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embe
     else:
         mx = Mirix(cached.path, embedder=embedder, model_client=ingest_client)
         try:
-            held = {c.user_id: sum(mx.store.count(user_id=c.user_id).values()) for c in convs}
+            held = memories_by_user(mx, convs)
             if any(held.values()):  # an outside database that already holds these users' memories
                 raise RuntimeError(f"the store already holds memories for {[u for u, n in held.items() if n][:3]}: "
                                    "give a database that holds none of these conversations' users")
@@ -314,7 +319,7 @@ def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embe
                                    f"{stats.failed_sessions[:3]}")
             done = {"ingest_seconds": round(time.perf_counter() - started, 2), "sessions": stats.sessions,
                     "turns": stats.turns, "ingested_at": datetime.now(timezone.utc).isoformat(),
-                    "memories_by_user": {c.user_id: sum(mx.store.count(user_id=c.user_id).values()) for c in convs}}
+                    "memories_by_user": memories_by_user(mx, convs)}
             if ingest_client is not None:
                 done["ingest_llm_usage"] = mx.store.usage_totals()
         finally:
