@@ -334,6 +334,8 @@ def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embe
             mx.close()
             raise
     info["memories"] = dict(sorted(mx.store.count().items()))
+    described = mx.describe()  # which layout the figures are of (an outside store has its own cache key)
+    info["layout"] = {k: described.get(k) for k in ("database", "vectors", "embedder", "search", "fact_parser")}
     return mx, info
 
 

@@ -173,6 +173,7 @@ def to_markdown(report: dict[str, Any]) -> str:
             f"- Ingestion: {'reused from the cache' if engine.get('cache_reused') else 'fresh'}"
             f"{', %.1f s' % engine['ingest_seconds'] if engine.get('ingest_seconds') is not None else ''}; "
             f"memories: {engine.get('memories')}.",
+            f"- Store: {engine.get('layout') or 'not recorded'}.",
             f"- Baselines over raw turns: {report['baselines'] or 'not run'}.",
             f"- Evidence lists: {ev['entries']} entries, {len(ev['malformed'])} malformed and repaired or dropped, "
             f"{len(ev['unknown'])} naming no turn, {ev['questions_without_evidence']} questions without evidence "

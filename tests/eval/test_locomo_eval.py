@@ -129,6 +129,7 @@ def test_report_files_are_strict_json_markdown_and_png(offline_report, tmp_path)
     md = paths["markdown"].read_text()
     assert "| engine |" in md and "| raw RRF |" in md and "| questions | 1 | 1 | 1 | 3 | 6 | 1 |" in md
     assert '"budget_words": 750' in md  # the configuration is in the report
+    assert "- Store: {'database': 'sqlite', 'vectors': 'chroma-embedded'" in md  # and which layout it measured
     for name in ("recall_vs_budget", "per_category"):
         with Image.open(paths[name]) as img:
             assert img.format == "PNG" and img.width > 300
@@ -175,6 +176,7 @@ def test_a_run_on_a_database_does_not_reuse_an_embedded_ingestion(tmp_path, embe
     monkeypatch.setenv("MIRIX_DATABASE_URL", pg_schema_url)
     on_postgres = run_locomo(config(tmp_path, budget_words=750), embedder=embedder)
     assert on_postgres["engine"]["cache_reused"] is False
+    assert embedded["engine"]["layout"]["database"] == "sqlite" and on_postgres["engine"]["layout"]["database"] == "postgresql"
     assert on_postgres["summary"]["engine"]["overall_1_4"]["evidence_recall"] == embedded["summary"]["engine"]["overall_1_4"]["evidence_recall"] > 0
     key = json.loads((Path(on_postgres["engine"]["data_dir"]) / "key.json").read_text())
     assert key["store"]["database_url"].startswith("postgresql")
