@@ -46,6 +46,7 @@ from mirix_py.records import KnowledgeVaultMemory  # noqa: E402
 from mirix_py.agents.update_flow import RULES_ACTOR_SUFFIX, VERBATIM_ACTOR  # noqa: E402
 from mirix_py.settings import Settings  # noqa: E402
 from mirix_py.store.embeddings import load_embedder  # noqa: E402
+from mirix_py.store.summaries import TURN_EVENT  # noqa: E402
 
 
 def model_client(url: str, model: str, function_calling: bool):
@@ -257,7 +258,7 @@ def score_store(args, conv, questions, embedder, folder: Path, client: Any, *, m
 
     def own_turn(memory) -> bool:  # a turn's own episode: the rules' record of it, in either store
         return first_of(memory.id) in (VERBATIM_ACTOR, "episodic_memory_manager") and \
-            getattr(memory, "event_type", "") == "message"
+            getattr(memory, "event_type", "") == TURN_EVENT
 
     rows = []
     store = "LLM" if model_store else "offline"

@@ -44,7 +44,7 @@ def open_engine(data_path: str, convs: list, cache_root: Path, embedder_spec: st
     from mirix_py.engine import Mirix
     from mirix_py.eval.cache import engine_fingerprint
     from mirix_py.eval.locomo import file_digest, ingest_conversations
-    from mirix_py.eval.locomo_eval import check_reused_store, store_outside
+    from mirix_py.eval.locomo_eval import check_reused_store, refuse_held_users, store_outside
     from mirix_py.settings import Settings
     from mirix_py.store.embeddings import load_embedder
 
@@ -72,8 +72,7 @@ def open_engine(data_path: str, convs: list, cache_root: Path, embedder_spec: st
         info.update(json.loads(marker.read_text()), reused=True)
         print(f"reusing ingested data dir {data_dir}", flush=True)
     else:
-        if held := [c.user_id for c in convs if mx.store.count(user_id=c.user_id)]:
-            raise SystemExit(f"the store already holds memories for {held[:3]}: give a database without them")
+        refuse_held_users(mx, convs)
         print(f"ingesting {sum(len(c.turns) for c in convs)} turns into {data_dir} ...", flush=True)
         t1 = time.perf_counter()
         stats = ingest_conversations(mx, convs)

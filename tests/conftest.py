@@ -100,6 +100,14 @@ def embedder():
     return MiniLMEmbedder()
 
 
+@pytest.fixture(scope="session")
+def torch_embedder():
+    """sentence-transformers' embedder (MiniLM on torch), for the tests that hold it to `encode`'s numbers."""
+    from mirix_py.store.embeddings import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
+
+
 def _schema_url(server_url: str, *, public: bool = False):
     """A URL of `server_url` whose search_path is a fresh schema (then `public`, where the `vector`
     extension's type and operators live), dropped afterwards."""

@@ -23,9 +23,8 @@ def _uv() -> str | None:
     return str(beside) if beside.is_file() else shutil.which("uv")
 
 
-def _install_alone(wheel: Path, env_dir: Path) -> subprocess.CompletedProcess:
+def _install_alone(wheel: Path, env_dir: Path, uv: str | None) -> subprocess.CompletedProcess:
     """A fresh venv holding the wheel and its base dependencies, resolved from the package index."""
-    uv = _uv()
     if uv:
         made = subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(env_dir)],
                               capture_output=True, text=True, timeout=300)
@@ -56,10 +55,10 @@ def test_the_wheel_installs_alone_and_runs_the_demo(tmp_path):
     assert any(n.startswith("mirix_py/store/migrations/versions/") for n in names)
 
     env_dir = tmp_path / "venv"
-    installed = _install_alone(wheel, env_dir)
+    installed = _install_alone(wheel, env_dir, uv)
     assert installed.returncode == 0, installed.stderr[-3000:]
     demo_env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1",
-           "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
+                "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
     demo = subprocess.run([str(env_dir / "bin" / "mirix"), "demo", "--data-dir", str(tmp_path / "data")],
                           capture_output=True, text=True, timeout=600, env=demo_env, cwd=tmp_path)
     assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]

@@ -264,6 +264,15 @@ def memories_by_user(mx: Any, convs: Sequence[Conversation]) -> dict[str, int]:
     return {c.user_id: sum(mx.store.count(user_id=c.user_id).values()) for c in convs}
 
 
+def refuse_held_users(mx: Any, convs: Sequence[Conversation]) -> None:
+    """Before an ingestion: an outside database that already holds these users' memories would mix
+    them with the new ones."""
+    held = [u for u, n in memories_by_user(mx, convs).items() if n]
+    if held:
+        raise RuntimeError(f"the store already holds memories for {held[:3]}: "
+                           "give a database that holds none of these conversations' users")
+
+
 def check_reused_store(mx: Any, convs: Sequence[Conversation], info: Mapping[str, Any]) -> None:
     """A reused ingestion's store must still hold what the ingestion left (an outside database can be
     emptied or written to between runs); searching anything else would score a store nobody ingested."""
@@ -298,10 +307,7 @@ def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embe
     else:
         mx = Mirix(cached.path, embedder=embedder, model_client=ingest_client)
         try:
-            held = memories_by_user(mx, convs)
-            if any(held.values()):  # an outside database that already holds these users' memories
-                raise RuntimeError(f"the store already holds memories for {[u for u, n in held.items() if n][:3]}: "
-                                   "give a database that holds none of these conversations' users")
+            refuse_held_users(mx, convs)
             started = time.perf_counter()
             total = sum(len(c.sessions) for c in convs)
             stats = None

@@ -31,49 +31,40 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def embedder():
-    """sentence-transformers' embedder (MiniLM on torch), the one these tests hold to `encode`'s numbers
-    (the suite's other tests share the default ONNX one from conftest)."""
-    from mirix_py.store.embeddings import SentenceTransformerEmbedder
-
-    return SentenceTransformerEmbedder()
-
-
-@pytest.fixture(scope="module")
-def reference(embedder):
-    return embedder._model.encode(TEXTS, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
+def reference(torch_embedder):
+    return torch_embedder._model.encode(TEXTS, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
                                   show_progress_bar=False)
 
 
-def test_batched_vectors_match_encode(embedder, reference):
-    got = np.asarray(embedder.embed(TEXTS))
-    assert got.shape == (len(TEXTS), embedder.dim)
+def test_batched_vectors_match_encode(torch_embedder, reference):
+    got = np.asarray(torch_embedder.embed(TEXTS))
+    assert got.shape == (len(TEXTS), torch_embedder.dim)
     assert np.abs(got - reference).max() < 1e-5
 
 
-def test_one_short_text_takes_the_direct_path_with_the_same_vector(embedder, reference, monkeypatch):
+def test_one_short_text_takes_the_direct_path_with_the_same_vector(torch_embedder, reference, monkeypatch):
     import torch
 
-    assert embedder._direct is not None
+    assert torch_embedder._direct is not None
     threads = torch.get_num_threads()
     for i in (0, 1, 3, 4):
-        got = np.asarray(embedder.embed([TEXTS[i]])[0])
+        got = np.asarray(torch_embedder.embed([TEXTS[i]])[0])
         assert np.abs(got - reference[i]).max() < 1e-5
         assert abs(np.linalg.norm(got) - 1.0) < 1e-5
     assert torch.get_num_threads() == threads  # restored after the one-thread call
     calls = []
-    monkeypatch.setattr(embedder, "_encode_batched", lambda texts: calls.append(texts) or [[0.0]] * len(texts))
-    embedder.embed([TEXTS[3]])
+    monkeypatch.setattr(torch_embedder, "_encode_batched", lambda texts: calls.append(texts) or [[0.0]] * len(texts))
+    torch_embedder.embed([TEXTS[3]])
     assert calls == []  # a query does not go through encode
 
 
-def test_batches_without_the_direct_path_use_encode(embedder, reference, monkeypatch):
-    monkeypatch.setattr(embedder, "_direct", None)
-    got = np.asarray(embedder.embed(TEXTS))
+def test_batches_without_the_direct_path_use_encode(torch_embedder, reference, monkeypatch):
+    monkeypatch.setattr(torch_embedder, "_direct", None)
+    got = np.asarray(torch_embedder.embed(TEXTS))
     assert np.abs(got - reference).max() < 1e-5
 
 
-def test_one_long_text_takes_the_batch_path(embedder, reference):
-    got = np.asarray(embedder.embed([TEXTS[2]])[0])
+def test_one_long_text_takes_the_batch_path(torch_embedder, reference):
+    got = np.asarray(torch_embedder.embed([TEXTS[2]])[0])
     assert np.abs(got - reference[2]).max() < 1e-5
-    assert embedder._embed_one(TEXTS[2]) is None
+    assert torch_embedder._embed_one(TEXTS[2]) is None

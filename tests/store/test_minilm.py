@@ -21,18 +21,9 @@ TEXTS = ["what pet do I have?", "I adopted a cat named Miso", "", "a",
 
 
 @pytest.fixture(scope="module")
-def embedder():
-    """sentence-transformers' embedder (MiniLM on torch), the one these tests hold to `encode`'s numbers
-    (the suite's other tests share the default ONNX one from conftest)."""
-    from mirix_py.store.embeddings import SentenceTransformerEmbedder
-
-    return SentenceTransformerEmbedder()
-
-
-@pytest.fixture(scope="module")
-def reference(embedder):
+def reference(torch_embedder):
     """sentence-transformers' own encode, the numbers the numpy encoder must reproduce."""
-    return np.asarray(embedder._model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True))
+    return np.asarray(torch_embedder._model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True))
 
 
 def test_numpy_encoder_matches_sentence_transformers(reference):
