@@ -85,6 +85,25 @@ def lost_in_results(own_ids: Sequence[str], found: Sequence[Sequence[str]],
             if own not in ids and not (dists and float(dists[-1]) <= 1e-6)]
 
 
+UNWRITTEN_SEGMENT = "Nothing found on disk"  # embedded Chroma: a collection whose first vectors are still being written
+EMPTY_RESULT: dict = {"ids": [[]], "distances": [[]], "metadatas": [[]]}
+
+
+def _unwritten_as_empty(query: Callable[[], dict]) -> dict:
+    """`query()`, once more if embedded Chroma says the collection's index segment is not on disk
+    yet (a query racing the first write of a user's vectors, chroma-core/chroma#4212), then no hits:
+    the search still answers from full text instead of failing."""
+    for attempt in range(2):
+        try:
+            return query()
+        except Exception as exc:  # chromadb.errors.InternalError; its module is imported lazily
+            if UNWRITTEN_SEGMENT not in str(exc):
+                raise
+            if attempt == 0:
+                time.sleep(0.05)
+    return EMPTY_RESULT
+
+
 class ChromaVectorIndex:
     transactional = False  # mirrored after the SQL commit; `doctor` repairs a failed mirror
 
@@ -206,8 +225,8 @@ class ChromaVectorIndex:
         wanted = set(memory_types or ())
         fetch = k if not wanted else k * 4
         # metadata only when filtering on type: reading it back costs ~1 ms at 100k vectors
-        result = coll.query(query_embeddings=[embedding], n_results=fetch,
-                            include=["metadatas", "distances"] if wanted else ["distances"])
+        result = _unwritten_as_empty(lambda: coll.query(query_embeddings=[embedding], n_results=fetch,
+                                                         include=["metadatas", "distances"] if wanted else ["distances"]))
         returned = len(result["ids"][0])
         metadatas = result.get("metadatas") or [None]
         hits = [

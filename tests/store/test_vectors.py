@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import chromadb
 import numpy as np
+import pytest
 
-from mirix_py.store.vectors import ChromaVectorIndex, VectorItem, lost_in_results
+from mirix_py.store.vectors import ChromaVectorIndex, VectorItem, collection_name, lost_in_results
 
 
 def test_an_id_missing_from_its_own_results_is_lost_unless_the_top_k_are_all_ties():
@@ -34,3 +35,33 @@ def test_every_vector_is_reached_and_a_rebuild_keeps_ids_vectors_and_types(tmp_p
     hits = index.query("u", after["m1"], 5, memory_types=["episodic"])
     assert hits[0][0] == "m1"
     assert index.unreachable("nobody") == [] and index.rebuild("nobody") == 0
+
+
+def test_a_query_racing_the_first_write_of_a_collection_answers_instead_of_failing(tmp_path):
+    """Embedded Chroma can raise "Error creating hnsw segment reader: Nothing found on disk" for a
+    collection whose first vectors are still being written (a REST chat with remember=true got a 500):
+    the query is tried once more, then gives no hits; any other error still raises."""
+    index = ChromaVectorIndex(chromadb.PersistentClient(str(tmp_path / "chroma")))
+    index.upsert("u", [VectorItem("m1", [1.0, 0.0], "episodic")])
+    coll = index._collection("u", create=False)
+    calls = []
+
+    class Racing:
+        def __init__(self, failures, message="Error executing plan: Internal error: Error creating hnsw segment "
+                                                 "reader: Nothing found on disk"):
+            self.failures, self.message = failures, message
+
+        def query(self, **kw):
+            calls.append(kw)
+            if len(calls) <= self.failures:
+                raise chromadb.errors.InternalError(self.message)
+            return coll.query(**kw)
+
+    index._collections[collection_name("u")] = Racing(1)
+    assert index.query("u", [1.0, 0.0], 3)[0][0] == "m1" and len(calls) == 2  # written by the second try
+    calls.clear()
+    index._collections[collection_name("u")] = Racing(5)
+    assert index.query("u", [1.0, 0.0], 3) == [] and len(calls) == 2
+    index._collections[collection_name("u")] = Racing(5, "Error executing plan: something else")
+    with pytest.raises(chromadb.errors.InternalError):
+        index.query("u", [1.0, 0.0], 3)
