@@ -43,7 +43,8 @@ pooled, and no fold loses evidence or answer tokens.
     .venv/bin/python benchmarks/locomo_hops.py ../shared/data/locomo/locomo_dev.json [--cache-dir DIR] \
         [--out benchmarks/results/locomo_hops.json]
 
-Ingestions come from (or go into) the same cache as `mirix eval locomo`'s offline mode.
+Ingestions come from (or go into) the same cache as `mirix eval locomo`'s offline mode, a store per
+conversation by default as there (`--store shared`: one for all, as these variants were first chosen on).
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ from locomo_replay import replay_arguments  # noqa: E402
 
 from mirix_py.eval.locomo import CATEGORY_NAMES, load_locomo  # noqa: E402
 from mirix_py.eval.locomo_eval import (  # noqa: E402
-    SCORED_CATEGORIES, Hit, LocomoEvalConfig, context_scores, open_engine, question_key, selected_questions)
+    SCORED_CATEGORIES, Hit, LocomoEvalConfig, close_engines, context_scores, open_engines, question_key,
+    selected_questions)
 from mirix_py.records import EpisodicMemory, Memory, SearchHit, SearchMethod  # noqa: E402
 from mirix_py.store.fulltext import Filters  # noqa: E402
 from mirix_py.store.names import actor_leg, named_actors, without_names  # noqa: E402
@@ -181,25 +183,31 @@ class Candidates:
 
 
 class Hops:
-    def __init__(self, mx: Any, convs: Sequence[Any], limit: int, budget: int) -> None:
-        self.mx, self.limit, self.budget = mx, limit, budget
+    def __init__(self, engines: Mapping[str, Any], convs: Sequence[Any], limit: int, budget: int) -> None:
+        """`engines`: each conversation's user -> the engine holding it (`open_engines`)."""
+        self.engines, self.limit, self.budget = engines, limit, budget
         self.questions = [(c, q) for c, q in selected_questions(convs) if q.category in SCORED_CATEGORIES]
-        self.searcher = Searcher(mx.store)
+        searchers = {id(mx): Searcher(mx.store) for mx in engines.values()}
+        self.searchers = {user: searchers[id(mx)] for user, mx in engines.items()}
         self.depth = max(limit * 3, 30)  # as `Searcher.search`
         self.pool = limit + QUESTION_POOL
         self.cands: dict[str, Candidates] = {}
         started = time.perf_counter()
         for conv, q in self.questions:
             f = Filters(user_id=conv.user_id)
-            c = Candidates([i for i, _ in self.searcher._bm25(q.question, f, self.depth)],
-                           [i for i, _ in self.searcher._vector(q.question, f, self.depth)])
+            c = Candidates([i for i, _ in self.searchers[conv.user_id]._bm25(q.question, f, self.depth)],
+                           [i for i, _ in self.searchers[conv.user_id]._vector(q.question, f, self.depth)])
             self.cands[question_key(q)] = c
             self.load(conv, c, c.lexical + c.semantic)
         self.legs_ms = 1000 * (time.perf_counter() - started) / max(1, len(self.questions))
 
+    def close(self) -> None:
+        for searcher in {id(s): s for s in self.searchers.values()}.values():
+            searcher.close()
+
     def load(self, conv: Any, c: Candidates, ids: Sequence[str]) -> None:
         wanted = [i for i in dict.fromkeys(ids) if i not in c.records]
-        c.records.update(self.mx.store.get_many(wanted, user_id=conv.user_id))
+        c.records.update(self.engines[conv.user_id].store.get_many(wanted, user_id=conv.user_id))
 
     def feedback_legs(self, k: int) -> float:
         """Second legs seeded by the question and the first `k` base hits; ms per question."""
@@ -209,8 +217,8 @@ class Hops:
             top = [c.records[i].search_text() for i, _ in self.base(c)[:k] if i in c.records]
             query = " ".join([q.question, *top])
             f = Filters(user_id=conv.user_id)
-            c.extra[f"feedback{k}"] = ([i for i, _ in self.searcher._bm25(query, f, self.depth)],
-                                       [i for i, _ in self.searcher._vector(query, f, self.depth)])
+            c.extra[f"feedback{k}"] = ([i for i, _ in self.searchers[conv.user_id]._bm25(query, f, self.depth)],
+                                       [i for i, _ in self.searchers[conv.user_id]._vector(query, f, self.depth)])
             self.load(conv, c, c.extra[f"feedback{k}"][0] + c.extra[f"feedback{k}"][1])
         return 1000 * (time.perf_counter() - started) / max(1, len(self.questions))
 
@@ -230,8 +238,8 @@ class Hops:
             if not c.named or not query:
                 continue
             f = Filters(user_id=conv.user_id)
-            c.extra["unnamed"] = ([i for i, _ in self.searcher._bm25(query, f, self.depth)],
-                                  [i for i, _ in self.searcher._vector(query, f, self.depth)])
+            c.extra["unnamed"] = ([i for i, _ in self.searchers[conv.user_id]._bm25(query, f, self.depth)],
+                                  [i for i, _ in self.searchers[conv.user_id]._vector(query, f, self.depth)])
             self.load(conv, c, c.extra["unnamed"][0] + c.extra["unnamed"][1])
         self.naming = sum(1 for c in self.cands.values() if c.named)
         return 1000 * (time.perf_counter() - started) / max(1, len(self.questions))
@@ -259,8 +267,8 @@ class Hops:
                 continue
             f = Filters(user_id=conv.user_id)
             query = " ".join(things)
-            c.extra[f"entities{k}"] = ([i for i, _ in self.searcher._bm25(query, f, self.depth)],
-                                       [i for i, _ in self.searcher._vector(query, f, self.depth)])
+            c.extra[f"entities{k}"] = ([i for i, _ in self.searchers[conv.user_id]._bm25(query, f, self.depth)],
+                                       [i for i, _ in self.searchers[conv.user_id]._vector(query, f, self.depth)])
             self.load(conv, c, c.extra[f"entities{k}"][0] + c.extra[f"entities{k}"][1])
         return 1000 * (time.perf_counter() - started) / max(1, len(self.questions))
 
@@ -360,7 +368,7 @@ def variants(h: Hops) -> dict[str, tuple[str, Rank]]:
         return rank
 
     for w_lex in (0.25, 0.5, 1.0):
-        for w_actor in (0.5, 1.0):
+        for w_actor in (0.5, 1.0, 1.5, 2.0):
             out[f"unnamed lexical={w_lex} actor={w_actor}"] = ("unnamed beside the question's full text",
                                                                lexical_of(w_lex, w_actor))
     for w_orig in (0.0, 0.5, 1.0):
@@ -442,18 +450,22 @@ def table(name: str, f: Mapping[str, Any], convs: Sequence[str]) -> str:
 
 def main() -> int:
     ap = replay_arguments(__doc__)
+    ap.add_argument("--store", choices=("per_conversation", "shared"), default="per_conversation",
+                    help="a store per conversation, as `mirix eval locomo` ingests by default, or one for all")
     args = ap.parse_args()
     from mirix_py.store.embeddings import load_embedder
 
     convs = load_locomo(args.data)
     names = [c.sample_id for c in convs]
-    config = LocomoEvalConfig(data=args.data, mode="offline", cache_dir=args.cache_dir, baselines=False)
-    mx, info = open_engine(config, convs, embedder=load_embedder("minilm"), model_client=None)
-    result: dict[str, Any] = {"benchmark": "locomo_hops", "data_dir": info["data_dir"], "limit": args.limit,
+    config = LocomoEvalConfig(data=args.data, mode="offline", cache_dir=args.cache_dir, baselines=False,
+                              store=args.store)
+    engines, info = open_engines(config, convs, embedder=load_embedder("minilm"), model_client=None)
+    result: dict[str, Any] = {"benchmark": "locomo_hops", "store": info["store"],
+                              "data_dirs": info.get("data_dirs") or info["data_dir"], "limit": args.limit,
                               "context": 0, "budget_words": args.budget_words,
                               "categories": {str(k): CATEGORY_NAMES[k] for k in SCORED_CATEGORIES}}
     try:
-        h = Hops(mx, convs, args.limit, args.budget_words)
+        h = Hops(engines, convs, args.limit, args.budget_words)
         result["legs_ms_per_question"] = round(h.legs_ms, 2)
         result["feedback_legs_ms_per_question"] = {k: round(h.feedback_legs(k), 2) for k in (1, 3)}
         result["unnamed_legs_ms_per_question"] = round(h.unnamed_legs(), 2)
@@ -474,7 +486,7 @@ def main() -> int:
             families.setdefault(family, []).append(name)
             result["variants"][name] = {"mechanism": family, **figures(results[name], names)}
             print(table(name, result["variants"][name], names), flush=True)
-        h.searcher.close()
+        h.close()
         families["every variant"] = [v for v in results if not v.startswith(("cut ", "entities "))]
         families["every cut"] = [v for v in results if v.startswith("cut ")]
         result["leave_one_conversation_out"] = {}
@@ -496,7 +508,7 @@ def main() -> int:
                       f"{fold['base']['evidence_recall']:.3f} ({fold['gain']['evidence_recall']:+.3f}; "
                       f"answer tokens {fold['gain']['answer_token_recall']:+.3f})")
     finally:
-        mx.close()
+        close_engines(engines)
     if args.out:
         args.out.write_text(json.dumps(result, indent=1, default=str) + "\n")
     return 0

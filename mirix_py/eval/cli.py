@@ -86,6 +86,8 @@ def locomo(
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir",
                                              help="Where ingested data dirs are kept (default ~/.cache/mirix/locomo)."),
     fresh: bool = typer.Option(False, "--fresh", help="Re-ingest even when the cache holds this ingestion."),
+    store: str = typer.Option("per_conversation", "--store", help="per_conversation: each conversation in a store "
+                              "of its own, as one user's memory is; shared: all in one store, a user each."),
 ) -> None:
     """Evidence recall and answer-token recall inside a budget beside BM25/MiniLM/RRF over raw turns;
     with --mode llm also chat answers, LoCoMo F1, BLEU-1 and an LLM judge, beside full context."""
@@ -105,7 +107,7 @@ def locomo(
             limit=limit, method=method, context=settings.search_context if context is None else context,
             embedder=settings.embedder, baselines=not no_baselines,
             llm_model=settings.llm_model, judge_model=judge_model, seed=seed, questions=questions,
-            cache_dir=cache_dir or default_cache_dir("locomo"), fresh=fresh))
+            cache_dir=cache_dir or default_cache_dir("locomo"), fresh=fresh, store=store))
     except ValidationError as exc:
         _fail("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()))
     model_client = judge_client = None

@@ -9,6 +9,9 @@ same word budget, on the same questions:
 
 Questions of categories 1-4 with evidence are scored; category 5 (adversarial) is reported apart.
 `questions=N` runs a seeded slice of them instead (see `sample_questions`).
+Each conversation is ingested into a store of its own by default (`store="per_conversation"`), as
+one person's memory is: full-text statistics are a store's (FTS5's bm25() counts the whole table),
+so conversations sharing a store weigh each other's words, which no single user's store does.
 Ingestion is cached (see `mirix_py.eval.cache`): re-scoring reads the same data directory.
 """
 
@@ -67,6 +70,9 @@ class LocomoEvalConfig(BaseModel):
     questions: int | None = Field(default=None, gt=0, description=(
         "Only a seeded sample of N scored questions (categories 1-4), spread over the categories in proportion "
         "to their sizes with at least one each; category-5 questions are added at the same rate, reported apart."))
+    store: Literal["per_conversation", "shared"] = Field(default="per_conversation", description=(
+        "per_conversation: each conversation in a store of its own, one user, as a person's memory is; shared: "
+        "every conversation in one store, a user each (on SQLite their words then weigh each other's)."))
     cache_dir: Path = Field(default_factory=lambda: default_cache_dir("locomo"))
     fresh: bool = False
 
@@ -345,6 +351,44 @@ def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embe
     return mx, info
 
 
+def open_engines(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embedder: Any, model_client: Any,
+                 progress: Progress | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Each conversation's user -> the engine holding it (`config.store`), and what the ingestion was."""
+    if config.store == "shared":
+        mx, info = open_engine(config, convs, embedder=embedder, model_client=model_client, progress=progress)
+        return {c.user_id: mx for c in convs}, {"store": "shared", **info}
+    engines: dict[str, Any] = {}
+    infos: dict[str, dict[str, Any]] = {}
+    try:
+        for conv in convs:
+            engines[conv.user_id], infos[conv.sample_id] = open_engine(
+                config, [conv], embedder=embedder, model_client=model_client, progress=progress)
+    except BaseException:
+        for mx in engines.values():
+            mx.close()
+        raise
+    return engines, per_conversation_info(list(infos.values()), [c.sample_id for c in convs])
+
+
+def per_conversation_info(infos: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[str, Any]:
+    """One engine record for the stores of several conversations: their dirs, sums and layout."""
+    memories: Counter[str] = Counter()
+    for info in infos:
+        memories.update(info.get("memories") or {})
+    seconds: list[float | None] = [info.get("ingest_seconds") for info in infos]
+    return {"store": "per_conversation", "data_dirs": dict(zip(names, (i["data_dir"] for i in infos))),
+            "cache_reused": all(i.get("cache_reused") for i in infos),
+            "ingest_seconds": round(sum(s for s in seconds if s is not None), 2) if None not in seconds else None,
+            "sessions": sum(i.get("sessions") or 0 for i in infos), "turns": sum(i.get("turns") or 0 for i in infos),
+            "memories_by_user": {u: n for i in infos for u, n in (i.get("memories_by_user") or {}).items()},
+            "memories": dict(sorted(memories.items())), "layout": infos[0].get("layout") if infos else None}
+
+
+def close_engines(engines: Mapping[str, Any]) -> None:
+    for mx in {id(mx): mx for mx in engines.values()}.values():
+        mx.close()
+
+
 def session_note(conv: Conversation, session: Any, result: Any) -> str:
     """One ingested session for a progress line: its id, turns, and what the engine made of it."""
     note = f"{conv.sample_id}/session_{session.number}: {len(session.turns)} turns"
@@ -393,7 +437,7 @@ def run_locomo(config: LocomoEvalConfig, *, embedder: Any = None, model_client: 
     if config.questions is not None:
         questions, sample_info = sample_questions(questions, config.questions, config.seed)
 
-    mx, engine_info = open_engine(config, convs, embedder=embedder, model_client=model_client, progress=progress)
+    engines, engine_info = open_engines(config, convs, embedder=embedder, model_client=model_client, progress=progress)
     try:
         retrieved: dict[str, dict[str, list[Hit]]] = defaultdict(dict)
         seconds: dict[str, dict[str, float]] = defaultdict(dict)
@@ -401,7 +445,7 @@ def run_locomo(config: LocomoEvalConfig, *, embedder: Any = None, model_client: 
             progress("engine searches", 0, len(questions))
         for i, (conv, q) in enumerate(questions):
             t0 = time.perf_counter()
-            retrieved[ENGINE][question_key(q)] = _engine_hits(mx, conv, q, config)
+            retrieved[ENGINE][question_key(q)] = _engine_hits(engines[conv.user_id], conv, q, config)
             seconds[ENGINE][question_key(q)] = time.perf_counter() - t0
             if progress:
                 progress("engine searches", i + 1, len(questions))
@@ -409,8 +453,9 @@ def run_locomo(config: LocomoEvalConfig, *, embedder: Any = None, model_client: 
         baselines = None
         if config.baselines:
             t0 = time.perf_counter()
-            baselines = RawTurnBaselines(convs, mx.store.embedder)
-            methods = [m for m in RawTurnBaselines.METHODS if m == "bm25" or mx.store.embedder is not None]
+            embedder_in_use = next(iter(engines.values())).store.embedder
+            baselines = RawTurnBaselines(convs, embedder_in_use)
+            methods = [m for m in RawTurnBaselines.METHODS if m == "bm25" or embedder_in_use is not None]
             for method in methods:
                 for conv, q in questions:
                     retrieved[BASELINE_NAMES[method]][question_key(q)] = _baseline_hits(baselines, method, conv, q)
@@ -449,10 +494,10 @@ def run_locomo(config: LocomoEvalConfig, *, embedder: Any = None, model_client: 
 
         answers_info: dict[str, Any] = {}
         if config.mode == "llm":
-            answers_info = _answer_and_judge(mx, convs, questions, rows, retrieved, config, model_client,
+            answers_info = _answer_and_judge(engines, convs, questions, rows, retrieved, config, model_client,
                                              judge_client or model_client, progress)
     finally:
-        mx.close()
+        close_engines(engines)
 
     counts = Counter(q.category for _, q in questions)
     report = {
@@ -486,7 +531,7 @@ def run_locomo(config: LocomoEvalConfig, *, embedder: Any = None, model_client: 
     return report
 
 
-def _answer_and_judge(mx: Any, convs: Sequence[Conversation], questions: Sequence[tuple[Conversation, Question]],
+def _answer_and_judge(engines: Mapping[str, Any], convs: Sequence[Conversation], questions: Sequence[tuple[Conversation, Question]],
                       rows: list[dict[str, Any]], retrieved: dict[str, dict[str, list[Hit]]],
                       config: LocomoEvalConfig, answer_client: Any, judge_client: Any,
                       progress: Progress | None) -> dict[str, Any]:
@@ -509,7 +554,7 @@ def _answer_and_judge(mx: Any, convs: Sequence[Conversation], questions: Sequenc
             for reader in readers:
                 if reader == "engine chat":
                     t0 = time.perf_counter()
-                    response = mx.chat(q.question + QUESTION_SUFFIX, user_id=conv.user_id, remember=False)
+                    response = engines[conv.user_id].chat(q.question + QUESTION_SUFFIX, user_id=conv.user_id, remember=False)
                     got = {"answer": response.answer, "seconds": time.perf_counter() - t0,
                            "llm_calls": response.usage.llm_calls, "prompt_tokens": response.usage.prompt_tokens,
                            "completion_tokens": response.usage.completion_tokens,

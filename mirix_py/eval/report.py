@@ -16,6 +16,8 @@ from typing import Any, Sequence
 
 from mirix_py.eval.locomo import CATEGORY_NAMES, SCORED_CATEGORIES
 
+STORE_NAMES = {"per_conversation": "a store per conversation, one user each", "shared": "one for every conversation"}
+
 
 def jsonable(value: Any) -> Any:
     """NaN and infinities become None and paths strings, recursively, so the file is valid JSON."""
@@ -173,7 +175,8 @@ def to_markdown(report: dict[str, Any]) -> str:
             f"- Ingestion: {'reused from the cache' if engine.get('cache_reused') else 'fresh'}"
             f"{', %.1f s' % engine['ingest_seconds'] if engine.get('ingest_seconds') is not None else ''}; "
             f"memories: {engine.get('memories')}.",
-            f"- Store: {engine.get('layout') or 'not recorded'}.",
+            f"- Store: {STORE_NAMES.get(engine.get('store'), 'one for every conversation')}; "
+            f"{engine.get('layout') or 'layout not recorded'}.",
             f"- Baselines over raw turns: {report['baselines'] or 'not run'}.",
             f"- Evidence lists: {ev['entries']} entries, {len(ev['malformed'])} malformed and repaired or dropped, "
             f"{len(ev['unknown'])} naming no turn, {ev['questions_without_evidence']} questions without evidence "

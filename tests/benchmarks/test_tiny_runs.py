@@ -206,6 +206,7 @@ def test_locomo_hops(tmp_path):
     assert "held out (pooled)" in stdout
     result = json.loads(out.read_text())
     assert result["benchmark"] == "locomo_hops" and result["questions"] > 0
+    assert result["store"] == "per_conversation" and set(result["data_dirs"]) == {"mini-1", "mini-2"}
     assert "base" in result["variants"] and len(result["variants"]) > 1
     for variant in result["variants"].values():
         assert finite(variant["overall"]["evidence_recall"]) and set(variant["per_conversation"]) == {"mini-1", "mini-2"}

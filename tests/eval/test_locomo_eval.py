@@ -129,7 +129,8 @@ def test_report_files_are_strict_json_markdown_and_png(offline_report, tmp_path)
     md = paths["markdown"].read_text()
     assert "| engine |" in md and "| raw RRF |" in md and "| questions | 1 | 1 | 1 | 3 | 6 | 1 |" in md
     assert '"budget_words": 750' in md  # the configuration is in the report
-    assert "- Store: {'database': 'sqlite', 'vectors': 'chroma-embedded'" in md  # and which layout it measured
+    # and which layout it measured
+    assert "- Store: a store per conversation, one user each; {'database': 'sqlite', 'vectors': 'chroma-embedded'" in md
     for name in ("recall_vs_budget", "per_category"):
         with Image.open(paths[name]) as img:
             assert img.format == "PNG" and img.width > 300
@@ -150,7 +151,7 @@ def test_a_reused_ingestion_whose_store_changed_is_refused(tmp_path, embedder):
     from mirix_py.engine import Mirix
 
     first = run_locomo(config(tmp_path, budget_words=750), embedder=embedder)
-    with Mirix(first["engine"]["data_dir"], embedder=embedder) as mx:  # someone deletes a memory in between
+    with Mirix(first["engine"]["data_dirs"]["mini-1"], embedder=embedder) as mx:  # someone deletes a memory in between
         user = parse_conversation(json.loads(FIXTURE.read_text())[0]).user_id
         mx.delete(mx.list(user_id=user, limit=1)[0].id, user_id=user)
     with pytest.raises(RuntimeError, match="changed since"):
@@ -158,6 +159,39 @@ def test_a_reused_ingestion_whose_store_changed_is_refused(tmp_path, embedder):
     again = run_locomo(config(tmp_path, budget_words=750, fresh=True), embedder=embedder)
     assert again["engine"]["cache_reused"] is False
     assert again["summary"]["engine"]["overall_1_4"]["evidence_recall"] == first["summary"]["engine"]["overall_1_4"]["evidence_recall"]
+
+
+def test_each_conversation_is_a_store_of_its_own_by_default(offline_report):
+    report, _ = offline_report
+    engine = report["engine"]
+    assert engine["store"] == "per_conversation" and set(engine["data_dirs"]) == {"mini-1", "mini-2"}
+    assert len(set(engine["data_dirs"].values())) == 2
+    assert engine["memories_by_user"] == {"locomo:mini-1": engine["memories_by_user"]["locomo:mini-1"],
+                                          "locomo:mini-2": engine["memories_by_user"]["locomo:mini-2"]}
+    assert sum(engine["memories"].values()) == sum(engine["memories_by_user"].values()) > 0
+
+
+def test_a_conversation_scores_the_same_with_or_without_the_others(offline_report, embedder):
+    """Its store holds it alone, so the questions of the first conversation are answered from the
+    same hits whether the run has the second conversation or not (a shared store's full-text
+    statistics would count both)."""
+    report, tmp = offline_report
+    alone = run_locomo(config(tmp, budget_words=750, curve_budgets=[1, 20, 750], conversations=1,
+                              baselines=False), embedder=embedder)
+    assert alone["engine"]["cache_reused"] is True  # the first conversation's own store, from the cache
+    both = {r["id"]: r["systems"]["engine"] for r in report["questions"] if r["conversation"] == "mini-1"}
+    assert {r["id"]: r["systems"]["engine"]["ids"] for r in alone["questions"]} == {k: v["ids"] for k, v in both.items()}
+
+
+def test_a_shared_store_holds_every_conversation(tmp_path, embedder):
+    from mirix_py.engine import Mirix
+
+    report = run_locomo(config(tmp_path, budget_words=750, store="shared", baselines=False), embedder=embedder)
+    assert report["engine"]["store"] == "shared"
+    with Mirix(report["engine"]["data_dir"], embedder=embedder) as mx:
+        assert {u for u in report["engine"]["memories_by_user"]} == {"locomo:mini-1", "locomo:mini-2"}
+        assert all(sum(mx.store.count(user_id=u).values()) == n for u, n in report["engine"]["memories_by_user"].items())
+    assert report["summary"]["engine"]["overall_1_4"]["n"] == 6
 
 
 def test_the_cache_key_names_an_outside_store_without_its_password(tmp_path):
@@ -178,7 +212,7 @@ def test_a_run_on_a_database_does_not_reuse_an_embedded_ingestion(tmp_path, embe
     assert on_postgres["engine"]["cache_reused"] is False
     assert embedded["engine"]["layout"]["database"] == "sqlite" and on_postgres["engine"]["layout"]["database"] == "postgresql"
     assert on_postgres["summary"]["engine"]["overall_1_4"]["evidence_recall"] == embedded["summary"]["engine"]["overall_1_4"]["evidence_recall"] > 0
-    key = json.loads((Path(on_postgres["engine"]["data_dir"]) / "key.json").read_text())
+    key = json.loads((Path(on_postgres["engine"]["data_dirs"]["mini-2"]) / "key.json").read_text())
     assert key["store"]["database_url"].startswith("postgresql")
     with pytest.raises(RuntimeError, match="already holds memories"):  # that database, under another cache
         run_locomo(config(tmp_path / "other", budget_words=750), embedder=embedder)
@@ -240,6 +274,8 @@ def test_bad_configuration_is_rejected(tmp_path):
         config(tmp_path, budget_words=0)
     with pytest.raises(ValidationError):
         config(tmp_path, conversations=0)
+    with pytest.raises(ValidationError):
+        config(tmp_path, store="per_user")
 
 
 def test_llm_mode_without_a_model_fails_before_ingesting(tmp_path):
@@ -274,5 +310,12 @@ def test_cli_writes_the_report_and_rejects_bad_options(tmp_path, monkeypatch):
     bad = runner.invoke(app, ["eval", "locomo", "--data", str(FIXTURE), "--mode", "online",
                               "--cache-dir", str(tmp_path / "cache2")])
     assert bad.exit_code == 2 and "mode" in bad.output
+    shared = runner.invoke(app, ["eval", "locomo", "--data", str(FIXTURE), "--out", str(tmp_path / "shared"),
+                                 "--cache-dir", str(tmp_path / "cache"), "--no-baselines", "--store", "shared"])
+    assert shared.exit_code == 0, shared.output
+    assert json.loads((tmp_path / "shared" / "locomo_eval.json").read_text())["engine"]["store"] == "shared"
+    bad_store = runner.invoke(app, ["eval", "locomo", "--data", str(FIXTURE), "--store", "one",
+                                    "--cache-dir", str(tmp_path / "cache3")])
+    assert bad_store.exit_code == 2 and "store" in bad_store.output and not (tmp_path / "cache3").exists()
     missing = runner.invoke(app, ["eval", "locomo", "--data", str(tmp_path / "nope.json")])
     assert missing.exit_code == 2 and "no such file" in missing.output
