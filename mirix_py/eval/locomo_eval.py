@@ -359,15 +359,37 @@ def open_engines(config: LocomoEvalConfig, convs: Sequence[Conversation], *, emb
         return {c.user_id: mx for c in convs}, {"store": "shared", **info}
     engines: dict[str, Any] = {}
     infos: dict[str, dict[str, Any]] = {}
+    total = sum(len(c.sessions) for c in convs)
+    before = 0
     try:
         for conv in convs:
             engines[conv.user_id], infos[conv.sample_id] = open_engine(
-                config, [conv], embedder=embedder, model_client=model_client, progress=progress)
+                config, [conv], embedder=embedder, model_client=model_client,
+                progress=counted_on(progress, before, total, f"{config.ingest_mode} ingestion, {len(convs)} "
+                                    "conversations, a store each"))
+            before += len(conv.sessions)
     except BaseException:
         for mx in engines.values():
             mx.close()
         raise
     return engines, per_conversation_info(list(infos.values()), [c.sample_id for c in convs])
+
+
+def counted_on(progress: Progress | None, before: int, total: int, start_note: str) -> Progress | None:
+    """One conversation's ingestion progress as a part of all of them: its sessions counted after the
+    `before` ingested already, out of `total` (the first one's start, noted `start_note`, is the only
+    start line)."""
+    if progress is None:
+        return None
+
+    def report(stage: str, done: int, of: int, note: str = "") -> None:
+        if stage != "ingest sessions":
+            progress(stage, done, of, note)
+        elif done:
+            progress(stage, before + done, total, note)
+        elif not before:
+            progress(stage, 0, total, start_note)
+    return report
 
 
 def per_conversation_info(infos: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[str, Any]:
