@@ -5,7 +5,7 @@ Each question's two legs (the engine's own full-text and vector searches, as `Se
 them at `limit` 60) are computed once; every variant then ranks the same candidates, and the hits are
 scored inside the budget the way `mirix eval locomo` does. `base` is `Searcher.search` with
 `name_legs` off (RRF of the two legs, `weigh_down`, context 0), so its figures
-are the eval's with MIRIX_NAME_LEGS=0; the default (`name_legs` on) is `unnamed lexical=0.5 actor=1.0`.
+are the eval's with MIRIX_NAME_LEGS=0; the default (`name_legs` on) is `DEFAULT` (`unnamed lexical=QUESTION_SHARE actor=ACTOR_WEIGHT`).
 Variants:
 
 - `spread`: diversity across sessions. Walking down the fused ranking, a candidate's score is
@@ -27,7 +27,7 @@ Variants:
 - `entities`: a second full-text and vector search seeded by the other things the first hits name:
   the capitalised words (not a sentence's first) of the engine ranking's first `k` hits that the
   question, the speakers and the stopwords do not hold, fused beside the engine's legs at `w`.
-- `cut`: the engine's ranking (`unnamed lexical=0.5 actor=1.0`) with every episode past the first
+- `cut`: the engine's ranking (`DEFAULT`) with every episode past the first
   `full` matches cut to its sentences that share a word with the question (names of the people it
   asks about aside; words matched on their first five letters), under its day without the clock
   time; an episode with one sentence or none sharing a word stays whole (`cut_episode`). Shorter
@@ -71,7 +71,7 @@ from mirix_py.records import EpisodicMemory, Memory, SearchHit, SearchMethod  # 
 from mirix_py.store.fulltext import Filters  # noqa: E402
 from mirix_py.store.names import actor_leg, named_actors, without_names  # noqa: E402
 from mirix_py.store.questions import QUESTION_POOL  # noqa: E402
-from mirix_py.store.search import Searcher, hit_text, rrf_fuse  # noqa: E402
+from mirix_py.store.search import ACTOR_WEIGHT, QUESTION_SHARE, Searcher, hit_text, rrf_fuse  # noqa: E402
 from mirix_py.store.sessions import input_of  # noqa: E402
 from mirix_py.store.restatements import weigh_down  # noqa: E402
 from mirix_py.text.words import STOPWORDS  # noqa: E402
@@ -245,14 +245,13 @@ class Hops:
         return 1000 * (time.perf_counter() - started) / max(1, len(self.questions))
 
     def default_fused(self, c: Candidates, extra: Sequence[list[str]] = (), w: float = 0.0) -> Ranked:
-        """The engine's fusion (`unnamed lexical=0.5 actor=1.0`, or both legs when nobody is named),
-        with the `extra` legs at `w`."""
+        """The engine's fusion (`DEFAULT`, or both legs when nobody is named), with the `extra` legs at `w`."""
         if "unnamed" not in c.extra:
             return rrf_fuse([c.lexical, c.semantic, *extra], weights=[1.0, 1.0, *[w] * len(extra)])
-        legs, weights = [c.lexical, *c.extra["unnamed"]], [0.5, 1.0, 1.0]
+        legs, weights = [c.lexical, *c.extra["unnamed"]], [QUESTION_SHARE, 1.0, 1.0]
         first = [i for i, _ in rrf_fuse(legs, weights=weights)[: self.pool]]
         return rrf_fuse([*legs, actor_leg(first, self.actors(c), c.named), *extra],
-                        weights=[*weights, 1.0, *[w] * len(extra)])
+                        weights=[*weights, ACTOR_WEIGHT, *[w] * len(extra)])
 
     def entity_legs(self, k: int) -> float:
         """Second legs seeded by what the engine ranking's first `k` hits name (`named_things`); ms
@@ -301,7 +300,8 @@ class Hops:
 
 
 Rank = Callable[[Any, Candidates], Ranked]
-DEFAULT = "unnamed lexical=0.5 actor=1.0"  # the engine's ranking (`name_legs` on)
+DEFAULT = f"unnamed lexical={QUESTION_SHARE} actor={ACTOR_WEIGHT}"  # the engine's ranking (`name_legs` on)
+ACTOR_FAMILY = "the actor leg's weight, against the default"
 CUT_FULL = (4, 6, 8, 10, 12, 15)  # matches shown whole before the cut ones
 
 
@@ -371,6 +371,8 @@ def variants(h: Hops) -> dict[str, tuple[str, Rank]]:
         for w_actor in (0.5, 1.0, 1.5, 2.0):
             out[f"unnamed lexical={w_lex} actor={w_actor}"] = ("unnamed beside the question's full text",
                                                                lexical_of(w_lex, w_actor))
+    for w_actor in (1.5, 2.0, 3.0, 4.0):  # the default's actor weight alone, against the default
+        out[f"actor weight {w_actor}"] = (ACTOR_FAMILY, lexical_of(QUESTION_SHARE, w_actor))
     for w_orig in (0.0, 0.5, 1.0):
         family = "unnamed instead of the question" if w_orig == 0 else "unnamed beside the question"
         for w_actor in (0.0, 0.5, 1.0):
@@ -494,7 +496,8 @@ def main() -> int:
             if family == "base":
                 continue
             # the cut is judged against the ranking it cuts, shown whole (under the name "base")
-            reference = DEFAULT if family.startswith(("cut", "entities")) or family == "every cut" else "base"
+            reference = DEFAULT if family.startswith(("cut", "entities")) or family in ("every cut", ACTOR_FAMILY) \
+                else "base"
             chosen = {"base": results[reference], **{v: results[v] for v in grid if v != "base"}}
             loo = leave_one_out(chosen, names)
             loo["verdict"] = verdict(chosen, loo, names)

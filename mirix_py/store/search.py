@@ -101,14 +101,16 @@ def top_sessions(scored: Sequence[tuple[str, float]], k: int) -> list[str]:
 # name-free question at NAME_FREE_WEIGHT, the question's own full-text leg (and session leg, when
 # on) at QUESTION_SHARE of its weight, its vector leg left out, and a leg of the named people's own
 # memories among the first `pool` of that fusion, in its order, at ACTOR_WEIGHT. Chosen on LoCoMo dev
-# with benchmarks/locomo_hops.py, every leave-one-conversation-out fold gaining
+# with benchmarks/locomo_hops.py, every leave-one-conversation-out fold gaining, ACTOR_WEIGHT again on
+# a store per conversation: a user's own store counts a speaker's name in most of its memories, so
+# full text barely weighs it and the actor leg is what prefers the named person's own words
 # (benchmarks/docs/locomo_hops.md). Such a question costs one more full-text leg, and its
 # name-free form is embedded instead of itself when the names are guessed right before the results
 # are in (`Searcher._hybrid`); one that names nobody runs as without it (`Settings.name_legs`,
 # MIRIX_NAME_LEGS=0 turns it off).
 NAME_FREE_WEIGHT = 1.0
 QUESTION_SHARE = 0.5
-ACTOR_WEIGHT = 1.0
+ACTOR_WEIGHT = 2.0
 
 
 def fuse_named(legs: Sequence[Sequence[str]], weights: Sequence[float], name_free: Sequence[Sequence[str]],
