@@ -345,7 +345,10 @@ def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embe
         except RuntimeError:
             mx.close()
             raise
-    info["memories"] = dict(sorted(mx.store.count().items()))
+    by_type: Counter[str] = Counter()
+    for conv in convs:  # these conversations' users only: an outside database may hold other stores' users
+        by_type.update(mx.store.count(user_id=conv.user_id))
+    info["memories"] = dict(sorted(by_type.items()))
     described = mx.describe()  # which layout the figures are of (an outside store has its own cache key)
     info["layout"] = {k: described.get(k) for k in ("database", "vectors", "embedder", "search", "fact_parser")}
     return mx, info

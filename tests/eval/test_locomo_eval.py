@@ -210,6 +210,8 @@ def test_a_run_on_a_database_does_not_reuse_an_embedded_ingestion(tmp_path, embe
     monkeypatch.setenv("MIRIX_DATABASE_URL", pg_schema_url)
     on_postgres = run_locomo(config(tmp_path, budget_words=750), embedder=embedder)
     assert on_postgres["engine"]["cache_reused"] is False
+    # both conversations' stores are in the one database: each counts its own user's memories
+    assert on_postgres["engine"]["memories"] == embedded["engine"]["memories"]
     assert embedded["engine"]["layout"]["database"] == "sqlite" and on_postgres["engine"]["layout"]["database"] == "postgresql"
     assert on_postgres["summary"]["engine"]["overall_1_4"]["evidence_recall"] == embedded["summary"]["engine"]["overall_1_4"]["evidence_recall"] > 0
     key = json.loads((Path(on_postgres["engine"]["data_dirs"]["mini-2"]) / "key.json").read_text())

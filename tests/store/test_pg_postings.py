@@ -136,6 +136,22 @@ def test_a_write_through_the_index_refreshes_the_cached_counts(pg):
     assert len(after) == len(before) + 1
 
 
+def test_another_users_memories_leave_a_users_scores_unchanged(pg):
+    """Document counts are the user's own: another user writing the same words, many times over,
+    changes neither the scores nor the order of this user's hits."""
+    _seed(pg, 60)
+    filters = Filters(user_id=USER)
+    with pg.store.engine.connect() as conn:
+        before = {q: pg.store.fulltext.search(conn, q, filters, 20) for q in QUERIES}
+    other = "user-postings-other"
+    pg.store.apply([InsertOp(memory=EpisodicMemory(user_id=other, summary=f"octopus walk {i} kayak lake", actor="x"))
+                    for i in range(200)], user_id=other, actor="t")
+    with pg.store.engine.connect() as conn:
+        after = {q: pg.store.fulltext.search(conn, q, filters, 20) for q in QUERIES}
+        assert pg.store.fulltext.search(conn, "octopus", Filters(user_id=other), 5)  # the other user's are there
+    assert after == before
+
+
 def test_rebuild_restores_the_postings(pg):
     _seed(pg, 30)
     with pg.store.engine.begin() as conn:
