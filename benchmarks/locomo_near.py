@@ -10,7 +10,9 @@ gain on the held-out one).
     .venv/bin/python benchmarks/locomo_near.py ../shared/data/locomo/locomo_dev.json \
         [--cache-dir DIR] [--grid small] [--out near.json]
 
-Ingestions come from (or go into) the same cache as `mirix eval locomo`'s offline mode.
+Ingestions come from (or go into) the same cache as `mirix eval locomo`'s offline mode, with `store="shared"`:
+one store for all conversations, the layout its figures were measured on (SQLite's full-text statistics
+then count every conversation; see benchmarks/docs/locomo_eval.md).
 """
 
 from __future__ import annotations
@@ -113,7 +115,7 @@ def main() -> int:
 
     convs = load_locomo(args.data)[: args.conversations]
     config = LocomoEvalConfig(data=args.data, mode="offline", cache_dir=args.cache_dir, baselines=False,
-                              conversations=args.conversations)
+                              conversations=args.conversations, store="shared")
     mx, info = open_engine(config, convs, embedder=load_embedder("minilm"), model_client=None)
     names = [c.sample_id for c in convs]
     grid = FULL_GRID if args.grid == "full" else SMALL_GRID

@@ -9,8 +9,10 @@ Engine variants: hybrid (default), bm25-only, embedding-only. Baselines over the
 conversation's raw turns, each "Speaker: text": BM25 (Okapi k1=1.5 b=0.75, rank_bm25's idf),
 MiniLM cosine (the engine's embedder), and RRF (k=60) of both.
 
-The ingested data dir is cached under ./.bench-cache/, keyed by the data file's hash, the embedder
-and a hash of the engine's source (so a change to the rules re-ingests); --fresh forces it.
+Each conversation is ingested into a data dir of its own, as one user's memory is and as
+`mirix eval locomo` does (full-text statistics are a store's: see benchmarks/docs/locomo_eval.md).
+The data dirs are cached under ./.bench-cache/, keyed by the data file's hash, the conversation, the
+embedder and a hash of the engine's source (so a change to the rules re-ingests); --fresh forces it.
 
     .venv/bin/python benchmarks/locomo_recall.py /work/shared/data/locomo/locomo_dev.json --budget-words 750
 """
@@ -39,26 +41,58 @@ def clear_query_cache(mx: Any) -> None:
         cache.clear()
 
 
-def open_engine(data_path: str, convs: list, cache_root: Path, embedder_spec: str, fresh: bool,
+def open_engines(data_path: str, convs: list, cache_root: Path, embedder_spec: str, fresh: bool,
+                 use_cache: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Each conversation's user -> an engine on the conversation's own data dir, and the ingestions."""
+    from mirix_py.store.embeddings import load_embedder
+
+    t0 = time.perf_counter()
+    embedder = load_embedder(embedder_spec)
+    if embedder_spec != "none" and embedder is None:
+        raise SystemExit("the embedder did not load (see the warning above)")
+    loaded = time.perf_counter() - t0
+    engines: dict[str, Any] = {}
+    infos: dict[str, dict[str, Any]] = {}
+    try:
+        for conv in convs:
+            engines[conv.user_id], infos[conv.sample_id] = open_engine(data_path, conv, cache_root, embedder_spec,
+                                                                       embedder, fresh, use_cache)
+    except BaseException:
+        for mx in engines.values():
+            mx.close()
+        raise
+    memories: Counter = Counter()
+    for info in infos.values():
+        memories.update(info["memories"])
+    seconds = [i.get("ingest_seconds") for i in infos.values()]
+    return engines, {"store": "per_conversation", "embedder_load_seconds": loaded,
+                     "data_dirs": {k: i["data_dir"] for k, i in infos.items()},
+                     "reused": all(i["reused"] for i in infos.values()),
+                     "ingest_seconds": None if None in seconds else sum(seconds),
+                     "turns": sum(i.get("turns", 0) for i in infos.values()),
+                     "sessions": sum(i.get("sessions", 0) for i in infos.values()),
+                     "failed_sessions": [s for i in infos.values() for s in i.get("failed_sessions", [])],
+                     "memories": dict(sorted(memories.items()))}
+
+
+def open_engine(data_path: str, conv: Any, cache_root: Path, embedder_spec: str, embedder: Any, fresh: bool,
                 use_cache: bool) -> tuple[Any, dict[str, Any]]:
+    """An engine on one conversation's data dir, ingested unless the cache holds it."""
     from mirix_py.engine import Mirix
     from mirix_py.eval.cache import engine_fingerprint
     from mirix_py.eval.locomo import file_digest, ingest_conversations
     from mirix_py.eval.locomo_eval import check_reused_store, refuse_held_users, store_outside
     from mirix_py.settings import Settings
-    from mirix_py.store.embeddings import load_embedder
 
+    convs = [conv]
     # a database or Chroma server named by the environment is part of what was ingested where
     outside = store_outside(Settings.from_env())
     store_tag = "" if outside is None else "-" + hashlib.sha256(json.dumps(outside, sort_keys=True).encode()).hexdigest()[:8]
-    key = f"locomo-{file_digest(data_path)}-{embedder_spec}{store_tag}-{engine_fingerprint()}-v{CACHE_VERSION}"
+    key = (f"locomo-{file_digest(data_path)}-{conv.sample_id}-{embedder_spec}{store_tag}-{engine_fingerprint()}"
+           f"-v{CACHE_VERSION}")
     data_dir = cache_root / key
     marker = data_dir / "ingested.json"
-    t0 = time.perf_counter()
-    embedder = load_embedder(embedder_spec)
-    if embedder_spec != "none" and embedder is None:
-        raise SystemExit("the embedder did not load (see the warning above)")
-    info: dict[str, Any] = {"data_dir": str(data_dir), "cache_key": key, "embedder_load_seconds": time.perf_counter() - t0}
+    info: dict[str, Any] = {"data_dir": str(data_dir), "cache_key": key}
     reuse = use_cache and not fresh and marker.exists()
     if not reuse and data_dir.exists():
         shutil.rmtree(data_dir)  # a partial or stale ingestion
@@ -82,7 +116,7 @@ def open_engine(data_path: str, convs: list, cache_root: Path, embedder_spec: st
         print(f"ingested in {info['ingest_seconds']:.1f}s", flush=True)
     if reuse:
         check_reused_store(mx, convs, info)  # an outside database may have been emptied since
-    info["memories"] = dict(sorted(mx.store.count().items()))
+    info["memories"] = dict(sorted(mx.store.count(user_id=conv.user_id).items()))
     return mx, info
 
 
@@ -134,21 +168,23 @@ def main() -> int:
           f"{evidence.no_evidence} questions without evidence (not scored)", flush=True)
 
     cache_root = C.cache_root(args.cache_dir)
-    mx, engine_info = open_engine(args.data, convs, cache_root, args.embedder, args.fresh, not args.no_cache)
+    engines, engine_info = open_engines(args.data, convs, cache_root, args.embedder, args.fresh, not args.no_cache)
+    embedder = next(iter(engines.values())).store.embedder
 
     systems: list[tuple[str, list]] = []
     waits = {"searches": C.wait_for_quiet(args.wait_quiet, args.wait_timeout)}
     load_searches = C.loadavg()
     kept_types: dict[str, Counter] = {}
     for method in args.methods:
-        if method in ("hybrid", "embedding") and mx.store.embedder is None:
+        if method in ("hybrid", "embedding") and embedder is None:
             print(f"skipping engine {method}: no embedder")
             continue
         types_by_q: dict[tuple[str, int], list[str]] = {}
-        clear_query_cache(mx)  # every method pays for its own query embeddings in ms/q
+        for mx in engines.values():
+            clear_query_cache(mx)  # every method pays for its own query embeddings in ms/q
         def retrieve(conv, q, _method=method, _types=types_by_q):
             # as mirix_py.eval.locomo.engine_retriever, also noting the memory types of the hits
-            hits = mx.search(q.question, user_id=conv.user_id, limit=args.limit, method=_method,
+            hits = engines[conv.user_id].search(q.question, user_id=conv.user_id, limit=args.limit, method=_method,
                              memory_types=args.memory_types, context=args.context)
             _types[(conv.sample_id, q.index)] = [h.memory.memory_type.value for h in hits]
             return [(h.text, tuple(h.memory.source_ids)) for h in hits]
@@ -162,14 +198,14 @@ def main() -> int:
     baseline_info: dict[str, Any] = {}
     if not args.no_baselines:
         t0 = time.perf_counter()
-        baselines = RawTurnBaselines(convs, mx.store.embedder, stopwords=STOPWORDS if args.baseline_stopwords else None,
+        baselines = RawTurnBaselines(convs, embedder, stopwords=STOPWORDS if args.baseline_stopwords else None,
                                      idf=args.baseline_idf)
         baseline_info = {"build_seconds": time.perf_counter() - t0, "stopwords": bool(args.baseline_stopwords),
                          "idf": args.baseline_idf, "tokenizer": "lowercase [a-z0-9]+ runs", "k1": 1.5, "b": 0.75,
                          "rrf_k": [60, ENGINE_RRF_K], "document": "Speaker: text [shares a photo: caption]", "depth": "all turns"}
         names = BASELINE_NAMES
         for method in RawTurnBaselines.METHODS:
-            if method != "bm25" and mx.store.embedder is None:
+            if method != "bm25" and embedder is None:
                 continue
             systems.append((names[method], collect(convs, baselines.retriever(method))))
         print(f"baselines built and run in {time.perf_counter() - t0:.1f}s", flush=True)
@@ -214,13 +250,14 @@ def main() -> int:
           f"load average before searches {load_searches}, at end {C.loadavg()} (ms/q is sensitive to it)")
     C.write_json(args.out, {
         "benchmark": "locomo_recall", "data": str(args.data), "environment": env, "limit": args.limit,
-        "context": mx.settings.search_context if args.context is None else args.context,
+        "context": next(iter(engines.values())).settings.search_context if args.context is None else args.context,
         "memory_types": args.memory_types, "question_counts": {str(k): v for k, v in sorted(counts.items())},
         "evidence": evidence.as_dict(), "engine": engine_info, "baselines": baseline_info, "results": results,
         "design_reference_750": DESIGN_REFERENCE, "total_seconds": time.perf_counter() - t_start,
         "loadavg_before_searches": load_searches, "loadavg_at_end": C.loadavg(), "waits": waits,
     })
-    mx.close()
+    for mx in engines.values():
+        mx.close()
     return 0
 
 

@@ -166,7 +166,8 @@ def main() -> int:
 
     embedder = load_embedder("minilm")
     convs = load_locomo(args.data)
-    config = LocomoEvalConfig(data=args.data, mode="offline", cache_dir=args.cache_dir, baselines=False)
+    config = LocomoEvalConfig(data=args.data, mode="offline", cache_dir=args.cache_dir, baselines=False,
+                              store="shared")  # one store, as `open_engine` of every conversation gives
     mx, info = open_engine(config, convs, embedder=embedder, model_client=None)
     names = [c.sample_id for c in convs]
     result: dict[str, Any] = {"benchmark": "locomo_replay", "data_dir": info["data_dir"], "limit": args.limit,

@@ -71,6 +71,7 @@ def test_locomo_recall(tmp_path):
     assert "engine hybrid" in stdout and "raw RRF" in stdout
     result = json.loads(out.read_text())
     assert result["benchmark"] == "locomo_recall" and result["engine"]["failed_sessions"] == []
+    assert result["engine"]["store"] == "per_conversation" and len(set(result["engine"]["data_dirs"].values())) == 2
     from mirix_py.settings import SEARCH_CONTEXT
 
     assert result["context"] == SEARCH_CONTEXT  # by default what a user's search gives, as `mirix eval locomo`
