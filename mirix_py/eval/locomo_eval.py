@@ -333,7 +333,7 @@ def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embe
                     "turns": stats.turns, "ingested_at": datetime.now(timezone.utc).isoformat(),
                     "memories_by_user": memories_by_user(mx, convs)}
             if ingest_client is not None:
-                done["ingest_llm_usage"] = mx.store.usage_totals()
+                done["ingest_llm_usage"] = usage_of(mx, convs)
         finally:
             mx.close()
         mark_complete(cached, done)
@@ -352,6 +352,21 @@ def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embe
     described = mx.describe()  # which layout the figures are of (an outside store has its own cache key)
     info["layout"] = {k: described.get(k) for k in ("database", "vectors", "embedder", "search", "fact_parser")}
     return mx, info
+
+
+def usage_of(mx: Any, convs: Sequence[Conversation]) -> dict[str, dict[str, float]]:
+    """The model usage recorded for these conversations' users, summed per kind of run."""
+    return summed_usage([mx.store.usage_totals(user_id=c.user_id) for c in convs])
+
+
+def summed_usage(parts: Sequence[Mapping[str, Mapping[str, float]]]) -> dict[str, dict[str, float]]:
+    total: dict[str, dict[str, float]] = {}
+    for part in parts:
+        for kind, figures in part.items():
+            into = total.setdefault(kind, {})
+            for name, value in figures.items():
+                into[name] = round(into.get(name, 0) + value, 3)
+    return total
 
 
 def open_engines(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embedder: Any, model_client: Any,
@@ -406,7 +421,9 @@ def per_conversation_info(infos: Sequence[Mapping[str, Any]], names: Sequence[st
             "ingest_seconds": round(sum(s for s in seconds if s is not None), 2) if None not in seconds else None,
             "sessions": sum(i.get("sessions") or 0 for i in infos), "turns": sum(i.get("turns") or 0 for i in infos),
             "memories_by_user": {u: n for i in infos for u, n in (i.get("memories_by_user") or {}).items()},
-            "memories": dict(sorted(memories.items())), "layout": infos[0].get("layout") if infos else None}
+            "memories": dict(sorted(memories.items())), "layout": infos[0].get("layout") if infos else None,
+            **({"ingest_llm_usage": summed_usage([i["ingest_llm_usage"] for i in infos if "ingest_llm_usage" in i])}
+               if any("ingest_llm_usage" in i for i in infos) else {})}
 
 
 def close_engines(engines: Mapping[str, Any]) -> None:

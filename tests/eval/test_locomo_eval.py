@@ -49,6 +49,16 @@ def test_kept_hits_and_context_scores_hand_computed():
     assert s["evidence_recall"] == 0.5 and s["answer_token_recall"] == 0.5 and s["kept"] == 1
 
 
+def test_model_usage_of_several_stores_is_summed_per_kind():
+    a = {"ingest": {"runs": 2, "llm_calls": 8, "prompt_tokens": 100, "completion_tokens": 10, "wall_seconds": 1.25}}
+    b = {"ingest": {"runs": 1, "llm_calls": 4, "prompt_tokens": 50, "completion_tokens": 5, "wall_seconds": 0.5},
+         "chat": {"runs": 1, "llm_calls": 2, "prompt_tokens": 30, "completion_tokens": 3, "wall_seconds": 0.2}}
+    assert locomo_eval.summed_usage([a, b]) == {
+        "ingest": {"runs": 3, "llm_calls": 12, "prompt_tokens": 150, "completion_tokens": 15, "wall_seconds": 1.75},
+        "chat": {"runs": 1, "llm_calls": 2, "prompt_tokens": 30, "completion_tokens": 3, "wall_seconds": 0.2}}
+    assert locomo_eval.summed_usage([]) == {}
+
+
 def test_summarize_means_per_category_and_overall():
     rows = [{"category": 1, "m": 1.0}, {"category": 1, "m": 0.0}, {"category": 4, "m": 0.5},
             {"category": 4, "m": math.nan}, {"category": 5, "m": 1.0}]
