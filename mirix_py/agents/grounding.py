@@ -221,6 +221,24 @@ def same_words(text: str, existing: Sequence[tuple[str, str]]) -> str | None:
     return None
 
 
+def copied_description(texts: Sequence[str], descriptions: Sequence[str], shown: Sequence[str] = ()) -> str | None:
+    """The tool description a text a model wrote copies instead of filling it in, or None: most of
+    its words (three or more) are one description's ("Who did what, in the words of the messages."
+    filed as an episode), and no message says it (`shown`)."""
+    for text in texts:
+        words = {m.group(0).lower() for m in _WORD.finditer(text)}
+        if len(words) < 3:
+            continue
+        said = " ".join(text.lower().split()).strip(" .")
+        if any(said in " ".join(s.lower().split()) for s in shown):
+            continue
+        for description in descriptions:
+            theirs = {m.group(0).lower() for m in _WORD.finditer(description)}
+            if len(words & theirs) >= DUPLICATE_SHARE * len(words):
+                return description
+    return None
+
+
 def script_of(letter: str) -> str:
     """The script a letter is written in, by its Unicode name's first word: LATIN, CJK, CYRILLIC…"""
     return unicodedata.name(letter, "UNKNOWN").split(" ", 1)[0]

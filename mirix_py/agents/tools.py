@@ -111,6 +111,8 @@ class OpCollector:
     refused: list[str] = field(default_factory=list)  # near repeats, skipped without a correction round
     speakers: Mapping[str, str] = field(default_factory=dict)  # message id as shown -> who said it
     content_refusals: list[str] = field(default_factory=list)  # calls dropped for what they said
+    # the descriptions of the tools' parameters (`manager_tools`): a weak model copies one as the value
+    schema_texts: Sequence[str] = ()
     ops: list[Op] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     nothing: bool = False
@@ -189,13 +191,18 @@ class OpCollector:
         return memory
 
     def _grounded(self, values: Any) -> None:
-        """The texts a model wrote must come from what it was shown, not from the prompt's examples."""
+        """The texts a model wrote must come from what it was shown, not from the prompt's examples
+        or the tools' own descriptions."""
+        texts = [v for v in (values.values() if isinstance(values, dict) else [values])
+                 for v in (v if isinstance(v, list) else [v]) if isinstance(v, str)]
+        copied = grounding.copied_description(texts, self.schema_texts, self.message_texts)
+        if copied:
+            self.refuse(f"this {self.memory_type.value} memory copies a tool's description ({copied!r}): "
+                        "write what the messages say, or call nothing_to_record")
         if not self.shown_texts:
             return
         if self._shown is None:
             self._shown = grounding.vocabulary(self.shown_texts)
-        texts = [v for v in (values.values() if isinstance(values, dict) else [values])
-                 for v in (v if isinstance(v, list) else [v]) if isinstance(v, str)]
         problem = grounding.ungrounded_problem(texts, self._shown)
         if problem:
             self.refuse(f"this {self.memory_type.value} memory is not grounded: {problem}")
@@ -607,7 +614,15 @@ def manager_tools(collector: OpCollector, names: Sequence[str], *, every_tool: b
         if name == REWRITE_TOOL and not every_tool and not c.a_block_is_full():
             continue
         tools.append(factories[name]())
+    c.schema_texts = [d for tool in tools for d in parameter_descriptions(tool)]
     return tools
+
+
+def parameter_descriptions(tool: FunctionTool) -> list[str]:
+    """The descriptions of a tool's parameters, as its schema gives them to the model."""
+    parameters: dict[str, Any] = dict(tool.schema.get("parameters") or {})
+    properties: dict[str, Any] = parameters.get("properties") or {}
+    return [str(p["description"]) for p in properties.values() if isinstance(p, dict) and p.get("description")]
 
 
 @dataclass

@@ -3,7 +3,7 @@
 import pytest
 
 from mirix_py.agents.grounding import (
-    held_together, near_duplicate, offered_memory_types, same_name_repeat, ungrounded_problem, vault_value_candidates, vault_value_problem, vocabulary,
+    copied_description, held_together, near_duplicate, offered_memory_types, same_name_repeat, ungrounded_problem, vault_value_candidates, vault_value_problem, vocabulary,
 )
 from mirix_py.records import MemoryType
 
@@ -173,3 +173,13 @@ def test_a_letter_the_batch_never_held_is_not_grounded():
     assert ungrounded_problem(["Jon thanks Gina for her support, awesome!"], shown) is None
     accented = vocabulary(["[id=D2:1] 2023-06-13T20:29 Zoë (text): the café on the corner was lovely"])
     assert ungrounded_problem(["Zoë liked the café on the corner"], accented) is None
+
+
+def test_a_text_copying_a_tools_description_is_named_unless_a_message_says_it():
+    described = ["One sentence: who did what, in the words of the messages.", "When it happened, ISO 8601."]
+    assert copied_description(["Who did what, in the words of the messages."], described) == described[0]
+    assert copied_description(["Nate won his first video game tournament."], described) is None
+    assert copied_description(["When it happened"], described) == described[1]
+    assert copied_description(["Who did?"], described) is None  # too short to judge
+    said = ["Ada: who did what, in the words of the messages? I asked the editor."]
+    assert copied_description(["Who did what, in the words of the messages."], described, said) is None

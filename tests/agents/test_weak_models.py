@@ -642,6 +642,27 @@ def test_a_memory_copied_from_the_prompts_examples_is_rejected(make_mx):
     assert not any("Deploy" in m.search_text() for m in mx.list(user_id="ada", limit=100))
 
 
+def test_a_memory_copying_its_tools_description_is_rejected(make_mx):
+    """The local model filed "Who did what, in the words of the messages." (the episode tool's own
+    description of `summary`) as an episode of a LoCoMo batch; it is refused for copying the schema,
+    without a correction round, and nothing of it is written."""
+    def script(req):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["episodic"]})]
+        if req.agent == "episodic_memory_manager":
+            return [("insert_episodic", {"summary": "Who did what, in the words of the messages.",
+                                         "source_ids": ["m1", "m2"]})]
+        return good(req)
+
+    mx, client = make_mx(script)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    assert len(result.rejected) == 1 and "copies a tool's description" in result.rejected[0]
+    assert [r.agent for r in client.requests].count("episodic_memory_manager") == 1  # no correction round
+    assert not any("in the words of the messages" in m.search_text() for m in mx.list(user_id="ada", limit=100))
+    assert model_episodes(mx) == []
+
+
 def test_a_day_written_in_words_is_read_as_the_episode_time_and_garbage_goes_back_to_the_model(make_mx):
     """The messages show resolved dates in words ("yesterday (1 April 2024)"); the local model copied
     them into `occurred_at`. That form is read (at the batch's time of day); anything else is refused."""
@@ -694,7 +715,8 @@ def test_the_rewrite_is_offered_only_when_a_block_is_full(make_mx):
 
 
 def test_a_core_block_rewritten_from_the_tools_own_words_is_refused(make_mx):
-    """The local model rewrote the human block as the tool's description of its parameter."""
+    """The local model rewrote the human block as the tool's description of its parameter: refused
+    for copying it (before 2026-12-02 for being ungrounded)."""
     def script(req):
         if req.agent == "meta_memory_manager":
             return [("trigger_memory_managers", {"memory_types": ["core"]})]
@@ -706,7 +728,7 @@ def test_a_core_block_rewritten_from_the_tools_own_words_is_refused(make_mx):
     mx, _ = make_mx(script)
     fill_human_block(mx)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
-    assert any("not grounded" in r and "deduplicated" in r for r in result.rejected), result.rejected
+    assert any("copies a tool's description" in r and "deduplicated" in r for r in result.rejected), result.rejected
     human = mx.core_memory(user_id="ada")["human"]
     assert human is None or "deduplicated" not in human.value
 
