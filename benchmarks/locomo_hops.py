@@ -371,8 +371,15 @@ def variants(h: Hops) -> dict[str, tuple[str, Rank]]:
         for w_actor in (0.5, 1.0, 1.5, 2.0):
             out[f"unnamed lexical={w_lex} actor={w_actor}"] = ("unnamed beside the question's full text",
                                                                lexical_of(w_lex, w_actor))
-    for w_actor in (1.5, 2.0, 3.0, 4.0):  # the default's actor weight alone, against the default
+    for w_actor in (1.0, 1.5, 2.0, 3.0, 4.0):  # the default's actor weight alone, against the default
         out[f"actor weight {w_actor}"] = (ACTOR_FAMILY, lexical_of(QUESTION_SHARE, w_actor))
+
+    def by_form(w_moment: float) -> Rank:  # the actor weight of a question asking for one moment
+        default, moment = lexical_of(QUESTION_SHARE, ACTOR_WEIGHT), lexical_of(QUESTION_SHARE, w_moment)
+        return lambda q, c: moment(q, c) if asks_one_moment(q.question) else default(q, c)
+
+    for w_moment in (0.5, 1.0):
+        out[f"actor weight {ACTOR_WEIGHT}, {w_moment} for one moment"] = (ACTOR_FAMILY, by_form(w_moment))
     for w_orig in (0.0, 0.5, 1.0):
         family = "unnamed instead of the question" if w_orig == 0 else "unnamed beside the question"
         for w_actor in (0.0, 0.5, 1.0):
