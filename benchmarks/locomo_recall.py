@@ -44,6 +44,7 @@ def clear_query_cache(mx: Any) -> None:
 def open_engines(data_path: str, convs: list, cache_root: Path, embedder_spec: str, fresh: bool,
                  use_cache: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     """Each conversation's user -> an engine on the conversation's own data dir, and the ingestions."""
+    from mirix_py.eval.locomo_eval import close_engines
     from mirix_py.store.embeddings import load_embedder
 
     t0 = time.perf_counter()
@@ -58,8 +59,7 @@ def open_engines(data_path: str, convs: list, cache_root: Path, embedder_spec: s
             engines[conv.user_id], infos[conv.sample_id] = open_engine(data_path, conv, cache_root, embedder_spec,
                                                                        embedder, fresh, use_cache)
     except BaseException:
-        for mx in engines.values():
-            mx.close()
+        close_engines(engines)
         raise
     memories: Counter = Counter()
     for info in infos.values():
@@ -147,6 +147,7 @@ def main() -> int:
     args = ap.parse_args()
     C.quiet_logs()
 
+    from mirix_py.eval.locomo_eval import close_engines
     from mirix_py.eval.locomo import (
         BASELINE_NAMES, CATEGORY_NAMES, ENGINE_RRF_K, SCORED_CATEGORIES, EvidenceReport, RawTurnBaselines, collect,
         full_context_words, load_locomo, score,
@@ -256,8 +257,7 @@ def main() -> int:
         "design_reference_750": DESIGN_REFERENCE, "total_seconds": time.perf_counter() - t_start,
         "loadavg_before_searches": load_searches, "loadavg_at_end": C.loadavg(), "waits": waits,
     })
-    for mx in engines.values():
-        mx.close()
+    close_engines(engines)
     return 0
 
 

@@ -86,7 +86,6 @@ def lost_in_results(own_ids: Sequence[str], found: Sequence[Sequence[str]],
 
 
 UNWRITTEN_SEGMENT = "Nothing found on disk"  # embedded Chroma: a collection whose first vectors are still being written
-EMPTY_RESULT: dict = {"ids": [[]], "distances": [[]], "metadatas": [[]]}
 
 
 def _unwritten_as_empty(query: Callable[[], dict]) -> dict:
@@ -101,7 +100,7 @@ def _unwritten_as_empty(query: Callable[[], dict]) -> dict:
                 raise
             if attempt == 0:
                 time.sleep(0.05)
-    return EMPTY_RESULT
+    return {"ids": [[]], "distances": [[]], "metadatas": [[]]}  # a new one: callers may extend it
 
 
 class ChromaVectorIndex:
