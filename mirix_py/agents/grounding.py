@@ -267,3 +267,51 @@ def ungrounded_problem(texts: Sequence[str], shown: set[str]) -> str | None:
     missing = [w for w in dict.fromkeys(words) if w not in shown and w[:5] not in shown][:6]
     return (f"most of its words are not in this batch ({', '.join(missing)}): write only what the messages "
             "say, or call nothing_to_record")
+
+
+# a sentence in which its speaker speaks of themself: its words say what the speaker did or has
+FIRST_PERSON_SENTENCE = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|me|mine|myself|we|we're|we've|our|ours|us)\b",
+                                   re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# a memory's subject: its first word when that is a name followed by what they did ("Nate finished …"),
+# not one of several people ("Nate and Joanna …") nor a possessive ("Nate's turtles …")
+_LEAD_NAME = re.compile(r"^\s*([^\W\d_]+)\s+(?!(?:and|&|or|with)\b)[^\W\d_]", re.UNICODE)
+
+
+def lead_name(text: str, people: Iterable[str]) -> str | None:
+    """The one person of `people` a text opens with as its subject, or None."""
+    match = _LEAD_NAME.match(text)
+    if not match:
+        return None
+    wanted = match.group(1).casefold()
+    return next((p for p in people if p.casefold() == wanted), None)
+
+
+def misattributed(subject: str, text: str, turns: Sequence[tuple[str, str]]) -> tuple[str, list[str]] | None:
+    """(who, words) when a text a model wrote about `subject` takes most of its content words (three
+    or more, names aside) from what someone else said of themself, or None. `turns`: (speaker, text)
+    of the batch. A weak model files one speaker's news under the other ("Nate finished his
+    screenplay" where Joanna said "I finished my screenplay"); the ungrounded check passes it, since
+    every word is in the batch. The subject's own sentences, and others' sentences not about
+    themselves ("You dyed your hair!"), may say what the subject did."""
+    people = {speaker.casefold(): speaker for speaker, _ in turns if speaker.strip()}
+    if subject.casefold() not in people or len(people) < 2:
+        return None
+    theirs: list[str] = []
+    others: dict[str, list[str]] = {}
+    for speaker, said in turns:
+        for sentence in _SENTENCE_END.split(said):
+            if speaker.casefold() == subject.casefold() or not FIRST_PERSON_SENTENCE.search(sentence):
+                theirs.append(sentence)
+            else:
+                others.setdefault(speaker, []).append(sentence)
+    own = vocabulary(theirs)
+    words = [w for w in content_words(text) if w not in people]
+    if len(words) < 3:
+        return None
+    for speaker, sentences in others.items():
+        said_by = vocabulary(sentences)
+        taken = [w for w in words if w not in own and w[:5] not in own and (w in said_by or w[:5] in said_by)]
+        if len(taken) >= GROUNDED_SHARE * len(words):
+            return speaker, list(dict.fromkeys(taken))
+    return None

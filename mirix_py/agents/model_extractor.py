@@ -281,6 +281,7 @@ class ModelExtractor:
                                 shown_ids=[m.source_ids[-1] for m in batch.messages if m.source_ids],
                                 shown_texts=[batch_text, *(h.text for h in listed)],
                                 speakers={m.source_ids[-1]: m.speaker for m in batch.messages if m.source_ids},
+                                turns=[(m.speaker, m.text) for m in batch.messages],
                                 existing=[(h.memory.id, h.text) for h in listed]
                                 + (turns if memory_type not in WHOLE_COPIES else [])
                                 + (earlier_turns(related) if memory_type is MemoryType.core else []))

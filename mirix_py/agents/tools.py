@@ -113,6 +113,8 @@ class OpCollector:
     content_refusals: list[str] = field(default_factory=list)  # calls dropped for what they said
     # the descriptions of the tools' parameters (`manager_tools`): a weak model copies one as the value
     schema_texts: Sequence[str] = ()
+    # (speaker, text) of the batch's messages: a memory about one of them must not file another's news
+    turns: Sequence[tuple[str, str]] = ()
     ops: list[Op] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     nothing: bool = False
@@ -207,6 +209,26 @@ class OpCollector:
         if problem:
             self.refuse(f"this {self.memory_type.value} memory is not grounded: {problem}")
 
+    def _attributed(self, values: Mapping[str, Any]) -> None:
+        """A fact named after a speaker, or an episode opening with one, must not take its words from
+        what another speaker said of themself (`grounding.misattributed`)."""
+        if not self.turns:
+            return
+        people = [speaker for speaker, _ in self.turns]
+        summary = str(values.get("summary") or "")
+        subject = values.get("name") if self.memory_type is MemoryType.semantic else grounding.lead_name(summary, people)
+        if not isinstance(subject, str) or not subject:
+            return
+        text = " ".join(str(values.get(k) or "") for k in ("summary", "details"))
+        self._refuse_misattributed(subject, text)
+
+    def _refuse_misattributed(self, subject: str, text: str) -> None:
+        found = grounding.misattributed(subject, text, self.turns)
+        if found:
+            who, words = found
+            self.refuse(f"this says of {subject} what {who} said of themself ({', '.join(words[:5])}): "
+                        f"write it about {who}, or call nothing_to_record")
+
     def _check_fields(self, current: MemoryBase, fields: dict[str, Any]) -> None:
         if not isinstance(fields, dict) or not fields:
             self.fail("fields must be a non-empty object of field names to new values")
@@ -230,6 +252,7 @@ class OpCollector:
             said = {k: v for k, v in values.items() if k not in ("occurred_at", "event_type", "actor",
                                                                  "entry_type", "resource_type")}
             self._grounded(said)
+            self._attributed(values)
             skipped = self._skip_repeat(" ".join(str(v) for v in said.values() if isinstance(v, str)),
                                         " ".join(str(values[k]) for k in ("summary", "details") if values.get(k)))
             if skipped:
@@ -433,6 +456,12 @@ class OpCollector:
             self.refuse(f"{line[:60]!r} talks to someone: a core line states a lasting fact about the user, "
                         "or call nothing_to_record")
         self._grounded(line)
+        if self.turns:  # "Nate: loves sci-fi" or "Nate loves sci-fi": said by Nate, or of him
+            people = [speaker for speaker, _ in self.turns]
+            label, _, rest = line.partition(":")
+            subject = label.strip() if rest and label.strip() in people else grounding.lead_name(line, people)
+            if subject:
+                self._refuse_misattributed(subject, rest if rest and label.strip() == subject else line)
 
     def core_memory_rewrite(self, label: Literal["persona", "human"], value: str) -> str:
         """Replace a core block's whole value: its words come from the block and the batch (the local

@@ -3,7 +3,7 @@
 import pytest
 
 from mirix_py.agents.grounding import (
-    copied_description, held_together, near_duplicate, offered_memory_types, same_name_repeat, ungrounded_problem, vault_value_candidates, vault_value_problem, vocabulary,
+    copied_description, held_together, lead_name, misattributed, near_duplicate, offered_memory_types, same_name_repeat, ungrounded_problem, vault_value_candidates, vault_value_problem, vocabulary,
 )
 from mirix_py.records import MemoryType
 
@@ -183,3 +183,33 @@ def test_a_text_copying_a_tools_description_is_named_unless_a_message_says_it():
     assert copied_description(["Who did?"], described) is None  # too short to judge
     said = ["Ada: who did what, in the words of the messages? I asked the editor."]
     assert copied_description(["Who did what, in the words of the messages."], described, said) is None
+
+
+SCREENPLAY = [("Joanna", "I finally finished my first full screenplay and printed it last Friday!"),
+              ("Nate", "Wow, congrats! I won my first video game tournament last week.")]
+
+
+def test_one_speakers_news_filed_under_the_other_is_misattributed():
+    """conv-42's run filed "Nate finished his screenplay" where Joanna said it of herself."""
+    who, words = misattributed("Nate", "Nate finished his first full screenplay and printed it.", SCREENPLAY)
+    assert who == "Joanna" and {"screenplay", "printed"} <= set(words)
+    assert misattributed("Joanna", "Joanna finished her first full screenplay and printed it.", SCREENPLAY) is None
+    assert misattributed("Nate", "Nate won a video game tournament last week.", SCREENPLAY) is None
+
+
+def test_what_others_say_of_the_subject_may_be_filed_under_the_subject():
+    turns = [("Joanna", "You dyed your hair? It looks great!"), ("Nate", "Thanks! I wanted something bold and bright.")]
+    assert misattributed("Nate", "Nate dyed his hair something bold and bright", turns) is None
+    # a name nobody in the batch speaks as, one speaker only, or too few words: not judged
+    assert misattributed("Tom", "Tom finished his first full screenplay", SCREENPLAY) is None
+    assert misattributed("Nate", "Nate finished screenplay printed", SCREENPLAY[:1]) is None
+    assert misattributed("Nate", "Nate finished it", SCREENPLAY) is None
+
+
+def test_the_subject_is_one_named_person_opening_the_text():
+    people = ["Nate", "Joanna"]
+    assert lead_name("Nate finished his screenplay", people) == "Nate"
+    assert lead_name("nate finished his screenplay", people) == "Nate"
+    assert lead_name("Nate and Joanna went hiking", people) is None
+    assert lead_name("Nate's turtles are calm", people) is None
+    assert lead_name("They went hiking", people) is None

@@ -663,6 +663,42 @@ def test_a_memory_copying_its_tools_description_is_rejected(make_mx):
     assert model_episodes(mx) == []
 
 
+DIALOGUE = [
+    {"role": "user", "name": "Joanna", "id": "d1", "content": "I finally finished my first full screenplay and printed it!"},
+    {"role": "user", "name": "Nate", "id": "d2", "content": "Congrats! I won my first video game tournament last week."},
+]
+
+
+def test_one_speakers_news_written_about_the_other_is_rejected(make_mx):
+    """The local model filed Joanna's screenplay under Nate, as an episode, a fact and a core line;
+    each is refused with who said it, without a correction round, and nothing of it is written,
+    while Nate's own news is kept."""
+    def script(req):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["episodic", "semantic", "core"]})]
+        if req.agent == "episodic_memory_manager":
+            return [("insert_episodic", {"summary": "Nate printed the full screenplay he finished on Friday.",
+                                         "source_ids": ["d1", "d2"]}),
+                    ("insert_episodic", {"summary": "Nate won a tournament of video games.",
+                                         "source_ids": ["d2"]})]
+        if req.agent == "semantic_memory_manager":
+            return [("insert_semantic", {"name": "Nate", "summary": "Wrote a full screenplay and got it printed",
+                                         "source_ids": ["d1"]})]
+        if req.agent == "core_memory_manager":
+            return [("core_memory_append", {"label": "human", "text": "Nate: has written a full screenplay, now printed"})]
+        return good(req)
+
+    mx, client = make_mx(script)
+    result = mx.add(DIALOGUE, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    misfiled = [r for r in result.rejected if "what Joanna said of themself" in r]
+    assert len(misfiled) == 3, result.rejected
+    assert [r.agent for r in client.requests].count("episodic_memory_manager") == 1  # no correction round
+    assert [e.summary for e in model_episodes(mx)] == ["Nate won a tournament of video games."]
+    assert not any("screenplay" in m.search_text() and m.memory_type.value != "episodic"
+                   for m in mx.list(user_id="ada", limit=100))
+
+
 def test_a_day_written_in_words_is_read_as_the_episode_time_and_garbage_goes_back_to_the_model(make_mx):
     """The messages show resolved dates in words ("yesterday (1 April 2024)"); the local model copied
     them into `occurred_at`. That form is read (at the batch's time of day); anything else is refused."""
