@@ -460,8 +460,8 @@ class OpCollector:
             people = [speaker for speaker, _ in self.turns]
             label, _, rest = line.partition(":")
             subject = label.strip() if rest and label.strip() in people else grounding.lead_name(line, people)
-            if subject:
-                self._refuse_misattributed(subject, rest if rest and label.strip() == subject else line)
+            if subject:  # the subject's name is no content word of the line (`misattributed`)
+                self._refuse_misattributed(subject, line)
 
     def core_memory_rewrite(self, label: Literal["persona", "human"], value: str) -> str:
         """Replace a core block's whole value: its words come from the block and the batch (the local
