@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, computed_field, field_validator
 
+from mirix_py.text.by_day import day_lines
 from mirix_py.text.dates import annotate, day_words, when_words
 from mirix_py.text.passages import focus
 
@@ -452,8 +453,9 @@ class MemoryContext(BaseModel):
             lines += [f"[{label}] {value}" for label, value in self.core.items()]
         if self.hits:
             lines.append("Relevant memories" + (f" (topics: {', '.join(self.topics)})" if self.topics else "") + ":")
-            lines += [f"- [{h.memory.id}] ({h.memory.memory_type.value}) {reader_text(h, focus(h.text, self.message))}"
-                      for h in newest_facts_first(self.hits)]
+            ordered = newest_facts_first(self.hits)
+            lines += day_lines([reader_text(h, focus(h.text, self.message)) for h in ordered],
+                               [f"- [{h.memory.id}] ({h.memory.memory_type.value}) " for h in ordered])
         if not lines:
             return ""
         return f"Long-term memory of user {self.user_id} (mirix):\n" + "\n".join(lines)

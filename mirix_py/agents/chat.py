@@ -19,6 +19,7 @@ import asyncio
 
 from mirix_py.agents.definitions import AgentDefinition
 from mirix_py.agents.offline.rules import extract_keywords, parse_time_range
+from mirix_py.text.by_day import day_lines
 from mirix_py.text.passages import FOCUS_WORDS, focus, query_stems, stem, text_stems
 from mirix_py.store.questions import said_ids
 from mirix_py.store.restatements import restatements
@@ -221,10 +222,11 @@ def prompt_text(hit: SearchHit, store: MemoryStore, query: str | None = None,
     return reader_text(hit, hit.text if query is None else focus(hit.text, query, max_words))
 
 
-def prompt_line(hit: SearchHit, store: MemoryStore, query: str | None = None) -> str | None:
-    """A memory as the chat agent sees it, with its id to cite; None for what must never enter a prompt."""
-    text = prompt_text(hit, store, query)
-    return None if text is None else f"[{hit.memory.id}] {text}"
+def prompt_lines(hits: Sequence[SearchHit], store: MemoryStore, query: str | None = None) -> list[str]:
+    """Memories as the chat agent sees them, each with its id to cite, dated ones under their day
+    (`text.by_day`); what must never enter a prompt left out."""
+    shown = [(hit, text) for hit in hits if (text := prompt_text(hit, store, query)) is not None]
+    return day_lines([text for _, text in shown], [f"[{hit.memory.id}] " for hit, _ in shown])
 
 
 @dataclass
@@ -383,7 +385,7 @@ class ChatFlow:
             kept = {id(h) for h in said_first(query, together,
                                               self.store.input_tags.cited(h.memory.source_ids for h in together))}
             hits = [h for h in hits if id(h) in kept]
-            lines = [line for line in (prompt_line(h, self.store, query) for h in hits) if line]
+            lines = prompt_lines(hits, self.store, query)
             searched.extend(h.memory.id for h in hits)
             return "\n".join(lines) or "(no matching memories)"
 
@@ -402,8 +404,7 @@ class ChatFlow:
 
         core_text = "\n".join(f"<{label}>\n" + "\n".join(block.dated_lines()) + f"\n</{label}>"
                               for label, block in retrieval.core.items())  # newest first, dated
-        memory_lines = [line for line in (prompt_line(h, self.store, retrieval.question)
-                                          for h in newest_facts_first(retrieval.hits)) if line]
+        memory_lines = prompt_lines(newest_facts_first(retrieval.hits), self.store, retrieval.question)
         system = (f"{agent_heading(self.definition.name)}\n{self.definition.system_prompt}\n\n"
                   f"Core memory:\n{core_text}\n\nRetrieved memories:\n" + ("\n".join(memory_lines) or "(none)"))
         function_calling = bool(self.client.model_info.get("function_calling", False))

@@ -38,6 +38,7 @@ from mirix_py.eval.metrics import (
     answer_token_recall, bleu1, locomo_f1, mean, percentile, scoring_gold, strip_citations,
 )
 from mirix_py.settings import SEARCH_CONTEXT
+from mirix_py.text.by_day import day_lines, stated_once
 
 Progress = Callable[..., None]  # (stage, done, total, note="")  see mirix_py.eval.progress
 ENGINE = "engine"
@@ -103,20 +104,22 @@ class Hit(BaseModel):
 
 
 def kept_hits(hits: Sequence[Hit], budget_words: int) -> list[Hit]:
-    """The prefix of the ranking that fits the budget (see `fill_budget`)."""
-    filled = fill_budget(((h.text, h.source_ids) for h in hits), budget_words)
+    """The prefix of the ranking that fits the budget (see `fill_budget`), each hit counted by the words
+    it adds to a reader's context, where a day is stated once (`text.by_day.stated_once`)."""
+    filled = fill_budget(zip(stated_once([h.text for h in hits]), (h.source_ids for h in hits)), budget_words)
     return list(hits[: len(filled.items)])
 
 
 def context_scores(question: Question, hits: Sequence[Hit], budget_words: int) -> dict[str, Any]:
-    """Evidence recall, answer-token recall and words of the context that fits the budget."""
+    """Evidence recall, answer-token recall and words of the context that fits the budget, as a reader
+    is shown it (dated hits under their day)."""
     kept = kept_hits(hits, budget_words)
     sources = {s for h in kept for s in h.source_ids}
-    context = "\n".join(h.text for h in kept)
+    context = "\n".join(day_lines([h.text for h in kept]))
     token_recall = (answer_token_recall(scoring_gold(question.answer, question.category), context)
                     if question.category in SCORED_CATEGORIES else math.nan)
     return {"evidence_recall": evidence_recall(question.evidence, sources), "answer_token_recall": token_recall,
-            "words": sum(len(h.text.split()) for h in kept), "kept": len(kept)}
+            "words": len(context.split()), "kept": len(kept)}
 
 
 def question_key(q: Question) -> str:

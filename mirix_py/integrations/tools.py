@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from mirix_py.text.by_day import day_lines
 from mirix_py.text.passages import focus
 from mirix_py.errors import CoreMemoryFull, InvalidInput
 from mirix_py.records import KnowledgeVaultMemory, SearchHit, Sensitivity
@@ -34,15 +35,13 @@ def open_memory(mx: Any = None, *, data_dir: str | Path | None = None, base_url:
 
 
 def render_hits(hits: list[SearchHit], query: str) -> str:
-    """Hits as prompt lines, long ones cut to the passages about the query; no high-sensitivity vault
-    items, vault secrets masked (as every other way into a prompt does)."""
-    lines = []
-    for h in hits:
-        m = h.memory
-        if isinstance(m, KnowledgeVaultMemory) and m.sensitivity is Sensitivity.high:
-            continue
-        lines.append(f"- [{m.id}] ({m.memory_type.value}) {focus(h.text, query)}")
-    return "\n".join(lines)
+    """Hits as prompt lines, long ones cut to the passages about the query, dated ones under their day
+    (`text.by_day`); no high-sensitivity vault items, vault secrets masked (as every other way into a
+    prompt does)."""
+    shown = [h for h in hits
+             if not (isinstance(h.memory, KnowledgeVaultMemory) and h.memory.sensitivity is Sensitivity.high)]
+    return "\n".join(day_lines([focus(h.text, query) for h in shown],
+                               [f"- [{h.memory.id}] ({h.memory.memory_type.value}) " for h in shown]))
 
 
 def message_text(content: Any) -> str:

@@ -157,3 +157,49 @@ def test_a_long_memory_enters_the_answer_as_the_lines_about_the_question(tmp_pat
         assert "Friday 21 June" in line
         assert len(line.split()) < len(hit.text.split()) and "…" in line
         assert "21 June" in mx.get(hit.memory.id, user_id="ada").summary  # the record is whole
+
+
+def test_every_reader_is_shown_each_day_once_with_its_memories_under_it(tmp_path, embedder):
+    """The chat's prompt, an agent's context (`/context`, MirixMemory) and the memory tools group dated
+    memories under their day: a day is stated once, each memory keeps its clock."""
+    import asyncio
+
+    from mirix_py.integrations.context import retrieve_context
+    from mirix_py.integrations.tools import memory_tools
+
+    june = datetime(2024, 6, 9, 8, 15, tzinfo=timezone.utc)
+
+    def script(req):
+        if req.agent == "topic_extractor":
+            return json.dumps({"topics": ["Tom", "pilot"], "start": None, "end": None})
+        if req.agent == "chat_agent":
+            return "Tom is a pilot."
+        raise AssertionError(req.agent)
+
+    with Mirix(tmp_path / "days", embedder=embedder) as mx:  # two turns on each of two days, offline
+        mx.add([{"role": "user", "name": "Ada", "content": "Tom the pilot flew to Oslo."},
+                {"role": "user", "name": "Ada", "content": "Tom the pilot loves Oslo."}], user_id="ada", occurred_at=WHEN)
+        mx.add([{"role": "user", "name": "Ada", "content": "Tom the pilot flew to Rome."},
+                {"role": "user", "name": "Ada", "content": "Tom the pilot loves Rome."}], user_id="ada", occurred_at=june)
+        shown = {
+            "context": retrieve_context(mx, "ada", "Tom the pilot").render(),
+            "tool": asyncio.run(memory_tools(mx, "ada")[0]("Tom the pilot", 10)),
+        }
+    client = ScriptedChatCompletionClient(script)
+    with Mirix(tmp_path / "days", embedder=embedder, model_client=client) as mx:
+        mx.chat("Where did Tom the pilot fly?", user_id="ada", remember=False)
+    shown["chat"] = next(r for r in client.requests if r.agent == "chat_agent").system
+    for reader, text in shown.items():
+        lines = text.splitlines()
+        for day in ("2 April 2024", "9 June 2024"):
+            assert lines.count(f"{day}:") == 1 and text.count(day) == 1, (reader, text)
+        april = lines.index("2 April 2024:")
+        june_at = lines.index("9 June 2024:")
+        under = {"Oslo": april, "Rome": june_at}
+        for place, heading in under.items():  # each turn under its own day, with its clock
+            at = [i for i, line in enumerate(lines) if place in line and "] Ada:" in line]
+            assert len(at) == 2, (reader, text)
+            other = june_at if heading == april else april
+            assert all(heading < i and (i < other or other < heading) for i in at), (reader, text)
+            clock = "[18:30]" if place == "Oslo" else "[08:15]"
+            assert all(clock in lines[i] for i in at), (reader, text)

@@ -8,6 +8,7 @@ from typing import Any, Sequence
 
 from mirix_py.agents.chat import prompt_text
 from mirix_py.eval.locomo import BM25, fill_budget, tokenize
+from mirix_py.text.by_day import stated_once
 
 __all__ = ["BaselineIndex", "Hit", "engine_hits", "keep_within"]
 
@@ -47,7 +48,10 @@ class BaselineIndex:
 
 
 def keep_within(hits: Sequence[Hit], budget_words: int) -> list[Hit]:
-    """The prefix of the ranking that fits the budget (`locomo.fill_budget`)."""
-    filled = fill_budget(((t, s) for t, s, _ in hits), budget_words)
-    return list(hits[: len(filled.items)])
+    """The prefix of the ranking that fits the budget (`locomo.fill_budget`), each text as it adds to a
+    reader's context where a day is stated once (`text.by_day.stated_once`; raw OCR has no day)."""
+    shown = [(text, sources, memory_id)
+             for (_, sources, memory_id), text in zip(hits, stated_once([t for t, _, _ in hits]))]
+    filled = fill_budget(((t, s) for t, s, _ in shown), budget_words)
+    return shown[: len(filled.items)]
 
