@@ -49,6 +49,17 @@ def test_kept_hits_and_context_scores_hand_computed():
     assert s["evidence_recall"] == 0.5 and s["answer_token_recall"] == 0.5 and s["kept"] == 1
 
 
+def test_a_day_already_stated_costs_a_later_hit_only_its_clock():
+    conv = parse_conversation(json.loads(FIXTURE.read_text())[0])
+    q = conv.questions[1]  # evidence D1:2, D2:1
+    hits = [Hit(id="a", score=3, text="[8 May 2023, 13:56] Bo: painted a sunrise", source_ids=["D1:2"]),  # 8 words
+            Hit(id="b", score=2, text="[8 May 2023, 14:02] Bo: Rex learned to fetch", source_ids=["D2:1"])]
+    # with its own day b would take 9 words (17 in all); under a's day it takes its clock and 5 words
+    assert [h.id for h in kept_hits(hits, 14)] == ["a", "b"] and [h.id for h in kept_hits(hits, 13)] == ["a"]
+    s = context_scores(q, hits, 14)
+    assert s["evidence_recall"] == 1.0 and s["words"] == 14 and s["kept"] == 2
+
+
 def test_model_usage_of_several_stores_is_summed_per_kind():
     a = {"ingest": {"runs": 2, "llm_calls": 8, "prompt_tokens": 100, "completion_tokens": 10, "wall_seconds": 1.25}}
     b = {"ingest": {"runs": 1, "llm_calls": 4, "prompt_tokens": 50, "completion_tokens": 5, "wall_seconds": 0.5},

@@ -368,3 +368,13 @@ def test_cli_runs_on_the_cached_session(cli, tiny_run):
     assert result.exit_code == 0, result.output
     assert "reused cache" in result.output
     assert (root / "cli_out" / "screenshot_qa.md").exists()
+
+
+def test_keep_within_counts_a_day_once_as_a_reader_is_shown_it():
+    hits = [("[2 May 2024, 09:00] Slack: standup moved", ("f1",), "a"),  # 7 words
+            ("[2 May 2024, 09:05] Mail: invoice due", ("f2",), "b"),  # 4 under a's day
+            ("raw OCR text", ("f3",), "c")]  # no day of its own: as it is
+    kept = sq.keep_within(hits, 14)
+    assert [i for _, _, i in kept] == ["a", "b", "c"]
+    assert kept[1][0] == "[09:05] Mail: invoice due" and kept[2][0] == "raw OCR text"
+    assert [i for _, _, i in sq.keep_within(hits, 13)] == ["a", "b"]
