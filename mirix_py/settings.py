@@ -74,6 +74,12 @@ class Settings(BaseModel):
                     "agent of a batch: a server that keeps its last prompt's state, such as llama-cpp-python or "
                     "Ollama, reads it once a batch) or instructions_first (each agent's instructions first: for a "
                     "server caching many prompts' prefixes, such as vLLM).")
+    llm_memories_shown: Literal["sources", "own_words"] = Field(
+        default="sources",
+        description="How a reader (chat, `/context`, the framework adapters' contexts and tools) is handed a "
+                    "memory a model wrote from turns that memory keeps word for word: sources (the turns it "
+                    "cites, in the speakers' words, in its place) or own_words (the model's text). The model's "
+                    "memories are searched either way.")
     llm_structured_output: str = Field(
         default="auto", pattern="^(auto|json_schema|json_object_schema|none)$",
         description="How text-mode replies are constrained: json_schema (OpenAI, vLLM), json_object_schema "
@@ -111,7 +117,8 @@ class Settings(BaseModel):
         for key, name in (("llm_timeout_s", "MIRIX_LLM_TIMEOUT"), ("llm_max_tokens", "MIRIX_LLM_MAX_TOKENS"),
                           ("llm_structured_output", "MIRIX_LLM_STRUCTURED_OUTPUT"),
                           ("llm_max_managers", "MIRIX_LLM_MAX_MANAGERS"),
-                          ("llm_prompt_order", "MIRIX_LLM_PROMPT_ORDER"), ("llm_seed", "MIRIX_LLM_SEED")):
+                          ("llm_prompt_order", "MIRIX_LLM_PROMPT_ORDER"), ("llm_seed", "MIRIX_LLM_SEED"),
+                          ("llm_memories_shown", "MIRIX_LLM_MEMORIES_SHOWN")):
             if env.get(name):
                 values[key] = env[name]
         if env.get("MIRIX_MAX_INPUT_CHARS"):

@@ -19,6 +19,7 @@ import asyncio
 
 from mirix_py.agents.definitions import AgentDefinition
 from mirix_py.agents.offline.rules import extract_keywords, parse_time_range
+from mirix_py.agents.sources_shown import MemoriesShown, as_sources
 from mirix_py.text.by_day import day_lines
 from mirix_py.text.passages import FOCUS_WORDS, focus, query_stems, stem, text_stems
 from mirix_py.store.questions import said_ids
@@ -285,11 +286,16 @@ def search_tool_schema() -> dict[str, Any]:
 class ChatFlow:
     def __init__(self, store: MemoryStore, searcher: Searcher, client: ChatCompletionClient | None,
                  definition: AgentDefinition | None, bounds: CallBounds | None = None,
-                 zone: tzinfo | None = None, context: int = 0) -> None:
+                 zone: tzinfo | None = None, context: int = 0, memories_shown: MemoriesShown = "sources",
+                 model_actors: Collection[str] = ()) -> None:
         """`context`: the turns around the first N matches each retrieval adds (`Searcher.search`); the
-        engine passes its `search_context`, the default of every path that builds a reader's context."""
+        engine passes its `search_context`, the default of every path that builds a reader's context.
+        `memories_shown`: whether a memory a model wrote (its actor one of `model_actors`) reaches a
+        reader as the turns it cites (`sources_shown`) or in its own words."""
         self.zone = zone or display_zone()  # the offline answer shows times in the user's zone
         self.context = context
+        self.memories_shown = memories_shown
+        self.model_actors = frozenset(model_actors)
         self.store = store
         self.searcher = searcher
         self.client = client
@@ -331,8 +337,15 @@ class ChatFlow:
             hits.extend(found)
         hits.sort(key=lambda h: -h.score)  # stable: a context turn (its match's score) stays after its match
         tags = self.store.input_tags.cited(h.memory.source_ids for h in hits)
-        return Retrieval(core=core, hits=said_first(message, hits, tags), question=message,
+        return Retrieval(core=core, hits=self._shown(user_id, said_first(message, hits, tags), tags), question=message,
                          timed=bool(topics.start or topics.end), tags=tags)
+
+    def _shown(self, user_id: str, hits: list[SearchHit], tags: Collection[str]) -> list[SearchHit]:
+        """`hits` as a reader gets them: a model's memories as the turns they cite, unless its own words
+        are asked for (`memories_shown`)."""
+        if self.memories_shown != "sources" or not self.model_actors:
+            return hits
+        return as_sources(hits, self.store, user_id, self.model_actors, tags)
 
     def offline_answer(self, retrieval: Retrieval, *, reason: str = "Offline mode (no LLM configured)"
                        ) -> tuple[str, list[str]]:
@@ -382,9 +395,11 @@ class ChatFlow:
                                         start=parse_when(start, "start"), end=parse_when(end, "end"), method=method,
                                         context=self.context)
             together = [*shown, *hits]
-            kept = {id(h) for h in said_first(query, together,
-                                              self.store.input_tags.cited(h.memory.source_ids for h in together))}
-            hits = [h for h in hits if id(h) in kept]
+            tags = self.store.input_tags.cited(h.memory.source_ids for h in together)
+            kept = {id(h) for h in said_first(query, together, tags)}
+            already = {h.memory.id for h in shown}
+            hits = [h for h in self._shown(user_id, [h for h in hits if id(h) in kept], tags)
+                    if h.memory.id not in already]
             lines = prompt_lines(hits, self.store, query)
             searched.extend(h.memory.id for h in hits)
             return "\n".join(lines) or "(no matching memories)"

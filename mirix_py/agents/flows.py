@@ -49,5 +49,7 @@ def build_flows(store: MemoryStore, searcher: Searcher, settings: Settings, defi
                             features=ServerFeatures(settings.llm_structured_output),
                             max_managers=settings.llm_max_managers, prompt_order=settings.llm_prompt_order)
     chat = ChatFlow(store, searcher, client, definitions["chat_agent"], bounds=bounds,
-                    zone=display_zone(settings.timezone), context=settings.search_context)
+                    zone=display_zone(settings.timezone), context=settings.search_context,
+                    memories_shown=settings.llm_memories_shown,
+                    model_actors=[d.name for d in definitions.values() if d.role == "memory_manager"])
     return Flows(client, offline, update, chat)

@@ -508,6 +508,20 @@ class MemoryStore:
                 col(MemoryRow.user_id) == user_id, col(MemoryRow.id).in_(list(set(ids))))).all()
         return sorted(mid for mid, sources in rows if wanted & set(sources or []))
 
+    def inserted_as(self, memory_ids: Sequence[str], *, user_id: str) -> dict[str, str]:
+        """Memory id -> the actor that inserted it (its first history event), for these memories of the user."""
+        ids = builtins.list(dict.fromkeys(memory_ids))
+        if not ids:
+            return {}
+        query = select(col(HistoryRow.memory_id), col(HistoryRow.actor)).where(
+            col(HistoryRow.memory_id).in_(ids), col(HistoryRow.user_id) == user_id,
+            col(HistoryRow.operation) == Operation.insert.value).order_by(col(HistoryRow.id))
+        out: dict[str, str] = {}
+        with Session(self.engine) as session:
+            for memory_id, actor in session.execute(query):
+                out.setdefault(memory_id, actor)
+        return out
+
     def made_from(self, user_id: str, input_ids: Sequence[str],
                   memory_types: Sequence[str]) -> dict[str, builtins.list[str]]:
         """Input id -> ids of the user's memories of `memory_types` whose `source_ids` name it.
