@@ -524,7 +524,8 @@ class MemoryStore:
 
     def made_from(self, user_id: str, input_ids: Sequence[str],
                   memory_types: Sequence[str]) -> dict[str, builtins.list[str]]:
-        """Input id -> ids of the user's memories of `memory_types` whose `source_ids` name it.
+        """Input id -> ids of the user's memories of `memory_types` whose `source_ids` name it; any cited
+        id works the same (a message's: `agents.sources_shown` finds a turn's episode by it).
         Reads ids and source ids only (no text, nothing decrypted); the scan is per type through
         the (user, type, time) index."""
         wanted = set(input_ids)
