@@ -247,8 +247,9 @@ def eligible_questions(conv, batches, limit: int, seed: int) -> list:
 def score_store(args, conv, questions, embedder, folder: Path, client: Any, *, model_store: bool) -> dict[str, Any]:
     """Context recall through the default search within the budget, and F1 of the answerer;
     `model_store`: the store the model wrote to (else the offline one, where no memory is the model's)."""
-    mx = Mirix(settings=Settings(data_dir=folder, llm_timeout_s=args.timeout, llm_seed=args.model_seed),
-               embedder=embedder, model_client=client)
+    settings = Settings(data_dir=folder, llm_timeout_s=args.timeout, llm_seed=args.model_seed,
+                        **({"llm_memories_shown": args.memories_shown} if args.memories_shown else {}))
+    mx = Mirix(settings=settings, embedder=embedder, model_client=client)
     user = conv.user_id
     first_actor: dict[str, str] = {}
 
@@ -331,6 +332,11 @@ def main() -> int:
     parser.add_argument("--rescore", action="store_true",
                         help="score the stores already in --work again (no ingestion); the scores replace "
                              "those in --out, the ingestion figures there stay")
+    parser.add_argument("--memories-shown", choices=("sources", "keys", "own_words"), default=None,
+                        help="how the chat is handed the model's memories (default: the product's, "
+                             "Settings.llm_memories_shown)")
+    parser.add_argument("--stores", choices=("both", "llm", "offline"), default="both",
+                        help="with --rescore, which stores to score again; the other's scores in --out stay")
     args = parser.parse_args()
     quiet_logs()
     conv = load_locomo(args.data)[args.conversation]
@@ -357,9 +363,10 @@ def main() -> int:
     answerer = (lambda: model_client(args.url, args.model, args.mode == "functions")) if args.answerer == "model" \
         else (lambda: None)
     key = "scores" if args.answerer == "offline" else "scores_model_answerer"
-    result[key] = {name: score_store(args, conv, questions, embedder, work / name, answerer(),
-                                         model_store=name == "llm")
-                   for name in ("llm", "offline")}
+    names = ("llm", "offline") if args.stores == "both" or not args.rescore else (args.stores,)
+    result[key] = {**result.get(key, {}),
+                   **{name: score_store(args, conv, questions, embedder, work / name, answerer(), model_store=name == "llm")
+                      for name in names}}
     print(json.dumps(result["llm"]["summary"], indent=1, default=str))
     print(json.dumps({"offline_baseline": result["offline_baseline"]}, default=str))
     print(json.dumps({name: {k: v for k, v in s.items() if k != "rows"} for name, s in result[key].items()}))

@@ -6,8 +6,11 @@ where a weak model's mistakes enter an answer ("Nate: A person who is named Nate
 "Nate describes the stuffed animal as a person who is named Nate"; benchmarks/docs/local_model.md).
 With `llm_memories_shown="sources"` a reader (the chat's prompt and targeted search, `/context`,
 the framework adapters) is handed, in a model memory's place, the turns it cites in their speakers'
-words. A model memory whose turns memory does not hold as turns (screens, a deleted turn) is shown
-as it is; so are memories the rules or a caller wrote, and vault entries.
+words. With `"keys"` those turns take the model memory's rank but no extra room: the reader gets as
+many memories as the hits hold besides the model's, the lowest ranked giving way, so the model's
+memories decide which turns are shown and never lengthen a weak answerer's prompt. A model memory
+whose turns memory does not hold as turns (screens, a deleted turn) is shown as it is; so are
+memories the rules or a caller wrote, and vault entries.
 """
 
 from __future__ import annotations
@@ -17,12 +20,12 @@ from typing import Literal
 
 from mirix_py.records import Memory, MemoryType, SearchHit
 from mirix_py.store.memories import MemoryStore
-from mirix_py.store.questions import said_ids
+from mirix_py.store.questions import INPUT_PREFIX, said_ids
 from mirix_py.store.summaries import holds_turn
 
-__all__ = ["MemoriesShown", "as_sources"]
+__all__ = ["MemoriesShown", "as_keys", "as_sources"]
 
-MemoriesShown = Literal["sources", "own_words"]
+MemoriesShown = Literal["sources", "keys", "own_words"]
 SHOWN_AS_SOURCES = frozenset({MemoryType.episodic, MemoryType.semantic, MemoryType.procedural})
 
 
@@ -31,36 +34,55 @@ def as_sources(hits: Sequence[SearchHit], store: MemoryStore, user_id: str, mode
     """`hits` with each memory a model (an actor of `model_actors`) inserted replaced by the turns it
     cites that are not shown already, in its place and with its score; `tags`: the caller's ids of the
     hits' inputs (`store.questions.said_ids`)."""
+    return _sourced(hits, store, user_id, model_actors, tags)[0]
+
+
+def as_keys(hits: Sequence[SearchHit], store: MemoryStore, user_id: str, model_actors: Collection[str],
+            tags: Collection[str] = ()) -> list[SearchHit]:
+    """`as_sources`, cut to as many hits as `hits` holds besides the model memories replaced: the
+    turns a model's memory cites take its rank, and the lowest ranked hits give way to them."""
+    out, replaced = _sourced(hits, store, user_id, model_actors, tags)
+    return out[:len(hits) - replaced]
+
+
+def _sourced(hits: Sequence[SearchHit], store: MemoryStore, user_id: str, model_actors: Collection[str],
+             tags: Collection[str]) -> tuple[list[SearchHit], int]:
+    """`as_sources`'s hits, and how many model memories gave their place to turns."""
     candidates = [h.memory.id for h in hits if h.memory.memory_type in SHOWN_AS_SOURCES and not holds_turn(h.memory)]
     inserted = store.inserted_as(candidates, user_id=user_id) if candidates else {}
     by_model = {i for i, actor in inserted.items() if actor in model_actors}
     if not by_model:
-        return list(hits)
-    cited = {h.memory.id: said_ids(h.memory.source_ids, tags) for h in hits if h.memory.id in by_model}
-    turns = _turns(store, user_id, {c for ids in cited.values() for c in ids})
+        return list(hits), 0
+    model_memories = [h.memory for h in hits if h.memory.id in by_model]
+    turns = {m.id: _turns(store, user_id, m, tags) for m in model_memories}
     shown = {h.memory.id for h in hits if h.memory.id not in by_model}
     out: list[SearchHit] = []
+    replaced = 0
     for hit in hits:
-        sources = [t for c in cited.get(hit.memory.id, ()) for t in turns.get(c, ())]
+        sources = turns.get(hit.memory.id, [])
         if hit.memory.id not in by_model or not sources:
             out.append(hit)
             continue
+        replaced += 1
         for turn in sources:
             if turn.id not in shown:
                 shown.add(turn.id)
                 out.append(SearchHit(text=turn.search_text(), score=hit.score, memory=turn, method=hit.method))
-    return out
+    return out, replaced
 
 
-def _turns(store: MemoryStore, user_id: str, cited: Collection[str]) -> dict[str, list[Memory]]:
-    """Cited id -> the turns' own episodes that cite it (oldest first)."""
+def _turns(store: MemoryStore, user_id: str, memory: Memory, tags: Collection[str]) -> list[Memory]:
+    """The turns' own episodes that `memory` cites, in the order it cites them (a turn's episodes
+    oldest first). A model's memory names the input of its batch among its sources; the turns are
+    looked for there (a caller's message ids need not be unique across inputs), else everywhere."""
+    cited = said_ids(memory.source_ids, tags)
     if not cited:
-        return {}
-    made = store.made_from(user_id, sorted(cited), [MemoryType.episodic.value])
+        return []
+    inputs = [s for s in memory.source_ids if s.startswith(INPUT_PREFIX)]
+    made = store.made_from(user_id, cited, [MemoryType.episodic.value], within=inputs or None)
     memories = store.get_many(sorted({m for ids in made.values() for m in ids}), user_id=user_id)
-    out: dict[str, list[Memory]] = {}
-    for c, ids in made.items():
-        own = [memories[m] for m in ids if m in memories and holds_turn(memories[m])]
-        if own:
-            out[c] = sorted(own, key=lambda m: (m.occurred_at is None, m.occurred_at, m.id))
-    return out
+    out: dict[str, Memory] = {}
+    for c in cited:
+        own = [memories[m] for m in made.get(c, ()) if m in memories and holds_turn(memories[m])]
+        out.update((m.id, m) for m in sorted(own, key=lambda m: (m.occurred_at is None, m.occurred_at, m.id)))
+    return list(out.values())

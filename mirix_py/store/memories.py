@@ -522,19 +522,22 @@ class MemoryStore:
                 out.setdefault(memory_id, actor)
         return out
 
-    def made_from(self, user_id: str, input_ids: Sequence[str],
-                  memory_types: Sequence[str]) -> dict[str, builtins.list[str]]:
+    def made_from(self, user_id: str, input_ids: Sequence[str], memory_types: Sequence[str],
+                  *, within: Sequence[str] | None = None) -> dict[str, builtins.list[str]]:
         """Input id -> ids of the user's memories of `memory_types` whose `source_ids` name it; any cited
         id works the same (a message's: `agents.sources_shown` finds a turn's episode by it).
-        Reads ids and source ids only (no text, nothing decrypted); the scan is per type through
-        the (user, type, time) index."""
+        `within`: only memories of these inputs (their `input_id`, an episode's session), read through
+        the (user, input) index; else the scan is per type through the (user, type, time) index.
+        Reads ids and source ids only (no text, nothing decrypted)."""
         wanted = set(input_ids)
         out: dict[str, builtins.list[str]] = {}
-        if not wanted:
+        if not wanted or (within is not None and not within):
             return out
         query = select(col(MemoryRow.id), col(MemoryRow.source_ids)).where(
             col(MemoryRow.user_id) == user_id,
             col(MemoryRow.memory_type).in_([MemoryType(t).value for t in memory_types]))
+        if within is not None:
+            query = query.where(col(MemoryRow.input_id).in_(sorted(set(within))))
         with Session(self.engine) as session:
             for memory_id, sources in session.execute(query):
                 for source in wanted.intersection(sources or ()):

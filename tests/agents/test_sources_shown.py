@@ -1,5 +1,6 @@
 """A memory a model wrote reaches a reader as the turns it cites, in the speakers' words (the default),
-or in the model's own words when asked; the model's memory is searched either way."""
+in the room of the other hits ("keys"), or in the model's own words when asked; the model's memory is
+searched either way."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from mirix_py.agents.sources_shown import as_sources
+from mirix_py.agents.sources_shown import as_keys, as_sources
 from mirix_py.engine import Mirix
 from mirix_py.llm.scripted import ScriptedChatCompletionClient
 from mirix_py.records import SearchHit
@@ -50,11 +51,16 @@ def ingested(tmp_path, embedder):
 
 
 def chat_prompt(data_dir, embedder, shown: str) -> str:
+    return chat_turn(data_dir, embedder, shown)[0]
+
+
+def chat_turn(data_dir, embedder, shown: str) -> tuple[str, list[str]]:
+    """The chat agent's system prompt and the ids of the memories put into it."""
     client = ScriptedChatCompletionClient(script)
     settings = Settings(data_dir=data_dir, llm_memories_shown=shown)
     with Mirix(settings=settings, embedder=embedder, model_client=client) as mx:
-        mx.chat("What is Tom's job?", user_id="ada", remember=False)
-    return next(r for r in client.requests if r.agent == "chat_agent").system
+        response = mx.chat("What is Tom's job?", user_id="ada", remember=False)
+    return next(r for r in client.requests if r.agent == "chat_agent").system, response.retrieved_ids
 
 
 def test_the_chat_is_handed_the_turn_a_model_fact_came_from_not_the_fact(ingested, embedder):
@@ -87,3 +93,53 @@ def test_as_sources_replaces_only_model_memories_whose_turns_are_kept(ingested, 
         orphan = fact.model_copy(update={"source_ids": ["gone"]})
         orphan_hit = SearchHit(text=orphan.search_text(), score=0.5, memory=orphan, method="hybrid")
         assert as_sources([orphan_hit], mx.store, "ada", managers) == [orphan_hit]
+
+
+def test_as_keys_gives_the_cited_turns_the_model_memorys_rank_and_no_more_room(ingested, embedder):
+    data_dir, fact = ingested
+    with Mirix(settings=Settings(data_dir=data_dir), embedder=embedder) as mx:
+        turns = {m.source_ids[-1]: m for m in mx.list(user_id="ada", memory_types=["episodic"], limit=50)}
+        hit = lambda m, score: SearchHit(text=m.search_text(), score=score, memory=m, method="hybrid")  # noqa: E731
+        fact_hit = hit(fact, 0.7)
+        managers = {"semantic_memory_manager"}
+
+        hits = [hit(turns["f0"], 0.9), fact_hit, hit(turns["f1"], 0.5), hit(turns["f2"], 0.4)]
+        assert [h.memory.id for h in as_sources(hits, mx.store, "ada", managers)] == \
+            [turns[k].id for k in ("f0", "m1", "f1", "f2")]
+        keys = as_keys(hits, mx.store, "ada", managers)
+        assert [h.memory.id for h in keys] == [turns[k].id for k in ("f0", "m1", "f1")]  # f2 gives way
+        assert keys[1].score == 0.7
+
+        # the cited turn already shown: nothing added, nothing cut
+        hits = [hit(turns["m1"], 0.9), fact_hit, hit(turns["f1"], 0.5)]
+        assert [h.memory.id for h in as_keys(hits, mx.store, "ada", managers)] == [turns["m1"].id, turns["f1"].id]
+        # no model memory among the hits, or one whose turns memory does not hold: the hits as they are
+        assert as_keys(hits[::2], mx.store, "ada", managers) == hits[::2]
+        orphan_hit = hit(fact.model_copy(update={"source_ids": ["gone"]}), 0.5)
+        assert as_keys([orphan_hit], mx.store, "ada", managers) == [orphan_hit]
+
+
+def test_with_keys_the_chat_is_handed_turns_only_and_no_more_memories_than_besides_the_model(ingested, embedder):
+    data_dir, fact = ingested
+    own_prompt, own_ids = chat_turn(data_dir, embedder, "own_words")
+    assert fact.id in own_ids
+    keys_prompt, keys_ids = chat_turn(data_dir, embedder, "keys")
+    assert fact.id not in keys_ids and FACT not in keys_prompt
+    assert len(keys_ids) == len(own_ids) - 1
+    with Mirix(settings=Settings(data_dir=data_dir), embedder=embedder) as mx:
+        actors = mx.store.inserted_as(keys_ids, user_id="ada")
+    assert len(actors) == len(keys_ids) and "semantic_memory_manager" not in actors.values()
+
+
+def test_a_model_memory_is_shown_the_turn_of_its_own_input_when_a_caller_reuses_message_ids(ingested, embedder):
+    data_dir, fact = ingested
+    client = ScriptedChatCompletionClient(script)
+    with Mirix(settings=Settings(data_dir=data_dir), embedder=embedder, model_client=client) as mx:
+        # a later add whose message carries the id m1 again; the model writes nothing from it
+        mx.add([{"role": "user", "name": "Ada", "id": "m1", "content": "My sister Eve is a chef."}],
+               user_id="ada", occurred_at=WHEN + timedelta(days=2), wait=True)
+        both = [m for m in mx.list(user_id="ada", memory_types=["episodic"], limit=50) if "m1" in m.source_ids]
+        assert len(both) == 2
+        fact_hit = SearchHit(text=fact.search_text(), score=0.7, memory=fact, method="hybrid")
+        shown = as_sources([fact_hit], mx.store, "ada", {"semantic_memory_manager"})
+    assert len(shown) == 1 and PILOT["content"] in shown[0].text
