@@ -37,9 +37,9 @@ from _common import quiet_logs, environment  # noqa: E402
 from mirix_py.agents.definitions import load_definitions  # noqa: E402
 from mirix_py.agents.offline.managers import prepare_batch, route  # noqa: E402
 from mirix_py.engine import Mirix  # noqa: E402
-from mirix_py.eval.locomo import fill_budget, load_locomo  # noqa: E402
+from mirix_py.eval.locomo import load_locomo, shown_within  # noqa: E402
 from mirix_py.eval.metrics import answer_token_recall, locomo_f1, scoring_gold, strip_citations  # noqa: E402
-from mirix_py.text.by_day import day_lines, stated_once  # noqa: E402
+from mirix_py.text.by_day import day_lines  # noqa: E402
 from mirix_py.boundary.inputs import normalize_add  # noqa: E402
 from mirix_py.llm import build_model_client  # noqa: E402
 from mirix_py.llm.metering import Meter, MeteredClient  # noqa: E402
@@ -268,9 +268,7 @@ def score_store(args, conv, questions, embedder, folder: Path, client: Any, *, m
         started = time.perf_counter()
         hits = mx.search(q.question, user_id=user, limit=50)
         # counted as a reader is shown them: a day stated once
-        filled = fill_budget(zip(stated_once([h.text for h in hits]), (h.memory.source_ids for h in hits)),
-                             args.budget)
-        kept = hits[: len(filled.items)]
+        kept = hits[: shown_within([h.text for h in hits], args.budget)]
         cited = {s for h in kept for s in h.memory.source_ids}
         own = {s for h in kept if own_turn(h.memory) for s in h.memory.source_ids}
         evidence = set(q.evidence)

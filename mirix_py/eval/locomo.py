@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 from mirix_py.store.search import RRF_K as ENGINE_RRF_K
 from mirix_py.store.search import rrf_fuse
+from mirix_py.text.by_day import stated_once
 
 CATEGORY_NAMES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 SCORED_CATEGORIES: tuple[int, ...] = (1, 2, 3, 4)
@@ -309,6 +310,12 @@ def fill_budget(hits: Iterable[tuple[str, Iterable[str]]], budget_words: int) ->
         kept.append((text, tuple(sources)))
         used += n
     return Filled(kept, used)
+
+
+def shown_within(texts: Sequence[str], budget_words: int) -> int:
+    """How many of the ranked texts (`fill_budget`'s prefix) a reader's context holds within the
+    budget, each counted by the words it adds there, where a day is stated once (`by_day.stated_once`)."""
+    return len(fill_budget(((t, ()) for t in stated_once(texts)), budget_words).items)
 
 
 def evidence_recall(evidence_ids: Iterable[str], retrieved_source_ids: Iterable[str]) -> float:

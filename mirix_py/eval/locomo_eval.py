@@ -32,13 +32,14 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from mirix_py.eval.cache import default_cache_dir, mark_complete, open_cached_dir
 from mirix_py.eval.locomo import (
     BASELINE_NAMES, CATEGORY_NAMES, ENGINE_RRF_K, SCORED_CATEGORIES, Conversation, EvidenceReport, Question,
-    RawTurnBaselines, evidence_recall, file_digest, fill_budget, full_context_words, ingest_conversation, load_locomo,
+    RawTurnBaselines, evidence_recall, file_digest, full_context_words, ingest_conversation, load_locomo,
+    shown_within,
 )
 from mirix_py.eval.metrics import (
     answer_token_recall, bleu1, locomo_f1, mean, percentile, scoring_gold, strip_citations,
 )
 from mirix_py.settings import SEARCH_CONTEXT
-from mirix_py.text.by_day import day_lines, stated_once
+from mirix_py.text.by_day import day_lines
 
 Progress = Callable[..., None]  # (stage, done, total, note="")  see mirix_py.eval.progress
 ENGINE = "engine"
@@ -104,10 +105,8 @@ class Hit(BaseModel):
 
 
 def kept_hits(hits: Sequence[Hit], budget_words: int) -> list[Hit]:
-    """The prefix of the ranking that fits the budget (see `fill_budget`), each hit counted by the words
-    it adds to a reader's context, where a day is stated once (`text.by_day.stated_once`)."""
-    filled = fill_budget(zip(stated_once([h.text for h in hits]), (h.source_ids for h in hits)), budget_words)
-    return list(hits[: len(filled.items)])
+    """The prefix of the ranking a reader's context holds within the budget (`locomo.shown_within`)."""
+    return list(hits[: shown_within([h.text for h in hits], budget_words)])
 
 
 def context_scores(question: Question, hits: Sequence[Hit], budget_words: int) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import pytest
 from mirix_py.eval.locomo import (
     BM25, EvidenceReport, RawTurnBaselines, bm25_rank, collect, cosine_rank, evaluate, evidence_recall,
     fill_budget, load_locomo, normalize_evidence, parse_conversation, parse_session_date, rrf_rank, score,
-    session_messages, tokenize,
+    session_messages, shown_within, tokenize,
 )
 
 UTC = timezone.utc
@@ -163,6 +163,14 @@ def test_fill_budget_exact_fit_and_edges():
     assert fill_budget([], 750).words == 0
     # words are whitespace-separated tokens: punctuation and newlines do not add words
     assert fill_budget([("[2023-05-08 13:56] Ann:\nhi  there!", [])], 750).words == 5
+
+
+def test_shown_within_counts_a_day_once_as_a_reader_is_shown_it():
+    texts = ["[8 May 2023, 13:56] Ann: hi there", "[8 May 2023, 14:02] Bob: yes", "[9 May 2023, 09:00] Ann: ok"]
+    assert shown_within(texts, 10) == 2  # 7 words, then 3 ("[14:02] Bob: yes" under the day already stated)
+    assert shown_within(texts, 9) == 1 and shown_within(texts, 15) == 2 and shown_within(texts, 16) == 3
+    assert shown_within(texts[::-1], 11) == 1 and shown_within(texts[::-1], 12) == 2  # each day stated by its first
+    assert shown_within([], 750) == 0
 
 
 def test_evidence_recall():
