@@ -330,7 +330,7 @@ def main() -> int:
     parser.add_argument("--rescore", action="store_true",
                         help="score the stores already in --work again (no ingestion); the scores replace "
                              "those in --out, the ingestion figures there stay")
-    parser.add_argument("--memories-shown", choices=("sources", "keys", "own_words"), default=None,
+    parser.add_argument("--memories-shown", choices=("sources", "keys", "none", "own_words"), default=None,
                         help="how the chat is handed the model's memories (default: the product's, "
                              "Settings.llm_memories_shown)")
     parser.add_argument("--stores", choices=("both", "llm", "offline"), default="both",

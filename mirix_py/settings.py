@@ -74,13 +74,14 @@ class Settings(BaseModel):
                     "agent of a batch: a server that keeps its last prompt's state, such as llama-cpp-python or "
                     "Ollama, reads it once a batch) or instructions_first (each agent's instructions first: for a "
                     "server caching many prompts' prefixes, such as vLLM).")
-    llm_memories_shown: Literal["sources", "keys", "own_words"] = Field(
+    llm_memories_shown: Literal["sources", "keys", "none", "own_words"] = Field(
         default="sources",
-        description="How a reader (chat, `/context`, the framework adapters' contexts and tools) is handed a "
+        description="How a reader of a built context (the chat, `/context`, the framework adapters' contexts) is handed a "
                     "memory a model wrote from turns that memory keeps word for word: sources (the turns it "
                     "cites, in the speakers' words, in its place), keys (those turns in its place but no more "
-                    "memories than the other hits: the lowest ranked give way) or own_words (the model's text). "
-                    "The model's memories are searched either way.")
+                    "memories than the other hits: the lowest ranked give way), none (not at all: a reader gets what "
+                    "the rules kept, as without a model) or own_words (the model's text). `search` and the "
+                    "memory tools built on it return the model's memories whatever this says.")
     llm_structured_output: str = Field(
         default="auto", pattern="^(auto|json_schema|json_object_schema|none)$",
         description="How text-mode replies are constrained: json_schema (OpenAI, vLLM), json_object_schema "

@@ -19,7 +19,7 @@ import asyncio
 
 from mirix_py.agents.definitions import AgentDefinition
 from mirix_py.agents.offline.rules import extract_keywords, parse_time_range
-from mirix_py.agents.sources_shown import MemoriesShown, as_keys, as_sources
+from mirix_py.agents.sources_shown import MemoriesShown, as_keys, as_sources, without_model
 from mirix_py.text.by_day import day_lines
 from mirix_py.text.passages import FOCUS_WORDS, focus, query_stems, stem, text_stems
 from mirix_py.store.questions import said_ids
@@ -292,7 +292,7 @@ class ChatFlow:
         engine passes its `search_context`, the default of every path that builds a reader's context.
         `memories_shown`: whether a memory a model wrote (its actor one of `model_actors`) reaches a
         reader as the turns it cites (`sources_shown`: added, or in the room of the hits besides the
-        model's with "keys") or in its own words."""
+        model's with "keys"), not at all ("none") or in its own words."""
         self.zone = zone or display_zone()  # the offline answer shows times in the user's zone
         self.context = context
         self.memories_shown = memories_shown
@@ -346,7 +346,7 @@ class ChatFlow:
         are asked for (`memories_shown`)."""
         if self.memories_shown == "own_words" or not self.model_actors:
             return hits
-        shown = as_keys if self.memories_shown == "keys" else as_sources
+        shown = {"keys": as_keys, "none": without_model}.get(self.memories_shown, as_sources)
         return shown(hits, self.store, user_id, self.model_actors, tags)
 
     def offline_answer(self, retrieval: Retrieval, *, reason: str = "Offline mode (no LLM configured)"

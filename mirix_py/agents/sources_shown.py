@@ -5,12 +5,13 @@ an episode, fact or procedure a model wrote from turns adds what to search by; i
 where a weak model's mistakes enter an answer ("Nate: A person who is named Nate." read back as
 "Nate describes the stuffed animal as a person who is named Nate"; benchmarks/docs/local_model.md).
 With `llm_memories_shown="sources"` a reader (the chat's prompt and targeted search, `/context`,
-the framework adapters) is handed, in a model memory's place, the turns it cites in their speakers'
+the framework adapters' contexts) is handed, in a model memory's place, the turns it cites in their speakers'
 words. With `"keys"` those turns take the model memory's rank but no extra room: the reader gets as
 many memories as the hits hold besides the model's, the lowest ranked giving way, so the model's
-memories decide which turns are shown and never lengthen a weak answerer's prompt. A model memory
-whose turns memory does not hold as turns (screens, a deleted turn) is shown as it is; so are
-memories the rules or a caller wrote, and vault entries.
+memories decide which turns are shown and never lengthen a weak answerer's prompt. With `"none"` a
+reader is handed none of them: it gets what the rules kept, as without a model. A model memory whose
+turns memory does not hold as turns (screens, a deleted turn) is shown as it is, except with
+`"none"`; memories the rules or a caller wrote, and vault entries, are always shown as they are.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from mirix_py.store.memories import MemoryStore
 from mirix_py.store.questions import INPUT_PREFIX, said_ids
 from mirix_py.store.summaries import holds_turn
 
-__all__ = ["MemoriesShown", "as_keys", "as_sources"]
+__all__ = ["MemoriesShown", "as_keys", "as_sources", "without_model"]
 
-MemoriesShown = Literal["sources", "keys", "own_words"]
+MemoriesShown = Literal["sources", "keys", "none", "own_words"]
 SHOWN_AS_SOURCES = frozenset({MemoryType.episodic, MemoryType.semantic, MemoryType.procedural})
 
 
@@ -45,12 +46,24 @@ def as_keys(hits: Sequence[SearchHit], store: MemoryStore, user_id: str, model_a
     return out[:len(hits) - replaced]
 
 
+def without_model(hits: Sequence[SearchHit], store: MemoryStore, user_id: str, model_actors: Collection[str],
+                  tags: Collection[str] = ()) -> list[SearchHit]:
+    """`hits` without the episodes, facts and procedures a model (an actor of `model_actors`) inserted."""
+    by_model = _by_model(hits, store, user_id, model_actors)
+    return [h for h in hits if h.memory.id not in by_model]
+
+
+def _by_model(hits: Sequence[SearchHit], store: MemoryStore, user_id: str, model_actors: Collection[str]) -> set[str]:
+    """Ids of the hits' episodes, facts and procedures (not turns) a model inserted."""
+    candidates = [h.memory.id for h in hits if h.memory.memory_type in SHOWN_AS_SOURCES and not holds_turn(h.memory)]
+    inserted = store.inserted_as(candidates, user_id=user_id) if candidates else {}
+    return {i for i, actor in inserted.items() if actor in model_actors}
+
+
 def _sourced(hits: Sequence[SearchHit], store: MemoryStore, user_id: str, model_actors: Collection[str],
              tags: Collection[str]) -> tuple[list[SearchHit], int]:
     """`as_sources`'s hits, and how many model memories gave their place to turns."""
-    candidates = [h.memory.id for h in hits if h.memory.memory_type in SHOWN_AS_SOURCES and not holds_turn(h.memory)]
-    inserted = store.inserted_as(candidates, user_id=user_id) if candidates else {}
-    by_model = {i for i, actor in inserted.items() if actor in model_actors}
+    by_model = _by_model(hits, store, user_id, model_actors)
     if not by_model:
         return list(hits), 0
     model_memories = [h.memory for h in hits if h.memory.id in by_model]

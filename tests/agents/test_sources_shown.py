@@ -143,3 +143,13 @@ def test_a_model_memory_is_shown_the_turn_of_its_own_input_when_a_caller_reuses_
         fact_hit = SearchHit(text=fact.search_text(), score=0.7, memory=fact, method="hybrid")
         shown = as_sources([fact_hit], mx.store, "ada", {"semantic_memory_manager"})
     assert len(shown) == 1 and PILOT["content"] in shown[0].text
+
+
+def test_with_none_the_chat_is_handed_no_model_memory_nor_its_turns(ingested, embedder):
+    data_dir, fact = ingested
+    own_prompt, own_ids = chat_turn(data_dir, embedder, "own_words")
+    none_prompt, none_ids = chat_turn(data_dir, embedder, "none")
+    assert FACT in own_prompt and FACT not in none_prompt
+    assert none_ids == [i for i in own_ids if i != fact.id]  # the other hits as they were, none added
+    with Mirix(settings=Settings(data_dir=data_dir, llm_memories_shown="none"), embedder=embedder) as mx:
+        assert fact.id in [h.memory.id for h in mx.search("Tom job sky", user_id="ada", limit=20)]  # search keeps it
