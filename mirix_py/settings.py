@@ -75,7 +75,7 @@ class Settings(BaseModel):
                     "Ollama, reads it once a batch) or instructions_first (each agent's instructions first: for a "
                     "server caching many prompts' prefixes, such as vLLM).")
     llm_memories_shown: Literal["sources", "keys", "none", "own_words"] = Field(
-        default="sources",
+        default="keys",
         description="How a reader of a built context (the chat, `/context`, the framework adapters' contexts) is handed a "
                     "memory a model wrote from turns that memory keeps word for word: sources (the turns it "
                     "cites, in the speakers' words, in its place), keys (those turns in its place but no more "

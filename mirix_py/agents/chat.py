@@ -286,7 +286,7 @@ def search_tool_schema() -> dict[str, Any]:
 class ChatFlow:
     def __init__(self, store: MemoryStore, searcher: Searcher, client: ChatCompletionClient | None,
                  definition: AgentDefinition | None, bounds: CallBounds | None = None,
-                 zone: tzinfo | None = None, context: int = 0, memories_shown: MemoriesShown = "sources",
+                 zone: tzinfo | None = None, context: int = 0, memories_shown: MemoriesShown = "keys",
                  model_actors: Collection[str] = ()) -> None:
         """`context`: the turns around the first N matches each retrieval adds (`Searcher.search`); the
         engine passes its `search_context`, the default of every path that builds a reader's context.

@@ -6,9 +6,10 @@ where a weak model's mistakes enter an answer ("Nate: A person who is named Nate
 "Nate describes the stuffed animal as a person who is named Nate"; benchmarks/docs/local_model.md).
 With `llm_memories_shown="sources"` a reader (the chat's prompt and targeted search, `/context`,
 the framework adapters' contexts) is handed, in a model memory's place, the turns it cites in their speakers'
-words. With `"keys"` those turns take the model memory's rank but no extra room: the reader gets as
-many memories as the hits hold besides the model's, the lowest ranked giving way, so the model's
-memories decide which turns are shown and never lengthen a weak answerer's prompt. With `"none"` a
+words. With `"keys"` (the default) those turns take the model memory's rank but no extra room: the reader
+gets as many memories as the hits hold besides the model's, the lowest ranked giving way, so the
+model's memories decide which turns are shown and never lengthen a weak answerer's prompt (added
+turns cost a 0.5B answerer more than they brought; benchmarks/docs/local_model.md). With `"none"` a
 reader is handed none of them: it gets what the rules kept, as without a model. A model memory whose
 turns memory does not hold as turns (screens, a deleted turn) is shown as it is, except with
 `"none"`; memories the rules or a caller wrote, and vault entries, are always shown as they are.
