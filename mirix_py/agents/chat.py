@@ -342,8 +342,7 @@ class ChatFlow:
                          timed=bool(topics.start or topics.end), tags=tags)
 
     def _shown(self, user_id: str, hits: list[SearchHit], tags: Collection[str]) -> list[SearchHit]:
-        """`hits` as a reader gets them: a model's memories as the turns they cite, unless its own words
-        are asked for (`memories_shown`)."""
+        """`hits` as a reader gets them: a model's memories as `memories_shown` says (`sources_shown`)."""
         if self.memories_shown == "own_words" or not self.model_actors:
             return hits
         shown = {"keys": as_keys, "none": without_model}.get(self.memories_shown, as_sources)

@@ -67,8 +67,7 @@ def _sourced(hits: Sequence[SearchHit], store: MemoryStore, user_id: str, model_
     by_model = _by_model(hits, store, user_id, model_actors)
     if not by_model:
         return list(hits), 0
-    model_memories = [h.memory for h in hits if h.memory.id in by_model]
-    turns = {m.id: _turns(store, user_id, m, tags) for m in model_memories}
+    turns = _turns(store, user_id, [h.memory for h in hits if h.memory.id in by_model], tags)
     shown = {h.memory.id for h in hits if h.memory.id not in by_model}
     out: list[SearchHit] = []
     replaced = 0
@@ -85,18 +84,30 @@ def _sourced(hits: Sequence[SearchHit], store: MemoryStore, user_id: str, model_
     return out, replaced
 
 
-def _turns(store: MemoryStore, user_id: str, memory: Memory, tags: Collection[str]) -> list[Memory]:
-    """The turns' own episodes that `memory` cites, in the order it cites them (a turn's episodes
-    oldest first). A model's memory names the input of its batch among its sources; the turns are
-    looked for there (a caller's message ids need not be unique across inputs), else everywhere."""
-    cited = said_ids(memory.source_ids, tags)
-    if not cited:
-        return []
-    inputs = [s for s in memory.source_ids if s.startswith(INPUT_PREFIX)]
-    made = store.made_from(user_id, cited, [MemoryType.episodic.value], within=inputs or None)
-    memories = store.get_many(sorted({m for ids in made.values() for m in ids}), user_id=user_id)
-    out: dict[str, Memory] = {}
-    for c in cited:
-        own = [memories[m] for m in made.get(c, ()) if m in memories and holds_turn(memories[m])]
-        out.update((m.id, m) for m in sorted(own, key=lambda m: (m.occurred_at is None, m.occurred_at, m.id)))
-    return list(out.values())
+def _turns(store: MemoryStore, user_id: str, memories: Sequence[Memory], tags: Collection[str]
+           ) -> dict[str, list[Memory]]:
+    """Memory id -> the turns' own episodes it cites, in the order it cites them (a turn's episodes
+    oldest first). A model's memory names the inputs of its batches among its sources; its turns are
+    looked for there (a caller's message ids need not be unique across inputs), else everywhere.
+    Two reads for all the memories (and two more only for memories naming no input)."""
+    cited = {m.id: said_ids(m.source_ids, tags) for m in memories}
+    inputs = {m.id: {s for s in m.source_ids if s.startswith(INPUT_PREFIX)} for m in memories}
+    made: dict[str, list[str]] = {}
+    for scoped in (True, False):
+        group = [m.id for m in memories if cited[m.id] and bool(inputs[m.id]) == scoped]
+        if group:
+            by_cited = store.made_from(user_id, sorted({c for i in group for c in cited[i]}), [MemoryType.episodic.value],
+                                    within=sorted({s for i in group for s in inputs[i]}) if scoped else None)
+            for c, ids in by_cited.items():
+                made.setdefault(c, []).extend(i for i in ids if i not in made.get(c, ()))
+    episodes = store.get_many(sorted({e for ids in made.values() for e in ids}), user_id=user_id)
+    turns = {e.id: e for e in episodes.values() if holds_turn(e)}
+    out: dict[str, list[Memory]] = {}
+    for memory in memories:
+        found: dict[str, Memory] = {}
+        for c in cited[memory.id]:
+            own = [turns[e] for e in made.get(c, ()) if e in turns
+                   and (not inputs[memory.id] or inputs[memory.id] & set(turns[e].source_ids))]
+            found.update((t.id, t) for t in sorted(own, key=lambda t: (t.occurred_at is None, t.occurred_at, t.id)))
+        out[memory.id] = list(found.values())
+    return out
