@@ -39,6 +39,7 @@ from mirix_py.agents.offline.managers import prepare_batch, route  # noqa: E402
 from mirix_py.engine import Mirix  # noqa: E402
 from mirix_py.eval.locomo import load_locomo, shown_within  # noqa: E402
 from mirix_py.eval.metrics import answer_token_recall, locomo_f1, scoring_gold, strip_citations  # noqa: E402
+from mirix_py.eval.paired import PairedDifference, paired_difference  # noqa: E402
 from mirix_py.text.by_day import day_lines  # noqa: E402
 from mirix_py.boundary.inputs import normalize_add  # noqa: E402
 from mirix_py.llm import build_model_client  # noqa: E402
@@ -275,9 +276,14 @@ def score_store(args, conv, questions, embedder, folder: Path, client: Any, *, m
         context = "\n".join(day_lines([h.text for h in kept]))  # as a reader is shown it
         response = mx.chat(q.question, user_id=user, remember=False)
         answer = strip_citations(response.answer)
+        prompted = {s for i in response.retrieved_ids if not i.startswith("core_")
+                    for s in mx.get(i, user_id=user).source_ids}
         rows.append({"question": q.question, "gold": q.answer, "category": q.category,
                      "evidence_cited": round(len(evidence & cited) / len(evidence), 3),
                      "evidence_own_turn": round(len(evidence & own) / len(evidence), 3),
+                     # the chat's own prompt: the turns its memories cite, and the topics it searched with
+                     "evidence_in_prompt": round(len(evidence & prompted) / len(evidence), 3),
+                     "topics": response.topics,
                      "answer_tokens": round(answer_token_recall(scoring_gold(q.answer, q.category), context), 3),
                      "f1": round(locomo_f1(answer, q.answer, q.category), 3), "answer": answer[:1000],
                      "model_memories_in_context": sum(1 for h in kept if model_store and writer_of(first_of(h.memory.id)) == "model"
@@ -293,9 +299,22 @@ def score_store(args, conv, questions, embedder, folder: Path, client: Any, *, m
     mean = lambda key: round(sum(r[key] for r in rows) / max(len(rows), 1), 4)  # noqa: E731
     return {"questions": len(rows), "evidence_recall_cited": mean("evidence_cited"),
             "evidence_recall_own_turn": mean("evidence_own_turn"), "answer_token_recall": mean("answer_tokens"),
+            "evidence_in_prompt": mean("evidence_in_prompt"),
             "f1": mean("f1"), "model_memories_in_context": mean("model_memories_in_context"),
             "prompt_memories": mean("prompt_memories"), "model_memories_in_prompt": mean("model_memories_in_prompt"),
             "rows": rows}
+
+
+def paired(llm_rows: list[dict[str, Any]], offline_rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The LLM store against the offline one question by question (the same questions, in the same order):
+    each figure's mean difference with its 95% bootstrap interval."""
+    if [r["question"] for r in llm_rows] != [r["question"] for r in offline_rows]:
+        raise ValueError("the two stores were scored on different questions")
+    if not llm_rows:
+        return {}
+    return {metric: paired_difference([r[metric] for r in llm_rows], [r[metric] for r in offline_rows]).model_dump()
+            for metric in ("f1", "evidence_cited", "answer_tokens", "evidence_in_prompt")
+            if all(metric in r for r in llm_rows + offline_rows)}  # older results lack the last
 
 
 def main() -> int:
@@ -365,9 +384,13 @@ def main() -> int:
     result[key] = {**result.get(key, {}),
                    **{name: score_store(args, conv, questions, embedder, work / name, answerer(), model_store=name == "llm")
                       for name in names}}
+    if {"llm", "offline"} <= result[key].keys():
+        result.setdefault("paired", {})[key] = paired(result[key]["llm"]["rows"], result[key]["offline"]["rows"])
     print(json.dumps(result["llm"]["summary"], indent=1, default=str))
     print(json.dumps({"offline_baseline": result["offline_baseline"]}, default=str))
     print(json.dumps({name: {k: v for k, v in s.items() if k != "rows"} for name, s in result[key].items()}))
+    for metric, difference in result.get("paired", {}).get(key, {}).items():
+        print(f"LLM store minus offline store, {metric}: {PairedDifference(**difference).render()}")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(result, indent=1, default=str))

@@ -232,3 +232,18 @@ def test_locomo_context_loo(tmp_path):
     result = json.loads(out.read_text())
     assert result["budget_words"] == 100 and list(result["by_limit"]) and stdout.strip()
     assert (tmp_path / "loo.md").read_text().startswith("## limit")
+
+
+def test_local_model_paired(tmp_path):
+    """The comparison of two stores read again from committed results (no server needed)."""
+    results = REPO / "benchmarks" / "results"
+    files = [str(results / f"local_model_functions_{conv}_keys_e54a5a6.json") for conv in ("conv30", "conv42")]
+    out = tmp_path / "paired.json"
+    stdout = run_benchmark("local_model_paired.py", "--pooled", *files, "--out", str(out), tmp_path=tmp_path)
+    assert "pooled, model answerer, f1:" in stdout
+    figures = json.loads(out.read_text())
+    rows = {f: json.loads(Path(f).read_text())["scores_model_answerer"]["llm"]["rows"] for f in files}
+    for f in files:
+        f1 = figures[f]["model answerer"]["f1"]
+        assert f1["questions"] == len(rows[f]) and f1["low"] <= f1["mean"] <= f1["high"]
+    assert figures["pooled"]["model answerer"]["f1"]["questions"] == sum(len(r) for r in rows.values())

@@ -100,3 +100,8 @@ def test_the_local_model_benchmark_runs_at_tiny_size(tmp_path, monkeypatch):
         assert summary["server"]["calls"] >= 1 and summary["server"]["prompt_tokens_read"] > 0
     # both stores scored on the same questions
     assert result["scores"]["llm"]["questions"] == result["scores"]["offline"]["questions"]
+    # and compared question by question: the mean difference inside its interval
+    f1 = result["paired"]["scores"]["f1"]
+    assert f1["questions"] == result["scores"]["llm"]["questions"]
+    assert f1["better"] + f1["worse"] + f1["same"] == f1["questions"] and f1["low"] <= f1["mean"] <= f1["high"]
+    assert "LLM store minus offline store, f1:" in run.stdout
