@@ -19,6 +19,7 @@ import asyncio
 
 from mirix_py.agents.definitions import AgentDefinition
 from mirix_py.agents.offline.rules import extract_keywords, parse_time_range
+from mirix_py.agents.prompt_refs import PromptRefs
 from mirix_py.agents.sources_shown import MemoriesShown, as_keys, as_sources, without_model
 from mirix_py.text.by_day import day_lines
 from mirix_py.text.passages import FOCUS_WORDS, focus, query_stems, stem, text_stems
@@ -223,11 +224,13 @@ def prompt_text(hit: SearchHit, store: MemoryStore, query: str | None = None,
     return reader_text(hit, hit.text if query is None else focus(hit.text, query, max_words))
 
 
-def prompt_lines(hits: Sequence[SearchHit], store: MemoryStore, query: str | None = None) -> list[str]:
-    """Memories as the chat agent sees them, each with its id to cite, dated ones under their day
-    (`text.by_day`); what must never enter a prompt left out."""
+def prompt_lines(hits: Sequence[SearchHit], store: MemoryStore, query: str | None = None,
+                 refs: PromptRefs | None = None) -> list[str]:
+    """Memories as the chat agent sees them, each with what to cite it by (its reference in the turn's
+    `refs`, else its id), dated ones under their day (`text.by_day`); what must never enter a prompt left out."""
     shown = [(hit, text) for hit in hits if (text := prompt_text(hit, store, query)) is not None]
-    return day_lines([text for _, text in shown], [f"[{hit.memory.id}] " for hit, _ in shown])
+    return day_lines([text for _, text in shown],
+                     [f"[{refs.ref(hit.memory.id) if refs else hit.memory.id}] " for hit, _ in shown])
 
 
 @dataclass
@@ -380,9 +383,11 @@ class ChatFlow:
             return f"{reason}: I found no memories about that.", []
         return (f"{reason}: these memories match the question:\n" + "\n".join(lines)), cited
 
-    def _search_fn(self, user_id: str, searched: list[str], shown: Sequence[SearchHit] = ()) -> Any:
+    def _search_fn(self, user_id: str, searched: list[str], shown: Sequence[SearchHit] = (),
+                   refs: PromptRefs | None = None) -> Any:
         """The chat agent's targeted search, bound to one user; found ids are added to `searched`. What
-        restates turns already `shown` in the prompt or found beside it is left out, as in `retrieve`."""
+        restates turns already `shown` in the prompt or found beside it is left out, as in `retrieve`.
+        Found memories are cited by their references in the turn's `refs` when given."""
         def search_in_memory(
             memory_type: Annotated[MemoryTypeName, "Which memory to search."],
             query: Annotated[str, "A focused query: names, things, words the answer would hold."],
@@ -401,7 +406,7 @@ class ChatFlow:
             already = {h.memory.id for h in shown}
             hits = [h for h in self._shown(user_id, [h for h in hits if id(h) in kept], tags)
                     if h.memory.id not in already]
-            lines = prompt_lines(hits, self.store, query)
+            lines = prompt_lines(hits, self.store, query, refs)
             searched.extend(h.memory.id for h in hits)
             return "\n".join(lines) or "(no matching memories)"
 
@@ -415,12 +420,13 @@ class ChatFlow:
         assert self.client is not None and self.definition is not None
         definition = self.definition  # for `run` below (a closure sees no narrowing of the attribute)
         searched: list[str] = []
+        refs = PromptRefs()  # the answerer cites "m1", "m2", …; the reader gets the ids
 
-        search_in_memory = self._search_fn(user_id, searched, retrieval.hits)
+        search_in_memory = self._search_fn(user_id, searched, retrieval.hits, refs)
 
         core_text = "\n".join(f"<{label}>\n" + "\n".join(block.dated_lines()) + f"\n</{label}>"
                               for label, block in retrieval.core.items())  # newest first, dated
-        memory_lines = prompt_lines(newest_facts_first(retrieval.hits), self.store, retrieval.question)
+        memory_lines = prompt_lines(newest_facts_first(retrieval.hits), self.store, retrieval.question, refs)
         system = (f"{agent_heading(self.definition.name)}\n{self.definition.system_prompt}\n\n"
                   f"Core memory:\n{core_text}\n\nRetrieved memories:\n" + ("\n".join(memory_lines) or "(none)"))
         function_calling = bool(self.client.model_info.get("function_calling", False))
@@ -447,7 +453,7 @@ class ChatFlow:
             # a server whose `auto` grammar stops after "functions.NAME:" (llama-cpp-python): the
             # retrieved memories are in the prompt, so ask once more without tools, for prose
             answer = await run(False)
-        answer = decoded_references(answer, f"{system}\n{task}")
+        answer = refs.decoded(decoded_references(answer, f"{system}\n{task}"))
         allowed = set(retrieval.ids) | set(searched) | {b.id for b in retrieval.core.values() if b.id}
         cited = [i for i in dict.fromkeys(MEMORY_ID.findall(answer)) if i in allowed]
         return answer, cited

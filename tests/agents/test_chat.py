@@ -65,7 +65,7 @@ def chat_script(search: bool):
             if search and "search_in_memory" in req.tool_names and "(no matching" not in req.last_text \
                     and not any(getattr(m, "type", "") == "FunctionExecutionResultMessage" for m in req.messages):
                 return [("search_in_memory", {"memory_type": "semantic", "query": "Tom pilot", "method": "bm25"})]
-            ids = re.findall(r"\[((?:epi|sem)_[0-9a-f]{32})\][^\n]*pilot",
+            ids = re.findall(r"\[(m[0-9]+)\][^\n]*pilot",
                              req.system + " ".join(str(m.content) for m in req.messages))
             return f"Tom is a pilot [{ids[0]}]." if ids else "I don't know."
         if req.agent == "meta_memory_manager":
@@ -106,7 +106,10 @@ def test_llm_chat_two_rounds_cites_and_feeds_back(llm_mx):
     assert "name: Ada" in chat_request.system  # core memory is always in the prompt
     tom_facts = [m.id for m in mx.list(user_id="ada", memory_types=["semantic"]) if "m2" in m.source_ids]
     assert tom_facts and not any(i in chat_request.system for i in tom_facts)
-    assert "epi_" in chat_request.system
+    # each memory cited by its reference in the turn, not its id; the answer's citation is the id
+    cited_by = re.findall(r"^\[([^\]]+)\] ", chat_request.system, re.M)
+    assert cited_by and all(re.fullmatch(r"m[0-9]+", c) for c in cited_by) and "m1" in cited_by
+    assert response.memory_ids[0] in response.answer and "[m" not in response.answer
     assert not CARD.search(chat_request.system)  # a high-sensitivity vault item never enters a prompt
     mx.flush(timeout=60)
     assert any("asked about Tom" in m.summary for m in mx.list(user_id="ada", memory_types=["episodic"]))

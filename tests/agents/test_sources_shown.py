@@ -50,10 +50,6 @@ def ingested(tmp_path, embedder):
     return tmp_path / "d", facts[0]
 
 
-def chat_prompt(data_dir, embedder, shown: str) -> str:
-    return chat_turn(data_dir, embedder, shown)[0]
-
-
 def chat_turn(data_dir, embedder, shown: str) -> tuple[str, list[str]]:
     """The chat agent's system prompt and the ids of the memories put into it."""
     client = ScriptedChatCompletionClient(script)
@@ -65,11 +61,11 @@ def chat_turn(data_dir, embedder, shown: str) -> tuple[str, list[str]]:
 
 def test_the_chat_is_handed_the_turn_a_model_fact_came_from_not_the_fact(ingested, embedder):
     data_dir, fact = ingested
-    prompt = chat_prompt(data_dir, embedder, "sources")
-    assert fact.id not in prompt and FACT not in prompt
+    prompt, ids = chat_turn(data_dir, embedder, "sources")
+    assert fact.id not in ids and FACT not in prompt
     assert "Ada: My brother Tom is a pilot." in prompt  # m1, in Ada's words, though no search ranked it
-    own = chat_prompt(data_dir, embedder, "own_words")
-    assert fact.id in own and FACT in own and "My brother Tom is a pilot." not in own
+    own, own_ids = chat_turn(data_dir, embedder, "own_words")
+    assert fact.id in own_ids and FACT in own and "My brother Tom is a pilot." not in own
 
 
 def test_as_sources_replaces_only_model_memories_whose_turns_are_kept(ingested, embedder):

@@ -33,7 +33,7 @@ def reply_for(body: dict) -> dict:
         if agent == "topic_extractor":
             text = json.dumps({"topics": ["Tom", "visit"], "start": None, "end": None})
         elif agent == "chat_agent":
-            ids = re.findall(r"\[((?:sem|epi)_[0-9a-f]{32})\]", system)
+            ids = re.findall(r"\[(m[0-9]+)\]", system)  # each memory's reference in the turn
             text = f"Tom, a pilot, is visiting [{ids[0]}]." if ids else "I don't know."
     message: dict = {"role": "assistant", "content": None}
     if call:
