@@ -12,7 +12,9 @@ refused writes. Both stores are then scored on the same questions, those whose e
 ingested turns: evidence recall of the context the default search fills within `--budget` words
 (counting a turn found by any memory that cites it, and only by its own episode), answer-token recall,
 and LoCoMo F1 of the same answerer on both stores (`--answerer offline`: the engine's answer without
-a model; `model`: the same model through the chat agent). And what must hold whatever the model
+a model; `model`: the same model through the chat agent), and the two stores question by question:
+each figure's mean difference with its 95% bootstrap interval (`eval.paired`), so a gap of a few
+answers is not read as one store being better. And what must hold whatever the model
 did: every turn found by its first six words (`string` search) and by its id, no vault value that is
 not in the conversation, no completion over its bound, routing compared with the rules'.
 """
