@@ -18,6 +18,7 @@ from typing import Sequence
 
 from mirix_py.agents.offline.rules import lexicon
 from mirix_py.agents.offline.rules.claim import Claim
+from mirix_py.text.passages import stem
 
 __all__ = ["Held", "Outcome", "apply", "slot"]
 
@@ -39,6 +40,22 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 def _words(value: str) -> tuple[str, ...]:
     return tuple(w for w in _WORD.findall(value.casefold()) if w not in ("a", "an", "the"))
+
+
+# a possessive says whose the thing is, and the speaker's own is written in either person ("running my
+# own studio" from the turn, "running their own studio" once restated): the same thing either way
+_POSSESSIVES = frozenset({"my", "your", "his", "her", "its", "our", "their"})
+
+
+def _stem(word: str) -> str:
+    """`text.passages.stem`, and a final "e" dropped: "dance", "dances" and "dancing" are one word."""
+    word = "their" if word in _POSSESSIVES else stem(word)
+    return word[:-1] if len(word) > 4 and word.endswith("e") else word
+
+
+def _stems(value: str) -> tuple[str, ...]:
+    """The value's words as a fact held is compared by: one taste said in two forms is one fact."""
+    return tuple(_stem(w) for w in _words(value))
 
 
 def preference_kind(value: str) -> str | None:
@@ -70,7 +87,7 @@ def slot(attribute: str, value: str) -> tuple[str, ...]:
             return ("is", *_words(value))
         return (attribute,)
     if attribute in ("likes", "dislikes"):
-        return ("taste", *_words(value))
+        return ("taste", *_stems(value))
     if attribute == "relation":
         head = value.casefold().split()[-1] if value.split() else ""
         head = head[3:] if head.startswith("ex-") else head
@@ -107,7 +124,7 @@ class Outcome:
 def _same_value(a: str, b: str) -> bool:
     if re.search(r"\bex-", a) != re.search(r"\bex-", b) and (re.search(r"\bex-", a) or re.search(r"\bex-", b)):
         return False  # "ex-wife" is not "wife"
-    wa, wb = _words(a), _words(b)
+    wa, wb = _stems(a), _stems(b)
     return bool(wa) and bool(wb) and (wa == wb or set(wa) <= set(wb) and len(wa) >= len(wb) - 1)
 
 

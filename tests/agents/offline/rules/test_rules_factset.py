@@ -93,3 +93,25 @@ def test_a_lowercase_part_does_not_end_a_named_thing():
 
 def test_a_car_by_its_make_is_one_way_of_getting_about():
     assert slot("prefers", "Kia Niro") == slot("prefers", "Toyota Corolla") == slot("prefers", "an e-bike")
+
+
+def test_a_taste_said_again_in_another_form_is_held_already():
+    held = [_held("likes", "dancing")]
+    for value in ("dances", "dance", "Dancing"):
+        out = apply(held, [_claim("likes", value)])
+        assert [f.value for f in out.facts] == ["dancing"] and not out.changed, value
+
+
+def test_the_speakers_own_thing_in_either_person_is_one_fact():
+    out = apply([_held("likes", "running their own studio")], [_claim("likes", "running my own studio")])
+    assert [f.value for f in out.facts] == ["running their own studio"] and not out.changed
+
+
+def test_a_dislike_of_a_taste_held_in_another_form_replaces_it():
+    out = apply([_held("likes", "dancing")], [_claim("dislikes", "dance")])
+    assert [f.value for f in out.facts] == ["dance"] and [f.value for f in out.superseded] == ["dancing"]
+
+
+def test_other_words_stay_other_tastes():
+    out = apply([_held("likes", "dancing")], [_claim("likes", "dancers")])
+    assert [f.value for f in out.facts] == ["dancing", "dancers"]
