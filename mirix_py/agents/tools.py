@@ -24,6 +24,7 @@ from mirix_py.tools import params as P
 from mirix_py.agents import core_blocks, grounding
 from mirix_py.agents.runner import ToolRefusal
 from mirix_py.text.dates import parse_words
+from mirix_py.text.words import content_words
 from mirix_py.store.memories import IMMUTABLE_FIELDS, MemoryStore
 
 MemoryTypeName = P.MemoryTypeName
@@ -454,6 +455,12 @@ class OpCollector:
                         "subject (like 'works as a nurse'), or call nothing_to_record")
         if SECOND_PERSON.search(line) or line.rstrip().endswith("?"):
             self.refuse(f"{line[:60]!r} talks to someone: a core line states a lasting fact about the user, "
+                        "or call nothing_to_record")
+        people = {speaker.casefold() for speaker, _ in self.turns}
+        if not [w for w in content_words(line) if w.casefold() not in people]:
+            # "Melanie, thanks!" (the 0.5B model's persona line from "Caroline, thanks!"): names and
+            # greetings alone say nothing lasting, yet every chat prompt would carry the line
+            self.refuse(f"{line[:60]!r} states no fact: a core line says something lasting about the user, "
                         "or call nothing_to_record")
         self._grounded(line)
         if self.turns:  # "Nate: loves sci-fi" or "Nate loves sci-fi": said by Nate, or of him

@@ -297,6 +297,27 @@ def test_every_core_write_refused_leaves_the_rules_lines_without_a_correction_ro
     assert all("sorry" not in block.value for block in mx.core_memory(user_id="ada").values())
 
 
+def test_a_core_line_of_names_and_thanks_alone_is_refused(make_mx):
+    """The local model wrote "Melanie, thanks!" to the persona block from "Caroline, thanks!": a line
+    that holds no word besides the people's names and a greeting states nothing, yet every chat prompt
+    would carry it. A line with a fact beside a name is written."""
+    def script(req):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["episodic", "core"]})]
+        if req.agent == "core_memory_manager":
+            return [("core_memory_append", {"label": "persona", "text": "Ada, thanks!"}),
+                    ("core_memory_append", {"label": "human", "text": "Ada: climbs with her brother Tom"})]
+        return good(req)
+
+    mx, client = make_mx(script)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    assert any("states no fact" in r for r in result.rejected)
+    blocks = mx.core_memory(user_id="ada")
+    assert blocks.get("persona") is None or "thanks" not in blocks["persona"].value
+    assert "climbs with her brother Tom" in blocks["human"].value
+
+
 def test_a_refused_write_leaves_the_rounds_other_writes(make_mx):
     def script(req):
         if req.agent == "meta_memory_manager":
