@@ -456,8 +456,8 @@ class OpCollector:
         if SECOND_PERSON.search(line) or line.rstrip().endswith("?"):
             self.refuse(f"{line[:60]!r} talks to someone: a core line states a lasting fact about the user, "
                         "or call nothing_to_record")
-        people = {speaker.casefold() for speaker, _ in self.turns}
-        if not [w for w in content_words(line) if w.casefold() not in people]:
+        names = {speaker.casefold() for speaker, _ in self.turns}
+        if not [w for w in content_words(line) if w.casefold() not in names]:
             # "Melanie, thanks!" (the 0.5B model's persona line from "Caroline, thanks!"): names and
             # greetings alone say nothing lasting, yet every chat prompt would carry the line
             self.refuse(f"{line[:60]!r} states no fact: a core line says something lasting about the user, "
