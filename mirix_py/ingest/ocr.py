@@ -30,6 +30,7 @@ from typing import Any, Literal, Sequence
 from PIL import Image, ImageFilter, ImageOps
 
 from mirix_py.errors import DependencyMissing, InvalidInput
+from mirix_py.ingest.ocr_confusions import fix_capital_i
 from mirix_py.ingest.reread import looks_like_token, reread_tokens
 
 log = logging.getLogger("mirix_py.ocr")
@@ -240,7 +241,8 @@ def parse_tesseract_data(data: dict[str, list], *, min_confidence: float, scale:
 
     Words below `min_confidence` (and empty ones) are dropped, except, with `keep_tokens`, words
     that look like URLs, addresses or keys (see `looks_like_token`); a line with no word left
-    disappears, and so does a block. Boxes are mapped back to the unscaled frame. With
+    disappears, and so does a block. A name's capital I read as l is put back (`ocr_confusions`).
+    Boxes are mapped back to the unscaled frame. With
     `split_gap`, lines are cut where words are further apart than that many line heights and a
     block is regrouped into columns (see `split_columns`).
     """
@@ -267,13 +269,19 @@ def parse_tesseract_data(data: dict[str, list], *, min_confidence: float, scale:
         blocks.setdefault(block_key, {}).setdefault(line_key, []).append(OcrWord(text, conf, box))  # type: ignore[arg-type]
     out_blocks: list[OcrBlock] = []
     for block_key in sorted(blocks):
-        lines = [OcrLine(tuple(words)) for _, words in sorted(blocks[block_key].items())]
+        lines = [_with_capital_i(words) for _, words in sorted(blocks[block_key].items())]
         if split_gap:
             out_blocks.extend(split_columns(lines, split_gap))
         else:
             out_blocks.append(OcrBlock(tuple(lines)))
     return OcrResult(blocks=tuple(out_blocks), words_kept=kept, words_dropped=dropped, seconds=seconds, size=size,
                      lang=lang)
+
+
+def _with_capital_i(words: Sequence[OcrWord]) -> OcrLine:
+    """A line of `words` (reading order) with a name's I read as l put back (`ocr_confusions`)."""
+    texts = fix_capital_i([w.text for w in words])
+    return OcrLine(tuple(w if w.text == t else replace(w, text=t) for w, t in zip(words, texts)))
 
 
 def _split_line(line: OcrLine, gap: float) -> list[OcrLine]:
