@@ -4,7 +4,9 @@ A turn's text opens with its day and clock ("[8 May 2023, 13:56] Ada: …"), fou
 twenty-odd a turn takes; a context of twenty turns from a handful of days repeats the same days
 over and over. Grouped under a heading per day ("8 May 2023:" then "[13:56] Ada: …"), the same
 context says the same in fewer words, so more memories fit a reader's budget
-(benchmarks/docs/locomo_hops.md, "the day stated once").
+(benchmarks/docs/locomo_hops.md, "the day stated once"). The heading also carries the clock of
+the day's first memory ("8 May 2023, 13:56:"), and a memory of that day said at that same minute
+shows no clock of its own: the turns of one sitting share their minute.
 
 Order: memories with no day of their own (facts, procedures, documents, core lines) first, in
 rank order, so none of them sits under a day it does not belong to; then one group per day, the
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 
 from mirix_py.text.dates import MONTHS
 
-__all__ = ["DayGroup", "by_day", "day_lines", "split_day", "stated_once"]
+__all__ = ["DayGroup", "by_day", "day_lines", "split_clock", "split_day", "stated_once"]
 
 _DAY_STAMP = re.compile(r"\[(\d{1,2} (?:" + "|".join(MONTHS) + r") \d{4}), (\d{2}:\d{2})\] ")
 
@@ -34,8 +36,23 @@ def split_day(text: str) -> tuple[str | None, str]:
     return m.group(1), f"[{m.group(2)}] {text[m.end():]}"
 
 
-def heading(day: str) -> str:
-    return f"{day}:"
+_CLOCK = re.compile(r"\[(\d{2}:\d{2})\] ")
+
+
+def split_clock(rest: str) -> tuple[str | None, str]:
+    """("13:56", "Ada: hi") for "[13:56] Ada: hi" (`split_day`'s rest), (None, rest) for any other."""
+    m = _CLOCK.match(rest)
+    return (m.group(1), rest[m.end():]) if m else (None, rest)
+
+
+def heading(day: str, clock: str | None = None) -> str:
+    return f"{day}, {clock}:" if clock else f"{day}:"
+
+
+def under(rest: str, clock: str | None) -> str:
+    """A dated memory's line under a heading stating `clock`: without its clock when it is the same."""
+    own, body = split_clock(rest)
+    return body if own is not None and own == clock else rest
 
 
 @dataclass(frozen=True)
@@ -69,26 +86,30 @@ def day_lines(texts: Sequence[str], prefixes: Sequence[str] | None = None) -> li
         raise ValueError("one prefix per text")
     lines: list[str] = []
     for group in by_day(texts):
-        if group.day is not None:
-            lines.append(heading(group.day))
-        lines += [prefixes[i] + split_day(texts[i])[1] for i in group.indices]
+        if group.day is None:
+            lines += [prefixes[i] + texts[i] for i in group.indices]
+            continue
+        clock = split_clock(split_day(texts[group.indices[0]])[1])[0]
+        lines.append(heading(group.day, clock))
+        lines += [prefixes[i] + under(split_day(texts[i])[1], clock) for i in group.indices]
     return lines
 
 
 def stated_once(texts: Sequence[str]) -> list[str]:
-    """Each text as it adds to a grouped context, in rank order: the first of a day with its day
-    (the heading's words and its clock), a later one of the same day with its clock only. The words
-    of any prefix of the result are the words `day_lines` renders for that prefix (bullets and ids
-    aside), so a word budget filled in rank order counts what a reader is shown."""
-    seen: set[str] = set()
+    """Each text as it adds to a grouped context, in rank order: the first of a day with the heading
+    (its day and clock), a later one of the same day with its clock only when that differs from the
+    heading's. The words of any prefix of the result are the words `day_lines` renders for that
+    prefix (bullets and ids aside), so a word budget filled in rank order counts what a reader is
+    shown."""
+    clocks: dict[str, str | None] = {}
     out: list[str] = []
     for text in texts:
         day, rest = split_day(text)
         if day is None:
             out.append(text)
-        elif day in seen:
-            out.append(rest)
+        elif day in clocks:
+            out.append(under(rest, clocks[day]))
         else:
-            seen.add(day)
-            out.append(f"{heading(day)} {rest}")
+            clocks[day], body = split_clock(rest)
+            out.append(f"{heading(day, clocks[day])} {body}")
     return out

@@ -1,6 +1,6 @@
 import pytest
 
-from mirix_py.text.by_day import DayGroup, by_day, day_lines, split_day, stated_once
+from mirix_py.text.by_day import DayGroup, by_day, day_lines, split_clock, split_day, stated_once
 
 RANKED = [
     "[8 May 2023, 13:56] Ada: I went to the support group yesterday (7 May 2023)",
@@ -30,22 +30,31 @@ def test_each_day_is_stated_once_under_its_heading():
     assert lines == [
         "- [m2] Ada: lives in Berlin (said 2 May 2024)",
         "- [m4] [core:human] Ada: likes hiking",
-        "8 May 2023:",
-        "- [m0] [13:56] Ada: I went to the support group yesterday (7 May 2023)",
+        "8 May 2023, 13:56:",
+        "- [m0] Ada: I went to the support group yesterday (7 May 2023)",
         "- [m3] [14:02] Bo: how was it?",
-        "20 May 2023:",
-        "- [m1] [09:05] Bo: the race was fun",
+        "20 May 2023, 09:05:",
+        "- [m1] Bo: the race was fun",
     ]
     assert sum("8 May 2023" in line for line in lines) == 1
 
 
+def test_a_memory_said_at_the_headings_minute_shows_no_clock_of_its_own():
+    sitting = ["[8 May 2023, 13:56] Ada: hi", "[8 May 2023, 13:56] Bo: hello", "[8 May 2023, 14:02] Ada: bye",
+               "[8 May 2023, 13:56] Bo: how are you?"]
+    assert day_lines(sitting) == ["8 May 2023, 13:56:", "Ada: hi", "Bo: hello", "[14:02] Ada: bye", "Bo: how are you?"]
+    assert split_clock("[13:56] Ada: hi") == ("13:56", "Ada: hi") and split_clock("Ada: hi") == (None, "Ada: hi")
+
+
 def test_the_words_counted_in_rank_order_are_the_words_a_reader_is_shown():
-    once = stated_once(RANKED)
-    assert once[0].startswith("8 May 2023: [13:56] Ada:") and once[3] == "[14:02] Bo: how was it?"
-    for n in range(len(RANKED) + 1):  # any prefix, as a budget cuts it
-        assert sum(len(t.split()) for t in once[:n]) == len(" ".join(day_lines(RANKED[:n])).split())
-    # the day's words saved on every later memory of that day
-    assert sum(len(t.split()) for t in once) == sum(len(t.split()) for t in RANKED) - 3
+    sitting = RANKED + ["[8 May 2023, 13:56] Bo: great", "[20 May 2023, 09:05] Ada: congrats"]
+    once = stated_once(sitting)
+    assert once[0] == "8 May 2023, 13:56: Ada: I went to the support group yesterday (7 May 2023)"
+    assert once[3] == "[14:02] Bo: how was it?" and once[5:] == ["Bo: great", "Ada: congrats"]
+    for n in range(len(sitting) + 1):  # any prefix, as a budget cuts it
+        assert sum(len(t.split()) for t in once[:n]) == len(" ".join(day_lines(sitting[:n])).split())
+    # the day's words saved on every later memory of that day, and the clock on those of its minute
+    assert sum(len(t.split()) for t in once) == sum(len(t.split()) for t in sitting) - 3 * 3 - 2
 
 
 def test_one_prefix_per_text_is_required():
