@@ -66,6 +66,9 @@ class Resolved:
 
 _NUM = r"(?P<n>\d{1,2}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|(?:a )?couple of)"
 _DAY = r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+# A weekday cut short ("last Fri", "next Tues."), capitalised as a name is: "when we last sat down"
+# names no Saturday. Case-sensitive, unlike the patterns below.
+_SHORT_DAY = re.compile(r"\b(?P<rel>(?i:last|this past|this|next)) (?P<wd>Mon|Tues?|Wed|Thu(?:rs?)?|Fri|Sat|Sun)\b")
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [(kind, re.compile(rx, re.IGNORECASE)) for kind, rx in [
     ("yesterday", r"\b(?:the day before yesterday|yesterday|last night)\b"),
     ("today", r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b"),
@@ -77,13 +80,14 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [(kind, re.compile(rx, re.IGNOREC
     ("year", r"\b(?P<rel>last|this|next|this past) year\b"),
     ("years_ago", rf"\b{_NUM} years? ago\b"),
     ("season", r"\b(?P<rel>last|this|next|this past) (?P<season>spring|summer|autumn|fall|winter)\b"),
-]]
+]] + [("weekday", _SHORT_DAY)]
 
 
 # Words a phrase of each kind must contain: a cheap `in` test skips the patterns a text cannot match
 # (every episode's text is rendered on each search hit, so this runs on the search path).
 _NEEDS = {"yesterday": ("yesterday", "last night"), "today": ("today", "tonight", "this "),
-          "tomorrow": ("tomorrow",), "days_ago": ("ago",), "weekday": ("day",), "month": ("month",),
+          "tomorrow": ("tomorrow",), "days_ago": ("ago",), "weekday": ("day", "mon", "tue", "wed", "thu", "fri", "sat", "sun"),
+          "month": ("month",),
           "months_ago": ("ago",), "year": ("year",), "years_ago": ("ago",),
           "season": ("spring", "summer", "autumn", "fall", "winter")}
 
@@ -135,7 +139,8 @@ def _period(kind: str, m: re.Match[str], today: date) -> tuple[date, date, str] 
         day = today - timedelta(days=n)
         return day, day, day_words(day)
     if kind == "weekday":
-        rel, target = m.group("rel").lower(), WEEKDAYS.index(m.group("wd").lower())
+        rel, named = m.group("rel").lower(), m.group("wd").lower()
+        target = next(i for i, day in enumerate(WEEKDAYS) if day.startswith(named))
         delta = (today.weekday() - target) % 7
         if rel in ("last", "this past"):  # the latest such day before today
             day = today - timedelta(days=delta or 7)

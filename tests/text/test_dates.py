@@ -45,6 +45,21 @@ def test_each_phrase_names_its_period(phrase, label):
     assert found.phrase.lower() == phrase.lower() and found.label == label
 
 
+@pytest.mark.parametrize("phrase, label", [
+    ("last Fri", "5 May 2023"),
+    ("Last Tues", "2 May 2023"),
+    ("next Thurs", "11 May 2023"),
+    ("this past Sat", "6 May 2023"),
+])
+def test_a_weekday_cut_short_names_its_day(phrase, label):
+    (found,) = resolve(f"We met {phrase}. It was fun.", SAID)
+    assert found.phrase == phrase and found.label == label
+
+
+def test_a_lowercase_cut_weekday_is_a_word_not_a_day():
+    assert resolve("when we last sat down, and this sun is too hot", SAID) == []
+
+
 def test_periods_span_their_days():
     (month,) = resolve("last month", SAID)
     assert (month.first, month.last) == (date(2023, 4, 1), date(2023, 4, 30))
