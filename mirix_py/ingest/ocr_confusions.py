@@ -20,6 +20,11 @@ LY_WORDS = frozenset(
     """lycee lyceum lychee lychees lycra lye lying lyme lymph lymphatic lymphoma lynch lynched lynching
     lynx lynxes lyre lyres lyric lyrical lyrically lyricism lyricist lyricists lyrics lysine lysis
     lysol lyft lyon lyons""".split())
+# Lowercase abbreviations and shell commands that start l + consonant ("Run lsof -i", "Weight lbs"):
+# kept as read.
+KEPT = frozenset(
+    """lbs ltd lcd lpg lng lts lsd lvl lvm lvs lxc lxd lsof lsblk lspci lsusb lscpu lsmod lshw lsattr ldd
+    ldap ldconfig lftp lpr lpq lprm lpstat lzma lzop""".split())
 _NAME_PART = re.compile(r"^[A-Z][a-z]+[,.]?$")
 
 
@@ -27,6 +32,8 @@ def misread_capital_i(word: str) -> bool:
     """Whether `word` (as OCR read it, a comma or full stop after it aside) is a capital-I word whose
     I came out as l."""
     word = word.rstrip(",.;:")
+    if word in KEPT:
+        return False
     if _MISREAD.match(word):
         return True
     return bool(_MISREAD_Y.match(word)) and word not in LY_WORDS

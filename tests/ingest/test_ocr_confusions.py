@@ -21,6 +21,8 @@ def test_a_surname_read_with_l_for_i_is_put_back(words, expected):
     ["run", "lsof", "-i"],          # not after a capitalised word
     ["lyer"],                       # nothing before it
     ["Jonas", "llama"],             # ll starts English words
+    ["Run", "lsof", "-i"],          # a shell command after a capitalised word
+    ["Weight", "lbs"],              # an abbreviation
 ])
 def test_words_that_may_be_read_right_are_left(words):
     assert fix_capital_i(words) == words
