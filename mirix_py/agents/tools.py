@@ -457,7 +457,7 @@ class OpCollector:
             self.refuse(f"{line[:60]!r} talks to someone: a core line states a lasting fact about the user, "
                         "or call nothing_to_record")
         names = {speaker.casefold() for speaker, _ in self.turns}
-        if not [w for w in content_words(line) if w.casefold() not in names]:
+        if not any(w.casefold() not in names for w in content_words(line)):
             # "Melanie, thanks!" (the 0.5B model's persona line from "Caroline, thanks!"): names and
             # greetings alone say nothing lasting, yet every chat prompt would carry the line
             self.refuse(f"{line[:60]!r} states no fact: a core line says something lasting about the user, "

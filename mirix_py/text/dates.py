@@ -80,14 +80,14 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [(kind, re.compile(rx, re.IGNOREC
     ("year", r"\b(?P<rel>last|this|next|this past) year\b"),
     ("years_ago", rf"\b{_NUM} years? ago\b"),
     ("season", r"\b(?P<rel>last|this|next|this past) (?P<season>spring|summer|autumn|fall|winter)\b"),
-]] + [("weekday", _SHORT_DAY)]
+]] + [("short_weekday", _SHORT_DAY)]
 
 
 # Words a phrase of each kind must contain: a cheap `in` test skips the patterns a text cannot match
 # (every episode's text is rendered on each search hit, so this runs on the search path).
 _NEEDS = {"yesterday": ("yesterday", "last night"), "today": ("today", "tonight", "this "),
-          "tomorrow": ("tomorrow",), "days_ago": ("ago",), "weekday": ("day", "mon", "tue", "wed", "thu", "fri", "sat", "sun"),
-          "month": ("month",),
+          "tomorrow": ("tomorrow",), "days_ago": ("ago",), "weekday": ("day",),
+          "short_weekday": ("mon", "tue", "wed", "thu", "fri", "sat", "sun"), "month": ("month",),
           "months_ago": ("ago",), "year": ("year",), "years_ago": ("ago",),
           "season": ("spring", "summer", "autumn", "fall", "winter")}
 
@@ -138,7 +138,7 @@ def _period(kind: str, m: re.Match[str], today: date) -> tuple[date, date, str] 
             return None
         day = today - timedelta(days=n)
         return day, day, day_words(day)
-    if kind == "weekday":
+    if kind in ("weekday", "short_weekday"):
         rel, named = m.group("rel").lower(), m.group("wd").lower()
         target = next(i for i, day in enumerate(WEEKDAYS) if day.startswith(named))
         delta = (today.weekday() - target) % 7
