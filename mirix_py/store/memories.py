@@ -12,7 +12,7 @@ import builtins
 import logging
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Iterable, Sequence, overload
+from typing import Any, Iterable, NamedTuple, Sequence, overload
 
 from pydantic import ValidationError
 from sqlalchemy import Delete, delete as sa_delete, func, select, text as sql_text, union
@@ -23,7 +23,7 @@ from mirix_py.tools import field_errors
 from mirix_py.errors import InvalidInput, MemoryNotFound
 from mirix_py.tools.ops import DeleteOp, InsertOp, MergeOp, Op, UpdateOp
 from mirix_py.records import (
-    MASK, MEMORY_ADAPTER, HistoryEvent, KnowledgeVaultMemory, Memory, MemoryBase, MemoryChange,
+    MASK, MEMORY_ADAPTER, EpisodicMemory, HistoryEvent, KnowledgeVaultMemory, Memory, MemoryBase, MemoryChange,
     MemoryType, Operation, new_memory_id, type_fields, utcnow,
 )
 from mirix_py.store.crypto import Cipher, VaultKeyError
@@ -40,6 +40,18 @@ from mirix_py.store.vectors import VectorIndex, VectorItem, in_transaction
 log = logging.getLogger("mirix_py.store")
 
 SECRET_TOKEN = "$secret"  # a vault entry's earlier secret, encrypted, in its history `before`
+# The distinct actors of a user's rows, one index seek each: the smallest actor, then the smallest
+# above it, and so on (SQLite and PostgreSQL both answer `min` under an equality prefix from the index).
+# At most MAX_ACTORS (by name): people talking are few, and the bound keeps a user whose episodes
+# came from thousands of senders from costing a search thousands of seeks.
+MAX_ACTORS = 4096
+ACTORS_OF_USER = sql_text(
+    "WITH RECURSIVE seen(actor) AS ("
+    " SELECT (SELECT min(actor) FROM memory WHERE user_id = :user_id)"
+    " UNION ALL"
+    " SELECT (SELECT min(m.actor) FROM memory m WHERE m.user_id = :user_id AND m.actor > seen.actor)"
+    " FROM seen WHERE seen.actor IS NOT NULL)"
+    f" SELECT actor FROM seen WHERE actor IS NOT NULL LIMIT {MAX_ACTORS}")
 IMMUTABLE_FIELDS = frozenset({"id", "user_id", "memory_type", "created_at", "updated_at"})
 
 
@@ -52,6 +64,13 @@ def _deleted(session: Session, statement: Delete) -> int:
     result = session.execute(statement)
     assert isinstance(result, CursorResult)  # what SQLAlchemy returns for DML
     return result.rowcount
+
+
+class Provenance(NamedTuple):
+    """A memory's cited ids and, for an episode, who said it (`MemoryStore.provenance_of`)."""
+
+    source_ids: list[str]
+    actor: str | None
 
 
 @dataclass
@@ -97,6 +116,7 @@ class MemoryStore:
             updated_at=memory.updated_at, source_ids=list(memory.source_ids), tags=list(memory.tags),
             fields=to_refs(fields, text), secret=secret,
             input_id=input_of(memory.memory_type.value, memory.source_ids),
+            actor=memory.actor if isinstance(memory, EpisodicMemory) else None,
         )
 
     def to_record(self, row: MemoryRow, *, reveal: bool = False) -> Memory:
@@ -422,16 +442,24 @@ class MemoryStore:
             rows = session.execute(select(MemoryRow).where(col(MemoryRow.id).in_(list(memory_ids)))).scalars().all()
             return {r.id: self.to_record(r) for r in rows if r.user_id == user_id}
 
-    def source_ids_of(self, memory_ids: Iterable[str], *, user_id: str) -> dict[str, builtins.list[str]]:
-        """The cited ids of these memories of the user, read without building the records (search asks
-        this of every candidate)."""
+    def provenance_of(self, memory_ids: Iterable[str], *, user_id: str) -> dict[str, Provenance]:
+        """What each of these memories of the user cites and who said it, read without building the
+        records (search asks this of every candidate)."""
         ids = builtins.list(dict.fromkeys(memory_ids))
         if not ids:
             return {}
-        query = select(col(MemoryRow.id), col(MemoryRow.user_id), col(MemoryRow.source_ids)).where(
-            col(MemoryRow.id).in_(ids))  # by primary key only, as `get_many`
-        with Session(self.engine) as session:
-            return {i: builtins.list(sources or []) for i, owner, sources in session.execute(query) if owner == user_id}
+        query = select(col(MemoryRow.id), col(MemoryRow.user_id), col(MemoryRow.source_ids), col(MemoryRow.actor)) \
+            .where(col(MemoryRow.id).in_(ids))  # by primary key only, as `get_many`
+        with self.engine.connect() as conn:
+            return {i: Provenance(builtins.list(sources or []), actor)
+                    for i, owner, sources, actor in conn.execute(query) if owner == user_id}
+
+    def actors(self, *, user_id: str) -> builtins.list[str]:
+        """Everyone the user's episodes were said by, sorted: whom a search's question can name.
+        One index seek an actor (`ix_memory_user_actor`, a loose index scan), not a walk of the
+        user's rows, so it is asked on every search."""
+        with self.engine.connect() as conn:
+            return [a for (a,) in conn.execute(ACTORS_OF_USER, {"user_id": user_id}) if a is not None]
 
     def list(self, *, user_id: str, memory_types: Sequence[str] | None = None, start: datetime | None = None,
              end: datetime | None = None, limit: int = 100, offset: int = 0, newest_first: bool = True,

@@ -12,20 +12,19 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from collections import Counter
 from datetime import datetime
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from sqlalchemy import select
 from sqlmodel import Session, col
 
 from mirix_py.errors import InvalidInput
-from mirix_py.records import CoreMemory, EpisodicMemory, Memory, MemoryType, SearchHit, SearchMethod
+from mirix_py.records import CoreMemory, Memory, MemoryType, SearchHit, SearchMethod
 from mirix_py.store import neighbours, sessions
 from mirix_py.store.embeddings import CachedEmbedder
 from mirix_py.store.fulltext import Filters, Part, PartHit, merge_parts
-from mirix_py.store.memories import MemoryStore
+from mirix_py.store.memories import MemoryStore, Provenance
 from mirix_py.store.names import actor_leg, named_actors, without_names
 from mirix_py.store.questions import QUESTION_POOL
-from mirix_py.store.seen_actors import SeenActors
 from mirix_py.store.restatements import fuse_apart, restating, weigh_down
 from mirix_py.store.tables import MemoryRow
 from mirix_py.store.vault_subject import weigh_down_other_subjects
@@ -95,8 +94,8 @@ def top_sessions(scored: Sequence[tuple[str, float]], k: int) -> list[str]:
     return [i for i, _ in sorted(scored, key=lambda item: (-item[1], item[0]))[:k]]
 
 
-# A question that names people the memory heard from (the actors of its first results) is also
-# searched without the names (`store.names`): a name weighs on a sentence's embedding ("Jon: Bye!"
+# A question that names people the memory heard from (the actors of the user's episodes,
+# `MemoryStore.actors`) is also searched without the names (`store.names`): a name weighs on a sentence's embedding ("Jon: Bye!"
 # lies close to any question about Jon) more than on a BM25 score. Fused: both legs of the
 # name-free question at NAME_FREE_WEIGHT, the question's own full-text leg (and session leg, when
 # on) at QUESTION_SHARE of its weight, its vector leg left out, and a leg of the named people's own
@@ -105,9 +104,9 @@ def top_sessions(scored: Sequence[tuple[str, float]], k: int) -> list[str]:
 # a store per conversation: a user's own store counts a speaker's name in most of its memories, so
 # full text barely weighs it and the actor leg is what prefers the named person's own words
 # (benchmarks/docs/locomo_hops.md). Such a question costs one more full-text leg, and its
-# name-free form is embedded instead of itself when the names are guessed right before the results
-# are in (`Searcher._hybrid`); one that names nobody runs as without it (`Settings.name_legs`,
-# MIRIX_NAME_LEGS=0 turns it off).
+# name-free form is embedded instead of itself (`Searcher._hybrid`); one that names nobody runs as
+# without it (`Settings.name_legs`, MIRIX_NAME_LEGS=0 turns it off). Names are known before any leg
+# runs: the user's actors come from an index, so the legs never wait for results to learn them.
 NAME_FREE_WEIGHT = 1.0
 QUESTION_SHARE = 0.5
 ACTOR_WEIGHT = 2.0
@@ -204,7 +203,6 @@ class Searcher:
         self.store = store
         self.session_leg = session_leg
         self.name_legs = name_legs
-        self.seen_actors = SeenActors()  # for guessing whom a query names (`_hybrid`)
         inner = store.embedder
         self.embedder = None if inner is None else (inner if isinstance(inner, CachedEmbedder) else CachedEmbedder(inner))
         self._warned = False
@@ -268,7 +266,6 @@ class Searcher:
             method_used = method
 
         depth = max(limit * 3, 30)
-        records: dict[str, Memory] = {}
         pool = limit + QUESTION_POOL  # a few more, so facts weighed against chat questions can move up
         if method_used is SearchMethod.bm25:
             ranked = self._bm25(query, filters, pool)
@@ -277,12 +274,10 @@ class Searcher:
         elif method_used is SearchMethod.string:
             ranked = self._substring(query, filters, pool)
         elif parts := question_parts(query):  # a question joining questions: each searched, rankings fused
-            ranked = fuse_parts([self._hybrid(p, filters, depth, pool, records) for p in parts])[:pool]
+            ranked = fuse_parts([self._hybrid(p, filters, depth, pool) for p in parts])[:pool]
         else:
-            ranked = self._hybrid(query, filters, depth, pool, records)
-        missing = [i for i, _ in ranked if i not in records]
-        if missing:
-            records.update(self.store.get_many(missing, user_id=user_id))
+            ranked = self._hybrid(query, filters, depth, pool)
+        records = self.store.get_many([i for i, _ in ranked], user_id=user_id)
         tags = self.store.input_tags.cited(m.source_ids for m in records.values())
         ranked = weigh_down_other_subjects(weigh_down(ranked, records, tags), records, query)[:limit]
         hits = []
@@ -293,121 +288,74 @@ class Searcher:
             hits.append(SearchHit(text=hit_text(memory, query), score=score, memory=memory, method=method))
         return with_context(self.store, hits, context) if context else hits
 
-    def _hybrid(self, query: str, filters: Filters, depth: int, pool: int,
-                records: dict[str, Memory]) -> list[tuple[str, float]]:
+    def _hybrid(self, query: str, filters: Filters, depth: int, pool: int) -> list[tuple[str, float]]:
         """The first `pool` of the fusion of the full-text and vector legs (and the session leg, when
-        on), or with the name-free legs of `fuse_named` when the query names someone; `records` gains
-        the memories looked up on the way.
+        on), or with the name-free legs of `fuse_named` when the query names someone the user's
+        episodes were said by (`MemoryStore.actors`).
 
-        The legs run side by side: the full-text leg in a worker thread (SQLite releases the GIL), the
+        The legs run side by side: the full-text legs in worker threads (SQLite releases the GIL), the
         query embedding here on one thread (the MiniLM embedder uses one for a short text; with two the
-        legs fought over both cores). Whom the query names is known from the full-text leg's first
-        matches (the worker loads them too), and a query that names someone does not use its own
-        vector leg. So when the actors of the user's earlier results are named in the query
-        (`SeenActors`), the query without them is embedded here, its full-text leg started at once,
-        and its vector leg run unless the question's full-text leg is back by then (then the names are
-        checked first); a wrong guess runs the legs the names call for after them. Otherwise the query
-        is embedded and, unless the full-text leg is back already, its vector leg runs at once and is
-        set aside if someone is named. The ranking is the same either way."""
+        legs fought over both cores). A query that names someone is embedded without the names only:
+        its own vector leg is not part of the fusion. Each leg reads what its candidates cite and who
+        said them (`MemoryStore.provenance_of`) as soon as it is back, on its own thread."""
         assert self.embedder is not None
         workers = self._workers()
         user_id = filters.user_id
         session_fetch = workers.submit(self._sessions, query, filters) if self._with_sessions(filters) else None
-        lexical_leg = workers.submit(self._lexical, query, filters, depth, pool if self.name_legs else 0)
-        guess = self._guess_names(query, user_id) if self.name_legs and session_fetch is None else []
-        guessed = without_names(query, guess) if guess else ""
-        guessed_lexical = workers.submit(self._bm25, guessed, filters, depth) if guessed else None
-        semantic: list[str] | None = None
-        embedding: list[float] | None = None
-        guessed_embedding: list[float] | None = None
-        guessed_semantic: list[str] | None = None
+        named = named_actors(query, self.store.actors(user_id=user_id)) if self.name_legs else []
+        rest = without_names(query, named) if named else ""
+        lexical_leg = workers.submit(self._lexical, query, filters, depth)
+        rest_leg = workers.submit(self._lexical, rest, filters, depth) if rest else None
         try:
-            if guessed:
-                guessed_embedding = self.embedder.embed_query(guessed)
-                if not lexical_leg.done():
-                    guessed_semantic = [i for i, _ in self._vector(guessed, filters, depth, guessed_embedding)]
-            else:
-                embedding = self.embedder.embed_query(query)
-                if not (self.name_legs and session_fetch is None and lexical_leg.done()):
-                    semantic = [i for i, _ in self._vector(query, filters, depth, embedding)]
+            semantic = [i for i, _ in self._vector(rest or query, filters, depth)]
+            provenance = self.store.provenance_of(semantic, user_id=user_id)
         finally:
-            lexical, first = lexical_leg.result()
+            lexical, lexical_provenance = lexical_leg.result()
+            rest_lexical, rest_provenance = rest_leg.result() if rest_leg is not None else ([], {})
             found = session_fetch.result() if session_fetch is not None else None
-        records.update(first)
-        named, rest = self._names(query, lexical[:pool], user_id, records) if self.name_legs else ([], "")
-        if guessed_lexical is not None and not (rest and named == guess):
-            guessed_lexical.cancel()  # a wrong guess: its leg, if already running, is left to finish unread
-        if semantic is None and not rest:
-            semantic = [i for i, _ in self._vector(query, filters, depth, embedding)]
-        session = [session_leg(found[0], found[1], [i for i, _ in rrf_fuse([lexical, semantic or []])])] \
+        provenance.update(lexical_provenance)
+        provenance.update(rest_provenance)
+        session = [session_leg(found[0], found[1], [i for i, _ in rrf_fuse([lexical, semantic])])] \
             if found and found[0] else []
         if not rest:
-            legs = [lexical, *([semantic] if semantic is not None else []), *session]
+            legs = [lexical, semantic, *session]
             weights = [1.0] * (len(legs) - len(session)) + [SESSION_WEIGHT] * len(session)
             return fuse_apart(lambda ls: rrf_fuse(ls, weights=weights), legs,
-                              self._restating(legs, user_id, records))[:pool]
-        if guessed_lexical is not None and named == guess:
-            name_free = [[i for i, _ in guessed_lexical.result()],
-                         guessed_semantic if guessed_semantic is not None else
-                         [i for i, _ in self._vector(rest, filters, depth, guessed_embedding)]]
-        else:
-            name_free = self._name_free(rest, filters, depth)
-        return self._fuse_named([lexical, *session], [1.0] + [SESSION_WEIGHT] * len(session), name_free, named,
-                                user_id, pool, records)
+                              self._restating(legs, user_id, provenance))[:pool]
+        return self._fuse_named([lexical, *session], [1.0] + [SESSION_WEIGHT] * len(session),
+                                [rest_lexical, semantic], named, user_id, pool, provenance)
 
-    def _restating(self, legs: Sequence[Sequence[str]], user_id: str, records: Mapping[str, Memory]) -> set[str]:
-        """The memories in these legs that restate others (`restatements`), from the records at hand
-        and the cited ids of the rest."""
-        ids = {i for leg in legs for i in leg}
-        cited = {i: m.source_ids for i in ids if (m := records.get(i)) is not None}
-        cited.update(self.store.source_ids_of(ids - set(cited), user_id=user_id))
+    def _lexical(self, query: str, filters: Filters, depth: int) -> tuple[list[str], dict[str, Provenance]]:
+        """The full-text leg's ranking and its memories' provenance."""
+        ranked = [i for i, _ in self._bm25(query, filters, depth)]
+        return ranked, self.store.provenance_of(ranked, user_id=filters.user_id)
+
+    def _restating(self, legs: Sequence[Sequence[str]], user_id: str, provenance: dict[str, Provenance]) -> set[str]:
+        """The memories in these legs that restate others (`restatements`); `provenance` gains any
+        the legs' threads did not read (a session leg's)."""
+        self._complete(provenance, {i for leg in legs for i in leg}, user_id)
+        cited = {i: p.source_ids for i, p in provenance.items()}
         return restating(cited, self.store.input_tags.cited(cited.values()))
 
-    def _lexical(self, query: str, filters: Filters, depth: int, first: int) -> tuple[list[str], dict[str, Memory]]:
-        """The full-text leg's ranking and the memories of its `first` ids (whom the query names is
-        found among them)."""
-        ranked = [i for i, _ in self._bm25(query, filters, depth)]
-        return ranked, self.store.get_many(ranked[:first], user_id=filters.user_id) if first else {}
-
-    def _guess_names(self, query: str, user_id: str) -> list[str]:
-        """Whom the query names, guessed from the actors of the user's earlier results."""
-        return named_actors(query, self.seen_actors.in_text(user_id, query))
-
-    def _names(self, query: str, first: Sequence[str], user_id: str,
-               records: Mapping[str, Memory]) -> tuple[list[str], str]:
-        """The actors of the `first` full-text matches (in `records`) that the query names, and the
-        query without them ("" when it names none); the actors are kept for the next guess."""
-        actors = [m.actor for i in first if isinstance(m := records.get(i), EpisodicMemory)]
-        self.seen_actors.add(user_id, actors)
-        named = named_actors(query, actors)
-        return named, without_names(query, named) if named else ""
-
-    def _name_free(self, rest: str, filters: Filters, depth: int) -> list[list[str]]:
-        """The full-text and vector legs of `rest`, the query without the names, side by side."""
-        lexical_leg = self._workers().submit(self._bm25, rest, filters, depth)
-        try:
-            semantic = [i for i, _ in self._vector(rest, filters, depth)]
-        finally:
-            lexical = [i for i, _ in lexical_leg.result()]
-        return [lexical, semantic]
+    def _complete(self, provenance: dict[str, Provenance], ids: Iterable[str], user_id: str) -> None:
+        missing = [i for i in ids if i not in provenance]
+        if missing:
+            provenance.update(self.store.provenance_of(missing, user_id=user_id))
 
     def _fuse_named(self, legs: list[list[str]], weights: list[float], name_free: list[list[str]],
                     named: Sequence[str], user_id: str, pool: int,
-                    records: dict[str, Memory]) -> list[tuple[str, float]]:
+                    provenance: dict[str, Provenance]) -> list[tuple[str, float]]:
         """The first `pool` of `fuse_named` over the question's `legs` (its vector leg left out) and
-        the `name_free` legs; `records` gains the memories whose actors it looks up."""
+        the `name_free` legs."""
         def actors(ids: Sequence[str]) -> dict[str, str | None]:
-            missing = [i for i in ids if i not in records]
-            if missing:
-                records.update(self.store.get_many(missing, user_id=user_id))
-            return {i: m.actor if isinstance(m, EpisodicMemory) else None
-                    for i in ids if (m := records.get(i)) is not None}
+            self._complete(provenance, ids, user_id)
+            return {i: provenance[i].actor for i in ids if i in provenance}
 
         def fuse(ranked: Sequence[Sequence[str]]) -> list[tuple[str, float]]:
             return fuse_named(ranked[:len(legs)], weights, ranked[len(legs):], actors, named, pool)
 
         every = [*legs, *name_free]
-        return fuse_apart(fuse, every, self._restating(every, user_id, records))[:pool]
+        return fuse_apart(fuse, every, self._restating(every, user_id, provenance))[:pool]
 
     def _with_sessions(self, filters: Filters) -> bool:
         return self.session_leg and (not filters.memory_types or MemoryType.episodic.value in filters.memory_types)

@@ -157,7 +157,7 @@ def _repair_user(store: MemoryStore, guard: SecretGuard, user_id: str) -> Counte
             cleaned, vault = guard.clean(record, known)
             new += vault
             fresh = store.to_row(cleaned)
-            if fresh.text != row.text or fresh.fields != row.fields:
+            if fresh.text != row.text or fresh.fields != row.fields or fresh.actor != row.actor:
                 rewritten.append((row, fresh))
         # history and the input log's plain columns: the same placeholders, new vault entries as needed
         history = list(session.execute(select(HistoryRow).where(col(HistoryRow.user_id) == user_id)).scalars())
@@ -179,7 +179,7 @@ def _repair_user(store: MemoryStore, guard: SecretGuard, user_id: str) -> Counte
                         done["input_log_fields"] += 1
         for row, fresh in rewritten:
             embedding_changed = store.to_record(row).embedding_text() != store.to_record(fresh).embedding_text()
-            row.text, row.fields = fresh.text, fresh.fields
+            row.text, row.fields, row.actor = fresh.text, fresh.fields, fresh.actor
             if embedding_changed:
                 row.embedding_model = None  # re-embedded below from the placeholder text
             done["memories"] += 1

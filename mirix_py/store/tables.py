@@ -44,6 +44,7 @@ class MemoryRow(SQLModel, table=True):
     __table_args__ = (
         Index("ix_memory_user_type_time", "user_id", "memory_type", "occurred_at"),
         Index("ix_memory_user_input", "user_id", "input_id"),
+        Index("ix_memory_user_actor", "user_id", "actor"),
     )
 
     id: str = Field(primary_key=True, max_length=64)
@@ -60,6 +61,9 @@ class MemoryRow(SQLModel, table=True):
     embedding_model: str | None = Field(default=None, max_length=128)
     input_id: str | None = Field(default=None, max_length=256,
                                  description="An episode's input (`store.sessions.input_of`): its session.")
+    actor: str | None = Field(default=None, sa_column=Column(Text, nullable=True),
+                              description="Who said an episode (None for the other types): the names a "
+                                          "search's question may name (`MemoryStore.actors`).")
 
 
 class HistoryRow(SQLModel, table=True):

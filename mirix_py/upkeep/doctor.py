@@ -165,7 +165,7 @@ def _rerender_texts(store: MemoryStore, memory_ids: list[str]) -> int:
                 select(MemoryRow).where(col(MemoryRow.id).in_(memory_ids[start:start + TEXT_BATCH]))).scalars())
             for row in rows:
                 fresh = store.to_row(store.to_record(row))  # the secret column is left as it is
-                row.text, row.fields = fresh.text, fresh.fields
+                row.text, row.fields, row.actor = fresh.text, fresh.fields, fresh.actor
             session.flush()
             store.fulltext.upsert(session.connection(), [(r.id, r.user_id, r.memory_type, r.text) for r in rows])
             for user_id in {r.user_id for r in rows}:  # the sessions these episodes are part of

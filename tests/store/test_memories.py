@@ -233,3 +233,26 @@ def test_rows_and_history_written_before_the_single_copy_layout_still_read(mx, u
         session.commit()
     assert mx.get(mid, user_id=user_id) == current
     assert mx.history(mid, user_id=user_id)[1].before["details"] == "\n".join(PAGE)
+
+
+def test_the_users_actors_follow_its_episodes(mx, user_id):
+    def said(who: str, text: str) -> InsertOp:
+        return InsertOp(memory=EpisodicMemory(user_id=user_id, summary=text, actor=who, occurred_at=T0))
+
+    changes = mx.store.apply([said("Jon", "Bye!"), said("Gina", "Hi!"), said("Jon", "Thanks!"),
+                              _semantic(user_id, "Rex", "Rex is a dog")], user_id=user_id, actor="a")
+    mx.store.apply([InsertOp(memory=EpisodicMemory(user_id="bystander-" + user_id, summary="Hey", actor="Ann"))],
+                   user_id="bystander-" + user_id, actor="a")
+    assert mx.store.actors(user_id=user_id) == ["Gina", "Jon"]
+    ids = [c.memory_id for c in changes]
+    said = mx.store.provenance_of(ids + ["mem_unknown"], user_id=user_id)
+    assert {i: p.actor for i, p in said.items()} == {ids[0]: "Jon", ids[1]: "Gina", ids[2]: "Jon", ids[3]: None}
+    assert mx.store.provenance_of(ids, user_id="intruder") == {}
+    mx.store.apply([UpdateOp(memory_id=ids[1], fields={"actor": "Gina Lee"})], user_id=user_id, actor="a")
+    mx.delete(ids[0], user_id=user_id)
+    assert mx.store.actors(user_id=user_id) == ["Gina Lee", "Jon"]
+    mx.delete(ids[2], user_id=user_id)
+    assert mx.store.actors(user_id=user_id) == ["Gina Lee"]
+    mx.delete_user(user_id)
+    assert mx.store.actors(user_id=user_id) == []
+    assert mx.store.actors(user_id="bystander-" + user_id) == ["Ann"]

@@ -32,6 +32,7 @@ def test_database_of_the_first_schema_opens_with_its_data(tmp_path, embedder):
         mx.flush(timeout=60)
         episode = mx.get("epi_00000000000000000000000000000001", user_id="caroline")
         assert episode.actor == "Caroline" and episode.source_ids == ["in_0001", "D1:3"]
+        assert "Caroline" in mx.store.actors(user_id="caroline")  # filled from the rows' fields
         assert mx.get("kv_00000000000000000000000000000003", user_id="caroline", reveal=True).secret_value == "Old-Pass-123"
         assert [e.operation.value for e in mx.history("sem_00000000000000000000000000000002", user_id="caroline")] == ["insert"]
         assert mx.input_status("in_0001").messages[0].content.startswith("I went to a LGBTQ")
