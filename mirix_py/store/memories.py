@@ -66,6 +66,11 @@ def _deleted(session: Session, statement: Delete) -> int:
     return result.rowcount
 
 
+def actor_of(memory: Memory) -> str | None:
+    """Who said a memory, as `memory.actor` keeps it: an episode's actor, None for the other types."""
+    return memory.actor if isinstance(memory, EpisodicMemory) else None
+
+
 class Provenance(NamedTuple):
     """A memory's cited ids and, for an episode, who said it (`MemoryStore.provenance_of`)."""
 
@@ -116,7 +121,7 @@ class MemoryStore:
             updated_at=memory.updated_at, source_ids=list(memory.source_ids), tags=list(memory.tags),
             fields=to_refs(fields, text), secret=secret,
             input_id=input_of(memory.memory_type.value, memory.source_ids),
-            actor=memory.actor if isinstance(memory, EpisodicMemory) else None,
+            actor=actor_of(memory),
         )
 
     def to_record(self, row: MemoryRow, *, reveal: bool = False) -> Memory:

@@ -27,7 +27,7 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from mirix_py.store.crypto import VaultKeyError
-from mirix_py.store.memories import MemoryStore
+from mirix_py.store.memories import MemoryStore, actor_of
 from mirix_py.store.private import narrow, open_to_others
 from mirix_py.store.tables import InputRow, MemoryRow
 from mirix_py.store.textrefs import REFS_KEY, to_refs
@@ -122,7 +122,7 @@ def diagnose(store: MemoryStore, data_dir: Path | None = None) -> DoctorReport:
 
 
 def _check_rows(store: MemoryStore) -> tuple[list[str], list[str], list[str]]:
-    """(ids of rows whose stored search text is not what their record renders now,
+    """(ids of rows whose stored search text or actor is not what their record renders now,
     ids of rows that do not read as a record at all,
     ids of rows whose fields still repeat long texts of their search text)."""
     stale: list[str] = []
@@ -135,7 +135,7 @@ def _check_rows(store: MemoryStore) -> tuple[list[str], list[str], list[str]]:
             except ValueError:  # pydantic's ValidationError is one
                 unreadable.append(row.id)
                 continue
-            if row.text != record.search_text():
+            if row.text != record.search_text() or row.actor != actor_of(record):
                 stale.append(row.id)
             elif REFS_KEY not in row.fields and to_refs(row.fields, row.text) != row.fields:
                 compactable.append(row.id)

@@ -121,6 +121,26 @@ def test_repair_embeds_the_text_ingestion_embedded(tmp_path, user_id):
         assert recorder.texts == [episode.embedding_text()]
 
 
+def test_an_episode_whose_actor_column_lost_its_actor_is_written_again(mx, user_id):
+    from sqlalchemy import update
+    from sqlmodel import Session
+
+    from mirix_py.tools.ops import InsertOp
+    from mirix_py.records import EpisodicMemory
+    from mirix_py.store.tables import MemoryRow
+
+    (change,) = mx.store.apply([InsertOp(memory=EpisodicMemory(user_id=user_id, summary="Bye!", actor="Jon"))],
+                               user_id=user_id, actor="seed")
+    with Session(mx.store.engine) as session:  # as a row written behind the store's back
+        session.execute(update(MemoryRow).where(MemoryRow.id == change.memory_id).values(actor=None))
+        session.commit()
+    assert mx.store.actors(user_id=user_id) == []
+    report = mx.doctor()
+    assert report.stale_texts == [change.memory_id] and not report.clean
+    assert mx.doctor(repair=True).clean
+    assert mx.store.actors(user_id=user_id) == ["Jon"]
+
+
 def test_search_texts_of_an_older_version_are_rerendered_and_reindexed(mx, user_id):
     from sqlalchemy import update
     from sqlmodel import Session
