@@ -304,8 +304,9 @@ class Searcher:
         session_fetch = workers.submit(self._sessions, query, filters) if self._with_sessions(filters) else None
         named = named_actors(query, self.store.actors(user_id=user_id)) if self.name_legs else []
         rest = without_names(query, named) if named else ""
-        lexical_leg = workers.submit(self._lexical, query, filters, depth)
-        rest_leg = workers.submit(self._lexical, rest, filters, depth) if rest else None
+        # two full-text legs side by side already take both cores: each runs whole (`_bm25`)
+        lexical_leg = workers.submit(self._lexical, query, filters, depth, not rest)
+        rest_leg = workers.submit(self._lexical, rest, filters, depth, False) if rest else None
         try:
             semantic = [i for i, _ in self._vector(rest or query, filters, depth)]
             provenance = self.store.provenance_of(semantic, user_id=user_id)
@@ -325,9 +326,10 @@ class Searcher:
         return self._fuse_named([lexical, *session], [1.0] + [SESSION_WEIGHT] * len(session),
                                 [rest_lexical, semantic], named, user_id, pool, provenance)
 
-    def _lexical(self, query: str, filters: Filters, depth: int) -> tuple[list[str], dict[str, Provenance]]:
+    def _lexical(self, query: str, filters: Filters, depth: int,
+                 split: bool) -> tuple[list[str], dict[str, Provenance]]:
         """The full-text leg's ranking and its memories' provenance."""
-        ranked = [i for i, _ in self._bm25(query, filters, depth)]
+        ranked = [i for i, _ in self._bm25(query, filters, depth, split)]
         return ranked, self.store.provenance_of(ranked, user_id=filters.user_id)
 
     def _restating(self, legs: Sequence[Sequence[str]], user_id: str, provenance: dict[str, Provenance]) -> set[str]:
@@ -379,13 +381,14 @@ class Searcher:
                     break
         return ranked, listed
 
-    def _bm25(self, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
+    def _bm25(self, query: str, filters: Filters, k: int, split: bool = True) -> list[tuple[str, float]]:
         """The best `k` by BM25; the index orders equal scores as `tie_key` does. A large user's
-        search runs in parts side by side (`FullTextIndex.parts`): one here, the others on the
-        parts pool, which runs nothing that waits on another task, so searches cannot deadlock it."""
+        search runs in parts side by side (`FullTextIndex.parts`; `split` False: whole, the same
+        ranking): one here, the others on the parts pool, which runs nothing that waits on another
+        task, so searches cannot deadlock it."""
         fulltext = self.store.fulltext
         with self.store.engine.connect() as conn:
-            count = fulltext.parts(conn, query, filters)
+            count = fulltext.parts(conn, query, filters) if split else 1
             if count == 1:
                 return fulltext.search(conn, query, filters, k)
         others = [self._part_workers().submit(self._bm25_part, query, filters, k, (i, count)) for i in range(1, count)]

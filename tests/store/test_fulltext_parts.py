@@ -93,3 +93,28 @@ def test_the_searcher_ranks_the_same_whole_or_in_parts(tmp_path, monkeypatch):
             assert mx.store.fulltext.parts(conn, "kayak lake", Filters(user_id="ada")) == 2
         split = [[h.memory.id for h in mx.search(q, user_id="ada", limit=10)] for q in queries]
     assert split == whole and all(len(ids) == 10 for ids in whole)
+
+
+def test_a_named_questions_two_full_text_legs_run_whole_and_rank_the_same(tmp_path, monkeypatch, embedder):
+    from mirix_py.engine import Mirix
+    from mirix_py.tools.ops import InsertOp
+    from mirix_py.records import EpisodicMemory
+
+    rng = random.Random(7)
+    with Mirix(tmp_path / "data", embedder=embedder) as mx:
+        mx.store.apply([InsertOp(memory=EpisodicMemory(
+            user_id="ada", actor=rng.choice(["Jon", "Gina"]), occurred_at=T0 + timedelta(minutes=i),
+            summary=" ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 5))))) for i in range(300)],
+            user_id="ada", actor="seed")
+        queries = ["Did Jon take the kayak trip?", "cold tea in the garden"]
+        small = [[h.memory.id for h in mx.search(q, user_id="ada", limit=10)] for q in queries]
+        monkeypatch.setattr(sqlite_fulltext, "PARALLEL_MIN_DOCS", 100)
+        monkeypatch.setattr(sqlite_fulltext.os, "cpu_count", lambda: 2)
+        mx.store.fulltext = large = SQLiteFullText()
+        parts_run: list[str] = []
+        plain_part = large.search_part
+        monkeypatch.setattr(large, "search_part", lambda conn, q, *a: parts_run.append(q) or plain_part(conn, q, *a))
+        assert [h.memory.id for h in mx.search(queries[0], user_id="ada", limit=10)] == small[0]
+        assert parts_run == []  # a leg each on the two workers: both cores taken without parts
+        assert [h.memory.id for h in mx.search(queries[1], user_id="ada", limit=10)] == small[1]
+        assert parts_run == [queries[1], queries[1]]  # names no one: its one full-text leg in two parts
