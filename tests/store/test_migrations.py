@@ -75,6 +75,11 @@ def test_migrations_on_postgres(pg_schema_url, tmp_path, embedder):
             " fields) VALUES ('sem_00000000000000000000000000000009', 'ann', 'semantic', 'Rex: Rex is a dog', NULL,"
             " now(), now(), :s, '[]', :f)"),
             {"s": json.dumps(["x"]), "f": json.dumps({"name": "Rex", "summary": "Rex is a dog", "details": "", "source": ""})})
+        conn.execute(text(
+            "INSERT INTO memory (id, user_id, memory_type, text, occurred_at, created_at, updated_at, source_ids, tags,"
+            " fields) VALUES ('epi_00000000000000000000000000000009', 'ann', 'episodic', 'Ann: Rex barked', NULL,"
+            " now(), now(), '[]', '[]', :f)"),
+            {"f": json.dumps({"event_type": "message", "summary": "Rex barked", "details": "", "actor": "Ann"})})
     upgrade(engine)
     assert current_revision(engine) == head_revision()
     assert _diff(engine) == []
@@ -82,6 +87,7 @@ def test_migrations_on_postgres(pg_schema_url, tmp_path, embedder):
     with Mirix(tmp_path / "pg", embedder=embedder, database_url=pg_schema_url) as mx:
         assert mx.get("sem_00000000000000000000000000000009", user_id="ann").name == "Rex"
         assert mx.search("dog", user_id="ann", method="bm25")[0].memory.name == "Rex"
+        assert mx.store.actors(user_id="ann") == ["Ann"]  # filled by 0012 from the row's fields
 
 
 def test_unversioned_database_is_recognised(tmp_path):
