@@ -3,8 +3,8 @@ visited?" names Jon, and every turn Jon said carries his name ("Jon: Thanks!"): 
 short, empty turns better than it matches the one about Paris, so a question that names someone is
 also searched without the name, and the named people's own turns are preferred among the results.
 
-The names are the actors (who said an episode) of the first results, found in the question as whole
-words: nothing here knows what a name looks like. Pure functions; `Searcher.search` fuses the legs
+The names are the user's actors (who said an episode, `MemoryStore.actors`) found in the question as
+whole words: nothing here knows what a name looks like. Pure functions; `Searcher.search` fuses the legs
 (see NAME_FREE_WEIGHT)."""
 
 from __future__ import annotations
