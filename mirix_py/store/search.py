@@ -95,8 +95,9 @@ def top_sessions(scored: Sequence[tuple[str, float]], k: int) -> list[str]:
 
 
 # A question that names people the memory heard from (the actors of the user's episodes,
-# `MemoryStore.actors`) is also searched without the names (`store.names`): a name weighs on a sentence's embedding ("Jon: Bye!"
-# lies close to any question about Jon) more than on a BM25 score. Fused: both legs of the
+# `MemoryStore.actors`) is also searched without the names (`store.names`): a name weighs on a
+# sentence's embedding ("Jon: Bye!" lies close to any question about Jon) more than on a BM25
+# score. Fused: both legs of the
 # name-free question at NAME_FREE_WEIGHT, the question's own full-text leg (and session leg, when
 # on) at QUESTION_SHARE of its weight, its vector leg left out, and a leg of the named people's own
 # memories among the first `pool` of that fusion, in its order, at ACTOR_WEIGHT. Chosen on LoCoMo dev

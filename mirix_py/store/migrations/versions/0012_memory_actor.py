@@ -28,20 +28,25 @@ def upgrade() -> None:
         op.create_index("ix_memory_user_actor", "memory", ["user_id", "actor"])
     memory = sa.table("memory", sa.column("id", sa.String), sa.column("memory_type", sa.String),
                       sa.column("text", sa.Text), sa.column("fields", sa.JSON), sa.column("actor", sa.Text))
-    rows = conn.execute(sa.select(memory.c.id, memory.c.text, memory.c.fields).where(
-        memory.c.memory_type == "episodic", memory.c.actor.is_(None))).all()
-    changes = []
-    for i, text, fields in rows:
-        try:
-            actor = from_refs(fields or {}, text).get("actor")
-        except ValueError:  # a row rewritten behind the store's back: `doctor` reports it
-            continue
-        if isinstance(actor, str):
-            changes.append({"i": i, "a": actor})
     update = sa.update(memory).where(memory.c.id == sa.bindparam("i")).values(actor=sa.bindparam("a"))
-    for start in range(0, len(changes), BATCH):
-        conn.execute(update, changes[start:start + BATCH])
-
+    after = ""
+    while True:  # BATCH rows at a time in id order, so a large database is never read whole
+        rows = conn.execute(sa.select(memory.c.id, memory.c.text, memory.c.fields).where(
+            memory.c.memory_type == "episodic", memory.c.actor.is_(None), memory.c.id > after)
+            .order_by(memory.c.id).limit(BATCH)).all()
+        if not rows:
+            return
+        changes = []
+        for i, text, fields in rows:
+            try:
+                actor = from_refs(fields or {}, text).get("actor")
+            except ValueError:  # a row rewritten behind the store's back: `doctor` reports it
+                continue
+            if isinstance(actor, str):
+                changes.append({"i": i, "a": actor})
+        if changes:
+            conn.execute(update, changes)
+        after = rows[-1][0]
 
 def downgrade() -> None:
     op.drop_index("ix_memory_user_actor", table_name="memory")
