@@ -202,6 +202,11 @@ class PostgresFullText:
         """One: PostgreSQL plans a search itself (and a parallel plan is the server's to choose)."""
         return 1
 
+    def search_named(self, conn: Connection, query: str, rest: str, filters: Filters,
+                     k: int) -> tuple[list[tuple[str, float]], list[tuple[str, float]]] | None:
+        """None: each is searched (no shared query here)."""
+        return None
+
     def search_part(self, conn: Connection, query: str, filters: Filters, k: int, part: Part) -> list[PartHit]:
         if part != (0, 1):
             raise ValueError("PostgreSQL searches whole: parts() is 1")

@@ -305,18 +305,14 @@ class Searcher:
         session_fetch = workers.submit(self._sessions, query, filters) if self._with_sessions(filters) else None
         named = named_actors(query, self.store.actors(user_id=user_id)) if self.name_legs else []
         rest = without_names(query, named) if named else ""
-        # two full-text legs side by side already take both cores: each runs whole (`_bm25`)
-        lexical_leg = workers.submit(self._lexical, query, filters, depth, not rest)
-        rest_leg = workers.submit(self._lexical, rest, filters, depth, False) if rest else None
+        lexical_legs = workers.submit(self._lexical_legs, query, rest, filters, depth)
         try:
             semantic = [i for i, _ in self._vector(rest or query, filters, depth)]
             provenance = self.store.provenance_of(semantic, user_id=user_id)
         finally:
-            lexical, lexical_provenance = lexical_leg.result()
-            rest_lexical, rest_provenance = rest_leg.result() if rest_leg is not None else ([], {})
+            lexical, rest_lexical, lexical_provenance = lexical_legs.result()
             found = session_fetch.result() if session_fetch is not None else None
         provenance.update(lexical_provenance)
-        provenance.update(rest_provenance)
         session = [session_leg(found[0], found[1], [i for i, _ in rrf_fuse([lexical, semantic])])] \
             if found and found[0] else []
         if not rest:
@@ -332,6 +328,27 @@ class Searcher:
         """The full-text leg's ranking and its memories' provenance."""
         ranked = [i for i, _ in self._bm25(query, filters, depth, split)]
         return ranked, self.store.provenance_of(ranked, user_id=filters.user_id)
+
+    def _lexical_legs(self, query: str, rest: str, filters: Filters,
+                      depth: int) -> tuple[list[str], list[str], dict[str, Provenance]]:
+        """The full-text legs of the question and of its name-free form `rest` ([] when it names
+        nobody), with their memories' provenance. A named question's two come from one index query
+        where the index offers one (`FullTextIndex.search_named`), else side by side, each whole (two
+        legs already take both cores), the second on the parts pool (whose tasks wait on nothing, so
+        this wait cannot deadlock it)."""
+        if not rest:
+            lexical, provenance = self._lexical(query, filters, depth, True)
+            return lexical, [], provenance
+        with self.store.engine.connect() as conn:
+            both = self.store.fulltext.search_named(conn, query, rest, filters, depth)
+        if both is None:
+            rest_leg = self._part_workers().submit(self._lexical, rest, filters, depth, False)
+            lexical, provenance = self._lexical(query, filters, depth, False)
+            rest_lexical, rest_provenance = rest_leg.result()
+            return lexical, rest_lexical, {**provenance, **rest_provenance}
+        lexical, rest_lexical = ([i for i, _ in ranked] for ranked in both)
+        ids = list(dict.fromkeys([*lexical, *rest_lexical]))
+        return lexical, rest_lexical, self.store.provenance_of(ids, user_id=filters.user_id)
 
     def _restating(self, legs: Sequence[Sequence[str]], user_id: str, provenance: dict[str, Provenance]) -> set[str]:
         """The memories in these legs that restate others (`restatements`); `provenance` gains any

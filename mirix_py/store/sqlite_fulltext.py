@@ -269,29 +269,92 @@ class SQLiteFullText:
         query, the `scoring_only` terms counted once where a row holds them in its own words: the
         best RESCORE_WITHIN times k rows by the selecting terms are rescored (a row further down would
         need the scoring-only terms to outweigh that gap; their weight is small, as they are common)."""
-        low, high = self._part_range(user_id, part)
-        token = user_token(user_id)
-        params = {"lo": low, "hi": high, "wide": k * RESCORE_WITHIN}
-        match = found.match
-        rows = conn.execute(sql(self._CANDIDATES), {**params, "match": match}).all()
-        if any(r[3] != token for r in rows):  # another user's rows in this range: match the user token too
-            match = f'ukey : "{token}" AND {match}'
-            rows = conn.execute(sql(self._CANDIDATES), {**params, "match": match}).all()
+        rows = self._candidates(conn, found.match, user_id, k * RESCORE_WITHIN, part)
         if not rows:
             return []
+        scores = self._rescored(rows, self._term_parts(conn, rows, found.scoring_only), found.scoring_only)
+        return self._best(scores, k, self._tie_keys(conn, self._leading(scores, k)))
+
+    def _candidates(self, conn: Connection, match: str, user_id: str, wide: int, part: Part) -> list:
+        """The best `wide` rows `match` selects in `part` of the user's range: (rowid, bm25, memory id,
+        ukey, text, near)."""
+        low, high = self._part_range(user_id, part)
+        token = user_token(user_id)
+        params = {"lo": low, "hi": high, "wide": wide}
+        rows = conn.execute(sql(self._CANDIDATES), {**params, "match": match}).all()
+        if any(r[3] != token for r in rows):  # another user's rows in this range: match the user token too
+            rows = conn.execute(sql(self._CANDIDATES), {**params, "match": f'ukey : "{token}" AND {match}'}).all()
+        return list(rows)
+
+    def _term_parts(self, conn: Connection, rows: Sequence, terms: Sequence[str]) -> dict[str, dict[str, float]]:
+        """For each term, what it adds to bm25() for each candidate row holding it in its own words
+        (by memory id), counted once."""
+        if not terms:
+            return {}
         total_rows, avgdl = self._table_stats(conn)
-        holders = self._holders.holding(found.scoring_only, [(int(r[0]), r[4] or "") for r in rows])
-        idfs = [fts5_idf(total_rows, self._table_rows(conn, term)) for term in found.scoring_only]
-        scores: dict[str, float] = {}
-        for rowid, s, memory_id, _, text, near in rows:
-            # FTS5's row size: its words, the neighbours' words (one token each, space-separated), ukey, mtype
-            size = len(TOKEN.findall(text or "")) + len((near or "").split()) + 2
-            scores[memory_id] = -float(s) + sum(fts5_term_score(idf, 1.0, size, avgdl)
-                                                for idf, held in zip(idfs, holders) if int(rowid) in held)
+        holders = self._holders.holding(terms, [(int(r[0]), r[4] or "") for r in rows])
+        parts: dict[str, dict[str, float]] = {}
+        for term, held in zip(terms, holders):
+            idf = fts5_idf(total_rows, self._table_rows(conn, term))
+            parts[term] = {}
+            for rowid, _, memory_id, _, text, near in rows:
+                if int(rowid) in held:
+                    # FTS5's row size: its words, the neighbours' words (one token each, space-separated), ukey, mtype
+                    size = len(TOKEN.findall(text or "")) + len((near or "").split()) + 2
+                    parts[term][memory_id] = fts5_term_score(idf, 1.0, size, avgdl)
+        return parts
+
+    @staticmethod
+    def _rescored(rows: Sequence, parts: dict[str, dict[str, float]], terms: Sequence[str]) -> dict[str, float]:
+        """Each candidate's bm25() score (higher is better) with what `terms` add where it holds them."""
+        return {memory_id: -float(s) + sum(parts[t].get(memory_id, 0.0) for t in terms)
+                for _, s, memory_id, _, _, _ in rows}
+
+    @staticmethod
+    def _leading(scores: dict[str, float], k: int) -> list[str]:
+        """The first `k` of `scores`, and any tied with the k-th."""
         kth = sorted(scores.values(), reverse=True)[:k][-1]
-        best = [i for i, score in scores.items() if score >= kth]  # the first k, and any tied with the k-th
-        keys = self._tie_keys(conn, best)
-        return sorted(((i, scores[i], keys[i]) for i in best), key=lambda hit: (-hit[1], hit[2]))[:k]
+        return [i for i, score in scores.items() if score >= kth]
+
+    @staticmethod
+    def _best(scores: dict[str, float], k: int, keys: dict[str, tuple]) -> list[PartHit]:
+        """The best `k` of `scores`, equal scores in tie order (`keys` holds the `_leading` ones)."""
+        leading = SQLiteFullText._leading(scores, k)
+        return sorted(((i, scores[i], keys[i]) for i in leading), key=lambda hit: (-hit[1], hit[2]))[:k]
+
+    def search_named(self, conn: Connection, query: str, rest: str, filters: Filters,
+                     k: int) -> tuple[list[tuple[str, float]], list[tuple[str, float]]] | None:
+        """For a user of PARALLEL_MIN_DOCS memories or more, without a time window, when the names
+        `query` holds are words the user's memories hold so often that `query`'s search leaves them
+        out (`left_out_terms`: the speakers of a conversation are): the best `k` for `query` and for
+        `rest` (the query without the names) from one FTS5 query. Both select the same rows then, and
+        `query` only rescores them with the names, so each ranks exactly as `search` ranks it. None:
+        search each (a small user, a time window, names that select rows of their own)."""
+        if filters.start is not None or filters.end is not None:
+            return None
+        if self._user_count(conn, filters.user_id) < PARALLEL_MIN_DOCS:
+            return None
+        found, found_rest = self._match(conn, query, filters), self._match(conn, rest, filters)
+        if found is None or found_rest is None or found.match != found_rest.match:
+            return None
+        wide = k * RESCORE_WITHIN
+        rows = self._candidates(conn, found.match, filters.user_id, wide, (0, 1))
+        if not rows:
+            return [], []
+        scored_with = tuple(dict.fromkeys([*found.scoring_only, *found_rest.scoring_only]))
+        parts = self._term_parts(conn, rows, scored_with)
+        scores, rest_scores = (self._rescored(rows, parts, f.scoring_only) for f in (found, found_rest))
+        keys = self._tie_keys(conn, list(dict.fromkeys([*self._leading(scores, k), *self._leading(rest_scores, k)])))
+
+        def ranked(leg: FtsQuery, leg_scores: dict[str, float]) -> list[tuple[str, float]]:
+            kth = sorted(leg_scores.values(), reverse=True)[:k][-1]
+            if not leg.scoring_only and len(rows) == wide and -float(rows[-1][1]) >= kth:
+                hits = self._ranked(conn, leg.match, filters.user_id, k)  # a tied group runs past the rows read
+            else:
+                hits = self._best(leg_scores, k, keys)
+            return [(i, score) for i, score, _ in hits]
+
+        return ranked(found, scores), ranked(found_rest, rest_scores)
 
     @staticmethod
     def _tie_keys(conn: Connection, memory_ids: Sequence[str]) -> dict[str, tuple]:

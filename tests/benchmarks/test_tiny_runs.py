@@ -52,6 +52,19 @@ def test_search_latency(tmp_path):
         assert lat["n"] == 3 and finite(lat["p95_ms"]) and lat["p95_ms"] > 0 and lat["mean_hits"] > 0
 
 
+def test_named_legs(tmp_path):
+    out = tmp_path / "named.json"
+    stdout = run_benchmark("named_legs.py", "--memories", "300", "--queries", "6", "--warmup", "1",
+                           "--out", str(out), tmp_path=tmp_path)
+    assert "one query" in stdout and "leg by leg" in stdout
+    result = json.loads(out.read_text())
+    assert result["benchmark"] == "named_legs" and result["memories"] == 300
+    assert result["identical_rankings"] == 6  # the shared query ranks as the two legs do, or is not taken
+    for mode in ("one query", "leg by leg"):
+        lat = result["latency"][mode]
+        assert lat["n"] == 6 and finite(lat["p95_ms"]) and lat["p95_ms"] > 0
+
+
 def test_ingest_locomo(tmp_path):
     out = tmp_path / "ingest.json"
     stdout = run_benchmark("ingest_locomo.py", str(MINI), "--out", str(out), tmp_path=tmp_path)
