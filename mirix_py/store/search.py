@@ -274,10 +274,12 @@ class Searcher:
             ranked = self._vector(query, filters, pool)
         elif method_used is SearchMethod.string:
             ranked = self._substring(query, filters, pool)
-        elif parts := question_parts(query):  # a question joining questions: each searched, rankings fused
-            ranked = fuse_parts([self._hybrid(p, filters, depth, pool) for p in parts])[:pool]
         else:
-            ranked = self._hybrid(query, filters, depth, pool)
+            actors = self.store.actors(user_id=user_id) if self.name_legs else []  # whom a question can name
+            if parts := question_parts(query):  # a question joining questions: each searched, rankings fused
+                ranked = fuse_parts([self._hybrid(p, filters, depth, pool, actors) for p in parts])[:pool]
+            else:
+                ranked = self._hybrid(query, filters, depth, pool, actors)
         records = self.store.get_many([i for i, _ in ranked], user_id=user_id)
         tags = self.store.input_tags.cited(m.source_ids for m in records.values())
         ranked = weigh_down_other_subjects(weigh_down(ranked, records, tags), records, query)[:limit]
@@ -289,10 +291,11 @@ class Searcher:
             hits.append(SearchHit(text=hit_text(memory, query), score=score, memory=memory, method=method))
         return with_context(self.store, hits, context) if context else hits
 
-    def _hybrid(self, query: str, filters: Filters, depth: int, pool: int) -> list[tuple[str, float]]:
+    def _hybrid(self, query: str, filters: Filters, depth: int, pool: int,
+                actors: Sequence[str]) -> list[tuple[str, float]]:
         """The first `pool` of the fusion of the full-text and vector legs (and the session leg, when
-        on), or with the name-free legs of `fuse_named` when the query names someone the user's
-        episodes were said by (`MemoryStore.actors`).
+        on), or with the name-free legs of `fuse_named` when the query names one of the `actors`
+        (whom the user's episodes were said by, `MemoryStore.actors`; [] with the name legs off).
 
         The legs run side by side: the full-text legs in worker threads (SQLite releases the GIL), the
         query embedding here on one thread (the MiniLM embedder uses one for a short text; with two the
@@ -303,7 +306,7 @@ class Searcher:
         workers = self._workers()
         user_id = filters.user_id
         session_fetch = workers.submit(self._sessions, query, filters) if self._with_sessions(filters) else None
-        named = named_actors(query, self.store.actors(user_id=user_id)) if self.name_legs else []
+        named = named_actors(query, actors)
         rest = without_names(query, named) if named else ""
         lexical_legs = workers.submit(self._lexical_legs, query, rest, filters, depth)
         try:

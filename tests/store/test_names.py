@@ -117,3 +117,18 @@ def test_only_the_users_own_actors_are_names(mx_sqlite, user_id):
     assert hits(on, "Where did Jon fly?", user_id) != hits(off, "Where did Jon fly?", user_id)
     for s in (on, off):
         s.close()
+
+
+def test_a_joined_question_reads_the_users_actors_once_and_names_them_in_each_half(mx_sqlite, user_id, embedder):
+    seed_talk(mx_sqlite, user_id)
+    recording = RecordingEmbedder(embedder)
+    mx_sqlite.store.embedder = recording
+    store = mx_sqlite.store
+    asked: list[str] = []
+    plain = store.actors
+    store.actors = lambda *, user_id: asked.append(user_id) or plain(user_id=user_id)  # type: ignore[method-assign]
+    searcher = Searcher(store)
+    hits(searcher, "Where did Jon fly, and when did Gina move?", user_id)
+    assert asked == [user_id]
+    assert sorted(recording.texts) == ["Where did fly", "when did move"]  # each half without its name
+    searcher.close()
