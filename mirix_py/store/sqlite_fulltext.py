@@ -293,15 +293,15 @@ class SQLiteFullText:
             return {}
         total_rows, avgdl = self._table_stats(conn)
         holders = self._holders.holding(terms, [(int(r[0]), r[4] or "") for r in rows])
+        held_by_any = set().union(*holders)
+        # FTS5's row size: its words, the neighbours' words (one token each, space-separated), ukey, mtype
+        sizes = {int(rowid): len(TOKEN.findall(text or "")) + len((near or "").split()) + 2
+                 for rowid, _, _, _, text, near in rows if int(rowid) in held_by_any}
         parts: dict[str, dict[str, float]] = {}
         for term, held in zip(terms, holders):
             idf = fts5_idf(total_rows, self._table_rows(conn, term))
-            parts[term] = {}
-            for rowid, _, memory_id, _, text, near in rows:
-                if int(rowid) in held:
-                    # FTS5's row size: its words, the neighbours' words (one token each, space-separated), ukey, mtype
-                    size = len(TOKEN.findall(text or "")) + len((near or "").split()) + 2
-                    parts[term][memory_id] = fts5_term_score(idf, 1.0, size, avgdl)
+            parts[term] = {memory_id: fts5_term_score(idf, 1.0, sizes[int(rowid)], avgdl)
+                           for rowid, _, memory_id, _, _, _ in rows if int(rowid) in held}
         return parts
 
     @staticmethod

@@ -88,17 +88,16 @@ def test_a_tied_group_running_past_the_rows_read_is_settled_as_search_settles_it
         text = f"{speaker}: the kayak" if i % 25 == 0 else f"{speaker}: {WORDS[1 + i % 19]} {WORDS[1 + i // 19 % 19]}"
         rows.append((f"m{i:04d}", "ada", "episodic", text))
         when[f"m{i:04d}"] = T0 + timedelta(minutes=(i * 7919) % 8000)
-    fts_conn_ = fts_conn
-    _fill(fts_conn_, rows, when)
+    _fill(fts_conn, rows, when)
     monkeypatch.setattr(sqlite_fulltext, "PARALLEL_MIN_DOCS", 1000)
     large = SQLiteFullText()
     filters = Filters(user_id="ada")
     ranked_whole: list[str] = []
     plain = large._ranked
     monkeypatch.setattr(large, "_ranked", lambda conn, match, *a: ranked_whole.append(match) or plain(conn, match, *a))
-    both = large.search_named(fts_conn_, "Did Ann kayak?", "Did kayak?", filters, 30)
+    both = large.search_named(fts_conn, "Did Ann kayak?", "Did kayak?", filters, 30)
     assert both is not None and ranked_whole  # the cut was open: the name-free leg ranked whole
-    assert both == (large.search(fts_conn_, "Did Ann kayak?", filters, 30), large.search(fts_conn_, "Did kayak?", filters, 30))
+    assert both == (large.search(fts_conn, "Did Ann kayak?", filters, 30), large.search(fts_conn, "Did kayak?", filters, 30))
     assert [score for _, score in both[1]] == [both[1][0][1]] * 30  # all tied, ordered by time as `search` orders them
 
 

@@ -48,6 +48,7 @@ def upgrade() -> None:
             conn.execute(update, changes)
         after = rows[-1][0]
 
+
 def downgrade() -> None:
     op.drop_index("ix_memory_user_actor", table_name="memory")
     op.drop_column("memory", "actor")
