@@ -148,9 +148,20 @@ class ChromaVectorIndex:
         return index
 
     def close(self) -> None:
-        """Zero the stale bytes Chroma left in its graph files (`store/chroma_files.py`) and narrow
-        what it wrote since it opened (the client itself stays usable)."""
-        if self.path is not None and self._opened is not None:
+        """Release an embedded client this index opened, then zero the stale bytes Chroma left in its
+        graph files (`store/chroma_files.py`) and narrow what it wrote since it opened; a later use
+        opens it again. Chroma keeps one system a folder per process while a client holds it: kept,
+        a folder deleted and made again in the same process was written through the old, deleted
+        database ("attempt to write a readonly database")."""
+        opened = self._opened
+        if opened is None:
+            return
+        if self._connect is not None:  # ours to release (a client passed in is its owner's)
+            with self._connect_lock:
+                self._opened = None
+                self._collections = {}
+            opened.close()  # type: ignore[attr-defined]
+        if self.path is not None:
             scrub(self.path, since=self.opened_at)
             narrow(self.path)
 

@@ -65,3 +65,21 @@ def test_a_query_racing_the_first_write_of_a_collection_answers_instead_of_faili
     index._collections[collection_name("u")] = Racing(5, "Error executing plan: something else")
     with pytest.raises(chromadb.errors.InternalError):
         index.query("u", [1.0, 0.0], 3)
+
+
+def test_a_closed_embedded_index_lets_its_folder_be_deleted_and_made_again_in_the_same_process(tmp_path):
+    """Chroma keeps one system a folder per process while a client holds it: an index kept open past
+    `close` wrote a folder made again through the deleted one's database ("readonly database")."""
+    import shutil
+
+    path = tmp_path / "chroma"
+    first = ChromaVectorIndex.embedded(path)
+    first.upsert("u", [VectorItem("m1", [1.0, 0.0], "episodic")])
+    first.close()  # `first` stays referenced, as a caller's variable keeps it
+    assert first.query("u", [1.0, 0.0], 3)[0][0] == "m1"  # a later use opens it again
+    first.close()
+    shutil.rmtree(path)
+    second = ChromaVectorIndex.embedded(path)
+    second.upsert("u", [VectorItem("m2", [0.0, 1.0], "episodic")])
+    assert second.ids("u") == {"m2"} and second.query("u", [0.0, 1.0], 3)[0][0] == "m2"
+    second.close()
