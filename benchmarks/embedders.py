@@ -1,12 +1,14 @@
 """MiniLM on each runtime, in one run: ONNX Runtime (the default) against numpy + sentence-transformers
-(`minilm:torch`, the baseline: what the engine ran before).
+(`minilm:torch`, the baseline: what the engine ran before), and ONNX Runtime on the int8 graph
+(`minilm:int8`) against the float32 one.
 
 For each runtime, in a fresh process state of its own embedder:
 - load: the first query's time, model load included (the ONNX graph from its cache when present,
   else built: `--cold` clears a private cache first so the build is timed);
 - query: one LoCoMo question at a time, as a search embeds it (p50 / p95);
 - per session: each LoCoMo session's turns in one call, as ingestion embeds them (texts per second);
-- agreement: the largest difference between the runtimes' vectors of the same texts.
+- agreement: the largest difference between the runtimes' vectors of the same texts; for int8, the
+  cosine of its vectors to the float32 ones (it is another embedder: near, not equal).
 
     .venv/bin/python benchmarks/embedders.py /work/shared/data/locomo/locomo_dev.json --out embedders.json
 """
@@ -23,13 +25,14 @@ from typing import Any
 import _common as C
 import numpy as np
 
-RUNTIMES = ("torch", "onnx")  # the baseline first
+RUNTIMES = ("torch", "onnx", "onnx-int8")  # the baseline first
 
 
 def measure(runtime: str, questions: list[str], sessions: list[list[str]], cache: Path, args: Any) -> dict[str, Any]:
     from mirix_py.store.embeddings import MiniLMEmbedder
 
-    embedder = MiniLMEmbedder(runtime=runtime, cache=cache)
+    int8 = runtime == "onnx-int8"
+    embedder = MiniLMEmbedder(runtime="onnx" if int8 else runtime, cache=cache, int8=int8)
     t0 = time.perf_counter()
     first = embedder.embed([questions[0]])[0]
     load_s = time.perf_counter() - t0
@@ -89,14 +92,21 @@ def main() -> None:
             results.append(measure(runtime, questions, sessions, cache, args))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    (q_base, s_base), (q_onnx, s_onnx) = (r.pop("_vectors") for r in results)
+    (q_base, s_base), (q_onnx, s_onnx), (q_int8, s_int8) = (r.pop("_vectors") for r in results)
     agreement = {"query_max_abs_diff": float(np.abs(q_base - q_onnx).max()),
                  "session_max_abs_diff": float(np.abs(s_base - s_onnx).max()),
                  "session_min_cosine": float(np.min(np.sum(s_base * s_onnx, axis=1)))}
-    base, onnx = results
-    speedup = {"query_p50": base["query"]["p50_ms"] / onnx["query"]["p50_ms"],
-               "query_p95": base["query"]["p95_ms"] / onnx["query"]["p95_ms"],
-               "per_session": base["per_session_seconds"] / onnx["per_session_seconds"]}
+    int8_cosines = {"query": np.sum(q_onnx * q_int8, axis=1), "session": np.sum(s_onnx * s_int8, axis=1)}
+    int8_agreement = {f"{kind}_{stat}_cosine": float(fn(values)) for kind, values in int8_cosines.items()
+                      for stat, fn in (("min", np.min), ("mean", np.mean))}
+    base, onnx, int8 = results
+
+    def ratio(slow: dict[str, Any], fast: dict[str, Any]) -> dict[str, float]:
+        return {"query_p50": slow["query"]["p50_ms"] / fast["query"]["p50_ms"],
+                "query_p95": slow["query"]["p95_ms"] / fast["query"]["p95_ms"],
+                "per_session": slow["per_session_seconds"] / fast["per_session_seconds"]}
+
+    speedup, int8_speedup = ratio(base, onnx), ratio(onnx, int8)
     print()
     print(C.table(["runtime", "load+1st (s)", "query p50 (ms)", "query p95 (ms)", "sessions (s)", "texts/s"],
                   [[r["runtime"], r["load_and_first_query_seconds"], r["query"]["p50_ms"], r["query"]["p95_ms"],
@@ -106,9 +116,14 @@ def main() -> None:
     print(f"onnx vs torch: query p50 x{speedup['query_p50']:.2f}, p95 x{speedup['query_p95']:.2f}, "
           f"per session x{speedup['per_session']:.2f}; largest vector difference "
           f"{max(agreement['query_max_abs_diff'], agreement['session_max_abs_diff']):.2e}")
+    print(f"int8 vs onnx: query p50 x{int8_speedup['query_p50']:.2f}, p95 x{int8_speedup['query_p95']:.2f}, "
+          f"per session x{int8_speedup['per_session']:.2f}; cosine to the float32 vectors: queries min "
+          f"{int8_agreement['query_min_cosine']:.4f} mean {int8_agreement['query_mean_cosine']:.4f}, turns min "
+          f"{int8_agreement['session_min_cosine']:.4f} mean {int8_agreement['session_mean_cosine']:.4f}")
     C.write_json(args.out, {"benchmark": "embedders", "environment": C.environment(), "args": vars(args),
                             "cache": "fresh (build timed)" if args.cold else str(cache),
-                            "results": results, "speedup_onnx_over_torch": speedup, "agreement": agreement})
+                            "results": results, "speedup_onnx_over_torch": speedup, "agreement": agreement,
+                            "speedup_int8_over_onnx": int8_speedup, "int8_agreement": int8_agreement})
 
 
 if __name__ == "__main__":

@@ -149,8 +149,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("data", help="LoCoMo JSON (the original format), e.g. /work/shared/data/locomo/locomo_dev.json")
     ap.add_argument("--out", help="write the figures as JSON to this file")
-    ap.add_argument("--embedder", choices=["minilm", "none"], default="minilm",
-                    help="none: full-text only (no vectors), for both engine and floor")
+    ap.add_argument("--embedder", choices=["minilm", "minilm:int8", "none"], default="minilm",
+                    help="minilm:int8: MiniLM's int8 graph; none: full-text only (no vectors); for both engine and floor")
     ap.add_argument("--workdir", help="where the fresh data dirs go (default: a new temp dir, removed after)")
     ap.add_argument("--keep", action="store_true", help="keep the data dirs")
     ap.add_argument("--floor-first", action="store_true", help="run the floor before the engine (default: after)")

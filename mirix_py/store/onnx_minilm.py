@@ -36,10 +36,24 @@ def available() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in ("onnx", "onnxruntime"))
 
 
-def build_model(weights: Mapping[str, np.ndarray], *, heads: int, layers: int, eps: float) -> bytes:
+def quantized_columns(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`w` (in x out) as int8 with one scale per output column, symmetric (zero point 0): what
+    ONNX Runtime's dynamic quantization does to a weight with `per_channel=True`."""
+    scale = np.abs(w).max(axis=0) / 127.0
+    scale = np.where(scale > 0, scale, 1.0).astype(np.float32)
+    return np.clip(np.rint(w / scale), -127, 127).astype(np.int8), scale
+
+
+def build_model(weights: Mapping[str, np.ndarray], *, heads: int, layers: int, eps: float,
+                int8: bool = False) -> bytes:
     """A serialised ONNX model: inputs `input_ids` and `attention_mask` (int64, batch x tokens),
     output `embedding` (float32, batch x hidden), each row mean-pooled over its unmasked tokens and
-    normalised to length 1, as sentence-transformers' Pooling and Normalize modules do."""
+    normalised to length 1, as sentence-transformers' Pooling and Normalize modules do.
+
+    `int8`: every dense layer's weights stored as int8 (a scale per output column) and its input
+    quantized per call (`DynamicQuantizeLinear`, `MatMulInteger`), the pattern ONNX Runtime fuses into
+    its integer kernels; attention itself stays float32. About twice as fast on these CPUs, and the
+    vectors are near the float32 ones, not equal to them (benchmarks/docs/embedders.md)."""
     from onnx import TensorProto, helper, numpy_helper
 
     nodes: list[Any] = []
@@ -60,10 +74,23 @@ def build_model(weights: Mapping[str, np.ndarray], *, heads: int, layers: int, e
         nodes.append(helper.make_node(kind, list(inputs), [out], **attrs))
         return out
 
+    quantized_inputs: dict[str, tuple[str, str, str]] = {}
+
     def dense(x: str, prefix: str) -> str:
-        w = const(np.asarray(weights[prefix + ".weight"], dtype=np.float32).T, "w")
+        w = np.asarray(weights[prefix + ".weight"], dtype=np.float32).T
+        if not int8:
+            w_name = const(w, "w")
+            return op("Add", [op("MatMul", [x, w_name]), const(np.asarray(weights[prefix + ".bias"], np.float32), "b")])
         b = const(np.asarray(weights[prefix + ".bias"], dtype=np.float32), "b")
-        return op("Add", [op("MatMul", [x, w]), b])
+        if x not in quantized_inputs:  # q, k and v share one quantization of their input
+            outs = [name("xq"), name("xscale"), name("xzero")]
+            nodes.append(helper.make_node("DynamicQuantizeLinear", [x], outs))
+            quantized_inputs[x] = (outs[0], outs[1], outs[2])
+        xq, xscale, xzero = quantized_inputs[x]
+        wq, wscale = quantized_columns(w)
+        product = op("MatMulInteger", [xq, const(wq, "wq"), xzero, const(np.zeros(wq.shape[1], np.int8), "wzero")])
+        scale = op("Mul", [xscale, const(wscale, "wscale")])
+        return op("Add", [op("Mul", [op("Cast", [product], to=TensorProto.FLOAT), scale]), b])
 
     def layer_norm(x: str, prefix: str) -> str:
         scale = const(np.asarray(weights[prefix + ".weight"], dtype=np.float32), "ln_w")
@@ -130,13 +157,14 @@ def cache_dir() -> Path:
     return Path(root) / "minilm-onnx"
 
 
-def model_key(model_dir: Path) -> str:
-    """What a built model depends on: this module's graph version, the config, and the weights file
-    (its path, size, modification time and header, which names every tensor's shape and offsets).
+def model_key(model_dir: Path, int8: bool = False) -> str:
+    """What a built model depends on: this module's graph version, the precision, the config, and the
+    weights file (its path, size, modification time and header, which names every tensor's shape and offsets).
     Hashing the 90 MB of weights instead would cost each process ~0.2 s."""
     weights = model_dir / "model.safetensors"
     stat = weights.stat()
-    digest = hashlib.sha256(f"{GRAPH_VERSION}|{OPSET}|{weights.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode())
+    digest = hashlib.sha256(f"{GRAPH_VERSION}|{OPSET}|{weights.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+                            f"{'|int8' if int8 else ''}".encode())
     digest.update((model_dir / "config.json").read_bytes())
     with open(weights, "rb") as fh:
         size = int.from_bytes(fh.read(8), "little")
@@ -144,17 +172,18 @@ def model_key(model_dir: Path) -> str:
     return digest.hexdigest()[:24]
 
 
-def load_model(model_dir: Path, config: Mapping[str, Any], cache: Path | None) -> bytes | str:
+def load_model(model_dir: Path, config: Mapping[str, Any], cache: Path | None, int8: bool = False) -> bytes | str:
     """The built model: a cached file's path when `cache` has it (or can take it), else the bytes
     (built here, ~0.7 s); a cache that cannot be written is only logged."""
 
     def build() -> bytes:
         return build_model(read_safetensors(model_dir / "model.safetensors"), heads=int(config["num_attention_heads"]),
-                           layers=int(config["num_hidden_layers"]), eps=float(config.get("layer_norm_eps", 1e-12)))
+                           layers=int(config["num_hidden_layers"]), eps=float(config.get("layer_norm_eps", 1e-12)),
+                           int8=int8)
 
     if cache is None:
         return build()
-    path = cache / f"{model_key(model_dir)}.onnx"
+    path = cache / f"{model_key(model_dir, int8)}.onnx"
     if path.is_file():
         return str(path)
     model = build()
@@ -175,16 +204,18 @@ class OnnxMiniLM:
     of a hybrid search keeps the other core, and batches on `batch_threads`."""
 
     def __init__(self, model_dir: str | Path, *, batch_threads: int = 2, max_length: int = 256,
-                 cache: Path | None = None) -> None:
+                 cache: Path | None = None, int8: bool = False) -> None:
         """`cache`: a folder keeping the built graph across processes (`cache_dir()` by default at the
-        embedder); None builds it in memory. A cached file that will not load is rebuilt."""
+        embedder); None builds it in memory. A cached file that will not load is rebuilt. `int8`: the
+        dense layers' weights in int8 (`build_model`)."""
         import onnxruntime as ort
 
         model_dir = Path(model_dir)
         config = json.loads((model_dir / "config.json").read_text())
+        self.int8 = int8
         self.dim = int(config["hidden_size"])
         self.tokenizer, self.max_length = load_tokenizer(model_dir, max_length)
-        self._model = load_model(model_dir, config, cache)
+        self._model = load_model(model_dir, config, cache, int8)
 
         def session(threads: int) -> Any:
             options = ort.SessionOptions()
@@ -200,7 +231,7 @@ class OnnxMiniLM:
                 if not isinstance(self._model, str):
                     raise
                 log.warning("cached MiniLM ONNX model %s did not load (%s); rebuilding it", self._model, exc)
-                self._model = load_model(model_dir, config, None)
+                self._model = load_model(model_dir, config, None, int8)
                 return ort.InferenceSession(self._model, options, providers=["CPUExecutionProvider"])
 
         self._query = session(1)
@@ -218,7 +249,11 @@ class OnnxMiniLM:
         return self._query.run(["embedding"], feed)[0][0]
 
     def embed_batch(self, batch: Sequence[Sequence[int]]) -> np.ndarray:
-        """Embeddings of several texts' token ids, padded to the longest (masked out of the pooling)."""
+        """Embeddings of several texts' token ids, padded to the longest (masked out of the pooling).
+        The int8 graph takes them one at a time: it quantizes its activations with one scale per call,
+        so a text padded beside longer ones would get another vector than alone."""
+        if self.int8:
+            return np.stack([self.embed_ids(ids) for ids in batch])
         longest = max(len(ids) for ids in batch)
         input_ids = np.zeros((len(batch), longest), dtype=np.int64)
         mask = np.zeros((len(batch), longest), dtype=np.int64)

@@ -155,13 +155,16 @@ def test_embedders(tmp_path):
     out = tmp_path / "embedders.json"
     stdout = run_benchmark("embedders.py", str(MINI), "--questions", "3", "--warmup", "1", "--cold",
                            "--out", str(out), tmp_path=tmp_path)
-    assert "onnx vs torch" in stdout
+    assert "onnx vs torch" in stdout and "int8 vs onnx" in stdout
     result = json.loads(out.read_text())
-    assert result["benchmark"] == "embedders" and [r["runtime"] for r in result["results"]] == ["torch", "onnx"]
+    assert result["benchmark"] == "embedders"
+    assert [r["runtime"] for r in result["results"]] == ["torch", "onnx", "onnx-int8"]
     for row in result["results"]:
         assert row["query"]["n"] == 3 and finite(row["query"]["p95_ms"]) and row["texts"] == 8
     assert result["results"][1]["loaded"]["onnx"] and not result["results"][1]["loaded"]["sentence_transformers"]
     assert result["agreement"]["query_max_abs_diff"] < 1e-5 and result["agreement"]["session_max_abs_diff"] < 1e-5
+    assert 0.95 < result["int8_agreement"]["session_min_cosine"] < 1.0
+    assert finite(result["speedup_int8_over_onnx"]["per_session"])
 
 
 @pytest.mark.skipif(importlib.util.find_spec("pysqlite3") is None,

@@ -102,6 +102,21 @@ def test_an_unknown_runtime_is_refused():
         MiniLMEmbedder(runtime="tensorflow")
 
 
+def test_int8_is_another_embedder_by_name_and_runs_on_onnx_only(reference, tmp_path):
+    from mirix_py.store.embeddings import load_embedder
+
+    int8 = load_embedder("minilm:int8")
+    assert isinstance(int8, MiniLMEmbedder) and int8.name == "all-MiniLM-L6-v2-int8" and int8.dim == 384
+    assert load_embedder("minilm").name == "all-MiniLM-L6-v2"  # the default stays float32
+    lazy = MiniLMEmbedder(cache=tmp_path, int8=True)
+    batch = np.asarray(lazy.embed(TEXTS))
+    assert lazy.loaded == {**NOTHING, "onnx": True}
+    assert np.array_equal(batch[0], np.asarray(lazy.embed([TEXTS[0]])[0]))  # a text's vector is its own
+    assert (batch * reference).sum(axis=1).min() > 0.97
+    with pytest.raises(ValueError, match="ONNX Runtime only"):
+        MiniLMEmbedder(runtime="torch", int8=True)
+
+
 def _modules_after(tmp_path, body: str) -> dict:
     """Run `body` in a fresh interpreter with an engine on `tmp_path`; which heavy modules it imported."""
     script = textwrap.dedent(f"""
@@ -143,3 +158,26 @@ def test_cli_list_does_not_import_sentence_transformers(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [False, False]
+
+
+def test_a_store_embedded_by_int8_finds_its_memories_and_doctor_names_a_switch(tmp_path):
+    from mirix_py.engine import Mirix
+    from mirix_py.store.embeddings import load_embedder
+
+    mx = Mirix(tmp_path / "int8", embedder=load_embedder("minilm:int8"))
+    try:
+        mx.add("I adopted a cat named Miso last spring.", user_id="ada")
+        mx.add("The quarterly report is due on Friday.", user_id="ada")
+        hits = mx.search("which pet do I have", user_id="ada", method="embedding", limit=1)
+        assert "Miso" in hits[0].text
+        assert mx.doctor().stale_embeddings == []
+        stored = {m.id for m in mx.list(user_id="ada") if m.memory_type.value != "core"}
+        assert len(stored) >= 2
+    finally:
+        mx.close()
+    again = Mirix(tmp_path / "int8", embedder=load_embedder("minilm"))
+    try:  # the float32 embedder on an int8 store: each vector is reported for `doctor --repair`
+        report = again.doctor()
+        assert report.embedder == "all-MiniLM-L6-v2" and set(report.stale_embeddings) == stored
+    finally:
+        again.close()

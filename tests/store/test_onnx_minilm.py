@@ -80,3 +80,46 @@ def test_the_cache_key_follows_the_weights_file(tmp_path):
     assert first == onnx_minilm.model_key(tmp_path)
     os.utime(tmp_path / "model.safetensors", ns=(1, 1))
     assert onnx_minilm.model_key(tmp_path) != first
+
+
+def test_quantized_columns_keep_each_weight_within_half_a_step():
+    rng = np.random.default_rng(3)
+    w = rng.normal(size=(64, 16)).astype(np.float32)
+    w[:, 5] = 0.0  # a column of zeros keeps a usable scale
+    q, scale = onnx_minilm.quantized_columns(w)
+    assert q.dtype == np.int8 and scale.shape == (16,)
+    assert np.abs(q).max() <= 127
+    assert np.all(np.abs(q * scale - w) <= scale / 2 + 1e-7)
+    assert np.all(q[:, 5] == 0)
+
+
+@pytest.fixture(scope="module")
+def int8_encoder(tmp_path_factory):
+    return onnx_minilm.OnnxMiniLM(MODEL, cache=tmp_path_factory.mktemp("onnx-int8"), int8=True)
+
+
+def test_the_int8_graph_is_near_the_float_one_not_equal(int8_encoder, numpy_vectors):
+    got = np.asarray([int8_encoder.embed(t) for t in TEXTS])
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    cosines = (got * numpy_vectors).sum(axis=1)
+    assert cosines.min() > 0.97
+    assert np.abs(got - numpy_vectors).max() > 1e-4  # another embedder, not float32 rounding
+
+
+def test_the_int8_graph_ranks_texts_as_the_float_one(int8_encoder, numpy_vectors):
+    got = np.asarray([int8_encoder.embed(t) for t in TEXTS])
+    question = 0  # "what pet do I have?": the cat sentence stays its nearest text
+    assert np.argsort(-(got[1:] @ got[question])).tolist() == np.argsort(-(numpy_vectors[1:] @ numpy_vectors[question])).tolist()
+
+
+def test_padding_in_a_batch_does_not_change_an_int8_vector(int8_encoder):
+    ids = [int8_encoder.token_ids(t) for t in TEXTS]
+    alone = np.asarray([int8_encoder.embed_ids(i) for i in ids])
+    assert np.array_equal(int8_encoder.embed_batch(ids), alone)
+
+
+def test_the_two_precisions_are_cached_apart(tmp_path):
+    onnx_minilm.OnnxMiniLM(MODEL, cache=tmp_path)
+    onnx_minilm.OnnxMiniLM(MODEL, cache=tmp_path, int8=True)
+    assert len(list(tmp_path.glob("*.onnx"))) == 2
+    assert onnx_minilm.model_key(MODEL) != onnx_minilm.model_key(MODEL, int8=True)
