@@ -157,19 +157,49 @@ def cache_dir() -> Path:
     return Path(root) / "minilm-onnx"
 
 
-def model_key(model_dir: Path, int8: bool = False) -> str:
-    """What a built model depends on: this module's graph version, the precision, the config, and the
-    weights file (its path, size, modification time and header, which names every tensor's shape and offsets).
-    Hashing the 90 MB of weights instead would cost each process ~0.2 s."""
+def weights_digest(model_dir: Path, cache: Path | None = None) -> str:
+    """The SHA-256 of the weights file, so every install of the same weights (another venv, another
+    clone) shares one cached graph. Hashing 90 MB takes a process tens of milliseconds, so `cache`
+    keeps each digest under a name made of the file's path, size and modification time: a process
+    reading the same file again reads the digest instead."""
     weights = model_dir / "model.safetensors"
     stat = weights.stat()
-    digest = hashlib.sha256(f"{GRAPH_VERSION}|{OPSET}|{weights.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
-                            f"{'|int8' if int8 else ''}".encode())
-    digest.update((model_dir / "config.json").read_bytes())
+    stamp = hashlib.sha256(f"{weights.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:24]
+    known = cache / f"{stamp}.digest" if cache is not None else None
+    if known is not None and known.is_file():
+        text = known.read_text().strip()
+        if len(text) == 64 and all(c in "0123456789abcdef" for c in text):
+            return text
     with open(weights, "rb") as fh:
-        size = int.from_bytes(fh.read(8), "little")
-        digest.update(fh.read(min(size, 1 << 24)))
+        digest = hashlib.file_digest(fh, "sha256").hexdigest()
+    if known is not None:
+        try:
+            _write_whole(known, digest.encode())
+        except OSError:
+            pass  # the digest is computed again next time
+    return digest
+
+
+def model_key(model_dir: Path, int8: bool = False, cache: Path | None = None) -> str:
+    """What a built model depends on: this module's graph version, the precision, the config, and
+    the weights' content (`weights_digest`), not where they are installed."""
+    digest = hashlib.sha256(f"{GRAPH_VERSION}|{OPSET}|{'int8' if int8 else 'float32'}|".encode())
+    digest.update((model_dir / "config.json").read_bytes())
+    digest.update(weights_digest(model_dir, cache).encode())
     return digest.hexdigest()[:24]
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """Write `path` whole or not at all: a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def load_model(model_dir: Path, config: Mapping[str, Any], cache: Path | None, int8: bool = False) -> bytes | str:
@@ -183,16 +213,12 @@ def load_model(model_dir: Path, config: Mapping[str, Any], cache: Path | None, i
 
     if cache is None:
         return build()
-    path = cache / f"{model_key(model_dir, int8)}.onnx"
+    path = cache / f"{model_key(model_dir, int8, cache)}.onnx"
     if path.is_file():
         return str(path)
     model = build()
     try:
-        cache.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache, suffix=".part")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(model)
-        os.replace(tmp, path)  # whole or absent: a reader never sees half a file
+        _write_whole(path, model)
     except OSError as exc:
         log.info("MiniLM ONNX model not cached in %s (%s); built in memory", cache, exc)
     return model

@@ -49,8 +49,8 @@ def test_a_long_text_is_truncated_to_the_models_length(encoder):
 
 def test_the_built_graph_is_cached_and_reused(tmp_path, numpy_vectors):
     onnx_minilm.OnnxMiniLM(MODEL, cache=tmp_path)
-    files = list(tmp_path.iterdir())
-    assert [f.suffix for f in files] == [".onnx"]
+    files = list(tmp_path.glob("*.onnx"))
+    assert len(files) == 1 and [f.suffix for f in tmp_path.iterdir()].count(".part") == 0
     stamp = files[0].stat().st_mtime_ns
     again = onnx_minilm.OnnxMiniLM(MODEL, cache=tmp_path)
     assert files[0].stat().st_mtime_ns == stamp  # read, not written again
@@ -59,7 +59,7 @@ def test_the_built_graph_is_cached_and_reused(tmp_path, numpy_vectors):
 
 def test_a_damaged_cached_graph_is_rebuilt(tmp_path, numpy_vectors):
     onnx_minilm.OnnxMiniLM(MODEL, cache=tmp_path)
-    (cached,) = tmp_path.iterdir()
+    (cached,) = tmp_path.glob("*.onnx")
     cached.write_bytes(cached.read_bytes()[: 1 << 20])  # cut short, as by a full disk
     encoder = onnx_minilm.OnnxMiniLM(MODEL, cache=tmp_path)
     assert np.abs(np.asarray(encoder.embed(TEXTS[1])) - numpy_vectors[1]).max() < 1e-5
@@ -73,13 +73,43 @@ def test_a_cache_that_cannot_be_written_still_embeds(tmp_path, numpy_vectors):
     assert blocker.read_text() == "not a folder"
 
 
-def test_the_cache_key_follows_the_weights_file(tmp_path):
+def test_the_cache_key_follows_the_weights_content_not_their_place(tmp_path):
+    copy = tmp_path / "another-venv"
+    copy.mkdir()
     for name in ("config.json", "model.safetensors"):
-        (tmp_path / name).write_bytes((MODEL / name).read_bytes())
-    first = onnx_minilm.model_key(tmp_path)
-    assert first == onnx_minilm.model_key(tmp_path)
-    os.utime(tmp_path / "model.safetensors", ns=(1, 1))
-    assert onnx_minilm.model_key(tmp_path) != first
+        (copy / name).write_bytes((MODEL / name).read_bytes())
+    first = onnx_minilm.model_key(copy)
+    assert first == onnx_minilm.model_key(MODEL)  # two installs share one cached graph
+    os.utime(copy / "model.safetensors", ns=(1, 1))
+    assert onnx_minilm.model_key(copy) == first
+    with open(copy / "model.safetensors", "r+b") as fh:  # one weight changed
+        fh.seek(-4, os.SEEK_END)
+        fh.write(b"\x00\x00\x80\x3f")
+    assert onnx_minilm.model_key(copy) != first
+
+
+def test_a_weights_digest_is_kept_in_the_cache_and_read_back(tmp_path):
+    cache = tmp_path / "cache"
+    digest = onnx_minilm.weights_digest(MODEL, cache)
+    (kept,) = cache.glob("*.digest")
+    assert kept.read_text() == digest
+    kept.write_text("f" * 64)  # what is kept is what is read: no second hash of the file
+    assert onnx_minilm.weights_digest(MODEL, cache) == "f" * 64
+    kept.write_text("not a digest")
+    assert onnx_minilm.weights_digest(MODEL, cache) == digest
+
+
+def test_two_installs_of_the_same_weights_build_one_graph(tmp_path):
+    copy = tmp_path / "another-venv"
+    copy.mkdir()
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
+                 "special_tokens_map.json", "vocab.txt"):
+        if (MODEL / name).exists():
+            (copy / name).write_bytes((MODEL / name).read_bytes())
+    cache = tmp_path / "cache"
+    onnx_minilm.OnnxMiniLM(MODEL, cache=cache)
+    onnx_minilm.OnnxMiniLM(copy, cache=cache)
+    assert len(list(cache.glob("*.onnx"))) == 1
 
 
 def test_quantized_columns_keep_each_weight_within_half_a_step():
