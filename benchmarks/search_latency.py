@@ -431,6 +431,8 @@ def main() -> int:
     ap.add_argument("--other-users", type=int, default=9)
     ap.add_argument("--other-share", type=float, default=0.1, help="each other user holds this share of N")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--embedder", choices=["minilm", "minilm:int8"], default="minilm",
+                    help="the engine's embedder, for the pool's vectors and every query (default: the product's)")
     ap.add_argument("--torch-threads", type=int, help="torch.set_num_threads before anything runs (default: torch's)")
     ap.add_argument("--cache-dir", default=".bench-cache")
     ap.add_argument("--workdir", help="where data dirs go (default: a temp dir, removed after)")
@@ -446,7 +448,7 @@ def main() -> int:
     env = C.environment()
     env["torch_threads"] = threads
     t_start = time.perf_counter()
-    embedder = load_embedder("minilm")
+    embedder = load_embedder(args.embedder)
     if embedder is None:
         raise SystemExit("MiniLM did not load: this benchmark needs the embedder")
     embedder.embed(["warm up"])

@@ -176,7 +176,7 @@ class MiniLMEmbedder:
     All give the same vectors to float32 rounding.
 
     `int8=True` (ONNX only; `MIRIX_EMBEDDER=minilm:int8`): the dense layers' weights in int8
-    (`onnx_minilm.build_model`): about twice as fast, vectors near the float32 ones but not equal,
+    (`onnx_minilm.build_model`): faster, its vectors near the float32 ones but not equal,
     so it is another embedder by name ("all-MiniLM-L6-v2-int8") and a store keeps one of the two."""
 
     SHORT_TOKENS = 64

@@ -52,8 +52,8 @@ def build_model(weights: Mapping[str, np.ndarray], *, heads: int, layers: int, e
 
     `int8`: every dense layer's weights stored as int8 (a scale per output column) and its input
     quantized per call (`DynamicQuantizeLinear`, `MatMulInteger`), the pattern ONNX Runtime fuses into
-    its integer kernels; attention itself stays float32. About twice as fast on these CPUs, and the
-    vectors are near the float32 ones, not equal to them (benchmarks/docs/embedders.md)."""
+    its integer kernels; attention itself stays float32. Faster, and its vectors are near the float32
+    ones, not equal to them (benchmarks/docs/embedders.md)."""
     from onnx import TensorProto, helper, numpy_helper
 
     nodes: list[Any] = []
@@ -166,8 +166,11 @@ def weights_digest(model_dir: Path, cache: Path | None = None) -> str:
     stat = weights.stat()
     stamp = hashlib.sha256(f"{weights.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:24]
     known = cache / f"{stamp}.digest" if cache is not None else None
-    if known is not None and known.is_file():
-        text = known.read_text().strip()
+    if known is not None:
+        try:
+            text = known.read_text().strip()
+        except (OSError, UnicodeDecodeError):
+            text = ""  # absent or unreadable: computed below
         if len(text) == 64 and all(c in "0123456789abcdef" for c in text):
             return text
     with open(weights, "rb") as fh:

@@ -97,6 +97,9 @@ def test_a_weights_digest_is_kept_in_the_cache_and_read_back(tmp_path):
     assert onnx_minilm.weights_digest(MODEL, cache) == "f" * 64
     kept.write_text("not a digest")
     assert onnx_minilm.weights_digest(MODEL, cache) == digest
+    kept.unlink()
+    kept.mkdir()  # unreadable where the digest was: hashed again, nothing raised
+    assert onnx_minilm.weights_digest(MODEL, cache) == digest
 
 
 def test_two_installs_of_the_same_weights_build_one_graph(tmp_path):
