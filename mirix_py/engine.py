@@ -36,6 +36,7 @@ from mirix_py.facade.maintenance import Maintenance, restore_into
 from mirix_py.store.db import database_info, ping
 from mirix_py.store.embeddings import Embedder, load_embedder
 from mirix_py.store.opening import open_store
+from mirix_py.upkeep.doctor import warn_if_embedded_by_another
 from mirix_py.secrets.redaction import guard_logs, scrub
 from mirix_py.secrets.guard import SecretGuard
 from mirix_py.store.inputs import new_worker_id
@@ -50,6 +51,7 @@ from mirix_py.store import writer_lock
 from mirix_py.store.private import private_dir
 
 log = logging.getLogger("mirix_py")
+
 
 
 class _Default(Enum):
@@ -86,6 +88,7 @@ class Mirix(ScreenshotsMixin):
                             chroma_url=self.settings.chroma_url, guard=SecretGuard(find_secrets), redact=scrub,
                             embedder=load_embedder(self.settings.embedder) if embedder is _DEFAULT else embedder)
         self.engine, self.store, self.inputs = opened.engine, opened.memories, opened.inputs
+        warn_if_embedded_by_another(self.store, data)
         if lock and not sqlite and self.store.vectors is not None and self.store.vectors.kind == "chroma-embedded":
             self._release_writer_lock = writer_lock.held_by(self, data)  # PostgreSQL rows, embedded Chroma vectors
         self.worker_id = new_worker_id()

@@ -487,6 +487,14 @@ class MemoryStore:
         with Session(self.engine) as session:
             return sorted({row[0] for row in session.execute(query)})
 
+    def embedding_model_sample(self) -> str | None:
+        """The embedder named on one stored memory with a vector (the last by id: one index seek), or
+        None: what an opening engine compares with its own embedder (`doctor` checks every row)."""
+        query = (select(col(MemoryRow.embedding_model)).where(col(MemoryRow.embedding_model).is_not(None))
+                 .order_by(col(MemoryRow.id).desc()).limit(1))
+        with Session(self.engine) as session:
+            return session.execute(query).scalar_one_or_none()
+
     def count(self, *, user_id: str | None = None) -> dict[str, int]:
         query = select(col(MemoryRow.memory_type), func.count()).group_by(col(MemoryRow.memory_type))
         if user_id is not None:

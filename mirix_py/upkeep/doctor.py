@@ -19,6 +19,7 @@ takes group and other access from the data dir and everything in it, and reports
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -32,6 +33,8 @@ from mirix_py.store.private import narrow, open_to_others
 from mirix_py.store.tables import InputRow, MemoryRow
 from mirix_py.store.textrefs import REFS_KEY, to_refs
 from mirix_py.store.vectors import VectorItem
+
+log = logging.getLogger("mirix_py")
 
 EMBED_BATCH = 256
 TEXT_BATCH = 500  # rows re-rendered per transaction
@@ -239,3 +242,15 @@ def repair(store: MemoryStore, report: DoctorReport,
     after = diagnose(store, data_dir)
     after.repaired = repaired
     return after
+
+
+def warn_if_embedded_by_another(store: MemoryStore, data_dir: Path | str) -> None:
+    """Say once, at open, when the store's memories carry another embedder's vectors than the one
+    configured: a search would compare vectors of two models until `mirix doctor --repair`."""
+    if store.embedder is None:
+        return
+    stored = store.embedding_model_sample()
+    if stored is not None and stored != store.embedder.name:
+        log.warning("memories in %s were embedded by %s, and the embedder now is %s: searches compare vectors "
+                    "of two models until `mirix doctor --repair` embeds them again (or set MIRIX_EMBEDDER back)",
+                    data_dir, stored, store.embedder.name)

@@ -160,7 +160,7 @@ def test_cli_list_does_not_import_sentence_transformers(tmp_path):
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [False, False]
 
 
-def test_a_store_embedded_by_int8_finds_its_memories_and_doctor_names_a_switch(tmp_path):
+def test_a_store_embedded_by_int8_finds_its_memories_and_doctor_names_a_switch(tmp_path, caplog):
     from mirix_py.engine import Mirix
     from mirix_py.store.embeddings import load_embedder
 
@@ -175,9 +175,16 @@ def test_a_store_embedded_by_int8_finds_its_memories_and_doctor_names_a_switch(t
         assert len(stored) >= 2
     finally:
         mx.close()
+    assert "were embedded by" not in caplog.text
     again = Mirix(tmp_path / "int8", embedder=load_embedder("minilm"))
-    try:  # the float32 embedder on an int8 store: each vector is reported for `doctor --repair`
+    try:  # the float32 embedder on an int8 store: said at open, and each vector reported for `doctor --repair`
+        assert "were embedded by all-MiniLM-L6-v2-int8, and the embedder now is all-MiniLM-L6-v2" in caplog.text
         report = again.doctor()
         assert report.embedder == "all-MiniLM-L6-v2" and set(report.stale_embeddings) == stored
+        again.doctor(repair=True)
+        assert again.doctor().stale_embeddings == []
     finally:
         again.close()
+    caplog.clear()
+    Mirix(tmp_path / "int8", embedder=load_embedder("minilm")).close()  # embedded again: nothing to say
+    assert "were embedded by" not in caplog.text
