@@ -10,7 +10,7 @@ pool texts name one input, so hybrid search's session leg has sessions to rank (
 name none and the leg finds no session).
 
 Embeddings of the pool's embedding texts (`memory.embedding_text()`: what the store embeds, e.g. an
-episode without its date) are computed once with the engine's embedder (MiniLM) and cached under
+episode without its date) are computed once with the engine's embedder (MiniLM; `--embedder minilm:int8` its int8 graph) and cached under
 ./.bench-cache/ (100k texts take minutes on 2 cores; later runs and smaller sizes reuse them); the
 cache keeps a key per text it holds a vector for, so a change to what the store embeds
 recomputes it instead of serving stale vectors. The engine receives them through a lookup embedder,
