@@ -65,10 +65,12 @@ def test_named_legs(tmp_path):
         assert lat["n"] == 6 and finite(lat["p95_ms"]) and lat["p95_ms"] > 0
 
 
-def test_ingest_locomo(tmp_path):
+@pytest.mark.parametrize("embedder", ["minilm", "minilm:int8"])
+def test_ingest_locomo(tmp_path, embedder):
     out = tmp_path / "ingest.json"
-    stdout = run_benchmark("ingest_locomo.py", str(MINI), "--out", str(out), tmp_path=tmp_path)
+    stdout = run_benchmark("ingest_locomo.py", str(MINI), "--embedder", embedder, "--out", str(out), tmp_path=tmp_path)
     assert "target <= 30s" in stdout
+    assert ("all-MiniLM-L6-v2-int8" in stdout) == (embedder == "minilm:int8")
     result = json.loads(out.read_text())
     assert result["benchmark"] == "ingest_locomo"
     engine = result["engine"]
