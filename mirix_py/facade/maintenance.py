@@ -63,6 +63,14 @@ class Maintenance:
         from mirix_py.store import secret_scan
 
         assert self.store.guard is not None
+        if self.data_dir is not None:
+            # The files as the engine leaves them at rest: with nothing of ours writing, an embedded
+            # Chroma is released and its graphs zeroed past the elements in use, as `close` does (they
+            # hold stale process memory till then, `store/chroma_files.py`); the next use opens it again.
+            self.queue.flush()
+            settle = getattr(self.store.vectors, "close", None)
+            if settle is not None:
+                settle()
         report = secret_scan.scan(self.store, self.store.guard, self.data_dir)
         if repair and not report.clean:
             report = secret_scan.repair(self.store, self.store.guard, self.data_dir)

@@ -185,3 +185,17 @@ def test_binary_vector_files_are_scanned_only_for_long_values(tmp_path):
     (data / "chroma" / "chroma.sqlite3").write_bytes(b"\x00door " + DOOR.encode() + b"\x00")
     (data / "mirix.db-wal").write_bytes(b"\x00code: " + DOOR.encode() + b"\x00")
     assert sorted(f.id for f in scan_files(data, [DOOR])) == ["chroma/chroma.sqlite3 (1 copies)", "mirix.db-wal (1 copies)"]
+
+
+def test_stale_bytes_in_an_open_engines_graph_are_zeroed_before_the_files_are_read(mx_sqlite, user_id):
+    mx_sqlite.add(f"The passphrase for the backup drive is: {PASSPHRASE}", user_id=user_id)
+    mx_sqlite.add("I planted tulips in the front garden.", user_id=user_id)
+    (level0,) = (mx_sqlite.settings.data_dir / "chroma").glob("*/data_level0.bin")
+    with open(level0, "r+b") as fh:  # process memory hnswlib wrote past the elements in use
+        fh.seek(-64, 2)
+        fh.write(PASSPHRASE.encode().ljust(64, b"\0"))
+    report = mx_sqlite.doctor_secrets()
+    assert report.clean, report.summary()
+    assert _bytes_with(mx_sqlite.settings.data_dir, [PASSPHRASE]) == {}
+    hits = mx_sqlite.search("tulips in the garden", user_id=user_id, method="embedding")
+    assert "tulips" in hits[0].text  # the index opened again
