@@ -53,7 +53,6 @@ from mirix_py.store.private import private_dir
 log = logging.getLogger("mirix_py")
 
 
-
 class _Default(Enum):
     """`embedder` left out: the one the settings name is loaded (None is "no embedder")."""
 
