@@ -247,33 +247,55 @@ class IngestStats:
 
 def ingest_conversation(mx: Any, conv: Conversation, *, user_id: str | None = None,
                         stats: IngestStats | None = None,
-                        on_session: Callable[[Session, IngestStats, Any], None] | None = None) -> IngestStats:
+                        on_session: Callable[[Session, IngestStats, Any], None] | None = None,
+                        wait: bool = True) -> IngestStats:
     """One `add` per session, occurred_at = the session's date.
 
-    `on_session(session, stats, result)` is called after each session's `add` (progress reporting).
+    `wait=False` queues every session (`Mirix.add(wait=False)`, processed in per-user batches) and
+    then `flush()`es: a history imported at once, as a bulk import would. The memories are the same.
+    `on_session(session, stats, result)` is called after each session's `add`, or with its input's
+    final record after the flush when queued (progress reporting).
     """
     stats = stats if stats is not None else IngestStats()
     user = user_id or conv.user_id
     t0 = time.perf_counter()
+    queued: list[tuple[Session, str]] = []
     for session in conv.sessions:
         result = mx.add(session_messages(session), user_id=user, occurred_at=session.date,
-                        source_id=f"{conv.sample_id}/session_{session.number}")
-        stats.sessions += 1
-        stats.turns += len(session.turns)
-        if getattr(result, "error", None):
-            stats.failed_sessions.append(f"{conv.sample_id}/session_{session.number}: {result.error}")
-        if on_session:
-            on_session(session, stats, result)
+                        source_id=f"{conv.sample_id}/session_{session.number}", wait=wait)
+        if not wait:
+            queued.append((session, result.input_ids[0]))
+            continue
+        _count_session(conv, session, result, stats, on_session)
+    if queued:
+        mx.flush()
+        for session, input_id in queued:
+            _count_session(conv, session, mx.input_status(input_id), stats, on_session)
     stats.conversations += 1
     stats.seconds += time.perf_counter() - t0
     return stats
 
 
+def _count_session(conv: Conversation, session: Session, result: Any, stats: IngestStats,
+                   on_session: Callable[[Session, IngestStats, Any], None] | None) -> None:
+    """Count one session's add (an `AddResult`, or a queued input's final `InputRecord`)."""
+    stats.sessions += 1
+    stats.turns += len(session.turns)
+    error = getattr(result, "error", None)
+    if error is None and getattr(result, "status", None) in ("pending", "processing", "failed"):
+        error = f"left {result.status.value}"  # a queued batch that raised stays in the input log
+    if error:
+        stats.failed_sessions.append(f"{conv.sample_id}/session_{session.number}: {error}")
+    if on_session:
+        on_session(session, stats, result)
+
+
 def ingest_conversations(mx: Any, convs: Sequence[Conversation],
-                         progress: Callable[[Conversation, IngestStats], None] | None = None) -> IngestStats:
+                         progress: Callable[[Conversation, IngestStats], None] | None = None,
+                         wait: bool = True) -> IngestStats:
     stats = IngestStats()
     for conv in convs:
-        ingest_conversation(mx, conv, stats=stats)
+        ingest_conversation(mx, conv, stats=stats, wait=wait)
         if progress:
             progress(conv, stats)
     return stats

@@ -76,6 +76,10 @@ def test_ingest_locomo(tmp_path, embedder):
     engine = result["engine"]
     assert engine["turns"] == 8 and engine["sessions"] == 3 and engine["failed_sessions"] == []
     assert engine["memories_total"] > 0 and finite(engine["ingest_seconds"])
+    queued = result["engine_queued"]
+    assert queued["turns"] == 8 and queued["sessions"] == 3 and queued["failed_sessions"] == []
+    assert queued["memories"] == engine["memories"] and finite(queued["ingest_seconds"])
+    assert "queued" in stdout and "stores differ" not in stdout
     assert result["floor"]["turns"] == result["floor_bulk"]["turns"] == 8
 
 
