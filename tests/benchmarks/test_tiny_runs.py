@@ -177,14 +177,18 @@ def test_embedders(tmp_path):
                     reason="pysqlite3-binary has wheels for Linux x86_64 only: nothing to compare")
 def test_fts_ranking(tmp_path):
     out = tmp_path / "fts.json"
-    stdout = run_benchmark("fts_ranking.py", "--size", "300", "--queries", "5", "--warmup", "1",
-                           "--out", str(out), tmp_path=tmp_path)
-    assert "pysqlite3, 2 parts vs stdlib" in stdout
+    from mirix_py.store.sqlite_fulltext import PARALLEL_MIN_DOCS
+
+    # a user just large enough for the engine to split some queries in two parts
+    stdout = run_benchmark("fts_ranking.py", "--size", str(PARALLEL_MIN_DOCS), "--other-users", "1", "--queries", "8",
+                           "--warmup", "1", "--out", str(out), tmp_path=tmp_path)
+    assert "pysqlite3, as the engine vs stdlib" in stdout
     result = json.loads(out.read_text())
     assert result["benchmark"] == "fts_ranking" and result["differing_queries"] == 0
-    assert list(result["results"]) == ["stdlib", "pysqlite3", "pysqlite3, 2 parts"]
-    assert all(r["n"] == 5 and finite(r["p95_ms"]) for r in result["results"].values())
-    assert result["memories"]["bench-target"] == 300
+    assert list(result["results"]) == ["stdlib", "pysqlite3", "pysqlite3, as the engine"]
+    assert all(r["n"] == 8 and finite(r["p95_ms"]) for r in result["results"].values())
+    assert result["memories"]["bench-target"] == PARALLEL_MIN_DOCS
+    assert 0 < result["queries_in_two_parts"] <= 8
 
 
 def test_locomo_near(tmp_path):
