@@ -252,7 +252,8 @@ def ingest_conversation(mx: Any, conv: Conversation, *, user_id: str | None = No
     """One `add` per session, occurred_at = the session's date.
 
     `wait=False` queues every session (`Mirix.add(wait=False)`, processed in per-user batches) and
-    then `flush()`es: a history imported at once, as a bulk import would. The memories are the same.
+    then `flush()`es: a history imported at once, as a bulk import would. The offline rules store the
+    same memories either way; a model is given a batch of sessions at once instead of one.
     `on_session(session, stats, result)` is called after each session's `add`, or with its input's
     final record after the flush when queued (progress reporting).
     """
