@@ -9,14 +9,26 @@ hnswlib clears an element's bytes when it adds one and never reads past `cur_ele
 bytes after the elements in use can be zeroed without changing the index. `scrub` does that for
 every graph folder whose `header.bin` it can read and whose file sizes agree with it; any other
 layout is left alone. Run with no Chroma client writing (the engine does it on `close`).
+
+While an engine runs, Chroma rewrites those files as it adds vectors. `allocations_cleared` keeps
+stale bytes out of them then: inside it, glibc fills every heap block it hands out or takes back
+with a constant byte, so the buffers Chroma allocates while it writes hold nothing this process had
+in memory before.
 """
 
 from __future__ import annotations
 
+import ctypes
+import logging
 import struct
+import threading
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable, Iterator
 
-__all__ = ["scrub"]
+__all__ = ["AllocationClearing", "allocations_cleared", "scrub"]
+
+log = logging.getLogger(__name__)
 
 # header.bin (Chroma's hnswlib, persist version 1): version, offsetLevel0, max_elements,
 # cur_element_count, size_data_per_element, label_offset, offsetData, maxlevel, enterpoint_node,
@@ -63,3 +75,56 @@ def scrub(chroma_dir: str | Path, *, since: float | None = None) -> int:
         except OSError:  # removed meanwhile (a dropped collection)
             continue
     return cleared
+
+
+M_PERTURB = -6  # glibc's mallopt parameter: fill allocated and freed heap blocks with a byte
+PERTURB_BYTE = 0xA5  # freed blocks hold 0xA5, handed-out ones 0x5A (glibc xors it for allocation)
+
+
+def _glibc_mallopt() -> Callable[[int, int], int] | None:
+    """glibc's `mallopt`, or None elsewhere (musl, macOS, Windows): there the files are only
+    scrubbed on `close`."""
+    try:
+        libc = ctypes.CDLL(None)
+        libc.gnu_get_libc_version  # noqa: B018  (glibc only)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return None
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return mallopt
+
+
+class AllocationClearing:
+    """Heap blocks filled with a constant byte while any caller is inside (`__call__`), nested
+    and from any thread: on at the first entry, off at the last exit. The allocator's setting is
+    the whole process's, so it is on only around the calls that need it (Chroma's writes), not
+    around searches, where filling every block would cost time."""
+
+    def __init__(self, mallopt: Callable[[int, int], int] | None) -> None:
+        self._mallopt = mallopt
+        self._lock = threading.Lock()
+        self._inside = 0
+
+    @property
+    def available(self) -> bool:
+        return self._mallopt is not None
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        if self._mallopt is None:
+            yield
+            return
+        with self._lock:
+            self._inside += 1
+            if self._inside == 1:
+                self._mallopt(M_PERTURB, PERTURB_BYTE)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._inside -= 1
+                if self._inside == 0:
+                    self._mallopt(M_PERTURB, 0)
+
+
+allocations_cleared = AllocationClearing(_glibc_mallopt())

@@ -13,13 +13,14 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, Sequence, TypeGuard
 from urllib.parse import urlparse
 
 from mirix_py.errors import InvalidInput
-from mirix_py.store.chroma_files import scrub
+from mirix_py.store.chroma_files import allocations_cleared, scrub
 from mirix_py.store.private import narrow, private_dir
 
 if TYPE_CHECKING:
@@ -196,11 +197,21 @@ class ChromaVectorIndex:
         return cls(chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings, database=database),
                    kind="chroma-server")
 
+    def _writing(self):
+        """Around a call that may make Chroma allocate or write a graph: an embedded store's graph
+        files then get no stale bytes of this process (`chroma_files.allocations_cleared`); a
+        server's files are its own."""
+        return allocations_cleared() if self.path is not None else nullcontext()
+
     def _collection(self, user_id: str, create: bool = True):
         name = collection_name(user_id)
         coll = self._collections.get(name)
         if coll is not None:
             return coll
+        with self._writing():
+            return self._open_collection(name, user_id, create)
+
+    def _open_collection(self, name: str, user_id: str, create: bool):
         if create:
             coll = self._client.get_or_create_collection(
                 name, configuration={"hnsw": {"space": "cosine"}}, embedding_function=None,
@@ -219,11 +230,12 @@ class ChromaVectorIndex:
     def upsert(self, user_id: str, items: Sequence[VectorItem]) -> None:
         if not items:
             return
-        self._collection(user_id).upsert(
-            ids=[i.id for i in items],
-            embeddings=[i.embedding for i in items],
-            metadatas=[{"memory_type": i.memory_type} for i in items],
-        )
+        with self._writing():
+            self._collection(user_id).upsert(
+                ids=[i.id for i in items],
+                embeddings=[i.embedding for i in items],
+                metadatas=[{"memory_type": i.memory_type} for i in items],
+            )
 
     def query(self, user_id: str, embedding: list[float], k: int,
               memory_types: Sequence[str] | None = None) -> list[tuple[str, float]]:
@@ -254,7 +266,8 @@ class ChromaVectorIndex:
     def delete(self, user_id: str, ids: Sequence[str]) -> None:
         coll = self._collection(user_id, create=False)
         if coll is not None and ids:
-            coll.delete(ids=list(ids))
+            with self._writing():
+                coll.delete(ids=list(ids))
 
     def ids(self, user_id: str) -> set[str]:
         coll = self._collection(user_id, create=False)
@@ -332,9 +345,10 @@ class ChromaVectorIndex:
             metadatas += got["metadatas"]
         self.drop_user(user_id)
         fresh = self._collection(user_id)
-        for start in range(0, len(ids), 1000):
-            fresh.add(ids=ids[start:start + 1000], embeddings=embeddings[start:start + 1000],
-                      metadatas=metadatas[start:start + 1000])
+        with self._writing():
+            for start in range(0, len(ids), 1000):
+                fresh.add(ids=ids[start:start + 1000], embeddings=embeddings[start:start + 1000],
+                          metadatas=metadatas[start:start + 1000])
         return len(ids)
 
     def drop_user(self, user_id: str) -> None:

@@ -63,3 +63,107 @@ def test_an_unknown_layout_is_left_alone(tmp_path):
     assert scrub(tmp_path / "chroma") == 0 and (graph / "data_level0.bin").read_bytes() == SECRET * 10
     (graph / "header.bin").write_bytes(struct.pack("<i", 1))  # short header
     assert scrub(tmp_path / "chroma") == 0
+
+
+# ------------------------------------------------------------------ while the engine runs
+
+
+def test_allocation_clearing_is_on_from_the_first_entry_to_the_last_exit_whatever_the_thread():
+    import threading
+
+    from mirix_py.store.chroma_files import M_PERTURB, PERTURB_BYTE, AllocationClearing
+
+    calls: list[tuple[int, int]] = []
+    clearing = AllocationClearing(lambda option, value: calls.append((option, value)) or 1)
+    entered, leave = threading.Event(), threading.Event()
+
+    def other_thread():
+        with clearing():
+            entered.set()
+            leave.wait(5)
+
+    with clearing():
+        worker = threading.Thread(target=other_thread)
+        worker.start()
+        assert entered.wait(5)
+        with clearing():  # nested in the same thread
+            pass
+        assert calls == [(M_PERTURB, PERTURB_BYTE)]
+    assert calls == [(M_PERTURB, PERTURB_BYTE)]  # the other thread is still inside
+    leave.set()
+    worker.join(5)
+    assert calls == [(M_PERTURB, PERTURB_BYTE), (M_PERTURB, 0)]
+
+
+def test_allocation_clearing_without_glibc_does_nothing():
+    from mirix_py.store.chroma_files import AllocationClearing
+
+    clearing = AllocationClearing(None)
+    assert not clearing.available
+    with clearing():
+        pass
+
+
+def test_a_block_handed_out_inside_holds_the_fill_byte_not_what_was_freed_before():
+    import ctypes
+
+    from mirix_py.store.chroma_files import PERTURB_BYTE, allocations_cleared
+
+    if not allocations_cleared.available:
+        import pytest
+
+        pytest.skip("glibc only")
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    size = 3000  # from the heap, not a fresh mapping
+    old = libc.malloc(size)
+    ctypes.memmove(old, SECRET * (size // len(SECRET)), size // len(SECRET) * len(SECRET))
+    libc.free(old)
+    with allocations_cleared():
+        block = libc.malloc(size)
+        data = ctypes.string_at(block, size)
+        libc.free(block)
+    assert SECRET not in data
+    assert data == bytes([PERTURB_BYTE ^ 0xFF]) * size
+
+
+def test_a_running_engines_graph_files_hold_no_stale_secret_of_the_process(tmp_path, embedder):
+    """Threads that held a secret in memory and freed it, then an engine that writes vectors: Chroma
+    writes its graph files while the engine runs, at full capacity, from buffers it allocated. Before
+    `allocations_cleared`, the secret was in `data_level0.bin` or `length.bin` in about half of such
+    rounds; three rounds here."""
+    import os
+    import threading
+
+    from mirix_py.engine import Mirix
+    from mirix_py.store.chroma_files import allocations_cleared
+
+    if not allocations_cleared.available:
+        import pytest
+
+        pytest.skip("glibc only: elsewhere the files are scrubbed on close")
+
+    def churn():
+        held = [SECRET * 200 + os.urandom(8) for _ in range(800)]
+        mid = [bytearray(SECRET * 4000) for _ in range(20)]
+        del held, mid
+
+    for round_ in range(3):
+        threads = [threading.Thread(target=churn) for _ in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        data = tmp_path / f"data{round_}"
+        with Mirix(data, embedder=embedder) as mx:
+            mx.add("I went hiking with Anna on Saturday and we saw a deer.", user_id="ada")
+            mx.add([{"role": "user", "content": f"note {i}: the weather was fine and we talked about books"}
+                    for i in range(30)], user_id="ada")
+            graph = _graph(data / "chroma")
+            raw = (graph / "header.bin").read_bytes()
+            _, _, capacity, used, per_element, *_ = _HEADER.unpack(raw)
+            assert used < capacity  # written at capacity: past the elements in use, whatever the buffer held
+            assert (graph / "data_level0.bin").stat().st_size == capacity * per_element > 0
+            found = [p.name for p in (data / "chroma").rglob("*") if p.is_file() and SECRET in p.read_bytes()]
+            assert found == [], (round_, found)
