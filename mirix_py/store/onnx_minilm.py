@@ -78,10 +78,11 @@ def build_model(weights: Mapping[str, np.ndarray], *, heads: int, layers: int, e
 
     def dense(x: str, prefix: str) -> str:
         w = np.asarray(weights[prefix + ".weight"], dtype=np.float32).T
+        bias = np.asarray(weights[prefix + ".bias"], dtype=np.float32)
         if not int8:
             w_name = const(w, "w")
-            return op("Add", [op("MatMul", [x, w_name]), const(np.asarray(weights[prefix + ".bias"], np.float32), "b")])
-        b = const(np.asarray(weights[prefix + ".bias"], dtype=np.float32), "b")
+            return op("Add", [op("MatMul", [x, w_name]), const(bias, "b")])
+        b = const(bias, "b")
         if x not in quantized_inputs:  # q, k and v share one quantization of their input
             outs = [name("xq"), name("xscale"), name("xzero")]
             nodes.append(helper.make_node("DynamicQuantizeLinear", [x], outs))
