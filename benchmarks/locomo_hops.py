@@ -27,6 +27,11 @@ Variants:
 - `entities`: a second full-text and vector search seeded by the other things the first hits name:
   the capitalised words (not a sentence's first) of the engine ranking's first `k` hits that the
   question, the speakers and the stopwords do not hold, fused beside the engine's legs at `w`.
+- `small talk`: the engine's ranking (`DEFAULT`) with the chat turns past the first `whole` hits
+  shown without their small talk (`search.hit_text`, `text.small_talk`: sentences of fewer than two
+  content words, such as "Thanks, Maria!"), for `whole` from 20 down to 0; judged against the same
+  ranking with every hit shown whole (`shown whole`). Every other variant is shown as the engine
+  shows it (`search.WHOLE_HITS`).
 - `cut`: the engine's ranking (`DEFAULT`) with every episode past the first
   `full` matches cut to its sentences that share a word with the question (names of the people it
   asks about aside; words matched on their first five letters), under its day without the clock
@@ -71,7 +76,7 @@ from mirix_py.records import EpisodicMemory, Memory, SearchHit, SearchMethod  # 
 from mirix_py.store.fulltext import Filters  # noqa: E402
 from mirix_py.store.names import actor_leg, named_actors, without_names  # noqa: E402
 from mirix_py.store.questions import QUESTION_POOL  # noqa: E402
-from mirix_py.store.search import ACTOR_WEIGHT, QUESTION_SHARE, Searcher, hit_text, rrf_fuse  # noqa: E402
+from mirix_py.store.search import ACTOR_WEIGHT, QUESTION_SHARE, WHOLE_HITS, Searcher, hit_text, rrf_fuse  # noqa: E402
 from mirix_py.store.sessions import input_of  # noqa: E402
 from mirix_py.store.restatements import weigh_down  # noqa: E402
 from mirix_py.text.words import STOPWORDS  # noqa: E402
@@ -282,14 +287,18 @@ class Hops:
         return {i: input_of(m.memory_type.value, m.source_ids) for i, m in c.records.items()}
 
     def score(self, rank: Callable[[Any, Candidates], Ranked], full: int | None = None,
-              naming: bool = False) -> dict[str, dict[str, Any]]:
-        """Each question's figures inside the budget; with `full`, the hits past the first `full` cut
-        to the question (`cut_hits`)."""
+              naming: bool = False, whole: float = WHOLE_HITS) -> dict[str, dict[str, Any]]:
+        """Each question's figures inside the budget, the hits past the first `whole` shown as the
+        engine shows them there (`hit_text`); with `full`, the hits past the first `full` cut to the
+        question (`cut_hits`)."""
         out = {}
         for conv, q in self.questions:
             c = self.cands[question_key(q)]
-            found = [SearchHit(text=hit_text(c.records[i], q.question), score=s, memory=c.records[i],
-                               method=SearchMethod.hybrid) for i, s in rank(q, c) if i in c.records]
+            found: list[SearchHit] = []
+            for i, s in rank(q, c):
+                if i in c.records:
+                    found.append(SearchHit(text=hit_text(c.records[i], q.question, whole=len(found) < whole),
+                                           score=s, memory=c.records[i], method=SearchMethod.hybrid))
             if full is not None:
                 found = cut_hits(found, q.question, full, naming)
             hits = [Hit(id=h.memory.id, score=h.score, text=h.text, source_ids=list(h.memory.source_ids))
@@ -303,6 +312,11 @@ Rank = Callable[[Any, Candidates], Ranked]
 DEFAULT = f"unnamed lexical={QUESTION_SHARE} actor={ACTOR_WEIGHT}"  # the engine's ranking (`name_legs` on)
 ACTOR_FAMILY = "the actor leg's weight, against the default"
 CUT_FULL = (4, 6, 8, 10, 12, 15)  # matches shown whole before the cut ones
+# hits shown whole before the ones without small talk; the smaller change first, so a fold whose
+# other conversations score two settings alike takes the one that shows more hits whole
+SMALL_TALK_WHOLE = (20, 15, 12, 10, 8, 6, 5, 4, 3, 2, 1, 0)
+SHOWN_WHOLE = "shown whole"
+SMALL_TALK_FAMILY = "small talk past the first hits"
 
 
 def variants(h: Hops) -> dict[str, tuple[str, Rank]]:
@@ -486,17 +500,22 @@ def main() -> int:
         families: dict[str, list[str]] = {}
         result["variants"] = {}
         ranks = variants(h)
-        scored = [(name, family, rank, None, False) for name, (family, rank) in ranks.items()]
-        scored += [(f"cut full={n}", "cut past the first hits", ranks[DEFAULT][1], n, False) for n in CUT_FULL]
-        scored += [(f"cut named full={n}", "cut, keeping sentences that name something", ranks[DEFAULT][1], n, True)
+        scored = [(name, family, rank, None, False, WHOLE_HITS) for name, (family, rank) in ranks.items()]
+        scored += [(f"cut full={n}", "cut past the first hits", ranks[DEFAULT][1], n, False, WHOLE_HITS)
                    for n in CUT_FULL]
-        for name, family, rank, full, naming in scored:
-            results[name] = h.score(rank, full, naming)
+        scored += [(f"cut named full={n}", "cut, keeping sentences that name something", ranks[DEFAULT][1], n, True,
+                    WHOLE_HITS) for n in CUT_FULL]
+        scored += [(SHOWN_WHOLE, SMALL_TALK_FAMILY, ranks[DEFAULT][1], None, False, math.inf)]
+        scored += [(f"small talk whole={n}", SMALL_TALK_FAMILY, ranks[DEFAULT][1], None, False, n)
+                   for n in SMALL_TALK_WHOLE]
+        for name, family, rank, full, naming, whole in scored:
+            results[name] = h.score(rank, full, naming, whole)
             families.setdefault(family, []).append(name)
             result["variants"][name] = {"mechanism": family, **figures(results[name], names)}
             print(table(name, result["variants"][name], names), flush=True)
         h.close()
-        families["every variant"] = [v for v in results if not v.startswith(("cut ", "entities "))]
+        families["every variant"] = [v for v in results if not v.startswith(("cut ", "entities ", "small talk "))
+                                     and v != SHOWN_WHOLE]
         families["every cut"] = [v for v in results if v.startswith("cut ")]
         result["leave_one_conversation_out"] = {}
         for family, grid in families.items():
@@ -504,8 +523,8 @@ def main() -> int:
                 continue
             # the cut is judged against the ranking it cuts, shown whole (under the name "base")
             reference = DEFAULT if family.startswith(("cut", "entities")) or family in ("every cut", ACTOR_FAMILY) \
-                else "base"
-            chosen = {"base": results[reference], **{v: results[v] for v in grid if v != "base"}}
+                else SHOWN_WHOLE if family == SMALL_TALK_FAMILY else "base"
+            chosen = {"base": results[reference], **{v: results[v] for v in grid if v not in ("base", reference)}}
             loo = leave_one_out(chosen, names)
             loo["verdict"] = verdict(chosen, loo, names)
             loo["reference"] = reference

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, computed_field, field_validator
 
 from mirix_py.text.by_day import day_lines
+from mirix_py.text.small_talk import WHOLE_HITS
 from mirix_py.text.dates import annotate, day_words, when_words
 from mirix_py.text.passages import focus
 
@@ -386,7 +387,9 @@ class SearchMethod(str, Enum):
 
 
 class SearchHit(BaseModel):
-    text: str = Field(description="The memory as it would be put in a prompt.")
+    text: str = Field(description=f"The memory as it would be put in a prompt: past the first {WHOLE_HITS} hits of a "
+                                  "search, a chat turn without its small talk (sentences of fewer than two content words, "
+                                  "such as 'Thanks, Maria!'); `memory` holds every word.")
     score: float
     memory: Memory
     method: SearchMethod

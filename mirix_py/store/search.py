@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from mirix_py.errors import InvalidInput
-from mirix_py.records import CoreMemory, Memory, MemoryType, SearchHit, SearchMethod
+from mirix_py.records import CoreMemory, EpisodicMemory, Memory, MemoryType, SearchHit, SearchMethod
 from mirix_py.store import neighbours, sessions
 from mirix_py.store.embeddings import CachedEmbedder
 from mirix_py.store.fulltext import Filters, Part, PartHit, merge_parts
@@ -26,9 +26,11 @@ from mirix_py.store.memories import MemoryStore, Provenance
 from mirix_py.store.names import actor_leg, named_actors, without_names
 from mirix_py.store.questions import QUESTION_POOL
 from mirix_py.store.restatements import fuse_apart, restating, weigh_down
+from mirix_py.store.summaries import TURN_EVENT
 from mirix_py.store.tables import MemoryRow
 from mirix_py.store.vault_subject import weigh_down_other_subjects
 from mirix_py.text.clauses import question_parts
+from mirix_py.text.small_talk import WHOLE_HITS, without_small_talk
 from mirix_py.text.words import STOPWORDS
 
 log = logging.getLogger("mirix_py.search")
@@ -283,12 +285,13 @@ class Searcher:
         records = self.store.get_many([i for i, _ in ranked], user_id=user_id)
         tags = self.store.input_tags.cited(m.source_ids for m in records.values())
         ranked = weigh_down_other_subjects(weigh_down(ranked, records, tags), records, query)[:limit]
-        hits = []
+        hits: list[SearchHit] = []
         for memory_id, score in ranked:
             memory = records.get(memory_id)
             if memory is None:  # a vector whose row is gone: skip, `doctor` cleans it
                 continue
-            hits.append(SearchHit(text=hit_text(memory, query), score=score, memory=memory, method=method))
+            hits.append(SearchHit(text=hit_text(memory, query, whole=len(hits) < WHOLE_HITS), score=score,
+                                  memory=memory, method=method))
         return with_context(self.store, hits, context) if context else hits
 
     def _hybrid(self, query: str, filters: Filters, depth: int, pool: int,
@@ -480,10 +483,16 @@ class Searcher:
 CORE_LINES_SHOWN = 3  # a core block's lines shown in a hit when none shares a word with the query
 
 
-def hit_text(memory: Memory, query: str) -> str:
+def hit_text(memory: Memory, query: str, *, whole: bool = True) -> str:
     """What a hit shows: the memory's search text, but of a core block only the lines that share a word with the
     query ("Jon: likes dance" for "what does Jon dance?"), or its first lines: a block holds every fact of a user,
-    and whole it would fill a reader's context with facts the question did not ask about. `hit.memory` keeps it all."""
+    and whole it would fill a reader's context with facts the question did not ask about. Not `whole` (a hit
+    past the first `WHOLE_HITS`), a chat turn is shown without its small talk (`text.small_talk`), so a reader's
+    context of so many words holds more of what was said. `hit.memory` keeps it all."""
+    if not whole and isinstance(memory, EpisodicMemory) and memory.event_type == TURN_EVENT:
+        said = without_small_talk(memory.summary)
+        if said != memory.summary:
+            return memory.model_copy(update={"summary": said}).search_text()
     text = memory.search_text()
     if not isinstance(memory, CoreMemory):
         return text

@@ -14,10 +14,10 @@ import re
 
 from mirix_py.text.words import TOKEN, query_terms
 
-__all__ = ["FOCUS_WORDS", "focus", "query_stems", "stem", "text_stems"]
+__all__ = ["FOCUS_WORDS", "SENTENCE_BREAK", "focus", "query_stems", "stem", "text_stems"]
 
 FOCUS_WORDS = 120  # a long memory's share of a prompt: about a sixth of a 750-word context
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")  # where one sentence ends and the next starts
 GAP = "…"
 
 
@@ -44,7 +44,7 @@ def _units(text: str, max_words: int) -> list[str]:
     out: list[str] = []
     for line in text.split("\n"):
         if len(line.split()) > max_words // 2:
-            out.extend(s for s in _SENTENCE.split(line) if s.strip())
+            out.extend(s for s in SENTENCE_BREAK.split(line) if s.strip())
         else:
             out.append(line)
     return out

@@ -198,3 +198,26 @@ def test_a_question_joining_two_questions_gets_the_best_answer_to_each_half(mx, 
     first = [h.memory for h in mx.search(question, user_id=user_id, limit=3)][:2]
     assert any(isinstance(m, SemanticMemory) and "analytics platform" in m.summary for m in first)
     assert any(isinstance(m, EpisodicMemory) and "deploy" in m.summary for m in first)
+
+
+def test_chat_turns_past_the_first_hits_are_shown_without_small_talk(mx, user_id):
+    from mirix_py.store.search import WHOLE_HITS, hit_text
+
+    turns = [EpisodicMemory(user_id=user_id, actor="John", occurred_at=T0 + timedelta(minutes=i),
+                            summary=f"Thanks, Maria! I went kayaking on lake number {i} with my workmates. Wow!")
+             for i in range(WHOLE_HITS + 3)]
+    screen = EpisodicMemory(user_id=user_id, actor="me", event_type="screen_activity", occurred_at=T0,
+                            summary="Thanks! Kayaking rental open. Wow!")
+    mx.store.apply([InsertOp(memory=m) for m in [*turns, screen]], user_id=user_id, actor="seed")
+    hits = mx.search("kayaking lake workmates", user_id=user_id, limit=len(turns) + 1, method="bm25")
+    chat = [h for h in hits if h.memory.event_type == "message"]
+    assert len(chat) == len(turns)
+    for rank, hit in enumerate(hits):
+        memory = hit.memory
+        assert memory.summary.startswith("Thanks")  # the record keeps every word
+        if rank < WHOLE_HITS or memory.event_type != "message":
+            assert hit.text == memory.search_text()
+        else:
+            assert hit.text == hit_text(memory, "kayaking", whole=False) != memory.search_text()
+            assert "Thanks" not in hit.text and "Wow" not in hit.text and "John: I went kayaking" in hit.text
+    assert hit_text(screen, "kayaking", whole=False) == screen.search_text()  # a screen's text is not a chat turn
