@@ -10,6 +10,8 @@ never cut.
 
 from __future__ import annotations
 
+import re
+
 from mirix_py.text.passages import SENTENCE_BREAK
 from mirix_py.text.words import content_words
 
@@ -32,8 +34,9 @@ def is_small_talk(sentence: str) -> bool:
 def without_small_talk(said: str) -> str:
     """`said` without its small-talk sentences, the others in their order; unchanged when it is one
     sentence or small talk only (what it says then is all there is)."""
-    sentences = [s for s in SENTENCE_BREAK.split(said.strip()) if s.strip()]
-    kept = [s for s in sentences if not is_small_talk(s)]
+    pieces = re.split(f"({SENTENCE_BREAK.pattern})", said.strip())  # sentence, break, sentence, ...
+    sentences, breaks = pieces[::2], ["", *pieces[1::2]]
+    kept = [i for i, s in enumerate(sentences) if not is_small_talk(s)]
     if len(kept) in (0, len(sentences)):
         return said
-    return " ".join(kept)
+    return "".join((breaks[i] if n else "") + sentences[i] for n, i in enumerate(kept))  # each with the break before it

@@ -27,3 +27,8 @@ def test_one_sentence_or_small_talk_only_stays_as_said():
 def test_a_turn_without_small_talk_is_returned_unchanged():
     said = "I painted a sunset.\nThen I framed it for my mum."
     assert without_small_talk(said) == said
+
+
+def test_the_kept_sentences_keep_their_line_breaks():
+    said = "Wow!\nI planted tomatoes today.\nThanks, Ann!\nThe basil is next."
+    assert without_small_talk(said) == "I planted tomatoes today.\nThe basil is next."
