@@ -68,9 +68,8 @@ class Maintenance:
             # Chroma is released and its graphs zeroed past the elements in use, as `close` does (they
             # hold stale process memory till then, `store/chroma_files.py`); the next use opens it again.
             self.queue.flush()
-            settle = getattr(self.store.vectors, "close", None)
-            if settle is not None:
-                settle()
+            if self.store.vectors is not None:
+                self.store.vectors.close()
         report = secret_scan.scan(self.store, self.store.guard, self.data_dir)
         if repair and not report.clean:
             report = secret_scan.repair(self.store, self.store.guard, self.data_dir)

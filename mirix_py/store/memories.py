@@ -386,9 +386,8 @@ class MemoryStore:
         """Stops the embedding-ahead worker and lets the vector index tidy up (an embedded Chroma
         narrows its files to owner-only); the engine and database are the caller's."""
         self.ahead.close()
-        close_vectors = getattr(self.vectors, "close", None)
-        if close_vectors is not None:
-            close_vectors()
+        if self.vectors is not None:
+            self.vectors.close()
 
     def _embed_texts(self, texts: set[str]) -> dict[str, list[float]]:
         if self.embedder is None or self.vectors is None or not texts:

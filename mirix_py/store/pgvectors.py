@@ -271,6 +271,9 @@ class PgVectorIndex:
         return lost_in_results([r[0] for r in rows], [r[1] or [] for r in rows],
                                [sorted(r[2] or []) for r in rows])
 
+    def close(self) -> None:
+        """Nothing held: the vectors live in the database, whose engine is the caller's."""
+
     def rebuild(self, user_id: str) -> int:
         """Rebuild the HNSW index (it holds every user's vectors) and the user's own graph if they
         have one; returns this user's count."""
