@@ -15,9 +15,9 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, computed_field, field_validator
 
 from mirix_py.text.by_day import day_lines
-from mirix_py.text.small_talk import WHOLE_HITS
 from mirix_py.text.dates import annotate, day_words, when_words
 from mirix_py.text.passages import focus
+from mirix_py.text.small_talk import WHOLE_HITS
 
 
 def utcnow() -> datetime:
