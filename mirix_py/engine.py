@@ -92,7 +92,7 @@ class Mirix(ScreenshotsMixin):
             self._release_writer_lock = writer_lock.held_by(self, data)  # PostgreSQL rows, embedded Chroma vectors
         self.worker_id = new_worker_id()
         self.searcher = Searcher(self.store, session_leg=self.settings.session_leg,
-                                 name_legs=self.settings.name_legs)
+                                 name_legs=self.settings.name_legs, whole_hits=self.settings.whole_hits)
         self.definitions = load_definitions(agents_dir)  # validated at start, in both modes
         flows = build_flows(self.store, self.searcher, self.settings, self.definitions, model_client)
         self.model_client, self.offline_flow, self.chat_flow = flows.client, flows.offline, flows.chat

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from mirix_py.text.small_talk import WHOLE_HITS
+
 PromptOrder = Literal["batch_first", "instructions_first"]
 
 
@@ -48,6 +50,10 @@ class Settings(BaseModel):
     name_legs: bool = Field(default=True, description="A hybrid search whose query names people the memory heard "
                                                       "from is also run without the names (`store.names`); off: "
                                                       "one pair of legs per search.")
+    whole_hits: int = Field(default=WHOLE_HITS, ge=0, description=(
+        "A search's first hits shown as said; the chat turns after them are shown without their small talk "
+        "(sentences of fewer than two content words, `text.small_talk`), so a reader's context holds more of the "
+        "ranking. A number at least the search's limit shows every hit whole; `hit.memory` is always whole."))
     search_context: int = Field(default=SEARCH_CONTEXT, ge=0, le=20, description=(
         "Turns said just before and after each of the first N matches that a search for a reader returns "
         "(`Mirix.search`, REST, chat, `/context`, MCP, AutoGen, `mirix search`) unless the call passes `context`; "
@@ -115,6 +121,7 @@ class Settings(BaseModel):
             "sqlite_driver": env.get("MIRIX_SQLITE_DRIVER") or None,
             "fact_parser": env.get("MIRIX_FACT_PARSER") or None,
             "search_context": env.get("MIRIX_SEARCH_CONTEXT") or None,
+            "whole_hits": env.get("MIRIX_WHOLE_HITS") or None,
         }
         for key, name in (("llm_timeout_s", "MIRIX_LLM_TIMEOUT"), ("llm_max_tokens", "MIRIX_LLM_MAX_TOKENS"),
                           ("llm_structured_output", "MIRIX_LLM_STRUCTURED_OUTPUT"),

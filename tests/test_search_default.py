@@ -213,3 +213,21 @@ def test_eval_locomo_measures_the_sdk_default(tmp_path, monkeypatch):
         result = CliRunner().invoke(app, run + flag, env={"MIRIX_EMBEDDER": "none", **env})
         assert "stop here" in result.output, result.output
     assert seen == [SEARCH_CONTEXT, 2, 0]
+
+
+def test_whole_hits_comes_from_the_environment_and_a_bad_value_is_refused(tmp_path, monkeypatch):
+    from pydantic import ValidationError
+
+    from mirix_py.text.small_talk import WHOLE_HITS
+
+    monkeypatch.delenv("MIRIX_WHOLE_HITS", raising=False)
+    assert Settings.from_env().whole_hits == WHOLE_HITS
+    monkeypatch.setenv("MIRIX_WHOLE_HITS", "100")
+    engine = Mirix(tmp_path / "data", embedder=None)
+    try:
+        assert engine.searcher.whole_hits == 100
+    finally:
+        engine.close()
+    monkeypatch.setenv("MIRIX_WHOLE_HITS", "-1")
+    with pytest.raises(ValidationError, match="whole_hits"):
+        Settings.from_env()

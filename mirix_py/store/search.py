@@ -199,13 +199,18 @@ def with_context(store: MemoryStore, hits: list[SearchHit], top: int) -> list[Se
 
 
 class Searcher:
-    def __init__(self, store: MemoryStore, *, session_leg: bool = False, name_legs: bool = True) -> None:
+    def __init__(self, store: MemoryStore, *, session_leg: bool = False, name_legs: bool = True,
+                 whole_hits: int = WHOLE_HITS) -> None:
         """`session_leg`: hybrid search fuses whole sessions as a third leg (off, the default: the two
         legs only; see SESSION_TOP). `name_legs`: a hybrid search that names people is also run
-        without the names (on, the default; see NAME_FREE_WEIGHT)."""
+        without the names (on, the default; see NAME_FREE_WEIGHT). `whole_hits`: the first hits shown
+        as said, the chat turns after them without small talk (`hit_text`)."""
+        if whole_hits < 0:
+            raise InvalidInput("whole_hits must be zero or positive")
         self.store = store
         self.session_leg = session_leg
         self.name_legs = name_legs
+        self.whole_hits = whole_hits
         inner = store.embedder
         self.embedder = None if inner is None else (inner if isinstance(inner, CachedEmbedder) else CachedEmbedder(inner))
         self._warned = False
@@ -290,7 +295,7 @@ class Searcher:
             memory = records.get(memory_id)
             if memory is None:  # a vector whose row is gone: skip, `doctor` cleans it
                 continue
-            hits.append(SearchHit(text=hit_text(memory, query, whole=len(hits) < WHOLE_HITS), score=score,
+            hits.append(SearchHit(text=hit_text(memory, query, whole=len(hits) < self.whole_hits), score=score,
                                   memory=memory, method=method))
         return with_context(self.store, hits, context) if context else hits
 
@@ -487,8 +492,9 @@ def hit_text(memory: Memory, query: str, *, whole: bool = True) -> str:
     """What a hit shows: the memory's search text, but of a core block only the lines that share a word with the
     query ("Jon: likes dance" for "what does Jon dance?"), or its first lines: a block holds every fact of a user,
     and whole it would fill a reader's context with facts the question did not ask about. Not `whole` (a hit
-    past the first `WHOLE_HITS`), a chat turn is shown without its small talk (`text.small_talk`), so a reader's
-    context of so many words holds more of what was said. `hit.memory` keeps it all."""
+    past the searcher's first `whole_hits`, `WHOLE_HITS` by default), a chat turn is shown without its small
+    talk (`text.small_talk`), so a reader's context of so many words holds more of what was said. `hit.memory`
+    keeps it all."""
     if not whole and isinstance(memory, EpisodicMemory) and memory.event_type == TURN_EVENT:
         said = without_small_talk(memory.summary)
         if said != memory.summary:

@@ -221,3 +221,17 @@ def test_chat_turns_past_the_first_hits_are_shown_without_small_talk(mx, user_id
             assert hit.text == hit_text(memory, "kayaking", whole=False) != memory.search_text()
             assert "Thanks" not in hit.text and "Wow" not in hit.text and "John: I went kayaking" in hit.text
     assert hit_text(screen, "kayaking", whole=False) == screen.search_text()  # a screen's text is not a chat turn
+
+
+def test_whole_hits_sets_how_many_hits_are_shown_as_said(mx, user_id):
+    from mirix_py.store.search import Searcher
+
+    turns = [EpisodicMemory(user_id=user_id, actor="Ann", occurred_at=T0 + timedelta(minutes=i),
+                            summary=f"Wow! I baked sourdough loaf number {i} this morning.") for i in range(6)]
+    mx.store.apply([InsertOp(memory=m) for m in turns], user_id=user_id, actor="seed")
+    every = Searcher(mx.store, whole_hits=10).search("sourdough loaf", user_id=user_id, limit=6, method="bm25")
+    assert [h.text for h in every] == [h.memory.search_text() for h in every]
+    none = Searcher(mx.store, whole_hits=0).search("sourdough loaf", user_id=user_id, limit=6, method="bm25")
+    assert none and all("Wow" not in h.text and "Ann: I baked sourdough" in h.text for h in none)
+    with pytest.raises(InvalidInput, match="whole_hits"):
+        Searcher(mx.store, whole_hits=-1)
