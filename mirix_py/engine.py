@@ -125,6 +125,7 @@ class Mirix(ScreenshotsMixin):
             "vectors": self.store.vectors.kind if self.store.vectors is not None else None,
             "embedder": self.store.embedder.name if self.store.embedder else None,
             "search": "hybrid" if self.searcher.vector_ready else "bm25-only",
+            "whole_hits": self.searcher.whole_hits,
             "data_dir": str(self.settings.data_dir),
             "llm": None if self.model_client is None else type(self.model_client).__name__,
             "fact_parser": "spacy" if self.offline_flow.parser is not None else None,

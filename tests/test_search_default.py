@@ -225,7 +225,7 @@ def test_whole_hits_comes_from_the_environment_and_a_bad_value_is_refused(tmp_pa
     monkeypatch.setenv("MIRIX_WHOLE_HITS", "100")
     engine = Mirix(tmp_path / "data", embedder=None)
     try:
-        assert engine.searcher.whole_hits == 100
+        assert engine.searcher.whole_hits == 100 and engine.describe()["whole_hits"] == 100
     finally:
         engine.close()
     monkeypatch.setenv("MIRIX_WHOLE_HITS", "-1")

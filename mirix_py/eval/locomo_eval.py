@@ -352,7 +352,8 @@ def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embe
         by_type.update(mx.store.count(user_id=conv.user_id))
     info["memories"] = dict(sorted(by_type.items()))
     described = mx.describe()  # which layout the figures are of (an outside store has its own cache key)
-    info["layout"] = {k: described.get(k) for k in ("database", "vectors", "embedder", "search", "fact_parser")}
+    info["layout"] = {k: described.get(k) for k in ("database", "vectors", "embedder", "search", "whole_hits",
+                                                    "fact_parser")}
     return mx, info
 
 
