@@ -200,19 +200,13 @@ def main() -> int:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    rows = [
-        ["engine (Mirix.add per session)", engine["ingest_seconds"], engine["turns_per_second"], engine["ms_per_turn"],
-         engine["embed_seconds"], engine["ingest_seconds"] - engine["embed_seconds"], engine["open_seconds"]],
-        ["engine, queued (add wait=False, flush)", queued["ingest_seconds"], queued["turns_per_second"],
-         queued["ms_per_turn"], queued["embed_seconds"], queued["ingest_seconds"] - queued["embed_seconds"],
-         queued["open_seconds"]],
-        ["floor per session (embed + bare chroma + sqlite3)", floor["ingest_seconds"], floor["turns_per_second"],
-         floor["ms_per_turn"], floor["embed_seconds"], floor["ingest_seconds"] - floor["embed_seconds"],
-         floor["open_seconds"]],
-        ["floor bulk (one embed call for all turns)", bulk["ingest_seconds"], bulk["turns_per_second"],
-         bulk["ms_per_turn"], bulk["embed_seconds"], bulk["ingest_seconds"] - bulk["embed_seconds"],
-         bulk["open_seconds"]],
-    ]
+    def row(label: str, side: dict[str, Any]) -> list[Any]:
+        return [label, side["ingest_seconds"], side["turns_per_second"], side["ms_per_turn"], side["embed_seconds"],
+                side["ingest_seconds"] - side["embed_seconds"], side["open_seconds"]]
+
+    rows = [row("engine (Mirix.add per session)", engine), row("engine, queued (add wait=False, flush)", queued),
+            row("floor per session (embed + bare chroma + sqlite3)", floor),
+            row("floor bulk (one embed call for all turns)", bulk)]
     print()
     print(C.table(["", "seconds", "turns/s", "ms/turn", "embed s", "non-embed s", "open s"], rows,
                   title=f"LoCoMo ingestion, {n_turns} turns, {len(convs)} users, one add per session"))

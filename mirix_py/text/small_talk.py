@@ -18,6 +18,7 @@ from mirix_py.text.words import content_words
 __all__ = ["MIN_CONTENT_WORDS", "WHOLE_HITS", "is_small_talk", "without_small_talk"]
 
 MIN_CONTENT_WORDS = 2
+_SENTENCES_AND_BREAKS = re.compile(f"({SENTENCE_BREAK.pattern})")  # `split` keeps the breaks
 # A search's first hits, shown as said; the chat turns after them are shown without small talk
 # (`store.search.hit_text`). Chosen by leave-one-conversation-out on LoCoMo dev at 750 words
 # (benchmarks/docs/locomo_hops.md, "Small talk").
@@ -34,7 +35,7 @@ def is_small_talk(sentence: str) -> bool:
 def without_small_talk(said: str) -> str:
     """`said` without its small-talk sentences, the others in their order; unchanged when it is one
     sentence or small talk only (what it says then is all there is)."""
-    pieces = re.split(f"({SENTENCE_BREAK.pattern})", said.strip())  # sentence, break, sentence, ...
+    pieces = _SENTENCES_AND_BREAKS.split(said.strip())  # sentence, break, sentence, ...
     sentences, breaks = pieces[::2], ["", *pieces[1::2]]
     kept = [i for i, s in enumerate(sentences) if not is_small_talk(s)]
     if len(kept) in (0, len(sentences)):
