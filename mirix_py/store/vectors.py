@@ -165,7 +165,8 @@ class ChromaVectorIndex:
             with self._connect_lock:
                 self._opened = None
                 self._collections = {}
-            opened.close()  # type: ignore[attr-defined]
+            with self._writing():  # releasing it may persist a graph
+                opened.close()  # type: ignore[attr-defined]
         if self.path is not None:
             scrub(self.path, since=self.opened_at)
             narrow(self.path)
@@ -202,9 +203,9 @@ class ChromaVectorIndex:
                    kind="chroma-server")
 
     def _writing(self):
-        """Around a call that may make Chroma allocate or write a graph: an embedded store's graph
-        files then get no stale bytes of this process (`chroma_files.allocations_cleared`); a
-        server's files are its own."""
+        """Around a call that may make Chroma allocate, load or write a graph (a query may load one,
+        releasing the client may persist one): an embedded store's graph files then get no stale
+        bytes of this process (`chroma_files.allocations_cleared`); a server's files are its own."""
         return allocations_cleared() if self.path is not None else nullcontext()
 
     def _collection(self, user_id: str, create: bool = True):
@@ -251,8 +252,10 @@ class ChromaVectorIndex:
         wanted = set(memory_types or ())
         fetch = k if not wanted else k * 4
         # metadata only when filtering on type: reading it back costs ~1 ms at 100k vectors
-        result = _unwritten_as_empty(lambda: coll.query(query_embeddings=[embedding], n_results=fetch,
-                                                         include=["metadatas", "distances"] if wanted else ["distances"]))
+        with self._writing():  # a query may load the graph into memory first
+            result = _unwritten_as_empty(lambda: coll.query(query_embeddings=[embedding], n_results=fetch,
+                                                             include=["metadatas", "distances"] if wanted
+                                                             else ["distances"]))
         returned = len(result["ids"][0])
         metadatas = result.get("metadatas") or [None]
         hits = [
@@ -263,7 +266,8 @@ class ChromaVectorIndex:
         if wanted and len(hits) < k and returned == fetch:
             # too few of the wanted types among the nearest: take the filtered (slower) path
             where = {"memory_type": {"$in": sorted(wanted)}}
-            result = coll.query(query_embeddings=[embedding], n_results=k, where=where, include=["distances"])
+            with self._writing():
+                result = coll.query(query_embeddings=[embedding], n_results=k, where=where, include=["distances"])
             hits = [(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0])]
         return hits[:k]
 
