@@ -102,6 +102,8 @@ def scan(store: MemoryStore, guard: SecretGuard, data_dir: Path | None) -> Secre
             note("memory_session.text", input_id, None, text or "", every)
     _scan_documents(store, guard, report, values)
     if data_dir is not None:
+        if store.vectors is not None:
+            store.vectors.close()  # reading the documents opened an embedded Chroma again: release it and zero its graphs
         report.findings += scan_files(data_dir, values)
     return report
 

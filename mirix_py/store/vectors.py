@@ -203,9 +203,10 @@ class ChromaVectorIndex:
                    kind="chroma-server")
 
     def _writing(self):
-        """Around a call that may make Chroma allocate, load or write a graph (a query may load one,
-        releasing the client may persist one): an embedded store's graph files then get no stale
-        bytes of this process (`chroma_files.allocations_cleared`); a server's files are its own."""
+        """Around every call into Chroma: any of them may allocate, load or write a graph (a `get`
+        or a `count` loads one and writes it back, releasing the client may persist one), so an
+        embedded store's graph files get no stale bytes of this process
+        (`chroma_files.allocations_cleared`); a server's files are its own."""
         return allocations_cleared() if self.path is not None else nullcontext()
 
     def _collection(self, user_id: str, create: bool = True):
@@ -281,24 +282,31 @@ class ChromaVectorIndex:
         coll = self._collection(user_id, create=False)
         if coll is None:
             return set()
-        return set(coll.get(include=[])["ids"])
+        with self._writing():
+            return set(coll.get(include=[])["ids"])
 
     def count(self, user_id: str) -> int:
         coll = self._collection(user_id, create=False)
-        return 0 if coll is None else coll.count()
+        if coll is None:
+            return 0
+        with self._writing():
+            return coll.count()
 
     def get(self, user_id: str, ids: Sequence[str]) -> dict[str, list[float]]:
         """id -> stored vector, for those of `ids` the index holds."""
         coll = self._collection(user_id, create=False)
         if coll is None or not ids:
             return {}
-        got = coll.get(ids=list(ids), include=["embeddings"])
+        with self._writing():
+            got = coll.get(ids=list(ids), include=["embeddings"])
         return {i: [float(x) for x in e] for i, e in zip(got["ids"], got["embeddings"])}
 
     def users(self) -> dict[str, str]:
         """user id -> collection name, for every collection this index holds."""
         found = {}
-        for coll in self._client.list_collections():
+        with self._writing():
+            listed = self._client.list_collections()
+        for coll in listed:
             user = (coll.metadata or {}).get("mirix_user")
             if coll.name.startswith("mx_") and user:
                 found[user] = coll.name
@@ -311,14 +319,19 @@ class ChromaVectorIndex:
             coll = self._collection(user_id, create=False)
             if coll is None:
                 continue
-            got = coll.get(include=["documents"])
+            with self._writing():  # a read loads the graph and may write it back (seen on 1.5.9)
+                got = coll.get(include=["documents"])
             for memory_id, document in zip(got["ids"], got.get("documents") or []):
                 if document:
                     yield user_id, memory_id, document
 
     def _stored(self, coll, include: list[str], page: int = 5000) -> Iterator[dict]:
-        for offset in range(0, coll.count(), page):
-            yield coll.get(include=include, limit=page, offset=offset)
+        with self._writing():
+            total = coll.count()
+        for offset in range(0, total, page):
+            with self._writing():
+                got = coll.get(include=include, limit=page, offset=offset)
+            yield got
 
     def unreachable(self, user_id: str, k: int = 10) -> list[str]:
         """Ids that a query with their own stored vector does not return. Chroma's HNSW graph can
@@ -327,13 +340,15 @@ class ChromaVectorIndex:
         coll = self._collection(user_id, create=False)
         if coll is None:
             return []
-        n = min(k, coll.count())
+        with self._writing():
+            n = min(k, coll.count())
         lost: list[str] = []
         for got in self._stored(coll, ["embeddings"]):
             for start in range(0, len(got["ids"]), 256):
                 own = got["ids"][start:start + 256]
-                result = coll.query(query_embeddings=got["embeddings"][start:start + 256], n_results=n,
-                                    include=["distances"])
+                with self._writing():
+                    result = coll.query(query_embeddings=got["embeddings"][start:start + 256], n_results=n,
+                                        include=["distances"])
                 lost += lost_in_results(own, result["ids"], result["distances"])
         return lost
 
@@ -363,6 +378,7 @@ class ChromaVectorIndex:
         name = collection_name(user_id)
         self._collections.pop(name, None)
         try:
-            self._client.delete_collection(name)
+            with self._writing():
+                self._client.delete_collection(name)
         except Exception:  # no collection: nothing to drop
             pass

@@ -148,6 +148,17 @@ def test_a_data_dir_written_by_this_version_scans_clean(mx_sqlite, user_id):
     assert report.payload_secrets == 3  # the raw inputs, kept encrypted for retries
 
 
+def test_the_files_are_scanned_at_rest_after_the_vector_documents_are_read(mx_sqlite, user_id):
+    """Reading the vector documents opens an embedded Chroma again, and its first read writes the graph
+    back with fresh capacity past the elements in use: the files are scanned only once that is zeroed."""
+    from mirix_py.store.chroma_files import scrub
+
+    for text in (f"login: ada / pass: {LOGIN}", "I planted tulips in the front garden."):
+        mx_sqlite.add(text, user_id=user_id)
+    assert mx_sqlite.doctor_secrets().clean
+    assert scrub(mx_sqlite.settings.data_dir / "chroma") == 0
+
+
 def test_ids_and_times_in_history_are_no_secrets(mx_sqlite, user_id):
     """A random hex id can hold a Luhn-valid digit run ("epi_4111111111111111…" reads as a card number):
     history keeps whole records, and only the fields the guard cleans are scanned and repaired."""
