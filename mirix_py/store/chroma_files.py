@@ -10,10 +10,11 @@ bytes after the elements in use can be zeroed without changing the index. `scrub
 every graph folder whose `header.bin` it can read and whose file sizes agree with it; any other
 layout is left alone. Run with no Chroma client writing (the engine does it on `close`).
 
-While an engine runs, Chroma rewrites those files as it adds vectors. `allocations_cleared` keeps
-stale bytes out of them then: inside it, glibc fills every heap block it hands out or takes back
-with a constant byte, so the buffers Chroma allocates while it writes hold nothing this process had
-in memory before.
+While an engine runs, Chroma rewrites those files as it adds vectors, and on the first read of a
+collection it has opened again (a `get`, a `count`, a query: Chroma 1.5.9 writes the loaded graph
+back). `allocations_cleared` keeps stale bytes out of them then: inside it, glibc fills every heap
+block it hands out or takes back with a constant byte, so the buffers Chroma allocates while it
+writes hold nothing this process had in memory before.
 """
 
 from __future__ import annotations
