@@ -165,7 +165,7 @@ class ChromaVectorIndex:
             with self._connect_lock:
                 self._opened = None
                 self._collections = {}
-            with self._writing():  # releasing it may persist a graph
+            with self._heap_cleared():  # releasing it may persist a graph
                 opened.close()  # type: ignore[attr-defined]
         if self.path is not None:
             scrub(self.path, since=self.opened_at)
@@ -202,7 +202,7 @@ class ChromaVectorIndex:
         return cls(chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings, database=database),
                    kind="chroma-server")
 
-    def _writing(self):
+    def _heap_cleared(self):
         """Around every call into Chroma: any of them may allocate, load or write a graph (a `get`
         or a `count` loads one and writes it back, releasing the client may persist one), so an
         embedded store's graph files get no stale bytes of this process
@@ -214,7 +214,7 @@ class ChromaVectorIndex:
         coll = self._collections.get(name)
         if coll is not None:
             return coll
-        with self._writing():
+        with self._heap_cleared():
             return self._open_collection(name, user_id, create)
 
     def _open_collection(self, name: str, user_id: str, create: bool):
@@ -236,7 +236,7 @@ class ChromaVectorIndex:
     def upsert(self, user_id: str, items: Sequence[VectorItem]) -> None:
         if not items:
             return
-        with self._writing():
+        with self._heap_cleared():
             self._collection(user_id).upsert(
                 ids=[i.id for i in items],
                 embeddings=[i.embedding for i in items],
@@ -253,7 +253,7 @@ class ChromaVectorIndex:
         wanted = set(memory_types or ())
         fetch = k if not wanted else k * 4
         # metadata only when filtering on type: reading it back costs ~1 ms at 100k vectors
-        with self._writing():  # a query may load the graph into memory first
+        with self._heap_cleared():  # a query may load the graph into memory first
             result = _unwritten_as_empty(lambda: coll.query(query_embeddings=[embedding], n_results=fetch,
                                                              include=["metadatas", "distances"] if wanted
                                                              else ["distances"]))
@@ -267,7 +267,7 @@ class ChromaVectorIndex:
         if wanted and len(hits) < k and returned == fetch:
             # too few of the wanted types among the nearest: take the filtered (slower) path
             where = {"memory_type": {"$in": sorted(wanted)}}
-            with self._writing():
+            with self._heap_cleared():
                 result = coll.query(query_embeddings=[embedding], n_results=k, where=where, include=["distances"])
             hits = [(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0])]
         return hits[:k]
@@ -275,21 +275,21 @@ class ChromaVectorIndex:
     def delete(self, user_id: str, ids: Sequence[str]) -> None:
         coll = self._collection(user_id, create=False)
         if coll is not None and ids:
-            with self._writing():
+            with self._heap_cleared():
                 coll.delete(ids=list(ids))
 
     def ids(self, user_id: str) -> set[str]:
         coll = self._collection(user_id, create=False)
         if coll is None:
             return set()
-        with self._writing():
+        with self._heap_cleared():
             return set(coll.get(include=[])["ids"])
 
     def count(self, user_id: str) -> int:
         coll = self._collection(user_id, create=False)
         if coll is None:
             return 0
-        with self._writing():
+        with self._heap_cleared():
             return coll.count()
 
     def get(self, user_id: str, ids: Sequence[str]) -> dict[str, list[float]]:
@@ -297,14 +297,14 @@ class ChromaVectorIndex:
         coll = self._collection(user_id, create=False)
         if coll is None or not ids:
             return {}
-        with self._writing():
+        with self._heap_cleared():
             got = coll.get(ids=list(ids), include=["embeddings"])
         return {i: [float(x) for x in e] for i, e in zip(got["ids"], got["embeddings"])}
 
     def users(self) -> dict[str, str]:
         """user id -> collection name, for every collection this index holds."""
         found = {}
-        with self._writing():
+        with self._heap_cleared():
             listed = self._client.list_collections()
         for coll in listed:
             user = (coll.metadata or {}).get("mirix_user")
@@ -319,17 +319,17 @@ class ChromaVectorIndex:
             coll = self._collection(user_id, create=False)
             if coll is None:
                 continue
-            with self._writing():  # a read loads the graph and may write it back (seen on 1.5.9)
+            with self._heap_cleared():  # a read loads the graph and may write it back (seen on 1.5.9)
                 got = coll.get(include=["documents"])
             for memory_id, document in zip(got["ids"], got.get("documents") or []):
                 if document:
                     yield user_id, memory_id, document
 
     def _stored(self, coll, include: list[str], page: int = 5000) -> Iterator[dict]:
-        with self._writing():
+        with self._heap_cleared():
             total = coll.count()
         for offset in range(0, total, page):
-            with self._writing():
+            with self._heap_cleared():
                 got = coll.get(include=include, limit=page, offset=offset)
             yield got
 
@@ -340,13 +340,13 @@ class ChromaVectorIndex:
         coll = self._collection(user_id, create=False)
         if coll is None:
             return []
-        with self._writing():
+        with self._heap_cleared():
             n = min(k, coll.count())
         lost: list[str] = []
         for got in self._stored(coll, ["embeddings"]):
             for start in range(0, len(got["ids"]), 256):
                 own = got["ids"][start:start + 256]
-                with self._writing():
+                with self._heap_cleared():
                     result = coll.query(query_embeddings=got["embeddings"][start:start + 256], n_results=n,
                                         include=["distances"])
                 lost += lost_in_results(own, result["ids"], result["distances"])
@@ -368,7 +368,7 @@ class ChromaVectorIndex:
             metadatas += got["metadatas"]
         self.drop_user(user_id)
         fresh = self._collection(user_id)
-        with self._writing():
+        with self._heap_cleared():
             for start in range(0, len(ids), 1000):
                 fresh.add(ids=ids[start:start + 1000], embeddings=embeddings[start:start + 1000],
                           metadatas=metadatas[start:start + 1000])
@@ -378,7 +378,7 @@ class ChromaVectorIndex:
         name = collection_name(user_id)
         self._collections.pop(name, None)
         try:
-            with self._writing():
+            with self._heap_cleared():
                 self._client.delete_collection(name)
         except Exception:  # no collection: nothing to drop
             pass
