@@ -64,12 +64,9 @@ class Maintenance:
 
         assert self.store.guard is not None
         if self.data_dir is not None:
-            # The files as the engine leaves them at rest: with nothing of ours writing, an embedded
-            # Chroma is released and its graphs zeroed past the elements in use, as `close` does (they
-            # hold stale process memory till then, `store/chroma_files.py`); the next use opens it again.
+            # The files are read as the engine leaves them at rest: nothing of ours may be writing when
+            # the scan releases an embedded Chroma and zeroes its graphs (`secret_scan.scan`).
             self.queue.flush()
-            if self.store.vectors is not None:
-                self.store.vectors.close()
         report = secret_scan.scan(self.store, self.store.guard, self.data_dir)
         if repair and not report.clean:
             report = secret_scan.repair(self.store, self.store.guard, self.data_dir)

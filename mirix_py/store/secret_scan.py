@@ -103,7 +103,11 @@ def scan(store: MemoryStore, guard: SecretGuard, data_dir: Path | None) -> Secre
     _scan_documents(store, guard, report, values)
     if data_dir is not None:
         if store.vectors is not None:
-            store.vectors.close()  # reading the documents opened an embedded Chroma again: release it and zero its graphs
+            # The files as the engine leaves them at rest: an embedded Chroma released and its graphs
+            # zeroed past the elements in use, as `close` does (till then they hold stale process
+            # memory, and reading the documents above wrote them back: `store/chroma_files.py`); the
+            # next use opens it again.
+            store.vectors.close()
         report.findings += scan_files(data_dir, values)
     return report
 
