@@ -167,3 +167,41 @@ def test_a_running_engines_graph_files_hold_no_stale_secret_of_the_process(tmp_p
             assert (graph / "data_level0.bin").stat().st_size == capacity * per_element > 0
             found = [p.name for p in (data / "chroma").rglob("*") if p.is_file() and SECRET in p.read_bytes()]
             assert found == [], (round_, found)
+
+
+def test_a_read_of_an_index_opened_again_writes_no_stale_secret_of_the_process(tmp_path):
+    """Chroma 1.5.9 writes a collection's graph back, at full capacity, on its first read after the
+    client is opened again (a `count` here); the buffers it writes from are allocated then, while this
+    process's freed memory held a secret. Three rounds, each after threads held the secret and freed it."""
+    import os
+    import threading
+
+    from mirix_py.store.chroma_files import allocations_cleared
+
+    if not allocations_cleared.available:
+        import pytest
+
+        pytest.skip("glibc only: elsewhere the files are scrubbed on close")
+
+    def churn():
+        held = [SECRET * 200 + os.urandom(8) for _ in range(800)]
+        mid = [bytearray(SECRET * 4000) for _ in range(20)]
+        del held, mid
+
+    for round_ in range(3):
+        path = tmp_path / f"chroma{round_}"
+        index = ChromaVectorIndex.embedded(path)
+        index.upsert("ada", _vectors(40, seed=round_))
+        index.close()  # released, its graph zeroed past the elements in use
+        level0 = _graph(path) / "data_level0.bin"
+        before = level0.stat().st_mtime_ns
+        threads = [threading.Thread(target=churn) for _ in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert index.count("ada") == 40  # opens the client again; the read writes the graph back
+        assert level0.stat().st_mtime_ns != before
+        found = [p.name for p in path.rglob("*") if p.is_file() and SECRET in p.read_bytes()]
+        index.close()
+        assert found == [], (round_, found)
