@@ -128,15 +128,7 @@ def test_a_block_handed_out_inside_holds_the_fill_byte_not_what_was_freed_before
     assert data == bytes([PERTURB_BYTE ^ 0xFF]) * size
 
 
-def test_a_running_engines_graph_files_hold_no_stale_secret_of_the_process(tmp_path, embedder):
-    """Threads that held a secret in memory and freed it, then an engine that writes vectors: Chroma
-    writes its graph files while the engine runs, at full capacity, from buffers it allocated. Before
-    `allocations_cleared`, the secret was in `data_level0.bin` or `length.bin` in about half of such
-    rounds; three rounds here."""
-    import os
-    import threading
-
-    from mirix_py.engine import Mirix
+def _skip_without_clearing() -> None:
     from mirix_py.store.chroma_files import allocations_cleared
 
     if not allocations_cleared.available:
@@ -144,17 +136,34 @@ def test_a_running_engines_graph_files_hold_no_stale_secret_of_the_process(tmp_p
 
         pytest.skip("glibc only: elsewhere the files are scrubbed on close")
 
+
+def _secret_held_and_freed() -> None:
+    """Sixteen threads hold SECRET in heap blocks of several sizes, then free them."""
+    import os
+    import threading
+
     def churn():
         held = [SECRET * 200 + os.urandom(8) for _ in range(800)]
         mid = [bytearray(SECRET * 4000) for _ in range(20)]
         del held, mid
 
+    threads = [threading.Thread(target=churn) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def test_a_running_engines_graph_files_hold_no_stale_secret_of_the_process(tmp_path, embedder):
+    """Threads that held a secret in memory and freed it, then an engine that writes vectors: Chroma
+    writes its graph files while the engine runs, at full capacity, from buffers it allocated. Before
+    `allocations_cleared`, the secret was in `data_level0.bin` or `length.bin` in about half of such
+    rounds; three rounds here."""
+    from mirix_py.engine import Mirix
+
+    _skip_without_clearing()
     for round_ in range(3):
-        threads = [threading.Thread(target=churn) for _ in range(16)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        _secret_held_and_freed()
         data = tmp_path / f"data{round_}"
         with Mirix(data, embedder=embedder) as mx:
             mx.add("I went hiking with Anna on Saturday and we saw a deer.", user_id="ada")
@@ -173,21 +182,7 @@ def test_a_read_of_an_index_opened_again_writes_no_stale_secret_of_the_process(t
     """Chroma 1.5.9 writes a collection's graph back, at full capacity, on its first read after the
     client is opened again (a `count` here); the buffers it writes from are allocated then, while this
     process's freed memory held a secret. Three rounds, each after threads held the secret and freed it."""
-    import os
-    import threading
-
-    from mirix_py.store.chroma_files import allocations_cleared
-
-    if not allocations_cleared.available:
-        import pytest
-
-        pytest.skip("glibc only: elsewhere the files are scrubbed on close")
-
-    def churn():
-        held = [SECRET * 200 + os.urandom(8) for _ in range(800)]
-        mid = [bytearray(SECRET * 4000) for _ in range(20)]
-        del held, mid
-
+    _skip_without_clearing()
     for round_ in range(3):
         path = tmp_path / f"chroma{round_}"
         index = ChromaVectorIndex.embedded(path)
@@ -195,11 +190,7 @@ def test_a_read_of_an_index_opened_again_writes_no_stale_secret_of_the_process(t
         index.close()  # released, its graph zeroed past the elements in use
         level0 = _graph(path) / "data_level0.bin"
         before = level0.stat().st_mtime_ns
-        threads = [threading.Thread(target=churn) for _ in range(16)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        _secret_held_and_freed()
         assert index.count("ada") == 40  # opens the client again; the read writes the graph back
         assert level0.stat().st_mtime_ns != before
         found = [p.name for p in path.rglob("*") if p.is_file() and SECRET in p.read_bytes()]
