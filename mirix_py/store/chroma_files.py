@@ -20,6 +20,7 @@ writes hold nothing this process had in memory before.
 from __future__ import annotations
 
 import ctypes
+import functools
 import logging
 import struct
 import threading
@@ -27,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-__all__ = ["AllocationClearing", "allocations_cleared", "scrub"]
+__all__ = ["AllocationClearing", "HeapCleared", "allocations_cleared", "scrub"]
 
 log = logging.getLogger(__name__)
 
@@ -129,3 +130,25 @@ class AllocationClearing:
 
 
 allocations_cleared = AllocationClearing(_glibc_mallopt())
+
+
+class HeapCleared:
+    """An embedded Chroma client or collection whose every method call runs inside
+    `allocations_cleared`: any call may allocate, load or write a graph (an upsert, a query, a `get`
+    or a `count` of a collection opened again, releasing the client), so none writes stale bytes of
+    this process. Attributes that are not methods (a collection's `name`, `metadata`) read through."""
+
+    def __init__(self, inner: object) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> object:
+        value = getattr(self._inner, name)
+        if not callable(value):
+            return value
+
+        @functools.wraps(value)
+        def cleared(*args: object, **kwargs: object) -> object:
+            with allocations_cleared():
+                return value(*args, **kwargs)
+
+        return cleared

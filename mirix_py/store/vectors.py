@@ -13,14 +13,13 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, Sequence, TypeGuard
 from urllib.parse import urlparse
 
 from mirix_py.errors import InvalidInput
-from mirix_py.store.chroma_files import allocations_cleared, scrub
+from mirix_py.store.chroma_files import HeapCleared, allocations_cleared, scrub
 from mirix_py.store.private import narrow, private_dir
 
 if TYPE_CHECKING:
@@ -144,9 +143,10 @@ class ChromaVectorIndex:
             from chromadb.config import Settings as ChromaSettings
 
             index.opened_at = time.time() - 2  # a coarse file clock must not hide a write from `close`
-            client = chromadb.PersistentClient(path=str(path), settings=ChromaSettings(anonymized_telemetry=False))
+            with allocations_cleared():
+                client = chromadb.PersistentClient(path=str(path), settings=ChromaSettings(anonymized_telemetry=False))
             narrow(path)
-            return client
+            return HeapCleared(client)  # every call of it, and of its collections, with the heap cleared
 
         index = cls(connect=connect)
         index.path = Path(path)
@@ -165,8 +165,7 @@ class ChromaVectorIndex:
             with self._connect_lock:
                 self._opened = None
                 self._collections = {}
-            with self._heap_cleared():  # releasing it may persist a graph
-                opened.close()  # type: ignore[attr-defined]
+            opened.close()  # type: ignore[attr-defined]
         if self.path is not None:
             scrub(self.path, since=self.opened_at)
             narrow(self.path)
@@ -202,20 +201,12 @@ class ChromaVectorIndex:
         return cls(chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings, database=database),
                    kind="chroma-server")
 
-    def _heap_cleared(self):
-        """Around every call into Chroma: any of them may allocate, load or write a graph (a `get`
-        or a `count` loads one and writes it back, releasing the client may persist one), so an
-        embedded store's graph files get no stale bytes of this process
-        (`chroma_files.allocations_cleared`); a server's files are its own."""
-        return allocations_cleared() if self.path is not None else nullcontext()
-
     def _collection(self, user_id: str, create: bool = True):
         name = collection_name(user_id)
         coll = self._collections.get(name)
         if coll is not None:
             return coll
-        with self._heap_cleared():
-            return self._open_collection(name, user_id, create)
+        return self._open_collection(name, user_id, create)
 
     def _open_collection(self, name: str, user_id: str, create: bool):
         if create:
@@ -230,18 +221,19 @@ class ChromaVectorIndex:
                 coll = self._client.get_collection(name, embedding_function=None)
             except Exception:  # chroma raises NotFoundError / ValueError depending on version
                 return None
+        if self.path is not None:  # an embedded store's: its calls with the heap cleared, as the client's
+            coll = HeapCleared(coll)
         self._collections[name] = coll
         return coll
 
     def upsert(self, user_id: str, items: Sequence[VectorItem]) -> None:
         if not items:
             return
-        with self._heap_cleared():
-            self._collection(user_id).upsert(
-                ids=[i.id for i in items],
-                embeddings=[i.embedding for i in items],
-                metadatas=[{"memory_type": i.memory_type} for i in items],
-            )
+        self._collection(user_id).upsert(
+            ids=[i.id for i in items],
+            embeddings=[i.embedding for i in items],
+            metadatas=[{"memory_type": i.memory_type} for i in items],
+        )
 
     def query(self, user_id: str, embedding: list[float], k: int,
               memory_types: Sequence[str] | None = None) -> list[tuple[str, float]]:
@@ -253,10 +245,9 @@ class ChromaVectorIndex:
         wanted = set(memory_types or ())
         fetch = k if not wanted else k * 4
         # metadata only when filtering on type: reading it back costs ~1 ms at 100k vectors
-        with self._heap_cleared():  # a query may load the graph into memory first
-            result = _unwritten_as_empty(lambda: coll.query(query_embeddings=[embedding], n_results=fetch,
-                                                             include=["metadatas", "distances"] if wanted
-                                                             else ["distances"]))
+        result = _unwritten_as_empty(lambda: coll.query(query_embeddings=[embedding], n_results=fetch,
+                                                         include=["metadatas", "distances"] if wanted
+                                                         else ["distances"]))
         returned = len(result["ids"][0])
         metadatas = result.get("metadatas") or [None]
         hits = [
@@ -267,46 +258,39 @@ class ChromaVectorIndex:
         if wanted and len(hits) < k and returned == fetch:
             # too few of the wanted types among the nearest: take the filtered (slower) path
             where = {"memory_type": {"$in": sorted(wanted)}}
-            with self._heap_cleared():
-                result = coll.query(query_embeddings=[embedding], n_results=k, where=where, include=["distances"])
+            result = coll.query(query_embeddings=[embedding], n_results=k, where=where, include=["distances"])
             hits = [(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0])]
         return hits[:k]
 
     def delete(self, user_id: str, ids: Sequence[str]) -> None:
         coll = self._collection(user_id, create=False)
         if coll is not None and ids:
-            with self._heap_cleared():
-                coll.delete(ids=list(ids))
+            coll.delete(ids=list(ids))
 
     def ids(self, user_id: str) -> set[str]:
         coll = self._collection(user_id, create=False)
         if coll is None:
             return set()
-        with self._heap_cleared():
-            return set(coll.get(include=[])["ids"])
+        return set(coll.get(include=[])["ids"])
 
     def count(self, user_id: str) -> int:
         coll = self._collection(user_id, create=False)
         if coll is None:
             return 0
-        with self._heap_cleared():
-            return coll.count()
+        return coll.count()
 
     def get(self, user_id: str, ids: Sequence[str]) -> dict[str, list[float]]:
         """id -> stored vector, for those of `ids` the index holds."""
         coll = self._collection(user_id, create=False)
         if coll is None or not ids:
             return {}
-        with self._heap_cleared():
-            got = coll.get(ids=list(ids), include=["embeddings"])
+        got = coll.get(ids=list(ids), include=["embeddings"])
         return {i: [float(x) for x in e] for i, e in zip(got["ids"], got["embeddings"])}
 
     def users(self) -> dict[str, str]:
         """user id -> collection name, for every collection this index holds."""
         found = {}
-        with self._heap_cleared():
-            listed = self._client.list_collections()
-        for coll in listed:
+        for coll in self._client.list_collections():
             user = (coll.metadata or {}).get("mirix_user")
             if coll.name.startswith("mx_") and user:
                 found[user] = coll.name
@@ -319,19 +303,16 @@ class ChromaVectorIndex:
             coll = self._collection(user_id, create=False)
             if coll is None:
                 continue
-            with self._heap_cleared():  # a read loads the graph and may write it back (seen on 1.5.9)
-                got = coll.get(include=["documents"])
+            got = coll.get(include=["documents"])
             for memory_id, document in zip(got["ids"], got.get("documents") or []):
                 if document:
                     yield user_id, memory_id, document
 
-    def _stored(self, coll, include: list[str], page: int = 5000) -> Iterator[dict]:
-        with self._heap_cleared():
-            total = coll.count()
+    @staticmethod
+    def _stored(coll, include: list[str], total: int, page: int = 5000) -> Iterator[dict]:
+        """The collection's `total` vectors (its `count()`), a page at a time."""
         for offset in range(0, total, page):
-            with self._heap_cleared():
-                got = coll.get(include=include, limit=page, offset=offset)
-            yield got
+            yield coll.get(include=include, limit=page, offset=offset)
 
     def unreachable(self, user_id: str, k: int = 10) -> list[str]:
         """Ids that a query with their own stored vector does not return. Chroma's HNSW graph can
@@ -340,15 +321,14 @@ class ChromaVectorIndex:
         coll = self._collection(user_id, create=False)
         if coll is None:
             return []
-        with self._heap_cleared():
-            n = min(k, coll.count())
+        total = coll.count()  # ~8 ms at 100k vectors: asked once
+        n = min(k, total)
         lost: list[str] = []
-        for got in self._stored(coll, ["embeddings"]):
+        for got in self._stored(coll, ["embeddings"], total):
             for start in range(0, len(got["ids"]), 256):
                 own = got["ids"][start:start + 256]
-                with self._heap_cleared():
-                    result = coll.query(query_embeddings=got["embeddings"][start:start + 256], n_results=n,
-                                        include=["distances"])
+                result = coll.query(query_embeddings=got["embeddings"][start:start + 256], n_results=n,
+                                    include=["distances"])
                 lost += lost_in_results(own, result["ids"], result["distances"])
         return lost
 
@@ -362,23 +342,21 @@ class ChromaVectorIndex:
         ids: list[str] = []
         embeddings: list = []
         metadatas: list = []
-        for got in self._stored(coll, ["embeddings", "metadatas"]):
+        for got in self._stored(coll, ["embeddings", "metadatas"], coll.count()):
             ids += got["ids"]
             embeddings += list(got["embeddings"])
             metadatas += got["metadatas"]
         self.drop_user(user_id)
         fresh = self._collection(user_id)
-        with self._heap_cleared():
-            for start in range(0, len(ids), 1000):
-                fresh.add(ids=ids[start:start + 1000], embeddings=embeddings[start:start + 1000],
-                          metadatas=metadatas[start:start + 1000])
+        for start in range(0, len(ids), 1000):
+            fresh.add(ids=ids[start:start + 1000], embeddings=embeddings[start:start + 1000],
+                      metadatas=metadatas[start:start + 1000])
         return len(ids)
 
     def drop_user(self, user_id: str) -> None:
         name = collection_name(user_id)
         self._collections.pop(name, None)
         try:
-            with self._heap_cleared():
-                self._client.delete_collection(name)
+            self._client.delete_collection(name)
         except Exception:  # no collection: nothing to drop
             pass
