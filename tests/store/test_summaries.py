@@ -110,8 +110,9 @@ def test_a_callers_id_changes_no_ranking(mx, user_id):
             ("Ana", "That is wonderful news. Is she still teaching violin?"), ("Ben", "Only on Thursdays now."),
             ("Ana", "My sister moved to Porto last spring."), ("Ben", "Porto is lovely, the bridges at night!")]
     messages = [{"role": "user", "name": who, "content": text, "id": f"D1:{n}"} for n, (who, text) in enumerate(said, 1)]
-    mx.add(messages, user_id=user_id)
-    mx.add(messages, user_id=user_id + "-tagged", source_id="conv-1/session_1")
+    when = "2023-05-08T13:56:00+00:00"  # one time for both: added a minute apart, their texts would differ by it
+    mx.add(messages, user_id=user_id, occurred_at=when)
+    mx.add(messages, user_id=user_id + "-tagged", source_id="conv-1/session_1", occurred_at=when)
     for question in ("who is the drummer for the wedding band", "when does Priya teach violin",
                      "where did Ana's sister move", "what did Ben say about Porto"):
         for method in ("bm25", "hybrid"):
