@@ -14,7 +14,7 @@ from collections import Counter
 from datetime import datetime
 from typing import Callable, Iterable, Mapping, Sequence
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlmodel import Session, col
 
 from mirix_py.errors import InvalidInput
@@ -149,6 +149,11 @@ def fuse_parts(parts: Sequence[Sequence[tuple[str, float]]], k: int = RRF_K) -> 
 # and its top k missed true neighbours (LoCoMo dev, 997 questions, top 180 against an exact cosine
 # scan: 155-185 missed per process; top 360 cut to 180: 0-2; top 720: 0 in four processes).
 VECTOR_OVERFETCH = 4
+# Read by primary key, built once with the ids bound at each call (see `MemoryStore.get_many`)
+_TIE_KEYS_BY_ID = select(col(MemoryRow.id), col(MemoryRow.occurred_at), col(MemoryRow.text)) \
+    .where(col(MemoryRow.id).in_(bindparam("ids", expanding=True)))
+_TIMES_BY_ID = select(col(MemoryRow.id), col(MemoryRow.user_id), col(MemoryRow.occurred_at)) \
+    .where(col(MemoryRow.id).in_(bindparam("ids", expanding=True)))
 MAX_OVERFETCH = 32  # a group tied at the cut may widen the fetch up to this many times k
 
 
@@ -457,16 +462,12 @@ class Searcher:
         return settle_ties(scored, self._tie_keys(tied) if tied else {}, k)
 
     def _tie_keys(self, ids: set[str]) -> dict[str, tuple]:
-        query = select(col(MemoryRow.id), col(MemoryRow.occurred_at), col(MemoryRow.text)) \
-            .where(col(MemoryRow.id).in_(sorted(ids)))
-        with Session(self.store.engine) as session:  # by primary key, as `_within_time`
-            return {i: tie_key(when, text) for i, when, text in session.execute(query).all()}
+        with self.store.engine.connect() as conn:
+            return {i: tie_key(when, text) for i, when, text in conn.execute(_TIE_KEYS_BY_ID, {"ids": sorted(ids)})}
 
     def _within_time(self, ids: list[str], filters: Filters) -> set[str]:
-        query = select(col(MemoryRow.id), col(MemoryRow.user_id), col(MemoryRow.occurred_at)) \
-            .where(col(MemoryRow.id).in_(ids))
-        with Session(self.store.engine) as session:  # by primary key; see MemoryStore.get_many
-            rows = session.execute(query).all()
+        with self.store.engine.connect() as conn:
+            rows = conn.execute(_TIMES_BY_ID, {"ids": ids}).all()
         return {i for i, user, when in rows if user == filters.user_id and when is not None
                 and (filters.start is None or when >= filters.start) and (filters.end is None or when < filters.end)}
 
