@@ -52,6 +52,26 @@ def test_search_latency(tmp_path):
         assert lat["n"] == 3 and finite(lat["p95_ms"]) and lat["p95_ms"] > 0 and lat["mean_hits"] > 0
 
 
+def test_search_ab(tmp_path):
+    """Two versions (this tree's commit, checked out in a worktree, and this tree) searching one kept
+    store, alternating."""
+    work = tmp_path / "kept"
+    run_benchmark("search_latency.py", "--sizes", "200", "--queries", "2", "--warmup", "1", "--keep",
+                  "--workdir", str(work), "--cache-dir", str(tmp_path / "cache"), tmp_path=tmp_path)
+    out = tmp_path / "ab.json"
+    stdout = run_benchmark("search_ab.py", "--store", str(work / "engine-200"), "--before", "HEAD",
+                           "--after", str(REPO), "--rounds", "2", "--queries", "3", "--warmup", "1",
+                           "--out", str(out), tmp_path=tmp_path)
+    assert "after's p95 lower in" in stdout
+    result = json.loads(out.read_text())
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert result["benchmark"] == "search_ab" and (result["before"], result["after"]) == (head, str(REPO))
+    assert [r["round"] for r in result["rounds"]] == [1, 2]
+    for r in result["rounds"]:
+        for side in ("before", "after"):
+            assert r[side]["n"] == 3 and finite(r[side]["p95_ms"]) and r[side]["cpu_mean_ms"] > 0
+
+
 def test_named_legs(tmp_path):
     out = tmp_path / "named.json"
     stdout = run_benchmark("named_legs.py", "--memories", "300", "--queries", "6", "--warmup", "1",
