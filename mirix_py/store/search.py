@@ -149,12 +149,12 @@ def fuse_parts(parts: Sequence[Sequence[tuple[str, float]]], k: int = RRF_K) -> 
 # and its top k missed true neighbours (LoCoMo dev, 997 questions, top 180 against an exact cosine
 # scan: 155-185 missed per process; top 360 cut to 180: 0-2; top 720: 0 in four processes).
 VECTOR_OVERFETCH = 4
+MAX_OVERFETCH = 32  # a group tied at the cut may widen the fetch up to this many times k
 # Read by primary key, built once with the ids bound at each call (see `MemoryStore.get_many`)
 _TIE_KEYS_BY_ID = select(col(MemoryRow.id), col(MemoryRow.occurred_at), col(MemoryRow.text)) \
     .where(col(MemoryRow.id).in_(bindparam("ids", expanding=True)))
 _TIMES_BY_ID = select(col(MemoryRow.id), col(MemoryRow.user_id), col(MemoryRow.occurred_at)) \
     .where(col(MemoryRow.id).in_(bindparam("ids", expanding=True)))
-MAX_OVERFETCH = 32  # a group tied at the cut may widen the fetch up to this many times k
 
 
 def tied_ids(scored: Sequence[tuple[str, float]], k: int) -> set[str]:

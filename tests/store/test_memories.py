@@ -256,3 +256,23 @@ def test_the_users_actors_follow_its_episodes(mx, user_id):
     mx.delete_user(user_id)
     assert mx.store.actors(user_id=user_id) == []
     assert mx.store.actors(user_id="bystander-" + user_id) == ["Ann"]
+
+
+def test_many_records_read_at_once_are_the_ones_read_one_by_one_and_only_the_users(mx, user_id):
+    from mirix_py.records import KnowledgeVaultMemory, ResourceMemory
+
+    ops = [InsertOp(memory=EpisodicMemory(user_id=user_id, summary="Adopted a cat", actor="Ann", occurred_at=T0,
+                                          tags=["pets"])),
+           _semantic(user_id, "Rex", "Rex is a dog", details="a beagle"),
+           InsertOp(memory=ResourceMemory(user_id=user_id, title="House manual", content="Boiler: reset twice.")),
+           InsertOp(memory=KnowledgeVaultMemory(user_id=user_id, caption="wifi password", secret_value="hunter2-x9"))]
+    ids = [c.memory_id for c in mx.store.apply(ops, user_id=user_id, actor="a")]
+    (other,) = [c.memory_id for c in mx.store.apply([_semantic("other-" + user_id, "Mia", "Mia is a cat")],
+                                                    user_id="other-" + user_id, actor="a")]
+    found = mx.store.get_many([*ids, other, "mem_unknown"], user_id=user_id)
+    assert sorted(found) == sorted(ids)
+    for memory_id in ids:  # each as `get` reads it through the ORM: dates with their zone, the secret masked
+        assert found[memory_id] == mx.store.get(memory_id, user_id=user_id)
+    assert found[ids[0]].occurred_at == T0 and found[ids[0]].tags == ["pets"]
+    assert found[ids[3]].secret_value != "hunter2-x9"
+    assert mx.store.get_many([], user_id=user_id) == {}
