@@ -72,6 +72,18 @@ def test_search_ab(tmp_path):
             assert r[side]["n"] == 3 and finite(r[side]["p95_ms"]) and r[side]["cpu_mean_ms"] > 0
 
 
+def test_search_ab_says_what_it_cannot_compare(tmp_path):
+    script = str(REPO / "benchmarks" / "search_ab.py")
+    no_store = subprocess.run([sys.executable, script, "--store", str(tmp_path), "--before", "HEAD"],
+                              capture_output=True, text=True, cwd=tmp_path)
+    assert no_store.returncode == 2 and "no mirix.db there" in no_store.stderr
+    (tmp_path / "mirix.db").write_bytes(b"")
+    no_rev = subprocess.run([sys.executable, script, "--store", str(tmp_path), "--before", "no-such-revision"],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert no_rev.returncode != 0 and "neither a source tree nor a git revision" in no_rev.stderr
+    assert not list(tmp_path.glob("*.json"))  # nothing written
+
+
 def test_named_legs(tmp_path):
     out = tmp_path / "named.json"
     stdout = run_benchmark("named_legs.py", "--memories", "300", "--queries", "6", "--warmup", "1",
