@@ -20,7 +20,6 @@ writes hold nothing this process had in memory before.
 from __future__ import annotations
 
 import ctypes
-import functools
 import logging
 import struct
 import threading
@@ -136,19 +135,20 @@ class HeapCleared:
     """An embedded Chroma client or collection whose every method call runs inside
     `allocations_cleared`: any call may allocate, load or write a graph (an upsert, a query, a `get`
     or a `count` of a collection opened again, releasing the client), so none writes stale bytes of
-    this process. Attributes that are not methods (a collection's `name`, `metadata`) read through."""
+    this process. Attributes that are not methods (a collection's `name`, `metadata`) read through;
+    a method's wrapper is made on its first use and kept (a search asks for `query` every time)."""
 
     def __init__(self, inner: object) -> None:
         self._inner = inner
 
-    def __getattr__(self, name: str) -> object:
+    def __getattr__(self, name: str) -> object:  # only for names not already kept on the wrapper
         value = getattr(self._inner, name)
         if not callable(value):
             return value
 
-        @functools.wraps(value)
         def cleared(*args: object, **kwargs: object) -> object:
             with allocations_cleared():
                 return value(*args, **kwargs)
 
+        setattr(self, name, cleared)
         return cleared
