@@ -9,6 +9,7 @@ Chroma: no documents, never a vault secret.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import threading
 import time
@@ -25,6 +26,8 @@ from mirix_py.store.private import narrow, private_dir
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
 
+
+log = logging.getLogger(__name__)
 
 CHROMA_DATABASE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]")
 
@@ -89,6 +92,28 @@ def lost_in_results(own_ids: Sequence[str], found: Sequence[Sequence[str]],
             if own not in ids and not (dists and float(dists[-1]) <= 1e-6)]
 
 
+def exact_nearest(ids: Sequence[str], embeddings: Sequence[Sequence[float]], query: Sequence[float],
+                  n: int) -> tuple[list[str], list[float]]:
+    """The `n` of `ids` nearest `query` by cosine distance (1 - cosine, as a Chroma collection of
+    space "cosine" reports it), nearest first, equal distances by id."""
+    import numpy as np
+
+    if not ids or n <= 0:
+        return [], []
+    matrix = np.asarray(embeddings, dtype=np.float64)
+    q = np.asarray(query, dtype=np.float64)
+    norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(q) or 1.0)
+    distances = 1.0 - (matrix @ q) / np.where(norms > 0, norms, 1.0)
+    order = sorted(range(len(ids)), key=lambda i: (float(distances[i]), ids[i]))[:n]
+    return [ids[i] for i in order], [float(distances[i]) for i in order]
+
+
+# A user's collection this small is searched exactly when its graph returns fewer vectors than asked
+# for and than it holds: Chroma's HNSW graph can lose a live node (chroma-core/chroma#7758), and an
+# embedded Chroma builds a collection's graph afresh from its log at each open until it persists it
+# (every 1,000 writes), so a graph checked by `doctor` is not the one the next process walks.
+EXACT_SCAN_MAX = 5_000
+
 UNWRITTEN_SEGMENT = "Nothing found on disk"  # embedded Chroma: a collection whose first vectors are still being written
 
 
@@ -121,6 +146,7 @@ class ChromaVectorIndex:
         self._connect_lock = threading.Lock()
         self.kind = kind
         self._collections: dict[str, object] = {}
+        self._short_warned: set[str] = set()  # users whose graph returned fewer vectors than it holds
         self.path: Path | None = None  # an embedded store's folder (owner-only: `store/private.py`)
         self.opened_at: float | None = None  # when the embedded client was opened
 
@@ -245,9 +271,11 @@ class ChromaVectorIndex:
         wanted = set(memory_types or ())
         fetch = k if not wanted else k * 4
         # metadata only when filtering on type: reading it back costs ~1 ms at 100k vectors
+        include = ["metadatas", "distances"] if wanted else ["distances"]
         result = _unwritten_as_empty(lambda: coll.query(query_embeddings=[embedding], n_results=fetch,
-                                                         include=["metadatas", "distances"] if wanted
-                                                         else ["distances"]))
+                                                         include=include))
+        if len(result["ids"][0]) < fetch:  # the collection holds fewer, or its graph lost some
+            result = self._whole_or_exact(user_id, coll, embedding, fetch, result, include)
         returned = len(result["ids"][0])
         metadatas = result.get("metadatas") or [None]
         hits = [
@@ -259,8 +287,35 @@ class ChromaVectorIndex:
             # too few of the wanted types among the nearest: take the filtered (slower) path
             where = {"memory_type": {"$in": sorted(wanted)}}
             result = coll.query(query_embeddings=[embedding], n_results=k, where=where, include=["distances"])
+            if len(result["ids"][0]) < k:
+                result = self._whole_or_exact(user_id, coll, embedding, k, result, ["distances"], where)
             hits = [(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0])]
         return hits[:k]
+
+    def _whole_or_exact(self, user_id: str, coll, embedding: list[float], n: int, result: dict, include: list[str],
+                        where: dict | None = None) -> dict:
+        """`result`, a query's `n` nearest that came back short, when the collection (its vectors
+        `where` selects) holds no more than it returned; else, for a collection of up to
+        EXACT_SCAN_MAX vectors, the exact `n` nearest of all it holds, in `result`'s shape: a vector
+        the graph cannot reach is still found (`EXACT_SCAN_MAX`)."""
+        returned = len(result["ids"][0])
+        held = coll.count() if where is None else len(coll.get(where=where, include=[])["ids"])
+        if returned >= min(n, held):
+            return result
+        if user_id not in self._short_warned:  # once a user and process: a search would repeat it
+            self._short_warned.add(user_id)
+            log.warning("the vector index of user %s returned %d of the %d nearest it holds (its graph lost a "
+                        "node): %s", user_id, returned, min(n, held),
+                        "`mirix doctor --repair` rebuilds it" if held > EXACT_SCAN_MAX else "searched exactly")
+        if held > EXACT_SCAN_MAX:
+            return result
+        got = coll.get(where=where, include=["embeddings", "metadatas"])
+        ids, distances = exact_nearest(got["ids"], got["embeddings"], embedding, n)
+        exact: dict = {"ids": [ids], "distances": [distances]}
+        if "metadatas" in include:
+            meta = dict(zip(got["ids"], got.get("metadatas") or [None] * len(got["ids"])))
+            exact["metadatas"] = [[meta[i] for i in ids]]
+        return exact
 
     def delete(self, user_id: str, ids: Sequence[str]) -> None:
         coll = self._collection(user_id, create=False)

@@ -7,7 +7,8 @@ import chromadb
 import numpy as np
 import pytest
 
-from mirix_py.store.vectors import ChromaVectorIndex, VectorItem, collection_name, lost_in_results
+from mirix_py.store import vectors
+from mirix_py.store.vectors import ChromaVectorIndex, VectorItem, collection_name, exact_nearest, lost_in_results
 
 
 def test_an_id_missing_from_its_own_results_is_lost_unless_the_top_k_are_all_ties():
@@ -57,11 +58,15 @@ def test_a_query_racing_the_first_write_of_a_collection_answers_instead_of_faili
                 raise chromadb.errors.InternalError(self.message)
             return coll.query(**kw)
 
+        def __getattr__(self, name):
+            return getattr(coll, name)
+
     index._collections[collection_name("u")] = Racing(1)
     assert index.query("u", [1.0, 0.0], 3)[0][0] == "m1" and len(calls) == 2  # written by the second try
     calls.clear()
     index._collections[collection_name("u")] = Racing(5)
-    assert index.query("u", [1.0, 0.0], 3) == [] and len(calls) == 2
+    # no hits from the graph twice, while the collection holds one: it is searched exactly
+    assert [i for i, _ in index.query("u", [1.0, 0.0], 3)] == ["m1"] and len(calls) == 2
     index._collections[collection_name("u")] = Racing(5, "Error executing plan: something else")
     with pytest.raises(chromadb.errors.InternalError):
         index.query("u", [1.0, 0.0], 3)
@@ -83,3 +88,63 @@ def test_a_closed_embedded_index_lets_its_folder_be_deleted_and_made_again_in_th
     second.upsert("u", [VectorItem("m2", [0.0, 1.0], "episodic")])
     assert second.ids("u") == {"m2"} and second.query("u", [0.0, 1.0], 3)[0][0] == "m2"
     second.close()
+
+
+def test_exact_nearest_orders_by_cosine_distance_then_id():
+    ids, distances = exact_nearest(["b", "a", "c", "z"], [[1, 0], [2, 0], [0, 1], [0, 0]], [1, 0], 3)
+    assert ids == ["a", "b", "c"] and distances == pytest.approx([0.0, 0.0, 1.0])  # a zero vector: distance 1, "z" last
+    assert exact_nearest([], [], [1, 0], 3) == ([], [])
+
+
+class LosingGraph:
+    """A Chroma collection whose graph has lost `lost`: its queries never return it (as
+    chroma-core/chroma#7758), while `get` and `count` still hold it."""
+
+    def __init__(self, coll, lost: str) -> None:
+        self.coll, self.lost = coll, lost
+
+    def query(self, **kw):
+        result = self.coll.query(**kw)
+        keep = [n for n, i in enumerate(result["ids"][0]) if i != self.lost]
+        return {key: [[value[0][n] for n in keep]] if value and key in ("ids", "distances", "metadatas") else value
+                for key, value in result.items()}
+
+    def __getattr__(self, name):
+        return getattr(self.coll, name)
+
+
+def _losing_index(tmp_path, n: int = 40):
+    index = ChromaVectorIndex(chromadb.PersistentClient(str(tmp_path / "chroma")))
+    rng = np.random.default_rng(3)
+    items = [VectorItem(f"m{i}", rng.normal(size=8).tolist(), "episodic" if i % 2 else "semantic") for i in range(n)]
+    index.upsert("u", items)
+    name = collection_name("u")
+    index._collections[name] = LosingGraph(index._collection("u", create=False), lost="m5")
+    return index, items
+
+
+def test_a_vector_the_graph_lost_is_still_found_when_a_query_asks_for_more_than_the_graph_returns(tmp_path, caplog):
+    index, items = _losing_index(tmp_path)
+    query = items[5].embedding
+    ids, distances = exact_nearest([i.id for i in items], [i.embedding for i in items], query, 40)
+    with caplog.at_level("WARNING", logger="mirix_py.store.vectors"):
+        hits = index.query("u", query, 100)  # more than the 40 held: the graph returns 39
+        again = index.query("u", query, 100)
+    assert [i for i, _ in hits] == ids and hits[0][0] == "m5"
+    assert [s for _, s in hits] == pytest.approx([1.0 - d for d in distances], abs=1e-5)
+    assert again == hits
+    assert sum("lost a node" in r.getMessage() for r in caplog.records) == 1  # once a user, not every search
+    # by memory type too: the exact nearest, then those of the type
+    typed = index.query("u", query, 30, memory_types=["episodic"])
+    assert [i for i, _ in typed] == [i for i in ids if int(i[1:]) % 2][:30] and typed[0][0] == "m5"
+
+
+def test_a_full_answer_from_the_graph_is_not_scanned_and_a_large_collection_is_not_scanned(tmp_path, monkeypatch):
+    index, items = _losing_index(tmp_path)
+    coll = index._collections[collection_name("u")]
+    scans = []
+    monkeypatch.setattr(type(coll), "get", lambda self, **kw: scans.append(kw) or self.coll.get(**kw), raising=False)
+    assert len(index.query("u", items[0].embedding, 10)) == 10 and scans == []  # 10 back of 10 asked
+    monkeypatch.setattr(vectors, "EXACT_SCAN_MAX", 20)
+    hits = index.query("u", items[5].embedding, 100)  # 39 of 40: too large to scan here, left to `doctor`
+    assert len(hits) == 39 and "m5" not in [i for i, _ in hits] and scans == []
