@@ -79,6 +79,7 @@ from mirix_py.store.questions import QUESTION_POOL  # noqa: E402
 from mirix_py.store.search import ACTOR_WEIGHT, QUESTION_SHARE, WHOLE_HITS, Searcher, hit_text, rrf_fuse  # noqa: E402
 from mirix_py.store.sessions import input_of  # noqa: E402
 from mirix_py.store.restatements import weigh_down  # noqa: E402
+from mirix_py.text.moments import asked_stems, asks_one_moment  # noqa: E402
 from mirix_py.text.words import STOPWORDS  # noqa: E402
 
 METRICS = ("evidence_recall", "answer_token_recall")
@@ -115,14 +116,6 @@ def spread(ranked: Sequence[tuple[str, float]], session_of: Mapping[str, str | N
             factor = decay ** max(0, taken[key] - cap + 1) if taken[key] >= cap else 1.0
             heapq.heappush(heads, (-s * factor, pos, i, s, key))
     return out
-
-
-ONE_MOMENT = re.compile(r"^\s*(when\b|how long\b|what (date|day|month|year|time)\b)|\bfirst\b", re.IGNORECASE)
-
-
-def asks_one_moment(question: str) -> bool:
-    """Whether the question's form asks for one moment or span (when, how long, what date, which first)."""
-    return bool(ONE_MOMENT.search(question))
 
 
 WORD = re.compile(r"[a-z0-9]+")
@@ -286,19 +279,33 @@ class Hops:
     def sessions(self, c: Candidates) -> dict[str, str | None]:
         return {i: input_of(m.memory_type.value, m.source_ids) for i, m in c.records.items()}
 
+    def asked(self, conv: Any, question: str) -> frozenset[str] | None:
+        """What `Searcher` asks of a chat turn past its first `whole_hits` for this question
+        (`text.moments`): the question's words without the actors it names; None unless it asks for
+        one moment."""
+        if not asks_one_moment(question):
+            return None
+        named = named_actors(question, self.engines[conv.user_id].store.actors(user_id=conv.user_id))
+        return asked_stems(without_names(question, named) if named else question)
+
     def score(self, rank: Callable[[Any, Candidates], Ranked], full: int | None = None,
-              naming: bool = False, whole: float = WHOLE_HITS) -> dict[str, dict[str, Any]]:
+              naming: bool = False, whole: float = WHOLE_HITS,
+              moment_whole: float = WHOLE_HITS) -> dict[str, dict[str, Any]]:
         """Each question's figures inside the budget, the hits past the first `whole` shown as the
-        engine shows them there (`hit_text`); with `full`, the hits past the first `full` cut to the
-        question (`cut_hits`)."""
+        engine shows them there (`hit_text`), and to a question asking for one moment, past the first
+        `moment_whole` (the engine's: `whole_hits`), as their sentences sharing a word with it; with
+        `full`, the hits past the
+        first `full` cut to the question (`cut_hits`)."""
         out = {}
         for conv, q in self.questions:
             c = self.cands[question_key(q)]
+            asked = self.asked(conv, q.question)
             found: list[SearchHit] = []
             for i, s in rank(q, c):
                 if i in c.records:
-                    found.append(SearchHit(text=hit_text(c.records[i], q.question, whole=len(found) < whole),
-                                           score=s, memory=c.records[i], method=SearchMethod.hybrid))
+                    n = len(found)
+                    text = hit_text(c.records[i], q.question, whole=n < whole, asked=asked if n >= moment_whole else None)
+                    found.append(SearchHit(text=text, score=s, memory=c.records[i], method=SearchMethod.hybrid))
             if full is not None:
                 found = cut_hits(found, q.question, full, naming)
             hits = [Hit(id=h.memory.id, score=h.score, text=h.text, source_ids=list(h.memory.source_ids))
@@ -317,6 +324,11 @@ CUT_FULL = (4, 6, 8, 10, 12, 15)  # matches shown whole before the cut ones
 SMALL_TALK_WHOLE = (20, 15, 12, 10, 8, 6, 5, 4, 3, 2, 1, 0)
 SHOWN_WHOLE = "shown whole"
 SMALL_TALK_FAMILY = "small talk past the first hits"
+# hits shown to a question asking for one moment as to any other before its chat turns hold only the
+# sentences sharing a word with it; the smaller change first (see SMALL_TALK_WHOLE)
+MOMENT_WHOLE = (20, 15, 12, 10, 8, 6, 4, 2, 0)
+MOMENT_NONE = "one-moment questions as any other"
+MOMENT_FAMILY = "one-moment questions cut past the first hits"
 
 
 def variants(h: Hops) -> dict[str, tuple[str, Rank]]:
@@ -501,6 +513,7 @@ def main() -> int:
         result["variants"] = {}
         ranks = variants(h)
         scored = [(name, family, rank, None, False, WHOLE_HITS) for name, (family, rank) in ranks.items()]
+        moments = [(MOMENT_NONE, MOMENT_FAMILY, math.inf)] + [(f"moment whole={n}", MOMENT_FAMILY, n) for n in MOMENT_WHOLE]
         scored += [(f"cut full={n}", "cut past the first hits", ranks[DEFAULT][1], n, False, WHOLE_HITS)
                    for n in CUT_FULL]
         scored += [(f"cut named full={n}", "cut, keeping sentences that name something", ranks[DEFAULT][1], n, True,
@@ -509,13 +522,18 @@ def main() -> int:
         scored += [(f"small talk whole={n}", SMALL_TALK_FAMILY, ranks[DEFAULT][1], None, False, n)
                    for n in SMALL_TALK_WHOLE]
         for name, family, rank, full, naming, whole in scored:
-            results[name] = h.score(rank, full, naming, whole)
+            results[name] = h.score(rank, full, naming, whole, math.inf if name == SHOWN_WHOLE else WHOLE_HITS)
+            families.setdefault(family, []).append(name)
+            result["variants"][name] = {"mechanism": family, **figures(results[name], names)}
+            print(table(name, result["variants"][name], names), flush=True)
+        for name, family, moment_whole in moments:
+            results[name] = h.score(ranks[DEFAULT][1], moment_whole=moment_whole)
             families.setdefault(family, []).append(name)
             result["variants"][name] = {"mechanism": family, **figures(results[name], names)}
             print(table(name, result["variants"][name], names), flush=True)
         h.close()
-        families["every variant"] = [v for v in results if not v.startswith(("cut ", "entities ", "small talk "))
-                                     and v != SHOWN_WHOLE]
+        families["every variant"] = [v for v in results if not v.startswith(("cut ", "entities ", "small talk ", "moment "))
+                                     and v not in (SHOWN_WHOLE, MOMENT_NONE)]
         families["every cut"] = [v for v in results if v.startswith("cut ")]
         result["leave_one_conversation_out"] = {}
         for family, grid in families.items():
@@ -523,7 +541,7 @@ def main() -> int:
                 continue
             # the cut is judged against the ranking it cuts, shown whole (under the name "base")
             reference = DEFAULT if family.startswith(("cut", "entities")) or family in ("every cut", ACTOR_FAMILY) \
-                else SHOWN_WHOLE if family == SMALL_TALK_FAMILY else "base"
+                else SHOWN_WHOLE if family == SMALL_TALK_FAMILY else MOMENT_NONE if family == MOMENT_FAMILY else "base"
             chosen = {"base": results[reference], **{v: results[v] for v in grid if v not in ("base", reference)}}
             loo = leave_one_out(chosen, names)
             loo["verdict"] = verdict(chosen, loo, names)

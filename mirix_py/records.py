@@ -389,7 +389,8 @@ class SearchMethod(str, Enum):
 class SearchHit(BaseModel):
     text: str = Field(description=f"The memory as it would be put in a prompt: past a search's first hits ({WHOLE_HITS} "
                                   "by default, MIRIX_WHOLE_HITS), a chat turn without its small talk (sentences of fewer than two content words, "
-                                  "such as 'Thanks, Maria!'); `memory` holds every word.")
+                                  "such as 'Thanks, Maria!'), and to a question asking for one moment ('When did…', 'How long…') "
+                                  "as its sentences that share a word with it; `memory` holds every word.")
     score: float
     memory: Memory
     method: SearchMethod

@@ -52,8 +52,10 @@ class Settings(BaseModel):
                                                       "one pair of legs per search.")
     whole_hits: int = Field(default=WHOLE_HITS, ge=0, description=(
         "A search's first hits shown as said; the chat turns after them are shown without their small talk "
-        "(sentences of fewer than two content words, `text.small_talk`), so a reader's context holds more of the "
-        "ranking. A number at least the search's limit shows every hit whole; `hit.memory` is always whole."))
+        "(sentences of fewer than two content words, `text.small_talk`), and to a question asking for one moment "
+        "(when, how long, what date, which first) as their sentences that share a word with it (`text.moments`), "
+        "so a reader's context holds more of the ranking. A number at least the search's limit shows every hit "
+        "whole; `hit.memory` is always whole."))
     search_context: int = Field(default=SEARCH_CONTEXT, ge=0, le=20, description=(
         "Turns said just before and after each of the first N matches that a search for a reader returns "
         "(`Mirix.search`, REST, chat, `/context`, MCP, AutoGen, `mirix search`) unless the call passes `context`; "

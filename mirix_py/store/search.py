@@ -30,6 +30,7 @@ from mirix_py.store.summaries import TURN_EVENT
 from mirix_py.store.tables import MemoryRow
 from mirix_py.store.vault_subject import weigh_down_other_subjects
 from mirix_py.text.clauses import question_parts
+from mirix_py.text.moments import asked_stems, asks_one_moment, sentences_asked
 from mirix_py.text.small_talk import WHOLE_HITS, without_small_talk
 from mirix_py.text.words import STOPWORDS
 
@@ -209,7 +210,8 @@ class Searcher:
         """`session_leg`: hybrid search fuses whole sessions as a third leg (off, the default: the two
         legs only; see SESSION_TOP). `name_legs`: a hybrid search that names people is also run
         without the names (on, the default; see NAME_FREE_WEIGHT). `whole_hits`: the first hits shown
-        as said, the chat turns after them without small talk (`hit_text`)."""
+        as said; the chat turns after them without small talk, and to a question asking for one moment
+        as their sentences that share a word with it (`hit_text`)."""
         if whole_hits < 0:
             raise InvalidInput("whole_hits must be zero or positive")
         self.store = store
@@ -295,14 +297,26 @@ class Searcher:
         records = self.store.get_many([i for i, _ in ranked], user_id=user_id)
         tags = self.store.input_tags.cited(m.source_ids for m in records.values())
         ranked = weigh_down_other_subjects(weigh_down(ranked, records, tags), records, query)[:limit]
+        asked = self._moment_asked(query, user_id, actors if method_used is SearchMethod.hybrid and self.name_legs else None)
         hits: list[SearchHit] = []
         for memory_id, score in ranked:
             memory = records.get(memory_id)
             if memory is None:  # a vector whose row is gone: skip, `doctor` cleans it
                 continue
-            hits.append(SearchHit(text=hit_text(memory, query, whole=len(hits) < self.whole_hits), score=score,
-                                  memory=memory, method=method))
+            whole = len(hits) < self.whole_hits
+            hits.append(SearchHit(text=hit_text(memory, query, whole=whole, asked=None if whole else asked),
+                                  score=score, memory=memory, method=method))
         return with_context(self.store, hits, context) if context else hits
+
+    def _moment_asked(self, query: str, user_id: str, actors: Sequence[str] | None) -> frozenset[str] | None:
+        """For a question asking for one moment (`text.moments`), the words a chat turn's sentence
+        must share with it to be shown past the first `whole_hits`: the question's without
+        the names of the user's actors it holds (`actors`, read here when not given). None for any
+        other question."""
+        if not asks_one_moment(query):
+            return None
+        named = named_actors(query, self.store.actors(user_id=user_id) if actors is None else actors)
+        return asked_stems(without_names(query, named) if named else query)
 
     def _hybrid(self, query: str, filters: Filters, depth: int, pool: int,
                 actors: Sequence[str]) -> list[tuple[str, float]]:
@@ -489,15 +503,18 @@ class Searcher:
 CORE_LINES_SHOWN = 3  # a core block's lines shown in a hit when none shares a word with the query
 
 
-def hit_text(memory: Memory, query: str, *, whole: bool = True) -> str:
+def hit_text(memory: Memory, query: str, *, whole: bool = True, asked: frozenset[str] | None = None) -> str:
     """What a hit shows: the memory's search text, but of a core block only the lines that share a word with the
     query ("Jon: likes dance" for "what does Jon dance?"), or its first lines: a block holds every fact of a user,
     and whole it would fill a reader's context with facts the question did not ask about. Not `whole` (a hit
     past the searcher's first `whole_hits`, `WHOLE_HITS` by default), a chat turn is shown without its small
-    talk (`text.small_talk`), so a reader's context of so many words holds more of what was said. `hit.memory`
-    keeps it all."""
-    if not whole and isinstance(memory, EpisodicMemory) and memory.event_type == TURN_EVENT:
-        said = without_small_talk(memory.summary)
+    talk (`text.small_talk`), so a reader's context of so many words holds more of what was said. With `asked`
+    (`Searcher` gives it past its first `whole_hits` to a question asking for one moment), a chat turn is shown
+    as its sentences that share one of those words (`text.moments`). `hit.memory` keeps it all."""
+    if (not whole or asked) and isinstance(memory, EpisodicMemory) and memory.event_type == TURN_EVENT:
+        said = memory.summary if whole else without_small_talk(memory.summary)
+        if asked:
+            said = sentences_asked(said, asked)
         if said != memory.summary:
             return memory.model_copy(update={"summary": said}).search_text()
     text = memory.search_text()
@@ -506,6 +523,6 @@ def hit_text(memory: Memory, query: str, *, whole: bool = True) -> str:
     lines = [ln for ln in memory.value.splitlines() if ln.strip()]
     if len(lines) <= CORE_LINES_SHOWN:
         return text
-    asked = {w for w in re.findall(r"[a-z0-9]+", query.lower()) if w not in STOPWORDS and len(w) > 2}
-    matching = [ln for ln in lines if asked & set(re.findall(r"[a-z0-9]+", ln.lower()))]
+    words = {w for w in re.findall(r"[a-z0-9]+", query.lower()) if w not in STOPWORDS and len(w) > 2}
+    matching = [ln for ln in lines if words & set(re.findall(r"[a-z0-9]+", ln.lower()))]
     return f"[core:{memory.label}] " + "\n".join(matching or lines[:CORE_LINES_SHOWN])

@@ -235,3 +235,24 @@ def test_whole_hits_sets_how_many_hits_are_shown_as_said(mx, user_id):
     assert none and all("Wow" not in h.text and "Ann: I baked sourdough" in h.text for h in none)
     with pytest.raises(InvalidInput, match="whole_hits"):
         Searcher(mx.store, whole_hits=-1)
+
+
+def test_a_question_asking_for_one_moment_sees_the_turns_past_the_first_hits_as_their_sentences_about_it(mx, user_id):
+    from mirix_py.store.search import WHOLE_HITS
+
+    turns = [EpisodicMemory(user_id=user_id, actor="Nate", occurred_at=T0 + timedelta(days=i),
+                            summary=f"Long time no see, Joanna. I won regional tournament number {i} last week! "
+                                    "The cat of Nate is doing great too.")
+             for i in range(WHOLE_HITS + 3)]
+    mx.store.apply([InsertOp(memory=m) for m in turns], user_id=user_id, actor="seed")
+    when = mx.search("When did Nate win a regional tournament?", user_id=user_id, limit=len(turns), method="bm25")
+    what = mx.search("What regional tournament did Nate win?", user_id=user_id, limit=len(turns), method="bm25")
+    assert len(when) == len(what) == len(turns)
+    for rank, (hit, other) in enumerate(zip(when, what)):
+        assert hit.memory.summary.startswith("Long time no see")  # the record keeps every word
+        if rank < WHOLE_HITS:
+            assert hit.text == hit.memory.search_text()
+        else:  # "Nate" is a name the user's memories were said by: it does not make a sentence about the question
+            assert "Nate: I won regional tournament number" in hit.text
+            assert "cat" not in hit.text and "Long time" not in hit.text
+            assert "cat" in other.text  # another question's hits keep the sentences it does not share words with
