@@ -6,9 +6,9 @@ search's first hits (`WHOLE_HITS`, as for small talk; chosen by leave-one-conver
 dev, benchmarks/docs/locomo_hops.md, "Ninth round"), a chat turn is shown to such a question as its
 sentences that share a word with it (the names it asks about aside), a caption ("[shares a photo: …]")
 kept: the turn's other sentences rarely hold the moment asked for, and in a context of so many words
-they take the room of turns further down that may tell of it. The form is read from the question's first words (when, how long,
-what date / day / month / year / time) or "first" anywhere, not from any data set's labels. Pure
-functions; the record itself is never cut.
+they take the room of turns further down that may tell of it. The form is read from the question's
+first words (when, how long, what date / day / month / year / time) or "first" anywhere, not from any
+data set's labels. Pure functions; the record itself is never cut.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def asks_one_moment(question: str) -> bool:
 
 def asked_stems(question: str) -> frozenset[str]:
     """The question's content words, lower-cased and suffix-stripped (`passages.stem`): what a
-    sentence must share with it. Take the names it asks about out first: every turn of a named
-    speaker carries the name."""
+    sentence must share with it. Take the names it asks about out first: a sentence that only names
+    the person asked about says nothing of the moment."""
     return frozenset(stem(w.lower()) for w in content_words(question))
 
 
