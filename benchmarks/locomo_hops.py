@@ -79,7 +79,7 @@ from mirix_py.store.questions import QUESTION_POOL  # noqa: E402
 from mirix_py.store.search import ACTOR_WEIGHT, QUESTION_SHARE, WHOLE_HITS, Searcher, hit_text, rrf_fuse  # noqa: E402
 from mirix_py.store.sessions import input_of  # noqa: E402
 from mirix_py.store.restatements import weigh_down  # noqa: E402
-from mirix_py.text.moments import asked_stems, asks_one_moment  # noqa: E402
+from mirix_py.text.moments import asks_one_moment  # noqa: E402
 from mirix_py.text.words import STOPWORDS  # noqa: E402
 
 METRICS = ("evidence_recall", "answer_token_recall")
@@ -279,27 +279,18 @@ class Hops:
     def sessions(self, c: Candidates) -> dict[str, str | None]:
         return {i: input_of(m.memory_type.value, m.source_ids) for i, m in c.records.items()}
 
-    def asked(self, conv: Any, question: str) -> frozenset[str] | None:
-        """What `Searcher` asks of a chat turn past its first `whole_hits` for this question
-        (`text.moments`): the question's words without the actors it names; None unless it asks for
-        one moment."""
-        if not asks_one_moment(question):
-            return None
-        named = named_actors(question, self.engines[conv.user_id].store.actors(user_id=conv.user_id))
-        return asked_stems(without_names(question, named) if named else question)
-
     def score(self, rank: Callable[[Any, Candidates], Ranked], full: int | None = None,
               naming: bool = False, whole: float = WHOLE_HITS,
               moment_whole: float = WHOLE_HITS) -> dict[str, dict[str, Any]]:
         """Each question's figures inside the budget, the hits past the first `whole` shown as the
         engine shows them there (`hit_text`), and to a question asking for one moment, past the first
-        `moment_whole` (the engine's: `whole_hits`), as their sentences sharing a word with it; with
-        `full`, the hits past the
-        first `full` cut to the question (`cut_hits`)."""
+        `moment_whole` (the engine's: `whole_hits`), as their sentences sharing a word with it
+        (`Searcher._moment_asked`); with `full`, the hits past the first `full` cut to the question
+        (`cut_hits`)."""
         out = {}
         for conv, q in self.questions:
             c = self.cands[question_key(q)]
-            asked = self.asked(conv, q.question)
+            asked = self.searchers[conv.user_id]._moment_asked(q.question, conv.user_id, None)
             found: list[SearchHit] = []
             for i, s in rank(q, c):
                 if i in c.records:
@@ -512,22 +503,19 @@ def main() -> int:
         families: dict[str, list[str]] = {}
         result["variants"] = {}
         ranks = variants(h)
-        scored = [(name, family, rank, None, False, WHOLE_HITS) for name, (family, rank) in ranks.items()]
-        moments = [(MOMENT_NONE, MOMENT_FAMILY, math.inf)] + [(f"moment whole={n}", MOMENT_FAMILY, n) for n in MOMENT_WHOLE]
-        scored += [(f"cut full={n}", "cut past the first hits", ranks[DEFAULT][1], n, False, WHOLE_HITS)
+        # (name, mechanism, ranking, cut past `full`, naming, small talk past `whole`, one moment past `moment`)
+        scored = [(name, family, rank, None, False, WHOLE_HITS, WHOLE_HITS) for name, (family, rank) in ranks.items()]
+        scored += [(f"cut full={n}", "cut past the first hits", ranks[DEFAULT][1], n, False, WHOLE_HITS, WHOLE_HITS)
                    for n in CUT_FULL]
         scored += [(f"cut named full={n}", "cut, keeping sentences that name something", ranks[DEFAULT][1], n, True,
-                    WHOLE_HITS) for n in CUT_FULL]
-        scored += [(SHOWN_WHOLE, SMALL_TALK_FAMILY, ranks[DEFAULT][1], None, False, math.inf)]
-        scored += [(f"small talk whole={n}", SMALL_TALK_FAMILY, ranks[DEFAULT][1], None, False, n)
+                    WHOLE_HITS, WHOLE_HITS) for n in CUT_FULL]
+        scored += [(SHOWN_WHOLE, SMALL_TALK_FAMILY, ranks[DEFAULT][1], None, False, math.inf, math.inf)]
+        scored += [(f"small talk whole={n}", SMALL_TALK_FAMILY, ranks[DEFAULT][1], None, False, n, WHOLE_HITS)
                    for n in SMALL_TALK_WHOLE]
-        for name, family, rank, full, naming, whole in scored:
-            results[name] = h.score(rank, full, naming, whole, math.inf if name == SHOWN_WHOLE else WHOLE_HITS)
-            families.setdefault(family, []).append(name)
-            result["variants"][name] = {"mechanism": family, **figures(results[name], names)}
-            print(table(name, result["variants"][name], names), flush=True)
-        for name, family, moment_whole in moments:
-            results[name] = h.score(ranks[DEFAULT][1], moment_whole=moment_whole)
+        scored += [(name, MOMENT_FAMILY, ranks[DEFAULT][1], None, False, WHOLE_HITS, n)
+                   for name, n in [(MOMENT_NONE, math.inf), *((f"moment whole={n}", n) for n in MOMENT_WHOLE)]]
+        for name, family, rank, full, naming, whole, moment_whole in scored:
+            results[name] = h.score(rank, full, naming, whole, moment_whole)
             families.setdefault(family, []).append(name)
             result["variants"][name] = {"mechanism": family, **figures(results[name], names)}
             print(table(name, result["variants"][name], names), flush=True)

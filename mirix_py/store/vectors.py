@@ -309,7 +309,7 @@ class ChromaVectorIndex:
                         "`mirix doctor --repair` rebuilds it" if held > EXACT_SCAN_MAX else "searched exactly")
         if held > EXACT_SCAN_MAX:
             return result
-        got = coll.get(where=where, include=["embeddings", "metadatas"])
+        got = coll.get(where=where, include=["embeddings", *(["metadatas"] if "metadatas" in include else [])])
         ids, distances = exact_nearest(got["ids"], got["embeddings"], embedding, n)
         exact: dict = {"ids": [ids], "distances": [distances]}
         if "metadatas" in include:
