@@ -148,3 +148,25 @@ def test_a_full_answer_from_the_graph_is_not_scanned_and_a_large_collection_is_n
     monkeypatch.setattr(vectors, "EXACT_SCAN_MAX", 20)
     hits = index.query("u", items[5].embedding, 100)  # 39 of 40: too large to scan here, left to `doctor`
     assert len(hits) == 39 and "m5" not in [i for i, _ in hits] and scans == []
+
+
+def test_a_query_by_type_whose_filtered_query_comes_back_short_scans_that_type_exactly(tmp_path):
+    # 8 episodic among 40: the 32 nearest hold fewer than 8 of them, so the filtered query runs, and
+    # the graph returns 7 of the 8 it selects (m5 lost): the 8 come from an exact scan of the type
+    index = ChromaVectorIndex(chromadb.PersistentClient(str(tmp_path / "chroma")))
+    rng = np.random.default_rng(5)
+    near = rng.normal(size=8)  # m5 and the semantic ones lie near it, the other episodic ones far off
+    vectors = [near if i == 5 else (near + 0.1 * rng.normal(size=8) if i >= 8 else -near + rng.normal(size=8))
+               for i in range(40)]
+    items = [VectorItem(f"m{i}", v.tolist(), "episodic" if i < 8 else "semantic") for i, v in enumerate(vectors)]
+    index.upsert("u", items)
+    graph = LosingGraph(index._collection("u", create=False), lost="m5")
+    filtered = []
+    graph.query = lambda **kw: filtered.append(kw.get("where")) or LosingGraph.query(graph, **kw)
+    index._collections[collection_name("u")] = graph
+    episodic = items[:8]
+    ids, distances = exact_nearest([i.id for i in episodic], [i.embedding for i in episodic], items[5].embedding, 8)
+    hits = index.query("u", items[5].embedding, 8, memory_types=["episodic"])
+    assert filtered == [None, {"memory_type": {"$in": ["episodic"]}}]  # the nearest 32, then the filtered query
+    assert [i for i, _ in hits] == ids and hits[0][0] == "m5"
+    assert [s for _, s in hits] == pytest.approx([1.0 - d for d in distances], abs=1e-5)
