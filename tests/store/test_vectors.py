@@ -156,9 +156,9 @@ def test_a_query_by_type_whose_filtered_query_comes_back_short_scans_that_type_e
     index = ChromaVectorIndex(chromadb.PersistentClient(str(tmp_path / "chroma")))
     rng = np.random.default_rng(5)
     near = rng.normal(size=8)  # m5 and the semantic ones lie near it, the other episodic ones far off
-    vectors = [near if i == 5 else (near + 0.1 * rng.normal(size=8) if i >= 8 else -near + rng.normal(size=8))
-               for i in range(40)]
-    items = [VectorItem(f"m{i}", v.tolist(), "episodic" if i < 8 else "semantic") for i, v in enumerate(vectors)]
+    embeddings = [near if i == 5 else (near + 0.1 * rng.normal(size=8) if i >= 8 else -near + rng.normal(size=8))
+                  for i in range(40)]
+    items = [VectorItem(f"m{i}", v.tolist(), "episodic" if i < 8 else "semantic") for i, v in enumerate(embeddings)]
     index.upsert("u", items)
     graph = LosingGraph(index._collection("u", create=False), lost="m5")
     filtered = []
