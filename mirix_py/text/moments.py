@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import re
 
-from mirix_py.text.passages import SENTENCE_BREAK, stem
+from mirix_py.text.passages import is_caption, sentences_kept, stem
 from mirix_py.text.words import content_words
 
 __all__ = ["asked_stems", "asks_one_moment", "sentences_asked"]
 
 _ONE_MOMENT = re.compile(r"^\W*(when\b|how long\b|what (date|day|month|year|time)\b)|\bfirst\b", re.IGNORECASE)
-_SENTENCES_AND_BREAKS = re.compile(f"({SENTENCE_BREAK.pattern})")  # `split` keeps the breaks
 
 
 def asks_one_moment(question: str) -> bool:
@@ -41,20 +40,12 @@ def _shares(sentence: str, asked: frozenset[str]) -> bool:
     return not asked.isdisjoint(stem(w.lower()) for w in content_words(sentence))
 
 
-def _is_caption(sentence: str) -> bool:
-    return sentence.lstrip().startswith("[")
-
-
 def sentences_asked(said: str, asked: frozenset[str]) -> str:
     """`said` as its sentences that share a word with `asked` and its bracketed captions, in their
     order. A caption never counts as sharing (its words describe what was shown, not what was said).
     Unchanged when `said` is one sentence or none of its spoken sentences shares a word."""
-    pieces = _SENTENCES_AND_BREAKS.split(said.strip())  # sentence, break, sentence, ...
-    sentences, breaks = pieces[::2], ["", *pieces[1::2]]
-    if len(sentences) < 2:
-        return said
-    sharing = [not _is_caption(s) and _shares(s, asked) for s in sentences]
-    if not any(sharing):
-        return said
-    kept = [i for i, s in enumerate(sentences) if sharing[i] or _is_caption(s)]
-    return "".join((breaks[i] if n else "") + sentences[i] for n, i in enumerate(kept))
+    def keep(sentences: list[str]) -> list[int]:
+        sharing = [not is_caption(s) and _shares(s, asked) for s in sentences]
+        return [i for i, s in enumerate(sentences) if sharing[i] or is_caption(s)] if any(sharing) else []
+
+    return sentences_kept(said, keep)

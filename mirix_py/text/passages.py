@@ -11,14 +11,33 @@ returned unchanged. Pure functions; the record itself is never cut.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from mirix_py.text.words import TOKEN, query_terms
 
-__all__ = ["FOCUS_WORDS", "SENTENCE_BREAK", "focus", "query_stems", "stem", "text_stems"]
+__all__ = ["FOCUS_WORDS", "SENTENCE_BREAK", "focus", "is_caption", "query_stems", "sentences_kept", "stem",
+           "text_stems"]
 
 FOCUS_WORDS = 120  # a long memory's share of a prompt: about a sixth of a 750-word context
 SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")  # where one sentence ends and the next starts
 GAP = "…"
+_SENTENCES_AND_BREAKS = re.compile(f"({SENTENCE_BREAK.pattern})")  # `split` keeps the breaks
+
+
+def is_caption(sentence: str) -> bool:
+    """A bracketed caption of what was shown ("[shares a photo: …]"), not something said."""
+    return sentence.lstrip().startswith("[")
+
+
+def sentences_kept(said: str, keep: Callable[[list[str]], list[int]]) -> str:
+    """`said` as the sentences whose indices `keep` picks from its sentences, in their order, each with
+    the break that stood before it; unchanged when `keep` picks none or all of them."""
+    pieces = _SENTENCES_AND_BREAKS.split(said.strip())  # sentence, break, sentence, ...
+    sentences, breaks = pieces[::2], ["", *pieces[1::2]]
+    kept = keep(sentences)
+    if len(kept) in (0, len(sentences)):
+        return said
+    return "".join((breaks[i] if n else "") + sentences[i] for n, i in enumerate(kept))
 
 
 def stem(token: str) -> str:

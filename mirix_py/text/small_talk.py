@@ -10,15 +10,12 @@ never cut.
 
 from __future__ import annotations
 
-import re
-
-from mirix_py.text.passages import SENTENCE_BREAK
+from mirix_py.text.passages import is_caption, sentences_kept
 from mirix_py.text.words import content_words
 
 __all__ = ["MIN_CONTENT_WORDS", "WHOLE_HITS", "is_small_talk", "without_small_talk"]
 
 MIN_CONTENT_WORDS = 2
-_SENTENCES_AND_BREAKS = re.compile(f"({SENTENCE_BREAK.pattern})")  # `split` keeps the breaks
 # A search's first hits, shown as said; the chat turns after them are shown without small talk
 # (`store.search.hit_text`). Chosen by leave-one-conversation-out on LoCoMo dev at 750 words
 # (benchmarks/docs/locomo_hops.md, "Small talk").
@@ -28,16 +25,10 @@ WHOLE_HITS = 4
 def is_small_talk(sentence: str) -> bool:
     """"Thanks, Maria!", "Wow!", "How about you?": fewer than `MIN_CONTENT_WORDS` content words and
     not a bracketed caption."""
-    sentence = sentence.strip()
-    return not sentence.startswith("[") and len(content_words(sentence)) < MIN_CONTENT_WORDS
+    return not is_caption(sentence) and len(content_words(sentence.strip())) < MIN_CONTENT_WORDS
 
 
 def without_small_talk(said: str) -> str:
     """`said` without its small-talk sentences, the others in their order; unchanged when it is one
     sentence or small talk only (what it says then is all there is)."""
-    pieces = _SENTENCES_AND_BREAKS.split(said.strip())  # sentence, break, sentence, ...
-    sentences, breaks = pieces[::2], ["", *pieces[1::2]]
-    kept = [i for i, s in enumerate(sentences) if not is_small_talk(s)]
-    if len(kept) in (0, len(sentences)):
-        return said
-    return "".join((breaks[i] if n else "") + sentences[i] for n, i in enumerate(kept))  # each with the break before it
+    return sentences_kept(said, lambda sentences: [i for i, s in enumerate(sentences) if not is_small_talk(s)])
