@@ -75,6 +75,23 @@ def left_out_terms(counts: dict[str, tuple[int, int]], n: int, share: float) -> 
     return common if rarer_found else frozenset()
 
 
+def driver_rows(conn: Connection, statement: str, params: dict | tuple) -> list[tuple]:
+    """A read's rows from the driver's own cursor: SQLAlchemy's result handling adds to each of the
+    full-text leg's reads of a few hundred rows, holding Python's lock while the other legs wait on it
+    (benchmarks/docs/search_latency.md, "Full-text reads on the driver's cursor")."""
+    cursor = conn.connection.driver_connection.cursor()
+    try:
+        return cursor.execute(statement, params).fetchall()
+    finally:
+        cursor.close()
+
+
+def tie_key_sqlite(memory_id: str, occurred_at: str | None, text: str | None) -> tuple:
+    """A memory's key in TIE_ORDER_SQLITE, from its row as SQLite stores it; a memory row gone (NULL
+    text) orders first, as a NULL does in SQL."""
+    return (occurred_at is None, occurred_at or "", text is not None, text or "", memory_id)
+
+
 RESCORE_WITHIN = 8  # a search with scoring-only terms rescores the best this many times k rows
 
 
@@ -281,10 +298,18 @@ class SQLiteFullText:
         low, high = self._part_range(user_id, part)
         token = user_token(user_id)
         params = {"lo": low, "hi": high, "wide": wide}
-        rows = conn.execute(sql(self._CANDIDATES), {**params, "match": match}).all()
+        rows = driver_rows(conn, self._CANDIDATES, {**params, "match": match})
         if any(r[3] != token for r in rows):  # another user's rows in this range: match the user token too
-            rows = conn.execute(sql(self._CANDIDATES), {**params, "match": f'ukey : "{token}" AND {match}'}).all()
-        return list(rows)
+            rows = driver_rows(conn, self._CANDIDATES, {**params, "match": f'ukey : "{token}" AND {match}'})
+        return rows
+
+    @staticmethod
+    def _tie_keys(conn: Connection, memory_ids: Sequence[str]) -> dict[str, tuple]:
+        """Each memory's key in TIE_ORDER_SQLITE (`tie_key_sqlite`)."""
+        marks = ", ".join("?" * len(memory_ids))  # the driver's own placeholders: a tied group can be long
+        found = {r[0]: (r[1], r[2]) for r in driver_rows(
+            conn, f"SELECT id, occurred_at, text FROM memory WHERE id IN ({marks})", tuple(memory_ids))}
+        return {memory_id: tie_key_sqlite(memory_id, *found.get(memory_id, (None, None))) for memory_id in memory_ids}
 
     def _term_parts(self, conn: Connection, rows: Sequence, terms: Sequence[str]) -> dict[str, dict[str, float]]:
         """For each term, what it adds to bm25() for each candidate row holding it in its own words
@@ -293,22 +318,21 @@ class SQLiteFullText:
             return {}
         total_rows, avgdl = self._table_stats(conn)
         holders = self._holders.holding(terms, [(int(r[0]), r[4] or "") for r in rows])
-        held_by_any = set().union(*holders)
+        by_rowid = {int(r[0]): r for r in rows}
         # FTS5's row size: its words, the neighbours' words (one token each, space-separated), ukey, mtype
-        sizes = {int(rowid): len(TOKEN.findall(text or "")) + len((near or "").split()) + 2
-                 for rowid, _, _, _, text, near in rows if int(rowid) in held_by_any}
+        sizes = {rowid: len(TOKEN.findall(by_rowid[rowid][4] or "")) + len((by_rowid[rowid][5] or "").split()) + 2
+                 for rowid in set().union(*holders)}
         parts: dict[str, dict[str, float]] = {}
         for term, held in zip(terms, holders):
             idf = fts5_idf(total_rows, self._table_rows(conn, term))
-            parts[term] = {memory_id: fts5_term_score(idf, 1.0, sizes[int(rowid)], avgdl)
-                           for rowid, _, memory_id, _, _, _ in rows if int(rowid) in held}
+            parts[term] = {by_rowid[rowid][2]: fts5_term_score(idf, 1.0, sizes[rowid], avgdl) for rowid in held}
         return parts
 
     @staticmethod
     def _rescored(rows: Sequence, parts: dict[str, dict[str, float]], terms: Sequence[str]) -> dict[str, float]:
         """Each candidate's bm25() score (higher is better) with what `terms` add where it holds them."""
         return {memory_id: -float(s) + sum(parts[t].get(memory_id, 0.0) for t in terms)
-                for _, s, memory_id, _, _, _ in rows}
+                for _, s, memory_id, *_ in rows}
 
     @staticmethod
     def _leading(scores: dict[str, float], k: int) -> list[str]:
@@ -355,18 +379,6 @@ class SQLiteFullText:
             return [(i, score) for i, score, _ in hits]
 
         return ranked(found, scores), ranked(found_rest, rest_scores)
-
-    @staticmethod
-    def _tie_keys(conn: Connection, memory_ids: Sequence[str]) -> dict[str, tuple]:
-        """Each memory's key in TIE_ORDER_SQLITE (a memory row gone orders first, as a NULL does in SQL)."""
-        marks = ", ".join("?" * len(memory_ids))  # the driver's own placeholders: a tied group can be long
-        found = {r[0]: (r[1], r[2]) for r in conn.exec_driver_sql(
-            f"SELECT id, occurred_at, text FROM memory WHERE id IN ({marks})", tuple(memory_ids)).all()}
-        keys = {}
-        for memory_id in memory_ids:
-            occurred_at, text = found.get(memory_id, (None, None))
-            keys[memory_id] = (occurred_at is None, occurred_at or "", text is not None, text or "", memory_id)
-        return keys
 
     def _table_rows(self, conn: Connection, term: str) -> int:
         """Rows of the whole table holding `term` in their own words (bm25()'s count for its idf),
@@ -443,12 +455,11 @@ class SQLiteFullText:
         low, high = cls._part_range(user_id, part)
         token = user_token(user_id)
         params = {"lo": low, "hi": high, "wide": k * TIES_WITHIN, "kth": k - 1, "k": k, "token": token}
-        rows = conn.execute(sql(cls._TOP), {**params, "match": match}).all()
+        rows = driver_rows(conn, cls._TOP, {**params, "match": match})
         if rows and rows[0][2]:
             # another user hashes to the same range and took some of the best: match the user token too
-            rows = conn.execute(sql(cls._TOP), {**params, "match": f'ukey : "{token}" AND {match}'}).all()
-        # the key orders as TIE_ORDER_SQLITE does (NULL text, a memory row gone, first as in SQL)
-        return [(r[0], -float(r[1]), (r[3] is None, r[3] or "", r[4] is not None, r[4] or "", r[0])) for r in rows]
+            rows = driver_rows(conn, cls._TOP, {**params, "match": f'ukey : "{token}" AND {match}'})
+        return [(r[0], -float(r[1]), tie_key_sqlite(r[0], r[3], r[4])) for r in rows]
 
     @staticmethod
     def _part_range(user_id: str, part: Part) -> tuple[int, int]:
