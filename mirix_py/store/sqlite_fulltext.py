@@ -79,7 +79,9 @@ def driver_rows(conn: Connection, statement: str, params: dict | tuple) -> list[
     """A read's rows from the driver's own cursor: SQLAlchemy's result handling adds to each of the
     full-text leg's reads of a few hundred rows, holding Python's lock while the other legs wait on it
     (benchmarks/docs/search_latency.md, "Full-text reads on the driver's cursor")."""
-    cursor = conn.connection.driver_connection.cursor()
+    driver = conn.connection.driver_connection
+    assert driver is not None, "a connection checked out of the pool has its driver's connection"
+    cursor = driver.cursor()
     try:
         return cursor.execute(statement, params).fetchall()
     finally:
