@@ -33,7 +33,7 @@ class TermHolders:
         db.execute("BEGIN")
         try:
             db.executemany("INSERT INTO held(rowid, text) VALUES (?, ?)", texts)
-            return [{int(r[0]) for r in db.execute("SELECT rowid FROM held WHERE held MATCH ?", (f'"{t}"',))}
+            return [{r[0] for r in db.execute("SELECT rowid FROM held WHERE held MATCH ?", (f'"{t}"',))}
                     for t in terms]
         finally:
             db.execute("ROLLBACK")

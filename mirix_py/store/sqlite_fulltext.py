@@ -319,8 +319,8 @@ class SQLiteFullText:
         if not terms:
             return {}
         total_rows, avgdl = self._table_stats(conn)
-        holders = self._holders.holding(terms, [(int(r[0]), r[4] or "") for r in rows])
-        by_rowid = {int(r[0]): r for r in rows}
+        by_rowid = {r[0]: r for r in rows}  # the driver's rows: FTS5 rowids are ints already
+        holders = self._holders.holding(terms, [(rowid, r[4] or "") for rowid, r in by_rowid.items()])
         # FTS5's row size: its words, the neighbours' words (one token each, space-separated), ukey, mtype
         sizes = {rowid: len(TOKEN.findall(by_rowid[rowid][4] or "")) + len((by_rowid[rowid][5] or "").split()) + 2
                  for rowid in set().union(*holders)}

@@ -25,7 +25,7 @@ WHOLE_HITS = 4
 def is_small_talk(sentence: str) -> bool:
     """"Thanks, Maria!", "Wow!", "How about you?": fewer than `MIN_CONTENT_WORDS` content words and
     not a bracketed caption."""
-    return not is_caption(sentence) and len(content_words(sentence.strip())) < MIN_CONTENT_WORDS
+    return not is_caption(sentence) and len(content_words(sentence)) < MIN_CONTENT_WORDS
 
 
 def without_small_talk(said: str) -> str:
