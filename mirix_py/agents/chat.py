@@ -47,8 +47,14 @@ if TYPE_CHECKING:  # autogen is imported where a model is used, so offline chat 
     from mirix_py.llm.metering import MeteredClient
 
 MEMORY_ID = re.compile(r"\b(?:core|epi|sem|proc|res|kv)_[0-9a-f]{32}\b")
-PER_TYPE = {MemoryType.episodic: 6, MemoryType.semantic: 5, MemoryType.procedural: 2, MemoryType.resource: 2,
-            MemoryType.knowledge_vault: 2}
+# Coarse retrieval: one ranking of every memory type, as `Mirix.search` ranks them (its default limit),
+# then the first match of each type that ranking left out, so the prompt reads all six kinds of memory.
+# Searched type by type instead (the earlier design: 6 episodes, 5 facts, 2 of each other type, merged by
+# scores that come from different searches), LoCoMo dev's `/context` held 0.734 of the evidence against
+# 0.807 for the one ranking (benchmarks/docs/locomo_eval.md, "What a reader's prompt holds").
+COARSE_HITS = 10
+COARSE_TYPES = (MemoryType.episodic, MemoryType.semantic, MemoryType.procedural, MemoryType.resource,
+                MemoryType.knowledge_vault)
 OFFLINE_ANSWER_ITEMS = 5
 
 TOPIC_PROMPT = """# agent: topic_extractor
@@ -63,6 +69,10 @@ class Topics:
     keywords: list[str]
     start: datetime | None = None
     end: datetime | None = None
+    # What coarse retrieval searches with. Offline, the message as asked: the search picks its own terms,
+    # and a question's vector lies nearer its answer than its keywords' do (benchmarks/docs/locomo_hops.md,
+    # twelfth round). None: the keywords (a model's topics, which may name what earlier turns said).
+    query: str | None = None
 
 
 def parse_topics(text: str, fallback: str, now: datetime) -> Topics:
@@ -83,7 +93,8 @@ def parse_topics(text: str, fallback: str, now: datetime) -> Topics:
 
 def offline_topics(message: str, now: datetime) -> Topics:
     window = parse_time_range(message, now)
-    return Topics(extract_keywords(message), *(window or (None, None)))
+    start, end = window or (None, None)
+    return Topics(extract_keywords(message), start, end, query=message)
 
 
 _NAME = re.compile(r"(?<![\w'’])[A-Z][\w'’.-]*")
@@ -329,20 +340,31 @@ class ChatFlow:
         text = result.content if isinstance(result.content, str) else ""
         return parse_topics(text, message, now)
 
-    def retrieve(self, user_id: str, message: str, topics: Topics, core: dict[str, CoreMemory]) -> Retrieval:
-        query = " ".join(topics.keywords) or message
-        hits: list[SearchHit] = []
-        for memory_type, limit in PER_TYPE.items():
-            found = self.searcher.search(query, user_id=user_id, limit=limit, memory_types=[memory_type],
-                                         start=topics.start, end=topics.end, context=self.context)
-            if not found and (topics.start or topics.end):  # a wrong guess at the time must not blind the agent
-                found = self.searcher.search(query, user_id=user_id, limit=limit, memory_types=[memory_type],
-                                             context=self.context)
-            hits.extend(found)
-        hits.sort(key=lambda h: -h.score)  # stable: a context turn (its match's score) stays after its match
+    def retrieve(self, user_id: str, message: str, topics: Topics, core: dict[str, CoreMemory],
+                 limit: int = COARSE_HITS) -> Retrieval:
+        """Coarse retrieval: the first `limit` matches of every memory type in one ranking, then the first
+        match of each type that ranking left out, each with its context turns."""
+        query = topics.query or " ".join(topics.keywords) or message
+        hits = self._coarse(user_id, query, topics, limit, None)
+        ranked = {h.memory.memory_type for h in hits if h.context_for is None}
+        for memory_type in COARSE_TYPES:
+            if memory_type not in ranked:
+                hits += self._coarse(user_id, query, topics, 1, memory_type)
         tags = self.store.input_tags.cited(h.memory.source_ids for h in hits)
         return Retrieval(core=core, hits=self._shown(user_id, said_first(message, hits, tags), tags), question=message,
                          timed=bool(topics.start or topics.end), tags=tags)
+
+    def _coarse(self, user_id: str, query: str, topics: Topics, limit: int,
+                memory_type: MemoryType | None) -> list[SearchHit]:
+        """The first `limit` matches (of one memory type, or of all), with their context turns, inside the
+        time range the topics name, or anywhere when nothing is there: a wrong guess at the time must not
+        blind the agent."""
+        types = [memory_type] if memory_type else list(COARSE_TYPES)  # core is in the prompt whole
+        found = self.searcher.search(query, user_id=user_id, limit=limit, memory_types=types,
+                                     start=topics.start, end=topics.end, context=self.context)
+        if not found and (topics.start or topics.end):
+            found = self.searcher.search(query, user_id=user_id, limit=limit, memory_types=types, context=self.context)
+        return found
 
     def _shown(self, user_id: str, hits: list[SearchHit], tags: Collection[str]) -> list[SearchHit]:
         """`hits` as a reader gets them: a model's memories as `memories_shown` says (`sources_shown`)."""

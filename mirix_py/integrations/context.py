@@ -40,7 +40,7 @@ def retrieve_context(mx: "Mirix", user_id: str, message: str, *, max_items: int 
     """Topics, core blocks and up to `max_items` matches (with their context turns) for `message`."""
     topics = offline_topics(message, datetime.now(timezone.utc))
     core: dict[str, CoreMemory] = mx.core_memory(user_id=user_id)
-    retrieval = mx.chat_flow.retrieve(user_id, message, topics, core)
+    retrieval = mx.chat_flow.retrieve(user_id, message, topics, core, limit=max_items)
     hits = [h for h in retrieval.hits
             if not (isinstance(h.memory, KnowledgeVaultMemory) and h.memory.sensitivity is Sensitivity.high)]
     hits = first_matches([h.model_copy(update={"memory": h.memory.masked()})
