@@ -305,3 +305,17 @@ def test_local_model_paired(tmp_path):
         f1 = figures[f]["model answerer"]["f1"]
         assert f1["questions"] == len(rows[f]) and f1["low"] <= f1["mean"] <= f1["high"]
     assert figures["pooled"]["model answerer"]["f1"]["questions"] == sum(len(r) for r in rows.values())
+
+
+def test_reader_contexts(tmp_path):
+    out = tmp_path / "readers.json"
+    stdout = run_benchmark("reader_contexts.py", str(MINI), "--cache-dir", str(tmp_path / "a"), "--items", "2", "5",
+                           "--out", str(out), tmp_path=tmp_path)
+    assert "type by type (before)" in stdout
+    result = json.loads(out.read_text())
+    assert result["benchmark"] == "reader_contexts" and set(result["runs"]) == {"2", "5"}
+    for run in result["runs"].values():
+        assert set(run) == {"context", "search", "type by type (before)"}
+        for path in run.values():
+            assert finite(path["evidence_recall"]) and path["hits"] > 0
+            assert set(path["per_conversation"]) == {"mini-1", "mini-2"}
