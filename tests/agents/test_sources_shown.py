@@ -17,9 +17,9 @@ from mirix_py.settings import Settings
 
 WHEN = datetime(2024, 4, 2, 18, 30, tzinfo=timezone.utc)
 PILOT = {"role": "user", "name": "Ada", "id": "m1", "content": "My brother Tom is a pilot."}
-# turns that match "Tom" and "job" better than m1 does: m1 stays out of the chat's six episodes
+# turns that match "Tom" and "job" better than m1 does: m1 stays out of the chat's first matches (`COARSE_HITS`)
 FILLER = [{"role": "user", "name": "Ada", "id": f"f{i}", "content": f"Tom's job hunt, day {i}: the job fair and Tom's job "
-                                                                      "interview notes."} for i in range(8)]
+                                                                      "interview notes."} for i in range(12)]
 FACT = "Tom suits a sky job, says Ada"  # the model's words, all in the batch (more m2's than m1's), filed as m1's
 
 
@@ -39,7 +39,7 @@ def script(req):
 
 @pytest.fixture
 def ingested(tmp_path, embedder):
-    """A store where the model wrote one fact from m1, beside eight turns the rules kept word for word."""
+    """A store where the model wrote one fact from m1, beside twelve turns the rules kept word for word."""
     client = ScriptedChatCompletionClient(script)
     with Mirix(settings=Settings(data_dir=tmp_path / "d"), embedder=embedder, model_client=client) as mx:
         mx.add([PILOT, {"role": "user", "name": "Ada", "id": "m2", "content": "A job in the sky suits him."}],
