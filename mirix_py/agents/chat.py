@@ -48,10 +48,10 @@ if TYPE_CHECKING:  # autogen is imported where a model is used, so offline chat 
 
 MEMORY_ID = re.compile(r"\b(?:core|epi|sem|proc|res|kv)_[0-9a-f]{32}\b")
 # Coarse retrieval: one ranking of every memory type, as `Mirix.search` ranks them (its default limit),
-# then the first match of each type that ranking left out, so the prompt reads all six kinds of memory.
-# Searched type by type instead (the earlier design: 6 episodes, 5 facts, 2 of each other type, merged by
-# scores that come from different searches), LoCoMo dev's `/context` held 0.734 of the evidence against
-# 0.807 for the one ranking (benchmarks/docs/locomo_eval.md, "What a reader's prompt holds").
+# then the first match of each type that ranking left out, so the prompt reads all six kinds of memory
+# (core is in it whole). Searched type by type instead (6 episodes, 5 facts, 2 of each other type, merged
+# by scores that came from different searches), a reader was handed fewer hits holding less of what was
+# asked about (benchmarks/docs/locomo_eval.md, "What a reader's prompt holds"; `reader_contexts.py`).
 COARSE_HITS = 10
 COARSE_TYPES = (MemoryType.episodic, MemoryType.semantic, MemoryType.procedural, MemoryType.resource,
                 MemoryType.knowledge_vault)
