@@ -9,7 +9,7 @@ it it sends the run's messages to the engine.
     agent = Agent(client=chat_client, instructions="...", context_providers=[memory])
 
 Retrieval is the coarse step MIRIX's chat agent takes (topics from the input, core memory and the
-best items of every type; no high-sensitivity vault items, secrets masked), added as one user
+best matches of every type in one ranking; no high-sensitivity vault items, secrets masked), added as one user
 message after `context_prompt`, as mem0's provider does. After the run, the user and assistant
 messages (input and response) go to the engine as one input, source id `agent-framework:<session id>`.
 """

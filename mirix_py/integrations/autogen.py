@@ -8,8 +8,8 @@
     agent = AssistantAgent("assistant", model_client=client, memory=[memory])
 
 Before each model call `update_context` takes the latest user message, extracts topics from it,
-and adds one system message with core memory and the best items of every memory type (coarse
-retrieval, as MIRIX's chat agent does; high-sensitivity vault items never, vault secrets masked).
+and adds one system message with core memory and the best matches of every memory type, in one
+ranking (coarse retrieval, as MIRIX's chat agent does; high-sensitivity vault items never, vault secrets masked).
 `add` remembers text, chat messages (JSON) and images (screenshot ingestion); `query` searches;
 `clear` deletes everything of this user; the memory is an AutoGen component
 (`dump_component()` / `MirixMemory.load_component(...)`), and its config never holds an API key:
