@@ -2,7 +2,8 @@
 build (`integrations.context.retrieve_context`, chat's coarse retrieval) beside `Mirix.search`.
 
 Per question (categories 1-4), the evidence recall of the hits each path hands a reader, with no word
-budget (the paths return what they return), and the hits and words it takes:
+budget (the paths return what they return), the hits and words it takes, and each call's time (p50 and
+p95 in ms, the paths taking turns question by question):
 
 - `context`: `retrieve_context(mx, user, question, max_items=N)`, the engine's coarse retrieval;
 - `search`: `mx.search(question, limit=N)`, the SDK's call (`mirix eval locomo` measures it cut to 750 words);
@@ -21,6 +22,7 @@ import argparse
 import json
 import statistics
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -71,6 +73,11 @@ def mean(values: Sequence[float]) -> float:
     return statistics.mean(values) if values else float("nan")
 
 
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
 def measure(engines: Any, convs: Sequence[Any], items: int) -> dict[str, Any]:
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in PATHS}
     for conv, q in selected_questions(convs):
@@ -78,13 +85,16 @@ def measure(engines: Any, convs: Sequence[Any], items: int) -> dict[str, Any]:
             continue
         mx = engines[conv.user_id]
         for name, path in PATHS.items():
+            started = time.perf_counter()
             hits = path(mx, conv.user_id, q.question, items)
+            ms = 1000 * (time.perf_counter() - started)
             rows[name].append({"conversation": conv.sample_id, "category": q.category,
                                "evidence_recall": evidence_recall(q.evidence, {s for h in hits for s in h.memory.source_ids}),
-                               "hits": len(hits), "words": sum(len(h.text.split()) for h in hits)})
+                               "hits": len(hits), "words": sum(len(h.text.split()) for h in hits), "ms": ms})
     names = [c.sample_id for c in convs]
     return {name: {"evidence_recall": mean([r["evidence_recall"] for r in rs]),
                    "hits": mean([r["hits"] for r in rs]), "words": mean([r["words"] for r in rs]),
+                   "ms_p50": percentile([r["ms"] for r in rs], 0.50), "ms_p95": percentile([r["ms"] for r in rs], 0.95),
                    "by_category": {str(k): mean([r["evidence_recall"] for r in rs if r["category"] == k])
                                    for k in SCORED_CATEGORIES},
                    "per_conversation": {c: mean([r["evidence_recall"] for r in rs if r["conversation"] == c])
@@ -110,11 +120,12 @@ def main() -> int:
         for items in args.items:
             figures = measure(engines, convs, items)
             result["runs"][str(items)] = figures
-            print(f"\n{items} matches a reader  evidence  hits  words | "
+            print(f"\n{items} matches a reader  evidence  hits  words  ms p50  p95 | "
                   + " ".join(CATEGORY_NAMES[k][:10] for k in SCORED_CATEGORIES) + " | "
                   + " ".join(c.sample_id for c in convs))
             for name, f in figures.items():
-                print(f"{name:22s} {f['evidence_recall']:.4f} {f['hits']:5.1f} {f['words']:6.0f} | "
+                print(f"{name:22s} {f['evidence_recall']:.4f} {f['hits']:5.1f} {f['words']:6.0f} "
+                      f"{f['ms_p50']:6.1f} {f['ms_p95']:5.1f} | "
                       + " ".join(f"{f['by_category'][str(k)]:.3f}" for k in SCORED_CATEGORIES) + " | "
                       + " ".join(f"{v:.3f}" for v in f["per_conversation"].values()), flush=True)
     finally:

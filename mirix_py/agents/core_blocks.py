@@ -84,18 +84,24 @@ def keep_newest(lines: Sequence[str], block: CoreMemory | None) -> str:
     return "\n".join(kept)
 
 
+def written_blocks(store, user_id: str) -> dict[str, CoreMemory]:
+    """The user's blocks by label, the newest of a label when there are more (one read)."""
+    blocks: dict[str, CoreMemory] = {}
+    for memory in store.list(user_id=user_id, memory_types=[MemoryType.core], limit=10):
+        if isinstance(memory, CoreMemory):
+            blocks.setdefault(memory.label, memory)
+    return blocks
+
+
 def find_block(store, user_id: str, label: str) -> CoreMemory | None:
     """The user's block with this label, or None when it was never written."""
-    for memory in store.list(user_id=user_id, memory_types=[MemoryType.core], limit=10):
-        if isinstance(memory, CoreMemory) and memory.label == label:
-            return memory
-    return None
+    return written_blocks(store, user_id).get(label)
 
 
 def core_memory(store, user_id: str) -> dict[str, CoreMemory]:
     """Both blocks of the user; a block never written is returned empty (and unsaved)."""
-    return {label: find_block(store, user_id, label) or CoreMemory(user_id=user_id, label=label)
-            for label in CORE_LABELS}
+    written = written_blocks(store, user_id)
+    return {label: written.get(label) or CoreMemory(user_id=user_id, label=label) for label in CORE_LABELS}
 
 
 

@@ -17,10 +17,14 @@ from sqlalchemy.engine import Connection
 
 @dataclass(frozen=True)
 class Filters:
+    """What a search keeps. `left_out`: the ids of the user's memories `memory_types` leaves out, when
+    there are few of them (`Searcher.search`): the vector leg then fetches that many more nearest and
+    drops them, the cost of an unfiltered query, instead of filtering on type."""
     user_id: str
     memory_types: Sequence[str] | None = None
     start: datetime | None = None
     end: datetime | None = None
+    left_out: frozenset[str] | None = None
 
     def sql(self, alias: str = "m") -> tuple[str, dict]:
         clauses = [f"{alias}.user_id = :user_id"]

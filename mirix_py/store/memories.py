@@ -52,6 +52,15 @@ ACTORS_OF_USER = sql_text(
     " SELECT (SELECT min(m.actor) FROM memory m WHERE m.user_id = :user_id AND m.actor > seen.actor)"
     " FROM seen WHERE seen.actor IS NOT NULL)"
     f" SELECT actor FROM seen WHERE actor IS NOT NULL LIMIT {MAX_ACTORS}")
+# The memory types a user holds, by the same loose index scan (`ix_memory_user_type_time`): at most one
+# seek a type.
+TYPES_OF_USER = sql_text(
+    "WITH RECURSIVE seen(memory_type) AS ("
+    " SELECT (SELECT min(memory_type) FROM memory WHERE user_id = :user_id)"
+    " UNION ALL"
+    " SELECT (SELECT min(m.memory_type) FROM memory m WHERE m.user_id = :user_id AND m.memory_type > seen.memory_type)"
+    " FROM seen WHERE seen.memory_type IS NOT NULL)"
+    " SELECT memory_type FROM seen WHERE memory_type IS NOT NULL")
 IMMUTABLE_FIELDS = frozenset({"id", "user_id", "memory_type", "created_at", "updated_at"})
 # A search reads rows by id several times: built once, with the ids bound at each call, these skip
 # building and hashing a new statement every time. By primary key only: with `AND user_id = ?`
@@ -468,6 +477,20 @@ class MemoryStore:
         user's rows, so it is asked on every search."""
         with self.engine.connect() as conn:
             return [a for (a,) in conn.execute(ACTORS_OF_USER, {"user_id": user_id}) if a is not None]
+
+    def types_held(self, *, user_id: str) -> frozenset[str]:
+        """The memory types the user has a memory of: lets a search filtered by type skip a type the
+        user has none of, and the filter itself when it leaves out nothing the user has."""
+        with self.engine.connect() as conn:
+            return frozenset(t for (t,) in conn.execute(TYPES_OF_USER, {"user_id": user_id}))
+
+    def ids_of_types(self, *, user_id: str, memory_types: Sequence[str], at_most: int) -> builtins.list[str] | None:
+        """The ids of the user's memories of `memory_types`, or None when there are more than `at_most`."""
+        query = select(col(MemoryRow.id)).where(col(MemoryRow.user_id) == user_id,
+                                                col(MemoryRow.memory_type).in_(list(memory_types))).limit(at_most + 1)
+        with self.engine.connect() as conn:
+            ids = [i for (i,) in conn.execute(query)]
+        return ids if len(ids) <= at_most else None
 
     def list(self, *, user_id: str, memory_types: Sequence[str] | None = None, start: datetime | None = None,
              end: datetime | None = None, limit: int = 100, offset: int = 0, newest_first: bool = True,

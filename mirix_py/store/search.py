@@ -151,6 +151,9 @@ def fuse_parts(parts: Sequence[Sequence[tuple[str, float]]], k: int = RRF_K) -> 
 # scan: 155-185 missed per process; top 360 cut to 180: 0-2; top 720: 0 in four processes).
 VECTOR_OVERFETCH = 4
 MAX_OVERFETCH = 32  # a group tied at the cut may widen the fetch up to this many times k
+# A type filter that leaves out at most this many of the user's memories (chat's coarse retrieval leaves
+# out the core blocks) runs the vector leg unfiltered, fetching that many more and dropping them
+LEFT_OUT_IDS = 64
 # Read by primary key, built once with the ids bound at each call (see `MemoryStore.get_many`)
 _TIE_KEYS_BY_ID = select(col(MemoryRow.id), col(MemoryRow.occurred_at), col(MemoryRow.text)) \
     .where(col(MemoryRow.id).in_(bindparam("ids", expanding=True)))
@@ -269,8 +272,11 @@ class Searcher:
             method = SearchMethod(method)
         except ValueError as exc:
             raise InvalidInput(f"unknown search method {method!r}: use {[m.value for m in SearchMethod]}") from exc
-        types = [MemoryType(t).value for t in memory_types] if memory_types else None
-        filters = Filters(user_id=user_id, memory_types=types, start=start, end=end)
+        asked_types = frozenset(MemoryType(t).value for t in memory_types) if memory_types else None
+        types, left_out = self._types_filter(user_id, asked_types)
+        if types == []:
+            return []
+        filters = Filters(user_id=user_id, memory_types=types, start=start, end=end, left_out=left_out)
 
         if method in (SearchMethod.hybrid, SearchMethod.embedding) and not self.vector_ready:
             if not self._warned:
@@ -303,10 +309,28 @@ class Searcher:
             memory = records.get(memory_id)
             if memory is None:  # a vector whose row is gone: skip, `doctor` cleans it
                 continue
+            if asked_types is not None and memory.memory_type.value not in asked_types:
+                continue  # written since `_types_filter` found the user had none of its type
             whole = len(hits) < self.whole_hits
             hits.append(SearchHit(text=hit_text(memory, query, whole=whole, asked=None if whole else asked),
                                   score=score, memory=memory, method=method))
         return with_context(self.store, hits, context) if context else hits
+
+    def _types_filter(self, user_id: str, asked: frozenset[str] | None) -> tuple[list[str] | None, frozenset[str] | None]:
+        """The memory types to filter the legs on, and the ids that filter leaves out when they are at
+        most LEFT_OUT_IDS (`Filters.left_out`): no filter when `asked` is None or holds every type the
+        user has (a filter that leaves nothing out still costs the vector leg a wider fetch), [] when
+        the user has none of them (nothing to search), else the asked types the user has."""
+        if asked is None:
+            return None, None
+        held = self.store.types_held(user_id=user_id)
+        if held <= asked:
+            return (None if held else []), None
+        types = sorted(asked & held)
+        if not types:
+            return [], None
+        left_out = self.store.ids_of_types(user_id=user_id, memory_types=sorted(held - asked), at_most=LEFT_OUT_IDS)
+        return types, None if left_out is None else frozenset(left_out)
 
     def _moment_asked(self, query: str, user_id: str, actors: Sequence[str] | None) -> frozenset[str] | None:
         """For a question asking for one moment (`text.moments`), the words a chat turn's sentence
@@ -455,7 +479,11 @@ class Searcher:
         timed = filters.start is not None or filters.end is not None
 
         def fetch(n: int) -> list[tuple[str, float]]:
-            hits = vectors.query(filters.user_id, embedding, n * 4 if timed else n, filters.memory_types)
+            if filters.left_out is not None:
+                hits = vectors.query(filters.user_id, embedding, (n * 4 if timed else n) + len(filters.left_out))
+                hits = [h for h in hits if h[0] not in filters.left_out]
+            else:
+                hits = vectors.query(filters.user_id, embedding, n * 4 if timed else n, filters.memory_types)
             if timed and hits:
                 allowed = self._within_time([i for i, _ in hits], filters)
                 hits = [h for h in hits if h[0] in allowed]

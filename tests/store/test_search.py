@@ -256,3 +256,24 @@ def test_a_question_asking_for_one_moment_sees_the_turns_past_the_first_hits_as_
             assert "Nate: I won regional tournament number" in hit.text
             assert "cat" not in hit.text and "Long time" not in hit.text
             assert "cat" in other.text  # another question's hits keep the sentences it does not share words with
+
+
+def test_a_type_the_user_has_none_of_finds_nothing(seeded, user_id):
+    assert seeded.store.types_held(user_id=user_id) == {"episodic", "semantic", "procedural"}
+    assert seeded.search("kayaking", user_id=user_id, memory_types=["resource", "knowledge_vault"]) == []
+
+
+@pytest.mark.parametrize("method", ["hybrid", "bm25", "embedding"])
+def test_a_filter_leaving_out_a_few_memories_or_many_returns_only_the_types_asked(mx, user_id, method):
+    """Leaving out 3 facts (dropped from an unfiltered vector query) or 70 (filtered on type), the
+    episodes come back as they ranked before there were facts, and no fact."""
+    episodes = [InsertOp(memory=EpisodicMemory(user_id=user_id, summary=f"Went kayaking on lake {i}", actor="me",
+                                               occurred_at=T0 + timedelta(days=i))) for i in range(5)]
+    mx.store.apply(episodes, user_id=user_id, actor="seed")
+    alone = mx.search("kayaking on the lake", user_id=user_id, memory_types=["episodic"], method=method, limit=5)
+    for facts in (3, 67):
+        mx.store.apply([InsertOp(memory=SemanticMemory(user_id=user_id, name=f"Lake {i}", summary=f"Kayaking on lake {i}"))
+                        for i in range(facts)], user_id=user_id, actor="seed")
+        hits = mx.search("kayaking on the lake", user_id=user_id, memory_types=["episodic", "procedural"],
+                         method=method, limit=5)
+        assert [h.memory.id for h in hits] == [h.memory.id for h in alone]
