@@ -7,6 +7,11 @@ p95 in ms, the paths taking turns question by question):
 
 - `context`: `retrieve_context(mx, user, question, max_items=N)`, the engine's coarse retrieval;
 - `search`: `mx.search(question, limit=N)`, the SDK's call (`mirix eval locomo` measures it cut to 750 words);
+- `offline chat's answer`: the memories `Mirix.chat` cites when no model is configured (its lines
+  are those memories; words counted as their search text);
+- **baseline in the same run** for it, `offline answer, core lines first (before)`: the answer offline
+  chat gave before, rebuilt (the matching core lines first, then the matching hits re-ranked by shared
+  words and cosine; its time is not the chat call's);
 - **baseline in the same run**, `type by type`: the coarse retrieval the engine had before, each memory
   type searched on its own with the question's offline keywords (6 episodes, 5 facts, 2 procedures, 2
   resources, 2 vault entries), merged by score and cut to N matches.
@@ -29,7 +34,8 @@ from typing import Any, Callable, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mirix_py.agents.chat import offline_topics  # noqa: E402
+from mirix_py.agents.chat import (  # noqa: E402
+    OFFLINE_ANSWER_ITEMS, _relevance, cosines, matching_lines, offline_topics, restatements)
 from mirix_py.eval.locomo import CATEGORY_NAMES, evidence_recall, load_locomo  # noqa: E402
 from mirix_py.eval.cache import default_cache_dir  # noqa: E402
 from mirix_py.eval.locomo_eval import (  # noqa: E402
@@ -66,7 +72,40 @@ def type_by_type(mx: Any, user_id: str, question: str, items: int) -> list[Searc
     return first_matches(hits, items)
 
 
-PATHS: dict[str, ReaderPath] = {"context": by_context, "search": by_search, "type by type (before)": type_by_type}
+def by_offline_chat(mx: Any, user_id: str, question: str, items: int) -> list[SearchHit]:
+    """The memories offline chat's answer cites (`Mirix.chat` without a model; `items` does not apply)."""
+    response = mx.chat(question, user_id=user_id, remember=False)
+    cited = mx.store.get_many(response.memory_ids, user_id=user_id)
+    return [SearchHit(text=cited[i].search_text(), score=0.0, memory=cited[i], method="hybrid")
+            for i in response.memory_ids if i in cited]
+
+
+def offline_answer_before(mx: Any, user_id: str, question: str, items: int) -> list[SearchHit]:
+    """**Baseline in the same run** for offline chat: the answer it gave before (the core lines that
+    match first, then the matching hits re-ranked by the question's words they hold plus their cosine
+    to it), rebuilt from chat's coarse retrieval and match rule, up to the same 5 lines."""
+    flow = mx.chat_flow
+    retrieval = flow.retrieve(user_id, question, offline_topics(question, datetime.now(timezone.utc)),
+                              mx.core_memory(user_id=user_id))
+    lines = [line for block in retrieval.core.values() for line in block.value.splitlines() if line.strip()]
+    similar = cosines(mx.store.embedder, question, lines + [h.memory.embedding_text() for h in retrieval.hits]) or []
+    blocks = {line: block for block in retrieval.core.values() for line in block.value.splitlines()}
+    shown: list[SearchHit] = [
+        SearchHit(text=line, score=0.0, memory=blocks[line], method="hybrid")
+        for line in matching_lines(question, lines, similar[:len(lines)] or None)]
+    scored = []
+    for i, h in enumerate(retrieval.hits):
+        value = _relevance(question, h.text, similar[len(lines) + i] if similar else None,
+                           by_words=bool(restatements(h.memory.source_ids, retrieval.tags)))
+        if value is not None:
+            scored.append((restatements(h.memory.source_ids, retrieval.tags), -value, -h.score, i, h))
+    shown += [h for *_, h in sorted(scored, key=lambda x: x[:4])]
+    return shown[:OFFLINE_ANSWER_ITEMS]
+
+
+PATHS: dict[str, ReaderPath] = {"context": by_context, "search": by_search, "type by type (before)": type_by_type,
+                                "offline chat's answer": by_offline_chat,
+                                "offline answer, core lines first (before)": offline_answer_before}
 
 
 def mean(values: Sequence[float]) -> float:

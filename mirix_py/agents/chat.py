@@ -135,10 +135,11 @@ def _relevance(question: str, text: str, similarity: float | None, *, by_words: 
 
 def matching_hits(question: str, hits: Sequence[SearchHit], *, timed: bool = False,
                   similarities: Sequence[float] | None = None, tags: Collection[str] = ()) -> list[SearchHit]:
-    """The hits that answer to the question, best first: a memory must hold a word of the question
-    or (given `similarities`, the cosine of each hit's vector with the question's) be close to it
-    in meaning, and hold a name the question asks about, when it asks about one; ranking within a
-    memory type is not a match by itself. What restates others (`store.restatements`: a summary of
+    """The hits that answer to the question, in the order given (the search's ranking, which places
+    the evidence higher than a count of shared words and a cosine would: `benchmarks/reader_contexts.py`):
+    a memory must hold a word of the question or (given `similarities`, the cosine of each hit's vector
+    with the question's) be close to it in meaning, and hold a name the question asks about, when it
+    asks about one; ranking within a memory type is not a match by itself. What restates others (`store.restatements`: a summary of
     several things said, a chat exchange) matches by a word besides those names only: it names the
     people of what it sums up and is close in meaning to many questions about them, while the turns
     it restates match by their own words. Inside a time range the question asked for ("what
@@ -149,7 +150,7 @@ def matching_hits(question: str, hits: Sequence[SearchHit], *, timed: bool = Fal
         value = _relevance(question, h.text, similarities[i] if similarities is not None else None,
                            by_words=bool(restatements(h.memory.source_ids, tags)))
         if value is not None:
-            scored.append((value, i, h))
+            scored.append((i, h))
     if not scored and timed:
         terms, _ = question_terms(question)
         if not terms - TIME_WORDS:
@@ -157,8 +158,8 @@ def matching_hits(question: str, hits: Sequence[SearchHit], *, timed: bool = Fal
     # what restates others comes after what it restates, as in search (`store.restatements`): a question
     # asked in chat matches itself best but answers nothing, and a model's summary or fact is close in
     # meaning to many questions while the turns it sums up hold the words that were said
-    scored.sort(key=lambda x: (restatements(x[2].memory.source_ids, tags), -x[0], -x[2].score, x[1]))
-    return [h for _, _, h in scored]
+    scored.sort(key=lambda x: (restatements(x[1].memory.source_ids, tags), x[0]))
+    return [h for _, h in scored]
 
 
 def said_first(question: str, hits: Sequence[SearchHit], tags: Collection[str] = ()) -> list[SearchHit]:
@@ -196,21 +197,40 @@ def matching_lines(question: str, lines: Sequence[str], similarities: Sequence[f
     return [ln for _, _, ln in scored]
 
 
-def cosines(embedder: Any, question: str, texts: Sequence[str]) -> list[float] | None:
-    """Cosine of each text's vector with the question's; None without an embedder or when it fails."""
+def cosines(embedder: Any, question: str, texts: Sequence[str],
+            known: Sequence[Sequence[float] | None] = ()) -> list[float] | None:
+    """Cosine of each text's vector with the question's; None without an embedder or when it fails.
+    `known[i]`, when given, is text i's vector already (the index's), so only the rest are embedded."""
     if embedder is None or not texts:
         return None
+    given = list(known) + [None] * (len(texts) - len(known))
+    missing = [t for t, v in zip(texts, given) if v is None]
     try:
-        vectors = embedder.embed([question, *texts])
+        embedded = iter(embedder.embed([question, *missing]))
     except Exception:  # a remote embedder down: words alone decide
         return None
-    q = vectors[0]
+    q = next(embedded)
+    vectors = [q, *(v if v is not None else next(embedded) for v in given)]
     qn = sum(x * x for x in q) ** 0.5 or 1.0
     out = []
     for v in vectors[1:]:
         vn = sum(x * x for x in v) ** 0.5 or 1.0
         out.append(sum(a * b for a, b in zip(q, v)) / (qn * vn))
     return out
+
+
+def indexed_vectors(store: MemoryStore, hits: Sequence[SearchHit]) -> dict[str, list[float]]:
+    """The vector index's vectors of the hits whose memory is as stored (so the vector is of its
+    `embedding_text`), by id: embedding them again would give the same. Not a vault entry's: the
+    hit's masked value is not what was embedded."""
+    if store.vectors is None or not hits:
+        return {}
+    user_id = hits[0].memory.user_id
+    candidates = [h.memory for h in hits if not isinstance(h.memory, KnowledgeVaultMemory)]
+    records = store.get_many([m.id for m in candidates], user_id=user_id)
+    same = [m.id for m in candidates
+            if (r := records.get(m.id)) is not None and r.embedding_text() == m.embedding_text()]
+    return store.vectors.get(user_id, same) if same else {}
 
 
 TIME_WORDS = frozenset(stem(w) for w in """
@@ -375,8 +395,9 @@ class ChatFlow:
 
     def offline_answer(self, retrieval: Retrieval, *, reason: str = "Offline mode (no LLM configured)"
                        ) -> tuple[str, list[str]]:
-        """The memories that match the question (`matching_hits`, and the core lines that share its
-        words), best first; says so when none does."""
+        """The memories that match the question (`matching_hits`, in the search's order), then the
+        core lines that do (`matching_lines`): a core line restates what was said, and, as in search,
+        what restates follows the turns; says so when nothing matches."""
         lines: list[str] = []
         cited: list[str] = []
         question = retrieval.question or ""
@@ -384,16 +405,11 @@ class ChatFlow:
                       if line.strip()]
         # vectors of what the memories embed as (an episode without its date, as the index has it)
         texts = [line for _, line in core_lines] + [h.memory.embedding_text() for h in retrieval.hits]
-        similar = cosines(self.store.embedder, question, texts) if question.strip() else None
+        stored = indexed_vectors(self.store, retrieval.hits) if question.strip() else {}
+        known = [None] * len(core_lines) + [stored.get(h.memory.id) for h in retrieval.hits]
+        similar = cosines(self.store.embedder, question, texts, known) if question.strip() else None
         core_similar = similar[:len(core_lines)] if similar is not None else None
         hit_similar = similar[len(core_lines):] if similar is not None else None
-        owners = {line: block for block, line in core_lines}
-        for line in matching_lines(question, [line for _, line in core_lines], core_similar):
-            block = owners[line]
-            if len(lines) < OFFLINE_ANSWER_ITEMS:
-                lines.append(f"- [{block.id}] {line}")
-                if block.id not in cited:
-                    cited.append(block.id)
         for hit in matching_hits(question, retrieval.hits, timed=retrieval.timed, similarities=hit_similar,
                                  tags=retrieval.tags):
             vault = isinstance(hit.memory, KnowledgeVaultMemory)
@@ -401,6 +417,13 @@ class ChatFlow:
             if text is not None and len(lines) < OFFLINE_ANSWER_ITEMS:
                 lines.append(f"- [{hit.memory.id}] {shown_text(text, hit.memory.occurred_at, self.zone)}")
                 cited.append(hit.memory.id)
+        owners = {line: block for block, line in core_lines}
+        for line in matching_lines(question, [line for _, line in core_lines], core_similar):
+            block = owners[line]
+            if len(lines) < OFFLINE_ANSWER_ITEMS:
+                lines.append(f"- [{block.id}] {line}")
+                if block.id not in cited:
+                    cited.append(block.id)
         if not lines:
             return f"{reason}: I found no memories about that.", []
         return (f"{reason}: these memories match the question:\n" + "\n".join(lines)), cited

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from mirix_py.agents.chat import matching_hits, matching_lines
+from mirix_py.agents.chat import cosines, indexed_vectors, matching_hits, matching_lines
 from mirix_py.engine import Mirix
 from mirix_py.records import EpisodicMemory, ProceduralMemory, SearchHit, SemanticMemory
 
@@ -25,10 +25,11 @@ def test_only_hits_holding_the_name_asked_about_match():
     assert [h.memory.id for h in matching_hits("What does Tom do?", [proc, other, tom])] == ["sem_1"]
 
 
-def test_more_words_of_the_question_rank_first():
+def test_matching_hits_keep_the_search_order_however_many_words_they_share():
     a = _hit(EpisodicMemory(id="epi_a", user_id="u", summary="The garden needs water", actor="user"), 0.9)
+    c = _hit(EpisodicMemory(id="epi_c", user_id="u", summary="I did the dishes", actor="user"), 0.5)
     b = _hit(EpisodicMemory(id="epi_b", user_id="u", summary="Water the garden roses on Sunday", actor="user"), 0.1)
-    assert [h.memory.id for h in matching_hits("when do I water the garden roses", [a, b])] == ["epi_b", "epi_a"]
+    assert [h.memory.id for h in matching_hits("when do I water the garden roses", [a, c, b])] == ["epi_a", "epi_b"]
 
 
 def test_a_summary_follows_the_turns_it_sums_up_however_well_it_matches():
@@ -99,3 +100,43 @@ def test_offline_chat_says_when_nothing_matches(mx):
 def test_offline_chat_answers_from_core_memory(mx):
     response = mx.chat("Which tea do I like?", user_id="ada", remember=False)
     assert "prefers green tea" in response.answer
+
+
+def test_offline_chat_lists_what_was_said_before_the_core_lines_restating_it(mx):
+    response = mx.chat("Which tea do I like?", user_id="ada", remember=False)
+    listed = [line for line in response.answer.splitlines() if line.startswith("- [")]
+    said = next(i for i, line in enumerate(listed) if "I prefer green tea" in line)
+    core = next(i for i, line in enumerate(listed) if "prefers green tea" in line)
+    assert listed[said].startswith("- [epi_") and listed[core].startswith("- [core_") and said < core
+
+
+class _CountingEmbedder:
+    """Deterministic vectors from the text's letters; counts what it was asked to embed."""
+
+    def __init__(self):
+        self.embedded: list[str] = []
+
+    def embed(self, texts):
+        self.embedded += list(texts)
+        return [[float(text.count(c)) + 0.5 for c in "aeiourst"] for text in texts]
+
+
+def test_cosines_embed_only_the_texts_without_a_vector_and_give_the_same_figures():
+    texts = ["the roses need water", "Tom is a pilot", "deploy the app"]
+    all_embedded = cosines(_CountingEmbedder(), "who waters roses", texts)
+    embedder = _CountingEmbedder()
+    known = [None, embedder.embed(["Tom is a pilot"])[0], None]
+    embedder.embedded.clear()
+    assert cosines(embedder, "who waters roses", texts, known) == all_embedded
+    assert embedder.embedded == ["who waters roses", "the roses need water", "deploy the app"]
+
+
+def test_the_index_vectors_stand_for_hits_only_as_stored(mx):
+    hits = mx.search("Tom pilot", user_id="ada", limit=5)
+    episode = next(h for h in hits if isinstance(h.memory, (EpisodicMemory, SemanticMemory)))
+    changed = episode.model_copy(update={"memory": episode.memory.model_copy(update={"summary": "Tom flies planes"})})
+    stored = indexed_vectors(mx.store, [episode])
+    fresh = mx.store.embedder.embed([episode.memory.embedding_text()])[0]
+    assert list(stored) == [episode.memory.id]
+    assert max(abs(a - b) for a, b in zip(stored[episode.memory.id], fresh)) < 1e-5
+    assert indexed_vectors(mx.store, [changed]) == {}  # not the text the index embedded
