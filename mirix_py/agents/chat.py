@@ -361,13 +361,13 @@ class ChatFlow:
         return parse_topics(text, message, now)
 
     def retrieve(self, user_id: str, message: str, topics: Topics, core: dict[str, CoreMemory],
-                 limit: int = COARSE_HITS) -> Retrieval:
-        """Coarse retrieval: the first `limit` matches of every memory type in one ranking, then the first
-        match of each type that ranking left out, each with its context turns."""
+                 limit: int = COARSE_HITS, every_type: bool = True) -> Retrieval:
+        """Coarse retrieval: the first `limit` matches of every memory type in one ranking, then (with
+        `every_type`) the first match of each type that ranking left out, each with its context turns."""
         query = topics.query or " ".join(topics.keywords) or message
         hits = self._coarse(user_id, query, topics, limit, None)
         ranked = {h.memory.memory_type for h in hits if h.context_for is None}
-        for memory_type in COARSE_TYPES:
+        for memory_type in COARSE_TYPES if every_type else ():
             if memory_type not in ranked:
                 hits += self._coarse(user_id, query, topics, 1, memory_type)
         tags = self.store.input_tags.cited(h.memory.source_ids for h in hits)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from mirix_py.agents.chat import offline_topics
+from mirix_py.agents.chat import Retrieval, offline_topics
 from mirix_py.text.passages import focus
 from mirix_py.records import CoreMemory, KnowledgeVaultMemory, MemoryContext, SearchHit, Sensitivity
 
@@ -36,15 +36,23 @@ def first_matches(hits: list[SearchHit], max_items: int) -> list[SearchHit]:
     return kept
 
 
+def handed(retrieval: Retrieval) -> list[SearchHit]:
+    """The hits a caller outside the engine may be handed: no high-sensitivity vault entry, the others masked."""
+    hits = [h for h in retrieval.hits
+            if not (isinstance(h.memory, KnowledgeVaultMemory) and h.memory.sensitivity is Sensitivity.high)]
+    return [h.model_copy(update={"memory": h.memory.masked()}) if isinstance(h.memory, KnowledgeVaultMemory) else h
+            for h in hits]
+
+
 def retrieve_context(mx: "Mirix", user_id: str, message: str, *, max_items: int = 10) -> MemoryContext:
     """Topics, core blocks and up to `max_items` matches (with their context turns) for `message`."""
     topics = offline_topics(message, datetime.now(timezone.utc))
     core: dict[str, CoreMemory] = mx.core_memory(user_id=user_id)
-    retrieval = mx.chat_flow.retrieve(user_id, message, topics, core, limit=max_items)
-    hits = [h for h in retrieval.hits
-            if not (isinstance(h.memory, KnowledgeVaultMemory) and h.memory.sensitivity is Sensitivity.high)]
-    hits = first_matches([h.model_copy(update={"memory": h.memory.masked()})
-                          if isinstance(h.memory, KnowledgeVaultMemory) else h for h in hits], max_items)
+    # the ranking alone, and the first match of each type it left out only when it leaves room
+    hits = handed(mx.chat_flow.retrieve(user_id, message, topics, core, limit=max_items, every_type=False))
+    if sum(h.context_for is None for h in hits) < max_items:
+        hits = handed(mx.chat_flow.retrieve(user_id, message, topics, core, limit=max_items))
+    hits = first_matches(hits, max_items)
     # a long memory's text cut to the lines about the message, as MCP, AutoGen and chat put it in a prompt
     hits = [h.model_copy(update={"text": focus(h.text, message)}) for h in hits]
     return MemoryContext(user_id=user_id, message=message, topics=topics.keywords, start=topics.start, end=topics.end,

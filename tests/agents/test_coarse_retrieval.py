@@ -10,7 +10,7 @@ import pytest
 from mirix_py.agents.chat import COARSE_HITS, Topics, offline_topics
 from mirix_py.engine import Mirix
 from mirix_py.integrations.context import retrieve_context
-from mirix_py.records import MemoryType, ProceduralMemory
+from mirix_py.records import KnowledgeVaultMemory, MemoryType, ProceduralMemory, Sensitivity
 from mirix_py.tools.ops import InsertOp
 
 T0 = datetime(2024, 5, 6, 9, 0, tzinfo=timezone.utc)
@@ -68,3 +68,24 @@ def test_a_type_with_no_match_adds_nothing(mx):
     retrieval = mx.chat_flow.retrieve("ada", "seedlings", offline_topics("seedlings", T0),
                                       mx.core_memory(user_id="ada"))
     assert {mx.get(i, user_id="ada").memory_type for i in matches(retrieval.hits)} == {MemoryType.episodic}
+
+
+def test_the_ranking_alone_leaves_out_the_types_it_did_not_rank(mx):
+    retrieval = mx.chat_flow.retrieve("ada", QUESTION, offline_topics(QUESTION, T0), mx.core_memory(user_id="ada"),
+                                      every_type=False)
+    ranked = mx.search(QUESTION, user_id="ada", limit=COARSE_HITS,
+                       memory_types=[t for t in MemoryType if t is not MemoryType.core])
+    assert matches(retrieval.hits) == [h.memory.id for h in ranked]
+
+
+def test_context_fills_the_place_of_a_withheld_vault_entry_with_the_type_left_out(mx):
+    """A high-sensitivity vault entry ranks first and is never handed out: the first match of each type
+    the ranking left out (the procedure) takes the place it leaves."""
+    mx.store.apply([InsertOp(memory=KnowledgeVaultMemory(
+        user_id="ada", caption="How to water the tomato seedlings in the greenhouse: the watering code",
+        secret_value="4711", sensitivity=Sensitivity.high))], user_id="ada", actor="test")
+    ranked = mx.search(QUESTION, user_id="ada", limit=10, memory_types=[t for t in MemoryType if t is not MemoryType.core])
+    assert ranked[0].memory.memory_type is MemoryType.knowledge_vault
+    context = retrieve_context(mx, "ada", QUESTION, max_items=10)
+    kinds = [mx.get(i, user_id="ada").memory_type for i in matches(context.hits)]
+    assert kinds == [MemoryType.episodic] * 9 + [MemoryType.procedural]
