@@ -23,7 +23,9 @@ Timed, interleaved query by query: engine hybrid, bm25 and embedding search (lim
 Chroma collection holding the target user's N vectors (n_results 10) with the query embedding
 excluded (vectors precomputed) and included, MiniLM embedding one query alone, and hybrid search
 without the name-free legs (a second searcher on the same store, `name_legs` off), so the legs'
-cost is measured in the same run whatever the machine's load.
+cost is measured in the same run whatever the machine's load; and `/context` as REST and the framework
+adapters call it (`retrieve_context`, `max_items` the limit: chat's coarse retrieval over every type but
+core, the target user holding one `human` core block).
 
     .venv/bin/python benchmarks/search_latency.py --sizes 2000            # quick, ~1-2 min
     .venv/bin/python benchmarks/search_latency.py --sizes 10000 100000 --out latency.json
@@ -47,6 +49,7 @@ GENERATOR_VERSION = 1
 TARGET_P95_MS = 25.0
 BATCH = 1000
 UNNAMED = "engine hybrid, name legs off"
+CONTEXT = "engine /context (retrieve_context)"  # what REST /context and the framework adapters call
 CHECKPOINT_SECONDS = 60.0  # while embedding the pool, save the cache at least this often
 
 # ------------------------------------------------------------------ word lists
@@ -308,6 +311,7 @@ def run_size(n: int, args: argparse.Namespace, embedder: Any, pool: list, vector
     from chromadb.config import Settings as ChromaSettings
 
     from mirix_py.engine import Mirix
+    from mirix_py.integrations.context import retrieve_context
     from mirix_py.tools.ops import InsertOp
     from mirix_py.store.search import Searcher
 
@@ -352,6 +356,9 @@ def run_size(n: int, args: argparse.Namespace, embedder: Any, pool: list, vector
     if lookup.misses:
         raise RuntimeError(f"{lookup.misses} memory texts missed the precomputed table: the store embedded a text "
                            "other than `embedding_text()`, so inserts were timed with live embedding")
+    # the target user's `human` core block, as a chat user has one: `/context` searches every type but
+    # core, so its type filter has a memory to leave out (embedded live, after the table check)
+    mx.core_append("human", "likes hiking, pottery and long train rides", user_id="bench-target")
     counts = mx.store.count(user_id="bench-target")
 
     # bare Chroma: the target user's N vectors in one collection of a separate client
@@ -367,7 +374,7 @@ def run_size(n: int, args: argparse.Namespace, embedder: Any, pool: list, vector
     # queries: distinct across every method and the warm-up
     used: set[str] = set()
     methods = ["engine hybrid", "engine bm25", "engine embedding", "bare chroma (query vector given)",
-               "bare chroma + query embedding", "MiniLM query embedding alone", UNNAMED]
+               "bare chroma + query embedding", "MiniLM query embedding alone", UNNAMED, CONTEXT]
     unnamed = Searcher(mx.store, session_leg=mx.settings.session_leg, name_legs=False)
     qsets = {m: distinct_queries(args.queries + args.warmup, args.seed * 1000 + k, used) for k, m in enumerate(methods)}
     given_vectors = embedder.embed(qsets["bare chroma (query vector given)"])  # not timed: that is the point
@@ -379,6 +386,8 @@ def run_size(n: int, args: argparse.Namespace, embedder: Any, pool: list, vector
                 searcher.embedder.clear()
         if method == UNNAMED:
             return len(unnamed.search(q, user_id="bench-target", limit=args.limit, context=mx.settings.search_context))
+        if method == CONTEXT:
+            return len(retrieve_context(mx, "bench-target", q, max_items=args.limit).hits)
         if method.startswith("engine "):
             return len(mx.search(q, user_id="bench-target", limit=args.limit, method=method.split(" ", 1)[1]))
         if method == "bare chroma (query vector given)":

@@ -6,6 +6,7 @@ Ranking helpers are pure functions; `Searcher` only gathers candidate lists and 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import threading
@@ -152,7 +153,8 @@ def fuse_parts(parts: Sequence[Sequence[tuple[str, float]]], k: int = RRF_K) -> 
 VECTOR_OVERFETCH = 4
 MAX_OVERFETCH = 32  # a group tied at the cut may widen the fetch up to this many times k
 # A type filter that leaves out at most this many of the user's memories (chat's coarse retrieval leaves
-# out the core blocks) runs the vector leg unfiltered, fetching that many more and dropping them
+# out the core blocks) runs the full-text and vector legs unfiltered, fetching that many more and
+# dropping them: filtered, a large user's full-text query joins every row of the user's types
 LEFT_OUT_IDS = 64
 # Read by primary key, built once with the ids bound at each call (see `MemoryStore.get_many`)
 _TIE_KEYS_BY_ID = select(col(MemoryRow.id), col(MemoryRow.occurred_at), col(MemoryRow.text)) \
@@ -458,6 +460,9 @@ class Searcher:
         search runs in parts side by side (`FullTextIndex.parts`; `split` False: whole, the same
         ranking): one here, the others on the parts pool, which runs nothing that waits on another
         task, so searches cannot deadlock it."""
+        if filters.left_out is not None:  # unfiltered, that many more, dropped: a type filter costs a scan
+            found = self._bm25(query, dataclasses.replace(filters, memory_types=None, left_out=None), k + len(filters.left_out), split)
+            return [hit for hit in found if hit[0] not in filters.left_out][:k]
         fulltext = self.store.fulltext
         with self.store.engine.connect() as conn:
             count = fulltext.parts(conn, query, filters) if split else 1

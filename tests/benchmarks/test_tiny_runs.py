@@ -45,9 +45,10 @@ def test_search_latency(tmp_path):
     result = json.loads(out.read_text())
     assert result["benchmark"] == "search_latency" and result["pool"]["computed"] == 200
     (size,) = result["results"]
-    assert size["size"] == 200 and sum(size["target_memories"].values()) == 200
-    assert size["total_memories"] == 200 + 9 * 20
-    for method in ("engine hybrid", "engine bm25", "engine embedding", "bare chroma (query vector given)"):
+    assert size["size"] == 200 and sum(size["target_memories"].values()) == 200 + 1  # and its core block
+    assert size["target_memories"]["core"] == 1 and size["total_memories"] == 200 + 9 * 20
+    for method in ("engine hybrid", "engine bm25", "engine embedding", "bare chroma (query vector given)",
+                   "engine /context (retrieve_context)"):
         lat = size["latency"][method]
         assert lat["n"] == 3 and finite(lat["p95_ms"]) and lat["p95_ms"] > 0 and lat["mean_hits"] > 0
 
