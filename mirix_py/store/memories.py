@@ -580,13 +580,16 @@ class MemoryStore:
         ids = builtins.list(dict.fromkeys(memory_ids))
         if not ids:
             return {}
-        query = select(col(HistoryRow.memory_id), col(HistoryRow.actor)).where(
-            col(HistoryRow.memory_id).in_(ids), col(HistoryRow.user_id) == user_id,
+        # by memory id only, the user checked on the rows read (as `get_many`): with `AND user_id = ?`
+        # SQLite walks the user's whole history through its user index
+        query = select(col(HistoryRow.memory_id), col(HistoryRow.actor), col(HistoryRow.user_id)).where(
+            col(HistoryRow.memory_id).in_(ids),
             col(HistoryRow.operation) == Operation.insert.value).order_by(col(HistoryRow.id))
         out: dict[str, str] = {}
         with Session(self.engine) as session:
-            for memory_id, actor in session.execute(query):
-                out.setdefault(memory_id, actor)
+            for memory_id, actor, owner in session.execute(query):
+                if owner == user_id:
+                    out.setdefault(memory_id, actor)
         return out
 
     def made_from(self, user_id: str, input_ids: Sequence[str], memory_types: Sequence[str],

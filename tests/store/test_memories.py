@@ -276,3 +276,13 @@ def test_many_records_read_at_once_are_the_ones_read_one_by_one_and_only_the_use
     assert found[ids[0]].occurred_at == T0 and found[ids[0]].tags == ["pets"]
     assert found[ids[3]].secret_value != "hunter2-x9"
     assert mx.store.get_many([], user_id=user_id) == {}
+
+
+def test_inserted_as_names_the_inserting_actor_of_the_users_own_memories_only(mx, user_id):
+    mine = mx.store.apply([InsertOp(memory=SemanticMemory(user_id=user_id, name="Tom", summary="Tom is a pilot"))],
+                          user_id=user_id, actor="semantic_memory_manager")
+    theirs = mx.store.apply([InsertOp(memory=SemanticMemory(user_id="other", name="Ann", summary="Ann sails"))],
+                            user_id="other", actor="api")
+    mine_id, theirs_id = mine[0].memory_id, theirs[0].memory_id
+    mx.store.apply([UpdateOp(memory_id=mine_id, fields={"summary": "Tom flies planes"})], user_id=user_id, actor="api")
+    assert mx.store.inserted_as([mine_id, theirs_id], user_id=user_id) == {mine_id: "semantic_memory_manager"}
