@@ -317,6 +317,11 @@ def search_tool_schema() -> dict[str, Any]:
     return dict(search_tool(ChatFlow._search_fn(None, "schema", [])).schema)  # type: ignore[arg-type]
 
 
+def _query(message: str, topics: Topics) -> str:
+    """What coarse retrieval searches: the topics' query, else their keywords, else the message."""
+    return topics.query or " ".join(topics.keywords) or message
+
+
 class ChatFlow:
     def __init__(self, store: MemoryStore, searcher: Searcher, client: ChatCompletionClient | None,
                  definition: AgentDefinition | None, bounds: CallBounds | None = None,
@@ -361,15 +366,27 @@ class ChatFlow:
         return parse_topics(text, message, now)
 
     def retrieve(self, user_id: str, message: str, topics: Topics, core: dict[str, CoreMemory],
-                 limit: int = COARSE_HITS, every_type: bool = True) -> Retrieval:
-        """Coarse retrieval: the first `limit` matches of every memory type in one ranking, then (with
-        `every_type`) the first match of each type that ranking left out, each with its context turns."""
-        query = topics.query or " ".join(topics.keywords) or message
-        hits = self._coarse(user_id, query, topics, limit, None)
-        ranked = {h.memory.memory_type for h in hits if h.context_for is None}
-        for memory_type in COARSE_TYPES if every_type else ():
-            if memory_type not in ranked:
-                hits += self._coarse(user_id, query, topics, 1, memory_type)
+                 limit: int = COARSE_HITS) -> Retrieval:
+        """Coarse retrieval: the first `limit` matches of every memory type in one ranking, then the
+        first match of each type that ranking left out, each with its context turns."""
+        ranked = self.ranking(user_id, message, topics, limit)
+        return self.retrieval(user_id, message, topics, core, ranked + self.floors(user_id, message, topics, ranked))
+
+    def ranking(self, user_id: str, message: str, topics: Topics, limit: int = COARSE_HITS) -> list[SearchHit]:
+        """The first `limit` matches of every memory type but core, in one ranking, with their context turns."""
+        return self._coarse(user_id, _query(message, topics), topics, limit, None)
+
+    def floors(self, user_id: str, message: str, topics: Topics, ranked: list[SearchHit]) -> list[SearchHit]:
+        """The first match of each memory type `ranked` left out: every type gets a say."""
+        held = {h.memory.memory_type for h in ranked if h.context_for is None}
+        query = _query(message, topics)
+        return [hit for memory_type in COARSE_TYPES if memory_type not in held
+                for hit in self._coarse(user_id, query, topics, 1, memory_type)]
+
+    def retrieval(self, user_id: str, message: str, topics: Topics, core: dict[str, CoreMemory],
+                  hits: list[SearchHit]) -> Retrieval:
+        """`hits` as a reader gets them (what restates a turn shown after it, a model's memories as
+        `memories_shown` says), with the core blocks."""
         tags = self.store.input_tags.cited(h.memory.source_ids for h in hits)
         return Retrieval(core=core, hits=self._shown(user_id, said_first(message, hits, tags), tags), question=message,
                          timed=bool(topics.start or topics.end), tags=tags)

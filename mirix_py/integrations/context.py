@@ -49,9 +49,13 @@ def retrieve_context(mx: "Mirix", user_id: str, message: str, *, max_items: int 
     topics = offline_topics(message, datetime.now(timezone.utc))
     core: dict[str, CoreMemory] = mx.core_memory(user_id=user_id)
     # the ranking alone, and the first match of each type it left out only when it leaves room
-    hits = handed(mx.chat_flow.retrieve(user_id, message, topics, core, limit=max_items, every_type=False))
+    flow = mx.chat_flow
+    ranked = flow.ranking(user_id, message, topics, max_items)
+    hits = handed(flow.retrieval(user_id, message, topics, core, ranked))
     if sum(h.context_for is None for h in hits) < max_items:
-        hits = handed(mx.chat_flow.retrieve(user_id, message, topics, core, limit=max_items))
+        floors = flow.floors(user_id, message, topics, ranked)
+        if floors:
+            hits = handed(flow.retrieval(user_id, message, topics, core, ranked + floors))
     hits = first_matches(hits, max_items)
     # a long memory's text cut to the lines about the message, as MCP, AutoGen and chat put it in a prompt
     hits = [h.model_copy(update={"text": focus(h.text, message)}) for h in hits]

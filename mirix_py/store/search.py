@@ -278,6 +278,9 @@ class Searcher:
         types, left_out = self._types_filter(user_id, asked_types)
         if types == []:
             return []
+        if (start is not None or end is not None) and not self.store.holds_between(
+                user_id=user_id, memory_types=types or sorted(self.store.types_held(user_id=user_id)), start=start, end=end):
+            return []  # nothing in the time range: every leg would come back empty
         filters = Filters(user_id=user_id, memory_types=types, start=start, end=end, left_out=left_out)
 
         if method in (SearchMethod.hybrid, SearchMethod.embedding) and not self.vector_ready:

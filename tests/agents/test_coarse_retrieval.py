@@ -71,8 +71,9 @@ def test_a_type_with_no_match_adds_nothing(mx):
 
 
 def test_the_ranking_alone_leaves_out_the_types_it_did_not_rank(mx):
-    retrieval = mx.chat_flow.retrieve("ada", QUESTION, offline_topics(QUESTION, T0), mx.core_memory(user_id="ada"),
-                                      every_type=False)
+    flow, topics = mx.chat_flow, offline_topics(QUESTION, T0)
+    retrieval = flow.retrieval("ada", QUESTION, topics, mx.core_memory(user_id="ada"),
+                               flow.ranking("ada", QUESTION, topics))
     ranked = mx.search(QUESTION, user_id="ada", limit=COARSE_HITS,
                        memory_types=[t for t in MemoryType if t is not MemoryType.core])
     assert matches(retrieval.hits) == [h.memory.id for h in ranked]

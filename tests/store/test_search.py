@@ -263,6 +263,20 @@ def test_a_type_the_user_has_none_of_finds_nothing(seeded, user_id):
     assert seeded.search("kayaking", user_id=user_id, memory_types=["resource", "knowledge_vault"]) == []
 
 
+@pytest.mark.parametrize("method", ["hybrid", "bm25", "embedding", "string"])
+def test_a_time_range_holding_none_of_the_users_memories_finds_nothing(seeded, user_id, method):
+    hour = (T0, T0 + timedelta(hours=1))  # the user's first episode, and the other user's
+    assert seeded.store.holds_between(user_id=user_id, memory_types=["episodic"], start=hour[0], end=hour[1])
+    assert not seeded.store.holds_between(user_id=user_id, memory_types=["procedural"], start=hour[0], end=hour[1])
+    assert seeded.store.holds_between(user_id=user_id, memory_types=["episodic"], start=hour[1], end=None)
+    before = seeded.search("kayaking", user_id=user_id, start=T0 - timedelta(days=30), end=T0, method=method)
+    assert before == []
+    assert seeded.search("kayaking", user_id=user_id, memory_types=["procedural"], start=hour[0], end=hour[1],
+                         method=method) == []
+    found = seeded.search("kayaking", user_id=user_id, start=hour[0], end=hour[1], method=method)
+    assert [h.memory.occurred_at for h in found] == [T0] and found[0].memory.user_id == user_id
+
+
 @pytest.mark.parametrize("method", ["hybrid", "bm25", "embedding"])
 def test_a_filter_leaving_out_a_few_memories_or_many_returns_only_the_types_asked(mx, user_id, method):
     """Leaving out 3 facts (dropped from an unfiltered vector query) or 70 (filtered on type), the
