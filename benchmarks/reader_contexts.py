@@ -88,7 +88,7 @@ def offline_answer_before(mx: Any, user_id: str, question: str, items: int) -> l
     retrieval = flow.retrieve(user_id, question, offline_topics(question, datetime.now(timezone.utc)),
                               mx.core_memory(user_id=user_id))
     lines = [line for block in retrieval.core.values() for line in block.value.splitlines() if line.strip()]
-    similar = cosines(mx.store.embedder, question, lines + [h.memory.embedding_text() for h in retrieval.hits]) or []
+    similar = cosines(mx.store.embedder.embed, question, lines + [h.memory.embedding_text() for h in retrieval.hits]) or []
     blocks = {line: block for block in retrieval.core.values() for line in block.value.splitlines()}
     shown: list[SearchHit] = [
         SearchHit(text=line, score=0.0, memory=blocks[line], method="hybrid")

@@ -9,13 +9,12 @@ Offline: keyword topics, the same retrieval, and the best memories with their id
 
 from __future__ import annotations
 
+import asyncio
 import html
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone, tzinfo
-from typing import TYPE_CHECKING, Annotated, Any, Collection, Sequence
-
-import asyncio
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Collection, Sequence
 
 from mirix_py.agents.definitions import AgentDefinition
 from mirix_py.agents.offline.rules import extract_keywords, parse_time_range
@@ -37,6 +36,7 @@ from mirix_py.llm.toolcalls import ToolCallParseError, loads_lenient
 from mirix_py.records import (
     CoreMemory, KnowledgeVaultMemory, MemoryType, SearchHit, Sensitivity, newest_facts_first, reader_text,
 )
+from mirix_py.store.embeddings import CachedEmbedder
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
 
@@ -197,26 +197,26 @@ def matching_lines(question: str, lines: Sequence[str], similarities: Sequence[f
     return [ln for _, _, ln in scored]
 
 
-def cosines(embedder: Any, question: str, texts: Sequence[str],
+def cosines(embed: Callable[[Sequence[str]], Sequence[Sequence[float]]] | None, question: str, texts: Sequence[str],
             known: Sequence[Sequence[float] | None] = ()) -> list[float] | None:
-    """Cosine of each text's vector with the question's; None without an embedder or when it fails.
-    `known[i]`, when given, is text i's vector already (the index's), so only the rest are embedded."""
-    if embedder is None or not texts:
+    """Cosine of each text's vector with the question's; None without an embedder (`embed`: an
+    embedder's `embed`) or when it fails. `known[i]`, when given, is text i's vector already (the
+    index's), so only the rest are embedded."""
+    if embed is None or not texts:
         return None
+    import numpy as np
+
     given = list(known) + [None] * (len(texts) - len(known))
     missing = [t for t, v in zip(texts, given) if v is None]
     try:
-        embedded = iter(embedder.embed([question, *missing]))
+        embedded = iter(embed([question, *missing]))
     except Exception:  # a remote embedder down: words alone decide
         return None
     q = next(embedded)
-    vectors = [q, *(v if v is not None else next(embedded) for v in given)]
-    qn = sum(x * x for x in q) ** 0.5 or 1.0
-    out = []
-    for v in vectors[1:]:
-        vn = sum(x * x for x in v) ** 0.5 or 1.0
-        out.append(sum(a * b for a, b in zip(q, v)) / (qn * vn))
-    return out
+    vectors = np.asarray([q, *(v if v is not None else next(embedded) for v in given)], dtype=np.float64)
+    norms = np.linalg.norm(vectors, axis=1)
+    norms[norms == 0] = 1.0
+    return [float(c) for c in (vectors[1:] @ vectors[0]) / (norms[1:] * norms[0])]
 
 
 def indexed_vectors(store: MemoryStore, hits: Sequence[SearchHit]) -> dict[str, list[float]]:
@@ -410,6 +410,14 @@ class ChatFlow:
         shown = {"keys": as_keys, "none": without_model}.get(self.memories_shown, as_sources)
         return shown(hits, self.store, user_id, self.model_actors, tags)
 
+    def _embed_kept(self) -> Callable[[Sequence[str]], list[list[float]]] | None:
+        """What embeds the texts the offline answer weighs: the searcher's kept vectors first (the
+        question it just embedded, the core lines of the user's last calls), else the store's embedder."""
+        cached = self.searcher.embedder
+        if isinstance(cached, CachedEmbedder):
+            return cached.embed_kept
+        return None if self.store.embedder is None else self.store.embedder.embed
+
     def offline_answer(self, retrieval: Retrieval, *, reason: str = "Offline mode (no LLM configured)"
                        ) -> tuple[str, list[str]]:
         """The memories that match the question (`matching_hits`, in the search's order), then the
@@ -424,7 +432,7 @@ class ChatFlow:
         texts = [line for _, line in core_lines] + [h.memory.embedding_text() for h in retrieval.hits]
         stored = indexed_vectors(self.store, retrieval.hits) if question.strip() else {}
         known = [None] * len(core_lines) + [stored.get(h.memory.id) for h in retrieval.hits]
-        similar = cosines(self.store.embedder, question, texts, known) if question.strip() else None
+        similar = cosines(self._embed_kept(), question, texts, known) if question.strip() else None
         core_similar = similar[:len(core_lines)] if similar is not None else None
         hit_similar = similar[len(core_lines):] if similar is not None else None
         for hit in matching_hits(question, retrieval.hits, timed=retrieval.timed, similarities=hit_similar,

@@ -328,6 +328,26 @@ class CachedEmbedder:
                 self._cache.popitem(last=False)
         return vector
 
+    def embed_kept(self, texts: Sequence[str]) -> list[list[float]]:
+        """Vectors of texts a reader weighs again on every call (a user's core lines, the question just
+        searched): those kept are not embedded again, the rest are embedded in one batch and kept."""
+        texts = list(texts)
+        with self._lock:
+            found = [self._cache.get(text) for text in texts]
+            for text, vector in zip(texts, found):
+                if vector is not None:
+                    self._cache.move_to_end(text)
+        missing = list(dict.fromkeys(t for t, v in zip(texts, found) if v is None))
+        if missing:
+            fresh = dict(zip(missing, self.inner.embed(missing)))
+            with self._lock:
+                for text, vector in fresh.items():
+                    self._cache[text] = vector
+                while len(self._cache) > self._size:
+                    self._cache.popitem(last=False)
+            found = [v if v is not None else fresh[t] for t, v in zip(texts, found)]
+        return [v for v in found if v is not None]
+
     def clear(self) -> None:
         """Forget the kept embeddings (a benchmark times every query embedded afresh)."""
         with self._lock:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol, Sequence, TypeGuard
 from urllib.parse import urlparse
 
 from mirix_py.errors import InvalidInput
+from mirix_py.store.kept_vectors import KeptVectors, KeptVectorsCache
 from mirix_py.store.chroma_files import HeapCleared, allocations_cleared, scrub
 from mirix_py.store.private import narrow, private_dir
 
@@ -136,11 +137,14 @@ class ChromaVectorIndex:
     transactional = False  # mirrored after the SQL commit; `doctor` repairs a failed mirror
 
     def __init__(self, client=None, kind: str = "chroma-embedded", *,
-                 connect: Callable[[], object] | None = None) -> None:
+                 connect: Callable[[], object] | None = None, kept: KeptVectorsCache | None = None) -> None:
         """A Chroma `client`, or `connect` to open one on first use: importing chromadb and opening
-        an embedded store costs ~1 s that a command reading only SQL (`list`, `show`) should not pay."""
+        an embedded store costs ~1 s that a command reading only SQL (`list`, `show`) should not pay.
+        `kept`: small users' vectors kept in memory and searched exactly (`store/kept_vectors.py`),
+        for a client that no other process writes through (an embedded one)."""
         if client is None and connect is None:
             raise ValueError("ChromaVectorIndex needs a client or a connect function")
+        self._kept = kept
         self._opened = client
         self._connect = connect
         self._connect_lock = threading.Lock()
@@ -174,7 +178,7 @@ class ChromaVectorIndex:
             narrow(path)
             return HeapCleared(client)  # every call of it, and of its collections, with the heap cleared
 
-        index = cls(connect=connect)
+        index = cls(connect=connect, kept=KeptVectorsCache())
         index.path = Path(path)
         return index
 
@@ -184,6 +188,8 @@ class ChromaVectorIndex:
         opens it again. Chroma keeps one system a folder per process while a client holds it: kept,
         a folder deleted and made again in the same process was written through the old, deleted
         database ("attempt to write a readonly database")."""
+        if self._kept is not None:
+            self._kept.forget()
         opened = self._opened
         if opened is None:
             return
@@ -260,6 +266,9 @@ class ChromaVectorIndex:
             embeddings=[i.embedding for i in items],
             metadatas=[{"memory_type": i.memory_type} for i in items],
         )
+        if self._kept is not None:
+            self._kept.upserted(user_id, [i.id for i in items], [i.embedding for i in items],
+                                [i.memory_type for i in items])
 
     def query(self, user_id: str, embedding: list[float], k: int,
               memory_types: Sequence[str] | None = None) -> list[tuple[str, float]]:
@@ -267,6 +276,9 @@ class ChromaVectorIndex:
         coll = self._collection(user_id, create=False)
         if coll is None:
             return []
+        kept = self._kept_vectors(user_id, coll)
+        if kept is not None:
+            return kept.nearest(embedding, k, memory_types)
         # no count() first: it costs ~8 ms at 100k vectors, and Chroma caps n_results itself
         wanted = set(memory_types or ())
         fetch = k if not wanted else k * 4
@@ -291,6 +303,32 @@ class ChromaVectorIndex:
                 result = self._whole_or_exact(user_id, coll, embedding, k, result, ["distances"], where)
             hits = [(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0])]
         return hits[:k]
+
+    def _kept_vectors(self, user_id: str, coll) -> KeptVectors | None:
+        """The user's vectors kept for exact search, read from the collection at its first search
+        when it holds at most `EXACT_QUERY_MAX`; None: search the graph (a large user, no cache, or a
+        collection whose first vectors are still being written)."""
+        cache = self._kept
+        if cache is None or cache.is_large(user_id):
+            return None
+        kept = cache.get(user_id)
+        if kept is not None:
+            return kept
+        writes = cache.writes(user_id)
+        try:
+            if coll.count() > cache.limit:  # ~0.4 ms a small collection, ~8 ms at 100k: once a user
+                cache.mark_large(user_id)
+                return None
+            got = coll.get(include=["embeddings", "metadatas"])
+        except Exception as exc:
+            if UNWRITTEN_SEGMENT not in str(exc):
+                raise
+            return None
+        metadatas = got.get("metadatas") or [None] * len(got["ids"])
+        embeddings = got["embeddings"] if got["embeddings"] is not None else []
+        kept = KeptVectors.of(got["ids"], embeddings, [(m or {}).get("memory_type") for m in metadatas])
+        cache.keep(user_id, kept, writes)  # not kept when a write came meanwhile: read again next time
+        return kept
 
     def _whole_or_exact(self, user_id: str, coll, embedding: list[float], n: int, result: dict, include: list[str],
                         where: dict | None = None) -> dict:
@@ -321,6 +359,8 @@ class ChromaVectorIndex:
         coll = self._collection(user_id, create=False)
         if coll is not None and ids:
             coll.delete(ids=list(ids))
+            if self._kept is not None:
+                self._kept.deleted(user_id, list(ids))
 
     def ids(self, user_id: str) -> set[str]:
         coll = self._collection(user_id, create=False)
@@ -411,6 +451,8 @@ class ChromaVectorIndex:
     def drop_user(self, user_id: str) -> None:
         name = collection_name(user_id)
         self._collections.pop(name, None)
+        if self._kept is not None:
+            self._kept.forget(user_id)
         try:
             self._client.delete_collection(name)
         except Exception:  # no collection: nothing to drop

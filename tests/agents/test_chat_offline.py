@@ -123,11 +123,11 @@ class _CountingEmbedder:
 
 def test_cosines_embed_only_the_texts_without_a_vector_and_give_the_same_figures():
     texts = ["the roses need water", "Tom is a pilot", "deploy the app"]
-    all_embedded = cosines(_CountingEmbedder(), "who waters roses", texts)
+    all_embedded = cosines(_CountingEmbedder().embed, "who waters roses", texts)
     embedder = _CountingEmbedder()
     known = [None, embedder.embed(["Tom is a pilot"])[0], None]
     embedder.embedded.clear()
-    assert cosines(embedder, "who waters roses", texts, known) == all_embedded
+    assert cosines(embedder.embed, "who waters roses", texts, known) == all_embedded
     assert embedder.embedded == ["who waters roses", "the roses need water", "deploy the app"]
 
 
@@ -140,3 +140,27 @@ def test_the_index_vectors_stand_for_hits_only_as_stored(mx):
     assert list(stored) == [episode.memory.id]
     assert max(abs(a - b) for a, b in zip(stored[episode.memory.id], fresh)) < 1e-5
     assert indexed_vectors(mx.store, [changed]) == {}  # not the text the index embedded
+
+
+def test_offline_chat_embeds_the_core_lines_once_across_calls(mx):
+    """The core lines it weighs are the same from one call to the next: kept, not embedded again."""
+    inner = mx.searcher.embedder.inner
+    asked: list[str] = []
+    embed = inner.embed
+
+    def counting(texts):
+        asked.extend(texts)
+        return embed(texts)
+
+    inner.embed = counting
+    try:
+        first = mx.chat("Which tea do I like?", user_id="ada", remember=False)
+        lines = [line for block in mx.core_memory(user_id="ada").values() for line in block.value.splitlines()
+                 if line.strip()]
+        assert lines and all(line in asked for line in lines)
+        asked.clear()
+        again = mx.chat("Which tea do I like?", user_id="ada", remember=False)
+        assert again.answer == first.answer
+        assert not any(line in asked for line in lines)
+    finally:
+        inner.embed = embed

@@ -1,0 +1,136 @@
+"""A small user's vectors kept in memory and searched exactly: the same nearest in every process,
+kept in step with the index's own writes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from mirix_py.store.kept_vectors import KeptVectors, KeptVectorsCache
+from mirix_py.store.vectors import ChromaVectorIndex, VectorItem, exact_nearest
+
+
+def _items(n: int, seed: int = 1, dim: int = 16) -> list[VectorItem]:
+    rng = np.random.default_rng(seed)
+    return [VectorItem(f"m{i:03d}", rng.normal(size=dim).tolist(), "episodic" if i % 3 else "semantic")
+            for i in range(n)]
+
+
+def test_nearest_is_the_exact_cosine_order_equal_ones_by_id_and_filters_by_type():
+    kept = KeptVectors.of(["b", "a", "c", "z"], [[1, 0], [2, 0], [0, 1], [0, 0]], ["episodic", "semantic", "episodic", None])
+    assert [i for i, _ in kept.nearest([1, 0], 3)] == ["a", "b", "c"]
+    assert kept.nearest([1, 0], 2)[0][1] == pytest.approx(1.0)
+    assert [i for i, _ in kept.nearest([1, 0], 5, ["episodic"])] == ["b", "c"]
+    assert kept.nearest([1, 0], 5, ["resource"]) == [] and KeptVectors.of([], [], []).nearest([1, 0], 3) == []
+
+
+def test_nearest_agrees_with_a_full_scan_whatever_k():
+    items = _items(300)
+    kept = KeptVectors.of([i.id for i in items], [i.embedding for i in items], [i.memory_type for i in items])
+    query = items[7].embedding
+    for k in (1, 10, 299, 400):
+        ids, distances = exact_nearest([i.id for i in items], [i.embedding for i in items], query, k)
+        found = kept.nearest(query, k)
+        assert [i for i, _ in found] == ids
+        assert [s for _, s in found] == pytest.approx([1.0 - d for d in distances], abs=1e-5)
+
+
+def test_writes_replace_add_and_remove_vectors():
+    kept = KeptVectors.of(["a", "b"], [[1, 0], [0, 1]], ["episodic", "episodic"])
+    kept = kept.upserted(["b", "c", "c"], [[1, 0.1], [0, 1], [-1, 0]], ["semantic", "episodic", "episodic"])
+    assert kept.ids == ("a", "b", "c") and kept.types == ("episodic", "semantic", "episodic")
+    assert [i for i, _ in kept.nearest([-1, 0], 1)] == ["c"]  # a batch naming an id twice: its last vector
+    kept = kept.without(["a", "x"])
+    assert kept.ids == ("b", "c") and [i for i, _ in kept.nearest([1, 0], 3)] == ["b", "c"]
+    assert len(kept.without(["b", "c"])) == 0 and len(KeptVectors.of([], [], []).upserted(["a"], [[1, 0]], [None])) == 1
+
+
+def test_the_cache_forgets_the_least_recently_searched_and_too_large_users():
+    cache = KeptVectorsCache(limit=3, total=4)
+    two = KeptVectors.of(["a", "b"], [[1, 0], [0, 1]], [None, None])
+    assert cache.keep("u1", two, 0) and cache.keep("u2", two, 0)
+    cache.get("u1")  # u1 searched last: u2 goes when u3 comes
+    cache.keep("u3", two, 0)
+    assert cache.get("u2") is None and cache.get("u1") is two and cache.get("u3") is two
+    cache.upserted("u1", ["c", "d"], [[1, 1], [1, -1]], [None, None])  # four now: more than 3
+    assert cache.get("u1") is None and cache.is_large("u1")
+    cache.deleted("u1", ["d"])
+    assert not cache.is_large("u1")  # counted again at its next search
+
+
+def test_vectors_read_while_a_write_ran_are_not_kept():
+    cache = KeptVectorsCache()
+    before = cache.writes("u")
+    cache.upserted("u", ["a"], [[1, 0]], [None])  # a write between the read and `keep`
+    assert not cache.keep("u", KeptVectors.of([], [], []), before) and cache.get("u") is None
+    assert cache.keep("u", KeptVectors.of(["a"], [[1, 0]], [None]), cache.writes("u"))
+
+
+def test_an_embedded_index_answers_a_small_user_exactly_and_in_step_with_its_writes(tmp_path):
+    index = ChromaVectorIndex.embedded(tmp_path / "chroma")
+    items = _items(200)
+    index.upsert("u", items)
+    query = items[11].embedding
+    ids, _ = exact_nearest([i.id for i in items], [i.embedding for i in items], query, 30)
+    assert [i for i, _ in index.query("u", query, 30)] == ids
+    # written after the vectors were kept: a replaced vector, a new one, a deleted one
+    index.upsert("u", [VectorItem("m011", (-np.asarray(query)).tolist(), "episodic"),
+                       VectorItem("new", query, "semantic")])
+    index.delete("u", [ids[1]])
+    found = [i for i, _ in index.query("u", query, 5)]
+    assert found[0] == "new" and "m011" not in found and ids[1] not in found
+    assert [i for i, _ in index.query("u", query, 3, memory_types=["semantic"])][0] == "new"
+    assert index.query("nobody", query, 3) == []
+    index.drop_user("u")
+    assert index.query("u", query, 3) == []
+    index.close()
+
+
+def test_a_large_user_is_searched_on_the_graph(tmp_path, monkeypatch):
+    index = ChromaVectorIndex.embedded(tmp_path / "chroma")
+    assert index._kept is not None
+    monkeypatch.setattr(index._kept, "limit", 50)
+    items = _items(80)
+    index.upsert("u", items)
+    assert index.query("u", items[3].embedding, 5)[0][0] == "m003"
+    assert index._kept.is_large("u") and index._kept.get("u") is None
+    index.close()
+
+
+def test_two_processes_find_the_same_nearest_on_the_same_store(tmp_path):
+    """An embedded Chroma builds a small collection's graph again, in another order, in each process
+    that opens it (on these clustered vectors written in 12 batches, three processes searching the
+    graph gave three different answers); the kept vectors answer the same in both, and exactly."""
+    rng = np.random.default_rng(4)
+    vectors = rng.normal(size=(600, 64)) + 3 * rng.normal(size=(20, 64))[rng.integers(0, 20, 600)]
+    queries = rng.normal(size=(40, 64)) + 3 * rng.normal(size=(40, 64))
+    path = tmp_path / "chroma"
+    index = ChromaVectorIndex.embedded(path)
+    for start in range(0, 600, 50):
+        index.upsert("u", [VectorItem(f"m{i:03d}", vectors[i].tolist(), "episodic") for i in range(start, start + 50)])
+    index.close()
+    script = textwrap.dedent(f"""
+        import json, sys
+        from mirix_py.store.vectors import ChromaVectorIndex
+        index = ChromaVectorIndex.embedded({str(path)!r})
+        queries = json.loads(sys.stdin.read())
+        print(json.dumps([[i for i, _ in index.query("u", q, 60)] for q in queries]))
+        index.close()
+    """)
+    runs = [json.loads(subprocess.run([sys.executable, "-c", script], input=json.dumps(queries.tolist()),
+                                      capture_output=True, text=True, check=True).stdout) for _ in range(2)]
+    ids = [f"m{i:03d}" for i in range(600)]
+    assert runs[0] == runs[1] == [exact_nearest(ids, vectors, q, 60)[0] for q in queries]
+
+
+def test_equal_vectors_score_equal_wherever_they_lie():
+    """Six equal vectors: a matrix product scored the last two of them apart (in its last bit)."""
+    vectors = np.tile(np.random.default_rng(2).normal(size=384), (6, 1))
+    kept = KeptVectors.of([f"m{i}" for i in (5, 3, 1, 0, 4, 2)], vectors, [None] * 6)
+    found = kept.nearest(vectors[0], 4)
+    assert [i for i, _ in found] == ["m0", "m1", "m2", "m3"] and len({s for _, s in kept.nearest(vectors[0], 6)}) == 1
