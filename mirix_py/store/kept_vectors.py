@@ -2,9 +2,8 @@
 
 An embedded Chroma builds a collection's HNSW graph afresh from its log each time a process opens it,
 until it persists the graph (every 1,000 writes), and builds it in another order each time: the same
-query on the same store returns a slightly different nearest list after a restart (on LoCoMo's
-stores, 85 of 997 questions' 60 nearest differ between two processes; recall against an exact scan
-0.998). A collection of a few thousand vectors is scanned exactly in well under a millisecond, so
+query on the same store returns a slightly different nearest list after a restart (measured in
+docs/durability.md). A collection of a few thousand vectors is scanned exactly in well under a millisecond, so
 for those the engine keeps the vectors (`KeptVectors`) and answers from them: the same answer in
 every process, every nearest found. What is kept changes with the index's own writes; an embedded
 Chroma does not see another process's writes either (`store/writer_lock.py`).
