@@ -36,7 +36,6 @@ from mirix_py.llm.toolcalls import ToolCallParseError, loads_lenient
 from mirix_py.records import (
     CoreMemory, KnowledgeVaultMemory, MemoryType, SearchHit, Sensitivity, newest_facts_first, reader_text,
 )
-from mirix_py.store.embeddings import CachedEmbedder
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
 
@@ -411,12 +410,10 @@ class ChatFlow:
         return shown(hits, self.store, user_id, self.model_actors, tags)
 
     def _embed_kept(self) -> Callable[[Sequence[str]], list[list[float]]] | None:
-        """What embeds the texts the offline answer weighs: the searcher's kept vectors first (the
-        question it just embedded, the core lines of the user's last calls), else the store's embedder."""
+        """What embeds the texts the offline answer weighs: the searcher's, which keeps them (the
+        question it just embedded, the core lines of the user's last calls); None without an embedder."""
         cached = self.searcher.embedder
-        if isinstance(cached, CachedEmbedder):
-            return cached.embed_kept
-        return None if self.store.embedder is None else self.store.embedder.embed
+        return None if cached is None else cached.embed_kept
 
     def offline_answer(self, retrieval: Retrieval, *, reason: str = "Offline mode (no LLM configured)"
                        ) -> tuple[str, list[str]]:
