@@ -134,3 +134,34 @@ def test_equal_vectors_score_equal_wherever_they_lie():
     kept = KeptVectors.of([f"m{i}" for i in (5, 3, 1, 0, 4, 2)], vectors, [None] * 6)
     found = kept.nearest(vectors[0], 4)
     assert [i for i, _ in found] == ["m0", "m1", "m2", "m3"] and len({s for _, s in kept.nearest(vectors[0], 6)}) == 1
+
+
+def test_searches_beside_writes_end_with_every_write_kept(tmp_path):
+    """Searches running while another thread writes: each reads a whole state, and once the writes are
+    done the kept vectors answer as an exact scan of what the collection holds."""
+    import threading
+
+    index = ChromaVectorIndex.embedded(tmp_path / "chroma")
+    items = _items(400, seed=6)
+    index.upsert("u", items[:100])
+    errors: list[BaseException] = []
+
+    def write():
+        try:
+            for start in range(100, 400, 20):
+                index.upsert("u", items[start:start + 20])
+                index.delete("u", [items[start - 100].id])
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    while writer.is_alive():
+        assert len(index.query("u", items[0].embedding, 10)) == 10
+    writer.join()
+    assert not errors
+    held = sorted(index.ids("u"))
+    stored = index.get("u", held)
+    expected, _ = exact_nearest(held, [stored[i] for i in held], items[5].embedding, 50)
+    assert [i for i, _ in index.query("u", items[5].embedding, 50)] == expected
+    index.close()
