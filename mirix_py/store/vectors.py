@@ -320,9 +320,9 @@ class ChromaVectorIndex:
                 cache.mark_large(user_id)
                 return None
             got = coll.get(include=["embeddings", "metadatas"])
-        except Exception as exc:
-            if UNWRITTEN_SEGMENT not in str(exc):
-                raise
+        except Exception as exc:  # a collection still being written, or a delete racing the read
+            # ("Error finding id"): this search walks the graph, the next one reads again
+            log.debug("vectors of user %s not kept this time: %s", user_id, exc)
             return None
         metadatas = got.get("metadatas") or [None] * len(got["ids"])
         embeddings = got["embeddings"] if got["embeddings"] is not None else []

@@ -165,3 +165,27 @@ def test_searches_beside_writes_end_with_every_write_kept(tmp_path):
     expected, _ = exact_nearest(held, [stored[i] for i in held], items[5].embedding, 50)
     assert [i for i, _ in index.query("u", items[5].embedding, 50)] == expected
     index.close()
+
+
+def test_a_read_that_races_a_delete_falls_back_to_the_graph_and_is_tried_again(tmp_path, monkeypatch):
+    """Chroma's `get` of every vector can fail while another thread deletes ("Error finding id", seen in
+    CI): that search walks the graph instead of failing, and the next one reads the vectors again."""
+    import chromadb
+
+    index = ChromaVectorIndex.embedded(tmp_path / "chroma")
+    items = _items(50)
+    index.upsert("u", items)
+    coll = index._collection("u", create=False)
+    get = coll.get
+    failures = []
+
+    def racing_get(**kw):
+        if not failures:
+            failures.append(kw)
+            raise chromadb.errors.InternalError("Error executing plan: Internal error: Error finding id")
+        return get(**kw)
+
+    monkeypatch.setattr(coll, "get", racing_get, raising=False)
+    assert index.query("u", items[4].embedding, 3)[0][0] == "m004" and index._kept.get("u") is None
+    assert index.query("u", items[4].embedding, 3)[0][0] == "m004" and len(index._kept.get("u")) == 50
+    index.close()
