@@ -112,15 +112,16 @@ class KeptVectors:
 class KeptVectorsCache:
     """The `KeptVectors` of the users searched lately, at most `total` vectors in all (the least
     recently searched user's go first); a user found to hold more than `limit` is remembered as too
-    large to keep until a deletion. Each user's writes are counted, so vectors read from the index
-    while a write ran are not kept (`keep` with the count read before)."""
+    large to keep until a deletion. Writes are counted for the users kept or being read, so vectors
+    read from the index while a write ran are not kept (`keep` with the count `writes` gave)."""
 
     def __init__(self, limit: int = EXACT_QUERY_MAX, total: int = KEPT_VECTORS_MAX) -> None:
         self.limit = limit
         self.total = total
         self._kept: OrderedDict[str, KeptVectors] = OrderedDict()
+        self._held = 0  # vectors in `_kept`
         self._large: set[str] = set()
-        self._writes: dict[str, int] = {}
+        self._writes: dict[str, int] = {}  # users kept or being read: their writes since
         self._lock = threading.Lock()
 
     def get(self, user_id: str) -> KeptVectors | None:
@@ -135,55 +136,66 @@ class KeptVectorsCache:
             return user_id in self._large
 
     def writes(self, user_id: str) -> int:
+        """The user's write count, counted from now on: call before reading the user's vectors."""
         with self._lock:
-            return self._writes.get(user_id, 0)
+            return self._writes.setdefault(user_id, 0)
 
     def keep(self, user_id: str, kept: KeptVectors, writes: int) -> bool:
         """Keep `kept`, read when the user's write count was `writes`; False when a write came since."""
         with self._lock:
-            if self._writes.get(user_id, 0) != writes:
+            if self._writes.get(user_id) != writes:
                 return False
             self._store(user_id, kept)
             return True
 
     def mark_large(self, user_id: str) -> None:
         with self._lock:
-            self._kept.pop(user_id, None)
+            self._drop(user_id)
             self._large.add(user_id)
 
     def upserted(self, user_id: str, ids: Sequence[str], embeddings: Sequence[Sequence[float]],
                  types: Sequence[str | None]) -> None:
         with self._lock:
-            self._writes[user_id] = self._writes.get(user_id, 0) + 1
+            if user_id in self._writes:
+                self._writes[user_id] += 1
             kept = self._kept.get(user_id)
             if kept is not None:
                 self._store(user_id, kept.upserted(ids, embeddings, types))
 
     def deleted(self, user_id: str, ids: Sequence[str]) -> None:
         with self._lock:
-            self._writes[user_id] = self._writes.get(user_id, 0) + 1
+            if user_id in self._writes:
+                self._writes[user_id] += 1
             self._large.discard(user_id)  # it may be small enough now: counted again at its next search
             kept = self._kept.get(user_id)
             if kept is not None:
-                self._kept[user_id] = kept.without(ids)
+                self._store(user_id, kept.without(ids))
 
     def forget(self, user_id: str | None = None) -> None:
         """Drop what is kept of `user_id` (of every user when None)."""
         with self._lock:
-            users = list(self._kept) + list(self._large) if user_id is None else [user_id]
+            users = list(self._writes) + list(self._large) if user_id is None else [user_id]
             for user in users:
-                self._writes[user] = self._writes.get(user, 0) + 1
-                self._kept.pop(user, None)
+                self._drop(user)
                 self._large.discard(user)
+
+    def _drop(self, user_id: str) -> None:
+        """Forget the user's kept vectors; a read of them under way is not kept either."""
+        dropped = self._kept.pop(user_id, None)
+        if dropped is not None:
+            self._held -= len(dropped)
+        self._writes.pop(user_id, None)
 
     def _store(self, user_id: str, kept: KeptVectors) -> None:
         if len(kept) > self.limit:
-            self._kept.pop(user_id, None)
+            self._drop(user_id)
             self._large.add(user_id)
             return
+        old = self._kept.get(user_id)
+        self._held += len(kept) - (len(old) if old is not None else 0)
         self._kept[user_id] = kept
         self._kept.move_to_end(user_id)
-        held = sum(len(v) for v in self._kept.values())
-        while held > self.total and len(self._kept) > 1:
-            _, dropped = self._kept.popitem(last=False)
-            held -= len(dropped)
+        while self._held > self.total and len(self._kept) > 1:
+            evicted, dropped = self._kept.popitem(last=False)
+            self._held -= len(dropped)
+            self._writes.pop(evicted, None)

@@ -53,14 +53,21 @@ def test_writes_replace_add_and_remove_vectors():
 def test_the_cache_forgets_the_least_recently_searched_and_too_large_users():
     cache = KeptVectorsCache(limit=3, total=4)
     two = KeptVectors.of(["a", "b"], [[1, 0], [0, 1]], [None, None])
-    assert cache.keep("u1", two, 0) and cache.keep("u2", two, 0)
+    assert cache.keep("u1", two, cache.writes("u1")) and cache.keep("u2", two, cache.writes("u2"))
     cache.get("u1")  # u1 searched last: u2 goes when u3 comes
-    cache.keep("u3", two, 0)
+    cache.keep("u3", two, cache.writes("u3"))
     assert cache.get("u2") is None and cache.get("u1") is two and cache.get("u3") is two
     cache.upserted("u1", ["c", "d"], [[1, 1], [1, -1]], [None, None])  # four now: more than 3
     assert cache.get("u1") is None and cache.is_large("u1")
     cache.deleted("u1", ["d"])
     assert not cache.is_large("u1")  # counted again at its next search
+    assert cache.keep("u1", two, cache.writes("u1")) and cache.get("u3") is two
+    cache.deleted("u1", ["a"])  # one vector left of u1's: u1 and u3 hold 3
+    assert len(cache.get("u1")) == 1 and cache.keep("u4", KeptVectors.of(["x"], [[1, 0]], [None]), cache.writes("u4"))
+    assert all(cache.get(u) is not None for u in ("u1", "u3", "u4"))  # 4 vectors: none goes
+    cache.forget()
+    assert all(cache.get(u) is None for u in ("u1", "u3", "u4"))
+    assert not cache.keep("u5", two, 0)  # a read not begun with `writes` is not kept
 
 
 def test_vectors_read_while_a_write_ran_are_not_kept():
