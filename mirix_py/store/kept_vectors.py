@@ -12,6 +12,7 @@ Chroma does not see another process's writes either (`store/writer_lock.py`).
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
@@ -107,6 +108,23 @@ class KeptVectors:
             chosen = candidates
         ordered = sorted(chosen.tolist(), key=lambda n: (-float(similarity[n]), self.ids[n]))[:k]
         return [(self.ids[n], float(similarity[n])) for n in ordered]
+
+
+_SHARED: "weakref.WeakValueDictionary[str, KeptVectorsCache]" = weakref.WeakValueDictionary()
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_cache(folder: str) -> "KeptVectorsCache":
+    """The cache of every embedded index of one Chroma folder in this process. Chroma shares one
+    system a folder per process, so a second engine on the same data dir sees the first one's writes;
+    its kept vectors must see them too. Emptied for each new opener: the folder may have been
+    replaced since (what is kept is read again at the next search)."""
+    with _SHARED_LOCK:
+        cache = _SHARED.get(folder)
+        if cache is None:
+            cache = _SHARED[folder] = KeptVectorsCache()
+    cache.forget()
+    return cache
 
 
 class KeptVectorsCache:

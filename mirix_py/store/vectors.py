@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Protocol, Sequence, TypeGuard
 from urllib.parse import urlparse
 
 from mirix_py.errors import InvalidInput
-from mirix_py.store.kept_vectors import KeptVectors, KeptVectorsCache
+from mirix_py.store.kept_vectors import KeptVectors, KeptVectorsCache, shared_cache
 from mirix_py.store.chroma_files import HeapCleared, allocations_cleared, scrub
 from mirix_py.store.private import narrow, private_dir
 
@@ -178,7 +178,7 @@ class ChromaVectorIndex:
             narrow(path)
             return HeapCleared(client)  # every call of it, and of its collections, with the heap cleared
 
-        index = cls(connect=connect, kept=KeptVectorsCache())
+        index = cls(connect=connect, kept=shared_cache(str(Path(path).resolve())))
         index.path = Path(path)
         return index
 

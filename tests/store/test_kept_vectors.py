@@ -196,3 +196,19 @@ def test_a_read_that_races_a_delete_falls_back_to_the_graph_and_is_tried_again(t
     assert index.query("u", items[4].embedding, 3)[0][0] == "m004" and index._kept.get("u") is None
     assert index.query("u", items[4].embedding, 3)[0][0] == "m004" and len(index._kept.get("u")) == 50
     index.close()
+
+
+def test_two_indexes_of_one_folder_in_one_process_see_each_others_writes(tmp_path):
+    """Chroma shares one system a folder per process: the second index sees the first one's writes,
+    and so do the vectors it keeps."""
+    first = ChromaVectorIndex.embedded(tmp_path / "chroma")
+    second = ChromaVectorIndex.embedded(tmp_path / "chroma")
+    items = _items(30)
+    first.upsert("u", items[:20])
+    assert second.query("u", items[3].embedding, 1)[0][0] == "m003"  # read and kept by the second
+    first.upsert("u", items[20:])
+    first.delete("u", ["m003"])
+    assert second.query("u", items[25].embedding, 1)[0][0] == "m025"
+    assert "m003" not in [i for i, _ in second.query("u", items[3].embedding, 30)]
+    first.close()
+    second.close()
