@@ -96,17 +96,11 @@ def lost_in_results(own_ids: Sequence[str], found: Sequence[Sequence[str]],
 def exact_nearest(ids: Sequence[str], embeddings: Sequence[Sequence[float]], query: Sequence[float],
                   n: int) -> tuple[list[str], list[float]]:
     """The `n` of `ids` nearest `query` by cosine distance (1 - cosine, as a Chroma collection of
-    space "cosine" reports it), nearest first, equal distances by id."""
-    import numpy as np
-
+    space "cosine" reports it), nearest first, equal distances by id: `KeptVectors.nearest`'s scan."""
     if not ids or n <= 0:
         return [], []
-    matrix = np.asarray(embeddings, dtype=np.float64)
-    q = np.asarray(query, dtype=np.float64)
-    norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(q) or 1.0)
-    distances = 1.0 - (matrix @ q) / np.where(norms > 0, norms, 1.0)
-    order = sorted(range(len(ids)), key=lambda i: (float(distances[i]), ids[i]))[:n]
-    return [ids[i] for i in order], [float(distances[i]) for i in order]
+    found = KeptVectors.of(ids, embeddings, [None] * len(ids)).nearest(query, n)
+    return [i for i, _ in found], [1.0 - similarity for _, similarity in found]
 
 
 # A user's collection this small is searched exactly when its graph returns fewer vectors than asked

@@ -12,7 +12,17 @@ import numpy as np
 import pytest
 
 from mirix_py.store.kept_vectors import KeptVectors, KeptVectorsCache
-from mirix_py.store.vectors import ChromaVectorIndex, VectorItem, exact_nearest
+from mirix_py.store.vectors import ChromaVectorIndex, VectorItem
+
+
+def exact_nearest(ids, embeddings, query, n):
+    """The test's own full scan: cosine distance in float64, nearest first, equal distances by id."""
+    matrix = np.asarray(embeddings, dtype=np.float64)
+    q = np.asarray(query, dtype=np.float64)
+    norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(q) or 1.0)
+    distances = 1.0 - (matrix @ q) / np.where(norms > 0, norms, 1.0)
+    order = sorted(range(len(ids)), key=lambda i: (float(distances[i]), ids[i]))[:n]
+    return [ids[i] for i in order], [float(distances[i]) for i in order]
 
 
 def _items(n: int, seed: int = 1, dim: int = 16) -> list[VectorItem]:
