@@ -11,6 +11,7 @@ Chroma does not see another process's writes either (`store/writer_lock.py`).
 
 from __future__ import annotations
 
+import itertools
 import threading
 import weakref
 from collections import OrderedDict
@@ -130,8 +131,10 @@ def shared_cache(folder: str) -> "KeptVectorsCache":
 class KeptVectorsCache:
     """The `KeptVectors` of the users searched lately, at most `total` vectors in all (the least
     recently searched user's go first); a user found to hold more than `limit` is remembered as too
-    large to keep until a deletion. Writes are counted for the users kept or being read, so vectors
-    read from the index while a write ran are not kept (`keep` with the count `writes` gave)."""
+    large to keep until a deletion. The users kept or being read hold a write mark, new at each of
+    their writes, so vectors read from the index while a write ran are not kept (`keep` with the mark
+    `writes` gave). Marks come from one counter and are never given twice: a read that began before
+    its user was dropped cannot match the mark of a read begun after."""
 
     def __init__(self, limit: int = EXACT_QUERY_MAX, total: int = KEPT_VECTORS_MAX) -> None:
         self.limit = limit
@@ -139,7 +142,8 @@ class KeptVectorsCache:
         self._kept: OrderedDict[str, KeptVectors] = OrderedDict()
         self._held = 0  # vectors in `_kept`
         self._large: set[str] = set()
-        self._writes: dict[str, int] = {}  # users kept or being read: their writes since
+        self._writes: dict[str, int] = {}  # users kept or being read: the mark of their last write
+        self._marks = itertools.count(1)
         self._lock = threading.Lock()
 
     def get(self, user_id: str) -> KeptVectors | None:
@@ -154,12 +158,16 @@ class KeptVectorsCache:
             return user_id in self._large
 
     def writes(self, user_id: str) -> int:
-        """The user's write count, counted from now on: call before reading the user's vectors."""
+        """The user's write mark, followed from now on: call before reading the user's vectors."""
         with self._lock:
-            return self._writes.setdefault(user_id, 0)
+            mark = self._writes.get(user_id)
+            if mark is None:
+                mark = self._writes[user_id] = next(self._marks)
+            return mark
 
     def keep(self, user_id: str, kept: KeptVectors, writes: int) -> bool:
-        """Keep `kept`, read when the user's write count was `writes`; False when a write came since."""
+        """Keep `kept`, read when the user's write mark was `writes`; False when a write came since,
+        or the user was dropped since."""
         with self._lock:
             if self._writes.get(user_id) != writes:
                 return False
@@ -175,7 +183,7 @@ class KeptVectorsCache:
                  types: Sequence[str | None]) -> None:
         with self._lock:
             if user_id in self._writes:
-                self._writes[user_id] += 1
+                self._writes[user_id] = next(self._marks)
             kept = self._kept.get(user_id)
             if kept is not None:
                 self._store(user_id, kept.upserted(ids, embeddings, types))
@@ -183,7 +191,7 @@ class KeptVectorsCache:
     def deleted(self, user_id: str, ids: Sequence[str]) -> None:
         with self._lock:
             if user_id in self._writes:
-                self._writes[user_id] += 1
+                self._writes[user_id] = next(self._marks)
             self._large.discard(user_id)  # it may be small enough now: counted again at its next search
             kept = self._kept.get(user_id)
             if kept is not None:

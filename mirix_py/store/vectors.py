@@ -440,6 +440,8 @@ class ChromaVectorIndex:
         for start in range(0, len(ids), 1000):
             fresh.add(ids=ids[start:start + 1000], embeddings=embeddings[start:start + 1000],
                       metadatas=metadatas[start:start + 1000])
+        if self._kept is not None:  # a search during the rebuild read a part: read the whole again
+            self._kept.forget(user_id)
         return len(ids)
 
     def drop_user(self, user_id: str) -> None:

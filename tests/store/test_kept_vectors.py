@@ -88,6 +88,18 @@ def test_vectors_read_while_a_write_ran_are_not_kept():
     assert cache.keep("u", KeptVectors.of(["a"], [[1, 0]], [None]), cache.writes("u"))
 
 
+def test_a_read_begun_before_its_user_was_dropped_is_not_kept():
+    """A write, then the user dropped (a new opener, a rebuild, eviction), then a second read begun:
+    the first read's stale vectors must not pass for the second's."""
+    cache = KeptVectorsCache()
+    stale = cache.writes("u")
+    cache.upserted("u", ["a"], [[1, 0]], [None])
+    cache.forget("u")
+    fresh = cache.writes("u")
+    assert not cache.keep("u", KeptVectors.of([], [], []), stale) and cache.get("u") is None
+    assert cache.keep("u", KeptVectors.of(["a"], [[1, 0]], [None]), fresh) and len(cache.get("u")) == 1
+
+
 def test_an_embedded_index_answers_a_small_user_exactly_and_in_step_with_its_writes(tmp_path):
     index = ChromaVectorIndex.embedded(tmp_path / "chroma")
     items = _items(200)
@@ -222,3 +234,45 @@ def test_two_indexes_of_one_folder_in_one_process_see_each_others_writes(tmp_pat
     assert "m003" not in [i for i, _ in second.query("u", items[3].embedding, 30)]
     first.close()
     second.close()
+
+
+def test_a_search_during_a_rebuild_does_not_leave_part_of_the_vectors_kept(tmp_path):
+    """`rebuild` writes the fresh collection a thousand at a time; a search between two of those
+    writes reads a part, which must not stand for the user's vectors afterwards."""
+    index = ChromaVectorIndex.embedded(tmp_path / "chroma")
+    rng = np.random.default_rng(3)
+    items = [VectorItem(f"m{i:04d}", rng.normal(size=8).tolist(), "episodic") for i in range(1500)]
+    index.upsert("u", items)
+    opened = index._collection
+
+    class SearchAfterFirstWrite:
+        """The fresh collection, searched once right after its first thousand are written."""
+
+        def __init__(self, coll):
+            self.coll, self.searched = coll, False
+
+        def add(self, **kwargs):
+            self.coll.add(**kwargs)
+            if not self.searched:
+                self.searched = True
+                assert len(index.query("u", items[0].embedding, 1500)) == 1000  # the part written so far
+
+        def __getattr__(self, name):
+            return getattr(self.coll, name)
+
+    fresh: list = []
+
+    def collection(user_id, create=True):
+        coll = opened(user_id, create)
+        if create and coll is not None and not fresh:  # the collection `rebuild` writes into
+            fresh.append(SearchAfterFirstWrite(coll))
+            return fresh[0]
+        return coll
+
+    index._collection = collection
+    assert index.rebuild("u") == 1500 and fresh and fresh[0].searched
+    index._collection = opened
+    last = items[-1]
+    assert index.query("u", last.embedding, 1)[0][0] == last.id
+    assert len(index.query("u", last.embedding, 2000)) == 1500
+    index.close()
