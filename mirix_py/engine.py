@@ -85,16 +85,24 @@ class Mirix(ScreenshotsMixin):
         opened = open_store(self.settings.sql_url, data, sqlite_driver=self.settings.sqlite_driver,
                             vault_key=self.settings.vault_key, vector_store=self.settings.vector_store,
                             chroma_url=self.settings.chroma_url, guard=SecretGuard(find_secrets), redact=scrub,
-                            embedder=load_embedder(self.settings.embedder) if embedder is _DEFAULT else embedder)
+                            embedder=load_embedder(self.settings.embedder) if embedder is _DEFAULT else embedder,
+                            read_url=self.settings.database_read_url)
         self.engine, self.store, self.inputs = opened.engine, opened.memories, opened.inputs
+        self.reading, self.read_engine = opened.reading, opened.read_engine
         warn_if_embedded_by_another(self.store, data)
         if lock and not sqlite and self.store.vectors is not None and self.store.vectors.kind == "chroma-embedded":
             self._release_writer_lock = writer_lock.held_by(self, data)  # PostgreSQL rows, embedded Chroma vectors
         self.worker_id = new_worker_id()
+        # ingestion's own searches (repeats, supersessions) read what was just written: the primary;
+        # `search`, chat and /context read `self.reading` (a replica when `database_read_url` is set)
         self.searcher = Searcher(self.store, session_leg=self.settings.session_leg,
                                  name_legs=self.settings.name_legs, whole_hits=self.settings.whole_hits)
+        self.read_searcher = self.searcher if self.reading is self.store else Searcher(
+            self.reading, session_leg=self.settings.session_leg, name_legs=self.settings.name_legs,
+            whole_hits=self.settings.whole_hits)
         self.definitions = load_definitions(agents_dir)  # validated at start, in both modes
-        flows = build_flows(self.store, self.searcher, self.settings, self.definitions, model_client)
+        flows = build_flows(self.store, self.searcher, self.settings, self.definitions, model_client,
+                            reading=(self.reading, self.read_searcher))
         self.model_client, self.offline_flow, self.chat_flow = flows.client, flows.offline, flows.chat
         self._loop = LoopThread()  # model clients stay on one event loop
         self.runner = BatchRunner(self.store, self.inputs, flows.update, fallback=flows.offline,
@@ -122,6 +130,7 @@ class Mirix(ScreenshotsMixin):
         return {
             "mode": self.mode,
             **database_info(self.engine),
+            "searches_read": "replica" if self.read_engine is not None else "primary",
             "vectors": self.store.vectors.kind if self.store.vectors is not None else None,
             "embedder": self.store.embedder.name if self.store.embedder else None,
             "search": "hybrid" if self.searcher.vector_ready else "bm25-only",
@@ -189,7 +198,7 @@ class Mirix(ScreenshotsMixin):
         by default `settings.search_context` (what every reader's path uses and `mirix eval locomo` measures);
         0 gives the matches only."""
         check_user(user_id)
-        return self.searcher.search(query, user_id=user_id, limit=limit, memory_types=parse_memory_types(memory_types),
+        return self.read_searcher.search(query, user_id=user_id, limit=limit, memory_types=parse_memory_types(memory_types),
                                     start=parse_when(start, "start"), end=parse_when(end, "end"), method=method,
                                     context=self.settings.search_context if context is None else context)
 
@@ -313,7 +322,10 @@ class Mirix(ScreenshotsMixin):
         return self.store.user_ids()
 
     def ping(self) -> str:
-        """Ask the database for `SELECT 1` (raises when it does not answer); returns its dialect name."""
+        """Ask the database (and the read replica, when set) for `SELECT 1` (raises when one does not
+        answer); returns its dialect name."""
+        if self.read_engine is not None:  # searches fail without it: a health check asks both
+            ping(self.read_engine)
         return ping(self.engine)
 
     def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
@@ -325,6 +337,10 @@ class Mirix(ScreenshotsMixin):
         self._queue.close()
         self.searcher.close()
         self._loop.close(self.model_client)
+        if self.read_engine is not None:
+            self.read_searcher.close()
+            self.reading.close()  # its vector index is the primary's or a replica's pgvector: closing twice is safe
+            self.read_engine.dispose()
         self.store.close()
         self.engine.dispose()
         self._release_writer_lock()  # after the last write

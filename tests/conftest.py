@@ -1,6 +1,7 @@
 """Shared fixtures. Storage and search tests run on the three layouts (`layout`): SQLite + embedded
 Chroma, PostgreSQL + a Chroma server, PostgreSQL + pgvector; scripts/test.sh starts the real servers
-(MIRIX_TEST_PG_URL, MIRIX_TEST_CHROMA_URL, MIRIX_TEST_PGVECTOR_URL); under CI a missing server is a failure."""
+(MIRIX_TEST_PG_URL, MIRIX_TEST_CHROMA_URL, MIRIX_TEST_PGVECTOR_URL, and the pgvector server's streaming
+replica MIRIX_TEST_PGVECTOR_REPLICA_URL); under CI a missing server is a failure."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 PG_URL = os.environ.get("MIRIX_TEST_PG_URL")
 PGVECTOR_URL = os.environ.get("MIRIX_TEST_PGVECTOR_URL")
+PGVECTOR_REPLICA_URL = os.environ.get("MIRIX_TEST_PGVECTOR_REPLICA_URL")
 CHROMA_URL = os.environ.get("MIRIX_TEST_CHROMA_URL")
 IN_CI = os.environ.get("CI") == "true"
 
@@ -134,6 +136,15 @@ def pgvector_schema_url():
     """A fresh schema on the PostgreSQL server whose database has the `vector` extension."""
     _require(PGVECTOR_URL, "MIRIX_TEST_PGVECTOR_URL")
     yield from _schema_url(PGVECTOR_URL, public=True)
+
+
+@pytest.fixture
+def pgvector_replica(pgvector_schema_url) -> tuple[str, str]:
+    """(primary, replica): a fresh schema's URL on the pgvector server and the same schema's URL on its
+    streaming replica (the schema is made on the primary and replayed there)."""
+    _require(PGVECTOR_REPLICA_URL, "MIRIX_TEST_PGVECTOR_REPLICA_URL")
+    assert pgvector_schema_url.startswith(PGVECTOR_URL)
+    return pgvector_schema_url, PGVECTOR_REPLICA_URL + pgvector_schema_url[len(PGVECTOR_URL):]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

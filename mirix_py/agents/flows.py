@@ -31,9 +31,12 @@ class Flows:
 
 
 def build_flows(store: MemoryStore, searcher: Searcher, settings: Settings, definitions: dict[str, AgentDefinition],
-                client: ChatCompletionClient | None = None) -> Flows:
+                client: ChatCompletionClient | None = None,
+                reading: tuple[MemoryStore, Searcher] | None = None) -> Flows:
     """Every model call is bounded by the settings' `llm_max_tokens` and `llm_timeout_s` (and seeded by
-    `llm_seed` when set); each chat retrieval adds the turns around the first `search_context` matches."""
+    `llm_seed` when set); each chat retrieval adds the turns around the first `search_context` matches.
+    `reading`: the store and searcher chat reads from (a replica's), else `store` and `searcher`."""
+    chat_store, chat_searcher = reading or (store, searcher)
     if client is None and settings.llm_configured:
         from mirix_py.llm.clients import build_model_client  # autogen only when a model is configured
 
@@ -48,7 +51,7 @@ def build_flows(store: MemoryStore, searcher: Searcher, settings: Settings, defi
         update = UpdateFlow(store, searcher, client, definitions, fallback=offline, bounds=bounds,
                             features=ServerFeatures(settings.llm_structured_output),
                             max_managers=settings.llm_max_managers, prompt_order=settings.llm_prompt_order)
-    chat = ChatFlow(store, searcher, client, definitions["chat_agent"], bounds=bounds,
+    chat = ChatFlow(chat_store, chat_searcher, client, definitions["chat_agent"], bounds=bounds,
                     zone=display_zone(settings.timezone), context=settings.search_context,
                     memories_shown=settings.llm_memories_shown,
                     model_actors=[d.name for d in definitions.values() if d.role == "memory_manager"])

@@ -1,5 +1,6 @@
 """Opening a data dir's store: the database with its schema migrated, the vault key, the vector
-index the settings choose (`store.vector_layout`), and the memory store and input log over them."""
+index the settings choose (`store.vector_layout`), and the memory store and input log over them;
+with a read URL, a second memory store over the replica for what only searches."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ class OpenStore:
     engine: Engine
     memories: MemoryStore
     inputs: InputLog
+    reading: MemoryStore  # searches read here: `memories` itself, or the same over a replica
+    read_engine: Engine | None = None  # the replica's, when there is one
 
 
 def fulltext_for(engine: Engine) -> FullTextIndex:
@@ -35,12 +38,33 @@ def fulltext_for(engine: Engine) -> FullTextIndex:
 
 def open_store(sql_url: str, data_dir: Path, *, sqlite_driver: str, vault_key: str | None, embedder: Embedder | None,
                vector_store: str, chroma_url: str | None, guard: SecretGuard,
-               redact: Callable[[str], str]) -> OpenStore:
-    """`guard` keeps secrets out of every memory written; `redact` out of the input log's plain columns."""
+               redact: Callable[[str], str], read_url: str | None = None) -> OpenStore:
+    """`guard` keeps secrets out of every memory written; `redact` out of the input log's plain columns;
+    `read_url`: a streaming replica's URL (`Settings.database_read_url`)."""
     engine = make_engine(sql_url, sqlite_driver)
     create_schema(engine)
     cipher = Cipher(load_or_create_key(data_dir, vault_key))
     vectors = open_vector_index(engine, requested=vector_store, chroma_url=chroma_url,
                                 chroma_dir=data_dir / "chroma", embedder=embedder)
     memories = MemoryStore(engine, fulltext_for(engine), cipher, vectors, embedder, guard=guard)
-    return OpenStore(engine, memories, InputLog(engine, cipher, redact=redact))
+    inputs = InputLog(engine, cipher, redact=redact)
+    if not read_url:
+        return OpenStore(engine, memories, inputs, memories)
+    read_engine = make_engine(read_url)
+    return OpenStore(engine, memories, inputs, replica_store(memories, read_engine), read_engine)
+
+
+def replica_store(primary: MemoryStore, read_engine: Engine) -> MemoryStore:
+    """A memory store over a streaming replica of `primary`'s database, for searches: its rows, full
+    text and pgvector vectors are read there (a Chroma server's vectors are the primary's index, which
+    has no replica). The full-text index object is the primary's, so a write through the primary drops
+    the statistics it cached for the user. Nothing is created on the replica: its schema is the
+    primary's, replayed."""
+    from mirix_py.store.pgvectors import PgVectorIndex
+
+    vectors = primary.vectors
+    if isinstance(vectors, PgVectorIndex):
+        read_vectors = PgVectorIndex(read_engine, vectors.settings, read_only=True)
+        read_vectors.dimension = vectors.dimension  # the primary's, which the replica may not have replayed yet
+        vectors = read_vectors
+    return MemoryStore(read_engine, primary.fulltext, primary.cipher, vectors, primary.embedder, guard=primary.guard)

@@ -113,13 +113,19 @@ class PgVectorIndex:
     kind = "pgvector"
     transactional = True  # MemoryStore writes vectors in the transaction of the rows
 
-    def __init__(self, engine: Engine, settings: dict[str, str] | None = None) -> None:
+    def __init__(self, engine: Engine, settings: dict[str, str] | None = None, *, read_only: bool = False) -> None:
+        """`read_only`: the engine is a replica's (`Settings.database_read_url`), for queries only: the
+        table, the extension and the index are the primary's, which the replica follows (and may not
+        have replayed yet when both start), so nothing is asked of it here; set `dimension` from the
+        primary's index."""
         if engine.dialect.name != "postgresql":
             raise PgVectorUnavailable("pgvector needs a PostgreSQL database (MIRIX_DATABASE_URL)")
         self.engine = engine
         self.settings = dict(QUERY_SETTINGS if settings is None else settings)
         self.dimension: int | None = None
         self._graphs: tuple[float, frozenset[str]] = (-TENANT_CACHE_S, frozenset())
+        if read_only:
+            return
         with engine.begin() as conn:
             if not has_extension(conn):
                 try:

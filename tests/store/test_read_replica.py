@@ -1,0 +1,108 @@
+"""Searches on a streaming replica (`Settings.database_read_url`): `search`, chat and `/context` read
+the replica; writes, `get` and ingestion stay on the primary. The replica is a real hot standby of the
+pgvector server (scripts/services.sh); pausing its replay shows which database a read went to."""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+
+import pytest
+from pydantic import ValidationError
+from sqlalchemy import create_engine, text
+
+from mirix_py.engine import Mirix
+from mirix_py.integrations.context import retrieve_context
+from mirix_py.settings import Settings
+
+
+def server_of(url: str) -> str:
+    return url.split("?", 1)[0]
+
+
+def wait_replayed(primary_url: str, replica_url: str, timeout_s: float = 60.0) -> None:
+    """Wait until the replica has replayed everything the primary has written so far."""
+    primary, replica = create_engine(server_of(primary_url)), create_engine(server_of(replica_url))
+    try:
+        with primary.connect() as conn:
+            # the insert position: the test server commits asynchronously, so the write position may
+            # still be short of the last commit's record
+            written = conn.execute(text("SELECT CAST(pg_current_wal_insert_lsn() AS text)")).scalar_one()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            with replica.connect() as conn:
+                if conn.execute(text("SELECT pg_last_wal_replay_lsn() >= CAST(:w AS pg_lsn)"), {"w": written}).scalar():
+                    return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the replica did not replay {written} within {timeout_s} s")
+            time.sleep(0.05)
+    finally:
+        primary.dispose()
+        replica.dispose()
+
+
+@contextmanager
+def replay_paused(replica_url: str):
+    """The replica's replay paused: what the primary writes meanwhile is not on the replica."""
+    replica = create_engine(server_of(replica_url), isolation_level="AUTOCOMMIT")
+    try:
+        with replica.connect() as conn:
+            conn.execute(text("SELECT pg_wal_replay_pause()"))
+        yield
+    finally:
+        with replica.connect() as conn:
+            conn.execute(text("SELECT pg_wal_replay_resume()"))
+        replica.dispose()
+
+
+@pytest.mark.parametrize("vectors", ["pgvector", "chroma-server"])
+def test_searches_chat_and_context_read_the_replica_and_writes_the_primary(tmp_path, embedder, pgvector_replica,
+                                                                         chroma_url, vectors):
+    primary, replica = pgvector_replica
+    layout = ({"vector_store": "pgvector"} if vectors == "pgvector"
+              else {"vector_store": "chroma", "chroma_url": chroma_url.rstrip("/") + "/t_" + tmp_path.name[-12:]})
+    settings = Settings(data_dir=tmp_path / "data", database_url=primary, database_read_url=replica, **layout)
+    with Mirix(settings=settings, embedder=embedder) as mx:
+        assert mx.describe()["searches_read"] == "replica" and mx.ping() == "postgresql"
+        mx.add("I adopted a cat named Miso last spring.", user_id="ada")
+        wait_replayed(primary, replica)
+        assert any("Miso" in h.text for h in mx.search("What is my cat called?", user_id="ada"))
+
+        with replay_paused(replica):
+            added = mx.add("My sister Lena moved to Lisbon in May.", user_id="ada")
+            written = mx.list(user_id="ada", limit=100)  # the primary's
+            assert any("Lisbon" in m.search_text() for m in written)
+            lisbon = next(m for m in written if "Lisbon" in m.search_text())
+            assert mx.get(lisbon.id, user_id="ada").id == lisbon.id
+            assert added.input_ids and mx.input_status(added.input_ids[0]).status == "processed"
+            # the replica has not replayed it: every reader's search misses it
+            assert not any("Lisbon" in h.text for h in mx.search("Where did Lena move?", user_id="ada"))
+            answer = mx.chat("Where did Lena move?", user_id="ada", remember=False)
+            assert lisbon.id not in answer.retrieved_ids and "Lisbon" not in answer.answer
+            context = retrieve_context(mx, "ada", "Where did Lena move?")  # its core blocks are the primary's
+            assert not any("Lisbon" in h.text for h in context.hits)
+
+        wait_replayed(primary, replica)
+        assert any("Lisbon" in h.text for h in mx.search("Where did Lena move?", user_id="ada"))
+        assert any("Lisbon" in h.text for h in retrieve_context(mx, "ada", "Where did Lena move?").hits)
+
+
+def test_without_a_read_url_searches_read_the_primary(mx_sqlite):
+    assert mx_sqlite.describe()["searches_read"] == "primary" and mx_sqlite.read_searcher is mx_sqlite.searcher
+
+
+@pytest.mark.parametrize("primary, replica, unfit", [
+    (None, "postgresql://db-replica/mirix", "database_url is unset"),
+    ("sqlite:///mirix.db", "postgresql://db-replica/mirix", "database_url is not PostgreSQL"),
+    ("postgresql://db/mirix", "sqlite:///copy.db", "database_read_url is not PostgreSQL"),
+])
+def test_a_read_url_is_a_postgres_replica_of_a_postgres_primary(tmp_path, primary, replica, unfit):
+    with pytest.raises(ValidationError, match=unfit):
+        Settings(data_dir=tmp_path, database_url=primary, database_read_url=replica)
+    assert not (tmp_path / "mirix.db").exists()
+
+
+def test_the_read_url_comes_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("MIRIX_DATABASE_URL", "postgresql://db/mirix")
+    monkeypatch.setenv("MIRIX_DATABASE_READ_URL", "postgresql://db-replica/mirix")
+    assert Settings.from_env(data_dir=tmp_path).database_read_url == "postgresql://db-replica/mirix"
