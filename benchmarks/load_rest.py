@@ -4,6 +4,7 @@
     python benchmarks/load_rest.py --backend postgres --database-url postgresql+psycopg://postgres@127.0.0.1:55432/mirix_test
     python benchmarks/load_rest.py --backend postgres --chroma-url http://127.0.0.1:58000     # + a Chroma server
     python benchmarks/load_rest.py --backend pgvector       # MIRIX_TEST_PGVECTOR_URL: vectors in PostgreSQL
+    python benchmarks/load_rest.py --backend pgvector --read-url URL   # searches on a streaming replica of it
 
 The server is a separate `mirix serve` process (uvicorn, one worker, API keys on) over a fresh data
 directory (and, for PostgreSQL, a fresh schema), so the load generator does not share its GIL.
@@ -153,8 +154,9 @@ async def client_loop(i: int, http: httpx.AsyncClient, users: list[str], stop_at
                 stats.error(f"search {type(exc).__name__}")
 
 
-async def verify(http: httpx.AsyncClient, stats: Stats, timeout: float) -> dict[str, object]:
-    """Every acknowledged add: processed, present as a memory's source, found by searching its token."""
+async def verify(http: httpx.AsyncClient, stats: Stats, timeout: float, replica_wait: float = 0.0) -> dict[str, object]:
+    """Every acknowledged add: processed, present as a memory's source, found by searching its token
+    (within `replica_wait` seconds, when searches read a replica)."""
     t0 = time.monotonic()
     pending = {input_id: (user, token) for user, input_id, token in stats.acked}
     failed: dict[str, str] = {}
@@ -203,8 +205,15 @@ async def verify(http: httpx.AsyncClient, stats: Stats, timeout: float) -> dict[
                                     json={"query": token, "method": "string", "limit": 5})).json()
             return any(input_id in h["memory"]["source_ids"] for h in hits)
 
-    found = await asyncio.gather(*(find(u, i, t) for u, i, t in stats.acked))
-    not_found = sum(1 for ok in found if not ok)
+    unfound = list(stats.acked)
+    deadline = time.monotonic() + replica_wait
+    while True:  # searches on a replica see an add once it has replayed it: wait for that, not longer
+        found = await asyncio.gather(*(find(u, i, t) for u, i, t in unfound))
+        unfound = [a for a, ok in zip(unfound, found) if not ok]
+        if not unfound or time.monotonic() >= deadline:
+            break
+        await asyncio.sleep(0.5)
+    not_found = len(unfound)
     return {"acknowledged": len(stats.acked), "processed": len(stats.acked) - len(pending) - len(failed),
             "failed": len(failed), "still_pending": len(pending), "missing_from_memories": len(missing),
             "not_found_by_search": not_found, "drain_seconds": round(drained, 2),
@@ -224,6 +233,10 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
             raise SystemExit(f"--database-url or {default} is needed for --backend {args.backend} "
                              "(scripts/services.sh start writes one to .services/env)")
         schema, database_url = pg_schema(base, public=args.backend == "pgvector")
+    if args.read_url:  # the same schema on the replica, which replays the primary's CREATE SCHEMA
+        if not database_url:
+            raise SystemExit("--read-url needs --backend postgres or pgvector")
+        layout_env["MIRIX_DATABASE_READ_URL"] = args.read_url + database_url[len(base or ""):]
     if args.chroma_url:  # a Chroma database of this run's own on the server
         layout_env["MIRIX_CHROMA_URL"] = args.chroma_url.rstrip("/") + "/" + (schema or "load_" + uuid.uuid4().hex[:8])
     users = [f"load-user-{i}" for i in range(args.users)]
@@ -248,7 +261,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
             await asyncio.gather(*(client_loop(i, http, users, stop_at, args.add_ratio, stats, rngs[i])
                                    for i in range(args.clients)))
             elapsed = time.monotonic() - started
-            checks = await verify(http, stats, args.drain_timeout)
+            checks = await verify(http, stats, args.drain_timeout, replica_wait=30.0 if args.read_url else 0.0)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -261,7 +274,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     requests = sum(len(v) for v in stats.latencies.values()) + sum(stats.errors.values())
     ops = {op: latency_summary(v) for op, v in stats.latencies.items()}
     return {
-        "backend": args.backend, "vectors": "pgvector" if args.backend == "pgvector" else
+        "backend": args.backend, "searches_read": "replica" if args.read_url else "primary", "vectors": "pgvector" if args.backend == "pgvector" else
         ("chroma-server" if args.chroma_url else "chroma-embedded"), "clients": args.clients, "duration_s": round(elapsed, 1), "users": args.users,
         "add_ratio": args.add_ratio, "requests": requests, "errors": sum(stats.errors.values()),
         "error_kinds": stats.errors, "throughput_rps": round(requests / elapsed, 1),
@@ -278,6 +291,8 @@ def main() -> None:
     parser.add_argument("--database-url", help="PostgreSQL URL (default: MIRIX_TEST_PG_URL, for pgvector "
                                                "MIRIX_TEST_PGVECTOR_URL)")
     parser.add_argument("--chroma-url", help="a Chroma server for the vectors (default: embedded Chroma)")
+    parser.add_argument("--read-url", help="a streaming replica of the database (its base URL, as --database-url): "
+                                           "searches read there (MIRIX_DATABASE_READ_URL)")
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--duration", type=float, default=60.0, help="seconds of load")
     parser.add_argument("--users", type=int, default=8, help="users the clients spread over")
@@ -292,7 +307,7 @@ def main() -> None:
     rows = [[op, s["n"], round(s["n"] / result["duration_s"], 1), s["p50_ms"], s["p95_ms"], s["p99_ms"], s["max_ms"]]
             for op, s in lat.items()]
     print(table(["operation", "ok", "per s", "p50 ms", "p95 ms", "p99 ms", "max ms"], rows,
-                title=f"{result['backend']} + {result['vectors']}: {result['clients']} clients for {result['duration_s']} s on loopback"))
+                title=f"{result['backend']} + {result['vectors']}, searches on the {result['searches_read']}: {result['clients']} clients for {result['duration_s']} s on loopback"))
     v = result["verify"]
     print(f"requests {result['requests']}, errors {result['errors']} {result['error_kinds'] or ''}, "
           f"throughput {result['throughput_rps']} req/s")

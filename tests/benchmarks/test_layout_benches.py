@@ -67,3 +67,15 @@ def test_tenant_recall_tiny(tmp_path, servers):
     assert all(exact[c]["recall_at_10"] == 1.0 for c in ("big", "mid", "small"))
     chosen = result["strategies"]["iterative relaxed, ef 100"]
     assert all(0.0 <= chosen[c]["recall_at_10"] <= 1.0 for c in ("big", "mid", "small"))
+
+
+def test_rest_load_with_searches_on_the_replica_tiny(tmp_path, servers, pgvector_replica):
+    """benchmarks/load_rest.py on pgvector with its searches on the streaming replica: every add
+    acknowledged is processed on the primary and found by a search on the replica."""
+    out = tmp_path / "load.json"
+    _run("load_rest.py", "--backend", "pgvector", "--read-url", os.environ["MIRIX_TEST_PGVECTOR_REPLICA_URL"],
+         "--duration", "2", "--clients", "4", "--users", "2", "--json", str(out), cwd=tmp_path)
+    result = json.loads(out.read_text())
+    v = result["verify"]
+    assert result["searches_read"] == "replica" and result["errors"] == 0 and result["latency"]["search"]["n"] > 0
+    assert v["acknowledged"] == v["processed"] > 0 and v["missing_from_memories"] == 0 and v["not_found_by_search"] == 0
