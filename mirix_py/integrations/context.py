@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from mirix_py.agents.chat import Retrieval, offline_topics
+from mirix_py.agents.core_blocks import core_memory
 from mirix_py.text.passages import focus
 from mirix_py.records import CoreMemory, KnowledgeVaultMemory, MemoryContext, SearchHit, Sensitivity
 
@@ -47,9 +48,10 @@ def handed(retrieval: Retrieval) -> list[SearchHit]:
 def retrieve_context(mx: "Mirix", user_id: str, message: str, *, max_items: int = 10) -> MemoryContext:
     """Topics, core blocks and up to `max_items` matches (with their context turns) for `message`."""
     topics = offline_topics(message, datetime.now(timezone.utc))
-    core: dict[str, CoreMemory] = mx.core_memory(user_id=user_id)
-    # the ranking alone, and the first match of each type it left out only when it leaves room
     flow = mx.chat_flow
+    # core blocks from the store the hits come from (a replica's, with `database_read_url`), as chat reads them
+    core: dict[str, CoreMemory] = core_memory(flow.store, user_id)
+    # the ranking alone, and the first match of each type it left out only when it leaves room
     ranked = flow.ranking(user_id, message, topics, max_items)
     hits = handed(flow.retrieval(user_id, message, topics, core, ranked))
     if sum(h.context_for is None for h in hits) < max_items:
