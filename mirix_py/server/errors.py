@@ -15,7 +15,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
-from sqlalchemy.exc import StatementError
+from sqlalchemy.exc import OperationalError, StatementError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mirix_py.errors import CoreMemoryFull, DependencyMissing, InvalidInput, MemoryNotFound
@@ -109,6 +109,11 @@ def install_error_handlers(app: FastAPI) -> None:
             return error_response(422, "invalid_input", f"value cannot be stored: {exc.orig}")
         log.error("database error: %s", exc)
         return error_response(500, "internal", "database error")
+
+    @app.exception_handler(OperationalError)  # a database that does not answer (the primary or the read replica)
+    async def _database_down(_: Request, exc: OperationalError) -> JSONResponse:
+        log.error("database unavailable: %s", type(exc.orig).__name__ if exc.orig is not None else exc)
+        return error_response(503, "unavailable", "database unavailable: try again later")
 
     @app.exception_handler(OverflowError)
     async def _overflow(_: Request, exc: OverflowError) -> JSONResponse:  # e.g. a date at the edge of the calendar

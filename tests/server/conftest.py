@@ -50,11 +50,12 @@ def _pg_schema():
     return admin, schema, f"{PG_URL}{sep}options=-csearch_path%3D{schema}"
 
 
-def start_live(tmp_path, embedder, database_url=None, **app_kwargs):
+def start_live(tmp_path, embedder, database_url=None, settings=None, **app_kwargs):
+    """`settings`: the engine's whole settings instead of a data dir under `tmp_path` and `database_url`."""
     from mirix_py.engine import Mirix
     from mirix_py.server import KeyStore, create_app
 
-    mx = Mirix(tmp_path / "data", embedder=embedder, database_url=database_url)
+    mx = Mirix(tmp_path / "data", embedder=embedder, database_url=database_url, settings=settings)
     keys = KeyStore(mx.engine)
     app = create_app(mx, keys=keys, **app_kwargs)
     server = LiveServer(app).__enter__()
