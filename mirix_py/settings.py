@@ -151,7 +151,11 @@ class Settings(BaseModel):
         if env.get("MIRIX_MAX_INPUT_CHARS"):
             values["max_input_chars"] = int(env["MIRIX_MAX_INPUT_CHARS"])
         values = {k: v for k, v in values.items() if v is not None}
-        values.update({k: v for k, v in overrides.items() if v is not None})
+        given = {k: v for k, v in overrides.items() if v is not None}
+        if given.get("database_url", values.get("database_url")) != values.get("database_url"):
+            # the environment's replica follows the environment's database, not one named in code
+            values.pop("database_read_url", None)
+        values.update(given)
         return cls(**values)
 
     @property

@@ -106,3 +106,15 @@ def test_the_read_url_comes_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("MIRIX_DATABASE_URL", "postgresql://db/mirix")
     monkeypatch.setenv("MIRIX_DATABASE_READ_URL", "postgresql://db-replica/mirix")
     assert Settings.from_env(data_dir=tmp_path).database_read_url == "postgresql://db-replica/mirix"
+
+
+def test_the_environments_replica_is_not_used_for_another_database_named_in_code(tmp_path, monkeypatch):
+    """A restore into another database, or an engine opened on one, must not search the replica of the
+    database the environment names."""
+    monkeypatch.setenv("MIRIX_DATABASE_URL", "postgresql://db/mirix")
+    monkeypatch.setenv("MIRIX_DATABASE_READ_URL", "postgresql://db-replica/mirix")
+    assert Settings.from_env(data_dir=tmp_path, database_url="postgresql://db/mirix").database_read_url
+    assert Settings.from_env(data_dir=tmp_path, database_url="postgresql://staging/mirix").database_read_url is None
+    assert Settings.from_env(data_dir=tmp_path, database_url="postgresql://staging/mirix",
+                             database_read_url="postgresql://staging-replica/mirix").database_read_url == \
+        "postgresql://staging-replica/mirix"
