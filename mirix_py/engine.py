@@ -315,7 +315,7 @@ class Mirix(ScreenshotsMixin):
             return self.add(exchange, user_id=user_id, wait=False).input_ids
 
         return chat_turn(self.chat_flow, message, user_id=user_id, history=history, run=self.run_on_model_loop,
-                         remember=feed if remember else None)
+                         remember=feed if remember else None, ledger=self.store)
 
     def user_ids(self) -> builtins.list[str]:
         """Every user that has memories or inputs, sorted."""

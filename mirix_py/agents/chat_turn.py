@@ -21,6 +21,7 @@ from mirix_py.errors import InvalidInput
 from mirix_py.llm.meter import Meter
 from mirix_py.records import ChatResponse, LLMUsage
 from mirix_py.secrets.redaction import scrub
+from mirix_py.store.memories import MemoryStore
 from mirix_py.store.questions import exchange_ids
 
 log = logging.getLogger("mirix_py")
@@ -39,9 +40,10 @@ def checked_history(message: str, history: Sequence[dict[str, Any]] | None) -> l
 
 
 def chat_turn(flow: ChatFlow, message: str, *, user_id: str, history: Sequence[dict[str, Any]] | None,
-              run: RunCoroutine, remember: Remember | None) -> ChatResponse:
+              run: RunCoroutine, remember: Remember | None, ledger: MemoryStore | None = None) -> ChatResponse:
     """Topics, coarse retrieval over all six types, targeted search, the answer with its citations;
-    `remember` (None: nothing is fed back) takes the exchange."""
+    `remember` (None: nothing is fed back) takes the exchange. `ledger`: where the model's usage is
+    written, the primary's store when `flow` reads a replica (default: `flow.store`)."""
     turns = checked_history(message, history)
     online = flow.client is not None
     started = time.perf_counter()
@@ -74,7 +76,7 @@ def chat_turn(flow: ChatFlow, message: str, *, user_id: str, history: Sequence[d
         exchange.append({"role": "assistant", "content": answer, "id": answer_id})
     usage = LLMUsage(**meter.summary(), wall_seconds=round(time.perf_counter() - started, 4))
     if online:
-        flow.store.record_usage(user_id, "chat", usage.model_dump())
+        (ledger or flow.store).record_usage(user_id, "chat", usage.model_dump())
     fed = remember(exchange) if remember is not None else []
     return ChatResponse(answer=answer, topics=topics.keywords, start=topics.start, end=topics.end,
                         memory_ids=cited, retrieved_ids=retrieval.ids, mode="llm" if online else "offline",

@@ -13,6 +13,7 @@ from sqlalchemy import create_engine, text
 
 from mirix_py.engine import Mirix
 from mirix_py.integrations.context import retrieve_context
+from mirix_py.llm.scripted import ScriptedChatCompletionClient
 from mirix_py.settings import Settings
 
 
@@ -85,6 +86,25 @@ def test_searches_chat_and_context_read_the_replica_and_writes_the_primary(tmp_p
         wait_replayed(primary, replica)
         assert any("Lisbon" in h.text for h in mx.search("Where did Lena move?", user_id="ada"))
         assert "Lisbon" in retrieve_context(mx, "ada", "Where did Lena move?").prompt
+
+
+def test_chat_with_a_model_reads_the_replica_and_writes_its_usage_to_the_primary(tmp_path, embedder, pgvector_replica):
+    """Chat's only write, the model's usage, goes to the primary: the replica refuses writes."""
+    primary, replica = pgvector_replica
+
+    def script(req):
+        if req.agent == "topic_extractor":
+            return '{"topics": ["cat"], "start": null, "end": null}'
+        return "Your cat is Miso." if "Miso" in req.system else "I don't know."
+
+    settings = Settings(data_dir=tmp_path / "data", database_url=primary, database_read_url=replica,
+                        vector_store="pgvector")
+    with Mirix(settings=settings, embedder=embedder, model_client=ScriptedChatCompletionClient(script)) as mx:
+        mx.add("I adopted a cat named Miso last spring.", user_id="ada")  # the model's flow writes it too
+        wait_replayed(primary, replica)
+        response = mx.chat("What is my cat called?", user_id="ada", remember=False)
+        assert response.mode == "llm" and response.fallback is None and response.answer == "Your cat is Miso."
+        assert mx.stats(user_id="ada")["llm_usage"]["chat"]["llm_calls"] == response.usage.llm_calls >= 2
 
 
 def test_without_a_read_url_searches_read_the_primary(mx_sqlite):
