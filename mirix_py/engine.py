@@ -40,6 +40,7 @@ from mirix_py.upkeep.doctor import warn_if_embedded_by_another
 from mirix_py.secrets.redaction import guard_logs, scrub
 from mirix_py.secrets.guard import SecretGuard
 from mirix_py.store.inputs import new_worker_id
+from mirix_py.store.memories import MemoryStore
 
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
@@ -88,18 +89,20 @@ class Mirix(ScreenshotsMixin):
                             embedder=load_embedder(self.settings.embedder) if embedder is _DEFAULT else embedder,
                             read_url=self.settings.database_read_url)
         self.engine, self.store, self.inputs = opened.engine, opened.memories, opened.inputs
-        self.reading, self.read_engine = opened.reading, opened.read_engine
+        self.reading = opened.reading
+        self.read_engine = None if self.reading is self.store else self.reading.engine  # a replica's
         warn_if_embedded_by_another(self.store, data)
         if lock and not sqlite and self.store.vectors is not None and self.store.vectors.kind == "chroma-embedded":
             self._release_writer_lock = writer_lock.held_by(self, data)  # PostgreSQL rows, embedded Chroma vectors
         self.worker_id = new_worker_id()
         # ingestion's own searches (repeats, supersessions) read what was just written: the primary;
         # `search`, chat and /context read `self.reading` (a replica when `database_read_url` is set)
-        self.searcher = Searcher(self.store, session_leg=self.settings.session_leg,
-                                 name_legs=self.settings.name_legs, whole_hits=self.settings.whole_hits)
-        self.read_searcher = self.searcher if self.reading is self.store else Searcher(
-            self.reading, session_leg=self.settings.session_leg, name_legs=self.settings.name_legs,
-            whole_hits=self.settings.whole_hits)
+        def searcher_of(store: MemoryStore) -> Searcher:
+            return Searcher(store, session_leg=self.settings.session_leg, name_legs=self.settings.name_legs,
+                            whole_hits=self.settings.whole_hits)
+
+        self.searcher = searcher_of(self.store)
+        self.read_searcher = self.searcher if self.reading is self.store else searcher_of(self.reading)
         self.definitions = load_definitions(agents_dir)  # validated at start, in both modes
         flows = build_flows(self.store, self.searcher, self.settings, self.definitions, model_client,
                             reading=(self.reading, self.read_searcher))

@@ -316,17 +316,7 @@ class CachedEmbedder:
         return self.inner.embed(texts)
 
     def embed_query(self, text: str) -> list[float]:
-        with self._lock:
-            hit = self._cache.get(text)
-            if hit is not None:
-                self._cache.move_to_end(text)
-                return hit
-        vector = self.inner.embed([text])[0]
-        with self._lock:
-            self._cache[text] = vector
-            if len(self._cache) > self._size:
-                self._cache.popitem(last=False)
-        return vector
+        return self.embed_kept([text])[0]
 
     def embed_kept(self, texts: Sequence[str]) -> list[list[float]]:
         """Vectors of texts a reader weighs again on every call (a user's core lines, the question just
@@ -338,15 +328,14 @@ class CachedEmbedder:
                 if vector is not None:
                     self._cache.move_to_end(text)
         missing = list(dict.fromkeys(t for t, v in zip(texts, found) if v is None))
-        if missing:
-            fresh = dict(zip(missing, self.inner.embed(missing)))
+        fresh = dict(zip(missing, self.inner.embed(missing))) if missing else {}
+        if fresh:
             with self._lock:
                 for text, vector in fresh.items():
                     self._cache[text] = vector
                 while len(self._cache) > self._size:
                     self._cache.popitem(last=False)
-            found = [v if v is not None else fresh[t] for t, v in zip(texts, found)]
-        return [v for v in found if v is not None]
+        return [v if v is not None else fresh[t] for t, v in zip(texts, found)]
 
     def clear(self) -> None:
         """Forget the kept embeddings (a benchmark times every query embedded afresh)."""

@@ -28,7 +28,6 @@ class OpenStore:
     memories: MemoryStore
     inputs: InputLog
     reading: MemoryStore  # searches read here: `memories` itself, or the same over a replica
-    read_engine: Engine | None = None  # the replica's, when there is one
 
 
 def fulltext_for(engine: Engine) -> FullTextIndex:
@@ -51,7 +50,7 @@ def open_store(sql_url: str, data_dir: Path, *, sqlite_driver: str, vault_key: s
     if not read_url:
         return OpenStore(engine, memories, inputs, memories)
     read_engine = make_engine(read_url)
-    return OpenStore(engine, memories, inputs, replica_store(memories, read_engine), read_engine)
+    return OpenStore(engine, memories, inputs, replica_store(memories, read_engine))
 
 
 def replica_store(primary: MemoryStore, read_engine: Engine) -> MemoryStore:
