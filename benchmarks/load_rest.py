@@ -237,6 +237,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         if not database_url:
             raise SystemExit("--read-url needs --backend postgres or pgvector")
         layout_env["MIRIX_DATABASE_READ_URL"] = args.read_url + database_url[len(base or ""):]
+        layout_env["MIRIX_READ_YOUR_WRITES"] = "0" if args.no_read_your_writes else "1"
     if args.chroma_url:  # a Chroma database of this run's own on the server
         layout_env["MIRIX_CHROMA_URL"] = args.chroma_url.rstrip("/") + "/" + (schema or "load_" + uuid.uuid4().hex[:8])
     users = [f"load-user-{i}" for i in range(args.users)]
@@ -261,6 +262,8 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
             await asyncio.gather(*(client_loop(i, http, users, stop_at, args.add_ratio, stats, rngs[i])
                                    for i in range(args.clients)))
             elapsed = time.monotonic() - started
+            # how many of the load's searches the server sent to the primary: a user's own writes not yet replayed
+            served = (await http.get(f"/v1/users/{users[0]}/stats")).json().get("searches_kept_on_primary")
             checks = await verify(http, stats, args.drain_timeout, replica_wait=30.0 if args.read_url else 0.0)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
@@ -274,7 +277,9 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     requests = sum(len(v) for v in stats.latencies.values()) + sum(stats.errors.values())
     ops = {op: latency_summary(v) for op, v in stats.latencies.items()}
     return {
-        "backend": args.backend, "searches_read": "replica" if args.read_url else "primary", "vectors": "pgvector" if args.backend == "pgvector" else
+        "backend": args.backend, "searches_read": "replica" if args.read_url else "primary",
+        "read_your_writes": bool(args.read_url) and not args.no_read_your_writes,
+        "searches_kept_on_primary": served, "vectors": "pgvector" if args.backend == "pgvector" else
         ("chroma-server" if args.chroma_url else "chroma-embedded"), "clients": args.clients, "duration_s": round(elapsed, 1), "users": args.users,
         "add_ratio": args.add_ratio, "requests": requests, "errors": sum(stats.errors.values()),
         "error_kinds": stats.errors, "throughput_rps": round(requests / elapsed, 1),
@@ -293,6 +298,9 @@ def main() -> None:
     parser.add_argument("--chroma-url", help="a Chroma server for the vectors (default: embedded Chroma)")
     parser.add_argument("--read-url", help="a streaming replica of the database (its base URL, as --database-url): "
                                            "searches read there (MIRIX_DATABASE_READ_URL)")
+    parser.add_argument("--no-read-your-writes", action="store_true",
+                        help="with --read-url: every search reads the replica, a user's own unreplayed writes "
+                             "included (MIRIX_READ_YOUR_WRITES=0)")
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--duration", type=float, default=60.0, help="seconds of load")
     parser.add_argument("--users", type=int, default=8, help="users the clients spread over")

@@ -23,6 +23,7 @@ from mirix_py.agents.flows import build_flows
 from mirix_py.llm.loop import LoopThread
 from mirix_py.secrets.detection import find_secrets
 from mirix_py.facade.background import BackgroundQueue
+from mirix_py.facade.readers import Readers, ReadSide
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
 from mirix_py.boundary.inputs import check_user, normalize_add, parse_memory_types, parse_when
 from mirix_py.tools.ops import DeleteOp, UpdateOp
@@ -44,7 +45,6 @@ from mirix_py.store.memories import MemoryStore
 
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
-
     from mirix_py.upkeep.doctor import DoctorReport
     from mirix_py.secrets.doctor import SecretReport
 from mirix_py.store.search import Searcher
@@ -87,7 +87,8 @@ class Mirix(ScreenshotsMixin):
                             vault_key=self.settings.vault_key, vector_store=self.settings.vector_store,
                             chroma_url=self.settings.chroma_url, guard=SecretGuard(find_secrets), redact=scrub,
                             embedder=load_embedder(self.settings.embedder) if embedder is _DEFAULT else embedder,
-                            read_url=self.settings.database_read_url)
+                            read_url=self.settings.database_read_url,
+                            read_your_writes=self.settings.read_your_writes)
         self.engine, self.store, self.inputs = opened.engine, opened.memories, opened.inputs
         self.reading = opened.reading
         self.read_engine = None if self.reading is self.store else self.reading.engine  # a replica's
@@ -107,6 +108,11 @@ class Mirix(ScreenshotsMixin):
         flows = build_flows(self.store, self.searcher, self.settings, self.definitions, model_client,
                             reading=(self.reading, self.read_searcher))
         self.model_client, self.offline_flow, self.chat_flow = flows.client, flows.offline, flows.chat
+        self.write_marks = opened.write_marks
+        # a user's searches, chats and /context: on the replica, or on the primary until it has the user's writes
+        self.readers = Readers(ReadSide(self.searcher, flows.chat_on_primary),
+                               None if self.read_engine is None else ReadSide(self.read_searcher, self.chat_flow),
+                               self.write_marks)
         self._loop = LoopThread()  # model clients stay on one event loop
         self.runner = BatchRunner(self.store, self.inputs, flows.update, fallback=flows.offline,
                                   run=self.run_on_model_loop, worker_id=self.worker_id, mode=self.mode)
@@ -134,6 +140,8 @@ class Mirix(ScreenshotsMixin):
             "mode": self.mode,
             **database_info(self.engine),
             "searches_read": "replica" if self.read_engine is not None else "primary",
+            # with a replica: a user's searches read the primary until the replica has the user's writes
+            "read_your_writes": self.write_marks is not None,
             "vectors": self.store.vectors.kind if self.store.vectors is not None else None,
             "embedder": self.store.embedder.name if self.store.embedder else None,
             "search": "hybrid" if self.searcher.vector_ready else "bm25-only",
@@ -201,7 +209,7 @@ class Mirix(ScreenshotsMixin):
         by default `settings.search_context` (what every reader's path uses and `mirix eval locomo` measures);
         0 gives the matches only."""
         check_user(user_id)
-        return self.read_searcher.search(query, user_id=user_id, limit=limit, memory_types=parse_memory_types(memory_types),
+        return self.readers.side(user_id).searcher.search(query, user_id=user_id, limit=limit, memory_types=parse_memory_types(memory_types),
                                     start=parse_when(start, "start"), end=parse_when(end, "end"), method=method,
                                     context=self.settings.search_context if context is None else context)
 
@@ -317,7 +325,7 @@ class Mirix(ScreenshotsMixin):
         def feed(exchange: builtins.list[dict[str, Any]]) -> builtins.list[str]:
             return self.add(exchange, user_id=user_id, wait=False).input_ids
 
-        return chat_turn(self.chat_flow, message, user_id=user_id, history=history, run=self.run_on_model_loop,
+        return chat_turn(self.readers.side(user_id).chat, message, user_id=user_id, history=history, run=self.run_on_model_loop,
                          remember=feed if remember else None, ledger=self.store)
 
     def user_ids(self) -> builtins.list[str]:
@@ -332,7 +340,8 @@ class Mirix(ScreenshotsMixin):
         return ping(self.engine)
 
     def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
-        return {**self.describe(), "memories": self.store.count(user_id=user_id),
+        kept = {} if self.write_marks is None else {"searches_kept_on_primary": self.write_marks.kept_on_primary}
+        return {**self.describe(), **kept, "memories": self.store.count(user_id=user_id),
                 "llm_usage": self.store.usage_totals(user_id=user_id)}
 
     def close(self) -> None:

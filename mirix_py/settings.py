@@ -31,6 +31,11 @@ class Settings(BaseModel):
         default=None, description="A read-only PostgreSQL URL, a streaming replica of database_url: searches, chat's "
                                   "retrieval and /context read from it; writes, get, list and ingestion's own "
                                   "searches stay on database_url. Unset: everything on database_url.")
+    read_your_writes: bool = Field(
+        default=True, description="With database_read_url: a user's searches read database_url until the replica "
+                                  "has replayed that user's last write through this engine, so a caller never "
+                                  "misses its own write. Off: every search reads the replica, as far as it has "
+                                  "replayed.")
     chroma_url: str | None = Field(default=None, description="http://host:port of a Chroma server; embedded when unset.")
     vector_store: str = Field(default="auto", pattern="^(auto|chroma|pgvector)$",
                               description="'pgvector' (vectors in the PostgreSQL database), 'chroma', or 'auto': "
@@ -126,6 +131,7 @@ class Settings(BaseModel):
         values: dict[str, Any] = {  # strings from the environment: the model parses them
             "database_url": env.get("MIRIX_DATABASE_URL"),
             "database_read_url": env.get("MIRIX_DATABASE_READ_URL"),
+            "read_your_writes": env.get("MIRIX_READ_YOUR_WRITES") or None,
             "chroma_url": env.get("MIRIX_CHROMA_URL"),
             "vector_store": env.get("MIRIX_VECTOR_STORE") or None,
             "embedder": env.get("MIRIX_EMBEDDER", "minilm"),

@@ -28,6 +28,9 @@ class Flows:
     offline: OfflineFlow
     update: Flow  # `offline` without a model
     chat: ChatFlow
+    # chat over the primary's store and searcher, for a user whose last write the replica lacks
+    # (`store.write_marks`); `chat` itself when chat reads the primary
+    chat_on_primary: ChatFlow
 
 
 def build_flows(store: MemoryStore, searcher: Searcher, settings: Settings, definitions: dict[str, AgentDefinition],
@@ -51,8 +54,11 @@ def build_flows(store: MemoryStore, searcher: Searcher, settings: Settings, defi
         update = UpdateFlow(store, searcher, client, definitions, fallback=offline, bounds=bounds,
                             features=ServerFeatures(settings.llm_structured_output),
                             max_managers=settings.llm_max_managers, prompt_order=settings.llm_prompt_order)
-    chat = ChatFlow(chat_store, chat_searcher, client, definitions["chat_agent"], bounds=bounds,
-                    zone=display_zone(settings.timezone), context=settings.search_context,
-                    memories_shown=settings.llm_memories_shown,
-                    model_actors=[d.name for d in definitions.values() if d.role == "memory_manager"])
-    return Flows(client, offline, update, chat)
+    def chat_over(chat_store: MemoryStore, chat_searcher: Searcher) -> ChatFlow:
+        return ChatFlow(chat_store, chat_searcher, client, definitions["chat_agent"], bounds=bounds,
+                        zone=display_zone(settings.timezone), context=settings.search_context,
+                        memories_shown=settings.llm_memories_shown,
+                        model_actors=[d.name for d in definitions.values() if d.role == "memory_manager"])
+
+    chat = chat_over(chat_store, chat_searcher)
+    return Flows(client, offline, update, chat, chat if chat_store is store else chat_over(store, searcher))

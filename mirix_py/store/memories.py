@@ -36,6 +36,7 @@ from mirix_py.store.sessions import SessionIndex, input_of, sessions_for
 from mirix_py.store.textrefs import from_refs, to_refs
 from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow, UsageRow
 from mirix_py.store.vectors import VectorIndex, VectorItem, in_transaction
+from mirix_py.store.write_marks import WriteMarks
 
 log = logging.getLogger("mirix_py.store")
 
@@ -107,16 +108,19 @@ class _Planned:
 class MemoryStore:
     def __init__(self, engine: Engine, fulltext: FullTextIndex, cipher: Cipher,
                  vectors: VectorIndex | None, embedder: Embedder | None,
-                 guard: SecretGuard | None = None, sessions: SessionIndex | None = None) -> None:
+                 guard: SecretGuard | None = None, sessions: SessionIndex | None = None,
+                 write_marks: WriteMarks | None = None) -> None:
         """`guard`: what keeps secrets out of every memory written (`secrets.guard`); the engine
         always passes one (the vault rules). `sessions`: the index of each input's episodes
-        (`store.sessions`), the backend's own unless given."""
+        (`store.sessions`), the backend's own unless given. `write_marks`: told of each user's
+        committed writes, when searches read a replica (`store.write_marks`)."""
         self.engine = engine
         self.fulltext = fulltext
         self.cipher = cipher
         self.vectors = vectors
         self.embedder = embedder
         self.guard = guard
+        self.write_marks = write_marks
         self.sessions = sessions if sessions is not None else sessions_for(engine)
         self._known: dict[str, tuple[tuple, Known]] = {}  # user -> (vault stamp, its values)
         self.input_tags = InputTags(engine)  # the caller's ids of inputs, which memories cite beside them
@@ -252,10 +256,20 @@ class MemoryStore:
                 session.flush()
                 self.vectors.write(conn, user_id, upserts, deletes)
             session.commit()
+            self._committed(session, user_id)
         if self.vectors is not None and not self.vectors.transactional:
             self._mirror_vectors(user_id, plans, vectors)
         return [MemoryChange(operation=p.operation, memory_id=p.memory_id, memory_type=p.memory_type, actor=actor)
                 for p in plans]
+
+    def _committed(self, session: Session, user_id: str) -> None:
+        if self.write_marks is None:
+            return
+        try:
+            self.write_marks.wrote(session.connection(), user_id)
+        except Exception as exc:  # the write is committed: report it as done, not as failed
+            log.warning("the log position after a write was not read (%s): searches may read the replica "
+                        "before it has this write", type(exc).__name__)
 
     def _plan(self, session: Session, ops: Sequence[Op], *, user_id: str, input_id: str | None,
               source_ids: Sequence[str]) -> list[_Planned]:
@@ -662,6 +676,7 @@ class MemoryStore:
                 "usage": _deleted(session, sa_delete(UsageRow).where(col(UsageRow.user_id) == user_id)),
             }
             session.commit()
+            self._committed(session, user_id)  # the replica may still hold what was deleted
         if self.vectors is not None and not self.vectors.transactional:
             self.vectors.drop_user(user_id)
         return counts

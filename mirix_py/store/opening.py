@@ -20,6 +20,7 @@ from mirix_py.store.memories import MemoryStore
 from mirix_py.store.pg_fulltext import PostgresFullText
 from mirix_py.store.sqlite_fulltext import SQLiteFullText
 from mirix_py.store.vector_layout import open_vector_index
+from mirix_py.store.write_marks import WriteMarks
 
 
 @dataclass
@@ -28,6 +29,8 @@ class OpenStore:
     memories: MemoryStore
     inputs: InputLog
     reading: MemoryStore  # searches read here: `memories` itself, or the same over a replica
+    # with a replica and read-your-writes: whose searches must read `memories` for now
+    write_marks: WriteMarks | None = None
 
 
 def fulltext_for(engine: Engine) -> FullTextIndex:
@@ -37,20 +40,23 @@ def fulltext_for(engine: Engine) -> FullTextIndex:
 
 def open_store(sql_url: str, data_dir: Path, *, sqlite_driver: str, vault_key: str | None, embedder: Embedder | None,
                vector_store: str, chroma_url: str | None, guard: SecretGuard,
-               redact: Callable[[str], str], read_url: str | None = None) -> OpenStore:
+               redact: Callable[[str], str], read_url: str | None = None,
+               read_your_writes: bool = True) -> OpenStore:
     """`guard` keeps secrets out of every memory written; `redact` out of the input log's plain columns;
-    `read_url`: a streaming replica's URL (`Settings.database_read_url`)."""
+    `read_url`: a streaming replica's URL (`Settings.database_read_url`); `read_your_writes`: a user's
+    searches read the primary until the replica has replayed that user's last write (`store.write_marks`)."""
     engine = make_engine(sql_url, sqlite_driver)
     create_schema(engine)
     cipher = Cipher(load_or_create_key(data_dir, vault_key))
     vectors = open_vector_index(engine, requested=vector_store, chroma_url=chroma_url,
                                 chroma_dir=data_dir / "chroma", embedder=embedder)
-    memories = MemoryStore(engine, fulltext_for(engine), cipher, vectors, embedder, guard=guard)
+    read_engine = make_engine(read_url) if read_url else None
+    marks = WriteMarks(read_engine) if read_engine is not None and read_your_writes else None
+    memories = MemoryStore(engine, fulltext_for(engine), cipher, vectors, embedder, guard=guard, write_marks=marks)
     inputs = InputLog(engine, cipher, redact=redact)
-    if not read_url:
+    if read_engine is None:
         return OpenStore(engine, memories, inputs, memories)
-    read_engine = make_engine(read_url)
-    return OpenStore(engine, memories, inputs, replica_store(memories, read_engine))
+    return OpenStore(engine, memories, inputs, replica_store(memories, read_engine), marks)
 
 
 def replica_store(primary: MemoryStore, read_engine: Engine) -> MemoryStore:

@@ -78,4 +78,5 @@ def test_rest_load_with_searches_on_the_replica_tiny(tmp_path, servers, pgvector
     result = json.loads(out.read_text())
     v = result["verify"]
     assert result["searches_read"] == "replica" and result["errors"] == 0 and result["latency"]["search"]["n"] > 0
+    assert result["read_your_writes"] is True and 0 <= result["searches_kept_on_primary"] <= result["requests"]
     assert v["acknowledged"] == v["processed"] > 0 and v["missing_from_memories"] == 0 and v["not_found_by_search"] == 0

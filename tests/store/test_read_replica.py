@@ -56,21 +56,30 @@ def replay_paused(replica_url: str):
         replica.dispose()
 
 
+def layout_of(vectors: str, chroma_url: str, tmp_path) -> dict[str, str]:
+    return ({"vector_store": "pgvector"} if vectors == "pgvector"
+            else {"vector_store": "chroma", "chroma_url": chroma_url.rstrip("/") + "/t_" + tmp_path.name[-12:]})
+
+
 @pytest.mark.parametrize("vectors", ["pgvector", "chroma-server"])
 def test_searches_chat_and_context_read_the_replica_and_writes_the_primary(tmp_path, embedder, pgvector_replica,
                                                                          chroma_url, vectors):
+    """The write the replica lacks comes from another engine (another process of the service): this
+    engine's own writes are read on the primary until replayed (the read-your-writes tests below)."""
     primary, replica = pgvector_replica
-    layout = ({"vector_store": "pgvector"} if vectors == "pgvector"
-              else {"vector_store": "chroma", "chroma_url": chroma_url.rstrip("/") + "/t_" + tmp_path.name[-12:]})
+    layout = layout_of(vectors, chroma_url, tmp_path)
     settings = Settings(data_dir=tmp_path / "data", database_url=primary, database_read_url=replica, **layout)
-    with Mirix(settings=settings, embedder=embedder) as mx:
+    with Mirix(settings=settings, embedder=embedder) as mx, \
+            Mirix(settings=Settings(data_dir=tmp_path / "data", database_url=primary, **layout),
+                  embedder=embedder) as writer:
         assert mx.describe()["searches_read"] == "replica" and mx.ping() == "postgresql"
         mx.add("I adopted a cat named Miso last spring.", user_id="ada")
         wait_replayed(primary, replica)
         assert any("Miso" in h.text for h in mx.search("What is my cat called?", user_id="ada"))
+        assert not mx.readers.on_primary("ada")  # replayed: the mark is gone
 
         with replay_paused(replica):
-            added = mx.add("My sister Lena moved to Lisbon in May.", user_id="ada")
+            added = writer.add("My sister Lena moved to Lisbon in May.", user_id="ada")
             written = mx.list(user_id="ada", limit=100)  # the primary's
             assert any("Lisbon" in m.search_text() for m in written)
             lisbon = next(m for m in written if "Lisbon" in m.search_text())
@@ -86,6 +95,70 @@ def test_searches_chat_and_context_read_the_replica_and_writes_the_primary(tmp_p
         wait_replayed(primary, replica)
         assert any("Lisbon" in h.text for h in mx.search("Where did Lena move?", user_id="ada"))
         assert "Lisbon" in retrieve_context(mx, "ada", "Where did Lena move?").prompt
+
+
+def found(mx: Mirix, query: str, word: str, user_id: str = "ada") -> bool:
+    return any(word in h.text for h in mx.search(query, user_id=user_id))
+
+
+@pytest.mark.parametrize("vectors", ["pgvector", "chroma-server"])
+def test_a_users_own_writes_are_searched_on_the_primary_until_the_replica_has_them(tmp_path, embedder,
+                                                                                  pgvector_replica, chroma_url,
+                                                                                  vectors):
+    primary, replica = pgvector_replica
+    layout = layout_of(vectors, chroma_url, tmp_path)
+    settings = Settings(data_dir=tmp_path / "data", database_url=primary, database_read_url=replica, **layout)
+    with Mirix(settings=settings, embedder=embedder) as mx, \
+            Mirix(settings=Settings(data_dir=tmp_path / "data", database_url=primary, **layout),
+                  embedder=embedder) as writer:
+        assert mx.describe()["read_your_writes"] is True
+        mx.add("I adopted a cat named Miso last spring.", user_id="ada")
+        mx.add("I play the cello on Sundays.", user_id="bob")
+        wait_replayed(primary, replica)
+        assert not mx.readers.on_primary("ada") and not mx.readers.on_primary("bob")
+
+        with replay_paused(replica):
+            mx.add("My sister Lena moved to Lisbon in May.", user_id="ada")
+            # ada's own write: her search, chat and /context read the primary and find it
+            assert mx.readers.on_primary("ada") and found(mx, "Where did Lena move?", "Lisbon")
+            answer = mx.chat("Where did Lena move?", user_id="ada", remember=False)
+            assert "Lisbon" in answer.answer
+            assert "Lisbon" in retrieve_context(mx, "ada", "Where did Lena move?").prompt
+            # bob wrote nothing since: his searches still read the replica, which lacks another engine's write
+            writer.add("I sold the cello in June.", user_id="bob")
+            assert not mx.readers.on_primary("bob") and not found(mx, "What happened to the cello?", "sold", "bob")
+            # a memory deleted through this engine is gone from the user's searches at once
+            misos = [m for m in mx.list(user_id="ada", limit=100) if "Miso" in m.search_text()]
+            assert misos and found(mx, "What is my cat called?", "Miso")
+            for miso in misos:  # the turn and what was read from it
+                mx.delete(miso.id, user_id="ada")
+            assert not found(mx, "What is my cat called?", "Miso")
+            # so is every memory of a user deleted whole, though the replica still holds them
+            mx.delete_user("bob")
+            assert mx.readers.on_primary("bob") and mx.search("What happened to the cello?", user_id="bob") == []
+            assert mx.stats()["searches_kept_on_primary"] >= 8  # every read above sent to the primary
+
+        wait_replayed(primary, replica)
+        assert not mx.readers.on_primary("ada") and not mx.readers.on_primary("bob")  # the replica has them: read it again
+        with replay_paused(replica):
+            writer.add("Lena works as an architect.", user_id="ada")
+            assert not found(mx, "What is Lena's job?", "architect")  # the replica's view, as before
+        wait_replayed(primary, replica)
+        assert found(mx, "What is Lena's job?", "architect") and found(mx, "Where did Lena move?", "Lisbon")
+
+
+def test_without_read_your_writes_a_users_own_write_waits_for_the_replica(tmp_path, embedder, pgvector_replica):
+    primary, replica = pgvector_replica
+    settings = Settings(data_dir=tmp_path / "data", database_url=primary, database_read_url=replica,
+                        vector_store="pgvector", read_your_writes=False)
+    with Mirix(settings=settings, embedder=embedder) as mx:
+        assert mx.describe()["read_your_writes"] is False
+        wait_replayed(primary, replica)  # the schema the engine created
+        with replay_paused(replica):
+            mx.add("My sister Lena moved to Lisbon in May.", user_id="ada")
+            assert not mx.readers.on_primary("ada") and not found(mx, "Where did Lena move?", "Lisbon")
+        wait_replayed(primary, replica)
+        assert found(mx, "Where did Lena move?", "Lisbon")
 
 
 def test_chat_with_a_model_reads_the_replica_and_writes_its_usage_to_the_primary(tmp_path, embedder, pgvector_replica):
@@ -125,7 +198,10 @@ def test_a_read_url_is_a_postgres_replica_of_a_postgres_primary(tmp_path, primar
 def test_the_read_url_comes_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("MIRIX_DATABASE_URL", "postgresql://db/mirix")
     monkeypatch.setenv("MIRIX_DATABASE_READ_URL", "postgresql://db-replica/mirix")
-    assert Settings.from_env(data_dir=tmp_path).database_read_url == "postgresql://db-replica/mirix"
+    settings = Settings.from_env(data_dir=tmp_path)
+    assert settings.database_read_url == "postgresql://db-replica/mirix" and settings.read_your_writes is True
+    monkeypatch.setenv("MIRIX_READ_YOUR_WRITES", "0")
+    assert Settings.from_env(data_dir=tmp_path).read_your_writes is False
 
 
 def test_the_environments_replica_is_not_used_for_another_database_named_in_code(tmp_path, monkeypatch):
