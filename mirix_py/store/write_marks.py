@@ -27,10 +27,13 @@ class WriteMarks:
     `MemoryStore`): the primary's insert position, read on the writing connection after each commit
     (at or past the commit's own record, which an asynchronous commit may not have flushed yet)."""
 
-    def __init__(self, replica: Engine) -> None:
+    def __init__(self, replica: Engine, *, prune_at: int = 4096) -> None:
+        """`prune_at`: marks held before those the replica has passed are dropped (users who write
+        and never search would otherwise keep one each for the life of the process)."""
         self.replica = replica
         self._marks: dict[str, int] = {}  # user -> log position of the user's last write
         self._lock = threading.Lock()
+        self._prune_at = self._least_prune = prune_at
         self.kept_on_primary = 0  # reads (searches, chats, /context) sent to the primary since the engine opened
 
     def wrote(self, conn: Connection, user_id: str) -> None:
@@ -38,6 +41,34 @@ class WriteMarks:
         position = lsn_value(conn.execute(_WRITTEN).scalar_one())
         with self._lock:
             self._marks[user_id] = max(position, self._marks.get(user_id, 0))
+            crowded = len(self._marks) >= self._prune_at
+        if crowded:
+            self._prune()
+
+    def held(self) -> int:
+        """How many users have a write the replica may not have replayed."""
+        with self._lock:
+            return len(self._marks)
+
+    def _replayed(self) -> int | None:
+        """The replica's replay position; None when it is not in recovery (a promoted replica, or the
+        primary itself), which holds every write."""
+        with self.replica.connect() as conn:
+            replayed = conn.execute(_REPLAYED).scalar()
+        return None if replayed is None else lsn_value(replayed)
+
+    def _prune(self) -> None:
+        try:
+            replayed = self._replayed()
+        except Exception:  # the replica is down: keep every mark, try again after as many more
+            replayed = 0
+        with self._lock:
+            if replayed is None:
+                self._marks.clear()
+            else:
+                self._marks = {user: mark for user, mark in self._marks.items() if mark > replayed}
+            # a replica far behind keeps most marks: the next prune waits until they have doubled
+            self._prune_at = max(self._least_prune, 2 * len(self._marks))
 
     def pending(self, user_id: str) -> bool:
         """True while the replica has not replayed `user_id`'s last write: read the primary. One query
@@ -46,10 +77,8 @@ class WriteMarks:
             mark = self._marks.get(user_id)
         if mark is None:
             return False
-        with self.replica.connect() as conn:
-            replayed = conn.execute(_REPLAYED).scalar()
-        # NULL: the server is not in recovery (a promoted replica, or the primary itself): it holds every write
-        if replayed is not None and lsn_value(replayed) < mark:
+        replayed = self._replayed()
+        if replayed is not None and replayed < mark:
             with self._lock:
                 self.kept_on_primary += 1
             return True
