@@ -117,7 +117,7 @@ class Mirix(ScreenshotsMixin):
         self.runner = BatchRunner(self.store, self.inputs, flows.update, fallback=flows.offline,
                                   run=self.run_on_model_loop, worker_id=self.worker_id, mode=self.mode)
         self._queue = BackgroundQueue(self._process_queued, batch_size=self.settings.batch_size,
-                                      max_wait_s=self.settings.batch_seconds)
+                                      max_wait_s=self.settings.batch_seconds, sweep=self._take_up_left)
         self.maintenance = Maintenance(self.engine, self.store, self.inputs, self._queue, worker_id=self.worker_id,
                                        data_dir=data)
         if resume and lock and self.inputs.recoverable():
@@ -173,6 +173,9 @@ class Mirix(ScreenshotsMixin):
         """Process every queued input now and wait until done."""
         self._flush_screenshots()
         self._queue.flush(timeout)
+
+    def _take_up_left(self) -> None:
+        self.maintenance.take_up_left()
 
     def _process_queued(self, records: Sequence[InputRecord]) -> None:
         self.runner.process_queued(records)

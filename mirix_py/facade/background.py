@@ -3,6 +3,9 @@
 One worker thread takes queued inputs in per-user batches of up to `batch_size`, as soon as a user
 has a full batch or the oldest input has waited `max_wait_s`; `flush()` processes everything now.
 The input log already holds every queued input, so a crash loses nothing (the inputs stay pending).
+A batch that raises (the database restarting, say) is tried again after 1, 2, 4, … times
+`retry_base_s`, `retries` times; then it leaves the queue and its inputs wait in the log, where the
+worker's `sweep`, called every `sweep_every_s` while it is idle, takes them up again.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ log = logging.getLogger("mirix_py.facade.background")
 
 def take_batches(queue: "OrderedDict[str, list[tuple[float, InputRecord]]]", *, batch_size: int, max_wait_s: float,
                  now: float, force: bool) -> list[list[InputRecord]]:
-    """Pure: remove and return the batches that are due (full, old enough, or forced)."""
+    """Pure: remove and return the batches that are due (full, old enough, or forced). Each item is
+    (when it was queued, the input)."""
     due: list[list[InputRecord]] = []
     for user_id in list(queue):
         items = queue[user_id]
@@ -35,11 +39,16 @@ def take_batches(queue: "OrderedDict[str, list[tuple[float, InputRecord]]]", *, 
 
 class BackgroundQueue:
     def __init__(self, process: Callable[[Sequence[InputRecord]], None], *, batch_size: int = 8,
-                 max_wait_s: float = 2.0) -> None:
+                 max_wait_s: float = 2.0, retries: int = 6, retry_base_s: float = 1.0,
+                 sweep: Callable[[], None] | None = None, sweep_every_s: float = 60.0) -> None:
         self._process = process
         self._batch_size = batch_size
         self._max_wait = max_wait_s
+        self.retries, self.retry_base_s = retries, retry_base_s
+        self._sweep, self.sweep_every_s = sweep, sweep_every_s
         self._queue: OrderedDict[str, list[tuple[float, InputRecord]]] = OrderedDict()
+        self._tries: dict[str, int] = {}  # input id -> failed tries of the batches it was in
+        self._later: list[tuple[float, list[InputRecord]]] = []  # (when to try again, a failed batch)
         self._cond = threading.Condition()
         self._busy = 0
         self._force = False
@@ -58,14 +67,14 @@ class BackgroundQueue:
 
     def pending(self) -> int:
         with self._cond:
-            return sum(len(v) for v in self._queue.values()) + self._busy
+            return sum(len(v) for v in self._queue.values()) + self._busy + sum(len(b) for _, b in self._later)
 
     def flush(self, timeout: float | None = None) -> None:
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             self._force = True
             self._cond.notify_all()
-            while self._queue or self._busy:
+            while self._queue or self._busy or self._later:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     raise TimeoutError("queued inputs are still being processed")
@@ -74,6 +83,8 @@ class BackgroundQueue:
 
     def close(self) -> None:
         if self._thread is None:
+            with self._cond:
+                self._closing = True
             return
         self.flush()
         with self._cond:
@@ -82,22 +93,65 @@ class BackgroundQueue:
         self._thread.join(timeout=10)
 
     def _work(self) -> None:
+        next_sweep = time.monotonic() + self.sweep_every_s
         while True:
             with self._cond:
-                batches = take_batches(self._queue, batch_size=self._batch_size, max_wait_s=self._max_wait,
-                                       now=time.monotonic(), force=self._force or self._closing)
+                now, force = time.monotonic(), self._force or self._closing
+                batches = [batch for when, batch in self._later if force or when <= now]  # failed, due again
+                self._later = [(when, batch) for when, batch in self._later if not (force or when <= now)]
+                batches += take_batches(self._queue, batch_size=self._batch_size, max_wait_s=self._max_wait,
+                                        now=now, force=force)
                 if not batches:
                     if self._closing and not self._queue:
                         return
-                    self._cond.wait(timeout=min(self._max_wait, 0.25) or 0.05)
-                    continue
+                    sweep_now = (self._sweep is not None and not self._queue and not self._later
+                                 and now >= next_sweep)
+                    if not sweep_now:
+                        self._cond.wait(timeout=min(self._max_wait, 0.25) or 0.05)
+                        continue
                 self._busy += sum(len(b) for b in batches)
+            if not batches:
+                next_sweep = time.monotonic() + self.sweep_every_s
+                self._swept()
+                continue
             for batch in batches:
                 try:
                     self._process(batch)
-                except Exception:  # the inputs stay in the log for retry; keep serving the rest
-                    log.exception("background batch of %d input(s) failed", len(batch))
+                    self._forget_tries(batch)
+                except Exception as exc:  # the inputs stay in the log; keep serving the rest
+                    self._failed(batch, exc)
                 finally:
                     with self._cond:
                         self._busy -= len(batch)
                         self._cond.notify_all()
+
+    def _swept(self) -> None:
+        assert self._sweep is not None
+        try:
+            self._sweep()
+        except Exception as exc:  # the next sweep tries again
+            log.warning("taking up inputs left pending failed (%s)", type(exc).__name__)
+
+    def _forget_tries(self, batch: Sequence[InputRecord]) -> None:
+        with self._cond:
+            for record in batch:
+                self._tries.pop(record.id, None)
+
+    def _failed(self, batch: list[InputRecord], exc: Exception) -> None:
+        """Try the batch again after a wait that doubles each time, or give it up to the sweep."""
+        with self._cond:
+            tries = 1 + max(self._tries.get(r.id, 0) for r in batch)
+            again = tries <= self.retries and not self._closing
+            for record in batch:
+                if again:
+                    self._tries[record.id] = tries
+                else:
+                    self._tries.pop(record.id, None)
+            if again:
+                self._later.append((time.monotonic() + self.retry_base_s * 2 ** (tries - 1), batch))
+        if again:
+            log.warning("background batch of %d input(s) failed (%s); trying again (%d of %d)",
+                        len(batch), type(exc).__name__, tries, self.retries)
+        else:
+            log.error("background batch of %d input(s) failed; its inputs wait in the input log for the "
+                      "next sweep or restart", len(batch), exc_info=exc)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -16,7 +17,7 @@ from sqlalchemy.engine import Engine
 
 from mirix_py.facade.background import BackgroundQueue
 from mirix_py.errors import InvalidInput
-from mirix_py.records import InputRecord
+from mirix_py.records import InputRecord, utcnow
 from mirix_py.settings import Settings
 from mirix_py.store.db import make_engine
 from mirix_py.store.inputs import InputLog
@@ -44,6 +45,9 @@ class Maintenance:
         self.worker_id = worker_id
         self.data_dir = data_dir
         self._recovering: set[str] = set()  # ids of inputs `resume` took over, until processed
+        # an input pending this long is no longer waiting in some worker's queue (its batch failed, or
+        # the worker that queued it gave it up): the background worker's sweep takes it up
+        self.left_after_s = 60.0
 
     def doctor(self, *, repair: bool = False, progress=None) -> DoctorReport:
         """Compare SQL and the vector index (and check the vault key and the data dir's modes);
@@ -85,6 +89,17 @@ class Maintenance:
             self.queue.submit(record)
         if wait:
             self.queue.flush()
+        return len(records)
+
+    def take_up_left(self, limit: int = 1000) -> int:
+        """Queue again the inputs pending longer than `left_after_s` (the background worker's sweep,
+        while it is idle). Inputs held by a worker that died are `resume`'s, which repairs first."""
+        before = utcnow() - timedelta(seconds=self.left_after_s)
+        records = self.inputs.claim(self.worker_id, limit=limit, include_stale=False, logged_before=before)
+        if records:
+            log.warning("taking up %d input(s) left pending", len(records))
+        for record in records:
+            self.queue.submit(record)
         return len(records)
 
     def recovered(self, records: Sequence[InputRecord]) -> None:

@@ -190,13 +190,15 @@ class InputLog:
 
     def claim(self, worker_id: str, *, limit: int = 100, input_ids: Iterable[str] | None = None,
               statuses: Sequence[InputStatus] = (InputStatus.pending,), include_stale: bool = True,
-              include_own: bool = False) -> list[InputRecord]:
-        """Atomically take up to `limit` inputs for `worker_id`, oldest first: those in `statuses`,
-        those held by dead workers (`include_stale`) and, with `include_own`, those it already holds."""
+              include_own: bool = False, logged_before: datetime | None = None) -> list[InputRecord]:
+        """Atomically take up to `limit` inputs for `worker_id`, oldest first: those in `statuses`
+        (logged before `logged_before`, when given), those held by dead workers (`include_stale`) and,
+        with `include_own`, those it already holds."""
         now = utcnow()
         wanted = [s.value for s in statuses]
         scope = [] if input_ids is None else [col(InputRow.id).in_(list(input_ids))]
-        fresh_query = select(InputRow).where(col(InputRow.status).in_(wanted), *scope) \
+        since = [] if logged_before is None else [col(InputRow.created_at) < logged_before]
+        fresh_query = select(InputRow).where(col(InputRow.status).in_(wanted), *scope, *since) \
             .order_by(col(InputRow.created_at))
         held_query = select(InputRow).where(col(InputRow.status) == InputStatus.processing.value, *scope) \
             .order_by(col(InputRow.claimed_at)).limit(max(limit * 4, 64))

@@ -39,3 +39,20 @@ def test_only_processed_inputs_lose_their_text(tmp_path):
         assert mx.doctor().undecryptable_inputs == []  # still encrypted like every payload
     finally:
         mx.close()
+
+
+def test_a_claim_can_take_only_inputs_logged_before_a_time(tmp_path):
+    """The background worker's sweep takes up inputs left pending, not those just queued elsewhere."""
+    from datetime import timedelta
+
+    mx = Mirix(tmp_path / "d", embedder=None, resume=False)
+    try:
+        old, new = _record(0), _record(1)
+        old = old.model_copy(update={"created_at": old.created_at - timedelta(minutes=5)})
+        mx.inputs.append([old, new])
+        cutoff = new.created_at - timedelta(minutes=1)
+        taken = mx.inputs.claim("sweeper", limit=10, include_stale=False, logged_before=cutoff)
+        assert [r.id for r in taken] == [old.id]
+        assert mx.inputs.get(new.id).status is InputStatus.pending
+    finally:
+        mx.close()

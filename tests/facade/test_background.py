@@ -1,0 +1,78 @@
+"""Inputs accepted with `wait=False` are processed even when the database fails for a while: a batch
+that raises is tried again, and inputs left pending are taken up again while the engine runs."""
+
+from __future__ import annotations
+
+import time
+
+from sqlalchemy.exc import OperationalError
+
+from mirix_py.boundary.inputs import normalize_add
+from mirix_py.engine import Mirix
+from mirix_py.facade.background import BackgroundQueue
+
+
+def failing(times: int, real):
+    """`real`, raising a database error on its first `times` calls."""
+    calls = {"n": 0}
+
+    def call(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] <= times:
+            raise OperationalError("SELECT 1", {}, ConnectionRefusedError("the database restarted"))
+        return real(*args, **kwargs)
+
+    call.calls = calls  # type: ignore[attr-defined]
+    return call
+
+
+def note():
+    return normalize_add("a note", user_id="ada", occurred_at=None, source_id=None, kind="text", max_chars=10_000)
+
+
+def wait_for(predicate, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, "not within the time allowed"
+        time.sleep(0.05)
+
+
+def test_a_batch_that_raises_is_tried_again_until_it_is_processed(tmp_path, embedder, monkeypatch):
+    with Mirix(tmp_path, embedder=embedder) as mx:
+        monkeypatch.setattr(mx.inputs, "claim", failing(2, mx.inputs.claim))
+        added = mx.add("I adopted a cat named Miso last spring.", user_id="ada", wait=False)
+        mx.flush(timeout=120)
+        assert mx.input_status(added.input_ids[0]).status.value == "processed"
+        assert any("Miso" in h.text for h in mx.search("What is my cat called?", user_id="ada"))
+
+
+def test_retries_wait_longer_each_time_and_stop(monkeypatch):
+    """After `retries` failed tries the batch leaves the queue (its inputs stay in the input log)."""
+    tries: list[float] = []
+
+    def process(batch):
+        tries.append(time.monotonic())
+        raise OperationalError("SELECT 1", {}, ConnectionRefusedError("down"))
+
+    queue = BackgroundQueue(process, batch_size=1, max_wait_s=0.0, retries=3, retry_base_s=0.05)
+    record = note()
+    queue.submit(record)
+    wait_for(lambda: len(tries) == 4 and queue.pending() == 0)
+    gaps = [b - a for a, b in zip(tries, tries[1:])]
+    assert all(g >= 0.05 * 2 ** i * 0.9 for i, g in enumerate(gaps)), gaps
+    queue.close()
+    assert len(tries) == 4
+
+
+def test_inputs_left_pending_are_taken_up_while_the_engine_runs(tmp_path, embedder, monkeypatch):
+    """A database down longer than the retries: the input stays pending in the log, and the worker
+    takes it up again once the database answers, without a restart."""
+    with Mirix(tmp_path, embedder=embedder) as mx:
+        mx._queue.retries, mx._queue.retry_base_s = 1, 0.01
+        mx._queue.sweep_every_s = 0.2
+        mx.maintenance.left_after_s = 0.0
+        claim = failing(2, mx.inputs.claim)
+        monkeypatch.setattr(mx.inputs, "claim", claim)
+        added = mx.add("I adopted a cat named Miso last spring.", user_id="ada", wait=False)
+        wait_for(lambda: mx.input_status(added.input_ids[0]).status.value == "processed")
+        assert claim.calls["n"] >= 3
