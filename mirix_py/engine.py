@@ -117,7 +117,8 @@ class Mirix(ScreenshotsMixin):
         self.runner = BatchRunner(self.store, self.inputs, flows.update, fallback=flows.offline,
                                   run=self.run_on_model_loop, worker_id=self.worker_id, mode=self.mode)
         self._queue = BackgroundQueue(self._process_queued, batch_size=self.settings.batch_size,
-                                      max_wait_s=self.settings.batch_seconds, sweep=self._take_up_left)
+                                      max_wait_s=self.settings.batch_seconds,
+                                      sweep=self._take_up_left if resume and lock else None)
         self.maintenance = Maintenance(self.engine, self.store, self.inputs, self._queue, worker_id=self.worker_id,
                                        data_dir=data)
         if resume and lock and self.inputs.recoverable():

@@ -10,6 +10,7 @@ from sqlalchemy.exc import OperationalError
 from mirix_py.boundary.inputs import normalize_add
 from mirix_py.engine import Mirix
 from mirix_py.facade.background import BackgroundQueue
+from mirix_py.records import InputStatus
 
 
 def failing(times: int, real):
@@ -76,3 +77,22 @@ def test_inputs_left_pending_are_taken_up_while_the_engine_runs(tmp_path, embedd
         added = mx.add("I adopted a cat named Miso last spring.", user_id="ada", wait=False)
         wait_for(lambda: mx.input_status(added.input_ids[0]).status.value == "processed")
         assert claim.calls["n"] >= 3
+
+
+def test_an_input_whose_end_could_not_be_written_is_taken_up_after_its_lease(tmp_path, embedder, monkeypatch):
+    """A waited add whose status write fails leaves its input held by this worker; once the lease has
+    passed, the idle worker takes it up again."""
+    from datetime import timedelta
+
+    import pytest
+
+    with Mirix(tmp_path, embedder=embedder) as mx:
+        mx._queue.sweep_every_s = 0.2
+        mx.add("Warm-up note.", user_id="ada", wait=False)  # the background worker is running
+        mx.flush(timeout=60)
+        monkeypatch.setattr(mx.inputs, "mark", failing(1, mx.inputs.mark))
+        with pytest.raises(OperationalError):
+            mx.add("I adopted a cat named Miso last spring.", user_id="ada")
+        (held,) = [r for r in mx.inputs.by_status(InputStatus.processing, user_id="ada")]
+        mx.inputs.lease = timedelta(0)
+        wait_for(lambda: mx.input_status(held.id).status.value == "processed")
