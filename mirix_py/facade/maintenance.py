@@ -92,12 +92,11 @@ class Maintenance:
         return len(records)
 
     def take_up_left(self, limit: int = 1000) -> int:
-        """Queue again the inputs pending longer than `left_after_s`, and those this worker has held past
-        its lease (the background worker's sweep, while it is idle). Inputs held by a worker that died
-        are `resume`'s, which repairs first."""
+        """Queue again the inputs pending longer than `left_after_s` (the background worker's sweep,
+        while it is idle). Held inputs are not taken: this worker's own may be waiting in a screenshot
+        batch, and those of a worker that died are `resume`'s, which repairs first."""
         before = utcnow() - timedelta(seconds=self.left_after_s)
-        records = self.inputs.claim(self.worker_id, limit=limit, include_stale=False, logged_before=before,
-                                    own_after_lease=True)
+        records = self.inputs.claim(self.worker_id, limit=limit, include_stale=False, logged_before=before)
         if records:
             log.warning("taking up %d input(s) left pending", len(records))
         for record in records:

@@ -190,12 +190,10 @@ class InputLog:
 
     def claim(self, worker_id: str, *, limit: int = 100, input_ids: Iterable[str] | None = None,
               statuses: Sequence[InputStatus] = (InputStatus.pending,), include_stale: bool = True,
-              include_own: bool = False, logged_before: datetime | None = None,
-              own_after_lease: bool = False) -> list[InputRecord]:
+              include_own: bool = False, logged_before: datetime | None = None) -> list[InputRecord]:
         """Atomically take up to `limit` inputs for `worker_id`, oldest first: those in `statuses`
-        (logged before `logged_before`, when given), those held by dead workers (`include_stale`),
-        with `include_own` those it already holds, and with `own_after_lease` those it has held past
-        the lease (a batch whose end could not be written: any other worker would take them by now)."""
+        (logged before `logged_before`, when given), those held by dead workers (`include_stale`) and,
+        with `include_own`, those it already holds."""
         now = utcnow()
         wanted = [s.value for s in statuses]
         scope = [] if input_ids is None else [col(InputRow.id).in_(list(input_ids))]
@@ -211,13 +209,12 @@ class InputLog:
             else:
                 lock = lambda q: q.with_for_update(skip_locked=True)  # noqa: E731
             taken = list(session.execute(lock(fresh_query.limit(limit))).scalars().all())
-            if include_stale or include_own or own_after_lease:
+            if include_stale or include_own:
                 for row in session.execute(lock(held_query)).scalars():
                     own = row.claimed_by == worker_id
                     alive = row.claimed_by and worker_alive(row.claimed_by) and row.claimed_at is not None \
                         and now - row.claimed_at < self.lease
-                    if (own and (include_own or (own_after_lease and not alive))) or \
-                            (not own and include_stale and not alive):
+                    if (own and include_own) or (not own and include_stale and not alive):
                         taken.append(row)
             # oldest first, whatever state they were in: memories are built in the order inputs came
             taken = sorted(taken, key=lambda r: (r.created_at, r.id))[:limit]

@@ -10,7 +10,6 @@ from sqlalchemy.exc import OperationalError
 from mirix_py.boundary.inputs import normalize_add
 from mirix_py.engine import Mirix
 from mirix_py.facade.background import BackgroundQueue
-from mirix_py.records import InputStatus
 
 
 def failing(times: int, real):
@@ -79,20 +78,14 @@ def test_inputs_left_pending_are_taken_up_while_the_engine_runs(tmp_path, embedd
         assert claim.calls["n"] >= 3
 
 
-def test_an_input_whose_end_could_not_be_written_is_taken_up_after_its_lease(tmp_path, embedder, monkeypatch):
-    """A waited add whose status write fails leaves its input held by this worker; once the lease has
-    passed, the idle worker takes it up again."""
+def test_the_sweep_leaves_inputs_a_worker_holds(tmp_path, embedder):
+    """A screenshot frame waits claimed for its batch, however long: the sweep must not take it."""
     from datetime import timedelta
 
-    import pytest
-
     with Mirix(tmp_path, embedder=embedder) as mx:
-        mx._queue.sweep_every_s = 0.2
-        mx.add("Warm-up note.", user_id="ada", wait=False)  # the background worker is running
-        mx.flush(timeout=60)
-        monkeypatch.setattr(mx.inputs, "mark", failing(1, mx.inputs.mark))
-        with pytest.raises(OperationalError):
-            mx.add("I adopted a cat named Miso last spring.", user_id="ada")
-        (held,) = [r for r in mx.inputs.by_status(InputStatus.processing, user_id="ada")]
+        held = note()
+        mx.inputs.append([held], claimed_by=mx.worker_id)
+        mx.maintenance.left_after_s = 0.0
         mx.inputs.lease = timedelta(0)
-        wait_for(lambda: mx.input_status(held.id).status.value == "processed")
+        assert mx.maintenance.take_up_left() == 0
+        assert mx.input_status(held.id).status.value == "processing"
