@@ -45,6 +45,7 @@ from mirix_py.store.memories import MemoryStore
 
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
+
     from mirix_py.upkeep.doctor import DoctorReport
     from mirix_py.secrets.doctor import SecretReport
 from mirix_py.store.search import Searcher
@@ -213,9 +214,10 @@ class Mirix(ScreenshotsMixin):
         by default `settings.search_context` (what every reader's path uses and `mirix eval locomo` measures);
         0 gives the matches only."""
         check_user(user_id)
-        return self.readers.side(user_id).searcher.search(query, user_id=user_id, limit=limit, memory_types=parse_memory_types(memory_types),
-                                    start=parse_when(start, "start"), end=parse_when(end, "end"), method=method,
-                                    context=self.settings.search_context if context is None else context)
+        searcher = self.readers.side(user_id).searcher  # the replica's, or the primary's for a user's own writes
+        return searcher.search(query, user_id=user_id, limit=limit, memory_types=parse_memory_types(memory_types),
+                               start=parse_when(start, "start"), end=parse_when(end, "end"), method=method,
+                               context=self.settings.search_context if context is None else context)
 
     def get(self, memory_id: str, *, user_id: str, reveal: bool = False) -> MemoryBase:
         check_user(user_id)
@@ -329,7 +331,8 @@ class Mirix(ScreenshotsMixin):
         def feed(exchange: builtins.list[dict[str, Any]]) -> builtins.list[str]:
             return self.add(exchange, user_id=user_id, wait=False).input_ids
 
-        return chat_turn(self.readers.side(user_id).chat, message, user_id=user_id, history=history, run=self.run_on_model_loop,
+        flow = self.readers.side(user_id).chat
+        return chat_turn(flow, message, user_id=user_id, history=history, run=self.run_on_model_loop,
                          remember=feed if remember else None, ledger=self.store)
 
     def user_ids(self) -> builtins.list[str]:
