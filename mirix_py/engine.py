@@ -169,7 +169,11 @@ class Mirix(ScreenshotsMixin):
             self._queue.submit(record)
             return AddResult(input_ids=[record.id], status=InputStatus.pending, mode=self.mode)
         self.inputs.append([record], claimed_by=self.worker_id)
-        return self.runner.process([record])
+        try:
+            return self.runner.process([record])
+        except Exception:  # logged, but its end could not be written (the database failing): finish it later
+            self._queue.submit(record)
+            raise
 
     def flush(self, timeout: float | None = None) -> None:
         """Process every queued input now and wait until done."""

@@ -10,6 +10,7 @@ from sqlalchemy.exc import OperationalError
 from mirix_py.boundary.inputs import normalize_add
 from mirix_py.engine import Mirix
 from mirix_py.facade.background import BackgroundQueue
+from mirix_py.records import InputStatus
 
 
 def failing(times: int, real):
@@ -89,3 +90,19 @@ def test_the_sweep_leaves_inputs_a_worker_holds(tmp_path, embedder):
         mx.inputs.lease = timedelta(0)
         assert mx.maintenance.take_up_left() == 0
         assert mx.input_status(held.id).status.value == "processing"
+
+
+def test_a_waited_add_whose_end_could_not_be_written_is_finished_in_the_background(tmp_path, embedder, monkeypatch):
+    """The caller sees the error; the logged input is processed once the database answers again,
+    not left held until the engine restarts."""
+    import pytest
+
+    with Mirix(tmp_path, embedder=embedder) as mx:
+        monkeypatch.setattr(mx.inputs, "mark", failing(1, mx.inputs.mark))
+        with pytest.raises(OperationalError):
+            mx.add("I adopted a cat named Miso last spring.", user_id="ada")
+        mx.flush(timeout=60)
+        (record,) = mx.inputs.by_status(InputStatus.processed, user_id="ada")
+        texts = [m.search_text() for m in mx.list(user_id="ada")]
+        assert any("Miso" in t for t in texts) and len(texts) == len(set(texts))  # written once
+        assert mx.inputs.by_status(InputStatus.processing, user_id="ada") == []
