@@ -122,6 +122,8 @@ class Mirix(ScreenshotsMixin):
                                       sweep=self._take_up_left if resume and lock else None)
         self.maintenance = Maintenance(self.engine, self.store, self.inputs, self._queue, worker_id=self.worker_id,
                                        data_dir=data)
+        # an input still pending after this is in no worker's queue (any engine's batch is due long before)
+        self.maintenance.left_after_s = max(self.maintenance.left_after_s, 2 * self.settings.batch_seconds)
         if resume and lock and self.inputs.recoverable():
             self.resume(wait=False)  # inputs a crashed or killed process left behind
 
