@@ -4,6 +4,8 @@ pgvector server (scripts/services.sh); pausing its replay shows which database a
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 from pydantic import ValidationError
 
@@ -19,17 +21,25 @@ def layout_of(vectors: str, chroma_url: str, tmp_path) -> dict[str, str]:
             else {"vector_store": "chroma", "chroma_url": chroma_url.rstrip("/") + "/t_" + tmp_path.name[-12:]})
 
 
+@contextmanager
+def reader_and_writer(tmp_path, embedder, urls: tuple[str, str], layout: dict[str, str]):
+    """An engine whose searches read the replica, and another on the same primary without one (another
+    process of the service, whose writes the first has no mark of)."""
+    primary, replica = urls
+    settings = Settings(data_dir=tmp_path / "data", database_url=primary, database_read_url=replica, **layout)
+    with Mirix(settings=settings, embedder=embedder) as mx, \
+            Mirix(settings=Settings(data_dir=tmp_path / "data", database_url=primary, **layout),
+                  embedder=embedder) as writer:
+        yield mx, writer
+
+
 @pytest.mark.parametrize("vectors", ["pgvector", "chroma-server"])
 def test_searches_chat_and_context_read_the_replica_and_writes_the_primary(tmp_path, embedder, pgvector_replica,
                                                                          chroma_url, vectors):
     """The write the replica lacks comes from another engine (another process of the service): this
     engine's own writes are read on the primary until replayed (the read-your-writes tests below)."""
     primary, replica = pgvector_replica
-    layout = layout_of(vectors, chroma_url, tmp_path)
-    settings = Settings(data_dir=tmp_path / "data", database_url=primary, database_read_url=replica, **layout)
-    with Mirix(settings=settings, embedder=embedder) as mx, \
-            Mirix(settings=Settings(data_dir=tmp_path / "data", database_url=primary, **layout),
-                  embedder=embedder) as writer:
+    with reader_and_writer(tmp_path, embedder, pgvector_replica, layout_of(vectors, chroma_url, tmp_path)) as (mx, writer):
         assert mx.describe()["searches_read"] == "replica" and mx.ping() == "postgresql"
         mx.add("I adopted a cat named Miso last spring.", user_id="ada")
         wait_replayed(primary, replica)
@@ -64,11 +74,7 @@ def test_a_users_own_writes_are_searched_on_the_primary_until_the_replica_has_th
                                                                                   pgvector_replica, chroma_url,
                                                                                   vectors):
     primary, replica = pgvector_replica
-    layout = layout_of(vectors, chroma_url, tmp_path)
-    settings = Settings(data_dir=tmp_path / "data", database_url=primary, database_read_url=replica, **layout)
-    with Mirix(settings=settings, embedder=embedder) as mx, \
-            Mirix(settings=Settings(data_dir=tmp_path / "data", database_url=primary, **layout),
-                  embedder=embedder) as writer:
+    with reader_and_writer(tmp_path, embedder, pgvector_replica, layout_of(vectors, chroma_url, tmp_path)) as (mx, writer):
         assert mx.describe()["read_your_writes"] is True
         mx.add("I adopted a cat named Miso last spring.", user_id="ada")
         mx.add("I play the cello on Sundays.", user_id="bob")
