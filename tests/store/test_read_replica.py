@@ -39,7 +39,8 @@ def test_searches_chat_and_context_read_the_replica_and_writes_the_primary(tmp_p
     """The write the replica lacks comes from another engine (another process of the service): this
     engine's own writes are read on the primary until replayed (the read-your-writes tests below)."""
     primary, replica = pgvector_replica
-    with reader_and_writer(tmp_path, embedder, pgvector_replica, layout_of(vectors, chroma_url, tmp_path)) as (mx, writer):
+    layout = layout_of(vectors, chroma_url, tmp_path)
+    with reader_and_writer(tmp_path, embedder, pgvector_replica, layout) as (mx, writer):
         assert mx.describe()["searches_read"] == "replica" and mx.ping() == "postgresql"
         mx.add("I adopted a cat named Miso last spring.", user_id="ada")
         wait_replayed(primary, replica)
@@ -74,7 +75,8 @@ def test_a_users_own_writes_are_searched_on_the_primary_until_the_replica_has_th
                                                                                   pgvector_replica, chroma_url,
                                                                                   vectors):
     primary, replica = pgvector_replica
-    with reader_and_writer(tmp_path, embedder, pgvector_replica, layout_of(vectors, chroma_url, tmp_path)) as (mx, writer):
+    layout = layout_of(vectors, chroma_url, tmp_path)
+    with reader_and_writer(tmp_path, embedder, pgvector_replica, layout) as (mx, writer):
         assert mx.describe()["read_your_writes"] is True
         mx.add("I adopted a cat named Miso last spring.", user_id="ada")
         mx.add("I play the cello on Sundays.", user_id="bob")
