@@ -37,6 +37,7 @@ from mirix_py.facade.maintenance import Maintenance, restore_into
 from mirix_py.store.db import database_info, ping
 from mirix_py.store.embeddings import Embedder, load_embedder
 from mirix_py.store.opening import open_store
+from mirix_py.store.write_marks import replica_behind
 from mirix_py.upkeep.doctor import warn_if_embedded_by_another
 from mirix_py.secrets.redaction import guard_logs, scrub
 from mirix_py.secrets.guard import SecretGuard
@@ -352,9 +353,16 @@ class Mirix(ScreenshotsMixin):
             ping(self.read_engine)
         return ping(self.engine)
 
+    def replica_behind(self) -> int | None:
+        """Bytes of the primary's log the read replica has not replayed yet (0: caught up); None
+        without a replica (or one not in recovery)."""
+        return None if self.read_engine is None else replica_behind(self.engine, self.read_engine)
+
     def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
-        kept = {} if self.write_marks is None else {"searches_kept_on_primary": self.write_marks.kept_on_primary}
-        return {**self.describe(), **kept, "memories": self.store.count(user_id=user_id),
+        replica = {} if self.read_engine is None else {"replica_behind_bytes": self.replica_behind()}
+        if self.write_marks is not None:
+            replica["searches_kept_on_primary"] = self.write_marks.kept_on_primary
+        return {**self.describe(), **replica, "memories": self.store.count(user_id=user_id),
                 "llm_usage": self.store.usage_totals(user_id=user_id)}
 
     def close(self) -> None:

@@ -147,6 +147,9 @@ class AsyncMirix:
     async def ping(self) -> str:
         return await asyncio.to_thread(self.sync.ping)
 
+    async def replica_behind(self) -> int | None:
+        return await asyncio.to_thread(self.sync.replica_behind)
+
     async def run_on_model_loop(self, coro: Coroutine[Any, Any, Any]) -> Any:
         return await asyncio.to_thread(self.sync.run_on_model_loop, coro)
 

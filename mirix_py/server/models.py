@@ -157,6 +157,9 @@ class Health(BaseModel):
     version: str
     mode: Literal["offline", "llm"]
     database: str
+    replica_behind_bytes: int | None = Field(
+        default=None, description="With a read replica: bytes of the primary's log it has not replayed yet "
+                                  "(0: caught up); null without one.")
 
 
 class Me(BaseModel):

@@ -1,4 +1,4 @@
-"""Read-your-writes on a streaming replica: per user, where the primary's write-ahead log stood after
+"""Log positions on a streaming replica, and read-your-writes: per user, where the primary's write-ahead log stood after
 that user's last write through this engine. A search reads the replica once the replica has replayed
 past that point and the primary until then, so a caller never misses its own write and never waits
 for replication; writes made by other processes are seen once the replica replays them."""
@@ -11,6 +11,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
 _WRITTEN = text("SELECT CAST(pg_current_wal_insert_lsn() AS text)")
+_SENT = text("SELECT CAST(pg_current_wal_lsn() AS text)")  # written out, so a standby can have it
 _REPLAYED = text("SELECT CAST(pg_last_wal_replay_lsn() AS text)")
 
 
@@ -20,6 +21,16 @@ def lsn_value(lsn: str) -> int:
     if not low:
         raise ValueError(f"not a log position: {lsn!r}")
     return (int(high, 16) << 32) | int(low, 16)
+
+
+def replica_behind(primary: Engine, replica: Engine) -> int | None:
+    """Bytes of the primary's written log the replica has not replayed yet (0: caught up); None when
+    the replica is not in recovery, so has no replay position to tell."""
+    with primary.connect() as conn:
+        written = lsn_value(conn.execute(_SENT).scalar_one())
+    with replica.connect() as conn:
+        replayed = conn.execute(_REPLAYED).scalar()
+    return None if replayed is None else max(0, written - lsn_value(replayed))
 
 
 class WriteMarks:

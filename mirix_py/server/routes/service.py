@@ -30,9 +30,11 @@ def health(mx: Engine) -> Health:
     """Liveness and readiness: the database answers. No key needed."""
     try:
         database = mx.ping()
+        behind = mx.replica_behind()
     except Exception as exc:  # the database is down: say so with 503
         raise ApiError(503, "unavailable", f"database unavailable: {type(exc).__name__}") from exc
-    return Health(version=package_version(), mode="llm" if mx.mode == "llm" else "offline", database=database)
+    return Health(version=package_version(), mode="llm" if mx.mode == "llm" else "offline", database=database,
+                  replica_behind_bytes=behind)
 
 
 @router.get(f"{API_PREFIX}/me", response_model=Me)
