@@ -1,7 +1,8 @@
-"""Log positions on a streaming replica, and read-your-writes: per user, where the primary's write-ahead log stood after
-that user's last write through this engine. A search reads the replica once the replica has replayed
-past that point and the primary until then, so a caller never misses its own write and never waits
-for replication; writes made by other processes are seen once the replica replays them."""
+"""Log positions on a streaming replica, and read-your-writes: per user, where the primary's
+write-ahead log stood after that user's last write through this engine. A search reads the replica
+once the replica has replayed past that point and the primary until then, so a caller never misses
+its own write and never waits for replication; writes made by other processes are seen once the
+replica replays them."""
 
 from __future__ import annotations
 
