@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 import logging
 from datetime import datetime
 from enum import Enum
@@ -175,7 +176,8 @@ class Mirix(ScreenshotsMixin):
         try:
             return self.runner.process([record])
         except Exception:  # logged, but its end could not be written (the database failing): finish it later
-            self._queue.submit(record)
+            with contextlib.suppress(RuntimeError):  # unless the engine is closing: then at the next start
+                self._queue.submit(record)
             raise
 
     def flush(self, timeout: float | None = None) -> None:
