@@ -111,21 +111,19 @@ class Mirix(ScreenshotsMixin):
         flows = build_flows(self.store, self.searcher, self.settings, self.definitions, model_client,
                             reading=(self.reading, self.read_searcher))
         self.model_client, self.offline_flow, self.chat_flow = flows.client, flows.offline, flows.chat
-        self.write_marks = opened.write_marks
         # a user's searches, chats and /context: on the replica, or on the primary until it has the user's writes
         self.readers = Readers(ReadSide(self.searcher, flows.chat_on_primary),
                                None if self.read_engine is None else ReadSide(self.read_searcher, self.chat_flow),
-                               self.write_marks)
+                               self.store.write_marks)
         self._loop = LoopThread()  # model clients stay on one event loop
         self.runner = BatchRunner(self.store, self.inputs, flows.update, fallback=flows.offline,
                                   run=self.run_on_model_loop, worker_id=self.worker_id, mode=self.mode)
         self._queue = BackgroundQueue(self._process_queued, batch_size=self.settings.batch_size,
                                       max_wait_s=self.settings.batch_seconds,
                                       sweep=self._take_up_left if resume and lock else None)
+        # an input pending longer than `left_after_s` is in no engine's queue: any batch is due long before
         self.maintenance = Maintenance(self.engine, self.store, self.inputs, self._queue, worker_id=self.worker_id,
-                                       data_dir=data)
-        # an input still pending after this is in no worker's queue (any engine's batch is due long before)
-        self.maintenance.left_after_s = max(self.maintenance.left_after_s, 2 * self.settings.batch_seconds)
+                                       data_dir=data, left_after_s=max(60.0, 2 * self.settings.batch_seconds))
         if resume and lock and self.inputs.recoverable():
             self.resume(wait=False)  # inputs a crashed or killed process left behind
 
@@ -147,7 +145,7 @@ class Mirix(ScreenshotsMixin):
             **database_info(self.engine),
             "searches_read": "replica" if self.read_engine is not None else "primary",
             # with a replica: a user's searches read the primary until the replica has the user's writes
-            "read_your_writes": self.write_marks is not None,
+            "read_your_writes": self.readers.marks is not None,
             "vectors": self.store.vectors.kind if self.store.vectors is not None else None,
             "embedder": self.store.embedder.name if self.store.embedder else None,
             "search": "hybrid" if self.searcher.vector_ready else "bm25-only",
@@ -362,8 +360,8 @@ class Mirix(ScreenshotsMixin):
 
     def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
         replica = {} if self.read_engine is None else {"replica_behind_bytes": self.replica_behind()}
-        if self.write_marks is not None:
-            replica["searches_kept_on_primary"] = self.write_marks.kept_on_primary
+        if self.readers.marks is not None:
+            replica["searches_kept_on_primary"] = self.readers.marks.kept_on_primary
         return {**self.describe(), **replica, "memories": self.store.count(user_id=user_id),
                 "llm_usage": self.store.usage_totals(user_id=user_id)}
 

@@ -37,7 +37,9 @@ class Maintenance:
     """The doctors, `resume` and `backup` of one engine's store (`Mirix.maintenance`)."""
 
     def __init__(self, engine: Engine, store: MemoryStore, inputs: InputLog, queue: BackgroundQueue, *,
-                 worker_id: str, data_dir: Path) -> None:
+                 worker_id: str, data_dir: Path, left_after_s: float = 60.0) -> None:
+        """`left_after_s`: an input pending this long is no longer waiting in some worker's queue (its
+        batch failed, or the worker that queued it gave it up): the background worker's sweep takes it up."""
         self.engine = engine
         self.store = store
         self.inputs = inputs
@@ -45,9 +47,7 @@ class Maintenance:
         self.worker_id = worker_id
         self.data_dir = data_dir
         self._recovering: set[str] = set()  # ids of inputs `resume` took over, until processed
-        # an input pending this long is no longer waiting in some worker's queue (its batch failed, or
-        # the worker that queued it gave it up): the background worker's sweep takes it up
-        self.left_after_s = 60.0
+        self.left_after_s = left_after_s
 
     def doctor(self, *, repair: bool = False, progress=None) -> DoctorReport:
         """Compare SQL and the vector index (and check the vault key and the data dir's modes);

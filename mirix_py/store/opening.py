@@ -29,8 +29,6 @@ class OpenStore:
     memories: MemoryStore
     inputs: InputLog
     reading: MemoryStore  # searches read here: `memories` itself, or the same over a replica
-    # with a replica and read-your-writes: whose searches must read `memories` for now
-    write_marks: WriteMarks | None = None
 
 
 def fulltext_for(engine: Engine) -> FullTextIndex:
@@ -56,7 +54,7 @@ def open_store(sql_url: str, data_dir: Path, *, sqlite_driver: str, vault_key: s
     inputs = InputLog(engine, cipher, redact=redact)
     if read_engine is None:
         return OpenStore(engine, memories, inputs, memories)
-    return OpenStore(engine, memories, inputs, replica_store(memories, read_engine), marks)
+    return OpenStore(engine, memories, inputs, replica_store(memories, read_engine))
 
 
 def replica_store(primary: MemoryStore, read_engine: Engine) -> MemoryStore:

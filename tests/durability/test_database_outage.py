@@ -11,13 +11,13 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
 from mirix_py.engine import Mirix
 from mirix_py.settings import Settings
+from waiting import wait_for
 
 
 def _bindir() -> str:
@@ -80,12 +80,6 @@ def postgres():
         server.remove()
 
 
-def wait_for(predicate, timeout_s: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, "not within the time allowed"
-        time.sleep(0.1)
-
 
 def statuses(mx: Mirix, input_ids: list[str]) -> set[str]:
     return {mx.input_status(i).status.value for i in input_ids}
@@ -109,9 +103,9 @@ def test_inputs_queued_before_the_database_stopped_are_processed_once_it_is_back
                   for text in ("My sister Lena moved to Lisbon in May.", "I play the cello on Sundays.")]
         with caplog.at_level("WARNING", logger="mirix_py.facade.background"):
             postgres.stop()  # before their batch is due (batch_seconds)
-            wait_for(lambda: "background batch of 2 input(s) failed" in caplog.text)  # it ran while down
+            wait_for(lambda: "background batch of 2 input(s) failed" in caplog.text, 120.0)  # it ran while down
             postgres.start()
-        wait_for(lambda: statuses(mx, queued) == {"processed"})
+        wait_for(lambda: statuses(mx, queued) == {"processed"}, 120.0)
         assert statuses(mx, before.input_ids) == {"processed"}
         found = {w for q, w in (("Where did Lena move?", "Lisbon"), ("What do I play?", "cello"))
                  if any(w in h.text for h in mx.search(q, user_id="ada"))}

@@ -11,6 +11,7 @@ from mirix_py.boundary.inputs import normalize_add
 from mirix_py.engine import Mirix
 from mirix_py.facade.background import BackgroundQueue
 from mirix_py.records import InputStatus
+from waiting import wait_for
 
 
 def failing(times: int, real):
@@ -30,12 +31,6 @@ def failing(times: int, real):
 def note():
     return normalize_add("a note", user_id="ada", occurred_at=None, source_id=None, kind="text", max_chars=10_000)
 
-
-def wait_for(predicate, timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, "not within the time allowed"
-        time.sleep(0.05)
 
 
 def test_a_batch_that_raises_is_tried_again_until_it_is_processed(tmp_path, embedder, monkeypatch):

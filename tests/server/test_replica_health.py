@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import time
-
 from mirix_py.engine import Mirix
 from mirix_py.settings import Settings
 from standby import replay_paused, wait_replayed
+from waiting import wait_for
 
-
-def wait_for(predicate, timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, "not within the time allowed"
-        time.sleep(0.05)
 
 
 def test_health_says_how_far_behind_the_replica_is(tmp_path, embedder, pgvector_replica, live_server_factory):
