@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import builtins
-import contextlib
 import logging
 from datetime import datetime
 from enum import Enum
@@ -120,7 +119,8 @@ class Mirix(ScreenshotsMixin):
                                   run=self.run_on_model_loop, worker_id=self.worker_id, mode=self.mode)
         self._queue = BackgroundQueue(self._process_queued, batch_size=self.settings.batch_size,
                                       max_wait_s=self.settings.batch_seconds,
-                                      sweep=self._take_up_left if resume and lock else None)
+                                      sweep=self._take_up_left if resume and lock else None,
+                                      release=self._release_held)
         # an input pending longer than `left_after_s` is in no engine's queue: any batch is due long before
         self.maintenance = Maintenance(self.engine, self.store, self.inputs, self._queue, worker_id=self.worker_id,
                                        data_dir=data, left_after_s=max(60.0, 2 * self.settings.batch_seconds))
@@ -174,14 +174,26 @@ class Mirix(ScreenshotsMixin):
         try:
             return self.runner.process([record])
         except Exception:  # logged, but its end could not be written (the database failing): finish it later
-            with contextlib.suppress(RuntimeError):  # unless the engine is closing: then at the next start
-                self._queue.submit(record)
+            self._queue_again([record])  # unless the engine is closing: then at the next start
             raise
 
     def flush(self, timeout: float | None = None) -> None:
         """Process every queued input now and wait until done."""
         self._flush_screenshots()
         self._queue.flush(timeout)
+
+    def _queue_again(self, records: Sequence[InputRecord]) -> bool:
+        """Hand logged inputs whose processing raised to the background worker, which tries them again;
+        False when the engine is closing (they wait in the log for the next start)."""
+        try:
+            for record in records:
+                self._queue.submit(record)
+        except RuntimeError:
+            return False
+        return True
+
+    def _release_held(self, records: Sequence[InputRecord]) -> None:
+        self.inputs.release([r.id for r in records], self.worker_id)
 
     def _take_up_left(self) -> None:
         self.maintenance.take_up_left()

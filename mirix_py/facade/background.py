@@ -5,7 +5,9 @@ has a full batch or the oldest input has waited `max_wait_s`; `flush()` processe
 The input log already holds every queued input, so a crash loses nothing (the inputs stay pending).
 A batch that raises (the database restarting, say) is tried again after 1, 2, 4, … times
 `retry_base_s`, `retries` times; then it leaves the queue and its inputs wait in the log, where the
-worker's `sweep`, called every `sweep_every_s` while it is idle, takes them up again.
+worker's `sweep`, called every `sweep_every_s` while it is idle, takes them up again. Inputs the
+worker already held (a waited add, a screenshot batch) are first given back (`release`), since the
+sweep takes pending inputs only; while that cannot be written either, the batch stays queued.
 """
 
 from __future__ import annotations
@@ -40,8 +42,10 @@ def take_batches(queue: "OrderedDict[str, list[tuple[float, InputRecord]]]", *, 
 class BackgroundQueue:
     def __init__(self, process: Callable[[Sequence[InputRecord]], None], *, batch_size: int = 8,
                  max_wait_s: float = 2.0, retries: int = 6, retry_base_s: float = 1.0,
-                 sweep: Callable[[], None] | None = None, sweep_every_s: float = 60.0) -> None:
+                 sweep: Callable[[], None] | None = None, sweep_every_s: float = 60.0,
+                 release: Callable[[Sequence[InputRecord]], None] | None = None) -> None:
         self._process = process
+        self._release = release
         self._batch_size = batch_size
         self._max_wait = max_wait_s
         self.retries, self.retry_base_s = retries, retry_base_s
@@ -152,6 +156,29 @@ class BackgroundQueue:
         if again:
             log.warning("background batch of %d input(s) failed (%s); trying again (%d of %d)",
                         len(batch), type(exc).__name__, tries, self.retries)
-        else:
-            log.error("background batch of %d input(s) failed; its inputs wait in the input log for the "
-                      "next sweep or restart", len(batch), exc_info=exc)
+            return
+        if self._release is not None and not self._given_back(batch):
+            return
+        log.error("background batch of %d input(s) failed; its inputs wait in the input log for the "
+                  "next sweep or restart", len(batch), exc_info=exc)
+
+    def _given_back(self, batch: list[InputRecord]) -> bool:
+        """Release the batch's held inputs to the log; when that fails too, keep the batch for another
+        round of tries after `sweep_every_s` (unless the queue is being flushed or closed: then the
+        inputs wait, held, for the next start's `resume`). False when the batch stays queued."""
+        assert self._release is not None
+        try:
+            self._release(batch)
+            return True
+        except Exception as exc:
+            with self._cond:
+                keep = not (self._closing or self._force)
+                if keep:
+                    self._later.append((time.monotonic() + self.sweep_every_s, batch))
+            if keep:
+                log.warning("background batch of %d input(s) failed and could not be given back (%s); "
+                            "trying again in %.0f s", len(batch), type(exc).__name__, self.sweep_every_s)
+                return False
+            log.error("background batch of %d input(s) failed and could not be given back; they wait "
+                      "for the next start", len(batch), exc_info=exc)
+            return False

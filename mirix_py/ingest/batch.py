@@ -3,8 +3,9 @@
 A frame's OCR text is logged once (so a crash loses nothing acknowledged), the batch goes to the
 host's managers (`host.process_batch`, or the `process` given) with the frames' downscaled images,
 which do not outlive it, and a processed batch's log entries drop their text, keeping provenance
-and a hash (`ScreenshotConfig.keep_ocr_text` keeps it). A batch whose managers raise marks its
-inputs failed; they keep their text for a retry.
+and a hash (`ScreenshotConfig.keep_ocr_text` keeps it). A batch whose managers raise (the database
+failing, say) is queued again by the host, to be tried from its logged text without the images;
+when the host cannot, its inputs are marked failed and keep their text for `retry_failed`.
 """
 
 from __future__ import annotations
@@ -67,10 +68,8 @@ class BatchWriter:
         records = [f.record for f in with_text if f.record is not None]
         try:
             result = self.process(records, with_text)
-        except Exception as exc:  # the managers failed as a whole: inputs stay logged and are marked failed
-            log.exception("screenshot batch failed")
-            self.host.mark_failed([r.id for r in records], f"{type(exc).__name__}: {exc}")
-            result = AddResult(input_ids=[r.id for r in records], status=InputStatus.failed, error=str(exc))
+        except Exception as exc:  # the managers failed as a whole: the inputs stay logged
+            result = self._set_aside(records, exc)
         finally:
             for frame in with_text:
                 frame.vision_image = None  # images do not outlive their batch
@@ -81,6 +80,16 @@ class BatchWriter:
                 log.exception("compacting the input log failed")
         return result
 
+    def _set_aside(self, records: Sequence[InputRecord], exc: Exception) -> AddResult:
+        """A batch that raised: queued again (`pending`, the error kept), else marked failed."""
+        ids, error = [r.id for r in records], f"{type(exc).__name__}: {exc}"
+        if self.host.queue_again(records):
+            log.warning("screenshot batch of %d frame(s) failed (%s); queued to be tried again", len(ids), error)
+            return AddResult(input_ids=ids, status=InputStatus.pending, error=f"{error}; queued to be tried again")
+        log.error("screenshot batch failed", exc_info=exc)
+        self.host.mark_failed(ids, error)
+        return AddResult(input_ids=ids, status=InputStatus.failed, error=error)
+
 
 def outcome_after(frame: ProcessedFrame, outcome: FrameOutcome, result: AddResult | None) -> FrameOutcome:
     """The frame's final outcome once its batch ran (`result` None: nothing of it reached the managers)."""
@@ -90,6 +99,8 @@ def outcome_after(frame: ProcessedFrame, outcome: FrameOutcome, result: AddResul
         outcome.status, outcome.input_id = "no_text", None
     elif result is not None and result.status is InputStatus.failed:
         outcome.status, outcome.error, outcome.input_id = "failed", result.error, frame.input_id
+    elif result is not None and result.status is InputStatus.pending:  # queued again after its batch raised
+        outcome.status, outcome.error, outcome.input_id = "pending", result.error, frame.input_id
     else:
         outcome.status, outcome.input_id = "processed", frame.input_id
     outcome.text_chars = len(frame.text)

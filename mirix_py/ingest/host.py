@@ -46,8 +46,13 @@ class ScreenshotHost(Protocol):
     def process_batch(self, records: Sequence[InputRecord], frames: Sequence[ProcessedFrame]) -> AddResult:
         """Run one batch of logged records (one user, one app) through the memory managers."""
 
+    def queue_again(self, records: Sequence[InputRecord]) -> bool:
+        """A batch raised (the database failing, say): have its logged inputs tried again in the
+        background from their logged text; False when that cannot be done (they are marked failed)."""
+
     def mark_failed(self, input_ids: Sequence[str], error: str) -> None:
-        """Mark logged inputs failed when their batch raised (they keep their text for a retry)."""
+        """Mark logged inputs failed when their batch raised and could not be queued again (they keep
+        their text for `retry_failed`)."""
 
     def compact_inputs(self, input_ids: Sequence[str]) -> None:
         """Drop the text of processed inputs from the log, keeping provenance and a hash."""

@@ -61,6 +61,7 @@ class ScreenshotEngine(Protocol):
     def mode(self) -> EngineMode: ...
     @property
     def supports_vision(self) -> bool: ...
+    def _queue_again(self, records: Sequence[InputRecord]) -> bool: ...
 
 
 class EngineScreenshotHost:
@@ -73,6 +74,7 @@ class EngineScreenshotHost:
         self.process: ProcessBatch = engine.runner.process
         self.mode: Mode = "llm" if engine.mode == "llm" else "offline"
         self.supports_vision = engine.supports_vision
+        self.queue_again: Callable[[Sequence[InputRecord]], bool] = engine._queue_again
 
     @property
     def data_dir(self) -> Path | None:

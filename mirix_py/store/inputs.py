@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from typing import Callable, Iterable, Sequence
 
 from sqlalchemy import select, update
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import CursorResult, Engine
 from sqlmodel import Session, col
 
 from mirix_py.records import InputKind, InputRecord, InputStatus, Message, utcnow
@@ -146,6 +146,21 @@ class InputLog:
         with Session(self.engine) as session:
             session.execute(update(InputRow).where(col(InputRow.id).in_(list(input_ids))).values(**values))
             session.commit()
+
+    def release(self, input_ids: Sequence[str], worker_id: str) -> int:
+        """Give back inputs `worker_id` holds (`processing`) as `pending`, so any worker's `claim`
+        (the background sweep, `work`, `resume`) takes them up; returns how many."""
+        if not input_ids:
+            return 0
+        with Session(self.engine) as session:
+            result = session.execute(
+                update(InputRow).where(col(InputRow.id).in_(list(input_ids)),
+                                       col(InputRow.status) == InputStatus.processing.value,
+                                       col(InputRow.claimed_by) == worker_id)
+                .values(status=InputStatus.pending.value, claimed_by=None, claimed_at=None))
+            assert isinstance(result, CursorResult)  # what SQLAlchemy returns for DML
+            session.commit()
+        return result.rowcount
 
     def by_status(self, status: InputStatus, *, user_id: str | None = None, limit: int = 1000) -> list[InputRecord]:
         query = select(InputRow).where(col(InputRow.status) == InputStatus(status).value)

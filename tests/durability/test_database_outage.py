@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from mirix_py.engine import Mirix
+from mirix_py.records import InputStatus
 from mirix_py.settings import Settings
 from waiting import wait_for
 
@@ -110,4 +111,33 @@ def test_inputs_queued_before_the_database_stopped_are_processed_once_it_is_back
         found = {w for q, w in (("Where did Lena move?", "Lisbon"), ("What do I play?", "cello"))
                  if any(w in h.text for h in mx.search(q, user_id="ada"))}
         assert found == {"Lisbon", "cello"}
+        assert mx.doctor().clean
+
+
+def test_a_screenshot_batch_run_while_the_database_is_down_is_processed_once_it_is_back(tmp_path, embedder, postgres,
+                                                                                       caplog):
+    """The frame's OCR text is logged; its batch runs while the server is stopped and raises; the engine's
+    background worker makes its memories from the logged text once the server is back."""
+    import shutil
+
+    if shutil.which("tesseract") is None:
+        pytest.skip("no tesseract (scripts/setup.sh installs tesseract-ocr)")
+    from mirix_py.ingest.batching import BatchPolicy
+    from mirix_synth.screens import ScreenSynth
+
+    settings = Settings(data_dir=tmp_path / "data", database_url=postgres.url, vector_store="chroma")
+    with Mirix(settings=settings, embedder=embedder) as mx:
+        mx._queue.retry_base_s = 0.5  # 0.5, 1, 2, 4, 8, 16 s
+        mx.configure_screenshots(workers=1, batch=BatchPolicy(max_frames=20, max_seconds=4.0))
+        frame = ScreenSynth(seed=7).frame("chat")
+        queued = mx.add_screenshot(frame, user_id="ada", captured_at=None, app="Slack", wait=False)
+        (input_id,) = queued.input_ids
+        wait_for(lambda: mx.inputs.get(input_id) is not None, 60.0)  # OCR done, text logged
+        with caplog.at_level("WARNING"):
+            postgres.stop()  # before its batch is due (max_seconds)
+            wait_for(lambda: "screenshot batch of 1 frame(s) failed" in caplog.text, 120.0)
+            postgres.start()
+        wait_for(lambda: mx.input_status(input_id).status.value == "processed", 120.0)
+        made = [m for m in mx.list(user_id="ada", memory_types=["episodic"]) if input_id in m.source_ids]
+        assert made and mx.inputs.by_status(InputStatus.failed, user_id="ada") == []
         assert mx.doctor().clean

@@ -101,3 +101,55 @@ def test_a_waited_add_whose_end_could_not_be_written_is_finished_in_the_backgrou
         texts = [m.search_text() for m in mx.list(user_id="ada")]
         assert any("Miso" in t for t in texts) and len(texts) == len(set(texts))  # written once
         assert mx.inputs.by_status(InputStatus.processing, user_id="ada") == []
+
+
+def test_a_batch_given_up_gives_its_held_inputs_back_to_the_log(tmp_path, embedder, monkeypatch):
+    """A waited add that failed is held by its worker; once the retries are spent it is given back as
+    pending, so the sweep takes it up (it takes pending inputs only)."""
+    import pytest
+
+    with Mirix(tmp_path, embedder=embedder) as mx:
+        mx._queue.retries, mx._queue.retry_base_s, mx._queue.sweep_every_s = 0, 0.01, 0.2
+        mx.maintenance.left_after_s = 0.0
+        monkeypatch.setattr(mx.inputs, "mark", failing(1, mx.inputs.mark))
+        claim = failing(1, mx.inputs.claim)  # the queued try fails too: the batch is given up at once
+        monkeypatch.setattr(mx.inputs, "claim", claim)
+        with pytest.raises(OperationalError):
+            mx.add("I adopted a cat named Miso last spring.", user_id="ada")
+        wait_for(lambda: [r.status.value for r in mx.inputs.by_status(InputStatus.processed, user_id="ada")]
+                 == ["processed"])
+        assert claim.calls["n"] >= 3  # the failed try, the sweep's claim, the queued batch's claim
+        assert any("Miso" in h.text for h in mx.search("What is my cat called?", user_id="ada"))
+
+
+def test_a_batch_that_cannot_be_given_back_stays_queued_until_it_can(monkeypatch):
+    """The database still down when the retries are spent: the batch is kept and tried again later,
+    not dropped with its inputs held until a restart."""
+    tries: list[float] = []
+    released: list[list[str]] = []
+
+    def process(batch):
+        tries.append(time.monotonic())
+        raise OperationalError("SELECT 1", {}, ConnectionRefusedError("down"))
+
+    release = failing(1, lambda batch: released.append([r.id for r in batch]))
+    queue = BackgroundQueue(process, batch_size=1, max_wait_s=0.0, retries=1, retry_base_s=0.01,
+                            sweep_every_s=0.05, release=release)
+    record = note()
+    queue.submit(record)
+    # try, retry and give back (which fails: kept), try, retry and give back: the batch leaves the queue
+    wait_for(lambda: len(released) == 1 and queue.pending() == 0)
+    assert released == [[record.id]] and release.calls["n"] == 2 and len(tries) == 4
+    queue.close()
+
+
+def test_a_queue_being_closed_does_not_wait_for_a_batch_it_cannot_give_back():
+    def process(batch):
+        raise OperationalError("SELECT 1", {}, ConnectionRefusedError("down"))
+
+    release = failing(100, lambda batch: None)
+    queue = BackgroundQueue(process, batch_size=1, max_wait_s=10.0, retries=2, retry_base_s=0.01,
+                            sweep_every_s=0.05, release=release)
+    queue.submit(note())
+    queue.close()  # flushes: tries, gives up, cannot give back, and returns
+    assert queue.pending() == 0 and release.calls["n"] == 1

@@ -161,6 +161,9 @@ class _Host:
         self.batches.append([f.vision_image for f in frames])
         return AddResult(input_ids=[r.id for r in records], status=InputStatus.processed)
 
+    def queue_again(self, records: Sequence[InputRecord]) -> bool:
+        return False
+
     def mark_failed(self, input_ids: Sequence[str], error: str) -> None:
         pass
 

@@ -85,9 +85,12 @@ def test_the_input_log_keeps_the_text_until_processed_or_when_asked(tmp_path, em
         def fail(records, frames):
             raise RuntimeError("managers down")
 
-        failing = ScreenshotIngestor(EngineScreenshotHost(engine), ScreenshotConfig(workers=1), process=fail)
+        host = EngineScreenshotHost(engine)
+        host.queue_again = lambda records: False  # as when the engine is closing: the frame is marked failed
+        failing = ScreenshotIngestor(host, ScreenshotConfig(workers=1), process=fail)
         result = failing.add(synth.frame("chat"), user_id=USER, captured_at=None, app="Slack")
         failing.close()
+        assert result.status is InputStatus.failed and result.frame.status == "failed"
         record = engine.inputs.get(result.input_ids[0])
         assert record.status is InputStatus.failed and scrub(record.messages[0].content) == result.text.strip()
         engine.configure_screenshots(workers=1, keep_ocr_text=True)
@@ -101,6 +104,26 @@ def test_the_input_log_keeps_the_text_until_processed_or_when_asked(tmp_path, em
         assert retried.status is InputStatus.processed
     finally:
         engine.close()
+
+
+def test_a_batch_that_raises_is_tried_again_in_the_background_from_its_logged_text(tmp_path, embedder, tesseract,
+                                                                                    synth):
+    """The database failing under a batch, say: the frame is reported pending with the error, and the
+    engine's background worker makes its memories from the logged OCR text, without a `retry_failed`."""
+    with Mirix(tmp_path / "data", embedder=embedder) as engine:
+        def fail(records, frames):
+            raise RuntimeError("managers down")
+
+        failing = ScreenshotIngestor(EngineScreenshotHost(engine), ScreenshotConfig(workers=1), process=fail)
+        result = failing.add(synth.frame("chat"), user_id=USER, captured_at=None, app="Slack")
+        failing.close()
+        assert result.status is InputStatus.pending and "managers down" in (result.error or "")
+        assert result.frame.status == "pending" and result.frame.input_id == result.input_ids[0]
+        engine.flush(timeout=120)
+        record = engine.inputs.get(result.input_ids[0])
+        assert record.status is InputStatus.processed and record.kind is InputKind.screenshot
+        made = [m for m in engine.list(user_id=USER, memory_types=["episodic"]) if record.id in m.source_ids]
+        assert made and engine.inputs.by_status(InputStatus.failed, user_id=USER) == []
 
 
 def test_an_email_address_on_screen_lands_in_the_vault_at_the_frames_time(desktop):

@@ -56,3 +56,19 @@ def test_a_claim_can_take_only_inputs_logged_before_a_time(tmp_path):
         assert mx.inputs.get(new.id).status is InputStatus.pending
     finally:
         mx.close()
+
+
+def test_a_worker_gives_back_only_what_it_holds(tmp_path):
+    """`release`: this worker's held inputs go back to pending; another worker's, and finished ones, stay."""
+    mx = Mirix(tmp_path / "d", embedder=None, resume=False)
+    try:
+        mine, theirs, done = _record(0), _record(1), _record(2)
+        mx.inputs.append([mine, done], claimed_by="me")
+        mx.inputs.append([theirs], claimed_by="them")
+        mx.inputs.mark([done.id], InputStatus.processed)
+        assert mx.inputs.release([mine.id, theirs.id, done.id], "me") == 1
+        assert [mx.inputs.get(r.id).status for r in (mine, theirs, done)] == [
+            InputStatus.pending, InputStatus.processing, InputStatus.processed]
+        assert [r.id for r in mx.inputs.claim("sweeper", limit=10, include_stale=False)] == [mine.id]
+    finally:
+        mx.close()
