@@ -92,11 +92,12 @@ class MirixClient:
     # ------------------------------------------------------------ memories
 
     def add(self, content: str | Sequence[dict[str, Any]], *, user_id: str, occurred_at: datetime | str | None = None,
-            source_id: str | None = None, kind: str = "text", wait: bool = False) -> AddResult:
+            source_id: str | None = None, kind: str = "text", wait: bool = False,
+            expires_at: datetime | str | None = None) -> AddResult:
         payload: Any = content if isinstance(content, str) else [
             {k: _iso(v) if isinstance(v, datetime) else v for k, v in dict(m).items()} for m in content]
         body = {"content": payload, "occurred_at": _iso(occurred_at), "source_id": source_id, "kind": kind,
-                "wait": wait}
+                "wait": wait, "expires_at": _iso(expires_at)}
         return AddResult.model_validate(self._call("POST", f"{self._user(user_id)}/memories", json=body))
 
     def add_screenshot(self, image: bytes | Any, *, user_id: str, captured_at: datetime | str | None = None,

@@ -25,7 +25,7 @@ from mirix_py.secrets.detection import find_secrets
 from mirix_py.facade.background import BackgroundQueue
 from mirix_py.facade.readers import Readers, ReadSide
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
-from mirix_py.boundary.inputs import check_user, normalize_add, parse_memory_types, parse_when
+from mirix_py.boundary.inputs import check_user, normalize_add, parse_expiry, parse_memory_types, parse_when
 from mirix_py.tools.ops import DeleteOp, UpdateOp
 from mirix_py.screens.engine_methods import ScreenshotsMixin
 from mirix_py.records import (
@@ -119,13 +119,15 @@ class Mirix(ScreenshotsMixin):
                                   run=self.run_on_model_loop, worker_id=self.worker_id, mode=self.mode)
         self._queue = BackgroundQueue(self._process_queued, batch_size=self.settings.batch_size,
                                       max_wait_s=self.settings.batch_seconds,
-                                      sweep=self._take_up_left if resume and lock else None,
+                                      sweep=self._sweep if resume and lock else None,
                                       release=self._release_held)
         # an input pending longer than `left_after_s` is in no engine's queue: any batch is due long before
         self.maintenance = Maintenance(self.engine, self.store, self.inputs, self._queue, worker_id=self.worker_id,
                                        data_dir=data, left_after_s=max(60.0, 2 * self.settings.batch_seconds))
-        if resume and lock and self.inputs.recoverable():
-            self.resume(wait=False)  # inputs a crashed or killed process left behind
+        if resume and lock:
+            self._queue.start()  # its idle sweep: inputs left pending, expired memories
+            if self.inputs.recoverable():
+                self.resume(wait=False)  # inputs a crashed or killed process left behind
 
     # ------------------------------------------------------------ status
 
@@ -158,14 +160,17 @@ class Mirix(ScreenshotsMixin):
     # ------------------------------------------------------------ add
 
     def add(self, content: str | Sequence[dict[str, Any]], *, user_id: str, occurred_at: datetime | str | None = None,
-            source_id: str | None = None, kind: str = "text", wait: bool = True) -> AddResult:
+            source_id: str | None = None, kind: str = "text", wait: bool = True,
+            expires_at: datetime | str | None = None) -> AddResult:
         """Log the input, then extract memories from it. Bad input raises InvalidInput and writes nothing.
 
         `wait=False` returns as soon as the input is logged; it is processed in the background, in
         batches with other queued inputs of the same user (`flush()` waits for them).
+        `expires_at` (in the future): the memories made from this input are not read past it and are
+        then deleted, except core blocks and what other inputs also said (`store.expiry`).
         """
         record = normalize_add(content, user_id=user_id, occurred_at=occurred_at, source_id=source_id, kind=kind,
-                               max_chars=self.settings.max_input_chars)
+                               max_chars=self.settings.max_input_chars, expires_at=expires_at)
         if not wait:
             self.inputs.append([record])
             self._queue.submit(record)
@@ -195,8 +200,15 @@ class Mirix(ScreenshotsMixin):
     def _release_held(self, records: Sequence[InputRecord]) -> None:
         self.inputs.release([r.id for r in records], self.worker_id)
 
-    def _take_up_left(self) -> None:
+    def _sweep(self) -> None:
+        """The background worker's idle sweep: inputs left pending, then memories past their expiry."""
         self.maintenance.take_up_left()
+        self.maintenance.delete_expired()
+
+    def delete_expired(self) -> int:
+        """Delete the memories past their expiry now (the background worker does it every minute
+        while idle; reads leave them out meanwhile). Returns how many."""
+        return self.maintenance.delete_expired()
 
     def _process_queued(self, records: Sequence[InputRecord]) -> None:
         self.runner.process_queued(records)
@@ -258,11 +270,14 @@ class Mirix(ScreenshotsMixin):
 
     def update(self, memory_id: str, fields: dict[str, Any] | None = None, *, user_id: str,
                actor: str = "api", **more: Any) -> MemoryBase:
-        """Change fields of a memory in place (its id stays); returns the new record."""
+        """Change fields of a memory in place (its id stays); returns the new record. `expires_at`
+        (a datetime or ISO string in the future, or None for never) sets when it expires."""
         check_user(user_id)
         fields = {**(fields or {}), **more}
         if not fields:
             raise InvalidInput("nothing to update")
+        if fields.get("expires_at") is not None:
+            fields["expires_at"] = parse_expiry(fields["expires_at"])
         self.store.apply([UpdateOp(memory_id=memory_id, fields=fields)], user_id=user_id, actor=actor)
         return self.store.get(memory_id, user_id=user_id)
 

@@ -47,8 +47,11 @@ def new_memory_id(memory_type: MemoryType) -> str:
     return f"{ID_PREFIX[MemoryType(memory_type)]}_{uuid.uuid4().hex}"
 
 
+INPUT_PREFIX = "in_"
+
+
 def new_input_id() -> str:
-    return f"in_{uuid.uuid4().hex}"
+    return f"{INPUT_PREFIX}{uuid.uuid4().hex}"
 
 
 def _require_aware(value: datetime | None) -> datetime | None:
@@ -71,8 +74,10 @@ class MemoryBase(BaseModel):
     occurred_at: datetime | None = None
     source_ids: list[str] = Field(default_factory=list, description="Input ids and caller ids this memory came from.")
     tags: list[str] = Field(default_factory=list)
+    expires_at: datetime | None = Field(
+        default=None, description="When the memory stops being read and is deleted (None: kept until deleted).")
 
-    @field_validator("created_at", "updated_at", "occurred_at")
+    @field_validator("created_at", "updated_at", "occurred_at", "expires_at")
     @classmethod
     def _aware(cls, value: datetime | None) -> datetime | None:
         return _require_aware(value)
@@ -314,6 +319,13 @@ class InputRecord(BaseModel):
     attempts: int = 0
     created_at: datetime = Field(default_factory=utcnow)
     processed_at: datetime | None = None
+    expires_at: datetime | None = Field(
+        default=None, description="When the memories made from this input expire (None: never).")
+
+    @field_validator("expires_at")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        return _require_aware(value)
 
 
 # ---------------------------------------------------------------- results

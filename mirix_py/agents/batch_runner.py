@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import datetime
 from typing import Any, Sequence
 
 from mirix_py.agents.flow import Flow, FlowResult, RunCoroutine
 from mirix_py.agents.offline.flow import FALLBACK_SUFFIX
 from mirix_py.llm.meter import Meter
 from mirix_py.tools.ops import DeleteOp
-from mirix_py.records import AddResult, InputRecord, InputStatus, LLMUsage, MemoryChange, Mode
+from mirix_py.records import (
+    INPUT_PREFIX, AddResult, InputRecord, InputStatus, LLMUsage, MemoryChange, MemoryType, Mode, Operation,
+)
+from mirix_py.store.expiry import EXPIRING_TYPES, after_batch
 from mirix_py.secrets.redaction import scrub
 from mirix_py.store.inputs import InputLog
 from mirix_py.store.memories import MemoryStore
@@ -63,9 +67,40 @@ class BatchRunner:
         else:
             status, error = InputStatus.processed, None
         error = scrub(error) if error else error  # reasons quote model output and exceptions
+        self.expire(user_id, records, flow.changes, resumed=bool(done))
         self.inputs.mark(ids, status, error, refused=[scrub(r) for r in flow.rejected])
         return AddResult(input_ids=ids, status=status, changes=flow.changes, mode=self.mode, error=error,
                          routed=flow.routed, left_out=flow.left_out, usage=usage, rejected=[scrub(r) for r in flow.rejected])
+
+    def expire(self, user_id: str, records: Sequence[InputRecord], changes: Sequence[MemoryChange], *,
+               resumed: bool) -> None:
+        """Give the memories this batch wrote the expiry of the inputs they came from (`store.expiry`).
+        Before the inputs are marked: a batch cut short here runs again, and sets it then. A resumed
+        batch finds what its earlier run wrote by provenance."""
+        batch = {r.id: r.expires_at for r in records}
+        expiring = [i for i, when in batch.items() if when is not None]
+        inserted = {c.memory_id for c in changes if c.operation is Operation.insert}
+        written = {c.memory_id for c in changes if c.operation is not Operation.delete
+                   and c.memory_type is not MemoryType.core}
+        if not expiring:  # only a memory that expires already can change: an update from these clears it
+            written -= inserted
+        earlier: set[str] = set()  # written by an earlier run of this batch, for all we know
+        if resumed and expiring:
+            made = self.store.made_from(user_id, expiring, EXPIRING_TYPES)
+            earlier = {m for ids in made.values() for m in ids} - written
+            written |= earlier
+        if not written:
+            return
+        now_set: dict[str, datetime | None] = {}
+        for memory_id, (current, sources) in self.store.expiry_of(sorted(written), user_id=user_id).items():
+            cited = [batch[s] for s in sources if s in batch]
+            # what an earlier run inserted cites no input outside this batch
+            new = memory_id in inserted or (memory_id in earlier and not any(
+                s.startswith(INPUT_PREFIX) and s not in batch for s in sources))
+            when = after_batch(current, inserted=new, batch=cited)
+            if when != current:
+                now_set[memory_id] = when
+        self.store.set_expiry(now_set, user_id=user_id)
 
     def process_queued(self, records: Sequence[InputRecord]) -> None:
         """Process a queued batch, as far as this worker can still claim its inputs (another worker

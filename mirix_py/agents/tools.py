@@ -30,6 +30,7 @@ from mirix_py.store.memories import IMMUTABLE_FIELDS, MemoryStore
 MemoryTypeName = P.MemoryTypeName
 CoreLabel = Literal["persona", "human"]
 NOTHING_TOOL = "nothing_to_record"
+CALLERS_FIELDS = frozenset({"expires_at"})  # set by the caller (an input's or a memory's), never by a model
 REWRITE_TOOL = "core_memory_rewrite"
 CORE_LINE_CHARS = 200  # a core line is a short fact, not a message copied whole
 FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|[Mm]y|[Mm]e|[Ww]e|[Ww]e're|[Ww]e've|[Oo]ur|us)\b")  # a core line speaks of the user, not as them
@@ -233,7 +234,7 @@ class OpCollector:
     def _check_fields(self, current: MemoryBase, fields: dict[str, Any]) -> None:
         if not isinstance(fields, dict) or not fields:
             self.fail("fields must be a non-empty object of field names to new values")
-        bad = sorted(IMMUTABLE_FIELDS & set(fields))
+        bad = sorted((IMMUTABLE_FIELDS | CALLERS_FIELDS) & set(fields))
         if bad:
             self.fail(f"cannot change {bad}")
         try:
@@ -244,6 +245,9 @@ class OpCollector:
     # ------------------------------------------------------------ generic tools
 
     def insert(self, **values: Any) -> str:
+        bad = sorted(CALLERS_FIELDS & set(values))
+        if bad:
+            self.fail(f"cannot set {bad}")
         source_ids = values.pop("source_ids", None)
         values = {k: v for k, v in values.items() if v is not None}
         if self.memory_type is MemoryType.knowledge_vault:

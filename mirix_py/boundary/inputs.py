@@ -60,9 +60,20 @@ def _check_text(text: Any, where: str) -> str:
     return text
 
 
+def parse_expiry(value: datetime | str | None, now: datetime | None = None) -> datetime | None:
+    """An expiry as `parse_when` reads it, which must lie in the future (an input or memory that would
+    expire at once is a mistake, not a request)."""
+    when = parse_when(value, "expires_at")
+    if when is not None and when <= (now or utcnow()):
+        raise InvalidInput(f"expires_at {when.isoformat()} is not in the future")
+    return when
+
+
 def normalize_add(content: Any, *, user_id: str, occurred_at: datetime | str | None, source_id: str | None,
-                  kind: str, max_chars: int, metadata: dict[str, str] | None = None) -> InputRecord:
+                  kind: str, max_chars: int, metadata: dict[str, str] | None = None,
+                  expires_at: datetime | str | None = None) -> InputRecord:
     check_user(user_id)
+    expiry = parse_expiry(expires_at)
     try:
         input_kind = InputKind(kind)
     except ValueError as exc:
@@ -103,4 +114,4 @@ def normalize_add(content: Any, *, user_id: str, occurred_at: datetime | str | N
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
         raise InvalidInput("metadata must map strings to strings")
     return InputRecord(user_id=user_id, kind=input_kind, messages=messages, source_id=source_id, occurred_at=when,
-                       metadata=metadata)
+                       metadata=metadata, expires_at=expiry)

@@ -139,6 +139,8 @@ def add(text: str = typer.Argument(None, help="Text to remember; '-' or nothing 
         messages: bool = typer.Option(False, "--messages", help="The input is a JSON list of chat messages "
                                       '([{"role": "user", "name": "Ada", "content": "..."}]); such a list is '
                                       "recognised without this flag too."),
+        expires_at: Optional[str] = typer.Option(None, help="ISO 8601 time (without a zone, local time) after "
+                                                 "which the memories made from it are not read, and are deleted."),
         data_dir: Optional[Path] = DataDir, create: bool = Create, as_json: bool = AsJson) -> None:
     """Add text, or a JSON list of chat messages (argument or stdin), to memory."""
     from mirix_py.cli.args import local_when, messages_or_text
@@ -147,9 +149,10 @@ def add(text: str = typer.Argument(None, help="Text to remember; '-' or nothing 
         text = sys.stdin.read()
     content = _arg(messages_or_text, text, messages=messages)
     occurred_at = _arg(local_when, occurred_at, "--occurred-at")
+    expires = _arg(local_when, expires_at, "--expires-at")
     try:
         with _engine(data_dir, create=create, forward=True) as mx:
-            result = mx.add(content, user_id=user, occurred_at=occurred_at, source_id=source_id)
+            result = mx.add(content, user_id=user, occurred_at=occurred_at, source_id=source_id, expires_at=expires)
     except MirixError as exc:
         _fail(exc)
     if as_json:

@@ -20,10 +20,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from datetime import datetime, timezone
+from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
 from typing import Any, cast
 
+from mirix_py.boundary.inputs import parse_expiry
 from mirix_py.errors import InvalidInput, MemoryNotFound
 from mirix_py.records import (
     MEMORY_ADAPTER, CoreMemory, EpisodicMemory, HistoryEvent, KnowledgeVaultMemory, MemoryBase, MemoryType,
@@ -128,7 +129,23 @@ def _item(m: MemoryBase, *, score: float | None = None) -> dict[str, Any]:
     if scope["metadata"]:
         item["metadata"] = scope["metadata"]
     item["memory_type"] = _kind(m).value
+    if m.expires_at is not None:
+        item["expiration_date"] = (m.expires_at - timedelta(microseconds=1)).date().isoformat()
     return item
+
+
+def expiry_of_date(value: Any) -> datetime | None:
+    """mem0's `expiration_date` ("YYYY-MM-DD", in UTC, the day itself included): the memory expires at
+    the start of the next day. None: it never expires."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value.strip()) != 10:
+        raise InvalidInput(f"expiration_date must be a YYYY-MM-DD date, not {value!r}")
+    try:
+        day = date.fromisoformat(value.strip())
+    except ValueError as exc:
+        raise InvalidInput(f"expiration_date must be a YYYY-MM-DD date, not {value!r}") from exc
+    return datetime.combine(day + timedelta(days=1), time.min, tzinfo=timezone.utc)
 
 
 def _matches(value: Any, want: Any) -> bool:
@@ -178,10 +195,13 @@ class Memory:
 
     def add(self, messages: Any, *, user_id: str | None = None, agent_id: str | None = None,
             run_id: str | None = None, metadata: dict[str, Any] | None = None, infer: bool = True,
-            **_mem0_only: Any) -> dict[str, Any]:
+            expiration_date: str | None = None, **_mem0_only: Any) -> dict[str, Any]:
         """Remember a string, a message dict or a list of messages. `infer=False` keeps each non-system
-        message as one memory as it is; else the engine extracts memories (its rules or its model)."""
+        message as one memory as it is; else the engine extracts memories (its rules or its model).
+        `expiration_date` ("YYYY-MM-DD", UTC, inclusive): the memories are not read after that day, and
+        are then deleted (`Mirix.add`'s `expires_at`)."""
         user = user_for(user_id, agent_id, run_id)
+        expires_at = parse_expiry(expiry_of_date(expiration_date))
         tag = _scope_tag(agent_id, run_id, metadata)
         if isinstance(messages, str):
             messages = [{"role": "user", "content": messages}]
@@ -190,10 +210,10 @@ class Memory:
         if not isinstance(messages, list):
             raise InvalidInput("messages must be str, dict, or list[dict]")
         if not infer:
-            return {"results": self._add_raw(messages, user, tag)}
+            return {"results": self._add_raw(messages, user, tag, expires_at)}
         kept = [{k: v for k, v in m.items() if k in ("role", "content", "name", "occurred_at")} for m in messages
                 if isinstance(m, dict)]
-        result = self.mx.add(kept, user_id=user, source_id=tag, wait=True)
+        result = self.mx.add(kept, user_id=user, source_id=tag, wait=True, expires_at=expires_at)
         results: list[dict[str, Any]] = []
         seen: set[str] = set()
         for change in result.changes:
@@ -212,13 +232,14 @@ class Memory:
                            | {"event": event})
         return {"results": results}
 
-    def _add_raw(self, messages: list[Any], user: str, tag: str | None) -> list[dict[str, Any]]:
+    def _add_raw(self, messages: list[Any], user: str, tag: str | None,
+                 expires_at: datetime | None) -> list[dict[str, Any]]:
         from mirix_py.tools.ops import InsertOp
 
         now = datetime.now(timezone.utc)
         ops = [InsertOp(memory=EpisodicMemory(user_id=user, summary=str(m["content"]).strip(), occurred_at=now,
                                               actor=str(m.get("name") or m["role"]),
-                                              source_ids=[tag] if tag else []))
+                                              source_ids=[tag] if tag else [], expires_at=expires_at))
                for m in messages if isinstance(m, dict) and m.get("role") not in (None, "system")
                and str(m.get("content") or "").strip()]
         changes = self.mx.store.apply(ops, user_id=user, actor="mem0") if ops else []
@@ -228,12 +249,16 @@ class Memory:
 
     def update(self, memory_id: str, text: str | None = None, metadata: dict[str, Any] | None = None,
                data: str | None = None, **_mem0_only: Any) -> dict[str, str]:
-        """Rewrite a memory's main text (`data` is mem0's older name for `text`); its id stays."""
+        """Rewrite a memory's main text (`data` is mem0's older name for `text`); its id stays.
+        `expiration_date` ("YYYY-MM-DD", or None to clear it) sets when it expires."""
         text = text if text is not None else data
-        if text is None and metadata is None:
+        expiry = "expiration_date" in _mem0_only
+        if text is None and metadata is None and not expiry:
             raise ValueError("At least one of text or metadata must be provided.")
         m = self._find(memory_id)
         fields: dict[str, Any] = {}
+        if expiry:
+            fields["expires_at"] = parse_expiry(expiry_of_date(_mem0_only["expiration_date"]))
         if text is not None:
             fields[_MAIN_FIELD[_kind(m)]] = text
             if _kind(m) in (MemoryType.episodic, MemoryType.semantic):

@@ -58,9 +58,9 @@ class AsyncMirix:
 
     async def add(self, content: str | Sequence[dict[str, Any]], *, user_id: str,
                   occurred_at: datetime | str | None = None, source_id: str | None = None, kind: str = "text",
-                  wait: bool = True) -> AddResult:
+                  wait: bool = True, expires_at: datetime | str | None = None) -> AddResult:
         return await asyncio.to_thread(self.sync.add, content, user_id=user_id, occurred_at=occurred_at,
-                                       source_id=source_id, kind=kind, wait=wait)
+                                       source_id=source_id, kind=kind, wait=wait, expires_at=expires_at)
 
     async def flush(self, timeout: float | None = None) -> None:
         await asyncio.to_thread(self.sync.flush, timeout)
@@ -167,6 +167,9 @@ class AsyncMirix:
 
     async def delete_user(self, user_id: str) -> dict[str, int]:
         return await asyncio.to_thread(self.sync.delete_user, user_id)
+
+    async def delete_expired(self) -> int:
+        return await asyncio.to_thread(self.sync.delete_expired)
 
     async def core_append(self, label: str, text: str, *, user_id: str, actor: str = "api") -> CoreMemory:
         return await asyncio.to_thread(self.sync.core_append, label, text, user_id=user_id, actor=actor)

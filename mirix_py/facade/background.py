@@ -64,10 +64,20 @@ class BackgroundQueue:
             if self._closing:
                 raise RuntimeError("the engine is closed")
             self._queue.setdefault(record.user_id, []).append((time.monotonic(), record))
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._work, name="mirix-ingest", daemon=True)
-                self._thread.start()
+            self._start()
             self._cond.notify_all()
+
+    def start(self) -> None:
+        """Start the worker before anything is queued, so that its sweep runs from now on."""
+        with self._cond:
+            if self._closing:
+                raise RuntimeError("the engine is closed")
+            self._start()
+
+    def _start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._work, name="mirix-ingest", daemon=True)
+            self._thread.start()
 
     def pending(self) -> int:
         with self._cond:
@@ -97,10 +107,11 @@ class BackgroundQueue:
         self._thread.join(timeout=10)
 
     def _work(self) -> None:
-        next_sweep = time.monotonic() + self.sweep_every_s
+        last_sweep = time.monotonic()
         while True:
             with self._cond:
                 now, force = time.monotonic(), self._force or self._closing
+                next_sweep = last_sweep + self.sweep_every_s
                 batches = [batch for when, batch in self._later if force or when <= now]  # failed, due again
                 self._later = [(when, batch) for when, batch in self._later if not (force or when <= now)]
                 batches += take_batches(self._queue, batch_size=self._batch_size, max_wait_s=self._max_wait,
@@ -111,11 +122,14 @@ class BackgroundQueue:
                     sweep_now = (self._sweep is not None and not self._queue and not self._later
                                  and now >= next_sweep)
                     if not sweep_now:
-                        self._cond.wait(timeout=min(self._max_wait, 0.25) or 0.05)
+                        if self._queue or self._later:
+                            self._cond.wait(timeout=min(self._max_wait, 0.25) or 0.05)
+                        else:  # idle: until something is queued (submit notifies), the next sweep, or a second
+                            self._cond.wait(timeout=None if self._sweep is None else min(1.0, max(0.05, next_sweep - now)))
                         continue
                 self._busy += sum(len(b) for b in batches)
             if not batches:
-                next_sweep = time.monotonic() + self.sweep_every_s
+                last_sweep = time.monotonic()
                 self._swept()
                 continue
             for batch in batches:

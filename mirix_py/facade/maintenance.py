@@ -25,12 +25,15 @@ from mirix_py.store.memories import MemoryStore
 from mirix_py.store.opening import fulltext_for
 from mirix_py.store.private import private_dir
 from mirix_py.store.sessions import sessions_for
+from mirix_py.tools.ops import DeleteOp
 
 if TYPE_CHECKING:
     from mirix_py.upkeep.doctor import DoctorReport
     from mirix_py.secrets.doctor import SecretReport
 
 log = logging.getLogger("mirix_py")
+
+EXPIRY_ACTOR = "expiry"  # the history's actor of a memory deleted when it expired
 
 
 class Maintenance:
@@ -102,6 +105,23 @@ class Maintenance:
         for record in records:
             self.queue.submit(record)
         return len(records)
+
+    def delete_expired(self, *, batch: int = 1000) -> int:
+        """Delete every memory past its expiry (`store.expiry`), one user's at a time; each deletion is a
+        history event of actor `expiry`. Returns how many. The background worker's sweep calls it."""
+        deleted = 0
+        while True:
+            found = self.store.expired(now=utcnow(), limit=batch)
+            if not found:
+                return deleted
+            by_user: dict[str, list[str]] = {}
+            for user_id, memory_id in found:
+                by_user.setdefault(user_id, []).append(memory_id)
+            for user_id, ids in by_user.items():
+                deleted += len(self.store.apply([DeleteOp(memory_id=m) for m in ids], user_id=user_id,
+                                                actor=EXPIRY_ACTOR))
+            if len(found) < batch:
+                return deleted
 
     def recovered(self, records: Sequence[InputRecord]) -> None:
         """These queued inputs are processed: once every input `resume` took over is, check the

@@ -14,7 +14,12 @@ the store is kept as one memory of the type its path starts with (`semantic`, `e
 `procedural` or `resource`; anything else is `semantic`), under an id derived from user, namespace
 and key; its text (the `index` fields, else `content`/`text`/`memory`, else the JSON) is what
 hybrid search finds, and the value itself rides along in a tag. Core blocks are read-only here and
-high-sensitivity vault items are never returned (vault secrets stay masked). No TTLs.
+high-sensitivity vault items are never returned (vault secrets stay masked).
+
+TTLs are supported (`supports_ttl`): an item put with `ttl` (minutes, or the `ttl` config's
+`default_ttl`) is a memory with that `expires_at`; reads leave it out once expired and the engine's
+sweep deletes it. A get or search with `refresh_ttl` (the default, or the config's `refresh_on_read`)
+starts the returned items' TTLs again.
 """
 
 from __future__ import annotations
@@ -23,12 +28,13 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
 
 from langgraph.store.base import (
     BaseStore, GetOp, InvalidNamespaceError, Item, ListNamespacesOp, Op, PutOp, Result, SearchItem, SearchOp,
+    TTLConfig,
 )
 from langgraph.store.base.embed import get_text_at_path
 from langgraph.store.memory import _compare_values, _does_match  # the filter semantics of LangGraph's own store
@@ -37,7 +43,7 @@ from mirix_py.compat.mem0 import memory_text
 from mirix_py.errors import MemoryNotFound
 from mirix_py.records import (
     ID_PREFIX, EpisodicMemory, KnowledgeVaultMemory, MemoryBase, MemoryType, ProceduralMemory, ResourceMemory,
-    SemanticMemory, Sensitivity,
+    SemanticMemory, Sensitivity, utcnow,
 )
 
 TAG = "langgraph:"
@@ -64,9 +70,15 @@ def _text_of(value: dict[str, Any], index: list[str] | None) -> str:
 class MirixStore(BaseStore):
     """A LangGraph store over a mirix engine: items are memories, search is the engine's hybrid search."""
 
-    __slots__ = ("mx", "user_position", "_owned")
+    __slots__ = ("mx", "user_position", "_owned", "ttl_config")
+    supports_ttl = True
 
-    def __init__(self, mx: Any = None, *, data_dir: str | Path | None = None, user_position: int = 0) -> None:
+    def __init__(self, mx: Any = None, *, data_dir: str | Path | None = None, user_position: int = 0,
+                 ttl: TTLConfig | None = None) -> None:
+        """`ttl`: LangGraph's TTL config (`default_ttl` in minutes for puts without one,
+        `refresh_on_read`); expired items are deleted by the engine's own sweep, so
+        `sweep_interval_minutes` is not read."""
+        self.ttl_config = ttl
         if mx is None:
             from mirix_py.engine import Mirix
 
@@ -86,9 +98,16 @@ class MirixStore(BaseStore):
         results: list[Result] = []
         for op in ops:
             if isinstance(op, GetOp):
-                results.append(self._get(op.namespace, op.key))
+                got = self._get(op.namespace, op.key)
+                if got is not None and op.refresh_ttl:
+                    self._refresh(self._split(op.namespace)[0], [got])
+                results.append(got)
             elif isinstance(op, SearchOp):
-                results.append(self._search(op))
+                found = self._search(op)
+                if op.refresh_ttl:
+                    for user in {self._split(i.namespace)[0] for i in found}:
+                        self._refresh(user, [i for i in found if self._split(i.namespace)[0] == user])
+                results.append(found)
             elif isinstance(op, PutOp):
                 self._put(op)
                 results.append(None)
@@ -160,18 +179,19 @@ class MirixStore(BaseStore):
         user, path = self._split(op.namespace)
         kind = self._kind_for(path)
         memory_id = self._item_id(user, op.namespace, op.key, kind)
-        try:
-            existing: MemoryBase | None = self.mx.get(memory_id, user_id=user)
-        except MemoryNotFound:
-            existing = None
+        exists = bool(self.mx.store.expiry_of([memory_id], user_id=user))  # expired or not: the id is taken
         if op.value is None:
-            if existing is not None:
+            if exists:
                 self.mx.store.apply([DeleteOp(memory_id=memory_id)], user_id=user, actor="langgraph")
             return
         value = dict(op.value)
         text = _text_of(value, op.index if isinstance(op.index, list) else None)
-        tag = TAG + json.dumps({"namespace": list(op.namespace), "key": op.key, "value": value},
-                               ensure_ascii=False, sort_keys=True, default=str)
+        body: dict[str, Any] = {"namespace": list(op.namespace), "key": op.key, "value": value}
+        if op.ttl is not None:
+            if not op.ttl > 0:
+                raise ValueError(f"ttl must be a positive number of minutes, not {op.ttl!r}")
+            body["ttl"] = op.ttl
+        tag = TAG + json.dumps(body, ensure_ascii=False, sort_keys=True, default=str)
         fields: dict[str, Any] = {
             MemoryType.semantic: {"name": op.key, "summary": text},
             MemoryType.episodic: {"summary": text, "event_type": "langgraph"},
@@ -179,7 +199,8 @@ class MirixStore(BaseStore):
             MemoryType.resource: {"title": op.key, "content": text},
         }[kind]
         fields["tags"] = [tag]
-        if existing is not None:
+        fields["expires_at"] = None if op.ttl is None else utcnow() + timedelta(minutes=op.ttl)
+        if exists:
             self.mx.store.apply([UpdateOp(memory_id=memory_id, fields=fields)], user_id=user, actor="langgraph")
             return
         cls = {MemoryType.semantic: SemanticMemory, MemoryType.episodic: EpisodicMemory,
@@ -187,6 +208,27 @@ class MirixStore(BaseStore):
         extra: dict[str, Any] = {"occurred_at": datetime.now().astimezone()} if kind is MemoryType.episodic else {}
         memory = cls(id=memory_id, user_id=user, **fields, **extra)
         self.mx.store.apply([InsertOp(memory=memory)], user_id=user, actor="langgraph")  # type: ignore[arg-type]
+
+    def _refresh(self, user: str, items: list[Any]) -> None:
+        """Start again the TTLs of these items that were put with one (the engine's own memories have none)."""
+        ids = []
+        for item in items:
+            try:
+                ids.append(self._item_id(user, item.namespace, item.key, self._kind_for(self._split(item.namespace)[1])))
+            except InvalidNamespaceError:  # under core or knowledge_vault: the engine's, never put here
+                continue
+        ttls = {memory_id: body["ttl"] for memory_id, (_, _, body) in self._bodies(user, ids).items()
+                if body.get("ttl")}
+        now = utcnow()
+        self.mx.store.set_expiry({m: now + timedelta(minutes=t) for m, t in ttls.items()}, user_id=user)
+
+    def _bodies(self, user: str, memory_ids: list[str]) -> dict[str, tuple[Any, Any, dict[str, Any]]]:
+        out: dict[str, tuple[Any, Any, dict[str, Any]]] = {}
+        for memory_id, m in self.mx.store.get_many(memory_ids, user_id=user).items():
+            for tag in m.tags:
+                if tag.startswith(TAG):
+                    out[memory_id] = (m.created_at, m.updated_at, json.loads(tag[len(TAG):]))
+        return out
 
     def _users(self, prefix: tuple[str, ...]) -> list[str]:
         p = self.user_position

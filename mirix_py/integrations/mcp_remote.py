@@ -49,9 +49,9 @@ class RemoteMemory:
         return "start it again, then restart this MCP server"
 
     def add(self, content: str | Sequence[dict[str, Any]], *, user_id: str, occurred_at: datetime | str | None = None,
-            source_id: str | None = None, wait: bool = True) -> AddResult:
+            source_id: str | None = None, wait: bool = True, expires_at: datetime | str | None = None) -> AddResult:
         return self._call(self.client.add, content, user_id=user_id, occurred_at=occurred_at, source_id=source_id,
-                          wait=wait)
+                          wait=wait, expires_at=expires_at)
 
     def search(self, query: str, *, user_id: str, limit: int = 10, memory_types: Sequence[str] | None = None,
                start: datetime | str | None = None, end: datetime | str | None = None,

@@ -144,10 +144,15 @@ def build_mcp_server(mx: "Mirix | RemoteMemory", *, users: Sequence[str] | None 
                                                            "provenance.")] = None,
         wait: Annotated[bool, Field(description="false: log it and return at once; it is processed in the "
                                                 "background.")] = True,
+        expires_at: Annotated[str | None, Field(description="Only for what stops being true at a known time (a "
+                                                            "code for this week, a trial that ends): when the "
+                                                            "memories made from it expire, ISO 8601 with a zone, "
+                                                            "in the future. Omit to keep them.")] = None,
     ) -> dict[str, Any]:
         """occurred_at: ISO 8601 with a zone (default now). wait=false logs it and returns at once."""
         user = resolve(user_id)
-        result = await call(mx.add, content, user_id=user, occurred_at=occurred_at, source_id=source_id, wait=wait)
+        result = await call(mx.add, content, user_id=user, occurred_at=occurred_at, source_id=source_id, wait=wait,
+                            expires_at=expires_at)
         return {"status": result.status.value, "input_ids": result.input_ids, "error": result.error,
                 "changes": [_dump(c) for c in result.changes]}
 

@@ -76,6 +76,9 @@ class AddRequest(_Body):
     kind: Literal["text", "document"] = "text"
     wait: bool = Field(default=False, description="Process before answering (200 with the changes) instead of "
                                                   "accepting it for background processing (202).")
+    expires_at: When | None = Field(default=None, description=(
+        "When the memories made from it expire (ISO 8601 with zone, in the future): past it they are not read, "
+        "and are deleted. Core blocks and what other inputs also said are kept."))
 
     @field_validator("content")
     @classmethod

@@ -70,8 +70,10 @@ class InputLog:
         self.redact = redact
 
     def _to_row(self, record: InputRecord) -> InputRow:
-        payload = json.dumps({"messages": [m.model_dump(mode="json") for m in record.messages],
-                              "metadata": record.metadata})
+        content: dict = {"messages": [m.model_dump(mode="json") for m in record.messages], "metadata": record.metadata}
+        if record.expires_at is not None:
+            content["expires_at"] = record.expires_at.isoformat()
+        payload = json.dumps(content)
         return InputRow(
             id=record.id, user_id=record.user_id, kind=record.kind.value, payload=self.cipher.encrypt(payload),
             source_id=record.source_id, occurred_at=record.occurred_at, status=record.status.value,
@@ -88,6 +90,7 @@ class InputLog:
         return InputRecord(
             id=row.id, user_id=row.user_id, kind=InputKind(row.kind), messages=messages, source_id=row.source_id,
             metadata=payload.get("metadata") or {},
+            expires_at=datetime.fromisoformat(payload["expires_at"]) if payload.get("expires_at") else None,
             occurred_at=row.occurred_at, status=InputStatus(row.status), error=row.error,
             refused=list(row.refused or []), attempts=row.attempts,
             created_at=row.created_at, processed_at=row.processed_at,
@@ -123,8 +126,9 @@ class InputLog:
                     continue
                 metadata = dict(payload.get("metadata") or {})
                 metadata.update(compact_digest(m["content"] for m in payload["messages"]))
-                row.payload = self.cipher.encrypt(json.dumps({"messages": [], "metadata": metadata},
-                                                             separators=(",", ":")))
+                kept = {"messages": [], "metadata": metadata,
+                        **({"expires_at": payload["expires_at"]} if payload.get("expires_at") else {})}
+                row.payload = self.cipher.encrypt(json.dumps(kept, separators=(",", ":")))
                 changed += 1
             session.commit()
         return changed

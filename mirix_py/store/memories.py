@@ -16,6 +16,7 @@ from typing import Any, Iterable, NamedTuple, Sequence, overload
 
 from pydantic import ValidationError
 from sqlalchemy import Delete, bindparam, delete as sa_delete, func, select, text as sql_text, union
+from sqlalchemy import update as sa_update
 from sqlalchemy.engine import CursorResult, Engine, Row
 from sqlmodel import Session, col
 
@@ -28,6 +29,7 @@ from mirix_py.records import (
 )
 from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.embeddings import Embedder, EmbeddingsAhead
+from mirix_py.store.expiry import has_expired, unexpired
 from mirix_py.store.fulltext import FullTextIndex
 from mirix_py.store.input_tags import InputTags
 from mirix_py.secrets.guard import Known, SecretGuard
@@ -142,7 +144,7 @@ class MemoryStore:
             updated_at=memory.updated_at, source_ids=list(memory.source_ids), tags=list(memory.tags),
             fields=to_refs(fields, text), secret=secret,
             input_id=input_of(memory.memory_type.value, memory.source_ids),
-            actor=actor_of(memory),
+            actor=actor_of(memory), expires_at=memory.expires_at,
         )
 
     def to_record(self, row: MemoryRow | Row[Any], *, reveal: bool = False) -> Memory:
@@ -150,7 +152,7 @@ class MemoryStore:
         data.update(
             id=row.id, user_id=row.user_id, memory_type=row.memory_type, occurred_at=row.occurred_at,
             created_at=row.created_at, updated_at=row.updated_at, source_ids=list(row.source_ids or []),
-            tags=list(row.tags or []),
+            tags=list(row.tags or []), expires_at=row.expires_at,
         )
         if row.memory_type == MemoryType.knowledge_vault.value:
             data["secret_value"] = (self.cipher.decrypt(row.secret) if reveal else MASK) if row.secret else ""
@@ -304,6 +306,8 @@ class MemoryStore:
                 editable = set(type(current).model_fields) - IMMUTABLE_FIELDS
                 raise InvalidInput(field_errors.describe(exc, memory_type=current.memory_type.value,
                                                          fields=editable)) from exc
+            if revised.expires_at is not None and revised.memory_type is MemoryType.core:
+                raise InvalidInput("a core block does not expire (expires_at must stay null)")
             # ... then the input's sources added
             return revised.model_copy(update={"source_ids": _dedupe([*revised.source_ids, *extra_sources])})
 
@@ -312,6 +316,8 @@ class MemoryStore:
                 memory = op.memory
                 if memory.user_id != user_id:
                     raise InvalidInput("a memory may only be written for the user of the batch")
+                if memory.expires_at is not None and memory.memory_type is MemoryType.core:
+                    raise InvalidInput("a core block does not expire (expires_at must stay null)")
                 memory_id = memory.id or new_memory_id(memory.memory_type)  # a fresh random id needs no look-up
                 if memory_id in state or (memory.id and session.get(MemoryRow, memory_id) is not None):
                     raise InvalidInput(f"memory id {memory_id!r} already exists")
@@ -462,18 +468,22 @@ class MemoryStore:
     # ------------------------------------------------------------ reads
 
     def get(self, memory_id: str, *, user_id: str | None = None, reveal: bool = False) -> MemoryBase:
+        """One memory; MemoryNotFound when it is another user's or has expired."""
         with Session(self.engine) as session:
             row = session.get(MemoryRow, memory_id)
-            if row is None or (user_id is not None and row.user_id != user_id):
+            if row is None or (user_id is not None and row.user_id != user_id) \
+                    or has_expired(row.expires_at, utcnow()):
                 raise MemoryNotFound(memory_id)
             return self.to_record(row, reveal=reveal)
 
     def get_many(self, memory_ids: Sequence[str], *, user_id: str) -> dict[str, Memory]:
+        """The user's memories among these ids (expired ones left out)."""
         if not memory_ids:
             return {}
         with self.engine.connect() as conn:  # table rows, not ORM objects: nothing here is written back
             rows = conn.execute(_ROWS_BY_ID, {"ids": builtins.list(memory_ids)}).all()
-        return {r.id: self.to_record(r) for r in rows if r.user_id == user_id}
+        now = utcnow()
+        return {r.id: self.to_record(r) for r in rows if r.user_id == user_id and not has_expired(r.expires_at, now)}
 
     def provenance_of(self, memory_ids: Iterable[str], *, user_id: str) -> dict[str, Provenance]:
         """What each of these memories of the user cites and who said it, read without building the
@@ -523,7 +533,7 @@ class MemoryStore:
     def list(self, *, user_id: str, memory_types: Sequence[str] | None = None, start: datetime | None = None,
              end: datetime | None = None, limit: int = 100, offset: int = 0, newest_first: bool = True,
              reveal: bool = False) -> builtins.list[Memory]:
-        query = select(MemoryRow).where(col(MemoryRow.user_id) == user_id)
+        query = select(MemoryRow).where(col(MemoryRow.user_id) == user_id, unexpired(utcnow()))
         if memory_types:
             query = query.where(col(MemoryRow.memory_type).in_([MemoryType(t).value for t in memory_types]))
         if start is not None:
@@ -641,6 +651,39 @@ class MemoryStore:
                 for source in wanted.intersection(sources or ()):
                     out.setdefault(source, []).append(memory_id)
         return out
+
+    # ------------------------------------------------------------ expiry
+
+    def expiry_of(self, memory_ids: Sequence[str], *, user_id: str) -> dict[str, tuple[datetime | None, builtins.list[str]]]:
+        """Memory id -> (its expiry, its source ids), for the user's memories among these ids."""
+        if not memory_ids:
+            return {}
+        query = select(col(MemoryRow.id), col(MemoryRow.expires_at), col(MemoryRow.source_ids)).where(
+            col(MemoryRow.id).in_(builtins.list(memory_ids)), col(MemoryRow.user_id) == user_id)
+        with self.engine.connect() as conn:
+            return {i: (at, builtins.list(sources or [])) for i, at, sources in conn.execute(query)}
+
+    def set_expiry(self, expiries: dict[str, datetime | None], *, user_id: str) -> int:
+        """Set when these memories of the user expire (None: never); returns how many rows changed.
+        Expiry is not content: no history event, no re-embedding."""
+        if not expiries:
+            return 0
+        with Session(self.engine) as session:
+            changed = 0
+            for memory_id, when in expiries.items():
+                result = session.execute(sa_update(MemoryRow).where(
+                    col(MemoryRow.id) == memory_id, col(MemoryRow.user_id) == user_id).values(expires_at=when))
+                assert isinstance(result, CursorResult)  # what SQLAlchemy returns for DML
+                changed += result.rowcount
+            session.commit()
+        return changed
+
+    def expired(self, *, now: datetime, limit: int = 1000) -> builtins.list[tuple[str, str]]:
+        """(user id, memory id) of memories expired at `now`, soonest first (the expiry index)."""
+        query = select(col(MemoryRow.user_id), col(MemoryRow.id)).where(
+            col(MemoryRow.expires_at) <= now).order_by(col(MemoryRow.expires_at)).limit(limit)
+        with self.engine.connect() as conn:
+            return [(u, i) for u, i in conn.execute(query)]
 
     def record_usage(self, user_id: str, kind: str, usage: dict[str, Any]) -> None:
         with Session(self.engine) as session:

@@ -13,7 +13,8 @@ from typing import Sequence
 from sqlalchemy import select
 from sqlmodel import Session, col
 
-from mirix_py.records import EpisodicMemory, MemoryBase, MemoryType
+from mirix_py.records import EpisodicMemory, MemoryBase, MemoryType, utcnow
+from mirix_py.store.expiry import unexpired
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.tables import MemoryRow
 
@@ -30,7 +31,7 @@ def neighbours(store: MemoryStore, episode: EpisodicMemory) -> list[EpisodicMemo
     if episode.occurred_at is None or not episode.source_ids:
         return []
     base = select(MemoryRow).where(col(MemoryRow.user_id) == episode.user_id,
-                                   col(MemoryRow.memory_type) == MemoryType.episodic.value)
+                                   col(MemoryRow.memory_type) == MemoryType.episodic.value, unexpired(utcnow()))
     at = col(MemoryRow.occurred_at)  # a typed column (sqlmodel types the attribute as its value)
     before = base.where(at < episode.occurred_at).order_by(at.desc()).limit(1)
     after = base.where(at > episode.occurred_at).order_by(at.asc()).limit(1)

@@ -22,7 +22,8 @@ from sqlalchemy import select, text as sql
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import col
 
-from mirix_py.records import MemoryType
+from mirix_py.records import MemoryType, utcnow
+from mirix_py.store.expiry import unexpired
 from mirix_py.store.sqlite_fulltext import PROBE_SLOTS, fts_rowid, user_rowid_range, user_token
 from mirix_py.store.pg_fulltext import query_lexemes, tsquery_of
 from mirix_py.store.near import input_turns, inputs_by_user
@@ -75,7 +76,7 @@ def members(conn: Connection, user_id: str, input_id: str, *, start: datetime | 
     at = col(MemoryRow.occurred_at)
     query = select(col(MemoryRow.id), at, col(MemoryRow.text)).where(
         col(MemoryRow.user_id) == user_id, col(MemoryRow.input_id) == input_id,
-        col(MemoryRow.memory_type) == EPISODIC)
+        col(MemoryRow.memory_type) == EPISODIC, unexpired(utcnow()))
     if start is not None:
         query = query.where(at >= start)
     if end is not None:

@@ -45,6 +45,7 @@ class MemoryRow(SQLModel, table=True):
         Index("ix_memory_user_type_time", "user_id", "memory_type", "occurred_at"),
         Index("ix_memory_user_input", "user_id", "input_id"),
         Index("ix_memory_user_actor", "user_id", "actor"),
+        Index("ix_memory_expires_at", "expires_at"),
     )
 
     id: str = Field(primary_key=True, max_length=64)
@@ -64,6 +65,8 @@ class MemoryRow(SQLModel, table=True):
     actor: str | None = Field(default=None, sa_column=Column(Text, nullable=True),
                               description="Who said an episode (None for the other types): the names a "
                                           "search's question may name (`MemoryStore.actors`).")
+    expires_at: datetime | None = Field(default=None, sa_type=UTCDateTime,
+                                        description="Past it the memory is not read, and the sweep deletes it.")
 
 
 class HistoryRow(SQLModel, table=True):

@@ -190,3 +190,32 @@ def test_secrets_go_to_the_vault_even_when_not_inferred(m):
     res = m.add("For the record my VPN password is Tr0ub4dor&3xyz", user_id="ada", infer=False)
     assert "Tr0ub4dor" not in str(res) and "Tr0ub4dor" not in str(m.get_all(user_id="ada"))
     assert any(r["memory_type"] == "knowledge_vault" for r in res["results"])
+
+
+def test_expiration_date_is_mem0s_utc_day_included(m):
+    """mem0's `expiration_date` ("YYYY-MM-DD", UTC, inclusive): the memories expire at the start of the next
+    day; `update` sets or clears it; a malformed or past date is refused and nothing is written."""
+    from datetime import datetime, timedelta, timezone
+
+    from mirix_py.compat.mem0 import expiry_of_date
+    from mirix_py.errors import InvalidInput
+
+    assert expiry_of_date("2030-01-31") == datetime(2030, 2, 1, tzinfo=timezone.utc)
+    assert expiry_of_date(None) is None
+    for bad in ("2030-1-31", "31/01/2030", "2030-02-30", 20300131):
+        with pytest.raises(InvalidInput, match="YYYY-MM-DD"):
+            expiry_of_date(bad)
+    res = m.add("My trial of the Pro plan runs this month.", user_id="ada", expiration_date="2030-01-31")
+    items = [r for r in m.get_all(user_id="ada")["results"] if r["memory_type"] != "core"]
+    assert items and all(r["expiration_date"] == "2030-01-31" for r in items)
+    raw = m.add("Call me Dee.", user_id="dee", infer=False, expiration_date="2030-01-31")["results"]
+    assert m.get(raw[0]["id"])["expiration_date"] == "2030-01-31"
+    memory_id = next(r["id"] for r in res["results"] if r["memory_type"] == "episodic")
+    m.update(memory_id, expiration_date="2031-06-30")
+    assert m.get(memory_id)["expiration_date"] == "2031-06-30"
+    m.update(memory_id, expiration_date=None)
+    assert "expiration_date" not in m.get(memory_id)
+    yesterday = (datetime.now(timezone.utc) - timedelta(days=1)).date().isoformat()
+    with pytest.raises(InvalidInput, match="not in the future"):
+        m.add("Too late.", user_id="eve", expiration_date=yesterday)
+    assert m.get_all(user_id="eve") == {"results": []}

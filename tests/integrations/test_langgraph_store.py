@@ -186,3 +186,45 @@ def test_a_secret_in_a_put_value_goes_to_the_vault(mx):
     got = store.get(("ada", "notes"), "vpn")
     assert got is not None and "Tr0ub4dor" not in str(got.value) and "[vault:kv_" in got.value["content"]
     assert "Tr0ub4dor" not in str([i.value for i in store.search(("ada",))])
+
+
+def test_items_put_with_a_ttl_expire_and_reads_start_it_again(mx):
+    from datetime import timedelta
+
+    from mirix_py.records import utcnow
+    from waiting import wait_for
+
+    store = MirixStore(mx, ttl={"default_ttl": 60.0, "refresh_on_read": False})
+    assert store.supports_ttl
+    store.put(("ada", "memories"), "code", {"content": "Ada parks in spot P3-17 this week."}, ttl=0.05)  # 3 s
+    store.put(("ada", "memories"), "diet", {"content": "Ada is vegetarian."})  # the config's default: an hour
+    store.put(("ada", "memories"), "home", {"content": "Ada lives in Porto."}, ttl=None)  # never
+    expiry = {m.summary: m.expires_at for m in mx.list(user_id="ada", memory_types=["semantic"])}
+    now = utcnow()
+    assert now < expiry["Ada parks in spot P3-17 this week."] <= now + timedelta(seconds=3)
+    assert now + timedelta(minutes=59) < expiry["Ada is vegetarian."] <= now + timedelta(minutes=60)
+    assert expiry["Ada lives in Porto."] is None
+
+    # a read with refresh_ttl starts the TTL again from now (the config says not to by default)
+    before = expiry["Ada is vegetarian."]
+    wait_for(lambda: utcnow() > now + timedelta(milliseconds=50), 5.0)
+    assert store.get(("ada", "memories"), "diet", refresh_ttl=True) is not None
+    refreshed = {m.summary: m.expires_at for m in mx.list(user_id="ada", memory_types=["semantic"])}
+    assert refreshed["Ada is vegetarian."] > before and refreshed["Ada lives in Porto."] is None
+    store.get(("ada", "memories"), "home")
+    assert {m.summary: m.expires_at for m in mx.list(user_id="ada", memory_types=["semantic"])} == refreshed
+
+    wait_for(lambda: store.get(("ada", "memories"), "code") is None, 30.0)
+    assert "code" not in [h.key for h in store.search(("ada",), query="Where does Ada park?")]
+    # put again under the same key once expired (its row is still there until the sweep): a fresh item
+    store.put(("ada", "memories"), "code", {"content": "Ada parks in spot B2-04 from now on."})
+    assert store.get(("ada", "memories"), "code").value == {"content": "Ada parks in spot B2-04 from now on."}
+    with pytest.raises(ValueError, match="ttl"):
+        store.put(("ada", "memories"), "x", {"content": "no"}, ttl=-1)
+
+
+def test_a_store_without_a_ttl_config_keeps_items_put_without_one(mx):
+    store = MirixStore(mx)
+    store.put(("ada", "memories"), "diet", {"content": "Ada is vegetarian."})
+    (memory,) = mx.list(user_id="ada", memory_types=["semantic"])
+    assert memory.expires_at is None

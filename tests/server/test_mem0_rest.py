@@ -57,3 +57,17 @@ def test_mem0_routes_respect_keys(live_sqlite):
     assert bob.post("/reset").status_code == 403
     assert admin.post("/reset").json() == {"message": "All memories reset"}
     assert bob.get("/memories", params={"user_id": "bob"}).json() == {"results": []}
+
+
+def test_mem0_routes_take_an_expiration_date(live_sqlite):
+    alice = live_sqlite.client(live_sqlite.alice)
+    added = alice.post("/memories", json={"messages": [{"role": "user", "content": "My parking spot is P3-17."}],
+                                          "user_id": "alice", "infer": False, "expiration_date": "2030-01-31"})
+    assert added.status_code == 200, added.text
+    memory_id = added.json()["results"][0]["id"]
+    assert alice.get(f"/memories/{memory_id}").json()["expiration_date"] == "2030-01-31"
+    assert alice.put(f"/memories/{memory_id}", json={"expiration_date": None}).status_code == 200
+    assert "expiration_date" not in alice.get(f"/memories/{memory_id}").json()
+    bad = alice.post("/memories", json={"messages": [{"role": "user", "content": "x"}], "user_id": "alice",
+                                        "expiration_date": "31.01.2030"})
+    assert bad.status_code == 422

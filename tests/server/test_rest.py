@@ -92,6 +92,22 @@ def test_sync_add_messages_search_get_update_history_delete(live):
     assert [e["operation"] for e in c.get(f"/v1/users/alice/memories/{memory_id}/history").json()][-1] == "delete"
 
 
+def test_an_add_with_an_expiry_and_a_memory_given_one(live):
+    c = live.client(live.alice)
+    r = c.post("/v1/users/alice/memories", json={"content": "My parking spot this week is P3-17.", "wait": True,
+                                                 "expires_at": "2030-01-31T18:00:00+01:00"})
+    assert r.status_code == 200, r.text
+    hits = c.post("/v1/users/alice/search", json={"query": "parking spot"}).json()
+    episode = next(h["memory"] for h in hits if h["memory"]["memory_type"] == "episodic")
+    assert episode["expires_at"] == "2030-01-31T17:00:00Z"
+    memory_id = episode["id"]
+    cleared = c.patch(f"/v1/users/alice/memories/{memory_id}", json={"fields": {"expires_at": None}})
+    assert cleared.status_code == 200 and cleared.json()["expires_at"] is None
+    past = c.patch(f"/v1/users/alice/memories/{memory_id}", json={"fields": {"expires_at": "2001-01-01T00:00:00Z"}})
+    assert past.status_code == 422 and "not in the future" in past.json()["message"]
+    assert c.get(f"/v1/users/alice/memories/{memory_id}").json()["expires_at"] is None
+
+
 def test_chat_and_context(live):
     c = live.client(live.alice)
     c.post("/v1/users/alice/memories", json={"content": "My dog Rex loves the beach.", "wait": True})
@@ -213,6 +229,8 @@ def test_stats_per_user(live):
     ("POST", "/v1/users/alice/memories", {"content": [{"role": "robot", "content": "x"}]}, 422),
     ("POST", "/v1/users/alice/memories", {"content": "hi", "surprise": 1}, 422),
     ("POST", "/v1/users/alice/memories", {"content": 42}, 422),
+    ("POST", "/v1/users/alice/memories", {"content": "hi", "expires_at": "2030-01-01T00:00:00"}, 422),
+    ("POST", "/v1/users/alice/memories", {"content": "hi", "expires_at": "2001-01-01T00:00:00+00:00"}, 422),
     ("POST", "/v1/users/alice/search", {"query": "x", "limit": 0}, 422),
     ("POST", "/v1/users/alice/search", {"query": "x", "limit": 10 ** 20}, 422),
     ("POST", "/v1/users/alice/search", {"query": "x", "memory_types": ["dreams"]}, 422),

@@ -36,6 +36,9 @@ class Mem0Create(BaseModel):
     run_id: str | None = Field(default=None, max_length=200)
     metadata: dict[str, Any] | None = None
     infer: bool = Field(default=True, description="False: keep each message as one memory, as it is.")
+    expiration_date: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$",
+                                        description="YYYY-MM-DD (UTC, the day included): after it the memories "
+                                                    "are not read, and are deleted.")
 
 
 class Mem0Search(BaseModel):
@@ -53,6 +56,8 @@ class Mem0Update(BaseModel):
     data: str | None = Field(default=None, min_length=1)
     memory: str | None = Field(default=None, min_length=1)
     metadata: dict[str, Any] | None = None
+    expiration_date: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$",
+                                        description="YYYY-MM-DD (UTC, the day included); null clears it.")
 
 
 def _scope(caller: Any, user_id: str | None, agent_id: str | None, run_id: str | None) -> None:
@@ -87,7 +92,7 @@ def add_memory(body: Mem0Create, caller: Caller, mx: Engine) -> dict[str, Any]:
     _scope(caller, body.user_id, body.agent_id, body.run_id)
     result: dict[str, Any] = _call(Memory(mx=mx).add, [m.model_dump() for m in body.messages], user_id=body.user_id,
                                    agent_id=body.agent_id, run_id=body.run_id, metadata=body.metadata,
-                                   infer=body.infer)
+                                   infer=body.infer, expiration_date=body.expiration_date)
     return result
 
 
@@ -122,8 +127,9 @@ def search_memories(body: Mem0Search, caller: Caller, mx: Engine) -> dict[str, A
 @router.put("/memories/{memory_id}", summary="Update a memory (mem0)")
 def update_memory(memory_id: MemoryId, body: Mem0Update, caller: Caller, mx: Engine) -> dict[str, str]:
     _owned(mx, caller, memory_id)
+    expiry = {"expiration_date": body.expiration_date} if "expiration_date" in body.model_fields_set else {}
     result: dict[str, str] = _call(Memory(mx=mx).update, memory_id, text=body.text or body.data or body.memory,
-                                   metadata=body.metadata)
+                                   metadata=body.metadata, **expiry)
     return result
 
 

@@ -26,7 +26,7 @@ def add(user_id: User, body: AddRequest, response: Response, mx: Engine) -> AddR
     """Remember text or chat messages. Accepted at once (202, poll the input's status) unless `wait`."""
     content = body.content if isinstance(body.content, str) else [m.model_dump() for m in body.content]
     result = mx.add(content, user_id=user_id, occurred_at=body.occurred_at, source_id=body.source_id,
-                    kind=body.kind, wait=body.wait)
+                    kind=body.kind, wait=body.wait, expires_at=body.expires_at)
     response.status_code = 200 if body.wait else 202
     if result.input_ids:
         response.headers["Location"] = input_location(user_id, result.input_ids[0])
