@@ -53,6 +53,16 @@ def test_add_reads_stdin(run):
     assert "basil" in run("list", "--user", "bo").stdout
 
 
+def test_add_with_an_expiry(run):
+    added = run("add", "My parking spot this week is P3-17.", "--user", "ada", "--expires-at",
+                "2030-01-31T18:00:00+01:00", "--json")
+    assert added.exit_code == 0, added.output
+    listed = json.loads(run("list", "--user", "ada", "--type", "episodic", "--json").stdout)
+    assert [m["expires_at"] for m in listed] == ["2030-01-31T17:00:00Z"]
+    late = runner.invoke(app, ["add", "Too late.", "--user", "ada", "--expires-at", "2001-01-01T00:00:00+00:00"])
+    assert late.exit_code == 2 and "not in the future" in late.output
+
+
 def test_errors_exit_2_with_a_message(run):
     out = runner.invoke(app, ["add", "", "--user", "ada"])
     assert out.exit_code == 2 and "empty" in out.output
