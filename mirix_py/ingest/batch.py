@@ -38,8 +38,10 @@ class BatchWriter:
         self.lock = lock
 
     def log(self, frames: Sequence[ProcessedFrame]) -> list[ProcessedFrame]:
-        """Write OCR text to the input log (once per frame); returns the frames that have text."""
-        fresh: list[InputRecord] = []
+        """Write OCR text to the input log (once per frame); returns the frames that have text. A frame
+        counts as logged (`frame.record`) only once the log took it: when the write raises, the next
+        call writes it again."""
+        fresh: list[tuple[ProcessedFrame, InputRecord]] = []
         with_text: list[ProcessedFrame] = []
         for frame in frames:
             if frame.record is None:
@@ -48,14 +50,14 @@ class BatchWriter:
                 records = frames_to_records([frame], frame.user_id, max_chars=self.host.max_input_chars)
                 if not records:
                     continue
-                frame.record = records[0]
-                frame.input_id = frame.record.id
-                fresh.append(frame.record)
+                fresh.append((frame, records[0]))
             with_text.append(frame)
         if fresh:
-            self.host.log_inputs(fresh)
+            self.host.log_inputs([record for _, record in fresh])
+            for frame, record in fresh:
+                frame.record, frame.input_id = record, record.id
             with self.lock:
-                self.totals.text_bytes += sum(len(m.content.encode("utf-8")) for r in fresh for m in r.messages)
+                self.totals.text_bytes += sum(len(m.content.encode("utf-8")) for _, r in fresh for m in r.messages)
         return with_text
 
     def run(self, frames: Sequence[ProcessedFrame]) -> AddResult | None:

@@ -12,6 +12,7 @@ import pytest
 from PIL import Image
 
 from mirix_py.engine import Mirix
+from waiting import wait_for
 from mirix_py.errors import InvalidInput
 from mirix_py.ingest.batching import BatchPolicy
 from mirix_py.ingest.ocr import OcrConfig, TesseractMissing
@@ -124,6 +125,31 @@ def test_a_batch_that_raises_is_tried_again_in_the_background_from_its_logged_te
         assert record.status is InputStatus.processed and record.kind is InputKind.screenshot
         made = [m for m in engine.list(user_id=USER, memory_types=["episodic"]) if record.id in m.source_ids]
         assert made and engine.inputs.by_status(InputStatus.failed, user_id=USER) == []
+
+
+def test_a_frame_whose_text_could_not_be_logged_is_logged_again_with_its_batch(tmp_path, embedder, tesseract, synth,
+                                                                              monkeypatch):
+    """The log write after OCR fails (the database away for a moment): the frame does not count as logged,
+    so its batch writes it again, and its memories cite an input the log holds."""
+    from sqlalchemy.exc import OperationalError
+
+    with Mirix(tmp_path / "data", embedder=embedder) as engine:
+        engine.configure_screenshots(workers=1)
+        append, calls = engine.inputs.append, {"n": 0}
+
+        def flaky(records, **kwargs):
+            calls["n"] += 1
+            if calls["n"] == 1:
+                raise OperationalError("INSERT", {}, ConnectionRefusedError("the database restarted"))
+            return append(records, **kwargs)
+
+        monkeypatch.setattr(engine.inputs, "append", flaky)
+        queued = engine.add_screenshot(synth.frame("chat"), user_id=USER, captured_at=None, app="Slack", wait=False)
+        wait_for(lambda: calls["n"] == 1, 60.0)  # its OCR is done and the write after it failed
+        engine.flush(timeout=120)
+        (input_id,) = queued.input_ids
+        assert calls["n"] == 2 and engine.inputs.get(input_id).status is InputStatus.processed
+        assert any(input_id in m.source_ids for m in engine.list(user_id=USER, memory_types=["episodic"]))
 
 
 def test_an_email_address_on_screen_lands_in_the_vault_at_the_frames_time(desktop):
