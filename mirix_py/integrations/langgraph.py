@@ -217,17 +217,17 @@ class MirixStore(BaseStore):
                 ids.append(self._item_id(user, item.namespace, item.key, self._kind_for(self._split(item.namespace)[1])))
             except InvalidNamespaceError:  # under core or knowledge_vault: the engine's, never put here
                 continue
-        ttls = {memory_id: body["ttl"] for memory_id, (_, _, body) in self._bodies(user, ids).items()
-                if body.get("ttl")}
+        ttls = {memory_id: body["ttl"] for memory_id, body in self._bodies(user, ids).items() if body.get("ttl")}
         now = utcnow()
         self.mx.store.set_expiry({m: now + timedelta(minutes=t) for m, t in ttls.items()}, user_id=user)
 
-    def _bodies(self, user: str, memory_ids: list[str]) -> dict[str, tuple[Any, Any, dict[str, Any]]]:
-        out: dict[str, tuple[Any, Any, dict[str, Any]]] = {}
+    def _bodies(self, user: str, memory_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """Memory id -> what `_put` kept in its tag (namespace, key, value, ttl), for items put here."""
+        out: dict[str, dict[str, Any]] = {}
         for memory_id, m in self.mx.store.get_many(memory_ids, user_id=user).items():
             for tag in m.tags:
                 if tag.startswith(TAG):
-                    out[memory_id] = (m.created_at, m.updated_at, json.loads(tag[len(TAG):]))
+                    out[memory_id] = json.loads(tag[len(TAG):])
         return out
 
     def _users(self, prefix: tuple[str, ...]) -> list[str]:
