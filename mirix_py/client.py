@@ -50,6 +50,11 @@ def _actor(actor: Actor | None) -> dict[str, str]:
     return {"X-Mirix-Actor": actor} if actor else {}
 
 
+def _after(read_after: str | None) -> dict[str, str]:
+    """The header carrying a write position a read must see."""
+    return {} if read_after is None else {"X-Mirix-Read-After": read_after}
+
+
 class MirixClient:
     def __init__(self, base_url: str, *, api_key: str | None = None, timeout: float = 60.0,
                  http: httpx.Client | None = None) -> None:
@@ -124,21 +129,25 @@ class MirixClient:
 
     def search(self, query: str, *, user_id: str, limit: int = 10, memory_types: Sequence[str] | None = None,
                start: datetime | str | None = None, end: datetime | str | None = None,
-               method: str = "hybrid", context: int | None = None) -> list[SearchHit]:
-        """`context`: the turns around the first N matches; the server's `search_context` when None."""
+               method: str = "hybrid", context: int | None = None, read_after: str | None = None) -> list[SearchHit]:
+        """`context`: the turns around the first N matches; the server's `search_context` when None.
+        `read_after`: a write position (an add's `write_position`) the search must see."""
         body = {"query": query, "limit": limit, "memory_types": list(memory_types) if memory_types else None,
                 "start": _iso(start), "end": _iso(end), "method": method}
         if context is not None:
             body["context"] = context
-        return _HITS.validate_python(self._call("POST", f"{self._user(user_id)}/search", json=body))
+        return _HITS.validate_python(self._call("POST", f"{self._user(user_id)}/search", json=body,
+                                                headers=_after(read_after)))
 
     def chat(self, message: str, *, user_id: str, history: Sequence[dict[str, Any]] | None = None,
-             remember: bool = True) -> ChatResponse:
+             remember: bool = True, read_after: str | None = None) -> ChatResponse:
         body = {"message": message, "history": list(history or []), "remember": remember}
-        return ChatResponse.model_validate(self._call("POST", f"{self._user(user_id)}/chat", json=body))
+        return ChatResponse.model_validate(self._call("POST", f"{self._user(user_id)}/chat", json=body,
+                                                      headers=_after(read_after)))
 
-    def context(self, message: str, *, user_id: str, max_items: int = 10) -> MemoryContext:
-        data = self._call("POST", f"{self._user(user_id)}/context", json={"message": message, "max_items": max_items})
+    def context(self, message: str, *, user_id: str, max_items: int = 10, read_after: str | None = None) -> MemoryContext:
+        data = self._call("POST", f"{self._user(user_id)}/context", json={"message": message, "max_items": max_items},
+                          headers=_after(read_after))
         return MemoryContext.model_validate(data)
 
     def list(self, *, user_id: str, memory_types: Sequence[str] | None = None, limit: int = 100,

@@ -177,10 +177,21 @@ class Mirix(ScreenshotsMixin):
             return AddResult(input_ids=[record.id], status=InputStatus.pending, mode=self.mode)
         self.inputs.append([record], claimed_by=self.worker_id)
         try:
-            return self.runner.process([record])
+            result = self.runner.process([record])
         except Exception:  # logged, but its end could not be written (the database failing): finish it later
             self._queue_again([record])  # unless the engine is closing: then at the next start
             raise
+        result.write_position = self.write_position(user_id)
+        return result
+
+    def write_position(self, user_id: str) -> str | None:
+        """With searches on a replica: where the primary's log stood after `user_id`'s last write through
+        this engine, while the replica may not have replayed it (None when it has, or without a replica).
+        Another process's `search`, `chat` or `/context` given it as `read_after` reads the primary until
+        the replica has it."""
+        check_user(user_id)
+        marks = self.readers.marks
+        return None if marks is None else marks.position(user_id)
 
     def flush(self, timeout: float | None = None) -> None:
         """Process every queued input now and wait until done."""
@@ -240,12 +251,13 @@ class Mirix(ScreenshotsMixin):
     def search(self, query: str, *, user_id: str, limit: int = 10,
                memory_types: Sequence[MemoryType | str] | None = None, start: datetime | None = None,
                end: datetime | None = None, method: SearchMethod | str = "hybrid",
-               context: int | None = None) -> list[SearchHit]:
+               context: int | None = None, read_after: str | None = None) -> list[SearchHit]:
         """Memories for `query`; `context` N adds the turns around the first N matches (`Searcher.search`),
         by default `settings.search_context` (what every reader's path uses and `mirix eval locomo` measures);
-        0 gives the matches only."""
+        0 gives the matches only. `read_after`: a write position (`write_position`) the search must see."""
         check_user(user_id)
-        searcher = self.readers.side(user_id).searcher  # the replica's, or the primary's for a user's own writes
+        # the replica's, or the primary's for a user's own writes and for a position the replica lacks
+        searcher = self.readers.side(user_id, after=read_after).searcher
         return searcher.search(query, user_id=user_id, limit=limit, memory_types=parse_memory_types(memory_types),
                                start=parse_when(start, "start"), end=parse_when(end, "end"), method=method,
                                context=self.settings.search_context if context is None else context)
@@ -357,15 +369,16 @@ class Mirix(ScreenshotsMixin):
     # ------------------------------------------------------------ chat
 
     def chat(self, message: str, *, user_id: str, history: Sequence[dict[str, Any]] | None = None,
-             remember: bool = True) -> ChatResponse:
+             remember: bool = True, read_after: str | None = None) -> ChatResponse:
         """Answer from memory (`agents.chat_turn`): topics, coarse retrieval over all six types, targeted
-        search, citations. The exchange is fed back into memory in the background (`remember=False` skips that)."""
+        search, citations. The exchange is fed back into memory in the background (`remember=False` skips that).
+        `read_after`: as `search`'s."""
         check_user(user_id)
 
         def feed(exchange: builtins.list[dict[str, Any]]) -> builtins.list[str]:
             return self.add(exchange, user_id=user_id, wait=False).input_ids
 
-        flow = self.readers.side(user_id).chat
+        flow = self.readers.side(user_id, after=read_after).chat
         return chat_turn(flow, message, user_id=user_id, history=history, run=self.run_on_model_loop,
                          remember=feed if remember else None, ledger=self.store)
 

@@ -375,6 +375,10 @@ class AddResult(BaseModel):
     usage: LLMUsage = Field(default_factory=LLMUsage)
     rejected: list[str] = Field(default_factory=list,
                                 description="Model writes refused by validation or grounding, with the reason.")
+    write_position: str | None = Field(
+        default=None, description="With searches on a replica: where the primary's log stood after this add's "
+                                  "writes while the replica may lack them; a read given it as `read_after`, on "
+                                  "any engine of the service, sees them.")
 
 
 class ChatResponse(BaseModel):

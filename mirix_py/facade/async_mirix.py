@@ -108,17 +108,17 @@ class AsyncMirix:
     # ------------------------------------------------------------ reads
 
     async def chat(self, message: str, *, user_id: str, history: Sequence[dict[str, Any]] | None = None,
-                   remember: bool = True) -> ChatResponse:
+                   remember: bool = True, read_after: str | None = None) -> ChatResponse:
         return await asyncio.to_thread(self.sync.chat, message, user_id=user_id, history=history,
-                                       remember=remember)
+                                       remember=remember, read_after=read_after)
 
     async def search(self, query: str, *, user_id: str, limit: int = 10,
                      memory_types: Sequence[MemoryType | str] | None = None, start: datetime | None = None,
                      end: datetime | None = None, method: SearchMethod | str = "hybrid",
-                     context: int | None = None) -> list[SearchHit]:
+                     context: int | None = None, read_after: str | None = None) -> list[SearchHit]:
         return await asyncio.to_thread(self.sync.search, query, user_id=user_id, limit=limit,
                                        memory_types=memory_types, start=start, end=end, method=method,
-                                       context=context)
+                                       context=context, read_after=read_after)
 
     async def get(self, memory_id: str, *, user_id: str, reveal: bool = False) -> MemoryBase:
         return await asyncio.to_thread(self.sync.get, memory_id, user_id=user_id, reveal=reveal)
@@ -167,6 +167,9 @@ class AsyncMirix:
 
     async def delete_user(self, user_id: str) -> dict[str, int]:
         return await asyncio.to_thread(self.sync.delete_user, user_id)
+
+    async def write_position(self, user_id: str) -> str | None:
+        return await asyncio.to_thread(self.sync.write_position, user_id)
 
     async def delete_expired(self) -> int:
         return await asyncio.to_thread(self.sync.delete_expired)

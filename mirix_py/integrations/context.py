@@ -45,10 +45,11 @@ def handed(retrieval: Retrieval) -> list[SearchHit]:
             for h in hits]
 
 
-def retrieve_context(mx: "Mirix", user_id: str, message: str, *, max_items: int = 10) -> MemoryContext:
+def retrieve_context(mx: "Mirix", user_id: str, message: str, *, max_items: int = 10,
+                     read_after: str | None = None) -> MemoryContext:
     """Topics, core blocks and up to `max_items` matches (with their context turns) for `message`."""
     topics = offline_topics(message, datetime.now(timezone.utc))
-    flow = mx.readers.side(user_id).chat
+    flow = mx.readers.side(user_id, after=read_after).chat
     # core blocks from the store the hits come from (a replica's, with `database_read_url`), as chat reads them
     core: dict[str, CoreMemory] = core_memory(flow.store, user_id)
     # the ranking alone, and the first match of each type it left out only when it leaves room

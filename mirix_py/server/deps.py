@@ -18,7 +18,8 @@ from mirix_py.server.errors import ApiError
 from mirix_py.server.keys import KeyStore, Principal, check_user_id
 from mirix_py.server.limits import Limits
 
-__all__ = ["Actor", "Admin", "Caller", "Engine", "Keys", "MemoryId", "RequestLimits", "User", "UserPath"]
+__all__ = ["Actor", "Admin", "Caller", "Engine", "Keys", "MemoryId", "ReadAfter", "RequestLimits", "User",
+           "UserPath"]
 
 LOCAL = Principal(key_id="local", users=frozenset({"*"}), admin=True)  # auth=False: one user's machine
 
@@ -108,3 +109,10 @@ def write_actor(x_mirix_actor: Annotated[
 
 
 Actor = Annotated[str, Depends(write_actor)]
+
+# a write position (`write_position` of an add, the `X-Mirix-Write-Position` header of a write) a read must
+# see: with searches on a replica, it reads the primary until the replica has replayed past it
+ReadAfter = Annotated[str | None, Header(
+    alias="X-Mirix-Read-After", pattern=r"^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$",
+    description="A write position from this service (an add's `write_position`, a write's "
+                "`X-Mirix-Write-Position`), like `16/B374D848`: the read sees that write even on a replica.")]

@@ -24,6 +24,19 @@ def lsn_value(lsn: str) -> int:
     return (int(high, 16) << 32) | int(low, 16)
 
 
+def lsn_text(value: int) -> str:
+    """A log position as PostgreSQL writes it ('16/B374D848'): the token a caller carries between processes."""
+    return f"{value >> 32:X}/{value & 0xFFFFFFFF:X}"
+
+
+def replayed_position(replica: Engine) -> int | None:
+    """The replica's replay position; None when it is not in recovery (a promoted replica, or the
+    primary itself), which holds every write."""
+    with replica.connect() as conn:
+        replayed = conn.execute(_REPLAYED).scalar()
+    return None if replayed is None else lsn_value(replayed)
+
+
 def replica_behind(primary: Engine, replica: Engine) -> int | None:
     """Bytes of the primary's written log the replica has not replayed yet (0: caught up); None when
     the replica is not in recovery, so has no replay position to tell."""
@@ -63,11 +76,15 @@ class WriteMarks:
             return len(self._marks)
 
     def _replayed(self) -> int | None:
-        """The replica's replay position; None when it is not in recovery (a promoted replica, or the
-        primary itself), which holds every write."""
-        with self.replica.connect() as conn:
-            replayed = conn.execute(_REPLAYED).scalar()
-        return None if replayed is None else lsn_value(replayed)
+        return replayed_position(self.replica)
+
+    def position(self, user_id: str) -> str | None:
+        """Where the primary's log stood after `user_id`'s last write through this engine, while this
+        engine holds a mark of it (None once a read found the replica past it): what another process's
+        read waits for (`Readers.side`'s `after`)."""
+        with self._lock:
+            mark = self._marks.get(user_id)
+        return None if mark is None else lsn_text(mark)
 
     def _prune(self) -> None:
         try:

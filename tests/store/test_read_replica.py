@@ -10,6 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from mirix_py.engine import Mirix
+from mirix_py.errors import InvalidInput
 from mirix_py.integrations.context import retrieve_context
 from mirix_py.llm.scripted import ScriptedChatCompletionClient
 from mirix_py.settings import Settings
@@ -125,6 +126,34 @@ def test_without_read_your_writes_a_users_own_write_waits_for_the_replica(tmp_pa
             assert not mx.readers.on_primary("ada") and not found(mx, "Where did Lena move?", "Lisbon")
         wait_replayed(primary, replica)
         assert found(mx, "Where did Lena move?", "Lisbon")
+
+
+def test_a_write_position_carries_read_your_writes_to_another_engine(tmp_path, embedder, pgvector_replica):
+    """Two processes of one service, both searching the replica: what one wrote, the other reads when
+    given the write's position (`write_position` / `read_after`), and misses without it until replayed."""
+    primary, replica = pgvector_replica
+    settings = Settings(data_dir=tmp_path / "data", database_url=primary, database_read_url=replica,
+                        vector_store="pgvector")
+    with Mirix(settings=settings, embedder=embedder) as writer, Mirix(settings=settings, embedder=embedder) as other:
+        wait_replayed(primary, replica)  # the schema the engines created
+        assert writer.write_position("ada") is None  # nothing written: nothing to wait for
+        with replay_paused(replica):
+            added = writer.add("My sister Lena moved to Lisbon in May.", user_id="ada")
+            position = added.write_position
+            assert position is not None and writer.write_position("ada") == position
+            assert not found(other, "Where did Lena move?", "Lisbon")  # the other engine has no mark of it
+            hits = other.search("Where did Lena move?", user_id="ada", read_after=position)
+            assert any("Lisbon" in h.text for h in hits)
+            assert "Lisbon" in retrieve_context(other, "ada", "Where did Lena move?", read_after=position).prompt
+            kept = other.stats()["searches_kept_on_primary"]
+        wait_replayed(primary, replica)
+        assert found(other, "Where did Lena move?", "Lisbon")
+        other.search("Where did Lena move?", user_id="ada", read_after=position)  # replayed: the replica
+        assert other.stats()["searches_kept_on_primary"] == kept
+        assert writer.write_position("ada") is None or found(writer, "Where did Lena move?", "Lisbon")
+        for bad in ("yesterday", "16/", "1/2/3", ""):
+            with pytest.raises(InvalidInput, match="write position"):
+                other.search("Lena", user_id="ada", read_after=bad)
 
 
 def test_chat_with_a_model_reads_the_replica_and_writes_its_usage_to_the_primary(tmp_path, embedder, pgvector_replica):

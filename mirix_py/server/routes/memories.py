@@ -12,6 +12,7 @@ from mirix_py.server.models import AddRequest, ErrorOut, UpdateRequest, When
 
 router = APIRouter(prefix=f"{API_PREFIX}/users/{{user_id}}/memories", tags=["memories"])
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorOut}}
+WRITE_POSITION = "X-Mirix-Write-Position"
 
 
 def input_location(user_id: str, input_id: str) -> str:
@@ -30,7 +31,16 @@ def add(user_id: User, body: AddRequest, response: Response, mx: Engine) -> AddR
     response.status_code = 200 if body.wait else 202
     if result.input_ids:
         response.headers["Location"] = input_location(user_id, result.input_ids[0])
+    _position(response, mx, user_id)
     return result
+
+
+def _position(response: Response, mx: Any, user_id: str) -> None:
+    """`X-Mirix-Write-Position`: with searches on a replica, what a read on another process passes as
+    `X-Mirix-Read-After` to see this write (none once the replica has it)."""
+    position = mx.write_position(user_id)
+    if position is not None:
+        response.headers[WRITE_POSITION] = position
 
 
 @router.get("", response_model=list[Memory])
@@ -51,15 +61,20 @@ def get_memory(user_id: User, memory_id: MemoryId, mx: Engine, reveal: bool = Fa
 
 
 @router.patch("/{memory_id}", response_model=Memory, responses=NOT_FOUND)
-def update_memory(user_id: User, memory_id: MemoryId, body: UpdateRequest, mx: Engine, actor: Actor) -> Any:
+def update_memory(user_id: User, memory_id: MemoryId, body: UpdateRequest, mx: Engine, actor: Actor,
+                  response: Response) -> Any:
     """Change fields in place (the id stays); the change is a history event."""
-    return mx.update(memory_id, body.fields, user_id=user_id, actor=actor)
+    updated = mx.update(memory_id, body.fields, user_id=user_id, actor=actor)
+    _position(response, mx, user_id)
+    return updated
 
 
 @router.delete("/{memory_id}", status_code=204, responses=NOT_FOUND)
 def delete_memory(user_id: User, memory_id: MemoryId, mx: Engine, actor: Actor) -> Response:
     mx.delete(memory_id, user_id=user_id, actor=actor)
-    return Response(status_code=204)
+    response = Response(status_code=204)
+    _position(response, mx, user_id)
+    return response
 
 
 @router.get("/{memory_id}/history", response_model=list[HistoryEvent], responses=NOT_FOUND)
