@@ -306,6 +306,8 @@ class Searcher:
             else:
                 ranked = self._hybrid(query, filters, depth, pool, actors)
         records = self.store.get_many([i for i, _ in ranked], user_id=user_id)
+        # a memory past its expiry (not deleted yet) or a vector whose row is gone: the next ones take its place
+        ranked = [(i, score) for i, score in ranked if i in records]
         tags = self.store.input_tags.cited(m.source_ids for m in records.values())
         ranked = weigh_down_other_subjects(weigh_down(ranked, records, tags), records, query)[:limit]
         asked = self._moment_asked(query, user_id, actors if method_used is SearchMethod.hybrid and self.name_legs else None)
