@@ -53,6 +53,8 @@ def parse_position(value: str | None) -> int | None:
     if value is None:
         return None
     try:
-        return lsn_value(value.strip()) if isinstance(value, str) else lsn_value(value)
-    except (ValueError, AttributeError) as exc:
+        if not isinstance(value, str):
+            raise ValueError(value)
+        return lsn_value(value.strip())
+    except ValueError as exc:
         raise InvalidInput(f"read_after: {value!r} is not a write position (like '16/B374D848')") from exc

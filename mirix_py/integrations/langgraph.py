@@ -105,8 +105,11 @@ class MirixStore(BaseStore):
             elif isinstance(op, SearchOp):
                 found = self._search(op)
                 if op.refresh_ttl:
-                    for user in {self._split(i.namespace)[0] for i in found}:
-                        self._refresh(user, [i for i in found if self._split(i.namespace)[0] == user])
+                    by_user: dict[str, list[SearchItem]] = {}
+                    for item in found:
+                        by_user.setdefault(self._split(item.namespace)[0], []).append(item)
+                    for user, items in by_user.items():
+                        self._refresh(user, items)
                 results.append(found)
             elif isinstance(op, PutOp):
                 self._put(op)

@@ -86,6 +86,12 @@ def _deleted(session: Session, statement: Delete) -> int:
     return result.rowcount
 
 
+def _no_core_expiry(memory: MemoryBase) -> None:
+    """A core block holds lines of many inputs: it never expires."""
+    if memory.expires_at is not None and getattr(memory, "memory_type", None) is MemoryType.core:
+        raise InvalidInput("a core block does not expire (expires_at must stay null)")
+
+
 def actor_of(memory: Memory) -> str | None:
     """Who said a memory, as `memory.actor` keeps it: an episode's actor, None for the other types."""
     return memory.actor if isinstance(memory, EpisodicMemory) else None
@@ -306,8 +312,7 @@ class MemoryStore:
                 editable = set(type(current).model_fields) - IMMUTABLE_FIELDS
                 raise InvalidInput(field_errors.describe(exc, memory_type=current.memory_type.value,
                                                          fields=editable)) from exc
-            if revised.expires_at is not None and revised.memory_type is MemoryType.core:
-                raise InvalidInput("a core block does not expire (expires_at must stay null)")
+            _no_core_expiry(revised)
             # ... then the input's sources added
             return revised.model_copy(update={"source_ids": _dedupe([*revised.source_ids, *extra_sources])})
 
@@ -316,8 +321,7 @@ class MemoryStore:
                 memory = op.memory
                 if memory.user_id != user_id:
                     raise InvalidInput("a memory may only be written for the user of the batch")
-                if memory.expires_at is not None and memory.memory_type is MemoryType.core:
-                    raise InvalidInput("a core block does not expire (expires_at must stay null)")
+                _no_core_expiry(memory)
                 memory_id = memory.id or new_memory_id(memory.memory_type)  # a fresh random id needs no look-up
                 if memory_id in state or (memory.id and session.get(MemoryRow, memory_id) is not None):
                     raise InvalidInput(f"memory id {memory_id!r} already exists")

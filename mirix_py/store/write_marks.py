@@ -42,9 +42,8 @@ def replica_behind(primary: Engine, replica: Engine) -> int | None:
     the replica is not in recovery, so has no replay position to tell."""
     with primary.connect() as conn:
         written = lsn_value(conn.execute(_SENT).scalar_one())
-    with replica.connect() as conn:
-        replayed = conn.execute(_REPLAYED).scalar()
-    return None if replayed is None else max(0, written - lsn_value(replayed))
+    replayed = replayed_position(replica)
+    return None if replayed is None else max(0, written - replayed)
 
 
 class WriteMarks:
@@ -75,9 +74,6 @@ class WriteMarks:
         with self._lock:
             return len(self._marks)
 
-    def _replayed(self) -> int | None:
-        return replayed_position(self.replica)
-
     def position(self, user_id: str) -> str | None:
         """Where the primary's log stood after `user_id`'s last write through this engine, while this
         engine holds a mark of it (None once a read found the replica past it): what another process's
@@ -88,7 +84,7 @@ class WriteMarks:
 
     def _prune(self) -> None:
         try:
-            replayed = self._replayed()
+            replayed = replayed_position(self.replica)
         except Exception:  # the replica is down: keep every mark, try again after as many more
             replayed = 0
         with self._lock:
@@ -106,7 +102,7 @@ class WriteMarks:
             mark = self._marks.get(user_id)
         if mark is None:
             return False
-        replayed = self._replayed()
+        replayed = replayed_position(self.replica)
         if replayed is not None and replayed < mark:
             with self._lock:
                 self.kept_on_primary += 1
