@@ -271,7 +271,7 @@ class Mirix(ScreenshotsMixin):
         check_user(user_id)
         if limit <= 0 or offset < 0:
             raise InvalidInput("limit must be positive and offset non-negative")
-        return self.store.list(user_id=user_id, memory_types=memory_types, limit=limit, offset=offset,
+        return self.store.list(user_id=user_id, memory_types=parse_memory_types(memory_types), limit=limit, offset=offset,
                                start=start, end=end)
 
     def history(self, memory_id: str, *, user_id: str) -> builtins.list[HistoryEvent]:

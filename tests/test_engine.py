@@ -68,6 +68,11 @@ def test_add_accepts_iso_strings_with_zone(mx, user_id):
     ("hello", {"occurred_at": "yesterday-ish"}, "ISO 8601"),
     ("hello", {"user_id": ""}, "user_id"),
     ("hello", {"user_id": "u" * 300}, "user_id"),
+    ("hello", {"user_id": "ada\x00"}, "user_id holds control"),
+    ("hello", {"user_id": "ada\nbob"}, "user_id holds control"),
+    ("bad \ud800 half", {}, "lone surrogate at position 4"),
+    ([{"role": "user", "content": "hi", "name": "Ada\x00"}], {}, r"message 0.name holds a NUL"),
+    ("hello", {"source_id": "s\x00"}, "source_id holds a NUL"),
     (12345, {}, "string or a list"),
 ])
 def test_bad_input_is_rejected_and_writes_nothing(mx, user_id, content, kwargs, match):
@@ -76,6 +81,34 @@ def test_bad_input_is_rejected_and_writes_nothing(mx, user_id, content, kwargs, 
         mx.add(content, **kwargs)
     assert mx.list(user_id=user_id) == []
     assert mx.store.count() == {}
+
+
+def test_strings_no_backend_can_store_are_refused_by_every_call_and_change_nothing(mx, user_id):
+    """SQLite takes a NUL and PostgreSQL refuses it; neither may take a lone surrogate: each call
+    refuses both alike on every layout, before anything is written."""
+    mx.add("I went hiking with Sam on Sunday.", user_id=user_id)
+    (episode,) = mx.list(user_id=user_id, memory_types=["episodic"])
+    core = mx.core_append("human", "Likes: tea", user_id=user_id)
+    counts, events = mx.store.count(), len(mx.history(episode.id, user_id=user_id))
+    calls = {
+        "summary holds a NUL": lambda: mx.update(episode.id, {"summary": "hik\x00ing"}, user_id=user_id),
+        "summary is not valid Unicode": lambda: mx.update(episode.id, summary="hik\ud800ing", user_id=user_id),
+        r"tags\[1\] holds a NUL": lambda: mx.update(episode.id, {"tags": ["walk", "sam\x00"]}, user_id=user_id),
+        "value holds a NUL": lambda: mx.core_append("human", "Likes\x00: coffee", user_id=user_id),
+        "value is not valid Unicode": lambda: mx.core_rewrite("human", "Likes: \udc80", user_id=user_id),
+        "search query is not valid Unicode": lambda: mx.search("hiking \ud800", user_id=user_id),
+        "message holds a NUL": lambda: mx.chat("where did I\x00 go?", user_id=user_id),
+        "message is not valid Unicode": lambda: mx.chat("where \udfff?", user_id=user_id),
+        "unknown memory type": lambda: mx.list(user_id=user_id, memory_types=["dreams"]),
+        "user_id holds control": lambda: mx.search("hiking", user_id=user_id + "\x00"),
+    }
+    for match, call in calls.items():
+        with pytest.raises(InvalidInput, match=match):
+            call()
+    assert mx.store.count() == counts
+    assert mx.get(episode.id, user_id=user_id) == episode
+    assert len(mx.history(episode.id, user_id=user_id)) == events
+    assert mx.core_memory(user_id=user_id)["human"].value == core.value
 
 
 def test_oversized_input_is_rejected(tmp_path, embedder, user_id):

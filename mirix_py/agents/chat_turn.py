@@ -22,6 +22,7 @@ from mirix_py.llm.meter import Meter
 from mirix_py.records import ChatResponse, LLMUsage
 from mirix_py.secrets.redaction import scrub
 from mirix_py.store.memories import MemoryStore
+from mirix_py.text import storable
 from mirix_py.store.questions import exchange_ids
 
 log = logging.getLogger("mirix_py")
@@ -36,6 +37,9 @@ def checked_history(message: str, history: Sequence[dict[str, Any]] | None) -> l
     turns = list(history or [])
     if not all(isinstance(h, dict) and isinstance(h.get("content"), str) for h in turns):
         raise InvalidInput("history must be a list of {'role', 'content'} dicts")
+    found = storable.first_problem(message, "message") or storable.first_problem(turns, "history")
+    if found:
+        raise InvalidInput(found)
     return turns
 
 

@@ -23,6 +23,7 @@ from mirix_py.records import (
 from mirix_py.tools import params as P
 from mirix_py.agents import core_blocks, grounding
 from mirix_py.agents.runner import ToolRefusal
+from mirix_py.text import storable
 from mirix_py.text.dates import parse_words
 from mirix_py.text.words import content_words
 from mirix_py.store.memories import IMMUTABLE_FIELDS, MemoryStore
@@ -231,12 +232,21 @@ class OpCollector:
             self.refuse(f"this says of {subject} what {who} said of themself ({', '.join(words[:5])}): "
                         f"write it about {who}, or call nothing_to_record")
 
+    def _storable(self, values: dict[str, Any]) -> None:
+        """A NUL or a lone surrogate in a value is refused here, where the model can write it again,
+        not when the batch is written (`text.storable`)."""
+        for name, value in values.items():
+            found = storable.first_problem(value, name)
+            if found:
+                self.fail(f"invalid value: {found}")
+
     def _check_fields(self, current: MemoryBase, fields: dict[str, Any]) -> None:
         if not isinstance(fields, dict) or not fields:
             self.fail("fields must be a non-empty object of field names to new values")
         bad = sorted((IMMUTABLE_FIELDS | CALLERS_FIELDS) & set(fields))
         if bad:
             self.fail(f"cannot change {bad}")
+        self._storable(fields)
         try:
             type(current).model_validate({**current.model_dump(), **fields})
         except ValidationError as exc:
@@ -248,6 +258,7 @@ class OpCollector:
         bad = sorted(CALLERS_FIELDS & set(values))
         if bad:
             self.fail(f"cannot set {bad}")
+        self._storable(values)
         source_ids = values.pop("source_ids", None)
         values = {k: v for k, v in values.items() if v is not None}
         if self.memory_type is MemoryType.knowledge_vault:
@@ -388,6 +399,7 @@ class OpCollector:
         """Append lines to a core block: each line or sentence of `text` judged on its own (a weak
         model writes a block line again, then a message copied, then a fact, in one text)."""
         text = (text or "").strip()
+        self._storable({"text": text})
         if not text:  # where this tool is the one forced, an empty line is the model's "nothing here"
             return self.nothing_to_record("empty core line")
         # both blocks' lines: a fact of one block written to the other is a repeat too
@@ -478,6 +490,7 @@ class OpCollector:
         """Replace a core block's whole value: its words come from the block and the batch (the local
         model wrote this tool's own description as the block)."""
         value = (value or "").strip()
+        self._storable({"value": value})
         block = self.core_block(label) if label in core_blocks.CORE_LABELS else None
         if not value:
             self.refuse("a rewrite that empties the block: call nothing_to_record when nothing is new")

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from mirix_py.errors import InvalidInput
 from mirix_py.records import InputKind, InputRecord, MemoryType, Message, utcnow
+from mirix_py.text.storable import first_problem, id_problem, problem
 
 _CONTROL = {chr(c) for c in range(32)} - {"\n", "\r", "\t"}
 
@@ -32,11 +33,21 @@ def parse_when(value: datetime | str | None, what: str = "occurred_at") -> datet
 
 
 def check_user(user_id: str) -> None:
-    """InvalidInput unless `user_id` is a non-blank string of at most 256 characters."""
+    """InvalidInput unless `user_id` is a non-blank line of at most 256 characters (the REST server's
+    rule: an id with a NUL would be refused by PostgreSQL and taken by SQLite)."""
     if not isinstance(user_id, str) or not user_id.strip():
         raise InvalidInput("user_id is required")
     if len(user_id) > 256:
         raise InvalidInput("user_id is longer than 256 characters")
+    if id_problem(user_id):
+        raise InvalidInput(f"user_id {id_problem(user_id)}")
+
+
+def check_storable(value: Any, where: str) -> None:
+    """InvalidInput when a string in `value` holds what a backend cannot store (`text.storable`)."""
+    found = first_problem(value, where)
+    if found:
+        raise InvalidInput(found)
 
 
 def parse_memory_types(values: Sequence[MemoryType | str] | None) -> list[MemoryType] | None:
@@ -57,6 +68,8 @@ def _check_text(text: Any, where: str) -> str:
     bad = sum(1 for ch in text if ch in _CONTROL)
     if bad:
         raise InvalidInput(f"{where} holds {bad} control character(s) (binary data?); pass plain text")
+    if problem(text):
+        raise InvalidInput(f"{where} {problem(text)}")
     return text
 
 
@@ -81,6 +94,7 @@ def normalize_add(content: Any, *, user_id: str, occurred_at: datetime | str | N
     when = parse_when(occurred_at) or utcnow()
     if source_id is not None and (not isinstance(source_id, str) or not source_id.strip()):
         raise InvalidInput("source_id must be a non-empty string")
+    check_storable(source_id, "source_id")
 
     if isinstance(content, (str, bytes, bytearray, memoryview)):
         messages = [Message(role="user", content=_check_text(content, "content"))]
@@ -97,6 +111,7 @@ def normalize_add(content: Any, *, user_id: str, occurred_at: datetime | str | N
             _check_text(raw.get("content"), f"message {i} content")
             if raw.get("occurred_at") is not None:
                 raw["occurred_at"] = parse_when(raw["occurred_at"], f"message {i} occurred_at")
+            check_storable(raw, f"message {i}")
             try:
                 messages.append(Message.model_validate(raw))
             except ValidationError as exc:
@@ -113,5 +128,6 @@ def normalize_add(content: Any, *, user_id: str, occurred_at: datetime | str | N
     metadata = dict(metadata or {})
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
         raise InvalidInput("metadata must map strings to strings")
+    check_storable(metadata, "metadata")
     return InputRecord(user_id=user_id, kind=input_kind, messages=messages, source_id=source_id, occurred_at=when,
                        metadata=metadata, expires_at=expiry)

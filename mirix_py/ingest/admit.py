@@ -19,7 +19,7 @@ from mirix_py.ingest.multimodal import downscale_for_vision
 from mirix_py.ingest.outcomes import FrameOutcome
 from mirix_py.ingest.processed import ProcessedFrame
 from mirix_py.ingest.thumbnails import Thumbnails
-from mirix_py.boundary.inputs import parse_when
+from mirix_py.boundary.inputs import check_storable, check_user, parse_when
 from mirix_py.records import new_input_id, utcnow
 
 PNG_SIZES_KEPT = 4096  # windows come and go: the PNG sizes of the recent ones are kept
@@ -47,12 +47,15 @@ class FrameAdmission:
               vision: bool) -> tuple[ProcessedFrame | None, FrameOutcome]:
         """Validate the metadata and dedup. Returns (frame, outcome); frame None when skipped.
         `vision`: keep a downscaled copy for a vision model."""
-        if not isinstance(user_id, str) or not user_id.strip():
-            raise InvalidInput("user_id is required")
+        check_user(user_id)
         when = parse_when(captured_at, "captured_at") or utcnow()
         for name, value in (("app", app), ("window_title", window_title)):
             if value is not None and (not isinstance(value, str) or len(value) > 1000):
                 raise InvalidInput(f"{name} must be a string of at most 1000 characters")
+            check_storable(value, name)
+        if source_id is not None and (not isinstance(source_id, str) or not source_id.strip()):
+            raise InvalidInput("source_id must be a non-empty string")
+        check_storable(source_id, "source_id")
         app = (app or "").strip() or None
         window_title = (window_title or "").strip() or None
         # PNG size for the storage report: exact for PNG input; an in-memory frame (the capture

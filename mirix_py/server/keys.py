@@ -27,18 +27,10 @@ from sqlalchemy.engine import Engine
 from mirix_py.errors import InvalidInput
 from mirix_py.records import utcnow
 from mirix_py.store.tables import UTCDateTime
+from mirix_py.text.storable import id_problem
 
 KEY_PREFIX = "mxk_"
 ALL_USERS = "*"
-# C0, DEL and C1 controls, and the line and paragraph separators: an id or a key's name is one line
-# in logs, listings and the viewer, and none of these can be seen there.
-_CONTROL = frozenset(chr(c) for c in [*range(32), *range(0x7F, 0xA0)]) | {"\u2028", "\u2029"}
-
-
-def _unprintable(text: str) -> bool:
-    return any(ch in _CONTROL or "\ud800" <= ch <= "\udfff" for ch in text)
-
-
 # Its own MetaData: queried with SQLAlchemy Core. `KeyStore` brings the engine's schema up to date
 # first (so a key made before the first `mirix serve` leaves a database the migrations recognise),
 # then creates this table if that did not.
@@ -96,7 +88,7 @@ def check_user_id(user_id: str) -> str:
         raise InvalidInput("user id is empty")
     if len(user_id) > 256:
         raise InvalidInput("user id is longer than 256 characters")
-    if user_id != ALL_USERS and _unprintable(user_id):
+    if user_id != ALL_USERS and id_problem(user_id):
         raise InvalidInput("user id holds control characters or line separators")
     return user_id
 
@@ -124,7 +116,7 @@ class KeyStore:
             raise InvalidInput("a key needs at least one user (or '*' for every user)")
         if len(name) > 200:
             raise InvalidInput("key name is longer than 200 characters")
-        if _unprintable(name):
+        if id_problem(name):
             raise InvalidInput("key name holds control characters or line separators")
         key_id = uuid.uuid4().hex[:16]
         key = f"{KEY_PREFIX}{key_id}.{secrets.token_urlsafe(32)}"

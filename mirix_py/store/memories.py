@@ -39,6 +39,7 @@ from mirix_py.store.textrefs import from_refs, to_refs
 from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow, UsageRow
 from mirix_py.store.vectors import VectorIndex, VectorItem, in_transaction
 from mirix_py.store.write_marks import WriteMarks
+from mirix_py.text.storable import first_problem
 
 log = logging.getLogger("mirix_py.store")
 
@@ -84,6 +85,15 @@ def _deleted(session: Session, statement: Delete) -> int:
     result = session.execute(statement)
     assert isinstance(result, CursorResult)  # what SQLAlchemy returns for DML
     return result.rowcount
+
+
+def _check_storable(fields: dict[str, Any], memory_type: str) -> None:
+    """InvalidInput for a string no backend can hold alike (a NUL, a lone surrogate: `text.storable`),
+    before anything is embedded or written; a model's tool call gets it back as any bad field."""
+    for name, value in fields.items():
+        found = first_problem(value, name)
+        if found:
+            raise InvalidInput(f"invalid fields for {memory_type} memory: {found}")
 
 
 def _no_core_expiry(memory: MemoryBase) -> None:
@@ -301,6 +311,7 @@ class MemoryStore:
             if bad:
                 raise InvalidInput(f"cannot change {sorted(bad)} of a memory")
             fields = dict(fields)
+            _check_storable(fields, current.memory_type.value)
             if fields.get("secret_value") == MASK:
                 fields.pop("secret_value")  # a masked read written back must not overwrite the secret
             data = current.model_dump()
@@ -329,7 +340,9 @@ class MemoryStore:
                     "id": memory_id, "created_at": now, "updated_at": now,
                     "source_ids": _dedupe([*memory.source_ids, *(source_ids or ()), input_id or ""]),
                 })
-                after = MEMORY_ADAPTER.validate_python(after.model_dump())
+                dumped = after.model_dump()
+                _check_storable(dumped, after.memory_type.value)
+                after = MEMORY_ADAPTER.validate_python(dumped)
                 state[memory_id] = after
                 plans.append(_Planned(Operation.insert, None, after, memory_id, after.memory_type))
             elif isinstance(op, UpdateOp):

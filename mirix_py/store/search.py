@@ -30,6 +30,7 @@ from mirix_py.store.restatements import fuse_apart, restating, weigh_down
 from mirix_py.store.summaries import TURN_EVENT
 from mirix_py.store.tables import MemoryRow
 from mirix_py.store.vault_subject import weigh_down_other_subjects
+from mirix_py.text import storable
 from mirix_py.text.clauses import question_parts
 from mirix_py.text.moments import asked_stems, asks_one_moment, sentences_asked
 from mirix_py.text.small_talk import WHOLE_HITS, without_small_talk
@@ -266,6 +267,8 @@ class Searcher:
         query = (query or "").strip()
         if not query:
             raise InvalidInput("search query is empty")
+        if storable.problem(query):
+            raise InvalidInput(f"search query {storable.problem(query)}")
         if limit <= 0:
             raise InvalidInput("limit must be positive")
         if context < 0:

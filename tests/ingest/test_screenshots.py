@@ -329,6 +329,21 @@ def test_absurd_truncated_and_unsupported_files_raise(mx, tmp_path):
     assert _count(mx) == 0
 
 
+def test_metadata_no_backend_can_store_is_refused_before_the_frame_is_seen(mx, synth):
+    """A NUL or a lone surrogate in the app, the window title, the source or the user is refused before
+    the frame counts as seen: the same frame sent again with clean metadata is processed, not a repeat."""
+    frame = synth.frame("email")
+    bad = [({"app": "Mail\x00"}, "app holds a NUL"), ({"window_title": "Inbox \ud800"}, "window_title is not valid"),
+           ({"source_id": "cam\x00"}, "source_id holds a NUL"), ({"user_id": "ada\x00"}, "user_id holds control")]
+    for extra, match in bad:
+        with pytest.raises(InvalidInput, match=match):
+            mx.add_screenshot(frame, **{"user_id": USER, "captured_at": "2024-06-03T10:00:00+00:00", "app": "Mail",
+                                        **extra})
+    assert _count(mx) == 0
+    r = mx.add_screenshot(frame, user_id=USER, captured_at="2024-06-03T10:00:00+00:00", app="Mail")
+    assert r.frame.status == "processed"
+
+
 def test_a_folder_with_bad_files_processes_the_rest(mx, synth, tmp_path):
     folder = tmp_path / "mixed"
     frames = synth.session(days=1, dwell=(1, 1), scenes=["email", "calendar"])
