@@ -402,7 +402,9 @@ class Mirix(ScreenshotsMixin):
         replica = {} if self.read_engine is None else {"replica_behind_bytes": self.replica_behind()}
         if self.readers.marks is not None:
             replica["searches_kept_on_primary"] = self.readers.marks.kept_on_primary
-        return {**self.describe(), **replica, "memories": self.store.count(user_id=user_id),
+        expired = self.store.count(user_id=user_id, expired=True)  # deleted by the next sweep
+        return {**self.describe(), **replica, "memories": self.store.count(user_id=user_id, expired=False),
+                **({"expired_not_yet_deleted": expired} if expired else {}),
                 "llm_usage": self.store.usage_totals(user_id=user_id)}
 
     def close(self) -> None:

@@ -576,10 +576,15 @@ class MemoryStore:
         with Session(self.engine) as session:
             return session.execute(query).scalar_one_or_none()
 
-    def count(self, *, user_id: str | None = None) -> dict[str, int]:
+    def count(self, *, user_id: str | None = None, expired: bool | None = None) -> dict[str, int]:
+        """Memories by type: every stored one (None), those reads return (False), or those past their
+        expiry that the sweep has not deleted yet (True)."""
         query = select(col(MemoryRow.memory_type), func.count()).group_by(col(MemoryRow.memory_type))
         if user_id is not None:
             query = query.where(col(MemoryRow.user_id) == user_id)
+        if expired is not None:
+            readable = unexpired(utcnow())
+            query = query.where(~readable if expired else readable)
         with Session(self.engine) as session:
             return {t: int(n) for t, n in session.execute(query).all()}
 

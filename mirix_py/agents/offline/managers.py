@@ -12,6 +12,7 @@ import re
 import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from difflib import SequenceMatcher
 from typing import Callable, Mapping, Sequence
 
 from mirix_py.agents import core_blocks
@@ -233,17 +234,26 @@ def _word_list(text: str) -> list[str]:
     return _REPEAT_WORDS.findall(text.casefold())
 
 
+MISREAD_SIMILARITY = 0.8  # a changed word must keep this share of its letters (difflib's ratio) to be a misread
+
+
 def same_content(a: str, b: str) -> bool:
-    """The same text, or a near-duplicate: at least 8 words and 90% of their distinct words shared."""
+    """The same words in the same order (case and punctuation aside), or a near-duplicate: at least 8
+    words, of which at most a tenth changed, each in its place into a like-spelled word without a digit
+    (a typo, a misread letter). A word added or dropped ("not"), names swapped or a number changed is
+    another statement, kept as one: taking it for a repeat would lose it."""
     wa, wb = _word_list(a), _word_list(b)
     if not wa or not wb:
         return a.strip() == b.strip()
     if wa == wb:
         return True
-    if min(len(wa), len(wb)) < 8:
+    if min(len(wa), len(wb)) < 8 or len(wa) != len(wb):
         return False
-    sa, sb = set(wa), set(wb)
-    return len(sa & sb) / len(sa | sb) >= 0.9
+    changed = [(x, y) for x, y in zip(wa, wb) if x != y]
+    if len(changed) > len(wa) // 10:
+        return False
+    return all(not any(ch.isdigit() for ch in x + y)
+               and SequenceMatcher(None, x, y, autojunk=False).ratio() >= MISREAD_SIMILARITY for x, y in changed)
 
 
 def _repeat_of(memory: Memory, candidates: Sequence[Memory]) -> Memory | None:

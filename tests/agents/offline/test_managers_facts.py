@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import pytest
+
 from mirix_py.agents.offline import managers
 from mirix_py.tools.ops import InsertOp, UpdateOp
 from mirix_py.records import CoreMemory, InputKind, InputRecord, Message, SemanticMemory
@@ -109,6 +111,23 @@ def test_near_duplicates_are_repeats_and_short_variants_are_not():
                                  "The quarterly report is due on Friday at noon please send it to Dana!!")
     assert not managers.same_content("Thanks, see you Monday!", "Thanks, see you Tuesday!")
     assert not managers.same_content("Tom is a pilot.", "Tom is not a pilot.")
+    assert managers.same_content("The quarterly report is due on Friday at noon, please send it to Dana.",
+                                 "The quarterly repert is due on Friday at noon, please send it to Dana.")
+
+
+@pytest.mark.parametrize("first, second", [
+    ("Alice owes Bob 20 dollars for the concert tickets.", "Bob owes Alice 20 dollars for the concert tickets."),
+    ("I will go to the party on Saturday with Anna and her brother.",
+     "I will not go to the party on Saturday with Anna and her brother."),
+    ("The flight to Oslo leaves from gate 12 at 7:30 tomorrow morning.",
+     "The flight to Oslo leaves from gate 12 at 7:40 tomorrow morning."),
+    ("My sister Anna is coming to stay with us for the whole summer.",
+     "My sister Anne is coming to stay with us for the whole summer."),
+])
+def test_a_long_statement_that_says_otherwise_is_not_a_repeat(first, second):
+    """Nine words in ten shared, and still another statement: swapped names, an added "not", another
+    time, another name. Each is kept as its own memory, not taken for the first one said again."""
+    assert not managers.same_content(first, second)
 
 
 def test_another_speaker_saying_the_same_is_not_a_repeat():

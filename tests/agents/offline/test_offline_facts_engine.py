@@ -46,6 +46,19 @@ def test_an_input_added_twice_makes_no_copies(mx_sqlite, user_id):
         assert first.input_ids[0] in memory.source_ids and second.input_ids[0] in memory.source_ids
 
 
+def test_the_same_words_saying_otherwise_are_kept_as_their_own_memory(mx_sqlite, user_id):
+    """Names swapped in a long turn share every word with the first: each is its own episode, and a
+    search finds both."""
+    first = mx_sqlite.add("Alice owes Bob 20 dollars for the concert tickets.", user_id=user_id)
+    second = mx_sqlite.add("Bob owes Alice 20 dollars for the concert tickets.", user_id=user_id)
+    assert [c.operation.value for c in second.changes if c.memory_type.value == "episodic"] == ["insert"]
+    episodes = {m.summary for m in mx_sqlite.list(user_id=user_id, memory_types=["episodic"])}
+    assert episodes == {"Alice owes Bob 20 dollars for the concert tickets.",
+                        "Bob owes Alice 20 dollars for the concert tickets."}
+    hits = mx_sqlite.search("Bob owes Alice", user_id=user_id, memory_types=["episodic"], limit=2)
+    assert sorted(h.memory.source_ids for h in hits) == sorted([first.input_ids, second.input_ids])
+
+
 def test_changes_said_in_other_families_apply_through_the_engine(mx_sqlite, user_id):
     """"not … anymore", "instead of", "moved from A to B": the same in-place updates as "no longer"."""
     mx_sqlite.add("Paul is my boss. Paul works at Initech.", user_id=user_id)
