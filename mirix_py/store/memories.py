@@ -690,14 +690,18 @@ class MemoryStore:
         Expiry is not content: no history event, no re-embedding."""
         if not expiries:
             return 0
+        by_when: dict[datetime | None, builtins.list[str]] = {}
+        for memory_id, when in expiries.items():  # a batch's memories mostly share one: one UPDATE each
+            by_when.setdefault(when, []).append(memory_id)
         with Session(self.engine) as session:
             changed = 0
-            for memory_id, when in expiries.items():
+            for when, ids in by_when.items():
                 result = session.execute(sa_update(MemoryRow).where(
-                    col(MemoryRow.id) == memory_id, col(MemoryRow.user_id) == user_id).values(expires_at=when))
+                    col(MemoryRow.id).in_(ids), col(MemoryRow.user_id) == user_id).values(expires_at=when))
                 assert isinstance(result, CursorResult)  # what SQLAlchemy returns for DML
                 changed += result.rowcount
             session.commit()
+            self._committed(session, user_id)  # a replica's reader waits for it as for any write
         return changed
 
     def expired(self, *, now: datetime, limit: int = 1000) -> builtins.list[tuple[str, str]]:
