@@ -10,17 +10,19 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 from mirix_py.records import InputKind, InputStatus, MemoryType, Message, SearchMethod
 from mirix_py.screens.activity import FrameGroup
+from mirix_py.text import storable
 
 _CONTROL = frozenset(chr(c) for c in range(32)) - {"\n", "\r", "\t"} | {"\x7f"}
 
 
 def clean_text(value: str) -> str:
-    """Reject control characters (NUL breaks PostgreSQL text) and lone surrogates (not UTF-8)."""
-    for ch in value:
-        if ch in _CONTROL:
-            raise ValueError("text holds control characters")
-        if "\ud800" <= ch <= "\udfff":
-            raise ValueError("text holds a lone surrogate (not valid UTF-8)")
+    """Reject control characters (a request's text is plain text) and what no backend stores alike
+    (`text.storable`: a lone surrogate)."""
+    if any(ch in _CONTROL for ch in value):
+        raise ValueError("text holds control characters")
+    found = storable.problem(value)
+    if found:
+        raise ValueError(f"text {found}")
     return value
 
 
