@@ -9,7 +9,7 @@
 
 from typing import Annotated, Literal
 
-from fastapi import Depends, Header, Path as PathParam, Request
+from fastapi import Depends, Header, Path as PathParam, Request, Response
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from mirix_py.engine import Mirix
@@ -109,6 +109,17 @@ def write_actor(x_mirix_actor: Annotated[
 
 
 Actor = Annotated[str, Depends(write_actor)]
+
+WRITE_POSITION = "X-Mirix-Write-Position"
+
+
+def give_write_position(response: Response, mx: Mirix, user_id: str) -> None:
+    """`X-Mirix-Write-Position`: with searches on a replica, what a read on another process passes as
+    `X-Mirix-Read-After` to see the user's writes so far (none once the replica has them)."""
+    position = mx.write_position(user_id)
+    if position is not None:
+        response.headers[WRITE_POSITION] = position
+
 
 # a write position (`write_position` of an add, the `X-Mirix-Write-Position` header of a write) a read must
 # see: with searches on a replica, it reads the primary until the replica has replayed past it

@@ -71,6 +71,14 @@ def test_a_write_position_from_another_process_is_read_over_rest(tmp_path, embed
             cello = next(h["memory"]["id"] for h in c.post("/v1/users/alice/search", json={"query": "cello"}).json()
                          if h["memory"]["memory_type"] == "episodic")
             assert c.delete(f"/v1/users/alice/memories/{cello}").headers["X-Mirix-Write-Position"]
+            # an add accepted with 202 writes later: its input's status gives the position once processed
+            queued = c.post("/v1/users/alice/memories", json={"content": "My bike is a green Brompton."})
+            assert queued.status_code == 202
+            wait_for(lambda: c.get(queued.headers["Location"]).json()["status"] == "processed")
+            status = c.get(queued.headers["Location"])
+            after = {"X-Mirix-Read-After": status.headers["X-Mirix-Write-Position"]}
+            hits = c.post("/v1/users/alice/search", json={"query": "What bike do I ride?"}, headers=after).json()
+            assert any("Brompton" in h["text"] for h in hits)
     finally:
         for c in live.clients:
             c.close()

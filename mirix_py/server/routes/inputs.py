@@ -2,11 +2,11 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path as PathParam, Query
+from fastapi import APIRouter, Path as PathParam, Query, Response
 from fastapi.responses import FileResponse
 
 from mirix_py.errors import InvalidInput
-from mirix_py.server.deps import Engine, User
+from mirix_py.server.deps import Engine, User, give_write_position
 from mirix_py.server.errors import ApiError
 from mirix_py.server.limits import API_PREFIX
 from mirix_py.records import AddResult, InputStatus, MemoryChange
@@ -34,14 +34,19 @@ def retry_inputs(user_id: User, mx: Engine) -> list[AddResult]:
 
 
 @router.get("/{input_id}", response_model=InputStatusOut)
-def input_status(user_id: User, input_id: Annotated[str, PathParam(max_length=64)], mx: Engine) -> InputStatusOut:
-    """Where an accepted input stands: pending, processing, processed or failed (with the reason)."""
+def input_status(user_id: User, input_id: Annotated[str, PathParam(max_length=64)], mx: Engine,
+                 response: Response) -> InputStatusOut:
+    """Where an accepted input stands: pending, processing, processed or failed (with the reason).
+    Once it is processed, `X-Mirix-Write-Position` is where a read on another process must be to see
+    its memories (an add accepted with 202 has written none yet)."""
     try:
         record = mx.input_status(input_id)
     except InvalidInput:
         record = None
     if record is None or record.user_id != user_id:
         raise ApiError(404, "not_found", f"no input {input_id!r} for this user")
+    if record.status in (InputStatus.processed, InputStatus.degraded):
+        give_write_position(response, mx, user_id)
     return InputStatusOut.model_validate(record.model_dump(exclude={"messages"}))
 
 

@@ -6,13 +6,12 @@ from urllib.parse import quote
 from fastapi import APIRouter, Query, Response
 
 from mirix_py.records import AddResult, HistoryEvent, Memory, MemoryType
-from mirix_py.server.deps import Actor, Engine, MemoryId, User
+from mirix_py.server.deps import Actor, Engine, MemoryId, User, give_write_position
 from mirix_py.server.limits import API_PREFIX
 from mirix_py.server.models import AddRequest, ErrorOut, UpdateRequest, When
 
 router = APIRouter(prefix=f"{API_PREFIX}/users/{{user_id}}/memories", tags=["memories"])
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorOut}}
-WRITE_POSITION = "X-Mirix-Write-Position"
 
 
 def input_location(user_id: str, input_id: str) -> str:
@@ -31,16 +30,8 @@ def add(user_id: User, body: AddRequest, response: Response, mx: Engine) -> AddR
     response.status_code = 200 if body.wait else 202
     if result.input_ids:
         response.headers["Location"] = input_location(user_id, result.input_ids[0])
-    _position(response, mx, user_id)
+    give_write_position(response, mx, user_id)
     return result
-
-
-def _position(response: Response, mx: Any, user_id: str) -> None:
-    """`X-Mirix-Write-Position`: with searches on a replica, what a read on another process passes as
-    `X-Mirix-Read-After` to see this write (none once the replica has it)."""
-    position = mx.write_position(user_id)
-    if position is not None:
-        response.headers[WRITE_POSITION] = position
 
 
 @router.get("", response_model=list[Memory])
@@ -65,7 +56,7 @@ def update_memory(user_id: User, memory_id: MemoryId, body: UpdateRequest, mx: E
                   response: Response) -> Any:
     """Change fields in place (the id stays); the change is a history event."""
     updated = mx.update(memory_id, body.fields, user_id=user_id, actor=actor)
-    _position(response, mx, user_id)
+    give_write_position(response, mx, user_id)
     return updated
 
 
@@ -73,7 +64,7 @@ def update_memory(user_id: User, memory_id: MemoryId, body: UpdateRequest, mx: E
 def delete_memory(user_id: User, memory_id: MemoryId, mx: Engine, actor: Actor) -> Response:
     mx.delete(memory_id, user_id=user_id, actor=actor)
     response = Response(status_code=204)
-    _position(response, mx, user_id)
+    give_write_position(response, mx, user_id)
     return response
 
 
