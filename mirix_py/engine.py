@@ -306,7 +306,14 @@ class Mirix(ScreenshotsMixin):
         return self.runner.undo(input_id, user_id=user_id, force=force)
 
     def delete_user(self, user_id: str) -> dict[str, int]:
+        """Delete every memory, input, history event and usage row of the user. What this engine still
+        had queued for them is dropped first (queued screenshots are written first, as frames whose text
+        is logged), and a batch already running ends before the rows go, so nothing of theirs is
+        written after; a batch another process runs for their deleted inputs writes nothing
+        (`InputsGone`)."""
         check_user(user_id)
+        self._flush_screenshots()
+        self._queue.forget_user(user_id)
         self._delete_user_screenshots(user_id)
         return self.store.delete_user(user_id)
 

@@ -25,6 +25,15 @@ class MemoryNotFound(MirixError, LookupError):
         self.memory_id = memory_id
 
 
+class InputsGone(MirixError):
+    """A batch's inputs were deleted (their user deleted) while it ran: it writes nothing."""
+
+    def __init__(self, missing: list[str]) -> None:
+        super().__init__(f"{len(missing)} input(s) of this batch were deleted while it ran (e.g. {missing[0]!r}): "
+                         "nothing written")
+        self.missing = missing
+
+
 class CoreMemoryFull(InvalidInput):
     pass
 

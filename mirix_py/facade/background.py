@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from typing import Callable, Sequence
 
 from mirix_py.records import InputRecord
@@ -55,6 +55,7 @@ class BackgroundQueue:
         self._later: list[tuple[float, list[InputRecord]]] = []  # (when to try again, a failed batch)
         self._cond = threading.Condition()
         self._busy = 0
+        self._taken: Counter[str] = Counter()  # user id -> batches taken from the queue, not done yet
         self._force = False
         self._closing = False
         self._thread: threading.Thread | None = None
@@ -78,6 +79,20 @@ class BackgroundQueue:
         if self._thread is None:
             self._thread = threading.Thread(target=self._work, name="mirix-ingest", daemon=True)
             self._thread.start()
+
+    def forget_user(self, user_id: str) -> int:
+        """Drop the user's queued inputs and wait until no batch of theirs is running (the user is
+        being deleted: nothing of theirs may be written after). Returns how many were dropped."""
+        with self._cond:
+            dropped = len(self._queue.pop(user_id, []))
+            kept = [(when, batch) for when, batch in self._later if batch[0].user_id != user_id]
+            dropped += sum(len(batch) for _, batch in self._later) - sum(len(batch) for _, batch in kept)
+            self._later = kept
+            while self._taken[user_id] > 0:  # taken before the drop: let them end, their writes go too
+                self._cond.wait(0.5)
+            del self._taken[user_id]
+            self._cond.notify_all()  # a flush may be waiting on what was dropped
+            return dropped
 
     def pending(self) -> int:
         with self._cond:
@@ -128,6 +143,7 @@ class BackgroundQueue:
                             self._cond.wait(timeout=None if self._sweep is None else min(1.0, max(0.05, next_sweep - now)))
                         continue
                 self._busy += sum(len(b) for b in batches)
+                self._taken.update(batch[0].user_id for batch in batches)
             if not batches:
                 last_sweep = time.monotonic()
                 self._swept()
@@ -140,6 +156,7 @@ class BackgroundQueue:
                     self._failed(batch, exc)
                 finally:
                     with self._cond:
+                        self._taken[batch[0].user_id] -= 1
                         self._busy -= len(batch)
                         self._cond.notify_all()
 

@@ -21,7 +21,7 @@ from sqlalchemy.engine import CursorResult, Engine, Row
 from sqlmodel import Session, col
 
 from mirix_py.tools import field_errors
-from mirix_py.errors import InvalidInput, MemoryNotFound
+from mirix_py.errors import InputsGone, InvalidInput, MemoryNotFound
 from mirix_py.tools.ops import DeleteOp, InsertOp, MergeOp, Op, UpdateOp
 from mirix_py.records import (
     MASK, MEMORY_ADAPTER, EpisodicMemory, HistoryEvent, KnowledgeVaultMemory, Memory, MemoryBase, MemoryChange,
@@ -215,6 +215,7 @@ class MemoryStore:
                 session.connection().exec_driver_sql("BEGIN IMMEDIATE")
             elif self.guard is not None:
                 self.lock_vault(session, user_id)
+            logged = self._ledger_rows(session, ledger)
             # inserts under fresh random ids read nothing from the database: the draft is the plan,
             # unless the vault changed meanwhile (the guard must see every value stored before this commit)
             fresh_inserts = all(isinstance(op, InsertOp) and not op.memory.id for op in ops) and (
@@ -267,7 +268,7 @@ class MemoryStore:
                        for i in [input_of(m.memory_type.value, m.source_ids)] if i}
             self.fulltext.refresh_near(conn, user_id, touched)
             self.sessions.refresh(conn, user_id, touched)
-            for row in session.execute(select(InputRow).where(col(InputRow.id).in_(list(ledger)))).scalars():
+            for row in logged:
                 row.done_actors = sorted({*(row.done_actors or []), actor})
             if in_transaction(self.vectors):
                 upserts, deletes = self._vector_changes(plans, vectors)
@@ -279,6 +280,22 @@ class MemoryStore:
             self._mirror_vectors(user_id, plans, vectors)
         return [MemoryChange(operation=p.operation, memory_id=p.memory_id, memory_type=p.memory_type, actor=actor)
                 for p in plans]
+
+    @staticmethod
+    def _ledger_rows(session: Session, ledger: Sequence[str]) -> builtins.list[InputRow]:
+        """The batch's logged inputs, read before anything is written, or InputsGone when any was deleted
+        (its user deleted meanwhile): a batch in flight must not bring a deleted user's memories back.
+        Shared locks on PostgreSQL make `delete_user`, which deletes the inputs first, wait for this
+        write and then delete what it wrote; SQLite's writes are one at a time already."""
+        if not ledger:
+            return []
+        wanted = set(ledger)
+        rows = list(session.execute(select(InputRow).where(col(InputRow.id).in_(sorted(wanted)))
+                                    .with_for_update(read=True)).scalars())
+        missing = sorted(wanted - {row.id for row in rows})
+        if missing:
+            raise InputsGone(missing)
+        return rows
 
     def _committed(self, session: Session, user_id: str) -> None:
         if self.write_marks is None:
@@ -734,6 +751,9 @@ class MemoryStore:
     def delete_user(self, user_id: str) -> dict[str, int]:
         """Remove every row, vector, history event and input of a user."""
         with Session(self.engine) as session:
+            # the inputs first: a batch writing for them holds them (`_ledger_rows`); once it has
+            # committed, what it wrote is deleted below, and a batch after this finds them gone
+            inputs = _deleted(session, sa_delete(InputRow).where(col(InputRow.user_id) == user_id))
             self.fulltext.delete_user(session.connection(), user_id)
             self.sessions.delete_user(session.connection(), user_id)
             if in_transaction(self.vectors):
@@ -741,7 +761,7 @@ class MemoryStore:
             counts = {
                 "memories": _deleted(session, sa_delete(MemoryRow).where(col(MemoryRow.user_id) == user_id)),
                 "history": _deleted(session, sa_delete(HistoryRow).where(col(HistoryRow.user_id) == user_id)),
-                "inputs": _deleted(session, sa_delete(InputRow).where(col(InputRow.user_id) == user_id)),
+                "inputs": inputs,
                 "usage": _deleted(session, sa_delete(UsageRow).where(col(UsageRow.user_id) == user_id)),
             }
             session.commit()

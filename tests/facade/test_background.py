@@ -3,6 +3,7 @@ that raises is tried again, and inputs left pending are taken up again while the
 
 from __future__ import annotations
 
+import threading
 import time
 
 from sqlalchemy.exc import OperationalError
@@ -153,3 +154,33 @@ def test_a_queue_being_closed_does_not_wait_for_a_batch_it_cannot_give_back():
     queue.submit(note())
     queue.close()  # flushes: tries, gives up, cannot give back, and returns
     assert queue.pending() == 0 and release.calls["n"] == 1
+
+
+def test_forgetting_a_user_drops_their_queue_and_waits_for_their_running_batch():
+    """What `delete_user` relies on: the user's queued inputs are dropped, another user's stay, and
+    the call returns only once the user's batch already running has ended."""
+    started, release, done = threading.Event(), threading.Event(), []
+
+    def process(batch):
+        if batch[0].user_id == "ada" and not started.is_set():
+            started.set()
+            release.wait(10)
+        done.append((batch[0].user_id, len(batch)))
+
+    queue = BackgroundQueue(process, batch_size=1, max_wait_s=0.0)
+    queue.submit(note())
+    assert started.wait(10)  # ada's first batch is running
+    for _ in range(3):
+        queue.submit(note())
+    queue.submit(normalize_add("a note", user_id="bo", occurred_at=None, source_id=None, kind="text",
+                               max_chars=10_000))
+    forgetting = threading.Thread(target=lambda: done.append(("forgot", queue.forget_user("ada"))))
+    forgetting.start()
+    forgetting.join(0.3)
+    assert forgetting.is_alive()  # waiting for the running batch
+    release.set()
+    forgetting.join(10)
+    queue.flush(timeout=10)
+    queue.close()
+    assert done[0] == ("ada", 1) and ("forgot", 3) in done
+    assert [d for d in done if d[0] == "ada"] == [("ada", 1)] and ("bo", 1) in done

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from mirix_py.errors import InvalidInput, MemoryNotFound
+from mirix_py.errors import InputsGone, InvalidInput, MemoryNotFound
 from mirix_py.tools.ops import DeleteOp, InsertOp, MergeOp, UpdateOp
 from mirix_py.records import EpisodicMemory, SemanticMemory
 
@@ -138,6 +138,28 @@ def test_delete_user_removes_rows_vectors_history_and_inputs(mx, user_id):
             mx.history(memory_id, user_id=user_id)
     assert mx.search("email", user_id=user_id, method="bm25") == []
     assert mx.list(user_id="bystander-" + user_id)  # the other user is untouched
+
+
+def test_deleting_a_user_with_inputs_queued_leaves_nothing_of_theirs(mx, user_id):
+    """Inputs accepted with wait=False and a batch already running when the user is deleted: nothing of
+    theirs is written after (a batch in flight used to write its memories once the rows were gone)."""
+    for i in range(24):
+        mx.add(f"Diary {i}: I went to the clinic on day {i} about my knee.", user_id=user_id, wait=False)
+    mx.delete_user(user_id)
+    mx.flush(timeout=120)
+    assert mx.list(user_id=user_id) == [] and mx.store.count(user_id=user_id) == {}
+    assert mx.store.vectors.count(user_id) == 0 and user_id not in mx.user_ids()
+    assert mx.search("clinic knee", user_id=user_id, method="bm25") == []
+
+
+def test_a_batch_whose_inputs_were_deleted_writes_nothing(mx, user_id):
+    """The write path's own check, for a batch another process runs while the user is deleted."""
+    added = mx.add("I keep bees on the roof.", user_id=user_id)
+    mx.delete_user(user_id)
+    op = InsertOp(memory=EpisodicMemory(user_id=user_id, summary="I keep bees on the roof.", occurred_at=T0))
+    with pytest.raises(InputsGone, match="deleted while it ran"):
+        mx.store.apply([op], user_id=user_id, actor="episodic_memory_manager", ledger=added.input_ids)
+    assert mx.store.count(user_id=user_id) == {} and mx.store.vectors.count(user_id) == 0
 
 
 def test_list_filters_and_orders(mx, user_id):
