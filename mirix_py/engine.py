@@ -114,6 +114,10 @@ class Mirix(ScreenshotsMixin):
         self.readers = Readers(ReadSide(self.searcher, flows.chat_on_primary),
                                None if self.read_engine is None else ReadSide(self.read_searcher, self.chat_flow),
                                self.store.write_marks)
+        # numpy before this engine's threads start: a package imported for the first time by two threads at
+        # once can come out half-initialised in one of them ("partially initialized module 'numpy._typing'",
+        # seen with a user deleted while the first batch embedded ahead)
+        import numpy  # noqa: F401
         self._loop = LoopThread()  # model clients stay on one event loop
         self.runner = BatchRunner(self.store, self.inputs, flows.update, fallback=flows.offline,
                                   run=self.run_on_model_loop, worker_id=self.worker_id, mode=self.mode)

@@ -268,8 +268,8 @@ class MemoryStore:
                        for i in [input_of(m.memory_type.value, m.source_ids)] if i}
             self.fulltext.refresh_near(conn, user_id, touched)
             self.sessions.refresh(conn, user_id, touched)
-            for row in logged:
-                row.done_actors = sorted({*(row.done_actors or []), actor})
+            for logged_row in logged:
+                logged_row.done_actors = sorted({*(logged_row.done_actors or []), actor})
             if in_transaction(self.vectors):
                 upserts, deletes = self._vector_changes(plans, vectors)
                 session.flush()
