@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime, timezone
 
 import pytest
@@ -308,3 +309,37 @@ def test_inserted_as_names_the_inserting_actor_of_the_users_own_memories_only(mx
     mine_id, theirs_id = mine[0].memory_id, theirs[0].memory_id
     mx.store.apply([UpdateOp(memory_id=mine_id, fields={"summary": "Tom flies planes"})], user_id=user_id, actor="api")
     assert mx.store.inserted_as([mine_id, theirs_id], user_id=user_id) == {mine_id: "semantic_memory_manager"}
+
+
+def test_deleting_a_user_while_another_process_writes_for_them_leaves_nothing(tmp_path, embedder,
+                                                                               pgvector_schema_url):
+    """Two engines on one PostgreSQL (two servers of a service): one is writing a batch for the user,
+    held inside its transaction, when the other deletes the user. The deletion waits for that write
+    (the batch holds its inputs shared) and then deletes what it wrote."""
+    from mirix_py.engine import Mirix
+
+    layout = {"database_url": pgvector_schema_url, "vector_store": "pgvector"}
+    with Mirix(tmp_path / "a", embedder=embedder, **layout) as writer, \
+            Mirix(tmp_path / "b", embedder=embedder, **layout) as deleter:
+        inside, release = threading.Event(), threading.Event()
+        refresh = writer.store.fulltext.refresh_near
+
+        def held(*args, **kwargs):  # inside the batch's transaction, after its rows are written
+            inside.set()
+            assert release.wait(30)
+            return refresh(*args, **kwargs)
+
+        writer.store.fulltext.refresh_near = held
+        adding = threading.Thread(target=writer.add, args=("I keep bees on the roof.",), kwargs={"user_id": "ada"})
+        adding.start()
+        assert inside.wait(30)
+        deleting = threading.Thread(target=deleter.delete_user, args=("ada",))
+        deleting.start()
+        deleting.join(0.5)
+        assert deleting.is_alive()  # waiting on the inputs the batch holds
+        release.set()
+        adding.join(30)
+        deleting.join(30)
+        assert not deleting.is_alive()
+        assert deleter.store.count(user_id="ada") == {} and writer.list(user_id="ada") == []
+        assert deleter.store.vectors.count("ada") == 0
