@@ -49,6 +49,20 @@ def _restorable(state: dict[str, Any], decrypt) -> dict[str, Any]:
     return data
 
 
+def standing(events: Sequence[HistoryEvent]) -> list[HistoryEvent]:
+    """The changes among `events` (oldest first) that still stand: an undo's own reverts are not
+    changes, nor is a change of an input undone after it (the later inputs taken back first, as
+    the refusal asks, leave the earlier one free to be undone)."""
+    out: list[HistoryEvent] = []
+    for i, event in enumerate(events):
+        if event.actor.startswith(UNDO_ACTOR_PREFIX):
+            continue
+        if event.input_id and any(e.actor == undo_actor(event.input_id) for e in events[i + 1:]):
+            continue
+        out.append(event)
+    return out
+
+
 def plan_undo(input_id: str, histories: dict[str, Sequence[HistoryEvent]], *, decrypt, force: bool = False) -> UndoPlan:
     """The operations that put back each memory in `histories` (memory id -> its events, oldest
     first) as it was before `input_id`'s first change to it."""
@@ -61,10 +75,11 @@ def plan_undo(input_id: str, histories: dict[str, Sequence[HistoryEvent]], *, de
         if not mine:
             continue
         later = events[mine[-1] + 1:]
-        if later and all(e.actor == undo_by for e in later):
+        reverted = [i for i, e in enumerate(later) if e.actor == undo_by]
+        if reverted and not standing(later[reverted[-1] + 1:]):
             undone += 1
             continue
-        others = [e for e in later if e.actor != undo_by]
+        others = standing(later)
         if others and not force:
             who = others[0].input_id or others[0].actor
             plan.conflicts.append(f"{memory_id} (changed later by {who})")

@@ -91,6 +91,32 @@ def test_a_later_change_is_a_conflict_unless_forced(mx):
     assert tom.summary == "Tom is Ada's brother" and tom.details == ""
 
 
+def test_undoing_the_later_input_first_frees_the_earlier_one(mx):
+    """As the refusal asks: undo the later change, then the earlier one undoes; a change made after
+    the later input's undo still stands in the way."""
+    ids = _seed(mx)
+    for input_id, fields in (("in_1", {"summary": "Tom is a pilot"}), ("in_2", {"details": "flies for Lufthansa"})):
+        mx.store.apply([UpdateOp(memory_id=ids["tom"], fields=fields)], user_id=U,
+                       actor="semantic_memory_manager", input_id=input_id)
+    with pytest.raises(InvalidInput, match="changed later by in_2"):
+        mx.undo("in_1", user_id=U)
+    mx.undo("in_2", user_id=U)
+    mx.undo("in_1", user_id=U)
+    tom = mx.get(ids["tom"], user_id=U)
+    assert tom.summary == "Tom is Ada's brother" and tom.details == ""
+    with pytest.raises(InvalidInput, match="already undone"):
+        mx.undo("in_1", user_id=U)
+
+    mx.store.apply([UpdateOp(memory_id=ids["ines"], fields={"summary": "Ines retired"})], user_id=U,
+                   actor="semantic_memory_manager", input_id="in_3")
+    mx.store.apply([UpdateOp(memory_id=ids["ines"], fields={"details": "in Chamonix"})], user_id=U,
+                   actor="semantic_memory_manager", input_id="in_4")
+    mx.undo("in_4", user_id=U)
+    mx.update(ids["ines"], {"details": "in Zermatt"}, user_id=U)  # a change of its own after that undo
+    with pytest.raises(InvalidInput, match="changed later by api"):
+        mx.undo("in_3", user_id=U)
+
+
 def test_undo_of_an_offline_add_removes_what_it_wrote(mx):
     kept = mx.add("I adopted a cat named Miso", user_id=U)
     bad = mx.add("My bank PIN is 4417 and I moved to Lisbon in May", user_id=U)
