@@ -25,7 +25,9 @@ from mirix_py.secrets.detection import find_secrets
 from mirix_py.facade.background import BackgroundQueue
 from mirix_py.facade.readers import Readers, ReadSide
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
-from mirix_py.boundary.inputs import check_user, normalize_add, parse_expiry, parse_memory_types, parse_when
+from mirix_py.boundary.inputs import (
+    check_user, check_whole, normalize_add, parse_expiry, parse_memory_types, parse_range,
+)
 from mirix_py.tools.ops import DeleteOp, UpdateOp
 from mirix_py.screens.engine_methods import ScreenshotsMixin
 from mirix_py.records import (
@@ -260,11 +262,13 @@ class Mirix(ScreenshotsMixin):
         by default `settings.search_context` (what every reader's path uses and `mirix eval locomo` measures);
         0 gives the matches only. `read_after`: a write position (`write_position`) the search must see."""
         check_user(user_id)
+        since, until = parse_range(start, end)
+        context = self.settings.search_context if context is None else check_whole(context, "context")
         # the replica's, or the primary's for a user's own writes and for a position the replica lacks
         searcher = self.readers.side(user_id, after=read_after).searcher
-        return searcher.search(query, user_id=user_id, limit=limit, memory_types=parse_memory_types(memory_types),
-                               start=parse_when(start, "start"), end=parse_when(end, "end"), method=method,
-                               context=self.settings.search_context if context is None else context)
+        return searcher.search(query, user_id=user_id, limit=check_whole(limit, "limit"),
+                               memory_types=parse_memory_types(memory_types), start=since, end=until,
+                               method=method, context=context)
 
     def get(self, memory_id: str, *, user_id: str, reveal: bool = False) -> MemoryBase:
         check_user(user_id)
@@ -273,10 +277,11 @@ class Mirix(ScreenshotsMixin):
     def list(self, *, user_id: str, memory_types: Sequence[MemoryType | str] | None = None, limit: int = 100,
              offset: int = 0, start: datetime | None = None, end: datetime | None = None) -> list[Memory]:
         check_user(user_id)
-        if limit <= 0 or offset < 0:
+        if check_whole(limit, "limit") <= 0 or check_whole(offset, "offset") < 0:
             raise InvalidInput("limit must be positive and offset non-negative")
+        since, until = parse_range(start, end)
         return self.store.list(user_id=user_id, memory_types=parse_memory_types(memory_types), limit=limit, offset=offset,
-                               start=start, end=end)
+                               start=since, end=until)
 
     def history(self, memory_id: str, *, user_id: str) -> builtins.list[HistoryEvent]:
         check_user(user_id)
@@ -289,6 +294,8 @@ class Mirix(ScreenshotsMixin):
         """Change fields of a memory in place (its id stays); returns the new record. `expires_at`
         (a datetime or ISO string in the future, or None for never) sets when it expires."""
         check_user(user_id)
+        if fields is not None and not isinstance(fields, dict):
+            raise InvalidInput(f"fields must be a dict of field names to new values, not {type(fields).__name__}")
         fields = {**(fields or {}), **more}
         if not fields:
             raise InvalidInput("nothing to update")

@@ -111,6 +111,29 @@ def test_strings_no_backend_can_store_are_refused_by_every_call_and_change_nothi
     assert mx.core_memory(user_id=user_id)["human"].value == core.value
 
 
+def test_bad_arguments_of_reads_and_updates_are_clear_errors(mx_sqlite, user_id):
+    """Counts must be whole numbers and ranges run forwards; `list` reads its times as `search` does
+    (a naive datetime reached the database, a string raised AttributeError, a float limit TypeError)."""
+    mx_sqlite.add("I ran a marathon in Berlin.", user_id=user_id, occurred_at="2024-09-29T09:00:00+02:00")
+    late, early = datetime(2025, 1, 1, tzinfo=timezone.utc), datetime(2024, 1, 1, tzinfo=timezone.utc)
+    calls = {
+        "start .* is after end": lambda: mx_sqlite.search("marathon", user_id=user_id, start=late, end=early),
+        "start 2025.* is after end": lambda: mx_sqlite.list(user_id=user_id, start=late, end=early),
+        "start has no time zone": lambda: mx_sqlite.list(user_id=user_id, start=datetime(2024, 1, 1)),
+        "limit must be a whole number, not str": lambda: mx_sqlite.search("marathon", user_id=user_id, limit="5"),
+        "limit must be a whole number, not float": lambda: mx_sqlite.list(user_id=user_id, limit=2.5),
+        "limit must be a whole number, not bool": lambda: mx_sqlite.search("marathon", user_id=user_id, limit=True),
+        "context must be a whole number": lambda: mx_sqlite.search("marathon", user_id=user_id, context=1.5),
+        "offset must be a whole number": lambda: mx_sqlite.list(user_id=user_id, offset="1"),
+        "fields must be a dict": lambda: mx_sqlite.update("epi_x", "summary", user_id=user_id),
+    }
+    for match, call in calls.items():
+        with pytest.raises(InvalidInput, match=match):
+            call()
+    (episode,) = mx_sqlite.list(user_id=user_id, start="2024-09-01T00:00:00Z", end="2024-10-01T00:00:00Z")
+    assert "marathon" in episode.summary
+
+
 def test_oversized_input_is_rejected(tmp_path, embedder, user_id):
     settings = Settings(data_dir=tmp_path / "d", max_input_chars=100)
     with Mirix(settings=settings, embedder=embedder) as mx:

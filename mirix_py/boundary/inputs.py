@@ -32,6 +32,21 @@ def parse_when(value: datetime | str | None, what: str = "occurred_at") -> datet
     return value
 
 
+def parse_range(start: datetime | str | None, end: datetime | str | None) -> tuple[datetime | None, datetime | None]:
+    """A time range [start, end) as `parse_when` reads each end; InvalidInput when it runs backwards."""
+    since, until = parse_when(start, "start"), parse_when(end, "end")
+    if since is not None and until is not None and since > until:
+        raise InvalidInput(f"start {since.isoformat()} is after end {until.isoformat()}")
+    return since, until
+
+
+def check_whole(value: Any, what: str) -> int:
+    """`value` as a count: an int (a bool, a float or a numeric string is refused, not rounded)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"{what} must be a whole number, not {type(value).__name__} {value!r}")
+    return value
+
+
 def check_user(user_id: str) -> None:
     """InvalidInput unless `user_id` is a non-blank line of at most 256 characters (the REST server's
     rule: an id with a NUL would be refused by PostgreSQL and taken by SQLite)."""
