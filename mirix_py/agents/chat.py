@@ -90,10 +90,22 @@ def parse_topics(text: str, fallback: str, now: datetime) -> Topics:
     return offline_topics(fallback, now)
 
 
-def offline_topics(message: str, now: datetime) -> Topics:
+FOLLOW_UP_KEYWORDS = 2  # a message with fewer content words than this leans on the turn before it
+
+
+def offline_topics(message: str, now: datetime, history: Sequence[dict[str, Any]] = ()) -> Topics:
+    """The message's keywords and the time range it names. A follow-up too short to search on its own
+    ("and when?", "what about Anna?") is searched with the user's previous turn before it."""
     window = parse_time_range(message, now)
     start, end = window or (None, None)
-    return Topics(extract_keywords(message), start, end, query=message)
+    keywords, query = extract_keywords(message), message
+    if len(keywords) < FOLLOW_UP_KEYWORDS:
+        earlier = next((h["content"] for h in reversed(history)
+                        if h.get("role", "user") == "user" and h.get("content", "").strip()), None)
+        if earlier:
+            query = f"{earlier.strip()} {message}"
+            keywords = extract_keywords(query)
+    return Topics(keywords, start, end, query=query)
 
 
 _NAME = re.compile(r"(?<![\w'’])[A-Z][\w'’.-]*")
@@ -352,7 +364,7 @@ class ChatFlow:
     async def topics(self, message: str, history: Sequence[dict[str, Any]], meter: Meter) -> Topics:
         now = datetime.now(timezone.utc)
         if self.client is None:
-            return offline_topics(message, now)
+            return offline_topics(message, now, history)
         from autogen_core.models import SystemMessage, UserMessage
 
         recent = "\n".join(f"{h.get('role', 'user')}: {h.get('content', '')}" for h in history[-4:])
@@ -387,8 +399,9 @@ class ChatFlow:
         """`hits` as a reader gets them (what restates a turn shown after it, a model's memories as
         `memories_shown` says), with the core blocks."""
         tags = self.store.input_tags.cited(h.memory.source_ids for h in hits)
-        return Retrieval(core=core, hits=self._shown(user_id, said_first(message, hits, tags), tags), question=message,
-                         timed=bool(topics.start or topics.end), tags=tags)
+        question = topics.query or message  # a short follow-up asks with the turn before it (`offline_topics`)
+        return Retrieval(core=core, hits=self._shown(user_id, said_first(question, hits, tags), tags),
+                         question=question, timed=bool(topics.start or topics.end), tags=tags)
 
     def _coarse(self, user_id: str, query: str, topics: Topics, limit: int,
                 memory_type: MemoryType | None) -> list[SearchHit]:

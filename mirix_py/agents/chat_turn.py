@@ -55,7 +55,7 @@ def chat_turn(flow: ChatFlow, message: str, *, user_id: str, history: Sequence[d
     fallback: str | None = None
     raw_message, message = message, scrub(message)
     turns = [{**h, "content": scrub(h["content"])} for h in turns]
-    topics = offline_topics(message, datetime.now(timezone.utc))
+    topics = offline_topics(message, datetime.now(timezone.utc), turns)
     if online:
         try:
             topics = run(flow.topics(message, turns, meter))

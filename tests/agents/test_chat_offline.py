@@ -92,6 +92,19 @@ def test_offline_chat_cites_only_what_matches(mx):
     assert not {m.memory_type.value for m in cited} & {"procedural", "resource"}
 
 
+def test_a_short_follow_up_is_searched_with_the_users_turn_before_it(mx):
+    """"and how do I deploy it?" names nothing alone; with the earlier turn it finds the steps. A
+    question that says what it asks stands on its own words."""
+    alone = mx.chat("and what are the steps?", user_id="ada", remember=False)
+    assert "found no memories" in alone.answer
+    history = [{"role": "user", "content": "How do I deploy the app?"}, {"role": "assistant", "content": "..."}]
+    follow_up = mx.chat("and what are the steps?", user_id="ada", history=history, remember=False)
+    assert any("make deploy" in mx.get(i, user_id="ada").search_text() for i in follow_up.memory_ids)
+    own = mx.chat("What does Tom do?", user_id="ada", history=history, remember=False)
+    cited = [mx.get(i, user_id="ada") for i in own.memory_ids]
+    assert cited and all("Tom" in m.search_text() for m in cited)
+
+
 def test_offline_chat_says_when_nothing_matches(mx):
     response = mx.chat("What is the capital of Peru?", user_id="ada", remember=False)
     assert response.memory_ids == [] and "found no memories" in response.answer
