@@ -54,8 +54,8 @@ def check_user(user_id: str) -> None:
         raise InvalidInput("user_id is required")
     if len(user_id) > 256:
         raise InvalidInput("user_id is longer than 256 characters")
-    if id_problem(user_id):
-        raise InvalidInput(f"user_id {id_problem(user_id)}")
+    if found := id_problem(user_id):
+        raise InvalidInput(f"user_id {found}")
 
 
 def check_storable(value: Any, where: str) -> None:
@@ -83,8 +83,8 @@ def _check_text(text: Any, where: str) -> str:
     bad = sum(1 for ch in text if ch in _CONTROL)
     if bad:
         raise InvalidInput(f"{where} holds {bad} control character(s) (binary data?); pass plain text")
-    if problem(text):
-        raise InvalidInput(f"{where} {problem(text)}")
+    if found := problem(text):
+        raise InvalidInput(f"{where} {found}")
     return text
 
 

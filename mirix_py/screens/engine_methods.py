@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence
 from mirix_py.errors import InvalidInput
 from mirix_py.ingest.env import screenshot_config_from_env, screenshots_module
 from mirix_py.ingest.host import Mode
-from mirix_py.boundary.inputs import parse_when
+from mirix_py.boundary.inputs import check_user, parse_when
 from mirix_py.records import AddResult, InputKind, InputRecord, InputStatus, Memory, MemoryType, Mode as EngineMode
 from mirix_py.screens.activity import FrameGroup, ScreenFrame, build_groups, group_frames
 from mirix_py.settings import Settings
@@ -197,8 +197,7 @@ class ScreenshotsMixin:
         with its times, frame count, input ids, kept thumbnails, the memories made from it and the
         text read (the input log's while kept, else those memories'). `since`/`until` bound the
         capture time ([since, until)); `limit` groups at most (1-500)."""
-        if not isinstance(user_id, str) or not user_id.strip():
-            raise InvalidInput("user_id is required")
+        check_user(user_id)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 500:
             raise InvalidInput(f"limit must be an integer from 1 to 500, not {limit!r}")
         start, end = parse_when(since, "since"), parse_when(until, "until")

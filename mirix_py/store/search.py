@@ -267,8 +267,8 @@ class Searcher:
         query = (query or "").strip()
         if not query:
             raise InvalidInput("search query is empty")
-        if storable.problem(query):
-            raise InvalidInput(f"search query {storable.problem(query)}")
+        if found := storable.problem(query):
+            raise InvalidInput(f"search query {found}")
         if limit <= 0:
             raise InvalidInput("limit must be positive")
         if context < 0:
