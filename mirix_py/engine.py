@@ -392,8 +392,14 @@ class Mirix(ScreenshotsMixin):
         search, citations. The exchange is fed back into memory in the background (`remember=False` skips that).
         `read_after`: as `search`'s."""
         check_user(user_id)
+        limit = self.settings.max_input_chars
+        if remember and isinstance(message, str) and len(message) > limit:  # refused before any work, not after
+            raise InvalidInput(f"message is {len(message)} characters, over the limit of {limit} of what memory "
+                               "keeps (settings.max_input_chars); remember=False asks without keeping it")
 
         def feed(exchange: builtins.list[dict[str, Any]]) -> builtins.list[str]:
+            if sum(len(turn["content"]) for turn in exchange) > limit:
+                exchange = exchange[:1]  # the question is kept; an answer too long to keep with it is not
             return self.add(exchange, user_id=user_id, wait=False).input_ids
 
         flow = self.readers.side(user_id, after=read_after).chat

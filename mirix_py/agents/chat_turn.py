@@ -12,14 +12,14 @@ from __future__ import annotations
 import logging
 import time
 from datetime import datetime, timezone
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, get_args
 
 from mirix_py.agents.chat import ChatFlow, offline_topics, unusable_answer
 from mirix_py.agents.core_blocks import core_memory
 from mirix_py.agents.flow import RunCoroutine
 from mirix_py.errors import InvalidInput
 from mirix_py.llm.meter import Meter
-from mirix_py.records import ChatResponse, LLMUsage
+from mirix_py.records import ChatResponse, LLMUsage, Message
 from mirix_py.secrets.redaction import scrub
 from mirix_py.store.memories import MemoryStore
 from mirix_py.text import storable
@@ -30,6 +30,9 @@ log = logging.getLogger("mirix_py")
 Remember = Callable[[list[dict[str, Any]]], list[str]]  # feeds the exchange back; returns its input ids
 
 
+HISTORY_ROLES = frozenset(get_args(Message.model_fields["role"].annotation))  # a message's roles
+
+
 def checked_history(message: str, history: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]]:
     """The history as a list, or InvalidInput for an empty message or a malformed history."""
     if not isinstance(message, str) or not message.strip():
@@ -37,6 +40,9 @@ def checked_history(message: str, history: Sequence[dict[str, Any]] | None) -> l
     turns = list(history or [])
     if not all(isinstance(h, dict) and isinstance(h.get("content"), str) for h in turns):
         raise InvalidInput("history must be a list of {'role', 'content'} dicts")
+    roles = sorted({str(h["role"]) for h in turns if h.get("role", "user") not in HISTORY_ROLES})
+    if roles:
+        raise InvalidInput(f"history role {roles[0]!r} is not one of {sorted(HISTORY_ROLES)}")
     found = storable.first_problem(message, "message") or storable.first_problem(turns, "history")
     if found:
         raise InvalidInput(found)

@@ -11,6 +11,7 @@ import pytest
 from mirix_py.engine import Mirix
 from mirix_py.errors import InvalidInput
 from mirix_py.llm.scripted import ScriptedChatCompletionClient
+from mirix_py.records import InputStatus
 
 WHEN = datetime(2024, 4, 2, 18, 30, tzinfo=timezone.utc)
 # the planted card number, in any spacing; not "4111" alone, which a random hex memory id can hold
@@ -55,6 +56,43 @@ def test_chat_rejects_bad_input(offline_mx):
         offline_mx.chat("hi", user_id="")
     with pytest.raises(InvalidInput):
         offline_mx.chat("hi", user_id="ada", history=["not a dict"])
+
+
+def test_chat_refuses_a_history_role_and_a_message_memory_cannot_keep_before_any_work(tmp_path, embedder):
+    from mirix_py.settings import Settings
+
+    with Mirix(settings=Settings(data_dir=tmp_path / "small", max_input_chars=200), embedder=embedder) as mx:
+        with pytest.raises(InvalidInput, match="history role 'robot'"):
+            mx.chat("What does Tom do?", user_id="ada", history=[{"role": "robot", "content": "beep"}])
+        long = "What does Tom do? " * 20
+        with pytest.raises(InvalidInput, match="over the limit of 200 .*remember=False"):
+            mx.chat(long, user_id="ada")
+        assert all(mx.inputs.by_status(status, user_id="ada") == [] for status in InputStatus)  # nothing logged
+        assert mx.chat(long, user_id="ada", remember=False).update_input_ids == []
+        assert mx.list(user_id="ada") == []
+
+
+def test_an_answer_too_long_to_keep_with_its_question_leaves_the_question_kept(tmp_path, embedder):
+    """The model's long answer would put the exchange over what one input may hold: the question is
+    fed back alone, instead of the chat failing after it answered."""
+    from mirix_py.settings import Settings
+
+    def script(req):
+        if req.agent == "topic_extractor":
+            return json.dumps({"topics": ["Tom"], "start": None, "end": None})
+        if req.agent == "chat_agent":
+            return "Tom flies planes. " * 30
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["episodic"]})]
+        return [("nothing_to_record", {"reason": "test"})]
+
+    settings = Settings(data_dir=tmp_path / "llm", max_input_chars=300)
+    with Mirix(settings=settings, embedder=embedder, model_client=ScriptedChatCompletionClient(script)) as mx:
+        response = mx.chat("What does Tom do?", user_id="ada")
+        assert response.answer.startswith("Tom flies planes") and response.update_input_ids
+        mx.flush()
+        fed = mx.input_status(response.update_input_ids[0])
+        assert [m.content for m in fed.messages] == ["What does Tom do?"]
 
 
 def chat_script(search: bool):
