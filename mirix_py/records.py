@@ -59,7 +59,10 @@ def _require_aware(value: datetime | None) -> datetime | None:
     before it is stored and after it is read back (people see their own zone: `mirix_py.boundary.timezones`)."""
     if value is not None and (value.tzinfo is None or value.utcoffset() is None):
         raise ValueError("datetime must be timezone-aware (e.g. 2024-05-01T10:00:00+00:00)")
-    return value.astimezone(timezone.utc) if value is not None else None
+    try:
+        return value.astimezone(timezone.utc) if value is not None else None
+    except OverflowError as exc:  # year 1 east of UTC, 9999 west of it
+        raise ValueError("datetime is out of range once converted to UTC") from exc
 
 
 class MemoryBase(BaseModel):

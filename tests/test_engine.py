@@ -73,6 +73,9 @@ def test_add_accepts_iso_strings_with_zone(mx, user_id):
     ("bad \ud800 half", {}, "lone surrogate at position 4"),
     ([{"role": "user", "content": "hi", "name": "Ada\x00"}], {}, r"message 0.name holds a NUL"),
     ("hello", {"source_id": "s\x00"}, "source_id holds a NUL"),
+    ("hello", {"occurred_at": "9999-12-31T23:59:59-23:59"}, "out of range once converted to UTC"),
+    ("hello", {"occurred_at": "0001-01-01T00:00:00+05:00"}, "out of range once converted to UTC"),
+    ("hello", {"expires_at": "9999-12-31T23:59:59-23:59"}, "out of range once converted to UTC"),
     (12345, {}, "string or a list"),
 ])
 def test_bad_input_is_rejected_and_writes_nothing(mx, user_id, content, kwargs, match):
@@ -126,12 +129,16 @@ def test_bad_arguments_of_reads_and_updates_are_clear_errors(mx_sqlite, user_id)
         "context must be a whole number": lambda: mx_sqlite.search("marathon", user_id=user_id, context=1.5),
         "offset must be a whole number": lambda: mx_sqlite.list(user_id=user_id, offset="1"),
         "fields must be a dict": lambda: mx_sqlite.update("epi_x", "summary", user_id=user_id),
+        "end 9999.* out of range": lambda: mx_sqlite.search("marathon", user_id=user_id, end="9999-12-31T23:59:59-23:59"),
     }
     for match, call in calls.items():
         with pytest.raises(InvalidInput, match=match):
             call()
     (episode,) = mx_sqlite.list(user_id=user_id, start="2024-09-01T00:00:00Z", end="2024-10-01T00:00:00Z")
     assert "marathon" in episode.summary
+    with pytest.raises(InvalidInput, match="occurred_at: datetime is out of range once converted to UTC"):
+        mx_sqlite.update(episode.id, {"occurred_at": "9999-12-31T23:59:59-23:59"}, user_id=user_id)
+    assert mx_sqlite.get(episode.id, user_id=user_id) == episode
 
 
 def test_oversized_input_is_rejected(tmp_path, embedder, user_id):

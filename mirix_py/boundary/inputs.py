@@ -3,7 +3,7 @@ or raises InvalidInput before anything is written."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, Sequence
 
 from dateutil import parser as date_parser
@@ -29,6 +29,10 @@ def parse_when(value: datetime | str | None, what: str = "occurred_at") -> datet
         raise InvalidInput(f"{what} must be a datetime or an ISO 8601 string, not {type(value).__name__}")
     if value.tzinfo is None or value.utcoffset() is None:
         raise InvalidInput(f"{what} has no time zone; pass an aware datetime (e.g. ...+00:00)")
+    try:  # stored in UTC: a time at the calendar's edge may not convert (year 1 east of UTC, 9999 west)
+        value.astimezone(timezone.utc)
+    except OverflowError as exc:
+        raise InvalidInput(f"{what} {value.isoformat()} is out of range once converted to UTC") from exc
     return value
 
 
