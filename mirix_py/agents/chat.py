@@ -90,6 +90,21 @@ def parse_topics(text: str, fallback: str, now: datetime) -> Topics:
     return offline_topics(fallback, now)
 
 
+HISTORY_TURN_CHARS = 2000  # a history turn as a prompt shows it: a long paste must not crowd out the memories
+
+
+def recent_turns(history: Sequence[dict[str, Any]], count: int) -> str:
+    """The last `count` turns of a chat's history as a prompt shows them, one a line, each cut to its
+    first HISTORY_TURN_CHARS characters."""
+    lines = []
+    for turn in history[-count:]:
+        content = str(turn.get("content", ""))
+        if len(content) > HISTORY_TURN_CHARS:
+            content = content[:HISTORY_TURN_CHARS].rstrip() + " …"
+        lines.append(f"{turn.get('role', 'user')}: {content}")
+    return "\n".join(lines)
+
+
 FOLLOW_UP_KEYWORDS = 2  # a message with fewer content words than this leans on the turn before it
 
 
@@ -367,7 +382,7 @@ class ChatFlow:
             return offline_topics(message, now, history)
         from autogen_core.models import SystemMessage, UserMessage
 
-        recent = "\n".join(f"{h.get('role', 'user')}: {h.get('content', '')}" for h in history[-4:])
+        recent = recent_turns(history, 4)
         metered = self._metered(meter, "topic_extractor", {"max_tokens": 128, "temperature": 0})
         result = await metered.create([
             SystemMessage(content=TOPIC_PROMPT.replace("{now}", now.isoformat(timespec="minutes"))),
@@ -510,7 +525,7 @@ class ChatFlow:
         system = (f"{agent_heading(self.definition.name)}\n{self.definition.system_prompt}\n\n"
                   f"Core memory:\n{core_text}\n\nRetrieved memories:\n" + ("\n".join(memory_lines) or "(none)"))
         function_calling = bool(self.client.model_info.get("function_calling", False))
-        recent = "\n".join(f"{h.get('role', 'user')}: {h.get('content', '')}" for h in history[-6:])
+        recent = recent_turns(history, 6)
         task = f"{recent}\nuser: {message}".strip() if recent else message
         bounds = self.bounds.for_agent(self.definition.model)
 

@@ -105,3 +105,16 @@ def test_the_targeted_search_leaves_out_what_restates_turns_the_prompt_holds(tmp
         assert searched == ["sem_2"]
     finally:
         mx.close()
+
+
+def test_a_long_history_turn_is_cut_in_the_prompt():
+    """A pasted page in the history must not crowd the memories out of a small model's window: each
+    turn the prompt shows keeps its first HISTORY_TURN_CHARS characters; only the last turns are shown."""
+    from mirix_py.agents.chat import HISTORY_TURN_CHARS, recent_turns
+
+    history = [{"role": "user", "content": "old question"}, {"role": "assistant", "content": "old answer"},
+               {"role": "user", "content": "pasted " * 5000}, {"content": "short one"}]
+    shown = recent_turns(history, 3).splitlines()
+    assert shown[0] == "assistant: old answer" and shown[2] == "user: short one"
+    assert shown[1].startswith("user: pasted pasted") and shown[1].endswith(" …")
+    assert len(shown[1]) <= len("user: ") + HISTORY_TURN_CHARS + 2
