@@ -1,6 +1,6 @@
 """What the chat agent's prompt is handed (`chat.said_first`): a model's restatement of turns stays out
 when the turns it cites are there, or when it shares no more than a name with the question; a memory of
-turns all shown stays out for them."""
+turns all shown stays out for them; a long history turn is cut (`chat.recent_turns`)."""
 
 from __future__ import annotations
 
