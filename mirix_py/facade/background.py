@@ -84,15 +84,16 @@ class BackgroundQueue:
         """Drop the user's queued inputs and wait until no batch of theirs is running (the user is
         being deleted: nothing of theirs may be written after). Returns how many were dropped."""
         with self._cond:
-            dropped = len(self._queue.pop(user_id, []))
-            kept = [(when, batch) for when, batch in self._later if batch[0].user_id != user_id]
-            dropped += sum(len(batch) for _, batch in self._later) - sum(len(batch) for _, batch in kept)
-            self._later = kept
+            gone = [record for _, record in self._queue.pop(user_id, [])]
+            gone += [record for _, batch in self._later if batch[0].user_id == user_id for record in batch]
+            self._later = [(when, batch) for when, batch in self._later if batch[0].user_id != user_id]
+            for record in gone:  # their failed tries are forgotten with them
+                self._tries.pop(record.id, None)
             while self._taken[user_id] > 0:  # taken before the drop: let them end, their writes go too
                 self._cond.wait(0.5)
             del self._taken[user_id]
             self._cond.notify_all()  # a flush may be waiting on what was dropped
-            return dropped
+            return len(gone)
 
     def pending(self) -> int:
         with self._cond:
