@@ -7,6 +7,7 @@ discriminated union on `memory_type`. Storage, search, the CLI, REST and the JSO
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import datetime, timezone
 from enum import Enum
@@ -45,6 +46,18 @@ ID_PREFIX: dict[MemoryType, str] = {
 
 def new_memory_id(memory_type: MemoryType) -> str:
     return f"{ID_PREFIX[MemoryType(memory_type)]}_{uuid.uuid4().hex}"
+
+
+MEMORY_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}")
+
+
+def memory_id_problem(memory_id: str) -> str | None:
+    """Why a memory id given by a caller (an import, an adapter's derived id) cannot be one: the
+    engine's ids are a type prefix and hex, and every id must travel in a URL path and a vector
+    store's id field unchanged."""
+    if not MEMORY_ID_PATTERN.fullmatch(memory_id):
+        return "is not an id: letters, digits, '_', '.', ':' and '-', starting with a letter or digit, at most 200"
+    return None
 
 
 INPUT_PREFIX = "in_"

@@ -205,6 +205,46 @@ def test_export_import_round_trip_keeps_ids_and_secrets(mx, user_id, tmp_path, e
         assert other.get(vault.id, user_id=user_id, reveal=True).secret_value == "Tr0ub4dor&3x"
         assert other.search("support group", user_id=user_id)[0].memory.source_ids[-1] == "D1:1"
         assert other.import_(text.splitlines())["skipped_existing"] == n
+        again = io.StringIO()
+        other.export(again, user_id=user_id)
+        def memories(lines: str) -> list[dict]:  # a secret's ciphertext differs each time it is sealed
+            return sorted((json.loads(line)["memory"] for line in lines.splitlines()), key=lambda m: m["id"])
+
+        assert memories(again.getvalue()) == memories(text)  # every field, times included
+
+
+def _export_lines(mx, *users: str) -> list[dict]:
+    for user in users:
+        mx.add(f"{user} bought a red bicycle in Lyon", user_id=user)
+    buffer = io.StringIO()
+    mx.export(buffer)
+    return [json.loads(line) for line in buffer.getvalue().splitlines()]
+
+
+@pytest.mark.parametrize("spoil, message", [
+    (lambda line: line["memory"].update(summary="a NUL\x00 here"), "line 3: .*NUL"),
+    (lambda line: line["memory"].update(id="../../etc/passwd"), "line 3: memory id '../../etc/passwd' is not an id"),
+    (lambda line: line["memory"].update(user_id="bo\nb"), "line 3: user_id holds control characters"),
+])
+def test_import_writes_nothing_when_a_later_users_line_is_refused(mx, tmp_path, embedder, spoil, message):
+    lines = _export_lines(mx, "ana", "bob")
+    (bobs_episode,) = [i for i, line in enumerate(lines)
+                       if line["memory"]["user_id"] == "bob" and line["memory"]["memory_type"] == "episodic"]
+    assert lines[0]["memory"]["user_id"] == "ana"  # first: a write per user would have written her lines already
+    spoil(lines[bobs_episode])
+    with Mirix(tmp_path / "other", embedder=embedder) as other:
+        with pytest.raises(InvalidInput, match=message.replace("line 3", f"line {bobs_episode + 1}")):
+            other.import_([json.dumps(line) for line in lines])
+        assert other.store.count() == {}
+
+
+def test_import_refuses_an_id_given_twice(mx, tmp_path, embedder):
+    lines = _export_lines(mx, "ana", "bob")
+    twin = dict(lines[-1], memory=dict(lines[-1]["memory"], id=lines[0]["memory"]["id"]))
+    with Mirix(tmp_path / "other", embedder=embedder) as other:
+        with pytest.raises(InvalidInput, match=f"line {len(lines) + 1}: .* is on line 1 too"):
+            other.import_([json.dumps(line) for line in [*lines, twin]])
+        assert other.store.count() == {}
 
 
 def test_import_validates_every_line_first(mx, user_id, tmp_path, embedder):

@@ -25,7 +25,7 @@ from mirix_py.errors import InputsGone, InvalidInput, MemoryNotFound
 from mirix_py.tools.ops import DeleteOp, InsertOp, MergeOp, Op, UpdateOp
 from mirix_py.records import (
     MASK, MEMORY_ADAPTER, EpisodicMemory, HistoryEvent, KnowledgeVaultMemory, Memory, MemoryBase, MemoryChange,
-    MemoryType, Operation, new_memory_id, type_fields, utcnow,
+    MemoryType, Operation, memory_id_problem, new_memory_id, type_fields, utcnow,
 )
 from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.embeddings import Embedder, EmbeddingsAhead
@@ -193,18 +193,21 @@ class MemoryStore:
     # ------------------------------------------------------------ writes
 
     def apply(self, ops: Sequence[Op], *, user_id: str, actor: str, input_id: str | None = None,
-              source_ids: Sequence[str] = (), ledger: Sequence[str] = ()) -> list[MemoryChange]:
+              source_ids: Sequence[str] = (), ledger: Sequence[str] = (), keep_times: bool = False) -> list[MemoryChange]:
         """Apply one manager's operations atomically; raise InvalidInput and write nothing on any bad op.
 
         `ledger`: input ids whose `done_actors` gain `actor` in the same transaction, so a crashed
         batch that is picked up again never writes this manager's memories twice.
+        `keep_times`: an insert keeps the `created_at` and `updated_at` it carries (an import, a
+        restored memory) instead of taking now.
         """
         if not ops and not ledger:
             return []
         # Embed before taking the write lock (SQLite has one per database): plan once read-only,
         # embed those texts, then plan again under the lock and embed only what changed meanwhile.
         with Session(self.engine) as session:
-            draft = self._plan(session, ops, user_id=user_id, input_id=input_id, source_ids=source_ids)
+            draft = self._plan(session, ops, user_id=user_id, input_id=input_id, source_ids=source_ids,
+                               keep_times=keep_times)
             draft_stamp = self._vault_stamp(session, user_id) if self.guard is not None else None
             session.rollback()
         draft_texts = {p.after.embedding_text() for p in draft if p.after is not None}
@@ -221,7 +224,7 @@ class MemoryStore:
             fresh_inserts = all(isinstance(op, InsertOp) and not op.memory.id for op in ops) and (
                 self.guard is None or self._vault_stamp(session, user_id) == draft_stamp)
             plans = draft if fresh_inserts else self._plan(session, ops, user_id=user_id, input_id=input_id,
-                                                           source_ids=source_ids)
+                                                           source_ids=source_ids, keep_times=keep_times)
             texts = {p.memory_id: p.after.embedding_text() for p in plans if p.after is not None}
             missing = set(texts.values()) - set(by_text)
             if missing and embedder_up:
@@ -306,8 +309,17 @@ class MemoryStore:
             log.warning("the log position after a write was not read (%s): searches may read the replica "
                         "before it has this write", type(exc).__name__)
 
+    def check(self, ops: Sequence[Op], *, user_id: str, keep_times: bool = False) -> None:
+        """Raise InvalidInput when `apply` would refuse these operations as they stand now; writes
+        nothing. For a caller that writes several users' operations and must refuse all before any."""
+        with Session(self.engine) as session:
+            try:
+                self._plan(session, ops, user_id=user_id, input_id=None, source_ids=(), keep_times=keep_times)
+            finally:
+                session.rollback()
+
     def _plan(self, session: Session, ops: Sequence[Op], *, user_id: str, input_id: str | None,
-              source_ids: Sequence[str]) -> list[_Planned]:
+              source_ids: Sequence[str], keep_times: bool = False) -> list[_Planned]:
         now = utcnow()
         plans: list[_Planned] = []
         state: dict[str, Memory | None] = {}  # memory id -> its state after earlier ops of this batch
@@ -350,11 +362,15 @@ class MemoryStore:
                 if memory.user_id != user_id:
                     raise InvalidInput("a memory may only be written for the user of the batch")
                 _no_core_expiry(memory)
+                if memory.id and (problem := memory_id_problem(memory.id)):
+                    raise InvalidInput(f"memory id {memory.id!r} {problem}")
                 memory_id = memory.id or new_memory_id(memory.memory_type)  # a fresh random id needs no look-up
                 if memory_id in state or (memory.id and session.get(MemoryRow, memory_id) is not None):
                     raise InvalidInput(f"memory id {memory_id!r} already exists")
+                times = {"created_at": memory.created_at, "updated_at": memory.updated_at} if keep_times else {
+                    "created_at": now, "updated_at": now}
                 after = memory.model_copy(update={
-                    "id": memory_id, "created_at": now, "updated_at": now,
+                    "id": memory_id, **times,
                     "source_ids": _dedupe([*memory.source_ids, *(source_ids or ()), input_id or ""]),
                 })
                 dumped = after.model_dump()

@@ -20,7 +20,7 @@ from sqlmodel import Session, col
 
 from mirix_py.errors import InvalidInput
 from mirix_py.tools.ops import DeleteOp, InsertOp, Op, UpdateOp
-from mirix_py.records import MASK, MEMORY_ADAPTER, HistoryEvent, MemoryChange
+from mirix_py.records import MASK, MEMORY_ADAPTER, HistoryEvent, MemoryChange, utcnow
 from mirix_py.store.tables import HistoryRow
 
 UNDO_ACTOR_PREFIX = "undo:"
@@ -94,8 +94,7 @@ def plan_undo(input_id: str, histories: dict[str, Sequence[HistoryEvent]], *, de
             if data.get("secret_value") == MASK:
                 plan.conflicts.append(f"{memory_id} (a deleted vault entry whose secret history does not hold)")
                 continue
-            data.pop("created_at", None)
-            data.pop("updated_at", None)
+            data["updated_at"] = utcnow()  # restored now; created when it first was (apply keeps both)
             reverts.append(InsertOp(memory=MEMORY_ADAPTER.validate_python(data)))
         else:
             data = _restorable(target, decrypt)
@@ -132,4 +131,4 @@ def undo_input(store, input_id: str, *, user_id: str, force: bool = False) -> li
     if plan.already_undone:
         raise InvalidInput(f"input {input_id!r} was already undone")
     # input_id stays None: the revert must not add the undone input to the memories' provenance
-    return store.apply(plan.ops, user_id=user_id, actor=undo_actor(input_id))
+    return store.apply(plan.ops, user_id=user_id, actor=undo_actor(input_id), keep_times=True)

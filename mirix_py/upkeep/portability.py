@@ -16,7 +16,8 @@ from sqlmodel import Session, col
 
 from mirix_py.errors import InvalidInput
 from mirix_py.tools.ops import InsertOp
-from mirix_py.records import MEMORY_ADAPTER, KnowledgeVaultMemory
+from mirix_py.boundary.inputs import check_user
+from mirix_py.records import MEMORY_ADAPTER, KnowledgeVaultMemory, Memory
 from mirix_py.store.crypto import VaultKeyError
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.private import open_private
@@ -37,37 +38,69 @@ def export_lines(store: MemoryStore, out: IO[str], *, user_id: str | None = None
 
 
 def import_lines(store: MemoryStore, lines: Iterable[str]) -> dict[str, int]:
-    parsed = []
+    """Insert the exported memories whose ids are not in the store yet, each as exported (its times
+    included). Every line is checked first, as the store's write path would check it: one bad line
+    raises InvalidInput naming it, and nothing is written."""
+    parsed: list[tuple[int, Memory]] = []
+    line_of: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        try:
-            data = json.loads(line)
-            memory = MEMORY_ADAPTER.validate_python(data["memory"])
-        except (json.JSONDecodeError, KeyError, TypeError, ValidationError) as exc:
-            raise InvalidInput(f"line {number} is not an exported memory: {exc}") from exc
-        token = data.get("secret_ciphertext")
-        if isinstance(memory, KnowledgeVaultMemory):
-            try:
-                secret = store.cipher.decrypt(token) if token else ""
-            except VaultKeyError as exc:
-                raise InvalidInput(f"line {number}: vault secret was exported under another vault key") from exc
-            memory = memory.model_copy(update={"secret_value": secret})
-        parsed.append(memory)
+        memory = _parse_line(store, number, line)
+        if memory.id:
+            if memory.id in line_of:
+                raise InvalidInput(f"line {number}: memory id {memory.id!r} is on line {line_of[memory.id]} too")
+            line_of[memory.id] = number
+        parsed.append((number, memory))
     existing: set[str] = set()
-    ids = [m.id for m in parsed]
+    ids = list(line_of)
     with Session(store.engine) as session:
         for i in range(0, len(ids), 500):
             chunk = ids[i:i + 500]
             existing.update(session.execute(select(col(MemoryRow.id)).where(col(MemoryRow.id).in_(chunk))).scalars())
-    by_user: dict[str, list[InsertOp]] = {}
-    for memory in parsed:
+    by_user: dict[str, list[tuple[int, InsertOp]]] = {}
+    for number, memory in parsed:
         if memory.id not in existing:
-            by_user.setdefault(memory.user_id, []).append(InsertOp(memory=memory))
+            by_user.setdefault(memory.user_id, []).append((number, InsertOp(memory=memory)))
+    for user_id, numbered in by_user.items():
+        _check_user_lines(store, user_id, numbered)
     imported = 0
-    for user_id, ops in by_user.items():
-        imported += len(store.apply(ops, user_id=user_id, actor="import"))
+    for user_id, numbered in by_user.items():
+        imported += len(store.apply([op for _, op in numbered], user_id=user_id, actor="import", keep_times=True))
     return {"imported": imported, "skipped_existing": len(existing)}
+
+
+def _parse_line(store: MemoryStore, number: int, line: str) -> Memory:
+    try:
+        data = json.loads(line)
+        memory: Memory = MEMORY_ADAPTER.validate_python(data["memory"])
+    except (json.JSONDecodeError, KeyError, TypeError, ValidationError) as exc:
+        raise InvalidInput(f"line {number} is not an exported memory: {exc}") from exc
+    try:
+        check_user(memory.user_id)
+    except InvalidInput as exc:
+        raise InvalidInput(f"line {number}: {exc}") from exc
+    token = data.get("secret_ciphertext")
+    if isinstance(memory, KnowledgeVaultMemory):
+        try:
+            secret = store.cipher.decrypt(token) if token else ""
+        except VaultKeyError as exc:
+            raise InvalidInput(f"line {number}: vault secret was exported under another vault key") from exc
+        memory = memory.model_copy(update={"secret_value": secret})
+    return memory
+
+
+def _check_user_lines(store: MemoryStore, user_id: str, numbered: list[tuple[int, InsertOp]]) -> None:
+    """The user's lines as one write; when refused, the first line refused on its own is named."""
+    try:
+        store.check([op for _, op in numbered], user_id=user_id, keep_times=True)
+    except InvalidInput as whole:
+        for number, op in numbered:
+            try:
+                store.check([op], user_id=user_id, keep_times=True)
+            except InvalidInput as exc:
+                raise InvalidInput(f"line {number}: {exc}") from exc
+        raise InvalidInput(f"user {user_id!r}'s lines: {whole}") from whole
 
 
 def export_to(store: MemoryStore, dest: str | Path | IO[str], *, user_id: str | None = None) -> int:

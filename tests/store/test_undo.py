@@ -65,6 +65,15 @@ def test_undo_reverts_inserts_updates_merges_and_deletions(mx):
     assert ids["ines"] in {h.memory.id for h in hits}  # restored memories are searchable again
 
 
+def test_a_restored_memory_keeps_when_it_was_created(mx):
+    ids = _seed(mx)
+    created = mx.get(ids["tom"], user_id=U).created_at
+    mx.store.apply([DeleteOp(memory_id=ids["tom"])], user_id=U, actor="semantic_memory_manager", input_id="in_bad")
+    mx.undo("in_bad", user_id=U)
+    restored = mx.get(ids["tom"], user_id=U)
+    assert restored.created_at == created and restored.updated_at > created
+
+
 def test_an_input_undone_twice_or_unknown_is_a_clear_error(mx):
     _seed(mx)
     mx.undo("in_seed", user_id=U)
