@@ -14,7 +14,7 @@ from __future__ import annotations
 import builtins
 import io
 from datetime import datetime
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, Sequence, get_args
 from urllib.parse import quote
 
 import httpx
@@ -23,8 +23,8 @@ from pydantic import TypeAdapter
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound, MirixError
 from mirix_py.screens.activity import FrameGroup
 from mirix_py.records import (
-    MEMORY_ADAPTER, AddResult, ChatResponse, CoreMemory, HistoryEvent, MemoryBase, MemoryChange, MemoryContext,
-    SearchHit,
+    MEMORY_ADAPTER, AddResult, ChatResponse, CoreLabel, CoreMemory, HistoryEvent, MemoryBase, MemoryChange,
+    MemoryContext, SearchHit,
 )
 
 _HITS = TypeAdapter(list[SearchHit])
@@ -53,6 +53,27 @@ def _actor(actor: Actor | None) -> dict[str, str]:
 def _after(read_after: str | None) -> dict[str, str]:
     """The header carrying a write position a read must see."""
     return {} if read_after is None else {"X-Mirix-Read-After": read_after}
+
+
+def _segment(value: Any, what: str) -> str:
+    """`value` as one path segment. HTTP clients resolve "." and ".." in a path before sending it
+    (`/users/ada/memories/..` is `/users/ada`), so those, and "", never name what was meant."""
+    if not isinstance(value, str) or value in ("", ".", ".."):
+        raise InvalidInput(f"{what} {value!r} cannot be sent in a URL path")
+    return quote(value, safe="")
+
+
+def _memory_segment(memory_id: Any) -> str:
+    """A memory id as a path segment; one no memory can have is not found, as the engine says."""
+    if isinstance(memory_id, str) and memory_id in ("", ".", ".."):
+        raise MemoryNotFound(memory_id)
+    return _segment(memory_id, "memory id")
+
+
+def _label(label: Any) -> str:
+    if label not in get_args(CoreLabel):
+        raise InvalidInput(f"core label must be one of {', '.join(get_args(CoreLabel))}, not {label!r}")
+    return str(label)
 
 
 class MirixClient:
@@ -92,7 +113,7 @@ class MirixClient:
 
     @staticmethod
     def _user(user_id: str) -> str:
-        return f"/v1/users/{quote(user_id, safe='')}"
+        return f"/v1/users/{_segment(user_id, 'user_id')}"
 
     # ------------------------------------------------------------ memories
 
@@ -125,7 +146,7 @@ class MirixClient:
         return _GROUPS.validate_python(self._call("GET", f"{self._user(user_id)}/screen-activity", params=params))
 
     def input_status(self, input_id: str, *, user_id: str) -> dict[str, Any]:
-        return self._call("GET", f"{self._user(user_id)}/inputs/{quote(input_id, safe='')}")
+        return self._call("GET", f"{self._user(user_id)}/inputs/{_segment(input_id, 'input id')}")
 
     def search(self, query: str, *, user_id: str, limit: int = 10, memory_types: Sequence[str] | None = None,
                start: datetime | str | None = None, end: datetime | str | None = None,
@@ -158,39 +179,39 @@ class MirixClient:
         return [MEMORY_ADAPTER.validate_python(m) for m in data]
 
     def get(self, memory_id: str, *, user_id: str, reveal: bool = False) -> MemoryBase:
-        data = self._call("GET", f"{self._user(user_id)}/memories/{quote(memory_id, safe='')}",
+        data = self._call("GET", f"{self._user(user_id)}/memories/{_memory_segment(memory_id)}",
                           params={"reveal": str(reveal).lower()})
         return MEMORY_ADAPTER.validate_python(data)
 
     def update(self, memory_id: str, fields: dict[str, Any], *, user_id: str, actor: Actor | None = None) -> MemoryBase:
         """`actor`: `mcp` or `cli` when a tool sends the edit for a person (history then says so);
         left out, the server records `rest`."""
-        data = self._call("PATCH", f"{self._user(user_id)}/memories/{quote(memory_id, safe='')}",
+        data = self._call("PATCH", f"{self._user(user_id)}/memories/{_memory_segment(memory_id)}",
                           json={"fields": fields}, headers=_actor(actor))
         return MEMORY_ADAPTER.validate_python(data)
 
     def delete(self, memory_id: str, *, user_id: str, actor: Actor | None = None) -> None:
-        self._call("DELETE", f"{self._user(user_id)}/memories/{quote(memory_id, safe='')}", headers=_actor(actor))
+        self._call("DELETE", f"{self._user(user_id)}/memories/{_memory_segment(memory_id)}", headers=_actor(actor))
 
     def history(self, memory_id: str, *, user_id: str) -> builtins.list[HistoryEvent]:  # `list` is a method here
         return _HISTORY.validate_python(
-            self._call("GET", f"{self._user(user_id)}/memories/{quote(memory_id, safe='')}/history"))
+            self._call("GET", f"{self._user(user_id)}/memories/{_memory_segment(memory_id)}/history"))
 
     def undo(self, input_id: str, *, user_id: str, force: bool = False) -> builtins.list[MemoryChange]:
         """Revert every change one input caused (see `Mirix.undo`)."""
         return _CHANGES.validate_python(self._call(
-            "POST", f"{self._user(user_id)}/inputs/{quote(input_id, safe='')}/undo", params={"force": str(force).lower()}))
+            "POST", f"{self._user(user_id)}/inputs/{_segment(input_id, 'input id')}/undo", params={"force": str(force).lower()}))
 
     def core_memory(self, *, user_id: str) -> dict[str, CoreMemory]:
         data = self._call("GET", f"{self._user(user_id)}/core")
         return {label: CoreMemory.model_validate(block) for label, block in data.items()}
 
     def core_append(self, label: str, text: str, *, user_id: str, actor: Actor | None = None) -> CoreMemory:
-        return CoreMemory.model_validate(self._call("POST", f"{self._user(user_id)}/core/{label}/append",
+        return CoreMemory.model_validate(self._call("POST", f"{self._user(user_id)}/core/{_label(label)}/append",
                                                     json={"text": text}, headers=_actor(actor)))
 
     def core_rewrite(self, label: str, value: str, *, user_id: str, actor: Actor | None = None) -> CoreMemory:
-        return CoreMemory.model_validate(self._call("PUT", f"{self._user(user_id)}/core/{label}",
+        return CoreMemory.model_validate(self._call("PUT", f"{self._user(user_id)}/core/{_label(label)}",
                                                     json={"value": value}, headers=_actor(actor)))
 
     def delete_user(self, user_id: str) -> dict[str, int]:

@@ -18,7 +18,7 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from pydantic import BaseModel, Field as PField
 from sqlalchemy import JSON, Boolean, Column, MetaData, String, Table, insert, select, update
@@ -77,6 +77,11 @@ class Principal:
 
     def may_act_for(self, user_id: str) -> bool:
         return self.all_users or user_id in self.users
+
+    def may_manage(self, users: Iterable[str]) -> bool:
+        """An admin key manages keys only inside its own users: one bound to some users cannot make,
+        see or revoke a key for anyone else, nor one for every user."""
+        return self.admin and (self.all_users or set(users) <= self.users)
 
 
 def hash_key(key: str) -> str:

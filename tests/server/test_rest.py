@@ -201,6 +201,27 @@ def test_admin_creates_and_revokes_keys(live):
     assert admin.get("/v1/stats").status_code == 200 and "data_dir" not in admin.get("/v1/stats").json()
 
 
+def test_an_admin_key_of_some_users_manages_only_their_keys(live):
+    ops = live.client(live.admin)
+    ada, bob = _uid("ada"), _uid("bob")
+    bobs = ops.post("/v1/keys", json={"users": [bob], "name": "bob's"}).json()["info"]
+    ops.post(f"/v1/users/{bob}/memories", json={"content": "Bob keeps bees on the roof.", "wait": True})
+    lead = live.client(ops.post("/v1/keys", json={"users": [ada], "admin": True}).json()["key"])
+
+    assert lead.post("/v1/keys", json={"users": ["*"]}).status_code == 403
+    assert lead.post("/v1/keys", json={"users": [ada, bob]}).status_code == 403
+    mine = lead.post("/v1/keys", json={"users": [ada], "name": "ada's"})
+    assert mine.status_code == 201
+    listed = {k["id"] for k in lead.get("/v1/keys").json()}
+    assert mine.json()["info"]["id"] in listed and bobs["id"] not in listed
+    assert lead.delete(f"/v1/keys/{bobs['id']}").status_code == 404  # not told it exists
+    assert lead.post("/reset").status_code == 403
+    # nothing of bob's changed
+    assert bobs["id"] in {k["id"] for k in ops.get("/v1/keys").json()}
+    assert len(ops.get(f"/v1/users/{bob}/memories").json()) >= 1
+    assert lead.delete(f"/v1/keys/{mine.json()['info']['id']}").status_code == 204
+
+
 def test_delete_user_removes_everything(live):
     admin = live.client(live.admin)
     user = _uid("gone")

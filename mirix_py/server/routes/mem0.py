@@ -156,7 +156,9 @@ def delete_all_memories(caller: Caller, mx: Engine, user_id: str | None = None, 
     return {"message": "All relevant memories deleted"}
 
 
-@router.post("/reset", summary="Reset all memories (mem0; admin key)")
+@router.post("/reset", summary="Reset all memories (mem0; an admin key for every user)")
 def reset_memory(admin: Admin, mx: Engine) -> dict[str, str]:
+    if not admin.all_users:
+        raise ApiError(403, "forbidden", "reset deletes every user's memories: it needs an admin key for every user")
     Memory(mx=mx).reset()
     return {"message": "All memories reset"}
