@@ -7,7 +7,6 @@ import asyncio
 import inspect
 import io
 import json
-import logging
 from datetime import datetime, timezone
 
 import pytest
@@ -76,6 +75,11 @@ def test_add_accepts_iso_strings_with_zone(mx, user_id):
     ("hello", {"occurred_at": "9999-12-31T23:59:59-23:59"}, "out of range once converted to UTC"),
     ("hello", {"occurred_at": "0001-01-01T00:00:00+05:00"}, "out of range once converted to UTC"),
     ("hello", {"expires_at": "9999-12-31T23:59:59-23:59"}, "out of range once converted to UTC"),
+    # inside UTC, but a week either side runs off the calendar (it failed the input's batch)
+    ("hello", {"occurred_at": "0001-01-01T00:00:00+00:00"}, "outside the years 2 to 9998"),
+    ("hello", {"occurred_at": "9999-12-31T23:59:59+00:00"}, "outside the years 2 to 9998"),
+    ([{"role": "user", "content": "hi", "occurred_at": "9999-06-01T00:00:00+00:00"}], {},
+     "message 0 occurred_at .* outside the years 2 to 9998"),
     (12345, {}, "string or a list"),
 ])
 def test_bad_input_is_rejected_and_writes_nothing(mx, user_id, content, kwargs, match):
@@ -84,6 +88,13 @@ def test_bad_input_is_rejected_and_writes_nothing(mx, user_id, content, kwargs, 
         mx.add(content, **kwargs)
     assert mx.list(user_id=user_id) == []
     assert mx.store.count() == {}
+
+
+def test_times_a_year_inside_the_calendar_are_remembered(mx_sqlite, user_id):
+    for when in ("0002-01-01T00:00:00+00:00", "9998-12-31T23:59:59+00:00"):
+        result = mx_sqlite.add(f"Carla planted tomatoes yesterday ({when[:4]}).", user_id=user_id, occurred_at=when)
+        assert result.status.value == "processed" and result.error is None
+    assert len(mx_sqlite.list(user_id=user_id, memory_types=["episodic"])) == 2
 
 
 def test_strings_no_backend_can_store_are_refused_by_every_call_and_change_nothing(mx, user_id):
@@ -315,3 +326,17 @@ def test_async_mirix_has_the_same_methods(tmp_path, embedder, user_id):
 def test_describe_says_offline(mx):
     info = mx.describe()
     assert info["mode"] == "offline" and info["search"] == "hybrid" and info["embedder"] == "all-MiniLM-L6-v2"
+
+
+def test_an_input_logged_at_the_calendars_edge_before_the_rule_is_still_processed(mx_sqlite, user_id):
+    """Inputs logged by a version without `STORED_YEARS` are taken up on resume: the repeat window
+    around them stops at the calendar's edge instead of failing the batch."""
+    from mirix_py.records import InputKind, InputRecord, Message
+
+    edge = datetime(9999, 12, 31, 23, 0, tzinfo=timezone.utc)
+    record = InputRecord(user_id=user_id, kind=InputKind.text, occurred_at=edge,
+                         messages=[Message(role="user", content="Carla planted tomatoes in the garden.", occurred_at=edge)])
+    mx_sqlite.inputs.append([record])
+    mx_sqlite.resume()
+    assert mx_sqlite.input_status(record.id).status.value == "processed"
+    assert mx_sqlite.search("tomatoes", user_id=user_id)

@@ -16,8 +16,14 @@ from mirix_py.text.storable import first_problem, id_problem, problem
 _CONTROL = {chr(c) for c in range(32)} - {"\n", "\r", "\t"}
 
 
-def parse_when(value: datetime | str | None, what: str = "occurred_at") -> datetime | None:
-    """Accept an aware datetime or an ISO string with a zone; reject naive and unparseable dates."""
+# A time an input is stored under lies a year inside the calendar: the update flows reckon weeks and
+# days around it ("yesterday", the repeat window), which must not run off either end.
+STORED_YEARS = (2, 9998)
+
+
+def parse_when(value: datetime | str | None, what: str = "occurred_at", *, stored: bool = False) -> datetime | None:
+    """Accept an aware datetime or an ISO string with a zone; reject naive and unparseable dates.
+    `stored`: the time an input or a frame happened at, inside `STORED_YEARS`."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -30,9 +36,11 @@ def parse_when(value: datetime | str | None, what: str = "occurred_at") -> datet
     if value.tzinfo is None or value.utcoffset() is None:
         raise InvalidInput(f"{what} has no time zone; pass an aware datetime (e.g. ...+00:00)")
     try:  # stored in UTC: a time at the calendar's edge may not convert (year 1 east of UTC, 9999 west)
-        value.astimezone(timezone.utc)
+        in_utc = value.astimezone(timezone.utc)
     except OverflowError as exc:
         raise InvalidInput(f"{what} {value.isoformat()} is out of range once converted to UTC") from exc
+    if stored and not STORED_YEARS[0] <= in_utc.year <= STORED_YEARS[1]:
+        raise InvalidInput(f"{what} {value.isoformat()} is outside the years {STORED_YEARS[0]} to {STORED_YEARS[1]}")
     return value
 
 
@@ -110,7 +118,7 @@ def normalize_add(content: Any, *, user_id: str, occurred_at: datetime | str | N
         input_kind = InputKind(kind)
     except ValueError as exc:
         raise InvalidInput(f"unknown input kind {kind!r}") from exc
-    when = parse_when(occurred_at) or utcnow()
+    when = parse_when(occurred_at, stored=True) or utcnow()
     if source_id is not None and (not isinstance(source_id, str) or not source_id.strip()):
         raise InvalidInput("source_id must be a non-empty string")
     check_storable(source_id, "source_id")
@@ -129,7 +137,7 @@ def normalize_add(content: Any, *, user_id: str, occurred_at: datetime | str | N
             raw = dict(raw)
             _check_text(raw.get("content"), f"message {i} content")
             if raw.get("occurred_at") is not None:
-                raw["occurred_at"] = parse_when(raw["occurred_at"], f"message {i} occurred_at")
+                raw["occurred_at"] = parse_when(raw["occurred_at"], f"message {i} occurred_at", stored=True)
             check_storable(raw, f"message {i}")
             try:
                 messages.append(Message.model_validate(raw))

@@ -48,7 +48,7 @@ class FrameAdmission:
         """Validate the metadata and dedup. Returns (frame, outcome); frame None when skipped.
         `vision`: keep a downscaled copy for a vision model."""
         check_user(user_id)
-        when = parse_when(captured_at, "captured_at") or utcnow()
+        when = parse_when(captured_at, "captured_at", stored=True) or utcnow()
         for name, value in (("app", app), ("window_title", window_title)):
             if value is not None and (not isinstance(value, str) or len(value) > 1000):
                 raise InvalidInput(f"{name} must be a string of at most 1000 characters")

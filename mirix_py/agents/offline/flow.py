@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Sequence
 
 from mirix_py.agents import core_blocks
@@ -158,8 +159,8 @@ class OfflineFlow:
             return []
         times = [m.occurred_at for m in batch.messages]
         return self.store.list(user_id=batch.user_id, memory_types=[memory_type.value],
-                               start=min(times) - rules.REPEAT_WINDOW, end=max(times) + rules.REPEAT_WINDOW,
-                               limit=limit)
+                               start=_shifted(min(times), -rules.REPEAT_WINDOW),
+                               end=_shifted(max(times), rules.REPEAT_WINDOW), limit=limit)
 
     def known_secrets(self, user_id: str) -> dict[tuple[str, str], str]:
         """(entry type, value) -> vault id: a secret already stored is not stored again."""
@@ -191,3 +192,12 @@ class OfflineFlow:
                 return hit.memory
         return None
 
+
+def _shifted(when: datetime, delta: timedelta) -> datetime:
+    """`when + delta`, held at the calendar's edge (a memory an API update dated year 1 still has a
+    window to be looked up in)."""
+    try:
+        return when + delta
+    except OverflowError:
+        edge = datetime.min if delta < timedelta(0) else datetime.max
+        return edge.replace(tzinfo=timezone.utc)
