@@ -90,6 +90,17 @@ def test_bad_input_is_rejected_and_writes_nothing(mx, user_id, content, kwargs, 
     assert mx.store.count() == {}
 
 
+def test_counts_no_database_holds_are_refused(mx_sqlite, user_id):
+    mx_sqlite.add("Carla planted tomatoes.", user_id=user_id)
+    for call, says in ((lambda: mx_sqlite.list(user_id=user_id, offset=10**30), "offset .* larger than any count"),
+                       (lambda: mx_sqlite.list(user_id=user_id, limit=2**64), "limit .* larger than any count"),
+                       (lambda: mx_sqlite.search("tomatoes", user_id=user_id, limit=2**62), "at most 10,000"),
+                       (lambda: mx_sqlite.search("tomatoes", user_id=user_id, context=10**30), "larger than any")):
+        with pytest.raises(InvalidInput, match=says):
+            call()
+    assert len(mx_sqlite.list(user_id=user_id, offset=2**62)) == 0  # far, but a count: an empty page
+
+
 def test_times_a_year_inside_the_calendar_are_remembered(mx_sqlite, user_id):
     for when in ("0002-01-01T00:00:00+00:00", "9998-12-31T23:59:59+00:00"):
         result = mx_sqlite.add(f"Carla planted tomatoes yesterday ({when[:4]}).", user_id=user_id, occurred_at=when)

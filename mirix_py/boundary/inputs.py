@@ -56,6 +56,8 @@ def check_whole(value: Any, what: str) -> int:
     """`value` as a count: an int (a bool, a float or a numeric string is refused, not rounded)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInput(f"{what} must be a whole number, not {type(value).__name__} {value!r}")
+    if not -2**63 <= value < 2**63:  # what a database integer holds
+        raise InvalidInput(f"{what} {value} is larger than any count")
     return value
 
 

@@ -29,6 +29,9 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from pydantic import AnyHttpUrl, Field
 
+from mirix_py.boundary.sizes import (
+    MAX_LIST_LIMIT, MAX_MESSAGE_CHARS, MAX_OFFSET, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, MAX_SOURCE_ID_CHARS,
+)
 from mirix_py.tools import params as P
 from mirix_py.text.passages import focus
 from mirix_py.errors import MirixError
@@ -136,12 +139,13 @@ def build_mcp_server(mx: "Mirix | RemoteMemory", *, users: Sequence[str] | None 
 
     @server.tool(description="Remember text: a fact, an event, a how-to, a note. Returns the changes made.")
     async def add_memory(
-        content: Annotated[str, Field(description="The text to remember, as the user or a document said it.")],
+        content: Annotated[str, Field(description="The text to remember, as the user or a document said it.",
+                                      min_length=1, max_length=MAX_MESSAGE_CHARS)],
         user_id: UserId = None,
         occurred_at: Annotated[str | None, Field(description="When it happened, ISO 8601 with a zone; now when "
                                                              "omitted.")] = None,
         source_id: Annotated[str | None, Field(description="The caller's own id for this input, kept as its "
-                                                           "provenance.")] = None,
+                                                           "provenance.", max_length=MAX_SOURCE_ID_CHARS)] = None,
         wait: Annotated[bool, Field(description="false: log it and return at once; it is processed in the "
                                                 "background.")] = True,
         expires_at: Annotated[str | None, Field(description="Only for what stops being true at a known time (a "
@@ -162,10 +166,12 @@ def build_mcp_server(mx: "Mirix | RemoteMemory", *, users: Sequence[str] | None 
                              "with the turns said just before and after them, marked context_for (the match's "
                              "id).")
     async def search_memory(
-        query: Annotated[str, Field(description="What to look for: words, names, a question.")],
+        query: Annotated[str, Field(description="What to look for: words, names, a question.", min_length=1,
+                                    max_length=MAX_QUERY_CHARS)],
         user_id: UserId = None,
         memory_types: Types = None,
-        limit: Annotated[int, Field(description="How many hits, 1 to 100.")] = 10,
+        limit: Annotated[int, Field(description=f"How many hits, 1 to {MAX_SEARCH_LIMIT}.", ge=1,
+                                    le=MAX_SEARCH_LIMIT)] = 10,
         start: When = None,
         end: When = None,
         method: Annotated[P.SearchMethodName, Field(description="hybrid (default), bm25 for exact names and "
@@ -174,8 +180,6 @@ def build_mcp_server(mx: "Mirix | RemoteMemory", *, users: Sequence[str] | None 
     ) -> list[dict[str, Any]]:
         """start/end: ISO 8601 bounds on when things happened."""
         user = resolve(user_id)
-        if not 1 <= limit <= 100:
-            raise ToolError("limit must be between 1 and 100")
         hits = await call(mx.search, query, user_id=user, limit=limit, memory_types=memory_types, start=start, end=end,
                           method=method)
         # the engine's search context (`search_context`), as every reader's path has it
@@ -186,7 +190,8 @@ def build_mcp_server(mx: "Mirix | RemoteMemory", *, users: Sequence[str] | None 
 
     @server.tool(description="Ask a question answered from memory, with the ids of the memories it cites.")
     async def chat_with_memory(
-        message: Annotated[str, Field(description="The question, in the user's words.")],
+        message: Annotated[str, Field(description="The question, in the user's words.", min_length=1,
+                                      max_length=MAX_MESSAGE_CHARS)],
         user_id: UserId = None,
         remember: Annotated[bool, Field(description="Feed the exchange back into memory.")] = True,
     ) -> dict[str, Any]:
@@ -199,12 +204,10 @@ def build_mcp_server(mx: "Mirix | RemoteMemory", *, users: Sequence[str] | None 
     async def list_memories(
         user_id: UserId = None,
         memory_types: Types = None,
-        limit: Annotated[int, Field(description="How many, 1 to 500.")] = 20,
-        offset: Annotated[int, Field(description="How many of the newest to skip.")] = 0,
+        limit: Annotated[int, Field(description=f"How many, 1 to {MAX_LIST_LIMIT}.", ge=1, le=MAX_LIST_LIMIT)] = 20,
+        offset: Annotated[int, Field(description="How many of the newest to skip.", ge=0, le=MAX_OFFSET)] = 0,
     ) -> list[dict[str, Any]]:
         user = resolve(user_id)
-        if not 1 <= limit <= 500 or offset < 0:
-            raise ToolError("limit must be between 1 and 500 and offset non-negative")
         memories = await call(mx.list, user_id=user, memory_types=memory_types, limit=limit, offset=offset)
         return [{"id": m.id, "memory_type": m.memory_type.value, "text": m.search_text(),
                  "occurred_at": _dump(m).get("occurred_at")} for m in memories]
@@ -212,7 +215,7 @@ def build_mcp_server(mx: "Mirix | RemoteMemory", *, users: Sequence[str] | None 
     @server.tool(description="Delete one memory by id (the deletion is kept in its history).")
     async def delete_memory(
         memory_id: Annotated[str, Field(description="The id of the memory, as search_memory or list_memories "
-                                                    "gave it.")],
+                                                    "gave it.", min_length=1, max_length=200)],
         user_id: UserId = None,
     ) -> dict[str, Any]:
         user = resolve(user_id)

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from mirix_py.boundary.sizes import MAX_MESSAGE_CHARS, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, MAX_SOURCE_ID_CHARS
 from mirix_py.records import InputKind, InputStatus, MemoryType, Message, SearchMethod
 from mirix_py.screens.activity import FrameGroup
 from mirix_py.text import storable
@@ -64,7 +65,7 @@ class _Body(BaseModel):
 
 class ChatTurn(_Body):
     role: Literal["user", "assistant", "system", "tool"] = "user"
-    content: Annotated[str, Field(min_length=1, max_length=20_000), AfterValidator(clean_text)]
+    content: Annotated[str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS), AfterValidator(clean_text)]
 
 
 class AddRequest(_Body):
@@ -73,7 +74,7 @@ class AddRequest(_Body):
     content: str | Annotated[list[Message], Field(min_length=1, max_length=500)] = Field(
         description="Text, or chat messages ({role, content, name?, id?, occurred_at?}).")
     occurred_at: When | None = Field(default=None, description="When it happened (ISO 8601 with zone); now if unset.")
-    source_id: Annotated[str, Field(min_length=1, max_length=256), AfterValidator(clean_text)] | None = Field(
+    source_id: Annotated[str, Field(min_length=1, max_length=MAX_SOURCE_ID_CHARS), AfterValidator(clean_text)] | None = Field(
         default=None, description="Caller id kept as provenance in source_ids.")
     kind: Literal["text", "document"] = "text"
     wait: bool = Field(default=False, description="Process before answering (200 with the changes) instead of "
@@ -99,8 +100,8 @@ class AddRequest(_Body):
 
 
 class SearchRequest(_Body):
-    query: Annotated[str, Field(min_length=1, max_length=2000), AfterValidator(clean_text)]
-    limit: int = Field(default=10, ge=1, le=100)
+    query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS), AfterValidator(clean_text)]
+    limit: int = Field(default=10, ge=1, le=MAX_SEARCH_LIMIT)
     memory_types: list[MemoryType] | None = Field(default=None, max_length=6)
     start: When | None = Field(default=None, description="occurred_at >= start")
     end: When | None = Field(default=None, description="occurred_at < end")
@@ -111,13 +112,13 @@ class SearchRequest(_Body):
 
 
 class ChatRequest(_Body):
-    message: Annotated[str, Field(min_length=1, max_length=20_000), AfterValidator(clean_text)]
+    message: Annotated[str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS), AfterValidator(clean_text)]
     history: list[ChatTurn] = Field(default_factory=list, max_length=50)
     remember: bool = Field(default=True, description="Feed the exchange back into memory.")
 
 
 class ContextRequest(_Body):
-    message: Annotated[str, Field(min_length=1, max_length=20_000), AfterValidator(clean_text)]
+    message: Annotated[str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS), AfterValidator(clean_text)]
     max_items: int = Field(default=10, ge=1, le=50, description=(
         "Matches put into the context; the turns said around the first of them (the server's `search_context`) "
         "follow their match and are not counted."))

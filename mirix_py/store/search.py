@@ -38,6 +38,8 @@ from mirix_py.text.words import STOPWORDS
 
 log = logging.getLogger("mirix_py.search")
 
+MAX_SEARCH_HITS = 10_000  # a ranking is read from its top; more is a listing (`list`)
+
 # RRF's constant: 60 in the original paper. At 60, an item ranked ~50th by both legs outscores one
 # ranked 1st by one leg, so deep consensus crowds out strong single-leg matches. On LoCoMo every k
 # from 3 to 15 read alike and above 60 (benchmarks/docs/locomo_recall.md), so 10 is no knife edge.
@@ -271,6 +273,8 @@ class Searcher:
             raise InvalidInput(f"search query {found}")
         if limit <= 0:
             raise InvalidInput("limit must be positive")
+        if limit > MAX_SEARCH_HITS:
+            raise InvalidInput(f"limit must be at most {MAX_SEARCH_HITS:,} (list() pages through every memory)")
         if context < 0:
             raise InvalidInput("context must be zero or positive")
         try:

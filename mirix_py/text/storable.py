@@ -44,9 +44,12 @@ def first_problem(value: Any, where: str) -> str | None:
 
 def id_problem(text: str) -> str | None:
     """Why `text` cannot be an id (a user's, a key's name): a control character or a line separator,
-    or a lone surrogate."""
+    a lone surrogate, or U+FFFD, which a decoder puts where bytes were not UTF-8 (two different ids in
+    bytes would read as one)."""
     if any(ch in ID_CONTROL or "\ud800" <= ch <= "\udfff" for ch in text):
         return "holds control characters or line separators"
+    if "\ufffd" in text:
+        return "holds U+FFFD, the mark of bytes that were not UTF-8"
     return None
 
 

@@ -188,3 +188,30 @@ def test_standalone_http_process_with_a_key(tmp_path):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("tool, args, says", [
+    ("list_memories", {"offset": 10**30}, "offset"),
+    ("list_memories", {"offset": 2_000_000}, "less than or equal to 1000000"),
+    ("search_memory", {"query": "x" * 2001}, "at most 2000 characters"),
+    ("search_memory", {"query": "x", "limit": 101}, "less than or equal to 100"),
+    ("add_memory", {"content": "Ada rows on Sundays.", "source_id": "s" * 300}, "at most 256 characters"),
+    ("chat_with_memory", {"message": "y" * 20_001}, "at most 20000 characters"),
+    ("delete_memory", {"memory_id": ""}, "at least 1 character"),
+])
+def test_the_embedded_server_takes_what_the_rest_server_takes(tmp_path, embedder, tool, args, says):
+    """One bound per argument (`boundary.sizes`), in the tools' schemas: a call the REST-backed server
+    refuses is refused alike on the embedded engine, with the argument named, and writes nothing."""
+    from mirix_py import Mirix
+    from mirix_py.integrations.mcp_server import build_mcp_server
+    from mirix_py.records import InputStatus
+
+    with Mirix(tmp_path / "data", embedder=embedder) as mx:
+        server = build_mcp_server(mx, users=["ada"])
+
+        async def run():
+            async with Client(server) as client:
+                return _error_text(await client.call_tool(tool, args))
+
+        assert says in anyio.run(run)
+        assert mx.store.count() == {} and mx.inputs.by_status(InputStatus.processed) == []

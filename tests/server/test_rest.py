@@ -267,6 +267,14 @@ def test_stats_per_user(live):
     ("GET", "/v1/users/alice/inputs/in_nope", None, 404),
     ("GET", "/v1/users/alice/memories/epi_00000000000000000000000000000000", None, 404),
     ("PUT", "/v1/users/alice/core/persona", {"value": "x" * 6000}, 409),
+    ("POST", "/v1/users/alice/memories", {"content": "hi", "occurred_at": "0001-01-01T00:00:00+00:00"}, 422),
+    ("POST", "/v1/users/%FE/memories", {"content": "hi"}, 422),  # not UTF-8: read as U+FFFD, as %FF would be
+    ("GET", "/v1/users/%FF/memories", None, 422),
+    ("POST", "/memories", {"messages": [{"role": "user", "content": "hi"}], "user_id": "alice",
+                           "metadata": {"k": "\u0000"}}, 422),
+    ("POST", "/memories", {"messages": [{"role": "user", "content": "hi"}], "user_id": "alice", "agent_id": "\u0000"},
+     422),
+    ("POST", "/search", {"query": "hi", "user_id": "alice", "filters": {"k": "\u0000"}}, 422),
 ])
 def test_bad_input_is_4xx_with_a_message(live, method, path, body, status):
     c = live.client(live.alice)

@@ -29,3 +29,8 @@ def test_an_id_is_one_visible_line():
     assert id_problem("alice@example.com") is None and id_problem("ユーザー 7") is None
     for bad in ("a\x00b", "a\nb", "a\x7fb", "a\u2028b", "a\ud800b", "a\x85b"):
         assert id_problem(bad) == "holds control characters or line separators", repr(bad)
+
+
+def test_an_id_read_from_bytes_that_were_not_utf8_is_refused():
+    """`%FE` and `%FF` in a URL path both decode to U+FFFD: as ids they would name one user."""
+    assert id_problem(b"\xfe".decode("utf-8", "replace")) == "holds U+FFFD, the mark of bytes that were not UTF-8"

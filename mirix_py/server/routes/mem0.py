@@ -9,10 +9,10 @@ docs/integrations.md.
 
 # no `from __future__ import annotations`: FastAPI reads the Annotated aliases as objects
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from mirix_py.compat.mem0 import Memory, user_for
 from mirix_py.errors import InvalidInput, MemoryNotFound
@@ -20,21 +20,28 @@ from mirix_py.records import MemoryBase
 from mirix_py.server.deps import Admin, Caller, Engine, MemoryId
 from mirix_py.server.errors import ApiError
 from mirix_py.server.keys import check_user_id
+from mirix_py.server.models import clean_text, clean_value
 
 router = APIRouter(tags=["mem0"])
 
 
+# Every string a mem0 body carries is plain text every backend stores (`clean_text`): a NUL in an
+# agent id or a metadata value was kept, escaped, in a memory's provenance.
+Plain = Annotated[str, AfterValidator(clean_text)]
+PlainJson = Annotated[dict[str, Any], AfterValidator(clean_value)]
+
+
 class Mem0Message(BaseModel):
-    role: str = Field(min_length=1, max_length=32, description="Role of the message (user or assistant).")
-    content: str = Field(description="Message content.")
+    role: Plain = Field(min_length=1, max_length=32, description="Role of the message (user or assistant).")
+    content: Plain = Field(description="Message content.")
 
 
 class Mem0Create(BaseModel):
     messages: list[Mem0Message] = Field(min_length=1, max_length=1000, description="Messages to store.")
-    user_id: str | None = Field(default=None, max_length=256)
-    agent_id: str | None = Field(default=None, max_length=200)
-    run_id: str | None = Field(default=None, max_length=200)
-    metadata: dict[str, Any] | None = None
+    user_id: Plain | None = Field(default=None, max_length=256)
+    agent_id: Plain | None = Field(default=None, max_length=200)
+    run_id: Plain | None = Field(default=None, max_length=200)
+    metadata: PlainJson | None = None
     infer: bool = Field(default=True, description="False: keep each message as one memory, as it is.")
     expiration_date: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$",
                                         description="YYYY-MM-DD (UTC, the day included): after it the memories "
@@ -42,20 +49,20 @@ class Mem0Create(BaseModel):
 
 
 class Mem0Search(BaseModel):
-    query: str = Field(min_length=1, max_length=10_000)
-    user_id: str | None = Field(default=None, max_length=256)
-    agent_id: str | None = Field(default=None, max_length=200)
-    run_id: str | None = Field(default=None, max_length=200)
-    filters: dict[str, Any] | None = None
+    query: Plain = Field(min_length=1, max_length=10_000)
+    user_id: Plain | None = Field(default=None, max_length=256)
+    agent_id: Plain | None = Field(default=None, max_length=200)
+    run_id: Plain | None = Field(default=None, max_length=200)
+    filters: PlainJson | None = None
     limit: int | None = Field(default=None, ge=1, le=100)
     top_k: int | None = Field(default=None, ge=1, le=100)
 
 
 class Mem0Update(BaseModel):
-    text: str | None = Field(default=None, min_length=1, description="The memory's new text (or `data`, `memory`).")
-    data: str | None = Field(default=None, min_length=1)
-    memory: str | None = Field(default=None, min_length=1)
-    metadata: dict[str, Any] | None = None
+    text: Plain | None = Field(default=None, min_length=1, description="The memory's new text (or `data`, `memory`).")
+    data: Plain | None = Field(default=None, min_length=1)
+    memory: Plain | None = Field(default=None, min_length=1)
+    metadata: PlainJson | None = None
     expiration_date: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$",
                                         description="YYYY-MM-DD (UTC, the day included); null clears it.")
 

@@ -5,6 +5,7 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Response
 
+from mirix_py.boundary.sizes import MAX_OFFSET
 from mirix_py.records import AddResult, HistoryEvent, Memory, MemoryType
 from mirix_py.server.deps import Actor, Engine, MemoryId, User, give_write_position
 from mirix_py.server.limits import API_PREFIX
@@ -38,7 +39,7 @@ def add(user_id: User, body: AddRequest, response: Response, mx: Engine) -> AddR
 def list_memories(user_id: User, mx: Engine,
                   memory_type: Annotated[list[MemoryType] | None, Query(max_length=6)] = None,
                   limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-                  offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+                  offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
                   start: When | None = None, end: When | None = None) -> list[Any]:
     """A user's memories, newest first; `memory_type` may repeat."""
     return mx.list(user_id=user_id, memory_types=memory_type or None, limit=limit, offset=offset,
