@@ -19,7 +19,6 @@ only the name of the environment variable to read it from.
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import os
 import threading
@@ -245,12 +244,11 @@ class MirixMemory(Memory, Component[MirixMemoryConfig]):
         await self._call("add", value, self.user_id, kind=kind, wait=self._config.wait, **kwargs)
 
     async def _add_image(self, value: Any, meta: dict[str, Any]) -> None:
-        from PIL import Image as PILImage
-
+        picture: Any
         if isinstance(value, Image):
             picture = value.image
         elif isinstance(value, (bytes, bytearray)):
-            picture = PILImage.open(io.BytesIO(value))
+            picture = bytes(value)  # the engine reads and checks it (InvalidImage names what is wrong)
         else:
             raise InvalidInput("image memory content must be an autogen Image or image bytes")
         captured = meta.get("captured_at") or datetime.now().astimezone()

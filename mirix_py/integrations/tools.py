@@ -66,9 +66,14 @@ def memory_tools(memory: Any, user_id: str, *, limit: int = 5) -> list[Callable[
 
         Args:
             query: What to look for, in words.
-            max_results: How many memories to return at most.
+            max_results: How many memories to return at most, 1 to 50.
         """
-        hits = await call("search", query, user_id=user_id, limit=max(1, min(max_results, 50)))
+        if isinstance(max_results, bool) or not isinstance(max_results, int):
+            return f"Not searched: max_results must be a whole number, not {max_results!r}"
+        try:  # a bad query is the model's to rewrite, as a refused add is: a raise would end the agent's run
+            hits = await call("search", query, user_id=user_id, limit=max(1, min(max_results, 50)))
+        except InvalidInput as exc:
+            return f"Not searched: {exc}"
         return render_hits(hits, query) or "No memories found."
 
     async def add_memory(content: str) -> str:

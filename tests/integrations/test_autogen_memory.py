@@ -4,7 +4,6 @@ and over a live REST server; query, add (text, messages, image), clear, close, c
 from __future__ import annotations
 
 import asyncio
-import io
 import subprocess
 import sys
 from pathlib import Path
@@ -200,3 +199,15 @@ def test_example_runs(tmp_path):
                           str(tmp_path / "mem")], capture_output=True, text=True, timeout=300, env=env, cwd=REPO)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "Tom is a pilot" in out.stdout and "model context had" in out.stdout
+
+
+def test_image_bytes_that_are_no_image_are_invalid_input(mx):
+    from mirix_py.errors import InvalidInput
+
+    async def main():
+        memory = MirixMemory("ada", mx=mx)
+        with pytest.raises(InvalidInput, match="not an image"):
+            await memory.add(MemoryContent(content=b"%PDF-1.4 not a picture", mime_type=MemoryMimeType.IMAGE))
+
+    asyncio.run(main())
+    assert mx.list(user_id="ada") == []
