@@ -113,6 +113,9 @@ class MirixClient:
 
     @staticmethod
     def _user(user_id: str) -> str:
+        if isinstance(user_id, str) and "/" in user_id:  # the server reads %2F as '/' before routing
+            raise InvalidInput(f"user_id {user_id!r} holds '/', which a /v1 URL path cannot carry; the embedded "
+                               "engine and the mem0 routes (user_id as a parameter) reach this user")
         return f"/v1/users/{_segment(user_id, 'user_id')}"
 
     # ------------------------------------------------------------ memories

@@ -69,6 +69,8 @@ def test_add_accepts_iso_strings_with_zone(mx, user_id):
     ("hello", {"user_id": "u" * 300}, "user_id"),
     ("hello", {"user_id": "ada\x00"}, "user_id holds control"),
     ("hello", {"user_id": "ada\nbob"}, "user_id holds control"),
+    ("hello", {"user_id": ".."}, "is a path step, not an id"),
+    ("hello", {"user_id": "."}, "is a path step, not an id"),
     ("bad \ud800 half", {}, "lone surrogate at position 4"),
     ([{"role": "user", "content": "hi", "name": "Ada\x00"}], {}, r"message 0.name holds a NUL"),
     ("hello", {"source_id": "s\x00"}, "source_id holds a NUL"),

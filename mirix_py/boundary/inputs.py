@@ -61,6 +61,9 @@ def check_whole(value: Any, what: str) -> int:
     return value
 
 
+PATH_STEPS = (".", "..")
+
+
 def check_user(user_id: str) -> None:
     """InvalidInput unless `user_id` is a non-blank line of at most 256 characters (the REST server's
     rule: an id with a NUL would be refused by PostgreSQL and taken by SQLite)."""
@@ -70,6 +73,8 @@ def check_user(user_id: str) -> None:
         raise InvalidInput("user_id is longer than 256 characters")
     if found := id_problem(user_id):
         raise InvalidInput(f"user_id {found}")
+    if user_id in PATH_STEPS:
+        raise InvalidInput(f"user_id {user_id!r} is a path step, not an id (a URL cannot name it)")
 
 
 def check_storable(value: Any, where: str) -> None:

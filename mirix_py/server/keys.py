@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field as PField
 from sqlalchemy import JSON, Boolean, Column, MetaData, String, Table, insert, select, update
 from sqlalchemy.engine import Engine
 
+from mirix_py.boundary.inputs import PATH_STEPS
 from mirix_py.errors import InvalidInput
 from mirix_py.records import utcnow
 from mirix_py.store.tables import UTCDateTime
@@ -93,8 +94,10 @@ def check_user_id(user_id: str) -> str:
         raise InvalidInput("user id is empty")
     if len(user_id) > 256:
         raise InvalidInput("user id is longer than 256 characters")
-    if user_id != ALL_USERS and id_problem(user_id):
-        raise InvalidInput("user id holds control characters or line separators")
+    if user_id != ALL_USERS and (found := id_problem(user_id)):
+        raise InvalidInput(f"user id {found}")
+    if user_id in PATH_STEPS:
+        raise InvalidInput(f"user id {user_id!r} is a path step, not an id (a URL cannot name it)")
     return user_id
 
 

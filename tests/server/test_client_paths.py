@@ -41,3 +41,12 @@ def test_a_core_label_is_one_of_the_two_blocks(live_sqlite):
             with pytest.raises(InvalidInput, match="core label must be one of persona, human"):
                 call()
     assert mx.core_memory(user_id="alice")["persona"].value == persona
+
+
+def test_a_user_id_with_a_slash_is_refused_by_the_client_and_kept_by_the_engine(live_sqlite):
+    """'/' in a user id is the engine's to keep (the SDK and the mem0 routes reach it), not a /v1 path's."""
+    live_sqlite.mx.add("Ada rows on Sundays.", user_id="team/ada")
+    with MirixClient(live_sqlite.url, api_key=live_sqlite.admin) as client:
+        with pytest.raises(InvalidInput, match="holds '/', which a /v1 URL path cannot carry"):
+            client.list(user_id="team/ada")
+    assert live_sqlite.mx.list(user_id="team/ada")

@@ -270,6 +270,7 @@ def test_stats_per_user(live):
     ("POST", "/v1/users/alice/memories", {"content": "hi", "occurred_at": "0001-01-01T00:00:00+00:00"}, 422),
     ("POST", "/v1/users/%FE/memories", {"content": "hi"}, 422),  # not UTF-8: read as U+FFFD, as %FF would be
     ("GET", "/v1/users/%FF/memories", None, 422),
+    ("POST", "/memories", {"messages": [{"role": "user", "content": "hi"}], "user_id": ".."}, 400),
     ("POST", "/memories", {"messages": [{"role": "user", "content": "hi"}], "user_id": "alice",
                            "metadata": {"k": "\u0000"}}, 422),
     ("POST", "/memories", {"messages": [{"role": "user", "content": "hi"}], "user_id": "alice", "agent_id": "\u0000"},
