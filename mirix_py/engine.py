@@ -326,6 +326,9 @@ class Mirix(ScreenshotsMixin):
         self._flush_screenshots()
         self._queue.forget_user(user_id)
         self._delete_user_screenshots(user_id)
+        from mirix_py.integrations import session_store  # their agent sessions' items (standard library only)
+
+        session_store.delete_user(self.settings.data_dir, user_id)
         return self.store.delete_user(user_id)
 
     # ------------------------------------------------------------ core memory

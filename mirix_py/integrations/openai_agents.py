@@ -7,11 +7,14 @@
     agent = Agent(name="assistant", tools=mirix_tools("ada", mx=mx))
     await Runner.run(agent, "I'm allergic to peanuts.", session=session)
 
-The session keeps the conversation items as the SDK gave them (in an Agents SDK `SQLiteSession`: by
-default a file in the engine's data dir, in memory over REST), so `get_items` replays them exactly,
-and sends the user and assistant messages to the engine once a reply has come (one input per run,
-source id `openai-agents:<session_id>`), where they become memories. `pop_item` and `clear_session` change
-the conversation only; the memories stay (delete them with `Mirix.undo` or `delete_user`).
+The session keeps the conversation items as the SDK gave them, per user and session id
+(`session_store`: with an embedded engine in its data dir, encrypted with its vault key and deleted
+by `delete_user`; in memory over REST), so `get_items` replays them exactly, and sends the user and
+assistant messages to the engine once a reply has come (one input per run, source id
+`openai-agents:<session_id>`), where they become memories. A message the engine would refuse raises
+InvalidInput before anything is kept. `pop_item` and `clear_session` change the conversation and
+what is still to be remembered; memories already made stay (delete them with `Mirix.undo` or
+`delete_user`).
 """
 
 from __future__ import annotations
@@ -21,9 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from agents import FunctionTool, function_tool
-from agents.memory import SessionABC, SQLiteSession
+from agents.memory import SessionABC
 
+from mirix_py.boundary.inputs import check_storable, check_user, normalize_add
+from mirix_py.integrations.session_store import FILE_NAME, SessionStore
 from mirix_py.integrations.tools import memory_tools, message_text, open_memory
+from mirix_py.settings import Settings
 
 
 def _turn(item: Any) -> dict[str, str] | None:
@@ -36,20 +42,62 @@ def _turn(item: Any) -> dict[str, str] | None:
     return {"role": str(role), "content": text} if text.strip() else None
 
 
+def _first_input(turns: list[dict[str, str]], max_chars: int) -> list[dict[str, str]]:
+    """The leading turns that fit in one input (at least one: each was checked to fit alone)."""
+    size = 0
+    for n, turn in enumerate(turns):
+        size += len(turn["content"])
+        if n and size > max_chars:
+            return turns[:n]
+    return turns
+
+
+class _UserSession(SessionABC):
+    """One user's session in a `SessionStore`, as an SDK session (each call in a worker thread)."""
+
+    def __init__(self, store: SessionStore, user_id: str, session_id: str) -> None:
+        self.store, self.user_id, self.session_id = store, user_id, session_id
+
+    async def get_items(self, limit: int | None = None) -> list[Any]:
+        return await asyncio.to_thread(self.store.get_items, self.user_id, self.session_id, limit)
+
+    async def add_items(self, items: list[Any]) -> None:
+        await asyncio.to_thread(self.store.add_items, self.user_id, self.session_id, items)
+
+    async def pop_item(self) -> Any | None:
+        return await asyncio.to_thread(self.store.pop_item, self.user_id, self.session_id)
+
+    async def clear_session(self) -> None:
+        await asyncio.to_thread(self.store.clear, self.user_id, self.session_id)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def _store_for(memory: Any) -> SessionStore:
+    """An embedded engine's file (its data dir, its vault key), else a store in memory (a REST client)."""
+    settings, cipher = getattr(memory, "settings", None), getattr(getattr(memory, "store", None), "cipher", None)
+    if settings is None or cipher is None:
+        return SessionStore()
+    return SessionStore(Path(settings.data_dir) / FILE_NAME, cipher)
+
+
 class MirixSession(SessionABC):
     """An Agents SDK session over mirix-py: conversation items kept verbatim, turns remembered."""
 
     def __init__(self, session_id: str, user_id: str, *, mx: Any = None, data_dir: str | Path | None = None,
                  base_url: str | None = None, api_key: str | None = None, history: SessionABC | None = None,
                  remember: bool = True, wait: bool = True) -> None:
+        check_user(user_id)  # the engine's rules, before anything is opened
+        check_storable(session_id, "session_id")
         self.session_id, self.user_id = session_id, user_id
         self.memory, self._owned = open_memory(mx, data_dir=data_dir, base_url=base_url, api_key=api_key)
-        if history is None:
-            settings = getattr(self.memory, "settings", None)
-            db = Path(settings.data_dir) / "openai_agents_sessions.sqlite" if settings is not None else ":memory:"
-            history = SQLiteSession(session_id, db)
-        self.history = history
+        self.history = history if history is not None else _UserSession(_store_for(self.memory), user_id, session_id)
         self.remember, self.wait = remember, wait
+        # the engine's limit on one input (over REST the server's is not known here: the default)
+        self._max_chars: int = getattr(getattr(self.memory, "settings", None), "max_input_chars", None) \
+            or Settings.model_fields["max_input_chars"].default
+        # the turns of the newest items not yet remembered: always the last turns of the history
         self._pending: list[dict[str, str]] = []
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
@@ -57,31 +105,51 @@ class MirixSession(SessionABC):
 
     async def add_items(self, items: list[Any]) -> None:
         """Keep the items; remember the turns once the assistant has answered (the SDK adds a run's
-        input before the model is called: remembered then, a question would be its own best match)."""
+        input before the model is called: remembered then, a question would be its own best match).
+        A turn the engine would refuse raises InvalidInput first, and nothing is kept."""
+        turns = [t for t in map(_turn, items) if t is not None] if self.remember else []
+        for turn in turns:
+            normalize_add([turn], user_id=self.user_id, occurred_at=None, source_id=self._source, kind="text",
+                          max_chars=self._max_chars)
         await self.history.add_items(items)
-        self._pending += [t for t in map(_turn, items) if t is not None]
-        if any(t["role"] == "assistant" for t in self._pending):
-            await asyncio.to_thread(self._flush)
+        self._pending += turns
+        answered = max((n + 1 for n, t in enumerate(self._pending) if t["role"] == "assistant"), default=0)
+        if answered:  # a question still unanswered waits for its answer
+            await asyncio.to_thread(self._flush, answered)
 
-    def _flush(self) -> None:
-        turns, self._pending = self._pending, []
-        if self.remember and turns:
-            self.memory.add(turns, user_id=self.user_id, source_id=f"openai-agents:{self.session_id}",
-                            wait=self.wait)
+    @property
+    def _source(self) -> str:
+        return f"openai-agents:{self.session_id}"
+
+    def _flush(self, count: int) -> None:
+        """Send the first `count` pending turns as one input (more when together they are over the
+        engine's limit); a turn stays pending until the engine has taken it, so a failure loses none
+        and the next answer sends it again."""
+        while count > 0:
+            turns = _first_input(self._pending[:count], self._max_chars)
+            self.memory.add(turns, user_id=self.user_id, source_id=self._source, wait=self.wait)
+            del self._pending[:len(turns)]
+            count -= len(turns)
 
     async def pop_item(self) -> Any | None:
-        return await self.history.pop_item()
+        item = await self.history.pop_item()
+        if item is not None and self._pending and _turn(item) is not None:
+            self._pending.pop()  # the newest turn not yet remembered is the one popped
+        return item
 
     async def clear_session(self) -> None:
         await self.history.clear_session()
+        self._pending.clear()
 
     def close(self) -> None:
-        self._flush()  # turns not yet answered
-        close = getattr(self.history, "close", None)
-        if close is not None:
-            close()
-        if self._owned:
-            self.memory.close()
+        try:
+            self._flush(len(self._pending))  # turns not yet answered
+        finally:
+            close = getattr(self.history, "close", None)
+            if close is not None:
+                close()
+            if self._owned:
+                self.memory.close()
 
 
 def mirix_tools(user_id: str, *, mx: Any = None, data_dir: str | Path | None = None, base_url: str | None = None,

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -17,7 +20,9 @@ from agents.models.interface import Model
 from agents.usage import Usage
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
+from mirix_py.boundary.inputs import normalize_add
 from mirix_py.engine import Mirix
+from mirix_py.errors import InvalidInput
 from mirix_py.integrations.openai_agents import MirixSession, mirix_tools
 
 set_tracing_disabled(True)  # nothing leaves the machine
@@ -105,6 +110,119 @@ def test_session_keeps_items_and_turns_become_memories(mx):
     assert asyncio.run(again.get_items()) == [] and mx.search("pilot", user_id="ada")
     session.close()
     again.close()
+
+
+def said(role: str, text: str) -> dict[str, str]:
+    return {"role": role, "content": text}
+
+
+def remembered(mx: Mirix, user_id: str, words: str) -> list[str]:
+    """The user's episodic memories (offline: one per message) that hold `words`."""
+    return [m.summary for m in mx.list(user_id=user_id, memory_types=["episodic"], limit=100) if words in m.summary]
+
+
+def test_users_with_the_same_session_id_see_only_their_own_items(mx):
+    ada = MirixSession("chat-1", user_id="ada", mx=mx, remember=False)
+    bob = MirixSession("chat-1", user_id="bob", mx=mx, remember=False)
+    asyncio.run(ada.add_items([said("user", "My password is hunter2."), said("assistant", "Noted.")]))
+    assert asyncio.run(bob.get_items()) == [] and asyncio.run(bob.pop_item()) is None
+
+    asyncio.run(bob.add_items([said("user", "Hi, I'm Bob.")]))
+    assert asyncio.run(bob.get_items()) == [said("user", "Hi, I'm Bob.")]
+    asyncio.run(bob.clear_session())
+    assert asyncio.run(bob.get_items()) == []
+    assert asyncio.run(ada.get_items()) == [said("user", "My password is hunter2."), said("assistant", "Noted.")]
+
+
+def test_delete_user_deletes_their_session_items_and_leaves_no_trace(mx):
+    ada = MirixSession("chat-1", user_id="ada", mx=mx)
+    bob = MirixSession("chat-1", user_id="bob", mx=mx)
+    asyncio.run(ada.add_items([said("user", "My password is hunter2."), said("assistant", "Noted.")]))
+    asyncio.run(bob.add_items([said("user", "I like tea."), said("assistant", "Noted.")]))
+
+    files = [f for f in Path(mx.settings.data_dir).iterdir() if "session" in f.name]
+    assert files and not any(b"hunter2" in f.read_bytes() for f in files)  # encrypted at rest, as the input log
+    with closing(sqlite3.connect(Path(mx.settings.data_dir) / "agent_sessions.sqlite")) as db:
+        tokens = [row[0] for row in db.execute("SELECT item FROM session_items WHERE user_id = 'ada'")]
+    assert [json.loads(mx.store.cipher.decrypt(t))["content"] for t in tokens] == ["My password is hunter2.", "Noted."]
+
+    mx.delete_user("ada")
+    assert asyncio.run(MirixSession("chat-1", user_id="ada", mx=mx).get_items()) == []
+    assert asyncio.run(MirixSession("chat-1", user_id="bob", mx=mx).get_items()) == [said("user", "I like tea."),
+                                                                                     said("assistant", "Noted.")]
+    files = [f for f in Path(mx.settings.data_dir).iterdir() if "session" in f.name]  # the file and its -wal
+    assert not any(t.encode() in f.read_bytes() for f in files for t in tokens)
+
+
+def test_a_refused_item_changes_nothing_and_loses_no_turn(mx):
+    with pytest.raises(InvalidInput, match="user_id"):
+        MirixSession("chat-1", user_id="", mx=mx)
+
+    session = MirixSession("pets", user_id="ada", mx=mx)
+    asyncio.run(session.add_items([said("user", "I adopted a cat named Miso.")]))
+    with pytest.raises(InvalidInput, match="NUL|control"):
+        asyncio.run(session.add_items([said("assistant", "Nice\x00!")]))
+    assert asyncio.run(session.get_items()) == [said("user", "I adopted a cat named Miso.")]
+    assert remembered(mx, "ada", "Miso") == []  # not yet answered
+
+    asyncio.run(session.add_items([said("assistant", "Great name.")]))
+    assert asyncio.run(session.get_items()) == [said("user", "I adopted a cat named Miso."),
+                                                said("assistant", "Great name.")]
+    assert len(remembered(mx, "ada", "I adopted a cat named Miso.")) == 1
+    assert len(remembered(mx, "ada", "Great name.")) == 1
+
+
+def test_popped_and_cleared_turns_are_not_remembered(mx):
+    session = MirixSession("chat-1", user_id="ada", mx=mx)
+    asyncio.run(session.add_items([said("user", "My favourite city is Quito.")]))
+    assert asyncio.run(session.pop_item()) == said("user", "My favourite city is Quito.")
+    asyncio.run(session.add_items([said("user", "What's the weather like?"), said("assistant", "Sunny.")]))
+
+    asyncio.run(session.add_items([said("user", "My locker code is blue-seven.")]))
+    asyncio.run(session.clear_session())
+    asyncio.run(session.add_items([said("user", "Hello again."), said("assistant", "Hi.")]))
+    session.close()
+
+    assert remembered(mx, "ada", "weather") and remembered(mx, "ada", "Hello again")
+    assert remembered(mx, "ada", "Quito") == [] and remembered(mx, "ada", "locker") == []
+
+
+class StrictMemory:
+    """Takes inputs as the engine would (`normalize_add`, its limit), failing the first `fail` adds; no
+    vault, so the session keeps its items in memory."""
+
+    def __init__(self, data_dir: Path, max_input_chars: int = 200_000, fail: int = 0) -> None:
+        self.settings = SimpleNamespace(data_dir=data_dir, max_input_chars=max_input_chars)
+        self.fail, self.inputs = fail, []
+
+    def add(self, content, *, user_id, source_id, wait):
+        record = normalize_add(content, user_id=user_id, occurred_at=None, source_id=source_id, kind="text",
+                               max_chars=self.settings.max_input_chars)
+        if self.fail:
+            self.fail -= 1
+            raise ConnectionError("server unreachable")
+        self.inputs.append([m.content for m in record.messages])
+
+
+def test_turns_stay_pending_until_the_engine_takes_them(tmp_path):
+    memory = StrictMemory(tmp_path, fail=1)
+    session = MirixSession("chat-1", user_id="ada", mx=memory)
+    asyncio.run(session.add_items([said("user", "I live in Oslo.")]))
+    with pytest.raises(ConnectionError):
+        asyncio.run(session.add_items([said("assistant", "Nice city.")]))
+    asyncio.run(session.add_items([said("user", "And I cycle.")]))
+    asyncio.run(session.add_items([said("assistant", "Good for you.")]))
+    assert memory.inputs == [["I live in Oslo.", "Nice city."], ["And I cycle.", "Good for you."]]
+
+
+def test_a_run_longer_than_one_input_is_remembered_in_several(tmp_path):
+    memory = StrictMemory(tmp_path, max_input_chars=40)
+    session = MirixSession("chat-1", user_id="ada", mx=memory)
+    with pytest.raises(InvalidInput, match="over the limit"):
+        asyncio.run(session.add_items([said("user", "x" * 41)]))
+    assert asyncio.run(session.get_items()) == []
+    asyncio.run(session.add_items([said("user", "a" * 30), said("assistant", "b" * 30)]))
+    assert memory.inputs == [["a" * 30], ["b" * 30]]
 
 
 def test_core_memory_tools(mx):
