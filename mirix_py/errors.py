@@ -34,6 +34,16 @@ class InputsGone(MirixError):
         self.missing = missing
 
 
+class DatabaseGone(MirixError):
+    """The database file this engine opened was deleted or replaced while it ran: a write would go
+    into a file no one can open again, so nothing is read or written (the REST API answers 503)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"the database {path} was deleted or replaced while this engine ran; restart it "
+                         "on the data directory that holds the data (or restore a backup)")
+        self.path = path
+
+
 class CoreMemoryFull(InvalidInput):
     pass
 

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from sqlalchemy.exc import OperationalError, StatementError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from mirix_py.errors import CoreMemoryFull, DependencyMissing, InvalidInput, MemoryNotFound
+from mirix_py.errors import CoreMemoryFull, DatabaseGone, DependencyMissing, InvalidInput, MemoryNotFound
 from mirix_py.secrets.redaction import scrub, scrub_data
 from mirix_py.server.models import ErrorOut
 
@@ -93,6 +93,11 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(InvalidInput)
     async def _invalid(_: Request, exc: InvalidInput) -> JSONResponse:
         return error_response(422, "invalid_input", str(exc))
+
+    @app.exception_handler(DatabaseGone)  # the data dir was removed under the server
+    async def _database_gone(_: Request, exc: DatabaseGone) -> JSONResponse:
+        log.error("%s", exc)
+        return error_response(503, "unavailable", "database unavailable: its file was deleted or replaced")
 
     @app.exception_handler(DependencyMissing)  # e.g. no Tesseract on the server: not the caller's fault
     async def _unavailable(_: Request, exc: DependencyMissing) -> JSONResponse:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 from types import ModuleType
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 from sqlmodel import create_engine
 
+from mirix_py.errors import DatabaseGone
 from mirix_py.store import tables  # noqa: F401  (registers the tables)
 from mirix_py.store.private import private_file
 
@@ -41,10 +43,13 @@ def sqlite_dbapi(driver: str = "auto") -> ModuleType:
 def make_engine(url: str, sqlite_driver: str = "auto") -> Engine:
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
-        if path and path != ":memory:" and not path.startswith("file:") and "?" not in path:
+        on_disk = bool(path) and path != ":memory:" and not path.startswith("file:") and "?" not in path
+        if on_disk:
             private_file(path)  # 0600 before SQLite opens it: its -wal and -shm take the same mode
         engine = create_engine(url, module=sqlite_dbapi(sqlite_driver),
                                connect_args={"check_same_thread": False, "timeout": 30}, json_serializer=_json)
+        if on_disk:
+            _refuse_a_file_gone(engine, path)
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn, _record):
@@ -58,6 +63,27 @@ def make_engine(url: str, sqlite_driver: str = "auto") -> Engine:
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url[len("postgresql://"):]
     return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20, json_serializer=_json)
+
+
+def _refuse_a_file_gone(engine: Engine, path: str) -> None:
+    """Each use of a connection first checks that `path` is still the file the engine opened. An open
+    SQLite connection keeps reading and writing a deleted file, so without this a server whose data
+    dir was removed answered every write as done, into a file gone when the process ends; a new
+    connection would make a fresh empty database in its place."""
+    opened = _identity(path)
+
+    @event.listens_for(engine, "checkout")
+    def _still_there(_dbapi_conn, _record, _proxy):
+        if _identity(path) != opened:
+            raise DatabaseGone(path)
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def create_schema(engine: Engine) -> None:

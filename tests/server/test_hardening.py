@@ -144,3 +144,17 @@ def test_the_mcp_401_names_no_metadata_nobody_serves(tmp_path, embedder, live_se
     finally:
         server.__exit__()
         live.mx.close()
+
+
+def test_the_server_answers_503_when_its_data_dir_is_gone(tmp_path, embedder, live_server_factory):
+    import shutil
+
+    server, live = live_server_factory(tmp_path, embedder)
+    try:
+        shutil.rmtree(tmp_path / "data")
+        assert httpx.get(live.url + "/health").status_code == 503
+        r = httpx.post(live.url + "/v1/users/alice/memories", json={"content": "Carla bought seeds.", "wait": True},
+                       headers={"Authorization": f"Bearer {live.alice}"})
+        assert r.status_code == 503 and "database unavailable" in r.json()["message"]
+    finally:
+        server.__exit__(None, None, None)

@@ -40,3 +40,21 @@ def test_a_store_works_on_either_library(tmp_path, driver, monkeypatch):
     engine = make_engine(f"sqlite:///{tmp_path / 'data' / 'mirix.db'}", driver)
     assert engine.dialect.dbapi is sqlite_dbapi(driver)
     engine.dispose()
+
+
+def test_a_database_file_deleted_under_the_engine_is_refused_not_written(tmp_path, embedder):
+    """An open SQLite connection reads and writes a deleted file on: every write would be answered
+    as done and be gone when the process ends."""
+    import os
+
+    from mirix_py import Mirix
+    from mirix_py.errors import DatabaseGone
+
+    with Mirix(tmp_path / "data", embedder=embedder) as mx:
+        mx.add("Carla planted tomatoes.", user_id="u")
+        db = tmp_path / "data" / "mirix.db"
+        os.replace(db, tmp_path / "moved.db")  # the data dir stays: a new connection would make a new file
+        with pytest.raises(DatabaseGone, match="was deleted or replaced"):
+            mx.add("Carla bought seeds.", user_id="u")
+        assert not db.exists() or os.path.getsize(db) == 0
+
