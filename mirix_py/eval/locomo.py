@@ -213,7 +213,16 @@ def load_locomo(path: str | Path, report: EvidenceReport | None = None) -> list[
         data = json.load(fh)
     if isinstance(data, dict):
         data = [data]
-    return [parse_conversation(c, report) for c in data]
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: not LoCoMo's form (a list of conversations, or one conversation)")
+    conversations = []
+    for i, raw in enumerate(data):
+        try:
+            conversations.append(parse_conversation(raw, report))
+        except (KeyError, TypeError, AttributeError) as exc:  # a field missing or of another shape
+            what = f"no {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise ValueError(f"{path}: conversation {i} is not in LoCoMo's form ({what})") from exc
+    return conversations
 
 
 def file_digest(path: str | Path, length: int = 16) -> str:

@@ -5,6 +5,7 @@ tests/fixtures/locomo_mini.json: two conversations, 8 turns in all.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,17 @@ def test_every_session_is_counted_once(tmp_path, embedder, wait):
     assert stats.conversations == len(convs)
     assert stats.sessions == sum(len(c.sessions) for c in convs)
     assert stats.turns == sum(len(c.turns) for c in convs)
+
+
+@pytest.mark.parametrize("data, says", [
+    ({"not": "locomo"}, r"conversation 0 is not in LoCoMo's form \(no 'conversation'\)"),
+    ([{"conversation": {"session_1": [{"speaker": "A"}], "session_1_date_time": "1:56 pm on 8 May, 2023"}}],
+     r"conversation 0 is not in LoCoMo's form \(no 'dia_id'\)"),
+    ([5], "conversation 0 is not in LoCoMo's form"),
+    ("text", "not LoCoMo's form"),
+])
+def test_a_file_of_another_shape_is_a_clear_error(tmp_path, data, says):
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=says):
+        load_locomo(path)
