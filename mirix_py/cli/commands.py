@@ -66,6 +66,8 @@ def _engine(data_dir: Optional[Path], *, create: bool = False, write: bool = Tru
     if data_dir is not None and not data_dir.exists() and not create:
         _fail(FileNotFoundError(f"data directory {data_dir} does not exist (a typo?); pass --create to start "
                                 "a new store there"))
+    if data_dir is not None and data_dir.exists() and not data_dir.is_dir():
+        _fail(NotADirectoryError(f"data directory {data_dir} is a file, not a directory"))
     try:
         return Mirix(data_dir, lock=write)
     except StoreBusy as exc:
@@ -397,7 +399,7 @@ def export_(path: Path, user: Optional[str] = typer.Option(None, "--user", "-u",
     try:
         with _engine(data_dir, write=False) as mx:
             n = mx.export(path, user_id=user)
-    except MirixError as exc:
+    except (MirixError, OSError) as exc:  # OSError: a folder that does not exist, a file not writable
         _fail(exc)
     console.print(f"exported {n} memories to {path}")
 
@@ -407,8 +409,8 @@ def import_(path: Path, data_dir: Optional[Path] = DataDir, create: bool = Creat
     """Read a JSON lines file written by `mirix export` (validated whole before writing)."""
     from tqdm import tqdm
 
-    if not path.exists():
-        _fail(FileNotFoundError(f"{path} does not exist"))
+    if not path.is_file():
+        _fail(FileNotFoundError(f"{path} does not exist" if not path.exists() else f"{path} is not a file"))
     lines = path.read_text(encoding="utf-8").splitlines()
     try:
         with _engine(data_dir, create=create) as mx:

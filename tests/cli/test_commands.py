@@ -152,6 +152,16 @@ def test_a_data_dir_that_does_not_exist_is_an_error_unless_created(run, tmp_path
     assert out.exit_code == 0 and (missing / "vault.key").exists()
 
 
+def test_paths_that_are_not_what_a_command_needs_are_one_line_errors(run, tmp_path):
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a data dir")
+    for args, says in ((["list", "-u", "ada", "-d", str(a_file)], "is a file, not a directory"),
+                       (["export", str(tmp_path / "no" / "such" / "dir" / "out.jsonl")], "No such file or directory"),
+                       (["import", str(tmp_path)], "is not a file")):
+        out = runner.invoke(app, args)
+        assert out.exit_code == 2 and says in out.output and "Traceback" not in out.output, (args, out.output)
+
+
 def test_json_messages_on_stdin_are_messages(run):
     piped = json.dumps([{"role": "user", "name": "Ada", "id": "t1", "content": "I love sushi."},
                         {"role": "assistant", "content": "Noted!"}])
