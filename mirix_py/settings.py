@@ -104,6 +104,14 @@ class Settings(BaseModel):
         description="How text-mode replies are constrained: json_schema (OpenAI, vLLM), json_object_schema "
                     "(llama-cpp-python), none, or auto (try them in that order, keep what the server takes).")
 
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        """Held as an absolute path: the database, the vectors and the vault key are opened again
+        later (a new connection, a new thread), and a relative path would then follow the process's
+        working directory to another place."""
+        return value.expanduser().absolute()
+
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, value: str | None) -> str | None:

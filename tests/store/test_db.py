@@ -58,3 +58,15 @@ def test_a_database_file_deleted_under_the_engine_is_refused_not_written(tmp_pat
             mx.add("Carla bought seeds.", user_id="u")
         assert not db.exists() or os.path.getsize(db) == 0
 
+
+
+def test_a_relative_data_dir_stays_where_it_was_opened(tmp_path, embedder, monkeypatch):
+    """New connections after a change of working directory open the same files."""
+    from mirix_py import Mirix
+
+    monkeypatch.chdir(tmp_path)
+    with Mirix("data", embedder=embedder) as mx:
+        mx.add("Carla planted tomatoes.", user_id="u")
+        monkeypatch.chdir(tmp_path.parent)
+        assert mx.add("Carla bought seeds.", user_id="u").status.value == "processed"
+        assert len(mx.list(user_id="u")) >= 2 and mx.settings.data_dir == tmp_path / "data"
