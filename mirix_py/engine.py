@@ -36,6 +36,7 @@ from mirix_py.records import (
 )
 from mirix_py.settings import Settings
 from mirix_py.facade.maintenance import Maintenance, restore_into
+from mirix_py.store import agent_sessions
 from mirix_py.store.db import database_info, ping
 from mirix_py.store.embeddings import Embedder, load_embedder
 from mirix_py.store.opening import open_store
@@ -326,9 +327,7 @@ class Mirix(ScreenshotsMixin):
         self._flush_screenshots()
         self._queue.forget_user(user_id)
         self._delete_user_screenshots(user_id)
-        from mirix_py.integrations import session_store  # their agent sessions' items (standard library only)
-
-        session_store.delete_user(self.settings.data_dir, user_id)
+        agent_sessions.delete_user(self.settings.data_dir, user_id)  # their agent sessions' items
         return self.store.delete_user(user_id)
 
     # ------------------------------------------------------------ core memory

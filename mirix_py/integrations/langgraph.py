@@ -16,6 +16,13 @@ and key; its text (the `index` fields, else `content`/`text`/`memory`, else the 
 hybrid search finds, and the value itself rides along in a tag. Core blocks are read-only here and
 high-sensitivity vault items are never returned (vault secrets stay masked).
 
+Secrets: the engine's secret guard moves every secret it finds in a memory about to be written (the
+tag included) into a vault entry and leaves `[vault:<id>]` in its place, so the database keeps none
+in plain text. The store's caller owns its items, so a read puts the vault's values back into the
+tag's text before parsing it: keys and values come back exactly as put. A placeholder the caller
+wrote itself is escaped in the tag, so only the guard's are resolved. Deleting or overwriting an
+item deletes the vault entries the store made for it that no memory of the user points at any more.
+
 TTLs are supported (`supports_ttl`): an item put with `ttl` (minutes, or the `ttl` config's
 `default_ttl`) is a memory with that `expires_at`; reads leave it out once expired and the engine's
 sweep deletes it. A get or search with `refresh_ttl` (the default, or the config's `refresh_on_read`)
@@ -27,7 +34,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Iterable
+import logging
+import math
+import re
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
@@ -38,17 +48,36 @@ from langgraph.store.base import (
 )
 from langgraph.store.base.embed import get_text_at_path
 from langgraph.store.memory import _compare_values, _does_match  # the filter semantics of LangGraph's own store
+from sqlalchemy import Text, cast as sql_cast, or_, select
+from sqlmodel import Session, col
 
+from mirix_py.boundary.inputs import check_user
 from mirix_py.compat.mem0 import memory_text
-from mirix_py.errors import MemoryNotFound
+from mirix_py.errors import InvalidInput, MemoryNotFound
 from mirix_py.records import (
-    ID_PREFIX, EpisodicMemory, KnowledgeVaultMemory, MemoryBase, MemoryType, ProceduralMemory, ResourceMemory,
-    SemanticMemory, Sensitivity, utcnow,
+    ID_PREFIX, EpisodicMemory, KnowledgeVaultMemory, MemoryBase, MemoryType, Operation, ProceduralMemory,
+    ResourceMemory, SemanticMemory, Sensitivity, memory_id_problem, utcnow,
 )
+from mirix_py.secrets.guard import guarded_fields
+from mirix_py.store.crypto import VaultKeyError
+from mirix_py.store.expiry import unexpired
+from mirix_py.store.tables import MemoryRow
+from mirix_py.text.storable import problem
+from mirix_py.tools.ops import DeleteOp, InsertOp, Op as MemoryOp, UpdateOp
+
+log = logging.getLogger("mirix_py.langgraph")
 
 TAG = "langgraph:"
+ACTOR = "langgraph"  # the actor of the store's writes in each memory's history
 WRITABLE = {t.value: t for t in (MemoryType.semantic, MemoryType.episodic, MemoryType.procedural,
                                  MemoryType.resource)}
+READ_ONLY = (MemoryType.core.value, MemoryType.knowledge_vault.value)
+VAULT_REF = re.compile(r"\[vault:([A-Za-z0-9][A-Za-z0-9_.:-]{0,199})\]")  # the guard's placeholder
+# '[' opening what the guard would take for a placeholder of its own: in JSON text it can only stand
+# inside a string (an array cannot hold a bare word), where `\u005b` reads back as the same '['
+CALLER_PLACEHOLDER = re.compile(r"\[(?=(?:vault|redacted):)")
+WRITE_TRIES = 5  # a put racing another put or delete of the same key tries again (last writer wins)
+ID_CHUNK = 500
 
 
 def _kind(m: MemoryBase) -> MemoryType:
@@ -64,7 +93,74 @@ def _text_of(value: dict[str, Any], index: list[str] | None) -> str:
     for field in ("content", "text", "memory"):
         if isinstance(value.get(field), str) and value[field].strip():
             return value[field]
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _json_problem(value: Any, where: str) -> str | None:
+    """Why `value` is not JSON that reads back as put (a datetime, a set, NaN, a non-string key, a lone
+    surrogate), or None. LangGraph's Postgres store refuses such values too; a tuple reads back as a list."""
+    if isinstance(value, str):
+        found = problem(value.replace("\x00", ""))  # a NUL is escaped in the JSON; the text fields refuse it
+        return f"{where} {found}" if found else None
+    if value is None or isinstance(value, (bool, int)):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{where} is {value!r}, which JSON cannot hold"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{where} has the key {key!r}, not a string (JSON keys are strings)"
+            found = _json_problem(key, f"{where} key") or _json_problem(item, f"{where}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            if found := _json_problem(item, f"{where}[{i}]"):
+                return found
+        return None
+    return f"{where} is a {type(value).__name__}, not JSON (str, number, bool, None, list or dict)"
+
+
+def _expiry(ttl: Any) -> datetime | None:
+    """When an item put now with `ttl` minutes expires (None: never); InvalidInput for a ttl that is
+    not a positive number of minutes a date can hold."""
+    if ttl is None:
+        return None
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not math.isfinite(ttl) or ttl <= 0:
+        raise InvalidInput(f"ttl must be a positive number of minutes, not {ttl!r}")
+    try:
+        return utcnow() + timedelta(minutes=ttl)
+    except OverflowError as exc:
+        raise InvalidInput(f"ttl of {ttl!r} minutes ends after the last date that can be stored") from exc
+
+
+def _tag(body: dict[str, Any]) -> str:
+    """The tag an item rides in: its JSON, with the caller's own placeholder-like text escaped so that
+    a read resolves only the placeholders the secret guard wrote."""
+    text = json.dumps(body, ensure_ascii=False, sort_keys=True, allow_nan=False)
+    return TAG + CALLER_PLACEHOLDER.sub(r"\\u005b", text)
+
+
+def _item_tags(m: MemoryBase) -> list[str]:
+    """The tags that may hold a store item (the guard may have taken even the prefix for a secret)."""
+    return [t for t in m.tags if t.startswith(TAG) or t.startswith("[vault:")]
+
+
+def _vault_ids(memories: Iterable[MemoryBase]) -> set[str]:
+    """The vault entries the placeholders in these memories' texts point at."""
+    return {i for m in memories
+            for i in VAULT_REF.findall(json.dumps(guarded_fields(m.model_dump(mode="json"))))}
+
+
+def _user_ok(user: str) -> bool:
+    """Whether a stored user id passes the engine's rule (one stored before the store checked it may not)."""
+    try:
+        check_user(user)
+    except InvalidInput:
+        log.debug("user id %r breaks the engine's user id rule: its items are left out", user)
+        return False
+    return True
 
 
 class MirixStore(BaseStore):
@@ -141,76 +237,274 @@ class MirixStore(BaseStore):
 
     @staticmethod
     def _kind_for(path: tuple[str, ...]) -> MemoryType:
-        if path and path[0] in (MemoryType.core.value, MemoryType.knowledge_vault.value):
+        if path and path[0] in READ_ONLY:
             raise InvalidNamespaceError(f"{path[0]} memories cannot be written through the store")
         return WRITABLE.get(path[0], MemoryType.semantic) if path else MemoryType.semantic
 
-    def _as_item(self, m: MemoryBase, score: float | None = None) -> SearchItem | None:
-        """A memory as a store item: put items from their tag, the engine's under (memory_type,)."""
+    # ------------------------------------------------------------ memories as items
+
+    def _secrets(self, user: str, vault_ids: set[str]) -> dict[str, str]:
+        """Vault id -> its value, for the user's unexpired vault entries among these ids (read in
+        batches; an entry the vault key cannot open is left out)."""
+        ids = sorted(vault_ids)
+        out: dict[str, str] = {}
+        for start in range(0, len(ids), ID_CHUNK):
+            query = select(MemoryRow).where(
+                col(MemoryRow.id).in_(ids[start:start + ID_CHUNK]), col(MemoryRow.user_id) == user,
+                col(MemoryRow.memory_type) == MemoryType.knowledge_vault.value, unexpired(utcnow()))
+            with Session(self.mx.store.engine) as session:
+                for row in session.execute(query).scalars():
+                    try:
+                        entry = self.mx.store.to_record(row, reveal=True)
+                    except VaultKeyError:
+                        continue
+                    out[row.id] = cast(KnowledgeVaultMemory, entry).secret_value
+        return out
+
+    def _bodies(self, user: str, memories: Sequence[MemoryBase]) -> dict[str, dict[str, Any]]:
+        """Memory id -> what `_put` kept in its tag (namespace, key, value, ttl), with the vault's
+        values back in place of the guard's placeholders, for the memories that are this store's items."""
+        refs = {i for m in memories for t in _item_tags(m) for i in VAULT_REF.findall(t)}
+        secrets = self._secrets(user, refs) if refs else {}
+        out: dict[str, dict[str, Any]] = {}
+        for m in memories:
+            body = self._body(m, secrets)
+            if body is not None:
+                out[m.id] = body
+        return out
+
+    def _body(self, m: MemoryBase, secrets: dict[str, str]) -> dict[str, Any] | None:
+        """The item `m` holds, or None when it holds none that checks out (no tag, a tag that does not
+        parse, or one naming another user's namespace or another key than its id was made from)."""
+        for tag in _item_tags(m):
+            text = VAULT_REF.sub(lambda g: secrets.get(g.group(1), g.group(0)), tag)
+            if not text.startswith(TAG):
+                continue
+            try:
+                body = json.loads(text[len(TAG):])
+            except ValueError:
+                log.warning("memory %s has a store tag that does not parse (a vault entry it needs is gone?)", m.id)
+                return None
+            return body if self._owns(m, body) else None
+        return None
+
+    def _owns(self, m: MemoryBase, body: Any) -> bool:
+        """Whether a tag's item is `m`'s: a namespace of `m`'s user in this store's layout, and the id
+        derived from it and the key is `m`'s (a tag edited through the API names some other)."""
+        if not isinstance(body, dict):
+            return False
+        namespace, key = body.get("namespace"), body.get("key")
+        if not (isinstance(namespace, list) and all(isinstance(n, str) for n in namespace) and isinstance(key, str)
+                and isinstance(body.get("value"), dict)):
+            return False
+        p = self.user_position
+        if len(namespace) <= p or namespace[p] != m.user_id:
+            return False
+        try:
+            kind = self._kind_for(tuple(namespace[:p] + namespace[p + 1:]))
+        except InvalidNamespaceError:
+            return False
+        return m.id == self._item_id(m.user_id, tuple(namespace), key, kind)
+
+    def _items(self, user: str, found: Sequence[tuple[MemoryBase, float | None]]) -> list[tuple[MemoryBase, SearchItem]]:
+        """The user's memories as store items (put items from their tag, the engine's under (memory_type,))."""
+        bodies = self._bodies(user, [m for m, _ in found])
+        out = []
+        for m, score in found:
+            item = self._as_item(m, bodies.get(m.id), score)
+            if item is not None:
+                out.append((m, item))
+        return out
+
+    def _as_item(self, m: MemoryBase, body: dict[str, Any] | None, score: float | None = None) -> SearchItem | None:
+        if body is not None:
+            return SearchItem(tuple(body["namespace"]), body["key"], body["value"], m.created_at, m.updated_at, score)
         if isinstance(m, KnowledgeVaultMemory) and m.sensitivity is Sensitivity.high:
             return None
-        for tag in m.tags:
-            if tag.startswith(TAG):
-                body = json.loads(tag[len(TAG):])
-                return SearchItem(tuple(body["namespace"]), body["key"], body["value"], m.created_at, m.updated_at,
-                                  score)
         kind = _kind(m)
         value = {"content": memory_text(m), "memory_type": kind.value}
         return SearchItem(self._join(m.user_id, (kind.value,)), m.id, value, m.created_at, m.updated_at, score)
 
-    # ------------------------------------------------------------ operations
+    def _at(self, user: str, namespace: tuple[str, ...], key: str, *,
+            expired: bool = False) -> dict[str, tuple[MemoryBase, SearchItem]]:
+        """Memory id -> (memory, item) for what is at (namespace, key): the item put there, and the
+        engine's own memory when the namespace is (user, memory_type) and the key its id. `expired`:
+        those past their expiry that the sweep has not deleted yet too (what a write replaces)."""
+        path = self._split(namespace)[1]
+        ids = [] if path and path[0] in READ_ONLY else [self._item_id(user, namespace, key, self._kind_for(path))]
+        if len(path) == 1 and path[0] in MemoryType._value2member_map_ and not memory_id_problem(key):
+            ids.append(key)
+        memories = self._stored(user, ids) if expired else self.mx.store.get_many(ids, user_id=user)
+        return {m.id: (m, item) for m, item in self._items(user, [(memories[i], None) for i in ids if i in memories])
+                if item.namespace == namespace and item.key == key}
+
+    def _stored(self, user: str, ids: list[str]) -> dict[str, MemoryBase]:
+        """The user's memories among these ids, expired or not."""
+        query = select(MemoryRow).where(col(MemoryRow.id).in_(ids), col(MemoryRow.user_id) == user)
+        with Session(self.mx.store.engine) as session:
+            return {row.id: self.mx.store.to_record(row) for row in session.execute(query).scalars()}
+
+    # ------------------------------------------------------------ get, put, delete
 
     def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
-        user, path = self._split(namespace)
-        candidates = [self._item_id(user, namespace, key, self._kind_for(path))] if not (
-            path and path[0] in (MemoryType.core.value, MemoryType.knowledge_vault.value)) else []
-        if len(path) == 1 and path[0] in MemoryType._value2member_map_:
-            candidates.append(key)  # a memory the engine wrote, addressed by its id
-        for memory_id in candidates:
-            try:
-                item = self._as_item(self.mx.get(memory_id, user_id=user))
-            except MemoryNotFound:
-                continue
-            if item is not None and item.namespace == namespace and item.key == key:
-                return Item(value=item.value, key=item.key, namespace=item.namespace, created_at=item.created_at,
-                            updated_at=item.updated_at)
+        user = self._split(namespace)[0]
+        check_user(user)
+        for _, item in self._at(user, namespace, key).values():  # the item put there first
+            return Item(value=item.value, key=item.key, namespace=item.namespace, created_at=item.created_at,
+                        updated_at=item.updated_at)
         return None
 
-    def _put(self, op: PutOp) -> None:
-        from mirix_py.tools.ops import DeleteOp, InsertOp, UpdateOp
+    def _check_put(self, op: PutOp, user: str) -> None:
+        """InvalidInput, before anything is written, for what the engine could not store or give back."""
+        try:
+            check_user(user)
+        except InvalidInput as exc:
+            raise InvalidInput(f"namespace {op.namespace!r}: {exc}") from exc
+        for label in op.namespace:
+            if found := problem(label):
+                raise InvalidInput(f"namespace label {label!r} {found}")
+        if not op.key:
+            raise InvalidInput("key must be a non-empty string")
+        if found := problem(op.key):
+            raise InvalidInput(f"key {found}")
+        if not isinstance(op.value, dict):
+            raise InvalidInput(f"value must be a dict, not {type(op.value).__name__}")
+        if found := _json_problem(op.value, "value"):
+            raise InvalidInput(found)
 
+    def _put(self, op: PutOp) -> None:
         user, path = self._split(op.namespace)
+        if op.value is None:
+            self._delete(user, path, op.namespace, op.key)
+            return
+        self._check_put(op, user)
         kind = self._kind_for(path)
         memory_id = self._item_id(user, op.namespace, op.key, kind)
-        exists = bool(self.mx.store.expiry_of([memory_id], user_id=user))  # expired or not: the id is taken
-        if op.value is None:
-            if exists:
-                self.mx.store.apply([DeleteOp(memory_id=memory_id)], user_id=user, actor="langgraph")
-            return
+        expires_at = _expiry(op.ttl)
         value = dict(op.value)
-        text = _text_of(value, op.index if isinstance(op.index, list) else None)
         body: dict[str, Any] = {"namespace": list(op.namespace), "key": op.key, "value": value}
         if op.ttl is not None:
-            if not op.ttl > 0:
-                raise ValueError(f"ttl must be a positive number of minutes, not {op.ttl!r}")
             body["ttl"] = op.ttl
-        tag = TAG + json.dumps(body, ensure_ascii=False, sort_keys=True, default=str)
         fields: dict[str, Any] = {
-            MemoryType.semantic: {"name": op.key, "summary": text},
-            MemoryType.episodic: {"summary": text, "event_type": "langgraph"},
-            MemoryType.procedural: {"summary": text},
-            MemoryType.resource: {"title": op.key, "content": text},
+            MemoryType.semantic: {"name": op.key},
+            MemoryType.episodic: {"event_type": "langgraph"},
+            MemoryType.procedural: {},
+            MemoryType.resource: {"title": op.key},
         }[kind]
-        fields["tags"] = [tag]
-        fields["expires_at"] = None if op.ttl is None else utcnow() + timedelta(minutes=op.ttl)
-        if exists:
-            self.mx.store.apply([UpdateOp(memory_id=memory_id, fields=fields)], user_id=user, actor="langgraph")
+        text = _text_of(value, op.index if isinstance(op.index, list) else None)
+        fields.update({"content" if kind is MemoryType.resource else "summary": text, "tags": [_tag(body)],
+                       "expires_at": expires_at})
+        self._write(user, op.namespace, op.key, memory_id, kind, fields)
+
+    def _write(self, user: str, namespace: tuple[str, ...], key: str, memory_id: str, kind: MemoryType,
+               fields: dict[str, Any]) -> None:
+        """Insert or update the item's memory, replacing an engine memory at the same (namespace, key)
+        and deleting the vault entries only the old state used, in one write; a write that lost a race
+        with another put or delete of the key tries again."""
+        for attempt in range(1, WRITE_TRIES + 1):
+            before = {i: m for i, (m, _) in self._at(user, namespace, key, expired=True).items()}
+            refs = _vault_ids(before.values())
+            freed = self._freed(user, refs, set(before), fields)
+            exists = bool(self.mx.store.expiry_of([memory_id], user_id=user))  # expired or not: the id is taken
+            ops: list[MemoryOp] = [DeleteOp(memory_id=i) for i in [*freed, *(i for i in before if i != memory_id)]]
+            ops.append(UpdateOp(memory_id=memory_id, fields=fields) if exists else InsertOp(
+                memory=self._new(kind, memory_id, user, fields)))  # type: ignore[arg-type]
+            try:
+                self.mx.store.apply(ops, user_id=user, actor=ACTOR)
+            except MemoryNotFound:  # deleted meanwhile
+                if attempt == WRITE_TRIES:
+                    raise
+                continue
+            except InvalidInput:  # inserted meanwhile ("already exists"): update it instead
+                if exists or attempt == WRITE_TRIES or not self.mx.store.expiry_of([memory_id], user_id=user):
+                    raise
+                continue
+            self._drop_orphans(user, refs - set(freed))  # kept for a value the new text holds, yet not used
             return
+
+    @staticmethod
+    def _new(kind: MemoryType, memory_id: str, user: str, fields: dict[str, Any]) -> MemoryBase:
         cls = {MemoryType.semantic: SemanticMemory, MemoryType.episodic: EpisodicMemory,
                MemoryType.procedural: ProceduralMemory, MemoryType.resource: ResourceMemory}[kind]
         extra: dict[str, Any] = {"occurred_at": datetime.now().astimezone()} if kind is MemoryType.episodic else {}
-        memory = cls(id=memory_id, user_id=user, **fields, **extra)
-        self.mx.store.apply([InsertOp(memory=memory)], user_id=user, actor="langgraph")  # type: ignore[arg-type]
+        return cls(id=memory_id, user_id=user, **fields, **extra)
+
+    def _delete(self, user: str, path: tuple[str, ...], namespace: tuple[str, ...], key: str) -> None:
+        """Delete what is at (namespace, key): the item put there and the engine's memory shown there.
+        A user id the engine's rule refuses is taken here, so that items stored before the rule was
+        checked can still be deleted."""
+        if path and path[0] in READ_ONLY:
+            raise InvalidNamespaceError(f"{path[0]} memories cannot be deleted through the store")
+        if found := problem(user):
+            raise InvalidInput(f"namespace {namespace!r}: user_id {found}")
+        if problem(key):
+            return  # no such key can have been stored
+        memory_id = self._item_id(user, namespace, key, self._kind_for(path))
+        for attempt in range(1, WRITE_TRIES + 1):
+            before = {i: m for i, (m, _) in self._at(user, namespace, key, expired=True).items()}
+            ids = set(before) | set(self.mx.store.expiry_of([memory_id], user_id=user))
+            if not ids:
+                return
+            freed = self._freed(user, _vault_ids(before.values()), ids, {})
+            try:
+                self.mx.store.apply([DeleteOp(memory_id=i) for i in [*sorted(ids), *freed]], user_id=user, actor=ACTOR)
+            except MemoryNotFound:  # deleted meanwhile
+                if attempt == WRITE_TRIES:
+                    raise
+                continue
+            return
+
+    # ------------------------------------------------------------ the vault entries of items
+
+    def _freed(self, user: str, vault_ids: set[str], rewritten: set[str], fields: dict[str, Any]) -> list[str]:
+        """The vault entries among these that a write of `fields` over the memories `rewritten` leaves
+        unused, to delete in that same write: made by this store, pointed at by no other memory of the
+        user, their value not in the new fields. (The guard names a new entry after the memory, field
+        and place of its secret: an old entry left there until after the write would hold the name a
+        new secret in the same place needs.) Entries the engine made (a secret the user told in a chat,
+        which an item repeated) are the user's: they stay."""
+        if not vault_ids:
+            return []
+        text = "\n".join(str(v) for v in fields.values())
+        secrets = self._secrets(user, vault_ids)
+        return sorted(v for v in vault_ids if v in secrets and secrets[v] not in text
+                      and self._made_here(user, v) and not self._referenced(user, v, rewritten))
+
+    def _drop_orphans(self, user: str, vault_ids: set[str]) -> None:
+        """Delete the vault entries among these that this store made and no memory of the user points at."""
+        orphans = sorted(v for v in vault_ids if not self._referenced(user, v, set()) and self._made_here(user, v))
+        if not orphans:
+            return
+        try:
+            self.mx.store.apply([DeleteOp(memory_id=v) for v in orphans], user_id=user, actor=ACTOR)
+        except MemoryNotFound:  # one deleted meanwhile: the others one at a time
+            for v in orphans:
+                try:
+                    self.mx.store.apply([DeleteOp(memory_id=v)], user_id=user, actor=ACTOR)
+                except MemoryNotFound:
+                    continue
+
+    def _referenced(self, user: str, vault_id: str, besides: set[str]) -> bool:
+        """Whether a memory of the user other than `besides` (expired ones too) holds the placeholder
+        of this vault entry."""
+        pattern = f"%[vault:{vault_id}]%"  # '_' matches any one character here: at worst an entry is kept
+        query = select(col(MemoryRow.id)).where(
+            col(MemoryRow.user_id) == user, col(MemoryRow.id).not_in(sorted({vault_id, *besides})),
+            or_(col(MemoryRow.text).like(pattern), sql_cast(col(MemoryRow.fields), Text).like(pattern),
+                sql_cast(col(MemoryRow.tags), Text).like(pattern))).limit(1)
+        with self.mx.store.engine.connect() as conn:
+            return conn.execute(query).first() is not None
+
+    def _made_here(self, user: str, vault_id: str) -> bool:
+        """Whether the vault entry was inserted by one of this store's writes."""
+        try:
+            first = self.mx.store.history(vault_id, user_id=user)[0]
+        except MemoryNotFound:
+            return False
+        return first.operation is Operation.insert and first.actor == ACTOR and first.memory_type is \
+            MemoryType.knowledge_vault
+
+    # ------------------------------------------------------------ TTL
 
     def _refresh(self, user: str, items: list[Any]) -> None:
         """Start again the TTLs of these items that were put with one (the engine's own memories have none)."""
@@ -220,22 +514,25 @@ class MirixStore(BaseStore):
                 ids.append(self._item_id(user, item.namespace, item.key, self._kind_for(self._split(item.namespace)[1])))
             except InvalidNamespaceError:  # under core or knowledge_vault: the engine's, never put here
                 continue
-        ttls = {memory_id: body["ttl"] for memory_id, body in self._bodies(user, ids).items() if body.get("ttl")}
+        bodies = self._bodies(user, list(self.mx.store.get_many(ids, user_id=user).values()))
         now = utcnow()
-        self.mx.store.set_expiry({m: now + timedelta(minutes=t) for m, t in ttls.items()}, user_id=user)
+        expiries = {}
+        for memory_id, body in bodies.items():
+            ttl = body.get("ttl")
+            if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) and math.isfinite(ttl) and ttl > 0:
+                try:
+                    expiries[memory_id] = now + timedelta(minutes=ttl)
+                except OverflowError:  # ends past the last date: it keeps the expiry it has
+                    continue
+        self.mx.store.set_expiry(expiries, user_id=user)
 
-    def _bodies(self, user: str, memory_ids: list[str]) -> dict[str, dict[str, Any]]:
-        """Memory id -> what `_put` kept in its tag (namespace, key, value, ttl), for items put here."""
-        out: dict[str, dict[str, Any]] = {}
-        for memory_id, m in self.mx.store.get_many(memory_ids, user_id=user).items():
-            for tag in m.tags:
-                if tag.startswith(TAG):
-                    out[memory_id] = json.loads(tag[len(TAG):])
-        return out
+    # ------------------------------------------------------------ search and listing
 
     def _users(self, prefix: tuple[str, ...]) -> list[str]:
         p = self.user_position
-        return [prefix[p]] if len(prefix) > p and prefix[p] != "*" else list(self.mx.user_ids())
+        if len(prefix) > p and prefix[p] != "*":
+            return [prefix[p]]
+        return [u for u in self.mx.user_ids() if _user_ok(u)]
 
     def _types(self, prefix: tuple[str, ...]) -> list[str] | None:
         """The memory types a prefix can reach (searched on their own, so the engine's other memories
@@ -245,26 +542,73 @@ class MirixStore(BaseStore):
             return None
         return [path[0] if path[0] in MemoryType._value2member_map_ else MemoryType.semantic.value]
 
+    @staticmethod
+    def _passes(item: SearchItem, op: SearchOp) -> bool:
+        prefix = tuple(op.namespace_prefix)
+        if item.namespace[:len(prefix)] != prefix:
+            return False
+        return not op.filter or all(_compare_values(item.value.get(k), v) for k, v in op.filter.items())
+
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix, want = tuple(op.namespace_prefix), op.offset + op.limit
         types = self._types(prefix)
         found: list[SearchItem] = []
+        query = op.query if op.query and op.query.strip() else None
         for user in self._users(prefix):
-            if op.query and op.query.strip():
-                pool = [(h.memory, h.score) for h in self.mx.search(
-                    op.query, user_id=user, limit=max(want * 4, 20), memory_types=types)]
-            else:
-                pool = [(m, None) for m in self._all(user, types)]
-            for m, score in pool:
-                item = self._as_item(m, score)
-                if item is None or item.namespace[:len(prefix)] != prefix:
-                    continue
-                if op.filter and not all(_compare_values(item.value.get(k), v) for k, v in op.filter.items()):
-                    continue
-                found.append(item)
-        if op.query:
-            found.sort(key=lambda i: -(i.score or 0.0))
+            found += self._ranked(user, op, query, types, want) if query else [
+                i for _, i in self._listed(user, op, types)]
+        if query:
+            found.sort(key=lambda i: (i.score is None, -(i.score or 0.0)))  # the unscored last, as they came
         return found[op.offset:want]
+
+    def _ranked(self, user: str, op: SearchOp, query: str, types: list[str] | None, want: int) -> list[SearchItem]:
+        """The user's first `want` items under the prefix that pass the filter, for the query: first as the
+        engine ranks them among its best results for the whole user, then, when those hold too few (better
+        matches in other namespaces crowd them out), the prefix's other items, nearest the query's
+        embedding first (the engine's vector leg on them alone; all of them rank below the first, as
+        they did for the engine), unscored as LangGraph's in-memory store leaves items it has no vector of."""
+        found, exhausted = self._hits(user, op, query, types, max(want * 4, 20))
+        if len(found) >= want:
+            return found
+        seen = {(i.namespace, i.key) for i in found}
+        rest = [(m, i) for m, i in self._listed(user, op, types) if (i.namespace, i.key) not in seen]
+        if not exhausted:  # else the engine ranked every memory it has a vector or a word of
+            rest = self._nearest(user, query, rest)
+        return found + [i for _, i in rest[:want - len(found)]]
+
+    def _nearest(self, user: str, query: str,
+                 found: list[tuple[MemoryBase, SearchItem]]) -> list[tuple[MemoryBase, SearchItem]]:
+        """These memories by their vectors' cosine to the query's embedding, highest first; those with no
+        vector (or one of another embedder) after, in the order given."""
+        store = self.mx.store
+        if not found or store.embedder is None or store.vectors is None:
+            return found
+        try:
+            (target,) = store.embedder.embed([query])
+            vectors = store.vectors.get(user, [m.id for m, _ in found])
+        except Exception as exc:  # an embedder or index outage: the order given stands
+            log.warning("ranking a namespace's items by their vectors failed (%s)", type(exc).__name__)
+            return found
+        norm = math.sqrt(sum(x * x for x in target)) or 1.0
+
+        def cosine(pair: tuple[MemoryBase, SearchItem]) -> float:
+            vector = vectors.get(pair[0].id)
+            if vector is None or len(vector) != len(target):
+                return -2.0
+            return sum(a * b for a, b in zip(target, vector)) / (norm * (math.sqrt(sum(x * x for x in vector)) or 1.0))
+
+        return sorted(found, key=cosine, reverse=True)
+
+    def _hits(self, user: str, op: SearchOp, query: str, types: list[str] | None,
+              limit: int) -> tuple[list[SearchItem], bool]:
+        """The items among the engine's first `limit` results that pass, and whether it had no more."""
+        hits = self.mx.search(query, user_id=user, limit=limit, memory_types=types, context=0)
+        return [i for _, i in self._items(user, [(h.memory, h.score) for h in hits]) if self._passes(i, op)], \
+            len(hits) < limit
+
+    def _listed(self, user: str, op: SearchOp, types: list[str] | None) -> list[tuple[MemoryBase, SearchItem]]:
+        """The user's items under the prefix that pass the filter (with their memories), newest first."""
+        return [(m, i) for m, i in self._items(user, [(m, None) for m in self._all(user, types)]) if self._passes(i, op)]
 
     def _all(self, user: str, types: list[str] | None) -> list[MemoryBase]:
         out: list[MemoryBase] = []
@@ -276,13 +620,10 @@ class MirixStore(BaseStore):
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         prefixes = [c.path for c in op.match_conditions or () if c.match_type == "prefix"]
-        users = self._users(tuple(prefixes[0])) if prefixes else list(self.mx.user_ids())
+        users = self._users(tuple(prefixes[0])) if prefixes else self._users(())
         namespaces: set[tuple[str, ...]] = set()
         for user in users:
-            for m in self._all(user, None):
-                item = self._as_item(m)
-                if item is not None:
-                    namespaces.add(item.namespace)
+            namespaces.update(item.namespace for _, item in self._items(user, [(m, None) for m in self._all(user, None)]))
         kept = [ns for ns in namespaces if all(_does_match(c, ns) for c in op.match_conditions or ())]
         if op.max_depth is not None:
             kept = list({ns[:op.max_depth] for ns in kept})

@@ -8,7 +8,7 @@
     await Runner.run(agent, "I'm allergic to peanuts.", session=session)
 
 The session keeps the conversation items as the SDK gave them, per user and session id
-(`session_store`: with an embedded engine in its data dir, encrypted with its vault key and deleted
+(`mirix_py.store.agent_sessions`: with an embedded engine in its data dir, encrypted with its vault key and deleted
 by `delete_user`; in memory over REST), so `get_items` replays them exactly, and sends the user and
 assistant messages to the engine once a reply has come (one input per run, source id
 `openai-agents:<session_id>`), where they become memories. A message the engine would refuse raises
@@ -27,7 +27,7 @@ from agents import FunctionTool, function_tool
 from agents.memory import SessionABC
 
 from mirix_py.boundary.inputs import check_storable, check_user, normalize_add
-from mirix_py.integrations.session_store import FILE_NAME, SessionStore
+from mirix_py.store.agent_sessions import FILE_NAME, SessionStore
 from mirix_py.integrations.tools import memory_tools, message_text, open_memory
 from mirix_py.settings import Settings
 

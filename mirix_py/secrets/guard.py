@@ -73,6 +73,9 @@ class Known:
     """The user's vault values: value -> vault id (one of them when a value is stored twice)."""
 
     ids: dict[str, str] = field(default_factory=dict)
+    # seeds the ids of new entries with the write they belong to: the same in both plans of one
+    # write, new in the next, so a later secret in the same place never takes an id already used
+    salt: str = ""
     _pattern: re.Pattern[str] | None = None
     _compiled_for: int = -1
 
@@ -151,7 +154,8 @@ class SecretGuard:
     def clean_text(self, text: str, memory: Any, where: str, known: Known,
                    new: list[KnowledgeVaultMemory]) -> str:
         """One text of `memory` (anything with `id`, `user_id`, `occurred_at`, `source_ids`; `where`
-        names the text, so a new entry's id is stable) with placeholders; new entries go to `new`."""
+        names the text, so a new entry's id is the same in both plans of a write: `Known.salt`) with
+        placeholders; new entries go to `new`."""
         if not text:
             return text
         out: list[str] = []
@@ -161,7 +165,7 @@ class SecretGuard:
                 continue
             vault_id = known.ids.get(m.value)
             if vault_id is None:
-                vault_id = f"kv_{uuid.uuid5(uuid.NAMESPACE_URL, f'{memory.id}/{where}/{m.start}').hex}"
+                vault_id = f"kv_{uuid.uuid5(uuid.NAMESPACE_URL, f'{known.salt}{memory.id}/{where}/{m.start}').hex}"
                 new.append(KnowledgeVaultMemory(
                     id=vault_id, user_id=memory.user_id, entry_type=m.entry_type,
                     source=getattr(memory, "actor", "") or getattr(memory, "source", "") or "",

@@ -58,7 +58,7 @@ def scrub_data(value: Any, known: Mapping[str, str] | None = None) -> Any:
 # only that logger's own records, not its children's.
 LOGGERS = ("mirix_py", "mirix_py.server", "mirix_py.ocr", "mirix_py.screenshots", "mirix_py.capture",
            "mirix_py.embeddings", "mirix_py.search", "mirix_py.store", "mirix_py.facade.background",
-           "mirix_py.secrets", "httpx")  # httpx: the stdio MCP bridge's client logs its requests
+           "mirix_py.secrets", "mirix_py.langgraph", "httpx")  # httpx: the stdio MCP bridge's client logs its requests
 
 
 class RedactingFilter(logging.Filter):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import logging
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Iterable, NamedTuple, Sequence, overload
@@ -206,8 +207,9 @@ class MemoryStore:
         # Embed before taking the write lock (SQLite has one per database): plan once read-only,
         # embed those texts, then plan again under the lock and embed only what changed meanwhile.
         with Session(self.engine) as session:
+            salt = uuid.uuid4().hex + "/"  # the vault ids the guard makes: one per write, both plans alike
             draft = self._plan(session, ops, user_id=user_id, input_id=input_id, source_ids=source_ids,
-                               keep_times=keep_times)
+                               keep_times=keep_times, salt=salt)
             draft_stamp = self._vault_stamp(session, user_id) if self.guard is not None else None
             session.rollback()
         draft_texts = {p.after.embedding_text() for p in draft if p.after is not None}
@@ -224,7 +226,7 @@ class MemoryStore:
             fresh_inserts = all(isinstance(op, InsertOp) and not op.memory.id for op in ops) and (
                 self.guard is None or self._vault_stamp(session, user_id) == draft_stamp)
             plans = draft if fresh_inserts else self._plan(session, ops, user_id=user_id, input_id=input_id,
-                                                           source_ids=source_ids, keep_times=keep_times)
+                                                           source_ids=source_ids, keep_times=keep_times, salt=salt)
             texts = {p.memory_id: p.after.embedding_text() for p in plans if p.after is not None}
             missing = set(texts.values()) - set(by_text)
             if missing and embedder_up:
@@ -314,12 +316,13 @@ class MemoryStore:
         nothing. For a caller that writes several users' operations and must refuse all before any."""
         with Session(self.engine) as session:
             try:
-                self._plan(session, ops, user_id=user_id, input_id=None, source_ids=(), keep_times=keep_times)
+                self._plan(session, ops, user_id=user_id, input_id=None, source_ids=(), keep_times=keep_times,
+                           salt=uuid.uuid4().hex + "/")
             finally:
                 session.rollback()
 
     def _plan(self, session: Session, ops: Sequence[Op], *, user_id: str, input_id: str | None,
-              source_ids: Sequence[str], keep_times: bool = False) -> list[_Planned]:
+              source_ids: Sequence[str], keep_times: bool = False, salt: str = "") -> list[_Planned]:
         now = utcnow()
         plans: list[_Planned] = []
         state: dict[str, Memory | None] = {}  # memory id -> its state after earlier ops of this batch
@@ -405,14 +408,15 @@ class MemoryStore:
                 plans.append(_Planned(Operation.delete, current, None, op.memory_id, current.memory_type))
             else:  # pragma: no cover - the Op union is closed
                 raise InvalidInput(f"unknown operation {op!r}")
-        return self._guarded(session, plans, user_id) if self.guard is not None else plans
+        return self._guarded(session, plans, user_id, salt) if self.guard is not None else plans
 
     # ------------------------------------------------------------ secrets
 
-    def _guarded(self, session: Session, plans: list[_Planned], user_id: str) -> list[_Planned]:
+    def _guarded(self, session: Session, plans: list[_Planned], user_id: str, salt: str) -> list[_Planned]:
         """The plans with no secret left in a text: each found one moves into a vault insert."""
         assert self.guard is not None
         known = self.known_secrets(session, user_id)
+        known.salt = salt
         for plan in plans:  # values this batch stores in the vault count as known too
             if isinstance(plan.after, KnowledgeVaultMemory):
                 known.add(plan.after.secret_value, plan.memory_id)

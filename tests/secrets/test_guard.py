@@ -77,6 +77,18 @@ def test_api_writes_are_guarded(mx, user_id):
         assert WIFI not in json.dumps([event.before, event.after])
 
 
+def test_a_new_secret_where_an_earlier_one_was_gets_an_entry_of_its_own(mx, user_id):
+    """The guard names a new entry by the memory, the field and the place in it: a second update
+    with another secret in the same place took the first one's id (IntegrityError)."""
+    episode = mx.store.apply([InsertOp(memory=EpisodicMemory(user_id=user_id, summary="met Bob"))],
+                             user_id=user_id, actor="api")[0].memory_id
+    for password in ("Zq9!mTr7#pLx", "Hk2@vBn8$wQz", "Zq9!mTr7#pLx"):
+        updated = mx.update(episode, user_id=user_id, summary=f"my password is {password}")
+        assert password not in updated.summary and "[vault:kv_" in updated.summary
+    assert {"Zq9!mTr7#pLx", "Hk2@vBn8$wQz"} <= set(_vault(mx, user_id))
+    assert mx.get(episode, user_id=user_id).summary == updated.summary
+
+
 def test_a_value_in_the_vault_is_redacted_from_later_writes(mx, user_id):
     mx.store.apply([InsertOp(memory=KnowledgeVaultMemory(user_id=user_id, entry_type="password",
                                                          secret_value="Zebra-Lamp-77", caption="NAS unlock"))],

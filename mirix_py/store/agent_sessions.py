@@ -5,7 +5,7 @@ Rows are keyed by (user, session, position), so a user never reads, pops or clea
 session of the same id; each item is stored encrypted with the data dir's vault key (as the input
 log is); `delete_user` removes a user's rows and leaves none of their bytes in the file or its
 write-ahead log. Standard library only (no `agents` import): `Mirix.delete_user` calls it without
-the optional extra installed.
+the optional extra installed; `mirix_py.integrations.openai_agents` is its user.
 """
 
 from __future__ import annotations
