@@ -72,6 +72,7 @@ def chat_turn(flow: ChatFlow, message: str, *, user_id: str, history: Sequence[d
     if online:
         try:
             answer, cited = run(flow.answer(user_id, message, turns, retrieval, meter))
+            answer = storable.printable(answer)  # a NUL or a lone surrogate from the model would fail the feed
             fallback = unusable_answer(answer)
         except Exception as exc:  # whatever the model returned or did, chat answers
             fallback = f"the model failed: {type(exc).__name__}: {str(exc)[:200]}"

@@ -144,6 +144,11 @@ async def _run_calls(calls: Sequence[tuple[str, str, Any]], by_name: dict[str, F
     return results
 
 
+# Native function calling has no schema to bound a reply's calls, as text mode's has (`max_calls`):
+# a reply may hold this many times as many before the rest are refused.
+CALLS_PER_REPLY_FACTOR = 4
+
+
 async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClient, tools: Sequence[FunctionTool],
                          task: Any, meter: Meter, *, begin_round: Callable[[], None] = lambda: None,
                          rollback_round: Callable[[], None] = lambda: None, force: str | None = None,
@@ -185,6 +190,10 @@ async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClie
                                            bounds, structured, None)
             if isinstance(result.content, list):
                 calls = [(c.id, c.name, c.arguments) for c in result.content if isinstance(c, FunctionCall)]
+                cap = max_calls * CALLS_PER_REPLY_FACTOR
+                if len(calls) > cap:  # a runaway reply: its first calls run, the rest are refused
+                    outcome.refused.append(f"{len(calls) - cap} call(s) past the first {cap} of one reply were not run")
+                    calls = calls[:cap]
                 await _run_calls(calls, by_name, outcome)
                 # the correction round shows the calls as text: servers differ in which tool-message
                 # shapes they accept back (llama-cpp-python refuses autogen's), all take plain text

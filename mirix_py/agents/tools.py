@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from mirix_py.errors import InvalidInput, MemoryNotFound
 from mirix_py.tools.ops import DeleteOp, InsertOp, MergeOp, Op, UpdateOp
 from mirix_py.records import (
-    MEMORY_CLASSES, CoreMemory, Memory, MemoryBase, MemoryType, new_memory_id,
+    MEMORY_CLASSES, CoreMemory, Memory, MemoryBase, MemoryType, ResourceMemory, new_memory_id,
 )
 from mirix_py.tools import params as P
 from mirix_py.agents import core_blocks, grounding
@@ -33,10 +33,14 @@ CoreLabel = Literal["persona", "human"]
 NOTHING_TOOL = "nothing_to_record"
 CALLERS_FIELDS = frozenset({"expires_at"})  # set by the caller (an input's or a memory's), never by a model
 REWRITE_TOOL = "core_memory_rewrite"
+REWRITE_MAY_DROP = 2  # lines a rewrite may drop whatever the block's size (two merged into one, say)
 CORE_LINE_CHARS = 200  # a core line is a short fact, not a message copied whole
 FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|[Mm]y|[Mm]e|[Ww]e|[Ww]e're|[Ww]e've|[Oo]ur|us)\b")  # a core line speaks of the user, not as them
 SECOND_PERSON = re.compile(r"\b(?:[Yy]ou|[Yy]our|[Yy]ou're|[Yy]ou've)\b")  # nor to anyone
 COPIED_WORDS = 3  # a piece whose words run in a message this long is that message, copied
+# A model writes what the batch says: a value longer than the batch's own text by this much is a
+# runaway (a phrase repeated until the server stopped), never a memory.
+RUNAWAY_SLACK_CHARS = 1000
 
 
 class ToolError(ValueError):
@@ -240,6 +244,30 @@ class OpCollector:
             if found:
                 self.fail(f"invalid value: {found}")
 
+    def _bounded(self, values: Mapping[str, Any], current: MemoryBase | None = None) -> None:
+        """No value longer than the batch's text (and the value it replaces) allows: a runaway reply
+        passes grounding, since it repeats the batch's own words."""
+        if not self.message_texts:
+            return
+        batch = sum(len(t) for t in self.message_texts)
+        for name, value in values.items():
+            if not isinstance(value, str):
+                continue
+            before = getattr(current, name, "") if current is not None else ""
+            allowed = batch + RUNAWAY_SLACK_CHARS + (len(before) if isinstance(before, str) else 0)
+            if len(value) > allowed:
+                self.refuse(f"{name} is {len(value):,} characters, more than the messages hold ({batch:,}): "
+                            "write what they say, once")
+
+    def _keeps_document(self, old: str, new: str, what: str) -> None:
+        """A resource's content is a document's own words, kept nowhere else (its episode is a stub;
+        the resource manager has no delete or merge tool): a model may add to it, not drop its lines."""
+        kept = {line.strip() for line in new.splitlines()}
+        dropped = [line for line in old.splitlines() if line.strip() and line.strip() not in kept]
+        if dropped:
+            self.refuse(f"{what} would drop {len(dropped)} line(s) of a document's content ({dropped[0].strip()[:60]!r}): "
+                        "add to the content, or change its title or summary only")
+
     def _check_fields(self, current: MemoryBase, fields: dict[str, Any]) -> None:
         if not isinstance(fields, dict) or not fields:
             self.fail("fields must be a non-empty object of field names to new values")
@@ -259,6 +287,7 @@ class OpCollector:
         if bad:
             self.fail(f"cannot set {bad}")
         self._storable(values)
+        self._bounded(values)
         source_ids = values.pop("source_ids", None)
         values = {k: v for k, v in values.items() if v is not None}
         if self.memory_type is MemoryType.knowledge_vault:
@@ -330,6 +359,9 @@ class OpCollector:
         if isinstance(fields, dict) and "occurred_at" in fields:
             fields = {**fields, "occurred_at": self._zoned(fields["occurred_at"])}
         self._check_fields(current, fields)
+        self._bounded(fields, current)
+        if isinstance(current, ResourceMemory) and "content" in fields:
+            self._keeps_document(current.content, str(fields["content"]), f"updating {memory_id}")
         if self.memory_type is not MemoryType.knowledge_vault:
             self._grounded({k: v for k, v in fields.items() if k != "occurred_at"})
         if self.memory_type is MemoryType.knowledge_vault and "secret_value" in fields:
@@ -347,6 +379,7 @@ class OpCollector:
             self._owned(other)
         if fields:
             self._check_fields(first, fields)
+            self._bounded(fields, first)
         self.ops.append(MergeOp(memory_ids=memory_ids, fields=fields or {}))
         return f"ok: {len(memory_ids)} memories will be merged into {memory_ids[0]}"
 
@@ -506,6 +539,12 @@ class OpCollector:
             problem = grounding.ungrounded_problem([value], shown)
             if problem:
                 self.refuse(f"this core block is not grounded: {problem}")
+        old = [ln.strip() for ln in held if ln.strip()]
+        new_lines = {ln.strip() for ln in value.splitlines()}
+        dropped = [ln for ln in old if ln not in new_lines]
+        if len(dropped) > max(REWRITE_MAY_DROP, len(old) // 2):
+            self.refuse(f"this rewrite drops {len(dropped)} of the block's {len(old)} lines ({dropped[0][:60]!r}): "
+                        "a rewrite merges and updates lines, it does not empty the block; append instead")
         self._write_core(label, value)
         return f"ok: {label} rewritten"
 

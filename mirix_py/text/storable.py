@@ -4,6 +4,7 @@ refused before anything is written, so one input reads the same on SQLite and on
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 # C0, DEL and C1 controls, and the line and paragraph separators: an id is one line in logs,
@@ -20,6 +21,17 @@ def problem(text: str) -> str | None:
     except UnicodeEncodeError as exc:
         return f"is not valid Unicode (a lone surrogate at position {exc.start})"
     return None
+
+
+# What a model may write that a caller may not send: the C0 and C1 controls but the line breaks and tabs.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_MODEL_CONTROL = {c: None for c in [*range(32), *range(0x7F, 0xA0)] if chr(c) not in "\n\r\t"}
+
+
+def printable(text: str) -> str:
+    """A model's text as plain text every backend stores: control characters (a NUL included) are
+    dropped and a lone surrogate becomes U+FFFD. For what a model wrote, which the caller did not."""
+    return _LONE_SURROGATE.sub("\ufffd", text.translate(_MODEL_CONTROL))
 
 
 def first_problem(value: Any, where: str) -> str | None:
@@ -53,4 +65,4 @@ def id_problem(text: str) -> str | None:
     return None
 
 
-__all__ = ["ID_CONTROL", "first_problem", "id_problem", "problem"]
+__all__ = ["ID_CONTROL", "first_problem", "id_problem", "printable", "problem"]

@@ -837,3 +837,125 @@ def test_a_rewrite_that_empties_a_core_block_is_refused(make_mx):
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert any("empties the block" in r for r in result.rejected), result.rejected
     assert "logged climb number 7 at the crag" in mx.core_memory(user_id="ada")["human"].value
+
+
+DOC = ("Sourdough starter care sheet. 1. Discard half of the starter every morning. 2. Feed it fifty grams "
+       "of rye flour and fifty grams of water. The starter is named Clint and lives in a blue jar on the shelf.\n"
+       "It smells of green apples when healthy and of nail polish remover when hungry.")
+
+
+def _listed(req: ScriptRequest, prefix: str) -> list[str]:
+    import re
+
+    return re.findall(rf"^\[({prefix}_[0-9a-f]{{32}})\]", req.system + "\n" + str(req.messages[1].content), re.M)
+
+
+@pytest.mark.parametrize("call", ["summarised", "one_word"])
+def test_a_model_cannot_take_a_documents_words_away(make_mx, call):
+    """A document's resource is where its words live (its episode is a stub): a model may add to the
+    content, never drop its lines; the refusal is reported and the words stay found."""
+    def script(req: ScriptRequest):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["resource"]})]
+        if req.agent == "resource_memory_manager":
+            ids = _listed(req, "res")
+            if not ids:
+                return [("nothing_to_record", {})]
+            content = "Sourdough starter care sheet." if call == "summarised" else "deleted"
+            return [("update_memory", {"memory_id": ids[0], "fields": {"content": content}})]
+        return [("nothing_to_record", {})]
+
+    mx, _ = make_mx(script)
+    result = mx.add(DOC, user_id="ada", kind="document", occurred_at=WHEN)
+    assert result.status.value in ("processed", "degraded")
+    assert any("document" in r for r in result.rejected), result.rejected
+    for words in ("green apples", "nail polish remover", "rye flour"):
+        assert any(words in h.memory.search_text() for h in mx.search(words, user_id="ada")), words
+
+
+def test_a_model_may_add_to_a_documents_content(make_mx):
+    def script(req: ScriptRequest):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["resource"]})]
+        if req.agent == "resource_memory_manager":
+            ids = _listed(req, "res")
+            if ids:
+                current = mx.get(ids[0], user_id="ada").content
+                return [("update_memory", {"memory_id": ids[0],
+                                           "fields": {"content": current + "\nIn summer feed it twice a day."}})]
+        return [("nothing_to_record", {})]
+
+    mx, _ = make_mx(script)
+    mx.add(DOC + "\nIn summer feed it twice a day.", user_id="ada", kind="document", occurred_at=WHEN)
+    (resource,) = mx.list(user_id="ada", memory_types=["resource"])
+    assert "green apples" in resource.content and "twice a day" in resource.content
+
+
+def test_a_rewrite_that_empties_most_of_a_core_block_is_refused(make_mx):
+    def script(req: ScriptRequest):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["core"]})]
+        if req.agent == "core_memory_manager":
+            return [("core_memory_rewrite", {"label": "human", "value": "Keeps bee hive number 5 in the orchard row 35 "
+                                                                      "behind the old stone barn of the farm 65."})]
+        return [("nothing_to_record", {})]
+
+    mx, _ = make_mx(script)
+    n = 0
+    while len(mx.core_memory(user_id="ada")["human"].value) + 1 + 200 <= 5000:  # full: the rewrite is offered
+        n += 1
+        mx.core_append("human", f"Keeps bee hive number {n} in the orchard row {n * 7} behind the old stone barn "
+                                f"of the farm {n * 13}.", user_id="ada")
+    before = mx.core_memory(user_id="ada")["human"].value
+    result = mx.add("I'm allergic to peanuts and I keep bees.", user_id="ada", occurred_at=WHEN)
+    lines = len(before.splitlines())  # and the rules' own line of this input, written before the model's turn
+    assert lines > 40 and any(f"drops {lines} of the block's {lines + 1} lines" in r for r in result.rejected), \
+        result.rejected
+    assert all(line in mx.core_memory(user_id="ada")["human"].value for line in before.splitlines())
+
+
+def test_a_value_longer_than_the_messages_is_a_runaway_and_refused(make_mx):
+    def script(req: ScriptRequest):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["semantic"]})]
+        if req.agent == "semantic_memory_manager":
+            return [("insert_semantic", {"name": "Tom", "summary": "Tom works as a glaciologist " * 2000})]
+        return [("nothing_to_record", {})]
+
+    mx, _ = make_mx(script)
+    result = mx.add([{"role": "user", "name": "Ada", "content": "My brother Tom works as a glaciologist."}],
+                    user_id="ada", occurred_at=WHEN)
+    assert any("more than the messages hold" in r for r in result.rejected), result.rejected
+    assert max(len(m.search_text()) for m in mx.list(user_id="ada")) < 1000
+    assert mx.search("glaciologist", user_id="ada")  # the turn keeps the words
+
+
+def test_the_calls_of_one_reply_past_its_bound_are_not_run(make_mx):
+    def script(req: ScriptRequest):
+        if req.agent == "meta_memory_manager":
+            return [("trigger_memory_managers", {"memory_types": ["semantic"]})]
+        if req.agent == "semantic_memory_manager":
+            return [("insert_semantic", {"name": "Tom", "summary": f"Tom works as a glaciologist {i}"})
+                    for i in range(400)]
+        return [("nothing_to_record", {})]
+
+    mx, client = make_mx(script, function_calling=True)
+    result = mx.add([{"role": "user", "name": "Ada", "content": "My brother Tom works as a glaciologist."}],
+                    user_id="ada", occurred_at=WHEN)
+    assert any("past the first 32 of one reply were not run" in r for r in result.rejected), result.rejected
+    assert len(result.rejected) < 100
+
+
+@pytest.mark.parametrize("answer", ["Tom is a pilot\x00 [m1].", "Tom is a pilot \ud800 [m1].", "Tom is a pilot\x1b[31m."])
+def test_an_answer_holding_what_no_backend_stores_is_cleaned_and_the_question_kept(make_mx, answer):
+    def script(req: ScriptRequest):
+        if req.agent == "chat_agent":
+            return answer
+        return good(req)
+
+    mx, _ = make_mx(script)
+    mx.add([{"role": "user", "name": "Ada", "content": "My brother Tom is a pilot."}], user_id="ada", occurred_at=WHEN)
+    response = mx.chat("What does Tom do, zebra-marker?", user_id="ada")
+    assert response.answer.startswith("Tom is a pilot") and "\x00" not in response.answer
+    mx.flush()
+    assert any("zebra-marker" in m.search_text() for m in mx.list(user_id="ada"))
