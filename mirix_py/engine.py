@@ -100,6 +100,11 @@ class Mirix(ScreenshotsMixin):
         warn_if_embedded_by_another(self.store, data)
         if lock and not sqlite and self.store.vectors is not None and self.store.vectors.kind == "chroma-embedded":
             self._release_writer_lock = writer_lock.held_by(self, data)  # PostgreSQL rows, embedded Chroma vectors
+        embedded_vectors = self.store.vectors is not None and self.store.vectors.kind == "chroma-embedded"
+        if not lock and (sqlite or embedded_vectors):  # the writer's vector index would not see this one's writes
+            self.store.read_only = self.inputs.read_only = (
+                "this engine was opened for reading (lock=False) beside the process that writes this data "
+                "dir: write through that process (or its `mirix serve`)")
         self.worker_id = new_worker_id()
         # ingestion's own searches (repeats, supersessions) read what was just written: the primary;
         # `search`, chat and /context read `self.reading` (a replica when `database_read_url` is set)
@@ -302,11 +307,17 @@ class Mirix(ScreenshotsMixin):
             raise InvalidInput("nothing to update")
         if fields.get("expires_at") is not None:
             fields["expires_at"] = parse_expiry(fields["expires_at"])
+        current = self.store.get(memory_id, user_id=user_id)  # MemoryNotFound past its expiry, as get says
+        limit = fields.get("limit")
+        if isinstance(current, CoreMemory) and isinstance(limit, int) and len(fields.get("value", current.value)) > limit:
+            raise InvalidInput(f"limit {limit} is below the {len(fields.get('value', current.value))} characters the "
+                               "block holds: shorten its value first")
         self.store.apply([UpdateOp(memory_id=memory_id, fields=fields)], user_id=user_id, actor=actor)
         return self.store.get(memory_id, user_id=user_id)
 
     def delete(self, memory_id: str, *, user_id: str, actor: str = "api") -> None:
         check_user(user_id)
+        self.store.get(memory_id, user_id=user_id)  # MemoryNotFound for one past its expiry, as get says
         self.store.apply([DeleteOp(memory_id=memory_id)], user_id=user_id, actor=actor)
 
     def undo(self, input_id: str, *, user_id: str, force: bool = False) -> builtins.list[MemoryChange]:
@@ -314,6 +325,8 @@ class Mirix(ScreenshotsMixin):
         restored (recorded as history events of actor `undo:<input id>`). A memory changed by a later
         input makes it refuse (InvalidInput naming it) unless `force`."""
         check_user(user_id)
+        if not isinstance(input_id, str) or not input_id.strip():
+            raise InvalidInput(f"input_id must be an input's id, not {input_id!r}")
         self.flush()  # a queued input's changes must exist before they can be taken back
         return self.runner.undo(input_id, user_id=user_id, force=force)
 
@@ -343,6 +356,8 @@ class Mirix(ScreenshotsMixin):
 
     def core_rewrite(self, label: str, value: str, *, user_id: str, actor: str = "api") -> CoreMemory:
         check_user(user_id)
+        if not isinstance(value, str):
+            raise InvalidInput(f"value must be a string, not {type(value).__name__}")
         return core_blocks.write_block(self.store, user_id, core_blocks.checked_label(label), value.strip(), actor=actor)
 
     # ------------------------------------------------------------ export / import

@@ -92,6 +92,19 @@ def test_bad_input_is_rejected_and_writes_nothing(mx, user_id, content, kwargs, 
     assert mx.store.count() == {}
 
 
+def test_odd_arguments_to_undo_and_the_core_blocks_are_invalid_input(mx_sqlite, user_id):
+    mx_sqlite.add("Carla planted tomatoes.", user_id=user_id)
+    mx_sqlite.core_append("human", "Likes gardening and long walks.", user_id=user_id)
+    block = mx_sqlite.core_memory(user_id=user_id)["human"]
+    mx_sqlite.update(block.id, {"tags": ["x"]}, user_id=user_id)  # an API edit: a history event without an input
+    for call, says in ((lambda: mx_sqlite.undo(None, user_id=user_id), "input_id must be an input's id"),
+                       (lambda: mx_sqlite.core_rewrite("human", None, user_id=user_id), "value must be a string"),
+                       (lambda: mx_sqlite.update(block.id, {"limit": 3}, user_id=user_id), "limit 3 is below the")):
+        with pytest.raises(InvalidInput, match=says):
+            call()
+    assert mx_sqlite.core_memory(user_id=user_id)["human"].value == block.value
+
+
 def test_counts_no_database_holds_are_refused(mx_sqlite, user_id):
     mx_sqlite.add("Carla planted tomatoes.", user_id=user_id)
     for call, says in ((lambda: mx_sqlite.list(user_id=user_id, offset=10**30), "offset .* larger than any count"),

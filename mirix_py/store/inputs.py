@@ -27,6 +27,7 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import CursorResult, Engine
 from sqlmodel import Session, col
 
+from mirix_py.errors import InvalidInput
 from mirix_py.records import InputKind, InputRecord, InputStatus, Message, utcnow
 from mirix_py.store.crypto import Cipher
 from mirix_py.store.tables import InputRow
@@ -68,6 +69,7 @@ class InputLog:
         self.cipher = cipher
         self.lease = timedelta(seconds=lease_s)
         self.redact = redact
+        self.read_only: str | None = None  # why no input may be logged (as `MemoryStore.read_only`)
 
     def _to_row(self, record: InputRecord) -> InputRow:
         content: dict = {"messages": [m.model_dump(mode="json") for m in record.messages], "metadata": record.metadata}
@@ -99,6 +101,8 @@ class InputLog:
     def append(self, records: Sequence[InputRecord], *, claimed_by: str | None = None) -> None:
         """Log inputs; with `claimed_by` they are logged already claimed by that worker (no other
         worker can take them between logging and processing)."""
+        if self.read_only is not None:
+            raise InvalidInput(self.read_only)
         now = utcnow()
         with Session(self.engine) as session:
             for record in records:

@@ -145,6 +145,8 @@ class MemoryStore:
         self.input_tags = InputTags(engine)  # the caller's ids of inputs, which memories cite beside them
         # texts a flow started embedding before its write (`embed_ahead`); `_embed_texts` takes them
         self.ahead = EmbeddingsAhead()
+        # why this store takes no write (an engine opened for reading beside the writer), or None
+        self.read_only: str | None = None
 
     # ------------------------------------------------------------ conversion
 
@@ -202,6 +204,8 @@ class MemoryStore:
         `keep_times`: an insert keeps the `created_at` and `updated_at` it carries (an import, a
         restored memory) instead of taking now.
         """
+        if self.read_only is not None:
+            raise InvalidInput(self.read_only)
         if not ops and not ledger:
             return []
         # Embed before taking the write lock (SQLite has one per database): plan once read-only,

@@ -35,7 +35,7 @@ KEY_CHECK = "mirix-backup-key-check"
 TABLES = ("memory", "memory_history", "input_log", "llm_usage", "api_key", "memory_vector")
 # made from other columns (PostgreSQL's tsvectors, the neighbours' words): a restore makes them again
 DERIVED_COLUMNS = ("tsv", "near", "near_tsv")
-DATE_COLUMNS = {"occurred_at", "created_at", "updated_at", "processed_at", "claimed_at", "revoked_at"}
+DATE_COLUMNS = {"occurred_at", "created_at", "updated_at", "processed_at", "claimed_at", "revoked_at", "expires_at"}
 
 
 def _reflect(name: str, metadata: MetaData, conn: Connection) -> Table:

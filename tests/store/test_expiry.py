@@ -116,6 +116,21 @@ def test_a_memory_can_be_given_an_expiry_and_have_it_taken_away(tmp_path, embedd
         assert mx.update(episode.id, user_id="ada", expires_at=None).expires_at is None
 
 
+def test_a_memory_past_its_expiry_is_not_found_by_update_or_delete_and_stays_expired(tmp_path, embedder):
+    with Mirix(tmp_path, embedder=embedder) as mx:
+        mx.add("My parking spot this month is P3-17.", user_id="ada")
+        episode = next(m for m in mx.list(user_id="ada") if m.memory_type.value == "episodic")
+        mx.store.set_expiry({episode.id: utcnow() - timedelta(seconds=1)}, user_id="ada")  # expired, not swept
+        events = len(mx.store.history(episode.id, user_id="ada"))
+        for call in (lambda: mx.update(episode.id, {"summary": "My parking spot is P9-99."}, user_id="ada"),
+                     lambda: mx.update(episode.id, {"expires_at": None}, user_id="ada"),
+                     lambda: mx.delete(episode.id, user_id="ada")):
+            with pytest.raises(MemoryNotFound):
+                call()
+        assert len(mx.store.history(episode.id, user_id="ada")) == events
+        assert not mx.search("parking spot", user_id="ada")
+
+
 def test_a_search_fills_its_limit_past_expired_memories_not_yet_deleted(tmp_path, embedder):
     with Mirix(tmp_path, embedder=embedder) as mx:
         for i in range(12):

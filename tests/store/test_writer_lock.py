@@ -66,6 +66,12 @@ def test_a_killed_holder_frees_it_and_readers_never_need_it(tmp_path):
     with Mirix(data, embedder=None, lock=False) as reader:  # reading beside the writer
         assert reader.list(user_id="ada") == []
         assert not writer_lock.held_here(data)
+        # its writes would miss the writer's vector index: refused, nothing logged
+        for write in (lambda: reader.add("Ada rows on Sundays.", user_id="ada"),
+                      lambda: reader.core_append("human", "Rows on Sundays.", user_id="ada")):
+            with pytest.raises(InvalidInput, match="opened for reading"):
+                write()
+        assert reader.store.count() == {} and reader.user_ids() == []
     holder.kill()
     holder.wait(timeout=60)
     with Mirix(data, embedder=None):  # SIGKILL dropped it: nothing stale

@@ -59,6 +59,21 @@ def test_backup_during_writes_then_restore(busy, user_id, tmp_path, embedder):
         copy.add("after restore: new memories get fresh history ids", user_id=user_id)
 
 
+def test_a_memory_that_expires_is_restored_with_its_expiry(mx, user_id, tmp_path, embedder):
+    from datetime import timedelta
+
+    from mirix_py.records import utcnow
+
+    when = (utcnow() + timedelta(days=7)).replace(microsecond=0)
+    mx.add("The door code this week is spring-lantern.", user_id=user_id, expires_at=when)
+    expiring = {m.id: m.expires_at for m in mx.list(user_id=user_id)}
+    mx.backup(tmp_path / "b.tar.gz")
+    key = (mx.settings.data_dir / "vault.key").read_text().strip()
+    with Mirix.restore(tmp_path / "b.tar.gz", tmp_path / "r", vault_key=key, embedder=embedder) as restored:
+        assert {m.id: m.expires_at for m in restored.list(user_id=user_id)} == expiring
+        assert set(expiring.values()) == {when}
+
+
 def test_restore_needs_the_right_key_and_an_empty_target(busy, tmp_path, embedder):
     from cryptography.fernet import Fernet
 
