@@ -77,6 +77,17 @@ _PROVENANCE_BY_ID = select(col(MemoryRow.id), col(MemoryRow.user_id), col(Memory
                            col(MemoryRow.actor)).where(col(MemoryRow.id).in_(bindparam("ids", expanding=True)))
 
 
+def _attributed(plan: _Planned, ledger: Sequence[str]) -> str | None:
+    """The one input of a batch of several that a change came from, or None: an insert citing one
+    of them alone, an update or merge adding the provenance of one alone (undo takes back what an
+    input caused, and most inputs queued with wait=False are processed in batches of several)."""
+    if len(ledger) < 2 or plan.after is None:
+        return None
+    cited = set(plan.after.source_ids) - (set(plan.before.source_ids) if plan.before is not None else set())
+    found = cited & set(ledger)
+    return next(iter(found)) if len(found) == 1 else None
+
+
 def _dedupe(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(i for i in items if i))
 
@@ -270,7 +281,8 @@ class MemoryStore:
                 session.add(HistoryRow(
                     memory_id=plan.memory_id, user_id=user_id, memory_type=plan.memory_type.value,
                     operation=plan.operation.value, before=before, after=None,
-                    actor=actor, input_id=input_id, created_at=utcnow(),
+                    actor=actor, input_id=input_id if input_id is not None else _attributed(plan, ledger),
+                    created_at=utcnow(),
                 ))
             write_pending()
             touched = {i for p in plans for m in (p.before, p.after) if m is not None

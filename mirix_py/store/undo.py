@@ -122,7 +122,7 @@ def undo_input(store, input_id: str, *, user_id: str, force: bool = False) -> li
     ids = touched_by(store, user_id, input_id)
     if not ids:
         raise InvalidInput(f"input {input_id!r} changed no memory of user {user_id!r} (or was processed in a "
-                           "batch of several inputs, whose changes are not attributed to one)")
+                           "batch of several inputs, and none of its changes cites it alone)")
     histories = {mid: store.history(mid, user_id=user_id, secrets=True) for mid in ids}
     plan = plan_undo(input_id, histories, decrypt=store.cipher.decrypt, force=force)
     if plan.conflicts:

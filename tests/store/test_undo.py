@@ -153,3 +153,18 @@ def test_plan_undo_is_pure_and_orders_deletions_first():
     plan = plan_undo("in_b", histories, decrypt=lambda t: t)
     assert [op.op for op in plan.ops] == ["delete", "insert"]
     assert plan.ops[1].memory.id == "sem_1" and not plan.conflicts
+
+
+def test_an_input_processed_in_a_batch_of_several_is_undone_alone(mx):
+    """Queued inputs (wait=False, REST's default, chat's exchanges) are processed in batches; what a
+    change cites of one input alone is that input's to take back."""
+    first = mx.add("Ada's brother Tom flies planes for a regional airline.", user_id=U, wait=False).input_ids[0]
+    second = mx.add("Ada bought a red kayak in Bergen last summer.", user_id=U, wait=False).input_ids[0]
+    mx.flush()
+    assert {h.memory.id for h in mx.search("kayak Bergen", user_id=U)}
+    changes = mx.undo(second, user_id=U)
+    assert changes and all(c.actor == f"undo:{second}" for c in changes)
+    texts = " ".join(m.search_text() for m in mx.list(user_id=U))
+    assert "kayak" not in texts and "regional airline" in texts
+    assert mx.undo(first, user_id=U)
+    assert mx.list(user_id=U) == []
