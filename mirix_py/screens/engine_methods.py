@@ -227,9 +227,13 @@ class ScreenshotsMixin:
 
     @staticmethod
     def _bare_frame(record: InputRecord) -> ScreenFrame:
-        """An input as a frame to group: id, capture time, app and window."""
-        return ScreenFrame(input_id=record.id, at=record.occurred_at, app=record.metadata.get("app"),
-                           window_title=record.metadata.get("window_title"))
+        """An input as a frame to group: id, capture time, app and window (a secret in a title, a
+        settings page's, replaced by its placeholder as in the memories)."""
+        from mirix_py.secrets.redaction import scrub
+
+        app, title = record.metadata.get("app"), record.metadata.get("window_title")
+        return ScreenFrame(input_id=record.id, at=record.occurred_at, app=scrub(app) if app else app,
+                           window_title=scrub(title) if title else title)
 
     def _screen_frame(self, record: InputRecord) -> ScreenFrame:
         """An input as a frame to show: with its OCR text, secrets replaced by placeholders (the log

@@ -9,7 +9,8 @@ from mirix_py.errors import InvalidInput
 from mirix_py.server.deps import Engine, User, give_write_position
 from mirix_py.server.errors import ApiError
 from mirix_py.server.limits import API_PREFIX
-from mirix_py.records import AddResult, InputStatus, MemoryChange
+from mirix_py.records import AddResult, InputRecord, InputStatus, MemoryChange
+from mirix_py.secrets.redaction import scrub
 from mirix_py.server.models import ErrorOut, InputStatusOut
 
 router = APIRouter(prefix=f"{API_PREFIX}/users/{{user_id}}/inputs", tags=["memories"])
@@ -23,7 +24,15 @@ def list_inputs(user_id: User, mx: Engine,
     was degraded, and a screenshot's app and window (`metadata`)."""
     records = [r for s in (status or list(InputStatus)) for r in mx.inputs.by_status(s, user_id=user_id)]
     records.sort(key=lambda r: r.created_at, reverse=True)
-    return [InputStatusOut.model_validate(r.model_dump(exclude={"messages"})) for r in records[:limit]]
+    return [_status_out(r) for r in records[:limit]]
+
+
+def _status_out(record: InputRecord) -> InputStatusOut:
+    """An input as listed: without its contents, and with a secret in its app or window title (a
+    settings page's title, say) replaced by a placeholder, as in its memories."""
+    data = record.model_dump(exclude={"messages"})
+    data["metadata"] = {key: scrub(value) for key, value in record.metadata.items()}
+    return InputStatusOut.model_validate(data)
 
 
 @router.post("/retry", response_model=list[AddResult])
@@ -47,7 +56,7 @@ def input_status(user_id: User, input_id: Annotated[str, PathParam(max_length=64
         raise ApiError(404, "not_found", f"no input {input_id!r} for this user")
     if record.status in (InputStatus.processed, InputStatus.degraded):
         give_write_position(response, mx, user_id)
-    return InputStatusOut.model_validate(record.model_dump(exclude={"messages"}))
+    return _status_out(record)
 
 
 @router.get("/{input_id}/thumbnail", response_class=FileResponse,

@@ -50,15 +50,15 @@ def add_screenshot(user_id: User, response: Response, mx: Engine, limits: Reques
             probe.verify()
         if width * height > limits.max_image_pixels:
             raise ApiError(413, "too_large", f"image is {width}x{height}, over {limits.max_image_pixels} pixels")
-        picture = Image.open(io.BytesIO(data))
-        picture.load()
     except ApiError:
         raise
     except Image.DecompressionBombError as exc:  # Pillow's own check, past ~179 MP: over our limit too
         raise ApiError(413, "too_large", f"image is over {limits.max_image_pixels} pixels ({exc})") from exc
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
-        raise ApiError(422, "invalid_input", f"not a readable image: {exc}") from exc
-    result = mx.add_screenshot(picture, user_id=user_id, captured_at=captured_at or utcnow(), app=app_name,
+        why = "not an image, or a format Pillow cannot read" if isinstance(exc, UnidentifiedImageError) else str(exc)
+        raise ApiError(422, "invalid_input", f"not a readable image: {why}") from exc
+    # the bytes, not a decoded picture: the engine's own check takes the formats it supports only
+    result = mx.add_screenshot(data, user_id=user_id, captured_at=captured_at or utcnow(), app=app_name,
                                window_title=window_title, wait=wait)
     response.status_code = 200 if wait else 202
     if result.input_ids:
