@@ -224,9 +224,11 @@ class Mirix(ScreenshotsMixin):
         self.inputs.release([r.id for r in records], self.worker_id)
 
     def _sweep(self) -> None:
-        """The background worker's idle sweep: inputs left pending, then memories past their expiry."""
+        """The background worker's idle sweep: inputs left pending, then memories and thumbnails past
+        their expiry."""
         self.maintenance.take_up_left()
         self.maintenance.delete_expired()
+        self.purge_thumbnails()
 
     def delete_expired(self) -> int:
         """Delete the memories past their expiry now (the background worker does it every minute

@@ -49,6 +49,7 @@ class ScreenshotConfig:
     measure_png_bytes: bool = True
 
     def __post_init__(self) -> None:
+        self._check_types()
         if not 0 < self.similarity_threshold <= 1:
             raise InvalidInput("similarity_threshold must be in (0, 1]")
         if self.workers is not None and self.workers < 0:
@@ -57,3 +58,32 @@ class ScreenshotConfig:
             raise InvalidInput("thumbnail_max_side must be at least 16 pixels")
         if self.thumbnail_retention is not None and self.thumbnail_retention <= timedelta(0):
             raise InvalidInput("thumbnail_retention must be positive (or None to keep thumbnails)")
+        if self.min_text_chars < 0:
+            raise InvalidInput("min_text_chars must be >= 0")
+        if self.vision_max_side < 64:
+            raise InvalidInput("vision_max_side must be at least 64 pixels")
+
+    def _check_types(self) -> None:
+        """Each setting of the type it names: `keep_thumbnails="false"` is a true string, and would
+        keep images the caller meant not to."""
+        flags = ("dedup", "keep_thumbnails", "keep_ocr_text", "measure_png_bytes")
+        counts = ("min_text_chars", "thumbnail_max_side", "vision_max_side")
+        for name in flags:
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidInput(f"{name} must be true or false, not {getattr(self, name)!r}")
+        for name in counts:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InvalidInput(f"{name} must be a whole number, not {value!r}")
+        if self.workers is not None and (isinstance(self.workers, bool) or not isinstance(self.workers, int)):
+            raise InvalidInput(f"workers must be a whole number or None, not {self.workers!r}")
+        if self.vision is not None and not isinstance(self.vision, bool):
+            raise InvalidInput(f"vision must be true, false or None, not {self.vision!r}")
+        if isinstance(self.similarity_threshold, bool) or not isinstance(self.similarity_threshold, (int, float)):
+            raise InvalidInput(f"similarity_threshold must be a number, not {self.similarity_threshold!r}")
+        if self.thumbnail_retention is not None and not isinstance(self.thumbnail_retention, timedelta):
+            raise InvalidInput(f"thumbnail_retention must be a timedelta or None, not {self.thumbnail_retention!r}")
+        if not isinstance(self.ocr, OcrConfig):
+            raise InvalidInput(f"ocr must be an OcrConfig, not {self.ocr!r}")
+        if not isinstance(self.batch, BatchPolicy):
+            raise InvalidInput(f"batch must be a BatchPolicy, not {self.batch!r}")

@@ -27,16 +27,30 @@ def user_thumbnail_dir(thumbnails_dir: Path, user_id: str) -> Path:
     return Path(thumbnails_dir) / hashlib.sha256(user_id.encode()).hexdigest()[:16]
 
 
-def kept_thumbnail(thumbnails_dir: Path, user_id: str, relative: str | None) -> Path | None:
-    """The file an input's `metadata["thumbnail"]` names, if it is still there and inside this
-    user's folder (a path reaching elsewhere is no thumbnail)."""
+def kept_thumbnail(thumbnails_dir: Path, user_id: str, relative: str | None,
+                   retention: timedelta | None = None, now: datetime | None = None) -> Path | None:
+    """The file an input's `metadata["thumbnail"]` names, if it is still there, inside this user's
+    folder (a path reaching elsewhere is no thumbnail) and not past `retention` (then it is deleted:
+    the purge runs when thumbnails are written and in the engine's idle sweep, which may be later)."""
     if not relative:
         return None
     own = user_thumbnail_dir(thumbnails_dir, user_id).resolve()
     path = (Path(thumbnails_dir) / relative).resolve()
     if not path.is_relative_to(own) or path.suffix != ".webp" or not path.is_file():
         return None
+    taken = _taken_at(path)
+    if retention is not None and (taken is None or taken < (now or utcnow()) - retention):
+        path.unlink(missing_ok=True)
+        return None
     return path
+
+
+def _taken_at(path: Path) -> datetime | None:
+    """When a thumbnail's frame was taken: its day folder and the time its name starts with."""
+    try:
+        return datetime.strptime(path.parent.name + path.name[:12], "%Y-%m-%d%H%M%S%f").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
 
 
 class Thumbnails:
@@ -92,8 +106,8 @@ class Thumbnails:
                     shutil.rmtree(day, ignore_errors=True)
                 elif day_start <= cutoff:
                     for file in day.glob("*.webp"):
-                        stamp = datetime.strptime(day.name + file.name[:12], "%Y-%m-%d%H%M%S%f").replace(tzinfo=timezone.utc)
-                        if stamp < cutoff:
+                        stamp = _taken_at(file)
+                        if stamp is not None and stamp < cutoff:
                             file.unlink(missing_ok=True)
                             removed += 1
         return removed

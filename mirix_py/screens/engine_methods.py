@@ -11,7 +11,7 @@ it talks to the host.
 from __future__ import annotations
 
 import threading
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence
 
@@ -188,7 +188,22 @@ class ScreenshotsMixin:
         if record is None or record.user_id != user_id:
             return None
         return screenshots_module().kept_thumbnail(Path(self.settings.data_dir) / "thumbnails", user_id,
-                                                   record.metadata.get("thumbnail"))
+                                                   record.metadata.get("thumbnail"), self._thumbnail_retention())
+
+    def _thumbnail_retention(self) -> timedelta | None:
+        return (self._screenshot_config or screenshot_config_from_env()).thumbnail_retention
+
+    def purge_thumbnails(self) -> int:
+        """Delete the thumbnails past their retention (the idle sweep does it too); returns how many."""
+        root = Path(self.settings.data_dir) / "thumbnails"
+        if not root.exists():  # none was ever kept (nor need the screenshot packages be installed)
+            return 0
+        retention = self._thumbnail_retention()
+        if retention is None:
+            return 0
+        module = screenshots_module()
+        thumbnails = module.Thumbnails(root, retention, module.IngestReport(), threading.RLock())
+        return int(thumbnails.purge())
 
     def screen_activity(self, *, user_id: str, since: datetime | str | None = None,
                         until: datetime | str | None = None, limit: int = 50) -> list[FrameGroup]:
@@ -244,7 +259,8 @@ class ScreenshotsMixin:
         raw = "\n".join(m.content for m in record.messages)
         thumbnail = record.metadata.get("thumbnail")
         kept = bool(thumbnail) and screenshots_module().kept_thumbnail(
-            Path(self.settings.data_dir) / "thumbnails", record.user_id, thumbnail) is not None
+            Path(self.settings.data_dir) / "thumbnails", record.user_id, thumbnail,
+            self._thumbnail_retention()) is not None
         return self._bare_frame(record).model_copy(update={"text": scrub(raw) if raw else None, "thumbnail": kept})
 
     def _screenshot_host(self) -> EngineScreenshotHost:

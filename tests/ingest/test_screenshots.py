@@ -432,6 +432,56 @@ def test_thumbnails_are_optional_small_and_expire(tmp_path, embedder, tesseract,
         engine.close()
 
 
+def test_a_thumbnail_past_its_retention_is_not_served_nor_kept(tmp_path, embedder, tesseract, synth):
+    """Written thumbnails were purged only when another was written: one past its retention stayed
+    on disk and was served."""
+    engine = Mirix(tmp_path / "data", embedder=embedder)
+    engine.configure_screenshots(workers=1, keep_thumbnails=True, thumbnail_retention=timedelta(days=1))
+    try:
+        now = datetime.now(timezone.utc)
+        shot = engine.add_screenshot(synth.frame("email"), user_id=USER, captured_at=now - timedelta(hours=20),
+                                     app="Mail")
+        input_id = shot.input_ids[0]
+        thumb = engine.screenshot_thumbnail(input_id, user_id=USER)
+        assert thumb is not None and thumb.exists()
+        engine.configure_screenshots(thumbnail_retention=timedelta(hours=1))  # now past it, no other write
+        assert engine.screenshot_thumbnail(input_id, user_id=USER) is None
+        assert not thumb.exists()
+        (group,) = engine.screen_activity(user_id=USER)
+        assert group.thumbnail_ids == []
+    finally:
+        engine.close()
+
+
+def test_the_idle_sweep_purges_thumbnails_past_their_retention(tmp_path, embedder, tesseract, synth):
+    engine = Mirix(tmp_path / "data", embedder=embedder)
+    engine.configure_screenshots(workers=1, keep_thumbnails=True, thumbnail_retention=timedelta(days=1))
+    try:
+        now = datetime.now(timezone.utc)
+        shot = engine.add_screenshot(synth.frame("email"), user_id=USER, captured_at=now - timedelta(hours=20),
+                                     app="Mail")
+        thumb = engine.screenshots.thumbnail_path(engine.input_status(shot.input_ids[0]).metadata["thumbnail"])
+        engine.configure_screenshots(thumbnail_retention=timedelta(hours=1))  # now past it
+        engine._sweep()
+        assert not thumb.exists()
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("setting, says", [
+    ({"keep_thumbnails": "false"}, "keep_thumbnails must be true or false"),
+    ({"batch": None}, "batch must be a BatchPolicy"),
+    ({"ocr": None}, "ocr must be an OcrConfig"),
+    ({"vision_max_side": 0}, "vision_max_side must be at least 64"),
+    ({"min_text_chars": -5}, "min_text_chars must be >= 0"),
+])
+def test_screenshot_settings_of_the_wrong_type_are_refused_when_set(mx, setting, says):
+    before = mx.configure_screenshots()
+    with pytest.raises(InvalidInput, match=says):
+        mx.configure_screenshots(**setting)
+    assert mx.configure_screenshots() == before
+
+
 def test_without_thumbnails_no_image_is_stored(mx, synth, tmp_path):
     mx.add_screenshot(synth.frame("editor"), user_id=USER, captured_at=None, app="Code")
     data = tmp_path / "data"
