@@ -14,9 +14,12 @@ most of its saving; optional downscaling trades accuracy for speed. Word confide
 
 from __future__ import annotations
 
+import io
 import logging
 import os
+import shlex
 import shutil
+import subprocess
 import threading
 import time
 from collections.abc import Mapping
@@ -404,10 +407,9 @@ def ocr_image(image: Image.Image, config: OcrConfig = OcrConfig(), *, cmd: str |
     started = time.perf_counter()
     scale = config.scale_for(image.height)
     prepared = prepare_for_ocr(image, config)
-    prepared.format = "PPM"  # pytesseract hands Tesseract a temp file; PGM is written ~10x faster than PNG
     try:
-        data = pytesseract.image_to_data(prepared, lang=config.lang, config=config.tesseract_args(),
-                                         output_type=pytesseract.Output.DICT, timeout=config.timeout)
+        data = _image_to_data(pytesseract, prepared, lang=config.lang, args=config.tesseract_args(),
+                              timeout=config.timeout)
     except pytesseract.TesseractNotFoundError as exc:
         raise TesseractMissing(f"the tesseract program was not found; {INSTALL_HINT}") from exc
     except pytesseract.TesseractError as exc:  # a RuntimeError: caught first
@@ -421,15 +423,34 @@ def ocr_image(image: Image.Image, config: OcrConfig = OcrConfig(), *, cmd: str |
                                 keep_tokens=config.keep_tokens)
 
 
+def _image_to_data(pytesseract, image: Image.Image, *, lang: str, args: str, timeout: float) -> dict:
+    """`pytesseract.image_to_data(..., output_type=DICT)` with the frame sent to Tesseract on stdin
+    and its TSV read from stdout. pytesseract's own call writes the whole frame, before its secret
+    lines are painted out, to a file in the system's temp dir, readable by other users and left
+    there when the process is killed; this writes none. Raises as pytesseract does."""
+    encoded = io.BytesIO()
+    image.save(encoded, format="PPM")  # PGM for a greyscale frame: written ~10x faster than PNG
+    command = [pytesseract.pytesseract.tesseract_cmd, "stdin", "stdout", "-l", lang,
+               "-c", "tessedit_create_tsv=1", *shlex.split(args)]
+    try:
+        done = subprocess.run(command, input=encoded.getvalue(), capture_output=True, timeout=timeout or None,
+                              env=dict(pytesseract.pytesseract.environ))
+    except FileNotFoundError as exc:
+        raise pytesseract.TesseractNotFoundError() from exc
+    except subprocess.TimeoutExpired as exc:
+        raise RuntimeError("Tesseract process timeout") from exc  # as pytesseract says it
+    if done.returncode:
+        raise pytesseract.TesseractError(done.returncode, done.stderr.decode("utf-8", "replace").strip())
+    return dict(pytesseract.pytesseract.file_to_dict(done.stdout.decode("utf-8", "replace"), "\t", -1))
+
+
 def _reread(pytesseract, prepared: Image.Image, data: dict, config: OcrConfig, scale: float) -> int:
     """Unsure secret-shaped words read again, closer (`ingest.reread`); the first reading stands
     when the second call fails."""
     args = replace(config, psm=6).tesseract_args()  # the stacked words are one uniform block
 
     def read(page: Image.Image) -> dict:
-        page.format = "PPM"
-        return pytesseract.image_to_data(page, lang=config.lang, config=args, output_type=pytesseract.Output.DICT,
-                                         timeout=config.timeout)
+        return _image_to_data(pytesseract, page, lang=config.lang, args=args, timeout=config.timeout)
 
     try:
         return reread_tokens(prepared, data, below=config.reread_below, factor=config.reread_scale / scale,

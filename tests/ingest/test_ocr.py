@@ -107,10 +107,13 @@ FAKE = """\
 if [ "$1" = "--version" ]; then echo "tesseract 5.3.0"; exit 0; fi
 if [ "$1" = "--list-langs" ]; then printf 'List of available languages (2):\\neng\\nosd\\n'; exit 0; fi
 echo "${OMP_THREAD_LIMIT:-unset}" >> "%(log)s"
-case "$(head -c 1 "$1" | od -An -c | tr -d ' ')" in P) ;; *) echo "Error in pixReadStream" >&2; exit 1;; esac
+# the frame comes on stdin (no file of it is written) and the TSV goes to stdout
+[ "$1" = "stdin" ] && [ "$2" = "stdout" ] || { echo "expected: tesseract stdin stdout ..." >&2; exit 2; }
+first="$(head -c 1 | od -An -c | tr -d ' ')"; cat > /dev/null
+case "$first" in P) ;; *) echo "Error in pixReadStream" >&2; exit 1;; esac
 if grep -q FAILME "%(flag)s" 2>/dev/null; then echo "Error: boom" >&2; exit 1; fi
-printf 'level\\tpage_num\\tblock_num\\tpar_num\\tline_num\\tword_num\\tleft\\ttop\\twidth\\theight\\tconf\\ttext\\n' > "$2.tsv"
-printf '5\\t1\\t1\\t1\\t1\\t1\\t10\\t10\\t40\\t12\\t95\\thello\\n' >> "$2.tsv"
+printf 'level\\tpage_num\\tblock_num\\tpar_num\\tline_num\\tword_num\\tleft\\ttop\\twidth\\theight\\tconf\\ttext\\n'
+printf '5\\t1\\t1\\t1\\t1\\t1\\t10\\t10\\t40\\t12\\t95\\thello\\n'
 """
 
 
@@ -155,6 +158,19 @@ def test_a_failing_frame_is_an_ocr_error_and_the_rest_go_through(fake_tesseract)
         flag.write_text("")
         again = pool.submit(Image.new("RGB", (200, 100))).result()
     assert ok.text == "hello" and isinstance(bad, OcrError) and "boom" in str(bad) and again.text == "hello"
+
+
+def test_no_file_of_the_frame_is_written(fake_tesseract, tmp_path, monkeypatch):
+    """pytesseract's own call saved the whole frame, secrets not yet painted out, in the system's
+    temp dir (mode 0644), and left it there when the process was killed during OCR."""
+    import tempfile
+
+    cmd, _, _ = fake_tesseract
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    assert OcrPool(workers=0, cmd=cmd).submit(Image.new("RGB", (200, 100))).result().text == "hello"
+    assert list(temp.iterdir()) == []
 
 
 def test_missing_tesseract_names_the_package(tmp_path):
