@@ -85,17 +85,15 @@ def test_real_tesseract_gets_a_chat_password_right_that_the_first_pass_misreads(
 
 
 def test_a_frame_without_unsure_tokens_costs_no_second_call(monkeypatch, tesseract):
-    import pytesseract
-
     image = Image.new("RGB", (640, 120), "white")
     ImageDraw.Draw(image).text((10, 40), "plain words only", fill="black")
     calls = []
-    original = pytesseract.image_to_data
+    original = ocr._image_to_data
 
     def counting(*args, **kwargs):
-        calls.append(kwargs.get("config"))
+        calls.append(kwargs.get("args"))
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(pytesseract, "image_to_data", counting)
+    monkeypatch.setattr(ocr, "_image_to_data", counting)
     ocr.ocr_image(image)
     assert len(calls) == 1
