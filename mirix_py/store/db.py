@@ -56,6 +56,7 @@ def make_engine(url: str, sqlite_driver: str = "auto") -> Engine:
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute("PRAGMA secure_delete=ON")  # a freed page is zeroed: no deleted memory stays in the file
             cur.execute("PRAGMA foreign_keys=ON")
             cur.close()
 

@@ -28,6 +28,7 @@ from mirix_py.records import (
     MASK, MEMORY_ADAPTER, EpisodicMemory, HistoryEvent, KnowledgeVaultMemory, Memory, MemoryBase, MemoryChange,
     MemoryType, Operation, memory_id_problem, new_memory_id, type_fields, utcnow,
 )
+from mirix_py.store.sqlite_erase import start_erasing, stop_erasing, truncate_log
 from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.embeddings import Embedder, EmbeddingsAhead
 from mirix_py.store.expiry import has_expired, unexpired
@@ -786,7 +787,9 @@ class MemoryStore:
 
     def delete_user(self, user_id: str) -> dict[str, int]:
         """Remove every row, vector, history event and input of a user."""
+        sqlite = self.engine.dialect.name == "sqlite"
         with Session(self.engine) as session:
+            erased = start_erasing(session.connection()) if sqlite else None
             # the inputs first: a batch writing for them holds them (`_ledger_rows`); once it has
             # committed, what it wrote is deleted below, and a batch after this finds them gone
             inputs = _deleted(session, sa_delete(InputRow).where(col(InputRow.user_id) == user_id))
@@ -800,8 +803,12 @@ class MemoryStore:
                 "inputs": inputs,
                 "usage": _deleted(session, sa_delete(UsageRow).where(col(UsageRow.user_id) == user_id)),
             }
+            if erased is not None:
+                stop_erasing(session.connection(), erased)
             session.commit()
             self._committed(session, user_id)  # the replica may still hold what was deleted
         if self.vectors is not None and not self.vectors.transactional:
             self.vectors.drop_user(user_id)
+        if sqlite and not truncate_log(self.engine):
+            log.warning("the write-ahead log was in use: the deleted user's old pages leave it at its next checkpoint")
         return counts

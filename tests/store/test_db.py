@@ -70,3 +70,26 @@ def test_a_relative_data_dir_stays_where_it_was_opened(tmp_path, embedder, monke
         monkeypatch.chdir(tmp_path.parent)
         assert mx.add("Carla bought seeds.", user_id="u").status.value == "processed"
         assert len(mx.list(user_id="u")) >= 2 and mx.settings.data_dir == tmp_path / "data"
+
+
+def test_a_deleted_user_leaves_no_byte_of_their_words_in_the_data_dir(tmp_path, embedder):
+    """Deleted rows stayed in free pages, the write-ahead log and FTS5's index segments (seven copies
+    of a deleted user's screen text were found in the file)."""
+    from mirix_py import Mirix
+
+    with Mirix(tmp_path / "data", embedder=embedder) as mx:
+        for i in range(30):
+            mx.add(f"Filler note {i}: Bob likes gardening and tomatoes number {i}.", user_id="bob")
+        mx.add("Diagnosis letter for Philomena Vasquezoyelaran about the zyxwquartz treatment.", user_id="ada")
+        mx.add("Philomena Vasquezoyelaran visited Quillbrook clinic twice.", user_id="ada", wait=False)
+        mx.flush()
+        mx.delete_user("ada")
+        assert mx.search("tomatoes", user_id="bob")
+
+        def found() -> list[str]:
+            words = (b"vasquezoyelaran", b"zyxwquartz", b"quillbrook")
+            return [str(f) for f in (tmp_path / "data").rglob("*") if f.is_file()
+                    and any(w in f.read_bytes().lower() for w in words)]
+
+        assert found() == []
+    assert found() == []
