@@ -85,6 +85,22 @@ def _rows_by_user(store: MemoryStore) -> dict[str, dict[str, str | None]]:
     return out
 
 
+def _without_rows(store: MemoryStore, ids: list[str]) -> list[str]:
+    """Those of `ids` with no row now. The diagnosis read the rows before the vectors: a memory
+    another engine wrote in between looked like an orphan, and repair deleted its vector."""
+    if not ids:
+        return []
+    with Session(store.engine) as session:
+        present = set(session.execute(select(col(MemoryRow.id)).where(col(MemoryRow.id).in_(ids))).scalars())
+    return [i for i in ids if i not in present]
+
+
+def _has_rows(store: MemoryStore, user_id: str) -> bool:
+    with Session(store.engine) as session:
+        return session.execute(select(col(MemoryRow.id)).where(col(MemoryRow.user_id) == user_id).limit(1)).first() \
+            is not None
+
+
 def diagnose(store: MemoryStore, data_dir: Path | None = None) -> DoctorReport:
     report = DoctorReport(embedder=store.embedder.name if store.embedder else None)
     if data_dir is not None:
@@ -205,12 +221,12 @@ def repair(store: MemoryStore, report: DoctorReport,
             todo += [(user_id, i) for i in ids]
         else:
             todo += [(user_id, i) for i in ids if i in missing]
-            gone = sorted(orphans & store.vectors.ids(user_id))
+            gone = _without_rows(store, sorted(orphans & store.vectors.ids(user_id)))
             if gone:
                 store.vectors.delete(user_id, gone)
                 repaired["orphans_deleted"] += len(gone)
     for user_id, name in store.vectors.users().items():  # collections of users with no rows left
-        if user_id not in rows:
+        if user_id not in rows and not _has_rows(store, user_id):
             repaired["orphans_deleted"] += store.vectors.count(user_id)
             store.vectors.drop_user(user_id)
     for start in progress(range(0, len(todo), EMBED_BATCH), (len(todo) + EMBED_BATCH - 1) // EMBED_BATCH):

@@ -244,3 +244,16 @@ def test_a_vector_no_search_reaches_is_reported_and_the_index_rebuilt(seeded, us
     assert lost in index.ids(user_id) and {m.id for m in seeded.list(user_id=user_id)} == before
     vector = index.get(user_id, [lost])[lost]
     assert index.query(user_id, vector, 3)[0][0] == lost
+
+
+def test_repair_keeps_the_vector_of_a_memory_written_after_the_diagnosis(seeded, user_id):
+    """A diagnosis reads the rows before the vectors: a memory another engine wrote in between looks
+    like an orphan. Repair deleted its vector; now it looks at the rows again first."""
+    from mirix_py.upkeep.doctor import diagnose, repair
+
+    ids = sorted(seeded.store.vectors.ids(user_id))
+    stale = diagnose(seeded.store)
+    stale.vectors_without_rows = [ids[0]]  # as a diagnosis racing that write saw it
+    repair(seeded.store, stale)
+    assert ids[0] in seeded.store.vectors.ids(user_id)
+    assert seeded.doctor().clean
