@@ -13,6 +13,8 @@ import time
 from datetime import datetime
 from typing import Any, Sequence
 
+from sqlalchemy.exc import OperationalError
+
 from mirix_py.agents.flow import Flow, FlowResult, RunCoroutine
 from mirix_py.agents.offline.flow import FALLBACK_SUFFIX
 from mirix_py.llm.meter import Meter
@@ -25,6 +27,8 @@ from mirix_py.secrets.redaction import scrub
 from mirix_py.store.inputs import InputLog
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.undo import undo_input
+
+DATABASE_RETRY_S = 1.0  # a worker's pause after a database error, before it claims again
 
 log = logging.getLogger("mirix_py")
 
@@ -54,6 +58,8 @@ class BatchRunner:
         meter = Meter()
         try:
             flow = self.run(self.flow.run(user_id, records, meter, input_id=single, skip_actors=done, images=images))
+        except OperationalError:  # the database went away: the caller's retry (the queue's, a worker's) takes it
+            raise
         except Exception as exc:  # a bug or an infrastructure fault outside the flow's own handling
             log.exception("update flow failed")
             flow = FlowResult(failures=[f"update flow: {type(exc).__name__}: {exc}"])
@@ -112,7 +118,8 @@ class BatchRunner:
 
     def work(self, batch_size: int) -> int:
         """Claim inputs in batches (pending ones and those of dead workers) and process them, one
-        batch per user, until none are left; returns how many."""
+        batch per user, until none are left; returns how many were processed. A batch that meets a
+        database error goes back to the log and is claimed again."""
         total = 0
         while True:
             records = self.inputs.claim(self.worker_id, limit=batch_size)
@@ -122,8 +129,21 @@ class BatchRunner:
             for record in records:
                 by_user.setdefault(record.user_id, []).append(record)
             for batch in by_user.values():
-                self.process(batch)
-            total += len(records)
+                try:
+                    self.process(batch)
+                except OperationalError as exc:  # a worker outlives a dropped connection; the batch waits
+                    log.warning("a batch of %d input(s) met a database error (%s); given back to the log",
+                                len(batch), type(exc.orig).__name__ if exc.orig is not None else exc)
+                    self._give_back(batch)
+                    time.sleep(DATABASE_RETRY_S)
+                    continue
+                total += len(batch)
+
+    def _give_back(self, batch: Sequence[InputRecord]) -> None:
+        try:
+            self.inputs.release([r.id for r in batch], self.worker_id)
+        except OperationalError:  # still down: the claims lapse after their lease, and any worker takes them
+            pass
 
     def retry_failed(self, *, user_id: str | None = None) -> list[AddResult]:
         """Run failed and degraded inputs again, one at a time."""

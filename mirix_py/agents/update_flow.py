@@ -23,6 +23,8 @@ from typing import Any, Mapping, Sequence
 
 from autogen_core.models import ChatCompletionClient
 
+from sqlalchemy.exc import OperationalError
+
 from mirix_py.agents.definitions import AgentDefinition, manager_for
 from mirix_py.agents.extractor import Extraction
 from mirix_py.agents.flow import FlowResult
@@ -108,6 +110,8 @@ class UpdateFlow:
                 result.changes += await asyncio.to_thread(self.store.apply, extraction.ops[memory_type],
                                                           user_id=user_id, actor=actor, input_id=input_id,
                                                           ledger=ledger)
+            except OperationalError:  # the database, not this input: the batch is tried again (managers done skip)
+                raise
             except Exception as exc:  # this type's writes failed; the others stand
                 failed[memory_type] = f"{actor}: {type(exc).__name__}: {exc}"
         if failed:

@@ -477,10 +477,19 @@ def worker(once: bool = typer.Option(False, "--once", help="Drain what is there,
         mx = Mirix(data_dir, resume=False)
     except StoreBusy as exc:
         _fail(exc)
+    from sqlalchemy.exc import OperationalError
+
     with mx:
         total = 0
         while True:
-            done = mx.work()
+            try:
+                done = mx.work()
+            except OperationalError as exc:  # the database is away: look again after the poll
+                err.print(f"the database did not answer ({type(exc.orig).__name__ if exc.orig else exc}); "
+                          f"trying again in {poll:g} s", soft_wrap=True)
+                done = 0
+                if once:
+                    raise typer.Exit(1) from exc
             total += done
             if done:
                 console.print(f"processed {done} input(s) ({total} so far)")

@@ -43,6 +43,30 @@ def test_a_batch_that_raises_is_tried_again_until_it_is_processed(tmp_path, embe
         assert any("Miso" in h.text for h in mx.search("What is my cat called?", user_id="ada"))
 
 
+def test_a_manager_whose_write_loses_the_database_is_tried_again_not_failed(tmp_path, embedder, monkeypatch):
+    """A manager's write that raised for the database (a dropped connection) was caught as that
+    manager's failure: the input ended `failed`, and nothing tried it again."""
+    with Mirix(tmp_path, embedder=embedder) as mx:
+        mx._queue.retry_base_s = 0.01
+        monkeypatch.setattr(mx.store, "apply", failing(1, mx.store.apply))
+        added = mx.add("I adopted a cat named Miso last spring.", user_id="ada", wait=False)
+        mx.flush(timeout=120)
+        assert mx.input_status(added.input_ids[0]).status.value == "processed"
+        assert any("Miso" in h.text for h in mx.search("What is my cat called?", user_id="ada"))
+        assert len(mx.list(user_id="ada", memory_types=["episodic"])) == 1  # no manager wrote twice
+
+
+def test_a_worker_outlives_a_database_error_and_gives_its_batch_back(tmp_path, embedder, monkeypatch):
+    from mirix_py.agents import batch_runner
+
+    monkeypatch.setattr(batch_runner, "DATABASE_RETRY_S", 0.0)
+    with Mirix(tmp_path, embedder=embedder, resume=False) as mx:
+        mx.inputs.append([note()])
+        monkeypatch.setattr(mx.runner, "process", failing(1, mx.runner.process))
+        assert mx.work() == 1  # the batch met the error, went back to the log, and was claimed again
+        assert [r.status for r in mx.inputs.by_status(InputStatus.processed, user_id="ada")] == [InputStatus.processed]
+
+
 def test_retries_wait_longer_each_time_and_stop(monkeypatch):
     """After `retries` failed tries the batch leaves the queue (its inputs stay in the input log)."""
     tries: list[float] = []

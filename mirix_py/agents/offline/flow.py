@@ -13,6 +13,8 @@ import logging
 from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Sequence
 
+from sqlalchemy.exc import OperationalError
+
 from mirix_py.agents import core_blocks
 from mirix_py.agents.extractor import Extraction
 from mirix_py.agents.flow import FlowResult
@@ -136,6 +138,8 @@ class OfflineFlow:
             try:
                 result.changes += self.store.apply(extraction.ops[memory_type], user_id=batch.user_id, actor=actor,
                                                    input_id=input_id, ledger=ledger)
+            except OperationalError:  # the database, not this input: the batch is tried again (managers done skip)
+                raise
             except Exception as exc:  # one manager failing leaves the others' writes intact
                 log.exception("%s failed", actor)
                 result.failures.append(f"{actor}: {type(exc).__name__}: {exc}")
