@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Literal, Sequence
 
 from mirix_py.agents import core_blocks
+from mirix_py.agents.user_locks import UserLocks
 from mirix_py.agents.batch_runner import BatchRunner
 from mirix_py.agents.chat_turn import chat_turn
 from mirix_py.agents.definitions import load_definitions
@@ -127,8 +128,10 @@ class Mirix(ScreenshotsMixin):
         # seen with a user deleted while the first batch embedded ahead)
         import numpy  # noqa: F401
         self._loop = LoopThread()  # model clients stay on one event loop
+        self.user_locks = UserLocks()  # one writer of a user at a time in this engine
         self.runner = BatchRunner(self.store, self.inputs, flows.update, fallback=flows.offline,
-                                  run=self.run_on_model_loop, worker_id=self.worker_id, mode=self.mode)
+                                  run=self.run_on_model_loop, worker_id=self.worker_id, mode=self.mode,
+                                  user_locks=self.user_locks)
         self._queue = BackgroundQueue(self._process_queued, batch_size=self.settings.batch_size,
                                       max_wait_s=self.settings.batch_seconds,
                                       sweep=self._sweep if resume and lock else None,
@@ -354,13 +357,16 @@ class Mirix(ScreenshotsMixin):
 
     def core_append(self, label: str, text: str, *, user_id: str, actor: str = "api") -> CoreMemory:
         check_user(user_id)
-        return core_blocks.append_line(self.store, user_id, core_blocks.checked_label(label), text, actor=actor)
+        with self.user_locks(user_id):  # the block read and rewritten whole: no other writer of the user meanwhile
+            return core_blocks.append_line(self.store, user_id, core_blocks.checked_label(label), text, actor=actor)
 
     def core_rewrite(self, label: str, value: str, *, user_id: str, actor: str = "api") -> CoreMemory:
         check_user(user_id)
         if not isinstance(value, str):
             raise InvalidInput(f"value must be a string, not {type(value).__name__}")
-        return core_blocks.write_block(self.store, user_id, core_blocks.checked_label(label), value.strip(), actor=actor)
+        with self.user_locks(user_id):
+            return core_blocks.write_block(self.store, user_id, core_blocks.checked_label(label), value.strip(),
+                                           actor=actor)
 
     # ------------------------------------------------------------ export / import
 

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 from sqlalchemy.exc import OperationalError
 
 from mirix_py.agents.flow import Flow, FlowResult, RunCoroutine
+from mirix_py.agents.user_locks import UserLocks
 from mirix_py.agents.offline.flow import FALLBACK_SUFFIX
 from mirix_py.llm.meter import Meter
 from mirix_py.tools.ops import DeleteOp
@@ -38,8 +39,9 @@ class BatchRunner:
     be a model's flow; `fallback` is the offline rules' flow."""
 
     def __init__(self, store: MemoryStore, inputs: InputLog, flow: Flow, *, fallback: Flow, run: RunCoroutine,
-                 worker_id: str, mode: Mode) -> None:
+                 worker_id: str, mode: Mode, user_locks: UserLocks | None = None) -> None:
         self.store = store
+        self.user_locks = user_locks or UserLocks()  # one batch of a user at a time (`agents.user_locks`)
         self.inputs = inputs
         self.flow = flow
         self.fallback = fallback
@@ -48,8 +50,13 @@ class BatchRunner:
         self.mode = mode
 
     def process(self, records: Sequence[InputRecord], *, images: dict[str, Any] | None = None) -> AddResult:
-        """Run the flow over one batch of one user and mark its inputs. `images` (input id ->
-        downscaled frame) go to a vision-capable model with the batch; the offline rules read text only."""
+        """Run the flow over one batch of one user and mark its inputs, while no other batch of that
+        user runs in this engine. `images` (input id -> downscaled frame) go to a vision-capable model
+        with the batch; the offline rules read text only."""
+        with self.user_locks(records[0].user_id):
+            return self._process(records, images=images)
+
+    def _process(self, records: Sequence[InputRecord], *, images: dict[str, Any] | None) -> AddResult:
         ids = [r.id for r in records]
         user_id = records[0].user_id
         single = ids[0] if len(ids) == 1 else None

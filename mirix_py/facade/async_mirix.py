@@ -174,6 +174,9 @@ class AsyncMirix:
     async def delete_expired(self) -> int:
         return await asyncio.to_thread(self.sync.delete_expired)
 
+    async def purge_thumbnails(self) -> int:
+        return await asyncio.to_thread(self.sync.purge_thumbnails)
+
     async def core_append(self, label: str, text: str, *, user_id: str, actor: str = "api") -> CoreMemory:
         return await asyncio.to_thread(self.sync.core_append, label, text, user_id=user_id, actor=actor)
 
