@@ -128,7 +128,7 @@ class Mirix(ScreenshotsMixin):
         # seen with a user deleted while the first batch embedded ahead)
         import numpy  # noqa: F401
         self._loop = LoopThread()  # model clients stay on one event loop
-        self.user_locks = UserLocks()  # one writer of a user at a time in this engine
+        self.user_locks = UserLocks(self.engine)  # one writer of a user at a time (across engines on PostgreSQL)
         self.runner = BatchRunner(self.store, self.inputs, flows.update, fallback=flows.offline,
                                   run=self.run_on_model_loop, worker_id=self.worker_id, mode=self.mode,
                                   user_locks=self.user_locks)
@@ -317,13 +317,15 @@ class Mirix(ScreenshotsMixin):
         if isinstance(current, CoreMemory) and isinstance(limit, int) and len(fields.get("value", current.value)) > limit:
             raise InvalidInput(f"limit {limit} is below the {len(fields.get('value', current.value))} characters the "
                                "block holds: shorten its value first")
-        self.store.apply([UpdateOp(memory_id=memory_id, fields=fields)], user_id=user_id, actor=actor)
+        with self.user_locks(user_id):  # an undo's plan is read and applied in one turn of the user
+            self.store.apply([UpdateOp(memory_id=memory_id, fields=fields)], user_id=user_id, actor=actor)
         return self.store.get(memory_id, user_id=user_id)
 
     def delete(self, memory_id: str, *, user_id: str, actor: str = "api") -> None:
         check_user(user_id)
         self.store.get(memory_id, user_id=user_id)  # MemoryNotFound for one past its expiry, as get says
-        self.store.apply([DeleteOp(memory_id=memory_id)], user_id=user_id, actor=actor)
+        with self.user_locks(user_id):
+            self.store.apply([DeleteOp(memory_id=memory_id)], user_id=user_id, actor=actor)
 
     def undo(self, input_id: str, *, user_id: str, force: bool = False) -> builtins.list[MemoryChange]:
         """Revert every change one input caused: its inserts deleted, its updates and deletions
@@ -333,7 +335,8 @@ class Mirix(ScreenshotsMixin):
         if not isinstance(input_id, str) or not input_id.strip():
             raise InvalidInput(f"input_id must be an input's id, not {input_id!r}")
         self.flush()  # a queued input's changes must exist before they can be taken back
-        return self.runner.undo(input_id, user_id=user_id, force=force)
+        with self.user_locks(user_id):  # the history read and the reverts written in one turn of the user
+            return self.runner.undo(input_id, user_id=user_id, force=force)
 
     def delete_user(self, user_id: str) -> dict[str, int]:
         """Delete every memory, input, history event and usage row of the user. What this engine still

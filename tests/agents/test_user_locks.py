@@ -41,3 +41,18 @@ def test_the_same_turn_added_at_once_is_one_memory_as_it_is_one_after_the_other(
     with Mirix(tmp_path / "together", embedder=embedder) as mx:
         _together(3, lambda i: mx.add(message, user_id="ada"))
         assert mx.store.count(user_id="ada") == one_by_one
+
+
+def test_two_engines_on_postgresql_take_turns_for_a_user(tmp_path, embedder, pgvector_schema_url):
+    """Engines of other processes or machines share a database: each append read the block another
+    engine was rewriting (16 of 30 lines lost across three engines)."""
+    engines = [Mirix(tmp_path / f"e{i}", embedder=embedder, database_url=pgvector_schema_url,
+                     vector_store="pgvector") for i in range(2)]
+    try:
+        _together(2, lambda i: [engines[i].core_append("human", f"Likes hike number {i}-{j} in the Alps.",
+                                                       user_id="ada") for j in range(10)])
+        blocks = [m for m in engines[0].list(user_id="ada", memory_types=["core"]) if m.label == "human"]
+        assert len(blocks) == 1 and len(blocks[0].value.splitlines()) == 20
+    finally:
+        for mx in engines:
+            mx.close()
