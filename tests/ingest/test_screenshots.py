@@ -432,40 +432,37 @@ def test_thumbnails_are_optional_small_and_expire(tmp_path, embedder, tesseract,
         engine.close()
 
 
-def test_a_thumbnail_past_its_retention_is_not_served_nor_kept(tmp_path, embedder, tesseract, synth):
+@pytest.fixture
+def aged_thumbnail(tmp_path, embedder, tesseract, synth):
+    """(engine, input id, thumbnail path) of a frame taken 20 hours ago under a retention of a day."""
+    engine = Mirix(tmp_path / "data", embedder=embedder)
+    engine.configure_screenshots(workers=1, keep_thumbnails=True, thumbnail_retention=timedelta(days=1))
+    try:
+        shot = engine.add_screenshot(synth.frame("email"), user_id=USER,
+                                     captured_at=datetime.now(timezone.utc) - timedelta(hours=20), app="Mail")
+        thumb = engine.screenshot_thumbnail(shot.input_ids[0], user_id=USER)
+        assert thumb is not None and thumb.exists()
+        yield engine, shot.input_ids[0], thumb
+    finally:
+        engine.close()
+
+
+def test_a_thumbnail_past_its_retention_is_not_served_nor_kept(aged_thumbnail):
     """Written thumbnails were purged only when another was written: one past its retention stayed
     on disk and was served."""
-    engine = Mirix(tmp_path / "data", embedder=embedder)
-    engine.configure_screenshots(workers=1, keep_thumbnails=True, thumbnail_retention=timedelta(days=1))
-    try:
-        now = datetime.now(timezone.utc)
-        shot = engine.add_screenshot(synth.frame("email"), user_id=USER, captured_at=now - timedelta(hours=20),
-                                     app="Mail")
-        input_id = shot.input_ids[0]
-        thumb = engine.screenshot_thumbnail(input_id, user_id=USER)
-        assert thumb is not None and thumb.exists()
-        engine.configure_screenshots(thumbnail_retention=timedelta(hours=1))  # now past it, no other write
-        assert engine.screenshot_thumbnail(input_id, user_id=USER) is None
-        assert not thumb.exists()
-        (group,) = engine.screen_activity(user_id=USER)
-        assert group.thumbnail_ids == []
-    finally:
-        engine.close()
+    engine, input_id, thumb = aged_thumbnail
+    engine.configure_screenshots(thumbnail_retention=timedelta(hours=1))  # now past it, no other write
+    assert engine.screenshot_thumbnail(input_id, user_id=USER) is None
+    assert not thumb.exists()
+    (group,) = engine.screen_activity(user_id=USER)
+    assert group.thumbnail_ids == []
 
 
-def test_the_idle_sweep_purges_thumbnails_past_their_retention(tmp_path, embedder, tesseract, synth):
-    engine = Mirix(tmp_path / "data", embedder=embedder)
-    engine.configure_screenshots(workers=1, keep_thumbnails=True, thumbnail_retention=timedelta(days=1))
-    try:
-        now = datetime.now(timezone.utc)
-        shot = engine.add_screenshot(synth.frame("email"), user_id=USER, captured_at=now - timedelta(hours=20),
-                                     app="Mail")
-        thumb = engine.screenshots.thumbnail_path(engine.input_status(shot.input_ids[0]).metadata["thumbnail"])
-        engine.configure_screenshots(thumbnail_retention=timedelta(hours=1))  # now past it
-        engine._sweep()
-        assert not thumb.exists()
-    finally:
-        engine.close()
+def test_the_idle_sweep_purges_thumbnails_past_their_retention(aged_thumbnail):
+    engine, _, thumb = aged_thumbnail
+    engine.configure_screenshots(thumbnail_retention=timedelta(hours=1))  # now past it
+    engine._sweep()
+    assert not thumb.exists()
 
 
 @pytest.mark.parametrize("setting, says", [
