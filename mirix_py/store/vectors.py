@@ -8,6 +8,7 @@ Chroma: no documents, never a vault secret.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import re
@@ -16,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, Sequence, TypeGuard
+from typing import TYPE_CHECKING, Any, Protocol, Sequence, TypeGuard, TypeVar
 from urllib.parse import urlparse
 
 from mirix_py.errors import InvalidInput
@@ -125,6 +126,30 @@ def _unwritten_as_empty(query: Callable[[], dict]) -> dict:
             if attempt == 0:
                 time.sleep(0.05)
     return {"ids": [[]], "distances": [[]], "metadatas": [[]]}  # a new one: callers may extend it
+
+
+
+T = TypeVar("T")
+
+
+def _reopening(method: Callable[..., T]) -> Callable[..., T]:
+    """A user's collection that another engine dropped (its `delete_user`, a `doctor` rebuild) is
+    opened again: the handle this engine keeps names a collection that is gone, and every write,
+    search and `doctor` of that user raised `NotFoundError` until a restart."""
+
+    @functools.wraps(method)
+    def call(self: "ChromaVectorIndex", user_id: str, *args: Any, **kwargs: Any) -> T:
+        try:
+            return method(self, user_id, *args, **kwargs)
+        except Exception as exc:
+            from chromadb.errors import NotFoundError  # imported by then: a call reached Chroma
+
+            if not isinstance(exc, NotFoundError):
+                raise
+            self._collections.pop(collection_name(user_id), None)
+            return method(self, user_id, *args, **kwargs)
+
+    return call
 
 
 class ChromaVectorIndex:
@@ -252,6 +277,7 @@ class ChromaVectorIndex:
         self._collections[name] = coll
         return coll
 
+    @_reopening
     def upsert(self, user_id: str, items: Sequence[VectorItem]) -> None:
         if not items:
             return
@@ -264,6 +290,7 @@ class ChromaVectorIndex:
             self._kept.upserted(user_id, [i.id for i in items], [i.embedding for i in items],
                                 [i.memory_type for i in items])
 
+    @_reopening
     def query(self, user_id: str, embedding: list[float], k: int,
               memory_types: Sequence[str] | None = None) -> list[tuple[str, float]]:
         """(id, cosine similarity) best first."""
@@ -349,6 +376,7 @@ class ChromaVectorIndex:
             exact["metadatas"] = [[meta[i] for i in ids]]
         return exact
 
+    @_reopening
     def delete(self, user_id: str, ids: Sequence[str]) -> None:
         coll = self._collection(user_id, create=False)
         if coll is not None and ids:
@@ -356,18 +384,21 @@ class ChromaVectorIndex:
             if self._kept is not None:
                 self._kept.deleted(user_id, list(ids))
 
+    @_reopening
     def ids(self, user_id: str) -> set[str]:
         coll = self._collection(user_id, create=False)
         if coll is None:
             return set()
         return set(coll.get(include=[])["ids"])
 
+    @_reopening
     def count(self, user_id: str) -> int:
         coll = self._collection(user_id, create=False)
         if coll is None:
             return 0
         return coll.count()
 
+    @_reopening
     def get(self, user_id: str, ids: Sequence[str]) -> dict[str, list[float]]:
         """id -> stored vector, for those of `ids` the index holds."""
         coll = self._collection(user_id, create=False)
@@ -403,6 +434,7 @@ class ChromaVectorIndex:
         for offset in range(0, total, page):
             yield coll.get(include=include, limit=page, offset=offset)
 
+    @_reopening
     def unreachable(self, user_id: str, k: int = 10) -> list[str]:
         """Ids that a query with their own stored vector does not return. Chroma's HNSW graph can
         lose a live node after updates and deletes while `get` still returns it
@@ -421,6 +453,7 @@ class ChromaVectorIndex:
                 lost += lost_in_results(own, result["ids"], result["distances"])
         return lost
 
+    @_reopening
     def rebuild(self, user_id: str) -> int:
         """Re-create the user's collection from its stored vectors (a fresh graph reaches every
         node); returns how many. A crash in between leaves rows without vectors, which `doctor`

@@ -170,3 +170,31 @@ def test_a_query_by_type_whose_filtered_query_comes_back_short_scans_that_type_e
     assert filtered == [None, {"memory_type": {"$in": ["episodic"]}}]  # the nearest 32, then the filtered query
     assert [i for i, _ in hits] == ids and hits[0][0] == "m5"
     assert [s for _, s in hits] == pytest.approx([1.0 - d for d in distances], abs=1e-5)
+
+
+def test_an_engine_reopens_a_collection_another_engine_dropped(tmp_path, embedder, pg_schema_url, chroma_url,
+                                                              monkeypatch):
+    """PostgreSQL and a Chroma server shared by two engines: after one deleted a user, the other kept
+    a handle on the dropped collection, and its writes, searches and doctor for that user failed
+    (`NotFoundError`) until it was restarted."""
+    import uuid
+
+    from cryptography.fernet import Fernet
+
+    from mirix_py.engine import Mirix
+
+    monkeypatch.setenv("MIRIX_VAULT_KEY", Fernet.generate_key().decode())  # engines of one deployment share it
+    layout = {"database_url": pg_schema_url, "chroma_url": chroma_url.rstrip("/") + "/t_" + uuid.uuid4().hex[:12]}
+    a = Mirix(tmp_path / "a", embedder=embedder, **layout)
+    b = Mirix(tmp_path / "b", embedder=embedder, **layout)
+    try:
+        a.add("Ada paddles a red kayak on the fjord.", user_id="ada")
+        assert a.search("kayak", user_id="ada", method="embedding")
+        b.delete_user("ada")
+        a.add("Ada keeps bees on the roof of the barn.", user_id="ada")
+        assert "bees" in a.search("beehives on the roof", user_id="ada", method="embedding")[0].memory.search_text()
+        assert a.doctor().clean, a.doctor().summary()
+        assert b.doctor().clean, b.doctor().summary()
+    finally:
+        a.close()
+        b.close()
