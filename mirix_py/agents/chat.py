@@ -530,8 +530,9 @@ class ChatFlow:
         bounds = self.bounds.for_agent(self.definition.model)
 
         async def run(with_tools: bool) -> str:
+            client = self._metered(meter, "chat_agent", definition.model)
             agent = AssistantAgent(name=definition.name,
-                                   model_client=self._metered(meter, "chat_agent", definition.model),
+                                   model_client=client,
                                    tools=[search_tool(search_in_memory)] if with_tools else None,
                                    system_message=system, reflect_on_tool_use=True if with_tools else None,
                                    max_tool_iterations=2)
@@ -540,6 +541,8 @@ class ChatFlow:
                                                 timeout=3 * bounds.timeout_s + 5)
             except asyncio.TimeoutError:
                 raise ModelCallFailed(f"the answer timed out after {3 * bounds.timeout_s:g} s") from None
+            if client.last_finish_reason == "length":  # a cut answer is no answer (and is not remembered)
+                raise ModelCallFailed(f"the answer was cut at its bound of {bounds.max_tokens} tokens")
             # a text message's (or tool-call summary's) content; any other final message as its text
             return result.messages[-1].to_text()
 

@@ -33,6 +33,7 @@ class MeteredClient(ChatCompletionClient):
         self._meter = meter
         self._agent = agent
         self._extra = dict(extra_args or {})  # e.g. the agent's completion bound, sent with every call
+        self.last_finish_reason: str | None = None  # the newest reply's ("length": cut at its token bound)
 
     async def create(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = [],
                      tool_choice: Any = "auto", json_output: Any = None, extra_create_args: Mapping[str, Any] = {},
@@ -44,6 +45,7 @@ class MeteredClient(ChatCompletionClient):
         if tool_choice != "auto":
             kwargs["tool_choice"] = tool_choice
         result = await self._inner.create([with_text_content(m) for m in messages], **kwargs)
+        self.last_finish_reason = result.finish_reason
         ended = time.perf_counter()
         usage = result.usage
         estimated = not (usage and (usage.prompt_tokens or usage.completion_tokens))

@@ -959,3 +959,20 @@ def test_an_answer_holding_what_no_backend_stores_is_cleaned_and_the_question_ke
     assert response.answer.startswith("Tom is a pilot") and "\x00" not in response.answer
     mx.flush()
     assert any("zebra-marker" in m.search_text() for m in mx.list(user_id="ada"))
+
+
+def test_a_chat_answer_cut_at_its_token_bound_falls_back_and_is_not_remembered(make_mx):
+    def script(req: ScriptRequest):
+        if req.agent == "chat_agent":
+            return CreateResult(finish_reason="length", content="Tom is a pil",
+                                usage=RequestUsage(prompt_tokens=0, completion_tokens=400), cached=False)
+        return good(req)
+
+    mx, _ = make_mx(script)
+    mx.add([{"role": "user", "name": "Ada", "content": "My brother Tom is a pilot."}], user_id="ada", occurred_at=WHEN)
+    response = mx.chat("What does Tom do, zebra-marker?", user_id="ada")
+    assert response.fallback and "cut at its bound" in response.fallback
+    mx.flush()
+    memories = [m.search_text() for m in mx.list(user_id="ada")]
+    assert any("zebra-marker" in text for text in memories)
+    assert not any(text.rstrip().endswith("Tom is a pil") for text in memories)
