@@ -324,6 +324,30 @@ def test_a_failing_manager_keeps_other_writes_and_marks_input_failed(mx_sqlite, 
     assert mx_sqlite.list(user_id=user_id, memory_types=["semantic"])
 
 
+def test_an_input_a_manager_fails_on_does_not_fail_its_batch_mates(mx_sqlite, user_id, monkeypatch):
+    """Inputs queued together are one batch: a manager that raised on one input's content marked every
+    input of the batch failed. Each now runs again alone for that manager."""
+    from mirix_py.agents.offline import managers
+
+    real = managers.semantic_ops
+
+    def fails_on_poison(batch, lookup):
+        if any("POISON" in m.text for m in batch.messages):
+            raise RuntimeError("semantic rules exploded")
+        return real(batch, lookup)
+
+    monkeypatch.setattr(managers, "semantic_ops", fails_on_poison)
+    good = mx_sqlite.add("Bob is my brother and he lives in Paris.", user_id=user_id, wait=False).input_ids[0]
+    bad = mx_sqlite.add("POISON: Carla is my sister and she lives in Rome.", user_id=user_id, wait=False).input_ids[0]
+    mx_sqlite.flush()
+    assert mx_sqlite.input_status(good).status.value == "processed"
+    failed = mx_sqlite.input_status(bad)
+    assert failed.status.value == "failed" and "semantic" in failed.error
+    facts = " ".join(m.search_text() for m in mx_sqlite.list(user_id=user_id, memory_types=["semantic"]))
+    assert "Paris" in facts and "Rome" not in facts
+    assert len(mx_sqlite.list(user_id=user_id, memory_types=["episodic"])) == 2  # no manager wrote twice
+
+
 def _parameters(method) -> list[tuple[str, object, object]]:
     return [(p.name, p.kind, p.default) for p in inspect.signature(method).parameters.values()]
 

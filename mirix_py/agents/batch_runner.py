@@ -73,6 +73,8 @@ class BatchRunner:
         usage = LLMUsage(**meter.summary(), wall_seconds=round(time.perf_counter() - started, 4))
         if self.mode == "llm":
             self.store.record_usage(user_id, "update", usage.model_dump())
+        if flow.failures and len(records) > 1:
+            return self._one_by_one(records, flow, usage, resumed=bool(done), images=images)
         if flow.failures:
             status, error = InputStatus.failed, "; ".join(flow.failures + flow.degraded)
         elif flow.degraded:
@@ -84,6 +86,22 @@ class BatchRunner:
         self.inputs.mark(ids, status, error, refused=[scrub(r) for r in flow.rejected])
         return AddResult(input_ids=ids, status=status, changes=flow.changes, mode=self.mode, error=error,
                          routed=flow.routed, left_out=flow.left_out, usage=usage, rejected=[scrub(r) for r in flow.rejected])
+
+    def _one_by_one(self, records: Sequence[InputRecord], flow: FlowResult, usage: LLMUsage, *, resumed: bool,
+                    images: dict[str, Any] | None) -> AddResult:
+        """A manager failed on a batch of several inputs: what one input holds may be what it failed
+        on, so each input runs again alone (the managers that wrote for the batch are done for each
+        of them and are skipped), and only an input that fails alone is marked failed."""
+        self.expire(records[0].user_id, records, flow.changes, resumed=resumed)
+        alone = [self._process([r], images={r.id: images[r.id]} if images and r.id in images else None)
+                 for r in records]
+        statuses = {r.status for r in alone}
+        status = next((s for s in (InputStatus.failed, InputStatus.degraded) if s in statuses), InputStatus.processed)
+        errors = [f"{r.input_ids[0]}: {r.error}" for r in alone if r.error]
+        return AddResult(input_ids=[r.id for r in records], status=status,
+                         changes=[*flow.changes, *(c for r in alone for c in r.changes)], mode=self.mode,
+                         error="; ".join(errors) or None, routed=flow.routed, left_out=flow.left_out, usage=usage,
+                         rejected=[*(scrub(r) for r in flow.rejected), *(x for r in alone for x in r.rejected)])
 
     def expire(self, user_id: str, records: Sequence[InputRecord], changes: Sequence[MemoryChange], *,
                resumed: bool) -> None:
