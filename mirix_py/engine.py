@@ -312,19 +312,19 @@ class Mirix(ScreenshotsMixin):
             raise InvalidInput("nothing to update")
         if fields.get("expires_at") is not None:
             fields["expires_at"] = parse_expiry(fields["expires_at"])
-        current = self.store.get(memory_id, user_id=user_id)  # MemoryNotFound past its expiry, as get says
-        limit = fields.get("limit")
-        if isinstance(current, CoreMemory) and isinstance(limit, int) and len(fields.get("value", current.value)) > limit:
-            raise InvalidInput(f"limit {limit} is below the {len(fields.get('value', current.value))} characters the "
-                               "block holds: shorten its value first")
-        with self.user_locks(user_id):  # an undo's plan is read and applied in one turn of the user
+        with self.user_locks(user_id):  # the checks and the write in one turn of the user (an undo's too)
+            current = self.store.get(memory_id, user_id=user_id)  # MemoryNotFound past its expiry, as get says
+            limit, held = fields.get("limit"), len(fields.get("value", getattr(current, "value", "")))
+            if isinstance(current, CoreMemory) and isinstance(limit, int) and held > limit:
+                raise InvalidInput(f"limit {limit} is below the {held} characters the block holds: shorten its value "
+                                   "first")
             self.store.apply([UpdateOp(memory_id=memory_id, fields=fields)], user_id=user_id, actor=actor)
         return self.store.get(memory_id, user_id=user_id)
 
     def delete(self, memory_id: str, *, user_id: str, actor: str = "api") -> None:
         check_user(user_id)
-        self.store.get(memory_id, user_id=user_id)  # MemoryNotFound for one past its expiry, as get says
         with self.user_locks(user_id):
+            self.store.get(memory_id, user_id=user_id)  # MemoryNotFound for one past its expiry, as get says
             self.store.apply([DeleteOp(memory_id=memory_id)], user_id=user_id, actor=actor)
 
     def undo(self, input_id: str, *, user_id: str, force: bool = False) -> builtins.list[MemoryChange]:
