@@ -8,6 +8,7 @@ session or batch of messages), next before and after it in time.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Sequence
 
 from sqlalchemy import select
@@ -24,15 +25,21 @@ def same_input(a: MemoryBase, b: MemoryBase) -> bool:
     return bool(a.source_ids) and bool(b.source_ids) and a.source_ids[0] == b.source_ids[0]
 
 
-def neighbours(store: MemoryStore, episode: EpisodicMemory) -> list[EpisodicMemory]:
-    """The episode just before and the one just after `episode` from the same input (0 to 2 of them).
+def neighbours(store: MemoryStore, episode: EpisodicMemory, *, start: datetime | None = None,
+               end: datetime | None = None) -> list[EpisodicMemory]:
+    """The episode just before and the one just after `episode` from the same input (0 to 2 of them),
+    inside [`start`, `end`) when given, as the search that found `episode` was.
 
     Two indexed lookups on (user, type, time); episodes at the very same instant are not neighbours."""
     if episode.occurred_at is None or not episode.source_ids:
         return []
+    at = col(MemoryRow.occurred_at)  # a typed column (sqlmodel types the attribute as its value)
     base = select(MemoryRow).where(col(MemoryRow.user_id) == episode.user_id,
                                    col(MemoryRow.memory_type) == MemoryType.episodic.value, unexpired(utcnow()))
-    at = col(MemoryRow.occurred_at)  # a typed column (sqlmodel types the attribute as its value)
+    if start is not None:
+        base = base.where(at >= start)
+    if end is not None:
+        base = base.where(at < end)
     before = base.where(at < episode.occurred_at).order_by(at.desc()).limit(1)
     after = base.where(at > episode.occurred_at).order_by(at.asc()).limit(1)
     found: list[EpisodicMemory] = []
@@ -46,14 +53,15 @@ def neighbours(store: MemoryStore, episode: EpisodicMemory) -> list[EpisodicMemo
     return found
 
 
-def around(store: MemoryStore, matches: Sequence[MemoryBase], top: int) -> dict[str, list[EpisodicMemory]]:
+def around(store: MemoryStore, matches: Sequence[MemoryBase], top: int, *, start: datetime | None = None,
+           end: datetime | None = None) -> dict[str, list[EpisodicMemory]]:
     """For each of the first `top` matches that is an episode, its neighbours other than those matches
-    (a neighbour of two of them is listed once, with the first)."""
+    (a neighbour of two of them is listed once, with the first), inside [`start`, `end`) when given."""
     taken = {m.id for m in matches[:top]}
     out: dict[str, list[EpisodicMemory]] = {}
     for memory in matches[:top]:
         if isinstance(memory, EpisodicMemory):
-            extra = [n for n in neighbours(store, memory) if n.id not in taken]
+            extra = [n for n in neighbours(store, memory, start=start, end=end) if n.id not in taken]
             taken.update(n.id for n in extra)
             if extra:
                 out[memory.id] = extra

@@ -195,9 +195,11 @@ def tie_key(occurred_at: datetime | None, text: str) -> tuple:
     return (occurred_at is None, occurred_at or datetime.min, text)
 
 
-def with_context(store: MemoryStore, hits: list[SearchHit], top: int) -> list[SearchHit]:
-    """`hits` with the neighbours of the first `top` after each (see `Searcher.search`)."""
-    extra = neighbours.around(store, [h.memory for h in hits], top)
+def with_context(store: MemoryStore, hits: list[SearchHit], top: int, *, start: datetime | None = None,
+                 end: datetime | None = None) -> list[SearchHit]:
+    """`hits` with the neighbours of the first `top` after each (see `Searcher.search`); a search
+    bounded in time shows no turn from outside its window."""
+    extra = neighbours.around(store, [h.memory for h in hits], top, start=start, end=end)
     out: list[SearchHit] = []
     given: set[str] = set()
     for hit in hits:
@@ -328,7 +330,7 @@ class Searcher:
             whole = len(hits) < self.whole_hits
             hits.append(SearchHit(text=hit_text(memory, query, whole=whole, asked=None if whole else asked),
                                   score=score, memory=memory, method=method))
-        return with_context(self.store, hits, context) if context else hits
+        return with_context(self.store, hits, context, start=start, end=end) if context else hits
 
     def _types_filter(self, user_id: str, asked: frozenset[str] | None) -> tuple[list[str] | None, frozenset[str] | None]:
         """The memory types to filter the legs on, and the ids that filter leaves out when they are at

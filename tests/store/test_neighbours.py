@@ -64,3 +64,14 @@ def test_a_match_given_as_context_is_not_repeated_and_limit_counts_matches(party
 def test_context_must_not_be_negative(party):
     with pytest.raises(InvalidInput, match="context"):
         party.search("party", user_id="mel", context=-1)
+
+
+def test_a_search_bounded_in_time_shows_no_turn_from_outside_its_window(party):
+    question_said = T0  # the question is said at T0, the answer one second later
+    hits = party.search("concert at the birthday party", user_id="mel", limit=1, method="bm25", context=1,
+                        end=question_said + timedelta(seconds=1))
+    assert "Who played at the concert" in hits[0].text
+    assert [h for h in hits if h.context_for is not None] == []  # the answer lies past `end`
+    later = party.search("concert at the birthday party", user_id="mel", limit=1, method="bm25", context=1,
+                         start=question_said)
+    assert any("Matt Patterson" in h.text for h in later if h.context_for is not None)
