@@ -35,6 +35,7 @@ from typing_extensions import Self
 
 from mirix_py.text.passages import focus
 from mirix_py.errors import InvalidInput
+from mirix_py.integrations.context import shareable
 from mirix_py.records import MemoryContext, SearchHit
 
 
@@ -207,13 +208,15 @@ class MirixMemory(Memory, Component[MirixMemoryConfig]):
     async def query(self, query: str | MemoryContent, cancellation_token: CancellationToken | None = None,
                     **kwargs: Any) -> MemoryQueryResult:
         """Search this user's memories. kwargs: limit, memory_types, start, end, method, context (the turns
-        around the first N matches; the engine's `search_context` by default, as `update_context` uses)."""
+        around the first N matches; the engine's `search_context` by default, as `update_context` uses).
+        High-sensitivity vault entries are left out and vault secrets stay masked, as in `update_context`:
+        what a query returns is usually put in a prompt."""
         text = query if isinstance(query, str) else str(query.content)
         if not text.strip():
             return MemoryQueryResult(results=[])
         kwargs.setdefault("limit", self._config.max_items)
         hits = await self._call("search", text, self.user_id, **kwargs)
-        return MemoryQueryResult(results=[_hit_content(h, text) for h in hits])
+        return MemoryQueryResult(results=[_hit_content(h, text) for h in shareable(hits)])
 
     async def add(self, content: MemoryContent, cancellation_token: CancellationToken | None = None) -> None:
         """Text and Markdown are remembered as text; JSON as chat messages (a list, or one

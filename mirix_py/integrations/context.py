@@ -37,12 +37,16 @@ def first_matches(hits: list[SearchHit], max_items: int) -> list[SearchHit]:
     return kept
 
 
+def shareable(hits: list[SearchHit]) -> list[SearchHit]:
+    """`hits` without high-sensitivity vault entries: what a framework's memory may put near a model."""
+    return [h for h in hits
+            if not (isinstance(h.memory, KnowledgeVaultMemory) and h.memory.sensitivity is Sensitivity.high)]
+
+
 def handed(retrieval: Retrieval) -> list[SearchHit]:
     """The hits a caller outside the engine may be handed: no high-sensitivity vault entry, the others masked."""
-    hits = [h for h in retrieval.hits
-            if not (isinstance(h.memory, KnowledgeVaultMemory) and h.memory.sensitivity is Sensitivity.high)]
     return [h.model_copy(update={"memory": h.memory.masked()}) if isinstance(h.memory, KnowledgeVaultMemory) else h
-            for h in hits]
+            for h in shareable(retrieval.hits)]
 
 
 def retrieve_context(mx: "Mirix", user_id: str, message: str, *, max_items: int = 10,

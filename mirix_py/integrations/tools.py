@@ -15,7 +15,8 @@ from typing import Any, Literal
 from mirix_py.text.by_day import day_lines
 from mirix_py.text.passages import focus
 from mirix_py.errors import CoreMemoryFull, InvalidInput
-from mirix_py.records import KnowledgeVaultMemory, SearchHit, Sensitivity
+from mirix_py.integrations.context import shareable
+from mirix_py.records import SearchHit
 
 
 def open_memory(mx: Any = None, *, data_dir: str | Path | None = None, base_url: str | None = None,
@@ -38,8 +39,7 @@ def render_hits(hits: list[SearchHit], query: str) -> str:
     """Hits as prompt lines, long ones cut to the passages about the query, dated ones under their day
     (`text.by_day`); no high-sensitivity vault items, vault secrets masked (as every other way into a
     prompt does)."""
-    shown = [h for h in hits
-             if not (isinstance(h.memory, KnowledgeVaultMemory) and h.memory.sensitivity is Sensitivity.high)]
+    shown = shareable(hits)
     return "\n".join(day_lines([focus(h.text, query) for h in shown],
                                [f"- [{h.memory.id}] ({h.memory.memory_type.value}) " for h in shown]))
 

@@ -211,3 +211,23 @@ def test_image_bytes_that_are_no_image_are_invalid_input(mx):
 
     asyncio.run(main())
     assert mx.list(user_id="ada") == []
+
+
+def test_query_leaves_out_high_sensitivity_vault_entries_as_update_context_does(mx):
+    from mirix_py.records import KnowledgeVaultMemory, Sensitivity
+    from mirix_py.tools.ops import InsertOp
+
+    mx.store.apply([InsertOp(memory=KnowledgeVaultMemory(
+        user_id="ada", caption="garage door code", secret_value="8812", sensitivity=Sensitivity.high)),
+        InsertOp(memory=KnowledgeVaultMemory(
+            user_id="ada", caption="garage wifi password", secret_value="tulip-77", sensitivity=Sensitivity.medium))],
+        user_id="ada", actor="test")
+
+    async def main():
+        memory = MirixMemory("ada", mx=mx)
+        found = (await memory.query("garage door code")).results
+        texts = " ".join(str(c.content) for c in found)
+        assert "wifi password" in texts and "tulip-77" not in texts  # medium: shown, masked
+        assert "door code" not in texts and "8812" not in texts
+
+    asyncio.run(main())
