@@ -169,9 +169,12 @@ class ScreenshotsMixin:
         """Ingest a directory (or a list) of screenshot files in capture order.
 
         Capture times come from PNG metadata, EXIF, the file name, or the file's mtime; bad files
-        are reported in the returned IngestReport and the rest are processed.
+        are reported in the returned IngestReport and the rest are processed. A bad user id is the
+        call's error, raised once before any file is read, not each file's.
         """
         from mirix_py.ingest.frames import list_image_files
+
+        check_user(user_id)
 
         if isinstance(source, (str, Path)):
             path = Path(source)

@@ -566,3 +566,12 @@ def test_config_is_validated(mx):
         mx.configure_screenshots(not_a_setting=1)
     with pytest.raises(InvalidInput):
         OcrConfig(lang="")
+
+
+@pytest.mark.parametrize("user_id", ["", "..", "ada\x00", None])
+def test_a_bad_user_id_is_the_calls_error_not_each_files(mx, synth, tmp_path, user_id):
+    folder = tmp_path / "shots"
+    write_session(synth.session(days=1, dwell=(1, 1), scenes=["email"]), folder, synth=synth)
+    with pytest.raises(InvalidInput, match="user"):
+        mx.ingest_screenshots(folder, user_id=user_id)
+    assert _count(mx) == 0
