@@ -116,6 +116,12 @@ def provider_args(client: ChatCompletionClient, bounds: CallBounds, response_for
     return args
 
 
+def _being_cancelled() -> bool:
+    """Whether the running task itself was asked to stop (a CancelledError raised by a callee is not)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
 async def bounded_create(client: ChatCompletionClient, messages: Sequence[LLMMessage], *, meter: Meter, agent: str,
                          bounds: CallBounds, tools: Sequence[Any] = (), tool_choice: Any = "auto",
                          structured: ServerFeatures | None = None, schema: dict | None = None,
@@ -142,6 +148,12 @@ async def bounded_create(client: ChatCompletionClient, messages: Sequence[LLMMes
                 timeout=bounds.timeout_s + 1)  # the client's own timeout fires first where it has one
         except asyncio.TimeoutError:
             raise ModelCallFailed(f"the call timed out after {bounds.timeout_s:g} s") from None
+        except asyncio.CancelledError:
+            if _being_cancelled():  # our caller cancels (shutdown, a caller's timeout): let it
+                raise
+            # the client's own cancellation (a dropped stream, a cancelled request): a failed call like any
+            # other, so the batch is degraded and the rules' writes are reported, not a failed batch
+            raise ModelCallFailed("the model call failed: the client cancelled it") from None
         except Exception as exc:  # the client's own errors: HTTP, connection, validation
             if _refused(exc) and choice == "required" and tools:
                 features.drop_required()

@@ -976,3 +976,34 @@ def test_a_chat_answer_cut_at_its_token_bound_falls_back_and_is_not_remembered(m
     memories = [m.search_text() for m in mx.list(user_id="ada")]
     assert any("zebra-marker" in text for text in memories)
     assert not any(text.rstrip().endswith("Tom is a pil") for text in memories)
+
+
+@pytest.mark.parametrize("agent", ["meta_memory_manager", "episodic_memory_manager"])
+def test_a_call_the_client_cancels_degrades_the_batch_and_reports_the_rules_writes(make_mx, agent):
+    """A CancelledError raised by the client (not by the engine's own shutdown) is a failed call."""
+    import asyncio
+
+    def script(req: ScriptRequest):
+        if req.agent == agent:
+            raise asyncio.CancelledError()
+        return good(req)
+
+    mx, _ = make_mx(script)
+    result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "degraded" and "cancelled" in result.error
+    stored = {m.id for m in mx.list(user_id="ada")}
+    assert stored and {c.memory_id for c in result.changes} == stored
+
+
+def test_a_chat_call_the_client_cancels_falls_back_to_the_offline_answer(make_mx):
+    import asyncio
+
+    def script(req: ScriptRequest):
+        if req.agent == "chat_agent":
+            raise asyncio.CancelledError()
+        return good(req)
+
+    mx, _ = make_mx(script)
+    mx.add([{"role": "user", "name": "Ada", "content": "My brother Tom is a pilot."}], user_id="ada", occurred_at=WHEN)
+    response = mx.chat("What does Tom do?", user_id="ada")
+    assert response.fallback and "pilot" in response.answer
