@@ -140,7 +140,7 @@ class Maintenance:
         from mirix_py.upkeep.backup import backup
 
         return backup(self.engine, self.store.cipher, dest,
-                      embedder=self.store.embedder.name if self.store.embedder else None)
+                      embedder=self.store.embedder.name if self.store.embedder else None, data_dir=self.data_dir)
 
 
 def restore_into(src: str | Path, data_dir: str | Path | None, *, vault_key: str, database_url: str | None,
@@ -159,7 +159,7 @@ def restore_into(src: str | Path, data_dir: str | Path | None, *, vault_key: str
         raise InvalidInput(f"{key_file} holds another key: restore into an empty data directory")
     engine = make_engine(settings.sql_url, settings.sqlite_driver)
     try:
-        restore(engine, src, vault_key)
+        restore(engine, src, vault_key, data_dir=settings.data_dir)  # its agent sessions too
         with engine.begin() as conn:
             sessions_for(engine).rebuild(conn)  # also sets `input_id` on rows of older backups,
             fulltext_for(engine).rebuild(conn)  # which the neighbours' words are found by

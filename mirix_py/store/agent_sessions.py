@@ -4,8 +4,10 @@ A session replays its items to the model word for word, so they hold what the us
 Rows are keyed by (user, session, position), so a user never reads, pops or clears another user's
 session of the same id; each item is stored encrypted with the data dir's vault key (as the input
 log is); `delete_user` removes a user's rows and leaves none of their bytes in the file or its
-write-ahead log. Standard library only (no `agents` import): `Mirix.delete_user` calls it without
-the optional extra installed; `mirix_py.integrations.openai_agents` is its user.
+write-ahead log. A backup copies the rows as stored (`stored_items`, still encrypted) and a restore
+puts them back (`restore_items`): the restored data dir opens them with the same vault key, which the
+backup's key check proves. No `agents` import: `Mirix.delete_user` calls it without the optional
+extra installed; `mirix_py.integrations.openai_agents` is its user.
 """
 
 from __future__ import annotations
@@ -18,11 +20,25 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
+from mirix_py.errors import InvalidInput
 from mirix_py.store.crypto import Cipher
 from mirix_py.store.private import private_file
 
 FILE_NAME = "agent_sessions.sqlite"
 _BUSY_TIMEOUT_S = 30.0
+
+
+class StoredItem(BaseModel):
+    """A row as the file keeps it: `item` is the JSON, encrypted when the store has a cipher (so a
+    backup holds it encrypted as it is)."""
+
+    position: int
+    user_id: str
+    session_id: str
+    item: str
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS session_items (
@@ -95,6 +111,28 @@ class SessionStore:
                                f"{_BUSY_TIMEOUT_S:.0f} s); delete the user again")
         return deleted
 
+    def stored_items(self) -> list[StoredItem]:
+        """Every row as stored (items not decrypted), in the order they were added, read in one go."""
+        with self._connect() as db:
+            rows = db.execute("SELECT position, user_id, session_id, item FROM session_items "
+                              "ORDER BY position").fetchall()
+        return [StoredItem(position=p, user_id=u, session_id=s, item=i) for p, u, s, i in rows]
+
+    def has_items(self) -> bool:
+        with self._connect() as db:
+            return db.execute("SELECT 1 FROM session_items LIMIT 1").fetchone() is not None
+
+    def restore_items(self, items: list[StoredItem]) -> int:
+        """Put back rows `stored_items` read, positions and encryption as they were, into a store that
+        holds none (a restore adds nothing to someone's sessions); returns how many."""
+        with self._write() as db:
+            if db.execute("SELECT 1 FROM session_items LIMIT 1").fetchone() is not None:
+                raise InvalidInput(f"{self.path or 'the session store'} holds agent sessions: restore goes into "
+                                   "an empty data directory")
+            db.executemany("INSERT INTO session_items (position, user_id, session_id, item) VALUES (?, ?, ?, ?)",
+                           [(i.position, i.user_id, i.session_id, i.item) for i in items])
+        return len(items)
+
     def close(self) -> None:
         if self._memory is not None:
             self._memory.close()
@@ -142,4 +180,23 @@ def delete_user(data_dir: str | Path, user_id: str) -> int:
     return store.delete_user(user_id)
 
 
-__all__ = ["FILE_NAME", "SessionStore", "delete_user"]
+def stored_items(data_dir: str | Path) -> list[StoredItem] | None:
+    """The rows kept in `data_dir` as stored, for a backup (None when no session was kept there)."""
+    path = Path(data_dir) / FILE_NAME
+    if not path.exists():
+        return None
+    return SessionStore(path).stored_items()
+
+
+def has_items(data_dir: str | Path) -> bool:
+    """Whether `data_dir` keeps any session item (a restore refuses to add to them)."""
+    path = Path(data_dir) / FILE_NAME
+    return path.exists() and SessionStore(path).has_items()
+
+
+def restore_items(data_dir: str | Path, items: list[StoredItem]) -> int:
+    """A backup's rows into `data_dir`'s session file, which must hold none; returns how many."""
+    return SessionStore(Path(data_dir) / FILE_NAME).restore_items(items)
+
+
+__all__ = ["FILE_NAME", "SessionStore", "StoredItem", "delete_user", "has_items", "restore_items", "stored_items"]

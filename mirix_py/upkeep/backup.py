@@ -5,9 +5,12 @@ single snapshot (a read transaction on SQLite's WAL, REPEATABLE READ on PostgreS
 consistent even while inputs are being processed. Chroma's index is not copied: SQL is the
 source of truth and restore rebuilds it. A pgvector table (`memory_vector`) is SQL like the rest: it
 is in the same snapshot and restored as it was, so a restore into a pgvector database re-embeds
-nothing (into any other layout, `doctor` re-embeds from the rows). Vault secrets and logged inputs stay encrypted; the vault
-key is never put in the backup — the manifest only holds a token that proves the right key was
-given at restore.
+nothing (into any other layout, `doctor` re-embeds from the rows). The OpenAI Agents sessions' items,
+a SQLite file of the data dir (`store.agent_sessions`), are `agent_sessions.jsonl`, read in one
+transaction of that file (consistent in itself, not with the tables' snapshot). Vault secrets,
+logged inputs and session items stay encrypted, and a restore puts them back as they are: it needs
+the same vault key, which opens them all. The vault key is never put in the backup — the manifest
+only holds a token that proves the right key was given at restore.
 """
 
 from __future__ import annotations
@@ -27,12 +30,14 @@ from sqlalchemy.engine import Connection, Engine
 
 from mirix_py.errors import InvalidInput
 from mirix_py.store.migrations import current_revision, upgrade
+from mirix_py.store import agent_sessions
 from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.private import open_private
 
 FORMAT = 1
 KEY_CHECK = "mirix-backup-key-check"
 TABLES = ("memory", "memory_history", "input_log", "llm_usage", "api_key", "memory_vector")
+SESSIONS = "agent_sessions"  # the member and count of the data dir's agent session items (not a table)
 # made from other columns (PostgreSQL's tsvectors, the neighbours' words): a restore makes them again
 DERIVED_COLUMNS = ("tsv", "near", "near_tsv")
 DATE_COLUMNS = {"occurred_at", "created_at", "updated_at", "processed_at", "claimed_at", "revoked_at", "expires_at"}
@@ -68,8 +73,15 @@ def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes) -> None:
     tar.addfile(info, io.BytesIO(data))
 
 
-def backup(engine: Engine, cipher: Cipher, dest: str | Path, *, embedder: str | None = None) -> dict[str, Any]:
-    """Write a consistent backup; returns its manifest."""
+def _jsonl(rows: list[dict[str, Any]]) -> bytes:
+    lines = [json.dumps({k: _jsonable(v) for k, v in row.items()}, ensure_ascii=False) for row in rows]
+    return ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8")
+
+
+def backup(engine: Engine, cipher: Cipher, dest: str | Path, *, embedder: str | None = None,
+           data_dir: str | Path | None = None) -> dict[str, Any]:
+    """Write a consistent backup; returns its manifest. `data_dir`: the engine's, whose agent
+    session items are backed up too (when it keeps any file of them)."""
     dest = Path(dest)
     present = set(inspect(engine).get_table_names())
     conn = _snapshot(engine)
@@ -82,19 +94,22 @@ def backup(engine: Engine, cipher: Cipher, dest: str | Path, *, embedder: str | 
                 continue
             table = _reflect(name, metadata, conn)
             columns = [c for c in table.columns if c.name not in DERIVED_COLUMNS]
-            lines = []
-            for row in conn.execute(select(*columns)).mappings():
-                lines.append(json.dumps({k: _jsonable(v) for k, v in row.items()}, ensure_ascii=False))
-            counts[name] = len(lines)
-            dumps[name] = ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8")
+            rows = [dict(row) for row in conn.execute(select(*columns)).mappings()]
+            counts[name] = len(rows)
+            dumps[name] = _jsonl(rows)
     finally:
         conn.rollback()
         conn.close()
+    sessions = agent_sessions.stored_items(data_dir) if data_dir is not None else None
+    if sessions is not None:
+        counts[SESSIONS] = len(sessions)
+        dumps[SESSIONS] = _jsonl([item.model_dump() for item in sessions])
     manifest = {
         "format": FORMAT, "created_at": datetime.now(timezone.utc).isoformat(), "schema": current_revision(engine),
         "source_dialect": engine.dialect.name, "embedder": embedder, "counts": counts,
         "key_check": cipher.encrypt(KEY_CHECK),
-        "note": "vault secrets and inputs are encrypted; restore needs the vault key, which is not in this file",
+        "note": "vault secrets, inputs and agent session items are encrypted; restore needs the vault key, "
+                "which is not in this file",
     }
     tmp = dest.with_name(dest.name + ".partial")
     with open_private(tmp, "wb") as fh, tarfile.open(fileobj=fh, mode="w:gz") as tar:  # every memory: 0600
@@ -145,6 +160,12 @@ def _rows(tar: tarfile.TarFile, name: str) -> Iterator[dict[str, Any]]:
             yield row
 
 
+def _restore_sessions(tar: tarfile.TarFile, data_dir: str | Path) -> int:
+    """The backup's agent session items into the data dir, encrypted as they were backed up."""
+    items = [agent_sessions.StoredItem.model_validate(row) for row in _rows(tar, SESSIONS)]
+    return agent_sessions.restore_items(data_dir, items)
+
+
 def _is_empty(conn: Connection) -> bool:
     names = set(inspect(conn).get_table_names())
     for name in TABLES:
@@ -154,14 +175,16 @@ def _is_empty(conn: Connection) -> bool:
 
 
 def restore(engine: Engine, path: str | Path, key: str | bytes | None,
-            progress: Callable[[str, int], None] = lambda table, n: None) -> dict[str, int]:
-    """Load a backup into an empty database (migrated to the current schema first); returns row
-    counts. The caller rebuilds full-text rows and vectors (the engine does on open)."""
+            progress: Callable[[str, int], None] = lambda table, n: None, *,
+            data_dir: str | Path | None = None) -> dict[str, int]:
+    """Load a backup into an empty database (migrated to the current schema first), and its agent
+    session items into `data_dir` when given; returns row counts. The caller rebuilds full-text rows
+    and vectors (the engine does on open)."""
     manifest = read_manifest(path)
     check_key(manifest, key)
     upgrade(engine)
     with engine.connect() as conn:
-        if not _is_empty(conn):
+        if not _is_empty(conn) or (data_dir is not None and agent_sessions.has_items(data_dir)):
             raise InvalidInput("restore goes into an empty data directory or database; this one holds data")
     restored: dict[str, int] = {}
     metadata = MetaData()
@@ -192,6 +215,9 @@ def restore(engine: Engine, path: str | Path, key: str | bytes | None,
                 if restored.get(name):
                     conn.execute(text(f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), "
                                       f"(SELECT max(id) FROM {name}))"))
+        if data_dir is not None and SESSIONS in manifest["counts"]:  # last: a failure here rolls the tables back
+            restored[SESSIONS] = _restore_sessions(tar, data_dir)
+            progress(SESSIONS, restored[SESSIONS])
     if restored != {k: v for k, v in manifest["counts"].items() if k in restored}:
         raise InvalidInput(f"backup is incomplete: expected {manifest['counts']}, restored {restored}")
     return restored

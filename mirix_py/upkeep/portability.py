@@ -2,16 +2,19 @@
 
 A line is `{"memory": <record, secret masked>, "secret_ciphertext": <Fernet token or null>}`:
 secrets never leave in the clear, and import restores them only under the same vault key.
+An id already in the store is skipped, also when another import (another engine, the same file)
+writes it while this one runs: the write that finds it there drops it and goes on.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import IO, Iterable
+from typing import IO, Callable, Iterable, TypeVar
 
 from pydantic import ValidationError
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
 from mirix_py.errors import InvalidInput
@@ -22,6 +25,9 @@ from mirix_py.store.crypto import VaultKeyError
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.private import open_private
 from mirix_py.store.tables import MemoryRow
+
+Numbered = list[tuple[int, InsertOp]]  # a user's lines to write: (line number, its insert)
+T = TypeVar("T")
 
 
 def export_lines(store: MemoryStore, out: IO[str], *, user_id: str | None = None, batch: int = 500) -> int:
@@ -52,22 +58,46 @@ def import_lines(store: MemoryStore, lines: Iterable[str]) -> dict[str, int]:
                 raise InvalidInput(f"line {number}: memory id {memory.id!r} is on line {line_of[memory.id]} too")
             line_of[memory.id] = number
         parsed.append((number, memory))
+    existing = _existing_ids(store, list(line_of))
+    by_user: dict[str, Numbered] = {}
+    for number, memory in parsed:
+        if memory.id not in existing:
+            by_user.setdefault(memory.user_id, []).append((number, InsertOp(memory=memory)))
+    for user_id, numbered in list(by_user.items()):
+        _, by_user[user_id] = _skipping_taken(store, numbered, existing,
+                                              lambda lines, u=user_id: _check_user_lines(store, u, lines))
+    imported = 0
+    for user_id, numbered in by_user.items():
+        written, _ = _skipping_taken(store, numbered, existing, lambda lines, u=user_id: store.apply(
+            [op for _, op in lines], user_id=u, actor="import", keep_times=True))
+        imported += len(written)
+    return {"imported": imported, "skipped_existing": len(existing)}
+
+
+def _existing_ids(store: MemoryStore, ids: list[str]) -> set[str]:
     existing: set[str] = set()
-    ids = list(line_of)
     with Session(store.engine) as session:
         for i in range(0, len(ids), 500):
             chunk = ids[i:i + 500]
             existing.update(session.execute(select(col(MemoryRow.id)).where(col(MemoryRow.id).in_(chunk))).scalars())
-    by_user: dict[str, list[tuple[int, InsertOp]]] = {}
-    for number, memory in parsed:
-        if memory.id not in existing:
-            by_user.setdefault(memory.user_id, []).append((number, InsertOp(memory=memory)))
-    for user_id, numbered in by_user.items():
-        _check_user_lines(store, user_id, numbered)
-    imported = 0
-    for user_id, numbered in by_user.items():
-        imported += len(store.apply([op for _, op in numbered], user_id=user_id, actor="import", keep_times=True))
-    return {"imported": imported, "skipped_existing": len(existing)}
+    return existing
+
+
+def _skipping_taken(store: MemoryStore, numbered: Numbered, existing: set[str],
+                    step: Callable[[Numbered], T]) -> tuple[T, Numbered]:
+    """`step(numbered)` and the lines it took. When it is refused because another writer (an import
+    of the same file at once) stored some of these ids since they were looked up, those join
+    `existing` and the step runs again without them, as if they had been there from the start (each
+    run has fewer lines). Refused for any other reason: raised."""
+    while True:
+        try:
+            return step(numbered), numbered
+        except (InvalidInput, IntegrityError):
+            taken = _existing_ids(store, [op.memory.id for _, op in numbered if op.memory.id])
+            if not taken:
+                raise
+            existing.update(taken)
+            numbered = [(n, op) for n, op in numbered if op.memory.id not in taken]
 
 
 def _parse_line(store: MemoryStore, number: int, line: str) -> Memory:
@@ -90,7 +120,7 @@ def _parse_line(store: MemoryStore, number: int, line: str) -> Memory:
     return memory
 
 
-def _check_user_lines(store: MemoryStore, user_id: str, numbered: list[tuple[int, InsertOp]]) -> None:
+def _check_user_lines(store: MemoryStore, user_id: str, numbered: Numbered) -> None:
     """The user's lines as one write; when refused, the first line refused on its own is named."""
     try:
         store.check([op for _, op in numbered], user_id=user_id, keep_times=True)

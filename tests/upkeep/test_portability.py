@@ -1,0 +1,82 @@
+"""Import of an export file: what is already in the store is skipped, also when another engine
+imports the same file at the same moment."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from mirix_py.engine import Mirix
+from mirix_py.settings import Settings
+
+
+@pytest.fixture
+def exported(mx, tmp_path, embedder) -> list[str]:
+    """An export of two users' memories, made under `mx`'s vault key (its vault secret imports there)."""
+    key = (mx.settings.data_dir / "vault.key").read_text().strip()
+    with Mirix(settings=Settings(data_dir=tmp_path / "src", vault_key=key), embedder=embedder) as source:
+        source.add("ana bought a red bicycle in Lyon. My password is Lyon-Bike-42", user_id="ana")
+        source.add("bob moved to Oslo and took up cycling", user_id="bob")
+        buffer = io.StringIO()
+        source.export(buffer)
+    return buffer.getvalue().splitlines()
+
+
+def _ids(lines: list[str], user: str | None = None) -> set[str]:
+    memories = [json.loads(line)["memory"] for line in lines]
+    return {m["id"] for m in memories if user is None or m["user_id"] == user}
+
+
+@pytest.mark.parametrize("step", ["check", "apply"])
+def test_an_import_beside_another_of_the_same_file_skips_what_the_other_wrote(mx, exported, embedder, monkeypatch,
+                                                                              step):
+    """The other engine's import runs to its end between this import's look-up of the ids and its
+    check (or its write) of ana's lines: hers are skipped, as a second import run alone skips them,
+    and bob's are still written."""
+    anas = [line for line in exported if json.loads(line)["memory"]["user_id"] == "ana"]
+    with Mirix(settings=mx.settings, embedder=embedder) as other:
+        original = getattr(mx.store, step)
+        others_counts = []
+
+        def other_import_first(*args, **kwargs):
+            monkeypatch.setattr(mx.store, step, original)
+            others_counts.append(other.import_(anas))
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(mx.store, step, other_import_first)
+        counts = mx.import_(exported)
+
+    ana, bob = _ids(exported, "ana"), _ids(exported, "bob")
+    assert others_counts == [{"imported": len(ana), "skipped_existing": 0}]
+    assert counts == {"imported": len(bob), "skipped_existing": len(ana)}
+    assert {m.id for m in mx.list(user_id="ana", limit=100)} == ana  # each once: nothing duplicated
+    assert {m.id for m in mx.list(user_id="bob", limit=100)} == bob
+    vault = mx.list(user_id="ana", memory_types=["knowledge_vault"])[0]
+    assert mx.get(vault.id, user_id="ana", reveal=True).secret_value == "Lyon-Bike-42"
+    assert mx.import_(exported) == {"imported": 0, "skipped_existing": len(ana | bob)}
+
+
+def test_a_bad_line_is_still_refused_when_another_import_wrote_meanwhile(mx, exported, embedder, monkeypatch):
+    """Skipping what another import wrote does not hide a line the store refuses: nothing of this
+    import is written."""
+    from mirix_py.errors import InvalidInput
+
+    anas = [line for line in exported if json.loads(line)["memory"]["user_id"] == "ana"]
+    bobs = [json.loads(line) for line in exported if json.loads(line)["memory"]["user_id"] == "bob"]
+    bobs[-1]["memory"]["summary"] = "a NUL\x00 here"
+    lines = anas + [json.dumps(b) for b in bobs]
+    with Mirix(settings=mx.settings, embedder=embedder) as other:
+        original = mx.store.check
+
+        def other_import_first(*args, **kwargs):
+            monkeypatch.setattr(mx.store, "check", original)
+            other.import_(anas)
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(mx.store, "check", other_import_first)
+        with pytest.raises(InvalidInput, match=f"line {len(lines)}: .*NUL"):
+            mx.import_(lines)
+    assert mx.list(user_id="bob") == []
+    assert {m.id for m in mx.list(user_id="ana", limit=100)} == _ids(anas)
