@@ -35,6 +35,7 @@ from PIL import Image, ImageFilter, ImageOps
 from mirix_py.errors import DependencyMissing, InvalidInput
 from mirix_py.ingest.ocr_confusions import fix_capital_i
 from mirix_py.ingest.reread import looks_like_token, reread_tokens
+from mirix_py.secrets.masking import split_secret_words
 
 log = logging.getLogger("mirix_py.ocr")
 
@@ -244,7 +245,8 @@ def parse_tesseract_data(data: dict[str, list], *, min_confidence: float, scale:
 
     Words below `min_confidence` (and empty ones) are dropped, except, with `keep_tokens`, words
     that look like URLs, addresses or keys (see `looks_like_token`); a line with no word left
-    disappears, and so does a block. A name's capital I read as l is put back (`ocr_confusions`).
+    disappears, and so does a block. A name's capital I read as l is put back (`ocr_confusions`), and
+    a secret read as two words becomes one word again (`_with_split_secrets_joined`).
     Boxes are mapped back to the unscaled frame. With
     `split_gap`, lines are cut where words are further apart than that many line heights and a
     block is regrouped into columns (see `split_columns`).
@@ -277,6 +279,7 @@ def parse_tesseract_data(data: dict[str, list], *, min_confidence: float, scale:
             out_blocks.extend(split_columns(lines, split_gap))
         else:
             out_blocks.append(OcrBlock(tuple(lines)))
+    out_blocks = [OcrBlock(tuple(_with_split_secrets_joined(line) for line in block.lines)) for block in out_blocks]
     return OcrResult(blocks=tuple(out_blocks), words_kept=kept, words_dropped=dropped, seconds=seconds, size=size,
                      lang=lang)
 
@@ -285,6 +288,21 @@ def _with_capital_i(words: Sequence[OcrWord]) -> OcrLine:
     """A line of `words` (reading order) with a name's I read as l put back (`ocr_confusions`)."""
     texts = fix_capital_i([w.text for w in words])
     return OcrLine(tuple(w if w.text == t else replace(w, text=t) for w, t in zip(words, texts)))
+
+
+def _with_split_secrets_joined(line: OcrLine) -> OcrLine:
+    """`line` with each pair of words that is one secret read as two (`split_secret_words`) made one
+    word: the texts joined without the space, the boxes' union, the lower confidence. So the text
+    holds the whole secret for the rules and the vault, and the line holding it is painted out."""
+    runs = split_secret_words([w.text for w in line.words])
+    if not runs:
+        return line
+    words = list(line.words)
+    for start, end in reversed(runs):
+        part = words[start:end]
+        words[start:end] = [OcrWord("".join(w.text for w in part), min(w.confidence for w in part),
+                                    _union(w.box for w in part))]
+    return OcrLine(tuple(words))
 
 
 def _split_line(line: OcrLine, gap: float) -> list[OcrLine]:
