@@ -9,6 +9,7 @@ writes it while this one runs: the write that finds it there drops it and goes o
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import IO, Callable, Iterable, TypeVar
 
@@ -20,7 +21,7 @@ from sqlmodel import Session, col
 from mirix_py.errors import InvalidInput
 from mirix_py.tools.ops import InsertOp
 from mirix_py.boundary.inputs import check_user
-from mirix_py.records import MEMORY_ADAPTER, KnowledgeVaultMemory, Memory
+from mirix_py.records import MEMORY_ADAPTER, KnowledgeVaultMemory, Memory, MemoryChange
 from mirix_py.store.crypto import VaultKeyError
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.private import open_private
@@ -64,14 +65,16 @@ def import_lines(store: MemoryStore, lines: Iterable[str]) -> dict[str, int]:
         if memory.id not in existing:
             by_user.setdefault(memory.user_id, []).append((number, InsertOp(memory=memory)))
     for user_id, numbered in list(by_user.items()):
-        _, by_user[user_id] = _skipping_taken(store, numbered, existing,
-                                              lambda lines, u=user_id: _check_user_lines(store, u, lines))
+        _, by_user[user_id] = _skipping_taken(store, numbered, existing, partial(_check_user_lines, store, user_id))
     imported = 0
     for user_id, numbered in by_user.items():
-        written, _ = _skipping_taken(store, numbered, existing, lambda lines, u=user_id: store.apply(
-            [op for _, op in lines], user_id=u, actor="import", keep_times=True))
+        written, _ = _skipping_taken(store, numbered, existing, partial(_write_user_lines, store, user_id))
         imported += len(written)
     return {"imported": imported, "skipped_existing": len(existing)}
+
+
+def _write_user_lines(store: MemoryStore, user_id: str, numbered: Numbered) -> list[MemoryChange]:
+    return store.apply([op for _, op in numbered], user_id=user_id, actor="import", keep_times=True)
 
 
 def _existing_ids(store: MemoryStore, ids: list[str]) -> set[str]:
