@@ -330,7 +330,8 @@ class Mirix(ScreenshotsMixin):
     def undo(self, input_id: str, *, user_id: str, force: bool = False) -> builtins.list[MemoryChange]:
         """Revert every change one input caused: its inserts deleted, its updates and deletions
         restored (recorded as history events of actor `undo:<input id>`). A memory changed by a later
-        input makes it refuse (InvalidInput naming it) unless `force`."""
+        input makes it refuse (InvalidInput naming it) unless `force`; forced, a merge that folded one
+        of its memories away is taken back whole (`store.undo`), and what an undo took back stays gone."""
         check_user(user_id)
         if not isinstance(input_id, str) or not input_id.strip():
             raise InvalidInput(f"input_id must be an input's id, not {input_id!r}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Iterable, NamedTuple, Sequence, overload
 
@@ -46,6 +46,11 @@ from mirix_py.text.storable import first_problem
 log = logging.getLogger("mirix_py.store")
 
 SECRET_TOKEN = "$secret"  # a vault entry's earlier secret, encrypted, in its history `before`
+# A merge names its members in history `before`, so undo can take the whole merge back: the
+# survivor's merge event lists the memories folded in, each one's deletion the memory it went into.
+MERGED = "$merged"
+MERGED_INTO = "$merged_into"
+UNDO_KEYS = frozenset({SECRET_TOKEN, MERGED, MERGED_INTO})  # kept for undo; `history()` shows none
 # The distinct actors of a user's rows, one index seek each: the smallest actor, then the smallest
 # above it, and so on (SQLite and PostgreSQL both answer `min` under an equality prefix from the index).
 # At most MAX_ACTORS (by name): people talking are few, and the bound keeps a user whose episodes
@@ -134,6 +139,8 @@ class _Planned:
     after: Memory | None
     memory_id: str
     memory_type: MemoryType
+    merged: tuple[str, ...] = ()  # a merge's survivor: the memories folded into it
+    merged_into: str | None = None  # a merge's other member: the survivor it was folded into
 
 
 class MemoryStore:
@@ -208,17 +215,20 @@ class MemoryStore:
     # ------------------------------------------------------------ writes
 
     def apply(self, ops: Sequence[Op], *, user_id: str, actor: str, input_id: str | None = None,
-              source_ids: Sequence[str] = (), ledger: Sequence[str] = (), keep_times: bool = False) -> list[MemoryChange]:
+              source_ids: Sequence[str] = (), ledger: Sequence[str] = (), keep_times: bool = False,
+              left_deleted: Sequence[str] = ()) -> list[MemoryChange]:
         """Apply one manager's operations atomically; raise InvalidInput and write nothing on any bad op.
 
         `ledger`: input ids whose `done_actors` gain `actor` in the same transaction, so a crashed
         batch that is picked up again never writes this manager's memories twice.
         `keep_times`: an insert keeps the `created_at` and `updated_at` it carries (an import, a
         restored memory) instead of taking now.
+        `left_deleted`: ids of deleted memories this write (an undo) leaves deleted on purpose: each
+        gets a deletion event with nothing before, so no later undo brings it back. Not a change.
         """
         if self.read_only is not None:
             raise InvalidInput(self.read_only)
-        if not ops and not ledger:
+        if not ops and not ledger and not left_deleted:
             return []
         # Embed before taking the write lock (SQLite has one per database): plan once read-only,
         # embed those texts, then plan again under the lock and embed only what changed meanwhile.
@@ -237,6 +247,7 @@ class MemoryStore:
             elif self.guard is not None:
                 self.lock_vault(session, user_id)
             logged = self._ledger_rows(session, ledger)
+            self._record_left_deleted(session, left_deleted, user_id=user_id, actor=actor)
             # inserts under fresh random ids read nothing from the database: the draft is the plan,
             # unless the vault changed meanwhile (the guard must see every value stored before this commit)
             fresh_inserts = all(isinstance(op, InsertOp) and not op.memory.id for op in ops) and (
@@ -279,6 +290,10 @@ class MemoryStore:
                     before[SECRET_TOKEN] = self.cipher.encrypt(plan.before.secret_value)  # for undo; never shown
                 if plan.operation is Operation.update and before is not None and plan.after is not None:
                     before = diff_state(before, self.history_dump(plan.after))
+                if plan.merged and before is not None:
+                    before[MERGED] = list(plan.merged)
+                if plan.merged_into and before is not None:
+                    before[MERGED_INTO] = plan.merged_into
                 session.add(HistoryRow(
                     memory_id=plan.memory_id, user_id=user_id, memory_type=plan.memory_type.value,
                     operation=plan.operation.value, before=before, after=None,
@@ -302,6 +317,22 @@ class MemoryStore:
             self._mirror_vectors(user_id, plans, vectors)
         return [MemoryChange(operation=p.operation, memory_id=p.memory_id, memory_type=p.memory_type, actor=actor)
                 for p in plans]
+
+    @staticmethod
+    def _record_left_deleted(session: Session, memory_ids: Sequence[str], *, user_id: str, actor: str) -> None:
+        """A deletion event with nothing before for each of these deleted memories of the user
+        (`apply`'s `left_deleted`); InvalidInput for one that exists or never did."""
+        for memory_id in memory_ids:
+            if session.get(MemoryRow, memory_id) is not None:
+                raise InvalidInput(f"memory {memory_id!r} is not deleted")
+            memory_type = session.execute(select(col(HistoryRow.memory_type)).where(
+                col(HistoryRow.memory_id) == memory_id, col(HistoryRow.user_id) == user_id)
+                .order_by(col(HistoryRow.id).desc()).limit(1)).scalar()
+            if memory_type is None:
+                raise MemoryNotFound(memory_id)
+            session.add(HistoryRow(memory_id=memory_id, user_id=user_id, memory_type=memory_type,
+                                   operation=Operation.delete.value, before=None, after=None, actor=actor,
+                                   input_id=None, created_at=utcnow()))
 
     @staticmethod
     def _ledger_rows(session: Session, ledger: Sequence[str]) -> builtins.list[InputRow]:
@@ -415,10 +446,12 @@ class MemoryStore:
                 fields = {"tags": _dedupe(t for m in members for t in m.tags), **op.fields}
                 after = revise(target, fields, [*merged_sources, *(source_ids or ()), input_id or ""])
                 state[target.id] = after
-                plans.append(_Planned(Operation.merge, target, after, target.id, target.memory_type))
+                plans.append(_Planned(Operation.merge, target, after, target.id, target.memory_type,
+                                      merged=tuple(m.id for m in members[1:])))
                 for other in members[1:]:
                     state[other.id] = None
-                    plans.append(_Planned(Operation.delete, other, None, other.id, other.memory_type))
+                    plans.append(_Planned(Operation.delete, other, None, other.id, other.memory_type,
+                                          merged_into=target.id))
             elif isinstance(op, DeleteOp):
                 current = load(op.memory_id)
                 state[op.memory_id] = None
@@ -445,7 +478,7 @@ class MemoryStore:
             after, vault = self.guard.clean(plan.after, known)
             for entry in vault:
                 out.append(_Planned(Operation.insert, None, entry, entry.id, entry.memory_type))
-            out.append(_Planned(plan.operation, plan.before, after, plan.memory_id, plan.memory_type))
+            out.append(replace(plan, after=after))
         return out
 
     def lock_vault(self, session: Session, user_id: str) -> None:
@@ -644,8 +677,8 @@ class MemoryStore:
 
     def history(self, memory_id: str, *, user_id: str | None = None,
                 secrets: bool = False) -> builtins.list[HistoryEvent]:
-        """Every change to a memory, oldest first, with full before/after states. A vault entry's
-        earlier secret is kept encrypted under SECRET_TOKEN for undo; only `secrets=True` returns it."""
+        """Every change to a memory, oldest first, with full before/after states. What undo keeps
+        (`UNDO_KEYS`: a vault entry's earlier secret, encrypted; a merge's members) only `secrets=True` returns."""
         query = select(HistoryRow).where(col(HistoryRow.memory_id) == memory_id)
         if user_id is not None:
             query = query.where(col(HistoryRow.user_id) == user_id)
@@ -668,8 +701,8 @@ class MemoryStore:
                 befores[i] = undiff_state(r.before, afters[i]) if r.before is not None else None
                 following = befores[i]
         if not secrets:
-            befores = [{k: v for k, v in b.items() if k != SECRET_TOKEN} if b else b for b in befores]
-            afters = [{k: v for k, v in a.items() if k != SECRET_TOKEN} if a else a for a in afters]
+            befores = [{k: v for k, v in b.items() if k not in UNDO_KEYS} if b else b for b in befores]
+            afters = [{k: v for k, v in a.items() if k not in UNDO_KEYS} if a else a for a in afters]
         return [HistoryEvent(id=r.id, memory_id=r.memory_id, user_id=r.user_id, memory_type=r.memory_type,
                              operation=r.operation, before=before, after=after, actor=r.actor,
                              input_id=r.input_id, created_at=r.created_at)

@@ -168,3 +168,101 @@ def test_an_input_processed_in_a_batch_of_several_is_undone_alone(mx):
     assert "kayak" not in texts and "regional airline" in texts
     assert mx.undo(first, user_id=U)
     assert mx.list(user_id=U) == []
+
+
+def _merged_tom(mx) -> dict[str, str]:
+    """Ada's brother Tom (in_tom), his debt (in_debt), a guide (in_guide), then in_merge folding
+    the debt and the guide into Tom's fact and adding a fact of its own."""
+    ids = {}
+    for input_id, key, fact in (("in_tom", "tom", _fact("Tom", "Tom is Ada's brother")),
+                                ("in_debt", "debt", _fact("Tom", "Tom owes Ada 500 euros")),
+                                ("in_guide", "guide", _fact("Tom", "Tom guides climbs in Chamonix"))):
+        ids[key] = mx.store.apply([InsertOp(memory=fact)], user_id=U, actor="seed", input_id=input_id)[0].memory_id
+    changes = mx.store.apply([MergeOp(memory_ids=[ids["tom"], ids["debt"], ids["guide"]], fields={
+        "summary": "Tom is Ada's brother, owes her 500 euros and guides climbs in Chamonix"}),
+                              InsertOp(memory=_fact("Lea", "Lea is Tom's wife"))],
+                             user_id=U, actor="semantic_memory_manager", input_id="in_merge")
+    ids["lea"] = changes[-1].memory_id
+    return ids
+
+
+def test_a_forced_undo_takes_back_the_merge_that_folded_its_memory_away(mx):
+    ids = _merged_tom(mx)
+    with pytest.raises(InvalidInput, match=rf"{ids['debt']} \(changed later by in_merge\)"):
+        mx.undo("in_debt", user_id=U)
+    assert "500 euros" in mx.get(ids["tom"], user_id=U).summary  # refused: nothing written
+
+    mx.undo("in_debt", user_id=U, force=True)
+
+    tom = mx.get(ids["tom"], user_id=U)
+    assert tom.summary == "Tom is Ada's brother" and "in_debt" not in tom.source_ids
+    assert mx.get(ids["guide"], user_id=U).summary == "Tom guides climbs in Chamonix"  # the merge's other member back
+    assert set(_state(mx)) == {ids["tom"], ids["guide"], ids["lea"]}
+    assert not [h for h in mx.search("owes 500 euros", user_id=U) if "500" in h.memory.search_text()]
+    assert "$merged" not in str(mx.history(ids["tom"], user_id=U)) + str(mx.history(ids["debt"], user_id=U))
+
+
+def test_undoing_the_merge_after_a_forced_undo_does_not_bring_the_memory_back(mx):
+    ids = _merged_tom(mx)
+    mx.undo("in_debt", user_id=U, force=True)
+
+    mx.undo("in_merge", user_id=U)  # takes back what is left of it: Lea's fact
+
+    assert set(_state(mx)) == {ids["tom"], ids["guide"]}  # the debt stays gone
+    assert mx.get(ids["tom"], user_id=U).summary == "Tom is Ada's brother"
+    with pytest.raises(InvalidInput, match="already undone"):
+        mx.undo("in_debt", user_id=U, force=True)
+
+
+def test_a_forced_undo_of_a_merges_survivor_brings_back_what_was_folded_into_it(mx):
+    ids = _merged_tom(mx)
+    mx.undo("in_tom", user_id=U, force=True)
+    assert {m.summary for m in mx.store.list(user_id=U, limit=100)} == {
+        "Tom owes Ada 500 euros", "Tom guides climbs in Chamonix", "Lea is Tom's wife"}
+    assert ids["tom"] not in _state(mx)
+
+
+def test_undoing_a_later_input_does_not_put_back_what_a_forced_undo_took(mx):
+    ids = _seed(mx)
+    for input_id, fields in (("in_1", {"summary": "Tom is a pilot"}), ("in_2", {"details": "flies for Lufthansa"})):
+        mx.store.apply([UpdateOp(memory_id=ids["tom"], fields=fields)], user_id=U,
+                       actor="semantic_memory_manager", input_id=input_id)
+    mx.undo("in_1", user_id=U, force=True)  # overwrites in_2's change too
+
+    with pytest.raises(InvalidInput, match="already undone"):
+        mx.undo("in_2", user_id=U)
+    tom = mx.get(ids["tom"], user_id=U)
+    assert tom.summary == "Tom is Ada's brother" and tom.details == ""
+
+
+def test_a_memory_whose_insert_a_forced_undo_took_back_stays_deleted(mx):
+    lea = mx.store.apply([InsertOp(memory=_fact("Lea", "Lea is Tom's wife"))], user_id=U, actor="seed",
+                         input_id="in_lea")[0].memory_id
+    mx.store.apply([DeleteOp(memory_id=lea)], user_id=U, actor="semantic_memory_manager", input_id="in_gone")
+
+    assert mx.undo("in_lea", user_id=U, force=True) == []  # deleted already: it stays so
+    with pytest.raises(InvalidInput, match="already undone"):
+        mx.undo("in_gone", user_id=U)
+    assert _state(mx) == {}
+    assert [e.actor for e in mx.history(lea, user_id=U)][-1] == "undo:in_lea"
+
+
+def test_a_forced_undo_takes_back_a_merge_of_what_a_merge_made(mx):
+    """Tom's fact took the debt in (in_m), then Tom's home took Tom's fact in (in_n): forcing the
+    debt's undo puts both survivors back as they were before, and neither merge undone later brings it back."""
+    ids = {key: mx.store.apply([InsertOp(memory=_fact("Tom", summary))], user_id=U, actor="seed",
+                               input_id=f"in_{key}")[0].memory_id
+           for key, summary in (("tom", "Tom is Ada's brother"), ("debt", "Tom owes Ada 500 euros"),
+                                ("home", "Tom lives in Bergen"))}
+    mx.store.apply([MergeOp(memory_ids=[ids["tom"], ids["debt"]], fields={
+        "summary": "Tom is Ada's brother and owes her 500 euros"})], user_id=U, actor="m", input_id="in_m")
+    mx.store.apply([MergeOp(memory_ids=[ids["home"], ids["tom"]], fields={
+        "summary": "Tom lives in Bergen, is Ada's brother and owes her 500 euros"})], user_id=U, actor="m", input_id="in_n")
+
+    mx.undo("in_debt", user_id=U, force=True)
+    for later in ("in_n", "in_m"):
+        with pytest.raises(InvalidInput, match="already undone"):
+            mx.undo(later, user_id=U)
+
+    assert {k: v["summary"] for k, v in _state(mx).items()} == {
+        ids["tom"]: "Tom is Ada's brother", ids["home"]: "Tom lives in Bergen"}
