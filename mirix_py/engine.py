@@ -254,7 +254,8 @@ class Mirix(ScreenshotsMixin):
     def retry_failed(self, *, user_id: str | None = None) -> list[AddResult]:
         """Run failed and degraded inputs again, one at a time. What the offline rules wrote in place
         of the model for an input is removed first (as history events), so an upgrade leaves no
-        duplicates; an input that degrades again keeps the rules' memories."""
+        duplicates; an input that degrades again keeps the rules' memories. An input the user undid
+        is left alone (add it again to have it remembered)."""
         return self.runner.retry_failed(user_id=user_id)
 
     def input_status(self, input_id: str) -> InputRecord:

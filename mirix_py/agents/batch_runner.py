@@ -27,7 +27,7 @@ from mirix_py.store.expiry import EXPIRING_TYPES, after_batch
 from mirix_py.secrets.redaction import scrub
 from mirix_py.store.inputs import InputLog
 from mirix_py.store.memories import MemoryStore
-from mirix_py.store.undo import undo_input
+from mirix_py.store.undo import undo_input, undone_inputs
 
 DATABASE_RETRY_S = 1.0  # a worker's pause after a database error, before it claims again
 
@@ -171,9 +171,12 @@ class BatchRunner:
             pass
 
     def retry_failed(self, *, user_id: str | None = None) -> list[AddResult]:
-        """Run failed and degraded inputs again, one at a time."""
+        """Run failed and degraded inputs again, one at a time; not those undone (the user took
+        back what they changed: running them again would bring it back)."""
         wanted = (InputStatus.failed, InputStatus.degraded)
         pending = [r.id for status in wanted for r in self.inputs.by_status(status, user_id=user_id)]
+        undone = undone_inputs(self.store, pending) if pending else set()
+        pending = [i for i in pending if i not in undone]
         claimed = self.inputs.claim(self.worker_id, input_ids=pending, limit=len(pending) or 1,
                                     statuses=wanted, include_stale=False) if pending else []
         results = []
@@ -184,7 +187,8 @@ class BatchRunner:
         return results
 
     def undo(self, input_id: str, *, user_id: str, force: bool = False) -> list[MemoryChange]:
-        """Revert every change one input caused (`store.undo`); a retry of it then runs every manager again."""
+        """Revert every change one input caused (`store.undo`). Its managers are forgotten as done,
+        so nothing marks its memories as written; `retry_failed` leaves an undone input alone."""
         changes = undo_input(self.store, input_id, user_id=user_id, force=force)
         self.inputs.forget_actors([input_id], lambda actor: True)
         return changes

@@ -211,6 +211,17 @@ def touched_by(store, user_id: str, input_id: str) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
+def undone_inputs(store, input_ids: Sequence[str]) -> set[str]:
+    """Those of `input_ids` an undo has reverted (a history event of actor `undo:<id>` exists)."""
+    found: set[str] = set()
+    with Session(store.engine) as session:
+        for i in range(0, len(input_ids), 500):
+            actors = [undo_actor(input_id) for input_id in input_ids[i:i + 500]]
+            found.update(a.removeprefix(UNDO_ACTOR_PREFIX) for a in session.execute(
+                select(col(HistoryRow.actor)).where(col(HistoryRow.actor).in_(actors)).distinct()).scalars())
+    return found
+
+
 def _histories(store, memory_ids: Iterable[str], user_id: str) -> dict[str, list[HistoryEvent]]:
     """Each memory's events with what undo keeps (`secrets=True`); none for one the user has no history of."""
     out: dict[str, list[HistoryEvent]] = {}

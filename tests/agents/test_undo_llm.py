@@ -63,3 +63,21 @@ def test_undo_takes_back_a_models_updates_deletions_and_inserts(tmp_path, embedd
         assert _state(mx) == good_state
         assert {c.actor for c in undone} == {f"undo:{bad.input_ids[0]}"}
         assert [e.actor for e in mx.history(facts["ines"], user_id="ada")][-1] == f"undo:{bad.input_ids[0]}"
+
+
+def test_retry_failed_leaves_an_undone_degraded_input_alone(tmp_path, embedder):
+    def script(req: ScriptRequest):
+        if req.agent == "meta_memory_manager":
+            raise RuntimeError("the server is down")
+        return [("nothing_to_record", {"reason": "nothing new"})]
+
+    client = ScriptedChatCompletionClient(script)
+    with Mirix(settings=Settings(data_dir=tmp_path / "d"), embedder=embedder, model_client=client) as mx:
+        result = mx.add([{"role": "user", "name": "Ada", "content": "My brother Tom is a glaciologist."}],
+                        user_id="ada", occurred_at=WHEN)
+        assert result.status.value == "degraded" and _state(mx)
+        mx.undo(result.input_ids[0], user_id="ada")
+        assert _state(mx) == {}
+        assert mx.retry_failed(user_id="ada") == []
+        assert _state(mx) == {}
+        assert mx.input_status(result.input_ids[0]).status.value == "degraded"
