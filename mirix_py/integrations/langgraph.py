@@ -48,8 +48,6 @@ from langgraph.store.base import (
 )
 from langgraph.store.base.embed import get_text_at_path
 from langgraph.store.memory import _compare_values, _does_match  # the filter semantics of LangGraph's own store
-from sqlalchemy import Text, cast as sql_cast, or_, select
-from sqlmodel import Session, col
 
 from mirix_py.boundary.inputs import check_user
 from mirix_py.compat.mem0 import memory_text
@@ -59,9 +57,6 @@ from mirix_py.records import (
     ResourceMemory, SemanticMemory, Sensitivity, memory_id_problem, utcnow,
 )
 from mirix_py.secrets.guard import guarded_fields
-from mirix_py.store.crypto import VaultKeyError
-from mirix_py.store.expiry import unexpired
-from mirix_py.store.tables import MemoryRow
 from mirix_py.text.storable import problem
 from mirix_py.tools.ops import DeleteOp, InsertOp, Op as MemoryOp, UpdateOp
 
@@ -77,7 +72,6 @@ VAULT_REF = re.compile(r"\[vault:([A-Za-z0-9][A-Za-z0-9_.:-]{0,199})\]")  # the 
 # inside a string (an array cannot hold a bare word), where `\u005b` reads back as the same '['
 CALLER_PLACEHOLDER = re.compile(r"\[(?=(?:vault|redacted):)")
 WRITE_TRIES = 5  # a put racing another put or delete of the same key tries again (last writer wins)
-ID_CHUNK = 500
 
 
 def _kind(m: MemoryBase) -> MemoryType:
@@ -243,29 +237,11 @@ class MirixStore(BaseStore):
 
     # ------------------------------------------------------------ memories as items
 
-    def _secrets(self, user: str, vault_ids: set[str]) -> dict[str, str]:
-        """Vault id -> its value, for the user's unexpired vault entries among these ids (read in
-        batches; an entry the vault key cannot open is left out)."""
-        ids = sorted(vault_ids)
-        out: dict[str, str] = {}
-        for start in range(0, len(ids), ID_CHUNK):
-            query = select(MemoryRow).where(
-                col(MemoryRow.id).in_(ids[start:start + ID_CHUNK]), col(MemoryRow.user_id) == user,
-                col(MemoryRow.memory_type) == MemoryType.knowledge_vault.value, unexpired(utcnow()))
-            with Session(self.mx.store.engine) as session:
-                for row in session.execute(query).scalars():
-                    try:
-                        entry = self.mx.store.to_record(row, reveal=True)
-                    except VaultKeyError:
-                        continue
-                    out[row.id] = cast(KnowledgeVaultMemory, entry).secret_value
-        return out
-
     def _bodies(self, user: str, memories: Sequence[MemoryBase]) -> dict[str, dict[str, Any]]:
         """Memory id -> what `_put` kept in its tag (namespace, key, value, ttl), with the vault's
         values back in place of the guard's placeholders, for the memories that are this store's items."""
         refs = {i for m in memories for t in _item_tags(m) for i in VAULT_REF.findall(t)}
-        secrets = self._secrets(user, refs) if refs else {}
+        secrets = self.mx.store.vault_values(refs, user_id=user)
         out: dict[str, dict[str, Any]] = {}
         for m in memories:
             body = self._body(m, secrets)
@@ -334,15 +310,9 @@ class MirixStore(BaseStore):
         ids = [] if path and path[0] in READ_ONLY else [self._item_id(user, namespace, key, self._kind_for(path))]
         if len(path) == 1 and path[0] in MemoryType._value2member_map_ and not memory_id_problem(key):
             ids.append(key)
-        memories = self._stored(user, ids) if expired else self.mx.store.get_many(ids, user_id=user)
+        memories = self.mx.store.get_many(ids, user_id=user, include_expired=expired)
         return {m.id: (m, item) for m, item in self._items(user, [(memories[i], None) for i in ids if i in memories])
                 if item.namespace == namespace and item.key == key}
-
-    def _stored(self, user: str, ids: list[str]) -> dict[str, MemoryBase]:
-        """The user's memories among these ids, expired or not."""
-        query = select(MemoryRow).where(col(MemoryRow.id).in_(ids), col(MemoryRow.user_id) == user)
-        with Session(self.mx.store.engine) as session:
-            return {row.id: self.mx.store.to_record(row) for row in session.execute(query).scalars()}
 
     # ------------------------------------------------------------ get, put, delete
 
@@ -466,7 +436,7 @@ class MirixStore(BaseStore):
         if not vault_ids:
             return []
         text = "\n".join(str(v) for v in fields.values())
-        secrets = self._secrets(user, vault_ids)
+        secrets = self.mx.store.vault_values(vault_ids, user_id=user)
         return sorted(v for v in vault_ids if v in secrets and secrets[v] not in text
                       and self._made_here(user, v) and not self._referenced(user, v, rewritten))
 
@@ -487,13 +457,9 @@ class MirixStore(BaseStore):
     def _referenced(self, user: str, vault_id: str, besides: set[str]) -> bool:
         """Whether a memory of the user other than `besides` (expired ones too) holds the placeholder
         of this vault entry."""
-        pattern = f"%[vault:{vault_id}]%"  # '_' matches any one character here: at worst an entry is kept
-        query = select(col(MemoryRow.id)).where(
-            col(MemoryRow.user_id) == user, col(MemoryRow.id).not_in(sorted({vault_id, *besides})),
-            or_(col(MemoryRow.text).like(pattern), sql_cast(col(MemoryRow.fields), Text).like(pattern),
-                sql_cast(col(MemoryRow.tags), Text).like(pattern))).limit(1)
-        with self.mx.store.engine.connect() as conn:
-            return conn.execute(query).first() is not None
+        # a loose match ('_' in an id matches any one character): at worst an entry is kept
+        return self.mx.store.one_mentioning(f"[vault:{vault_id}]", user_id=user,
+                                            besides={vault_id, *besides}) is not None
 
     def _made_here(self, user: str, vault_id: str) -> bool:
         """Whether the vault entry was inserted by one of this store's writes."""

@@ -16,7 +16,8 @@ from datetime import datetime
 from typing import Any, Iterable, NamedTuple, Sequence, overload
 
 from pydantic import ValidationError
-from sqlalchemy import Delete, bindparam, delete as sa_delete, func, select, text as sql_text, union
+from sqlalchemy import Delete, Text, bindparam, cast as sql_cast, delete as sa_delete, func, or_, select
+from sqlalchemy import text as sql_text, union
 from sqlalchemy import update as sa_update
 from sqlalchemy.engine import CursorResult, Engine, Row
 from sqlmodel import Session, col
@@ -81,6 +82,7 @@ _ROWS_BY_ID = select(MemoryRow.__table__).where(  # type: ignore[attr-defined]  
     col(MemoryRow.id).in_(bindparam("ids", expanding=True)))
 _PROVENANCE_BY_ID = select(col(MemoryRow.id), col(MemoryRow.user_id), col(MemoryRow.source_ids),
                            col(MemoryRow.actor)).where(col(MemoryRow.id).in_(bindparam("ids", expanding=True)))
+IDS_PER_QUERY = 500  # ids in one `IN (...)` of a read that takes any number of them
 
 
 def _attributed(plan: _Planned, ledger: Sequence[str]) -> str | None:
@@ -580,14 +582,53 @@ class MemoryStore:
                 raise MemoryNotFound(memory_id)
             return self.to_record(row, reveal=reveal)
 
-    def get_many(self, memory_ids: Sequence[str], *, user_id: str) -> dict[str, Memory]:
-        """The user's memories among these ids (expired ones left out)."""
+    def get_many(self, memory_ids: Sequence[str], *, user_id: str,
+                 include_expired: bool = False) -> dict[str, Memory]:
+        """The user's memories among these ids, expired ones left out unless `include_expired` (those
+        the sweep has not deleted yet: what a write replacing them must see)."""
         if not memory_ids:
             return {}
         with self.engine.connect() as conn:  # table rows, not ORM objects: nothing here is written back
             rows = conn.execute(_ROWS_BY_ID, {"ids": builtins.list(memory_ids)}).all()
         now = utcnow()
-        return {r.id: self.to_record(r) for r in rows if r.user_id == user_id and not has_expired(r.expires_at, now)}
+        return {r.id: self.to_record(r) for r in rows
+                if r.user_id == user_id and (include_expired or not has_expired(r.expires_at, now))}
+
+    def vault_values(self, memory_ids: Iterable[str], *, user_id: str) -> dict[str, str]:
+        """Vault entry id -> its secret value, decrypted, for the user's unexpired vault entries among
+        these ids (other memories and an entry the vault key cannot open are left out): for a caller
+        that puts its own values back where the guard left placeholders (the LangGraph store)."""
+        ids = sorted(set(memory_ids))
+        out: dict[str, str] = {}
+        for start in range(0, len(ids), IDS_PER_QUERY):
+            query = select(MemoryRow).where(
+                col(MemoryRow.id).in_(ids[start:start + IDS_PER_QUERY]), col(MemoryRow.user_id) == user_id,
+                col(MemoryRow.memory_type) == MemoryType.knowledge_vault.value, unexpired(utcnow()))
+            with Session(self.engine) as session:
+                for row in session.execute(query).scalars():
+                    try:
+                        entry = self.to_record(row, reveal=True)
+                    except VaultKeyError:  # doctor's finding; the entry reads as missing
+                        continue
+                    if isinstance(entry, KnowledgeVaultMemory):
+                        out[row.id] = entry.secret_value
+        return out
+
+    def one_mentioning(self, text: str, *, user_id: str, besides: Iterable[str] = ()) -> str | None:
+        """The id of one memory of the user (expired ones too) other than `besides` whose text, fields
+        or tags hold `text`, or None: e.g. whether a vault entry's placeholder is still used. SQL LIKE
+        on both backends, so a loose match: `%` and `_` in `text` match as wildcards, and SQLite
+        matches ASCII letters in either case. Fields and tags are matched as their JSON, so `text`
+        should be one JSON keeps as is (no quote, backslash or non-ASCII character)."""
+        pattern = f"%{text}%"
+        query = select(col(MemoryRow.id)).where(col(MemoryRow.user_id) == user_id, or_(
+            col(MemoryRow.text).like(pattern), sql_cast(col(MemoryRow.fields), Text).like(pattern),
+            sql_cast(col(MemoryRow.tags), Text).like(pattern)))
+        skipped = sorted(set(besides))
+        if skipped:
+            query = query.where(col(MemoryRow.id).not_in(skipped))
+        with self.engine.connect() as conn:
+            return conn.execute(query.limit(1)).scalar()
 
     def provenance_of(self, memory_ids: Iterable[str], *, user_id: str) -> dict[str, Provenance]:
         """What each of these memories of the user cites and who said it, read without building the

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 
 from mirix_py.errors import InputsGone, InvalidInput, MemoryNotFound
-from mirix_py.tools.ops import DeleteOp, InsertOp, MergeOp, UpdateOp
+from mirix_py.tools.ops import InsertOp, MergeOp, UpdateOp
 from mirix_py.records import EpisodicMemory, SemanticMemory
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
@@ -343,3 +343,69 @@ def test_deleting_a_user_while_another_process_writes_for_them_leaves_nothing(tm
         assert not deleting.is_alive()
         assert deleter.store.count(user_id="ada") == {} and writer.list(user_id="ada") == []
         assert deleter.store.vectors.count("ada") == 0
+
+
+def test_many_records_read_with_expired_ones_only_when_asked(mx, user_id):
+    kept, lapsed = [c.memory_id for c in mx.store.apply([_semantic(user_id, "Rex", "Rex is a dog"),
+                                                         _semantic(user_id, "Mia", "Mia is a cat")],
+                                                        user_id=user_id, actor="a")]
+    (other,) = [c.memory_id for c in mx.store.apply([_semantic("other-" + user_id, "Ann", "Ann sails")],
+                                                    user_id="other-" + user_id, actor="a")]
+    mx.store.set_expiry({lapsed: T0}, user_id=user_id)  # past: not yet swept
+    ids = [kept, lapsed, other, "mem_unknown"]
+    assert sorted(mx.store.get_many(ids, user_id=user_id)) == [kept]
+    with_expired = mx.store.get_many(ids, user_id=user_id, include_expired=True)
+    assert sorted(with_expired) == sorted([kept, lapsed])
+    assert with_expired[lapsed].name == "Mia" and with_expired[lapsed].expires_at == T0
+    assert mx.store.get_many([], user_id=user_id, include_expired=True) == {}
+
+
+def _vault(user_id: str, caption: str, secret: str) -> InsertOp:
+    from mirix_py.records import KnowledgeVaultMemory
+
+    return InsertOp(memory=KnowledgeVaultMemory(user_id=user_id, caption=caption, secret_value=secret))
+
+
+def test_vault_values_are_the_users_unexpired_entries_revealed(mx, user_id, monkeypatch):
+    from sqlalchemy import update
+    from sqlmodel import Session
+
+    from mirix_py.store import memories
+    from mirix_py.store.tables import MemoryRow
+
+    wifi, door, bike, broken, lapsed, fact = [c.memory_id for c in mx.store.apply([
+        _vault(user_id, "wifi password", "hunter2-x9"), _vault(user_id, "door code", "4471-B"),
+        _vault(user_id, "bike lock", "88-12-31"), _vault(user_id, "alarm pin", "9090-Q"),
+        _vault(user_id, "old pin", "1234-Z"), _semantic(user_id, "Rex", "Rex is a dog")],
+        user_id=user_id, actor="a")]
+    (theirs,) = [c.memory_id for c in mx.store.apply([_vault("other-" + user_id, "their pin", "5555-K")],
+                                                     user_id="other-" + user_id, actor="a")]
+    mx.store.set_expiry({lapsed: T0}, user_id=user_id)
+    with Session(mx.store.engine) as session:  # a value the vault key cannot open
+        session.execute(update(MemoryRow).where(MemoryRow.id == broken).values(secret="not-a-fernet-token"))
+        session.commit()
+    monkeypatch.setattr(memories, "IDS_PER_QUERY", 2)  # the ids read over several queries
+    asked = [wifi, door, bike, broken, lapsed, fact, theirs, "kv_unknown"]
+    assert mx.store.vault_values(asked, user_id=user_id) == {wifi: "hunter2-x9", door: "4471-B", bike: "88-12-31"}
+    assert mx.store.vault_values(asked, user_id="other-" + user_id) == {theirs: "5555-K"}
+    assert mx.store.vault_values([], user_id=user_id) == {}
+    assert mx.store.get(wifi, user_id=user_id).secret_value != "hunter2-x9"  # other reads stay masked
+
+
+def test_one_mentioning_finds_a_memory_of_the_user_holding_a_text_besides_the_ones_named(mx, user_id):
+    said, field, tagged, silent = [c.memory_id for c in mx.store.apply([
+        _semantic(user_id, "Door", "The spare key is under blue-door-42's mat"),
+        _semantic(user_id, "Key", "Where the spare key is kept", source="blue-door-42 note"),
+        _semantic(user_id, "Shed", "The shed holds the bikes", tags=["blue-door-42"]),
+        _semantic(user_id, "Rex", "Rex is a dog")], user_id=user_id, actor="a")]
+    mx.store.apply([_semantic("other-" + user_id, "Gate", "The gate is green-gate-7")],
+                   user_id="other-" + user_id, actor="a")
+    mx.store.set_expiry({tagged: T0}, user_id=user_id)  # expired, not yet swept: still counts
+    assert mx.store.one_mentioning("blue-door-42", user_id=user_id) in {said, field, tagged}
+    assert mx.store.one_mentioning("blue-door-42", user_id=user_id, besides=[said, field]) == tagged
+    assert mx.store.one_mentioning("blue-door-42", user_id=user_id, besides=[said, tagged]) == field
+    assert mx.store.one_mentioning("blue-door-42", user_id=user_id, besides=[field, tagged]) == said
+    assert mx.store.one_mentioning("blue-door-42", user_id=user_id, besides=[said, field, tagged]) is None
+    assert mx.store.one_mentioning("green-gate-7", user_id=user_id) is None  # another user's
+    assert mx.store.one_mentioning("green-gate-7", user_id="other-" + user_id) is not None
+    assert mx.store.one_mentioning("purple-door", user_id=user_id, besides=[silent]) is None
