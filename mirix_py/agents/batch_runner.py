@@ -53,6 +53,10 @@ class BatchRunner:
         """Run the flow over one batch of one user and mark its inputs, while no other batch of that
         user runs in this engine. `images` (input id -> downscaled frame) go to a vision-capable model
         with the batch; the offline rules read text only."""
+        users = list(dict.fromkeys(r.user_id for r in records))
+        if len(users) > 1:  # a caller's grouping bug must never write one user's words as another's
+            log.error("a batch held inputs of %d users: each user's inputs run as a batch of their own", len(users))
+            return _combined([self.process([r for r in records if r.user_id == u], images=images) for u in users])
         with self.user_locks(records[0].user_id):
             return self._process(records, images=images)
 
@@ -95,13 +99,10 @@ class BatchRunner:
         self.expire(records[0].user_id, records, flow.changes, resumed=resumed)
         alone = [self._process([r], images={r.id: images[r.id]} if images and r.id in images else None)
                  for r in records]
-        statuses = {r.status for r in alone}
-        status = next((s for s in (InputStatus.failed, InputStatus.degraded) if s in statuses), InputStatus.processed)
-        errors = [f"{r.input_ids[0]}: {r.error}" for r in alone if r.error]
-        return AddResult(input_ids=[r.id for r in records], status=status,
-                         changes=[*flow.changes, *(c for r in alone for c in r.changes)], mode=self.mode,
-                         error="; ".join(errors) or None, routed=flow.routed, left_out=flow.left_out, usage=usage,
-                         rejected=[*(scrub(r) for r in flow.rejected), *(x for r in alone for x in r.rejected)])
+        result = _combined(alone)
+        return result.model_copy(update={
+            "changes": [*flow.changes, *result.changes], "routed": flow.routed, "left_out": flow.left_out,
+            "usage": usage, "rejected": [*(scrub(r) for r in flow.rejected), *result.rejected]})
 
     def expire(self, user_id: str, records: Sequence[InputRecord], changes: Sequence[MemoryChange], *,
                resumed: bool) -> None:
@@ -202,3 +203,15 @@ class BatchRunner:
             self.store.apply([DeleteOp(memory_id=m) for m in stale], user_id=record.user_id,
                              actor="retry", input_id=record.id)
         self.inputs.forget_actors([record.id], lambda actor: actor.endswith(FALLBACK_SUFFIX))
+
+
+def _combined(results: Sequence[AddResult]) -> AddResult:
+    """Several batches' results as one: every input, the worst status, each error named by its inputs."""
+    statuses = {r.status for r in results}
+    status = next((s for s in (InputStatus.failed, InputStatus.degraded) if s in statuses), InputStatus.processed)
+    errors = [f"{', '.join(r.input_ids)}: {r.error}" for r in results if r.error]
+    return AddResult(input_ids=[i for r in results for i in r.input_ids], status=status,
+                     changes=[c for r in results for c in r.changes], mode=results[0].mode,
+                     error="; ".join(errors) or None, routed=list(dict.fromkeys(t for r in results for t in r.routed)),
+                     left_out=list(dict.fromkeys(t for r in results for t in r.left_out)), usage=results[0].usage,
+                     rejected=[x for r in results for x in r.rejected])

@@ -34,7 +34,7 @@ class QueuedBatches:
         self.totals = totals
         self._lock = lock
         self._batcher: FrameBatcher[ProcessedFrame] = FrameBatcher(
-            policy, key=lambda f: (f.user_id, f.app), when=lambda f: f.captured_at)
+            policy, key=lambda f: f.app, owner=lambda f: f.user_id, when=lambda f: f.captured_at)
         self._worker: ThreadPoolExecutor | None = None
         self._jobs: list[Future] = []
         self._ticker: threading.Thread | None = None

@@ -42,12 +42,15 @@ class _Group(Generic[T]):
 
 
 class FrameBatcher(Generic[T]):
-    """Streaming grouper. `key(item)` names the group (the app), `when(item)` its capture time."""
+    """Streaming grouper. `key(item)` names the group (the app), `when(item)` its capture time,
+    `owner(item)` whose it is: items of two owners never share a batch, whatever the policy
+    (`group_by_app=False` drops the app from the group, never the owner)."""
 
     def __init__(self, policy: BatchPolicy = BatchPolicy(), *, key: Callable[[T], Hashable] = lambda item: None,
-                 when: Callable[[T], datetime]) -> None:
+                 when: Callable[[T], datetime], owner: Callable[[T], Hashable] = lambda item: None) -> None:
         self.policy = policy
-        self._key = key if policy.group_by_app else (lambda item: None)
+        app = key if policy.group_by_app else (lambda item: None)
+        self._key: Callable[[T], Hashable] = lambda item: (owner(item), app(item))
         self._when = when
         self._groups: dict[Hashable, _Group[T]] = {}
 
@@ -92,9 +95,10 @@ def _ordered(batches: list[list[T]], when: Callable[[T], datetime]) -> list[list
 
 
 def plan_batches(items: Iterable[T], policy: BatchPolicy = BatchPolicy(), *,
-                 key: Callable[[T], Hashable] = lambda item: None, when: Callable[[T], datetime]) -> list[list[T]]:
+                 key: Callable[[T], Hashable] = lambda item: None, when: Callable[[T], datetime],
+                 owner: Callable[[T], Hashable] = lambda item: None) -> list[list[T]]:
     """All batches for a finite set of frames (a directory): sorted by time, then grouped."""
-    batcher: FrameBatcher[T] = FrameBatcher(policy, key=key, when=when)
+    batcher: FrameBatcher[T] = FrameBatcher(policy, key=key, when=when, owner=owner)
     out: list[list[T]] = []
     for item in sorted(items, key=when):
         out.extend(batcher.add(item))

@@ -83,7 +83,7 @@ def ingest_files(ingestor: FileIngestor, paths: Iterable[str | Path], *, user_id
     # 2. decode, dedup and OCR in time order with a few frames in flight; each batch goes to the
     #    memory managers as it closes, on a thread of its own, so reading frames never waits for them
     batcher: FrameBatcher[ProcessedFrame] = FrameBatcher(ingestor.config.batch, key=lambda f: f.app,
-                                                         when=lambda f: f.captured_at)
+                                                         owner=lambda f: f.user_id, when=lambda f: f.captured_at)
     managers = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mirix-screenshot-batches")
     submitted: list[tuple[Future, list[ProcessedFrame]]] = []
 

@@ -78,3 +78,24 @@ def test_plan_batches_for_a_directory():
 def test_policy_is_validated(kwargs):
     with pytest.raises(ValueError):
         BatchPolicy(**kwargs)
+
+
+@dataclass(frozen=True, order=True)
+class Owned:
+    user: str
+    app: str
+    t: float
+
+    @property
+    def when(self) -> datetime:
+        return T0 + timedelta(seconds=self.t)
+
+
+@pytest.mark.parametrize("by_app", [True, False])
+def test_frames_of_two_owners_never_share_a_batch(by_app):
+    frames = [Owned("ada", "Notes", 0), Owned("bob", "Notes", 1), Owned("ada", "Mail", 2), Owned("bob", "Mail", 3)]
+    batches = plan_batches(frames, BatchPolicy(max_frames=10, max_seconds=60, group_by_app=by_app),
+                           key=lambda f: f.app, owner=lambda f: f.user, when=lambda f: f.when)
+    assert all(len({f.user for f in batch}) == 1 for batch in batches)
+    assert sorted(f for batch in batches for f in batch) == sorted(frames)
+    assert len(batches) == (4 if by_app else 2)

@@ -575,3 +575,17 @@ def test_a_bad_user_id_is_the_calls_error_not_each_files(mx, synth, tmp_path, us
     with pytest.raises(InvalidInput, match="user"):
         mx.ingest_screenshots(folder, user_id=user_id)
     assert _count(mx) == 0
+
+
+def test_queued_frames_of_two_users_stay_each_users_when_apps_are_not_grouped(tmp_path, embedder, tesseract, synth):
+    """`group_by_app=False` groups one screen's frames whatever the app: never two users' frames."""
+    t0 = datetime(2024, 6, 3, 9, 0, tzinfo=timezone.utc)
+    with Mirix(tmp_path / "data", embedder=embedder) as engine:
+        engine.configure_screenshots(workers=1, batch=BatchPolicy(max_frames=20, max_seconds=300, group_by_app=False))
+        for i, (user, scene) in enumerate([("ada", "email"), ("bob", "terminal")]):
+            engine.add_screenshot(synth.frame(scene, 1), user_id=user, captured_at=t0 + timedelta(seconds=i),
+                                  app=scene.title(), window_title=scene, wait=False)
+        engine.flush()
+        for user, own, other in (("ada", "Email", "Terminal"), ("bob", "Terminal", "Email")):
+            texts = " ".join(m.search_text() for m in engine.list(user_id=user))
+            assert own in texts and other not in texts
