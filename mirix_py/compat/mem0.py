@@ -323,9 +323,10 @@ class Memory:
                    if self._in_scope(h.memory, agent, run, meta) and (threshold is None or h.score >= threshold)]
         return {"results": results[:limit]}
 
-    def history(self, memory_id: str) -> list[dict[str, Any]]:
-        """Changes of one memory, oldest first, in mem0's history shape."""
-        events: list[HistoryEvent] = self.mx.store.history(memory_id)
+    def history(self, memory_id: str, *, user_id: str | None = None) -> list[dict[str, Any]]:
+        """Changes of one memory, oldest first, in mem0's history shape; with `user_id`, that user's
+        changes only (an id an import reused can carry another user's deleted memory's history)."""
+        events: list[HistoryEvent] = self.mx.store.history(memory_id, user_id=user_id)
         return [{
             "id": e.id, "memory_id": e.memory_id, "old_memory": _text_of(e.before), "new_memory": _text_of(e.after),
             "event": _EVENTS[e.operation], "created_at": _iso(e.created_at),

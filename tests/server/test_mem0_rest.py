@@ -71,3 +71,23 @@ def test_mem0_routes_take_an_expiration_date(live_sqlite):
     bad = alice.post("/memories", json={"messages": [{"role": "user", "content": "x"}], "user_id": "alice",
                                         "expiration_date": "31.01.2030"})
     assert bad.status_code == 422
+
+
+def test_mem0_history_shows_only_the_callers_users_changes_of_an_id(live_sqlite):
+    """An id an import reused for another user carries both users' events: each key sees its own."""
+    import json
+
+    alice, bob = live_sqlite.client(live_sqlite.alice), live_sqlite.client(live_sqlite.bob)
+    added = alice.post("/memories", json={"messages": [{"role": "user", "content": "Call me Al."}],
+                                          "user_id": "alice", "infer": False}).json()["results"][0]
+    memory_id = added["id"]
+    line = live_sqlite.mx.store.get(memory_id).model_dump(mode="json")
+    assert alice.delete(f"/memories/{memory_id}").status_code == 200
+    line.update(user_id="bob", summary="Bob's lottery numbers: 4 8 15")
+    line.pop("details", None)
+    assert live_sqlite.mx.import_([json.dumps({"memory": line, "secret_ciphertext": None})])["imported"] == 1
+
+    seen = alice.get(f"/memories/{memory_id}/history").json()
+    assert [h["event"] for h in seen] == ["ADD", "DELETE"] and "lottery" not in json.dumps(seen)
+    bobs = bob.get(f"/memories/{memory_id}/history").json()
+    assert [h["event"] for h in bobs] == ["ADD"] and "Al." not in json.dumps(bobs)

@@ -142,10 +142,11 @@ def update_memory(memory_id: MemoryId, body: Mem0Update, caller: Caller, mx: Eng
 
 @router.get("/memories/{memory_id}/history", summary="Get memory history (mem0)")
 def memory_history(memory_id: MemoryId, caller: Caller, mx: Engine) -> list[dict[str, Any]]:
-    events = mx.store.history(memory_id)
-    if not events or not caller.may_act_for(events[0].user_id):
+    users = sorted({e.user_id for e in mx.store.history(memory_id) if caller.may_act_for(e.user_id)})
+    if not users:
         raise MemoryNotFound(memory_id)
-    return Memory(mx=mx).history(memory_id)
+    memory = Memory(mx=mx)  # every event the caller may see, none of another user's under the same id
+    return sorted((row for u in users for row in memory.history(memory_id, user_id=u)), key=lambda row: row["id"])
 
 
 @router.delete("/memories/{memory_id}", summary="Delete a memory (mem0)")
