@@ -32,7 +32,7 @@ from mirix_py.records import (
 from mirix_py.store.sqlite_erase import start_erasing, stop_erasing, truncate_log
 from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.embeddings import Embedder, EmbeddingsAhead
-from mirix_py.store.expiry import has_expired, unexpired
+from mirix_py.store.expiry import combined, has_expired, unexpired
 from mirix_py.store.fulltext import FullTextIndex
 from mirix_py.store.input_tags import InputTags
 from mirix_py.secrets.guard import Known, SecretGuard
@@ -143,6 +143,27 @@ class _Planned:
     memory_type: MemoryType
     merged: tuple[str, ...] = ()  # a merge's survivor: the memories folded into it
     merged_into: str | None = None  # a merge's other member: the survivor it was folded into
+
+
+def _expiring_with_their_memories(plans: list[_Planned]) -> list[_Planned]:
+    """A vault entry the guard made in this write expires with the memories whose secret it holds,
+    when each of them expires (the latest expiry), so a secret does not outlive the memory it was
+    said in (`update` with `expires_at`, a LangGraph item's TTL); one a lasting memory cites lasts."""
+    made = {p.memory_id for p in plans if p.before is None and isinstance(p.after, KnowledgeVaultMemory)
+            and p.after.expires_at is None}
+    if not made:
+        return plans
+    citing: dict[str, list[datetime | None]] = {entry: [] for entry in made}
+    for plan in plans:
+        if plan.after is None or plan.memory_id in made:
+            continue
+        dumped = plan.after.model_dump_json()
+        for entry in made:
+            if f"[vault:{entry}]" in dumped:
+                citing[entry].append(plan.after.expires_at)
+    ends = {entry: end for entry, times in citing.items() if times and (end := combined(times)) is not None}
+    return [replace(p, after=p.after.model_copy(update={"expires_at": ends[p.memory_id]}))
+            if p.memory_id in ends and p.after is not None else p for p in plans]
 
 
 class MemoryStore:
@@ -481,7 +502,7 @@ class MemoryStore:
             for entry in vault:
                 out.append(_Planned(Operation.insert, None, entry, entry.id, entry.memory_type))
             out.append(replace(plan, after=after))
-        return out
+        return _expiring_with_their_memories(out)
 
     def lock_vault(self, session: Session, user_id: str) -> None:
         """Make writers that read and extend one user's vault take turns until this transaction

@@ -142,3 +142,18 @@ def test_a_search_fills_its_limit_past_expired_memories_not_yet_deleted(tmp_path
             mx.store.set_expiry({hit.memory.id: utcnow() - timedelta(seconds=1)}, user_id="ada")
         after = mx.search("boat trip island", user_id="ada", limit=5)
         assert len(after) == 5 and not {h.memory.id for h in hits[:2]} & {h.memory.id for h in after}
+
+
+def test_a_secret_vaulted_by_an_update_with_an_expiry_expires_with_its_memory(tmp_path, embedder):
+    with Mirix(tmp_path / "d", embedder=embedder) as mx:
+        mx.add("My cat is called Miso.", user_id="ada")
+        (episode,) = mx.list(user_id="ada")
+        until = utcnow() + timedelta(days=1)
+        updated = mx.update(episode.id, {"summary": "My cat Miso; the door code is 4471-2290", "expires_at": until},
+                            user_id="ada")
+        (entry,) = mx.list(user_id="ada", memory_types=["knowledge_vault"])
+        assert f"[vault:{entry.id}]" in updated.summary and entry.expires_at == updated.expires_at == until
+        mx.update(episode.id, {"expires_at": None}, user_id="ada")  # a lasting memory's secret lasts
+        mx.update(episode.id, {"summary": "My cat Miso; the gate code is 9152-3307"}, user_id="ada")
+        lasting = [e for e in mx.list(user_id="ada", memory_types=["knowledge_vault"]) if e.id != entry.id]
+        assert lasting and all(e.expires_at is None for e in lasting)
