@@ -5,7 +5,9 @@ changed), search texts written by an older version (a resource's text held only 
 its whole content was indexed), rows that no longer read as a record (a field referring outside
 the row's search text after a hand edit, fields that fail validation) and vault secrets or logged
 inputs that the current key cannot decrypt, and vectors the index holds but a query with their own
-vector does not return (an approximate graph that lost a node). It also counts rows that still keep their long texts
+vector does not return (an approximate graph that lost a node). A row or vector without its other
+half is reported only if it still lacks it when looked at again: beside a running writer, a memory
+being written or deleted has one half for a moment. It also counts rows that still keep their long texts
 twice (written before rows kept each text once: `store.textrefs`), and on pgvector the users large
 enough for a graph of their own who have none (`PgVectorIndex.tenants_without_index`); neither is a fault.
 Given the data dir, it also lists what in it another local account can read (`store.private`): a store
@@ -37,7 +39,8 @@ from mirix_py.store.vectors import VectorItem
 log = logging.getLogger("mirix_py")
 
 EMBED_BATCH = 256
-TEXT_BATCH = 500  # rows re-rendered per transaction
+TEXT_BATCH = 500  # rows re-rendered per transaction, ids looked up per query
+Pairs = list[tuple[str, str]]  # (user id, memory id)
 
 
 @dataclass
@@ -106,19 +109,21 @@ def diagnose(store: MemoryStore, data_dir: Path | None = None) -> DoctorReport:
     if data_dir is not None:
         report.open_to_others = open_to_others(data_dir)
     rows = _rows_by_user(store)
+    orphans: Pairs = []  # (user, id) of vectors without a row, as the first pass saw them
+    missing: Pairs = []  # and of rows without a vector
     if store.vectors is not None:
         users = set(rows) | set(store.vectors.users())
         for user_id in sorted(users):
             sql_ids = rows.get(user_id, {})
             vector_ids = store.vectors.ids(user_id)
-            report.vectors_without_rows += sorted(vector_ids - set(sql_ids))
+            orphans += [(user_id, i) for i in sorted(vector_ids - set(sql_ids))]
             if vector_ids:
                 report.unreachable_vectors += sorted(store.vectors.unreachable(user_id))
             if store.embedder is None:
                 continue
             for memory_id, model in sql_ids.items():
                 if memory_id not in vector_ids:
-                    report.rows_without_vectors.append(memory_id)
+                    missing.append((user_id, memory_id))
                 elif model != store.embedder.name:
                     report.stale_embeddings.append(memory_id)
     tenants = getattr(store.vectors, "tenants_without_index", None)  # pgvector only
@@ -137,7 +142,43 @@ def diagnose(store: MemoryStore, data_dir: Path | None = None) -> DoctorReport:
                 store.cipher.decrypt(payload)
             except VaultKeyError:
                 report.undecryptable_inputs.append(input_id)
+    _report_still_apart(store, report, rows, orphans, missing)
     return report
+
+
+def _report_still_apart(store: MemoryStore, report: DoctorReport, rows: dict[str, dict[str, str | None]],
+                        orphans: Pairs, missing: Pairs) -> None:
+    """Report the vectors without rows and rows without vectors that are still apart when looked at
+    again, once the rest is checked. The first pass read every row, then each user's vectors: a
+    memory another engine wrote or deleted in between (it commits the row, then mirrors the vector)
+    looked like damage that is not there. A row whose vector turns up is checked for its embedder."""
+    vectored, rowed = _held_now(store, orphans + missing)
+    report.vectors_without_rows = [i for u, i in orphans if (u, i) in vectored and (u, i) not in rowed]
+    report.rows_without_vectors = [i for u, i in missing if (u, i) in rowed and (u, i) not in vectored]
+    if store.embedder is not None:
+        report.stale_embeddings += [i for u, i in missing if (u, i) in vectored and (u, i) in rowed
+                                    and rows[u][i] != store.embedder.name]
+
+
+def _held_now(store: MemoryStore, pairs: Pairs) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    """(those of `pairs` (user, id) the vector index holds, those with that user's row). The vectors
+    are read first, as a writer commits the row before it mirrors the vector: an insert whose vector
+    is seen has its row, a delete whose vector is gone has lost its row. Only a write whose mirror
+    is still pending at this second look still shows apart."""
+    if not pairs or store.vectors is None:
+        return set(), set()
+    by_user: dict[str, list[str]] = {}
+    for user_id, memory_id in pairs:
+        by_user.setdefault(user_id, []).append(memory_id)
+    vectored = {(u, i) for u, ids in by_user.items() for start in range(0, len(ids), TEXT_BATCH)
+                for i in store.vectors.get(u, ids[start:start + TEXT_BATCH])}
+    ids = sorted({i for _, i in pairs})
+    rowed: set[tuple[str, str]] = set()
+    with Session(store.engine) as session:
+        for start in range(0, len(ids), TEXT_BATCH):
+            rowed.update((u, i) for u, i in session.execute(
+                select(col(MemoryRow.user_id), col(MemoryRow.id)).where(col(MemoryRow.id).in_(ids[start:start + TEXT_BATCH]))))
+    return vectored, rowed
 
 
 def _check_rows(store: MemoryStore) -> tuple[list[str], list[str], list[str]]:

@@ -2,6 +2,7 @@
 
 A line is `{"memory": <record, secret masked>, "secret_ciphertext": <Fernet token or null>}`:
 secrets never leave in the clear, and import restores them only under the same vault key.
+An export holds what reads show: a memory past its expiry (not yet swept) is left out.
 An id already in the store is skipped, also when another import (another engine, the same file)
 writes it while this one runs: the write that finds it there drops it and goes on.
 """
@@ -21,8 +22,9 @@ from sqlmodel import Session, col
 from mirix_py.errors import InvalidInput
 from mirix_py.tools.ops import InsertOp
 from mirix_py.boundary.inputs import check_user
-from mirix_py.records import MEMORY_ADAPTER, KnowledgeVaultMemory, Memory, MemoryChange
+from mirix_py.records import MEMORY_ADAPTER, KnowledgeVaultMemory, Memory, MemoryChange, utcnow
 from mirix_py.store.crypto import VaultKeyError
+from mirix_py.store.expiry import unexpired
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.private import open_private
 from mirix_py.store.tables import MemoryRow
@@ -32,7 +34,10 @@ T = TypeVar("T")
 
 
 def export_lines(store: MemoryStore, out: IO[str], *, user_id: str | None = None, batch: int = 500) -> int:
-    query = select(MemoryRow).order_by(col(MemoryRow.user_id), col(MemoryRow.created_at), col(MemoryRow.id))
+    """Write the memories reads show now, one JSON line each; returns how many. One past its expiry
+    is left out as reads leave it out: it is only waiting for the sweep to delete it."""
+    query = (select(MemoryRow).where(unexpired(utcnow()))
+             .order_by(col(MemoryRow.user_id), col(MemoryRow.created_at), col(MemoryRow.id)))
     if user_id is not None:
         query = query.where(col(MemoryRow.user_id) == user_id)
     count = 0

@@ -257,3 +257,126 @@ def test_repair_keeps_the_vector_of_a_memory_written_after_the_diagnosis(seeded,
     repair(seeded.store, stale)
     assert ids[0] in seeded.store.vectors.ids(user_id)
     assert seeded.doctor().clean
+
+
+def _damage(mx, user_id) -> tuple[list[str], list[str]]:
+    """Real damage that stays: one memory's vector lost and, where the index allows it, a vector
+    with no row. Returns (rows without vectors, vectors without rows)."""
+    index = mx.store.vectors
+    lost = sorted(index.ids(user_id))[:1]
+    index.delete(user_id, lost)
+    if index.transactional:  # pgvector: a vector references its row, no orphan can exist
+        return lost, []
+    orphan = VectorItem("epi_" + "f" * 32, [0.1] * 384, "episodic")
+    index.upsert(user_id, [orphan])
+    return lost, [orphan.id]
+
+
+def _at_first_vector_read(monkeypatch, index, step, *, before: bool) -> list[str]:
+    """Run `step` once, just before (or after) the doctor's first pass reads a user's vector ids; it
+    read every row before: another engine's write landing between the doctor's reads. Returns the
+    users whose vectors were read."""
+    read = index.ids
+    users: list[str] = []
+
+    def reading(user_id):
+        users.append(user_id)
+        if before and len(users) == 1:
+            step()
+        ids = read(user_id)
+        if not before and len(users) == 1:
+            step()
+        return ids
+
+    monkeypatch.setattr(index, "ids", reading)
+    return users
+
+
+def test_a_memory_written_between_the_doctors_reads_is_not_reported_and_real_damage_is(seeded, user_id,
+                                                                                       monkeypatch):
+    """A writer beside a read-only doctor: its memory, row and vector, lands after the doctor read
+    the rows and before it read the vectors. Its vector is no orphan (the row is there when looked
+    at again); the vector lost and the orphan vector, still apart then, are reported."""
+    lost, orphans = _damage(seeded, user_id)
+    before = seeded.store.vectors.ids(user_id)
+    users = _at_first_vector_read(monkeypatch, seeded.store.vectors, lambda: _add_a_memory(seeded, user_id),
+                                  before=True)
+    report = seeded.doctor()
+    monkeypatch.undo()
+    assert users == [user_id]
+    assert seeded.store.vectors.ids(user_id) - before  # the write added vectors the first pass saw
+    assert report.rows_without_vectors == lost and report.vectors_without_rows == orphans
+    assert not report.clean
+
+
+class HeldMirror:
+    """A writer's vector writes held back after its rows are committed (a writer commits the rows,
+    then mirrors the vectors): they land when `land` runs."""
+
+    def __init__(self, monkeypatch, index):
+        self.index, self.held = index, []
+        self.upsert, self.delete = index.upsert, index.delete
+        monkeypatch.setattr(index, "upsert", lambda user, items: self.held.append((self.upsert, user, items)))
+        monkeypatch.setattr(index, "delete", lambda user, ids: self.held.append((self.delete, user, ids)))
+
+    def land(self) -> None:
+        for write, user, items in self.held:
+            write(user, items)
+        self.held.clear()
+
+
+def _add_a_memory(mx, user_id) -> None:
+    mx.add("I adopted a parrot named Kiwi.", user_id=user_id)
+
+
+def _delete_a_memory(mx, user_id) -> None:
+    vectored = mx.store.vectors.ids(user_id)
+    mx.delete(next(m.id for m in mx.list(user_id=user_id) if m.id in vectored), user_id=user_id)
+
+
+@pytest.mark.parametrize("write", [_add_a_memory, _delete_a_memory], ids=["insert", "delete"])
+def test_a_write_whose_vectors_land_during_the_doctors_pass_is_not_reported_and_real_damage_is(seeded, user_id,
+                                                                                               monkeypatch, write):
+    """A writer's rows are committed before the doctor reads them; its vectors land after the doctor
+    read the vectors. The first pass sees a row without its vector (an insert) or a vector without
+    its row (a delete); looked at again they agree. The damage that stays is reported."""
+    if seeded.store.vectors.transactional:
+        pytest.skip("pgvector writes the vectors in the rows' transaction: there is no mirror to wait for")
+    lost, orphans = _damage(seeded, user_id)
+    mirror = HeldMirror(monkeypatch, seeded.store.vectors)
+    write(seeded, user_id)
+    monkeypatch.undo()
+    assert mirror.held  # the write's vectors are not in the index yet
+    users = _at_first_vector_read(monkeypatch, seeded.store.vectors, mirror.land, before=False)
+    report = seeded.doctor()
+    monkeypatch.undo()
+    assert users == [user_id] and not mirror.held
+    assert report.rows_without_vectors == lost and report.vectors_without_rows == orphans
+    fixed = seeded.doctor(repair=True)
+    assert fixed.clean and fixed.repaired["reembedded"] == len(lost)
+    assert fixed.repaired["orphans_deleted"] == len(orphans)
+
+
+def test_a_row_whose_vector_lands_during_the_doctors_pass_is_still_checked_for_its_embedder(seeded, user_id,
+                                                                                            monkeypatch):
+    """The row's vector was missing at the first look and there at the second: it is no missing
+    vector, but made by another model it is a stale embedding, as when the first look saw it."""
+    from sqlalchemy import update
+    from sqlmodel import Session
+
+    from mirix_py.store.tables import MemoryRow
+
+    if seeded.store.vectors.transactional:
+        pytest.skip("pgvector writes the vectors in the rows' transaction: there is no mirror to wait for")
+    before = {m.id for m in seeded.list(user_id=user_id)}
+    mirror = HeldMirror(monkeypatch, seeded.store.vectors)
+    _add_a_memory(seeded, user_id)
+    monkeypatch.undo()
+    written = sorted({m.id for m in seeded.list(user_id=user_id)} - before)
+    with Session(seeded.store.engine) as session:
+        session.execute(update(MemoryRow).where(MemoryRow.id.in_(written)).values(embedding_model="older-model"))
+        session.commit()
+    _at_first_vector_read(monkeypatch, seeded.store.vectors, mirror.land, before=False)
+    report = seeded.doctor()
+    assert written and report.rows_without_vectors == [] and report.vectors_without_rows == []
+    assert sorted(report.stale_embeddings) == written

@@ -80,3 +80,31 @@ def test_a_bad_line_is_still_refused_when_another_import_wrote_meanwhile(mx, exp
             mx.import_(lines)
     assert mx.list(user_id="bob") == []
     assert {m.id for m in mx.list(user_id="ana", limit=100)} == _ids(anas)
+
+
+def test_an_export_leaves_out_memories_past_their_expiry_as_reads_do(mx, user_id):
+    """Memories past their expiry wait for the sweep, and no read shows them: an export leaves them
+    out too (a vault entry's secret ciphertext with it); what has not expired goes, its expiry kept."""
+    from datetime import timedelta
+
+    from mirix_py.records import utcnow
+
+    mx._queue.sweep_every_s = 3600  # the expired rows stay until this test has exported
+    later = (utcnow() + timedelta(days=7)).replace(microsecond=0)
+    mx.add("I love hiking in the Alps with my dog Rex.", user_id=user_id)
+    kept = mx.add("The door code this week is spring-lantern.", user_id=user_id, expires_at=later)
+    gone = mx.add("My wifi password is Hunter2Xyz!42, the dentist is Dr. Zoltanski.", user_id=user_id,
+                  expires_at=later)
+    expiring = [m for m in mx.list(user_id=user_id, limit=1000)
+                if gone.input_ids[0] in m.source_ids and m.expires_at is not None]
+    assert any(m.memory_type.value == "knowledge_vault" for m in expiring)
+    mx.store.set_expiry({m.id: utcnow() - timedelta(seconds=1) for m in expiring}, user_id=user_id)
+    readable = {m.id: m.expires_at for m in mx.list(user_id=user_id, limit=1000)}
+    buffer = io.StringIO()
+    count = mx.export(buffer, user_id=user_id)
+    lines = buffer.getvalue().splitlines()
+    exported = {m["id"]: m["expires_at"] for m in (json.loads(line)["memory"] for line in lines)}
+    assert count == len(lines) == len(readable) and set(exported) == set(readable)
+    assert not {m.id for m in expiring} & set(exported)
+    assert any(kept.input_ids[0] in m.source_ids and exported[m.id] for m in mx.list(user_id=user_id, limit=1000))
+    assert mx.export(io.StringIO()) == count  # every user's export leaves them out as well
