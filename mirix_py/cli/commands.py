@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from mirix_py.errors import MirixError
+from mirix_py.errors import InvalidInput, MirixError
 from mirix_py.records import to_jsonable
 from mirix_py.secrets.redaction import scrub
 
@@ -59,8 +59,11 @@ def _engine(data_dir: Optional[Path], *, create: bool = False, write: bool = Tru
     an error unless `create`: a mistyped path must not silently start an empty store with a new key.
     `write=False` (commands that only read) opens an embedded store beside the process writing it
     (`mirix serve`, say) instead of asking for its writer lock; a writer is refused with who holds it,
-    unless `forward` and the holder is a server: then the calls go to it (`mirix_py/cli/remote.py`)."""
+    unless `forward` and the holder is a server: then the calls go to it (`mirix_py/cli/remote.py`).
+    A data dir a restore did not finish is refused with what to do (it holds part of the backup)."""
     from mirix_py.engine import Mirix
+    from mirix_py.facade.maintenance import unfinished_restore
+    from mirix_py.settings import default_data_dir
     from mirix_py.store.writer_lock import StoreBusy
 
     if data_dir is not None and not data_dir.exists() and not create:
@@ -68,6 +71,9 @@ def _engine(data_dir: Optional[Path], *, create: bool = False, write: bool = Tru
                                 "a new store there"))
     if data_dir is not None and data_dir.exists() and not data_dir.is_dir():
         _fail(NotADirectoryError(f"data directory {data_dir} is a file, not a directory"))
+    unfinished = unfinished_restore(data_dir or default_data_dir())
+    if unfinished is not None:
+        _fail(InvalidInput(unfinished.advice(data_dir or default_data_dir())))
     try:
         return Mirix(data_dir, lock=write)
     except StoreBusy as exc:
@@ -502,8 +508,11 @@ def worker(once: bool = typer.Option(False, "--once", help="Drain what is there,
 @app.command("backup")
 def backup_(path: Path, data_dir: Optional[Path] = DataDir) -> None:
     """Write a consistent backup (safe while the engine runs). The vault key is NOT in it."""
-    with _engine(data_dir, write=False) as mx:
-        manifest = mx.backup(path)
+    try:
+        with _engine(data_dir, write=False) as mx:
+            manifest = mx.backup(path)
+    except (MirixError, OSError) as exc:  # OSError: a folder not writable, a full disk
+        _fail(exc)
     console.print(f"backup written to {path}: {manifest['counts']} (schema {manifest['schema']})")
     console.print("[yellow]keep the vault key (MIRIX_VAULT_KEY or the data dir's vault.key) safe: "
                   "restore needs it and it is not in the backup[/]")
@@ -520,11 +529,13 @@ def restore(path: Path, data_dir: Path = typer.Option(..., "--data-dir", "-d", h
 
     from mirix_py.engine import Mirix
 
-    key = vault_key_file.read_text().strip() if vault_key_file else _os.environ.get("MIRIX_VAULT_KEY", "")
+    if data_dir.exists() and not data_dir.is_dir():
+        _fail(NotADirectoryError(f"data directory {data_dir} is a file, not a directory"))
     try:
+        key = vault_key_file.read_text().strip() if vault_key_file else _os.environ.get("MIRIX_VAULT_KEY", "")
         mx = Mirix.restore(path, data_dir, vault_key=key, database_url=database_url,
                            progress=lambda items, total: tqdm(items, total=total, desc="re-embedding", unit="batch"))
-    except MirixError as exc:
+    except (MirixError, OSError) as exc:  # OSError: a key file that is not there, a folder not writable
         _fail(exc)
     with mx:
         console.print(f"restored into {data_dir}: {mx.stats()['memories']}")

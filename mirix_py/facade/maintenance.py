@@ -2,18 +2,22 @@
 behind, backups and restores. `Mirix.maintenance` is one of these over the engine's store.
 
 A restore writes into an empty data dir (or database) before any engine opens it
-(`restore_into`); the engine then opens it and the doctor rebuilds the vector index.
+(`restore_into`); the engine then opens it and the doctor rebuilds the vector index. The data dir's
+vault key is written before any row, and a marker (`restore.unfinished`) from before the first row
+until every row and full-text index is in: a restore that was interrupted is recognised by it, and
+running it again into that dir starts over (`unfinished_restore`).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from sqlalchemy.engine import Engine
+from pydantic import BaseModel
+from sqlalchemy.engine import Engine, make_url
 
 from mirix_py.facade.background import BackgroundQueue
 from mirix_py.errors import InvalidInput
@@ -23,7 +27,7 @@ from mirix_py.store.db import make_engine
 from mirix_py.store.inputs import InputLog
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.opening import fulltext_for
-from mirix_py.store.private import private_dir
+from mirix_py.store.private import open_private, private_dir
 from mirix_py.store.sessions import sessions_for
 from mirix_py.tools.ops import DeleteOp
 
@@ -34,6 +38,30 @@ if TYPE_CHECKING:
 log = logging.getLogger("mirix_py")
 
 EXPIRY_ACTOR = "expiry"  # the history's actor of a memory deleted when it expired
+RESTORE_MARKER = "restore.unfinished"  # in a data dir a restore is writing into, until it is done
+
+
+class UnfinishedRestore(BaseModel):
+    """What the marker of a restore in progress holds: which backup, into which database."""
+
+    backup: str
+    database: str  # its URL without the password
+    started_at: datetime
+
+    def advice(self, data_dir: Path) -> str:
+        return (f"a restore of {self.backup} into {data_dir} did not finish (started {self.started_at:%Y-%m-%d %H:%M} "
+                f"UTC): run `mirix restore {self.backup} -d {data_dir}` again, which starts it over, or remove the "
+                "directory")
+
+
+def unfinished_restore(data_dir: str | Path) -> UnfinishedRestore | None:
+    """The marker of a restore into `data_dir` that did not finish, if there is one (one too damaged
+    to read was cut short before any row was written: nothing to start over)."""
+    marker = Path(data_dir) / RESTORE_MARKER
+    try:
+        return UnfinishedRestore.model_validate_json(marker.read_text())
+    except (OSError, ValueError):  # a pydantic ValidationError is a ValueError
+        return None
 
 
 class Maintenance:
@@ -143,30 +171,59 @@ class Maintenance:
                       embedder=self.store.embedder.name if self.store.embedder else None, data_dir=self.data_dir)
 
 
+def _save_key(key_file: Path, vault_key: str) -> None:
+    """The data dir's `vault.key` (0600), written whole or not at all, before any restored row: a
+    data dir a restore stopped in is never opened with a fresh key its rows do not open."""
+    if key_file.exists():  # the same key: checked before
+        return
+    tmp = key_file.with_name(key_file.name + ".partial")
+    try:
+        with open_private(tmp, "w") as fh:
+            fh.write(vault_key.strip())
+        os.replace(tmp, key_file)
+    except BaseException:  # KeyboardInterrupt too: no stray copy of the key
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _start_marker(marker: Path, src: str | Path, database: str) -> None:
+    record = UnfinishedRestore(backup=str(Path(src).resolve()), database=database, started_at=utcnow())
+    with open_private(marker, "w") as fh:
+        fh.write(record.model_dump_json())
+
+
 def restore_into(src: str | Path, data_dir: str | Path | None, *, vault_key: str, database_url: str | None,
                  vector_store: str | None) -> Settings:
     """Restore a backup into an empty data dir (or empty database), and return the settings to open
     it with. The key is checked before anything is written and saved as the data dir's `vault.key`
-    (0600); the full-text and session indexes are rebuilt from the restored rows."""
-    from mirix_py.upkeep.backup import check_key, read_manifest, restore
+    (0600) before any row; the full-text and session indexes are rebuilt from the restored rows. A data
+    dir whose restore (into the same database) did not finish is wiped and restored again."""
+    from mirix_py.upkeep.backup import check_key, ensure_empty, read_manifest, restore
 
     check_key(read_manifest(src), vault_key)
     settings = Settings.from_env(data_dir=Path(data_dir) if data_dir is not None else None,
                                  database_url=database_url, vault_key=vault_key, vector_store=vector_store)
+    if settings.data_dir.exists() and not settings.data_dir.is_dir():
+        raise InvalidInput(f"{settings.data_dir} is a file: restore into an empty (or new) data directory")
     private_dir(settings.data_dir)
+    database = make_url(settings.sql_url).render_as_string(hide_password=True)
+    unfinished = unfinished_restore(settings.data_dir)
+    start_over = unfinished is not None and unfinished.database == database
     key_file = settings.data_dir / "vault.key"
     if key_file.exists() and key_file.read_text().strip() != vault_key.strip():
-        raise InvalidInput(f"{key_file} holds another key: restore into an empty data directory")
+        raise InvalidInput(f"{key_file} holds another key: restore into an empty data directory"
+                           + (f" ({unfinished.advice(settings.data_dir)})" if start_over and unfinished else ""))
     engine = make_engine(settings.sql_url, settings.sqlite_driver)
     try:
-        restore(engine, src, vault_key, data_dir=settings.data_dir)  # its agent sessions too
+        if not start_over:
+            ensure_empty(engine, settings.data_dir)
+        _save_key(key_file, vault_key)
+        _start_marker(settings.data_dir / RESTORE_MARKER, src, database)
+        restore(engine, src, vault_key, data_dir=settings.data_dir, start_over=start_over)  # agent sessions too
         with engine.begin() as conn:
             sessions_for(engine).rebuild(conn)  # also sets `input_id` on rows of older backups,
             fulltext_for(engine).rebuild(conn)  # which the neighbours' words are found by
     finally:
         engine.dispose()
-    if not key_file.exists():
-        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(vault_key)
+    (settings.data_dir / RESTORE_MARKER).unlink()
     return settings
