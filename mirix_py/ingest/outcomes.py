@@ -33,7 +33,8 @@ class ScreenshotResult(AddResult):
     """Returned by `Mirix.add_screenshot`: an AddResult (input ids, status, memory changes) plus
     what happened to the frame. A duplicate or blank frame is `processed` with no input: nothing
     was written. With wait=False the status is `pending` and the input id is reserved; the input
-    appears in the log once its OCR is done (a second or two)."""
+    appears in the log once its OCR is done (a second or two); a process killed before that loses
+    the frame, which is never stored (docs/durability.md)."""
 
     frame: FrameOutcome
     text: str = Field(default="", description="The OCR text (when the call waited for it).")
