@@ -88,10 +88,11 @@ def in_transaction(index: VectorIndex | None) -> TypeGuard[TransactionalVectorIn
 
 def lost_in_results(own_ids: Sequence[str], found: Sequence[Sequence[str]],
                     distances: Sequence[Sequence[float]]) -> list[str]:
-    """Of queries made with each id's own vector, the ids their results miss. When the whole top k
-    is at distance zero (k identical vectors), any of them may come back: not counted as lost."""
+    """Of queries made with each id's own vector, the ids their results miss. A result at distance
+    zero is a memory with the same vector (the same text stored more than once): a search reaches
+    that content, and HNSW may return any of the copies, so the id is not counted as lost."""
     return [own for own, ids, dists in zip(own_ids, found, distances)
-            if own not in ids and not (dists and float(dists[-1]) <= 1e-6)]
+            if own not in ids and not any(float(d) <= 1e-6 for d in dists)]
 
 
 def exact_nearest(ids: Sequence[str], embeddings: Sequence[Sequence[float]], query: Sequence[float],

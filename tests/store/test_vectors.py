@@ -15,6 +15,8 @@ def test_an_id_missing_from_its_own_results_is_lost_unless_the_top_k_are_all_tie
     assert lost_in_results(["a", "b"], [["a", "c"], ["c", "d"]], [[0.0, 0.2], [0.1, 0.3]]) == ["b"]
     assert lost_in_results(["b"], [["c", "d"]], [[0.0, 0.0]]) == []  # k identical vectors: any may come back
     assert lost_in_results(["b"], [[]], [[]]) == ["b"]
+    # a copy of the same vector found (HNSW among many copies returns some, not all): reached
+    assert lost_in_results(["b"], [["c", "d", "e"]], [[0.0, 0.0, 0.3]]) == []
 
 
 def test_every_vector_is_reached_and_a_rebuild_keeps_ids_vectors_and_types(tmp_path):
