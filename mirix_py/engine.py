@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import logging
+import time
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
@@ -140,6 +141,7 @@ class Mirix(ScreenshotsMixin):
         self.maintenance = Maintenance(self.engine, self.store, self.inputs, self._queue, worker_id=self.worker_id,
                                        data_dir=data, left_after_s=max(60.0, 2 * self.settings.batch_seconds))
         if resume and lock:
+            self.maintenance.finish_vector_writes()  # vector writes a stopped process left (`store.vector_outbox`)
             self._queue.start()  # its idle sweep: inputs left pending, expired memories
             if self.inputs.recoverable():
                 self.resume(wait=False)  # inputs a crashed or killed process left behind
@@ -186,6 +188,7 @@ class Mirix(ScreenshotsMixin):
         """
         record = normalize_add(content, user_id=user_id, occurred_at=occurred_at, source_id=source_id, kind=kind,
                                max_chars=self.settings.max_input_chars, expires_at=expires_at)
+        self.user_locks.check_open()  # a closed engine logs nothing
         if not wait:
             self.inputs.append([record])
             self._queue.submit(record)
@@ -344,14 +347,17 @@ class Mirix(ScreenshotsMixin):
         """Delete every memory, input, history event and usage row of the user. What this engine still
         had queued for them is dropped first (queued screenshots are written first, as frames whose text
         is logged), and a batch already running ends before the rows go, so nothing of theirs is
-        written after; a batch another process runs for their deleted inputs writes nothing
-        (`InputsGone`)."""
+        written after: the deletion takes the user's turn (`agents.user_locks`) as each of their writes
+        does, across engines on PostgreSQL; a batch another process runs on SQLite for their deleted
+        inputs writes nothing (`InputsGone`)."""
         check_user(user_id)
+        self.user_locks.check_open()
         self._flush_screenshots()
-        self._queue.forget_user(user_id)
-        self._delete_user_screenshots(user_id)
-        agent_sessions.delete_user(self.settings.data_dir, user_id)  # their agent sessions' items
-        return self.store.delete_user(user_id)
+        self._queue.forget_user(user_id)  # outside the user's turn: the batches it waits for take it
+        with self.user_locks(user_id):  # a waited add, an update, another engine's batch of theirs ends first
+            self._delete_user_screenshots(user_id)
+            agent_sessions.delete_user(self.settings.data_dir, user_id)  # their agent sessions' items
+            return self.store.delete_user(user_id)
 
     # ------------------------------------------------------------ core memory
 
@@ -461,11 +467,18 @@ class Mirix(ScreenshotsMixin):
                 **({"expired_not_yet_deleted": expired} if expired else {}),
                 "llm_usage": self.store.usage_totals(user_id=user_id)}
 
-    def close(self) -> None:
+    def close(self, timeout: float | None = None) -> None:
+        """Process what is queued, then wait up to `timeout` seconds (by default `settings.llm_timeout_s`,
+        one model call's time) for the writes and model calls other threads have running; what is still
+        running then raises EngineClosed (its input stays logged for the next start). Every call after
+        this that would write or call the model raises EngineClosed ("the engine is closed")."""
         self._close_screenshots()
         self._queue.close()
+        deadline = time.monotonic() + (self.settings.llm_timeout_s if timeout is None else max(0.0, timeout))
+        if not self.user_locks.close(timeout=max(0.0, deadline - time.monotonic())):
+            log.warning("closing: writes of other threads still ran after the wait; their model calls are cut short")
         self.searcher.close()
-        self._loop.close(self.model_client)
+        self._loop.close(self.model_client, wait_s=max(0.0, deadline - time.monotonic()))
         if self.read_engine is not None:
             self.read_searcher.close()
             self.reading.close()  # its vector index is the primary's or a replica's pgvector: closing twice is safe

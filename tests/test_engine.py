@@ -7,13 +7,17 @@ import asyncio
 import inspect
 import io
 import json
+import threading
 from datetime import datetime, timezone
 
 import pytest
+from waiting import wait_for
 
 from mirix_py.facade.async_mirix import ASYNC_METHODS, AsyncMirix
 from mirix_py.engine import Mirix
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
+from mirix_py.llm.loop import EngineClosed
+from mirix_py.records import InputStatus
 from mirix_py.settings import Settings
 
 WHEN = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
@@ -390,3 +394,220 @@ def test_an_input_logged_at_the_calendars_edge_before_the_rule_is_still_processe
     mx_sqlite.resume()
     assert mx_sqlite.input_status(record.id).status.value == "processed"
     assert mx_sqlite.search("tomatoes", user_id=user_id)
+
+
+# ---------------------------------------------------------------- close and delete_user beside running writes
+
+ADDED = "My brother Tom is a pilot in Denver and my sister Anna lives in Lisbon."
+
+
+class _Paused:
+    """The first `mx.store.<method>` call for `user_id` waits until `go` (`reached` says it came).
+    `abandon()` lets it go on by raising: a write left running by close must not write after it."""
+
+    def __init__(self, mx, user_id: str, monkeypatch, method: str = "apply") -> None:
+        self.reached, self.go, self.abandoned = threading.Event(), threading.Event(), False
+        original = getattr(mx.store, method)
+
+        def paused(*args, **kwargs):
+            user = kwargs["user_id"] if "user_id" in kwargs else args[0]
+            if user == user_id and not self.reached.is_set():
+                self.reached.set()
+                self.go.wait(120)
+                if self.abandoned:
+                    raise RuntimeError("written after close")
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(mx.store, method, paused)
+
+    def abandon(self) -> None:
+        self.abandoned = True
+        self.go.set()
+
+
+class _TurnsAsked:
+    """The engine's user turns, telling (`asked`) when the engine itself asks for one (the batch
+    runner keeps its own reference, so a waited add's turn does not count)."""
+
+    def __init__(self, turns) -> None:
+        self.turns, self.asked = turns, threading.Event()
+
+    def __call__(self, user_id: str):
+        self.asked.set()
+        return self.turns(user_id)
+
+    def close(self, timeout=None):
+        self.asked.set()
+        return self.turns.close(timeout)
+
+    def __getattr__(self, name: str):
+        return getattr(self.turns, name)
+
+
+def _in_thread(call, out: list) -> threading.Thread:
+    def run() -> None:
+        try:
+            out.append(call())
+        except Exception as exc:  # the test asserts on what came out
+            out.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_close_waits_for_a_waited_add_another_thread_runs(mx, user_id, embedder, monkeypatch):
+    """The add used to wait for good: close stopped the engine's event loop under its pending flow."""
+    pause = _Paused(mx, user_id, monkeypatch)
+    turns = _TurnsAsked(mx.user_locks)
+    monkeypatch.setattr(mx, "user_locks", turns)
+    added: list = []
+    adder = _in_thread(lambda: mx.add(ADDED, user_id=user_id), added)
+    assert pause.reached.wait(120)
+    closer = _in_thread(lambda: (mx.close(), turns.asked.set()), [])
+    assert turns.asked.wait(120)  # close is waiting for the add's turn (or, before the fix, returned)
+    pause.go.set()
+    closer.join(120)
+    adder.join(120)
+    assert not adder.is_alive(), "the add never returned"
+    assert added[0].status.value == "processed", added
+    with Mirix(settings=mx.settings, embedder=embedder, resume=False) as again:
+        assert again.input_status(added[0].input_ids[0]).status.value == "processed"
+        assert again.list(user_id=user_id)
+
+
+def test_close_cuts_short_a_model_call_it_cannot_wait_for(mx_sqlite, user_id, embedder, monkeypatch):
+    """What still runs when close's wait is over raises EngineClosed, and its input stays logged (not
+    failed) for the next start."""
+    mx = mx_sqlite
+    pause = _Paused(mx, user_id, monkeypatch)
+    added: list = []
+    adder = _in_thread(lambda: mx.add(ADDED, user_id=user_id), added)
+    assert pause.reached.wait(120)
+    try:
+        mx.close(timeout=0)
+        adder.join(120)
+    finally:
+        pause.abandon()
+    assert not adder.is_alive(), "the add never returned"
+    assert isinstance(added[0], EngineClosed) and "closed before" in str(added[0])
+    with Mirix(settings=mx.settings, embedder=embedder, resume=False) as again:
+        held = again.inputs.by_status(InputStatus.processing, user_id=user_id)
+        assert len(held) == 1 and not again.inputs.by_status(InputStatus.failed, user_id=user_id)
+
+
+def test_every_write_and_model_call_after_close_raises_engine_closed_and_logs_nothing(tmp_path, embedder, user_id):
+    mx = Mirix(tmp_path / "data", embedder=embedder)
+    mx.add("I keep bees on the roof.", user_id=user_id)
+    mx.close()
+    calls = {
+        "waited add": lambda: mx.add("I keep goats too.", user_id=user_id),
+        "queued add": lambda: mx.add("I keep goats too.", user_id=user_id, wait=False),
+        "core append": lambda: mx.core_append("human", "Keeps goats", user_id=user_id),
+        "delete_user": lambda: mx.delete_user(user_id),
+        "work": mx.work,
+        "model loop": lambda: mx.run_on_model_loop(asyncio.sleep(0)),
+    }
+    for name, call in calls.items():
+        with pytest.raises(RuntimeError, match="the engine is closed"):
+            call()
+            pytest.fail(f"{name} ran after close")
+    with Mirix(tmp_path / "data", embedder=embedder, resume=False) as again:
+        assert [r.status.value for r in again.inputs.by_status(InputStatus.processed, user_id=user_id)] == ["processed"]
+        assert not again.inputs.by_status(InputStatus.pending, user_id=user_id)
+        assert not again.inputs.by_status(InputStatus.processing, user_id=user_id)
+
+
+def test_an_async_add_cancelled_by_its_caller_is_waited_for_by_close(tmp_path, embedder, user_id, monkeypatch):
+    """`asyncio.wait_for` gave up on the add, whose thread went on; `asyncio.run` then waited at its
+    end for that thread, stuck on the engine's stopped loop."""
+    amx = AsyncMirix(tmp_path / "a", embedder=embedder)
+    pause = _Paused(amx.sync, user_id, monkeypatch)
+    turns = _TurnsAsked(amx.sync.user_locks)
+    monkeypatch.setattr(amx.sync, "user_locks", turns)
+
+    async def scenario() -> None:
+        task = asyncio.create_task(amx.add(ADDED, user_id=user_id))
+        assert await asyncio.to_thread(pause.reached.wait, 120)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        closing = asyncio.create_task(amx.close())
+        await asyncio.to_thread(turns.asked.wait, 120)
+        pause.go.set()
+        await closing
+
+    ended = _in_thread(lambda: asyncio.run(scenario()), [])
+    ended.join(120)
+    assert not ended.is_alive(), "asyncio.run never returned"
+    with Mirix(tmp_path / "a", embedder=embedder, resume=False) as again:
+        assert [r.status.value for r in again.inputs.by_status(InputStatus.processed, user_id=user_id)] == ["processed"]
+
+
+def test_delete_user_during_a_waited_add_of_theirs_leaves_nothing(mx_sqlite, user_id, monkeypatch):
+    """delete_user landed between the add's commit and its vectors' mirror in Chroma: one vector of
+    the deleted user stayed (their collection made again). It now takes the user's turn: the add ends
+    first, and what it wrote is deleted."""
+    mx = mx_sqlite
+    pause = _Paused(mx, user_id, monkeypatch, method="_mirror_vectors")
+    turns = _TurnsAsked(mx.user_locks)
+    monkeypatch.setattr(mx, "user_locks", turns)
+    added: list = []
+    adder = _in_thread(lambda: mx.add(ADDED, user_id=user_id), added)
+    assert pause.reached.wait(120)  # committed, not yet in Chroma
+    deleted: list = []
+    deleter = _in_thread(lambda: (deleted.append(mx.delete_user(user_id)), turns.asked.set()), [])
+    assert turns.asked.wait(120)  # waiting for the add's turn (or, before the fix, done already)
+    pause.go.set()
+    adder.join(120)
+    deleter.join(120)
+    assert mx.store.vectors.count(user_id) == 0 and mx.list(user_id=user_id) == []
+    assert user_id not in mx.user_ids()
+    assert mx.doctor().vectors_without_rows == []
+    assert added[0].status.value == "processed" and deleted[0]["memories"] >= 1  # the add ended first
+
+
+def test_delete_user_waits_for_another_engines_turn_of_that_user(tmp_path, embedder, user_id, pgvector_schema_url):
+    """On PostgreSQL the turn is an advisory lock: a batch of the user in another engine (process,
+    machine) ends before the rows go."""
+    from sqlalchemy import text
+
+    url = pgvector_schema_url
+    writer = Mirix(tmp_path / "w", embedder=embedder, database_url=url, vector_store="pgvector")
+    deleting = Mirix(tmp_path / "d", embedder=embedder, database_url=url, vector_store="pgvector")
+    try:
+        held, go = threading.Event(), threading.Event()
+
+        def write_in_one_turn():
+            with writer.user_locks(user_id):
+                held.set()
+                go.wait(120)
+                return writer.add(ADDED, user_id=user_id)
+
+        added: list = []
+        adder = _in_thread(write_in_one_turn, added)
+        assert held.wait(120)
+        deleted: list = []
+        deleter = _in_thread(lambda: deleting.delete_user(user_id), deleted)
+
+        def delete_waits() -> bool:
+            with deleting.engine.connect() as conn:
+                return bool(conn.execute(text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+                                              "AND NOT granted")).scalar())
+
+        wait_for(delete_waits)
+        go.set()
+        adder.join(120)
+        deleter.join(120)
+        assert added[0].status.value == "processed" and deleted[0]["memories"] >= 1
+        assert deleting.list(user_id=user_id) == [] and user_id not in deleting.user_ids()
+    finally:
+        writer.close()
+        deleting.close()
+
+
+def test_delete_user_inside_the_users_own_turn_does_not_wait_for_itself(mx, user_id):
+    mx.add(ADDED, user_id=user_id)
+    with mx.user_locks(user_id):
+        assert mx.delete_user(user_id)["memories"] >= 1
+    assert mx.list(user_id=user_id) == []

@@ -18,6 +18,7 @@ from sqlalchemy.exc import OperationalError
 from mirix_py.agents.flow import Flow, FlowResult, RunCoroutine
 from mirix_py.agents.user_locks import UserLocks
 from mirix_py.agents.offline.flow import FALLBACK_SUFFIX
+from mirix_py.llm.loop import EngineClosed
 from mirix_py.llm.meter import Meter
 from mirix_py.tools.ops import DeleteOp
 from mirix_py.records import (
@@ -69,8 +70,8 @@ class BatchRunner:
         meter = Meter()
         try:
             flow = self.run(self.flow.run(user_id, records, meter, input_id=single, skip_actors=done, images=images))
-        except OperationalError:  # the database went away: the caller's retry (the queue's, a worker's) takes it
-            raise
+        except (OperationalError, EngineClosed):  # the database went away or the engine closed: not the
+            raise  # input's fault; the queue's or a worker's retry, or the next start, takes it
         except Exception as exc:  # a bug or an infrastructure fault outside the flow's own handling
             log.exception("update flow failed")
             flow = FlowResult(failures=[f"update flow: {type(exc).__name__}: {exc}"])
@@ -137,6 +138,7 @@ class BatchRunner:
     def process_queued(self, records: Sequence[InputRecord]) -> None:
         """Process a queued batch, as far as this worker can still claim its inputs (another worker
         may have taken some already)."""
+        self.user_locks.check_open()
         claimed = self.inputs.claim(self.worker_id, input_ids=[r.id for r in records], limit=len(records),
                                     include_own=True)
         if claimed:
@@ -148,21 +150,28 @@ class BatchRunner:
         database error goes back to the log and is claimed again."""
         total = 0
         while True:
+            self.user_locks.check_open()  # nothing claimed once the engine is closed
             records = self.inputs.claim(self.worker_id, limit=batch_size)
             if not records:
                 return total
             by_user: dict[str, list[InputRecord]] = {}
             for record in records:
                 by_user.setdefault(record.user_id, []).append(record)
-            for batch in by_user.values():
+            handled: set[str] = set()  # users whose batch ran or went back
+            for user_id, batch in by_user.items():
                 try:
                     self.process(batch)
+                except EngineClosed:  # closed meanwhile: what is claimed and not run goes back to the log
+                    self._give_back([r for r in records if r.user_id not in handled])
+                    raise
                 except OperationalError as exc:  # a worker outlives a dropped connection; the batch waits
                     log.warning("a batch of %d input(s) met a database error (%s); given back to the log",
                                 len(batch), type(exc.orig).__name__ if exc.orig is not None else exc)
                     self._give_back(batch)
+                    handled.add(user_id)
                     time.sleep(DATABASE_RETRY_S)
                     continue
+                handled.add(user_id)
                 total += len(batch)
 
     def _give_back(self, batch: Sequence[InputRecord]) -> None:
@@ -174,6 +183,7 @@ class BatchRunner:
     def retry_failed(self, *, user_id: str | None = None) -> list[AddResult]:
         """Run failed and degraded inputs again, one at a time; not those undone (the user took
         back what they changed: running them again would bring it back)."""
+        self.user_locks.check_open()
         wanted = (InputStatus.failed, InputStatus.degraded)
         pending = [r.id for status in wanted for r in self.inputs.by_status(status, user_id=user_id)]
         undone = undone_inputs(self.store, pending) if pending else set()

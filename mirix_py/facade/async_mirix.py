@@ -201,8 +201,8 @@ class AsyncMirix:
     async def doctor_secrets(self, *, repair: bool = False) -> SecretReport:
         return await asyncio.to_thread(self.sync.doctor_secrets, repair=repair)
 
-    async def close(self) -> None:
-        await asyncio.to_thread(self.sync.close)
+    async def close(self, timeout: float | None = None) -> None:
+        await asyncio.to_thread(self.sync.close, timeout)
 
 
 setattr(AsyncMirix, "import", AsyncMirix.import_)  # `import` is a keyword: reachable only by getattr

@@ -29,6 +29,7 @@ from mirix_py.store.memories import MemoryStore
 from mirix_py.store.opening import fulltext_for
 from mirix_py.store.private import open_private, private_dir
 from mirix_py.store.sessions import sessions_for
+from mirix_py.store import vector_outbox
 from mirix_py.tools.ops import DeleteOp
 
 if TYPE_CHECKING:
@@ -121,6 +122,16 @@ class Maintenance:
         if wait:
             self.queue.flush()
         return len(records)
+
+    def finish_vector_writes(self) -> None:
+        """At open: put into the vector index what writes committed in SQL but a stopped process never
+        mirrored (`store.vector_outbox`). A failure is logged, not raised: the marks stay for the next
+        open or `mirix doctor --repair`, and the engine opens."""
+        try:
+            vector_outbox.replay(self.store)
+        except Exception as exc:
+            log.warning("vector writes left pending were not replayed (%s); `mirix doctor --repair` replays them",
+                        type(exc).__name__)
 
     def take_up_left(self, limit: int = 1000) -> int:
         """Queue again the inputs pending longer than `left_after_s` (the background worker's sweep,

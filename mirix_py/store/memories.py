@@ -3,7 +3,8 @@
 `apply()` is the one write path. A manager's operations are checked, embedded and committed in a
 single transaction together with their history events and full-text rows. A transactional vector
 index (pgvector) is written in that same transaction; Chroma is mirrored after the commit (SQL is
-the source of truth, `doctor` re-syncs a failed mirror).
+the source of truth): the transaction marks the memories whose vectors are pending, and a mirror the
+process did not finish is replayed from those marks at the next open (`store.vector_outbox`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pydantic import ValidationError
 from sqlalchemy import Delete, Text, bindparam, cast as sql_cast, delete as sa_delete, func, or_, select
 from sqlalchemy import text as sql_text, union
 from sqlalchemy import update as sa_update
-from sqlalchemy.engine import CursorResult, Engine, Row
+from sqlalchemy.engine import Connection, CursorResult, Engine, Row
 from sqlmodel import Session, col
 
 from mirix_py.tools import field_errors
@@ -35,6 +36,7 @@ from mirix_py.store.embeddings import Embedder, EmbeddingsAhead
 from mirix_py.store.expiry import combined, has_expired, unexpired
 from mirix_py.store.fulltext import FullTextIndex
 from mirix_py.store.input_tags import InputTags
+from mirix_py.store import vector_outbox
 from mirix_py.secrets.guard import Known, SecretGuard
 from mirix_py.store.patches import diff_state, undiff_state
 from mirix_py.store.sessions import SessionIndex, input_of, sessions_for
@@ -334,10 +336,12 @@ class MemoryStore:
                 upserts, deletes = self._vector_changes(plans, vectors)
                 session.flush()
                 self.vectors.write(conn, user_id, upserts, deletes)
+            write_id = self._mark_vectors_pending(conn, user_id, plans, vectors)
             session.commit()
             self._committed(session, user_id)
         if self.vectors is not None and not self.vectors.transactional:
-            self._mirror_vectors(user_id, plans, vectors)
+            if self._mirror_vectors(user_id, plans, vectors) and write_id is not None:
+                vector_outbox.clear(self.engine, write_id)
         return [MemoryChange(operation=p.operation, memory_id=p.memory_id, memory_type=p.memory_type, actor=actor)
                 for p in plans]
 
@@ -576,13 +580,25 @@ class MemoryStore:
         deletes = [mid for mid, p in final.items() if p.after is None]
         return upserts, deletes
 
-    def _mirror_vectors(self, user_id: str, plans: list[_Planned], vectors: dict[str, list[float]]) -> None:
+    def _mark_vectors_pending(self, conn: Connection, user_id: str, plans: list[_Planned],
+                              vectors: dict[str, list[float]]) -> str | None:
+        """In the rows' transaction, mark the memories whose vectors `_mirror_vectors` writes after the
+        commit (an index outside the transaction only): a process that dies in between leaves the marks
+        for the next open to replay (`store.vector_outbox`). The write's id, or None."""
+        if self.vectors is None or self.vectors.transactional:
+            return None
+        upserts, deletes = self._vector_changes(plans, vectors)
+        return vector_outbox.mark(conn, user_id, [*(item.id for item in upserts), *deletes])
+
+    def _mirror_vectors(self, user_id: str, plans: list[_Planned], vectors: dict[str, list[float]]) -> bool:
+        """Write the vectors of a committed write to an index outside the transaction; whether it took them."""
         if self.vectors is None:
-            return
+            return False
         upserts, deletes = self._vector_changes(plans, vectors)
         try:
             self.vectors.upsert(user_id, upserts)
             self.vectors.delete(user_id, deletes)
+            return True
         except Exception as exc:
             log.warning("vector index update failed (%s); `mirix doctor --repair` re-syncs it", exc)
             with Session(self.engine) as session:
@@ -591,6 +607,7 @@ class MemoryStore:
                     if row is not None:
                         row.embedding_model = None
                 session.commit()
+            return False
 
     # ------------------------------------------------------------ reads
 
@@ -884,6 +901,8 @@ class MemoryStore:
         """Remove every row, vector, history event and input of a user."""
         sqlite = self.engine.dialect.name == "sqlite"
         with Session(self.engine) as session:
+            if sqlite:  # the write lock first, waiting for another writer (as `apply`): a deferred
+                session.connection().exec_driver_sql("BEGIN IMMEDIATE")  # transaction's upgrade fails at once
             erased = start_erasing(session.connection()) if sqlite else None
             # the inputs first: a batch writing for them holds them (`_ledger_rows`); once it has
             # committed, what it wrote is deleted below, and a batch after this finds them gone
@@ -892,6 +911,8 @@ class MemoryStore:
             self.sessions.delete_user(session.connection(), user_id)
             if in_transaction(self.vectors):
                 self.vectors.drop_user_in(session.connection(), user_id)
+            dropping = vector_outbox.mark_user_dropped(session.connection(), user_id) \
+                if self.vectors is not None and not self.vectors.transactional else None
             counts = {
                 "memories": _deleted(session, sa_delete(MemoryRow).where(col(MemoryRow.user_id) == user_id)),
                 "history": _deleted(session, sa_delete(HistoryRow).where(col(HistoryRow.user_id) == user_id)),
@@ -902,8 +923,9 @@ class MemoryStore:
                 stop_erasing(session.connection(), erased)
             session.commit()
             self._committed(session, user_id)  # the replica may still hold what was deleted
-        if self.vectors is not None and not self.vectors.transactional:
+        if self.vectors is not None and dropping is not None:
             self.vectors.drop_user(user_id)
+            vector_outbox.clear(self.engine, dropping)
         if sqlite and not truncate_log(self.engine):
             log.warning("the write-ahead log was in use: the deleted user's old pages leave it at its next checkpoint")
         return counts

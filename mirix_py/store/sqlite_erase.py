@@ -35,15 +35,28 @@ def stop_erasing(conn: Connection, fts: list[str]) -> None:
 
 def _fts_option(conn: Connection, table: str, value: int) -> bool:
     """FTS5's secure-delete (SQLite 3.42+): a deleted row's tokens leave the index segments at once.
-    False where this SQLite lacks it (the tokens then stay until segments merge)."""
+    False where this SQLite lacks it (the tokens then stay until segments merge); a busy or locked
+    database is not a missing feature, and raises."""
     try:
         with conn.begin_nested():
             conn.execute(sql(f"INSERT INTO {table}({table}, rank) VALUES ('secure-delete', :v)"), {"v": value})
         return True
     except OperationalError as exc:
+        if _is_busy(exc):
+            raise
         log.warning("%s: FTS5 secure-delete is not available in this SQLite (%s): deleted words stay in "
                     "the index until its segments merge", table, exc.orig)
         return False
+
+
+def _is_busy(exc: OperationalError) -> bool:
+    """SQLITE_BUSY or SQLITE_LOCKED (another connection holds the lock), by its code where the driver
+    gives it, else by its message."""
+    name = getattr(exc.orig, "sqlite_errorname", None)
+    if isinstance(name, str):
+        return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED"))
+    message = str(exc.orig).lower()
+    return "locked" in message or "busy" in message
 
 
 def truncate_log(engine: Engine) -> bool:

@@ -127,3 +127,15 @@ class UsageRow(SQLModel, table=True):
     sequential_rounds: int = 0
     wall_seconds: float = 0.0
     created_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class VectorPendingRow(SQLModel, table=True):
+    """A memory whose vector a committed write has yet to put into a vector index outside the SQL
+    transaction (Chroma): marked in the write's transaction, cleared once the index has it, replayed
+    at open and by `doctor --repair` when the process died in between (`store.vector_outbox`)."""
+
+    __tablename__ = "vector_pending"
+
+    write_id: str = Field(primary_key=True, max_length=32)
+    memory_id: str = Field(primary_key=True, max_length=64)
+    user_id: str = Field(max_length=256)

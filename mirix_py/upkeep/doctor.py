@@ -1,6 +1,7 @@
 """`mirix doctor`: check that SQL (the source of truth) and the vector index agree, and repair.
 
-Finds rows without vectors, vectors without rows, embeddings made by another model (the embedder
+Finds rows without vectors, vectors without rows, vectors a write committed in SQL but never put in
+Chroma (its process stopped first: `store.vector_outbox`), embeddings made by another model (the embedder
 changed), search texts written by an older version (a resource's text held only its opening before
 its whole content was indexed), rows that no longer read as a record (a field referring outside
 the row's search text after a hand edit, fields that fail validation) and vault secrets or logged
@@ -13,7 +14,7 @@ enough for a graph of their own who have none (`PgVectorIndex.tenants_without_in
 Given the data dir, it also lists what in it another local account can read (`store.private`): a store
 written before the data dir was made owner-only.
 
-`repair` re-embeds what is missing or stale (a user's whole collection when the model changed,
+`repair` replays those pending writes, re-embeds what is missing or stale (a user's whole collection when the model changed,
 since the dimension may differ), deletes orphan vectors, rebuilds a user's index that lost a node, re-renders stale search texts (and their
 full-text rows), rewrites old rows in the single-copy layout, builds the missing tenant graphs, and
 takes group and other access from the data dir and everything in it, and reports what cannot be fixed.
@@ -29,6 +30,7 @@ from typing import Callable, Iterable
 from sqlalchemy import select
 from sqlmodel import Session, col
 
+from mirix_py.store import vector_outbox
 from mirix_py.store.crypto import VaultKeyError
 from mirix_py.store.memories import MemoryStore, actor_of
 from mirix_py.store.private import narrow, open_to_others
@@ -54,6 +56,7 @@ class DoctorReport:
     undecryptable_secrets: list[str] = field(default_factory=list)
     undecryptable_inputs: list[str] = field(default_factory=list)
     unreachable_vectors: list[str] = field(default_factory=list)  # stored, but a search never finds them
+    vectors_pending: list[str] = field(default_factory=list)  # committed, vector never written (`vector_outbox`)
     tenants_without_index: list[str] = field(default_factory=list)  # not a fault: `clean` ignores them
     open_to_others: list[str] = field(default_factory=list)  # data dir entries other accounts can read
     embedder: str | None = None
@@ -63,7 +66,8 @@ class DoctorReport:
     def clean(self) -> bool:
         return not (self.rows_without_vectors or self.vectors_without_rows or self.stale_embeddings
                     or self.stale_texts or self.unreadable_rows or self.undecryptable_secrets
-                    or self.undecryptable_inputs or self.unreachable_vectors or self.open_to_others)
+                    or self.undecryptable_inputs or self.unreachable_vectors or self.vectors_pending
+                    or self.open_to_others)
 
     def summary(self) -> dict[str, int | str | None | dict | list[str]]:
         return {"clean": self.clean, "embedder": self.embedder,
@@ -74,6 +78,7 @@ class DoctorReport:
                 "undecryptable_secrets": len(self.undecryptable_secrets),
                 "undecryptable_inputs": len(self.undecryptable_inputs),
                 "unreachable_vectors": len(self.unreachable_vectors),
+                "vectors_pending": len(self.vectors_pending),
                 "tenants_without_index": len(self.tenants_without_index),
                 "open_to_others": self.open_to_others[:50], "repaired": self.repaired}
 
@@ -108,6 +113,7 @@ def diagnose(store: MemoryStore, data_dir: Path | None = None) -> DoctorReport:
     report = DoctorReport(embedder=store.embedder.name if store.embedder else None)
     if data_dir is not None:
         report.open_to_others = open_to_others(data_dir)
+    marks = vector_outbox.pending(store.engine)  # before the rest: a write's marks still there after it are stuck
     rows = _rows_by_user(store)
     orphans: Pairs = []  # (user, id) of vectors without a row, as the first pass saw them
     missing: Pairs = []  # and of rows without a vector
@@ -143,6 +149,9 @@ def diagnose(store: MemoryStore, data_dir: Path | None = None) -> DoctorReport:
             except VaultKeyError:
                 report.undecryptable_inputs.append(input_id)
     _report_still_apart(store, report, rows, orphans, missing)
+    if store.vectors is not None and store.embedder is not None:
+        still = set(vector_outbox.pending(store.engine))
+        report.vectors_pending = sorted({m.memory_id for m in marks if m in still})
     return report
 
 
@@ -250,6 +259,9 @@ def repair(store: MemoryStore, report: DoctorReport,
         after = diagnose(store, data_dir)
         after.repaired = repaired
         return after
+    replayed = vector_outbox.replay(store)  # writes a stopped process left half done
+    repaired["reembedded"] += replayed.reembedded
+    repaired["orphans_deleted"] += replayed.deleted
     rows = _rows_by_user(store)
     stale_users = {u for u, ids in rows.items() if any(i in ids for i in report.stale_embeddings)}
     missing = set(report.rows_without_vectors)

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
+from mirix_py.agents.user_locks import UserLocks
 from mirix_py.engine import Mirix
+from mirix_py.llm.loop import EngineClosed
 
 
 def _together(n: int, call) -> None:
@@ -56,3 +60,27 @@ def test_two_engines_on_postgresql_take_turns_for_a_user(tmp_path, embedder, pgv
     finally:
         for mx in engines:
             mx.close()
+
+
+def test_closing_waits_for_a_turn_held_and_gives_no_new_one():
+    """The engine's close waits on its turns: a write running ends, a new one is refused."""
+    locks, held, go, inside = UserLocks(), threading.Event(), threading.Event(), []
+
+    def write() -> None:
+        with locks("ada"):
+            held.set()
+            go.wait(60)
+            with locks("ada"):  # the holder's own nested step goes on while closing
+                inside.append("nested step")
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    assert held.wait(60)
+    assert locks.close(timeout=0) is False  # still held
+    with pytest.raises(EngineClosed, match="the engine is closed"):
+        with locks("bob"):
+            pass
+    go.set()
+    assert locks.close(timeout=60) is True
+    assert inside == ["nested step"] and not writer.is_alive()
+

@@ -409,3 +409,44 @@ def test_one_mentioning_finds_a_memory_of_the_user_holding_a_text_besides_the_on
     assert mx.store.one_mentioning("green-gate-7", user_id=user_id) is None  # another user's
     assert mx.store.one_mentioning("green-gate-7", user_id="other-" + user_id) is not None
     assert mx.store.one_mentioning("purple-door", user_id=user_id, besides=[silent]) is None
+
+
+def test_delete_user_waits_for_another_writers_transaction_on_sqlite(mx_sqlite, user_id, caplog):
+    """It began deferred, and its first write (FTS5's secure-delete option) found the write lock held:
+    SQLite refuses that upgrade at once, so it failed in milliseconds ("database is locked") instead
+    of waiting out the busy timeout, after taking the busy error for a missing feature."""
+    from sqlalchemy import event
+
+    mx = mx_sqlite
+    mx.add("My name is Victor and I love sailing in Greece.", user_id=user_id)
+    waiting, seen, out = threading.Event(), [], []
+
+    def before(conn, cursor, statement, parameters, context, executemany):
+        if threading.current_thread() is not deleter:
+            return
+        if statement.startswith("BEGIN IMMEDIATE") or seen:  # asking for the write lock, or past the first write
+            waiting.set()
+        if "secure-delete" in statement:
+            seen.append(statement)
+
+    def delete() -> None:
+        try:
+            out.append(mx.delete_user(user_id))
+        except Exception as exc:  # asserted below
+            out.append(exc)
+        waiting.set()
+
+    deleter = threading.Thread(target=delete, daemon=True)
+    with mx.engine.connect() as writer:
+        writer.exec_driver_sql("BEGIN IMMEDIATE")  # another write transaction, open
+        event.listen(mx.engine, "before_cursor_execute", before)
+        try:
+            deleter.start()
+            assert waiting.wait(120)
+            writer.rollback()
+            deleter.join(120)
+        finally:
+            event.remove(mx.engine, "before_cursor_execute", before)
+    assert isinstance(out[0], dict) and out[0]["memories"] >= 1, out
+    assert mx.list(user_id=user_id) == [] and user_id not in mx.user_ids()
+    assert "not available" not in caplog.text
