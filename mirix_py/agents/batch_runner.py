@@ -59,6 +59,13 @@ class BatchRunner:
             log.error("a batch held inputs of %d users: each user's inputs run as a batch of their own", len(users))
             return _combined([self.process([r for r in records if r.user_id == u], images=images) for u in users])
         with self.user_locks(records[0].user_id):
+            done = self.inputs.done_actors_each([r.id for r in records]) if len(records) > 1 else {}
+            if len(set(done.values())) > 1:  # resumed beside others: a manager done for one input must
+                # not run for it again, so inputs with the same managers done run as a batch each
+                groups: dict[frozenset[str], list[InputRecord]] = {}
+                for r in records:
+                    groups.setdefault(done.get(r.id, frozenset()), []).append(r)
+                return _combined([self._process(g, images=_images_of(g, images)) for g in groups.values()])
             return self._process(records, images=images)
 
     def _process(self, records: Sequence[InputRecord], *, images: dict[str, Any] | None) -> AddResult:
@@ -225,3 +232,10 @@ def _combined(results: Sequence[AddResult]) -> AddResult:
                      error="; ".join(errors) or None, routed=list(dict.fromkeys(t for r in results for t in r.routed)),
                      left_out=list(dict.fromkeys(t for r in results for t in r.left_out)), usage=results[0].usage,
                      rejected=[x for r in results for x in r.rejected])
+
+
+def _images_of(records: Sequence[InputRecord], images: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The frames of these inputs among `images`."""
+    if not images:
+        return None
+    return {r.id: images[r.id] for r in records if r.id in images} or None

@@ -199,6 +199,15 @@ class InputLog:
                 row.done_actors = [a for a in (row.done_actors or []) if not which(a)]
             session.commit()
 
+    def done_actors_each(self, input_ids: Sequence[str]) -> dict[str, frozenset[str]]:
+        """Each input's managers whose writes are committed for it."""
+        if not input_ids:
+            return {}
+        with Session(self.engine) as session:
+            rows = session.execute(select(col(InputRow.id), col(InputRow.done_actors))
+                                   .where(col(InputRow.id).in_(list(input_ids)))).all()
+        return {input_id: frozenset(done or []) for input_id, done in rows}
+
     def done_actors(self, input_ids: Sequence[str]) -> frozenset[str]:
         """Managers whose writes are committed for every one of these inputs."""
         if not input_ids:

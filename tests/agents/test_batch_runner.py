@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import pytest
+
 from mirix_py.boundary.inputs import normalize_add
 from mirix_py.engine import Mirix
 
@@ -23,3 +25,41 @@ def test_a_batch_of_two_users_inputs_writes_each_users_words_as_theirs(tmp_path,
         assert "Zanzibar" in ada and "apples" not in ada
         assert "apples" in bob and "Zanzibar" not in bob
         assert {mx.input_status(r.id).status.value for r in records} == {"processed"}
+
+
+class Killed(BaseException):
+    """Stands in for SIGKILL: nothing after it runs."""
+
+
+def _frame(text: str, n: int):
+    return normalize_add(text, user_id="ada", occurred_at=WHEN, source_id=f"frame{n}.png", kind="screenshot",
+                         max_chars=10_000, metadata={"app": "Notes", "window_title": f"w{n}"})
+
+
+def _episodes_saying(mx, words: str) -> int:
+    return sum(words in m.search_text() for m in mx.list(user_id="ada", memory_types=["episodic"]))
+
+
+def test_an_input_resumed_in_a_batch_with_others_runs_no_manager_twice(tmp_path, embedder, monkeypatch):
+    """A process stopped after some managers wrote for one input; the next start claims it with
+    another input: the managers done for it are skipped for it, and run for the other."""
+    with Mirix(tmp_path / "data", embedder=embedder) as mx:
+        half, fresh = _frame("Zephyr budget review at 3pm", 0), _frame("Quarterly planning with Ines", 1)
+        mx.inputs.append([half, fresh], claimed_by=mx.worker_id)
+        apply, calls = mx.store.apply, []
+
+        def stopped_after_one_manager(*args, **kwargs):
+            calls.append(kwargs.get("actor"))
+            if len(calls) > 1:
+                raise Killed
+            return apply(*args, **kwargs)
+
+        monkeypatch.setattr(mx.store, "apply", stopped_after_one_manager)
+        with pytest.raises(Killed):
+            mx.runner.process([half])
+        monkeypatch.undo()
+        assert mx.inputs.done_actors([half.id]) == {calls[0]}
+        result = mx.runner.process([half, fresh])
+        assert result.status.value == "processed" and sorted(result.input_ids) == sorted([half.id, fresh.id])
+        assert _episodes_saying(mx, "Zephyr budget review") == 1
+        assert _episodes_saying(mx, "Quarterly planning") == 1
