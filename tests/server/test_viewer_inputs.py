@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from test_viewer import _click, _connect, _texts, _wait, browser  # noqa: F401  (the viewer tests' Chromium fixture)
 
+from types import SimpleNamespace
+
+from mirix_py.boundary.inputs import normalize_add
 from mirix_py.records import InputStatus
 
 
@@ -13,9 +16,11 @@ def test_input_log_lists_failures_and_retries_them(browser, live_sqlite):  # noq
 
     mx = live_sqlite.mx
     ok = mx.add("I keep bees on the roof of the garage.", user_id="alice")
-    broken = mx.add("My neighbour Lars sells honey at the market.", user_id="alice")
-    mx.undo(broken.input_ids[0], user_id="alice")  # as if nothing had been written for it ...
-    mx.inputs.mark(broken.input_ids, InputStatus.failed, "update flow: the model timed out")  # ... and it failed
+    record = normalize_add("My neighbour Lars sells honey at the market.", user_id="alice", occurred_at=None,
+                           source_id=None, kind="text", max_chars=10_000)
+    mx.inputs.append([record], claimed_by=mx.worker_id)  # logged, nothing written for it ...
+    mx.inputs.mark([record.id], InputStatus.failed, "update flow: the model timed out")  # ... and it failed
+    broken = SimpleNamespace(input_ids=[record.id])
 
     c = live_sqlite.client(live_sqlite.alice)
     listed = c.get("/v1/users/alice/inputs").json()
