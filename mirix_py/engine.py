@@ -37,7 +37,7 @@ from mirix_py.records import (
     MemoryBase, MemoryChange, MemoryType, Mode, SearchHit, SearchMethod,
 )
 from mirix_py.settings import Settings
-from mirix_py.facade.maintenance import Maintenance, restore_into
+from mirix_py.facade.maintenance import Maintenance, restore_into, unfinished_restore
 from mirix_py.store import agent_sessions
 from mirix_py.store.db import database_info, ping
 from mirix_py.store.embeddings import Embedder, load_embedder
@@ -85,6 +85,8 @@ class Mirix(ScreenshotsMixin):
             chroma_url=chroma_url, vector_store=vector_store,
         )
         data = self.settings.data_dir
+        if (unfinished := unfinished_restore(data)) is not None:  # half a backup's rows would read as a store
+            raise InvalidInput(unfinished.advice(data))
         private_dir(data)  # owner-only, and so is everything the engine writes in it (`store/private.py`)
         sqlite = writer_lock.embedded_sql(self.settings.sql_url)
         self._release_writer_lock: Callable[[], Any] = (writer_lock.held_by(self, data) if lock and sqlite
