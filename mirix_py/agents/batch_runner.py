@@ -54,25 +54,25 @@ class BatchRunner:
         """Run the flow over one batch of one user and mark its inputs, while no other batch of that
         user runs in this engine. `images` (input id -> downscaled frame) go to a vision-capable model
         with the batch; the offline rules read text only."""
-        users = list(dict.fromkeys(r.user_id for r in records))
-        if len(users) > 1:  # a caller's grouping bug must never write one user's words as another's
-            log.error("a batch held inputs of %d users: each user's inputs run as a batch of their own", len(users))
-            return _combined([self.process([r for r in records if r.user_id == u], images=images) for u in users])
+        by_user = _grouped(records, {r.id: r.user_id for r in records})
+        if len(by_user) > 1:  # a caller's grouping bug must never write one user's words as another's
+            log.error("a batch held inputs of %d users: each user's inputs run as a batch of their own", len(by_user))
+            return _combined([self.process(g, images=_images_of(g, images)) for g in by_user])
         with self.user_locks(records[0].user_id):
-            done = self.inputs.done_actors_each([r.id for r in records]) if len(records) > 1 else {}
-            if len(set(done.values())) > 1:  # resumed beside others: a manager done for one input must
-                # not run for it again, so inputs with the same managers done run as a batch each
-                groups: dict[frozenset[str], list[InputRecord]] = {}
-                for r in records:
-                    groups.setdefault(done.get(r.id, frozenset()), []).append(r)
-                return _combined([self._process(g, images=_images_of(g, images)) for g in groups.values()])
-            return self._process(records, images=images)
+            done = self.inputs.done_actors_each([r.id for r in records])
+            # resumed beside others: a manager done for one input must not run for it again, so inputs
+            # with the same managers done run as a batch each
+            results = [self._process(g, images=_images_of(g, images), done=done.get(g[0].id, frozenset()))
+                       for g in _grouped(records, done)]
+            return results[0] if len(results) == 1 else _combined(results)
 
-    def _process(self, records: Sequence[InputRecord], *, images: dict[str, Any] | None) -> AddResult:
+    def _process(self, records: Sequence[InputRecord], *, images: dict[str, Any] | None,
+                 done: frozenset[str] | None = None) -> AddResult:
+        """`done`: the managers whose writes are committed for every one of `records` (read when not given)."""
         ids = [r.id for r in records]
         user_id = records[0].user_id
         single = ids[0] if len(ids) == 1 else None
-        done = self.inputs.done_actors(ids)
+        done = self.inputs.done_actors(ids) if done is None else done
         started = time.perf_counter()
         meter = Meter()
         try:
@@ -105,8 +105,7 @@ class BatchRunner:
         on, so each input runs again alone (the managers that wrote for the batch are done for each
         of them and are skipped), and only an input that fails alone is marked failed."""
         self.expire(records[0].user_id, records, flow.changes, resumed=resumed)
-        alone = [self._process([r], images={r.id: images[r.id]} if images and r.id in images else None)
-                 for r in records]
+        alone = [self._process([r], images=_images_of([r], images)) for r in records]
         result = _combined(alone)
         return result.model_copy(update={
             "changes": [*flow.changes, *result.changes], "routed": flow.routed, "left_out": flow.left_out,
@@ -239,3 +238,11 @@ def _images_of(records: Sequence[InputRecord], images: dict[str, Any] | None) ->
     if not images:
         return None
     return {r.id: images[r.id] for r in records if r.id in images} or None
+
+
+def _grouped(records: Sequence[InputRecord], key: dict[str, Any]) -> list[list[InputRecord]]:
+    """`records` split by `key[record id]`, in order of first appearance (one group when all agree)."""
+    groups: dict[Any, list[InputRecord]] = {}
+    for r in records:
+        groups.setdefault(key.get(r.id), []).append(r)
+    return list(groups.values())

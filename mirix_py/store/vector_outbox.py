@@ -24,6 +24,11 @@ from mirix_py.store.embeddings import Embedder
 from mirix_py.store.tables import MemoryRow, VectorPendingRow
 from mirix_py.store.vectors import VectorIndex, VectorItem
 
+log = logging.getLogger("mirix_py.store")
+
+PENDING = VectorPendingRow.__table__  # type: ignore[attr-defined]  # SQLModel sets it
+REPLAY_BATCH = 256  # marks replayed (texts embedded) at a time
+
 
 class Rows(Protocol):
     """What a replay reads of the store (`MemoryStore` has it; named here, so neither imports the other)."""
@@ -33,11 +38,6 @@ class Rows(Protocol):
     embedder: Embedder | None
 
     def to_record(self, row: Any) -> Any: ...
-
-log = logging.getLogger("mirix_py.store")
-
-PENDING = VectorPendingRow.__table__  # type: ignore[attr-defined]  # SQLModel sets it
-REPLAY_BATCH = 256  # marks replayed (texts embedded) at a time
 
 
 class PendingVector(BaseModel, frozen=True):
