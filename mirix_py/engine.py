@@ -199,7 +199,8 @@ class Mirix(ScreenshotsMixin):
         try:
             result = self.runner.process([record])
         except Exception:  # logged, but its end could not be written (the database failing): finish it later
-            self._queue_again([record])  # unless the engine is closing: then at the next start
+            if not self._queue_again([record]):  # the engine is closing: the next start, in any process, takes it
+                self._give_back([record])
             raise
         result.write_position = self.write_position(user_id)
         return result
@@ -231,6 +232,16 @@ class Mirix(ScreenshotsMixin):
     def _release_held(self, records: Sequence[InputRecord]) -> None:
         self.inputs.release([r.id for r in records], self.worker_id)
 
+    def _give_back(self, records: Sequence[InputRecord]) -> None:
+        """Give held inputs back to the log as pending: held, a start in this process would wait for
+        their lease to lapse (this worker is alive). Best effort: a database that fails here lets the
+        lease lapse instead."""
+        try:
+            self._release_held(records)
+        except Exception:  # the database is what failed: the claim lapses after its lease
+            log.warning("could not give back %d input(s) to the log; their claim lapses after its lease",
+                        len(records))
+
     def _sweep(self) -> None:
         """The background worker's idle sweep: inputs left pending, then memories and thumbnails past
         their expiry."""
@@ -241,6 +252,7 @@ class Mirix(ScreenshotsMixin):
     def delete_expired(self) -> int:
         """Delete the memories past their expiry now (the background worker does it every minute
         while idle; reads leave them out meanwhile). Returns how many."""
+        self.user_locks.check_open()
         return self.maintenance.delete_expired()
 
     def _process_queued(self, records: Sequence[InputRecord]) -> None:
@@ -393,16 +405,22 @@ class Mirix(ScreenshotsMixin):
         """Read JSON lines written by `export`. All lines are validated before any is written."""
         from mirix_py.upkeep.portability import import_from
 
+        self.user_locks.check_open()  # a closed engine released its writer lock: it writes nothing
+
         return import_from(self.store, src)
 
     # ------------------------------------------------------------ consistency
 
     def doctor(self, *, repair: bool = False, progress=None) -> "DoctorReport":
         """`Maintenance.doctor`: SQL against the vector index; `repair=True` fixes what it can."""
+        if repair:
+            self.user_locks.check_open()
         return self.maintenance.doctor(repair=repair, progress=progress)
 
     def doctor_secrets(self, *, repair: bool = False) -> "SecretReport":
         """`Maintenance.doctor_secrets`: plaintext secrets an older version left; `repair=True` moves them."""
+        if repair:
+            self.user_locks.check_open()
         return self.maintenance.doctor_secrets(repair=repair)
 
     def backup(self, dest: str | Path) -> dict[str, Any]:

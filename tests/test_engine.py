@@ -477,8 +477,9 @@ def test_close_waits_for_a_waited_add_another_thread_runs(mx, user_id, embedder,
 
 
 def test_close_cuts_short_a_model_call_it_cannot_wait_for(mx_sqlite, user_id, embedder, monkeypatch):
-    """What still runs when close's wait is over raises EngineClosed, and its input stays logged (not
-    failed) for the next start."""
+    """What still runs when close's wait is over raises EngineClosed, and its input goes back to the log
+    (not failed): a new engine in the same process takes it at once (it stayed claimed by this live
+    process for the claim's lease, 300 s)."""
     mx = mx_sqlite
     pause = _Paused(mx, user_id, monkeypatch)
     added: list = []
@@ -491,14 +492,24 @@ def test_close_cuts_short_a_model_call_it_cannot_wait_for(mx_sqlite, user_id, em
         pause.abandon()
     assert not adder.is_alive(), "the add never returned"
     assert isinstance(added[0], EngineClosed) and "closed before" in str(added[0])
+    cut = added[0]
     with Mirix(settings=mx.settings, embedder=embedder, resume=False) as again:
-        held = again.inputs.by_status(InputStatus.processing, user_id=user_id)
-        assert len(held) == 1 and not again.inputs.by_status(InputStatus.failed, user_id=user_id)
+        assert [r.status for r in again.inputs.by_status(InputStatus.pending, user_id=user_id)] == [InputStatus.pending]
+        assert not again.inputs.by_status(InputStatus.processing, user_id=user_id)
+        assert not again.inputs.by_status(InputStatus.failed, user_id=user_id)
+        assert again.resume() == 1, f"the input cut short ({cut}) was not taken up"
+        assert [r.status for r in again.inputs.by_status(InputStatus.processed, user_id=user_id)] == [InputStatus.processed]
 
 
 def test_every_write_and_model_call_after_close_raises_engine_closed_and_logs_nothing(tmp_path, embedder, user_id):
     mx = Mirix(tmp_path / "data", embedder=embedder)
     mx.add("I keep bees on the roof.", user_id=user_id)
+    other = io.StringIO()
+    with Mirix(tmp_path / "other", embedder=embedder) as elsewhere:  # memories this store does not hold
+        elsewhere.add("I keep goats in the yard.", user_id=user_id)
+        elsewhere.export(other)
+    exported = other.getvalue()
+    held = sorted(m.id for m in mx.list(user_id=user_id))
     mx.close()
     calls = {
         "waited add": lambda: mx.add("I keep goats too.", user_id=user_id),
@@ -507,12 +518,17 @@ def test_every_write_and_model_call_after_close_raises_engine_closed_and_logs_no
         "delete_user": lambda: mx.delete_user(user_id),
         "work": mx.work,
         "model loop": lambda: mx.run_on_model_loop(asyncio.sleep(0)),
+        "import": lambda: mx.import_(io.StringIO(exported)),
+        "doctor repair": lambda: mx.doctor(repair=True),
+        "doctor_secrets repair": lambda: mx.doctor_secrets(repair=True),
+        "delete_expired": mx.delete_expired,
     }
     for name, call in calls.items():
         with pytest.raises(RuntimeError, match="the engine is closed"):
             call()
             pytest.fail(f"{name} ran after close")
     with Mirix(tmp_path / "data", embedder=embedder, resume=False) as again:
+        assert sorted(m.id for m in again.list(user_id=user_id)) == held, "a call after close wrote memories"
         assert [r.status.value for r in again.inputs.by_status(InputStatus.processed, user_id=user_id)] == ["processed"]
         assert not again.inputs.by_status(InputStatus.pending, user_id=user_id)
         assert not again.inputs.by_status(InputStatus.processing, user_id=user_id)
