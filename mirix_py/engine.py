@@ -275,10 +275,12 @@ class Mirix(ScreenshotsMixin):
         is left alone (add it again to have it remembered)."""
         return self.runner.retry_failed(user_id=user_id)
 
-    def input_status(self, input_id: str) -> InputRecord:
+    def input_status(self, input_id: str, *, user_id: str | None = None) -> InputRecord:
+        """Where a logged input stands. With `user_id`, another user's input reads as no input, as
+        REST answers a key of other users."""
         record = self.inputs.get(input_id)
-        if record is None:
-            raise InvalidInput(f"no input with id {input_id!r}")
+        if record is None or (user_id is not None and record.user_id != user_id):
+            raise InvalidInput(f"no input with id {input_id!r}" + ("" if user_id is None else f" for user {user_id!r}"))
         return record
 
     # ------------------------------------------------------------ read

@@ -627,3 +627,12 @@ def test_delete_user_inside_the_users_own_turn_does_not_wait_for_itself(mx, user
     with mx.user_locks(user_id):
         assert mx.delete_user(user_id)["memories"] >= 1
     assert mx.list(user_id=user_id) == []
+
+
+def test_input_status_with_a_user_reads_another_users_input_as_none(mx_sqlite, user_id):
+    added = mx_sqlite.add("I keep bees on the roof.", user_id=user_id)
+    input_id = added.input_ids[0]
+    assert mx_sqlite.input_status(input_id, user_id=user_id).status.value == "processed"
+    with pytest.raises(InvalidInput, match="no input"):
+        mx_sqlite.input_status(input_id, user_id="someone-else")
+    assert mx_sqlite.input_status(input_id).user_id == user_id  # without a user: the operator's view

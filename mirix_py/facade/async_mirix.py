@@ -74,8 +74,8 @@ class AsyncMirix:
     async def retry_failed(self, *, user_id: str | None = None) -> list[AddResult]:
         return await asyncio.to_thread(self.sync.retry_failed, user_id=user_id)
 
-    async def input_status(self, input_id: str) -> InputRecord:
-        return await asyncio.to_thread(self.sync.input_status, input_id)
+    async def input_status(self, input_id: str, *, user_id: str | None = None) -> InputRecord:
+        return await asyncio.to_thread(self.sync.input_status, input_id, user_id=user_id)
 
     # ------------------------------------------------------------ screenshots
 

@@ -49,11 +49,9 @@ def input_status(user_id: User, input_id: Annotated[str, PathParam(max_length=64
     Once it is processed, `X-Mirix-Write-Position` is where a read on another process must be to see
     its memories (an add accepted with 202 has written none yet)."""
     try:
-        record = mx.input_status(input_id)
+        record = mx.input_status(input_id, user_id=user_id)
     except InvalidInput:
-        record = None
-    if record is None or record.user_id != user_id:
-        raise ApiError(404, "not_found", f"no input {input_id!r} for this user")
+        raise ApiError(404, "not_found", f"no input {input_id!r} for this user") from None
     if record.status in (InputStatus.processed, InputStatus.degraded):
         give_write_position(response, mx, user_id)
     return _status_out(record)
