@@ -151,8 +151,15 @@ def diagnose(store: MemoryStore, data_dir: Path | None = None) -> DoctorReport:
     _report_still_apart(store, report, rows, orphans, missing)
     if store.vectors is not None and store.embedder is not None:
         still = set(vector_outbox.pending(store.engine))
-        report.vectors_pending = sorted({m.memory_id for m in marks if m in still})
+        report.vectors_pending = sorted({_pending_name(m) for m in marks if m in still})
     return report
+
+
+def _pending_name(mark: vector_outbox.PendingVector) -> str:
+    """A mark as `vectors_pending` lists it: the memory's id, or what a `delete_user` left to drop."""
+    if mark.memory_id == vector_outbox.WHOLE_USER:
+        return f"every vector of user {mark.user_id!r} (deleted)"
+    return mark.memory_id
 
 
 def _report_still_apart(store: MemoryStore, report: DoctorReport, rows: dict[str, dict[str, str | None]],

@@ -136,3 +136,21 @@ def test_a_delete_user_stopped_before_its_index_is_dropped_leaves_no_vector_at_o
     mx = reopen()
     assert mx.store.vectors.get(user_id, [memory_id]) == {}
     assert mx.doctor().clean
+
+
+def test_doctor_names_a_deleted_users_index_left_to_drop_and_repair_drops_it(stopped, monkeypatch, user_id):
+    mx, _, _ = stopped
+    memory_id = _insert(mx, user_id, "Rex is a golden retriever who loves the beach")
+    drop_user = mx.store.vectors.drop_user
+
+    def die(*args, **kwargs):
+        raise Killed
+
+    monkeypatch.setattr(mx.store.vectors, "drop_user", die)
+    with pytest.raises(Killed):
+        mx.delete_user(user_id)
+    monkeypatch.setattr(mx.store.vectors, "drop_user", drop_user)
+    report = mx.doctor()
+    assert report.vectors_pending == [f"every vector of user {user_id!r} (deleted)"]
+    assert mx.doctor(repair=True).clean
+    assert mx.store.vectors.get(user_id, [memory_id]) == {}
