@@ -262,10 +262,14 @@ class PgVectorIndex:
                                 .bindparams(bindparam("ids", expanding=True)), {"u": user_id, "ids": list(ids)})
             return {m: parse_vector(v) for m, v in rows}
 
-    def unreachable(self, user_id: str, k: int = 10) -> list[str]:
+    def unreachable(self, user_id: str, k: int = 10, only: Sequence[str] | None = None) -> list[str]:
         """Ids that a query with their own stored vector (through the HNSW index the user's queries
-        walk, with the query settings) does not return; see `lost_in_results` for ties."""
+        walk, with the query settings) does not return (of `only`, when given); see `lost_in_results`
+        for ties."""
+        if only is not None and not only:
+            return []
         order = self._order(user_id, "w.embedding", "v.embedding") or "d"
+        among = "" if only is None else " AND v.memory_id = ANY(:only)"
         with self.engine.connect() as conn:
             self.apply_settings(conn)
             rows = conn.execute(text(f"""
@@ -273,7 +277,8 @@ class PgVectorIndex:
                     SELECT array_agg(n.memory_id) AS ids, array_agg(n.d) AS ds FROM (
                         SELECT w.memory_id, w.embedding <=> v.embedding AS d FROM {TABLE} w
                         WHERE w.user_id = :u ORDER BY {order} LIMIT :k) n) top
-                WHERE v.user_id = :u"""), {"u": user_id, "k": int(k)}).all()
+                WHERE v.user_id = :u{among}"""),
+                {"u": user_id, "k": int(k), **({} if only is None else {"only": list(only)})}).all()
         return lost_in_results([r[0] for r in rows], [r[1] or [] for r in rows],
                                [sorted(r[2] or []) for r in rows])
 

@@ -64,7 +64,9 @@ class VectorIndex(Protocol):
     def users(self) -> dict[str, str]: ...
     def get(self, user_id: str, ids: Sequence[str]) -> dict[str, list[float]]: ...
     def drop_user(self, user_id: str) -> None: ...
-    def unreachable(self, user_id: str, k: int = 10) -> list[str]: ...
+    def unreachable(self, user_id: str, k: int = 10, only: Sequence[str] | None = None) -> list[str]:
+        """Ids a query with their own stored vector does not return (of `only`, when given)."""
+        ...
     def rebuild(self, user_id: str) -> int: ...
     def close(self) -> None:
         """Release what the index holds open and leave its files at rest (an embedded Chroma); a
@@ -436,7 +438,7 @@ class ChromaVectorIndex:
             yield coll.get(include=include, limit=page, offset=offset)
 
     @_reopening
-    def unreachable(self, user_id: str, k: int = 10) -> list[str]:
+    def unreachable(self, user_id: str, k: int = 10, only: Sequence[str] | None = None) -> list[str]:
         """Ids that a query with their own stored vector does not return. Chroma's HNSW graph can
         lose a live node after updates and deletes while `get` still returns it
         (chroma-core/chroma#7758, open on 1.5.9): seen here once after a SIGKILL and restart."""
@@ -446,7 +448,9 @@ class ChromaVectorIndex:
         total = coll.count()  # ~8 ms at 100k vectors: asked once
         n = min(k, total)
         lost: list[str] = []
-        for got in self._stored(coll, ["embeddings"], total):
+        pages = self._stored(coll, ["embeddings"], total) if only is None else \
+            [coll.get(ids=list(only), include=["embeddings"])] if only else []
+        for got in pages:
             for start in range(0, len(got["ids"]), 256):
                 own = got["ids"][start:start + 256]
                 result = coll.query(query_embeddings=got["embeddings"][start:start + 256], n_results=n,

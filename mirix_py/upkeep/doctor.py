@@ -117,14 +117,15 @@ def diagnose(store: MemoryStore, data_dir: Path | None = None) -> DoctorReport:
     rows = _rows_by_user(store)
     orphans: Pairs = []  # (user, id) of vectors without a row, as the first pass saw them
     missing: Pairs = []  # and of rows without a vector
+    unreachable: dict[str, list[str]] = {}  # user -> ids their own vector's query missed, first pass
     if store.vectors is not None:
         users = set(rows) | set(store.vectors.users())
         for user_id in sorted(users):
             sql_ids = rows.get(user_id, {})
             vector_ids = store.vectors.ids(user_id)
             orphans += [(user_id, i) for i in sorted(vector_ids - set(sql_ids))]
-            if vector_ids:
-                report.unreachable_vectors += sorted(store.vectors.unreachable(user_id))
+            if vector_ids and (lost := store.vectors.unreachable(user_id)):
+                unreachable[user_id] = sorted(lost)
             if store.embedder is None:
                 continue
             for memory_id, model in sql_ids.items():
@@ -149,6 +150,7 @@ def diagnose(store: MemoryStore, data_dir: Path | None = None) -> DoctorReport:
             except VaultKeyError:
                 report.undecryptable_inputs.append(input_id)
     _report_still_apart(store, report, rows, orphans, missing)
+    report.unreachable_vectors = _still_unreachable(store, unreachable)
     if store.vectors is not None and store.embedder is not None:
         still = set(vector_outbox.pending(store.engine))
         report.vectors_pending = sorted({_pending_name(m) for m in marks if m in still})
@@ -174,6 +176,15 @@ def _report_still_apart(store: MemoryStore, report: DoctorReport, rows: dict[str
     if store.embedder is not None:
         report.stale_embeddings += [i for u, i in missing if (u, i) in vectored and (u, i) in rowed
                                     and rows[u][i] != store.embedder.name]
+
+
+def _still_unreachable(store: MemoryStore, first: dict[str, list[str]]) -> list[str]:
+    """Of the ids the first pass found unreachable (by user), those a second query with their own
+    vector still misses: one deleted or rewritten by another engine between the pass's read of the
+    vectors and its query looked lost."""
+    if store.vectors is None:
+        return []
+    return [i for user_id, ids in first.items() for i in sorted(store.vectors.unreachable(user_id, only=ids))]
 
 
 def _held_now(store: MemoryStore, pairs: Pairs) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:

@@ -147,3 +147,4 @@ def test_every_stored_vector_is_reached_by_a_query_with_itself_and_survives_a_re
         assert len(stored) >= 12 and index.unreachable(user_id) == []
         assert index.rebuild(user_id) == len(stored) and index.ids(user_id) == stored
         assert index.unreachable(user_id) == []
+        assert index.unreachable(user_id, only=sorted(stored)[:3] + ["gone"]) == [] and index.unreachable(user_id, only=[]) == []

@@ -38,6 +38,8 @@ def test_every_vector_is_reached_and_a_rebuild_keeps_ids_vectors_and_types(tmp_p
     hits = index.query("u", after["m1"], 5, memory_types=["episodic"])
     assert hits[0][0] == "m1"
     assert index.unreachable("nobody") == [] and index.rebuild("nobody") == 0
+    # only some ids: a deleted one is not stored, so nothing of it is lost
+    assert index.unreachable("u", only=["m1", "m0"]) == [] and index.unreachable("u", only=[]) == []
 
 
 def test_a_query_racing_the_first_write_of_a_collection_answers_instead_of_failing(tmp_path):

@@ -234,7 +234,7 @@ def test_a_vector_no_search_reaches_is_reported_and_the_index_rebuilt(seeded, us
         rebuilt.append(user)
         return rebuild(self, user)
 
-    monkeypatch.setattr(type(index), "unreachable", lambda self, user, k=10: [] if rebuilt else [lost])
+    monkeypatch.setattr(type(index), "unreachable", lambda self, user, k=10, only=None: [] if rebuilt else [lost])
     monkeypatch.setattr(type(index), "rebuild", rebuilding)
     before = {m.id for m in seeded.list(user_id=user_id)}
     report = seeded.doctor()
@@ -244,6 +244,27 @@ def test_a_vector_no_search_reaches_is_reported_and_the_index_rebuilt(seeded, us
     assert lost in index.ids(user_id) and {m.id for m in seeded.list(user_id=user_id)} == before
     vector = index.get(user_id, [lost])[lost]
     assert index.query(user_id, vector, 3)[0][0] == lost
+
+
+def test_a_vector_that_looked_lost_while_another_engine_wrote_is_checked_again(seeded, user_id, monkeypatch):
+    """The self-query pass reads a user's vectors, then queries with them: a vector another engine
+    rewrote or deleted in between looked lost. Only what a second query still misses is reported,
+    and repair rebuilds nothing for it."""
+    index = seeded.store.vectors
+    racing = sorted(index.ids(user_id))[0]
+    check = type(index).unreachable
+    asked: list = []
+
+    def first_pass_races(self, user, k=10, only=None):
+        asked.append(only)
+        return [racing] if only is None else check(self, user, k, only=only)
+
+    monkeypatch.setattr(type(index), "unreachable", first_pass_races)
+    monkeypatch.setattr(type(index), "rebuild", lambda self, user: pytest.fail("rebuilt an index that lost nothing"))
+    report = seeded.doctor()
+    assert report.unreachable_vectors == [] and report.clean, report.summary()
+    assert asked == [None, [racing]]  # the whole pass, then the one id again
+    assert seeded.doctor(repair=True).clean
 
 
 def test_repair_keeps_the_vector_of_a_memory_written_after_the_diagnosis(seeded, user_id):
