@@ -17,14 +17,17 @@ What counts, by entry type:
   backup codes, recovery keys, seed phrases), id_number (US SSN), email, phone.
 
 A value found once is also found wherever else it occurs in the same text, so redaction leaves no
-copy behind. Measured on `tests/fixtures/secrets_corpus.jsonl` by `benchmarks/secrets_corpus.py`.
+copy behind. A token is found against letters of any script ("密钥是sk-live-…请记住") and through the
+invisible format characters pasted inside it; the cue words are English. Measured on
+`tests/fixtures/secrets_corpus.jsonl` by `benchmarks/secrets_corpus.py`.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Literal
 
 Sensitivity = Literal["low", "medium", "high"]
@@ -34,7 +37,8 @@ __all__ = ["SecretMatch", "find_secrets", "redact", "value_fits"]
 
 @dataclass(frozen=True)
 class SecretMatch:
-    """One detected secret: its kind, the exact value, its span in the text and a safe caption."""
+    """One detected secret: its kind, the value, its span in the text and a safe caption. The value is
+    the span's text without invisible format characters (a zero-width space pasted inside a key)."""
 
     entry_type: str
     value: str
@@ -86,16 +90,29 @@ _PRIORITY = {
 
 _CAPTION_MAX = 200
 
+# ---------------------------------------------------------------- edges
+
+# Where a token or a word ends. Python's \w and \b take every script's letters for word characters
+# (是, は, 입, ل, й), so a key written straight after Chinese ("密钥是sk-live-…请记住") was no token and
+# stayed in plain text. A token (a key, a code, a number) is ASCII: each pattern bounds it by ASCII
+# letters, digits, "_" and its own punctuation, so "é" or "请" next to it ends it. A cue word or an
+# address is a word of the Latin script: "Hôtel" holds no cue "tel", "müller@" no address "ller@".
+_LATIN_WORD_CHAR = "[A-Za-z0-9_\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u0300-\u036f\u1e00-\u1eff]"
+# A cue word or an address starts with an ASCII letter or digit; testing that first keeps a text of
+# Chinese, where every position follows a non-Latin letter, as quick to read as English.
+_WORD_START = f"(?=[A-Za-z0-9])(?<!{_LATIN_WORD_CHAR})"
+_WORD_END = f"(?!{_LATIN_WORD_CHAR})"
+
 # ---------------------------------------------------------------- patterns: shapes
 
 _EMAIL = re.compile(
-    r"(?<![\w.%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?"
-    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}(?![\w@])"
+    r"(?<![.%+-])" + _WORD_START + r"[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}" + _WORD_END + r"(?!@)"
 )
 
 # Well-known token prefixes; the body lengths follow the providers' formats, loosely.
 _PREFIXED_KEYS = re.compile(
-    r"(?<![\w-])(?:"
+    r"(?<![A-Za-z0-9_-])(?:"
     r"sk-(?:proj-|ant-(?:api\d\d-)?|live_|test_)?[A-Za-z0-9_-]{20,}"
     r"|(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"
     r"|whsec_[A-Za-z0-9_]{16,}"
@@ -113,30 +130,31 @@ _PREFIXED_KEYS = re.compile(
     r"|dop_v1_[a-f0-9]{64}"
     r"|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"  # a JSON Web Token
-    r")(?![\w-])"
+    r")(?![A-Za-z0-9_-])"
 )
 
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]{1,16000}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 )
 
-_BEARER = re.compile(r"\b[Bb]earer\s+(?P<secret>[A-Za-z0-9\-._~+/]{16,}=*)(?![\w\-.~+/=])")
+_BEARER = re.compile(_WORD_START + r"[Bb]earer\s+(?P<secret>[A-Za-z0-9\-._~+/]{16,}=*)(?![A-Za-z0-9_\-.~+/=])")
 
 # "api key: <token>", "client secret = <token>", "secret key <token>": the token must look machine-made.
 _CUED_KEY = re.compile(
-    r"(?i:\b(?:api[ _-]?(?:key|token|secret)|access[ _-]?(?:token|key)|auth(?:orization)?[ _-]?token|bearer[ _-]?token"
+    r"(?i:" + _WORD_START
+    + r"(?:api[ _-]?(?:key|token|secret)|access[ _-]?(?:token|key)|auth(?:orization)?[ _-]?token|bearer[ _-]?token"
     r"|refresh[ _-]?token|session[ _-]?token|bot[ _-]?token|id[ _-]?token|(?:personal[ _-]?)?access[ _-]?token"
     r"|secret(?:[ _-]?access)?[ _-]?key|client[ _-]?secret|webhook[ _-]?secret|signing[ _-]?(?:secret|key)"
     r"|app[ _-]?secret|encryption[ _-]?key|master[ _-]?key|private[ _-]?key|deploy[ _-]?key"
-    r"|licen[cs]e[ _-]?key|product[ _-]?key|serial[ _-]?(?:key|number)|token|key|secret|pat)\b)"
+    r"|licen[cs]e[ _-]?key|product[ _-]?key|serial[ _-]?(?:key|number)|token|key|secret|pat)" + _WORD_END + r")"
     r"[\"']?(?:\s+(?i:for|to|of|on)\s+(?:the\s+|my\s+|our\s+)?[\w .-]{1,30}?)?"
-    r"(?:(?:\s+(?i:is|was)\b\s*:?|\s*(?::|=|->))\s*|(?P<weak>\s+))[\"'`“‘]?"
+    r"(?:(?:\s+(?i:is|was)" + _WORD_END + r"\s*:?|\s*(?::|=|->))\s*|(?P<weak>\s+))[\"'`“‘]?"
     r"(?P<secret>[A-Za-z0-9][A-Za-z0-9_\-.+/=:~]{15,})"
 )
 
 # Assignments in config files, shells and .env files: `DB_PASSWORD=x`, `aws_secret_access_key = x`.
 _ASSIGN = re.compile(
-    r"(?<![\w-])(?P<name>[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)+)[\"']?\s*(?:=|:)\s*[\"']?"
+    r"(?<![A-Za-z0-9_-])(?P<name>[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)+)[\"']?\s*(?:=|:)\s*[\"']?"
     r"(?P<secret>[^\s\"'`,;]{4,200})"
 )
 _ASSIGN_PASSWORD = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "passcode", "pin"})
@@ -145,24 +163,26 @@ _ASSIGN_KEY_BEFORE = frozenset({"api", "access", "secret", "private", "auth", "s
                                 "client", "app", "deploy", "license", "licence"})
 
 # scheme://user:secret@host
-_URL_CREDENTIALS = re.compile(r"(?i:\b[a-z][a-z0-9+.-]{1,20}://)[^\s:/@]*:(?P<secret>[^\s@/]{3,128})@")
+_URL_CREDENTIALS = re.compile(r"(?i:" + _WORD_START + r"[a-z][a-z0-9+.-]{1,20}://)[^\s:/@]*:(?P<secret>[^\s@/]{3,128})@")
 
 # Command lines: `--password=x`, `--password x`, `mysql -u root -px`.
 _CLI_PASSWORD = re.compile(
     r"(?<!\S)--pass(?:word)?(?:=|\s+)(?P<secret>[^\s-]\S{2,})"
-    r"|\bmysql(?:dump|admin)?\b[^\n]*?\s-p(?P<secret2>[^\s-]\S{2,})"
+    r"|" + _WORD_START + r"mysql(?:dump|admin)?" + _WORD_END + r"[^\n]*?\s-p(?P<secret2>[^\s-]\S{2,})"
 )
 
 # ---------------------------------------------------------------- patterns: cue words
 
 # A qualifier between the cue and its value: "password for the staging db is", "password I use for X is".
 _QUALIFIER = (
-    r"(?:\s+(?i:for|to|of|on|at|in|from|with|that|which|i|we|you|he|she|they|used|here|there)\b[^.!?\n:=;()]{0,40}?)?"
+    r"(?:\s+(?i:for|to|of|on|at|in|from|with|that|which|i|we|you|he|she|they|used|here|there)" + _WORD_END
+    + r"[^.!?\n:=;()]{0,40}?)?"
 )
 # "is", ":", "=", "->", " - ", or (weak) a space, a line break, "(" or a table bar before a token that
 # holds a digit or a symbol ("Password  R0uter!Admin" on a screen, "garage code 5512").
 _SEPARATOR = (
-    r"(?:(?:\s+(?i:is|was|will\s+be|are)\b(?:\s+(?i:now|still|currently|simply|just)\b)?\s*:?|\s*(?::|=|->|=>))\s*"
+    r"(?:(?:\s+(?i:is|was|will\s+be|are)" + _WORD_END + r"(?:\s+(?i:now|still|currently|simply|just)" + _WORD_END
+    + r")?\s*:?|\s*(?::|=|->|=>))\s*"
     r"|\s+[-–—]\s+"
     r"|(?P<weak>\s*\(\s*|[ \t]*\|[ \t]*|[ \t]*\n\s*|[ \t]+)(?=[#*]?\d|[^\s]*[0-9!@#$%^&*+=?~]))"
 )
@@ -181,23 +201,23 @@ _CODE_CUES = (
     r"front\s+door|back\s+door|bike\s+lock)\s+(?:code|combo|combination|pin)"
     r"|(?:door|gate|garage|alarm|front\s+door|building)\s+keypad"
     r"|combination|combo"
-    r"|code\s+(?:for|to|of|on)\s+[^.!?\n:=]{0,30}?\b" + _LOCKISH + r"\w*"
+    r"|code\s+(?:for|to|of|on)\s+[^.!?\n:=]{0,30}?" + _WORD_START + _LOCKISH + r"\w*"
 )
 
 # The cue classes: "word" (passwords), "code" (numeric PINs and codes), "phrase" (several words).
 _PASSWORD = re.compile(
-    r"(?<![\w-])(?i:(?P<phrase>pass\s?phrase)"
+    r"(?<!-)" + _WORD_START + r"(?i:(?P<phrase>pass\s?phrase)"
     r"|(?P<word>password|passwd|passwort|pwd|passcode|pass\s?code|app\s+password|(?:wi-?fi|wpa[23]?|network|wireless)\s+key)"
-    r"|(?P<code>" + _CODE_CUES + r"))\b[\"']?"
+    r"|(?P<code>" + _CODE_CUES + r"))" + _WORD_END + r"[\"']?"
     + _QUALIFIER + _SEPARATOR + _VALUE
 )
 
 # "login: ada / pass: X", "pw: X": short cues, so only a colon or "=" and a token that looks chosen.
-_SHORT_CUE = re.compile(r"(?<![\w-])(?i:pass|pw)\s*(?::|=|(?i:is)\b)\s*" + _VALUE)
+_SHORT_CUE = re.compile(r"(?<!-)" + _WORD_START + r"(?i:pass|pw)\s*(?::|=|(?i:is)" + _WORD_END + r")\s*" + _VALUE)
 
 # "I changed my email password to X", "set the PIN to X".
 _CHANGED_TO = re.compile(
-    r"(?i:\b(?:changed|change|changing|set|setting|reset|updated|update|switched)\s+"
+    r"(?i:" + _WORD_START + r"(?:changed|change|changing|set|setting|reset|updated|update|switched)\s+"
     r"(?:(?:my|the|our|his|her|their|your|its)\s+)?(?:[\w-]+\s+){0,2}?"
     r"(?:(?P<word>password|passcode|pass\s?phrase)|(?P<code>pin(?:\s?code)?|(?:door|gate|alarm|garage)\s+code))\s+to)\s+"
     + _VALUE
@@ -207,7 +227,8 @@ _CHANGED_TO = re.compile(
 # "... is A and my personal one is B", "... was A but I changed it to B", "... A, it's now B".
 _CONTINUATION = re.compile(
     r"\s*(?:,\s*(?:and\s+|but\s+)?|;\s*|\s+(?:and|but|while|whereas)\s+)(?i:"
-    r"(?:the\s+one\s+|the\s+)?(?:for|on|at|in|of|to)\s+[^.!?\n:=,;]{1,30}?(?:\s+(?:it['’]s|it\s+is|it\s+was|is|was)\b|\s*[:=])"
+    r"(?:the\s+one\s+|the\s+)?(?:for|on|at|in|of|to)\s+[^.!?\n:=,;]{1,30}?(?:\s+(?:it['’]s|it\s+is|it\s+was|is|was)" + _WORD_END
+    + r"|\s*[:=])"
     r"|(?:my|the|our|his|her|their|your)\s+(?:[\w-]+\s+){0,2}?one(?:['’]s|\s+is|\s+was)"
     r"|(?:i\s+|we\s+|they\s+|he\s+|she\s+)?(?:changed|updated|reset|set|switched)\s+it\s+to"
     r"|it(?:['’]s|\s+is)\s+now|now\s+it(?:['’]s|\s+is))\s*"
@@ -215,46 +236,49 @@ _CONTINUATION = re.compile(
 )
 
 _SEED_PHRASE = re.compile(
-    r"(?i:\b(?:(?:secret\s+)?(?:seed|recovery|mnemonic|backup|wallet)\s+(?:phrase|words)|mnemonic))\b"
-    r"(?:\s+(?i:for|of)\s+[^:\n.]{1,30}?)?(?:\s+(?i:is|are|was)\b\s*:?|\s*[:=])\s*[\"'“]?"
-    r"(?P<secret>[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23})\b"
+    r"(?i:" + _WORD_START + r"(?:(?:secret\s+)?(?:seed|recovery|mnemonic|backup|wallet)\s+(?:phrase|words)|mnemonic))" + _WORD_END
+    + r"(?:\s+(?i:for|of)\s+[^:\n.]{1,30}?)?(?:\s+(?i:is|are|was)" + _WORD_END + r"\s*:?|\s*[:=])\s*[\"'“]?"
+    r"(?P<secret>[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23})" + _WORD_END
 )
 
 _RECOVERY = re.compile(
-    r"(?i:\b(?:(?:recovery|backup|2fa|two[- ]factor|mfa|emergency|scratch|one[- ]time)\s+(?:codes?|keys?)"
-    r"|recovery\s+(?:code|key)s?))\b"
-    r"(?:\s*\([^)\n]{0,30}\))?(?:\s+(?i:for|to|of|on)\s+[^:\n.,]{1,30}?(?=\s+(?i:are|is|were|was)\b|\s*[:=]))?"
-    r"(?:\s+(?i:are|is|were|was)\b\s*:?|\s*[:=])?\s*"
+    r"(?i:" + _WORD_START + r"(?:(?:recovery|backup|2fa|two[- ]factor|mfa|emergency|scratch|one[- ]time)\s+(?:codes?|keys?)"
+    r"|recovery\s+(?:code|key)s?))" + _WORD_END
+    + r"(?:\s*\([^)\n]{0,30}\))?(?:\s+(?i:for|to|of|on)\s+[^:\n.,]{1,30}?(?=\s+(?i:are|is|were|was)" + _WORD_END + r"|\s*[:=]))?"
+    r"(?:\s+(?i:are|is|were|was)" + _WORD_END + r"\s*:?|\s*[:=])?\s*"
 )
-_RECOVERY_ITEM = re.compile(r"[A-Za-z0-9]{3,12}(?:-[A-Za-z0-9]{2,12}){0,8}(?![\w-])")
+_RECOVERY_ITEM = re.compile(r"[A-Za-z0-9]{3,12}(?:-[A-Za-z0-9]{2,12}){0,8}(?![A-Za-z0-9_-])")
 _RECOVERY_GAP = re.compile(r"\s*[,;]\s*(?:(?i:and)\s+)?|\s+(?i:and)\s+|\s+")
 
 _CVV = re.compile(
-    r"(?i:\b(?P<cue>cvv2?|cvc2?|cvn|csc|cid|card\s+(?:verification|security)\s+(?:code|value|number)|security\s+code))\b"
-    r"(?:\s+(?i:code|number|on\s+the\s+back|on\s+the\s+card|printed\s+on\s+the\s+back))?"
-    r"\s*(?:(?i:is|was)\s*:?|[:=#-])?\s*(?P<secret>\d{3,4})(?![\w/]|[.,:-]\d)"
+    r"(?i:" + _WORD_START
+    + r"(?P<cue>cvv2?|cvc2?|cvn|csc|cid|card\s+(?:verification|security)\s+(?:code|value|number)|security\s+code))" + _WORD_END
+    + r"(?:\s+(?i:code|number|on\s+the\s+back|on\s+the\s+card|printed\s+on\s+the\s+back))?"
+    r"\s*(?:(?i:is|was)\s*:?|[:=#-])?\s*(?P<secret>\d{3,4})(?![A-Za-z0-9_/]|[.,:-]\d)"
 )
 _EXPIRY = re.compile(
-    r"(?i:\b(?:exp(?:iry|iration|ires?)?\.?(?:\s+date)?|valid\s+(?:thru|through|until|to)|good\s+(?:thru|through)))"
+    r"(?i:" + _WORD_START
+    + r"(?:exp(?:iry|iration|ires?)?\.?(?:\s+date)?|valid\s+(?:thru|through|until|to)|good\s+(?:thru|through)))"
     r"\s*(?:(?i:is|was|on)\s*:?|[:=-])?\s*(?P<secret>(?:0[1-9]|1[0-2])\s?/\s?(?:20\d{2}|\d{2}))(?![\d/])"
 )
 _CARD_WORDS = re.compile(
-    r"(?i)\b(?:cards?|visa|master\s?card|amex|american\s+express|discover|jcb|diners|maestro|credit|debit"
-    r"|cvv2?|cvc2?)\b"
+    r"(?i)" + _WORD_START + r"(?:cards?|visa|master\s?card|amex|american\s+express|discover|jcb|diners|maestro|credit|debit"
+    r"|cvv2?|cvc2?)" + _WORD_END
 )
 
 _ACCOUNT = re.compile(
-    r"(?i:\b(?:(?:bank|checking|savings|current|chequing|deposit)\s+)?(?:account|acct|a/c)\b\.?"
+    r"(?i:" + _WORD_START + r"(?:(?:bank|checking|savings|current|chequing|deposit)\s+)?(?:account|acct|a/c)" + _WORD_END + r"\.?"
     r"(?:\s*(?:number|no\.?|num|nr\.?|#))?)"
     r"(?:\s+(?i:at|with|for)\s+[^\d:\n.,]{1,25}?)?"
-    r"\s*(?:(?i:is|was)\s*:?|[:#=])?\s*(?P<secret>\d(?:[ -]?\d){5,16})(?![\w-]|[.,/:]\d)"
+    r"\s*(?:(?i:is|was)\s*:?|[:#=])?\s*(?P<secret>\d(?:[ -]?\d){5,16})(?![A-Za-z0-9_-]|[.,/:]\d)"
 )
 _ROUTING = re.compile(
-    r"(?i:\b(?:routing|aba|transit)(?:\s*(?:number|no\.?|#))?)\s*(?:(?i:is|was)\s*:?|[:#=])?\s*"
-    r"(?P<secret>\d{9})(?![\w-]|[.,/:]\d)"
+    r"(?i:" + _WORD_START + r"(?:routing|aba|transit)(?:\s*(?:number|no\.?|#))?)\s*(?:(?i:is|was)\s*:?|[:#=])?\s*"
+    r"(?P<secret>\d{9})(?![A-Za-z0-9_-]|[.,/:]\d)"
 )
 _SORT_CODE = re.compile(
-    r"(?i:\bsort\s*code)\s*(?:(?i:is|was)\s*:?|[:#=])?\s*(?P<secret>\d{2}-\d{2}-\d{2}|\d{2} \d{2} \d{2}|\d{6})(?![\w-])"
+    r"(?i:" + _WORD_START + r"sort\s*code)\s*(?:(?i:is|was)\s*:?|[:#=])?\s*"
+    r"(?P<secret>\d{2}-\d{2}-\d{2}|\d{2} \d{2} \d{2}|\d{6})(?![A-Za-z0-9_-])"
 )
 
 _CARD = re.compile(r"(?<![\d+])(?<!\d[ -])(?:\d[ -]?){12,18}\d(?![\d])(?![ -]\d{4})")
@@ -265,13 +289,13 @@ _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-
 
 # Phone numbers: "+" international, or the US 3-3-4 layout with separators. An unseparated run of
 # digits only counts after a phone cue word, since it is otherwise indistinguishable from a count.
-_PHONE_INTL = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,5}\)?){2,6}(?![\d])")
+_PHONE_INTL = re.compile(r"(?<![A-Za-z0-9_+])\+\d{1,3}(?:[ .-]?\(?\d{1,5}\)?){2,6}(?![\d])")
 _PHONE_US = re.compile(
-    r"(?<![\w.+-])(?:1[ .-])?(?:\(\d{3}\)\s?|\d{3}[ .-])\d{3}[ .-]\d{4}(?![\d]|[.-]\d)"
+    r"(?<![A-Za-z0-9_.+-])(?:1[ .-])?(?:\(\d{3}\)\s?|\d{3}[ .-])\d{3}[ .-]\d{4}(?![\d]|[.-]\d)"
 )
 _PHONE_BARE = re.compile(
-    r"(?i:\b(?:phone|cell|mobile|tel|telephone|call\s+me\s+at|text\s+me\s+at|reach\s+me\s+at|whatsapp)"
-    r"(?:\s+(?:number|no\.?|#))?\b)[^\d\n]{0,12}(?P<secret>(?<![\d])\d{9,15})(?![\d])"
+    r"(?i:" + _WORD_START + r"(?:phone|cell|mobile|tel|telephone|call\s+me\s+at|text\s+me\s+at|reach\s+me\s+at|whatsapp)"
+    r"(?:\s+(?:number|no\.?|#))?" + _WORD_END + r")[^\d\n]{0,12}(?P<secret>(?<![\d])\d{9,15})(?![\d])"
 )
 _DATE_LIKE = re.compile(r"^\d{4}[ .-]\d{2}[ .-]\d{2}$|^\d{2}[ .-]\d{2}[ .-]\d{4}$")
 
@@ -733,10 +757,39 @@ def find_secrets(text: str) -> list[SecretMatch]:
 
     When candidates overlap, the more specific / more sensitive kind wins (an API key beats a
     phone number hiding inside it), then the longer span. A detected value that occurs again
-    elsewhere in the text is returned there too (same entry type and value).
+    elsewhere in the text is returned there too (same entry type and value). The rules read the
+    text without its invisible format characters (`_without_format_chars`): a span covers those
+    inside a secret, and the value is the secret without them.
     """
     if not text:
         return []
+    view, origins = _without_format_chars(text)
+    if origins is None:
+        return _find(text)
+    return [_placed(match, origins) for match in _find(view)]
+
+
+def _without_format_chars(text: str) -> tuple[str, list[int] | None]:
+    """`text` without its format characters (Unicode category Cf: zero-width spaces and joiners,
+    soft hyphens, direction marks) and, for each character kept, its index in `text` (None when
+    nothing was dropped). Why: chat apps and web pages paste them inside keys, and a key cut by a
+    zero-width space was vaulted only up to it, the rest stored in plain text."""
+    if text.isascii():
+        return text, None
+    kept = [i for i, ch in enumerate(text) if unicodedata.category(ch) != "Cf"]
+    if len(kept) == len(text):
+        return text, None
+    return "".join(text[i] for i in kept), kept
+
+
+def _placed(match: SecretMatch, origins: list[int]) -> SecretMatch:
+    """A match in the text without format characters, placed on the text itself (`origins`: each
+    kept character's index there): its span runs from its first to its last character."""
+    return replace(match, start=origins[match.start], end=origins[match.end - 1] + 1)
+
+
+def _find(text: str) -> list[SecretMatch]:
+    """`find_secrets` on a text the rules read as it is."""
     candidates = _candidates(text)
     candidates.sort(key=lambda c: (_PRIORITY[c[0]], -(c[2] - c[1]), c[1]))
     chosen: list[tuple[str, int, int]] = []

@@ -116,6 +116,93 @@ def test_overlap_prefers_more_specific_kind():
     assert [m.entry_type for m in find_secrets(text)] == ["api_key"]
 
 
+# ---------------------------------------------------------------- other scripts and invisible characters
+
+KEY = "sk-live-7Hq2Xe4Rt6Yu8Io0Pa2Sd4Fg6"
+AWS = "AKIAQ3EGT6LMNOP4RSTU"
+GITHUB = "ghp_Q3eGt6LmNoP4rStU8vWxY2zA5bC7dE9fG1hJ"
+
+
+@pytest.mark.parametrize(
+    "text, key",
+    [
+        (f"我的API密钥是{KEY}请记住。", KEY),  # Chinese writes no space around it
+        (f"APIキーは{KEY}です。", KEY),
+        (f"제 API 키는 {KEY}입니다.", KEY),  # a Korean particle straight after it
+        (f"المفتاح{KEY}شكرا", KEY),
+        (f"המפתח שלי{KEY}תודה", KEY),
+        (f"Ключ:{KEY}спасибо", KEY),
+        (f"La clé est {KEY}é merci", KEY),
+        (f"AWS密钥{AWS}不要告诉别人", AWS),
+        (f"GitHub令牌{GITHUB}在这里", GITHUB),
+        ("Slack токенxoxb-1234567890-abcdefghijспасибо", "xoxb-1234567890-abcdefghij"),
+        ("JWT是eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dBjftJeZ4CVPmB92K27uhbUJ请",
+         "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dBjftJeZ4CVPmB92K27uhbUJ"),
+    ],
+)
+def test_a_key_next_to_letters_of_another_script_is_found_whole(text, key):
+    [m] = find_secrets(text)
+    assert (m.entry_type, m.value, text[m.start:m.end]) == ("api_key", key, key)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("请求头Bearer abcdefghij0123456789XYZ请", ("api_key", "abcdefghij0123456789XYZ")),
+        ("邮箱是alice.smith@example.com请回复", ("email", "alice.smith@example.com")),
+        ("电话+44 20 7946 0958谢谢", ("phone", "+44 20 7946 0958")),
+        ("电话(555) 123-4567谢谢", ("phone", "(555) 123-4567")),
+        ("bank account number 12345678请", ("bank_account", "12345678")),
+        ("routing number 021000021请", ("bank_account", "021000021")),
+        ("sort code 12-34-56请", ("bank_account", "12-34-56")),
+        ("配置DB_PASSWORD=hunter22 然后", ("password", "hunter22")),
+        ("连接postgres://ada:s3cretPw@db.example.com/x", ("password", "s3cretPw")),
+        ("运行mysql -u root -ps3cretPw 然后", ("password", "s3cretPw")),
+        ("邮箱password: Tr0ub4dor&3x", ("password", "Tr0ub4dor&3x")),
+        ("登录pass: Tr0ub4dor&3x", ("password", "Tr0ub4dor&3x")),
+        ("备份recovery code: 8f3k-29dj请", ("recovery_code", "8f3k-29dj")),
+        ("钱包seed phrase: abandon ability able about above absent absorb abstract absurd abuse access accident请",
+         ("recovery_code", "abandon ability able about above absent absorb abstract absurd abuse access accident")),
+    ],
+)
+def test_every_shape_is_found_next_to_chinese(text, expected):
+    assert kinds(text) == [expected]
+
+
+def test_a_token_still_ends_only_where_its_ascii_run_ends():
+    assert find_secrets(f"id {AWS}x7 and x{AWS}") == []  # part of a longer token: no AWS key
+    assert find_secrets(f"my_{KEY}") == []
+
+
+def test_no_cue_or_address_is_cut_out_of_a_latin_word():
+    """Letters of other scripts end a word; accented Latin letters do not."""
+    assert find_secrets("We stayed at the Hôtel Lutetia, booking 482913756, lovely place.") == []  # no cue "tel"
+    assert find_secrets("Ho\u0302tel Lutetia, booking 482913756") == []  # the accent a combining mark
+    assert "ller@example.com" not in [m.value for m in find_secrets("Écrivez à müller@example.com si besoin")]
+
+
+@pytest.mark.parametrize(
+    "mark",
+    ["\u200b", "\u200c", "\u200d", "\u2060", "\u00ad", "\ufeff", "\u200e"],
+    ids=["zero-width space", "zero-width non-joiner", "zero-width joiner", "word joiner", "soft hyphen",
+         "byte order mark", "left-to-right mark"],
+)
+def test_a_format_character_inside_a_key_is_read_through(mark):
+    written = KEY[:16] + mark + KEY[16:]
+    text = f"My API key is {written} ok."
+    [m] = find_secrets(text)
+    assert (m.entry_type, m.value, text[m.start:m.end]) == ("api_key", KEY, written)
+    assert redact(text, [m]) == "My API key is [redacted] ok."  # no part of it is left
+
+
+def test_format_characters_outside_a_secret_stay_where_they_are():
+    text = f"\u200bAWS\u200b key {AWS}\u200b, card 4111\u200b1111\u200b1111\u200b1111."
+    matches = find_secrets(text)
+    assert [(m.entry_type, m.value) for m in matches] == [("api_key", AWS), ("card_number", "4111111111111111")]
+    assert redact(text, matches) == "\u200bAWS\u200b key [redacted]\u200b, card [redacted]."
+    assert all("\u200b" not in m.caption and "[secret]" in m.caption for m in matches)
+
+
 # ---------------------------------------------------------------- captions
 
 

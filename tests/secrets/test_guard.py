@@ -8,6 +8,8 @@ import json
 import re
 from datetime import datetime, timezone
 
+import pytest
+
 from mirix_py.secrets.detection import find_secrets
 from mirix_py.tools.ops import InsertOp
 from mirix_py.records import CoreMemory, EpisodicMemory, KnowledgeVaultMemory, ProceduralMemory, SemanticMemory
@@ -140,3 +142,48 @@ def test_the_detector_cache_forgets_the_oldest_text():
     for text in ("one", "two", "three", "one"):
         guard.matches(text)
     assert seen == ["one", "two", "three", "one"]
+
+
+# A key written straight against letters of another script, or cut by a zero-width character: each
+# case its own key, so that no case meets another's in the vault.
+KEY = "sk-live-7Hq2Xe4Rt6Yu8Io0Pa2Sd4F"
+KEYS_IN_OTHER_SCRIPTS = {
+    "chinese": (f"我的API密钥是{KEY}a1请记住。", f"{KEY}a1"),
+    "japanese": (f"APIキーは{KEY}b2です。", f"{KEY}b2"),
+    "korean particle": (f"제 API 키는 {KEY}c3입니다.", f"{KEY}c3"),
+    "arabic": (f"المفتاح{KEY}d4شكرا", f"{KEY}d4"),
+    "hebrew": (f"המפתח שלי{KEY}e5תודה", f"{KEY}e5"),
+    "cyrillic": (f"Ключ:{KEY}f6спасибо", f"{KEY}f6"),
+    "e acute": (f"La clé est {KEY}g7é merci", f"{KEY}g7"),
+    "aws": ("AWS密钥AKIAQ3EGT6LMNOP4RSTU不要告诉别人", "AKIAQ3EGT6LMNOP4RSTU"),
+    "github": ("GitHub令牌ghp_Q3eGt6LmNoP4rStU8vWxY2zA5bC7dE9fG1hJ在这里", "ghp_Q3eGt6LmNoP4rStU8vWxY2zA5bC7dE9fG1hJ"),
+    "zero-width space inside": (f"My API key is {KEY[:16]}\u200b{KEY[16:]}h8 ok.", f"{KEY}h8"),
+}
+
+
+def _pieces(key: str) -> list[str]:
+    """The key and its ends: a key vaulted up to a zero-width space left its last 17 characters."""
+    return [key, key[:12], key[-12:]]
+
+
+@pytest.mark.parametrize("text, key", list(KEYS_IN_OTHER_SCRIPTS.values()), ids=list(KEYS_IN_OTHER_SCRIPTS))
+def test_add_vaults_a_key_next_to_another_script_whole(mx_sqlite, user_id, text, key):
+    mx_sqlite.add([{"role": "user", "content": text}], user_id=user_id)
+    assert list(_vault(mx_sqlite, user_id)) == [key]
+    memories = json.dumps([m.model_dump(mode="json") for m in mx_sqlite.list(user_id=user_id, limit=100)],
+                          ensure_ascii=False)
+    out = io.StringIO()
+    mx_sqlite.export(out, user_id=user_id)
+    assert not [p for p in _pieces(key) if p in memories or p in out.getvalue()]
+    assert "[vault:kv_" in memories
+
+
+def test_api_writes_vault_a_key_next_to_chinese(mx_sqlite, user_id):
+    text, key = KEYS_IN_OTHER_SCRIPTS["chinese"]
+    episode = mx_sqlite.store.apply([InsertOp(memory=EpisodicMemory(user_id=user_id, summary="met Bob"))],
+                                    user_id=user_id, actor="api")[0].memory_id
+    updated = mx_sqlite.update(episode, user_id=user_id, summary=text)
+    core = mx_sqlite.core_append("human", f"Li的API密钥是{KEY}z9。", user_id=user_id)
+    assert key not in updated.summary and "[vault:kv_" in updated.summary
+    assert f"{KEY}z9" not in core.value and "[vault:kv_" in core.value
+    assert {key, f"{KEY}z9"} == set(_vault(mx_sqlite, user_id))

@@ -90,5 +90,5 @@ def test_sdk_errors_that_quote_the_input_hold_placeholders(mx, user_id):
 def test_rest_error_bodies_hold_placeholders():
     from mirix_py.server.errors import error_response
 
-    body = error_response(422, "invalid_input", f"bad value: pass: {WIFI}", [{"msg": f"Door code: 7781", "input": f"wifi password is {WIFI}"}]).body
+    body = error_response(422, "invalid_input", f"bad value: pass: {WIFI}", [{"msg": "Door code: 7781", "input": f"wifi password is {WIFI}"}]).body
     assert WIFI.encode() not in body and b"7781" not in body and b"[redacted:password]" in body

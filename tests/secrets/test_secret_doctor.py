@@ -17,6 +17,7 @@ from mirix_py.tools.ops import DeleteOp, InsertOp, UpdateOp
 from mirix_py.records import EpisodicMemory, KnowledgeVaultMemory, SemanticMemory
 from mirix_py.secrets.doctor import BINARY_MIN_CHARS, database_files, holds_text
 from mirix_py.store.memories import MemoryStore
+from test_guard import KEYS_IN_OTHER_SCRIPTS, _pieces  # a key against each script, and its pieces
 
 PASSPHRASE = "correct horse battery staple"
 WIFI = "CorrectHorse!42"
@@ -210,3 +211,21 @@ def test_stale_bytes_in_an_open_engines_graph_are_zeroed_before_the_files_are_re
     assert _bytes_with(mx_sqlite.settings.data_dir, [PASSPHRASE]) == {}
     hits = mx_sqlite.search("tulips in the garden", user_id=user_id, method="embedding")
     assert "tulips" in hits[0].text  # the index opened again
+
+
+def test_a_stored_key_next_to_another_script_is_found_and_repaired(mx_sqlite, user_id):
+    """What an older guard let through: a key written straight against Chinese, Arabic, Cyrillic... letters,
+    or cut by a zero-width space, stored as plain text. The scan finds each and the repair vaults it whole."""
+    planted = {f"ep_script_{i}": case for i, case in enumerate(KEYS_IN_OTHER_SCRIPTS.values())}
+    _old_store(mx_sqlite).apply([InsertOp(memory=EpisodicMemory(id=memory_id, user_id=user_id, summary=text))
+                                 for memory_id, (text, _) in planted.items()], user_id=user_id, actor="old")
+    report = mx_sqlite.doctor_secrets()
+    assert set(planted) <= {f.id for f in report.findings if f.entry_type == "api_key"}, report.summary()
+    assert mx_sqlite.doctor_secrets(repair=True).clean
+    assert mx_sqlite.doctor_secrets().clean
+    vault = {mx_sqlite.get(v.id, user_id=user_id, reveal=True).secret_value
+             for v in mx_sqlite.list(user_id=user_id, memory_types=["knowledge_vault"], limit=100)}
+    assert vault == {key for _, key in planted.values()}
+    for memory_id, (_, key) in planted.items():
+        summary = mx_sqlite.get(memory_id, user_id=user_id).summary
+        assert "[vault:kv_" in summary and not [p for p in _pieces(key) if p in summary], summary
