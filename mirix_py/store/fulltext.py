@@ -1,5 +1,7 @@
 """Full-text search, the part both backends share: the filters, the tie order, and the protocol
-each index keeps. A query's words are `text.words.query_terms`, as the prompts' passages take them.
+each index keeps. A query's words are `text.words.query_terms`, as the prompts' passages take them;
+an index holds a memory's text as `text.words.indexed_text` renders it (one Unicode form, a CJK
+run's letters and their pairs), never the memory's own text changed.
 
 SQLite ranks with FTS5's `bm25()` (`store.sqlite_fulltext`); PostgreSQL sums Okapi BM25 over
 postings of its own (`store.pg_fulltext`). Both give the best `k` (memory id, score), best first;

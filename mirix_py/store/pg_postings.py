@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
 
 from mirix_py.store.near import NEAR_WEIGHT
+from mirix_py.text.words import CJK_LETTERS, LETTER_PAIRS, LETTERS_FROM, LETTERS_TO
 
 TABLE = "memory_posting"
 INDEX = "ix_memory_posting"
@@ -32,6 +34,77 @@ def add_near_columns(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE memory ADD COLUMN IF NOT EXISTS near text"))
     conn.execute(text("ALTER TABLE memory ADD COLUMN IF NOT EXISTS near_tsv tsvector "
                       "GENERATED ALWAYS AS (to_tsvector('english', coalesce(near, ''))) STORED"))
+
+
+TEXT_FUNCTION = "mirix_fts_text"  # `words.indexed_text` in SQL: what the tsvectors are made of
+
+
+def _regex_class(letters: str) -> str:
+    """A PostgreSQL regex bracket expression of these letters and ranges, in escapes."""
+    return "[" + "".join(c if c == "-" else f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}"
+                         for c in letters) + "]"
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+# Collations whose lower() maps every letter (a database in the C locale lowers ASCII only, and a
+# query's words are lowered in Python): PostgreSQL's own (17 and later), glibc's, ICU's.
+UNICODE_COLLATIONS = ("pg_c_utf8", "C.utf8", "C.UTF-8", "und-x-icu")
+
+
+def unicode_collation(conn: Connection) -> str | None:
+    """The first of UNICODE_COLLATIONS this server has and lowers Å with; None: none of them."""
+    for name in UNICODE_COLLATIONS:
+        try:
+            with conn.begin_nested():
+                if conn.execute(text(f"SELECT lower('Å' COLLATE \"{name}\")")).scalar_one() == "å":
+                    return name
+        except DBAPIError:  # not on this server, or its provider not built in
+            continue
+    return None
+
+
+def text_function_sql(utf8: bool = True, collation: str | None = None) -> str:
+    """CREATE of TEXT_FUNCTION, the SQL twin of `words.indexed_text` of the text lowered as a query's
+    words are (`words.query_terms`; FTS5 lowers every letter itself, to_tsvector in the C locale
+    ASCII only), by `collation`'s lower() (`unicode_collation`; None: the database's). A database
+    not in UTF8 takes the text as written (PostgreSQL normalises Unicode in UTF8 only). Made from the
+    constants of `text.words` by the migration that creates it: a change to them needs a migration
+    that creates it again."""
+    if not utf8:
+        body = "SELECT t"
+    else:
+        lowered = f"lower(normalize(t, NFC) COLLATE \"{collation}\")" if collation else "lower(normalize(t, NFC))"
+        folded = f"translate({lowered}, {_literal(LETTERS_FROM)}, {_literal(LETTERS_TO)})"
+        for letter, written in LETTER_PAIRS:
+            folded = f"replace({folded}, {_literal(letter)}, {_literal(written)})"
+        cjk = _regex_class(CJK_LETTERS)
+        body = (f"SELECT regexp_replace(s, '({cjk})', ' \\1 ', 'g') || coalesce((SELECT string_agg(' ' || "
+                "substr(r.m[1], i, 2), '' ORDER BY r.n, i) "
+                f"FROM regexp_matches(s, '({cjk}{{2,}})', 'g') WITH ORDINALITY AS r(m, n), "
+                f"generate_series(1, length(r.m[1]) - 1) AS i), '') FROM (SELECT {folded} AS s) x")
+    return (f"CREATE OR REPLACE FUNCTION {TEXT_FUNCTION}(t text) RETURNS text LANGUAGE sql IMMUTABLE STRICT "
+            f"PARALLEL SAFE AS $f$ {body} $f$")
+
+
+def index_columns(conn: Connection, *, folded: bool = True) -> None:
+    """`memory.tsv` and `memory.near_tsv` generated again, of TEXT_FUNCTION of the text (`folded`)
+    or of the text as written (as before revision 0015). PostgreSQL cannot change a generated
+    column's expression in place: each is dropped and added (the table is written again). The
+    postings must be dropped before (`drop`) and made after (`create`)."""
+    if folded:
+        utf8 = conn.execute(text("SELECT current_setting('server_encoding')")).scalar_one() == "UTF8"
+        conn.execute(text(text_function_sql(utf8, unicode_collation(conn) if utf8 else None)))
+    own, near = "text", "coalesce(near, '')"
+    if folded:
+        own, near = f"{TEXT_FUNCTION}({own})", f"{TEXT_FUNCTION}({near})"
+    conn.execute(text("ALTER TABLE memory DROP COLUMN IF EXISTS tsv, DROP COLUMN IF EXISTS near_tsv"))
+    conn.execute(text(f"ALTER TABLE memory ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', {own})) "
+                      f"STORED, ADD COLUMN near_tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', {near})) STORED"))
+    if not folded:
+        conn.execute(text(f"DROP FUNCTION IF EXISTS {TEXT_FUNCTION}(text)"))
 
 
 def key_sql(user: str, memory_type: str, lexeme: str) -> str:

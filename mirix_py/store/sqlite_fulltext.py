@@ -15,7 +15,7 @@ import hashlib
 import os
 import time
 from dataclasses import dataclass
-from datetime import timezone
+from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
 from sqlalchemy import text as sql
@@ -24,7 +24,7 @@ from sqlalchemy.engine import Connection
 from mirix_py.store.fts5_scoring import DEFAULT_AVGDL, TermHolders, fts5_averages, fts5_idf, fts5_term_score
 from mirix_py.store.fulltext import STATS_TTL_S, TIE_ORDER_SQLITE, TIES_WITHIN, Filters, Part, PartHit
 from mirix_py.store.near import NEAR_WEIGHT, inputs_by_user, near_of_inputs
-from mirix_py.text.words import TOKEN, query_terms
+from mirix_py.text.words import TOKEN, indexed_text, query_terms
 
 
 def user_token(user_id: str) -> str:
@@ -51,7 +51,12 @@ def fts_rowid(user_id: str, memory_id: str) -> int:
     return low + int(hashlib.sha1(memory_id.encode()).hexdigest()[:8], 16) % ((1 << SLOT_BITS) - PROBE_SLOTS)
 
 
-_SQLITE_DT = "%Y-%m-%d %H:%M:%S.%f"  # how SQLAlchemy's DateTime stores values in SQLite
+def sqlite_time(value: datetime) -> str:
+    """A time as SQLAlchemy's DateTime stores it in SQLite (UTC, four-digit year), so that text order
+    is time order; strftime('%Y') leaves years before 1000 unpadded ('500-01-01' sorts after '1900')."""
+    utc = value.astimezone(timezone.utc)
+    return f"{utc.year:04d}-{utc:%m-%d %H:%M:%S.%f}"
+
 
 PARALLEL_MIN_DOCS = 20_000  # SQLite: a user this large is searched in two parts side by side
 # SQLite, a user of PARALLEL_MIN_DOCS memories or more: a query term held by more than this share of
@@ -129,7 +134,8 @@ class SQLiteFullText:
         self._holders = TermHolders()
 
     def upsert(self, conn: Connection, rows: Iterable[tuple[str, str, str, str]]) -> None:
-        """rows: (memory_id, user_id, memory_type, text)"""
+        """rows: (memory_id, user_id, memory_type, text); the row holds the text as `indexed_text`
+        renders it (CJK letters set apart, one Unicode form), the memory keeps its own."""
         rows = list(rows)
         if not rows:
             return
@@ -139,7 +145,8 @@ class SQLiteFullText:
         for mid, uid, mtype, text in rows:
             rowid = self._free_slot(conn, fts_rowid(uid, mid), taken)
             taken.add(rowid)
-            params.append({"rowid": rowid, "text": text, "ukey": user_token(uid), "mtype": type_token(mtype), "id": mid})
+            params.append({"rowid": rowid, "text": indexed_text(text), "ukey": user_token(uid), "mtype": type_token(mtype),
+                           "id": mid})
         conn.execute(
             sql("INSERT INTO memory_fts(rowid, text, ukey, mtype, memory_id) VALUES (:rowid, :text, :ukey, :mtype, :id)"),
             params,
@@ -170,10 +177,27 @@ class SQLiteFullText:
                 self.refresh_near(conn, user_id, input_ids)
         return len(rows)
 
+    def index_folded(self, conn: Connection) -> int:
+        """Index again the memories whose text `indexed_text` renders otherwise than as written (CJK,
+        decomposed accents, the folded letters), and the neighbours' words of their inputs: rows
+        indexed before it held the text as written. Returns how many memories were indexed again."""
+        rows = [r for r in conn.execute(sql("SELECT id, user_id, memory_type, text, input_id FROM memory")).all()
+                if indexed_text(r[3]) != r[3]]
+        self.upsert(conn, [(r[0], r[1], r[2], r[3]) for r in rows])
+        inputs: dict[str, set[str]] = {}
+        for _, user_id, _, _, input_id in rows:
+            if input_id:
+                inputs.setdefault(user_id, set()).add(input_id)
+        for user_id, input_ids in inputs.items():
+            self.refresh_near(conn, user_id, input_ids)
+        return len(rows)
+
     def refresh_near(self, conn: Connection, user_id: str, input_ids: Iterable[str]) -> None:
-        """Write the neighbours' words of every episode of these inputs whose row holds other ones."""
+        """Write the neighbours' words (as `indexed_text` renders them) of every episode of these
+        inputs whose row holds other ones."""
         changed = []
-        for memory_id, near in near_of_inputs(conn, user_id, input_ids).items():
+        for memory_id, words in near_of_inputs(conn, user_id, input_ids).items():
+            near = indexed_text(words)
             home = fts_rowid(user_id, memory_id)
             row = conn.execute(sql("SELECT rowid, near FROM memory_fts WHERE rowid BETWEEN :lo AND :hi "
                                    "AND memory_id = :id"),
@@ -477,7 +501,7 @@ class SQLiteFullText:
             value = getattr(filters, key)
             if value is not None:
                 clauses.append(f"m.occurred_at {op} :{key}")
-                params[key] = value.astimezone(timezone.utc).replace(tzinfo=None).strftime(_SQLITE_DT)
+                params[key] = sqlite_time(value)
         return clauses, params
 
     def _within_time(self, conn: Connection, ids: list[str], filters: Filters) -> set[str]:

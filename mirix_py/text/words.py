@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are aren't as at be because been before
@@ -22,16 +23,89 @@ STOPWORDS = frozenset(
 
 TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
+# Letters of the scripts written without spaces between words: Han (with its extensions, compatibility
+# ideographs and 々 〆 〇), Hiragana, Katakana (also half-width) and Hangul. Their punctuation, the kana
+# middle dot and the combining voice marks are not letters and are left out.
+CJK_LETTERS = ("\u1100-\u11ff\u3005-\u3007\u3021-\u3029\u3038-\u303b\u3041-\u3096\u309d-\u309f"
+               "\u30a1-\u30fa\u30fc-\u30ff\u3131-\u318e\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+               "\ua960-\ua97c\uac00-\ud7a3\ud7b0-\ud7fb\uf900-\ufaff\uff66-\uff9f\uffa0-\uffdc"
+               "\U00020000-\U0003ffff")
+CJK = re.compile(f"[{CJK_LETTERS}]")
+CJK_RUN = re.compile(f"[{CJK_LETTERS}]+")
+
+# Letters a reader takes for the same but FTS5's unicode61 folding does not: German ß (searched as
+# "ss"), Turkish İ (its lowercase splits a word at a combining dot), Russian ё (written е as often),
+# Greek accents and final sigma. One character each, except ß and ẞ (`LETTER_PAIRS`).
+LETTERS_FROM = "İёЁςΆΈΉΊΌΎΏΐΪΫάέήίΰϊϋόύώ"
+LETTERS_TO = "IеЕσΑΕΗΙΟΥΩιΙΥαεηιυιυουω"
+LETTER_PAIRS = (("ß", "ss"), ("ẞ", "SS"), ("i\u0307", "i"))  # i + combining dot: a lowercased İ
+_LETTERS = str.maketrans(LETTERS_FROM, LETTERS_TO)
+
+
+def searchable(text: str) -> str:
+    """`text` in the one form full-text search compares: NFC (a decomposed accent, as macOS writes
+    it, meets the composed one) with the letters above folded. Text already in NFC holding none of
+    them is returned as it is."""
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFC", text).translate(_LETTERS)
+    for letter, written in LETTER_PAIRS:
+        text = text.replace(letter, written)
+    return text
+
+
+def cjk_pairs(run: str) -> list[str]:
+    """The terms of a run of CJK letters: each two adjacent letters, or the letter of a run of one
+    (a word inside such a run has no spaces around it; its pairs find it)."""
+    return [run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)]
+
+
+def indexed_text(text: str) -> str:
+    """What the full-text index holds for a memory's text (never what is shown or stored as the
+    memory): `searchable`, and each CJK letter set apart, followed by the letter pairs of each CJK
+    run, so a word inside a run is found by its pairs and a Latin word beside it is a token of its
+    own. Text without CJK letters is `searchable(text)`."""
+    text = searchable(text)
+    if not CJK.search(text):
+        return text
+    pairs = [pair for run in CJK_RUN.findall(text) if len(run) > 1 for pair in cjk_pairs(run)]
+    return CJK.sub(r" \g<0> ", text) + "".join(" " + pair for pair in pairs)
+
+
+def _words_of(token: str) -> list[str]:
+    """A token's search words: itself, or when it holds CJK letters, its other parts and the pairs
+    of its CJK runs, in order."""
+    if not CJK.search(token):
+        return [token]
+    words: list[str] = []
+    start = 0
+    for run in CJK_RUN.finditer(token):
+        if run.start() > start:
+            words.append(token[start:run.start()])
+        words += cjk_pairs(run.group())
+        start = run.end()
+    if start < len(token):
+        words.append(token[start:])
+    return words
+
+
+def _is_term(word: str) -> bool:
+    """Long enough to search for: two characters, or one CJK letter (a word of its own)."""
+    return len(word) > 1 or bool(CJK.match(word))
+
 
 def query_terms(query: str, limit: int = 32) -> list[str]:
-    """Content words of a query, lowercased, deduplicated, in order."""
+    """Content words of a query, lowercased, deduplicated, in order, in the form `indexed_text`
+    indexes them (`searchable`; a CJK run as its letter pairs)."""
+    # lowered first: lower() makes İ an i with a combining dot, and a final Σ a ς, both folded then
+    words = [w for tok in TOKEN.findall(searchable(query.lower())) for w in _words_of(tok)]
     seen: dict[str, None] = {}
-    for tok in TOKEN.findall(query.lower()):
-        if len(tok) > 1 and tok not in STOPWORDS and tok not in seen:
-            seen[tok] = None
+    for word in words:
+        if _is_term(word) and word not in STOPWORDS and word not in seen:
+            seen[word] = None
     terms = list(seen)
     if not terms:  # a query made only of stopwords still searches for them
-        terms = list(dict.fromkeys(t for t in TOKEN.findall(query.lower()) if len(t) > 1))
+        terms = list(dict.fromkeys(w for w in words if _is_term(w)))
     return terms[:limit]
 
 

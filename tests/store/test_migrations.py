@@ -144,3 +144,45 @@ def test_sessions_are_built_from_the_rows_already_there(backend, tmp_path):
         assert texts == {"in_a": rows[0][2] + "\n" + rows[1][2], "in_b": rows[2][2]}
         assert [i for i, _ in sessions_for(engine).search(conn, "trout by the lake", "ann", 3)] == ["in_a"]
     engine.dispose()
+
+
+def test_rows_indexed_before_0015_are_found_by_a_word_inside_cjk_text(backend, tmp_path):
+    """0015 indexes again the memories written before it whose text the index now holds otherwise
+    (a word inside a CJK run, İ), and their neighbours' words; the memories' text stays as written."""
+    from mirix_py.store.fulltext import Filters
+    from mirix_py.store.opening import fulltext_for
+    from mirix_py.store.sqlite_fulltext import fts_rowid, type_token, user_token
+
+    engine = make_engine(backend or f"sqlite:///{tmp_path / 'old.db'}")
+    upgrade(engine, "0014_vector_pending")
+    postgres = engine.dialect.name == "postgresql"
+    piano, pen = "我的女儿在上海学习钢琴。", "我买了一支新钢笔。"  # two turns of one input: each the other's neighbour
+    rows = [("epi_1", "episodic", piano, "in_a", pen[:-1]), ("epi_2", "episodic", pen, "in_a", piano[:-1]),
+            ("sem_1", "semantic", "Ann: Ann moved to İstanbul", None, None),
+            ("sem_2", "semantic", "Ann: Ann likes tea", None, None)]
+    with engine.begin() as conn:  # the rows as the earlier version wrote and indexed them: the texts as written
+        for memory_id, mtype, body, input_id, near in rows:
+            conn.execute(text(
+                "INSERT INTO memory (id, user_id, memory_type, text, occurred_at, created_at, updated_at, source_ids,"
+                " tags, fields, input_id" + (", near" if postgres else "") + ") VALUES (:id, 'ann', :t, :x, :at, :at, :at,"
+                " '[]', '[]', '{}', :i" + (", :n" if postgres else "") + ")"),
+                {"id": memory_id, "t": mtype, "x": body, "i": input_id, "n": near, "at": f"2023-05-0{memory_id[-1]} 10:00:00"})
+            if not postgres:
+                conn.execute(text("INSERT INTO memory_fts(rowid, text, near, ukey, mtype, memory_id) "
+                                  "VALUES (:r, :x, :n, :u, :m, :id)"),
+                             {"r": fts_rowid("ann", memory_id), "x": body, "n": near, "u": user_token("ann"),
+                              "m": type_token(mtype), "id": memory_id})
+    index = fulltext_for(engine)
+
+    def found(query: str) -> list[str]:
+        with engine.connect() as conn:
+            return [i for i, _ in index.search(conn, query, Filters(user_id="ann"), 3)]
+
+    assert found("钢琴") == []  # the index holds the sentence as one word
+    upgrade(engine)
+    assert found("钢琴")[0] == "epi_1"
+    assert found("上海") == ["epi_1", "epi_2"]  # epi_2 by its neighbour's words, at their lower weight
+    assert found("İstanbul") == ["sem_1"]
+    with engine.connect() as conn:
+        assert dict(conn.execute(text("SELECT id, text FROM memory")).all()) == {r[0]: r[2] for r in rows}
+    engine.dispose()

@@ -1,0 +1,96 @@
+"""Full-text search (bm25) beyond English, on SQLite and PostgreSQL: a word inside Chinese, Japanese
+or Korean text is found, a Latin word written against CJK letters is a word of its own, and the
+Unicode forms of one word meet (NFC and NFD, Turkish İ, German ß). The memory's text stays as said."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+
+from mirix_py.engine import Mirix
+
+ZH_TARGET = "我的女儿在上海学习钢琴。"
+ZH_DISTRACTORS = [  # each holds one of the two letters of 钢琴, or the word's neighbours, but not the word
+    "我买了一支新钢笔。", "他在公园里弹琴唱歌。", "我的女儿在上海学习画画。", "朋友请我吃了晚饭。",
+    "我们下午一起聊了很久。", "天气不错，我们出去走了走。", "同事告诉我他很喜欢音乐。", "我昨晚睡得不太好。",
+]
+
+
+@pytest.fixture
+def mx(tmp_path, backend):
+    with Mirix(tmp_path / "data", embedder=None, database_url=backend) as engine:
+        yield engine
+
+
+def _said(mx, user_id: str, texts: list[str]) -> dict[str, str]:
+    """Add each text as a message of its own; text -> the id of the episode it became."""
+    ids = {}
+    for text in texts:
+        result = mx.add([{"role": "user", "content": text}], user_id=user_id)
+        [ids[text]] = [c.memory_id for c in result.changes if c.memory_id.startswith("epi_")]
+    return ids
+
+
+def _bm25(mx, query: str, user_id: str) -> list[str]:
+    return [h.memory.summary for h in mx.search(query, user_id=user_id, method="bm25", limit=5)]
+
+
+def test_a_chinese_word_inside_a_sentence_is_found_first(mx, user_id):
+    ids = _said(mx, user_id, [ZH_TARGET, *ZH_DISTRACTORS])
+    assert _bm25(mx, "钢琴", user_id)[0] == ZH_TARGET
+    assert _bm25(mx, "她在哪里学钢琴？", user_id)[0] == ZH_TARGET  # a question holding the word
+    assert _bm25(mx, "钢笔", user_id) == ["我买了一支新钢笔。"]
+    assert mx.get(ids[ZH_TARGET], user_id=user_id).summary == ZH_TARGET  # stored as said, no spaces
+
+
+def test_a_japanese_word_inside_a_sentence_is_found_first(mx, user_id):
+    target = "昨日新しいパソコンを買いました。"
+    _said(mx, user_id, [target, "新しいカメラを買いました。", "パン屋さんでコーヒーを飲みました。", "明日は東京に行きます。"])
+    assert _bm25(mx, "パソコン", user_id)[0] == target
+    assert _bm25(mx, "東京", user_id) == ["明日は東京に行きます。"]
+
+
+def test_a_korean_word_with_a_particle_attached_is_found(mx, user_id):
+    target = "저는 서울에서 일해요."
+    _said(mx, user_id, [target, "부산은 바다가 아름다워요.", "저는 회사에서 일해요.", "어제 친구를 만났어요."])
+    assert _bm25(mx, "서울", user_id)[0] == target
+
+
+def test_a_latin_word_written_against_chinese_letters_is_a_word(mx, user_id):
+    target = "我正在学习用Python写程序。"
+    _said(mx, user_id, [target, "我正在学习做饭。", "I wrote a script in Ruby."])
+    assert _bm25(mx, "Python", user_id) == [target]
+    assert _bm25(mx, "程序", user_id) == [target]
+
+
+def test_turkish_dotted_capital_i_finds_its_word(mx, user_id):
+    target = "We moved to İstanbul last spring."
+    _said(mx, user_id, [target, "We moved to Ankara the year before."])
+    for query in ("İstanbul", "istanbul", "ISTANBUL", "İSTANBUL"):
+        assert _bm25(mx, query, user_id) == [target], query
+
+
+@pytest.mark.parametrize("stored_form, query_form", [("NFC", "NFD"), ("NFD", "NFC")])
+def test_composed_and_decomposed_accents_meet(mx, user_id, stored_form, query_form):
+    words = ["naïve", "señor", "résumé", "Ångström"]
+    said = [unicodedata.normalize(stored_form, f"The {w} one came up at lunch.") for w in words]
+    ids = _said(mx, user_id, said)
+    for word, text in zip(words, said):
+        assert _bm25(mx, unicodedata.normalize(query_form, word), user_id) == [text], word
+        assert mx.get(ids[text], user_id=user_id).summary == text  # the form said is the form kept
+
+
+def test_sharp_s_and_ss_are_one_spelling(mx, user_id):
+    target = "Our office is on the Schillerstraße now."
+    _said(mx, user_id, [target, "The meeting moved to Tuesday."])
+    assert _bm25(mx, "Schillerstrasse", user_id) == [target]
+    assert _bm25(mx, "SCHILLERSTRASSE", user_id) == [target]
+    assert _bm25(mx, "Schillerstraße", user_id) == [target]
+
+
+def test_russian_yo_and_greek_accents_are_folded(mx, user_id):
+    tree, athens = "Мы поставили ёлку в гостиной.", "Η Αθήνα ήταν ζεστή."
+    _said(mx, user_id, [tree, athens, "Сегодня идёт дождь."])
+    assert _bm25(mx, "елку", user_id) == [tree]
+    assert _bm25(mx, "αθηνα", user_id) == [athens]

@@ -1,0 +1,74 @@
+"""The words full-text search compares: a query's terms (`query_terms`) and what the index holds for
+a memory's text (`indexed_text`) meet for CJK words inside a run and for the Unicode forms of one
+word, and text that needs neither is indexed and searched exactly as written."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import pytest
+
+from mirix_py.text.words import STOPWORDS, indexed_text, query_terms
+
+
+def test_a_chinese_word_is_searched_as_its_letter_pairs():
+    assert query_terms("钢琴") == ["钢琴"]
+    assert query_terms("马拉松") == ["马拉", "拉松"]
+    assert query_terms("我奶奶住在哪里？") == ["我奶", "奶奶", "奶住", "住在", "在哪", "哪里"]
+    assert query_terms("猫") == ["猫"]  # one letter is a word
+
+
+def test_a_latin_word_against_cjk_letters_is_a_term_of_its_own():
+    assert query_terms("用Python写程序") == ["用", "python", "写程", "程序"]
+    assert query_terms("iPhone15を買った") == ["iphone15", "を買", "買っ", "った"]
+
+
+def test_the_index_sets_cjk_letters_apart_and_adds_their_pairs():
+    assert indexed_text("学钢琴。") == " 学  钢  琴 。 学钢 钢琴"
+    assert indexed_text("用Python写程序") == " 用 Python 写  程  序  写程 程序"
+    assert indexed_text("서울에서 살아요") == " 서  울  에  서   살  아  요  서울 울에 에서 살아 아요"
+
+
+def test_a_query_word_is_among_the_indexed_words_of_a_sentence_holding_it():
+    for sentence, word in [("我的女儿在上海学习钢琴。", "钢琴"), ("昨日新しいパソコンを買った。", "パソコン"),
+                           ("저는 서울에서 일해요.", "서울"), ("我正在学习用Python写程序。", "Python")]:
+        indexed = indexed_text(sentence).lower().split()
+        assert set(query_terms(word)) <= set(indexed), word
+
+
+@pytest.mark.parametrize("written", ["İstanbul", "ISTANBUL", "istanbul", "İSTANBUL", "i\u0307stanbul"])
+def test_turkish_dotted_capital_i_is_an_i(written):
+    assert query_terms(written) == ["istanbul"]
+
+
+@pytest.mark.parametrize("word", ["naïve", "señor", "résumé", "Ångström", "phở", "서울"])
+def test_decomposed_and_composed_forms_are_one_term(word):
+    nfd = unicodedata.normalize("NFD", word)
+    assert nfd != word
+    assert query_terms(nfd) == query_terms(word)
+    assert indexed_text(nfd) == indexed_text(word)
+
+
+def test_letters_written_two_ways_are_one_term():
+    assert query_terms("Straße STRASSE strasse STRAẞE") == ["strasse"]
+    assert query_terms("ёлка елка ЁЛКА") == ["елка"]
+    assert query_terms("Αθήνα ΑΘΗΝΑ αθηνα") == ["αθηνα"]
+    assert query_terms("Ελλάδας ΕΛΛΑΔΑΣ") == ["ελλαδασ"]  # a final sigma is a sigma
+    assert indexed_text("Schillerstraße") == "Schillerstrasse"
+
+
+def _terms_as_before(text: str) -> list[str]:
+    """`query_terms` before CJK and Unicode forms were handled (for a text with content words)."""
+    words = re.findall(r"[^\W_]+", text.lower())
+    return list(dict.fromkeys(w for w in words if len(w) > 1 and w not in STOPWORDS))[:32]
+
+
+@pytest.mark.parametrize("text", [
+    "Caroline: I went to a LGBTQ support group yesterday — it was so powerful.",
+    "Melanie: We had crème brûlée at the café 🎉 and I ran 5km 🏃\u200d♀️ ’twas great",
+    "[8 May 2023, 13:56] Ana: naïve señor résumé Ørsted Москва Ελλαδα",
+])
+def test_text_without_cjk_in_nfc_is_indexed_and_searched_as_before(text):
+    assert indexed_text(text) == text
+    assert query_terms(text) == _terms_as_before(text)
