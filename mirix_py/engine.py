@@ -28,7 +28,7 @@ from mirix_py.facade.background import BackgroundQueue
 from mirix_py.facade.readers import Readers, ReadSide
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
 from mirix_py.boundary.inputs import (
-    check_user, check_whole, normalize_add, parse_expiry, parse_memory_types, parse_range,
+    check_storable, check_user, check_whole, normalize_add, parse_expiry, parse_memory_types, parse_range,
 )
 from mirix_py.tools.ops import DeleteOp, UpdateOp
 from mirix_py.screens.engine_methods import ScreenshotsMixin
@@ -70,6 +70,14 @@ class _Default(Enum):
 _DEFAULT = _Default.EMBEDDER
 
 
+def _check_actor(actor: str) -> None:
+    """InvalidInput unless `actor` (who a history event says made the change, which `mirix show
+    --history` prints) is text as any other a caller writes (`text.storable`)."""
+    if not isinstance(actor, str):
+        raise InvalidInput(f"actor must be a string, not {type(actor).__name__}")
+    check_storable(actor, "actor")
+
+
 class Mirix(ScreenshotsMixin):
     """Synchronous memory engine. Every method is safe to call from several threads."""
 
@@ -92,10 +100,12 @@ class Mirix(ScreenshotsMixin):
         self._release_writer_lock: Callable[[], Any] = (writer_lock.held_by(self, data) if lock and sqlite
                                                         else lambda: None)  # before anything is written
         guard_logs()  # the package's log lines carry placeholders, not secrets
+        # the embedder this engine made (not one the caller passed, which other engines may share): let go on close
+        self._own_embedder = load_embedder(self.settings.embedder) if embedder is _DEFAULT else None
         opened = open_store(self.settings.sql_url, data, sqlite_driver=self.settings.sqlite_driver,
                             vault_key=self.settings.vault_key, vector_store=self.settings.vector_store,
                             chroma_url=self.settings.chroma_url, guard=SecretGuard(find_secrets), redact=scrub,
-                            embedder=load_embedder(self.settings.embedder) if embedder is _DEFAULT else embedder,
+                            embedder=self._own_embedder if embedder is _DEFAULT else embedder,
                             read_url=self.settings.database_read_url,
                             read_your_writes=self.settings.read_your_writes)
         self.engine, self.store, self.inputs = opened.engine, opened.memories, opened.inputs
@@ -325,11 +335,13 @@ class Mirix(ScreenshotsMixin):
         """Change fields of a memory in place (its id stays); returns the new record. `expires_at`
         (a datetime or ISO string in the future, or None for never) sets when it expires."""
         check_user(user_id)
+        _check_actor(actor)
         if fields is not None and not isinstance(fields, dict):
             raise InvalidInput(f"fields must be a dict of field names to new values, not {type(fields).__name__}")
         fields = {**(fields or {}), **more}
         if not fields:
             raise InvalidInput("nothing to update")
+        check_storable(fields, "fields")  # what the caller sends; the store checks only what backends refuse
         if fields.get("expires_at") is not None:
             fields["expires_at"] = parse_expiry(fields["expires_at"])
         with self.user_locks(user_id):  # the checks and the write in one turn of the user (an undo's too)
@@ -343,6 +355,7 @@ class Mirix(ScreenshotsMixin):
 
     def delete(self, memory_id: str, *, user_id: str, actor: str = "api") -> None:
         check_user(user_id)
+        _check_actor(actor)
         with self.user_locks(user_id):
             self.store.get(memory_id, user_id=user_id)  # MemoryNotFound for one past its expiry, as get says
             self.store.apply([DeleteOp(memory_id=memory_id)], user_id=user_id, actor=actor)
@@ -384,13 +397,17 @@ class Mirix(ScreenshotsMixin):
 
     def core_append(self, label: str, text: str, *, user_id: str, actor: str = "api") -> CoreMemory:
         check_user(user_id)
+        _check_actor(actor)
+        check_storable(text, "value")  # the new line only: a block written before controls were refused takes it
         with self.user_locks(user_id):  # the block read and rewritten whole: no other writer of the user meanwhile
             return core_blocks.append_line(self.store, user_id, core_blocks.checked_label(label), text, actor=actor)
 
     def core_rewrite(self, label: str, value: str, *, user_id: str, actor: str = "api") -> CoreMemory:
         check_user(user_id)
+        _check_actor(actor)
         if not isinstance(value, str):
             raise InvalidInput(f"value must be a string, not {type(value).__name__}")
+        check_storable(value, "value")
         with self.user_locks(user_id):
             return core_blocks.write_block(self.store, user_id, core_blocks.checked_label(label), value.strip(),
                                            actor=actor)
@@ -507,6 +524,8 @@ class Mirix(ScreenshotsMixin):
             self.read_engine.dispose()
         self.store.close()
         self.engine.dispose()
+        if (unload := getattr(self._own_embedder, "unload", None)) is not None:
+            unload()  # its model goes now, not when a full collection finds this engine unreachable
         self._release_writer_lock()  # after the last write
 
     def __enter__(self) -> "Mirix":

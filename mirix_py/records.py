@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from enum import Enum
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, computed_field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationInfo, computed_field, field_validator
 
 from mirix_py.text.by_day import day_lines
 from mirix_py.text.dates import annotate, day_words, when_words
@@ -69,13 +69,60 @@ def new_input_id() -> str:
 
 def _require_aware(value: datetime | None) -> datetime | None:
     """An aware datetime, in UTC: records keep one zone, so the text a record renders is the same
-    before it is stored and after it is read back (people see their own zone: `mirix_py.boundary.timezones`)."""
-    if value is not None and (value.tzinfo is None or value.utcoffset() is None):
+    before it is stored and after it is read back (people see their own zone: `mirix_py.boundary.timezones`;
+    a memory's own text the speaker's: `SaidOffset`)."""
+    return None if value is None else _in_utc(value)
+
+
+def _in_utc(value: datetime) -> datetime:
+    if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError("datetime must be timezone-aware (e.g. 2024-05-01T10:00:00+00:00)")
     try:
-        return value.astimezone(timezone.utc) if value is not None else None
+        return value.astimezone(timezone.utc)
     except OverflowError as exc:  # year 1 east of UTC, 9999 west of it
         raise ValueError("datetime is out of range once converted to UTC") from exc
+
+
+MAX_OFFSET_MINUTES = 16 * 60  # the farthest from UTC any zone of the tz database has kept (local mean times)
+
+
+def utc_offset_minutes(moment: datetime) -> int | None:
+    """The UTC offset an aware `moment` is given in, in whole minutes east of UTC; None for UTC itself
+    (an offset of seconds, a local mean time's, is rounded)."""
+    offset = moment.utcoffset()
+    minutes = round(offset.total_seconds() / 60) if offset is not None else 0
+    return minutes or None
+
+
+def at_offset(moment: datetime, minutes: int | None) -> datetime:
+    """`moment` on the clock `minutes` east of UTC (a fixed offset: arithmetic on it is exact, as on
+    UTC); `moment` itself for None."""
+    return moment if minutes is None else moment.astimezone(timezone(timedelta(minutes=minutes)))
+
+
+def offset_problem(minutes: int | None) -> str | None:
+    """Why `minutes` cannot be the offset a time was said at, or None."""
+    if minutes is not None and abs(minutes) > MAX_OFFSET_MINUTES:
+        return f"UTC offset of {minutes} minutes is farther from UTC than any zone ({MAX_OFFSET_MINUTES // 60} hours)"
+    return None
+
+
+SaidOffset = Annotated[int | None, Field(ge=-MAX_OFFSET_MINUTES, le=MAX_OFFSET_MINUTES, description=(
+    "The UTC offset, in minutes east of UTC, of the clock it was said by (-480: Los Angeles in winter): the day "
+    "and time its text states, and the day a 'yesterday' in it names, are the speaker's. Set from the offset the "
+    "input's time was given with (other than +00:00), else MIRIX_TIMEZONE's; None: UTC."))]
+
+
+def _on_the_calendar(occurred_at: datetime | None, minutes: int | None) -> int | None:
+    """`minutes`, or ValueError when `occurred_at` read at `minutes` east of UTC falls off the calendar
+    (year 1 west of UTC, 9999 east of it): its text could not be written."""
+    if occurred_at is not None and minutes is not None:
+        try:
+            at_offset(occurred_at, minutes)
+        except OverflowError as exc:
+            raise ValueError(f"occurred_at {occurred_at.isoformat()} is off the calendar at {minutes} minutes "
+                             "from UTC") from exc
+    return minutes
 
 
 class MemoryBase(BaseModel):
@@ -122,6 +169,19 @@ class CoreMemory(MemoryBase):
         "(\"moved to Berlin\" after \"lives in Paris\") as the newer line. Lines kept before dates were "
         "recorded have none."))
 
+    @field_validator("said")
+    @classmethod
+    def _said_aware(cls, value: dict[str, datetime]) -> dict[str, datetime]:
+        """Each time aware and in UTC, as every other time a record keeps: a naive one is refused here, not
+        left to break `dated_lines` (which orders them) on every read."""
+        out: dict[str, datetime] = {}
+        for line, when in value.items():
+            try:
+                out[line] = _in_utc(when)
+            except ValueError as exc:
+                raise ValueError(f"said[{line[:60]!r}]: {exc}") from exc
+        return out
+
     def search_text(self) -> str:
         return f"[core:{self.label}] {self.value}"
 
@@ -142,15 +202,23 @@ class EpisodicMemory(MemoryBase):
     summary: str = Field(min_length=1)
     details: str = ""
     actor: str = "user"
+    said_offset_minutes: SaidOffset = None
+
+    @field_validator("said_offset_minutes")
+    @classmethod
+    def _said_on_the_calendar(cls, value: int | None, info: ValidationInfo) -> int | None:
+        return _on_the_calendar(info.data.get("occurred_at"), value)
 
     def search_text(self) -> str:
         """"[8 May 2023, 13:56] Ada: I went to the support group yesterday (7 May 2023)": the date in
         words and each relative time phrase resolved against it (`mirix_py.text.dates`), as answers name
-        them (against ISO dates: benchmarks/docs/locomo_recall.md). Rows written before are re-rendered
-        by `doctor(repair=True)` (their text is stale)."""
+        them (against ISO dates: benchmarks/docs/locomo_recall.md), on the speaker's clock
+        (`said_offset_minutes`; UTC without one). Rows written before are re-rendered by
+        `doctor(repair=True)` (their text is stale)."""
         if self.occurred_at is None:
             return f"[undated] {self._said()}"
-        return f"[{when_words(self.occurred_at)}] {annotate(self._said(), self.occurred_at)}"
+        said_at = at_offset(self.occurred_at, self.said_offset_minutes)
+        return f"[{when_words(said_at)}] {annotate(self._said(), said_at)}"
 
     def embedding_text(self) -> str:
         """What was said, without the date: the date is in the search text (BM25) and `occurred_at`
@@ -170,6 +238,12 @@ class SemanticMemory(MemoryBase):
     summary: str = Field(min_length=1)
     details: str = ""
     source: str = ""
+    said_offset_minutes: SaidOffset = None
+
+    @field_validator("said_offset_minutes")
+    @classmethod
+    def _said_on_the_calendar(cls, value: int | None, info: ValidationInfo) -> int | None:
+        return _on_the_calendar(info.data.get("occurred_at"), value)
 
     def search_text(self) -> str:
         tail = f" {self.details}" if self.details else ""
@@ -291,11 +365,27 @@ class Message(BaseModel):
     name: str | None = Field(default=None, description="Speaker name.")
     id: str | None = Field(default=None, description="Caller id; lands in source_ids of derived memories.")
     occurred_at: datetime | None = None
+    said_offset_minutes: SaidOffset = Field(default=None, description=(
+        "The UTC offset, in minutes east of UTC, of the clock the message was said by: that of `occurred_at` "
+        "when it is given with one other than +00:00 (it is then kept in UTC), else of the input's time; "
+        "None: MIRIX_TIMEZONE's when set, else UTC."))
 
     @field_validator("occurred_at")
     @classmethod
     def _aware(cls, value: datetime | None) -> datetime | None:
-        return _require_aware(value)
+        """Aware, convertible to UTC, and at an offset some zone keeps; as given, until `model_post_init`."""
+        if value is not None:
+            _in_utc(value)
+            if problem := offset_problem(utc_offset_minutes(value)):
+                raise ValueError(problem)
+        return value
+
+    def model_post_init(self, context: Any) -> None:
+        """`occurred_at` kept in UTC, the offset it was given in kept in `said_offset_minutes`."""
+        if self.occurred_at is not None:
+            given = utc_offset_minutes(self.occurred_at)
+            self.said_offset_minutes = given if given is not None else self.said_offset_minutes
+            self.occurred_at = self.occurred_at.astimezone(timezone.utc)
 
     @property
     def speaker(self) -> str:
@@ -325,7 +415,8 @@ class InputRecord(BaseModel):
     kind: InputKind
     messages: list[Message]
     source_id: str | None = None
-    occurred_at: datetime
+    occurred_at: datetime = Field(description="Kept in UTC; the offset it was given in is on each message "
+                                              "(`Message.said_offset_minutes`).")
     metadata: dict[str, str] = Field(default_factory=dict, description="e.g. app and window_title of a screenshot.")
     status: InputStatus = InputStatus.pending
     error: str | None = None
@@ -338,7 +429,7 @@ class InputRecord(BaseModel):
     expires_at: datetime | None = Field(
         default=None, description="When the memories made from this input expire (None: never).")
 
-    @field_validator("expires_at")
+    @field_validator("occurred_at", "expires_at")
     @classmethod
     def _aware(cls, value: datetime | None) -> datetime | None:
         return _require_aware(value)
@@ -437,7 +528,7 @@ def reader_text(hit: SearchHit, text: str | None = None) -> str:
     text = hit.text if text is None else text
     memory = hit.memory
     if isinstance(memory, SemanticMemory) and memory.occurred_at is not None:
-        return f"{text} (said {day_words(memory.occurred_at.date())})"
+        return f"{text} (said {day_words(at_offset(memory.occurred_at, memory.said_offset_minutes).date())})"
     return text
 
 

@@ -114,7 +114,10 @@ def test_counts_no_database_holds_are_refused(mx_sqlite, user_id):
     for call, says in ((lambda: mx_sqlite.list(user_id=user_id, offset=10**30), "offset .* larger than any count"),
                        (lambda: mx_sqlite.list(user_id=user_id, limit=2**64), "limit .* larger than any count"),
                        (lambda: mx_sqlite.search("tomatoes", user_id=user_id, limit=2**62), "at most 10,000"),
-                       (lambda: mx_sqlite.search("tomatoes", user_id=user_id, context=10**30), "larger than any")):
+                       (lambda: mx_sqlite.search("tomatoes", user_id=user_id, context=10**30), "larger than any"),
+                       # SQLite refuses a LIKE pattern of 50,000 bytes with a raw OperationalError
+                       (lambda: mx_sqlite.search("t" * 60_000, user_id=user_id, method="string"),
+                        "string search is at most 10,000 characters")):
         with pytest.raises(InvalidInput, match=says):
             call()
     assert len(mx_sqlite.list(user_id=user_id, offset=2**62)) == 0  # far, but a count: an empty page
@@ -153,6 +156,69 @@ def test_strings_no_backend_can_store_are_refused_by_every_call_and_change_nothi
     assert mx.get(episode.id, user_id=user_id) == episode
     assert len(mx.history(episode.id, user_id=user_id)) == events
     assert mx.core_memory(user_id=user_id)["human"].value == core.value
+
+
+CONTROLS = {"BEL": "\x07", "ESC": "\x1b", "DEL": "\x7f", "CSI": "\x9b", "NEL": "\x85"}
+
+
+@pytest.mark.parametrize("char", CONTROLS.values(), ids=CONTROLS.keys())
+def test_control_characters_are_refused_by_every_call_that_takes_text_and_change_nothing(mx, user_id, char):
+    """The README's rule, as REST applies it: text holds no control character but a tab or a line break
+    (an ESC in a name reached the core block, and `mirix list` ran it in the terminal)."""
+    mx.add("I went hiking with Sam on Sunday.", user_id=user_id)
+    (episode,) = mx.list(user_id=user_id, memory_types=["episodic"])
+    core = mx.core_append("human", "Likes: tea", user_id=user_id)
+    counts, events = mx.store.count(), len(mx.history(episode.id, user_id=user_id))
+    logged = len(mx.inputs.by_status(InputStatus.processed, user_id=user_id))
+    calls = [
+        (r"summary holds a control character \(\\x[0-9a-f]{2}\) at position 3",
+         lambda: mx.update(episode.id, {"summary": f"hik{char}ing"}, user_id=user_id)),
+        (r"tags\[1\] holds a control", lambda: mx.update(episode.id, tags=["walk", f"sam{char}"], user_id=user_id)),
+        ("value holds a control", lambda: mx.core_append("human", f"Likes{char}: coffee", user_id=user_id)),
+        ("value holds a control", lambda: mx.core_rewrite("human", f"Likes: {char}coffee", user_id=user_id)),
+        ("actor holds a control", lambda: mx.update(episode.id, {"summary": "hiking"}, user_id=user_id,
+                                                    actor=f"script{char}")),
+        ("actor holds a control", lambda: mx.delete(episode.id, user_id=user_id, actor=f"script{char}")),
+        ("actor holds a control", lambda: mx.core_append("human", "Likes: coffee", user_id=user_id,
+                                                         actor=f"script{char}")),
+        ("message 0.name holds a control", lambda: mx.add(
+            [{"role": "user", "name": f"Bo{char}", "content": "I like green tea."}], user_id=user_id)),
+        ("content holds .*control character", lambda: mx.add(f"I like {char}green tea.", user_id=user_id)),
+        ("source_id holds a control", lambda: mx.add("I like green tea.", user_id=user_id, source_id=f"s{char}")),
+        ("search query holds a control", lambda: mx.search(f"hik{char}ing", user_id=user_id)),
+        ("message holds a control", lambda: mx.chat(f"where did I{char} go?", user_id=user_id)),
+    ]
+    for match, call in calls:
+        with pytest.raises(InvalidInput, match=match):
+            call()
+    assert mx.store.count() == counts
+    assert len(mx.inputs.by_status(InputStatus.processed, user_id=user_id)) == logged
+    assert mx.get(episode.id, user_id=user_id) == episode
+    assert len(mx.history(episode.id, user_id=user_id)) == events
+    assert mx.core_memory(user_id=user_id)["human"].value == core.value
+
+
+def test_a_core_block_an_older_version_stored_with_a_control_character_still_takes_new_lines(mx, user_id):
+    """Only what a caller sends is refused: a block holding a control character from before (planted
+    here through the store, as an older version let `core_append` write it) takes appends, the SDK's
+    and the rules' of a later add, instead of failing every input that adds a line to it."""
+    from mirix_py.records import CoreMemory
+    from mirix_py.tools.ops import InsertOp
+
+    mx.store.apply([InsertOp(memory=CoreMemory(user_id=user_id, label="human", value="Name: Ann\x1b[31m"))],
+                   user_id=user_id, actor="older version")
+    assert "Likes: tea" in mx.core_append("human", "Likes: tea", user_id=user_id).value
+    added = mx.add("My name is Ann and I am allergic to peanuts.", user_id=user_id)
+    assert added.status is InputStatus.processed, added.error
+    assert mx.core_memory(user_id=user_id)["human"].value.startswith("Name: Ann\x1b[31m")
+
+
+def test_tabs_and_line_breaks_stay_storable_text(mx_sqlite, user_id):
+    mx_sqlite.add("Shopping list:\r\n- milk\t x2", user_id=user_id)
+    (episode,) = mx_sqlite.list(user_id=user_id, memory_types=["episodic"])
+    assert mx_sqlite.update(episode.id, summary="milk\tx2\r\neggs", user_id=user_id).summary == "milk\tx2\r\neggs"
+    assert mx_sqlite.core_append("human", "Likes:\ttea", user_id=user_id).value.endswith("Likes:\ttea")
+    assert mx_sqlite.search("milk\teggs\n", user_id=user_id)
 
 
 def test_bad_arguments_of_reads_and_updates_are_clear_errors(mx_sqlite, user_id):
@@ -636,3 +702,27 @@ def test_input_status_with_a_user_reads_another_users_input_as_none(mx_sqlite, u
     with pytest.raises(InvalidInput, match="no input"):
         mx_sqlite.input_status(input_id, user_id="someone-else")
     assert mx_sqlite.input_status(input_id).user_id == user_id  # without a user: the operator's view
+
+
+def test_a_value_nested_past_any_reason_is_refused_not_a_recursion_error(mx_sqlite, user_id):
+    deep: dict = {}
+    inner = deep
+    for _ in range(1000):
+        inner["a"] = inner = {}
+    with pytest.raises(InvalidInput, match="nested more than 64 levels deep"):
+        mx_sqlite.add([{"role": "user", "content": "hello there Anna", "metadata": deep}], user_id=user_id)
+    assert mx_sqlite.store.count(user_id=user_id) == {}
+
+
+def test_close_lets_go_of_the_model_the_engine_loaded_but_not_one_it_was_given(tmp_path, embedder, user_id):
+    """A closed engine stays reachable until a full garbage collection (its parts hold its bound
+    methods), and its MiniLM stayed loaded with it: a process opening engines in turn held ~10 models."""
+    with Mirix(tmp_path / "own") as mx:
+        mx.add("I keep bees on the roof.", user_id=user_id)
+        assert mx.search("bees", user_id=user_id)
+        loaded_by_engine = mx.store.embedder
+        assert loaded_by_engine.loaded["onnx"] or loaded_by_engine.loaded["numpy"]
+    assert not any(loaded_by_engine.loaded.values())
+    with Mirix(tmp_path / "given", embedder=embedder) as mx:
+        mx.add("I keep bees on the roof.", user_id=user_id)
+    assert any(embedder.loaded.values()), "an embedder the caller passed was unloaded: other engines share it"

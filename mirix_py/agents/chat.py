@@ -29,7 +29,7 @@ from mirix_py.boundary.timezones import display_zone, shown_text
 from mirix_py.text.words import STOPWORDS
 from mirix_py.tools.params import MemoryTypeName, SearchMethodName
 from mirix_py.errors import InvalidInput
-from mirix_py.boundary.inputs import parse_when
+from mirix_py.agents.model_times import model_when
 from mirix_py.llm.bounds import CallBounds, ModelCallFailed, provider_args
 from mirix_py.llm.meter import Meter, agent_heading
 from mirix_py.llm.toolcalls import ToolCallParseError, loads_lenient
@@ -81,13 +81,25 @@ def parse_topics(text: str, fallback: str, now: datetime) -> Topics:
         if not isinstance(data, dict):
             raise ToolCallParseError("not an object")
         keywords = [str(t).strip() for t in data.get("topics", []) if str(t).strip()][:8]
-        start = parse_when(data.get("start"), "start") if data.get("start") else None
-        end = parse_when(data.get("end"), "end") if data.get("end") else None
         if keywords:
-            return Topics(keywords, start, end)
-    except (ToolCallParseError, InvalidInput, TypeError, ValueError):
+            return Topics(keywords, *_topic_range(data, now))
+    except (ToolCallParseError, TypeError, ValueError):
         pass
     return offline_topics(fallback, now)
+
+
+def _topic_range(data: dict[str, Any], now: datetime) -> tuple[datetime | None, datetime | None]:
+    """The reply's start and end as the model meant them (`model_when`, in the zone of `now`); a
+    range that reads as no time, or runs backwards, is dropped, and the topics are kept."""
+    assert now.tzinfo is not None
+    try:
+        start = model_when(data.get("start"), "start", now.tzinfo)
+        end = model_when(data.get("end"), "end", now.tzinfo, end=True)
+    except InvalidInput:
+        return None, None
+    if start is not None and end is not None and start >= end:
+        return None, None
+    return start, end
 
 
 HISTORY_TURN_CHARS = 2000  # a history turn as a prompt shows it: a long paste must not crowd out the memories
@@ -352,13 +364,16 @@ class ChatFlow:
     def __init__(self, store: MemoryStore, searcher: Searcher, client: ChatCompletionClient | None,
                  definition: AgentDefinition | None, bounds: CallBounds | None = None,
                  zone: tzinfo | None = None, context: int = 0, memories_shown: MemoriesShown = "keys",
-                 model_actors: Collection[str] = ()) -> None:
+                 model_actors: Collection[str] = (), question_zone: tzinfo | None = None) -> None:
         """`context`: the turns around the first N matches each retrieval adds (`Searcher.search`); the
         engine passes its `search_context`, the default of every path that builds a reader's context.
         `memories_shown`: whether a memory a model wrote (its actor one of `model_actors`) reaches a
         reader as the turns it cites (`sources_shown`: added, or in the room of the hits besides the
-        model's with "keys"), not at all ("none") or in its own words."""
+        model's with "keys"), not at all ("none") or in its own words. `question_zone`: the zone a
+        question's "yesterday" and "today" are reckoned in (MIRIX_TIMEZONE's; None: UTC, never the
+        machine's, so the same question finds the same memories wherever the engine runs)."""
         self.zone = zone or display_zone()  # the offline answer shows times in the user's zone
+        self.question_zone = question_zone or timezone.utc
         self.context = context
         self.memories_shown = memories_shown
         self.model_actors = frozenset(model_actors)
@@ -376,8 +391,12 @@ class ChatFlow:
         bounds = self.bounds.for_agent(model or {})
         return MeteredClient(self.client, meter, agent, extra_args=provider_args(self.client, bounds, None))
 
+    def now(self) -> datetime:
+        """Now on the user's clock (`question_zone`): what a question's "yesterday" is reckoned from."""
+        return datetime.now(self.question_zone)
+
     async def topics(self, message: str, history: Sequence[dict[str, Any]], meter: Meter) -> Topics:
-        now = datetime.now(timezone.utc)
+        now = self.now()
         if self.client is None:
             return offline_topics(message, now, history)
         from autogen_core.models import SystemMessage, UserMessage
@@ -488,13 +507,16 @@ class ChatFlow:
             query: Annotated[str, "A focused query: names, things, words the answer would hold."],
             method: Annotated[SearchMethodName, "hybrid by default; bm25 for exact names and numbers; embedding "
                                                 "for paraphrases; string for an exact substring."] = "hybrid",
-            start: Annotated[str | None, "Only memories from this time on, ISO 8601 date."] = None,
-            end: Annotated[str | None, "Only memories up to this time, ISO 8601 date."] = None,
+            start: Annotated[str | None, "Only memories from this time on: an ISO 8601 date (2024-05-01) or "
+                                         "date-time; one without a zone is the user's local time."] = None,
+            end: Annotated[str | None, "Only memories up to this time: an ISO 8601 date (2024-05-01, that day "
+                                       "included) or date-time; one without a zone is the user's local time."] = None,
         ) -> str:
             """Targeted search in one memory type; returns matching memories with their ids."""
+            since = model_when(start, "start", self.question_zone)
+            until = model_when(end, "end", self.question_zone, end=True)
             hits = self.searcher.search(query, user_id=user_id, limit=8, memory_types=[memory_type],
-                                        start=parse_when(start, "start"), end=parse_when(end, "end"), method=method,
-                                        context=self.context)
+                                        start=since, end=until, method=method, context=self.context)
             together = [*shown, *hits]
             tags = self.store.input_tags.cited(h.memory.source_ids for h in together)
             kept = {id(h) for h in said_first(query, together, tags)}

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import datetime, timezone
 from typing import Any, Callable, Sequence, get_args
 
 from mirix_py.agents.chat import ChatFlow, offline_topics, unusable_answer
@@ -61,7 +60,7 @@ def chat_turn(flow: ChatFlow, message: str, *, user_id: str, history: Sequence[d
     fallback: str | None = None
     raw_message, message = message, scrub(message)
     turns = [{**h, "content": scrub(h["content"])} for h in turns]
-    topics = offline_topics(message, datetime.now(timezone.utc), turns)
+    topics = offline_topics(message, flow.now(), turns)  # "yesterday" on the user's clock (MIRIX_TIMEZONE), else UTC's
     if online:
         try:
             topics = run(flow.topics(message, turns, meter))

@@ -16,7 +16,7 @@ from mirix_py.llm.bounds import CallBounds
 from mirix_py.settings import Settings
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
-from mirix_py.boundary.timezones import display_zone
+from mirix_py.boundary.timezones import display_zone, user_zone
 
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
@@ -45,7 +45,8 @@ def build_flows(store: MemoryStore, searcher: Searcher, settings: Settings, defi
 
         client = build_model_client(settings)
     bounds = CallBounds(settings.llm_max_tokens, settings.llm_timeout_s, seed=settings.llm_seed)
-    offline = OfflineFlow(store, searcher, parser=load_fact_parser(settings.fact_parser))
+    offline = OfflineFlow(store, searcher, parser=load_fact_parser(settings.fact_parser),
+                          zone=user_zone(settings.timezone))
     update: Flow = offline
     if client is not None:
         from mirix_py.agents.update_flow import UpdateFlow  # autogen is needed only with a model
@@ -57,6 +58,7 @@ def build_flows(store: MemoryStore, searcher: Searcher, settings: Settings, defi
     def chat_over(chat_store: MemoryStore, chat_searcher: Searcher) -> ChatFlow:
         return ChatFlow(chat_store, chat_searcher, client, definitions["chat_agent"], bounds=bounds,
                         zone=display_zone(settings.timezone), context=settings.search_context,
+                        question_zone=user_zone(settings.timezone),
                         memories_shown=settings.llm_memories_shown,
                         model_actors=[d.name for d in definitions.values() if d.role == "memory_manager"])
 

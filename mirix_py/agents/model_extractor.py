@@ -89,7 +89,7 @@ def render_message(m: BatchMessage) -> str:
     if m.metadata.get("app"):
         where = f" [{m.metadata['app']}{' — ' + m.metadata['window_title'] if m.metadata.get('window_title') else ''}]"
     kind = "" if m.kind.value == "text" else f" ({m.kind.value})"
-    return f"[id={ident}] {m.occurred_at.isoformat(timespec='minutes')} {m.speaker}{where}{kind}: {m.text}"
+    return f"[id={ident}] {m.local_at.isoformat(timespec='minutes')} {m.speaker}{where}{kind}: {m.text}"
 
 
 def render_batch(batch: PreparedBatch) -> str:
@@ -275,7 +275,7 @@ class ModelExtractor:
         turns = [(m.source_ids[-1] if m.source_ids else m.input_id, f"{m.speaker}: {m.text}")
                  for m in batch.messages]
         collector = OpCollector(self.store, batch.user_id, memory_type, sources,
-                                default_occurred_at=batch.messages[0].occurred_at if batch.messages else None,
+                                default_occurred_at=batch.messages[0].local_at if batch.messages else None,
                                 message_texts=[m.text for m in batch.messages],
                                 listed_ids=None if memory_type is MemoryType.core else {h.memory.id for h in listed},
                                 shown_ids=[m.source_ids[-1] for m in batch.messages if m.source_ids],

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from mirix_py.errors import InvalidInput, MemoryNotFound
 from mirix_py.tools.ops import DeleteOp, InsertOp, MergeOp, Op, UpdateOp
 from mirix_py.records import (
-    MEMORY_CLASSES, CoreMemory, Memory, MemoryBase, MemoryType, ResourceMemory, new_memory_id,
+    MEMORY_CLASSES, CoreMemory, Memory, MemoryBase, MemoryType, ResourceMemory, new_memory_id, utc_offset_minutes,
 )
 from mirix_py.tools import params as P
 from mirix_py.agents import core_blocks, grounding
@@ -31,7 +31,7 @@ from mirix_py.store.memories import IMMUTABLE_FIELDS, MemoryStore
 MemoryTypeName = P.MemoryTypeName
 CoreLabel = Literal["persona", "human"]
 NOTHING_TOOL = "nothing_to_record"
-CALLERS_FIELDS = frozenset({"expires_at"})  # set by the caller (an input's or a memory's), never by a model
+CALLERS_FIELDS = frozenset({"expires_at", "said_offset_minutes"})  # set from the caller's input, never by a model
 REWRITE_TOOL = "core_memory_rewrite"
 REWRITE_MAY_DROP = 2  # lines a rewrite may drop whatever the block's size (two merged into one, say)
 CORE_LINE_CHARS = 200  # a core line is a short fact, not a message copied whole
@@ -240,7 +240,7 @@ class OpCollector:
         """A NUL or a lone surrogate in a value is refused here, where the model can write it again,
         not when the batch is written (`text.storable`)."""
         for name, value in values.items():
-            found = storable.first_problem(value, name)
+            found = storable.first_problem(value, name, controls=False)  # a model's controls are shown escaped
             if found:
                 self.fail(f"invalid value: {found}")
 
@@ -311,6 +311,8 @@ class OpCollector:
         values.setdefault("occurred_at", self.default_occurred_at)
         values["occurred_at"] = self._zoned(values["occurred_at"])
         cls = MEMORY_CLASSES[self.memory_type]
+        if "said_offset_minutes" in cls.model_fields and isinstance(self.default_occurred_at, datetime):
+            values["said_offset_minutes"] = utc_offset_minutes(self.default_occurred_at)  # the batch's clock
         try:
             memory = cast(Memory, cls(user_id=self.user_id, source_ids=self._sources(source_ids), **values))
         except ValidationError as exc:

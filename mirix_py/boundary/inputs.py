@@ -10,7 +10,9 @@ from dateutil import parser as date_parser
 from pydantic import ValidationError
 
 from mirix_py.errors import InvalidInput
-from mirix_py.records import InputKind, InputRecord, MemoryType, Message, utcnow
+from mirix_py.records import (
+    InputKind, InputRecord, MemoryType, Message, at_offset, offset_problem, utc_offset_minutes, utcnow,
+)
 from mirix_py.text.storable import first_problem, id_problem, problem
 
 _CONTROL = {chr(c) for c in range(32)} - {"\n", "\r", "\t"}
@@ -21,11 +23,8 @@ _CONTROL = {chr(c) for c in range(32)} - {"\n", "\r", "\t"}
 STORED_YEARS = (2, 9998)
 
 
-def parse_when(value: datetime | str | None, what: str = "occurred_at", *, stored: bool = False) -> datetime | None:
-    """Accept an aware datetime or an ISO string with a zone; reject naive and unparseable dates.
-    `stored`: the time an input or a frame happened at, inside `STORED_YEARS`."""
-    if value is None:
-        return None
+def _aware(value: datetime | str, what: str) -> datetime:
+    """`value` as an aware datetime, as it was given; InvalidInput for a naive or unparseable one."""
     if isinstance(value, str):
         try:
             value = date_parser.isoparse(value.strip())
@@ -35,13 +34,39 @@ def parse_when(value: datetime | str | None, what: str = "occurred_at", *, store
         raise InvalidInput(f"{what} must be a datetime or an ISO 8601 string, not {type(value).__name__}")
     if value.tzinfo is None or value.utcoffset() is None:
         raise InvalidInput(f"{what} has no time zone; pass an aware datetime (e.g. ...+00:00)")
-    try:  # stored in UTC: a time at the calendar's edge may not convert (year 1 east of UTC, 9999 west)
-        in_utc = value.astimezone(timezone.utc)
-    except OverflowError as exc:
-        raise InvalidInput(f"{what} {value.isoformat()} is out of range once converted to UTC") from exc
-    if stored and not STORED_YEARS[0] <= in_utc.year <= STORED_YEARS[1]:
-        raise InvalidInput(f"{what} {value.isoformat()} is outside the years {STORED_YEARS[0]} to {STORED_YEARS[1]}")
     return value
+
+
+def parse_when(value: datetime | str | None, what: str = "occurred_at", *, stored: bool = False) -> datetime | None:
+    """Accept an aware datetime or an ISO string with a zone, and return it in UTC; reject naive and
+    unparseable dates. In UTC, since arithmetic on a zone's wall clock ("+ 1 µs" on 02:15 in the hour
+    Berlin repeats in October) forgets which of the two 02:15s it was. `stored`: the time an input or a
+    frame happened at, inside `STORED_YEARS`."""
+    if value is None:
+        return None
+    given = _aware(value, what)
+    try:  # a time at the calendar's edge may not convert (year 1 east of UTC, 9999 west)
+        in_utc = given.astimezone(timezone.utc)
+    except OverflowError as exc:
+        raise InvalidInput(f"{what} {given.isoformat()} is out of range once converted to UTC") from exc
+    if stored and not STORED_YEARS[0] <= in_utc.year <= STORED_YEARS[1]:
+        raise InvalidInput(f"{what} {given.isoformat()} is outside the years {STORED_YEARS[0]} to {STORED_YEARS[1]}")
+    return in_utc
+
+
+def parse_said(value: datetime | str | None, what: str = "occurred_at") -> datetime | None:
+    """When something was said, as `parse_when(stored=True)` reads it, on the fixed UTC offset it was
+    given in (`records.at_offset`): the speaker's clock is kept for the text of what they said
+    (`Message.said_offset_minutes`), and arithmetic on it is exact, as on UTC (no zone's wall clock)."""
+    if value is None:
+        return None
+    given = _aware(value, what)
+    in_utc = parse_when(given, what, stored=True)
+    assert in_utc is not None
+    offset = utc_offset_minutes(given)
+    if problem := offset_problem(offset):
+        raise InvalidInput(f"{what} {given.isoformat()}: {problem}")
+    return at_offset(in_utc, offset)
 
 
 def parse_range(start: datetime | str | None, end: datetime | str | None) -> tuple[datetime | None, datetime | None]:
@@ -125,13 +150,14 @@ def normalize_add(content: Any, *, user_id: str, occurred_at: datetime | str | N
         input_kind = InputKind(kind)
     except ValueError as exc:
         raise InvalidInput(f"unknown input kind {kind!r}") from exc
-    when = parse_when(occurred_at, stored=True) or utcnow()
+    when = parse_said(occurred_at) or utcnow()
+    offset = utc_offset_minutes(when)  # the input's own clock, for its messages that give no time
     if source_id is not None and (not isinstance(source_id, str) or not source_id.strip()):
         raise InvalidInput("source_id must be a non-empty string")
     check_storable(source_id, "source_id")
 
     if isinstance(content, (str, bytes, bytearray, memoryview)):
-        messages = [Message(role="user", content=_check_text(content, "content"))]
+        messages = [Message(role="user", content=_check_text(content, "content"), said_offset_minutes=offset)]
     elif isinstance(content, Sequence) and not isinstance(content, (str, bytes)):
         if not content:
             raise InvalidInput("content is an empty list of messages")
@@ -144,7 +170,9 @@ def normalize_add(content: Any, *, user_id: str, occurred_at: datetime | str | N
             raw = dict(raw)
             _check_text(raw.get("content"), f"message {i} content")
             if raw.get("occurred_at") is not None:
-                raw["occurred_at"] = parse_when(raw["occurred_at"], f"message {i} occurred_at", stored=True)
+                raw["occurred_at"] = parse_said(raw["occurred_at"], f"message {i} occurred_at")
+            elif offset is not None:
+                raw["said_offset_minutes"] = offset
             check_storable(raw, f"message {i}")
             try:
                 messages.append(Message.model_validate(raw))

@@ -3,6 +3,11 @@
 Records keep every time in UTC (`records._require_aware`), so a memory's text is the same before
 and after it is stored. What the CLI and the offline chat show is converted here to the display
 zone: `MIRIX_TIMEZONE` (an IANA name such as "America/Los_Angeles") or, unset, the machine's.
+
+What a memory's own text states ("[1 January 2026, 23:30] ... yesterday (31 December 2025)") is on
+the speaker's clock instead, kept with it as a UTC offset (`records.SaidOffset`): the offset its time
+was given with, else `MIRIX_TIMEZONE`'s (`said_offset`); never the machine's, so the same input makes
+the same text wherever the engine runs.
 """
 
 from __future__ import annotations
@@ -12,8 +17,9 @@ from datetime import datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from mirix_py.errors import InvalidInput
+from mirix_py.records import utc_offset_minutes
 
-__all__ = ["display_zone", "local_when", "shown_text", "zone_name"]
+__all__ = ["display_zone", "local_when", "said_offset", "shown_text", "user_zone", "zone_name"]
 
 
 def display_zone(name: str | None = None) -> tzinfo:
@@ -24,6 +30,20 @@ def display_zone(name: str | None = None) -> tzinfo:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as exc:
         raise InvalidInput(f"unknown time zone {name!r}: use an IANA name such as 'Europe/Lisbon'") from exc
+
+
+def user_zone(name: str | None) -> tzinfo | None:
+    """The zone `name` (`MIRIX_TIMEZONE`) names, None when it is unset: unlike `display_zone`, never the
+    machine's, so what is stored and what a question's "yesterday" means do not depend on the host."""
+    return display_zone(name) if name else None
+
+
+def said_offset(given: int | None, moment: datetime, zone: tzinfo | None) -> int | None:
+    """The UTC offset (minutes east) something said at `moment` was said at: `given` (the offset its time
+    was given in, `Message.said_offset_minutes`), else `zone`'s at that moment, else None (UTC)."""
+    if given is not None or zone is None:
+        return given
+    return utc_offset_minutes(moment.astimezone(zone))
 
 
 def zone_name(zone: tzinfo) -> str:

@@ -5,10 +5,14 @@ each bad value is an InvalidInput whose message says what would have been accept
 from __future__ import annotations
 
 import json
+import os
+from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any, Sequence
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dateutil import parser as date_parser
 
+from mirix_py.boundary.timezones import display_zone
 from mirix_py.errors import InvalidInput
 from mirix_py.records import HistoryEvent, MemoryType
 
@@ -34,8 +38,42 @@ def memory_types(names: Sequence[str] | None) -> list[str] | None:
     return out
 
 
-def local_when(value: str | None, what: str) -> str | None:
-    """An ISO 8601 date-time; one without a zone is taken in this machine's local zone."""
+def machine_zone() -> tzinfo:
+    """This machine's zone with its rules ($TZ, else /etc/localtime), so that a summer date typed in
+    winter gets summer's offset; its offset now when neither names a zone zoneinfo knows (a POSIX
+    rule in $TZ, a system without zone files)."""
+    try:
+        if "TZ" in os.environ:
+            return ZoneInfo(os.environ["TZ"].removeprefix(":") or "UTC")  # an empty TZ is UTC to the C library
+        return _localtime_zone("/etc/localtime")
+    except (OSError, ValueError, ZoneInfoNotFoundError):
+        return datetime.now().astimezone().tzinfo or timezone.utc
+
+
+def _localtime_zone(path: str) -> tzinfo:
+    """The zone of a localtime file: by its IANA name when it links into a zoneinfo folder, else as read."""
+    _, linked, key = os.path.realpath(path).partition("/zoneinfo/")
+    if linked:
+        try:
+            return ZoneInfo(key)
+        except (ValueError, ZoneInfoNotFoundError):
+            pass
+    with open(path, "rb") as fh:
+        return ZoneInfo.from_file(fh)
+
+
+def typed_zone(name: str | None) -> tzinfo:
+    """The zone a time typed without one is read in: the zone `name` (MIRIX_TIMEZONE, the one tables
+    show times in), else this machine's (`machine_zone`)."""
+    return display_zone(name) if name else machine_zone()
+
+
+def local_when(value: str | None, what: str, zone: tzinfo | None = None) -> str | None:
+    """An ISO 8601 date-time; one without a zone is read in `zone` (default: this machine's) as zoneinfo
+    reads a wall time: one the clocks skip takes the offset before the change (02:30 on the night
+    they spring forward is 03:30 summer time), one they repeat is its first occurrence. A time with
+    no UTC equivalent (0001-01-01T00:00 east of UTC) is refused here, as a bad value, not later; one
+    whose offset has seconds (a local mean time, before a zone kept standard time) is given in UTC."""
     if value is None:
         return None
     try:
@@ -43,7 +81,13 @@ def local_when(value: str | None, what: str) -> str | None:
     except (ValueError, OverflowError) as exc:
         raise InvalidInput(f"{what}: {value!r} is not an ISO 8601 date or date-time") from exc
     if parsed.tzinfo is None or parsed.utcoffset() is None:
-        parsed = parsed.astimezone()  # a naive time read as local time, given its zone
+        parsed = parsed.replace(tzinfo=zone or machine_zone())
+    try:
+        in_utc = parsed.astimezone(timezone.utc)
+    except (ValueError, OverflowError) as exc:
+        raise InvalidInput(f"{what}: {parsed.isoformat()} is off the calendar in UTC (years 1 to 9999)") from exc
+    if (parsed.utcoffset() or timedelta()) % timedelta(minutes=1):  # a local mean time's (-07:52:58)
+        return in_utc.isoformat()  # ISO 8601 readers take offsets in whole minutes
     return parsed.isoformat()
 
 

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 from rich.console import Console
+from rich.highlighter import JSONHighlighter
 from rich.markup import escape
 from rich.table import Table
 
 from mirix_py.errors import InvalidInput, MirixError
 from mirix_py.records import to_jsonable
 from mirix_py.secrets.redaction import scrub
+from mirix_py.text.storable import terminal_safe
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="mirix-py: a memory engine for LLM agents.")
 schemas_app = typer.Typer(no_args_is_help=True, help="JSON Schema files of the public records.")
@@ -96,16 +99,45 @@ def _arg(parse, *args, **kwargs):
         _fail(exc)
 
 
+def _shown(text: str) -> str:
+    """Stored text as the terminal is handed it: its control characters written out, not run
+    (`terminal_safe`; rich's `escape` leaves an ESC as it is), and no rich markup."""
+    return escape(terminal_safe(text))
+
+
 def _fail(exc: Exception) -> None:
-    err.print(f"[bold red]error:[/] {escape(scrub(str(exc)))}", soft_wrap=True)  # one line: scripts grep it
+    err.print(f"[bold red]error:[/] {_shown(scrub(str(exc)))}", soft_wrap=True)  # one line: scripts grep it
     raise typer.Exit(2)
 
 
 _dump = to_jsonable  # one conversion for every JSON surface (mirix_py.records)
 
 
+# What `json.dumps` leaves raw in a string but a terminal may run: DEL and the C1 controls (CSI is one)
+_JSON_CONTROL = {c: f"\\u{c:04x}" for c in range(0x7F, 0xA0)}
+
+
+def _json_text(obj: Any) -> str:
+    """`obj` as indented JSON that reads back as it is, with no control character a terminal would run."""
+    return json.dumps(_dump(obj), indent=2, ensure_ascii=False).translate(_JSON_CONTROL)
+
+
 def _print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(_dump(obj), indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(_json_text(obj) + "\n")
+
+
+# How a time typed without a zone is read (`cli.args.local_when`), in the help of every option taking one
+NO_ZONE = ("without a zone: in MIRIX_TIMEZONE, else this machine's zone; a wall time the clocks skip takes "
+           "the offset before the change (02:30 the night they spring forward is 03:30 summer time), one they "
+           "repeat is its first occurrence")
+
+
+def _typed_zone():
+    """The zone a time typed without one is read in: the one tables show times in (MIRIX_TIMEZONE, which
+    the engine's settings read, else this machine's); an unknown name exits 2 with the message."""
+    from mirix_py.cli.args import typed_zone
+
+    return _arg(typed_zone, os.environ.get("MIRIX_TIMEZONE"))
 
 
 def _zone(mx):
@@ -131,7 +163,7 @@ def _memory_table(memories, title: str, scores: list[float | None] | None = None
     for i, memory in enumerate(memories):
         when = local_when(memory.occurred_at, zone)
         row = [memory.memory_type.value, memory.id, when,
-               escape(shown_text(memory.search_text(), memory.occurred_at, zone))]
+               _shown(shown_text(memory.search_text(), memory.occurred_at, zone))]
         if scores is not None:
             score = scores[i]
             row.insert(0, "context" if score is None else f"{score:.3f}")
@@ -142,13 +174,13 @@ def _memory_table(memories, title: str, scores: list[float | None] | None = None
 @app.command()
 def add(text: str = typer.Argument(None, help="Text to remember; '-' or nothing reads stdin."),
         user: str = User,
-        occurred_at: Optional[str] = typer.Option(None, help="ISO 8601 time; without a zone, local time."),
+        occurred_at: Optional[str] = typer.Option(None, help=f"ISO 8601 time ({NO_ZONE})."),
         source_id: Optional[str] = typer.Option(None, help="Caller id kept as provenance."),
         messages: bool = typer.Option(False, "--messages", help="The input is a JSON list of chat messages "
                                       '([{"role": "user", "name": "Ada", "content": "..."}]); such a list is '
                                       "recognised without this flag too."),
-        expires_at: Optional[str] = typer.Option(None, help="ISO 8601 time (without a zone, local time) after "
-                                                 "which the memories made from it are not read, and are deleted."),
+        expires_at: Optional[str] = typer.Option(None, help=f"ISO 8601 time ({NO_ZONE}) after which the "
+                                                 "memories made from it are not read, and are deleted."),
         data_dir: Optional[Path] = DataDir, create: bool = Create, as_json: bool = AsJson) -> None:
     """Add text, or a JSON list of chat messages (argument or stdin), to memory."""
     from mirix_py.cli.args import local_when, messages_or_text
@@ -156,8 +188,9 @@ def add(text: str = typer.Argument(None, help="Text to remember; '-' or nothing 
     if text in (None, "-"):
         text = sys.stdin.read()
     content = _arg(messages_or_text, text, messages=messages)
-    occurred_at = _arg(local_when, occurred_at, "--occurred-at")
-    expires = _arg(local_when, expires_at, "--expires-at")
+    read_in = _typed_zone()
+    occurred_at = _arg(local_when, occurred_at, "--occurred-at", read_in)
+    expires = _arg(local_when, expires_at, "--expires-at", read_in)
     try:
         with _engine(data_dir, create=create, forward=True) as mx:
             result = mx.add(content, user_id=user, occurred_at=occurred_at, source_id=source_id, expires_at=expires)
@@ -170,15 +203,15 @@ def add(text: str = typer.Argument(None, help="Text to remember; '-' or nothing 
     for change in result.changes:
         console.print(f"  {change.operation.value:7} {change.memory_type.value:16} {change.memory_id}")
     if result.error:
-        err.print(f"[red]{escape(result.error)}[/]")
+        err.print(f"[red]{_shown(result.error)}[/]")
 
 
 @app.command()
 def search(query: str, user: str = User, limit: int = typer.Option(10, "--limit", "-n"),
            memory_type: Optional[list[str]] = typer.Option(None, "--type", "-t", help="Repeat to allow several."),
            method: str = typer.Option("hybrid", help="hybrid | bm25 | embedding | string"),
-           start: Optional[str] = typer.Option(None, help="occurred_at >= this (ISO 8601; no zone: local)"),
-           end: Optional[str] = typer.Option(None, help="occurred_at < this (ISO 8601; no zone: local)"),
+           start: Optional[str] = typer.Option(None, help=f"occurred_at >= this (ISO 8601; {NO_ZONE})"),
+           end: Optional[str] = typer.Option(None, help=f"occurred_at < this (ISO 8601; {NO_ZONE})"),
            context: Optional[int] = typer.Option(
                None, "--context", min=0, help="Turns said around the first N matches, listed after them "
                "(default: MIRIX_SEARCH_CONTEXT, else 0: the matches only)."),
@@ -188,7 +221,8 @@ def search(query: str, user: str = User, limit: int = typer.Option(10, "--limit"
     from mirix_py.cli.args import local_when, memory_types
 
     types = _arg(memory_types, memory_type)
-    start, end = _arg(local_when, start, "--start"), _arg(local_when, end, "--end")
+    read_in = _typed_zone()
+    start, end = _arg(local_when, start, "--start", read_in), _arg(local_when, end, "--end", read_in)
     try:
         with _engine(data_dir, write=False) as mx:
             hits = mx.search(query, user_id=user, limit=limit, memory_types=types, start=start,
@@ -220,7 +254,7 @@ def chat(message: str, user: str = User,
     if as_json:
         _print_json(response)
         return
-    console.print(escape(response.answer))
+    console.print(_shown(response.answer))
     console.print(f"[dim]mode: {response.mode}; topics: {', '.join(response.topics)}; cited: "
                   f"{', '.join(response.memory_ids) or 'none'}; {response.usage.llm_calls} LLM call(s)[/]")
 
@@ -271,7 +305,7 @@ def show(memory_id: str = typer.Argument(..., help="A memory id or a unique pref
         _print_json({"memory": memory, "history": events} if history else memory)
         return
     if memory is not None:
-        console.print_json(json.dumps(memory.model_dump(mode="json")))
+        console.print(JSONHighlighter()(_json_text(memory)), soft_wrap=True)  # print_json unescapes C1
     else:
         console.print(f"[yellow]{memory_id} is deleted; its history:[/]")
     if history:
@@ -279,8 +313,8 @@ def show(memory_id: str = typer.Argument(..., help="A memory id or a unique pref
         for col in ("when", "operation", "actor", "input", "changes"):
             table.add_column(col, overflow="fold")
         for e in events:
-            table.add_row(e.created_at.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S %Z"), e.operation.value, e.actor,
-                          e.input_id or "", escape("\n".join(event_changes(e))))
+            table.add_row(e.created_at.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S %Z"), e.operation.value,
+                          _shown(e.actor), e.input_id or "", _shown("\n".join(event_changes(e))))
         console.print(table)
 
 

@@ -26,6 +26,7 @@ from typing import Any, cast
 
 from mirix_py.boundary.inputs import parse_expiry
 from mirix_py.errors import InvalidInput, MemoryNotFound
+from mirix_py.text.storable import first_problem
 from mirix_py.records import (
     MEMORY_ADAPTER, CoreMemory, EpisodicMemory, HistoryEvent, KnowledgeVaultMemory, MemoryBase, MemoryType,
     Operation, ProceduralMemory, ResourceMemory, SemanticMemory,
@@ -67,6 +68,8 @@ def _scope_tag(agent_id: str | None, run_id: str | None, metadata: dict[str, Any
     body = {k: v for k, v in (("agent_id", agent_id), ("run_id", run_id), ("metadata", metadata or None)) if v}
     if not body:
         return None
+    if found := first_problem(body, "scope"):  # before json.dumps: a deeply nested dict overflows its stack
+        raise InvalidInput(found)
     tag = TAG + json.dumps(body, separators=(",", ":"), sort_keys=True, ensure_ascii=False, default=str)
     if len(tag) > 256:
         raise InvalidInput("agent_id, run_id and metadata together are over 256 characters of JSON "

@@ -307,6 +307,8 @@ def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embe
                              "model": config.llm_model if config.ingest_mode == "llm" else None}
     if (outside := store_outside(Settings.from_env())) is not None:
         parts["store"] = outside
+    if (zone := Settings.from_env().timezone) is not None:  # the memories' days are reckoned in it
+        parts["timezone"] = zone
     cached = open_cached_dir(config.cache_dir, "locomo", parts, fresh=config.fresh)
     ingest_client = model_client if config.ingest_mode == "llm" else None
     info: dict[str, Any] = {"data_dir": str(cached.path), "cache_reused": cached.reused}

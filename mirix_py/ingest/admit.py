@@ -19,7 +19,7 @@ from mirix_py.ingest.multimodal import downscale_for_vision
 from mirix_py.ingest.outcomes import FrameOutcome
 from mirix_py.ingest.processed import ProcessedFrame
 from mirix_py.ingest.thumbnails import Thumbnails
-from mirix_py.boundary.inputs import check_storable, check_user, parse_when
+from mirix_py.boundary.inputs import check_storable, check_user, parse_said
 from mirix_py.records import new_input_id, utcnow
 
 PNG_SIZES_KEPT = 4096  # windows come and go: the PNG sizes of the recent ones are kept
@@ -48,7 +48,7 @@ class FrameAdmission:
         """Validate the metadata and dedup. Returns (frame, outcome); frame None when skipped.
         `vision`: keep a downscaled copy for a vision model."""
         check_user(user_id)
-        when = parse_when(captured_at, "captured_at", stored=True) or utcnow()
+        when = parse_said(captured_at, "captured_at") or utcnow()  # the capture's clock kept: the memory's text states it
         for name, value in (("app", app), ("window_title", window_title)):
             if value is not None and (not isinstance(value, str) or len(value) > 1000):
                 raise InvalidInput(f"{name} must be a string of at most 1000 characters")

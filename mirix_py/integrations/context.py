@@ -11,7 +11,6 @@ a record (`records.MemoryContext`), which the thin HTTP client reads too.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from mirix_py.agents.chat import Retrieval, offline_topics
@@ -52,8 +51,8 @@ def handed(retrieval: Retrieval) -> list[SearchHit]:
 def retrieve_context(mx: "Mirix", user_id: str, message: str, *, max_items: int = 10,
                      read_after: str | None = None) -> MemoryContext:
     """Topics, core blocks and up to `max_items` matches (with their context turns) for `message`."""
-    topics = offline_topics(message, datetime.now(timezone.utc))
     flow = mx.readers.side(user_id, after=read_after).chat
+    topics = offline_topics(message, flow.now())  # "yesterday" on the user's clock (MIRIX_TIMEZONE), else UTC's
     # core blocks from the store the hits come from (a replica's, with `database_read_url`), as chat reads them
     core: dict[str, CoreMemory] = core_memory(flow.store, user_id)
     # the ranking alone, and the first match of each type it left out only when it leaves room

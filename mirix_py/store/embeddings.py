@@ -208,6 +208,15 @@ class MiniLMEmbedder:
         self._batched: SentenceTransformerEmbedder | None | bool = None  # False: not installed
         self._onnx: Any = None  # OnnxMiniLM once loaded; False when it cannot load
 
+    def unload(self) -> None:
+        """Let go of the encoders (the graph and its sessions, the largest part of an engine); the next
+        embedding loads them again. The engine that made this embedder calls it on `close`: a closed
+        engine can stay reachable until a full garbage collection, and kept its model until then."""
+        with self._lock:
+            self._onnx = None
+            self._numpy = None
+            self._batched = None
+
     @property
     def loaded(self) -> dict[str, bool]:
         """Which encoders are in memory (a test and `stats` can tell a lazy engine from a loaded one)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import logging
+import re
 import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -23,6 +24,7 @@ from sqlalchemy import update as sa_update
 from sqlalchemy.engine import Connection, CursorResult, Engine, Row
 from sqlmodel import Session, col
 
+from mirix_py.boundary.inputs import parse_when
 from mirix_py.tools import field_errors
 from mirix_py.errors import InputsGone, InvalidInput, MemoryNotFound
 from mirix_py.tools.ops import DeleteOp, InsertOp, MergeOp, Op, UpdateOp
@@ -109,11 +111,22 @@ def _deleted(session: Session, statement: Delete) -> int:
     return result.rowcount
 
 
+_ZONED = re.compile(r"(Z|[+-]\d{2}:?\d{2}(:\d{2})?)$", re.IGNORECASE)
+
+
+def said_in_utc(said: dict[str, Any]) -> dict[str, Any]:
+    """A core block's `said` times as stored, those without a zone read as UTC: an older version let
+    `update` and `import_` store a naive time there, which the record now refuses, so the block could
+    not be read at all."""
+    return {line: f"{when}+00:00" if isinstance(when, str) and not _ZONED.search(when.strip()) else when
+            for line, when in said.items()}
+
+
 def _check_storable(fields: dict[str, Any], memory_type: str) -> None:
     """InvalidInput for a string no backend can hold alike (a NUL, a lone surrogate: `text.storable`),
     before anything is embedded or written; a model's tool call gets it back as any bad field."""
     for name, value in fields.items():
-        found = first_problem(value, name)
+        found = first_problem(value, name, controls=False)  # callers' controls are refused at the boundary
         if found:
             raise InvalidInput(f"invalid fields for {memory_type} memory: {found}")
 
@@ -219,6 +232,8 @@ class MemoryStore:
         )
         if row.memory_type == MemoryType.knowledge_vault.value:
             data["secret_value"] = (self.cipher.decrypt(row.secret) if reveal else MASK) if row.secret else ""
+        if isinstance(data.get("said"), dict):
+            data["said"] = said_in_utc(data["said"])
         return MEMORY_ADAPTER.validate_python(data)
 
     @overload
@@ -431,6 +446,8 @@ class MemoryStore:
                 raise InvalidInput(field_errors.describe(exc, memory_type=current.memory_type.value,
                                                          fields=editable)) from exc
             _no_core_expiry(revised)
+            if "occurred_at" in fields:  # a new time lies inside the years `add` takes, with its message
+                parse_when(revised.occurred_at, "occurred_at", stored=True)
             # ... then the input's sources added
             return revised.model_copy(update={"source_ids": _dedupe([*revised.source_ids, *extra_sources])})
 
@@ -727,6 +744,18 @@ class MemoryStore:
         query = query.order_by(order, col(MemoryRow.created_at).desc()).offset(offset).limit(limit)
         with Session(self.engine) as session:
             return [self.to_record(r, reveal=reveal) for r in session.execute(query).scalars().all()]
+
+    def fields_between(self, *, user_id: str, memory_type: MemoryType, start: datetime,
+                       end: datetime) -> builtins.list[tuple[str, dict[str, Any]]]:
+        """(id, type fields) of the user's unexpired memories of `memory_type` from `start` (inclusive) to
+        `end` (exclusive), in `list`'s order, read without building records: a caller tests every row of
+        a busy day cheaply and loads only the few that pass (`get_many`)."""
+        query = (select(col(MemoryRow.id), col(MemoryRow.text), col(MemoryRow.fields))
+                 .where(col(MemoryRow.user_id) == user_id, col(MemoryRow.memory_type) == memory_type.value,
+                        col(MemoryRow.occurred_at) >= start, col(MemoryRow.occurred_at) < end, unexpired(utcnow()))
+                 .order_by(col(MemoryRow.occurred_at).desc(), col(MemoryRow.created_at).desc()))
+        with self.engine.connect() as conn:
+            return [(memory_id, from_refs(fields or {}, text)) for memory_id, text, fields in conn.execute(query)]
 
     def user_ids(self) -> builtins.list[str]:
         """Every user with memories or logged inputs, sorted."""

@@ -39,6 +39,7 @@ from mirix_py.text.words import STOPWORDS
 log = logging.getLogger("mirix_py.search")
 
 MAX_SEARCH_HITS = 10_000  # a ranking is read from its top; more is a listing (`list`)
+MAX_SUBSTRING = 10_000  # characters of a `string` search (SQLite refuses a LIKE pattern over 50,000 bytes)
 
 # RRF's constant: 60 in the original paper. At 60, an item ranked ~50th by both legs outscores one
 # ranked 1st by one leg, so deep consensus crowds out strong single-leg matches. On LoCoMo every k
@@ -276,13 +277,15 @@ class Searcher:
         if limit <= 0:
             raise InvalidInput("limit must be positive")
         if limit > MAX_SEARCH_HITS:
-            raise InvalidInput(f"limit must be at most {MAX_SEARCH_HITS:,} (list() pages through every memory)")
+            raise InvalidInput(f"limit must be at most {MAX_SEARCH_HITS:,} (to read every memory, page through list())")
         if context < 0:
             raise InvalidInput("context must be zero or positive")
         try:
             method = SearchMethod(method)
         except ValueError as exc:
             raise InvalidInput(f"unknown search method {method!r}: use {[m.value for m in SearchMethod]}") from exc
+        if method is SearchMethod.string and len(query) > MAX_SUBSTRING:
+            raise InvalidInput(f"a string search is at most {MAX_SUBSTRING:,} characters (this one is {len(query):,})")
         asked_types = frozenset(MemoryType(t).value for t in memory_types) if memory_types else None
         types, left_out = self._types_filter(user_id, asked_types)
         if types == []:

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
-__all__ = ["Resolved", "annotate", "day_words", "resolve", "when_words"]
+__all__ = ["Resolved", "annotate", "day_words", "resolve", "when_words", "year_words"]
 
 MONTHS = [calendar.month_name[i] for i in range(1, 13)]
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
@@ -23,9 +23,15 @@ NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5
            "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "a couple of": 2}
 
 
+def year_words(year: int) -> str:
+    """"2023"; "0002" for the year 2, so a year reads as one (not as a count) and `parse_words` and
+    `by_day` take every date in words alike."""
+    return f"{year:04d}"
+
+
 def day_words(day: date) -> str:
     """"7 May 2023"."""
-    return f"{day.day} {MONTHS[day.month - 1]} {day.year}"
+    return f"{day.day} {MONTHS[day.month - 1]} {year_words(day.year)}"
 
 
 def when_words(moment: datetime) -> str:
@@ -113,7 +119,7 @@ def _shift_month(day: date, months: int) -> tuple[int, int]:
 
 def _month(year: int, month: int) -> tuple[date, date, str]:
     return (date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1]),
-            f"{MONTHS[month - 1]} {year}")
+            f"{MONTHS[month - 1]} {year_words(year)}")
 
 
 def _season(name: str, year: int) -> tuple[date, date, str]:
@@ -121,7 +127,7 @@ def _season(name: str, year: int) -> tuple[date, date, str]:
     first, last = SEASONS[name]
     end_year = year + 1 if last < first else year
     return (date(year, first, 1), date(end_year, last, calendar.monthrange(end_year, last)[1]),
-            f"{name} {year}")
+            f"{name} {year_words(year)}")
 
 
 def _period(kind: str, m: re.Match[str], today: date) -> tuple[date, date, str] | None:
@@ -159,7 +165,7 @@ def _period(kind: str, m: re.Match[str], today: date) -> tuple[date, date, str] 
         if shift is None:
             return None
         year = today.year + shift
-        return date(year, 1, 1), date(year, 12, 31), str(year)
+        return date(year, 1, 1), date(year, 12, 31), year_words(year)
     if kind == "season":
         rel, name = m.group("rel").lower(), m.group("season").lower()
         first_month = SEASONS[name][0]
@@ -176,6 +182,15 @@ def _period(kind: str, m: re.Match[str], today: date) -> tuple[date, date, str] 
     return None
 
 
+def _on_the_calendar(kind: str, m: re.Match[str], today: date) -> tuple[date, date, str] | None:
+    """`_period`, or None when the period falls off the calendar (before the year 1, after 9999:
+    "10 years ago" said in the year 5): such a phrase is left as it was said."""
+    try:
+        return _period(kind, m, today)
+    except (ValueError, OverflowError):  # date() out of its years; date ± timedelta past them
+        return None
+
+
 def resolve(text: str, said_at: datetime | date) -> list[Resolved]:
     """Relative time phrases in `text`, in order, each with the period it names when said at `said_at`.
 
@@ -189,7 +204,7 @@ def resolve(text: str, said_at: datetime | date) -> list[Resolved]:
         if not any(word in low for word in _NEEDS[kind]):
             continue
         for m in pattern.finditer(text):
-            period = _period(kind, m, today)
+            period = _on_the_calendar(kind, m, today)
             if period is not None:
                 found.append(Resolved(m.start(), m.end(), m.group(0), *period))
     found.sort(key=lambda r: (r.start, -(r.end - r.start)))

@@ -21,7 +21,7 @@ from sqlmodel import Session, col
 
 from mirix_py.errors import InvalidInput
 from mirix_py.tools.ops import InsertOp
-from mirix_py.boundary.inputs import check_user
+from mirix_py.boundary.inputs import check_user, parse_when
 from mirix_py.records import MEMORY_ADAPTER, KnowledgeVaultMemory, Memory, MemoryChange, utcnow
 from mirix_py.store.crypto import VaultKeyError
 from mirix_py.store.expiry import unexpired
@@ -116,6 +116,7 @@ def _parse_line(store: MemoryStore, number: int, line: str) -> Memory:
         raise InvalidInput(f"line {number} is not an exported memory: {exc}") from exc
     try:
         check_user(memory.user_id)
+        parse_when(memory.occurred_at, "occurred_at", stored=True)  # inside the years `add` takes
     except InvalidInput as exc:
         raise InvalidInput(f"line {number}: {exc}") from exc
     token = data.get("secret_ciphertext")

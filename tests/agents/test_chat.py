@@ -244,3 +244,19 @@ def test_every_reader_is_shown_each_day_once_with_its_memories_under_it(tmp_path
             other = june_at if heading == april else april
             assert all(heading < i and (i < other or other < heading) for i in at), (reader, text)
             assert not any(re.search(r"\[\d\d:\d\d\]", lines[i]) for i in at), (reader, text)
+
+
+def test_a_models_search_with_a_day_alone_searches_that_day_on_the_users_clock(tmp_path, embedder):
+    """A model asked for "an ISO 8601 date" writes "2026-01-01": the tool said "start has no time
+    zone" and found nothing. A day alone is that whole day in MIRIX_TIMEZONE's zone."""
+    from mirix_py.settings import Settings
+
+    settings = Settings(data_dir=tmp_path / "d", timezone="America/Los_Angeles")
+    with Mirix(settings=settings, embedder=embedder) as mx:
+        mx.add("I cooked lasagna for Priya tonight.", user_id="maya", occurred_at="2026-01-01T23:30:00-08:00")
+        mx.add("We had lasagna at the party.", user_id="maya", occurred_at="2026-01-02T12:00:00-08:00")
+        search_in_memory = mx.readers.side("maya").chat._search_fn("maya", [])
+        found = search_in_memory("episodic", "lasagna", "bm25", start="2026-01-01", end="2026-01-01")
+        later = search_in_memory("episodic", "lasagna", "bm25", start="2026-01-02T00:00")
+    assert "Priya" in found and "party" not in found
+    assert "party" in later and "Priya" not in later

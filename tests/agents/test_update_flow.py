@@ -474,3 +474,20 @@ def test_max_managers_is_a_setting(tmp_path, embedder):
         assert sorted(t.value for t in result.left_out) == ["core", "semantic"]
     with pytest.raises(ValueError):
         Settings(data_dir=tmp_path / "e", llm_max_managers=0)
+
+
+def test_a_models_episode_is_dated_on_the_speakers_clock(make_mx):
+    """The model is shown the batch's time as the speaker's clock read it, and what it writes at that time
+    states the speaker's day."""
+    def summary(req: ScriptRequest):
+        if "[id=m1]" not in req.task_text:
+            return [("nothing_to_record", {})]
+        return [("insert_episodic", {"summary": "Ada went climbing with Tom", "actor": "Ada", "source_ids": ["m1"]})]
+
+    mx, client = make_mx(minimal_script(route=("episodic",), episodic_memory_manager=summary))
+    mx.add(MESSAGES, user_id="ada", occurred_at="2024-04-02T23:30:00-07:00")  # 06:30 UTC on 3 April
+    shown = next(r.task_text for r in client.requests if r.agent == "episodic_memory_manager")
+    assert "[id=m1] 2024-04-02T23:30-07:00 Ada" in shown
+    (written,) = [m for m in mx.list(user_id="ada", memory_types=["episodic"]) if m.event_type == "summary"]
+    assert written.occurred_at == datetime(2024, 4, 3, 6, 30, tzinfo=timezone.utc)
+    assert written.search_text() == "[2 April 2024, 23:30] Ada: Ada went climbing with Tom"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -57,3 +58,47 @@ def test_event_changes_say_what_changed():
         "~ summary: Tom is a pilot → Tom flies for Lufthansa", "~ tags: +family"]
     assert event_changes(_event("insert", None, before)) == ["+ name: Tom", "+ summary: Tom is a pilot", '+ tags: ["a"]']
     assert event_changes(_event("delete", before, None)) == ["(deleted)"]
+
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+def test_a_time_without_a_zone_is_read_in_the_zone_given():
+    los_angeles = ZoneInfo("America/Los_Angeles")
+    assert local_when("2026-01-01T00:00", "--start", los_angeles) == "2026-01-01T00:00:00-08:00"
+    assert local_when("2026-07-01", "--start", los_angeles) == "2026-07-01T00:00:00-07:00"  # summer's offset
+    assert local_when("2026-01-01T00:00+01:00", "--start", los_angeles) == "2026-01-01T00:00:00+01:00"  # its own
+
+
+def test_a_wall_time_the_clocks_skip_or_repeat_is_read_as_zoneinfo_reads_it():
+    skipped = datetime.fromisoformat(local_when("2026-03-29T02:30", "--occurred-at", BERLIN))
+    assert skipped.astimezone(timezone.utc) == datetime(2026, 3, 29, 1, 30, tzinfo=timezone.utc)  # 03:30 CEST
+    repeated = datetime.fromisoformat(local_when("2026-10-25T02:30", "--occurred-at", BERLIN))
+    assert repeated.astimezone(timezone.utc) == datetime(2026, 10, 25, 0, 30, tzinfo=timezone.utc)  # the first
+
+
+@pytest.mark.parametrize("value, zone", [("0001-01-01T00:00", "Asia/Kolkata"),
+                                         ("9999-12-31T23:59", "America/Los_Angeles"),
+                                         ("0001-01-01T00:00+01:00", "UTC")])
+def test_a_time_with_no_utc_equivalent_is_a_bad_value(value, zone):
+    with pytest.raises(InvalidInput, match=r"--end: .* is off the calendar in UTC"):
+        local_when(value, "--end", ZoneInfo(zone))
+
+
+def test_a_local_mean_time_is_given_in_utc():
+    # before 1883 Los Angeles kept its local mean time, 7:52:58 behind UTC: an offset ISO 8601 readers refuse
+    assert local_when("1850-01-01T00:00", "--start", ZoneInfo("America/Los_Angeles")) == "1850-01-01T07:52:58+00:00"
+
+
+def test_the_machines_zone_is_read_with_its_rules(monkeypatch):
+    from mirix_py.cli.args import machine_zone, typed_zone
+
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    assert machine_zone() == BERLIN and typed_zone(None) == BERLIN
+    assert typed_zone("America/Los_Angeles") == ZoneInfo("America/Los_Angeles")  # MIRIX_TIMEZONE first
+    monkeypatch.setenv("TZ", ":Europe/Lisbon")
+    assert machine_zone() == ZoneInfo("Europe/Lisbon")
+    monkeypatch.setenv("TZ", "CET-1CEST,M3.5.0,M10.5.0/3")  # a POSIX rule: the offset now, as before
+    assert machine_zone().utcoffset(datetime.now()) == datetime.now().astimezone().utcoffset()
+    with pytest.raises(InvalidInput, match="unknown time zone"):
+        typed_zone("Mars/Olympus")

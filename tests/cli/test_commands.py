@@ -225,3 +225,35 @@ def test_import_under_another_key_hints_at_the_vault_key(run, tmp_path):
     run("export", str(dump))
     out = runner.invoke(app, ["import", str(dump), "-d", str(tmp_path / "new"), "--create"])
     assert out.exit_code == 2 and "vault.key" in out.output and "hint" in out.output
+
+
+RUN_IN_TERMINAL = ("\x1b", "\x07", "\x9b", "\x7f", "\r")  # ESC, BEL, CSI, DEL, CR: a terminal acts on them
+
+
+def _cells(table: str) -> str:
+    """A table's text without its borders and the line breaks its narrow columns fold at."""
+    return "".join(ch for ch in table if ch not in "│ \n")
+
+
+def test_control_characters_a_store_holds_are_shown_not_run(run, tmp_path):
+    """A store written before control characters were refused may hold an ESC sequence: `list`, `search`
+    and `show --history` write it out (`\\x1b[2J`) instead of letting it clear the screen or retitle it."""
+    from mirix_py.engine import Mirix
+    from mirix_py.tools.ops import UpdateOp
+
+    run("add", "I like green tea very much.", "--user", "ada")
+    stored = "green tea\x1b]0;pwned\x07\x1b[2J\x9b31m\x7fRED\r"
+    with Mirix(tmp_path / "data") as mx:  # the store takes what an older version's `update` let through
+        (episode,) = mx.list(user_id="ada", memory_types=["episodic"])
+        mx.store.apply([UpdateOp(memory_id=episode.id, fields={"summary": stored})], user_id="ada", actor="older")
+        assert mx.get(episode.id, user_id="ada").summary == stored
+    outputs = {args[0]: run(*args, "--user", "ada") for args in (
+        ("list",), ("search", "green tea", "--method", "bm25"), ("show", episode.id, "--history"))}
+    for command, out in outputs.items():
+        assert out.exit_code == 0, out.output
+        assert not any(c in out.stdout for c in RUN_IN_TERMINAL), (command, out.stdout)
+        assert "tea\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\x7fRED\\x0d" in _cells(out.stdout), (command, out.stdout)
+    assert '"summary": "green tea\\u001b]0;pwned\\u0007\\u001b[2J\\u009b31m\\u007fRED\\r"' in outputs["show"].stdout
+    listed = run("list", "--user", "ada", "--json").stdout
+    assert not any(c in listed for c in RUN_IN_TERMINAL)
+    assert stored in [m.get("summary") for m in json.loads(listed)]  # the JSON still reads back as stored

@@ -219,3 +219,16 @@ def test_expiration_date_is_mem0s_utc_day_included(m):
     with pytest.raises(InvalidInput, match="not in the future"):
         m.add("Too late.", user_id="eve", expiration_date=yesterday)
     assert m.get_all(user_id="eve") == {"results": []}
+
+
+def test_metadata_nested_past_any_reason_is_refused_not_a_recursion_error(m):
+    from mirix_py.errors import InvalidInput
+
+    deep: dict = {}
+    inner = deep
+    for _ in range(1000):
+        inner["a"] = inner = {}
+    for infer in (True, False):
+        with pytest.raises(InvalidInput, match="nested more than 64 levels deep"):
+            m.add("I like tea.", user_id="ada", metadata=deep, infer=infer)
+    assert m.get_all(user_id="ada") == {"results": []}

@@ -244,6 +244,9 @@ def test_stats_per_user(live):
     ("POST", "/v1/users/alice/memories", {"content": "   "}, 422),
     ("POST", "/v1/users/alice/memories", {"content": []}, 422),
     ("POST", "/v1/users/alice/memories", {"content": "x\x00y"}, 422),
+    ("POST", "/v1/users/alice/memories", {"content": "x\x9by"}, 422),  # a C1 control (CSI), as the SDK refuses it
+    ("POST", "/v1/users/alice/memories", {"content": [{"role": "user", "name": "Bo\x85", "content": "hi"}]}, 422),
+    ("POST", "/v1/users/alice/search", {"query": "x\x9by"}, 422),
     ("POST", "/v1/users/alice/memories", {"content": "hi", "occurred_at": "2024-05-01T10:00:00"}, 422),
     ("POST", "/v1/users/alice/memories", {"content": "hi", "occurred_at": "yesterday-ish"}, 422),
     ("POST", "/v1/users/alice/memories", {"content": "hi", "occurred_at": "9999-12-31T23:59:59-23:59"}, 422),

@@ -450,3 +450,47 @@ def test_delete_user_waits_for_another_writers_transaction_on_sqlite(mx_sqlite, 
     assert isinstance(out[0], dict) and out[0]["memories"] >= 1, out
     assert mx.list(user_id=user_id) == [] and user_id not in mx.user_ids()
     assert "not available" not in caplog.text
+
+
+@pytest.mark.parametrize("when", [datetime(1, 1, 1, tzinfo=timezone.utc),
+                                  datetime(9999, 12, 31, 23, 59, tzinfo=timezone.utc)])
+def test_an_update_to_a_time_add_refuses_is_refused_alike_and_writes_nothing(mx_sqlite, user_id, when):
+    (change,) = mx_sqlite.store.apply([InsertOp(memory=EpisodicMemory(
+        user_id=user_id, occurred_at=T0, summary="I went to the dentist yesterday and go again tomorrow."))],
+        user_id=user_id, actor="seed")
+    with pytest.raises(InvalidInput) as refused_add:
+        mx_sqlite.add("I went to the dentist.", user_id=user_id, occurred_at=when)
+    with pytest.raises(InvalidInput) as refused_update:
+        mx_sqlite.update(change.memory_id, {"occurred_at": when}, user_id=user_id)
+    assert str(refused_update.value) == str(refused_add.value)
+    assert "outside the years 2 to 9998" in str(refused_update.value)
+    assert mx_sqlite.get(change.memory_id, user_id=user_id).occurred_at == T0
+    assert [e.operation.value for e in mx_sqlite.history(change.memory_id, user_id=user_id)] == ["insert"]
+
+
+def test_an_episode_said_near_the_calendars_ends_is_stored_with_what_it_can_resolve(mx_sqlite, user_id):
+    old = mx_sqlite.add("We moved to the valley 10 years ago.", user_id=user_id, occurred_at="0005-06-01T00:00:00Z")
+    late = mx_sqlite.add("I retire next year and travel next winter.", user_id=user_id,
+                         occurred_at="9998-12-31T12:00:00Z")
+    assert [old.status.value, late.status.value] == ["processed", "processed"]
+    texts = sorted(m.search_text() for m in mx_sqlite.list(user_id=user_id, memory_types=["episodic"]))
+    assert texts == ["[1 June 0005, 00:00] user: We moved to the valley 10 years ago.",
+                     "[31 December 9998, 12:00] user: I retire next year (9999) and travel next winter."]
+
+
+def test_a_core_block_an_older_version_stored_with_a_naive_said_time_reads_as_utc(mx, user_id):
+    """`said` now refuses a time without a zone; an older version let `update` store one, and its
+    block became unreadable (list, core_memory and /context raised)."""
+    from sqlmodel import Session
+
+    from mirix_py.store.tables import MemoryRow
+
+    block = mx.core_append("human", "Lives in Lisbon.", user_id=user_id)
+    with Session(mx.store.engine) as session:
+        row = session.get(MemoryRow, block.id)
+        row.fields = {**row.fields, "said": {"Lives in Lisbon.": "2026-01-01T10:00:00"}}
+        session.add(row)
+        session.commit()
+    said = mx.core_memory(user_id=user_id)["human"].said["Lives in Lisbon."]
+    assert said == datetime(2026, 1, 1, 10, tzinfo=timezone.utc)
+    assert [m.id for m in mx.list(user_id=user_id, memory_types=["core"])] == [block.id]

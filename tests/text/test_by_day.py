@@ -60,3 +60,13 @@ def test_the_words_counted_in_rank_order_are_the_words_a_reader_is_shown():
 def test_one_prefix_per_text_is_required():
     with pytest.raises(ValueError, match="one prefix per text"):
         day_lines(RANKED, ["- "])
+
+
+def test_memories_of_a_day_before_the_year_1000_are_grouped_under_it():
+    from datetime import datetime, timezone
+
+    from mirix_py.text.dates import when_words
+
+    said_at = f"[{when_words(datetime(2, 1, 1, tzinfo=timezone.utc))}]"
+    texts = [f"{said_at} user: The storm came.", f"{said_at} user: The harvest failed."]
+    assert day_lines(texts) == ["1 January 0002, 00:00:", "user: The storm came.", "user: The harvest failed."]

@@ -110,3 +110,37 @@ def test_dates_in_words_read_back():
     assert parse_words("7 Sept 2023") == (date(2023, 9, 7), None)
     for text in ("the day before", "31 April 2023", "7 Ma 2023", "2023-05-07", "7 May 2023, 25:00"):
         assert parse_words(text) is None, text
+
+
+def _utc(year: int, month: int = 1, day: int = 1, hour: int = 0) -> datetime:
+    return datetime(year, month, day, hour, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("text, said_at", [
+    ("We moved to the valley 10 years ago.", _utc(5, 6)),
+    ("The storm came the day before yesterday.", _utc(1)),
+    ("The harvest failed last winter.", _utc(2, 2)),
+    ("We will travel next winter.", _utc(9998, 12, 31, 12)),
+    ("The party is the day after tomorrow.", _utc(9999, 12, 31, 23)),
+])
+def test_a_phrase_whose_period_falls_off_the_calendar_is_left_as_said(text, said_at):
+    assert annotate(text, said_at) == text
+    assert resolve(text, said_at) == []
+
+
+def test_a_phrase_whose_period_is_on_the_calendar_is_resolved_beside_one_that_is_not():
+    said_at = _utc(9998, 12, 31, 12)
+    assert annotate("I retire next year, and travel next winter.", said_at) == \
+        "I retire next year (9999), and travel next winter."
+
+
+def test_years_before_1000_are_written_with_four_digits_and_read_back():
+    from mirix_py.text.dates import parse_words
+
+    said_at = _utc(2, 2, 1)
+    assert when_words(said_at) == "1 February 0002, 00:00"
+    assert annotate("The harvest failed 3 months ago, as it did last year, yesterday too.", said_at) == (
+        "The harvest failed 3 months ago (November 0001), as it did last year (0001), yesterday (31 January 0002) "
+        "too.")
+    assert parse_words(when_words(said_at)) == (date(2, 2, 1), said_at.time())
+    assert day_words(date(2023, 5, 7)) == "7 May 2023"  # four digits already: as before

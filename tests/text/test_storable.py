@@ -1,8 +1,9 @@
-"""Strings every backend stores alike: a NUL and a lone surrogate are named with where they are."""
+"""Strings every backend stores alike and a terminal prints as written: a NUL, a control character and
+a lone surrogate are named with where they are."""
 
 from __future__ import annotations
 
-from mirix_py.text.storable import first_problem, id_problem, problem
+from mirix_py.text.storable import first_problem, id_problem, printable, problem, terminal_safe
 
 
 def test_plain_text_and_any_script_are_storable():
@@ -14,6 +15,28 @@ def test_a_nul_and_a_lone_surrogate_are_named_with_their_position():
     assert problem("ab\x00c") == "holds a NUL character (\\x00) at position 2"
     assert problem("x\ud800y") == "is not valid Unicode (a lone surrogate at position 1)"
     assert problem("🍣\udfff") == "is not valid Unicode (a lone surrogate at position 1)"
+
+
+def test_a_control_character_is_named_with_its_position_but_tabs_and_line_breaks_are_text():
+    assert problem("Bo\x1b[2J") == "holds a control character (\\x1b) at position 2"
+    assert problem("tea \x07") == "holds a control character (\\x07) at position 4"
+    assert problem("a\x7fb") == "holds a control character (\\x7f) at position 1"  # DEL, as REST refuses it
+    assert problem("a\x9b31m") == "holds a control character (\\x9b) at position 1"  # C1: CSI
+    assert problem("shopping:\r\n- milk\tx2\n") is None
+
+
+def test_what_printable_makes_of_a_models_text_is_storable():
+    text = "Tom\x1b[31m is\x85 a pilot\x00\t(\x7f)\r\n\ud800"
+    assert printable(text) == "Tom[31m is a pilot\t()\r\n\ufffd"
+    assert problem(printable(text)) is None
+
+
+def test_terminal_safe_writes_out_controls_but_newlines_and_tabs():
+    stored = "Bo\x1b[2J\x1b]0;pwned\x07 likes\ttea\nand \x9b31m\x7f\r東京"
+    shown = terminal_safe(stored)
+    assert shown == "Bo\\x1b[2J\\x1b]0;pwned\\x07 likes\ttea\nand \\x9b31m\\x7f\\x0d東京"
+    assert not any(ord(ch) < 32 and ch not in "\n\t" or 0x7F <= ord(ch) < 0xA0 for ch in shown)
+    assert terminal_safe("naïve café — 東京 🍣") == "naïve café — 東京 🍣"
 
 
 def test_first_problem_walks_dicts_and_lists_and_names_the_path():

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from mirix_py.engine import Mirix
+from mirix_py.errors import InvalidInput
 from mirix_py.settings import Settings
 
 
@@ -108,3 +109,25 @@ def test_an_export_leaves_out_memories_past_their_expiry_as_reads_do(mx, user_id
     assert not {m.id for m in expiring} & set(exported)
     assert any(kept.input_ids[0] in m.source_ids and exported[m.id] for m in mx.list(user_id=user_id, limit=1000))
     assert mx.export(io.StringIO()) == count  # every user's export leaves them out as well
+
+
+def _episode_line(number: int, occurred_at: str, summary: str) -> str:
+    memory = {"memory_type": "episodic", "id": f"epi_edge_{number}", "user_id": "ana", "summary": summary,
+              "occurred_at": occurred_at, "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"}
+    return json.dumps({"memory": memory, "secret_ciphertext": None})
+
+
+@pytest.mark.parametrize("occurred_at, summary", [
+    ("0001-01-01T00:00:00Z", "I repaired the bicycle yesterday"),
+    ("0001-06-01T00:00:00Z", "I repaired the bicycle"),
+    ("9999-12-31T23:00:00Z", "I repair the bicycle tomorrow"),
+])
+def test_a_line_dated_in_a_year_add_refuses_is_refused_with_its_message_and_nothing_is_written(
+        mx_sqlite, occurred_at, summary):
+    with pytest.raises(InvalidInput) as refused_add:
+        mx_sqlite.add(summary, user_id="ana", occurred_at=occurred_at)
+    good = _episode_line(1, "2026-01-01T10:00:00Z", "I bought a bell for the bicycle")
+    with pytest.raises(InvalidInput) as refused_import:
+        mx_sqlite.import_([good, _episode_line(2, occurred_at, summary)])
+    assert str(refused_import.value) == f"line 2: {refused_add.value}"
+    assert mx_sqlite.list(user_id="ana") == []

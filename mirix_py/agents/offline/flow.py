@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any, Mapping, Sequence
 
 from sqlalchemy.exc import OperationalError
@@ -23,7 +23,7 @@ from mirix_py.agents.offline.rules.parsed import ClauseParser
 from mirix_py.llm.meter import Meter
 from mirix_py.tools.ops import InsertOp, Op
 from mirix_py.records import (
-    InputRecord, KnowledgeVaultMemory, MemoryType, ResourceMemory, SearchHit, SearchMethod, SemanticMemory,
+    InputRecord, KnowledgeVaultMemory, Memory, MemoryType, ResourceMemory, SearchHit, SearchMethod, SemanticMemory,
 )
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.search import Searcher
@@ -48,10 +48,12 @@ class OfflineFlow:
     mode = "offline"
     name = "rules"
 
-    def __init__(self, store: MemoryStore, searcher: Searcher, *, parser: ClauseParser | None = None) -> None:
+    def __init__(self, store: MemoryStore, searcher: Searcher, *, parser: ClauseParser | None = None,
+                 zone: tzinfo | None = None) -> None:
         self.store = store
         self.searcher = searcher
         self.parser = parser  # what the fact rules also read sentences with (`rules.parsed`); None: patterns only
+        self.zone = zone  # MIRIX_TIMEZONE: the clock of what is said at a time given in UTC, or at none (`prepare_batch`)
 
     # ------------------------------------------------------------ Flow
 
@@ -86,7 +88,7 @@ class OfflineFlow:
         return rules.prepare_batch(user_id, records, known_secrets=lambda: self.known_secrets(user_id),
                                    find_resource=lambda title: self.resource_by_title(user_id, title),
                                    find_people=lambda words: self.semantic_matching(user_id, words),
-                                   parser=self.parser)
+                                   parser=self.parser, zone=self.zone)
 
     def ops(self, memory_type: MemoryType, batch: rules.PreparedBatch) -> list[Op]:
         user_id = batch.user_id
@@ -156,15 +158,26 @@ class OfflineFlow:
 
     # ------------------------------------------------------------ lookups
 
-    def recent(self, batch: rules.PreparedBatch, memory_type: MemoryType, limit: int = 2000) -> list:
-        """The user's memories of this type from around the batch's time (`REPEAT_WINDOW` either
-        side): what a repeated input would be a repeat of."""
-        if not batch.messages:
-            return []
-        times = [m.occurred_at for m in batch.messages]
-        return self.store.list(user_id=batch.user_id, memory_types=[memory_type.value],
-                               start=_shifted(min(times), -rules.REPEAT_WINDOW),
-                               end=_shifted(max(times), rules.REPEAT_WINDOW), limit=limit)
+    def recent(self, batch: rules.PreparedBatch, memory_type: MemoryType) -> rules.RepeatLookup:
+        """What the memories a manager would insert could be repeats of: the user's memories of this
+        type from around the batch's time (`REPEAT_WINDOW` either side), every one of them however busy
+        the day. Each row of the window is read light and tested by its keys (`rules.repeat_keys`);
+        only those sharing a key with a new memory are loaded, in the window's order."""
+
+        def lookup(memories: Sequence[Memory]) -> list[Memory]:
+            wanted = frozenset().union(*(rules.repeat_keys(m) for m in memories))
+            if not wanted or not batch.messages:
+                return []
+            times = [m.occurred_at for m in batch.messages]
+            rows = self.store.fields_between(user_id=batch.user_id, memory_type=memory_type,
+                                             start=_shifted(min(times), -rules.REPEAT_WINDOW),
+                                             end=_shifted(max(times), rules.REPEAT_WINDOW))
+            ids = [memory_id for memory_id, fields in rows
+                   if not wanted.isdisjoint(rules.stored_repeat_keys(batch.user_id, memory_type, fields))]
+            found = self.store.get_many(ids, user_id=batch.user_id)
+            return [found[memory_id] for memory_id in ids if memory_id in found]
+
+        return lookup
 
     def known_secrets(self, user_id: str) -> dict[tuple[str, str], str]:
         """(entry type, value) -> vault id: a secret already stored is not stored again."""

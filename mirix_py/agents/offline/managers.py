@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from difflib import SequenceMatcher
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from mirix_py.agents import core_blocks
 from mirix_py.agents.offline.rules import classify_resource, extract_procedure
@@ -23,13 +23,14 @@ from mirix_py.agents.offline.rules.factset import Held
 from mirix_py.agents.offline.rules.factset import apply as apply_claims
 from mirix_py.agents.offline.rules.parsed import ClauseParser, PreParsed
 from mirix_py.agents.offline.rules.people import forms, relation_subjects
+from mirix_py.boundary.timezones import said_offset
 from mirix_py.agents.offline.screens import (
     is_clock_line, line_key, new_lines, new_with_context, same_lines, seen_keys, shell_prompts,
 )
 from mirix_py.tools.ops import InsertOp, Op, UpdateOp
 from mirix_py.records import (
-    CoreMemory, EpisodicMemory, InputKind, InputRecord, KnowledgeVaultMemory, Memory, MemoryType,
-    ProceduralMemory, ResourceMemory, SemanticMemory, Sensitivity,
+    MEMORY_ADAPTER, CoreMemory, EpisodicMemory, InputKind, InputRecord, KnowledgeVaultMemory, Memory, MemoryType,
+    ProceduralMemory, ResourceMemory, SemanticMemory, Sensitivity, at_offset,
 )
 from mirix_py.secrets.detection import find_secrets, redact
 from mirix_py.store.summaries import TURN_EVENT
@@ -46,9 +47,15 @@ class BatchMessage:
     role: str
     speaker: str
     text: str
-    occurred_at: datetime
+    occurred_at: datetime  # in UTC
     source_ids: tuple[str, ...]
     metadata: dict[str, str] = field(default_factory=dict)
+    said_offset_minutes: int | None = None  # the speaker's clock (`records.SaidOffset`); None: UTC
+
+    @property
+    def local_at(self) -> datetime:
+        """`occurred_at` on the speaker's clock: the times a screen shows and a model is shown."""
+        return at_offset(self.occurred_at, self.said_offset_minutes)
 
 
 @dataclass
@@ -89,8 +96,12 @@ def vault_id(input_id: str, message_index: int | str, offset: int) -> str:
 
 def prepare_batch(user_id: str, inputs: Sequence[InputRecord], *, known_secrets: SecretLookup | None = None,
                   find_resource: ResourceLookup | None = None, find_people: PeopleLookup | None = None,
-                  parser: ClauseParser | None = None) -> PreparedBatch:
+                  parser: ClauseParser | None = None, zone: tzinfo | None = None) -> PreparedBatch:
     """Flatten inputs into messages; move secrets into vault inserts and redact them everywhere else.
+
+    Each message is said at its own time, else its input's (in UTC, so the microsecond that orders
+    a list's turns is a real one), on the clock its time was given by, else `zone`'s (MIRIX_TIMEZONE),
+    else UTC (`boundary.timezones.said_offset`).
 
     A secret seen twice in the batch is stored once; with `known_secrets` (called only when the
     batch holds secrets), one already in the vault is not stored again and the placeholder points
@@ -141,6 +152,7 @@ def prepare_batch(user_id: str, inputs: Sequence[InputRecord], *, known_secrets:
             # messages without their own time are said in list order: a microsecond apiece keeps that order
             # wherever turns are ordered by time (their neighbours' words, search `context`)
             occurred_at = message.occurred_at or record.occurred_at + timedelta(microseconds=index)
+            offset = said_offset(message.said_offset_minutes, occurred_at, zone)
             sources = tuple(s for s in (record.id, record.source_id, message.id) if s)
             text = vaulted(message.content, record, index, message.speaker, occurred_at, sources)
             if metadata is None:  # a window title or file name can show a secret too
@@ -148,7 +160,7 @@ def prepare_batch(user_id: str, inputs: Sequence[InputRecord], *, known_secrets:
                             for key, value in record.metadata.items()}
             batch.messages.append(BatchMessage(
                 input_id=record.id, kind=record.kind, role=message.role, speaker=message.speaker, text=text,
-                occurred_at=occurred_at, source_ids=sources, metadata=dict(metadata),
+                occurred_at=occurred_at, source_ids=sources, metadata=dict(metadata), said_offset_minutes=offset,
             ))
             if record.kind is InputKind.screenshot:
                 title = screen_title(batch.messages[-1])
@@ -281,9 +293,64 @@ def _repeat_of(memory: Memory, candidates: Sequence[Memory]) -> Memory | None:
     return None
 
 
-def without_repeats(ops: list[Op], recent: Sequence[Memory]) -> list[Op]:
+def _has_digit(word: str) -> bool:
+    """What `same_content` asks of a changed word's characters; a word of letters is asked no further
+    (no character is both a letter and a digit)."""
+    return not word.isalpha() and any(ch.isdigit() for ch in word)
+
+
+RepeatLookup = Callable[[Sequence[Memory]], Sequence[Memory]]  # memories to insert -> stored ones they could repeat
+
+
+def content_keys(text: str) -> frozenset[tuple]:
+    """Keys `text` shares with every text `same_content` takes for the same: a text without words is
+    itself, stripped; else each key holds the word count, the words with a digit in their places
+    (a near-duplicate changes none of them), and one of a tenth-plus-one runs of the words with its
+    place (it changes at most a tenth of them, in place, so one run is left whole). A cheap index in
+    front of `same_content`, never a test of its own."""
+    words = _word_list(text)
+    if not words:
+        return frozenset({("blank", text.strip())})
+    numbers = tuple([(i, w) for i, w in enumerate(words) if _has_digit(w)])
+    runs = len(words) // 10 + 1
+    bounds = [len(words) * i // runs for i in range(runs + 1)]
+    return frozenset((len(words), numbers, i, tuple(words[bounds[i]:bounds[i + 1]])) for i in range(runs))
+
+
+def repeat_keys(memory: Memory) -> frozenset[tuple]:
+    """Keys `memory` shares with every memory `_repeat_of` could pair it with (either way round): what
+    must be equal, with the `content_keys` of the text compared; none for a memory never a repeat."""
+    if isinstance(memory, EpisodicMemory):
+        if memory.event_type not in REPEATABLE_EVENTS:
+            return frozenset()
+        head: tuple = (memory.memory_type, memory.actor, memory.event_type)
+        text = memory.summary
+    elif isinstance(memory, ProceduralMemory):
+        head, text = (memory.memory_type,), memory.search_text()
+    elif isinstance(memory, ResourceMemory):
+        if memory.title.startswith("Screenshot of "):
+            return frozenset()
+        head, text = (memory.memory_type, memory.title), memory.content
+    else:
+        return frozenset()
+    return frozenset((*head, *key) for key in content_keys(text))
+
+
+def stored_repeat_keys(user_id: str, memory_type: MemoryType, fields: Mapping[str, Any]) -> frozenset[tuple]:
+    """`repeat_keys` of a stored memory from the type fields its row holds (`records.type_fields`): a
+    record of those alone, without the row's common columns, is cheap enough to make for every memory
+    of a busy day, and holds what `_repeat_of` compares as the full record does."""
+    return repeat_keys(MEMORY_ADAPTER.validate_python({**fields, "memory_type": memory_type, "user_id": user_id}))
+
+
+def without_repeats(ops: list[Op], recent: Sequence[Memory] | RepeatLookup) -> list[Op]:
     """Inserts whose content the user already has (stored within the window, or inserted earlier in
-    the same list) become provenance on that memory: an input added twice makes no copies."""
+    the same list) become provenance on that memory: an input added twice makes no copies.
+
+    `recent`: the stored memories a repeat could be of, or a lookup of them given the memories to
+    insert (the flow's: it loads only those that could be)."""
+    if callable(recent):
+        recent = recent([op.memory for op in ops if isinstance(op, InsertOp)])
     out: list[Op] = []
     pending: list[InsertOp] = []
     stored_ops: dict[str, UpdateOp] = {}
@@ -308,7 +375,7 @@ def without_repeats(ops: list[Op], recent: Sequence[Memory]) -> list[Op]:
     return out
 
 
-def episodic_ops(batch: PreparedBatch, recent: Sequence[Memory] = ()) -> list[Op]:
+def episodic_ops(batch: PreparedBatch, recent: Sequence[Memory] | RepeatLookup = ()) -> list[Op]:
     """One event per message; a document or screenshot is one event that points at its resource.
     An event the user has already (`without_repeats`, against `recent`) adds provenance instead.
 
@@ -335,7 +402,7 @@ def episodic_ops(batch: PreparedBatch, recent: Sequence[Memory] = ()) -> list[Op
                 close()
                 visit = _Visit(title=title, first=m, returning=title != last_window)
             last_window = title
-            new, around = new_with_context(m.text, seen.setdefault(title, set()), m.occurred_at)
+            new, around = new_with_context(m.text, seen.setdefault(title, set()), m.local_at)
             visit.add(m, new, around)
             continue
         close()
@@ -357,6 +424,7 @@ def episodic_ops(batch: PreparedBatch, recent: Sequence[Memory] = ()) -> list[Op
         ops.append(InsertOp(memory=EpisodicMemory(
             user_id=batch.user_id, event_type=event_type, summary=summary, details=details,
             actor=m.speaker, occurred_at=m.occurred_at, source_ids=list(m.source_ids),
+            said_offset_minutes=m.said_offset_minutes,
         )))
     close()
     return without_repeats(ops, recent)
@@ -407,7 +475,8 @@ class _Visit:
         start = self.at or m.occurred_at
         span = ""
         if self.last is not None and (self.last - start).total_seconds() >= 1:
-            span = f" ({start.strftime('%H:%M:%S')}–{self.last.strftime('%H:%M:%S')})"
+            first, last = (at_offset(t, m.said_offset_minutes) for t in (start, self.last))  # the screen's clock
+            span = f" ({first.strftime('%H:%M:%S')}–{last.strftime('%H:%M:%S')})"
         fresh = "\n".join(self.fresh)
         label = _screen_label(m)
         short = _short(fresh, 300)
@@ -425,7 +494,7 @@ class _Visit:
         details = _clip_lines(text, SCREEN_DETAILS_CHARS) if text.strip("…\n") and text != fresh else ""
         return InsertOp(memory=EpisodicMemory(
             user_id=user_id, event_type="screen_activity", summary=summary, details=details, actor=m.speaker,
-            occurred_at=start, source_ids=list(dict.fromkeys(self.sources)),
+            occurred_at=start, source_ids=list(dict.fromkeys(self.sources)), said_offset_minutes=m.said_offset_minutes,
         ))
 
 
@@ -565,6 +634,7 @@ def semantic_ops(batch: PreparedBatch, find_by_name: SemanticLookup) -> list[Op]
             ops.append(InsertOp(memory=SemanticMemory(
                 user_id=batch.user_id, name=name, summary=summary, details="; ".join(rest),
                 source=first.speaker, occurred_at=first.occurred_at, source_ids=provenance,
+                said_offset_minutes=first.said_offset_minutes,
             )))
         elif not outcome.changed:
             ops.append(UpdateOp(memory_id=existing.id, add_source_ids=provenance))
@@ -579,7 +649,7 @@ def semantic_ops(batch: PreparedBatch, find_by_name: SemanticLookup) -> list[Op]
     return ops
 
 
-def procedural_ops(batch: PreparedBatch, recent: Sequence[Memory] = ()) -> list[Op]:
+def procedural_ops(batch: PreparedBatch, recent: Sequence[Memory] | RepeatLookup = ()) -> list[Op]:
     ops: list[Op] = []
     for m in _screen_merged(batch):
         screen = m.kind is InputKind.screenshot
@@ -608,13 +678,11 @@ def _screen_merged(batch: PreparedBatch) -> list[BatchMessage]:
             windows[title] = (len(out), [], seen_keys(existing.content) if existing else set(), [])
             out.append(m)
         _, lines, seen, sources = windows[title]
-        lines.extend(new_lines(m.text, seen, m.occurred_at))
+        lines.extend(new_lines(m.text, seen, m.local_at))
         sources.extend(m.source_ids)
     for title, (at, lines, _, sources) in windows.items():
         first = out[at]
-        out[at] = BatchMessage(input_id=first.input_id, kind=first.kind, role=first.role, speaker=first.speaker,
-                               text="\n".join(lines), occurred_at=first.occurred_at,
-                               source_ids=tuple(dict.fromkeys(sources)), metadata=first.metadata)
+        out[at] = replace(first, text="\n".join(lines), source_ids=tuple(dict.fromkeys(sources)))
     return out
 
 
@@ -633,19 +701,18 @@ def _screen_snapshots(batch: PreparedBatch) -> list[BatchMessage]:
             out.append(m)
         at, first, sources = windows[title]
         sources.extend(m.source_ids)
-        out[at] = BatchMessage(input_id=m.input_id, kind=m.kind, role=m.role, speaker=m.speaker, text=m.text,
-                               occurred_at=first.occurred_at, source_ids=tuple(dict.fromkeys(sources)),
-                               metadata=m.metadata)
+        out[at] = replace(m, occurred_at=first.occurred_at, said_offset_minutes=first.said_offset_minutes,
+                          source_ids=tuple(dict.fromkeys(sources)))
     return out
 
 
 def _without_clocks(m: BatchMessage) -> str:
     """The screen's text without its live clock, blank lines between blocks kept once."""
-    lines = [ln for ln in m.text.splitlines() if not is_clock_line(line_key(ln, m.occurred_at))]
+    lines = [ln for ln in m.text.splitlines() if not is_clock_line(line_key(ln, m.local_at))]
     return "\n".join(ln for i, ln in enumerate(lines) if ln.strip() or (i and lines[i - 1].strip())).strip("\n")
 
 
-def resource_ops(batch: PreparedBatch, recent: Sequence[Memory] = ()) -> list[Op]:
+def resource_ops(batch: PreparedBatch, recent: Sequence[Memory] | RepeatLookup = ()) -> list[Op]:
     """Documents and pasted content become resources. Each screenshot window is one resource
     holding the window as last seen: created on first sight, updated in place (same id, the
     earlier text in its history) when a later batch shows it changed."""

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from zoneinfo import ZoneInfo
 
 from mirix_py.agents.offline import managers
+from mirix_py.boundary.inputs import normalize_add
 from mirix_py.tools.ops import InsertOp, UpdateOp
-from mirix_py.records import CoreMemory, InputKind, InputRecord, MemoryType, Message, SemanticMemory
+from mirix_py.records import (
+    CoreMemory, InputKind, InputRecord, MemoryType, Message, SearchHit, SemanticMemory, reader_text,
+)
 
 WHEN = datetime(2024, 2, 2, 8, 0, tzinfo=timezone.utc)
 
@@ -91,3 +95,54 @@ def test_a_long_message_is_kept_whole_unless_a_resource_keeps_it():
     (event,) = managers.episodic_ops(batch)
     assert event.memory.summary.endswith("…") and event.memory.details == "full text kept as a resource"
     assert resource.memory.content == pasted
+
+
+# ---------------------------------------------------------------- the speaker's clock
+
+LA = ZoneInfo("America/Los_Angeles")
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+def _told(*texts: str, occurred_at: str, zone=None):
+    record = normalize_add([{"role": "user", "name": "Maya", "content": t} for t in texts], user_id="u",
+                           occurred_at=occurred_at, source_id=None, kind="text", max_chars=10_000)
+    return managers.prepare_batch("u", [record], **({"zone": zone} if zone else {}))
+
+
+def test_an_episode_in_the_repeated_autumn_hour_keeps_its_instant_and_order():
+    second_0215 = datetime.fromtimestamp(datetime(2026, 10, 25, 1, 15, tzinfo=timezone.utc).timestamp(), BERLIN)
+    record = normalize_add([{"content": "I watered the orchid."}, {"content": "Then I fed the cat."}], user_id="u",
+                           occurred_at=second_0215, source_id=None, kind="text", max_chars=1000)
+    ops = managers.episodic_ops(managers.prepare_batch("u", [record]))
+    assert [op.memory.occurred_at for op in ops] == [datetime(2026, 10, 25, 1, 15, tzinfo=timezone.utc),
+                                                    datetime(2026, 10, 25, 1, 15, 0, 1, tzinfo=timezone.utc)]
+    assert ops[0].memory.search_text() == "[25 October 2026, 02:15] user: I watered the orchid."
+
+
+def test_an_episode_states_the_day_the_speaker_lived():
+    batch = _told("I went to the dentist yesterday, and tonight I cooked lasagna for Priya.",
+                  occurred_at="2026-01-01T23:30:00-08:00")
+    (op,) = managers.episodic_ops(batch)
+    assert op.memory.occurred_at == datetime(2026, 1, 2, 7, 30, tzinfo=timezone.utc)
+    assert op.memory.search_text() == ("[1 January 2026, 23:30] Maya: I went to the dentist yesterday "
+                                       "(31 December 2025), and tonight (1 January 2026) I cooked lasagna for Priya.")
+
+
+def test_a_time_given_in_utc_is_read_in_the_users_zone_and_without_one_stays_utc():
+    said = "I went to the dentist yesterday."
+    (in_la,) = managers.episodic_ops(_told(said, occurred_at="2026-01-02T07:30:00Z", zone=LA))
+    assert in_la.memory.said_offset_minutes == -480
+    assert in_la.memory.search_text() == "[1 January 2026, 23:30] Maya: I went to the dentist yesterday (31 December 2025)."
+    (plain,) = managers.episodic_ops(_told(said, occurred_at="2026-01-02T07:30:00Z"))
+    assert plain.memory.said_offset_minutes is None
+    assert plain.memory.search_text() == "[2 January 2026, 07:30] Maya: I went to the dentist yesterday (1 January 2026)."
+    # an offset given with the time is the speaker's own, whatever the user's zone
+    (given,) = managers.episodic_ops(_told(said, occurred_at="2026-01-02T09:30:00+02:00", zone=LA))
+    assert given.memory.said_offset_minutes == 120
+
+
+def test_a_fact_made_by_the_rules_is_said_on_the_speakers_day():
+    batch = _told("My sister Anna is a painter.", occurred_at="2026-01-01T23:45:00-08:00")
+    (fact,) = [op.memory for op in managers.semantic_ops(batch, lambda name: None)]
+    hit = SearchHit(text=fact.search_text(), score=1.0, memory=fact, method="bm25")
+    assert reader_text(hit).endswith("(said 1 January 2026)")

@@ -139,3 +139,15 @@ def test_a_visits_details_show_each_context_line_once():
     details = op.memory.details.splitlines()
     assert details.count("Dana: lunch at 12:30?") == 1 and details.count("Message #team") == 1
     assert "Omar: yes" in details
+
+
+def test_a_visits_span_and_live_clock_are_read_on_the_screens_own_clock():
+    def shot(text: str, seconds: float) -> InputRecord:  # captured in Lisbon in summer (+01:00)
+        return InputRecord(user_id="u", kind=InputKind.screenshot, occurred_at=T0 + timedelta(seconds=seconds),
+                           messages=[Message(role="user", content=text, said_offset_minutes=60)],
+                           metadata={"app": "Slack", "window_title": "#team"})
+    batch = managers.prepare_batch("u", [shot("Mon 03 Jun 10:14\nPriya: the demo moved to Friday", 0),
+                                         shot("Mon 03 Jun 10:14\nPriya: the demo moved to Friday\nTom: lunch?", 4)])
+    (op,) = managers.episodic_ops(batch)
+    assert op.memory.summary == "Viewed Slack — #team (10:14:05–10:14:09): Priya: the demo moved to Friday Tom: lunch?"
+    assert op.memory.search_text().startswith("[3 June 2024, 10:14] user: Viewed Slack")

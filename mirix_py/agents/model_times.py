@@ -1,0 +1,59 @@
+"""Times a model writes into a tool call or a topic reply, read the way a person would mean them.
+
+Callers of the SDK must pass aware times (`boundary.inputs.parse_when`): a program can. A model
+asked for "an ISO 8601 date" writes "2026-01-01", "2026-01-01T18:00" or the words the memories show
+("1 January 2026"); refusing those threw away the whole reply of a weak model. Here a day alone
+covers that whole day, and a time without a zone is read in the user's zone.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, time, timedelta, tzinfo
+
+from dateutil import parser as date_parser
+
+from mirix_py.boundary.inputs import parse_when
+from mirix_py.errors import InvalidInput
+from mirix_py.text.dates import parse_words
+
+_DAY_ONLY = re.compile(r"\s*\d{4}-\d{2}-\d{2}\s*")
+
+
+def model_when(value: object, what: str, zone: tzinfo, *, end: bool = False) -> datetime | None:
+    """`value` as an aware datetime: None for nothing; a day alone ("2026-01-01", "1 January 2026") is
+    its start in `zone`, or with `end` the start of the next day (ranges end exclusive, and "up to 1
+    January" includes that day); a date-time without a zone is read in `zone`. InvalidInput when it
+    reads as no time at all."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, datetime) or not isinstance(value, str):
+        return parse_when(value, what)  # type: ignore[arg-type]
+    day, clock = _day_and_clock(value, what)
+    try:
+        if clock is None:
+            moment = datetime.combine(day + timedelta(days=1) if end else day, time(0), zone)
+        elif clock.tzinfo is None:
+            moment = datetime.combine(day, clock, zone)
+        else:
+            moment = datetime.combine(day, clock)
+    except OverflowError as exc:  # the day after 31 December 9999
+        raise InvalidInput(f"{what}: {value!r} is at the end of the calendar") from exc
+    return parse_when(moment, what)
+
+
+def _day_and_clock(value: str, what: str) -> tuple[date, time | None]:
+    """The day `value` names and its time of day (None for a day alone, zone kept when given)."""
+    in_words = parse_words(value)
+    if in_words is not None:
+        return in_words
+    try:
+        parsed = date_parser.isoparse(value.strip())
+    except (ValueError, OverflowError) as exc:
+        raise InvalidInput(f"{what}: {value!r} is not a date or an ISO 8601 date-time") from exc
+    if _DAY_ONLY.fullmatch(value):
+        return parsed.date(), None
+    return parsed.date(), parsed.timetz()
+
+
+__all__ = ["model_when"]
