@@ -12,24 +12,49 @@ the same text wherever the engine runs.
 
 from __future__ import annotations
 
+import os
 import re
-from datetime import datetime, tzinfo
+from datetime import datetime, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from mirix_py.errors import InvalidInput
 from mirix_py.records import utc_offset_minutes
 
-__all__ = ["display_zone", "local_when", "said_offset", "shown_text", "user_zone", "zone_name"]
+__all__ = ["display_zone", "local_when", "machine_zone", "said_offset", "shown_text", "user_zone", "zone_name"]
 
 
 def display_zone(name: str | None = None) -> tzinfo:
-    """The zone called `name`, or the machine's own zone when `name` is empty."""
+    """The zone called `name`, or the machine's own zone (`machine_zone`) when `name` is empty."""
     if not name:
-        return datetime.now().astimezone().tzinfo or ZoneInfo("UTC")
+        return machine_zone()
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as exc:
         raise InvalidInput(f"unknown time zone {name!r}: use an IANA name such as 'Europe/Lisbon'") from exc
+
+
+def machine_zone() -> tzinfo:
+    """This machine's zone with its rules ($TZ, else /etc/localtime), so that a summer time shown or
+    typed in winter gets summer's offset (the offset of now did not); its offset now when neither
+    names a zone zoneinfo knows (a POSIX rule in $TZ, a system without zone files)."""
+    try:
+        if "TZ" in os.environ:
+            return ZoneInfo(os.environ["TZ"].removeprefix(":") or "UTC")  # an empty TZ is UTC to the C library
+        return _localtime_zone("/etc/localtime")
+    except (OSError, ValueError, ZoneInfoNotFoundError):
+        return datetime.now().astimezone().tzinfo or timezone.utc
+
+
+def _localtime_zone(path: str) -> tzinfo:
+    """The zone of a localtime file: by its IANA name when it links into a zoneinfo folder, else as read."""
+    _, linked, key = os.path.realpath(path).partition("/zoneinfo/")
+    if linked:
+        try:
+            return ZoneInfo(key)
+        except (ValueError, ZoneInfoNotFoundError):
+            pass
+    with open(path, "rb") as fh:
+        return ZoneInfo.from_file(fh)
 
 
 def user_zone(name: str | None) -> tzinfo | None:

@@ -5,14 +5,12 @@ each bad value is an InvalidInput whose message says what would have been accept
 from __future__ import annotations
 
 import json
-import os
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import timedelta, timezone, tzinfo
 from typing import Any, Sequence
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dateutil import parser as date_parser
 
-from mirix_py.boundary.timezones import display_zone
+from mirix_py.boundary.timezones import display_zone, machine_zone
 from mirix_py.errors import InvalidInput
 from mirix_py.records import HistoryEvent, MemoryType
 
@@ -36,30 +34,6 @@ def memory_types(names: Sequence[str] | None) -> list[str] | None:
             raise InvalidInput(f"unknown memory type {name!r}: use one of {', '.join(valid)}")
         out.append(key)
     return out
-
-
-def machine_zone() -> tzinfo:
-    """This machine's zone with its rules ($TZ, else /etc/localtime), so that a summer date typed in
-    winter gets summer's offset; its offset now when neither names a zone zoneinfo knows (a POSIX
-    rule in $TZ, a system without zone files)."""
-    try:
-        if "TZ" in os.environ:
-            return ZoneInfo(os.environ["TZ"].removeprefix(":") or "UTC")  # an empty TZ is UTC to the C library
-        return _localtime_zone("/etc/localtime")
-    except (OSError, ValueError, ZoneInfoNotFoundError):
-        return datetime.now().astimezone().tzinfo or timezone.utc
-
-
-def _localtime_zone(path: str) -> tzinfo:
-    """The zone of a localtime file: by its IANA name when it links into a zoneinfo folder, else as read."""
-    _, linked, key = os.path.realpath(path).partition("/zoneinfo/")
-    if linked:
-        try:
-            return ZoneInfo(key)
-        except (ValueError, ZoneInfoNotFoundError):
-            pass
-    with open(path, "rb") as fh:
-        return ZoneInfo.from_file(fh)
 
 
 def typed_zone(name: str | None) -> tzinfo:

@@ -212,3 +212,12 @@ def test_a_core_line_said_at_a_naive_time_is_refused_and_context_still_reads(mx_
     assert mx.list(user_id=user_id + "i") == []
     assert "Lives in Lisbon. (said" in retrieve_context(mx, user_id, "where does she live?").prompt
     assert client.post(f"/v1/users/{user_id}/context", json={"message": "where does she live?"}).status_code == 200
+
+
+def test_unset_the_machines_zone_shows_each_time_with_its_own_seasons_offset(monkeypatch):
+    """With MIRIX_TIMEZONE unset, times were shown at the machine's offset of now: in winter a summer
+    memory read an hour off (its clock and, near midnight, its day)."""
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    zone = display_zone(None)
+    assert local_when(datetime(2026, 7, 1, 12, tzinfo=timezone.utc), zone) == "2026-07-01 14:00 CEST"
+    assert local_when(datetime(2026, 1, 1, 12, tzinfo=timezone.utc), zone) == "2026-01-01 13:00 CET"
