@@ -366,6 +366,29 @@ def test_screenshot_upload(live):
     assert refused.status_code == 422 and "PCX images are not supported" in refused.json()["message"]
 
 
+def test_a_frame_gets_the_same_answer_over_rest_as_from_the_sdk(live):
+    """A PNG whose end chunk is cut off (its pixels whole) was read by the SDK and refused by REST
+    (`verify`); one cut inside its pixels is refused by both."""
+    import io
+
+    from PIL import Image, ImageDraw
+
+    from mirix_synth.screens import _font
+
+    image = Image.new("RGB", (900, 220), "white")
+    ImageDraw.Draw(image).text((20, 80), "Garden plan: tulips along the fence", fill="black", font=_font(36))
+    buf = io.BytesIO()
+    image.save(buf, format="PNG")
+    whole = buf.getvalue()
+    c = live.client(live.alice)
+    form = {"captured_at": "2024-05-01T10:00:00+00:00", "app": "Notes", "window_title": "Garden", "wait": "true"}
+    cut_end = c.post("/v1/users/alice/screenshots", files={"image": ("a.png", whole[:-20], "image/png")}, data=form)
+    assert cut_end.status_code == 200 and cut_end.json()["status"] == "processed", cut_end.text
+    cut_pixels = c.post("/v1/users/alice/screenshots", files={"image": ("b.png", whole[:len(whole) // 2], "image/png")},
+                        data={**form, "window_title": "Garden 2"})
+    assert cut_pixels.status_code == 422 and "truncated" in cut_pixels.json()["message"], cut_pixels.text
+
+
 def test_a_secret_in_a_window_title_is_a_placeholder_wherever_it_is_shown(live):
     import io
 

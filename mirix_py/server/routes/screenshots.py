@@ -45,10 +45,9 @@ def add_screenshot(user_id: User, response: Response, mx: Engine, limits: Reques
     if not data:
         raise ApiError(422, "invalid_input", "the image is empty")
     try:
-        with Image.open(io.BytesIO(data)) as probe:
-            width, height = probe.size
-            probe.verify()
-        if width * height > limits.max_image_pixels:
+        with Image.open(io.BytesIO(data)) as probe:  # the header only: the engine reads the pixels, as the SDK's
+            width, height = probe.size                # add_screenshot does (a frame whose end chunk is cut but
+        if width * height > limits.max_image_pixels:  # whose pixels are whole is read by both, not refused here)
             raise ApiError(413, "too_large", f"image is {width}x{height}, over {limits.max_image_pixels} pixels")
     except ApiError:
         raise
