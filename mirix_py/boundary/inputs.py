@@ -13,9 +13,7 @@ from mirix_py.errors import InvalidInput
 from mirix_py.records import (
     InputKind, InputRecord, MemoryType, Message, at_offset, offset_problem, utc_offset_minutes, utcnow,
 )
-from mirix_py.text.storable import first_problem, id_problem, problem
-
-_CONTROL = {chr(c) for c in range(32)} - {"\n", "\r", "\t"}
+from mirix_py.text.storable import CONTROL, first_problem, id_problem, problem
 
 
 # A time an input is stored under lies a year inside the calendar: the update flows reckon weeks and
@@ -124,7 +122,7 @@ def _check_text(text: Any, where: str) -> str:
         raise InvalidInput(f"{where} must be a string, not {type(text).__name__}")
     if not text.strip():
         raise InvalidInput(f"{where} is empty")
-    bad = sum(1 for ch in text if ch in _CONTROL)
+    bad = sum(1 for ch in text if ch in CONTROL)
     if bad:
         raise InvalidInput(f"{where} holds {bad} control character(s) (binary data?); pass plain text")
     if found := problem(text):

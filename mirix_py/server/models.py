@@ -13,13 +13,12 @@ from mirix_py.records import InputKind, InputStatus, MemoryType, Message, Search
 from mirix_py.screens.activity import FrameGroup
 from mirix_py.text import storable
 
-_CONTROL = frozenset(chr(c) for c in range(32)) - {"\n", "\r", "\t"} | {"\x7f"}
 
 
 def clean_text(value: str) -> str:
     """Reject control characters (a request's text is plain text) and what no backend stores alike
     (`text.storable`: a lone surrogate)."""
-    if any(ch in _CONTROL for ch in value):
+    if any(ch in storable.CONTROL for ch in value):
         raise ValueError("text holds control characters")
     found = storable.problem(value)
     if found:
