@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from mirix_py.boundary.inputs import parse_expiry
+from mirix_py.boundary.timezones import said_offset, user_zone
 from mirix_py.errors import InvalidInput, MemoryNotFound
 from mirix_py.text.storable import first_problem
 from mirix_py.records import (
@@ -240,8 +241,9 @@ class Memory:
         from mirix_py.tools.ops import InsertOp
 
         now = datetime.now(timezone.utc)
+        offset = said_offset(None, now, user_zone(self.mx.settings.timezone))  # its day on the user's clock
         ops = [InsertOp(memory=EpisodicMemory(user_id=user, summary=str(m["content"]).strip(), occurred_at=now,
-                                              actor=str(m.get("name") or m["role"]),
+                                              said_offset_minutes=offset, actor=str(m.get("name") or m["role"]),
                                               source_ids=[tag] if tag else [], expires_at=expires_at))
                for m in messages if isinstance(m, dict) and m.get("role") not in (None, "system")
                and str(m.get("content") or "").strip()]

@@ -38,7 +38,7 @@ import logging
 import math
 import re
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any, cast
 
@@ -50,6 +50,7 @@ from langgraph.store.base.embed import get_text_at_path
 from langgraph.store.memory import _compare_values, _does_match  # the filter semantics of LangGraph's own store
 
 from mirix_py.boundary.inputs import check_user
+from mirix_py.boundary.timezones import said_offset, user_zone
 from mirix_py.compat.mem0 import memory_text
 from mirix_py.errors import InvalidInput, MemoryNotFound
 from mirix_py.records import (
@@ -378,7 +379,8 @@ class MirixStore(BaseStore):
             exists = bool(self.mx.store.expiry_of([memory_id], user_id=user))  # expired or not: the id is taken
             ops: list[MemoryOp] = [DeleteOp(memory_id=i) for i in [*freed, *(i for i in before if i != memory_id)]]
             ops.append(UpdateOp(memory_id=memory_id, fields=fields) if exists else InsertOp(
-                memory=self._new(kind, memory_id, user, fields)))  # type: ignore[arg-type]
+                memory=self._new(kind, memory_id, user, fields,
+                                 user_zone(self.mx.settings.timezone))))  # type: ignore[arg-type]
             try:
                 self.mx.store.apply(ops, user_id=user, actor=ACTOR)
             except MemoryNotFound:  # deleted meanwhile
@@ -393,10 +395,14 @@ class MirixStore(BaseStore):
             return
 
     @staticmethod
-    def _new(kind: MemoryType, memory_id: str, user: str, fields: dict[str, Any]) -> MemoryBase:
+    def _new(kind: MemoryType, memory_id: str, user: str, fields: dict[str, Any], zone: tzinfo | None) -> MemoryBase:
+        """A new memory put through the store; an episode is said now, its text on the user's clock
+        (`zone`: MIRIX_TIMEZONE's, None for UTC)."""
         cls = {MemoryType.semantic: SemanticMemory, MemoryType.episodic: EpisodicMemory,
                MemoryType.procedural: ProceduralMemory, MemoryType.resource: ResourceMemory}[kind]
-        extra: dict[str, Any] = {"occurred_at": datetime.now().astimezone()} if kind is MemoryType.episodic else {}
+        now = datetime.now(timezone.utc)
+        extra: dict[str, Any] = {"occurred_at": now, "said_offset_minutes": said_offset(None, now, zone)} \
+            if kind is MemoryType.episodic else {}
         return cls(id=memory_id, user_id=user, **fields, **extra)
 
     def _delete(self, user: str, path: tuple[str, ...], namespace: tuple[str, ...], key: str) -> None:

@@ -232,3 +232,17 @@ def test_metadata_nested_past_any_reason_is_refused_not_a_recursion_error(m):
         with pytest.raises(InvalidInput, match="nested more than 64 levels deep"):
             m.add("I like tea.", user_id="ada", metadata=deep, infer=infer)
     assert m.get_all(user_id="ada") == {"results": []}
+
+
+def test_an_episode_kept_verbatim_states_its_day_on_the_users_clock(tmp_path, embedder):
+    from zoneinfo import ZoneInfo
+
+    from mirix_py.settings import Settings
+
+    zone = ZoneInfo("Pacific/Kiritimati")
+    with Mirix(settings=Settings(data_dir=tmp_path / "d", timezone=zone.key), embedder=embedder) as mx:
+        added = Memory(mx=mx).add("I cooked lasagna tonight.", user_id="ada", infer=False)
+        episode = mx.get(added["results"][0]["id"], user_id="ada")
+        local = episode.occurred_at.astimezone(zone)
+        assert episode.said_offset_minutes == 14 * 60
+        assert episode.search_text().startswith(f"[{local.day} {local:%B} {local.year}, {local:%H:%M}]")

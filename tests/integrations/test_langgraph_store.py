@@ -473,3 +473,19 @@ def test_stores_of_two_layouts_over_one_engine_read_each_other_as_plain_memories
     assert langmem.list_namespaces() == [("memories", "bob"), ("semantic", "dave")]
     assert store.list_namespaces() == [("bob", "semantic"), ("dave",)]
     assert langmem.get(("memories", "bob"), "k").value == {"content": "Bob flies gliders."}
+
+
+def test_an_episode_put_through_the_store_states_its_day_on_the_users_clock(tmp_path, embedder):
+    """MIRIX_TIMEZONE set: the episode's text gives the day and clock there, as an `add` does (it gave
+    the machine's offset, then lost it: UTC)."""
+    from zoneinfo import ZoneInfo
+
+    from mirix_py.settings import Settings
+
+    zone = ZoneInfo("Pacific/Kiritimati")  # UTC+14: its day is never UTC's at 10:00 UTC or later
+    with Mirix(settings=Settings(data_dir=tmp_path / "d", timezone=zone.key), embedder=embedder) as mx:
+        MirixStore(mx).put(("ada", "episodic"), "dinner", {"content": "Ada cooked lasagna tonight."})
+        (episode,) = mx.list(user_id="ada", memory_types=["episodic"])
+        local = episode.occurred_at.astimezone(zone)
+        assert episode.said_offset_minutes == 14 * 60
+        assert episode.search_text().startswith(f"[{local.day} {local:%B} {local.year}, {local:%H:%M}]")
