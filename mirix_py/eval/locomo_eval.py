@@ -305,9 +305,10 @@ def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embe
     parts: dict[str, Any] = {"data": file_digest(config.data), "conversations": [c.sample_id for c in convs],
                              "embedder": config.embedder, "ingest_mode": config.ingest_mode,
                              "model": config.llm_model if config.ingest_mode == "llm" else None}
-    if (outside := store_outside(Settings.from_env())) is not None:
+    settings = Settings.from_env()
+    if (outside := store_outside(settings)) is not None:
         parts["store"] = outside
-    if (zone := Settings.from_env().timezone) is not None:  # the memories' days are reckoned in it
+    if (zone := settings.timezone) is not None:  # the memories' days are reckoned in it
         parts["timezone"] = zone
     cached = open_cached_dir(config.cache_dir, "locomo", parts, fresh=config.fresh)
     ingest_client = model_client if config.ingest_mode == "llm" else None
