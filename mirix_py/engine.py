@@ -85,9 +85,11 @@ class Mirix(ScreenshotsMixin):
                  embedder: Embedder | None | Literal[_Default.EMBEDDER] = _DEFAULT, database_url: str | None = None,
                  chroma_url: str | None = None, model_client: ChatCompletionClient | None = None,
                  agents_dir: str | Path | None = None, resume: bool = True, vector_store: str | None = None,
-                 lock: bool = True) -> None:
+                 lock: bool = True, progress: Callable[[Iterable, int], Iterable] | None = None) -> None:
         """`lock=False` opens an embedded store next to the process that writes it (for reading:
-        no writer lock is taken and nothing left pending is resumed; see `store/writer_lock.py`)."""
+        no writer lock is taken and nothing left pending is resumed; see `store/writer_lock.py`).
+        `progress` (a tqdm-like `(iterable, total) -> iterable`) shows the vectors written at open: a
+        restore's, or those a stopped process left."""
         self.settings = settings or Settings.from_env(
             data_dir=Path(data_dir) if data_dir is not None else None, database_url=database_url,
             chroma_url=chroma_url, vector_store=vector_store,
@@ -153,7 +155,7 @@ class Mirix(ScreenshotsMixin):
         self.maintenance = Maintenance(self.engine, self.store, self.inputs, self._queue, worker_id=self.worker_id,
                                        data_dir=data, left_after_s=max(60.0, 2 * self.settings.batch_seconds))
         if resume and lock:
-            self.maintenance.finish_vector_writes()  # vector writes a stopped process left (`store.vector_outbox`)
+            self.maintenance.finish_vector_writes(progress)  # a restore's, a stopped process's (`store.vector_outbox`)
             self._queue.start()  # its idle sweep: inputs left pending, expired memories
             if self.inputs.recoverable():
                 self.resume(wait=False)  # inputs a crashed or killed process left behind
@@ -452,10 +454,11 @@ class Mirix(ScreenshotsMixin):
                 embedder: Embedder | None | Literal[_Default.EMBEDDER] = _DEFAULT, progress=None,
                 vector_store: str | None = None) -> "Mirix":
         """Restore a backup into an empty data directory (or empty database) and return the engine
-        (`facade.maintenance.restore_into`); the vector index is rebuilt from the restored rows."""
+        (`facade.maintenance.restore_into`); the vector index is written from the restored rows as the
+        engine opens (a process stopped meanwhile leaves it to the next open)."""
         settings = restore_into(src, data_dir, vault_key=vault_key, database_url=database_url,
                                 vector_store=vector_store)
-        mx = cls(settings=settings, embedder=embedder)
+        mx = cls(settings=settings, embedder=embedder, progress=progress)
         mx.maintenance.doctor(repair=True, progress=progress)
         return mx
 

@@ -2,10 +2,12 @@
 behind, backups and restores. `Mirix.maintenance` is one of these over the engine's store.
 
 A restore writes into an empty data dir (or database) before any engine opens it
-(`restore_into`); the engine then opens it and the doctor rebuilds the vector index. The data dir's
+(`restore_into`); the engine then opens it and writes the vector index. The data dir's
 vault key is written before any row, and a marker (`restore.unfinished`) from before the first row
 until every row and full-text index is in: a restore that was interrupted is recognised by it, and
-running it again into that dir starts over (`unfinished_restore`).
+running it again into that dir starts over (`unfinished_restore`). The vectors are written from the
+vector outbox's marks, set with the rows: a process stopped while embedding them leaves marks that
+the next open finishes.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ import logging
 import os
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from pydantic import BaseModel
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy import inspect
+from sqlalchemy.engine import Connection, Engine, make_url
 
 from mirix_py.facade.background import BackgroundQueue
 from mirix_py.errors import InvalidInput
@@ -27,8 +30,10 @@ from mirix_py.store.db import make_engine
 from mirix_py.store.inputs import InputLog
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.opening import fulltext_for
+from mirix_py.store.pgvectors import has_extension
 from mirix_py.store.private import open_private, private_dir
 from mirix_py.store.sessions import sessions_for
+from mirix_py.store.vector_layout import choose
 from mirix_py.store import vector_outbox
 from mirix_py.tools.ops import DeleteOp
 
@@ -123,12 +128,12 @@ class Maintenance:
             self.queue.flush()
         return len(records)
 
-    def finish_vector_writes(self) -> None:
+    def finish_vector_writes(self, progress: Callable[[Iterable, int], Iterable] | None = None) -> None:
         """At open: put into the vector index what writes committed in SQL but a stopped process never
-        mirrored (`store.vector_outbox`). A failure is logged, not raised: the marks stay for the next
-        open or `mirix doctor --repair`, and the engine opens."""
+        mirrored, and a restore's vectors (`store.vector_outbox`). A failure is logged, not raised: the
+        marks stay for the next open or `mirix doctor --repair`, and the engine opens."""
         try:
-            vector_outbox.replay(self.store)
+            vector_outbox.replay(self.store, progress=progress or (lambda items, total: items))
         except Exception as exc:
             log.warning("vector writes left pending were not replayed (%s); `mirix doctor --repair` replays them",
                         type(exc).__name__)
@@ -203,6 +208,14 @@ def _start_marker(marker: Path, src: str | Path, database: str) -> None:
         fh.write(record.model_dump_json())
 
 
+def _vectors_in_sql(conn: Connection, settings: Settings) -> bool:
+    """Whether the engine these settings open keeps its vectors in this database (pgvector), where
+    a backup's `memory_vector` rows are restored with the memories."""
+    kind = choose(settings.vector_store, chroma_url=settings.chroma_url, dialect=conn.dialect.name,
+                  has_extension=has_extension(conn))
+    return kind == "pgvector" and "memory_vector" in inspect(conn).get_table_names()
+
+
 def restore_into(src: str | Path, data_dir: str | Path | None, *, vault_key: str, database_url: str | None,
                  vector_store: str | None) -> Settings:
     """Restore a backup into an empty data dir (or empty database), and return the settings to open
@@ -234,6 +247,9 @@ def restore_into(src: str | Path, data_dir: str | Path | None, *, vault_key: str
         with engine.begin() as conn:
             sessions_for(engine).rebuild(conn)  # also sets `input_id` on rows of older backups,
             fulltext_for(engine).rebuild(conn)  # which the neighbours' words are found by
+            # the vectors are written at open, from these marks: a process stopped while embedding
+            # them leaves marks the next open finishes, not a store whose vector leg finds nothing
+            vector_outbox.mark_restored(conn, embedded_in_sql=_vectors_in_sql(conn, settings))
     finally:
         engine.dispose()
     (settings.data_dir / RESTORE_MARKER).unlink()

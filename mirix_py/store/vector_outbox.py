@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from pydantic import BaseModel
-from sqlalchemy import delete, insert, select, tuple_, update
+from sqlalchemy import Select, column, delete, insert, select, table, tuple_, update
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import col
 
@@ -92,9 +92,32 @@ def pending(engine: Engine) -> list[PendingVector]:
     return [PendingVector(write_id=w, user_id=u, memory_id=m) for w, u, m in rows]
 
 
-def replay(store: Rows, marks: Sequence[PendingVector] | None = None) -> Replayed:
+def mark_restored(conn: Connection, *, embedded_in_sql: bool) -> int:
+    """In a restore's transaction: mark every restored memory whose vector is not already in the
+    database (pgvector's `memory_vector`, when `embedded_in_sql`), so that the vectors are written at the
+    next open even if the process stops while embedding them; returns how many were marked."""
+    memories = MemoryRow.__table__  # type: ignore[attr-defined]  # SQLModel sets it
+    query = select(memories.c.user_id, memories.c.id)
+    if embedded_in_sql:
+        in_sql: Select[Any] = select(column("memory_id")).select_from(table("memory_vector"))
+        query = query.where(memories.c.id.not_in(in_sql))
+    by_user: dict[str, list[str]] = {}
+    for user_id, memory_id in conn.execute(query):
+        by_user.setdefault(user_id, []).append(memory_id)
+    for user_id, ids in by_user.items():
+        mark(conn, user_id, ids)
+    return sum(len(ids) for ids in by_user.values())
+
+
+def _each(items: Iterable, total: int) -> Iterable:
+    return items
+
+
+def replay(store: Rows, marks: Sequence[PendingVector] | None = None, *,
+           progress: Callable[[Iterable, int], Iterable] = _each) -> Replayed:
     """Make the vector index agree with the rows for each marked memory (all marks left unless
-    given), then drop those marks. Nothing is done without an index and an embedder."""
+    given), then drop those marks. Nothing is done without an index and an embedder. `progress`
+    wraps the batches (a tqdm-like `(iterable, total) -> iterable`)."""
     done = Replayed()
     if store.vectors is None or store.embedder is None:
         return done
@@ -104,7 +127,7 @@ def replay(store: Rows, marks: Sequence[PendingVector] | None = None) -> Replaye
         store.vectors.drop_user(m.user_id)
         clear(store.engine, m.write_id)
     marks = [m for m in marks if m.memory_id != WHOLE_USER]
-    for start in range(0, len(marks), REPLAY_BATCH):
+    for start in progress(range(0, len(marks), REPLAY_BATCH), (len(marks) + REPLAY_BATCH - 1) // REPLAY_BATCH):
         chunk = marks[start:start + REPLAY_BATCH]
         found = _replay_chunk(store, chunk)
         done.reembedded += found.reembedded

@@ -48,7 +48,7 @@ DATE_COLUMNS = {"occurred_at", "created_at", "updated_at", "processed_at", "clai
 # what reading a damaged or truncated backup raises (gzip's EOFError at a cut, zlib's at bad bytes, ...)
 READ_ERRORS = (OSError, EOFError, ValueError, zlib.error, tarfile.TarError, KeyError)
 HOLDS_DATA = ("restore goes into an empty data directory or database; this one holds data (if a restore into it "
-              "stopped while re-embedding, `mirix doctor --repair` on it finishes that restore)")
+              "stopped while re-embedding, opening it finishes that restore)")
 
 
 def _reflect(name: str, metadata: MetaData, conn: Connection) -> Table:
@@ -217,7 +217,7 @@ def ensure_empty(engine: Engine, data_dir: str | Path | None = None) -> None:
 def _wipe(conn: Connection, present: set[str], data_dir: str | Path | None) -> None:
     """Delete what a restore that did not finish wrote: the tables' rows (in the restore's own
     transaction) and the data dir's agent session items."""
-    for name in reversed(TABLES):  # the vectors before the memories they point to
+    for name in ("vector_pending", *reversed(TABLES)):  # the vectors before the memories they point to
         if name in present:
             conn.execute(text(f"DELETE FROM {name}"))
     if data_dir is not None:

@@ -120,9 +120,7 @@ def test_a_restore_whose_backup_falls_short_commits_nothing_and_can_be_run_again
         _assert_restored(copy, key, memories)
 
 
-def test_a_restore_stopped_while_re_embedding_is_finished_by_the_doctor(source, tmp_path, monkeypatch, embedder):
-    from mirix_py.upkeep import doctor
-
+def test_a_restore_stopped_while_re_embedding_is_finished_by_the_next_open(source, tmp_path, monkeypatch, embedder):
     src, key, _, memories = source
     target = tmp_path / "restored"
 
@@ -130,16 +128,32 @@ def test_a_restore_stopped_while_re_embedding_is_finished_by_the_doctor(source, 
         raise KeyboardInterrupt
 
     with monkeypatch.context() as patched:
-        patched.setattr(doctor, "repair", interrupted)
+        patched.setattr(embedder, "embed", interrupted)  # stopped while embedding the restored rows
         with pytest.raises(KeyboardInterrupt):
             Mirix.restore(src, target, vault_key=key, embedder=embedder)
-    with pytest.raises(InvalidInput, match=r"holds data .*`mirix doctor --repair`"):
+    with pytest.raises(InvalidInput, match=r"holds data .*opening it finishes that restore"):
         Mirix.restore(src, target, vault_key=key, embedder=embedder)
     assert maintenance.unfinished_restore(target) is None  # every row is in: only the vectors are missing
-    with Mirix(target, embedder=embedder) as opened:
-        assert not opened.doctor().clean
-        opened.doctor(repair=True)
+    with Mirix(target, embedder=embedder) as opened:  # nothing run by hand: the open writes them
+        report = opened.doctor()
+        assert report.clean and not report.rows_without_vectors, report
+        hits = opened.search("Tom lives in Rome", user_id=USER, method="embedding")
+        assert hits and "Rome" in hits[0].memory.search_text()
         _assert_restored(opened, key, memories)
+
+
+def test_a_restore_shows_the_vectors_written_as_the_engine_opens(source, tmp_path, embedder):
+    src, key, _, memories = source
+    shown: list[int] = []
+
+    def progress(batches, total):
+        shown.append(total)
+        return batches
+
+    with Mirix.restore(src, tmp_path / "restored", vault_key=key, embedder=embedder, progress=progress) as copy:
+        assert copy.doctor().clean
+        _assert_restored(copy, key, memories)
+    assert shown and shown[0] >= 1  # the open's batches went through the caller's progress
 
 
 def test_an_unfinished_restore_into_another_database_wipes_nothing_here(source, tmp_path, monkeypatch, embedder):
