@@ -55,12 +55,15 @@ class Replayed(BaseModel):
     deleted: int = 0
 
 
-def mark(conn: Connection, user_id: str, memory_ids: Sequence[str]) -> str | None:
+RESTORED = "restore-"  # how a restore's marks' write ids begin: written at open by design, not left by a crash
+
+
+def mark(conn: Connection, user_id: str, memory_ids: Sequence[str], *, prefix: str = "") -> str | None:
     """Mark these memories' vectors pending, in the caller's transaction; the write's id for `clear`,
     or None when there is nothing to mark."""
     if not memory_ids:
         return None
-    write_id = uuid.uuid4().hex
+    write_id = (prefix + uuid.uuid4().hex)[:32]
     conn.execute(insert(PENDING), [{"write_id": write_id, "memory_id": m, "user_id": user_id}
                                    for m in dict.fromkeys(memory_ids)])
     return write_id
@@ -105,7 +108,7 @@ def mark_restored(conn: Connection, *, embedded_in_sql: bool) -> int:
     for user_id, memory_id in conn.execute(query):
         by_user.setdefault(user_id, []).append(memory_id)
     for user_id, ids in by_user.items():
-        mark(conn, user_id, ids)
+        mark(conn, user_id, ids, prefix=RESTORED)
     return sum(len(ids) for ids in by_user.values())
 
 
@@ -132,9 +135,12 @@ def replay(store: Rows, marks: Sequence[PendingVector] | None = None, *,
         found = _replay_chunk(store, chunk)
         done.reembedded += found.reembedded
         done.deleted += found.deleted
-    if marks:
+    left = [m for m in marks if not m.write_id.startswith(RESTORED)]
+    if left:
         log.warning("vector writes a stopped process left undone: %d re-embedded, %d deleted",
                     done.reembedded, done.deleted)
+    elif marks:
+        log.info("a restore's vectors written: %d", done.reembedded)
     return done
 
 
