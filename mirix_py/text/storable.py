@@ -35,15 +35,23 @@ def problem(text: str, *, controls: bool = True) -> str | None:
     return None
 
 
-# What a model may write that a caller may not send: `CONTROL`, dropped from a model's text.
+# What a model (or a framework's text) may hold that a caller may not send: `CONTROL`, made plain text.
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-_MODEL_CONTROL = {ord(c): None for c in CONTROL}
+# a terminal's escape sequences (ECMA-48: CSI "ESC [ … final", C1 CSI, OSC "ESC ] … BEL / ST", ESC + intermediates + final):
+# their letters are formatting ("[31m" would read as words), so they go whole
+_ESCAPE_SEQUENCE = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+                              r"|\x1b[ -/]*[0-~]")
+# controls that separate text (vertical tab, form feed, file / group / record / unit separators, NEL):
+# a line break, so the words on either side stay apart; the other controls are dropped
+_SEPARATORS = "\x0b\x0c\x1c\x1d\x1e\x1f\x85"
+_MODEL_CONTROL: dict[int, str | None] = {ord(c): ("\n" if c in _SEPARATORS else None) for c in CONTROL}
 
 
 def printable(text: str) -> str:
-    """A model's text as plain text every backend stores: control characters (a NUL included) are
-    dropped and a lone surrogate becomes U+FFFD. For what a model wrote, which the caller did not."""
-    return _LONE_SURROGATE.sub("\ufffd", text.translate(_MODEL_CONTROL))
+    """Text a caller did not write (a model's reply, a message an agent framework hands over) as plain
+    text every backend stores: escape sequences go whole, separating controls become line breaks, the
+    other control characters (a NUL included) are dropped and a lone surrogate becomes U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", _ESCAPE_SEQUENCE.sub("", text).translate(_MODEL_CONTROL))
 
 
 MAX_NESTING = 64  # dicts and lists inside one another a caller's value may hold (JSON's own parsers stop near here)

@@ -26,9 +26,16 @@ def test_a_control_character_is_named_with_its_position_but_tabs_and_line_breaks
 
 
 def test_what_printable_makes_of_a_models_text_is_storable():
-    text = "Tom\x1b[31m is\x85 a pilot\x00\t(\x7f)\r\n\ud800"
-    assert printable(text) == "Tom[31m is a pilot\t()\r\n\ufffd"
+    text = "Tom\x1b[31m is\x85a pilot\x00\t(\x7f)\x1b[0m\r\n\ud800"
+    assert printable(text) == "Tom is\na pilot\t()\r\n\ufffd"
     assert problem(printable(text)) is None
+
+
+def test_printable_takes_escape_sequences_whole_and_keeps_words_apart():
+    assert printable("\x1b]0;title\x07Done \x1b[1;32mOK\x1b[0m\x1b(B") == "Done OK"
+    assert printable("page one\x0cpage two\x0bend") == "page one\npage two\nend"
+    assert printable("a\x9b31mb\x1bc") == "ab"  # C1 CSI; a lone ESC before a letter is a sequence of its own
+    assert printable("naïve café — 東京 🍣\tok\n") == "naïve café — 東京 🍣\tok\n"
 
 
 def test_terminal_safe_writes_out_controls_but_newlines_and_tabs():
