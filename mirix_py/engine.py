@@ -27,6 +27,7 @@ from mirix_py.secrets.detection import find_secrets
 from mirix_py.facade.background import BackgroundQueue
 from mirix_py.facade.readers import Readers, ReadSide
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound
+from mirix_py.boundary.timezones import user_zone
 from mirix_py.boundary.inputs import (
     check_storable, check_user, check_whole, normalize_add, parse_expiry, parse_memory_types, parse_range,
 )
@@ -402,7 +403,8 @@ class Mirix(ScreenshotsMixin):
         _check_actor(actor)
         check_storable(text, "value")  # the new line only: a block written before controls were refused takes it
         with self.user_locks(user_id):  # the block read and rewritten whole: no other writer of the user meanwhile
-            return core_blocks.append_line(self.store, user_id, core_blocks.checked_label(label), text, actor=actor)
+            return core_blocks.append_line(self.store, user_id, core_blocks.checked_label(label), text, actor=actor,
+                                           zone=user_zone(self.settings.timezone))
 
     def core_rewrite(self, label: str, value: str, *, user_id: str, actor: str = "api") -> CoreMemory:
         check_user(user_id)
@@ -412,7 +414,7 @@ class Mirix(ScreenshotsMixin):
         check_storable(value, "value")
         with self.user_locks(user_id):
             return core_blocks.write_block(self.store, user_id, core_blocks.checked_label(label), value.strip(),
-                                           actor=actor)
+                                           actor=actor, zone=user_zone(self.settings.timezone))
 
     # ------------------------------------------------------------ export / import
 

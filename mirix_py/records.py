@@ -168,6 +168,11 @@ class CoreMemory(MemoryBase):
         "When each line of `value` was said, by line: a reader sees a change the rules cannot read "
         "(\"moved to Berlin\" after \"lives in Paris\") as the newer line. Lines kept before dates were "
         "recorded have none."))
+    said_offsets: dict[str, Annotated[int, Field(ge=-MAX_OFFSET_MINUTES, le=MAX_OFFSET_MINUTES)]] = Field(
+        default_factory=dict, description=(
+            "The UTC offset, in minutes east of UTC, of the clock each line of `said` was said by (-480: Los "
+            "Angeles in winter): the day a reader is told is the speaker's, as for episodes and facts "
+            "(`said_offset_minutes`). A line without one: UTC."))
 
     @field_validator("said")
     @classmethod
@@ -182,16 +187,35 @@ class CoreMemory(MemoryBase):
                 raise ValueError(f"said[{line[:60]!r}]: {exc}") from exc
         return out
 
+    @field_validator("said_offsets")
+    @classmethod
+    def _offsets_on_the_calendar(cls, value: dict[str, int], info: ValidationInfo) -> dict[str, int]:
+        """Each line's time readable on its clock: `dated_lines` writes its day on every read."""
+        said = info.data.get("said") or {}
+        for line, minutes in value.items():
+            if line not in said:
+                continue
+            try:
+                at_offset(said[line], minutes)
+            except OverflowError as exc:
+                raise ValueError(f"said_offsets[{line[:60]!r}]: {said[line].isoformat()} is off the calendar at "
+                                 f"{minutes} minutes from UTC") from exc
+        return value
+
     def search_text(self) -> str:
         return f"[core:{self.label}] {self.value}"
 
+    def said_local(self) -> dict[str, datetime]:
+        """When each dated line was said, on the clock it was said by (`said_offsets`; UTC without one)."""
+        return {line: at_offset(when, self.said_offsets.get(line)) for line, when in self.said.items()}
+
     def dated_lines(self) -> list[str]:
-        """The block's lines as a reader gets them: newest first, each with the day it was said
-        ("lives in Berlin (said 2 May 2024)"); undated lines last, in block order."""
+        """The block's lines as a reader gets them: newest first, each with the day it was said on the
+        speaker's clock ("lives in Berlin (said 2 May 2024)"); undated lines last, in block order."""
         lines = [line for line in self.value.splitlines() if line.strip()]
-        dated = sorted((ln for ln in lines if ln in self.said), key=lambda ln: self.said[ln], reverse=True)
-        return [f"{ln} (said {day_words(self.said[ln].date())})" for ln in dated] + \
-            [ln for ln in lines if ln not in self.said]
+        said = self.said_local()
+        dated = sorted((ln for ln in lines if ln in said), key=lambda ln: said[ln], reverse=True)
+        return [f"{ln} (said {day_words(said[ln].date())})" for ln in dated] + [ln for ln in lines if ln not in said]
 
 
 class EpisodicMemory(MemoryBase):

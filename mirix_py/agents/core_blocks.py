@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import re
 
-from datetime import datetime, timezone
-from typing import Sequence
+from datetime import datetime, timezone, tzinfo
+from typing import Any, Mapping, Sequence
 
+from mirix_py.boundary.timezones import said_offset
 from mirix_py.errors import CoreMemoryFull, InvalidInput
 from mirix_py.tools.ops import InsertOp, Op, UpdateOp
-from mirix_py.records import CoreLabel, CoreMemory, MemoryType
+from mirix_py.records import CoreLabel, CoreMemory, MemoryType, at_offset, utc_offset_minutes
 
 CORE_LABELS: tuple[CoreLabel, ...] = ("persona", "human")
 DEFAULT_LIMIT: int = CoreMemory.model_fields["limit"].default
@@ -60,11 +61,26 @@ def words_after_speaker(text: str, *, strip_speaker: bool = True) -> list[str]:
 
 
 def said_after(block: CoreMemory | None, value: str, when: datetime | None) -> dict[str, datetime]:
-    """When each line of the block's new `value` was said: a line it held keeps its day, a new line
-    gets `when` (the batch's time; now for a write through the API)."""
-    held = block.said if block is not None else {}
+    """When each line of the block's new `value` was said, on the clock it was said by: a line it held
+    keeps its time and clock, a new line gets `when` (the batch's time on its clock; now for a write
+    through the API). A line no longer in `value` drops out."""
+    held = block.said_local() if block is not None else {}
     when = when or datetime.now(timezone.utc)
     return {line: held.get(line, when) for line in dict.fromkeys(value.splitlines()) if line.strip()}
+
+
+def said_fields(said: Mapping[str, datetime]) -> dict[str, Any]:
+    """A block's `said` (in UTC) and `said_offsets` from when each line was said on its speaker's clock,
+    so the day a reader is told is the speaker's; a line said in UTC gets no offset."""
+    offsets = {line: utc_offset_minutes(when) for line, when in said.items()}
+    return {"said": {line: when.astimezone(timezone.utc) for line, when in said.items()},
+            "said_offsets": {line: minutes for line, minutes in offsets.items() if minutes is not None}}
+
+
+def said_now(zone: tzinfo | None) -> datetime:
+    """Now on the user's clock (MIRIX_TIMEZONE's offset; UTC without one): when an API write says a line."""
+    now = datetime.now(timezone.utc)
+    return at_offset(now, said_offset(None, now, zone))
 
 
 def over_limit(value: str, block: CoreMemory | None) -> str | None:
@@ -105,28 +121,33 @@ def core_memory(store, user_id: str) -> dict[str, CoreMemory]:
 
 
 
-def write_block(store, user_id: str, label: CoreLabel, value: str, *, actor: str) -> CoreMemory:
-    """Set the block's value (CoreMemoryFull when it does not fit); returns the block as saved."""
-    return _write(store, user_id, label, value, find_block(store, user_id, label), actor)
+def write_block(store, user_id: str, label: CoreLabel, value: str, *, actor: str,
+                zone: tzinfo | None = None) -> CoreMemory:
+    """Set the block's value (CoreMemoryFull when it does not fit); returns the block as saved. A new
+    line is said now on `zone`'s clock (MIRIX_TIMEZONE; UTC when None)."""
+    return _write(store, user_id, label, value, find_block(store, user_id, label), actor, zone)
 
 
-def append_line(store, user_id: str, label: CoreLabel, text: str, *, actor: str) -> CoreMemory:
-    """Add `text` as the block's last line (InvalidInput when blank, CoreMemoryFull when it does not fit)."""
+def append_line(store, user_id: str, label: CoreLabel, text: str, *, actor: str,
+                zone: tzinfo | None = None) -> CoreMemory:
+    """Add `text` as the block's last line (InvalidInput when blank, CoreMemoryFull when it does not fit),
+    said now on `zone`'s clock (MIRIX_TIMEZONE; UTC when None)."""
     if not text or not text.strip():
         raise InvalidInput("nothing to append")
     block = find_block(store, user_id, label)
-    return _write(store, user_id, label, appended(block.value if block else "", text), block, actor)
+    return _write(store, user_id, label, appended(block.value if block else "", text), block, actor, zone)
 
 
-def _write(store, user_id: str, label: CoreLabel, value: str, block: CoreMemory | None, actor: str) -> CoreMemory:
+def _write(store, user_id: str, label: CoreLabel, value: str, block: CoreMemory | None, actor: str,
+           zone: tzinfo | None) -> CoreMemory:
     problem = over_limit(value, block)
     if problem:
         raise CoreMemoryFull(f"core block {label!r} {problem}; rewrite it shorter instead of appending")
-    said = said_after(block, value, None)
+    said = said_fields(said_after(block, value, said_now(zone)))
     if block is None:
-        op: Op = InsertOp(memory=CoreMemory(user_id=user_id, label=label, value=value, said=said))
+        op: Op = InsertOp(memory=CoreMemory(user_id=user_id, label=label, value=value, **said))
     else:
-        op = UpdateOp(memory_id=block.id, fields={"value": value, "said": said})
+        op = UpdateOp(memory_id=block.id, fields={"value": value, **said})
     store.apply([op], user_id=user_id, actor=actor)
     saved = find_block(store, user_id, label)
     assert saved is not None

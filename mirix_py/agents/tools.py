@@ -419,14 +419,15 @@ class OpCollector:
         problem = core_blocks.over_limit(value, block)
         if problem:
             self.fail(f"the {label} block {problem}: call core_memory_rewrite with a shorter, merged block")
-        said = core_blocks.said_after(block, value, self._zoned(self.default_occurred_at))
+        # a new line said at the batch's time, on its clock
+        said = core_blocks.said_fields(core_blocks.said_after(block, value, self._zoned(self.default_occurred_at)))
         if block is None:
-            memory = CoreMemory(user_id=self.user_id, label=cast(CoreLabel, label), value=value, said=said,
+            memory = CoreMemory(user_id=self.user_id, label=cast(CoreLabel, label), value=value, **said,
                                 source_ids=list(self.batch_source_ids))
             self.ops.append(InsertOp(memory=memory))
             self._core[label] = memory
         else:
-            self.ops.append(UpdateOp(memory_id=block.id, fields={"value": value, "said": said},
+            self.ops.append(UpdateOp(memory_id=block.id, fields={"value": value, **said},
                                      add_source_ids=list(self.batch_source_ids)))
             self._core[label] = block.model_copy(update={"value": value}) if block.id else block
 

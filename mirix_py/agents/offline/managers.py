@@ -543,7 +543,7 @@ def core_ops(batch: PreparedBatch, current_block: CoreLookup) -> list[Op]:
     overflow, the oldest lines make room."""
     by_speaker: dict[str, list[Claim]] = {}
     said: dict[str, int] = {}  # each line's first telling in the batch
-    said_at: dict[str, datetime | None] = {}  # and its time
+    said_at: dict[str, datetime | None] = {}  # and its time, on its speaker's clock
     sources: list[str] = []
     for m in batch.messages:
         if not _speaks_for_self(m):
@@ -554,7 +554,7 @@ def core_ops(batch: PreparedBatch, current_block: CoreLookup) -> list[Op]:
             sources.extend(m.source_ids)
             for c in claims:
                 said.setdefault(_line_prefix(m.speaker or "user") + c.text, len(said))
-                said_at.setdefault(_line_prefix(m.speaker or "user") + c.text, m.occurred_at)
+                said_at.setdefault(_line_prefix(m.speaker or "user") + c.text, m.local_at)
     if not by_speaker:
         return []
     block = current_block("human")
@@ -570,23 +570,23 @@ def core_ops(batch: PreparedBatch, current_block: CoreLookup) -> list[Op]:
     added.sort(key=lambda line: said.get(line, len(said)))  # in the order they were said, whoever said them
     lines = list(dict.fromkeys([*(ln for ln in old_lines if ln not in gone), *added]))
     sources = list(dict.fromkeys(sources))
-    first_told = next((m.occurred_at for m in batch.messages if m.occurred_at), None)
+    first_told = next((m.local_at for m in batch.messages if m.occurred_at), None)
 
-    def dates(value: str) -> dict[str, datetime]:  # a line held keeps its day; a new one gets its message's
-        held = block.said if block is not None else {}
-        return {line: held.get(line) or said_at.get(line) or when
-                for line, when in core_blocks.said_after(block, value, first_told).items()}
+    def dates(value: str) -> dict[str, Any]:  # a line held keeps its day and clock; a new one gets its message's
+        held = block.said_local() if block is not None else {}
+        return core_blocks.said_fields({line: held.get(line) or said_at.get(line) or when
+                                        for line, when in core_blocks.said_after(block, value, first_told).items()})
 
     if block is None:
         if not lines:
             return []
         value = core_blocks.keep_newest(lines, block)
-        return [InsertOp(memory=CoreMemory(user_id=batch.user_id, label="human", value=value, said=dates(value),
+        return [InsertOp(memory=CoreMemory(user_id=batch.user_id, label="human", value=value, **dates(value),
                                            source_ids=sources))]
     if lines == old_lines:  # every fact held already: the input is provenance for the block
         return [UpdateOp(memory_id=block.id, add_source_ids=sources)]
     value = core_blocks.keep_newest(lines, block)  # rewrite: the oldest facts make room for the newest
-    return [UpdateOp(memory_id=block.id, fields={"value": value, "said": dates(value)}, add_source_ids=sources)]
+    return [UpdateOp(memory_id=block.id, fields={"value": value, **dates(value)}, add_source_ids=sources)]
 
 
 SemanticLookup = Callable[[str], SemanticMemory | None]
