@@ -12,6 +12,8 @@ Retrieval is the coarse step MIRIX's chat agent takes (topics from the input, co
 best matches of every type in one ranking; no high-sensitivity vault items, secrets masked), added as one user
 message after `context_prompt`, as mem0's provider does. After the run, the user and assistant
 messages (input and response) go to the engine as one input, source id `agent-framework:<session id>`.
+Both are made plain first (`text.storable.printable`: a terminal's escape sequences dropped, form feeds
+made line breaks), so a control character in the input or the reply fails no run.
 """
 
 from __future__ import annotations
@@ -23,6 +25,12 @@ from typing import Any, ClassVar
 from agent_framework import ContextProvider, Message
 
 from mirix_py.integrations.tools import open_memory
+from mirix_py.text.storable import printable
+
+
+def _plain_text(message: Any) -> str:
+    """A message's text as plain text (empty for none)."""
+    return printable(message.text) if message is not None and message.text else ""
 
 
 def _role(message: Any) -> str:
@@ -55,7 +63,7 @@ class MirixContextProvider(ContextProvider):
 
     async def before_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
         """Retrieve memory for the input messages and add it to the context as one user message."""
-        text = "\n".join(m.text for m in context.input_messages if m is not None and m.text and m.text.strip())
+        text = "\n".join(t for t in map(_plain_text, context.input_messages) if t.strip())
         if not text.strip():
             return
         found = await asyncio.to_thread(self._context, text)
@@ -63,14 +71,14 @@ class MirixContextProvider(ContextProvider):
             context.extend_messages(self.source_id, [Message(role="user", contents=[f"{self.context_prompt}\n{found}"])])
 
     async def after_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
-        """Send the run's user and assistant messages to the engine as one input."""
+        """Send the run's user and assistant messages, in plain text, to the engine as one input."""
         if not self.remember:
             return
         messages = list(context.input_messages)
         if context.response is not None and context.response.messages:
             messages += list(context.response.messages)
-        turns = [{"role": _role(m), "content": m.text} for m in messages
-                 if _role(m) in ("user", "assistant") and m.text and m.text.strip()]
+        said = [{"role": _role(m), "content": _plain_text(m)} for m in messages if _role(m) in ("user", "assistant")]
+        turns = [t for t in said if t["content"].strip()]
         if turns:
             source = f"agent-framework:{getattr(session, 'session_id', None) or context.session_id or 'run'}"
             await asyncio.to_thread(self.memory.add, turns, user_id=self.user_id, source_id=source[:256],

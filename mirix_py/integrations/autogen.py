@@ -10,10 +10,15 @@
 Before each model call `update_context` takes the latest user message, extracts topics from it,
 and adds one system message with core memory and the best matches of every memory type, in one
 ranking (coarse retrieval, as MIRIX's chat agent does; high-sensitivity vault items never, vault secrets masked).
-`add` remembers text, chat messages (JSON) and images (screenshot ingestion); `query` searches;
-`clear` deletes everything of this user; the memory is an AutoGen component
-(`dump_component()` / `MirixMemory.load_component(...)`), and its config never holds an API key:
-only the name of the environment variable to read it from.
+`add` remembers text, chat messages (JSON) and images (screenshot ingestion); `query` searches.
+Text the agent hands over (a user message, a query, added text) is made plain first
+(`text.storable.printable`: a terminal's escape sequences dropped, form feeds made line breaks), so a
+run never fails on a control character that AutoGen's own `ListMemory` takes. `clear` deletes
+everything mirix holds for this user, as mem0's `Mem0Memory.clear` deletes all of its user's
+memories: what other memories, integrations (a LangGraph store, OpenAI Agents sessions) and `add`
+calls wrote for them too. The memory is an AutoGen component (`dump_component()` /
+`MirixMemory.load_component(...)`), and its config never holds an API key: only the name of the
+environment variable to read it from.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import os
 import threading
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from autogen_core import CancellationToken, Component, Image
 from autogen_core.memory import Memory, MemoryContent, MemoryMimeType, MemoryQueryResult, UpdateContextResult
@@ -36,7 +41,8 @@ from typing_extensions import Self
 from mirix_py.text.passages import focus
 from mirix_py.errors import InvalidInput
 from mirix_py.integrations.context import shareable
-from mirix_py.records import MemoryContext, SearchHit
+from mirix_py.records import MemoryContext, Message, SearchHit
+from mirix_py.text.storable import printable
 
 
 class MirixMemoryConfig(BaseModel):
@@ -60,6 +66,61 @@ def _hit_content(hit: SearchHit, query: str) -> MemoryContent:
         "id": m.id, "memory_type": m.memory_type.value, "score": hit.score, "source_ids": list(m.source_ids),
         "occurred_at": m.occurred_at.isoformat() if m.occurred_at else None,
     })
+
+
+_MESSAGE_FIELDS = frozenset(Message.model_fields)
+_ROLES = frozenset(get_args(Message.model_fields["role"].annotation))
+_TEXT_BYTES = ("text/", MemoryMimeType.JSON.value)  # bytes of these types are UTF-8 text
+
+
+def _is_message(value: Any) -> bool:
+    """Whether `value` is one chat message as `Mirix.add` takes it: a text `content`, a known role,
+    no other keys than a message has."""
+    return isinstance(value, dict) and isinstance(value.get("content"), str) \
+        and value.get("role", "user") in _ROLES and value.keys() <= _MESSAGE_FIELDS
+
+
+def _as_messages(value: Any) -> list[dict[str, Any]] | None:
+    """`value` as chat messages (a list of them, one, or `{"messages": [...]}`), or None when it is other JSON."""
+    if isinstance(value, dict) and "messages" in value:
+        value = value["messages"]
+    elif _is_message(value):
+        value = [value]
+    if isinstance(value, list) and value and all(_is_message(v) for v in value):
+        return value
+    return None
+
+
+def _json_content(value: Any) -> str | list[dict[str, Any]]:
+    """JSON memory content as chat messages, or else as its text."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise InvalidInput(f"JSON memory content is not valid JSON: {exc}") from exc
+    messages = _as_messages(value)
+    if messages is not None:
+        return messages
+    if value in (None, "", [], {}):
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _decoded(value: bytes, mime: str) -> str:
+    """Text bytes as text; InvalidInput when they are no UTF-8."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{mime} content is not UTF-8 text (byte {exc.start} cannot be decoded); "
+                           "pass it as a string") from exc
+
+
+def _plain(content: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    """Content as plain text (`printable`), messages left blank by it dropped; blank when nothing is left."""
+    if isinstance(content, str):
+        return printable(content)
+    plain = [{**m, "content": printable(m["content"])} for m in content]
+    return [m for m in plain if m["content"].strip()]
 
 
 def _last_user_text(messages: list[Any]) -> str:
@@ -192,7 +253,7 @@ class MirixMemory(Memory, Component[MirixMemoryConfig]):
 
     async def update_context(self, model_context: ChatCompletionContext) -> UpdateContextResult:
         """Add core memory and the best memories for the latest user message as one system message."""
-        message = _last_user_text(await model_context.get_messages())
+        message = printable(_last_user_text(await model_context.get_messages()))
         if not message.strip():
             return UpdateContextResult(memories=MemoryQueryResult(results=[]))
         context: MemoryContext = await self._call("context", message, self.user_id, self._config.max_items)
@@ -211,7 +272,7 @@ class MirixMemory(Memory, Component[MirixMemoryConfig]):
         around the first N matches; the engine's `search_context` by default, as `update_context` uses).
         High-sensitivity vault entries are left out and vault secrets stay masked, as in `update_context`:
         what a query returns is usually put in a prompt."""
-        text = query if isinstance(query, str) else str(query.content)
+        text = printable(query if isinstance(query, str) else str(query.content))
         if not text.strip():
             return MemoryQueryResult(results=[])
         kwargs.setdefault("limit", self._config.max_items)
@@ -219,32 +280,28 @@ class MirixMemory(Memory, Component[MirixMemoryConfig]):
         return MemoryQueryResult(results=[_hit_content(h, text) for h in shareable(hits)])
 
     async def add(self, content: MemoryContent, cancellation_token: CancellationToken | None = None) -> None:
-        """Text and Markdown are remembered as text; JSON as chat messages (a list, or one
-        {role, content}) or else as its text; images go through screenshot ingestion.
+        """Text and Markdown (a string, or UTF-8 bytes) are remembered as text; JSON as chat messages
+        (a list of {role, content}, one, or {"messages": [...]}) or else as its text; images go through
+        screenshot ingestion. Text is made plain first (`printable`); content with no text left (an
+        empty string, `[]`) writes nothing, as there is nothing to remember.
         metadata may give occurred_at / source_id (text) or captured_at / app / window_title (images)."""
         meta = dict(content.metadata or {})
         mime = content.mime_type.value if isinstance(content.mime_type, MemoryMimeType) else str(content.mime_type)
-        value: Any = content.content  # JSON text becomes a dict or a list of messages below
+        value: Any = content.content
         if isinstance(value, Image) or mime.startswith("image/"):
             await self._add_image(value, meta)
             return
-        if mime == MemoryMimeType.JSON.value or isinstance(value, dict):
-            if isinstance(value, str):
-                try:
-                    value = json.loads(value)
-                except ValueError as exc:
-                    raise InvalidInput(f"JSON memory content is not valid JSON: {exc}") from exc
-            if isinstance(value, dict) and "messages" in value:
-                value = value["messages"]
-            elif isinstance(value, dict) and "content" in value:
-                value = [value]
-            elif not isinstance(value, list):
-                value = json.dumps(value, ensure_ascii=False, sort_keys=True)
-        elif isinstance(value, bytes):
-            raise InvalidInput(f"cannot remember binary content of type {mime!r}; pass text or an image")
+        if isinstance(value, (bytes, bytearray)):
+            if not mime.startswith(_TEXT_BYTES):
+                raise InvalidInput(f"cannot remember binary content of type {mime!r}; pass text or an image")
+            value = _decoded(bytes(value), mime)
+        is_json = mime == MemoryMimeType.JSON.value or isinstance(value, dict)
+        text = _plain(_json_content(value) if is_json else value)
+        if not text or (isinstance(text, str) and not text.strip()):
+            return
         kwargs = {k: meta[k] for k in ("occurred_at", "source_id") if meta.get(k) is not None}
         kind = "document" if mime == MemoryMimeType.MARKDOWN.value and meta.get("document") else "text"
-        await self._call("add", value, self.user_id, kind=kind, wait=self._config.wait, **kwargs)
+        await self._call("add", text, self.user_id, kind=kind, wait=self._config.wait, **kwargs)
 
     async def _add_image(self, value: Any, meta: dict[str, Any]) -> None:
         picture: Any
@@ -259,7 +316,11 @@ class MirixMemory(Memory, Component[MirixMemoryConfig]):
                          window_title=meta.get("window_title"), wait=self._config.wait)
 
     async def clear(self) -> None:
-        """Delete every memory, history event and input of this memory's user."""
+        """Delete everything mirix holds for this memory's user (`Mirix.delete_user`), as mem0's
+        `Mem0Memory.clear` deletes all of its user's memories: every memory, history event and input,
+        those other memories and integrations wrote too (LangGraph store items, OpenAI Agents session
+        items). A memory merges what several inputs said, so what this object added alone cannot be
+        told apart; to keep the rest, delete memories one by one (`Mirix.delete`, `Mirix.undo`)."""
         await self._call("delete_user", self.user_id)
 
     async def close(self) -> None:

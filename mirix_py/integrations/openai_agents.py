@@ -11,10 +11,14 @@ The session keeps the conversation items as the SDK gave them, per user and sess
 (`mirix_py.store.agent_sessions`: with an embedded engine in its data dir, encrypted with its vault key and deleted
 by `delete_user`; in memory over REST), so `get_items` replays them exactly, and sends the user and
 assistant messages to the engine once a reply has come (one input per run, source id
-`openai-agents:<session_id>`), where they become memories. A message the engine would refuse raises
-InvalidInput before anything is kept. `pop_item` and `clear_session` change the conversation and
-what is still to be remembered; memories already made stay (delete them with `Mirix.undo` or
-`delete_user`).
+`openai-agents:<session_id>`), where they become memories. The items are kept exactly as given (the SDK
+matches them again by content); the turns sent to the engine are made plain (`text.storable.printable`:
+a terminal's escape sequences dropped, form feeds made line breaks), so a control character in a
+user's message or a model's reply fails no run. A turn the engine would still refuse (longer than
+`max_input_chars`) raises InvalidInput before anything is kept. `session_settings` (`SessionSettings`,
+as `SQLiteSession` takes it) gives the default `limit` of `get_items`. `pop_item` and `clear_session`
+change the conversation and what is still to be remembered; memories already made stay (delete them
+with `Mirix.undo` or `delete_user`).
 """
 
 from __future__ import annotations
@@ -24,21 +28,24 @@ from pathlib import Path
 from typing import Any
 
 from agents import FunctionTool, function_tool
-from agents.memory import SessionABC
+from agents.memory import SessionABC, SessionSettings
+from agents.memory.session_settings import coerce_session_settings, resolve_session_limit
 
 from mirix_py.boundary.inputs import check_storable, check_user, normalize_add
 from mirix_py.store.agent_sessions import FILE_NAME, SessionStore
 from mirix_py.integrations.tools import memory_tools, message_text, open_memory
 from mirix_py.settings import Settings
+from mirix_py.text.storable import printable
 
 
 def _turn(item: Any) -> dict[str, str] | None:
-    """A user or assistant message item as a chat message; tool calls, reasoning and the rest are not turns."""
+    """A user or assistant message item as a chat message in plain text; tool calls, reasoning and the
+    rest are not turns."""
     get = item.get if isinstance(item, dict) else lambda key, default=None: getattr(item, key, default)
     role = get("role")
     if role not in ("user", "assistant") or get("type", "message") != "message":
         return None
-    text = message_text(get("content"))
+    text = printable(message_text(get("content")))
     return {"role": str(role), "content": text} if text.strip() else None
 
 
@@ -87,13 +94,16 @@ class MirixSession(SessionABC):
 
     def __init__(self, session_id: str, user_id: str, *, mx: Any = None, data_dir: str | Path | None = None,
                  base_url: str | None = None, api_key: str | None = None, history: SessionABC | None = None,
-                 remember: bool = True, wait: bool = True) -> None:
+                 remember: bool = True, wait: bool = True,
+                 session_settings: SessionSettings | dict[str, Any] | None = None) -> None:
         check_user(user_id)  # the engine's rules, before anything is opened
         check_storable(session_id, "session_id")
         self.session_id, self.user_id = session_id, user_id
         self.memory, self._owned = open_memory(mx, data_dir=data_dir, base_url=base_url, api_key=api_key)
         self.history = history if history is not None else _UserSession(_store_for(self.memory), user_id, session_id)
         self.remember, self.wait = remember, wait
+        self.session_settings = coerce_session_settings(session_settings) if session_settings is not None \
+            else SessionSettings()
         # the engine's limit on one input (over REST the server's is not known here: the default)
         self._max_chars: int = getattr(getattr(self.memory, "settings", None), "max_input_chars", None) \
             or Settings.model_fields["max_input_chars"].default
@@ -101,12 +111,13 @@ class MirixSession(SessionABC):
         self._pending: list[dict[str, str]] = []
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
-        return await self.history.get_items(limit)
+        """The latest `limit` items, oldest first; no `limit`: `session_settings.limit` (None: all)."""
+        return await self.history.get_items(resolve_session_limit(limit, self.session_settings))
 
     async def add_items(self, items: list[Any]) -> None:
-        """Keep the items; remember the turns once the assistant has answered (the SDK adds a run's
-        input before the model is called: remembered then, a question would be its own best match).
-        A turn the engine would refuse raises InvalidInput first, and nothing is kept."""
+        """Keep the items as given; remember their turns, in plain text, once the assistant has answered
+        (the SDK adds a run's input before the model is called: remembered then, a question would be its
+        own best match). A turn the engine would refuse raises InvalidInput first, and nothing is kept."""
         turns = [t for t in map(_turn, items) if t is not None] if self.remember else []
         for turn in turns:
             normalize_add([turn], user_id=self.user_id, occurred_at=None, source_id=self._source, kind="text",
