@@ -506,11 +506,20 @@ def _speaks_for_self(m: BatchMessage) -> bool:
     return m.role == "user" and m.kind is not InputKind.screenshot
 
 
+def _states_facts(m: BatchMessage) -> bool:
+    """The user's words and text on a screen state facts; an assistant's, a system's or a tool's do
+    not: a model's made-up answer, fed back as the assistant's turn, must not overwrite what the user said."""
+    return m.role == "user" or m.kind is InputKind.screenshot
+
+
 def message_claims(m: BatchMessage, people: Sequence[tuple[str, str]] = (), *,
                    parser: ClauseParser | None = None) -> list[Claim]:
     """The facts a message states: about its speaker (core) only when the user speaks; `people` are the
     (name, relation) pairs the speaker stated before, for "my brother" said without the name. Text on a
-    screen is read by the patterns only: it is not sentences someone said."""
+    screen is read by the patterns only: it is not sentences someone said. Words not the user's state none
+    (`_states_facts`)."""
+    if not _states_facts(m):
+        return []
     speaks = _speaks_for_self(m)
     return extract_claims(m.text, m.speaker or "user", self_statements=speaks, people=people if speaks else (),
                           parser=parser if speaks else None)
