@@ -13,15 +13,21 @@ The memories the engine itself wrote (from `add`, chat, screenshots) appear unde
 the store is kept as one memory of the type its path starts with (`semantic`, `episodic`,
 `procedural` or `resource`; anything else is `semantic`), under an id derived from user, namespace
 and key; its text (the `index` fields, else `content`/`text`/`memory`, else the JSON) is what
-hybrid search finds, and the value itself rides along in a tag. Core blocks are read-only here and
-high-sensitivity vault items are never returned (vault secrets stay masked).
+hybrid search finds, and the value itself rides along in a tag (as JSON). The text is made plain
+(`printable`: a terminal's escape sequences and control characters are left out of it, as of a
+search's query), while the value keeps them. Core blocks are read-only here and high-sensitivity
+vault items are never returned (vault secrets stay masked). A batch runs as LangGraph's own stores
+run one: its reads see the store as it was before the batch, then its puts are made.
 
 Secrets: the engine's secret guard moves every secret it finds in a memory about to be written (the
 tag included) into a vault entry and leaves `[vault:<id>]` in its place, so the database keeps none
-in plain text. The store's caller owns its items, so a read puts the vault's values back into the
-tag's text before parsing it: keys and values come back exactly as put. A placeholder the caller
-wrote itself is escaped in the tag, so only the guard's are resolved. Deleting or overwriting an
-item deletes the vault entries the store made for it that no memory of the user points at any more.
+in plain text. The guard reads a tag as text, where JSON escapes a quote or a line break, so the
+store itself puts placeholders in the tag for the secrets the guard finds in the value's decoded
+strings, their entries holding the secret as the JSON writes it. The store's caller owns its items,
+so a read puts the vault's values back into the tag's text before parsing it: keys and values come
+back exactly as put. Every '[' in the tag's strings is escaped, so a placeholder the caller wrote
+itself is not resolved. Deleting or overwriting an item deletes the vault entries the store made for
+it that no memory of the user points at any more.
 
 TTLs are supported (`supports_ttl`): an item put with `ttl` (minutes, or the `ttl` config's
 `default_ttl`) is a memory with that `expires_at`; reads leave it out once expired and the engine's
@@ -37,7 +43,8 @@ import json
 import logging
 import math
 import re
-from collections.abc import Iterable, Sequence
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any, cast
@@ -48,6 +55,7 @@ from langgraph.store.base import (
 )
 from langgraph.store.base.embed import get_text_at_path
 from langgraph.store.memory import _compare_values, _does_match  # the filter semantics of LangGraph's own store
+from sqlmodel import Session
 
 from mirix_py.boundary.inputs import check_user
 from mirix_py.boundary.timezones import said_offset, user_zone
@@ -57,8 +65,8 @@ from mirix_py.records import (
     ID_PREFIX, EpisodicMemory, KnowledgeVaultMemory, MemoryBase, MemoryType, Operation, ProceduralMemory,
     ResourceMemory, SemanticMemory, Sensitivity, memory_id_problem, utcnow,
 )
-from mirix_py.secrets.guard import guarded_fields
-from mirix_py.text.storable import problem
+from mirix_py.secrets.guard import Known, Secret, guarded_fields
+from mirix_py.text.storable import MAX_NESTING, printable, problem
 from mirix_py.tools.ops import DeleteOp, InsertOp, Op as MemoryOp, UpdateOp
 
 log = logging.getLogger("mirix_py.langgraph")
@@ -69,9 +77,12 @@ WRITABLE = {t.value: t for t in (MemoryType.semantic, MemoryType.episodic, Memor
                                  MemoryType.resource)}
 READ_ONLY = (MemoryType.core.value, MemoryType.knowledge_vault.value)
 VAULT_REF = re.compile(r"\[vault:([A-Za-z0-9][A-Za-z0-9_.:-]{0,199})\]")  # the guard's placeholder
-# '[' opening what the guard would take for a placeholder of its own: in JSON text it can only stand
-# inside a string (an array cannot hold a bare word), where `\u005b` reads back as the same '['
-CALLER_PLACEHOLDER = re.compile(r"\[(?=(?:vault|redacted):)")
+# What a tag writes as `\uXXXX` in its strings beyond JSON's own escapes: every '[' (a placeholder the
+# caller wrote is then no placeholder a read resolves) and DEL and the C1 controls (a terminal printing
+# the tag would run them). Each character is written alike wherever it stands, so a string's text in
+# the tag is the same whatever surrounds it.
+_TAG_ESCAPES = {c: f"\\u{c:04x}" for c in (ord("["), *range(0x7F, 0xA0))}
+VAULT_VALUE_CAPTION = "a value of the vault, in a LangGraph item"  # a known value the rules did not find
 WRITE_TRIES = 5  # a put racing another put or delete of the same key tries again (last writer wins)
 
 
@@ -79,42 +90,84 @@ def _kind(m: MemoryBase) -> MemoryType:
     return MemoryType(cast(Any, m).memory_type)
 
 
+def _plain(value: Any) -> Any:
+    """`value` with each string as plain text (`printable`): what the engine indexes of it."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
 def _text_of(value: dict[str, Any], index: list[str] | None) -> str:
-    """What search finds an item by: the `index` fields, else its content, else its JSON."""
+    """What search finds an item by, as plain text (a control character or a terminal's escape
+    sequence in a value is kept in the value, not in the text the engine indexes): the `index`
+    fields, else its content, else its JSON."""
     if index:
-        texts = [t for path in index for t in get_text_at_path(value, path)]
-        if texts:
+        texts = [printable(t) for path in index for t in get_text_at_path(value, path)]
+        if any(t.strip() for t in texts):
             return "\n".join(texts)
     for field in ("content", "text", "memory"):
-        if isinstance(value.get(field), str) and value[field].strip():
-            return value[field]
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+        if isinstance(value.get(field), str) and (text := printable(value[field])).strip():
+            return text
+    return json.dumps(_plain(value), ensure_ascii=False, sort_keys=True)
 
 
-def _json_problem(value: Any, where: str) -> str | None:
+def _json_problem(value: Any, where: str, depth: int = 0) -> str | None:
     """Why `value` is not JSON that reads back as put (a datetime, a set, NaN, a non-string key, a lone
-    surrogate), or None. LangGraph's Postgres store refuses such values too; a tuple reads back as a list."""
+    surrogate, nesting deeper than MAX_NESTING), or None. LangGraph's Postgres store refuses such values
+    too; a tuple reads back as a list. A NUL or another control character is kept (the tag's JSON
+    escapes it), as LangGraph's in-memory store keeps it."""
     if isinstance(value, str):
-        found = problem(value.replace("\x00", ""))  # a NUL is escaped in the JSON; the text fields refuse it
+        found = problem(value.replace("\x00", ""), controls=False)
         return f"{where} {found}" if found else None
     if value is None or isinstance(value, (bool, int)):
         return None
     if isinstance(value, float):
         return None if math.isfinite(value) else f"{where} is {value!r}, which JSON cannot hold"
+    if isinstance(value, (dict, list, tuple)) and depth >= MAX_NESTING:
+        return f"{where[:60]}{'…' if len(where) > 60 else ''} is nested more than {MAX_NESTING} levels deep"
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
                 return f"{where} has the key {key!r}, not a string (JSON keys are strings)"
-            found = _json_problem(key, f"{where} key") or _json_problem(item, f"{where}.{key}")
+            found = _json_problem(key, f"{where} key") or _json_problem(item, f"{where}.{key}", depth + 1)
             if found:
                 return found
         return None
     if isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
-            if found := _json_problem(item, f"{where}[{i}]"):
+            if found := _json_problem(item, f"{where}[{i}]", depth + 1):
                 return found
         return None
     return f"{where} is a {type(value).__name__}, not JSON (str, number, bool, None, list or dict)"
+
+
+def _json_text(value: Any) -> str:
+    """`value` as JSON with sorted keys, each string's characters escaped alike wherever they stand
+    (`_TAG_ESCAPES`): a string that holds a secret holds it as `_json_text(secret)[1:-1]` here too."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False).translate(_TAG_ESCAPES)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_json_text(k)}: {_json_text(v)}" for k, v in sorted(value.items())) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_json_text(v) for v in value) + "]"
+    return json.dumps(value, allow_nan=False)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in `value`: its dicts' keys and values, its lists' items."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key)
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
 
 
 def _expiry(ttl: Any) -> datetime | None:
@@ -128,13 +181,6 @@ def _expiry(ttl: Any) -> datetime | None:
         return utcnow() + timedelta(minutes=ttl)
     except OverflowError as exc:
         raise InvalidInput(f"ttl of {ttl!r} minutes ends after the last date that can be stored") from exc
-
-
-def _tag(body: dict[str, Any]) -> str:
-    """The tag an item rides in: its JSON, with the caller's own placeholder-like text escaped so that
-    a read resolves only the placeholders the secret guard wrote."""
-    text = json.dumps(body, ensure_ascii=False, sort_keys=True, allow_nan=False)
-    return TAG + CALLER_PLACEHOLDER.sub(r"\\u005b", text)
 
 
 def _item_tags(m: MemoryBase) -> list[str]:
@@ -186,30 +232,36 @@ class MirixStore(BaseStore):
     # ------------------------------------------------------------ BaseStore
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        results: list[Result] = []
-        for op in ops:
-            if isinstance(op, GetOp):
-                got = self._get(op.namespace, op.key)
-                if got is not None and op.refresh_ttl:
-                    self._refresh(self._split(op.namespace)[0], [got])
-                results.append(got)
-            elif isinstance(op, SearchOp):
-                found = self._search(op)
-                if op.refresh_ttl:
-                    by_user: dict[str, list[SearchItem]] = {}
-                    for item in found:
-                        by_user.setdefault(self._split(item.namespace)[0], []).append(item)
-                    for user, items in by_user.items():
-                        self._refresh(user, items)
-                results.append(found)
-            elif isinstance(op, PutOp):
-                self._put(op)
-                results.append(None)
-            elif isinstance(op, ListNamespacesOp):
-                results.append(self._list_namespaces(op))
-            else:
-                raise ValueError(f"unknown store operation {type(op).__name__}")
+        """As LangGraph's own stores run a batch: its reads see the store as it was before the batch,
+        then its puts are made, the last put of a key winning. Every put is checked before anything
+        is written."""
+        ops = list(ops)
+        puts = {(op.namespace, op.key): op for op in ops if isinstance(op, PutOp)}
+        for put in puts.values():
+            self._check(put)
+        results = [None if isinstance(op, PutOp) else self._read(op) for op in ops]
+        for put in puts.values():
+            self._put(put)
         return results
+
+    def _read(self, op: Op) -> Result:
+        if isinstance(op, GetOp):
+            got = self._get(op.namespace, op.key)
+            if got is not None and op.refresh_ttl:
+                self._refresh(self._split(op.namespace)[0], [got])
+            return got
+        if isinstance(op, SearchOp):
+            found = self._search(op)
+            if op.refresh_ttl:
+                by_user: dict[str, list[SearchItem]] = {}
+                for item in found:
+                    by_user.setdefault(self._split(item.namespace)[0], []).append(item)
+                for user, items in by_user.items():
+                    self._refresh(user, items)
+            return found
+        if isinstance(op, ListNamespacesOp):
+            return self._list_namespaces(op)
+        raise ValueError(f"unknown store operation {type(op).__name__}")
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         return await asyncio.to_thread(self.batch, list(ops))  # engine calls are thread-safe
@@ -343,6 +395,20 @@ class MirixStore(BaseStore):
         if found := _json_problem(op.value, "value"):
             raise InvalidInput(found)
 
+    def _check(self, op: PutOp) -> None:
+        """InvalidInput or InvalidNamespaceError for a put (or delete) that cannot be made: a batch
+        checks all of its puts before it writes any."""
+        user, path = self._split(op.namespace)
+        if op.value is None:
+            if path and path[0] in READ_ONLY:
+                raise InvalidNamespaceError(f"{path[0]} memories cannot be deleted through the store")
+            if found := problem(user):
+                raise InvalidInput(f"namespace {op.namespace!r}: user_id {found}")
+            return
+        self._check_put(op, user)
+        self._kind_for(path)
+        _expiry(op.ttl)
+
     def _put(self, op: PutOp) -> None:
         user, path = self._split(op.namespace)
         if op.value is None:
@@ -363,21 +429,67 @@ class MirixStore(BaseStore):
             MemoryType.resource: {"title": op.key},
         }[kind]
         text = _text_of(value, op.index if isinstance(op.index, list) else None)
-        fields.update({"content" if kind is MemoryType.resource else "summary": text, "tags": [_tag(body)],
+        tag, vault = self._tag(user, body, text)
+        fields.update({"content" if kind is MemoryType.resource else "summary": text, "tags": [tag],
                        "expires_at": expires_at})
-        self._write(user, op.namespace, op.key, memory_id, kind, fields)
+        self._write(user, op.namespace, op.key, memory_id, kind, fields, vault)
+
+    def _tag(self, user: str, body: dict[str, Any], text: str) -> tuple[str, list[KnowledgeVaultMemory]]:
+        """The tag an item rides in (its JSON) and the vault entries to insert with it. Each secret the
+        guard finds in a string of the item, or in the `text` it is indexed by, is a placeholder in the
+        tag, its entry holding the secret as the JSON writes it: a read puts it back before parsing,
+        as for the placeholders the guard leaves in the tag's JSON. (The guard reads the JSON's text,
+        where a quote or a line break is escaped, and misses secrets it finds in the decoded string.)"""
+        tag = _json_text(body)
+        guard = self.mx.store.guard
+        if guard is None:
+            return TAG + tag, []
+        known = self._known(user)
+        found: dict[str, Secret | None] = {}  # secret -> the rule's match (None: a value already in the vault)
+        pattern = known.pattern()
+        for string in [text, *_strings(body)]:
+            for match in guard.matches(string):
+                found.setdefault(match.value, match)
+            for hit in pattern.finditer(string) if pattern is not None else ():
+                found.setdefault(hit.group(), None)
+        refs: dict[str, str] = {}  # a secret as the tag writes it -> its vault entry
+        vault: list[KnowledgeVaultMemory] = []
+        for secret, match in found.items():
+            written = _json_text(secret)[1:-1]
+            if written in refs or written not in tag:
+                continue
+            if (vault_id := known.ids.get(written)) is None:
+                vault_id = f"kv_{uuid.uuid4().hex}"
+                vault.append(KnowledgeVaultMemory(
+                    id=vault_id, user_id=user, secret_value=written,
+                    entry_type=match.entry_type if match else "credential",
+                    sensitivity=Sensitivity(match.sensitivity) if match else Sensitivity.high,
+                    caption=match.caption if match else VAULT_VALUE_CAPTION))
+                known.add(written, vault_id)
+            refs[written] = vault_id
+        if refs:
+            secrets = re.compile("|".join(re.escape(w) for w in sorted(refs, key=len, reverse=True)))
+            tag = secrets.sub(lambda g: f"[vault:{refs[g.group()]}]", tag)
+        return TAG + tag, vault
+
+    def _known(self, user: str) -> Known:
+        """The values in the user's vault, and their entries."""
+        with Session(self.mx.store.engine) as session:
+            return cast(Known, self.mx.store.known_secrets(session, user))
 
     def _write(self, user: str, namespace: tuple[str, ...], key: str, memory_id: str, kind: MemoryType,
-               fields: dict[str, Any]) -> None:
-        """Insert or update the item's memory, replacing an engine memory at the same (namespace, key)
-        and deleting the vault entries only the old state used, in one write; a write that lost a race
-        with another put or delete of the key tries again."""
+               fields: dict[str, Any], vault: Sequence[KnowledgeVaultMemory] = ()) -> None:
+        """Insert or update the item's memory (with the new `vault` entries its tag points at),
+        replacing an engine memory at the same (namespace, key) and deleting the vault entries only the
+        old state used, in one write; a write that lost a race with another put or delete of the key
+        tries again."""
         for attempt in range(1, WRITE_TRIES + 1):
             before = {i: m for i, (m, _) in self._at(user, namespace, key, expired=True).items()}
             refs = _vault_ids(before.values())
             freed = self._freed(user, refs, set(before), fields)
             exists = bool(self.mx.store.expiry_of([memory_id], user_id=user))  # expired or not: the id is taken
             ops: list[MemoryOp] = [DeleteOp(memory_id=i) for i in [*freed, *(i for i in before if i != memory_id)]]
+            ops += [InsertOp(memory=entry) for entry in vault]
             ops.append(UpdateOp(memory_id=memory_id, fields=fields) if exists else InsertOp(
                 memory=self._new(kind, memory_id, user, fields,
                                  user_zone(self.mx.settings.timezone))))  # type: ignore[arg-type]
@@ -435,15 +547,16 @@ class MirixStore(BaseStore):
     def _freed(self, user: str, vault_ids: set[str], rewritten: set[str], fields: dict[str, Any]) -> list[str]:
         """The vault entries among these that a write of `fields` over the memories `rewritten` leaves
         unused, to delete in that same write: made by this store, pointed at by no other memory of the
-        user, their value not in the new fields. (The guard names a new entry after the memory, field
-        and place of its secret: an old entry left there until after the write would hold the name a
-        new secret in the same place needs.) Entries the engine made (a secret the user told in a chat,
-        which an item repeated) are the user's: they stay."""
+        user nor by the new fields, their value not in the new fields (which the guard would point at
+        them again). (The guard names a new entry after the memory, field and place of its secret: an
+        old entry left there until after the write would hold the name a new secret in the same place
+        needs.) Entries the engine made (a secret the user told in a chat, which an item repeated) are
+        the user's: they stay."""
         if not vault_ids:
             return []
-        text = "\n".join(str(v) for v in fields.values())
+        text = "\n".join(str(t) for v in fields.values() for t in (v if isinstance(v, list) else [v]))  # tags as written
         secrets = self.mx.store.vault_values(vault_ids, user_id=user)
-        return sorted(v for v in vault_ids if v in secrets and secrets[v] not in text
+        return sorted(v for v in vault_ids if v in secrets and secrets[v] not in text and f"[vault:{v}]" not in text
                       and self._made_here(user, v) and not self._referenced(user, v, rewritten))
 
     def _drop_orphans(self, user: str, vault_ids: set[str]) -> None:
@@ -525,7 +638,8 @@ class MirixStore(BaseStore):
         prefix, want = tuple(op.namespace_prefix), op.offset + op.limit
         types = self._types(prefix)
         found: list[SearchItem] = []
-        query = op.query if op.query and op.query.strip() else None
+        plain = printable(op.query) if op.query else ""  # as the items' texts were indexed
+        query = plain if plain.strip() else None
         for user in self._users(prefix):
             found += self._ranked(user, op, query, types, want) if query else [
                 i for _, i in self._listed(user, op, types)]
