@@ -3,7 +3,8 @@ by `mirix_py.compat.mem0.Memory` over this server's engine, with mem0's bodies a
 
 Keys work as everywhere else: a mem0 call acts for the mirix user its ids name (`user_id`, else
 `agent:<agent_id>`, else `run:<run_id>`), and a call by memory id only for a memory of a user the
-key may act for (404 otherwise). `POST /reset` needs an admin key. What differs from mem0:
+key may act for (404 otherwise); a list, search or delete without `user_id` reaches only the users
+the key may act for (`Memory.reach`). `POST /reset` needs an admin key. What differs from mem0:
 docs/integrations.md.
 """
 
@@ -107,7 +108,8 @@ def add_memory(body: Mem0Create, caller: Caller, mx: Engine) -> dict[str, Any]:
 def get_all_memories(caller: Caller, mx: Engine, user_id: str | None = None, run_id: str | None = None,
                      agent_id: str | None = None) -> dict[str, Any]:
     _scope(caller, user_id, agent_id, run_id)
-    result: dict[str, Any] = _call(Memory(mx=mx).get_all, user_id=user_id, agent_id=agent_id, run_id=run_id)
+    memory = Memory(mx=mx, reach=caller.may_act_for)
+    result: dict[str, Any] = _call(memory.get_all, user_id=user_id, agent_id=agent_id, run_id=run_id)
     return result
 
 
@@ -126,7 +128,8 @@ def search_memories(body: Mem0Search, caller: Caller, mx: Engine) -> dict[str, A
     ids = {k: body.model_dump()[k] or (filters.get(k) if isinstance(filters.get(k), str) else None)
            for k in ("user_id", "agent_id", "run_id")}
     _scope(caller, ids["user_id"], ids["agent_id"], ids["run_id"])
-    result: dict[str, Any] = _call(Memory(mx=mx).search, body.query, user_id=body.user_id, agent_id=body.agent_id,
+    memory = Memory(mx=mx, reach=caller.may_act_for)
+    result: dict[str, Any] = _call(memory.search, body.query, user_id=body.user_id, agent_id=body.agent_id,
                                    run_id=body.run_id, filters=body.filters, limit=body.limit, top_k=body.top_k)
     return result
 
@@ -160,7 +163,8 @@ def delete_memory(memory_id: MemoryId, caller: Caller, mx: Engine) -> dict[str, 
 def delete_all_memories(caller: Caller, mx: Engine, user_id: str | None = None, run_id: str | None = None,
                         agent_id: str | None = None) -> dict[str, str]:
     _scope(caller, user_id, agent_id, run_id)
-    _call(Memory(mx=mx).delete_all, user_id=user_id, agent_id=agent_id, run_id=run_id)
+    memory = Memory(mx=mx, reach=caller.may_act_for)
+    _call(memory.delete_all, user_id=user_id, agent_id=agent_id, run_id=run_id)
     return {"message": "All relevant memories deleted"}
 
 
