@@ -20,6 +20,11 @@ from mirix_py.text.dates import annotate, day_words, when_words
 from mirix_py.text.passages import focus
 from mirix_py.text.small_talk import WHOLE_HITS
 
+# how a memory's text refers to a secret taken out of it: its vault entry ("[vault:kv_…]"), or its
+# kind when it was not kept ("[redacted:password]")
+SECRET_REF = re.compile(r"\[(?:vault|redacted):[^\]\s]{1,80}\]")
+SECRET_WORD = "[secret]"  # what stands for one where the reference's id means nothing (a vector, a caption)
+
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
@@ -150,7 +155,12 @@ class MemoryBase(BaseModel):
         raise NotImplementedError
 
     def embedding_text(self) -> str:
-        """Text the vector is made from: the search text unless a type has a reason to differ."""
+        """Text the vector is made from (`_embedded`), each secret's reference written alike: a vault id
+        comes from its input's, so the same words would embed a little differently every time."""
+        return SECRET_REF.sub(SECRET_WORD, self._embedded())
+
+    def _embedded(self) -> str:
+        """The search text, unless a type has a reason to differ."""
         return self.search_text()
 
 
@@ -244,7 +254,7 @@ class EpisodicMemory(MemoryBase):
         said_at = at_offset(self.occurred_at, self.said_offset_minutes)
         return f"[{when_words(said_at)}] {annotate(self._said(), said_at)}"
 
-    def embedding_text(self) -> str:
+    def _embedded(self) -> str:
         """What was said, without the date: the date is in the search text (BM25) and `occurred_at`
         (time filters); dated vectors read lower on LoCoMo (benchmarks/docs/locomo_recall.md)."""
         return self._said()
@@ -306,7 +316,7 @@ class ResourceMemory(MemoryBase):
         (`store.textrefs`)."""
         return self._with_head(self.content if self.content.strip() else "")
 
-    def embedding_text(self) -> str:
+    def _embedded(self) -> str:
         """Title, summary and the opening of the content: MiniLM reads 256 word pieces at most."""
         return self._with_head(" ".join(self.content.split())[:RESOURCE_EXCERPT_CHARS])
 

@@ -119,3 +119,13 @@ def test_a_core_line_said_at_a_naive_time_is_refused():
                        said={"Lives in Lisbon.": "2026-01-01T05:00:00+14:00", "Works as a nurse.": "2026-02-01T10:00:00Z"})
     assert block.said["Lives in Lisbon."] == datetime(2025, 12, 31, 15, tzinfo=timezone.utc)
     assert block.dated_lines() == ["Works as a nurse. (said 1 February 2026)", "Lives in Lisbon. (said 31 December 2025)"]
+
+
+def test_the_same_words_embed_alike_whatever_the_vault_ids_of_their_secrets():
+    said = [EpisodicMemory(user_id="ada", summary=f"the wifi password is [vault:kv_{ref}], and the gate [redacted:pin]")
+            for ref in ("1f2e3d", "9a8b7c")]
+    assert said[0].search_text() != said[1].search_text()  # the text keeps which entry it means
+    assert said[0].embedding_text() == said[1].embedding_text() == \
+        "user: the wifi password is [secret], and the gate [secret]"
+    tip = ResourceMemory(user_id="ada", title="Router", summary="login [vault:kv_77aa]", content="admin")
+    assert "[vault:" not in tip.embedding_text() and "[secret]" in tip.embedding_text()

@@ -21,10 +21,10 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
-from mirix_py.records import MASK, KnowledgeVaultMemory, Memory, Sensitivity
+from mirix_py.records import MASK, SECRET_REF, SECRET_WORD, KnowledgeVaultMemory, Memory, Sensitivity
 
-PLACEHOLDER = re.compile(r"\[(?:vault|redacted):[^\]\s]{1,80}\]")
-CAPTION_PLACEHOLDER = "[secret]"
+PLACEHOLDER = SECRET_REF
+CAPTION_PLACEHOLDER = SECRET_WORD
 MIN_KNOWN_CHARS = 4  # shorter vault values ("123") are left to the rules: they would hit every count
 
 # Fields that are not free text (enumerations, numbers): never rewritten.
