@@ -38,7 +38,7 @@ from mirix_py.agents.tools import OpCollector, RouteCollector, manager_tools
 from mirix_py.llm.bounds import CallBounds, ServerFeatures
 from mirix_py.llm.metering import Meter
 from mirix_py.tools.ops import InsertOp, Op
-from mirix_py.records import CoreMemory, KnowledgeVaultMemory, MemoryType, SearchHit
+from mirix_py.records import CoreMemory, InputKind, KnowledgeVaultMemory, MemoryType, SearchHit
 from mirix_py.secrets.guard import known_pattern
 from mirix_py.settings import PromptOrder, Settings
 from mirix_py.store.memories import MemoryStore
@@ -165,6 +165,11 @@ def earlier_turns(hits: Sequence[SearchHit]) -> list[tuple[str, str]]:
     return [(h.memory.id, h.memory.search_text()) for h in hits if h.memory.memory_type is MemoryType.episodic]
 
 
+def user_speaks(m: BatchMessage) -> bool:
+    """Whether a message is the user's own words: not a document, a screen's text, nor another role's turn."""
+    return m.role == "user" and m.kind in (InputKind.text, InputKind.messages)
+
+
 def found_secrets(ops: Sequence[Op]) -> dict[str, str]:
     """Value -> placeholder id of the vault entries these operations insert."""
     return {op.memory.secret_value: op.memory.id for op in ops
@@ -188,6 +193,10 @@ class ModelExtractor:
         self.features = features or ServerFeatures()
         self.max_managers = max_managers  # a routed batch runs at most this many (`within_limit`)
         self.prompt_order = prompt_order  # where the batch sits in each agent's prompt (`batch_prompt`)
+
+    def model_actors(self) -> frozenset[str]:
+        """The memory managers' names: who a model's writes are recorded as."""
+        return frozenset(d.name for d in self.definitions.values() if d.role == "memory_manager")
 
     def vision(self) -> bool:
         """Whether the model takes images (`model_info["vision"]`)."""
@@ -284,7 +293,9 @@ class ModelExtractor:
                                 turns=[(m.speaker, m.text) for m in batch.messages],
                                 existing=[(h.memory.id, h.text) for h in listed]
                                 + (turns if memory_type not in WHOLE_COPIES else [])
-                                + (earlier_turns(related) if memory_type is MemoryType.core else []))
+                                + (earlier_turns(related) if memory_type is MemoryType.core else []),
+                                model_actors=self.model_actors(),
+                                user_said=[m.text for m in batch.messages if user_speaks(m)])
         if memory_type is MemoryType.core:
             context = render_core({label: collector.core_block(label) for label in ("human", "persona")})
             collector.shown_texts = [*collector.shown_texts, context]  # the blocks were shown too

@@ -83,7 +83,7 @@ def _as_user_message(task: Any) -> UserMessage:
 def _loads_or_text(arguments: Any) -> Any:
     try:
         return json.loads(arguments) if isinstance(arguments, str) else arguments
-    except ValueError:
+    except (ValueError, RecursionError):
         return arguments
 
 
@@ -144,9 +144,25 @@ async def _run_calls(calls: Sequence[tuple[str, str, Any]], by_name: dict[str, F
     return results
 
 
-# Native function calling has no schema to bound a reply's calls, as text mode's has (`max_calls`):
-# a reply may hold this many times as many before the rest are refused.
+# Native function calling and free text have no schema to bound a reply's calls, as a JSON schema
+# has (`max_calls`): a reply may hold this many times as many before the rest are refused.
 CALLS_PER_REPLY_FACTOR = 4
+# A reason kept for a refused call or a failed round: what the model sent (a tool's name, a value) is
+# quoted in some, and a runaway reply's would otherwise be stored whole with the input.
+REASON_CHARS = 500
+
+
+def _capped(calls: list[Any], cap: int, outcome: RoundOutcome) -> list[Any]:
+    """A runaway reply's first `cap` calls; the rest are refused, once, for all of them."""
+    if len(calls) > cap:
+        outcome.refused.append(f"{len(calls) - cap} call(s) past the first {cap} of one reply were not run")
+        return calls[:cap]
+    return calls
+
+
+def _brief(reason: str) -> str:
+    """`reason` cut to `REASON_CHARS`."""
+    return reason if len(reason) <= REASON_CHARS else reason[:REASON_CHARS - 1] + "…"
 
 
 async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClient, tools: Sequence[FunctionTool],
@@ -174,6 +190,7 @@ async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClie
     if force is not None:
         choice = by_name[force]
     schema = None if function_calling else tool_calls_schema(tools, max_calls=1 if force else max_calls)
+    cap = max_calls * CALLS_PER_REPLY_FACTOR  # a runaway reply's first calls run, the rest are refused
     for attempt in (1, 2):
         begin_round()
         outcome = RoundOutcome()
@@ -189,11 +206,8 @@ async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClie
                     result = await _create(client, messages, tools, by_name[named.group(1)], meter, definition,
                                            bounds, structured, None)
             if isinstance(result.content, list):
-                calls = [(c.id, c.name, c.arguments) for c in result.content if isinstance(c, FunctionCall)]
-                cap = max_calls * CALLS_PER_REPLY_FACTOR
-                if len(calls) > cap:  # a runaway reply: its first calls run, the rest are refused
-                    outcome.refused.append(f"{len(calls) - cap} call(s) past the first {cap} of one reply were not run")
-                    calls = calls[:cap]
+                calls = _capped([(c.id, c.name, c.arguments) for c in result.content if isinstance(c, FunctionCall)],
+                                cap, outcome)
                 await _run_calls(calls, by_name, outcome)
                 # the correction round shows the calls as text: servers differ in which tool-message
                 # shapes they accept back (llama-cpp-python refuses autogen's), all take plain text
@@ -208,9 +222,14 @@ async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClie
                 except ToolCallParseError as exc:
                     outcome.errors.append(f"could not read your tool calls: {exc}")
                     parsed = []
-                await _run_calls([(f"text_{i}", c.name, c.arguments) for i, c in enumerate(parsed)], by_name, outcome)
+                except RecursionError:  # brackets nested past what the JSON reader follows
+                    outcome.errors.append("could not read your tool calls: brackets nested too deeply; "
+                                          'reply with one flat {"tool_calls": [...]} object')
+                    parsed = []
+                await _run_calls(_capped([(f"text_{i}", c.name, c.arguments) for i, c in enumerate(parsed)],
+                                         cap, outcome), by_name, outcome)
             if rejected is not None:
-                rejected.extend(f"{definition.name} (refused): {r}" for r in outcome.refused)
+                rejected.extend(_brief(f"{definition.name} (refused): {r}") for r in outcome.refused)
             if not outcome.called and not outcome.errors:
                 outcome.errors.append("the reply held no tool call: call one of the tools "
                                       f"({', '.join(sorted(by_name))})")
@@ -220,13 +239,13 @@ async def run_tool_agent(definition: AgentDefinition, client: ChatCompletionClie
         if not outcome.errors:
             return outcome.accepted
         if rejected is not None:  # every refused call or failed round, with its reason
-            rejected.extend(f"{definition.name} (round {attempt}): {e}" for e in outcome.errors)
+            rejected.extend(_brief(f"{definition.name} (round {attempt}): {e}") for e in outcome.errors)
         rollback_round()
         if attempt == 2:
-            raise AgentFailed(f"{definition.name}: " + "; ".join(outcome.errors))
+            raise AgentFailed(f"{definition.name}: " + "; ".join(_brief(e) for e in outcome.errors))
         messages += reply
         messages.append(UserMessage(source="user", content=(
-            "These tool calls were rejected:\n- " + "\n- ".join(outcome.errors) +
+            "These tool calls were rejected:\n- " + "\n- ".join(_brief(e) for e in outcome.errors) +
             "\nAll calls of your previous reply were discarded. Send the complete, corrected set of "
             "tool calls for this batch, and nothing else.")))
     raise AssertionError("unreachable")

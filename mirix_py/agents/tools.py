@@ -15,10 +15,12 @@ from typing import Annotated, Any, Callable, Literal, Mapping, Sequence, cast
 from autogen_core.tools import FunctionTool
 from pydantic import ValidationError
 
+from mirix_py.boundary.inputs import parse_when
 from mirix_py.errors import InvalidInput, MemoryNotFound
 from mirix_py.tools.ops import DeleteOp, InsertOp, MergeOp, Op, UpdateOp
 from mirix_py.records import (
-    MEMORY_CLASSES, CoreMemory, Memory, MemoryBase, MemoryType, ResourceMemory, new_memory_id, utc_offset_minutes,
+    MEMORY_CLASSES, CoreMemory, KnowledgeVaultMemory, Memory, MemoryBase, MemoryType, ResourceMemory, Sensitivity,
+    new_memory_id, utc_offset_minutes,
 )
 from mirix_py.tools import params as P
 from mirix_py.agents import core_blocks, grounding
@@ -32,6 +34,10 @@ MemoryTypeName = P.MemoryTypeName
 CoreLabel = Literal["persona", "human"]
 NOTHING_TOOL = "nothing_to_record"
 CALLERS_FIELDS = frozenset({"expires_at", "said_offset_minutes"})  # set from the caller's input, never by a model
+ENGINES_FIELDS = frozenset({"source_ids"})  # provenance: the engine adds the batch's ids to what a model edits
+# what a vault entry is: a new value or kind is a new entry (an insert), never an old one's edited
+VAULT_FIXED_FIELDS = ("secret_value", "entry_type")
+SENSITIVITY_RANK = {Sensitivity.low: 0, Sensitivity.medium: 1, Sensitivity.high: 2}
 REWRITE_TOOL = "core_memory_rewrite"
 REWRITE_MAY_DROP = 2  # lines a rewrite may drop whatever the block's size (two merged into one, say)
 CORE_LINE_CHARS = 200  # a core line is a short fact, not a message copied whole
@@ -122,6 +128,12 @@ class OpCollector:
     schema_texts: Sequence[str] = ()
     # (speaker, text) of the batch's messages: a memory about one of them must not file another's news
     turns: Sequence[tuple[str, str]] = ()
+    # who a model writes as (the memory managers' names): a model edits only the memories one of them
+    # inserted, never what the rules kept of the user's words or what a caller wrote; None: not checked
+    model_actors: frozenset[str] | None = None
+    # the texts of the batch's messages in which the user speaks (not a document, a screen or an
+    # assistant): what a persona line must come from; None: not checked
+    user_said: Sequence[str] | None = None
     ops: list[Op] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     nothing: bool = False
@@ -129,6 +141,7 @@ class OpCollector:
     _core: dict[str, CoreMemory | None] = field(default_factory=dict)
     _shown: set[str] | None = None
     _existing_words: list[tuple[str, str, set[str]]] | None = None
+    _first_writers: dict[str, str] | None = None  # memory id -> the actor that inserted it
 
     # ------------------------------------------------------------ rounds
 
@@ -197,7 +210,28 @@ class OpCollector:
         if memory.memory_type is not self.memory_type:
             self.fail(f"{memory_id} is a {memory.memory_type.value} memory; this manager edits "
                       f"{self.memory_type.value} memories only")
+        self._model_written(memory_id)
         return memory
+
+    def _first_writer(self, memory_id: str) -> str | None:
+        """The actor that inserted this memory: the listed memories' writers read in one query, on the
+        first edit of the batch."""
+        if self._first_writers is None:
+            self._first_writers = self.store.inserted_as(sorted(self.listed_ids or ()), user_id=self.user_id)
+        if memory_id not in self._first_writers and self.listed_ids is None:
+            self._first_writers.update(self.store.inserted_as([memory_id], user_id=self.user_id))
+        return self._first_writers.get(memory_id)
+
+    def _model_written(self, memory_id: str) -> None:
+        """A model edits only what a model wrote: what the rules kept of the user's own words, or what
+        a caller wrote, stands (a model that deleted every fact it was shown emptied the store)."""
+        if self.model_actors is None:
+            return
+        writer = self._first_writer(memory_id)
+        if writer not in self.model_actors:
+            self.refuse(f"{memory_id} was written by {writer or 'an unknown writer'}, not by a model: a model may "
+                        f"not change or delete it; insert a new {self.memory_type.value} memory with what is "
+                        "new instead")
 
     def _grounded(self, values: Any) -> None:
         """The texts a model wrote must come from what it was shown, not from the prompt's examples
@@ -271,9 +305,9 @@ class OpCollector:
     def _check_fields(self, current: MemoryBase, fields: dict[str, Any]) -> None:
         if not isinstance(fields, dict) or not fields:
             self.fail("fields must be a non-empty object of field names to new values")
-        bad = sorted((IMMUTABLE_FIELDS | CALLERS_FIELDS) & set(fields))
+        bad = sorted((IMMUTABLE_FIELDS | CALLERS_FIELDS | ENGINES_FIELDS) & set(fields))
         if bad:
-            self.fail(f"cannot change {bad}")
+            self.fail(f"cannot change {bad}: leave them out of fields")
         self._storable(fields)
         try:
             type(current).model_validate({**current.model_dump(), **fields})
@@ -332,7 +366,19 @@ class OpCollector:
 
     def _zoned(self, value: Any) -> Any:
         """An ISO time without a zone (models drop the "+00:00" they were shown) in the batch's zone;
-        a day in words as the messages show it ("7 May 2023"), at the batch's time of day."""
+        a day in words as the messages show it ("7 May 2023"), at the batch's time of day; inside the
+        years the store takes (`boundary.inputs.STORED_YEARS`), or the model corrects it: a memory dated
+        9999 made the user's export one that no import takes."""
+        zoned = self._as_time(value)
+        if isinstance(zoned, datetime):
+            try:
+                parse_when(zoned, "occurred_at", stored=True)
+            except InvalidInput as exc:
+                self.fail(f"{exc}: give the date the messages say, or omit occurred_at")
+        return zoned
+
+    def _as_time(self, value: Any) -> Any:
+        """`value` read as `_zoned` says, whatever its year."""
         if isinstance(value, str) and value.strip():
             zone = getattr(self.default_occurred_at, "tzinfo", None) or timezone.utc
             try:
@@ -350,6 +396,37 @@ class OpCollector:
             return parsed
         return value
 
+    def _keeps_vault_entry(self, current: KnowledgeVaultMemory, fields: Mapping[str, Any]) -> None:
+        """A vault entry keeps its value, its kind and its sensitivity (a model's "low" put a bank PIN
+        into every chat prompt); its caption changes only to the words of a message of this batch that
+        names it (its value or its [vault:id])."""
+        held = cast(KnowledgeVaultMemory, self.store.get(current.id, user_id=self.user_id, reveal=True))
+        changed = [name for name in VAULT_FIXED_FIELDS if name in fields and fields[name] != getattr(held, name)]
+        if changed:
+            self.refuse(f"{current.id} keeps its {' and '.join(changed)}: a new value is a new entry, "
+                        "call insert_knowledge_vault")
+        if "sensitivity" in fields and \
+                SENSITIVITY_RANK[Sensitivity(fields["sensitivity"])] < SENSITIVITY_RANK[held.sensitivity]:
+            self.refuse(f"{current.id}'s sensitivity may not be lowered from {held.sensitivity.value}")
+        caption = fields.get("caption")
+        if isinstance(caption, str) and caption != held.caption:
+            self._vault_caption(held, caption)
+
+    def _vault_caption(self, held: KnowledgeVaultMemory, caption: str) -> None:
+        """A new caption is what this batch says of the entry: "cabin wifi code" written over a github
+        token's caption, in a batch that never named the token, made the token found as the wifi code."""
+        about = [t for t in self.message_texts
+                 if f"[vault:{held.id}]" in t or (held.secret_value and held.secret_value in t)]
+        if not about:
+            self.refuse(f"no message of this batch names {held.id} (its value or [vault:{held.id}]): "
+                        "its caption stays")
+        values = [v for v in [held.secret_value, *grounding.vault_value_candidates(about)] if v and v in caption]
+        if values:
+            self.refuse("the caption holds a value: describe what the entry is for without it")
+        problem = grounding.ungrounded_problem([caption], grounding.vocabulary([*about, held.caption]))
+        if problem:
+            self.refuse(f"this caption is not what the messages naming {held.id} say: {problem}")
+
     def nothing_to_record(self, reason: str = "") -> str:
         """The model's explicit 'no write for this batch'."""
         self.nothing = True
@@ -366,9 +443,8 @@ class OpCollector:
             self._keeps_document(current.content, str(fields["content"]), f"updating {memory_id}")
         if self.memory_type is not MemoryType.knowledge_vault:
             self._grounded({k: v for k, v in fields.items() if k != "occurred_at"})
-        if self.memory_type is MemoryType.knowledge_vault and "secret_value" in fields:
-            self._ground_secret(str(fields.get("secret_value") or ""), str(fields.get("caption") or ""),
-                                str(fields.get("entry_type") or getattr(current, "entry_type", "")))
+        if isinstance(current, KnowledgeVaultMemory):
+            self._keeps_vault_entry(current, fields)
         self.ops.append(UpdateOp(memory_id=memory_id, fields=fields, add_source_ids=list(self.batch_source_ids)))
         return f"ok: {memory_id} will be updated"
 
@@ -380,8 +456,12 @@ class OpCollector:
         for other in memory_ids[1:]:
             self._owned(other)
         if fields:
+            if isinstance(fields, dict) and "occurred_at" in fields:
+                fields = {**fields, "occurred_at": self._zoned(fields["occurred_at"])}
             self._check_fields(first, fields)
             self._bounded(fields, first)
+            if isinstance(first, KnowledgeVaultMemory):
+                self._keeps_vault_entry(first, fields)
         self.ops.append(MergeOp(memory_ids=memory_ids, fields=fields or {}))
         return f"ok: {len(memory_ids)} memories will be merged into {memory_ids[0]}"
 
@@ -454,7 +534,7 @@ class OpCollector:
                 skipped.append(f"near repeat of {repeated}: {piece[:80]}")
                 continue
             try:
-                self._check_core_line(piece)
+                self._check_core_line(piece, label)
             except ToolRefusal as exc:
                 problems.append(str(exc))
                 continue
@@ -497,8 +577,9 @@ class OpCollector:
         phrase = " ".join(words)
         return next((turn_id for turn_id, said, _ in self._message_words() if phrase in said), None)
 
-    def _check_core_line(self, line: str) -> None:
-        """A core line is one short lasting fact about the user, in third person, from the batch."""
+    def _check_core_line(self, line: str, label: str) -> None:
+        """A core line is one short lasting fact about the user, in third person, from the batch; a
+        persona line, from what the user said."""
         if len(line) > CORE_LINE_CHARS:
             self.refuse("a core line is one short fact in third person, without the subject, "
                         "not a message copied whole")
@@ -517,10 +598,28 @@ class OpCollector:
         self._grounded(line)
         if self.turns:  # "Nate: loves sci-fi" or "Nate loves sci-fi": said by Nate, or of him
             people = [speaker for speaker, _ in self.turns]
-            label, _, rest = line.partition(":")
-            subject = label.strip() if rest and label.strip() in people else grounding.lead_name(line, people)
+            head, _, rest = line.partition(":")
+            subject = head.strip() if rest and head.strip() in people else grounding.lead_name(line, people)
             if subject:  # the subject's name is no content word of the line (`misattributed`)
                 self._refuse_misattributed(subject, line)
+        if label == "persona":
+            self._said_by_user(line)
+
+    def _said_by_user(self, line: str) -> None:
+        """How the assistant behaves is the user's to say: a persona line drawn from a document, a
+        screen or an assistant's turn is an instruction injected into every chat prompt."""
+        if self.user_said is None:
+            return
+        said = grounding.vocabulary(self.user_said)
+        # a short line ("recommends CropMax"), which the share of `ungrounded_problem` lets pass, word for word
+        words = grounding.content_words(line)
+        missing = [w for w in words if w not in said and w[:5] not in said]
+        problem = ("this batch holds no message of the user" if not self.user_said
+                   else grounding.ungrounded_problem([line], said)
+                   or (f"the user did not say {', '.join(missing)}" if missing and len(words) < 3 else None))
+        if problem:
+            self.refuse(f"a persona line says what the user asked of the assistant, in the user's own messages "
+                        f"(not a document's, a screen's or an assistant's): {problem}")
 
     def core_memory_rewrite(self, label: Literal["persona", "human"], value: str) -> str:
         """Replace a core block's whole value: its words come from the block and the batch (the local
@@ -536,7 +635,7 @@ class OpCollector:
             repeated = grounding.near_duplicate(line, self.existing) or self._copied_from(line)
             if repeated:
                 self.refuse(f"the new line {line[:60]!r} repeats {repeated}, which memory keeps already")
-            self._check_core_line(line)
+            self._check_core_line(line, label)
         if self.shown_texts:
             shown = grounding.vocabulary([*self.shown_texts, block.value if block else ""])
             problem = grounding.ungrounded_problem([value], shown)
@@ -673,8 +772,13 @@ def _generic_tools(c: OpCollector) -> dict[str, Callable[[], FunctionTool]]:
     def nothing_to_record(reason: Annotated[str, "Why this batch holds nothing for this memory type."] = "") -> str:
         return c.nothing_to_record(reason)
 
+    update_doc = "Change fields of a listed memory in place (its id stays)."
+    if c.memory_type is MemoryType.knowledge_vault:
+        update_doc += (" A vault entry keeps its secret_value and entry_type (a new value is a new entry: insert "
+                       "it) and its sensitivity is never lowered; its caption changes only to the words of a "
+                       "message of this batch that holds its value or its [vault:id].")
     described: dict[str, tuple[Callable[..., str], str]] = {
-        "update_memory": (update_memory, "Change fields of a listed memory in place (its id stays)."),
+        "update_memory": (update_memory, update_doc),
         "merge_memories": (merge_memories, "Fold listed duplicates into the first id; the others are deleted."),
         "delete_memory": (delete_memory, "Delete a listed memory that is wrong or obsolete."),
         "core_memory_append": (core_memory_append, "Append one line to a core block."),

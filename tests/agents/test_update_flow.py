@@ -294,22 +294,26 @@ def test_secrets_are_redacted_before_any_model_sees_them(make_mx):
 
 
 def test_existing_memories_are_offered_for_update(make_mx):
+    """What a model wrote it may update; what the rules kept of the user's words it may not."""
     def semantic(req):
         ids = re.findall(r"\[(sem_[0-9a-f]{32})\]", req.task_text)
-        return [("update_memory", {"memory_id": ids[0], "fields": {"details": "flies ATR 72s"}})]
+        return [("update_memory", {"memory_id": i, "fields": {"details": "flies ATR 72s"}}) for i in ids]
 
-    mx, client = make_mx(minimal_script(route=("episodic",)))
+    mx, client = make_mx(minimal_script(route=("episodic", "semantic")))
     first = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
-    (fact,) = written_by(mx, "semantic_rules", "semantic")  # the rules' fact about Tom
+    (fact,) = written_by(mx, "semantic_memory_manager", "semantic")  # the model's fact about Tom
+    (rules_fact,) = written_by(mx, "semantic_rules", "semantic")  # the rules' fact about Tom
     client._script = minimal_script(route=("semantic",), semantic_memory_manager=semantic)
     second = mx.add([{"role": "user", "content": "Tom the pilot flies ATR 72s now."}], user_id="ada")
     assert second.status.value == "processed", second.error
     fact = mx.get(fact.id, user_id="ada")
     assert fact.details == "flies ATR 72s"
     events = mx.history(fact.id, user_id="ada")
-    assert (events[0].operation.value, events[0].actor) == ("insert", "semantic_rules")
+    assert (events[0].operation.value, events[0].actor) == ("insert", "semantic_memory_manager")
     assert ("update", "semantic_memory_manager") in [(e.operation.value, e.actor) for e in events]
     assert second.input_ids[0] in fact.source_ids and first.input_ids[0] in fact.source_ids
+    assert mx.get(rules_fact.id, user_id="ada").details != "flies ATR 72s"
+    assert any(f"{rules_fact.id} was written by semantic_rules" in r for r in second.rejected), second.rejected
 
 
 def test_wait_false_batches_queued_inputs(make_mx):
