@@ -22,6 +22,7 @@ from mirix_py.agents.prompt_refs import PromptRefs
 from mirix_py.agents.sources_shown import MemoriesShown, as_keys, as_sources, without_model
 from mirix_py.text.by_day import day_lines
 from mirix_py.text.passages import FOCUS_WORDS, focus, query_stems, stem, text_stems
+from mirix_py.text.storable import printable
 from mirix_py.store.questions import said_ids
 from mirix_py.store.restatements import restatements
 from mirix_py.store.summaries import holds_turn
@@ -55,6 +56,7 @@ COARSE_HITS = 10
 COARSE_TYPES = (MemoryType.episodic, MemoryType.semantic, MemoryType.procedural, MemoryType.resource,
                 MemoryType.knowledge_vault)
 OFFLINE_ANSWER_ITEMS = 5
+ANSWER_SEARCH_S = 5  # seconds the answer step allows its targeted searches besides its model calls
 
 TOPIC_PROMPT = """# agent: topic_extractor
 Extract search topics from the user's latest question, using the recent conversation for context.
@@ -75,12 +77,14 @@ class Topics:
 
 
 def parse_topics(text: str, fallback: str, now: datetime) -> Topics:
-    """Topics from the model's JSON; keyword extraction when it is unusable."""
+    """Topics from the model's JSON, each as plain text (`storable.printable`: a control character, a
+    NUL or a lone surrogate in a model's topic is no search query), blank ones dropped; keyword
+    extraction when none is left or the reply is unusable."""
     try:
         data = loads_lenient(text if "{" not in text else text[text.index("{"):])
         if not isinstance(data, dict):
             raise ToolCallParseError("not an object")
-        keywords = [str(t).strip() for t in data.get("topics", []) if str(t).strip()][:8]
+        keywords = [t for t in (printable(str(topic)).strip() for topic in data.get("topics", [])) if t][:8]
         if keywords:
             return Topics(keywords, *_topic_range(data, now))
     except (ToolCallParseError, TypeError, ValueError):
@@ -384,12 +388,14 @@ class ChatFlow:
         self.bounds = bounds or CallBounds()
 
     def _metered(self, meter: Meter, agent: str, model: dict[str, Any] | None = None) -> MeteredClient:
-        """The client for one chat step, every call bounded (completion tokens, timeout)."""
+        """The client for one chat step, every call bounded (completion tokens, and its time here as
+        well as at the server: a client that takes no timeout argument would otherwise wait forever)."""
         from mirix_py.llm.metering import MeteredClient
 
         assert self.client is not None
         bounds = self.bounds.for_agent(model or {})
-        return MeteredClient(self.client, meter, agent, extra_args=provider_args(self.client, bounds, None))
+        return MeteredClient(self.client, meter, agent, extra_args=provider_args(self.client, bounds, None),
+                             timeout_s=bounds.timeout_s)
 
     def now(self) -> datetime:
         """Now on the user's clock (`question_zone`): what a question's "yesterday" is reckoned from."""
@@ -558,11 +564,15 @@ class ChatFlow:
                                    tools=[search_tool(search_in_memory)] if with_tools else None,
                                    system_message=system, reflect_on_tool_use=True if with_tools else None,
                                    max_tool_iterations=2)
-            try:  # at most three model calls (answer, search, answer), each bounded
+            # a guard over the whole step: its model calls are bounded one by one (`_metered`), and there are
+            # at most three (answer, search, answer, as `max_tool_iterations` allows) with searches between
+            waited = 3 * bounds.timeout_s + ANSWER_SEARCH_S
+            try:
                 result = await asyncio.wait_for(agent.run(task=task, cancellation_token=CancellationToken()),
-                                                timeout=3 * bounds.timeout_s + 5)
+                                                timeout=waited)
             except asyncio.TimeoutError:
-                raise ModelCallFailed(f"the answer timed out after {3 * bounds.timeout_s:g} s") from None
+                raise ModelCallFailed(f"the answer timed out after {waited:g} s (three model calls of "
+                                      f"{bounds.timeout_s:g} s and {ANSWER_SEARCH_S:g} s for its searches)") from None
             if client.last_finish_reason == "length":  # a cut answer is no answer (and is not remembered)
                 raise ModelCallFailed(f"the answer was cut at its bound of {bounds.max_tokens} tokens")
             # a text message's (or tool-call summary's) content; any other final message as its text

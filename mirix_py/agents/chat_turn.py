@@ -1,10 +1,12 @@
 """One chat turn through the chat flow, with a stand-in for every step a model takes.
 
-Keyword topics stand in when the topic call fails (the answer step may still work); the offline
-answer (the best memories with their ids) stands in when the answer call fails or its answer is
-unusable, and `fallback` says why. Topics, retrieval and the model read the question with secrets
-as placeholders; the exchange fed back into memory keeps it whole (the input log is encrypted and
-the vault rules take the secret). An offline answer only echoes memories, so only the question is fed back.
+Keyword topics stand in when the topic call fails (the answer step may still work) and when the
+search on the model's topics fails (the question's own search then runs, so the question is still
+answered and remembered); the offline answer (the best memories with their ids) stands in when the
+answer call fails or its answer is unusable, and `fallback` says why. Topics, retrieval and the
+model read the question with secrets as placeholders; the exchange fed back into memory keeps it
+whole (the input log is encrypted and the vault rules take the secret). An offline answer only
+echoes memories, so only the question is fed back.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import logging
 import time
 from typing import Any, Callable, Sequence, get_args
 
-from mirix_py.agents.chat import ChatFlow, offline_topics, unusable_answer
+from mirix_py.agents.chat import ChatFlow, Retrieval, Topics, offline_topics, unusable_answer
 from mirix_py.agents.core_blocks import core_memory
 from mirix_py.agents.flow import RunCoroutine
 from mirix_py.errors import InvalidInput
@@ -48,6 +50,20 @@ def checked_history(message: str, history: Sequence[dict[str, Any]] | None) -> l
     return turns
 
 
+def retrieved(flow: ChatFlow, user_id: str, message: str, topics: Topics,
+              own_topics: Topics) -> tuple[Topics, Retrieval]:
+    """The topics searched and what coarse retrieval found with them: a model's `topics` are what it
+    wrote, so a search they fail falls back to the question's own (`own_topics`), which the caller
+    checked; that one failing is the caller's to hear."""
+    core = core_memory(flow.store, user_id)
+    if topics is not own_topics:
+        try:
+            return topics, flow.retrieve(user_id, message, topics, core)
+        except Exception as exc:
+            log.warning("search on the model's topics failed: %s: %s", type(exc).__name__, exc)
+    return own_topics, flow.retrieve(user_id, message, own_topics, core)
+
+
 def chat_turn(flow: ChatFlow, message: str, *, user_id: str, history: Sequence[dict[str, Any]] | None,
               run: RunCoroutine, remember: Remember | None, ledger: MemoryStore | None = None) -> ChatResponse:
     """Topics, coarse retrieval over all six types, targeted search, the answer with its citations;
@@ -60,13 +76,14 @@ def chat_turn(flow: ChatFlow, message: str, *, user_id: str, history: Sequence[d
     fallback: str | None = None
     raw_message, message = message, scrub(message)
     turns = [{**h, "content": scrub(h["content"])} for h in turns]
-    topics = offline_topics(message, flow.now(), turns)  # "yesterday" on the user's clock (MIRIX_TIMEZONE), else UTC's
+    own_topics = offline_topics(message, flow.now(), turns)  # "yesterday" on the user's clock (MIRIX_TIMEZONE), else UTC's
+    topics = own_topics
     if online:
         try:
             topics = run(flow.topics(message, turns, meter))
         except Exception as exc:  # keyword topics stand in; the answer step may still work
             log.warning("topic step failed: %s: %s", type(exc).__name__, exc)
-    retrieval = flow.retrieve(user_id, message, topics, core_memory(flow.store, user_id))
+    topics, retrieval = retrieved(flow, user_id, message, topics, own_topics)
     answer, cited = "", []
     if online:
         try:

@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
-from typing import Any, AsyncGenerator, Mapping, Sequence
+from typing import Any, AsyncGenerator, Awaitable, Mapping, Sequence
 
 from autogen_core import CancellationToken
 from autogen_core.models import AssistantMessage, ChatCompletionClient, CreateResult, LLMMessage, ModelInfo, RequestUsage
 from autogen_core.tools import Tool, ToolSchema
 
+from mirix_py.llm.bounds import ModelCallFailed
 from mirix_py.llm.meter import (  # re-exported for callers of the old home
     CallRecord, Meter, _message_text, _tool_text, estimate_tokens, prompt_parts, sequential_rounds,
 )
@@ -25,14 +27,16 @@ def with_text_content(message: LLMMessage) -> LLMMessage:
 
 
 class MeteredClient(ChatCompletionClient):
-    """Wraps any ChatCompletionClient and records each call into a Meter under an agent label."""
+    """Wraps any ChatCompletionClient and records each call into a Meter under an agent label.
+    `timeout_s`: each call is given up after that long, a ModelCallFailed (None: the caller bounds it)."""
 
     def __init__(self, inner: ChatCompletionClient, meter: Meter, agent: str,
-                 extra_args: Mapping[str, Any] | None = None) -> None:
+                 extra_args: Mapping[str, Any] | None = None, timeout_s: float | None = None) -> None:
         self._inner = inner
         self._meter = meter
         self._agent = agent
         self._extra = dict(extra_args or {})  # e.g. the agent's completion bound, sent with every call
+        self._timeout_s = timeout_s
         self.last_finish_reason: str | None = None  # the newest reply's ("length": cut at its token bound)
 
     async def create(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = [],
@@ -44,7 +48,7 @@ class MeteredClient(ChatCompletionClient):
                                   "cancellation_token": cancellation_token}
         if tool_choice != "auto":
             kwargs["tool_choice"] = tool_choice
-        result = await self._inner.create([with_text_content(m) for m in messages], **kwargs)
+        result = await self._within_time(self._inner.create([with_text_content(m) for m in messages], **kwargs))
         self.last_finish_reason = result.finish_reason
         ended = time.perf_counter()
         usage = result.usage
@@ -57,6 +61,15 @@ class MeteredClient(ChatCompletionClient):
         self._meter.record(CallRecord(self._agent, prompt, completion, started, ended, estimated,
                                       prompt_parts(messages, tools)))
         return result
+
+    async def _within_time(self, call: Awaitable[CreateResult]) -> CreateResult:
+        """The call's result, or ModelCallFailed once `timeout_s` has passed."""
+        if self._timeout_s is None:
+            return await call
+        try:
+            return await asyncio.wait_for(call, self._timeout_s)
+        except asyncio.TimeoutError:
+            raise ModelCallFailed(f"the {self._agent} call timed out after {self._timeout_s:g} s") from None
 
     def create_stream(self, messages: Sequence[LLMMessage], **kwargs: Any) -> AsyncGenerator[str | CreateResult, None]:
         async def single() -> AsyncGenerator[str | CreateResult, None]:
