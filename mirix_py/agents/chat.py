@@ -76,15 +76,22 @@ class Topics:
     query: str | None = None
 
 
+TOPIC_CHARS = 200  # a topic is a few words: a runaway one is cut, not searched and echoed whole
+
+
 def parse_topics(text: str, fallback: str, now: datetime) -> Topics:
     """Topics from the model's JSON, each as plain text (`storable.printable`: a control character, a
-    NUL or a lone surrogate in a model's topic is no search query), blank ones dropped; keyword
-    extraction when none is left or the reply is unusable."""
+    NUL or a lone surrogate in a model's topic is no search query), cut to TOPIC_CHARS, blank ones and
+    ones that are not strings dropped; keyword extraction when none is left or the reply is unusable."""
     try:
         data = loads_lenient(text if "{" not in text else text[text.index("{"):])
         if not isinstance(data, dict):
             raise ToolCallParseError("not an object")
-        keywords = [t for t in (printable(str(topic)).strip() for topic in data.get("topics", [])) if t][:8]
+        topics = data.get("topics", [])
+        if not isinstance(topics, list):
+            raise ToolCallParseError("topics is not a list")
+        keywords = [t[:TOPIC_CHARS] for t in (printable(topic).strip() for topic in topics if isinstance(topic, str))
+                    if t][:8]
         if keywords:
             return Topics(keywords, *_topic_range(data, now))
     except (ToolCallParseError, TypeError, ValueError):

@@ -177,3 +177,17 @@ def test_the_answer_is_fed_back_as_the_assistants_turn_not_the_users(make_mx):
     turns = mx.input_status(input_id, user_id="ada").messages
     assert [(t.role, t.content) for t in turns] == [("user", QUESTION), ("assistant", made_up)]
     assert turns[0].id.startswith("chat-q-") and turns[1].id.startswith("chat-a-")
+
+
+def test_a_runaway_or_odd_topic_reply_is_cut_or_read_as_no_topics():
+    from datetime import datetime, timezone
+
+    from mirix_py.agents.chat import TOPIC_CHARS, parse_topics
+
+    now = datetime(2026, 1, 2, tzinfo=timezone.utc)
+    long = parse_topics('{"topics": ["' + "cat " * 200_000 + '"]}', "Where is my cat?", now)
+    assert len(long.keywords) == 1 and len(long.keywords[0]) <= TOPIC_CHARS
+    mixed = parse_topics('{"topics": [["cat"], null, 7, "cat food"]}', "Where is my cat?", now)
+    assert mixed.keywords == ["cat food"]
+    not_a_list = parse_topics('{"topics": {"a": 1}}', "Where is my cat?", now)
+    assert "a" not in not_a_list.keywords  # the question's own keywords instead
