@@ -187,11 +187,12 @@ class OfflineFlow:
                 if isinstance(m, KnowledgeVaultMemory) and m.secret_value}
 
     def resource_by_title(self, user_id: str, title: str) -> ResourceMemory | None:
-        """A screenshot window's resource from earlier batches: only what is new on screen is memorised."""
+        """A screenshot window's resource from earlier batches: only what is new on screen is memorised.
+        A framework store's item of that title is the app's (`rules.store_item`), not the window's."""
         hits = self.searcher.search(f"{title} (", user_id=user_id, limit=10,
                                     memory_types=[MemoryType.resource], method="string")
         for hit in hits:
-            if isinstance(hit.memory, ResourceMemory) and hit.memory.title == title:
+            if isinstance(hit.memory, ResourceMemory) and hit.memory.title == title and not rules.store_item(hit.memory):
                 return hit.memory
         return None
 
@@ -202,11 +203,15 @@ class OfflineFlow:
         return [hit.memory for hit in hits if isinstance(hit.memory, SemanticMemory)]
 
     def semantic_by_name(self, user_id: str, name: str) -> SemanticMemory | None:
+        """The memory the rules hold a name's facts in. A framework store's item of that name is the
+        app's (`rules.store_item`): the rules keep their own memory of the name beside it."""
         hits = self.searcher.search(name, user_id=user_id, limit=20, memory_types=[MemoryType.semantic],
                                     method=SearchMethod.bm25)
         for hit in hits:
-            if isinstance(hit.memory, SemanticMemory) and hit.memory.name.casefold() == name.casefold():
-                return hit.memory
+            memory = hit.memory
+            if isinstance(memory, SemanticMemory) and memory.name.casefold() == name.casefold() \
+                    and not rules.store_item(memory):
+                return memory
         return None
 
 

@@ -90,6 +90,18 @@ PeopleLookup = Callable[[Sequence[str]], Sequence["SemanticMemory"]]  # relation
 ResourceLookup = Callable[[str], "ResourceMemory | None"]  # resource title -> resource
 
 
+# the tag a framework's store keeps its record of an item in: "<framework>:" and the record as a JSON
+# object ("langgraph:{...}" of `integrations.langgraph.MirixStore`, "crewai:{...}" of `integrations.crewai.MirixStorage`)
+STORE_RECORD_TAG = re.compile(r"^[a-z][a-z0-9_-]*:\{")
+
+
+def store_item(memory: Memory) -> bool:
+    """Whether `memory` is an item a framework's store keeps by key (its record in a `STORE_RECORD_TAG`):
+    the app's, read back as it was put, so the rules never change it and hold what they read beside it.
+    A mark on the record itself, so an item exported and imported elsewhere is still one."""
+    return any(STORE_RECORD_TAG.match(tag) for tag in memory.tags)
+
+
 def vault_id(input_id: str, message_index: int | str, offset: int) -> str:
     return f"kv_{uuid.uuid5(uuid.NAMESPACE_URL, f'{input_id}/{message_index}/{offset}').hex}"
 
