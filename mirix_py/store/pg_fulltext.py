@@ -20,13 +20,18 @@ from mirix_py.store.pg_postings import doc_sql, key_sql
 from mirix_py.text.words import query_terms
 
 
+# A query's terms as the index holds words: the diacritics FTS5 folds taken off, parsed and stemmed
+# by the index's configuration (`pg_postings.tsvector_sql`), no stop word dropped.
+QUERY_TSVECTOR = f"to_tsvector('{pg_postings.CONFIG}', {pg_postings.UNACCENT_FUNCTION}(:q))"
+
+
 def query_lexemes(conn: Connection, query: str) -> list[str]:
-    """The query's content words as PostgreSQL's english configuration stems them."""
+    """The query's content words as the index's configuration stems them (`QUERY_TSVECTOR`)."""
     terms = query_terms(query)
     if not terms:
         return []
     return [r[0] for r in conn.execute(
-        sql("SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', :q))"), {"q": " ".join(terms)})]
+        sql(f"SELECT DISTINCT lexeme FROM unnest({QUERY_TSVECTOR})"), {"q": " ".join(terms)})]
 
 
 def tsquery_of(lexemes: Iterable[str]) -> str:
@@ -128,7 +133,7 @@ class PostgresFullText:
         rows = conn.execute(sql(  # the lexemes as `query_lexemes` finds them, in the same round trip
             f"SELECT {key_sql(':u', 't', 'l.lexeme')}, l.i FROM (SELECT lexeme, "
             "CAST(row_number() OVER (ORDER BY lexeme) AS int) - 1 AS i FROM (SELECT DISTINCT lexeme "
-            "FROM unnest(to_tsvector('english', :q))) d) l CROSS JOIN unnest(CAST(:types AS text[])) AS t ORDER BY l.i"),
+            f"FROM unnest({QUERY_TSVECTOR})) d) l CROSS JOIN unnest(CAST(:types AS text[])) AS t ORDER BY l.i"),
             {"u": filters.user_id, "q": " ".join(terms), "types": types}).all()
         return [int(r[0]) for r in rows], [int(r[1]) for r in rows], (int(rows[-1][1]) + 1 if rows else 0)
 

@@ -21,7 +21,8 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
 from mirix_py.store.near import NEAR_WEIGHT
-from mirix_py.text.words import CJK_LETTERS, LETTER_PAIRS, LETTERS_FROM, LETTERS_TO
+from mirix_py.text.words import (CJK_LETTERS, DIACRITIC_BASES, DIACRITIC_LETTERS, DIACRITIC_MARKS, LETTER_PAIRS,
+                                 LETTERS_FROM, LETTERS_TO)
 
 TABLE = "memory_posting"
 INDEX = "ix_memory_posting"
@@ -37,6 +38,10 @@ def add_near_columns(conn: Connection) -> None:
 
 
 TEXT_FUNCTION = "mirix_fts_text"  # `words.indexed_text` in SQL: what the tsvectors are made of
+UNACCENT_FUNCTION = "mirix_fts_unaccent"  # `words.unaccented` in SQL: what a query's terms are made
+CONFIG = "mirix_english"  # the text search configuration of the tsvectors and of the queries
+STEMMER = "mirix_english_stem"  # its English (snowball) stemmer, with no stop word list
+PLAIN_CONFIG = "english"  # what the tsvectors were made with before revision 0016
 
 
 def _regex_class(letters: str) -> str:
@@ -66,10 +71,25 @@ def unicode_collation(conn: Connection) -> str | None:
     return None
 
 
-def text_function_sql(utf8: bool = True, collation: str | None = None) -> str:
+def _unaccented_sql(column: str) -> str:
+    """`words.unaccented` of a SQL text column: the diacritics FTS5's unicode61 folds, by one
+    regexp_replace per base letter (translate() of so many letters reads them all for each
+    character), on text that holds any (a column: it is read more than once)."""
+    letters_of: dict[str, str] = {}
+    for letter, base in zip(DIACRITIC_LETTERS, DIACRITIC_BASES):
+        letters_of[base] = letters_of.get(base, "") + letter
+    folded = column
+    for base, letters in sorted(letters_of.items()):
+        folded = f"regexp_replace({folded}, '{_regex_class(letters)}', '{base}', 'g')"
+    folded = f"regexp_replace({folded}, '{_regex_class(DIACRITIC_MARKS)}', '', 'g')"
+    return f"CASE WHEN {column} ~ '{_regex_class(DIACRITIC_LETTERS + DIACRITIC_MARKS)}' THEN {folded} ELSE {column} END"
+
+
+def text_function_sql(utf8: bool = True, collation: str | None = None, *, unaccent: bool = True) -> str:
     """CREATE of TEXT_FUNCTION, the SQL twin of `words.indexed_text` of the text lowered as a query's
     words are (`words.query_terms`; FTS5 lowers every letter itself, to_tsvector in the C locale
-    ASCII only), by `collation`'s lower() (`unicode_collation`; None: the database's). A database
+    ASCII only), by `collation`'s lower() (`unicode_collation`; None: the database's), with the
+    diacritics FTS5 folds taken off last (`unaccent`; as revision 0015 made it without). A database
     not in UTF8 takes the text as written (PostgreSQL normalises Unicode in UTF8 only). Made from the
     constants of `text.words` by the migration that creates it: a change to them needs a migration
     that creates it again."""
@@ -81,28 +101,78 @@ def text_function_sql(utf8: bool = True, collation: str | None = None) -> str:
         for letter, written in LETTER_PAIRS:
             folded = f"replace({folded}, {_literal(letter)}, {_literal(written)})"
         cjk = _regex_class(CJK_LETTERS)
-        body = (f"SELECT regexp_replace(s, '({cjk})', ' \\1 ', 'g') || coalesce((SELECT string_agg(' ' || "
-                "substr(r.m[1], i, 2), '' ORDER BY r.n, i) "
-                f"FROM regexp_matches(s, '({cjk}{{2,}})', 'g') WITH ORDINALITY AS r(m, n), "
-                f"generate_series(1, length(r.m[1]) - 1) AS i), '') FROM (SELECT {folded} AS s) x")
+        split = (f"regexp_replace(s, '({cjk})', ' \\1 ', 'g') || coalesce((SELECT string_agg(' ' || "
+                 "substr(r.m[1], i, 2), '' ORDER BY r.n, i) "
+                 f"FROM regexp_matches(s, '({cjk}{{2,}})', 'g') WITH ORDINALITY AS r(m, n), "
+                 "generate_series(1, length(r.m[1]) - 1) AS i), '')")
+        body = f"SELECT {split} FROM (SELECT {folded} AS s) x"
+        if unaccent:
+            body = f"SELECT {_unaccented_sql('u')} FROM ({body} OFFSET 0) y(u)"  # u made once, read thrice
     return (f"CREATE OR REPLACE FUNCTION {TEXT_FUNCTION}(t text) RETURNS text LANGUAGE sql IMMUTABLE STRICT "
             f"PARALLEL SAFE AS $f$ {body} $f$")
 
 
-def index_columns(conn: Connection, *, folded: bool = True) -> None:
-    """`memory.tsv` and `memory.near_tsv` generated again, of TEXT_FUNCTION of the text (`folded`)
-    or of the text as written (as before revision 0015). PostgreSQL cannot change a generated
-    column's expression in place: each is dropped and added (the table is written again). The
-    postings must be dropped before (`drop`) and made after (`create`)."""
+def unaccent_function_sql(utf8: bool = True) -> str:
+    """CREATE of UNACCENT_FUNCTION, which a query's terms (`words.query_terms`) go through before
+    CONFIG parses them, as TEXT_FUNCTION's text does last (a database not in UTF8: as written, as
+    TEXT_FUNCTION takes it)."""
+    body = f"SELECT {_unaccented_sql('t')}" if utf8 else "SELECT t"
+    return (f"CREATE OR REPLACE FUNCTION {UNACCENT_FUNCTION}(t text) RETURNS text LANGUAGE sql IMMUTABLE STRICT "
+            f"PARALLEL SAFE AS $f$ {body} $f$")
+
+
+def create_config(conn: Connection) -> None:
+    """CONFIG in the current schema (unless there): a copy of PostgreSQL's english configuration whose
+    stemmer drops no stop word, as FTS5's porter tokenizer keeps every word (a query of "the who"
+    finds The Who). Needs only CREATE on the schema, as the tables do."""
+    exists = conn.execute(text("SELECT 1 FROM pg_ts_config WHERE cfgname = :n AND cfgnamespace = "
+                               "CAST(current_schema() AS regnamespace)"), {"n": CONFIG}).first()
+    if exists:
+        return
+    conn.execute(text(f"CREATE TEXT SEARCH DICTIONARY {STEMMER} (TEMPLATE = pg_catalog.snowball, Language = english)"))
+    conn.execute(text(f"CREATE TEXT SEARCH CONFIGURATION {CONFIG} (COPY = pg_catalog.english)"))
+    conn.execute(text(f"ALTER TEXT SEARCH CONFIGURATION {CONFIG} ALTER MAPPING REPLACE pg_catalog.english_stem "
+                      f"WITH {STEMMER}"))
+
+
+def drop_config(conn: Connection) -> None:
+    """CONFIG and what made it (no tsvector may be made with it any more)."""
+    conn.execute(text(f"DROP TEXT SEARCH CONFIGURATION IF EXISTS {CONFIG}"))
+    conn.execute(text(f"DROP TEXT SEARCH DICTIONARY IF EXISTS {STEMMER}"))
+    conn.execute(text(f"DROP FUNCTION IF EXISTS {UNACCENT_FUNCTION}(text)"))
+
+
+def create_functions(conn: Connection, *, like_sqlite: bool = True) -> None:
+    """TEXT_FUNCTION, and with `like_sqlite` UNACCENT_FUNCTION and CONFIG, for this database."""
+    utf8 = conn.execute(text("SELECT current_setting('server_encoding')")).scalar_one() == "UTF8"
+    conn.execute(text(text_function_sql(utf8, unicode_collation(conn) if utf8 else None, unaccent=like_sqlite)))
+    if like_sqlite:
+        conn.execute(text(unaccent_function_sql(utf8)))
+        create_config(conn)
+
+
+def tsvector_sql(expression: str, *, folded: bool = True, like_sqlite: bool = True) -> str:
+    """The tsvector of a SQL text expression as the index makes it: of TEXT_FUNCTION (`folded`) by
+    CONFIG (`like_sqlite`: accents folded, stop words kept), else as revisions before 0016 made it."""
     if folded:
-        utf8 = conn.execute(text("SELECT current_setting('server_encoding')")).scalar_one() == "UTF8"
-        conn.execute(text(text_function_sql(utf8, unicode_collation(conn) if utf8 else None)))
-    own, near = "text", "coalesce(near, '')"
+        expression = f"{TEXT_FUNCTION}({expression})"
+    return f"to_tsvector('{CONFIG if folded and like_sqlite else PLAIN_CONFIG}', {expression})"
+
+
+def index_columns(conn: Connection, *, folded: bool = True, like_sqlite: bool = True) -> None:
+    """`memory.tsv` and `memory.near_tsv` generated again (`tsvector_sql`): of TEXT_FUNCTION of the
+    text (`folded`) by CONFIG (`like_sqlite`), as revision 0016 makes them; of TEXT_FUNCTION by
+    english (`like_sqlite=False`), as revision 0015 made them; of the text as written by english
+    (`folded=False`), as before 0015. PostgreSQL cannot change a generated column's expression in
+    place: each is dropped and added (the table is written again). The postings must be dropped
+    before (`drop`) and made after (`create`)."""
     if folded:
-        own, near = f"{TEXT_FUNCTION}({own})", f"{TEXT_FUNCTION}({near})"
+        create_functions(conn, like_sqlite=like_sqlite)
+    own = tsvector_sql("text", folded=folded, like_sqlite=like_sqlite)
+    near = tsvector_sql("coalesce(near, '')", folded=folded, like_sqlite=like_sqlite)
     conn.execute(text("ALTER TABLE memory DROP COLUMN IF EXISTS tsv, DROP COLUMN IF EXISTS near_tsv"))
-    conn.execute(text(f"ALTER TABLE memory ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', {own})) "
-                      f"STORED, ADD COLUMN near_tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', {near})) STORED"))
+    conn.execute(text(f"ALTER TABLE memory ADD COLUMN tsv tsvector GENERATED ALWAYS AS ({own}) STORED, "
+                      f"ADD COLUMN near_tsv tsvector GENERATED ALWAYS AS ({near}) STORED"))
     if not folded:
         conn.execute(text(f"DROP FUNCTION IF EXISTS {TEXT_FUNCTION}(text)"))
 

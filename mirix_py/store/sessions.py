@@ -24,6 +24,7 @@ from sqlmodel import col
 
 from mirix_py.records import MemoryType, utcnow
 from mirix_py.store.expiry import unexpired
+from mirix_py.store import pg_postings
 from mirix_py.store.sqlite_fulltext import PROBE_SLOTS, fts_rowid, user_rowid_range, user_token
 from mirix_py.store.pg_fulltext import query_lexemes, tsquery_of
 from mirix_py.store.near import input_turns, inputs_by_user
@@ -165,8 +166,9 @@ class SQLiteSessions:
 
 
 class PostgresSessions:
-    """A row per (user, input) with a generated tsvector (GIN) and its length; Okapi BM25 as
-    `pg_fulltext.PostgresFullText` computes it, over the user's sessions."""
+    """A row per (user, input) with a generated tsvector (GIN) and its length, made as the memory
+    index makes its own (`pg_session_columns`); Okapi BM25 as `pg_fulltext.PostgresFullText`
+    computes it, over the user's sessions."""
 
     K1 = 1.2
     B = 0.75
@@ -213,6 +215,22 @@ class PostgresSessions:
             "FROM tf JOIN df USING (lexeme) GROUP BY tf.input_id ORDER BY s DESC LIMIT :k"),
             {"u": user_id, "tsq": tsquery, "lexemes": lexemes, "k1": self.K1, "b": self.B, "k": k}).all()
         return [(r[0], float(r[1])) for r in rows]
+
+
+SESSION_TSV_INDEX = "ix_memory_session_tsv"
+
+
+def pg_session_columns(conn: Connection, *, like_sqlite: bool = True) -> None:
+    """PostgreSQL's `memory_session.tsv` and `dl` generated again: as the memory index makes its
+    tsvectors (`pg_postings.tsvector_sql`: accents folded, stop words kept, as FTS5 tokenizes the
+    SQLite session table), or of the text as written by english (`like_sqlite=False`, as revision
+    0007 made them); their GIN index with them. `pg_postings.create_functions` must have run. The
+    table is written again."""
+    tsv = pg_postings.tsvector_sql("text", folded=like_sqlite, like_sqlite=like_sqlite)
+    conn.execute(sql("ALTER TABLE memory_session DROP COLUMN IF EXISTS tsv, DROP COLUMN IF EXISTS dl"))
+    conn.execute(sql(f"ALTER TABLE memory_session ADD COLUMN tsv tsvector GENERATED ALWAYS AS ({tsv}) STORED, "
+                     f"ADD COLUMN dl integer GENERATED ALWAYS AS (length({tsv})) STORED"))
+    conn.execute(sql(f"CREATE INDEX IF NOT EXISTS {SESSION_TSV_INDEX} ON memory_session USING gin(tsv)"))
 
 
 def sessions_for(engine: Engine) -> SessionIndex:

@@ -42,6 +42,33 @@ LETTER_PAIRS = (("ß", "ss"), ("ẞ", "SS"), ("i\u0307", "i"))  # i + combining 
 _LETTERS = str.maketrans(LETTERS_FROM, LETTERS_TO)
 
 
+def _unicode61_diacritics() -> tuple[str, str, str]:
+    """(letters, their base letters, marks): what FTS5's unicode61 tokenizer folds as it tokenizes
+    (its default remove_diacritics 1), so SQLite's index does it and PostgreSQL's must do it in SQL
+    (`store.pg_postings`): a letter that decomposes (NFKD) into one ASCII letter and one combining
+    mark becomes that letter, lowercase (é e, Å a, ẛ s); those marks written apart are dropped. A
+    letter of two marks (ấ) is left as it is. Every such letter lies below U+2130."""
+    letters, bases, marks = [], [], set()
+    for code in range(0xC0, 0x2130):
+        parts = unicodedata.normalize("NFKD", chr(code))
+        if len(parts) == 2 and parts[0].isascii() and parts[0].isalpha() and unicodedata.combining(parts[1]):
+            letters.append(chr(code))
+            bases.append(parts[0].lower())
+            marks.add(parts[1])
+    return "".join(letters), "".join(bases), "".join(sorted(marks))
+
+
+DIACRITIC_LETTERS, DIACRITIC_BASES, DIACRITIC_MARKS = _unicode61_diacritics()
+_DIACRITICS = str.maketrans(DIACRITIC_LETTERS, DIACRITIC_BASES, DIACRITIC_MARKS)
+
+
+def unaccented(text: str) -> str:
+    """`text` without the diacritics FTS5's unicode61 removes (`_unicode61_diacritics`): SQLite
+    removes them as it tokenizes; PostgreSQL's full-text index removes them from `indexed_text` and
+    from a query's terms in SQL (`store.pg_postings`)."""
+    return text.translate(_DIACRITICS)
+
+
 def searchable(text: str) -> str:
     """`text` in the one form full-text search compares: NFC (a decomposed accent, as macOS writes
     it, meets the composed one) with the letters above folded. Text already in NFC holding none of

@@ -24,7 +24,7 @@ def upgrade() -> None:
     conn = op.get_bind()
     if conn.dialect.name == "postgresql":
         pg_postings.drop(conn)  # no trigger runs while the columns are made again
-        pg_postings.index_columns(conn)
+        pg_postings.index_columns(conn, like_sqlite=False)  # as this revision made them (0016 goes on)
         pg_postings.create(conn)
         return
     SQLiteFullText().index_folded(conn)
