@@ -89,6 +89,8 @@ def _engine(data_dir: Optional[Path], *, create: bool = False, write: bool = Tru
                           soft_wrap=True)
                 return writer
         _fail(exc)
+    except MirixError as exc:  # a store this engine may not open (another vault key, say): said, not a traceback
+        _fail(exc)
 
 
 def _arg(parse, *args, **kwargs):

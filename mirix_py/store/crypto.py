@@ -7,11 +7,17 @@ from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken
 
+from mirix_py.errors import MirixError
 from mirix_py.store.private import private_dir
 
 
 class VaultKeyError(RuntimeError):
     pass
+
+
+class VaultKeyMismatch(VaultKeyError, MirixError):
+    """The database's encrypted values were written under another vault key than this engine's
+    (`store.opening.refuse_another_key`): every process on one database must share the key."""
 
 
 def load_or_create_key(data_dir: Path, explicit: str | None = None) -> bytes:
@@ -39,6 +45,14 @@ class Cipher:
 
     def encrypt(self, plaintext: str) -> str:
         return self._fernet.encrypt(plaintext.encode("utf-8")).decode("ascii")
+
+    def opens(self, token: str) -> bool:
+        """Whether this key decrypts `token` (written under it, and intact)."""
+        try:
+            self.decrypt(token)
+        except (VaultKeyError, ValueError):  # ValueError: a token that is not even ASCII
+            return False
+        return True
 
     def decrypt(self, token: str) -> str:
         try:

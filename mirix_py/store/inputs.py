@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import socket
 import uuid
@@ -29,8 +30,10 @@ from sqlmodel import Session, col
 
 from mirix_py.errors import InvalidInput
 from mirix_py.records import InputKind, InputRecord, InputStatus, Message, utcnow
-from mirix_py.store.crypto import Cipher
+from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.tables import InputRow
+
+log = logging.getLogger("mirix_py.store")
 
 HOST = socket.gethostname()
 
@@ -70,6 +73,7 @@ class InputLog:
         self.lease = timedelta(seconds=lease_s)
         self.redact = redact
         self.read_only: str | None = None  # why no input may be logged (as `MemoryStore.read_only`)
+        self.unreadable: set[str] = set()  # inputs `claim` found this key cannot decrypt: left for the key's engines
 
     def _to_row(self, record: InputRecord) -> InputRow:
         content: dict = {"messages": [m.model_dump(mode="json") for m in record.messages], "metadata": record.metadata}
@@ -85,9 +89,15 @@ class InputLog:
         )
 
     def _to_record(self, row: InputRow) -> InputRecord:
+        return self._record(row, self._payload(row))
+
+    def _payload(self, row: InputRow) -> dict:
         payload = json.loads(self.cipher.decrypt(row.payload))
         if isinstance(payload, list):  # schema 0001 logged the bare list of messages
             payload = {"messages": payload, "metadata": {}}
+        return payload
+
+    def _record(self, row: InputRow, payload: dict) -> InputRecord:
         messages = [Message.model_validate(m) for m in payload["messages"]]
         return InputRecord(
             id=row.id, user_id=row.user_id, kind=InputKind(row.kind), messages=messages, source_id=row.source_id,
@@ -230,32 +240,52 @@ class InputLog:
         wanted = [s.value for s in statuses]
         scope = [] if input_ids is None else [col(InputRow.id).in_(list(input_ids))]
         since = [] if logged_before is None else [col(InputRow.created_at) < logged_before]
-        fresh_query = select(InputRow).where(col(InputRow.status).in_(wanted), *scope, *since) \
-            .order_by(col(InputRow.created_at))
-        held_query = select(InputRow).where(col(InputRow.status) == InputStatus.processing.value, *scope) \
-            .order_by(col(InputRow.claimed_at)).limit(max(limit * 4, 64))
         with Session(self.engine) as session:
             if self.engine.dialect.name == "sqlite":
                 session.connection().exec_driver_sql("BEGIN IMMEDIATE")
                 lock = lambda q: q  # noqa: E731 - the write lock is database-wide
             else:
                 lock = lambda q: q.with_for_update(skip_locked=True)  # noqa: E731
-            taken = list(session.execute(lock(fresh_query.limit(limit))).scalars().all())
+            while True:  # again without inputs found undecryptable, so they never fill a claim's `limit`
+                known_unreadable = len(self.unreadable)
+                readable = [col(InputRow.id).not_in(self.unreadable)] if self.unreadable else []
+                fresh_query = select(InputRow).where(col(InputRow.status).in_(wanted), *scope, *since, *readable) \
+                    .order_by(col(InputRow.created_at)).limit(limit)
+                taken = self._opened(session.execute(lock(fresh_query)).scalars().all())
+                if len(self.unreadable) == known_unreadable:
+                    break
             if include_stale or include_own:
-                for row in session.execute(lock(held_query)).scalars():
+                held_query = select(InputRow).where(col(InputRow.status) == InputStatus.processing.value, *scope,
+                                                    *readable).order_by(col(InputRow.claimed_at)).limit(max(limit * 4, 64))
+                for row, payload in self._opened(session.execute(lock(held_query)).scalars().all()):
                     own = row.claimed_by == worker_id
                     alive = row.claimed_by and worker_alive(row.claimed_by) and row.claimed_at is not None \
                         and now - row.claimed_at < self.lease
                     if (own and include_own) or (not own and include_stale and not alive):
-                        taken.append(row)
+                        taken.append((row, payload))
             # oldest first, whatever state they were in: memories are built in the order inputs came
-            taken = sorted(taken, key=lambda r: (r.created_at, r.id))[:limit]
-            for row in taken:
+            taken = sorted(taken, key=lambda pair: (pair[0].created_at, pair[0].id))[:limit]
+            for row, _ in taken:
                 row.status, row.claimed_by, row.claimed_at = InputStatus.processing.value, worker_id, now
                 row.attempts += 1
-            records = [self._to_record(r) for r in taken]
+            records = [self._record(row, payload) for row, payload in taken]
             session.commit()
         return records
+
+    def _opened(self, rows: Sequence[InputRow]) -> list[tuple[InputRow, dict]]:
+        """The rows with their decrypted payloads. One this engine's vault key cannot decrypt (logged by
+        an engine with another key) is left as it is, for an engine with that key, and said once."""
+        opened = []
+        for row in rows:
+            try:
+                opened.append((row, self._payload(row)))
+            except VaultKeyError:
+                if row.id not in self.unreadable:
+                    log.warning("input %s cannot be decrypted with this engine's vault key: left %s for an engine "
+                                "with the key it was logged under (every process on one database must use the "
+                                "same MIRIX_VAULT_KEY)", row.id, row.status)
+                self.unreadable.add(row.id)
+        return opened
 
     def recoverable(self) -> int:
         """How many inputs are pending, or claimed by a worker that is gone."""

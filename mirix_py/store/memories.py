@@ -22,6 +22,7 @@ from sqlalchemy import Delete, Text, bindparam, cast as sql_cast, delete as sa_d
 from sqlalchemy import text as sql_text, union
 from sqlalchemy import update as sa_update
 from sqlalchemy.engine import Connection, CursorResult, Engine, Row
+from sqlalchemy.sql.elements import UnaryExpression
 from sqlmodel import Session, col
 
 from mirix_py.boundary.inputs import parse_when
@@ -140,6 +141,18 @@ def _no_core_expiry(memory: MemoryBase) -> None:
 def actor_of(memory: Memory) -> str | None:
     """Who said a memory, as `memory.actor` keeps it: an episode's actor, None for the other types."""
     return memory.actor if isinstance(memory, EpisodicMemory) else None
+
+
+def listing_order(newest_first: bool = True) -> tuple[UnaryExpression[Any], ...]:
+    """`MemoryStore.list`'s order: by when a memory happened, then when it was stored, then by id, so
+    the order is total and pages read with an offset neither repeat nor skip memories of one time
+    (PostgreSQL orders ties differently from one query to the next). Memories without a time (core
+    blocks) come last newest first and first oldest first: SQLite's own place for NULL, stated,
+    since PostgreSQL's is the opposite."""
+    occurred, created, memory_id = col(MemoryRow.occurred_at), col(MemoryRow.created_at), col(MemoryRow.id)
+    if newest_first:
+        return occurred.desc().nulls_last(), created.desc(), memory_id.desc()
+    return occurred.asc().nulls_first(), created.desc(), memory_id.desc()
 
 
 class Provenance(NamedTuple):
@@ -733,6 +746,8 @@ class MemoryStore:
     def list(self, *, user_id: str, memory_types: Sequence[str] | None = None, start: datetime | None = None,
              end: datetime | None = None, limit: int = 100, offset: int = 0, newest_first: bool = True,
              reveal: bool = False) -> builtins.list[Memory]:
+        """The user's unexpired memories in `listing_order`, `limit` of them from `offset`: pages read
+        one after another hold each memory once."""
         query = select(MemoryRow).where(col(MemoryRow.user_id) == user_id, unexpired(utcnow()))
         if memory_types:
             query = query.where(col(MemoryRow.memory_type).in_([MemoryType(t).value for t in memory_types]))
@@ -740,8 +755,7 @@ class MemoryStore:
             query = query.where(col(MemoryRow.occurred_at) >= start)
         if end is not None:
             query = query.where(col(MemoryRow.occurred_at) < end)
-        order = col(MemoryRow.occurred_at).desc() if newest_first else col(MemoryRow.occurred_at).asc()
-        query = query.order_by(order, col(MemoryRow.created_at).desc()).offset(offset).limit(limit)
+        query = query.order_by(*listing_order(newest_first)).offset(offset).limit(limit)
         with Session(self.engine) as session:
             return [self.to_record(r, reveal=reveal) for r in session.execute(query).scalars().all()]
 

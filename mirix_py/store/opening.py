@@ -1,6 +1,7 @@
-"""Opening a data dir's store: the database with its schema migrated, the vault key, the vector
-index the settings choose (`store.vector_layout`), and the memory store and input log over them;
-with a read URL, a second memory store over the replica for what only searches."""
+"""Opening a data dir's store: the database with its schema migrated, the vault key (refused when
+the database's values were encrypted under another), the vector index the settings choose
+(`store.vector_layout`), and the memory store and input log over them; with a read URL, a second
+memory store over the replica for what only searches."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
+from sqlmodel import col
 
-from mirix_py.store.crypto import Cipher, load_or_create_key
+from mirix_py.store.crypto import Cipher, VaultKeyMismatch, load_or_create_key
 from mirix_py.store.db import create_schema, make_engine
 from mirix_py.store.embeddings import Embedder
 from mirix_py.secrets.guard import SecretGuard
@@ -19,6 +22,7 @@ from mirix_py.store.inputs import InputLog
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.pg_fulltext import PostgresFullText
 from mirix_py.store.sqlite_fulltext import SQLiteFullText
+from mirix_py.store.tables import InputRow, MemoryRow
 from mirix_py.store.vector_layout import open_vector_index
 from mirix_py.store.write_marks import WriteMarks
 
@@ -46,8 +50,13 @@ def open_store(sql_url: str, data_dir: Path, *, sqlite_driver: str, vault_key: s
     engine = make_engine(sql_url, sqlite_driver)
     create_schema(engine)
     cipher = Cipher(load_or_create_key(data_dir, vault_key))
-    vectors = open_vector_index(engine, requested=vector_store, chroma_url=chroma_url,
-                                chroma_dir=data_dir / "chroma", embedder=embedder)
+    try:
+        refuse_another_key(engine, cipher)
+        vectors = open_vector_index(engine, requested=vector_store, chroma_url=chroma_url, data_dir=data_dir,
+                                    embedder=embedder)
+    except Exception:  # refused: nothing stays connected
+        engine.dispose()
+        raise
     read_engine = make_engine(read_url) if read_url else None
     marks = WriteMarks(read_engine) if read_engine is not None and read_your_writes else None
     memories = MemoryStore(engine, fulltext_for(engine), cipher, vectors, embedder, guard=guard, write_marks=marks)
@@ -55,6 +64,24 @@ def open_store(sql_url: str, data_dir: Path, *, sqlite_driver: str, vault_key: s
     if read_engine is None:
         return OpenStore(engine, memories, inputs, memories)
     return OpenStore(engine, memories, inputs, replica_store(memories, read_engine))
+
+
+KEY_SAMPLE = 3  # encrypted values tried at open: one damaged value must not refuse the right key
+
+
+def refuse_another_key(engine: Engine, cipher: Cipher) -> None:
+    """Refuse the engine when its vault key opens none of a few of the database's encrypted values
+    (input payloads, else vault secrets): every process on one database must share the key, or it
+    could read none of the others' inputs and secrets and write its own under a key they lack."""
+    with engine.connect() as conn:
+        tokens = conn.execute(select(col(InputRow.payload)).limit(KEY_SAMPLE)).scalars().all() or \
+            conn.execute(select(col(MemoryRow.secret)).where(col(MemoryRow.secret).is_not(None))
+                         .limit(KEY_SAMPLE)).scalars().all()
+    if tokens and not any(cipher.opens(token) for token in tokens if token):
+        raise VaultKeyMismatch(
+            "this database's vault key differs from this engine's: every process must use the same "
+            "MIRIX_VAULT_KEY (none of its encrypted values opens with this key; set MIRIX_VAULT_KEY, or the "
+            "data dir's vault.key, to the key of the engines that wrote it)")
 
 
 def replica_store(primary: MemoryStore, read_engine: Engine) -> MemoryStore:

@@ -58,6 +58,9 @@ class PgVectorUnavailable(DependencyMissing):
     """The database cannot hold a pgvector index (not PostgreSQL, or no `vector` extension)."""
 
 
+_DDL_LOCK = text("SELECT pg_advisory_xact_lock(hashtext('mirix memory_vector ddl'))")  # until commit
+
+
 def vector_literal(embedding: Sequence[float]) -> str:
     """pgvector's text form: '[0.1,0.2,...]' (repr keeps every float32 digit)."""
     return "[" + ",".join(repr(float(x)) for x in embedding) + "]"
@@ -127,6 +130,7 @@ class PgVectorIndex:
         if read_only:
             return
         with engine.begin() as conn:
+            conn.execute(_DDL_LOCK)  # engines opening one new database at once: one creates the extension
             if not has_extension(conn):
                 try:
                     with conn.begin_nested():
@@ -146,7 +150,7 @@ class PgVectorIndex:
         if dim <= 0:
             raise ValueError("embedding dimension must be positive")
         with self.engine.begin() as conn:
-            conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('mirix memory_vector ddl'))"))
+            conn.execute(_DDL_LOCK)
             current = column_dimension(conn)
             if current != dim:
                 if current is not None:

@@ -11,9 +11,13 @@ import threading
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
-_WRITTEN = text("SELECT CAST(pg_current_wal_insert_lsn() AS text)")
-_SENT = text("SELECT CAST(pg_current_wal_lsn() AS text)")  # written out, so a standby can have it
+# The insert position, not pg_current_wal_lsn() (written out): with synchronous_commit off a commit
+# returns before its record is written, so the write position can stop short of it.
+_INSERTED = text("SELECT CAST(pg_current_wal_insert_lsn() AS text), CAST(current_setting('wal_block_size') AS int), "
+                 "pg_size_bytes(current_setting('wal_segment_size'))")
 _REPLAYED = text("SELECT CAST(pg_last_wal_replay_lsn() AS text)")
+SHORT_PAGE_HEADER = 24  # bytes of a log page's header (PostgreSQL's SizeOfXLogShortPHD)
+LONG_PAGE_HEADER = 40  # the header of a segment's first page (SizeOfXLogLongPHD)
 
 
 def lsn_value(lsn: str) -> int:
@@ -29,6 +33,24 @@ def lsn_text(value: int) -> str:
     return f"{value >> 32:X}/{value & 0xFFFFFFFF:X}"
 
 
+def record_end(inserted: int, page_size: int, segment_size: int) -> int:
+    """Where the last record the primary inserted ends, from its insert position: at a page's start
+    that position points past the page's header, while a replica that has replayed every record
+    stops before it (so an idle primary would read as a header's bytes ahead for ever)."""
+    if inserted % segment_size == LONG_PAGE_HEADER:
+        return inserted - LONG_PAGE_HEADER
+    if inserted % page_size == SHORT_PAGE_HEADER:
+        return inserted - SHORT_PAGE_HEADER
+    return inserted
+
+
+def inserted_position(conn: Connection) -> int:
+    """The end of the primary's log as inserted: at or past the record of every commit made so far,
+    flushed yet or not. What a replica must have replayed to hold those commits."""
+    inserted, page_size, segment_size = conn.execute(_INSERTED).one()
+    return record_end(lsn_value(inserted), page_size, segment_size)
+
+
 def replayed_position(replica: Engine) -> int | None:
     """The replica's replay position; None when it is not in recovery (a promoted replica, or the
     primary itself), which holds every write."""
@@ -38,12 +60,13 @@ def replayed_position(replica: Engine) -> int | None:
 
 
 def replica_behind(primary: Engine, replica: Engine) -> int | None:
-    """Bytes of the primary's written log the replica has not replayed yet (0: caught up); None when
-    the replica is not in recovery, so has no replay position to tell."""
+    """Bytes of the primary's log the replica has not replayed yet (0: it holds every commit made
+    before the call, as read-your-writes' marks count them); None when the replica is not in
+    recovery, so has no replay position to tell."""
     with primary.connect() as conn:
-        written = lsn_value(conn.execute(_SENT).scalar_one())
+        inserted = inserted_position(conn)
     replayed = replayed_position(replica)
-    return None if replayed is None else max(0, written - replayed)
+    return None if replayed is None else max(0, inserted - replayed)
 
 
 class WriteMarks:
@@ -62,7 +85,7 @@ class WriteMarks:
 
     def wrote(self, conn: Connection, user_id: str) -> None:
         """Called after a commit of `user_id`'s memories on the primary's connection `conn`."""
-        position = lsn_value(conn.execute(_WRITTEN).scalar_one())
+        position = inserted_position(conn)
         with self._lock:
             self._marks[user_id] = max(position, self._marks.get(user_id, 0))
             crowded = len(self._marks) >= self._prune_at

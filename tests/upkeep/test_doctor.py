@@ -6,10 +6,14 @@ import hashlib
 
 import pytest
 from cryptography.fernet import Fernet
+from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col
 
 from mirix_py.engine import Mirix
 from mirix_py.settings import Settings
+from mirix_py.store.crypto import Cipher, VaultKeyError
+from mirix_py.store.tables import InputRow, MemoryRow
 from mirix_py.store.vectors import VectorItem
 
 
@@ -74,9 +78,17 @@ def test_changed_embedder_reembeds_everything(tmp_path, embedder, user_id):
 
 def test_wrong_vault_key_is_reported(tmp_path, embedder, user_id):
     with Mirix(tmp_path / "d", embedder=embedder) as mx:
-        mx.add("my password is Tulip-77-Garden", user_id=user_id)
+        secret_input = mx.add("my password is Tulip-77-Garden", user_id=user_id).input_ids[0]
     other = Settings(data_dir=tmp_path / "d", vault_key=Fernet.generate_key().decode())
-    with Mirix(settings=other, embedder=embedder) as mx:
+    with pytest.raises(VaultKeyError, match="every process must use the same MIRIX_VAULT_KEY"):  # refused at open
+        Mirix(settings=other, embedder=embedder)
+    with Mirix(tmp_path / "d", embedder=embedder) as mx:  # values written under another key, beside its own
+        mx.add("I planted tulips in the front garden.", user_id=user_id)
+        foreign = Cipher(Fernet.generate_key()).encrypt("{}")
+        with Session(mx.engine) as session:
+            session.execute(update(MemoryRow).where(col(MemoryRow.secret).is_not(None)).values(secret=foreign))
+            session.execute(update(InputRow).where(col(InputRow.id) == secret_input).values(payload=foreign))
+            session.commit()
         report = mx.doctor(repair=True)
         assert len(report.undecryptable_secrets) == 1 and len(report.undecryptable_inputs) == 1
         assert not report.clean

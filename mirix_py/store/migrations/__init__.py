@@ -8,8 +8,8 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import inspect
-from sqlalchemy.engine import Engine
+from sqlalchemy import inspect, text
+from sqlalchemy.engine import Connection, Engine
 
 HERE = Path(__file__).resolve().parent
 
@@ -42,9 +42,28 @@ def _unversioned_revision(conn) -> str | None:
     return "0002_claims_usage" if "done_actors" in columns else "0001_initial"
 
 
+# a transaction-level advisory lock: PostgreSQL drops it at the upgrade's commit or rollback
+_UPGRADE_LOCK = text("SELECT pg_advisory_xact_lock(hashtext('mirix schema upgrade'))")
+
+
+def _wait_for_other_upgrades(conn: Connection) -> None:
+    """Engines opening one database at once upgrade it one after the other: the first creates the
+    schema, the others then find it at head. Without this two ran the same DDL and one failed (a
+    duplicate type or table). On SQLite the writer lock (`store.writer_lock`) leaves out a second
+    writer but not an engine opened for reading (`lock=False`) beside it: the upgrade takes SQLite's
+    write lock before it reads the schema's revision (the driver begins no transaction before DDL,
+    so each statement would commit on its own)."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(_UPGRADE_LOCK)
+    elif conn.dialect.name == "sqlite":
+        conn.exec_driver_sql("BEGIN IMMEDIATE")  # waits up to the engine's busy timeout
+
+
 def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Bring the database to `revision` (the current schema by default), data intact."""
+    """Bring the database to `revision` (the current schema by default), data intact. Alembic runs
+    inside this one transaction (`env.py` configures it on this connection)."""
     with engine.begin() as conn:
+        _wait_for_other_upgrades(conn)
         config = alembic_config(conn)
         if MigrationContext.configure(conn).get_current_revision() is None:
             found = _unversioned_revision(conn)
