@@ -7,7 +7,6 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, inspect, text
@@ -48,12 +47,13 @@ def _diff(engine) -> list:
     """Differences between the migrated database and the SQLModel tables. Left out: what the
     models do not describe (the FTS5 table, the tsvector column and its index, the REST key table
     of mirix_py.server.keys, which has its own metadata, pgvector's table of store.pgvectors,
-    PostgreSQL's BM25 postings of store.pg_postings and the session index of store.sessions)."""
+    PostgreSQL's BM25 postings of store.pg_postings and the session index of store.sessions, and
+    PostgreSQL's index in `list`'s order, revision 0017)."""
     def include(obj, name, type_, reflected, compare_to):
         if type_ == "table" and (name.startswith(("memory_fts", "memory_session"))
                                  or name in ("alembic_version", "api_key", "memory_vector", "memory_posting")):
             return False
-        return not ((type_ == "column" and name in ("tsv", "near", "near_tsv")) or (type_ == "index" and name in ("ix_memory_tsv", "ix_memory_doc")))
+        return not ((type_ == "column" and name in ("tsv", "near", "near_tsv")) or (type_ == "index" and name in ("ix_memory_tsv", "ix_memory_doc", "ix_memory_user_type_listing")))
 
     with engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"include_object": include, "compare_type": False})
