@@ -58,6 +58,10 @@ class PostgresFullText:
     B = 0.75
     STATS_TTL_S = STATS_TTL_S
     KEYS_CACHED = 50_000  # a user's key counts kept before their expired ones are dropped
+    # memories whose tokens the average length is taken over: counting a tsvector's tokens unnests it, so
+    # the exact average of a large user cost a tenth of a second after every write; an estimate from
+    # this many is exact for users up to their number
+    LENGTH_SAMPLE = 1000
 
     def __init__(self) -> None:
         self._stats: dict[str, tuple[float, int, float]] = {}
@@ -116,9 +120,11 @@ class PostgresFullText:
         now = time.monotonic()
         if cached and now - cached[0] < self.STATS_TTL_S:
             return cached[1], cached[2]
-        n, avgdl = conn.execute(
-            sql("SELECT count(*), coalesce(avg(length(tsv) + length(near_tsv)), 1) FROM memory WHERE user_id = :u"),
-            {"u": user_id}
+        n, avgdl = conn.execute(  # tokens per memory, as the postings' `dl` counts them, over a sample
+            sql("SELECT (SELECT count(*) FROM memory WHERE user_id = :u), "
+                f"(SELECT coalesce(avg(s.t), 1) FROM (SELECT {pg_postings.row_tokens_sql('m')} AS t FROM memory m "
+                "WHERE m.user_id = :u LIMIT :sample) s)"),
+            {"u": user_id, "sample": self.LENGTH_SAMPLE}
         ).one()
         self._stats[user_id] = (now, int(n), float(avgdl) or 1.0)
         return int(n), float(avgdl) or 1.0

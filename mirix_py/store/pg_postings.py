@@ -10,8 +10,8 @@ lexemes' postings in one index-only scan per lexeme (`pg_fulltext.PostgresFullTe
   one memory type, are one range of the index: tenants and type filters are seeks, not filters;
 - `doc`: a 64-bit hash of the memory id (`ix_memory_doc` finds the memory again);
 - `tf`, `dl`: the lexeme's count in the memory, plus NEAR_WEIGHT times its count in the words of
-  the memory's neighbours (`memory.near`, `store.near`), and the count of distinct lexemes of both
-  (what the tsvector BM25 used), and `occurred_at` for time windows, all in the index.
+  the memory's neighbours (`memory.near`, `store.near`), and the tokens of both, repeats included,
+  as FTS5's bm25() measures a row (`tokens_sql`), and `occurred_at` for time windows, all in the index.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ def add_near_columns(conn: Connection) -> None:
 
 TEXT_FUNCTION = "mirix_fts_text"  # `words.indexed_text` in SQL: what the tsvectors are made of
 UNACCENT_FUNCTION = "mirix_fts_unaccent"  # `words.unaccented` in SQL: what a query's terms are made
+TOKENS_FUNCTION = "mirix_fts_tokens"  # `tokens_sql` as a function, for a generated column
 CONFIG = "mirix_english"  # the text search configuration of the tsvectors and of the queries
 STEMMER = "mirix_english_stem"  # its English (snowball) stemmer, with no stop word list
 PLAIN_CONFIG = "english"  # what the tsvectors were made with before revision 0016
@@ -121,6 +122,20 @@ def unaccent_function_sql(utf8: bool = True) -> str:
             f"PARALLEL SAFE AS $f$ {body} $f$")
 
 
+def tokens_sql(tsvector: str) -> str:
+    """How many tokens made a SQL tsvector, repeats included, as FTS5 counts a text's length: the
+    sum of its lexemes' positions (a lexeme without positions: one). A tsvector keeps at most 255
+    positions of a lexeme and none past 16383, so a text longer than that counts fewer tokens."""
+    return (f"(SELECT CAST(coalesce(sum(coalesce(array_length(t.positions, 1), 1)), 0) AS integer) "
+            f"FROM unnest({tsvector}) t)")
+
+
+def tokens_function_sql() -> str:
+    """CREATE of TOKENS_FUNCTION (a generated column cannot hold the subquery of `tokens_sql`)."""
+    return (f"CREATE OR REPLACE FUNCTION {TOKENS_FUNCTION}(v tsvector) RETURNS integer LANGUAGE sql IMMUTABLE "
+            f"STRICT PARALLEL SAFE AS $f$ SELECT {tokens_sql('v')} $f$")
+
+
 def create_config(conn: Connection) -> None:
     """CONFIG in the current schema (unless there): a copy of PostgreSQL's english configuration whose
     stemmer drops no stop word, as FTS5's porter tokenizer keeps every word (a query of "the who"
@@ -136,18 +151,21 @@ def create_config(conn: Connection) -> None:
 
 
 def drop_config(conn: Connection) -> None:
-    """CONFIG and what made it (no tsvector may be made with it any more)."""
+    """CONFIG, TOKENS_FUNCTION and what made them (no column may be made with them any more)."""
     conn.execute(text(f"DROP TEXT SEARCH CONFIGURATION IF EXISTS {CONFIG}"))
     conn.execute(text(f"DROP TEXT SEARCH DICTIONARY IF EXISTS {STEMMER}"))
     conn.execute(text(f"DROP FUNCTION IF EXISTS {UNACCENT_FUNCTION}(text)"))
+    conn.execute(text(f"DROP FUNCTION IF EXISTS {TOKENS_FUNCTION}(tsvector)"))
 
 
 def create_functions(conn: Connection, *, like_sqlite: bool = True) -> None:
-    """TEXT_FUNCTION, and with `like_sqlite` UNACCENT_FUNCTION and CONFIG, for this database."""
+    """TEXT_FUNCTION, and with `like_sqlite` UNACCENT_FUNCTION, TOKENS_FUNCTION and CONFIG, for this
+    database."""
     utf8 = conn.execute(text("SELECT current_setting('server_encoding')")).scalar_one() == "UTF8"
     conn.execute(text(text_function_sql(utf8, unicode_collation(conn) if utf8 else None, unaccent=like_sqlite)))
     if like_sqlite:
         conn.execute(text(unaccent_function_sql(utf8)))
+        conn.execute(text(tokens_function_sql()))
         create_config(conn)
 
 
@@ -188,17 +206,25 @@ def doc_sql(memory_id: str) -> str:
 
 def _lexemes_of(row: str) -> str:
     """A LATERAL subquery of row `row`'s lexemes with their weighed counts: its own (`tsv`) and its
-    neighbours' words (`near_tsv`, `store.near`) at NEAR_WEIGHT, summed per lexeme."""
-    return ("(SELECT lexeme, CAST(sum(w) AS real) AS tf FROM ("
-            f"SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS w FROM unnest({row}.tsv) u "
-            f"UNION ALL SELECT v.lexeme, {float(NEAR_WEIGHT)} * coalesce(array_length(v.positions, 1), 1) "
+    neighbours' words (`near_tsv`, `store.near`) at NEAR_WEIGHT, summed per lexeme; and the row's
+    tokens in both (`dl`, as `tokens_sql` counts them, in the same pass over the lexemes)."""
+    own = "coalesce(array_length(u.positions, 1), 1)"
+    near = "coalesce(array_length(v.positions, 1), 1)"
+    return ("(SELECT lexeme, CAST(sum(w) AS real) AS tf, CAST(sum(sum(n)) OVER () AS integer) AS dl FROM ("
+            f"SELECT u.lexeme, {own} AS w, {own} AS n FROM unnest({row}.tsv) u "
+            f"UNION ALL SELECT v.lexeme, {float(NEAR_WEIGHT)} * {near}, {near} "
             f"FROM unnest({row}.near_tsv) v) x GROUP BY lexeme)")
+
+
+def row_tokens_sql(row: str) -> str:
+    """The tokens of memory row `row`: its own words and its neighbours', as a posting's `dl`."""
+    return f"{tokens_sql(row + '.tsv')} + {tokens_sql(row + '.near_tsv')}"
 
 
 def _postings_of(rows: str) -> str:
     """SELECT of the postings of the memory rows in `rows` (alias r)."""
     return (f"SELECT {key_sql('r.user_id', 'r.memory_type', 'l.lexeme')}, {doc_sql('r.id')}, "
-            "l.tf, length(r.tsv) + length(r.near_tsv), r.occurred_at "
+            "l.tf, l.dl, r.occurred_at "
             f"FROM {rows} r CROSS JOIN LATERAL {_lexemes_of('r')} l")
 
 

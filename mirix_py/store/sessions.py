@@ -223,13 +223,15 @@ SESSION_TSV_INDEX = "ix_memory_session_tsv"
 def pg_session_columns(conn: Connection, *, like_sqlite: bool = True) -> None:
     """PostgreSQL's `memory_session.tsv` and `dl` generated again: as the memory index makes its
     tsvectors (`pg_postings.tsvector_sql`: accents folded, stop words kept, as FTS5 tokenizes the
-    SQLite session table), or of the text as written by english (`like_sqlite=False`, as revision
-    0007 made them); their GIN index with them. `pg_postings.create_functions` must have run. The
-    table is written again."""
+    SQLite session table) with `dl` its tokens, repeats included, as FTS5's bm25() measures a row
+    (`pg_postings.TOKENS_FUNCTION`); or of the text as written by english with `dl` its distinct
+    lexemes (`like_sqlite=False`, as revision 0007 made them); their GIN index with them.
+    `pg_postings.create_functions` must have run. The table is written again."""
     tsv = pg_postings.tsvector_sql("text", folded=like_sqlite, like_sqlite=like_sqlite)
+    length = f"{pg_postings.TOKENS_FUNCTION}({tsv})" if like_sqlite else f"length({tsv})"
     conn.execute(sql("ALTER TABLE memory_session DROP COLUMN IF EXISTS tsv, DROP COLUMN IF EXISTS dl"))
     conn.execute(sql(f"ALTER TABLE memory_session ADD COLUMN tsv tsvector GENERATED ALWAYS AS ({tsv}) STORED, "
-                     f"ADD COLUMN dl integer GENERATED ALWAYS AS (length({tsv})) STORED"))
+                     f"ADD COLUMN dl integer GENERATED ALWAYS AS ({length}) STORED"))
     conn.execute(sql(f"CREATE INDEX IF NOT EXISTS {SESSION_TSV_INDEX} ON memory_session USING gin(tsv)"))
 
 

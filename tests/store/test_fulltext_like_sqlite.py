@@ -146,3 +146,42 @@ def test_memories_written_before_0016_are_found_after_it(server_url):
                                      "AND cfgnamespace = CAST(current_schema() AS regnamespace)")).scalar()
     assert {"café", "zürich"} <= lexemes() and not {"cafe", "the", "who"} & lexemes()
     engine.dispose()
+
+
+REPEATED = {"epi_r1": "kayak lake kayak lake Sam", "epi_r2": "Sam and I paddled the kayak across the lake at dawn",
+            "epi_r3": IT_IS, "epi_r4": "Café au lait, café noir, café crème: café café!", "epi_r5": CAFE}
+
+
+def _fts5_tokens(texts: dict[str, str]) -> dict[str, int]:
+    """Each text's length as FTS5's bm25() counts it: its tokens, repeats included."""
+    db = sqlite_dbapi().connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+    ids = list(texts)
+    db.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", [(i, texts[k]) for i, k in enumerate(ids)])
+    return {ids[doc]: n for doc, n in db.execute("SELECT doc, count(*) FROM v GROUP BY doc")}
+
+
+def test_a_memory_and_a_session_are_as_long_as_fts5_counts_them(server_url):
+    """BM25's document length on PostgreSQL (a posting's, a session's) is the text's tokens with its
+    repeated words, as SQLite's: a short text that says a word again is not made shorter than a
+    sentence of as many words. Rows written before revision 0016 are measured again by it."""
+    engine = make_engine(server_url)
+    upgrade(engine, "0015_fulltext_unicode")
+    ids = list(REPEATED)
+    with engine.begin() as conn:  # as the earlier version wrote them
+        for memory_id in ids[:3]:
+            _insert(conn, memory_id, REPEATED[memory_id], f"in_{memory_id}")
+    upgrade(engine)
+    with engine.begin() as conn:
+        for memory_id in ids[3:]:
+            _insert(conn, memory_id, REPEATED[memory_id], f"in_{memory_id}")
+    with engine.connect() as conn:
+        postings = dict(conn.execute(text(
+            "SELECT DISTINCT m.id, p.dl FROM memory m JOIN memory_posting p ON p.doc = hashtextextended(m.id, 0)")).all())
+        sessions = {i.removeprefix("in_"): dl for i, dl in conn.execute(text("SELECT input_id, dl FROM memory_session"))}
+    engine.dispose()
+    want = _fts5_tokens(REPEATED)
+    assert want["epi_r1"] == 5 and want["epi_r4"] == 9
+    assert postings == want
+    assert sessions == want

@@ -71,19 +71,23 @@ def test_postings_follow_inserts_updates_and_deletes(pg):
 
 def _reference(conn, query: str, filters: Filters, k: int) -> list[tuple[str, float]]:
     """Okapi BM25 from each memory's tsvectors, in Python: a lexeme's count in the memory's own words
-    plus NEAR_WEIGHT times its count in its neighbours' words, df among the memories searched (the
-    user's, of the types asked for, in the window), N and avgdl over all of the user's memories."""
+    plus NEAR_WEIGHT times its count in its neighbours' words, a memory's length its tokens in both
+    (repeats included, as FTS5 counts them), df among the memories searched (the user's, of the
+    types asked for, in the window), N and avgdl over all of the user's memories."""
     counts: dict[tuple, float] = {}
+    tokens: dict[str, int] = {}
     for column, weight in (("tsv", 1.0), ("near_tsv", NEAR_WEIGHT)):
-        for memory_id, mtype, when, dl, lexeme, count in conn.execute(text(
-                f"SELECT m.id, m.memory_type, m.occurred_at, length(m.tsv) + length(m.near_tsv), u.lexeme, "
-                f"coalesce(array_length(u.positions, 1), 1) FROM memory m CROSS JOIN LATERAL unnest(m.{column}) u "
-                "WHERE m.user_id = :u"), {"u": filters.user_id}).all():
-            key = (memory_id, mtype, when, dl, lexeme)
+        for memory_id, mtype, when, lexeme, count in conn.execute(text(
+                f"SELECT m.id, m.memory_type, m.occurred_at, u.lexeme, coalesce(array_length(u.positions, 1), 1) "
+                f"FROM memory m CROSS JOIN LATERAL unnest(m.{column}) u WHERE m.user_id = :u"),
+                {"u": filters.user_id}).all():
+            key = (memory_id, mtype, when, lexeme)
             counts[key] = counts.get(key, 0.0) + weight * count
-    rows = [(*key, tf) for key, tf in counts.items()]
-    n, avgdl = conn.execute(text("SELECT count(*), avg(length(tsv) + length(near_tsv)) FROM memory WHERE user_id = :u"),
-                            {"u": filters.user_id}).one()
+            tokens[memory_id] = tokens.get(memory_id, 0) + count
+    rows = [(memory_id, mtype, when, tokens[memory_id], lexeme, tf)
+            for (memory_id, mtype, when, lexeme), tf in counts.items()]
+    n = conn.execute(text("SELECT count(*) FROM memory WHERE user_id = :u"), {"u": filters.user_id}).scalar_one()
+    avgdl = sum(tokens.values()) / n
     lexemes = set(query_lexemes(conn, query))
     kept = [r for r in rows if r[4] in lexemes
             and (not filters.memory_types or r[1] in filters.memory_types)

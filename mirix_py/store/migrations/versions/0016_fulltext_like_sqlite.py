@@ -2,8 +2,10 @@
 unicode61 folds are taken off (`mirix_fts_text` does it last, `mirix_fts_unaccent` for a query's
 terms; `text.words.unaccented`) and no stop word is dropped (the text search configuration
 `mirix_english`: english with a stemmer of no stop word list). `memory.tsv`, `near_tsv` and
-`memory_session`'s tsvector and length are generated again with them and the postings made again:
-each table is written again under an exclusive lock (`store.pg_postings`). SQLite: nothing.
+`memory_session`'s tsvector and length are generated again with them and the postings made again,
+a document's length now its tokens with repeats (`pg_postings.tokens_sql`), as FTS5's bm25() counts
+it, not its distinct lexemes: each table is written again under an exclusive lock
+(`store.pg_postings`). SQLite: nothing.
 
 Revision ID: 0016_fulltext_like_sqlite
 """
