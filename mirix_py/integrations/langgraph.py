@@ -44,7 +44,7 @@ import logging
 import math
 import re
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any, cast
@@ -66,7 +66,7 @@ from mirix_py.records import (
     ResourceMemory, SemanticMemory, Sensitivity, memory_id_problem, utcnow,
 )
 from mirix_py.secrets.guard import Known, Secret, guarded_fields
-from mirix_py.text.storable import MAX_NESTING, printable, problem
+from mirix_py.text.storable import MAX_NESTING, printable, problem, strings
 from mirix_py.tools.ops import DeleteOp, InsertOp, Op as MemoryOp, UpdateOp
 
 log = logging.getLogger("mirix_py.langgraph")
@@ -155,19 +155,6 @@ def _json_text(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_json_text(v) for v in value) + "]"
     return json.dumps(value, allow_nan=False)
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """Every string in `value`: its dicts' keys and values, its lists' items."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _strings(key)
-            yield from _strings(item)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _strings(item)
 
 
 def _expiry(ttl: Any) -> datetime | None:
@@ -447,7 +434,7 @@ class MirixStore(BaseStore):
         known = self._known(user)
         found: dict[str, Secret | None] = {}  # secret -> the rule's match (None: a value already in the vault)
         pattern = known.pattern()
-        for string in [text, *_strings(body)]:
+        for string in [text, *strings(body)]:
             for match in guard.matches(string):
                 found.setdefault(match.value, match)
             for hit in pattern.finditer(string) if pattern is not None else ():

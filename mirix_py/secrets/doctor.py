@@ -48,20 +48,6 @@ class SecretReport:
 # ---------------------------------------------------------------- texts
 
 
-def strings(value: Any) -> Iterable[str]:
-    """Every string in a JSON-like value (dicts, lists), a mapping's keys too (a core block's
-    `said` is keyed by its lines)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield from strings(k)
-            yield from strings(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from strings(v)
-
-
 def kinds(guard: SecretGuard, text: str, known: Known) -> list[str]:
     """Kinds of secret in `text`: the rules' entry types, "vault value" for a known one."""
     found = [m.entry_type for m in guard.matches(text)]

@@ -32,7 +32,8 @@ from sqlmodel import Session, col
 
 from mirix_py.tools.ops import InsertOp
 from mirix_py.records import KnowledgeVaultMemory
-from mirix_py.secrets.doctor import Finding, SecretReport, clean_record, kinds, scan_files, strings
+from mirix_py.secrets.doctor import Finding, SecretReport, clean_record, kinds, scan_files
+from mirix_py.text.storable import strings
 from mirix_py.secrets.guard import Known, SecretGuard, guarded_fields
 from mirix_py.store.chroma_files import scrub
 from mirix_py.store.crypto import VaultKeyError

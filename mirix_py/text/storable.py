@@ -7,7 +7,7 @@ is written, by the SDK's calls and REST's alike."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Iterator
 
 # Unicode's control characters (category Cc): C0, DEL and C1.
 _CC = [*range(32), *range(0x7F, 0xA0)]
@@ -52,6 +52,20 @@ def printable(text: str) -> str:
     text every backend stores: escape sequences go whole, separating controls become line breaks, the
     other control characters (a NUL included) are dropped and a lone surrogate becomes U+FFFD."""
     return _LONE_SURROGATE.sub("\ufffd", _ESCAPE_SEQUENCE.sub("", text).translate(_MODEL_CONTROL))
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON-like value (dicts, lists), a mapping's keys too (a core block's
+    `said` is keyed by its lines, a LangGraph item's keys are the app's)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from strings(k)
+            yield from strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from strings(v)
 
 
 MAX_NESTING = 64  # dicts and lists inside one another a caller's value may hold (JSON's own parsers stop near here)
