@@ -377,8 +377,13 @@ def summed_usage(parts: Sequence[Mapping[str, Mapping[str, float]]]) -> dict[str
 
 def open_engines(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embedder: Any, model_client: Any,
                  progress: Progress | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Each conversation's user -> the engine holding it (`config.store`), and what the ingestion was."""
-    if config.store == "shared":
+    """Each conversation's user -> the engine holding it (`config.store`), and what the ingestion was.
+    On a database (`MIRIX_DATABASE_URL`) the conversations share one engine and data dir whatever
+    `config.store` says: engines on one database must share its vault key and vector index (others are
+    refused at open), and its full-text statistics are each user's already, as a store each gives them."""
+    from mirix_py.settings import Settings
+
+    if config.store == "shared" or Settings.from_env().database_url:
         mx, info = open_engine(config, convs, embedder=embedder, model_client=model_client, progress=progress)
         return {c.user_id: mx for c in convs}, {"store": "shared", **info}
     engines: dict[str, Any] = {}

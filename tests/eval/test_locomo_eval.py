@@ -18,6 +18,7 @@ from PIL import Image
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
+from mirix_py.errors import MirixError
 from mirix_py.eval import locomo_eval
 from mirix_py.eval.locomo_eval import Hit, LocomoEvalConfig, context_scores, kept_hits, run_locomo, summarize
 from mirix_py.eval.locomo import parse_conversation
@@ -235,9 +236,11 @@ def test_a_run_on_a_database_does_not_reuse_an_embedded_ingestion(tmp_path, embe
     assert on_postgres["engine"]["memories"] == embedded["engine"]["memories"]
     assert embedded["engine"]["layout"]["database"] == "sqlite" and on_postgres["engine"]["layout"]["database"] == "postgresql"
     assert on_postgres["summary"]["engine"]["overall_1_4"]["evidence_recall"] == embedded["summary"]["engine"]["overall_1_4"]["evidence_recall"] > 0
-    key = json.loads((Path(on_postgres["engine"]["data_dirs"]["mini-2"]) / "key.json").read_text())
+    assert on_postgres["engine"]["store"] == "shared"  # engines on one database share its key and vectors
+    key = json.loads((Path(on_postgres["engine"]["data_dir"]) / "key.json").read_text())
     assert key["store"]["database_url"].startswith("postgresql")
-    with pytest.raises(RuntimeError, match="already holds memories"):  # that database, under another cache
+    # that database, under another cache (another data dir: its own vault key, refused before any write)
+    with pytest.raises(MirixError, match="vault key differs"):
         run_locomo(config(tmp_path / "other", budget_words=750), embedder=embedder)
 
 
