@@ -51,3 +51,7 @@ class CoreMemoryFull(InvalidInput):
 class DependencyMissing(InvalidInput):
     """A program or package the call needs is not installed on this machine (e.g. Tesseract): the
     input may be fine, so the REST API answers 503 rather than 422."""
+
+
+class ModelCallFailed(RuntimeError):
+    """A model call that produced nothing usable: timed out, cut at its bound, or refused by the server."""

@@ -20,6 +20,7 @@ from typing import Any, Mapping, Sequence
 
 from typing import TYPE_CHECKING
 
+from mirix_py.errors import ModelCallFailed  # its home before: callers import it from here
 from mirix_py.llm.meter import Meter
 
 if TYPE_CHECKING:
@@ -28,10 +29,6 @@ if TYPE_CHECKING:
 STRUCTURED_MODES = ("json_schema", "json_object_schema", "none")
 DEFAULT_MAX_TOKENS = 512
 DEFAULT_TIMEOUT_S = 120.0
-
-
-class ModelCallFailed(RuntimeError):
-    """A call that produced nothing usable: timed out, cut at its bound, or refused by the server."""
 
 
 @dataclass(frozen=True)

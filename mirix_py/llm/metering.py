@@ -11,7 +11,7 @@ from autogen_core import CancellationToken
 from autogen_core.models import AssistantMessage, ChatCompletionClient, CreateResult, LLMMessage, ModelInfo, RequestUsage
 from autogen_core.tools import Tool, ToolSchema
 
-from mirix_py.llm.bounds import ModelCallFailed
+from mirix_py.errors import ModelCallFailed
 from mirix_py.llm.meter import (  # re-exported for callers of the old home
     CallRecord, Meter, _message_text, _tool_text, estimate_tokens, prompt_parts, sequential_rounds,
 )
