@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 
 
 log = logging.getLogger(__name__)
+# Chroma keeps one system a folder per process, counted by its clients, in a dict it does not lock: a
+# client opened in one thread while another engine's client of the same folder closes in another found
+# the system and then lost it (KeyError). Opening and closing embedded clients take turns.
+CHROMA_SYSTEMS = threading.Lock()
 
 CHROMA_DATABASE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]")
 
@@ -195,7 +199,7 @@ class ChromaVectorIndex:
             from chromadb.config import Settings as ChromaSettings
 
             index.opened_at = time.time() - 2  # a coarse file clock must not hide a write from `close`
-            with allocations_cleared():
+            with allocations_cleared(), CHROMA_SYSTEMS:
                 client = chromadb.PersistentClient(path=str(path), settings=ChromaSettings(anonymized_telemetry=False))
             narrow(path)
             return HeapCleared(client)  # every call of it, and of its collections, with the heap cleared
@@ -219,7 +223,8 @@ class ChromaVectorIndex:
             with self._connect_lock:
                 self._opened = None
                 self._collections = {}
-            opened.close()  # type: ignore[attr-defined]
+            with CHROMA_SYSTEMS:
+                opened.close()  # type: ignore[attr-defined]
         if self.path is not None:
             scrub(self.path, since=self.opened_at)
             narrow(self.path)
