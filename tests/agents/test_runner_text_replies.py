@@ -10,9 +10,7 @@ from datetime import datetime, timezone
 import pytest
 
 from mirix_py.agents.runner import CALLS_PER_REPLY_FACTOR, REASON_CHARS
-from mirix_py.engine import Mirix
-from mirix_py.llm.scripted import ScriptedChatCompletionClient, ScriptRequest
-from mirix_py.settings import Settings
+from mirix_py.llm.scripted import ScriptRequest
 
 WHEN = datetime(2024, 4, 2, 18, 30, tzinfo=timezone.utc)
 NEW = [{"role": "user", "name": "Ada", "id": "n1", "content": "My dentist appointment with Dr Okafor is on Friday at 9."},
@@ -23,8 +21,9 @@ CAP = 8 * CALLS_PER_REPLY_FACTOR  # run_tool_agent's max_calls for a manager
 
 
 @pytest.fixture
-def text_mode_mx(tmp_path, embedder):
-    engines = []
+def text_mode_mx(scripted_mx):
+    """`make(episodic_replies)`: an engine whose model writes its tool calls as text (no native calls,
+    no structured output), routing to the episodic manager, whose replies `episodic_replies` gives."""
 
     def make(episodic_replies):
         def script(req: ScriptRequest):
@@ -34,15 +33,9 @@ def text_mode_mx(tmp_path, embedder):
                 return episodic_replies(req)
             return '{"tool_calls": [{"name": "nothing_to_record", "arguments": {}}]}'
 
-        client = ScriptedChatCompletionClient(script, function_calling=False)
-        settings = Settings(data_dir=tmp_path / f"d{len(engines)}", llm_structured_output="none")
-        mx = Mirix(settings=settings, embedder=embedder, model_client=client)
-        engines.append(mx)
-        return mx, client
+        return scripted_mx(script, structured="none", function_calling=False)
 
-    yield make
-    for mx in engines:
-        mx.close()
+    return make
 
 
 def summaries(mx):

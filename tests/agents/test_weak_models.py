@@ -9,9 +9,7 @@ from datetime import datetime, timezone
 import pytest
 from autogen_core.models import CreateResult, RequestUsage
 
-from mirix_py.engine import Mirix
-from mirix_py.llm.scripted import ScriptedChatCompletionClient, ScriptRequest
-from mirix_py.settings import Settings
+from mirix_py.llm.scripted import ScriptRequest
 
 WHEN = datetime(2024, 4, 2, 18, 30, tzinfo=timezone.utc)
 MESSAGES = [
@@ -44,23 +42,6 @@ def good(req: ScriptRequest):
     return [("nothing_to_record", {})]
 
 
-@pytest.fixture
-def make_mx(tmp_path, embedder):
-    engines = []
-
-    def make(script, *, timeout_s: float = 120.0, structured: str = "auto", **client_kwargs):
-        client = ScriptedChatCompletionClient(script, **client_kwargs)
-        settings = Settings(data_dir=tmp_path / f"d{len(engines)}", llm_timeout_s=timeout_s,
-                            llm_structured_output=structured)
-        mx = Mirix(settings=settings, embedder=embedder, model_client=client)
-        engines.append(mx)
-        return mx, client
-
-    yield make
-    for mx in engines:
-        mx.close()
-
-
 def model_episodes(mx):
     """The episodes the model wrote (summaries), not the turns kept word for word."""
     return [m for m in mx.list(user_id="ada", memory_types=["episodic"]) if m.event_type == "summary"]
@@ -80,8 +61,8 @@ def _every_message_kept(mx):
         assert any(message["id"] in h.memory.source_ids for h in hits), message["id"]
 
 
-def test_every_call_carries_its_bound_and_the_router_is_forced(make_mx):
-    mx, client = make_mx(good)
+def test_every_call_carries_its_bound_and_the_router_is_forced(scripted_mx):
+    mx, client = scripted_mx(good)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
     router = next(r for r in client.requests if r.agent == "meta_memory_manager")
@@ -91,14 +72,14 @@ def test_every_call_carries_its_bound_and_the_router_is_forced(make_mx):
     assert all(r.extra_create_args["timeout"] == 120.0 for r in client.requests)
 
 
-def test_a_runaway_reply_is_a_failed_round_with_its_reason(make_mx):
+def test_a_runaway_reply_is_a_failed_round_with_its_reason(scripted_mx):
     def runaway(req):
         if req.agent == "episodic_memory_manager":
             return CreateResult(finish_reason="length", content='{"tool_calls": [{"name": "insert_episodic", "ar',
                                 usage=RequestUsage(prompt_tokens=10, completion_tokens=400), cached=False)
         return good(req)
 
-    mx, client = make_mx(runaway)
+    mx, client = scripted_mx(runaway)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "degraded"
     assert "bound of 200 completion tokens" in result.error
@@ -106,16 +87,16 @@ def test_a_runaway_reply_is_a_failed_round_with_its_reason(make_mx):
     _every_message_kept(mx)
 
 
-def test_a_call_that_hangs_times_out_and_the_batch_degrades(make_mx):
+def test_a_call_that_hangs_times_out_and_the_batch_degrades(scripted_mx):
     # every call takes 1.5 s, past the 0.3 s bound (+1 s of slack for the client's own timeout)
-    mx, client = make_mx(good, timeout_s=0.3, delay_s=1.5)
+    mx, client = scripted_mx(good, timeout_s=0.3, delay_s=1.5)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "degraded" and "timed out after 0.3 s" in result.error
     assert [r.agent for r in client.requests] == ["meta_memory_manager"] * 2
     _every_message_kept(mx)
 
 
-def test_a_server_that_refuses_required_gets_the_managers_write_tool_forced_alone(make_mx):
+def test_a_server_that_refuses_required_gets_the_managers_write_tool_forced_alone(scripted_mx):
     """llama-cpp-python answers `tool_choice: required` with 500, and under `auto` may name a
     function and stop (`functions.NAME:`), a second call: the engine forces the routed manager's
     write tool instead, and sends it alone (one call, fewer prompt tokens)."""
@@ -126,7 +107,7 @@ def test_a_server_that_refuses_required_gets_the_managers_write_tool_forced_alon
             return "functions.insert_episodic:"
         return good(req)
 
-    mx, client = make_mx(server)
+    mx, client = scripted_mx(server)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
     calls = [r for r in client.requests if r.agent == "episodic_memory_manager"]
@@ -138,7 +119,7 @@ def test_a_server_that_refuses_required_gets_the_managers_write_tool_forced_alon
     assert later[0] == "insert_episodic"  # learnt: not asked with `required` again
 
 
-def test_text_mode_replies_are_schema_constrained_where_the_server_allows(make_mx):
+def test_text_mode_replies_are_schema_constrained_where_the_server_allows(scripted_mx):
     """`json_schema` refused (as llama-cpp-python does) -> `json_object` with the schema, kept for later calls."""
     formats = []
 
@@ -155,13 +136,13 @@ def test_text_mode_replies_are_schema_constrained_where_the_server_allows(make_m
         return ('{"tool_calls": [{"name": "insert_episodic", "arguments": {"summary": "Ada went climbing", '
                 '"source_ids": ["m1", "m2"]}}]}')
 
-    mx, client = make_mx(server, function_calling=False)
+    mx, client = scripted_mx(server, function_calling=False)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
     assert formats == ["json_schema", "json_object", "json_object"]
 
 
-def _vault_rounds(make_mx, *replies):
+def _vault_rounds(scripted_mx, *replies):
     """A batch routed to the vault whose manager answers `replies` in turn; (engine, result, vault
     prompts seen, stored values)."""
     answers = iter(replies)
@@ -175,16 +156,16 @@ def _vault_rounds(make_mx, *replies):
             return next(answers)
         return good(req)
 
-    mx, _ = make_mx(script)
+    mx, _ = scripted_mx(script)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     values = {mx.get(m.id, user_id="ada", reveal=True).secret_value
               for m in mx.list(user_id="ada", memory_types=["knowledge_vault"])}
     return mx, result, seen, values
 
 
-def test_an_invented_secret_is_rejected_and_never_stored(make_mx):
+def test_an_invented_secret_is_rejected_and_never_stored(scripted_mx):
     mx, result, seen, values = _vault_rounds(
-        make_mx,
+        scripted_mx,
         [("insert_knowledge_vault", {"entry_type": "password", "caption": "Caroline's password",
                                      "secret_value": "your_secret_password_for_caroline"})],
         [("nothing_to_record", {})])
@@ -195,10 +176,10 @@ def test_an_invented_secret_is_rejected_and_never_stored(make_mx):
     assert "your_secret_password_for_caroline" not in values
 
 
-def test_plain_words_are_not_a_vault_value(make_mx):
+def test_plain_words_are_not_a_vault_value(scripted_mx):
     """The local model vaulted "Transgender" from a LoCoMo turn: it occurs in the batch, but it is no secret."""
     mx, result, seen, values = _vault_rounds(
-        make_mx,
+        scripted_mx,
         [("insert_knowledge_vault", {"entry_type": "password", "caption": "a word", "secret_value": "climbing"})],
         [("insert_knowledge_vault", {"entry_type": "password", "caption": "cabin wifi",
                                      "secret_value": "7781-kestrel"})])
@@ -207,7 +188,7 @@ def test_plain_words_are_not_a_vault_value(make_mx):
     assert "climbing" not in values and "7781-kestrel" in values
 
 
-def test_a_message_copied_into_core_memory_is_skipped_as_a_repeat_of_its_turn(make_mx):
+def test_a_message_copied_into_core_memory_is_skipped_as_a_repeat_of_its_turn(scripted_mx):
     """The turn is kept word for word already: a copy of it adds nothing, whatever memory it is
     written to. Nothing is written, no second call is made, and the model's work stands."""
     def script(req):
@@ -217,7 +198,7 @@ def test_a_message_copied_into_core_memory_is_skipped_as_a_repeat_of_its_turn(ma
             return [("core_memory_append", {"label": "human", "text": MESSAGES[0]["content"]})]
         return good(req)
 
-    mx, client = make_mx(script)
+    mx, client = scripted_mx(script)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert [r.agent for r in client.requests].count("core_memory_manager") == 1
     assert result.status.value == "processed", result.error
@@ -226,7 +207,7 @@ def test_a_message_copied_into_core_memory_is_skipped_as_a_repeat_of_its_turn(ma
     assert human is None or MESSAGES[0]["content"] not in human.value
 
 
-def test_a_core_line_the_block_holds_already_is_skipped(make_mx):
+def test_a_core_line_the_block_holds_already_is_skipped(scripted_mx):
     """A weak model writes a line it was shown in the block again, in a batch that does not mention
     it: a repeat (nothing written), not an ungrounded line (refused, the rules standing in)."""
     def script(req):
@@ -236,7 +217,7 @@ def test_a_core_line_the_block_holds_already_is_skipped(make_mx):
             return [("core_memory_append", {"label": "human", "text": "goes climbing with her brother Tom"})]
         return good(req)
 
-    mx, client = make_mx(script)
+    mx, client = scripted_mx(script)
     first = mx.add(MESSAGES[:1], user_id="ada", occurred_at=WHEN)
     assert first.status.value == "processed", first.error
     later = [{"role": "user", "name": "Ada", "id": "m9", "content": "Booked the dentist for Friday morning."}]
@@ -246,7 +227,7 @@ def test_a_core_line_the_block_holds_already_is_skipped(make_mx):
     assert mx.core_memory(user_id="ada")["human"].value.count("climbing") == 1
 
 
-def test_a_core_text_of_copied_pieces_and_held_lines_writes_only_what_is_new(make_mx):
+def test_a_core_text_of_copied_pieces_and_held_lines_writes_only_what_is_new(scripted_mx):
     """The local model wrote a photo's caption before two held lines, a message's one-word sentence
     under its speaker's label, and a sentence with its apostrophe as "&#39;": each piece is a copy
     or a repeat and is skipped; the new fact among them is written."""
@@ -263,7 +244,7 @@ def test_a_core_text_of_copied_pieces_and_held_lines_writes_only_what_is_new(mak
                 "has a brother named Tom")})]
         return good(req)
 
-    mx, _ = make_mx(script)
+    mx, _ = scripted_mx(script)
     before = mx.core_memory(user_id="ada")
     result = mx.add([*MESSAGES[:1], photo], user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
@@ -277,7 +258,7 @@ def test_a_core_text_of_copied_pieces_and_held_lines_writes_only_what_is_new(mak
         "Ada (messages): Wow!", "It's so rewarding!", "[shares a photo: a rope coiled on a granite ledge]"]
 
 
-def test_every_core_write_refused_leaves_the_rules_lines_without_a_correction_round(make_mx):
+def test_every_core_write_refused_leaves_the_rules_lines_without_a_correction_round(scripted_mx):
     """A weak model asked again for better content repeats it: a refused write costs no second call.
     When every write of a manager is refused the batch is still processed: the rules wrote the type
     before the model ran, and the refusal is kept with the input."""
@@ -288,7 +269,7 @@ def test_every_core_write_refused_leaves_the_rules_lines_without_a_correction_ro
             return [("core_memory_append", {"label": "human", "text": "I'm sorry, but I can't help with that."})]
         return good(req)
 
-    mx, client = make_mx(script)
+    mx, client = scripted_mx(script)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert [r.agent for r in client.requests].count("core_memory_manager") == 1
     assert result.status.value == "processed", result.error
@@ -297,7 +278,7 @@ def test_every_core_write_refused_leaves_the_rules_lines_without_a_correction_ro
     assert all("sorry" not in block.value for block in mx.core_memory(user_id="ada").values())
 
 
-def test_a_core_line_of_names_and_thanks_alone_is_refused(make_mx):
+def test_a_core_line_of_names_and_thanks_alone_is_refused(scripted_mx):
     """The local model wrote "Melanie, thanks!" to the persona block from "Caroline, thanks!": a line
     that holds no word besides the people's names and a greeting states nothing, yet every chat prompt
     would carry it. A line with a fact beside a name is written."""
@@ -309,7 +290,7 @@ def test_a_core_line_of_names_and_thanks_alone_is_refused(make_mx):
                     ("core_memory_append", {"label": "human", "text": "Ada: climbs with her brother Tom"})]
         return good(req)
 
-    mx, client = make_mx(script)
+    mx, client = scripted_mx(script)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
     assert any("states no fact" in r for r in result.rejected)
@@ -318,7 +299,7 @@ def test_a_core_line_of_names_and_thanks_alone_is_refused(make_mx):
     assert "climbs with her brother Tom" in blocks["human"].value
 
 
-def test_a_refused_write_leaves_the_rounds_other_writes(make_mx):
+def test_a_refused_write_leaves_the_rounds_other_writes(scripted_mx):
     def script(req):
         if req.agent == "meta_memory_manager":
             return [("trigger_memory_managers", {"memory_types": ["episodic", "core"]})]
@@ -327,7 +308,7 @@ def test_a_refused_write_leaves_the_rounds_other_writes(make_mx):
                     ("core_memory_append", {"label": "human", "text": "has a brother, Tom"})]
         return good(req)
 
-    mx, client = make_mx(script)
+    mx, client = scripted_mx(script)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
     assert mx.core_memory(user_id="ada")["human"].value == "has a brother, Tom"
@@ -336,7 +317,7 @@ def test_a_refused_write_leaves_the_rounds_other_writes(make_mx):
     assert mx.input_status(result.input_ids[0]).refused == result.rejected
 
 
-def test_each_line_of_a_core_text_is_judged_on_its_own(make_mx):
+def test_each_line_of_a_core_text_is_judged_on_its_own(scripted_mx):
     """The local model wrote a block line again, a message copied and a reply in one text: the
     repeats are skipped, the reply refused, and a new fact among them still written."""
     text = ("climbs with her brother Tom\nAda: Tom is a pilot for a regional airline. "
@@ -349,7 +330,7 @@ def test_each_line_of_a_core_text_is_judged_on_its_own(make_mx):
             return [("core_memory_append", {"label": "human", "text": text})]
         return good(req)
 
-    mx, client = make_mx(script)
+    mx, client = scripted_mx(script)
     mx.core_append("human", "climbs with her brother Tom", user_id="ada")
     turns = MESSAGES[:1] + [{"role": "user", "name": "Ada", "id": "m4",
                             "content": "Tom is a pilot for a regional airline. I keep a climbing diary."}]
@@ -379,8 +360,8 @@ def _semantic(fact_script):
     return script
 
 
-def test_only_listed_ids_may_be_edited(make_mx):
-    mx, client = make_mx(_semantic(lambda req: [("insert_semantic", {"name": "Tom", "summary": "Tom went climbing with Ada"})]))
+def test_only_listed_ids_may_be_edited(scripted_mx):
+    mx, client = scripted_mx(_semantic(lambda req: [("insert_semantic", {"name": "Tom", "summary": "Tom went climbing with Ada"})]))
     mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     (fact,) = model_facts(mx)
     errors = []
@@ -397,7 +378,7 @@ def test_only_listed_ids_may_be_edited(make_mx):
     assert "was not listed" in errors[1]
 
 
-def test_a_summary_that_repeats_a_turn_is_skipped_without_a_correction_round(make_mx):
+def test_a_summary_that_repeats_a_turn_is_skipped_without_a_correction_round(scripted_mx):
     """Every turn is kept word for word before the model runs: a summary that only repeats one adds
     nothing, so it is not written, and the refusal is counted, without another call."""
     def script(req):
@@ -406,7 +387,7 @@ def test_a_summary_that_repeats_a_turn_is_skipped_without_a_correction_round(mak
                                          "source_ids": ["m1"]})]
         return good(req)
 
-    mx, client = make_mx(script)
+    mx, client = scripted_mx(script)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
     assert model_episodes(mx) == []
@@ -415,10 +396,10 @@ def test_a_summary_that_repeats_a_turn_is_skipped_without_a_correction_round(mak
     _every_message_kept(mx)
 
 
-def test_a_fact_that_repeats_a_short_turn_under_its_speakers_name_is_skipped(make_mx):
+def test_a_fact_that_repeats_a_short_turn_under_its_speakers_name_is_skipped(scripted_mx):
     """A short turn copied as a fact about whoever said it ("Joanna: Later, take care!") is the turn
     again: its speaker's name is no new content."""
-    mx, _ = make_mx(_semantic(lambda req: [("insert_semantic", {
+    mx, _ = scripted_mx(_semantic(lambda req: [("insert_semantic", {
         "name": "Joanna", "summary": "Later, take care!", "source_ids": ["m3"]})]))
     turn = {"role": "user", "name": "Joanna", "id": "m3", "content": "Later, take care!"}
     result = mx.add([*MESSAGES, turn], user_id="ada", occurred_at=WHEN)
@@ -428,7 +409,7 @@ def test_a_fact_that_repeats_a_short_turn_under_its_speakers_name_is_skipped(mak
     _every_message_kept(mx)
 
 
-def test_a_summary_that_is_one_whole_sentence_of_a_turn_is_skipped(make_mx):
+def test_a_summary_that_is_one_whole_sentence_of_a_turn_is_skipped(scripted_mx):
     """A summary whose words are one sentence of a turn, however short, copies it: the turn's photo
     caption beside it does not make the copy new."""
     def script(req):
@@ -437,7 +418,7 @@ def test_a_summary_that_is_one_whole_sentence_of_a_turn_is_skipped(make_mx):
                                          "source_ids": ["m3"]})]
         return good(req)
 
-    mx, _ = make_mx(script)
+    mx, _ = scripted_mx(script)
     turn = {"role": "user", "name": "Nate", "id": "m3", "content": "Speaking of which, here they go again! "
             "[shares a photo: a photo of a turtle and a strawberry in a bowl]"}
     result = mx.add([*MESSAGES, turn], user_id="ada", occurred_at=WHEN)
@@ -448,7 +429,7 @@ def test_a_summary_that_is_one_whole_sentence_of_a_turn_is_skipped(make_mx):
     _every_message_kept(mx)
 
 
-def test_a_failed_summary_round_leaves_the_turns_and_no_stand_in(make_mx):
+def test_a_failed_summary_round_leaves_the_turns_and_no_stand_in(scripted_mx):
     mx, result = None, None
     replies = iter([[("insert_episodic", {"summary": "x", "source_ids": ["not-in-batch"]})]] * 2)
 
@@ -457,7 +438,7 @@ def test_a_failed_summary_round_leaves_the_turns_and_no_stand_in(make_mx):
             return next(replies)
         return good(req)
 
-    mx, client = make_mx(script)
+    mx, client = scripted_mx(script)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "degraded" and "episodic_memory_manager" in result.error
     episodes = mx.list(user_id="ada", memory_types=["episodic"])
@@ -465,11 +446,11 @@ def test_a_failed_summary_round_leaves_the_turns_and_no_stand_in(make_mx):
     _every_message_kept(mx)
 
 
-def test_a_model_that_fails_every_call_loses_no_input(make_mx):
+def test_a_model_that_fails_every_call_loses_no_input(scripted_mx):
     def broken(req):
         raise ConnectionError("connection refused")
 
-    mx, client = make_mx(broken)
+    mx, client = scripted_mx(broken)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "degraded" and "ConnectionError" in result.error
     _every_message_kept(mx)
@@ -481,13 +462,13 @@ def test_a_model_that_fails_every_call_loses_no_input(make_mx):
     assert len(mx.list(user_id="ada", memory_types=["episodic"])) == len(MESSAGES) + 1  # the turns stay, once
 
 
-def test_a_chat_answer_written_as_a_call_is_asked_again_without_tools(make_mx):
+def test_a_chat_answer_written_as_a_call_is_asked_again_without_tools(scripted_mx):
     def script(req):
         if req.agent == "chat_agent":
             return "functions.search_in_memory:" if req.tool_names else "You went climbing with Tom."
         return good(req)
 
-    mx, client = make_mx(script)
+    mx, client = scripted_mx(script)
     mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     response = mx.chat("Who did I go climbing with?", user_id="ada")
     assert response.fallback is None and response.answer == "You went climbing with Tom."
@@ -499,13 +480,13 @@ def test_a_chat_answer_written_as_a_call_is_asked_again_without_tools(make_mx):
     (lambda req: "functions.search_in_memory:", "tool call written as text"),
     (lambda req: (_ for _ in ()).throw(ConnectionError("reset")), "ConnectionError"),
 ])
-def test_chat_never_raises_on_what_a_model_returns(make_mx, answer, why):
+def test_chat_never_raises_on_what_a_model_returns(scripted_mx, answer, why):
     def script(req):
         if req.agent == "chat_agent":
             return answer(req)
         return good(req)
 
-    mx, client = make_mx(script)
+    mx, client = scripted_mx(script)
     mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     response = mx.chat("Who did I go climbing with?", user_id="ada")
     assert why in response.fallback
@@ -513,23 +494,23 @@ def test_chat_never_raises_on_what_a_model_returns(make_mx, answer, why):
     assert response.memory_ids and set(response.memory_ids) <= set(response.retrieved_ids)
 
 
-def test_a_time_without_a_zone_takes_the_batchs_zone(make_mx):
+def test_a_time_without_a_zone_takes_the_batchs_zone(scripted_mx):
     def script(req):
         if req.agent == "episodic_memory_manager":
             return [("insert_episodic", {"summary": "Ada went climbing with Tom", "occurred_at": "2024-04-01T18:00",
                                          "source_ids": ["m1", "m2"]})]
         return good(req)
 
-    mx, client = make_mx(script)
+    mx, client = scripted_mx(script)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
     (episode,) = model_episodes(mx)
     assert episode.occurred_at == datetime(2024, 4, 1, 18, 0, tzinfo=timezone.utc)
 
 
-def test_an_update_alone_still_keeps_the_new_messages(make_mx):
+def test_an_update_alone_still_keeps_the_new_messages(scripted_mx):
     """The local model updated one memory batch after batch: the new messages' words must still be found."""
-    mx, client = make_mx(_semantic(lambda req: [("insert_semantic", {"name": "Tom", "summary": "Tom went climbing with Ada"})]))
+    mx, client = scripted_mx(_semantic(lambda req: [("insert_semantic", {"name": "Tom", "summary": "Tom went climbing with Ada"})]))
     mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     (fact,) = model_facts(mx)
     client._script = _semantic(lambda req: [("update_memory", {"memory_id": fact.id,
@@ -541,7 +522,7 @@ def test_an_update_alone_still_keeps_the_new_messages(make_mx):
     assert any("Ines" in h.text and "m3" in h.memory.source_ids for h in hits)
 
 
-def test_the_vault_is_not_offered_when_no_word_could_be_stored(make_mx):
+def test_the_vault_is_not_offered_when_no_word_could_be_stored(scripted_mx):
     """The local model routed nearly every LoCoMo batch to the vault and then invented a secret; with
     no word shaped like a vault value in the batch, the router's schema does not offer the vault, and
     a router that names it anyway is told what it may choose."""
@@ -555,7 +536,7 @@ def test_the_vault_is_not_offered_when_no_word_could_be_stored(make_mx):
             return [("trigger_memory_managers", {"memory_types": types})]
         return good(req)
 
-    mx, client = make_mx(script)
+    mx, client = scripted_mx(script)
     chat = [{"role": "user", "name": "Ada", "id": "m1", "content": "Hey Mel! Kids & work, 2 jobs since 2023!"},
             {"role": "user", "name": "Ada", "id": "m2", "content": "I went climbing with Tom at 8:30pm."}]
     result = mx.add(chat, user_id="ada", occurred_at=WHEN)
@@ -568,7 +549,7 @@ def test_the_vault_is_not_offered_when_no_word_could_be_stored(make_mx):
     assert [t.value for t in result.routed] == ["episodic"]
 
 
-def test_the_vault_tool_enumerates_the_values_of_the_batch(make_mx):
+def test_the_vault_tool_enumerates_the_values_of_the_batch(scripted_mx):
     """A server that constrains output to the schema cannot write a secret that is not in the batch."""
     schemas = []
 
@@ -580,7 +561,7 @@ def test_the_vault_tool_enumerates_the_values_of_the_batch(make_mx):
             return [("nothing_to_record", {})]
         return good(req)
 
-    mx, _ = make_mx(script)
+    mx, _ = scripted_mx(script)
     mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     (schema,) = schemas
     properties = schema["parameters"]["properties"]
@@ -588,9 +569,9 @@ def test_the_vault_tool_enumerates_the_values_of_the_batch(make_mx):
     assert properties["source_ids"]["anyOf"][0]["items"]["enum"] == ["m1", "m2"]
 
 
-def test_a_model_cannot_delete_an_episode(make_mx):
+def test_a_model_cannot_delete_an_episode(scripted_mx):
     """Episodes hold what was said; the local model deleted two and lost turns of earlier batches."""
-    mx, client = make_mx(good)
+    mx, client = scripted_mx(good)
     mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     episode = turn_episode(mx, "m1")
     seen = []
@@ -611,7 +592,7 @@ def test_a_model_cannot_delete_an_episode(make_mx):
     assert episode.id in {m.id for m in mx.list(user_id="ada", memory_types=["episodic"])}
 
 
-def test_a_value_the_vault_manager_finds_is_redacted_from_the_batchs_other_memories(make_mx):
+def test_a_value_the_vault_manager_finds_is_redacted_from_the_batchs_other_memories(scripted_mx):
     """The rules missed the cabin's wifi code and the model vaulted it: the episodic manager, which runs
     after the vault's, is shown the placeholder, and the copy it still writes is redacted by the store."""
     episodic_prompts = []
@@ -628,7 +609,7 @@ def test_a_value_the_vault_manager_finds_is_redacted_from_the_batchs_other_memor
                                                     "7781-kestrel"})]
         return good(req)
 
-    mx, _ = make_mx(script)
+    mx, _ = scripted_mx(script)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
     (vault,) = mx.list(user_id="ada", memory_types=["knowledge_vault"])
@@ -640,7 +621,7 @@ def test_a_value_the_vault_manager_finds_is_redacted_from_the_batchs_other_memor
     assert all("7781-kestrel" not in h.text for h in mx.search("cabin wifi code", user_id="ada"))
 
 
-def test_a_memory_copied_from_the_prompts_examples_is_rejected(make_mx):
+def test_a_memory_copied_from_the_prompts_examples_is_rejected(scripted_mx):
     """The local model wrote the procedural prompt's example ("Deploy the trail-map site") as a memory
     of a LoCoMo greeting; it is refused as ungrounded, without a correction round, and the rules stand in."""
     replies = iter([[("insert_procedural", {"summary": "Deploy the trail-map site",
@@ -654,7 +635,7 @@ def test_a_memory_copied_from_the_prompts_examples_is_rejected(make_mx):
             return next(replies)
         return good(req)
 
-    mx, client = make_mx(script)
+    mx, client = scripted_mx(script)
     steps = [*MESSAGES, {"role": "user", "name": "Ada", "id": "m3", "content": "How to pack: first the rope, then the boots."}]
     result = mx.add(steps, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
@@ -663,7 +644,7 @@ def test_a_memory_copied_from_the_prompts_examples_is_rejected(make_mx):
     assert not any("Deploy" in m.search_text() for m in mx.list(user_id="ada", limit=100))
 
 
-def test_a_memory_copying_its_tools_description_is_rejected(make_mx):
+def test_a_memory_copying_its_tools_description_is_rejected(scripted_mx):
     """The local model filed "Who did what, in the words of the messages." (the episode tool's own
     description of `summary`) as an episode of a LoCoMo batch; it is refused for copying the schema,
     without a correction round, and nothing of it is written."""
@@ -675,7 +656,7 @@ def test_a_memory_copying_its_tools_description_is_rejected(make_mx):
                                          "source_ids": ["m1", "m2"]})]
         return good(req)
 
-    mx, client = make_mx(script)
+    mx, client = scripted_mx(script)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
     assert len(result.rejected) == 1 and "copies a tool's description" in result.rejected[0]
@@ -690,7 +671,7 @@ DIALOGUE = [
 ]
 
 
-def test_one_speakers_news_written_about_the_other_is_rejected(make_mx):
+def test_one_speakers_news_written_about_the_other_is_rejected(scripted_mx):
     """The local model filed Joanna's screenplay under Nate, as an episode, a fact and a core line;
     each is refused with who said it, without a correction round, and nothing of it is written,
     while Nate's own news is kept."""
@@ -709,7 +690,7 @@ def test_one_speakers_news_written_about_the_other_is_rejected(make_mx):
             return [("core_memory_append", {"label": "human", "text": "Nate: has written a full screenplay, now printed"})]
         return good(req)
 
-    mx, client = make_mx(script)
+    mx, client = scripted_mx(script)
     result = mx.add(DIALOGUE, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
     misfiled = [r for r in result.rejected if "what Joanna said of themself" in r]
@@ -720,7 +701,7 @@ def test_one_speakers_news_written_about_the_other_is_rejected(make_mx):
                    for m in mx.list(user_id="ada", limit=100))
 
 
-def test_a_day_written_in_words_is_read_as_the_episode_time_and_garbage_goes_back_to_the_model(make_mx):
+def test_a_day_written_in_words_is_read_as_the_episode_time_and_garbage_goes_back_to_the_model(scripted_mx):
     """The messages show resolved dates in words ("yesterday (1 April 2024)"); the local model copied
     them into `occurred_at`. That form is read (at the batch's time of day); anything else is refused."""
     def episode_at(occurred_at):
@@ -732,13 +713,13 @@ def test_a_day_written_in_words_is_read_as_the_episode_time_and_garbage_goes_bac
             return good(req)
         return script
 
-    mx, _ = make_mx(episode_at("1 April 2024"))
+    mx, _ = scripted_mx(episode_at("1 April 2024"))
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
     (episode,) = model_episodes(mx)
     assert episode.occurred_at == datetime(2024, 4, 1, 18, 30, tzinfo=timezone.utc)
 
-    mx2, _ = make_mx(episode_at("the day before"))
+    mx2, _ = scripted_mx(episode_at("the day before"))
     result = mx2.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "degraded" and "occurred_at" in result.error
 
@@ -749,7 +730,7 @@ def fill_human_block(mx):
     mx.core_rewrite("human", "\n".join(lines), user_id="ada")
 
 
-def test_the_rewrite_is_offered_only_when_a_block_is_full(make_mx):
+def test_the_rewrite_is_offered_only_when_a_block_is_full(scripted_mx):
     """The local model rewrote blocks that had room as a message, dropping the lines they held: a
     rewrite is for a block that cannot take another line."""
     offered = []
@@ -762,7 +743,7 @@ def test_the_rewrite_is_offered_only_when_a_block_is_full(make_mx):
             return [("nothing_to_record", {})]
         return good(req)
 
-    mx, client = make_mx(script)
+    mx, client = scripted_mx(script)
     mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     fill_human_block(mx)
     mx.add([{"role": "user", "name": "Ada", "id": "m7", "content": "Tom flies to Oslo on Monday."}],
@@ -771,7 +752,7 @@ def test_the_rewrite_is_offered_only_when_a_block_is_full(make_mx):
                        ["core_memory_append", "core_memory_rewrite", "nothing_to_record"]]
 
 
-def test_a_core_block_rewritten_from_the_tools_own_words_is_refused(make_mx):
+def test_a_core_block_rewritten_from_the_tools_own_words_is_refused(scripted_mx):
     """The local model rewrote the human block as the tool's description of its parameter: refused
     for copying it (before 2026-12-02 for being ungrounded)."""
     def script(req):
@@ -782,7 +763,7 @@ def test_a_core_block_rewritten_from_the_tools_own_words_is_refused(make_mx):
                                                                          "deduplicated, newest facts winning, under the limit."})]
         return good(req)
 
-    mx, _ = make_mx(script)
+    mx, _ = scripted_mx(script)
     fill_human_block(mx)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert any("copies a tool's description" in r and "deduplicated" in r for r in result.rejected), result.rejected
@@ -790,7 +771,7 @@ def test_a_core_block_rewritten_from_the_tools_own_words_is_refused(make_mx):
     assert human is None or "deduplicated" not in human.value
 
 
-def test_an_empty_core_line_records_nothing(make_mx):
+def test_an_empty_core_line_records_nothing(scripted_mx):
     """Where the server takes no `tool_choice="required"`, the append tool is forced alone: an empty
     line is how the model says the batch holds nothing for the core blocks."""
     def script(req):
@@ -800,14 +781,14 @@ def test_an_empty_core_line_records_nothing(make_mx):
             return [("core_memory_append", {"label": "human", "text": "  "})]
         return good(req)
 
-    mx, client = make_mx(script)
+    mx, client = scripted_mx(script)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "processed", result.error
     assert [r.agent for r in client.requests].count("core_memory_manager") == 1
     assert mx.core_memory(user_id="ada")["human"].value == ""
 
 
-def test_a_core_block_rewritten_as_a_copied_message_is_refused(make_mx):
+def test_a_core_block_rewritten_as_a_copied_message_is_refused(scripted_mx):
     """The local model rewrote the persona block as a message of the batch: a rewrite's new lines are
     held to what an appended line is."""
     def script(req):
@@ -817,14 +798,14 @@ def test_a_core_block_rewritten_as_a_copied_message_is_refused(make_mx):
             return [("core_memory_rewrite", {"label": "persona", "value": MESSAGES[0]["content"]})]
         return good(req)
 
-    mx, client = make_mx(script)
+    mx, client = scripted_mx(script)
     fill_human_block(mx)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert any("(refused)" in r and "repeats m1" in r for r in result.rejected), result.rejected
     assert MESSAGES[0]["content"] not in mx.core_memory(user_id="ada")["persona"].value
 
 
-def test_a_rewrite_that_empties_a_core_block_is_refused(make_mx):
+def test_a_rewrite_that_empties_a_core_block_is_refused(scripted_mx):
     def script(req):
         if req.agent == "meta_memory_manager":
             return [("trigger_memory_managers", {"memory_types": ["core"]})]
@@ -832,7 +813,7 @@ def test_a_rewrite_that_empties_a_core_block_is_refused(make_mx):
             return [("core_memory_rewrite", {"label": "human", "value": " "})]
         return good(req)
 
-    mx, client = make_mx(script)
+    mx, client = scripted_mx(script)
     fill_human_block(mx)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert any("empties the block" in r for r in result.rejected), result.rejected
@@ -851,7 +832,7 @@ def _listed(req: ScriptRequest, prefix: str) -> list[str]:
 
 
 @pytest.mark.parametrize("call", ["summarised", "one_word"])
-def test_a_model_cannot_take_a_documents_words_away(make_mx, call):
+def test_a_model_cannot_take_a_documents_words_away(scripted_mx, call):
     """A document's resource is where its words live (its episode is a stub): a model may add to the
     content of one it wrote, never drop its lines, and never edit the rules' one; the refusal is
     reported and the words stay found."""
@@ -866,7 +847,7 @@ def test_a_model_cannot_take_a_documents_words_away(make_mx, call):
             return [("update_memory", {"memory_id": ids[0], "fields": {"content": content}})]
         return [("nothing_to_record", {})]
 
-    mx, _ = make_mx(script)
+    mx, _ = scripted_mx(script)
     result = mx.add(DOC, user_id="ada", kind="document", occurred_at=WHEN)
     assert result.status.value in ("processed", "degraded")
     assert any("document" in r or "resource_rules, not by a model" in r for r in result.rejected), result.rejected
@@ -874,7 +855,7 @@ def test_a_model_cannot_take_a_documents_words_away(make_mx, call):
         assert any(words in h.memory.search_text() for h in mx.search(words, user_id="ada")), words
 
 
-def test_a_model_may_add_to_a_documents_content(make_mx):
+def test_a_model_may_add_to_a_documents_content(scripted_mx):
     def script(req: ScriptRequest):
         if req.agent == "meta_memory_manager":
             return [("trigger_memory_managers", {"memory_types": ["resource"]})]
@@ -886,13 +867,13 @@ def test_a_model_may_add_to_a_documents_content(make_mx):
                                            "fields": {"content": current + "\nIn summer feed it twice a day."}})]
         return [("nothing_to_record", {})]
 
-    mx, _ = make_mx(script)
+    mx, _ = scripted_mx(script)
     mx.add(DOC + "\nIn summer feed it twice a day.", user_id="ada", kind="document", occurred_at=WHEN)
     (resource,) = mx.list(user_id="ada", memory_types=["resource"])
     assert "green apples" in resource.content and "twice a day" in resource.content
 
 
-def test_a_rewrite_that_empties_most_of_a_core_block_is_refused(make_mx):
+def test_a_rewrite_that_empties_most_of_a_core_block_is_refused(scripted_mx):
     def script(req: ScriptRequest):
         if req.agent == "meta_memory_manager":
             return [("trigger_memory_managers", {"memory_types": ["core"]})]
@@ -901,7 +882,7 @@ def test_a_rewrite_that_empties_most_of_a_core_block_is_refused(make_mx):
                                                                       "behind the old stone barn of the farm 65."})]
         return [("nothing_to_record", {})]
 
-    mx, _ = make_mx(script)
+    mx, _ = scripted_mx(script)
     n = 0
     while len(mx.core_memory(user_id="ada")["human"].value) + 1 + 200 <= 5000:  # full: the rewrite is offered
         n += 1
@@ -915,7 +896,7 @@ def test_a_rewrite_that_empties_most_of_a_core_block_is_refused(make_mx):
     assert all(line in mx.core_memory(user_id="ada")["human"].value for line in before.splitlines())
 
 
-def test_a_value_longer_than_the_messages_is_a_runaway_and_refused(make_mx):
+def test_a_value_longer_than_the_messages_is_a_runaway_and_refused(scripted_mx):
     def script(req: ScriptRequest):
         if req.agent == "meta_memory_manager":
             return [("trigger_memory_managers", {"memory_types": ["semantic"]})]
@@ -923,7 +904,7 @@ def test_a_value_longer_than_the_messages_is_a_runaway_and_refused(make_mx):
             return [("insert_semantic", {"name": "Tom", "summary": "Tom works as a glaciologist " * 2000})]
         return [("nothing_to_record", {})]
 
-    mx, _ = make_mx(script)
+    mx, _ = scripted_mx(script)
     result = mx.add([{"role": "user", "name": "Ada", "content": "My brother Tom works as a glaciologist."}],
                     user_id="ada", occurred_at=WHEN)
     assert any("more than the messages hold" in r for r in result.rejected), result.rejected
@@ -931,7 +912,7 @@ def test_a_value_longer_than_the_messages_is_a_runaway_and_refused(make_mx):
     assert mx.search("glaciologist", user_id="ada")  # the turn keeps the words
 
 
-def test_the_calls_of_one_reply_past_its_bound_are_not_run(make_mx):
+def test_the_calls_of_one_reply_past_its_bound_are_not_run(scripted_mx):
     def script(req: ScriptRequest):
         if req.agent == "meta_memory_manager":
             return [("trigger_memory_managers", {"memory_types": ["semantic"]})]
@@ -940,7 +921,7 @@ def test_the_calls_of_one_reply_past_its_bound_are_not_run(make_mx):
                     for i in range(400)]
         return [("nothing_to_record", {})]
 
-    mx, client = make_mx(script, function_calling=True)
+    mx, client = scripted_mx(script, function_calling=True)
     result = mx.add([{"role": "user", "name": "Ada", "content": "My brother Tom works as a glaciologist."}],
                     user_id="ada", occurred_at=WHEN)
     assert any("past the first 32 of one reply were not run" in r for r in result.rejected), result.rejected
@@ -948,13 +929,13 @@ def test_the_calls_of_one_reply_past_its_bound_are_not_run(make_mx):
 
 
 @pytest.mark.parametrize("answer", ["Tom is a pilot\x00 [m1].", "Tom is a pilot \ud800 [m1].", "Tom is a pilot\x1b[31m."])
-def test_an_answer_holding_what_no_backend_stores_is_cleaned_and_the_question_kept(make_mx, answer):
+def test_an_answer_holding_what_no_backend_stores_is_cleaned_and_the_question_kept(scripted_mx, answer):
     def script(req: ScriptRequest):
         if req.agent == "chat_agent":
             return answer
         return good(req)
 
-    mx, _ = make_mx(script)
+    mx, _ = scripted_mx(script)
     mx.add([{"role": "user", "name": "Ada", "content": "My brother Tom is a pilot."}], user_id="ada", occurred_at=WHEN)
     response = mx.chat("What does Tom do, zebra-marker?", user_id="ada")
     assert response.answer.startswith("Tom is a pilot") and "\x00" not in response.answer
@@ -962,14 +943,14 @@ def test_an_answer_holding_what_no_backend_stores_is_cleaned_and_the_question_ke
     assert any("zebra-marker" in m.search_text() for m in mx.list(user_id="ada"))
 
 
-def test_a_chat_answer_cut_at_its_token_bound_falls_back_and_is_not_remembered(make_mx):
+def test_a_chat_answer_cut_at_its_token_bound_falls_back_and_is_not_remembered(scripted_mx):
     def script(req: ScriptRequest):
         if req.agent == "chat_agent":
             return CreateResult(finish_reason="length", content="Tom is a pil",
                                 usage=RequestUsage(prompt_tokens=0, completion_tokens=400), cached=False)
         return good(req)
 
-    mx, _ = make_mx(script)
+    mx, _ = scripted_mx(script)
     mx.add([{"role": "user", "name": "Ada", "content": "My brother Tom is a pilot."}], user_id="ada", occurred_at=WHEN)
     response = mx.chat("What does Tom do, zebra-marker?", user_id="ada")
     assert response.fallback and "cut at its bound" in response.fallback
@@ -980,7 +961,7 @@ def test_a_chat_answer_cut_at_its_token_bound_falls_back_and_is_not_remembered(m
 
 
 @pytest.mark.parametrize("agent", ["meta_memory_manager", "episodic_memory_manager"])
-def test_a_call_the_client_cancels_degrades_the_batch_and_reports_the_rules_writes(make_mx, agent):
+def test_a_call_the_client_cancels_degrades_the_batch_and_reports_the_rules_writes(scripted_mx, agent):
     """A CancelledError raised by the client (not by the engine's own shutdown) is a failed call."""
     import asyncio
 
@@ -989,14 +970,14 @@ def test_a_call_the_client_cancels_degrades_the_batch_and_reports_the_rules_writ
             raise asyncio.CancelledError()
         return good(req)
 
-    mx, _ = make_mx(script)
+    mx, _ = scripted_mx(script)
     result = mx.add(MESSAGES, user_id="ada", occurred_at=WHEN)
     assert result.status.value == "degraded" and "cancelled" in result.error
     stored = {m.id for m in mx.list(user_id="ada")}
     assert stored and {c.memory_id for c in result.changes} == stored
 
 
-def test_a_chat_call_the_client_cancels_falls_back_to_the_offline_answer(make_mx):
+def test_a_chat_call_the_client_cancels_falls_back_to_the_offline_answer(scripted_mx):
     import asyncio
 
     def script(req: ScriptRequest):
@@ -1004,7 +985,7 @@ def test_a_chat_call_the_client_cancels_falls_back_to_the_offline_answer(make_mx
             raise asyncio.CancelledError()
         return good(req)
 
-    mx, _ = make_mx(script)
+    mx, _ = scripted_mx(script)
     mx.add([{"role": "user", "name": "Ada", "content": "My brother Tom is a pilot."}], user_id="ada", occurred_at=WHEN)
     response = mx.chat("What does Tom do?", user_id="ada")
     assert response.fallback and "pilot" in response.answer

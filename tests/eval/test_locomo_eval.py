@@ -244,6 +244,40 @@ def test_a_run_on_a_database_does_not_reuse_an_embedded_ingestion(tmp_path, embe
         run_locomo(config(tmp_path / "other", budget_words=750), embedder=embedder)
 
 
+def written_for(mx, users):
+    """Each user's memories and logged inputs: what an ingestion writes."""
+    from mirix_py.records import InputStatus
+
+    return {u: (sum(mx.store.count(user_id=u).values()),
+                sum(len(mx.inputs.by_status(s, user_id=u, limit=10_000)) for s in InputStatus)) for u in users}
+
+
+def test_a_fresh_ingestion_into_a_database_holding_its_users_is_refused(tmp_path, embedder, pgvector_schema_url,
+                                                                         monkeypatch):
+    """`--fresh` on the database an earlier run ingested into (vault key and vectors shared, as engines
+    on one database must): its users' memories are there already, and a second ingestion would mix with them."""
+    from cryptography.fernet import Fernet
+
+    from mirix_py.engine import Mirix
+
+    monkeypatch.setenv("MIRIX_DATABASE_URL", pgvector_schema_url)
+    monkeypatch.setenv("MIRIX_VECTOR_STORE", "pgvector")
+    monkeypatch.setenv("MIRIX_VAULT_KEY", Fernet.generate_key().decode())
+    first = run_locomo(config(tmp_path, budget_words=750, baselines=False), embedder=embedder)
+    users = ["locomo:mini-1", "locomo:mini-2"]
+    with Mirix(first["engine"]["data_dir"], embedder=embedder) as mx:
+        before = written_for(mx, users)
+    assert all(memories and inputs for memories, inputs in before.values()), before
+    refusal = ("the store already holds memories for ['locomo:mini-1', 'locomo:mini-2']: "
+               "give a database that holds none of these conversations' users")
+    with pytest.raises(RuntimeError, match=re.escape(refusal)):
+        run_locomo(config(tmp_path, budget_words=750, baselines=False, fresh=True), embedder=embedder)
+    with pytest.raises(RuntimeError, match=re.escape(refusal)):  # the refused ingestion was not kept as one done
+        run_locomo(config(tmp_path, budget_words=750, baselines=False), embedder=embedder)
+    with Mirix(first["engine"]["data_dir"], embedder=embedder) as mx:
+        assert written_for(mx, users) == before
+
+
 # ------------------------------------------------------------------ llm mode, scripted model
 
 
