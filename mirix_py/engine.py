@@ -461,6 +461,8 @@ class Mirix(ScreenshotsMixin):
         settings = restore_into(src, data_dir, vault_key=vault_key, database_url=database_url,
                                 vector_store=vector_store)
         mx = cls(settings=settings, embedder=embedder, progress=progress)
+        # not redundant with the open's replay of the restore's marks: it re-embeds pgvector vectors the
+        # open dropped or kept from another embedder, and re-renders an older version's search texts
         mx.maintenance.doctor(repair=True, progress=progress)
         return mx
 

@@ -7,7 +7,9 @@ vault key is written before any row, and a marker (`restore.unfinished`) from be
 until every row and full-text index is in: a restore that was interrupted is recognised by it, and
 running it again into that dir starts over (`unfinished_restore`). The vectors are written from the
 vector outbox's marks, set with the rows: a process stopped while embedding them leaves marks that
-the next open finishes.
+the next open finishes. Which vector index holds them is decided before the rows are in, as an open
+decides it (`vector_layout.settle`): on pgvector the backup's vectors are restored with the rows and
+only the memories without one are marked.
 """
 
 from __future__ import annotations
@@ -19,8 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from pydantic import BaseModel
-from sqlalchemy import inspect
-from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.engine import Engine, make_url
 
 from mirix_py.facade.background import BackgroundQueue
 from mirix_py.errors import InvalidInput
@@ -30,10 +31,10 @@ from mirix_py.store.db import make_engine
 from mirix_py.store.inputs import InputLog
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.opening import fulltext_for
-from mirix_py.store.pgvectors import has_extension
+from mirix_py.store.pgvectors import PgVectorIndex
 from mirix_py.store.private import open_private, private_dir
 from mirix_py.store.sessions import sessions_for
-from mirix_py.store.vector_layout import choose
+from mirix_py.store.vector_layout import settle
 from mirix_py.store import vector_outbox
 from mirix_py.tools.ops import DeleteOp
 
@@ -208,12 +209,17 @@ def _start_marker(marker: Path, src: str | Path, database: str) -> None:
         fh.write(record.model_dump_json())
 
 
-def _vectors_in_sql(conn: Connection, settings: Settings) -> bool:
-    """Whether the engine these settings open keeps its vectors in this database (pgvector), where
-    a backup's `memory_vector` rows are restored with the memories."""
-    kind = choose(settings.vector_store, chroma_url=settings.chroma_url, dialect=conn.dialect.name,
-                  has_extension=has_extension(conn))
-    return kind == "pgvector" and "memory_vector" in inspect(conn).get_table_names()
+def _settle_vectors(engine: Engine, settings: Settings) -> bool:
+    """Decide the vector index as the engine's open will (`vector_layout.settle`), before the rows are
+    in: a new database whose server offers pgvector gets the extension only while it holds no memory.
+    On pgvector its table is made here, so the backup's `memory_vector` rows are restored with the
+    memories; returns whether the vectors are kept in this database."""
+    kind = settle(engine, requested=settings.vector_store, chroma_url=settings.chroma_url,
+                  data_dir=settings.data_dir)
+    if kind != "pgvector":
+        return False
+    PgVectorIndex(engine)  # the extension (when pgvector is asked for outright) and `memory_vector`
+    return True
 
 
 def restore_into(src: str | Path, data_dir: str | Path | None, *, vault_key: str, database_url: str | None,
@@ -243,13 +249,14 @@ def restore_into(src: str | Path, data_dir: str | Path | None, *, vault_key: str
             ensure_empty(engine, settings.data_dir)
         _save_key(key_file, vault_key)
         _start_marker(settings.data_dir / RESTORE_MARKER, src, database)
+        vectors_in_sql = _settle_vectors(engine, settings)
         restore(engine, src, vault_key, data_dir=settings.data_dir, start_over=start_over)  # agent sessions too
         with engine.begin() as conn:
             sessions_for(engine).rebuild(conn)  # also sets `input_id` on rows of older backups,
             fulltext_for(engine).rebuild(conn)  # which the neighbours' words are found by
             # the vectors are written at open, from these marks: a process stopped while embedding
             # them leaves marks the next open finishes, not a store whose vector leg finds nothing
-            vector_outbox.mark_restored(conn, embedded_in_sql=_vectors_in_sql(conn, settings))
+            vector_outbox.mark_restored(conn, embedded_in_sql=vectors_in_sql)
     finally:
         engine.dispose()
     (settings.data_dir / RESTORE_MARKER).unlink()

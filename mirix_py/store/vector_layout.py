@@ -50,11 +50,7 @@ def open_vector_index(engine: Engine, *, requested: str, chroma_url: str | None,
     """The index these settings choose on this database; embedded Chroma lives in `data_dir/chroma`."""
     from mirix_py.store.pgvectors import PgVectorIndex
 
-    if engine.dialect.name == "postgresql" and requested != "pgvector" and not chroma_url:
-        with engine.begin() as conn:
-            kind = settle_on_postgres(conn, requested, data_dir)
-    else:
-        kind = choose(requested, chroma_url=chroma_url, dialect=engine.dialect.name, has_extension=False)
+    kind = settle(engine, requested=requested, chroma_url=chroma_url, data_dir=data_dir)
     if kind == "chroma-server":
         return ChromaVectorIndex.server(chroma_url)  # type: ignore[arg-type]
     if kind == "chroma-embedded":
@@ -63,6 +59,15 @@ def open_vector_index(engine: Engine, *, requested: str, chroma_url: str | None,
     if embedder is not None:
         index.ensure(embedder.dim)
     return index
+
+
+def settle(engine: Engine, *, requested: str, chroma_url: str | None, data_dir: Path) -> str:
+    """The index kind an engine with these settings uses on this database, deciding it as its open
+    does (a restore decides before its rows are in, while a new database is still new)."""
+    if engine.dialect.name == "postgresql" and requested != "pgvector" and not chroma_url:
+        with engine.begin() as conn:
+            return settle_on_postgres(conn, requested, data_dir)
+    return choose(requested, chroma_url=chroma_url, dialect=engine.dialect.name, has_extension=False)
 
 
 def settle_on_postgres(conn: Connection, requested: str, data_dir: Path) -> str:

@@ -1,0 +1,101 @@
+"""A restore lands on the vector index an engine opening the database would use, and uses the backup's
+pgvector vectors where they fit (`facade.maintenance.restore_into`, `store.vector_layout.settle`)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from mirix_py.engine import Mirix
+
+PGVECTOR_URL = os.environ.get("MIRIX_TEST_PGVECTOR_URL")
+TOM = "Tom lives in Rome"
+
+
+@pytest.fixture
+def new_database():
+    """A new database on the pgvector server: the extension is offered, not created. Dropped afterwards."""
+    if not PGVECTOR_URL:
+        if os.environ.get("CI") == "true":
+            pytest.fail("MIRIX_TEST_PGVECTOR_URL is not set in CI: scripts/services.sh must start it")
+        pytest.skip("MIRIX_TEST_PGVECTOR_URL not set (run through scripts/test.sh)")
+    name = "t_" + uuid.uuid4().hex[:12]
+    admin = create_engine(make_url(PGVECTOR_URL).set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f"CREATE DATABASE {name}"))
+    yield make_url(PGVECTOR_URL).set(database=name).render_as_string(hide_password=False)
+    with admin.connect() as conn:
+        conn.execute(text(f"DROP DATABASE {name} WITH (FORCE)"))
+    admin.dispose()
+
+
+class Counting:
+    """The test's embedder, keeping every text it was asked to embed."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        self.texts: list[str] = []
+
+    def embed(self, texts):
+        self.texts += list(texts)
+        return self.inner.embed(texts)
+
+
+class TinyHashing:
+    """Another embedder than MiniLM (another name and dimension), as a backup made before a change of model."""
+
+    name, dim = "tiny-hashing", 8
+
+    def embed(self, texts):
+        return [[1.0 + b for b in hashlib.sha256(t.encode()).digest()[:self.dim]] for t in texts]
+
+
+def _backup(tmp_path, database_url: str, embedder, user_id: str) -> tuple[str, int]:
+    """A pgvector store's backup (its `memory_vector` rows in it): the vault key and how many vectors."""
+    with Mirix(tmp_path / "src", embedder=embedder, database_url=database_url) as mx:
+        mx.add([{"role": "user", "content": TOM + "."},
+                {"role": "user", "content": "I planted tulips in the front garden."}], user_id=user_id)
+        assert mx.describe()["vectors"] == "pgvector"
+        stored = mx.store.vectors.count(user_id)
+        assert mx.backup(tmp_path / "b.tar.gz")["counts"]["memory_vector"] == stored > 0
+        return (mx.settings.data_dir / "vault.key").read_text().strip(), stored
+
+
+def _top_by_vector(mx: Mirix, user_id: str) -> str:
+    """The text of the first memory the vector leg alone finds for a question about Tom."""
+    return mx.search("where does Tom live", user_id=user_id, method="embedding")[0].text
+
+
+@pytest.mark.parametrize("vector_store", [None, "pgvector"], ids=["auto", "pgvector"])
+def test_a_restore_into_a_new_database_of_a_pgvector_server_keeps_the_backups_vectors(
+        tmp_path, pgvector_schema_url, new_database, embedder, user_id, vector_store, monkeypatch):
+    key, stored = _backup(tmp_path, pgvector_schema_url, embedder, user_id)
+    counting = Counting(embedder)
+    with Mirix.restore(tmp_path / "b.tar.gz", tmp_path / "dst", vault_key=key, embedder=counting,
+                       database_url=new_database, vector_store=vector_store) as copy:
+        assert copy.describe()["vectors"] == "pgvector"  # as an engine opening a new database chooses
+        assert copy.store.vectors.count(user_id) == stored
+        assert counting.texts == []  # the backup's vectors, not embedded again
+        assert not (tmp_path / "dst" / "chroma").exists()
+        assert TOM in _top_by_vector(copy, user_id)
+    monkeypatch.setenv("MIRIX_VAULT_KEY", key)  # every engine on one database shares its key
+    with Mirix(tmp_path / "other", embedder=embedder, database_url=new_database) as other:  # one index for all
+        assert other.describe()["vectors"] == "pgvector"
+        assert TOM in _top_by_vector(other, user_id)
+
+
+def test_a_restored_pgvector_backup_of_another_embedder_is_embedded_again_by_the_restore(
+        tmp_path, pgvector_schema_url, new_database, embedder, user_id):
+    """The open drops vectors of another dimension and replays only the restore's marks: the restore's
+    doctor pass embeds those memories again, so the restored store's vector search finds them."""
+    key, stored = _backup(tmp_path, pgvector_schema_url, TinyHashing(), user_id)
+    with Mirix.restore(tmp_path / "b.tar.gz", tmp_path / "dst", vault_key=key, embedder=embedder,
+                       database_url=new_database) as copy:
+        assert copy.store.vectors.count(user_id) == stored
+        assert TOM in _top_by_vector(copy, user_id)
+        assert copy.doctor().clean
