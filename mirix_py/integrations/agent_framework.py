@@ -11,7 +11,10 @@ it it sends the run's messages to the engine.
 Retrieval is the coarse step MIRIX's chat agent takes (topics from the input, core memory and the
 best matches of every type in one ranking; no high-sensitivity vault items, secrets masked), added as one user
 message after `context_prompt`, as mem0's provider does. After the run, the user and assistant
-messages (input and response) go to the engine as one input, source id `agent-framework:<session id>`.
+messages (input and response) go to the engine as one input, source id `agent-framework:<session id>`;
+a run longer than the engine's `max_input_chars` as consecutive inputs, a longer message's text cut at
+paragraph, line, sentence or word breaks (`integrations.tools.inputs_within`; over REST the server's
+limit is not known: the default), so no length fails a run and every word said is remembered, in order.
 Both are made plain first (`text.storable.printable`: a terminal's escape sequences dropped, form feeds
 made line breaks), so a control character in the input or the reply fails no run.
 """
@@ -24,7 +27,7 @@ from typing import Any, ClassVar
 
 from agent_framework import ContextProvider, Message
 
-from mirix_py.integrations.tools import open_memory
+from mirix_py.integrations.tools import input_limit, inputs_within, open_memory
 from mirix_py.text.storable import printable
 
 
@@ -71,7 +74,8 @@ class MirixContextProvider(ContextProvider):
             context.extend_messages(self.source_id, [Message(role="user", contents=[f"{self.context_prompt}\n{found}"])])
 
     async def after_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
-        """Send the run's user and assistant messages, in plain text, to the engine as one input."""
+        """Send the run's user and assistant messages, in plain text, to the engine as one input (more,
+        in order, when they are over its limit)."""
         if not self.remember:
             return
         messages = list(context.input_messages)
@@ -81,8 +85,11 @@ class MirixContextProvider(ContextProvider):
         turns = [t for t in said if t["content"].strip()]
         if turns:
             source = f"agent-framework:{getattr(session, 'session_id', None) or context.session_id or 'run'}"
-            await asyncio.to_thread(self.memory.add, turns, user_id=self.user_id, source_id=source[:256],
-                                    wait=self.wait)
+            await asyncio.to_thread(self._remember, turns, source[:256])
+
+    def _remember(self, turns: list[dict[str, str]], source_id: str) -> None:
+        for said in inputs_within(turns, input_limit(self.memory)):
+            self.memory.add(said, user_id=self.user_id, source_id=source_id, wait=self.wait)
 
     async def __aenter__(self) -> "MirixContextProvider":
         return self

@@ -11,6 +11,9 @@ Before each model call `update_context` takes the latest user message, extracts 
 and adds one system message with core memory and the best matches of every memory type, in one
 ranking (coarse retrieval, as MIRIX's chat agent does; high-sensitivity vault items never, vault secrets masked).
 `add` remembers text, chat messages (JSON) and images (screenshot ingestion); `query` searches.
+Text or chat longer than the engine's `max_input_chars` is sent as consecutive inputs, cut at
+paragraph, line, sentence or word breaks (`integrations.tools.inputs_within`), as `ListMemory` takes
+any length (a Markdown document, `metadata["document"]`, stays one input).
 Text the agent hands over (a user message, a query, added text) is made plain first
 (`text.storable.printable`: a terminal's escape sequences dropped, form feeds made line breaks), so a
 run never fails on a control character that AutoGen's own `ListMemory` takes. `clear` deletes
@@ -41,6 +44,8 @@ from typing_extensions import Self
 from mirix_py.text.passages import focus
 from mirix_py.errors import InvalidInput
 from mirix_py.integrations.context import shareable
+from mirix_py.integrations.tools import input_limit, inputs_within
+from mirix_py.text.pieces import pieces_within
 from mirix_py.records import MemoryContext, Message, SearchHit
 from mirix_py.text.storable import printable
 
@@ -123,6 +128,11 @@ def _plain(content: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
     return [m for m in plain if m["content"].strip()]
 
 
+def _inputs(content: str | list[dict[str, Any]], max_chars: int) -> list[Any]:
+    """Text or chat messages as the consecutive inputs the engine takes, each within `max_chars`."""
+    return pieces_within(content, max_chars) if isinstance(content, str) else inputs_within(content, max_chars)
+
+
 def _last_user_text(messages: list[Any]) -> str:
     for message in reversed(messages):
         if isinstance(message, UserMessage):
@@ -135,6 +145,7 @@ def _last_user_text(messages: list[Any]) -> str:
 class _Local:
     def __init__(self, mx: Any, owned: bool) -> None:
         self.mx, self.owned = mx, owned
+        self.max_chars = input_limit(mx)
 
     def context(self, message: str, user_id: str, max_items: int) -> MemoryContext:
         from mirix_py.integrations.context import retrieve_context
@@ -166,6 +177,7 @@ class _Remote:
         from mirix_py.client import MirixClient
 
         self.client = MirixClient(base_url, api_key=api_key)
+        self.max_chars = input_limit(self.client)  # the server's is not known here: the default
 
     def context(self, message: str, user_id: str, max_items: int) -> MemoryContext:
         return self.client.context(message, user_id=user_id, max_items=max_items)
@@ -283,7 +295,8 @@ class MirixMemory(Memory, Component[MirixMemoryConfig]):
         """Text and Markdown (a string, or UTF-8 bytes) are remembered as text; JSON as chat messages
         (a list of {role, content}, one, or {"messages": [...]}) or else as its text; images go through
         screenshot ingestion. Text is made plain first (`printable`); content with no text left (an
-        empty string, `[]`) writes nothing, as there is nothing to remember.
+        empty string, `[]`) writes nothing, as there is nothing to remember; text or chat over the
+        engine's limit goes as consecutive inputs (a document stays one).
         metadata may give occurred_at / source_id (text) or captured_at / app / window_title (images)."""
         meta = dict(content.metadata or {})
         mime = content.mime_type.value if isinstance(content.mime_type, MemoryMimeType) else str(content.mime_type)
@@ -301,7 +314,9 @@ class MirixMemory(Memory, Component[MirixMemoryConfig]):
             return
         kwargs = {k: meta[k] for k in ("occurred_at", "source_id") if meta.get(k) is not None}
         kind = "document" if mime == MemoryMimeType.MARKDOWN.value and meta.get("document") else "text"
-        await self._call("add", text, self.user_id, kind=kind, wait=self._config.wait, **kwargs)
+        backend = self._backend if self._backend is not None else await asyncio.to_thread(self._open)
+        for said in [text] if kind == "document" else _inputs(text, backend.max_chars):
+            await self._call("add", said, self.user_id, kind=kind, wait=self._config.wait, **kwargs)
 
     async def _add_image(self, value: Any, meta: dict[str, Any]) -> None:
         picture: Any

@@ -14,8 +14,10 @@ assistant messages to the engine once a reply has come (one input per run, sourc
 `openai-agents:<session_id>`), where they become memories. The items are kept exactly as given (the SDK
 matches them again by content); the turns sent to the engine are made plain (`text.storable.printable`:
 a terminal's escape sequences dropped, form feeds made line breaks), so a control character in a
-user's message or a model's reply fails no run. A turn the engine would still refuse (longer than
-`max_input_chars`) raises InvalidInput before anything is kept. `session_settings` (`SessionSettings`,
+user's message or a model's reply fails no run. A run longer than the engine's `max_input_chars` goes
+as consecutive inputs, a longer turn's text cut at paragraph, line, sentence or word breaks
+(`text.pieces.pieces_within`), so no length fails a run and every word said is remembered, in
+order (over REST the server's limit is not known: the default). `session_settings` (`SessionSettings`,
 as `SQLiteSession` takes it) gives the default `limit` of `get_items`. `pop_item` and `clear_session`
 change the conversation and what is still to be remembered; memories already made stay (delete them
 with `Mirix.undo` or `delete_user`).
@@ -33,8 +35,9 @@ from agents.memory.session_settings import coerce_session_settings, resolve_sess
 
 from mirix_py.boundary.inputs import check_storable, check_user, normalize_add
 from mirix_py.store.agent_sessions import FILE_NAME, SessionStore
-from mirix_py.integrations.tools import memory_tools, message_text, open_memory
-from mirix_py.settings import Settings
+from mirix_py.integrations.tools import (
+    first_input, input_limit, memory_tools, message_text, open_memory, turn_pieces,
+)
 from mirix_py.text.storable import printable
 
 
@@ -47,16 +50,6 @@ def _turn(item: Any) -> dict[str, str] | None:
         return None
     text = printable(message_text(get("content")))
     return {"role": str(role), "content": text} if text.strip() else None
-
-
-def _first_input(turns: list[dict[str, str]], max_chars: int) -> list[dict[str, str]]:
-    """The leading turns that fit in one input (at least one: each was checked to fit alone)."""
-    size = 0
-    for n, turn in enumerate(turns):
-        size += len(turn["content"])
-        if n and size > max_chars:
-            return turns[:n]
-    return turns
 
 
 class _UserSession(SessionABC):
@@ -104,27 +97,27 @@ class MirixSession(SessionABC):
         self.remember, self.wait = remember, wait
         self.session_settings = coerce_session_settings(session_settings) if session_settings is not None \
             else SessionSettings()
-        # the engine's limit on one input (over REST the server's is not known here: the default)
-        self._max_chars: int = getattr(getattr(self.memory, "settings", None), "max_input_chars", None) \
-            or Settings.model_fields["max_input_chars"].default
-        # the turns of the newest items not yet remembered: always the last turns of the history
-        self._pending: list[dict[str, str]] = []
+        self._max_chars = input_limit(self.memory)
+        # the turns of the newest items not yet remembered (always the last turns of the history), each
+        # as its pieces within the engine's limit, those the engine has taken dropped
+        self._pending: list[list[dict[str, str]]] = []
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
         """The latest `limit` items, oldest first; no `limit`: `session_settings.limit` (None: all)."""
         return await self.history.get_items(resolve_session_limit(limit, self.session_settings))
 
     async def add_items(self, items: list[Any]) -> None:
-        """Keep the items as given; remember their turns, in plain text, once the assistant has answered
-        (the SDK adds a run's input before the model is called: remembered then, a question would be its
-        own best match). A turn the engine would refuse raises InvalidInput first, and nothing is kept."""
-        turns = [t for t in map(_turn, items) if t is not None] if self.remember else []
-        for turn in turns:
-            normalize_add([turn], user_id=self.user_id, occurred_at=None, source_id=self._source, kind="text",
+        """Keep the items as given; remember their turns, in plain text and in pieces within the engine's
+        limit, once the assistant has answered (the SDK adds a run's input before the model is called:
+        remembered then, a question would be its own best match). A piece the engine would refuse raises
+        InvalidInput first, and nothing is kept."""
+        turns = [turn_pieces(t, self._max_chars) for t in map(_turn, items) if t is not None] if self.remember else []
+        for piece in (p for pieces in turns for p in pieces):
+            normalize_add([piece], user_id=self.user_id, occurred_at=None, source_id=self._source, kind="text",
                           max_chars=self._max_chars)
         await self.history.add_items(items)
         self._pending += turns
-        answered = max((n + 1 for n, t in enumerate(self._pending) if t["role"] == "assistant"), default=0)
+        answered = max((n + 1 for n, t in enumerate(self._pending) if t[0]["role"] == "assistant"), default=0)
         if answered:  # a question still unanswered waits for its answer
             await asyncio.to_thread(self._flush, answered)
 
@@ -133,14 +126,26 @@ class MirixSession(SessionABC):
         return f"openai-agents:{self.session_id}"
 
     def _flush(self, count: int) -> None:
-        """Send the first `count` pending turns as one input (more when together they are over the
-        engine's limit); a turn stays pending until the engine has taken it, so a failure loses none
-        and the next answer sends it again."""
+        """Send the pieces of the first `count` pending turns as one input (more when together they are
+        over the engine's limit); a piece stays pending until the engine has taken it, so a failure
+        loses none and the next answer sends it again."""
         while count > 0:
-            turns = _first_input(self._pending[:count], self._max_chars)
-            self.memory.add(turns, user_id=self.user_id, source_id=self._source, wait=self.wait)
-            del self._pending[:len(turns)]
-            count -= len(turns)
+            pieces = first_input([p for turn in self._pending[:count] for p in turn], self._max_chars)
+            self.memory.add(pieces, user_id=self.user_id, source_id=self._source, wait=self.wait)
+            count -= self._taken(len(pieces))
+
+    def _taken(self, count: int) -> int:
+        """Drop the first `count` pending pieces (the engine has them); how many turns that finished."""
+        finished = 0
+        while count > 0:
+            turn = self._pending[0]
+            taken = min(count, len(turn))
+            del turn[:taken]
+            count -= taken
+            if not turn:
+                self._pending.pop(0)
+                finished += 1
+        return finished
 
     async def pop_item(self) -> Any | None:
         item = await self.history.pop_item()

@@ -1,5 +1,8 @@
-"""What the framework adapters share: opening an engine or a client, and the memory tools an agent
-calls (search, add, core memory) as plain typed async functions that each framework wraps its way.
+"""What the framework adapters share: opening an engine or a client, the memory tools an agent
+calls (search, add, core memory) as plain typed async functions that each framework wraps its way,
+and what a conversation's turns are sent to the engine as: inputs within its `max_input_chars`, a turn
+longer than that split into consecutive pieces (a framework's own store takes any length, so a
+memory layer may not fail a run over it, nor drop what was said).
 
 Both an embedded `Mirix` and a `MirixClient` (a running `mirix serve`) answer the same calls here:
 `add`, `search`, `core_memory`, `core_append`.
@@ -14,10 +17,11 @@ from typing import Any, Literal
 
 from mirix_py.text.by_day import day_lines
 from mirix_py.text.passages import focus
+from mirix_py.text.pieces import pieces_within
 from mirix_py.errors import CoreMemoryFull, InvalidInput
 from mirix_py.integrations.context import shareable
 from mirix_py.records import SearchHit
-
+from mirix_py.settings import Settings
 
 def open_memory(mx: Any = None, *, data_dir: str | Path | None = None, base_url: str | None = None,
                 api_key: str | None = None) -> tuple[Any, bool]:
@@ -42,6 +46,40 @@ def render_hits(hits: list[SearchHit], query: str) -> str:
     shown = shareable(hits)
     return "\n".join(day_lines([focus(h.text, query) for h in shown],
                                [f"- [{h.memory.id}] ({h.memory.memory_type.value}) " for h in shown]))
+
+
+def input_limit(memory: Any) -> int:
+    """The engine's limit on one input (`settings.max_input_chars`); a REST client does not know its
+    server's, so the default."""
+    limit = getattr(getattr(memory, "settings", None), "max_input_chars", None)
+    return limit if isinstance(limit, int) and limit > 0 else Settings.model_fields["max_input_chars"].default
+
+
+def turn_pieces(turn: dict[str, Any], max_chars: int) -> list[dict[str, Any]]:
+    """A chat turn as turns like it (its role, its other fields) whose contents are its text's
+    `pieces_within` the limit."""
+    return [{**turn, "content": piece} for piece in pieces_within(turn["content"], max_chars)]
+
+
+def first_input(turns: list[dict[str, Any]], max_chars: int) -> list[dict[str, Any]]:
+    """The leading turns that fit in one input together (at least one: each fits alone)."""
+    size = 0
+    for n, turn in enumerate(turns):
+        size += len(turn["content"])
+        if n and size > max_chars:
+            return turns[:n]
+    return turns
+
+
+def inputs_within(turns: list[dict[str, Any]], max_chars: int) -> list[list[dict[str, Any]]]:
+    """Chat turns as consecutive inputs the engine takes: each within `max_chars`, a longer turn's
+    text split (`turn_pieces`), every character kept in order."""
+    pieces = [piece for turn in turns for piece in turn_pieces(turn, max_chars)]
+    inputs = []
+    while pieces:
+        inputs.append(first_input(pieces, max_chars))
+        pieces = pieces[len(inputs[-1]):]
+    return inputs
 
 
 def message_text(content: Any) -> str:
@@ -111,4 +149,5 @@ def memory_tools(memory: Any, user_id: str, *, limit: int = 5) -> list[Callable[
     return [search_memory, add_memory, read_core_memory, core_memory_append]
 
 
-__all__ = ["memory_tools", "message_text", "open_memory", "render_hits"]
+__all__ = ["first_input", "input_limit", "inputs_within", "memory_tools", "message_text", "open_memory",
+           "render_hits", "turn_pieces"]

@@ -154,20 +154,17 @@ def test_delete_user_deletes_their_session_items_and_leaves_no_trace(mx):
     assert not any(t.encode() in f.read_bytes() for f in files for t in tokens)
 
 
-def test_a_refused_item_changes_nothing_and_loses_no_turn(mx):
+def test_a_refused_session_opens_nothing_and_a_long_reply_is_kept_and_remembered(mx):
     with pytest.raises(InvalidInput, match="user_id"):
         MirixSession("chat-1", user_id="", mx=mx)
 
     session = MirixSession("pets", user_id="ada", mx=mx)
     asyncio.run(session.add_items([said("user", "I adopted a cat named Miso.")]))
-    with pytest.raises(InvalidInput, match="over the limit"):
-        asyncio.run(session.add_items([said("assistant", "x" * (mx.settings.max_input_chars + 1))]))
-    assert asyncio.run(session.get_items()) == [said("user", "I adopted a cat named Miso.")]
     assert remembered(mx, "ada", "Miso") == []  # not yet answered
-
-    asyncio.run(session.add_items([said("assistant", "Great name.")]))
+    long_reply = "Great name. " + "x" * mx.settings.max_input_chars  # over the engine's limit on one input
+    asyncio.run(session.add_items([said("assistant", long_reply)]))
     assert asyncio.run(session.get_items()) == [said("user", "I adopted a cat named Miso."),
-                                                said("assistant", "Great name.")]
+                                                said("assistant", long_reply)]
     assert len(remembered(mx, "ada", "I adopted a cat named Miso.")) == 1
     assert len(remembered(mx, "ada", "Great name.")) == 1
 
@@ -191,14 +188,14 @@ class StrictMemory:
     """Takes inputs as the engine would (`normalize_add`, its limit), failing the first `fail` adds; no
     vault, so the session keeps its items in memory."""
 
-    def __init__(self, data_dir: Path, max_input_chars: int = 200_000, fail: int = 0) -> None:
+    def __init__(self, data_dir: Path, max_input_chars: int = 200_000, fail: int = 0, taken_first: int = 0) -> None:
         self.settings = SimpleNamespace(data_dir=data_dir, max_input_chars=max_input_chars)
-        self.fail, self.inputs = fail, []
+        self.fail, self.taken_first, self.inputs = fail, taken_first, []
 
     def add(self, content, *, user_id, source_id, wait):
         record = normalize_add(content, user_id=user_id, occurred_at=None, source_id=source_id, kind="text",
                                max_chars=self.settings.max_input_chars)
-        if self.fail:
+        if self.fail and len(self.inputs) >= self.taken_first:
             self.fail -= 1
             raise ConnectionError("server unreachable")
         self.inputs.append([m.content for m in record.messages])
@@ -218,11 +215,33 @@ def test_turns_stay_pending_until_the_engine_takes_them(tmp_path):
 def test_a_run_longer_than_one_input_is_remembered_in_several(tmp_path):
     memory = StrictMemory(tmp_path, max_input_chars=40)
     session = MirixSession("chat-1", user_id="ada", mx=memory)
-    with pytest.raises(InvalidInput, match="over the limit"):
-        asyncio.run(session.add_items([said("user", "x" * 41)]))
-    assert asyncio.run(session.get_items()) == []
     asyncio.run(session.add_items([said("user", "a" * 30), said("assistant", "b" * 30)]))
     assert memory.inputs == [["a" * 30], ["b" * 30]]
+
+
+def test_a_turn_longer_than_one_input_is_kept_and_remembered_in_pieces(tmp_path):
+    memory = StrictMemory(tmp_path, max_input_chars=40)
+    session = MirixSession("chat-1", user_id="ada", mx=memory)
+    question = "Where did it land?\n\nI saw it over the bay. It was silver and slow."
+    answer = "It came down on the old airfield north of the harbour, by the lighthouse."
+    asyncio.run(session.add_items([said("user", question), said("assistant", answer)]))
+    assert asyncio.run(session.get_items()) == [said("user", question), said("assistant", answer)]
+    # cut at the paragraph, then a sentence, then a word; every character in order, each input within the limit
+    assert memory.inputs == [["Where did it land?\n\n"], ["I saw it over the bay. "], ["It was silver and slow."],
+                             ["It came down on the old airfield north "], ["of the harbour, by the lighthouse."]]
+
+
+def test_pieces_stay_pending_until_the_engine_takes_them(tmp_path):
+    memory = StrictMemory(tmp_path, max_input_chars=40, fail=1, taken_first=1)
+    session = MirixSession("chat-1", user_id="ada", mx=memory)
+    long_reply = "Oslo is on a fjord. It has long summer days and a lot of snow in the winter."
+    asyncio.run(session.add_items([said("user", "Tell me about Oslo.")]))
+    with pytest.raises(ConnectionError):  # the engine took the question with the reply's first piece only
+        asyncio.run(session.add_items([said("assistant", long_reply)]))
+    assert memory.inputs == [["Tell me about Oslo.", "Oslo is on a fjord. "]]
+    asyncio.run(session.add_items([said("user", "Thanks."), said("assistant", "You're welcome.")]))
+    assert memory.inputs[1:] == [["It has long summer days and a lot of "], ["snow in the winter.", "Thanks."],
+                                 ["You're welcome."]]  # the rest of the reply once, in order
 
 
 def test_core_memory_tools(mx):
