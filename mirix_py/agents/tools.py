@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Annotated, Any, Callable, Literal, Mapping, Sequence, cast
+from datetime import date, datetime, time, timezone
+from typing import Annotated, Any, Callable, Literal, Mapping, NoReturn, Sequence, cast
 
 from autogen_core.tools import FunctionTool
 from pydantic import ValidationError
@@ -47,6 +47,29 @@ COPIED_WORDS = 3  # a piece whose words run in a message this long is that messa
 # A model writes what the batch says: a value longer than the batch's own text by this much is a
 # runaway (a phrase repeated until the server stopped), never a memory.
 RUNAWAY_SLACK_CHARS = 1000
+
+
+TIME_FORMATS = ("write the day the messages say as an ISO 8601 date or date-time (2024-05-01, 2024-05-01T14:30) "
+                "or in words (1 May 2024), or omit occurred_at for the messages' time")
+ISO_DAY = re.compile(r"\d{4}-?\d{2}-?\d{2}")  # a day alone, extended (2024-05-01) or basic (20240501)
+YEAR_OR_MONTH = re.compile(r"\d{4}(?:-\d{1,2})?")  # "2024", "2024-05": no day named
+
+
+def _day_and_clock(text: str) -> tuple[date, time | None] | None:
+    """The day `text` names and its time of day (None for a day alone), in ISO 8601 or in words as
+    the messages show days; None when it names no day."""
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return parse_words(text)
+    return (parsed.date(), None) if ISO_DAY.fullmatch(text) else (parsed.date(), parsed.timetz())
+
+
+def _time_problem(text: str) -> str:
+    """Why a model's `occurred_at` is no time, and what to write instead."""
+    if YEAR_OR_MONTH.fullmatch(text):
+        return f"occurred_at {text!r} names no day: {TIME_FORMATS}"
+    return f"occurred_at {text!r} is not a date: {TIME_FORMATS}"
 
 
 class ToolError(ValueError):
@@ -179,7 +202,7 @@ class OpCollector:
         self.refused.append(f"near repeat of {repeated}: {' '.join(text.split())[:80]}")
         return f"skipped: {repeated} already holds this; nothing written"
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str) -> NoReturn:
         self.errors.append(message)
         raise ToolError(message)
 
@@ -366,9 +389,9 @@ class OpCollector:
 
     def _zoned(self, value: Any) -> Any:
         """An ISO time without a zone (models drop the "+00:00" they were shown) in the batch's zone;
-        a day in words as the messages show it ("7 May 2023"), at the batch's time of day; inside the
-        years the store takes (`boundary.inputs.STORED_YEARS`), or the model corrects it: a memory dated
-        9999 made the user's export one that no import takes."""
+        a day alone ("2023-05-07", "7 May 2023") at the batch's time of day; inside the years the store
+        takes (`boundary.inputs.STORED_YEARS`), or the model corrects it: a memory dated 9999 made the
+        user's export one that no import takes."""
         zoned = self._as_time(value)
         if isinstance(zoned, datetime):
             try:
@@ -377,24 +400,25 @@ class OpCollector:
                 self.fail(f"{exc}: give the date the messages say, or omit occurred_at")
         return zoned
 
-    def _as_time(self, value: Any) -> Any:
-        """`value` read as `_zoned` says, whatever its year."""
-        if isinstance(value, str) and value.strip():
-            zone = getattr(self.default_occurred_at, "tzinfo", None) or timezone.utc
-            try:
-                parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-            except ValueError:
-                words = parse_words(value)
-                if words is None:
-                    return value  # left for the record's validation to explain
-                day, clock = words
-                default = self.default_occurred_at
-                clock = clock or (default.timetz().replace(tzinfo=None) if isinstance(default, datetime) else None)
-                parsed = datetime.combine(day, clock or datetime.min.time())
-            if parsed.tzinfo is None:
-                return parsed.replace(tzinfo=zone)
-            return parsed
-        return value
+    def _as_time(self, value: Any) -> datetime | None:
+        """`value` read as `_zoned` says, whatever its year. What neither reader takes goes back to the
+        model: left to the record, "2024" was read as 2,024 seconds after 1970."""
+        if value is None or isinstance(value, datetime):
+            return value
+        if not isinstance(value, str):
+            self.fail(f"occurred_at must be a date written as text, not {type(value).__name__} {value!r}: "
+                      f"{TIME_FORMATS}")
+        text = value.strip()
+        said = _day_and_clock(text) if text else None
+        if said is None:
+            self.fail(_time_problem(text))
+        day, clock = said
+        default = self.default_occurred_at
+        clock = clock or (default.timetz().replace(tzinfo=None) if isinstance(default, datetime) else None)
+        parsed = datetime.combine(day, clock or time())
+        if parsed.tzinfo is None:
+            return parsed.replace(tzinfo=getattr(default, "tzinfo", None) or timezone.utc)
+        return parsed
 
     def _keeps_vault_entry(self, current: KnowledgeVaultMemory, fields: Mapping[str, Any]) -> None:
         """A vault entry keeps its value, its kind and its sensitivity (a model's "low" put a bank PIN
@@ -502,7 +526,7 @@ class OpCollector:
         # a new line said at the batch's time, on its clock
         said = core_blocks.said_fields(core_blocks.said_after(block, value, self._zoned(self.default_occurred_at)))
         if block is None:
-            memory = CoreMemory(user_id=self.user_id, label=cast(CoreLabel, label), value=value, **said,
+            memory = CoreMemory(user_id=self.user_id, label=label, value=value, **said,
                                 source_ids=list(self.batch_source_ids))
             self.ops.append(InsertOp(memory=memory))
             self._core[label] = memory

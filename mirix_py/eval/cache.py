@@ -3,7 +3,8 @@
 A key is built from the data (a file digest or a generator seed), the settings that change what is
 stored (embedder, ingestion mode, model) and a hash of the engine's own source, so editing a rule
 or the store re-ingests while re-scoring with other budgets or metrics does not. A directory is
-only reused once its `ingested.json` marker was written, i.e. after a complete ingestion.
+only reused once its `ingested.json` marker was written, i.e. after a complete ingestion. One that
+holds what a database's memories need (their vault key, their embedded vectors) is never deleted.
 """
 
 from __future__ import annotations
@@ -17,8 +18,18 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import mirix_py
+from mirix_py.errors import MirixError
 
 MARKER = "ingested.json"
+SQLITE_STORE = "mirix.db"  # an embedded store's database, in its data dir
+# what a data dir holds for a database elsewhere: the key its encrypted values were written under
+# (without MIRIX_VAULT_KEY) and its vectors (embedded Chroma)
+DATABASE_NEEDS = {"vault.key": "vault key", "chroma": "vectors"}
+
+
+class DataDirNeeded(MirixError):
+    """A cached data dir a database still needs: deleting it for a new ingestion would lose the
+    database's vault key or vectors while the database keeps its rows."""
 
 
 def default_cache_dir(kind: str) -> Path:
@@ -60,16 +71,32 @@ class CachedDir:
 
 
 def open_cached_dir(cache_root: Path, kind: str, parts: Mapping[str, Any], *, fresh: bool = False) -> CachedDir:
-    """The data dir for these parts: reused when complete, else emptied for a new ingestion."""
+    """The data dir for these parts: reused when complete, else emptied for a new ingestion (refused
+    with what to do when a database still needs it: `needed_by_a_database`)."""
     path = Path(cache_root) / cache_key(kind, parts)
     marker = path / MARKER
     if marker.exists() and not fresh:
         return CachedDir(path, True, json.loads(marker.read_text()))
     if path.exists():
+        held = needed_by_a_database(path)
+        if held:
+            raise DataDirNeeded(
+                f"{path} holds the {' and the '.join(held)} of memories kept in a database (MIRIX_DATABASE_URL): "
+                f"{'--fresh' if fresh else 'starting over'} would delete them while the database keeps its rows. "
+                "Give a new database or schema to ingest into, or drop the old one's tables and then delete "
+                "this directory")
         shutil.rmtree(path)  # partial or forced: start over
     path.mkdir(parents=True)
     (path / "key.json").write_text(json.dumps({**parts, "engine": engine_fingerprint()}, indent=1, default=str))
     return CachedDir(path, False, {})
+
+
+def needed_by_a_database(path: Path) -> list[str]:
+    """What of a database's memories `path` holds ("vault key", "vectors"): nothing for an embedded
+    store's data dir, whose rows are deleted with it (its `mirix.db` is there)."""
+    if (path / SQLITE_STORE).exists():
+        return []
+    return [what for name, what in DATABASE_NEEDS.items() if (path / name).exists()]
 
 
 def mark_complete(cached: CachedDir, info: Mapping[str, Any]) -> None:

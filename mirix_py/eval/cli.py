@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, NoReturn, Optional
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from mirix_py.errors import MirixError
+from mirix_py.secrets.redaction import scrub
+from mirix_py.text.storable import terminal_safe
 
 eval_app = typer.Typer(no_args_is_help=True, help="Reproducible evaluation: LoCoMo and screenshot QA, with baselines.")
 console = Console()
@@ -58,8 +62,14 @@ def headline_rich_table(report: dict) -> Any:
     return table
 
 
-def _fail(message: str) -> None:
-    err.print(f"[bold red]error:[/] {escape(message)}")
+# What the engine and the harness refuse a run with (a store another vault key wrote, a database
+# holding the users already, a cached store changed since): said in one line, as the main CLI says it.
+# typer.Exit is a RuntimeError too: no `_fail` may run inside a `try` that catches these.
+REFUSALS = (MirixError, RuntimeError, ValueError, OSError)
+
+
+def _fail(message: str) -> NoReturn:
+    err.print(f"[bold red]error:[/] {escape(terminal_safe(scrub(message)))}", soft_wrap=True)  # one line: scripts grep it
     raise typer.Exit(2)
 
 
@@ -121,13 +131,13 @@ def locomo(
             judge_client = build_model_client(settings.model_copy(update={"llm_model": judge_model}))
     from mirix_py.store.embeddings import load_embedder
 
-    embedder = load_embedder(settings.embedder)
-    bars, update = run_progress("locomo")
     try:
+        embedder = load_embedder(settings.embedder)
+        bars, update = run_progress("locomo")
         with bars:
             report = run_locomo(config, embedder=embedder, model_client=model_client, judge_client=judge_client,
                                 progress=update)
-    except (ValueError, OSError) as exc:
+    except REFUSALS as exc:
         _fail(str(exc))
     paths = write_report(report, out)
     sample = report["data"].get("sample")

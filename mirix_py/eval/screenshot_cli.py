@@ -115,7 +115,7 @@ def screenshots_command(
                 return advance
 
             result = run_benchmark(config, out, cache_dir, model_client=client, judge=judge, fresh=fresh, progress=progress)
-    except (MirixError, ValueError, OSError) as exc:
+    except (MirixError, RuntimeError, ValueError, OSError) as exc:  # refused (an OCR that failed, say): one line
         _fail(str(exc))
     summary = result["summary"]
     table = Table(title=f"screenshot QA, seed {seed}, {days} day(s), {budget_words} words "
