@@ -10,21 +10,15 @@ import pytest
 from agent_framework import Agent
 from test_agent_framework_plain_text import ReplyClient
 
-from mirix_py.engine import Mirix
+from long_messages import DIARY, LIMIT
 from mirix_py.integrations.agent_framework import MirixContextProvider
 
-LIMIT = 1000
-DIARY = "\n\n".join(f"Day {n}. We walked the dog along the river in the morning. The water was calm and grey."
-                    for n in range(1, 31)) + "\n\nOn the last day a zeppelin landed beside the lighthouse."
 REPLY = " ".join(f"Point {n}: the walks were calm." for n in range(1, 61)) + " Finally, pack the marmalade sandwiches."
 
 
 @pytest.fixture
-def mx(tmp_path, embedder, layout, monkeypatch):
-    monkeypatch.setenv("MIRIX_MAX_INPUT_CHARS", str(LIMIT))
-    engine = Mirix(tmp_path / "data", embedder=embedder, **layout)
-    yield engine
-    engine.close()
+def mx(limited_mx):
+    return limited_mx
 
 
 def answer(client: ReplyClient, context_providers: list[MirixContextProvider]) -> str:

@@ -10,23 +10,17 @@ import pytest
 from autogen_agentchat.agents import AssistantAgent
 from autogen_core.memory import ListMemory, MemoryContent, MemoryMimeType
 
-from mirix_py.engine import Mirix
+from long_messages import DIARY, LIMIT
 from mirix_py.integrations.autogen import MirixMemory
 from mirix_py.llm.scripted import ScriptedChatCompletionClient, ScriptRequest
 
-LIMIT = 1000
-DIARY = "\n\n".join(f"Day {n}. We walked the dog along the river in the morning. The water was calm and grey."
-                    for n in range(1, 31)) + "\n\nOn the last day a zeppelin landed beside the lighthouse."
 CHAT = [{"role": "user", "content": " ".join(f"Point {n}: the walks were calm." for n in range(1, 61))},
         {"role": "assistant", "content": "Noted. Finally, pack the marmalade sandwiches."}]
 
 
 @pytest.fixture
-def mx(tmp_path, embedder, layout, monkeypatch):
-    monkeypatch.setenv("MIRIX_MAX_INPUT_CHARS", str(LIMIT))
-    engine = Mirix(tmp_path / "data", embedder=embedder, **layout)
-    yield engine
-    engine.close()
+def mx(limited_mx):
+    return limited_mx
 
 
 def zeppelin_script(req: ScriptRequest) -> str:

@@ -10,23 +10,17 @@ import pytest
 from agents import SQLiteSession, set_tracing_disabled
 from test_openai_agents_plain_text import converse
 
-from mirix_py.engine import Mirix
+from long_messages import DIARY, LIMIT
 from mirix_py.integrations.openai_agents import MirixSession
 
 set_tracing_disabled(True)  # nothing leaves the machine
 
-LIMIT = 1000
-DIARY = "\n\n".join(f"Day {n}. We walked the dog along the river in the morning. The water was calm and grey."
-                    for n in range(1, 31)) + "\n\nOn the last day a zeppelin landed beside the lighthouse."
 REPLY = " ".join(f"Point {n}: the walks were calm." for n in range(1, 61)) + " Finally, pack the marmalade sandwiches."
 
 
 @pytest.fixture
-def mx(tmp_path, embedder, layout, monkeypatch):
-    monkeypatch.setenv("MIRIX_MAX_INPUT_CHARS", str(LIMIT))
-    engine = Mirix(tmp_path / "data", embedder=embedder, **layout)
-    yield engine
-    engine.close()
+def mx(limited_mx):
+    return limited_mx
 
 
 def test_a_run_with_messages_over_the_limit_ends_as_with_sqlite_session(mx):
