@@ -64,6 +64,22 @@ def migrate(store: MemoryStore, source: ChromaVectorIndex,
     return counts
 
 
+def _why_not_postgresql(data_dir: Optional[Path]) -> str | None:
+    """Why there is no pgvector to move vectors into: the store's memories are not in PostgreSQL
+    (the engine would only say that pgvector needs it). None when they are."""
+    from sqlalchemy.engine import make_url
+
+    from mirix_py.settings import Settings
+
+    url = make_url(Settings.from_env(data_dir=data_dir).sql_url)
+    if url.get_backend_name() == "postgresql":
+        return None
+    where = f"SQLite ({url.database})" if url.get_backend_name() == "sqlite" else url.get_backend_name()
+    return (f"migrate-vectors moves the vectors of a store kept in PostgreSQL from Chroma into pgvector in that "
+            f"database; this store's memories are in {where}, which keeps its vectors in Chroma. To migrate a "
+            "PostgreSQL store, set MIRIX_DATABASE_URL to its database.")
+
+
 def register(app: typer.Typer, open_engine: Callable[[Optional[Path]], Mirix]) -> None:
     """Add `migrate-vectors` to the `mirix` command."""
     @app.command("migrate-vectors")
@@ -79,6 +95,10 @@ def register(app: typer.Typer, open_engine: Callable[[Optional[Path]], Mirix]) -
         from rich.console import Console
 
         console = Console(soft_wrap=True)  # one line per fact, for scripts and logs
+        not_postgresql = _why_not_postgresql(data_dir)
+        if not_postgresql:
+            Console(stderr=True).print(f"[bold red]error:[/] {not_postgresql}")
+            raise typer.Exit(2)
         try:
             mx = open_engine(data_dir)
         except InvalidInput as exc:

@@ -27,14 +27,21 @@ err = Console(stderr=True)
 
 DataDir = typer.Option(None, "--data-dir", "-d", envvar="MIRIX_DATA_DIR", help="Data directory (default ~/.mirix).")
 User = typer.Option(..., "--user", "-u", help="User id the memories belong to.")
-Lang = typer.Option("eng", "--lang", help="Tesseract language(s), e.g. eng or eng+deu (tesseract-ocr-<lang>).")
-Workers = typer.Option(None, "--workers", help="OCR processes (default: one per core).")
-Similarity = typer.Option(0.99, "--similarity", min=0.01, max=1.0,
-                          help="Skip a frame at least this similar to the last kept one of its window.")
-BatchFrames = typer.Option(20, "--batch-frames", min=1, help="Frames per memory update (per app).")
-BatchSeconds = typer.Option(60.0, "--batch-seconds", min=0.1, help="Seconds of screen time per memory update.")
-Thumbs = typer.Option(False, "--keep-thumbnails", help="Keep a small WebP per processed frame (never the frame).")
-Retention = typer.Option(7.0, "--thumbnail-days", min=0.01, help="Delete thumbnails after this many days.")
+Lang = typer.Option(None, "--lang", help="Tesseract language(s), e.g. eng or eng+deu (tesseract-ocr-<lang>) "
+                    "(default: MIRIX_OCR_LANG, else eng).")
+Workers = typer.Option(None, "--workers", help="OCR processes (default: MIRIX_OCR_WORKERS, else one per core).")
+Similarity = typer.Option(None, "--similarity", min=0.01, max=1.0,
+                          help="Skip a frame at least this similar to the last kept one of its window "
+                          "(default: MIRIX_SCREENSHOT_SIMILARITY, else 0.99).")
+BatchFrames = typer.Option(None, "--batch-frames", min=1, help="Frames per memory update (per app) "
+                           "(default: MIRIX_SCREENSHOT_BATCH_FRAMES, else 20).")
+BatchSeconds = typer.Option(None, "--batch-seconds", min=0.1, help="Seconds of screen time per memory update "
+                            "(default: MIRIX_SCREENSHOT_BATCH_SECONDS, else 60).")
+Thumbs = typer.Option(None, "--keep-thumbnails/--no-keep-thumbnails",
+                      help="Keep a small WebP per processed frame, never the frame "
+                      "(default: MIRIX_KEEP_THUMBNAILS, else no).")
+Retention = typer.Option(None, "--thumbnail-days", min=0.01, help="Delete thumbnails after this many days "
+                         "(default: MIRIX_THUMBNAIL_RETENTION_DAYS, else 7).")
 
 
 def _fail(exc: BaseException) -> None:
@@ -58,22 +65,42 @@ OpenEngine = Callable[..., Any]  # (data dir, create=bool) -> an engine with the
 Create = typer.Option(False, "--create", help="Start a new store if the data directory does not exist.")
 
 
-def _open(open_engine: OpenEngine, data_dir: Optional[Path], *, create: bool = False, lang: str,
-          workers: Optional[int],
-          similarity: float, batch_frames: int, batch_seconds: float, keep_thumbnails: bool,
-          thumbnail_days: float) -> Any:
-    from mirix_py.ingest.batching import BatchPolicy
-    from mirix_py.ingest.ocr import OcrConfig
-    from mirix_py.ingest.screenshots import ScreenshotConfig
-
-    config = ScreenshotConfig(ocr=OcrConfig(lang=lang), workers=workers, similarity_threshold=similarity,
-                              batch=BatchPolicy(max_frames=batch_frames, max_seconds=batch_seconds),
-                              keep_thumbnails=keep_thumbnails, thumbnail_retention=timedelta(days=thumbnail_days))
+def _open(open_engine: OpenEngine, data_dir: Optional[Path], *, create: bool = False, lang: Optional[str],
+          workers: Optional[int], similarity: Optional[float], batch_frames: Optional[int],
+          batch_seconds: Optional[float], keep_thumbnails: Optional[bool], thumbnail_days: Optional[float]) -> Any:
+    """The engine, reading screenshots with the flags given over the environment's settings."""
+    config = _config_with_flags(lang=lang, workers=workers, similarity=similarity, batch_frames=batch_frames,
+                                batch_seconds=batch_seconds, keep_thumbnails=keep_thumbnails,
+                                thumbnail_days=thumbnail_days)
     mx = open_engine(data_dir, create=create)
     mx.configure_screenshots(config)
     return mx
 
 
+def _given(**flags: Any) -> dict[str, Any]:
+    """The flags the command line gave (None: not given)."""
+    return {name: value for name, value in flags.items() if value is not None}
+
+
+def _config_with_flags(*, lang: Optional[str], workers: Optional[int], similarity: Optional[float],
+                       batch_frames: Optional[int], batch_seconds: Optional[float],
+                       keep_thumbnails: Optional[bool], thumbnail_days: Optional[float]) -> Any:
+    """The ScreenshotConfig the SDK reads from the environment, with each given flag over it,
+    so a flag not given keeps MIRIX_OCR_LANG and the others (or their defaults)."""
+    from dataclasses import replace
+
+    from mirix_py.errors import InvalidInput
+    from mirix_py.ingest.env import screenshot_config_from_env
+
+    base = screenshot_config_from_env()
+    retention = None if thumbnail_days is None else timedelta(days=thumbnail_days)
+    try:
+        return replace(base, ocr=replace(base.ocr, **_given(lang=lang)),
+                       batch=replace(base.batch, **_given(max_frames=batch_frames, max_seconds=batch_seconds)),
+                       **_given(workers=workers, similarity_threshold=similarity, keep_thumbnails=keep_thumbnails,
+                                thumbnail_retention=retention))
+    except ValueError as exc:
+        raise InvalidInput(f"screenshot settings: {exc}") from exc
 
 
 def print_report(report: Any, title: str) -> None:
@@ -109,9 +136,10 @@ def register(app: typer.Typer, open_engine: OpenEngine) -> None:
                                                                   "the files do not say."),
                            tz: Optional[str] = typer.Option(None, "--tz", help="Zone of time stamps written "
                                                             "without one (default: this machine's)."),
-                           lang: str = Lang, workers: Optional[int] = Workers, similarity: float = Similarity,
-                           batch_frames: int = BatchFrames, batch_seconds: float = BatchSeconds,
-                           keep_thumbnails: bool = Thumbs, thumbnail_days: float = Retention,
+                           lang: Optional[str] = Lang, workers: Optional[int] = Workers,
+                           similarity: Optional[float] = Similarity, batch_frames: Optional[int] = BatchFrames,
+                           batch_seconds: Optional[float] = BatchSeconds, keep_thumbnails: Optional[bool] = Thumbs,
+                           thumbnail_days: Optional[float] = Retention,
                            data_dir: Optional[Path] = DataDir, create: bool = Create,
                            as_json: bool = typer.Option(False, "--json", help="Print the report as JSON.")) -> None:
         """Remember what a folder of screenshots shows (times from metadata or file names)."""
@@ -147,9 +175,10 @@ def register(app: typer.Typer, open_engine: OpenEngine) -> None:
                 duration: Optional[float] = typer.Option(None, "--duration", help="Stop after this many seconds."),
                 max_frames: Optional[int] = typer.Option(None, "--max-frames", min=1, help="Stop after N grabs."),
                 all_screens: bool = typer.Option(False, "--all-screens", help="Every monitor, not just the main one."),
-                lang: str = Lang, workers: Optional[int] = Workers, similarity: float = Similarity,
-                batch_frames: int = BatchFrames, batch_seconds: float = BatchSeconds,
-                keep_thumbnails: bool = Thumbs, thumbnail_days: float = Retention,
+                lang: Optional[str] = Lang, workers: Optional[int] = Workers,
+                similarity: Optional[float] = Similarity, batch_frames: Optional[int] = BatchFrames,
+                batch_seconds: Optional[float] = BatchSeconds, keep_thumbnails: Optional[bool] = Thumbs,
+                thumbnail_days: Optional[float] = Retention,
                 data_dir: Optional[Path] = DataDir, create: bool = Create) -> None:
         """Capture the screen every --interval seconds and remember what it shows (Ctrl-C stops)."""
         from mirix_py.errors import MirixError

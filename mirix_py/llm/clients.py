@@ -4,7 +4,7 @@
     MIRIX_LLM_PROVIDER=openai   MIRIX_LLM_MODEL=qwen2.5-7b  MIRIX_LLM_BASE_URL=http://localhost:8000/v1  (vLLM, llama.cpp server, LM Studio)
     MIRIX_LLM_PROVIDER=azure    MIRIX_LLM_MODEL=gpt-4o  AZURE_OPENAI_ENDPOINT=...  AZURE_OPENAI_DEPLOYMENT=...  AZURE_OPENAI_API_KEY=...
     MIRIX_LLM_PROVIDER=ollama   MIRIX_LLM_MODEL=llama3.1     (MIRIX_LLM_BASE_URL=http://localhost:11434)
-    MIRIX_LLM_PROVIDER=llamacpp MIRIX_LLM_MODEL=/path/model.gguf                 (pip install 'mirix-py[llamacpp]')
+    MIRIX_LLM_PROVIDER=llamacpp MIRIX_LLM_MODEL=/path/model.gguf                 (pip install 'autogen-ext[llama-cpp]')
 """
 
 from __future__ import annotations

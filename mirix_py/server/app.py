@@ -6,7 +6,7 @@
 `create_app` only assembles: the engine, key store and limits go on `app.state` (routes get them
 as dependencies, `server/deps.py`), one router per resource (`server/routes/`), the body-size
 middleware (`server/limits.py`), the error mapping (`server/errors.py`) and, with `mcp=True`,
-the MCP server mounted at `/mcp`.
+the MCP server at `/mcp` (and `/mcp/`).
 
 Every route under `/v1/users/{user_id}/...` checks that the caller's key may act for `user_id`
 (403 otherwise; 401 for a missing, unknown or revoked key). Engine methods are synchronous and
@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from fastapi import FastAPI
+from starlette.routing import Route
 
 from mirix_py.server.errors import ApiError, install_error_handlers
 from mirix_py.server.keys import KeyStore
@@ -89,8 +90,28 @@ def create_app(mx: Mirix | None = None, *, data_dir: str | Path | None = None, k
     for router in ROUTERS:
         app.include_router(router)
     if mcp_server is not None:
-        app.mount("/mcp", mcp_server.streamable_http_app(streamable_http_path="/"))
+        _mount_mcp(app, mcp_server.streamable_http_app(streamable_http_path="/"))
     return app
+
+
+def _mount_mcp(app: FastAPI, mcp_app: Any) -> None:
+    """Serve the MCP app at `/mcp` and `/mcp/` alike. A mount alone answers `/mcp` with a 307 to
+    `/mcp/`, so a client without a key would get a redirect instead of the Bearer challenge."""
+    app.mount("/mcp", mcp_app)
+    app.router.routes.append(Route("/mcp", endpoint=_AsMountRoot(mcp_app), include_in_schema=False))
+
+
+class _AsMountRoot:
+    """ASGI: a mounted app answering its mount path itself (`/mcp` as `/mcp/`, same root path a
+    mount would give it)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        path = scope["path"]
+        raw_path = scope.get("raw_path") or path.encode()
+        await self.app({**scope, "path": path + "/", "raw_path": raw_path + b"/", "root_path": path}, receive, send)
 
 
 def app_from_env() -> FastAPI:

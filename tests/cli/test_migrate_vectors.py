@@ -65,8 +65,15 @@ def test_rows_without_chroma_vectors_are_left_to_doctor(tmp_path, pgvector_schem
         assert mx.doctor(repair=True).clean
 
 
-def test_migrate_vectors_needs_postgresql(tmp_path, monkeypatch):
+def test_migrate_vectors_on_sqlite_says_what_it_needs(tmp_path, monkeypatch):
     monkeypatch.delenv("MIRIX_DATABASE_URL", raising=False)
+    monkeypatch.delenv("MIRIX_VECTOR_STORE", raising=False)
     monkeypatch.setenv("MIRIX_EMBEDDER", "none")
-    out = CliRunner().invoke(app, ["migrate-vectors", "--data-dir", str(tmp_path / "d")])
-    assert out.exit_code == 2 and "needs a PostgreSQL database" in out.output
+    with Mirix(tmp_path / "d") as mx:
+        mx.add("Tom lives in Rome.", user_id="ada")
+    for chroma in ([], ["--chroma-url", "http://127.0.0.1:1"]):
+        out = CliRunner().invoke(app, ["migrate-vectors", "--data-dir", str(tmp_path / "d"), *chroma])
+        said = " ".join(out.output.split())
+        assert out.exit_code == 2
+        assert "a store kept in PostgreSQL" in said and f"SQLite ({tmp_path / 'd' / 'mirix.db'})" in said
+        assert "MIRIX_VECTOR_STORE" not in said  # a setting the user never made

@@ -58,3 +58,62 @@ def test_capture_without_a_display_is_a_clear_error(tmp_path, monkeypatch):
     assert out.exit_code == 2
     assert "no display to capture" in _text(out) and "ingest-screenshots" in _text(out)
     assert not (tmp_path / "data").exists()  # nothing opened, nothing written
+
+
+def _report(out) -> dict:
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.stdout)
+    return {key: report[key] for key in ("processed", "duplicates", "batches", "thumbnail_bytes")}
+
+
+def test_ingest_screenshots_takes_settings_from_the_environment_and_flags_over_them(tmp_path, monkeypatch, synth,
+                                                                                   tesseract):
+    monkeypatch.setenv("MIRIX_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("MIRIX_EMBEDDER", "none")
+    write_session(synth.session(days=1, dwell=(3, 3), scenes=["chat"]), tmp_path / "shots", synth=synth)
+    shots = ["ingest-screenshots", str(tmp_path / "shots"), "--json", "--workers", "1"]
+
+    monkeypatch.setenv("MIRIX_OCR_LANG", "eng+zzz")
+    out = runner.invoke(app, [*shots, "--user", "ada", "--create"])
+    assert out.exit_code == 2 and "no language data for zzz" in _text(out)
+
+    for name, value in {"MIRIX_SCREENSHOT_SIMILARITY": "1", "MIRIX_SCREENSHOT_BATCH_FRAMES": "1",
+                        "MIRIX_KEEP_THUMBNAILS": "1", "MIRIX_THUMBNAIL_RETENTION_DAYS": "36500"}.items():
+        monkeypatch.setenv(name, value)
+    from_env = _report(runner.invoke(app, [*shots, "--user", "ada", "--create", "--lang", "eng"]))
+    assert from_env["duplicates"] == 0 and from_env["batches"] == from_env["processed"] == 3
+    assert from_env["thumbnail_bytes"] > 0
+
+    flags = _report(runner.invoke(app, [*shots, "--user", "bob", "--lang", "eng", "--similarity", "0.99",
+                                        "--batch-frames", "20", "--no-keep-thumbnails"]))
+    assert flags["duplicates"] >= 1 and flags["batches"] == 1 and flags["thumbnail_bytes"] == 0
+
+
+def test_a_bad_screenshot_setting_in_the_environment_is_a_clear_error(tmp_path, monkeypatch, synth):
+    monkeypatch.setenv("MIRIX_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("MIRIX_SCREENSHOT_SIMILARITY", "2")
+    write_session(synth.session(days=1, dwell=(1, 1), scenes=["chat"]), tmp_path / "shots", synth=synth)
+    out = runner.invoke(app, ["ingest-screenshots", str(tmp_path / "shots"), "--user", "ada", "--create"])
+    assert out.exit_code == 2
+    assert "screenshot settings in the environment" in _text(out) and "similarity_threshold" in _text(out)
+    assert not (tmp_path / "data").exists()  # refused before anything was opened
+
+
+def test_capture_takes_settings_from_the_environment_and_flags_over_them(tmp_path, monkeypatch, synth, tesseract):
+    from PIL import ImageGrab
+
+    screen = synth.session(days=1, dwell=(1, 1), scenes=["chat"])[0].image()
+    monkeypatch.setattr(ImageGrab, "grab", lambda **kw: screen.copy())
+    monkeypatch.setenv("DISPLAY", ":99")
+    monkeypatch.setattr("sys.platform", "linux")
+    monkeypatch.setenv("MIRIX_EMBEDDER", "none")
+    monkeypatch.setenv("MIRIX_KEEP_THUMBNAILS", "1")
+    grab = ["capture", "--max-frames", "2", "--interval", "0.1", "--workers", "0", "--create"]
+
+    from_env = runner.invoke(app, [*grab, "--user", "ada", "-d", str(tmp_path / "env")])
+    assert from_env.exit_code == 0, from_env.output
+    assert list((tmp_path / "env").rglob("*.webp"))
+
+    flag = runner.invoke(app, [*grab, "--user", "ada", "-d", str(tmp_path / "flag"), "--no-keep-thumbnails"])
+    assert flag.exit_code == 0, flag.output
+    assert (tmp_path / "flag").is_dir() and not list((tmp_path / "flag").rglob("*.webp"))

@@ -115,8 +115,13 @@ def test_http_transport_uses_api_keys(tmp_path, embedder):
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         return Client(streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=60)))
 
+    def post_tools_list(url, key):
+        return httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                           headers={"Accept": "application/json, text/event-stream",
+                                    **({"Authorization": f"Bearer {key}"} if key else {})})
+
     with ServerThread(app) as server:
-        url = server.url + "/mcp/"
+        url = server.url + "/mcp"  # the documented URL, served as it is (no redirect to /mcp/)
 
         async def main():
             async with connect(url, ada_key) as client:
@@ -127,14 +132,18 @@ def test_http_transport_uses_api_keys(tmp_path, embedder):
                 assert hits and "Miso" in hits[0]["text"]
                 denied = await client.call_tool("search_memory", {"query": "boat", "user_id": "bob"})
                 assert "not allowed" in _error_text(denied)
+            async with connect(url + "/", ada_key) as client:  # /mcp/ as well
+                assert TOOLS <= {t.name for t in (await client.list_tools()).tools}
 
         anyio.run(main)
-        # no key or a wrong key: refused before any tool runs
-        for key in (None, "mxk_0.bad"):
-            r = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                            headers={"Accept": "application/json, text/event-stream",
-                                     **({"Authorization": f"Bearer {key}"} if key else {})})
-            assert r.status_code == 401
+        for path in (url, url + "/"):
+            # no key or a wrong key: refused before any tool runs, with a plain Bearer challenge
+            for key in (None, "mxk_0.bad"):
+                r = post_tools_list(path, key)
+                assert r.status_code == 401, (path, r.status_code)
+                assert r.headers["www-authenticate"].lower().startswith("bearer"), path
+            keyed = post_tools_list(path, ada_key)
+            assert keyed.status_code not in (307, 401), (path, keyed.status_code)
     assert {m.user_id for m in mx.list(user_id="ada")} == {"ada"}
     assert all("Wanda" not in h.text for h in mx.search("Wanda", user_id="ada"))
     mx.close()
