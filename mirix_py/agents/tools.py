@@ -65,6 +65,12 @@ def _day_and_clock(text: str) -> tuple[date, time | None] | None:
     return (parsed.date(), None) if ISO_DAY.fullmatch(text) else (parsed.date(), parsed.timetz())
 
 
+def _blank(value: Any) -> bool:
+    """An `occurred_at` of "" or spaces: how a weak model writes "not given", read as omitted (the
+    batch's time), as `model_times.model_when` reads a blank search bound."""
+    return isinstance(value, str) and not value.strip()
+
+
 def _time_problem(text: str) -> str:
     """Why a model's `occurred_at` is no time, and what to write instead."""
     if YEAR_OR_MONTH.fullmatch(text):
@@ -346,7 +352,7 @@ class OpCollector:
         self._storable(values)
         self._bounded(values)
         source_ids = values.pop("source_ids", None)
-        values = {k: v for k, v in values.items() if v is not None}
+        values = {k: v for k, v in values.items() if v is not None and not (k == "occurred_at" and _blank(v))}
         if self.memory_type is MemoryType.knowledge_vault:
             self._ground_secret(str(values.get("secret_value") or ""), str(values.get("caption") or ""),
                                 str(values.get("entry_type") or ""))
@@ -386,6 +392,15 @@ class OpCollector:
         problem = grounding.vault_value_problem(value, caption, self.message_texts, entry_type)
         if problem:
             self.refuse(problem)
+
+    def _zoned_fields(self, fields: Any) -> Any:
+        """An update's fields with its `occurred_at` read as `_zoned` says; a blank one left out, as an
+        insert's is (the date stays)."""
+        if not isinstance(fields, dict) or "occurred_at" not in fields:
+            return fields
+        if _blank(fields["occurred_at"]):
+            return {k: v for k, v in fields.items() if k != "occurred_at"}
+        return {**fields, "occurred_at": self._zoned(fields["occurred_at"])}
 
     def _zoned(self, value: Any) -> Any:
         """An ISO time without a zone (models drop the "+00:00" they were shown) in the batch's zone;
@@ -459,8 +474,7 @@ class OpCollector:
     def update_memory(self, memory_id: str, fields: dict[str, Any]) -> str:
         """Change fields of a listed memory in place (its id stays)."""
         current = self._owned(memory_id)
-        if isinstance(fields, dict) and "occurred_at" in fields:
-            fields = {**fields, "occurred_at": self._zoned(fields["occurred_at"])}
+        fields = self._zoned_fields(fields)
         self._check_fields(current, fields)
         self._bounded(fields, current)
         if isinstance(current, ResourceMemory) and "content" in fields:
@@ -479,9 +493,8 @@ class OpCollector:
         first = self._owned(memory_ids[0])
         for other in memory_ids[1:]:
             self._owned(other)
+        fields = self._zoned_fields(fields)
         if fields:
-            if isinstance(fields, dict) and "occurred_at" in fields:
-                fields = {**fields, "occurred_at": self._zoned(fields["occurred_at"])}
             self._check_fields(first, fields)
             self._bounded(fields, first)
             if isinstance(first, KnowledgeVaultMemory):

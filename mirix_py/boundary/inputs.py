@@ -3,6 +3,7 @@ or raises InvalidInput before anything is written."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
@@ -21,9 +22,17 @@ from mirix_py.text.storable import CONTROL, first_problem, id_problem, problem
 STORED_YEARS = (2, 9998)
 
 
+# ISO 8601 reads a year or a month alone ("2024", "2024-05") as its first midnight: no time a caller meant
+YEAR_OR_MONTH = re.compile(r"\d{4}(?:-\d{2})?")
+WANTED_TIME = "an ISO 8601 date-time with a zone, e.g. 2024-05-01T14:30:00+00:00"
+
+
 def _aware(value: datetime | str, what: str) -> datetime:
-    """`value` as an aware datetime, as it was given; InvalidInput for a naive or unparseable one."""
+    """`value` as an aware datetime, as it was given; InvalidInput for a naive or unparseable one, or
+    for a year or a month alone (told it names no day: "no time zone" sent a caller adding a zone to "2024")."""
     if isinstance(value, str):
+        if YEAR_OR_MONTH.fullmatch(value.strip()):
+            raise InvalidInput(f"{what}: {value!r} names no day, only a year or a month; pass {WANTED_TIME}")
         try:
             value = date_parser.isoparse(value.strip())
         except (ValueError, OverflowError) as exc:

@@ -78,17 +78,23 @@ def open_cached_dir(cache_root: Path, kind: str, parts: Mapping[str, Any], *, fr
     if marker.exists() and not fresh:
         return CachedDir(path, True, json.loads(marker.read_text()))
     if path.exists():
-        held = needed_by_a_database(path)
-        if held:
-            raise DataDirNeeded(
-                f"{path} holds the {' and the '.join(held)} of memories kept in a database (MIRIX_DATABASE_URL): "
-                f"{'--fresh' if fresh else 'starting over'} would delete them while the database keeps its rows. "
-                "Give a new database or schema to ingest into, or drop the old one's tables and then delete "
-                "this directory")
+        refuse_deleting_what_a_database_needs(path, fresh=fresh)
         shutil.rmtree(path)  # partial or forced: start over
     path.mkdir(parents=True)
     (path / "key.json").write_text(json.dumps({**parts, "engine": engine_fingerprint()}, indent=1, default=str))
     return CachedDir(path, False, {})
+
+
+def refuse_deleting_what_a_database_needs(path: Path, *, fresh: bool, data_dir: Path | None = None) -> None:
+    """DataDirNeeded, saying what to do, when the data dir of the cached ingestion `path` (`data_dir`,
+    by default `path` itself) holds what a database's memories need: `needed_by_a_database`."""
+    held = needed_by_a_database(path if data_dir is None else data_dir)
+    if held:
+        raise DataDirNeeded(
+            f"{path} holds the {' and the '.join(held)} of memories kept in a database (MIRIX_DATABASE_URL): "
+            f"{'--fresh' if fresh else 'starting over'} would delete them while the database keeps its rows. "
+            "Give a new database or schema to ingest into, or drop the old one's tables and then delete "
+            "this directory")
 
 
 def needed_by_a_database(path: Path) -> list[str]:

@@ -166,62 +166,134 @@ def normalize_evidence(raw: Iterable[str]) -> tuple[list[str], list[str], list[s
     return list(dict.fromkeys(ids)), malformed, dropped
 
 
-def parse_turn(raw: Mapping[str, Any]) -> Turn:
+JSON_KINDS = {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number",
+              bool: "true or false", type(None): "null"}
+
+
+def _kind(value: Any) -> str:
+    return JSON_KINDS.get(type(value), type(value).__name__)
+
+
+def _object(raw: Any, keys: Sequence[str], where: str) -> Mapping[str, Any]:
+    """`raw` as a JSON object holding `keys`; else a ValueError saying, after `where`, what is missing."""
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"{where} is {_kind(raw)}, not an object")
+    missing = [k for k in keys if k not in raw]
+    if missing:
+        raise ValueError(f"{where} has no {', '.join(map(repr, missing))}")
+    return raw
+
+
+def _list(value: Any, where: str, of: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ValueError(f"{where} is {_kind(value)}, not a list of {of}")
+    return value
+
+
+def parse_turn(raw: Any, where: str = "the turn") -> Turn:
+    raw = _object(raw, ("dia_id", "speaker", "text"), where)
     caption = raw.get("blip_caption")
     return Turn(dia_id=str(raw["dia_id"]).strip(), speaker=str(raw["speaker"]).strip(), text=str(raw["text"]),
                 blip_caption=str(caption).strip() if caption else None)
 
 
-def parse_conversation(raw: Mapping[str, Any], report: EvidenceReport | None = None) -> Conversation:
-    report = report if report is not None else EvidenceReport()
-    body = raw["conversation"]
-    sample_id = str(raw.get("sample_id") or "conv")
+def parse_sessions(body: Mapping[str, Any]) -> list[Session]:
+    """The numbered sessions, in order: session_1 to session_N, each with its `session_N_date_time`
+    (a date without a session is left, as LoCoMo's files hold them; an empty session is skipped)."""
+    keys = {int(m.group(1)): key for key in body if (m := _SESSION_KEY.fullmatch(key))}
+    if not keys:
+        raise ValueError("'conversation' has no 'session_1' (no session at all)")
+    missing = [n for n in range(1, max(keys)) if n not in keys]
+    if missing:
+        raise ValueError(f"'conversation' has no 'session_{missing[0]}' (its sessions run to {keys[max(keys)]})")
     sessions = []
-    for key, turns in body.items():
-        m = _SESSION_KEY.fullmatch(key)
-        if not m or not turns:
+    for number, key in sorted(keys.items()):
+        turns, date_key = body[key], f"session_{number}_date_time"
+        if not turns:
             continue
-        number = int(m.group(1))
-        date_key = f"session_{number}_date_time"
-        if date_key not in body:
-            raise ValueError(f"{sample_id}: {key} has no {date_key}")
-        sessions.append(Session(number=number, date=parse_session_date(body[date_key]),
-                                turns=tuple(parse_turn(t) for t in turns)))
-    sessions.sort(key=lambda s: s.number)
+        sessions.append(Session(number=number, date=_session_date(body, key, date_key),
+                                turns=tuple(parse_turn(t, f"{key} turn {i}")
+                                            for i, t in enumerate(_list(turns, key, "turns")))))
+    return sessions
+
+
+def _session_date(body: Mapping[str, Any], key: str, date_key: str) -> datetime:
+    if date_key not in body:
+        raise ValueError(f"{key} has no {date_key!r}")
+    value = body[date_key]
+    if not isinstance(value, str):
+        raise ValueError(f"{date_key} is {_kind(value)}, not a date")
+    try:
+        return parse_session_date(value)
+    except ValueError as exc:
+        raise ValueError(f"{date_key}: {exc}") from exc
+
+
+def _category(value: Any, where: str) -> int:
+    """LoCoMo's category number (1 to 5), written as a number or in digits."""
+    number = value if isinstance(value, int) and not isinstance(value, bool) else (
+        int(value) if isinstance(value, str) and value.strip().isdigit() else None)
+    if number not in CATEGORY_NAMES:
+        raise ValueError(f"{where}: category {value!r} is none of LoCoMo's {min(CATEGORY_NAMES)} to "
+                         f"{max(CATEGORY_NAMES)}")
+    return number
+
+
+def parse_question(qa: Any, index: int, sample_id: str, known: set[str], report: EvidenceReport) -> Question:
+    """A QA entry of the conversation `sample_id`; its evidence normalised into `report`."""
+    where = f"question {index}"
+    qa = _object(qa, ("question", "category"), where)
+    if "answer" not in qa and "adversarial_answer" not in qa:
+        raise ValueError(f"{where} has no 'answer' (nor the 'adversarial_answer' of category 5)")
+    category = _category(qa["category"], where)
+    raw_ev = [str(e) for e in _list(qa.get("evidence") or [], f"{where}'s evidence", "dia_ids")]
+    ids, malformed, dropped = normalize_evidence(raw_ev)
+    report.entries += len(raw_ev)
+    report.malformed.extend(f"{sample_id}#{index}: {e!r}" for e in malformed)
+    report.dropped.extend(f"{sample_id}#{index}: {e!r}" for e in dropped)
+    report.unknown.extend(f"{sample_id}#{index}: {e}" for e in ids if e not in known)
+    if not ids:
+        report.no_evidence += 1
+    answer = qa.get("answer", qa.get("adversarial_answer", ""))
+    return Question(conversation_id=sample_id, index=index, question=str(qa["question"]), answer=str(answer),
+                    category=category, evidence=tuple(ids), raw_evidence=tuple(raw_ev))
+
+
+def parse_conversation(raw: Any, report: EvidenceReport | None = None) -> Conversation:
+    """One conversation of a LoCoMo file; a ValueError saying what is missing, and where, when it is not
+    in LoCoMo's form."""
+    report = report if report is not None else EvidenceReport()
+    raw = _object(raw, ("conversation", "qa"), "it")
+    body = _object(raw["conversation"], (), "'conversation'")
+    sample_id = str(raw.get("sample_id") or "conv")
+    sessions = parse_sessions(body)
     known = {t.dia_id for s in sessions for t in s.turns}
-    questions = []
-    for i, qa in enumerate(raw.get("qa", [])):
-        raw_ev = [str(e) for e in qa.get("evidence", []) or []]
-        ids, malformed, dropped = normalize_evidence(raw_ev)
-        report.entries += len(raw_ev)
-        report.malformed.extend(f"{sample_id}#{i}: {e!r}" for e in malformed)
-        report.dropped.extend(f"{sample_id}#{i}: {e!r}" for e in dropped)
-        report.unknown.extend(f"{sample_id}#{i}: {e}" for e in ids if e not in known)
-        if not ids:
-            report.no_evidence += 1
-        answer = qa.get("answer", qa.get("adversarial_answer", ""))
-        questions.append(Question(conversation_id=sample_id, index=i, question=str(qa["question"]),
-                                  answer=str(answer), category=int(qa["category"]), evidence=tuple(ids),
-                                  raw_evidence=tuple(raw_ev)))
+    questions = [parse_question(qa, i, sample_id, known, report)
+                 for i, qa in enumerate(_list(raw["qa"], "'qa'", "questions"))]
     return Conversation(sample_id=sample_id, speaker_a=str(body.get("speaker_a", "")),
                         speaker_b=str(body.get("speaker_b", "")), sessions=tuple(sessions), questions=tuple(questions))
 
 
 def load_locomo(path: str | Path, report: EvidenceReport | None = None) -> list[Conversation]:
-    """Read the original LoCoMo JSON (a list of conversations, or one conversation)."""
+    """Read the original LoCoMo JSON (a list of conversations, or one conversation). A file of another
+    form is refused whole, before anything is ingested, with a ValueError naming the conversation (and
+    question) and what is missing."""
     with open(path, encoding="utf-8") as fh:
-        data = json.load(fh)
+        try:
+            data = json.load(fh)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not JSON ({exc})") from exc
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list):
-        raise ValueError(f"{path}: not LoCoMo's form (a list of conversations, or one conversation)")
+        raise ValueError(f"{path}: not LoCoMo's form: {_kind(data)}, not a list of conversations (or one conversation)")
     conversations = []
     for i, raw in enumerate(data):
         try:
             conversations.append(parse_conversation(raw, report))
-        except (KeyError, TypeError, AttributeError) as exc:  # a field missing or of another shape
-            what = f"no {exc}" if isinstance(exc, KeyError) else str(exc)
-            raise ValueError(f"{path}: conversation {i} is not in LoCoMo's form ({what})") from exc
+        except ValueError as exc:
+            named = f" ({raw['sample_id']})" if isinstance(raw, Mapping) and raw.get("sample_id") else ""
+            raise ValueError(f"{path}: conversation {i}{named} is not in LoCoMo's form: {exc}") from exc
     return conversations
 
 

@@ -101,3 +101,37 @@ def test_a_day_alone_reads_alike_in_iso_and_in_words(scripted_mx):
         assert result.status.value == "processed", result.error
         stored.append(model_episode(mx).occurred_at)
     assert stored == [datetime(2024, 4, 1, 18, 30, tzinfo=timezone.utc)] * 2
+
+
+@pytest.mark.parametrize("when", ["", "   "])
+def test_a_blank_date_is_the_messages_time_without_a_correction_round(scripted_mx, when):
+    """A weak model writes "" for "not given": it was refused, and the model sent a round to correct
+    what it had meant as omitted."""
+    rounds: list[str] = []
+
+    def manager(req: ScriptRequest):
+        rounds.append(req.task_text)
+        return [("insert_episodic", {"summary": SUMMARY, "occurred_at": when})]
+
+    mx, _ = scripted_mx(episodic(manager))
+    result = mx.add(CLIMB, user_id="ada", occurred_at=WHEN)
+    assert result.status.value == "processed", result.error
+    assert not any("occurred_at" in r for r in result.rejected), result.rejected
+    assert len(rounds) == 1
+    assert model_episode(mx).occurred_at == WHEN
+
+
+def test_an_update_with_a_blank_date_keeps_the_memorys_date(scripted_mx):
+    """A blank `occurred_at` among an update's fields is left out, as an insert's is: the other fields
+    change, the date stays."""
+    fact_about_tom = [("insert_semantic", {"name": "Tom", "summary": "Tom went climbing with Ada"})]
+    mx, client = scripted_mx(routed("semantic", lambda req: fact_about_tom))
+    mx.add(CLIMB, user_id="ada", occurred_at=WHEN)
+    (fact,) = [m for m in mx.list(user_id="ada", memory_types=["semantic"]) if m.summary == "Tom went climbing with Ada"]
+    client._script = routed("semantic", lambda req: [("update_memory", {
+        "memory_id": fact.id, "fields": {"details": "Tom booked a mountain guide", "occurred_at": " "}})])
+    result = mx.add(GUIDE, user_id="ada", occurred_at=WHEN.replace(day=5))
+    assert result.status.value == "processed", result.error
+    assert not any("occurred_at" in r for r in result.rejected), result.rejected
+    after = mx.get(fact.id, user_id="ada")
+    assert after.details == "Tom booked a mountain guide" and after.occurred_at == WHEN

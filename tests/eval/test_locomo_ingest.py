@@ -79,11 +79,11 @@ def test_every_session_is_counted_once(tmp_path, embedder, wait):
 
 
 @pytest.mark.parametrize("data, says", [
-    ({"not": "locomo"}, r"conversation 0 is not in LoCoMo's form \(no 'conversation'\)"),
-    ([{"conversation": {"session_1": [{"speaker": "A"}], "session_1_date_time": "1:56 pm on 8 May, 2023"}}],
-     r"conversation 0 is not in LoCoMo's form \(no 'dia_id'\)"),
-    ([5], "conversation 0 is not in LoCoMo's form"),
-    ("text", "not LoCoMo's form"),
+    ({"not": "locomo"}, r"conversation 0 is not in LoCoMo's form: it has no 'conversation', 'qa'"),
+    ([{"conversation": {"session_1": [{"speaker": "A"}], "session_1_date_time": "1:56 pm on 8 May, 2023"}, "qa": []}],
+     r"conversation 0 is not in LoCoMo's form: session_1 turn 0 has no 'dia_id', 'text'"),
+    ([5], "conversation 0 is not in LoCoMo's form: it is a number, not an object"),
+    ("text", "not LoCoMo's form: a string, not a list of conversations"),
 ])
 def test_a_file_of_another_shape_is_a_clear_error(tmp_path, data, says):
     path = tmp_path / "other.json"

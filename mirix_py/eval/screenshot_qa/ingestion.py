@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from mirix_py.eval.cache import engine_fingerprint
+from mirix_py.eval.cache import engine_fingerprint, needed_by_a_database, refuse_deleting_what_a_database_needs
 from mirix_py.store.footprint import stored_bytes
 
 __all__ = ["CACHE_VERSION", "MODES", "Progress", "ScreenshotQAConfig", "baseline_documents", "ingest_cached",
@@ -83,6 +83,14 @@ def _offline_settings(data_dir: Path) -> Any:
     return settings.model_copy(update={"llm_provider": None, "llm_model": None, "llm_base_url": None})
 
 
+def _store_outside() -> dict[str, Any] | None:
+    """The database or Chroma server the settings keep memories in (None for the embedded store): part
+    of the cache key, as in the LoCoMo eval."""
+    from mirix_py.eval.locomo_eval import store_outside
+
+    return store_outside(_offline_settings(Path(".")))
+
+
 def resolve_embedder(embedder: Any = _DEFAULT) -> Any:
     """The embedder to use: the one given, or the one the settings name (MIRIX_EMBEDDER, default MiniLM)."""
     if embedder is not _DEFAULT:
@@ -104,8 +112,9 @@ def session(config: ScreenshotQAConfig) -> tuple[Any, list[Any], dict[str, Any]]
 def ingest_cached(config: ScreenshotQAConfig, cache_dir: Path, *, embedder: Any = _DEFAULT, fresh: bool = False,
                   progress: Progress = _no_progress) -> tuple[Path, dict[str, Any], dict[str, Any]]:
     """Generate the session and ingest it offline into a cached data dir keyed by the seed, days,
-    ingestion settings, embedder and engine source; returns (data dir, ingestion info, manifest).
-    An existing complete ingestion is reused unless `fresh`."""
+    ingestion settings, embedder, database and engine source; returns (data dir, ingestion info, manifest).
+    An existing complete ingestion is reused unless `fresh`; a data dir a database still needs (its
+    vault key, its vectors) is never deleted (`refuse_deleting_what_a_database_needs`)."""
     from mirix_py.engine import Mirix
     from mirix_py.ingest.screenshots import ScreenshotConfig
     from mirix_synth.screens import write_session
@@ -115,7 +124,9 @@ def ingest_cached(config: ScreenshotQAConfig, cache_dir: Path, *, embedder: Any 
     embedder = resolve_embedder(embedder)
     embedder_name = "none" if embedder is None else (getattr(embedder, "name", None) or type(embedder).__name__)
     settings["embedder"] = embedder_name
-    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:10]
+    if (outside := _store_outside()) is not None:  # a database's memories are not the data dir's
+        settings["store"] = outside
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:10]
     fingerprint = engine_fingerprint()
     key = f"s{config.seed}-d{config.days}-{digest}-{fingerprint}"
     root = Path(cache_dir) / key
@@ -125,9 +136,10 @@ def ingest_cached(config: ScreenshotQAConfig, cache_dir: Path, *, embedder: Any 
         info["reused"] = True
         return root / "data", info, manifest
     if root.exists():
+        refuse_deleting_what_a_database_needs(root, fresh=fresh, data_dir=root / "data")
         shutil.rmtree(root)
     for old in Path(cache_dir).glob(f"s{config.seed}-d{config.days}-{digest}-*"):  # older engine sources
-        if old.is_dir() and old != root:
+        if old.is_dir() and old != root and not needed_by_a_database(old / "data"):  # a database's are kept
             shutil.rmtree(old, ignore_errors=True)
     shots = root / "shots"
     t0 = time.perf_counter()
