@@ -259,13 +259,14 @@ def parse_question(qa: Any, index: int, sample_id: str, known: set[str], report:
                     category=category, evidence=tuple(ids), raw_evidence=tuple(raw_ev))
 
 
-def parse_conversation(raw: Any, report: EvidenceReport | None = None) -> Conversation:
-    """One conversation of a LoCoMo file; a ValueError saying what is missing, and where, when it is not
+def parse_conversation(raw: Any, report: EvidenceReport | None = None, *, index: int = 0) -> Conversation:
+    """One conversation of a LoCoMo file, the `index`-th (its id when it has no `sample_id`: each
+    conversation is a user of its own); a ValueError saying what is missing, and where, when it is not
     in LoCoMo's form."""
     report = report if report is not None else EvidenceReport()
     raw = _object(raw, ("conversation", "qa"), "it")
     body = _object(raw["conversation"], (), "'conversation'")
-    sample_id = str(raw.get("sample_id") or "conv")
+    sample_id = str(raw.get("sample_id") or f"conv-{index}")
     sessions = parse_sessions(body)
     known = {t.dia_id for s in sessions for t in s.turns}
     questions = [parse_question(qa, i, sample_id, known, report)
@@ -290,10 +291,14 @@ def load_locomo(path: str | Path, report: EvidenceReport | None = None) -> list[
     conversations = []
     for i, raw in enumerate(data):
         try:
-            conversations.append(parse_conversation(raw, report))
+            conversations.append(parse_conversation(raw, report, index=i))
         except ValueError as exc:
             named = f" ({raw['sample_id']})" if isinstance(raw, Mapping) and raw.get("sample_id") else ""
             raise ValueError(f"{path}: conversation {i}{named} is not in LoCoMo's form: {exc}") from exc
+    shared = [c.sample_id for c in conversations if [d.sample_id for d in conversations].count(c.sample_id) > 1]
+    if shared:  # one id is one user: their memories would be searched together
+        raise ValueError(f"{path}: conversations share a sample_id ({sorted(set(shared))}): "
+                         "each conversation is ingested as a user of its own, so each needs an id of its own")
     return conversations
 
 

@@ -87,6 +87,23 @@ def test_a_file_of_another_form_is_refused_naming_it(tmp_path, top, says):
     assert says in str(refused.value)
 
 
+def test_conversations_without_a_sample_id_are_users_of_their_own(tmp_path):
+    """Without `sample_id` each conversation is named by its place in the file; they all became "conv",
+    one user whose memories every conversation's questions searched."""
+    def unnamed(data: Any) -> None:
+        for conversation in data:
+            del conversation["sample_id"]
+
+    conversations = load_locomo(malformed_file(tmp_path, unnamed))
+    assert [c.sample_id for c in conversations] == ["conv-0", "conv-1"]
+    assert len({c.user_id for c in conversations}) == 2
+
+
+def test_conversations_sharing_a_sample_id_are_refused(tmp_path):
+    with pytest.raises(ValueError, match=r"conversations share a sample_id \(\['mini-1'\]\)"):
+        load_locomo(malformed_file(tmp_path, replaced("1.sample_id", "mini-1")))
+
+
 def test_an_adversarial_question_needs_no_answer_of_its_own(tmp_path):
     """LoCoMo's category-5 questions carry `adversarial_answer` instead of `answer`."""
     def adversarial(data: Any) -> None:
