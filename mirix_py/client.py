@@ -7,6 +7,7 @@
 
 Errors come back as the engine's exceptions where one fits (InvalidInput, MemoryNotFound,
 CoreMemoryFull); anything else raises `ApiError` with the status and the server's message.
+`max_input_chars` is the longest input `add` can send the server (read once from its /health).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import httpx
 from pydantic import TypeAdapter
 
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound, MirixError
+from mirix_py.settings import Settings
 from mirix_py.screens.activity import FrameGroup
 from mirix_py.records import (
     MEMORY_ADAPTER, AddResult, ChatResponse, CoreLabel, CoreMemory, HistoryEvent, MemoryBase, MemoryChange,
@@ -76,12 +78,37 @@ def _label(label: Any) -> str:
     return str(label)
 
 
+def _positive(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def sendable_chars(health: dict[str, Any]) -> int:
+    """The longest input one add can carry to a server whose /health says `health`: its
+    `max_input_chars`, or fewer when that much text could be over its `max_body_bytes` (a character of
+    text a server takes is at most 4 bytes of the JSON httpx sends; a fifth of the body is left for the
+    add's other fields and its messages' keys). A server that does not say (an older one) has the default."""
+    limit = _positive(health.get("max_input_chars")) or Settings.model_fields["max_input_chars"].default
+    body = _positive(health.get("max_body_bytes"))
+    return limit if body is None else max(1, min(limit, body // 5))
+
+
 class MirixClient:
     def __init__(self, base_url: str, *, api_key: str | None = None, timeout: float = 60.0,
                  http: httpx.Client | None = None) -> None:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.base_url = base_url.rstrip("/")
         self.http = http or httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
+        self._max_input_chars: int | None = None
+
+    @property
+    def max_input_chars(self) -> int:
+        """The most characters one `add` can send this server (`sendable_chars`: its `max_input_chars`, fewer
+        when its body limit would refuse that much text first), so a caller splits longer text to fit.
+        Read from /health (no key needed) the first time it is asked for, then kept: a server's limits
+        are set when it starts."""
+        if self._max_input_chars is None:
+            self._max_input_chars = sendable_chars(self.health())
+        return self._max_input_chars
 
     def close(self) -> None:
         self.http.close()

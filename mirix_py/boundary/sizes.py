@@ -7,6 +7,7 @@ MAX_SOURCE_ID_CHARS = 256  # a caller's own id for an input
 MAX_SEARCH_LIMIT = 100  # hits a request asks for
 MAX_LIST_LIMIT = 500  # memories a page of a listing holds (REST's own listing takes up to 1,000)
 MAX_OFFSET = 1_000_000  # how far a listing pages
+MAX_ADD_MESSAGES = 500  # chat messages one REST add carries
 
-__all__ = ["MAX_LIST_LIMIT", "MAX_MESSAGE_CHARS", "MAX_OFFSET", "MAX_QUERY_CHARS", "MAX_SEARCH_LIMIT",
+__all__ = ["MAX_ADD_MESSAGES", "MAX_LIST_LIMIT", "MAX_MESSAGE_CHARS", "MAX_OFFSET", "MAX_QUERY_CHARS", "MAX_SEARCH_LIMIT",
            "MAX_SOURCE_ID_CHARS"]

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, NoReturn, Optional
+from typing import Any, Callable, Optional
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from mirix_py.errors import MirixError
-from mirix_py.secrets.redaction import scrub
-from mirix_py.text.storable import terminal_safe
+from mirix_py.eval.cli_errors import REFUSALS, fail as _fail
 
 eval_app = typer.Typer(no_args_is_help=True, help="Reproducible evaluation: LoCoMo and screenshot QA, with baselines.")
 console = Console()
@@ -60,17 +57,6 @@ def headline_rich_table(report: dict) -> Any:
     for row in rows:
         table.add_row(*[c if isinstance(c, str) else fmt(c) for c in row])
     return table
-
-
-# What the engine and the harness refuse a run with (a store another vault key wrote, a database
-# holding the users already, a cached store changed since): said in one line, as the main CLI says it.
-# typer.Exit is a RuntimeError too: no `_fail` may run inside a `try` that catches these.
-REFUSALS = (MirixError, RuntimeError, ValueError, OSError)
-
-
-def _fail(message: str) -> NoReturn:
-    err.print(f"[bold red]error:[/] {escape(terminal_safe(scrub(message)))}", soft_wrap=True)  # one line: scripts grep it
-    raise typer.Exit(2)
 
 
 @eval_app.command("locomo")

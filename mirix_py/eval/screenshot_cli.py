@@ -7,7 +7,7 @@ Pillow, Tesseract and matplotlib are needed only when the command runs.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, NoReturn, Optional
+from typing import Any, Callable, Optional
 
 import typer
 from rich.console import Console
@@ -15,15 +15,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from mirix_py.eval.cli_errors import REFUSALS, fail as _fail
+
 console = Console()
 err = Console(stderr=True)
-
-
-def _fail(message: str) -> NoReturn:
-    """One `error:` line, as `mirix eval locomo` says it (a long refusal was wrapped over several)."""
-    from mirix_py.eval.cli import _fail as said_in_one_line  # that module imports this one
-
-    said_in_one_line(message)
 
 
 def _dwell(value: str) -> tuple[int, int]:
@@ -103,7 +98,6 @@ def screenshots_command(
     except Exception as exc:
         _fail(f"screenshot QA needs Tesseract and Pillow: {exc}")
 
-    from mirix_py.errors import MirixError
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     try:
@@ -117,7 +111,7 @@ def screenshots_command(
                 return advance
 
             result = run_benchmark(config, out, cache_dir, model_client=client, judge=judge, fresh=fresh, progress=progress)
-    except (MirixError, RuntimeError, ValueError, OSError) as exc:  # refused (an OCR that failed, say): one line
+    except REFUSALS as exc:  # refused (an OCR that failed, say): one line
         _fail(str(exc))
     summary = result["summary"]
     table = Table(title=f"screenshot QA, seed {seed}, {days} day(s), {budget_words} words "

@@ -14,7 +14,7 @@ message after `context_prompt`, as mem0's provider does. After the run, the user
 messages (input and response) go to the engine as one input, source id `agent-framework:<session id>`;
 a run longer than the engine's `max_input_chars` as consecutive inputs, a longer message's text cut at
 paragraph, line, sentence or word breaks (`integrations.tools.inputs_within`; over REST the server's
-limit is not known: the default), so no length fails a run and every word said is remembered, in order.
+limit, from its /health), so no length fails a run and every word said is remembered, in order.
 Both are made plain first (`text.storable.printable`: a terminal's escape sequences dropped, form feeds
 made line breaks), so a control character in the input or the reply fails no run.
 """

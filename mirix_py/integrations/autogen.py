@@ -177,7 +177,11 @@ class _Remote:
         from mirix_py.client import MirixClient
 
         self.client = MirixClient(base_url, api_key=api_key)
-        self.max_chars = input_limit(self.client)  # the server's is not known here: the default
+
+    @property
+    def max_chars(self) -> int:
+        """The server's limit on one input (`MirixClient.max_input_chars`: asked of it once, when first needed)."""
+        return input_limit(self.client)
 
     def context(self, message: str, user_id: str, max_items: int) -> MemoryContext:
         return self.client.context(message, user_id=user_id, max_items=max_items)
@@ -315,7 +319,10 @@ class MirixMemory(Memory, Component[MirixMemoryConfig]):
         kwargs = {k: meta[k] for k in ("occurred_at", "source_id") if meta.get(k) is not None}
         kind = "document" if mime == MemoryMimeType.MARKDOWN.value and meta.get("document") else "text"
         backend = self._backend if self._backend is not None else await asyncio.to_thread(self._open)
-        for said in [text] if kind == "document" else _inputs(text, backend.max_chars):
+        inputs: list[Any] = [text]
+        if kind != "document":  # over REST the limit is the server's, asked of it once
+            inputs = _inputs(text, await asyncio.to_thread(lambda: backend.max_chars))
+        for said in inputs:
             await self._call("add", said, self.user_id, kind=kind, wait=self._config.wait, **kwargs)
 
     async def _add_image(self, value: Any, meta: dict[str, Any]) -> None:

@@ -17,7 +17,7 @@ a terminal's escape sequences dropped, form feeds made line breaks), so a contro
 user's message or a model's reply fails no run. A run longer than the engine's `max_input_chars` goes
 as consecutive inputs, a longer turn's text cut at paragraph, line, sentence or word breaks
 (`text.pieces.pieces_within`), so no length fails a run and every word said is remembered, in
-order (over REST the server's limit is not known: the default). `session_settings` (`SessionSettings`,
+order (over REST the server's limit, from its /health). `session_settings` (`SessionSettings`,
 as `SQLiteSession` takes it) gives the default `limit` of `get_items`. `pop_item` and `clear_session`
 change the conversation and what is still to be remembered; memories already made stay (delete them
 with `Mirix.undo` or `delete_user`).
@@ -97,7 +97,6 @@ class MirixSession(SessionABC):
         self.remember, self.wait = remember, wait
         self.session_settings = coerce_session_settings(session_settings) if session_settings is not None \
             else SessionSettings()
-        self._max_chars = input_limit(self.memory)
         # the turns of the newest items not yet remembered (always the last turns of the history), each
         # as its pieces within the engine's limit, those the engine has taken dropped
         self._pending: list[list[dict[str, str]]] = []
@@ -111,15 +110,22 @@ class MirixSession(SessionABC):
         limit, once the assistant has answered (the SDK adds a run's input before the model is called:
         remembered then, a question would be its own best match). A piece the engine would refuse raises
         InvalidInput first, and nothing is kept."""
-        turns = [turn_pieces(t, self._max_chars) for t in map(_turn, items) if t is not None] if self.remember else []
-        for piece in (p for pieces in turns for p in pieces):
-            normalize_add([piece], user_id=self.user_id, occurred_at=None, source_id=self._source, kind="text",
-                          max_chars=self._max_chars)
+        turns = await asyncio.to_thread(self._turns, items) if self.remember else []
         await self.history.add_items(items)
         self._pending += turns
         answered = max((n + 1 for n, t in enumerate(self._pending) if t[0]["role"] == "assistant"), default=0)
         if answered:  # a question still unanswered waits for its answer
             await asyncio.to_thread(self._flush, answered)
+
+    def _turns(self, items: list[Any]) -> list[list[dict[str, str]]]:
+        """The items' turns, each as its pieces within the engine's limit (over REST the server's, asked
+        for once); InvalidInput for a piece the engine would refuse."""
+        max_chars = input_limit(self.memory)
+        turns = [turn_pieces(t, max_chars) for t in map(_turn, items) if t is not None]
+        for piece in (p for pieces in turns for p in pieces):
+            normalize_add([piece], user_id=self.user_id, occurred_at=None, source_id=self._source, kind="text",
+                          max_chars=max_chars)
+        return turns
 
     @property
     def _source(self) -> str:
@@ -129,8 +135,9 @@ class MirixSession(SessionABC):
         """Send the pieces of the first `count` pending turns as one input (more when together they are
         over the engine's limit); a piece stays pending until the engine has taken it, so a failure
         loses none and the next answer sends it again."""
+        max_chars = input_limit(self.memory)
         while count > 0:
-            pieces = first_input([p for turn in self._pending[:count] for p in turn], self._max_chars)
+            pieces = first_input([p for turn in self._pending[:count] for p in turn], max_chars)
             self.memory.add(pieces, user_id=self.user_id, source_id=self._source, wait=self.wait)
             count -= self._taken(len(pieces))
 

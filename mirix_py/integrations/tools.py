@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from mirix_py.boundary.sizes import MAX_ADD_MESSAGES
 from mirix_py.text.by_day import day_lines
 from mirix_py.text.passages import focus
 from mirix_py.text.pieces import pieces_within
@@ -49,8 +50,12 @@ def render_hits(hits: list[SearchHit], query: str) -> str:
 
 
 def input_limit(memory: Any) -> int:
-    """The engine's limit on one input (`settings.max_input_chars`); a REST client does not know its
-    server's, so the default."""
+    """The limit on one input: an engine's `settings.max_input_chars`; a REST client's
+    `max_input_chars` (its server's, read from /health when first asked for)."""
+    from mirix_py.client import MirixClient
+
+    if isinstance(memory, MirixClient):
+        return memory.max_input_chars
     limit = getattr(getattr(memory, "settings", None), "max_input_chars", None)
     return limit if isinstance(limit, int) and limit > 0 else Settings.model_fields["max_input_chars"].default
 
@@ -62,11 +67,12 @@ def turn_pieces(turn: dict[str, Any], max_chars: int) -> list[dict[str, Any]]:
 
 
 def first_input(turns: list[dict[str, Any]], max_chars: int) -> list[dict[str, Any]]:
-    """The leading turns that fit in one input together (at least one: each fits alone)."""
+    """The leading turns that fit in one input together (at least one: each fits alone): at most
+    `max_chars` of text and MAX_ADD_MESSAGES messages, as a REST add takes."""
     size = 0
     for n, turn in enumerate(turns):
         size += len(turn["content"])
-        if n and size > max_chars:
+        if n and (size > max_chars or n == MAX_ADD_MESSAGES):
             return turns[:n]
     return turns
 

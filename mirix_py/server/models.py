@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from mirix_py.boundary.sizes import MAX_MESSAGE_CHARS, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, MAX_SOURCE_ID_CHARS
+from mirix_py.boundary.sizes import MAX_ADD_MESSAGES, MAX_MESSAGE_CHARS, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT, MAX_SOURCE_ID_CHARS
 from mirix_py.records import InputKind, InputStatus, MemoryType, Message, SearchMethod
 from mirix_py.screens.activity import FrameGroup
 from mirix_py.text import storable
@@ -70,7 +70,7 @@ class ChatTurn(_Body):
 class AddRequest(_Body):
     """Text, or a list of chat messages, to remember."""
 
-    content: str | Annotated[list[Message], Field(min_length=1, max_length=500)] = Field(
+    content: str | Annotated[list[Message], Field(min_length=1, max_length=MAX_ADD_MESSAGES)] = Field(
         description="Text, or chat messages ({role, content, name?, id?, occurred_at?}).")
     occurred_at: When | None = Field(default=None, description="When it happened (ISO 8601 with zone); now if unset.")
     source_id: Annotated[str, Field(min_length=1, max_length=MAX_SOURCE_ID_CHARS), AfterValidator(clean_text)] | None = Field(
@@ -165,6 +165,10 @@ class Health(BaseModel):
     replica_behind_bytes: int | None = Field(
         default=None, description="With a read replica: bytes of the primary's log it has not replayed yet "
                                   "(0: caught up); null without one.")
+    max_input_chars: int = Field(description=(
+        "The most characters one add takes (MIRIX_MAX_INPUT_CHARS): a client splits longer text to fit."))
+    max_body_bytes: int = Field(description=(
+        "The largest JSON request body in bytes (--max-body); larger get 413 before they are read."))
 
 
 class Me(BaseModel):

@@ -5,7 +5,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from mirix_py.server.deps import Caller, Engine
+from mirix_py.server.deps import Caller, Engine, RequestLimits
 from mirix_py.server.errors import ApiError
 from mirix_py.server.limits import API_PREFIX
 from mirix_py.server.models import Health, Me
@@ -26,15 +26,17 @@ def public_stats(stats: dict[str, Any]) -> dict[str, Any]:
 
 
 @router.get("/health", response_model=Health)
-def health(mx: Engine) -> Health:
-    """Liveness and readiness: the database answers. No key needed."""
+def health(mx: Engine, limits: RequestLimits) -> Health:
+    """Liveness and readiness: the database answers. No key needed, so a client learns the input and
+    body limits it must keep to before it sends anything."""
     try:
         database = mx.ping()
         behind = mx.replica_behind()
     except Exception as exc:  # the database is down: say so with 503
         raise ApiError(503, "unavailable", f"database unavailable: {type(exc).__name__}") from exc
     return Health(version=package_version(), mode="llm" if mx.mode == "llm" else "offline", database=database,
-                  replica_behind_bytes=behind)
+                  replica_behind_bytes=behind, max_input_chars=mx.settings.max_input_chars,
+                  max_body_bytes=limits.max_body)
 
 
 @router.get(f"{API_PREFIX}/me", response_model=Me)
