@@ -93,16 +93,18 @@ def register(app: typer.Typer, open_engine: Callable[[Optional[Path]], Mirix]) -
     ) -> None:
         """Move an existing Chroma index into PostgreSQL (pgvector), without re-embedding."""
         from rich.console import Console
+        from rich.markup import escape
 
         console = Console(soft_wrap=True)  # one line per fact, for scripts and logs
+        errors = Console(stderr=True, soft_wrap=True)  # an error in one line: a long path is not cut
         not_postgresql = _why_not_postgresql(data_dir)
         if not_postgresql:
-            Console(stderr=True).print(f"[bold red]error:[/] {not_postgresql}")
+            errors.print(f"[bold red]error:[/] {escape(not_postgresql)}")
             raise typer.Exit(2)
         try:
             mx = open_engine(data_dir)
         except InvalidInput as exc:
-            Console(stderr=True).print(f"[bold red]error:[/] {exc}")
+            errors.print(f"[bold red]error:[/] {escape(str(exc))}")
             raise typer.Exit(2) from exc
         with mx:
             if chroma_path is not None:
@@ -112,14 +114,14 @@ def register(app: typer.Typer, open_engine: Callable[[Optional[Path]], Mirix]) -
             else:
                 chroma_path = mx.settings.data_dir / "chroma"
                 if not chroma_path.exists():
-                    Console(stderr=True).print(f"[bold red]error:[/] no Chroma index at {chroma_path}: "
-                                               "pass --chroma-url or --chroma-path")
+                    errors.print(f"[bold red]error:[/] no Chroma index at {escape(str(chroma_path))}: "
+                                 "pass --chroma-url or --chroma-path")
                     raise typer.Exit(2)
                 source = ChromaVectorIndex.embedded(chroma_path)
             try:
                 counts = migrate(mx.store, source)
             except InvalidInput as exc:
-                Console(stderr=True).print(f"[bold red]error:[/] {exc}")
+                errors.print(f"[bold red]error:[/] {escape(str(exc))}")
                 raise typer.Exit(2) from exc
             report = mx.doctor()
         console.print(f"copied {counts['copied']} vectors of {counts['users']} users into PostgreSQL; "
