@@ -10,6 +10,7 @@ import uuid
 
 import pytest
 from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -136,6 +137,20 @@ def pgvector_schema_url():
     """A fresh schema on the PostgreSQL server whose database has the `vector` extension."""
     _require(PGVECTOR_URL, "MIRIX_TEST_PGVECTOR_URL")
     yield from _schema_url(PGVECTOR_URL, public=True)
+
+
+@pytest.fixture
+def new_pgvector_database():
+    """A new database on the pgvector server: the extension is offered, not created. Dropped afterwards."""
+    _require(PGVECTOR_URL, "MIRIX_TEST_PGVECTOR_URL")
+    name = "t_" + uuid.uuid4().hex[:12]
+    admin = create_engine(make_url(PGVECTOR_URL).set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f"CREATE DATABASE {name}"))
+    yield make_url(PGVECTOR_URL).set(database=name).render_as_string(hide_password=False)
+    with admin.connect() as conn:
+        conn.execute(text(f"DROP DATABASE {name} WITH (FORCE)"))
+    admin.dispose()
 
 
 @pytest.fixture

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import uuid
 
 import pytest
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
+from recording_embedder import RecordingEmbedder
 
 from mirix_py.engine import Mirix
 
@@ -18,32 +16,8 @@ TOM = "Tom lives in Rome"
 
 
 @pytest.fixture
-def new_database():
-    """A new database on the pgvector server: the extension is offered, not created. Dropped afterwards."""
-    if not PGVECTOR_URL:
-        if os.environ.get("CI") == "true":
-            pytest.fail("MIRIX_TEST_PGVECTOR_URL is not set in CI: scripts/services.sh must start it")
-        pytest.skip("MIRIX_TEST_PGVECTOR_URL not set (run through scripts/test.sh)")
-    name = "t_" + uuid.uuid4().hex[:12]
-    admin = create_engine(make_url(PGVECTOR_URL).set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f"CREATE DATABASE {name}"))
-    yield make_url(PGVECTOR_URL).set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as conn:
-        conn.execute(text(f"DROP DATABASE {name} WITH (FORCE)"))
-    admin.dispose()
-
-
-class Counting:
-    """The test's embedder, keeping every text it was asked to embed."""
-
-    def __init__(self, inner) -> None:
-        self.inner, self.name, self.dim = inner, inner.name, inner.dim
-        self.texts: list[str] = []
-
-    def embed(self, texts):
-        self.texts += list(texts)
-        return self.inner.embed(texts)
+def new_database(new_pgvector_database):
+    return new_pgvector_database
 
 
 class TinyHashing:
@@ -75,7 +49,7 @@ def _top_by_vector(mx: Mirix, user_id: str) -> str:
 def test_a_restore_into_a_new_database_of_a_pgvector_server_keeps_the_backups_vectors(
         tmp_path, pgvector_schema_url, new_database, embedder, user_id, vector_store, monkeypatch):
     key, stored = _backup(tmp_path, pgvector_schema_url, embedder, user_id)
-    counting = Counting(embedder)
+    counting = RecordingEmbedder(embedder)
     with Mirix.restore(tmp_path / "b.tar.gz", tmp_path / "dst", vault_key=key, embedder=counting,
                        database_url=new_database, vector_store=vector_store) as copy:
         assert copy.describe()["vectors"] == "pgvector"  # as an engine opening a new database chooses

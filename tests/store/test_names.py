@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+from recording_embedder import RecordingEmbedder
+
 from mirix_py.tools.ops import InsertOp
 from mirix_py.records import EpisodicMemory
 from mirix_py.store.names import actor_leg, named_actors, without_names
@@ -66,18 +68,6 @@ def test_hybrid_search_finds_what_a_named_person_said_about_the_topic(mx_sqlite,
         searcher.close()
     assert "Paris" in found[True][0], found[True]
     assert "Paris" not in found[False][0], found[False]  # the name alone ranks Jon's empty turns first
-
-
-class RecordingEmbedder:
-    """The engine's embedder, noting each text it embeds."""
-
-    def __init__(self, inner) -> None:
-        self.inner, self.name, self.dim = inner, inner.name, inner.dim
-        self.texts: list[str] = []
-
-    def embed(self, texts):
-        self.texts += list(texts)
-        return self.inner.embed(texts)
 
 
 def seed_talk(mx, user_id: str) -> None:

@@ -44,16 +44,9 @@ def _admin(server_url: str):
 
 
 @pytest.fixture
-def new_database(server_url):
-    """A new database on the pgvector server: the extension is offered, not created. Dropped afterwards."""
-    name = "t_" + uuid.uuid4().hex[:12]
-    admin = _admin(server_url)
-    with admin.connect() as conn:
-        conn.execute(text(f"CREATE DATABASE {name}"))
-    yield make_url(server_url).set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as conn:
-        conn.execute(text(f"DROP DATABASE {name} WITH (FORCE)"))
-    admin.dispose()
+def new_database(new_pgvector_database):
+    """A new database on the pgvector server: the extension is offered, not created."""
+    return new_pgvector_database
 
 
 @pytest.fixture
