@@ -45,7 +45,7 @@ Retention = typer.Option(None, "--thumbnail-days", min=0.01, help="Delete thumbn
 
 
 def _fail(exc: BaseException) -> None:
-    err.print(f"[bold red]error:[/] {escape(str(exc))}")
+    err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)  # one line: scripts grep it
     raise typer.Exit(2)
 
 

@@ -65,7 +65,7 @@ def keys_create(user: list[str] = typer.Option(..., "--user", "-u", help="A user
     try:
         created = _key_store(data_dir).create(user, name=name, admin=admin)
     except InvalidInput as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}")
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from exc
     if as_json:
         sys.stdout.write(json.dumps(created.model_dump(mode="json")) + "\n")
