@@ -105,5 +105,16 @@ def needed_by_a_database(path: Path) -> list[str]:
     return [what for name, what in DATABASE_NEEDS.items() if (path / name).exists()]
 
 
+def store_outside(settings: Any) -> dict[str, Any] | None:
+    """Where memories live when not under the data dir (a database or Chroma server, passwords hidden),
+    None for the embedded default: the cache key must tell such stores apart."""
+    from sqlalchemy.engine import make_url
+
+    if not (settings.database_url or settings.chroma_url):
+        return None
+    url = make_url(settings.database_url).render_as_string(hide_password=True) if settings.database_url else None
+    return {"database_url": url, "chroma_url": settings.chroma_url, "vector_store": settings.vector_store}
+
+
 def mark_complete(cached: CachedDir, info: Mapping[str, Any]) -> None:
     (cached.path / MARKER).write_text(json.dumps(dict(info), indent=1, default=str))

@@ -29,7 +29,7 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from mirix_py.eval.cache import default_cache_dir, mark_complete, open_cached_dir
+from mirix_py.eval.cache import default_cache_dir, mark_complete, open_cached_dir, store_outside
 from mirix_py.eval.locomo import (
     BASELINE_NAMES, CATEGORY_NAMES, ENGINE_RRF_K, SCORED_CATEGORIES, Conversation, EvidenceReport, Question,
     RawTurnBaselines, evidence_recall, file_digest, full_context_words, ingest_conversation, load_locomo,
@@ -254,17 +254,6 @@ def dated_context(conv: Conversation, dia_ids: Sequence[str] | None = None) -> s
             when, turn = dated[dia_id]
             lines.append(f"[{when.strftime('%-d %B %Y, %-I:%M %p')}] {turn.document}")
     return "\n".join(lines)
-
-
-def store_outside(settings: Any) -> dict[str, Any] | None:
-    """Where memories live when not under the data dir (a database or Chroma server, passwords hidden),
-    None for the embedded default: the cache key must tell such stores apart."""
-    from sqlalchemy.engine import make_url
-
-    if not (settings.database_url or settings.chroma_url):
-        return None
-    url = make_url(settings.database_url).render_as_string(hide_password=True) if settings.database_url else None
-    return {"database_url": url, "chroma_url": settings.chroma_url, "vector_store": settings.vector_store}
 
 
 def memories_by_user(mx: Any, convs: Sequence[Conversation]) -> dict[str, int]:

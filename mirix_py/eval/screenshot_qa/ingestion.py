@@ -15,7 +15,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from mirix_py.eval.cache import engine_fingerprint, needed_by_a_database, refuse_deleting_what_a_database_needs
+from mirix_py.eval.cache import (
+    engine_fingerprint, needed_by_a_database, refuse_deleting_what_a_database_needs, store_outside,
+)
 from mirix_py.store.footprint import stored_bytes
 
 __all__ = ["CACHE_VERSION", "MODES", "Progress", "ScreenshotQAConfig", "baseline_documents", "ingest_cached",
@@ -86,8 +88,6 @@ def _offline_settings(data_dir: Path) -> Any:
 def _store_outside() -> dict[str, Any] | None:
     """The database or Chroma server the settings keep memories in (None for the embedded store): part
     of the cache key, as in the LoCoMo eval."""
-    from mirix_py.eval.locomo_eval import store_outside
-
     return store_outside(_offline_settings(Path(".")))
 
 
