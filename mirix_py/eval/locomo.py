@@ -295,9 +295,9 @@ def load_locomo(path: str | Path, report: EvidenceReport | None = None) -> list[
         except ValueError as exc:
             named = f" ({raw['sample_id']})" if isinstance(raw, Mapping) and raw.get("sample_id") else ""
             raise ValueError(f"{path}: conversation {i}{named} is not in LoCoMo's form: {exc}") from exc
-    shared = [c.sample_id for c in conversations if [d.sample_id for d in conversations].count(c.sample_id) > 1]
+    shared = sorted(i for i, n in Counter(c.sample_id for c in conversations).items() if n > 1)
     if shared:  # one id is one user: their memories would be searched together
-        raise ValueError(f"{path}: conversations share a sample_id ({sorted(set(shared))}): "
+        raise ValueError(f"{path}: conversations share a sample_id ({shared}): "
                          "each conversation is ingested as a user of its own, so each needs an id of its own")
     return conversations
 
