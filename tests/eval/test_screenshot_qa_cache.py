@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from cryptography.fernet import Fernet
 from typer.testing import CliRunner
 
 from mirix_py.eval.cache import DataDirNeeded
@@ -134,3 +135,64 @@ def test_fresh_on_a_database_keeps_its_vault_key(tmp_path, pg_schema_url, monkey
     again, reused, _ = ingest_cached(ONE_DAY, tmp_path / "cache", embedder=None)
     assert again == data and reused["reused"] is True
     assert info["settings"]["store"]["database_url"].startswith("postgresql")  # the key names the database
+
+
+def test_the_cache_key_names_the_time_zone(tmp_path, stop_at_writing, monkeypatch):
+    """A memory's text states its day in the user's zone: a store ingested in one zone was reused in another."""
+    monkeypatch.delenv("MIRIX_DATABASE_URL", raising=False)
+    entries = []
+    for zone in (None, "America/Los_Angeles", "Asia/Tokyo", "America/Los_Angeles"):
+        if zone is None:
+            monkeypatch.delenv("MIRIX_TIMEZONE", raising=False)
+        else:
+            monkeypatch.setenv("MIRIX_TIMEZONE", zone)
+        entries.append(entry_of(tmp_path, stop_at_writing))
+    assert len(set(entries[:3])) == 3 and entries[1] == entries[3]
+
+
+def _database_with_a_memory_of(data_dir: Path, user_id: str) -> None:
+    from mirix_py.engine import Mirix
+    from mirix_py.settings import Settings
+
+    with Mirix(settings=Settings.from_env(data_dir=data_dir)) as mx:
+        mx.add("I keep my notes in the blue folder.", user_id=user_id)
+
+
+@pytest.mark.parametrize("shared_key", [True, False], ids=["one vault key", "the data dir's own key"])
+def test_a_database_already_holding_the_user_is_refused(tmp_path, pgvector_schema_url, monkeypatch, shared_key):
+    """The session's memories were mixed with those the database held, and the questions scored on both.
+    Without MIRIX_VAULT_KEY the new data dir's key cannot open the database's values: refused too, and
+    neither refusal leaves a data dir the next run would refuse to start over."""
+    pytest.importorskip("pytesseract")
+    monkeypatch.setenv("MIRIX_DATABASE_URL", pgvector_schema_url)
+    monkeypatch.setenv("MIRIX_VECTOR_STORE", "pgvector")  # engines of other data dirs share the vectors
+    monkeypatch.setenv("MIRIX_EMBEDDER", "none")
+    if shared_key:  # every engine on one database shares its key
+        monkeypatch.setenv("MIRIX_VAULT_KEY", Fernet.generate_key().decode())
+    else:
+        monkeypatch.delenv("MIRIX_VAULT_KEY", raising=False)
+    _database_with_a_memory_of(tmp_path / "other", ONE_DAY.user_id)
+    refusal = "already holds 1 memories of the user 'screenshot-qa'" if shared_key else "vault key differs"
+    for _ in range(2):
+        with pytest.raises(Exception, match=refusal):
+            ingest_cached(ONE_DAY, tmp_path / "cache", embedder=None)
+        assert list((tmp_path / "cache").iterdir()) == []
+
+
+def test_a_reused_ingestion_whose_database_changed_is_refused(tmp_path, pgvector_schema_url, monkeypatch):
+    """A database written to after its ingestion was cached was scored as if it held the session alone."""
+    pytest.importorskip("pytesseract")
+    from mirix_py.cli.commands import app
+
+    monkeypatch.setenv("MIRIX_DATABASE_URL", pgvector_schema_url)
+    monkeypatch.setenv("MIRIX_VECTOR_STORE", "pgvector")
+    monkeypatch.setenv("MIRIX_EMBEDDER", "none")
+    monkeypatch.setenv("MIRIX_VAULT_KEY", Fernet.generate_key().decode())
+    ingest_cached(ONE_DAY, tmp_path / "cache", embedder=None)
+    _database_with_a_memory_of(tmp_path / "other", ONE_DAY.user_id)
+    result = CliRunner().invoke(app, ["eval", "screenshots", "--days", "1", "--dwell", "1-2", "--workers", "1",
+                                      "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache")])
+    assert result.exit_code == 2, result.output
+    (line,) = [ln for ln in result.output.splitlines() if ln.startswith("error:")]
+    assert "changed since" in line and "--fresh on an empty database" in line
+    assert not (tmp_path / "out" / "screenshot_qa.json").exists()

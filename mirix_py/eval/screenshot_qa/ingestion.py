@@ -114,8 +114,8 @@ def ingest_cached(config: ScreenshotQAConfig, cache_dir: Path, *, embedder: Any 
     """Generate the session and ingest it offline into a cached data dir keyed by the seed, days,
     ingestion settings, embedder, database and engine source; returns (data dir, ingestion info, manifest).
     An existing complete ingestion is reused unless `fresh`; a data dir a database still needs (its
-    vault key, its vectors) is never deleted (`refuse_deleting_what_a_database_needs`)."""
-    from mirix_py.engine import Mirix
+    vault key, its vectors) is never deleted (`refuse_deleting_what_a_database_needs`), nor is a database
+    already holding the user ingested into."""
     from mirix_py.ingest.screenshots import ScreenshotConfig
     from mirix_synth.screens import write_session
 
@@ -126,6 +126,8 @@ def ingest_cached(config: ScreenshotQAConfig, cache_dir: Path, *, embedder: Any 
     settings["embedder"] = embedder_name
     if (outside := _store_outside()) is not None:  # a database's memories are not the data dir's
         settings["store"] = outside
+    if (zone := _offline_settings(Path(".")).timezone) is not None:  # the memories' days are reckoned in it
+        settings["timezone"] = zone
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:10]
     fingerprint = engine_fingerprint()
     key = f"s{config.seed}-d{config.days}-{digest}-{fingerprint}"
@@ -145,14 +147,14 @@ def ingest_cached(config: ScreenshotQAConfig, cache_dir: Path, *, embedder: Any 
     t0 = time.perf_counter()
     write_session(frames, shots, synth=synth, progress=progress("writing synthetic frames", len(frames)))
     write_seconds = time.perf_counter() - t0
-    mx = Mirix(settings=_offline_settings(root / "data"), embedder=embedder)
+    mx = _open_for_ingestion(root, config.user_id, embedder)
     try:
         mx.configure_screenshots(ScreenshotConfig(workers=config.workers))
         mx.search("warm up", user_id=config.user_id)  # load the embedder before the clock starts
         advance = progress("ingesting screenshots", len(frames))
         report = mx.ingest_screenshots(shots, user_id=config.user_id, progress=advance)
         stored = stored_bytes(mx.store, config.user_id)
-        counts = mx.store.count(user_id=config.user_id)
+        counts = memory_counts(mx, config.user_id)
         describe = mx.describe()
     finally:
         mx.close()
@@ -179,6 +181,48 @@ def ingest_cached(config: ScreenshotQAConfig, cache_dir: Path, *, embedder: Any 
     shutil.rmtree(shots, ignore_errors=True)  # the PNGs are regenerated from the seed when needed
     marker.write_text(json.dumps(info, indent=1), encoding="utf-8")
     return root / "data", info, manifest
+
+
+def _open_for_ingestion(root: Path, user_id: str, embedder: Any) -> Any:
+    """The engine on the entry's new data dir, refused when its store already holds the user; a refused
+    open leaves no entry behind (nothing was written under the vault key it made, and a key left there
+    would make the next run refuse to start over)."""
+    from mirix_py.engine import Mirix
+
+    mx = None
+    try:
+        mx = Mirix(settings=_offline_settings(root / "data"), embedder=embedder)
+        refuse_a_held_user(mx, user_id)
+        return mx
+    except BaseException:
+        if mx is not None:
+            mx.close()
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+
+
+def memory_counts(mx: Any, user_id: str) -> dict[str, int]:
+    """The user's memories by type, as the ingestion's marker keeps them."""
+    return dict(mx.store.count(user_id=user_id))
+
+
+def refuse_a_held_user(mx: Any, user_id: str) -> None:
+    """Before an ingestion: a database already holding the benchmark user's memories would mix them
+    with the session's, and the questions would be scored on both."""
+    held = sum(memory_counts(mx, user_id).values())
+    if held:
+        raise RuntimeError(f"the store already holds {held} memories of the user {user_id!r}: give a database "
+                           "that holds none of them")
+
+
+def check_reused_store(mx: Any, user_id: str, info: dict[str, Any]) -> None:
+    """A reused ingestion's store must still hold what the ingestion left (an outside database can be
+    emptied or written to between runs): anything else would score a store nobody ingested."""
+    expected, held = info.get("memories"), memory_counts(mx, user_id)
+    if expected is not None and held != expected:
+        raise RuntimeError(f"the cached ingestion's store holds {sum(held.values())} memories of {user_id!r} where "
+                           f"the ingestion left {sum(expected.values())}: it changed since; run again with --fresh "
+                           "on an empty database")
 
 
 def baseline_documents(shots: Path, names: Sequence[str], *, workers: int | None = None,

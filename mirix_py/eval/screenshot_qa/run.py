@@ -15,7 +15,8 @@ from mirix_py.eval.cache import default_cache_dir
 from mirix_py.eval.judge import answer_from_context
 from mirix_py.eval.report import jsonable
 from mirix_py.eval.screenshot_qa.ingestion import (
-    _DEFAULT, Progress, ScreenshotQAConfig, _no_progress, _offline_settings, ingest_cached, resolve_embedder,
+    _DEFAULT, Progress, ScreenshotQAConfig, _no_progress, _offline_settings, check_reused_store, ingest_cached,
+    resolve_embedder,
 )
 from mirix_py.eval.screenshot_qa.questions import FAMILIES, QAItem, generate_questions
 from mirix_py.eval.screenshot_qa.report import plot_families, render_markdown
@@ -75,6 +76,8 @@ def run_benchmark(config: ScreenshotQAConfig, out_dir: str | Path, cache_dir: st
     rows: list[dict[str, Any]] = []
     now = datetime.now(timezone.utc)
     try:
+        if info.get("reused"):
+            check_reused_store(mx, config.user_id, info)
         advance = progress("asking questions", len(questions))
         for item in questions:
             row: dict[str, Any] = item.as_dict()
