@@ -21,6 +21,7 @@ import asyncio
 import math
 import platform
 import random
+import shutil
 import time
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
@@ -285,6 +286,24 @@ def check_reused_store(mx: Any, convs: Sequence[Conversation], info: Mapping[str
                            f"left {sum(expected.values())}: it changed since; run again with --fresh on an empty database")
 
 
+def _open_for_ingestion(path: Path, convs: Sequence[Conversation], **engine: Any) -> Any:
+    """The engine on a new cache entry, refused when its store already holds these users; a refused
+    open leaves no entry behind (nothing was written under the vault key it made, and a key left there
+    would make the next run refuse to start over)."""
+    from mirix_py.engine import Mirix
+
+    mx = None
+    try:
+        mx = Mirix(path, **engine)
+        refuse_held_users(mx, convs)
+        return mx
+    except BaseException:
+        if mx is not None:
+            mx.close()
+        shutil.rmtree(path, ignore_errors=True)
+        raise
+
+
 def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embedder: Any, model_client: Any,
                 progress: Progress | None = None) -> tuple[Any, dict[str, Any]]:
     """The engine on a cached data dir, ingesting (one `add` per session) when the cache has none."""
@@ -305,9 +324,8 @@ def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embe
     if cached.reused:
         info.update(cached.info)
     else:
-        mx = Mirix(cached.path, embedder=embedder, model_client=ingest_client)
+        mx = _open_for_ingestion(cached.path, convs, embedder=embedder, model_client=ingest_client)
         try:
-            refuse_held_users(mx, convs)
             started = time.perf_counter()
             total = sum(len(c.sessions) for c in convs)
             stats = None

@@ -278,6 +278,23 @@ def test_a_fresh_ingestion_into_a_database_holding_its_users_is_refused(tmp_path
         assert written_for(mx, users) == before
 
 
+def test_a_refused_open_leaves_no_entry_that_refuses_the_next_run(tmp_path, embedder, pgvector_schema_url,
+                                                                    monkeypatch):
+    """A run without the database's vault key made a new entry whose own key could not open the database:
+    refused, and its key then stayed in the entry, so every later run was refused as if starting over
+    would delete a key the database needed."""
+    from cryptography.fernet import Fernet
+
+    monkeypatch.setenv("MIRIX_DATABASE_URL", pgvector_schema_url)
+    monkeypatch.setenv("MIRIX_VECTOR_STORE", "pgvector")
+    monkeypatch.setenv("MIRIX_VAULT_KEY", Fernet.generate_key().decode())
+    run_locomo(config(tmp_path, budget_words=750, baselines=False), embedder=embedder)
+    monkeypatch.delenv("MIRIX_VAULT_KEY")
+    for _ in range(2):
+        with pytest.raises(Exception, match="vault key differs"):
+            run_locomo(config(tmp_path, budget_words=750, baselines=False, fresh=True), embedder=embedder)
+
+
 # ------------------------------------------------------------------ llm mode, scripted model
 
 
