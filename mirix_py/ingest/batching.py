@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Callable, Generic, Hashable, Iterable, TypeVar
 
+from mirix_py.ingest.defaults import BATCH_FRAMES, BATCH_SECONDS
+
 __all__ = ["BatchPolicy", "FrameBatcher", "plan_batches"]
 
 T = TypeVar("T")
@@ -23,8 +25,8 @@ class BatchPolicy:
     """max_frames: frames per update; max_seconds: span of capture time (and wall-clock wait) per
     update; group_by_app: one group per app (else one group for the screen)."""
 
-    max_frames: int = 20
-    max_seconds: float = 60.0
+    max_frames: int = BATCH_FRAMES
+    max_seconds: float = BATCH_SECONDS
     group_by_app: bool = True
 
     def __post_init__(self) -> None:

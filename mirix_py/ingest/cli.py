@@ -22,27 +22,29 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from mirix_py.ingest import defaults
+from mirix_py.ingest.env import ENV_VARS
+
 console = Console()
 err = Console(stderr=True)
 
 DataDir = typer.Option(None, "--data-dir", "-d", envvar="MIRIX_DATA_DIR", help="Data directory (default ~/.mirix).")
 User = typer.Option(..., "--user", "-u", help="User id the memories belong to.")
 Lang = typer.Option(None, "--lang", help="Tesseract language(s), e.g. eng or eng+deu (tesseract-ocr-<lang>) "
-                    "(default: MIRIX_OCR_LANG, else eng).")
-Workers = typer.Option(None, "--workers", help="OCR processes (default: MIRIX_OCR_WORKERS, else one per core).")
+                    f"(default: {ENV_VARS['lang']}, else {defaults.OCR_LANG}).")
+Workers = typer.Option(None, "--workers", help=f"OCR processes (default: {ENV_VARS['workers']}, else one per core).")
 Similarity = typer.Option(None, "--similarity", min=0.01, max=1.0,
                           help="Skip a frame at least this similar to the last kept one of its window "
-                          "(default: MIRIX_SCREENSHOT_SIMILARITY, else 0.99).")
+                          f"(default: {ENV_VARS['similarity']}, else {defaults.SIMILARITY:g}).")
 BatchFrames = typer.Option(None, "--batch-frames", min=1, help="Frames per memory update (per app) "
-                           "(default: MIRIX_SCREENSHOT_BATCH_FRAMES, else 20).")
+                           f"(default: {ENV_VARS['batch_frames']}, else {defaults.BATCH_FRAMES}).")
 BatchSeconds = typer.Option(None, "--batch-seconds", min=0.1, help="Seconds of screen time per memory update "
-                            "(default: MIRIX_SCREENSHOT_BATCH_SECONDS, else 60).")
+                            f"(default: {ENV_VARS['batch_seconds']}, else {defaults.BATCH_SECONDS:g}).")
 Thumbs = typer.Option(None, "--keep-thumbnails/--no-keep-thumbnails",
                       help="Keep a small WebP per processed frame, never the frame "
-                      "(default: MIRIX_KEEP_THUMBNAILS, else no).")
+                      f"(default: {ENV_VARS['keep_thumbnails']}, else no).")
 Retention = typer.Option(None, "--thumbnail-days", min=0.01, help="Delete thumbnails after this many days "
-                         "(default: MIRIX_THUMBNAIL_RETENTION_DAYS, else 7).")
-
+                         f"(default: {ENV_VARS['thumbnail_days']}, else {defaults.THUMBNAIL_DAYS:g}).")
 
 def _fail(exc: BaseException) -> None:
     err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)  # one line: scripts grep it
@@ -92,7 +94,9 @@ def _config_with_flags(*, lang: Optional[str], workers: Optional[int], similarit
     from mirix_py.errors import InvalidInput
     from mirix_py.ingest.env import screenshot_config_from_env
 
-    base = screenshot_config_from_env()
+    given = _given(lang=lang, workers=workers, similarity=similarity, batch_frames=batch_frames,
+                   batch_seconds=batch_seconds, keep_thumbnails=keep_thumbnails, thumbnail_days=thumbnail_days)
+    base = screenshot_config_from_env(overridden=given)  # a flag given: its variable is not read
     retention = None if thumbnail_days is None else timedelta(days=thumbnail_days)
     try:
         return replace(base, ocr=replace(base.ocr, **_given(lang=lang)),

@@ -8,6 +8,7 @@ from datetime import timedelta
 from mirix_py.errors import InvalidInput
 from mirix_py.ingest.batching import BatchPolicy
 from mirix_py.ingest.dedup import DEFAULT_THRESHOLD
+from mirix_py.ingest.defaults import THUMBNAIL_DAYS
 from mirix_py.ingest.multimodal import VISION_MAX_SIDE
 from mirix_py.ingest.ocr import OcrConfig
 
@@ -42,7 +43,7 @@ class ScreenshotConfig:
     min_text_chars: int = 3
     keep_thumbnails: bool = False
     thumbnail_max_side: int = 320
-    thumbnail_retention: timedelta | None = timedelta(days=7)
+    thumbnail_retention: timedelta | None = timedelta(days=THUMBNAIL_DAYS)
     vision: bool | None = None
     vision_max_side: int = VISION_MAX_SIDE
     keep_ocr_text: bool = False

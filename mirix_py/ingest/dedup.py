@@ -24,9 +24,11 @@ from typing import Hashable
 import numpy as np
 from PIL import Image, ImageOps
 
+from mirix_py.ingest.defaults import SIMILARITY
+
 __all__ = ["DedupDecision", "Deduplicator", "FrameSignature", "dhash", "hamming", "signature", "similarity"]
 
-DEFAULT_THRESHOLD = 0.99
+DEFAULT_THRESHOLD = SIMILARITY
 
 
 @dataclass(frozen=True, eq=False)  # compared by identity; `similarity` compares contents

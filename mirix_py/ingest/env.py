@@ -7,6 +7,8 @@ Pillow and pytesseract (the `screenshots` extra) are imported only when screensh
 from __future__ import annotations
 
 import os
+from collections.abc import Collection, Mapping
+from dataclasses import replace
 from datetime import timedelta
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -16,7 +18,7 @@ from mirix_py.errors import InvalidInput
 if TYPE_CHECKING:
     from mirix_py.ingest.screenshots import ScreenshotConfig
 
-__all__ = ["screenshot_config_from_env", "screenshots_module"]
+__all__ = ["ENV_VARS", "screenshot_config_from_env", "screenshots_module"]
 
 
 def screenshots_module() -> ModuleType:
@@ -29,29 +31,50 @@ def screenshots_module() -> ModuleType:
     return screenshots
 
 
-def screenshot_config_from_env(env: dict[str, str] | None = None) -> ScreenshotConfig:
-    """ScreenshotConfig from MIRIX_OCR_LANG, MIRIX_OCR_WORKERS, MIRIX_SCREENSHOT_SIMILARITY,
-    MIRIX_SCREENSHOT_BATCH_FRAMES, MIRIX_SCREENSHOT_BATCH_SECONDS, MIRIX_KEEP_THUMBNAILS,
-    MIRIX_THUMBNAIL_RETENTION_DAYS and MIRIX_KEEP_OCR_TEXT (unset ones keep their defaults)."""
-    from mirix_py.ingest.batching import BatchPolicy
+# The environment variable of each setting a user may give there (unset ones keep the defaults of
+# `ingest.defaults`, which the config dataclasses hold).
+ENV_VARS = {
+    "lang": "MIRIX_OCR_LANG",
+    "workers": "MIRIX_OCR_WORKERS",
+    "similarity": "MIRIX_SCREENSHOT_SIMILARITY",
+    "batch_frames": "MIRIX_SCREENSHOT_BATCH_FRAMES",
+    "batch_seconds": "MIRIX_SCREENSHOT_BATCH_SECONDS",
+    "keep_thumbnails": "MIRIX_KEEP_THUMBNAILS",
+    "thumbnail_days": "MIRIX_THUMBNAIL_RETENTION_DAYS",
+    "keep_ocr_text": "MIRIX_KEEP_OCR_TEXT",
+}
+_YES = ("1", "true", "yes")
 
+
+def screenshot_config_from_env(env: Mapping[str, str] | None = None, *,
+                               overridden: Collection[str] = ()) -> ScreenshotConfig:
+    """ScreenshotConfig from the variables of `ENV_VARS` that are set (the process environment by
+    default). The settings named in `overridden` (keys of ENV_VARS) are not read: a caller giving its
+    own value for one (a command-line flag) is not refused for an environment value it replaces."""
     module = screenshots_module()  # Pillow and pytesseract are there, or a clear error
+    from mirix_py.ingest.batching import BatchPolicy
     from mirix_py.ingest.ocr import OcrConfig
 
-    env = dict(os.environ if env is None else env)
+    source = os.environ if env is None else env
+    given = {name: source[var] for name, var in ENV_VARS.items() if name not in overridden and var in source}
     try:
-        ocr = OcrConfig(lang=env.get("MIRIX_OCR_LANG", "eng"))
-        batch = BatchPolicy(max_frames=int(env.get("MIRIX_SCREENSHOT_BATCH_FRAMES", 20)),
-                            max_seconds=float(env.get("MIRIX_SCREENSHOT_BATCH_SECONDS", 60)))
-        workers = env.get("MIRIX_OCR_WORKERS")
-        retention = env.get("MIRIX_THUMBNAIL_RETENTION_DAYS")
-        config: ScreenshotConfig = module.ScreenshotConfig(
-            ocr=ocr, batch=batch, workers=int(workers) if workers else None,
-            similarity_threshold=float(env.get("MIRIX_SCREENSHOT_SIMILARITY", 0.99)),
-            keep_thumbnails=env.get("MIRIX_KEEP_THUMBNAILS", "").lower() in ("1", "true", "yes"),
-            keep_ocr_text=env.get("MIRIX_KEEP_OCR_TEXT", "").lower() in ("1", "true", "yes"),
-            thumbnail_retention=timedelta(days=float(retention)) if retention else timedelta(days=7),
-        )
+        ocr = OcrConfig(lang=given["lang"]) if "lang" in given else OcrConfig()
+        batch = BatchPolicy()
+        if "batch_frames" in given:
+            batch = replace(batch, max_frames=int(given["batch_frames"]))
+        if "batch_seconds" in given:
+            batch = replace(batch, max_seconds=float(given["batch_seconds"]))
+        config: ScreenshotConfig = module.ScreenshotConfig(ocr=ocr, batch=batch)
+        if given.get("workers"):
+            config = replace(config, workers=int(given["workers"]))
+        if "similarity" in given:
+            config = replace(config, similarity_threshold=float(given["similarity"]))
+        if given.get("thumbnail_days"):
+            config = replace(config, thumbnail_retention=timedelta(days=float(given["thumbnail_days"])))
+        if "keep_thumbnails" in given:
+            config = replace(config, keep_thumbnails=given["keep_thumbnails"].lower() in _YES)
+        if "keep_ocr_text" in given:
+            config = replace(config, keep_ocr_text=given["keep_ocr_text"].lower() in _YES)
         return config
     except ValueError as exc:
         raise InvalidInput(f"screenshot settings in the environment: {exc}") from exc

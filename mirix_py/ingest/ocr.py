@@ -33,6 +33,7 @@ from typing import Any, Literal, Sequence
 from PIL import Image, ImageFilter, ImageOps
 
 from mirix_py.errors import DependencyMissing, InvalidInput
+from mirix_py.ingest.defaults import OCR_LANG
 from mirix_py.ingest.ocr_confusions import fix_capital_i
 from mirix_py.ingest.reread import looks_like_token, reread_tokens
 from mirix_py.secrets.masking import split_secret_words
@@ -76,7 +77,7 @@ class OcrConfig:
         in one more Tesseract call per frame that has any (`ingest.reread`); 0 switches it off.
     """
 
-    lang: str = "eng"
+    lang: str = OCR_LANG
     psm: int = 3
     oem: int = 1
     min_confidence: float = 45.0
@@ -167,7 +168,7 @@ class OcrResult:
     words_dropped: int = 0
     seconds: float = 0.0
     size: tuple[int, int] = (0, 0)
-    lang: str = "eng"
+    lang: str = OCR_LANG
 
     @property
     def text(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from mirix_py.cli.commands import app
@@ -97,6 +98,27 @@ def test_a_bad_screenshot_setting_in_the_environment_is_a_clear_error(tmp_path, 
     assert out.exit_code == 2
     assert "screenshot settings in the environment" in _text(out) and "similarity_threshold" in _text(out)
     assert not (tmp_path / "data").exists()  # refused before anything was opened
+
+
+@pytest.mark.parametrize(("variable", "bad", "flag"), [
+    ("MIRIX_SCREENSHOT_SIMILARITY", "2", ["--similarity", "0.99"]),
+    ("MIRIX_SCREENSHOT_BATCH_FRAMES", "many", ["--batch-frames", "20"]),
+    ("MIRIX_SCREENSHOT_BATCH_SECONDS", "a minute", ["--batch-seconds", "60"]),
+    ("MIRIX_OCR_WORKERS", "two", ["--workers", "1"]),
+    ("MIRIX_THUMBNAIL_RETENTION_DAYS", "a week", ["--thumbnail-days", "7"]),
+])
+def test_a_flag_replaces_a_bad_setting_of_the_environment(tmp_path, monkeypatch, synth, tesseract, variable, bad,
+                                                           flag):
+    """The environment's value was read, and refused, even where a flag gave the setting."""
+    monkeypatch.setenv("MIRIX_EMBEDDER", "none")
+    monkeypatch.setenv(variable, bad)
+    write_session(synth.session(days=1, dwell=(1, 1), scenes=["chat"]), tmp_path / "shots", synth=synth)
+    shots = ["ingest-screenshots", str(tmp_path / "shots"), "--user", "ada", "--create", "--json"]
+    refused = runner.invoke(app, [*shots, "-d", str(tmp_path / "without")])
+    assert refused.exit_code == 2 and "screenshot settings in the environment" in _text(refused)
+    given = runner.invoke(app, [*shots, "-d", str(tmp_path / "with"), *flag])
+    assert given.exit_code == 0, given.output
+    assert json.loads(given.stdout)["processed"] >= 1
 
 
 def test_capture_takes_settings_from_the_environment_and_flags_over_them(tmp_path, monkeypatch, synth, tesseract):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import stat
-import textwrap
 import threading
 
 import pytest
@@ -16,23 +15,11 @@ from mirix_py.ingest.ocr import (
     OcrConfig, OcrError, OcrPool, TesseractMissing, parse_tesseract_data, prepare_for_ocr,
 )
 from mirix_py.ingest.reread import looks_like_token
-
-
-def _data(rows):
-    """image_to_data DICT from (block, par, line, word, left, top, width, height, conf, text) rows."""
-    cols = {k: [] for k in ("level", "page_num", "block_num", "par_num", "line_num", "word_num", "left", "top",
-                            "width", "height", "conf", "text")}
-    for block, par, line, word, left, top, width, height, conf, text in rows:
-        for k, v in zip(cols, (5, 1, block, par, line, word, left, top, width, height, conf, text)):
-            cols[k].append(v)
-    # a non-word row, as Tesseract emits for pages/blocks/lines
-    for k, v in zip(cols, (2, 1, 1, 0, 0, 0, 0, 0, 100, 100, -1, "")):
-        cols[k].append(v)
-    return cols
+from tesseract_rows import tesseract_data
 
 
 def test_words_group_into_lines_and_blocks_low_confidence_dropped():
-    result = parse_tesseract_data(_data([
+    result = parse_tesseract_data(tesseract_data([
         (1, 1, 1, 1, 10, 10, 50, 12, 96, "Quarterly"), (1, 1, 1, 2, 65, 10, 40, 12, 91, "report"),
         (1, 1, 2, 1, 10, 30, 30, 12, 12, "~~"), (1, 1, 2, 2, 45, 30, 30, 12, 88, "draft"),
         (2, 1, 1, 1, 10, 200, 60, 12, 20, "Pneents"),
@@ -44,7 +31,7 @@ def test_words_group_into_lines_and_blocks_low_confidence_dropped():
 
 
 def test_low_confidence_urls_addresses_and_keys_are_kept():
-    result = parse_tesseract_data(_data([
+    result = parse_tesseract_data(tesseract_data([
         (1, 1, 1, 1, 10, 10, 300, 12, 0, "https://en.wikipedia.org/wiki/Lake_Baikal"),
         (1, 1, 2, 1, 10, 30, 200, 12, 20, '"sk_live_m62MNN6xaUVwecsVWwdGeJsV"'),
         (1, 1, 3, 1, 10, 50, 40, 12, 20, "Barco"),
@@ -52,21 +39,21 @@ def test_low_confidence_urls_addresses_and_keys_are_kept():
     assert result.lines == ["https://en.wikipedia.org/wiki/Lake_Baikal", '"sk_live_m62MNN6xaUVwecsVWwdGeJsV"']
     assert looks_like_token("alice.chen@acme.com") and looks_like_token("FALC-486")
     assert not looks_like_token("Barco") and not looks_like_token("|_—~") and not looks_like_token("a.b")
-    strict = parse_tesseract_data(_data([(1, 1, 1, 1, 10, 10, 300, 12, 0, "https://x.org/a")]), min_confidence=45,
+    strict = parse_tesseract_data(tesseract_data([(1, 1, 1, 1, 10, 10, 300, 12, 0, "https://x.org/a")]), min_confidence=45,
                                   keep_tokens=False)
     assert strict.lines == []
 
 
 def test_boxes_map_back_to_the_frame_and_panes_are_split():
     # one Tesseract line reading across two panes: a list entry and a sentence 500 px to the right
-    result = parse_tesseract_data(_data([
+    result = parse_tesseract_data(tesseract_data([
         (1, 1, 1, 1, 36, 350, 60, 20, 95, "Service"), (1, 1, 1, 2, 105, 350, 60, 20, 95, "Desk"),
         (1, 1, 1, 3, 990, 352, 60, 24, 95, "Sofia"), (1, 1, 1, 4, 1060, 352, 60, 24, 95, "works"),
         (1, 1, 2, 1, 36, 400, 60, 20, 95, "Payroll"), (1, 1, 2, 2, 990, 402, 60, 24, 95, "Best,"),
     ]), min_confidence=45, scale=1.5)
     assert [b.text for b in result.blocks] == ["Service Desk\nPayroll", "Sofia works\nBest,"]
     assert result.blocks[0].lines[0].words[0].box == (24, 233, 40, 13)
-    joined = parse_tesseract_data(_data([
+    joined = parse_tesseract_data(tesseract_data([
         (1, 1, 1, 1, 36, 350, 60, 20, 95, "Service"), (1, 1, 1, 3, 990, 352, 60, 24, 95, "Sofia"),
     ]), min_confidence=45, split_gap=None)
     assert joined.lines == ["Service Sofia"]

@@ -2,7 +2,7 @@ import pytest
 
 from mirix_py.ingest.ocr import parse_tesseract_data
 from mirix_py.ingest.ocr_confusions import fix_capital_i, misread_capital_i
-from tests.ingest.test_ocr import _data
+from tesseract_rows import tesseract_data
 
 
 @pytest.mark.parametrize("words, expected", [
@@ -34,7 +34,7 @@ def test_misread_needs_a_consonant_after_the_l():
 
 
 def test_ocr_lines_carry_the_fixed_name_with_its_box():
-    result = parse_tesseract_data(_data([
+    result = parse_tesseract_data(tesseract_data([
         (1, 1, 1, 1, 10, 10, 40, 12, 93, "Jonas"), (1, 1, 1, 2, 55, 10, 30, 12, 90, "lyer"),
         (1, 1, 2, 1, 10, 30, 60, 12, 95, "Nimbus"), (1, 1, 2, 2, 75, 30, 30, 12, 95, "lakes"),
     ]), min_confidence=45)
