@@ -25,7 +25,10 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
+from typing import Annotated, Any, Callable, Iterable, Mapping, NamedTuple, Sequence, TypeVar
+
+from pydantic import AliasChoices, BaseModel, BeforeValidator, Field, ValidationError, model_validator
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from mirix_py.store.search import RRF_K as ENGINE_RRF_K
 from mirix_py.store.search import rrf_fuse
@@ -118,6 +121,90 @@ _SESSION_KEY = re.compile(r"session_(\d+)")
 _DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %B %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %d %b %Y")
 
 
+def _category_number(value: Any) -> int:
+    """LoCoMo's category (1 to 5), written as a number or in digits (not true, 3.0 or "temporal")."""
+    number = value if isinstance(value, int) and not isinstance(value, bool) else (
+        int(value) if isinstance(value, str) and value.strip().isdecimal() else None)
+    if number not in CATEGORY_NAMES:
+        raise PydanticCustomError("locomo_category", f"category {{category}} is none of LoCoMo's "
+                                  f"{min(CATEGORY_NAMES)} to {max(CATEGORY_NAMES)}", {"category": repr(value)})
+    return number
+
+
+def _session_date(value: Any) -> datetime:
+    """A session's date as LoCoMo writes it, in words: a number is no date here (pydantic would read seconds)."""
+    if not isinstance(value, str):
+        raise PydanticCustomError("date_type", "a session's date is written in words")
+    return parse_session_date(value)
+
+
+class RawTurn(BaseModel):
+    """A turn as LoCoMo writes it; its other keys (img_url, query, re-download: where the photo came
+    from) are not read."""
+
+    dia_id: str  # "D2:1": session 2, turn 1, what the evidence lists name
+    speaker: str
+    text: str
+    blip_caption: str | None = None  # what BLIP saw in the photo the turn shares
+
+
+class RawSession(BaseModel):
+    """A non-empty `session_N` with its `session_N_date_time`, as `RawDialogue` gathers them."""
+
+    date: Annotated[datetime, BeforeValidator(_session_date)]
+    turns: list[RawTurn]
+
+
+class RawDialogue(BaseModel):
+    """LoCoMo's 'conversation' object. Its session keys differ from one conversation to the next, so
+    they are gathered by number first: session_1 to session_N with no gap, each with its date (a date
+    without a session is left, as LoCoMo's files hold them; an empty session is skipped)."""
+
+    speaker_a: str = ""
+    speaker_b: str = ""
+    sessions: dict[int, RawSession]  # by number, in order
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_sessions(cls, body: Any) -> Any:
+        if not isinstance(body, Mapping):
+            return body  # pydantic says what it is
+        keys = {int(m.group(1)): key for key in body if (m := _SESSION_KEY.fullmatch(key))}
+        if not keys:
+            raise PydanticCustomError("locomo_sessions", "has no 'session_1' (no session at all)")
+        gap = next((n for n in range(1, max(keys)) if n not in keys), None)
+        if gap is not None:
+            raise PydanticCustomError("locomo_sessions", "has no 'session_{gap}' (its sessions run to {last})",
+                                      {"gap": gap, "last": keys[max(keys)]})
+        sessions = {}
+        for number, key in sorted(keys.items()):
+            if body[key]:
+                date_key = f"session_{number}_date_time"
+                sessions[number] = {"turns": body[key], **({"date": body[date_key]} if date_key in body else {})}
+        speakers = {k: body[k] for k in ("speaker_a", "speaker_b") if k in body}
+        return {**speakers, "sessions": sessions}
+
+
+class RawQuestion(BaseModel):
+    """A QA entry as LoCoMo writes it. Evidence is required, an empty list allowed (the question is
+    then not scored): a question with no evidence key at all is a file in another form, not a question
+    without evidence."""
+
+    question: str
+    # category 5 (adversarial) questions carry `adversarial_answer` instead; some answers are years as numbers
+    answer: str = Field(validation_alias=AliasChoices("answer", "adversarial_answer"), coerce_numbers_to_str=True)
+    category: Annotated[int, BeforeValidator(_category_number)]
+    evidence: list[str]  # dia_ids as written ("D8:6; D9:17", "D:11:26"): `normalize_evidence` repairs them
+
+
+class RawConversation(BaseModel):
+    """One conversation of a LoCoMo file; its summaries and observations (LoCoMo's annotations) are not read."""
+
+    sample_id: str | None = Field(default=None, coerce_numbers_to_str=True)  # "conv-26"
+    conversation: RawDialogue
+    qa: list[RawQuestion]
+
+
 def parse_session_date(value: str) -> datetime:
     """LoCoMo's "1:56 pm on 8 May, 2023" as an aware UTC datetime (the data carries no zone)."""
     text = " ".join(value.strip().split())
@@ -166,119 +253,137 @@ def normalize_evidence(raw: Iterable[str]) -> tuple[list[str], list[str], list[s
     return list(dict.fromkeys(ids)), malformed, dropped
 
 
+# ---- saying what is wrong: a pydantic error, in one line and LoCoMo's own names
+
 JSON_KINDS = {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number",
               bool: "true or false", type(None): "null"}
+Place = tuple[int | str, ...]  # a pydantic error's `loc`, from the conversation down
+_EXPECTED = {"model_type": "an object", "list_type": "a list", "string_type": "a string", "date_type": "a date"}
+_ITEMS = {"qa": "questions", "turns": "turns", "evidence": "dia_ids"}  # what a list at that key holds
+_MISSING_NOTES = {"answer": " (nor the 'adversarial_answer' of category 5)"}
+RawModel = TypeVar("RawModel", bound=BaseModel)
 
 
 def _kind(value: Any) -> str:
     return JSON_KINDS.get(type(value), type(value).__name__)
 
 
-def _object(raw: Any, keys: Sequence[str], where: str) -> Mapping[str, Any]:
-    """`raw` as a JSON object holding `keys`; else a ValueError saying, after `where`, what is missing."""
-    if not isinstance(raw, Mapping):
-        raise ValueError(f"{where} is {_kind(raw)}, not an object")
-    missing = [k for k in keys if k not in raw]
-    if missing:
-        raise ValueError(f"{where} has no {', '.join(map(repr, missing))}")
-    return raw
+def _place(loc: Place, root: str = "it") -> str:
+    """Where `loc` is, as a reader of the file names it: "question 3", "session_2 turn 0",
+    "session_2_date_time"; `root` names the object validated itself."""
+    match loc:
+        case ():
+            return root
+        case ("conversation" | "qa" | "sample_id" as key,):
+            return repr(key)
+        case ("qa", int(index)):
+            return f"question {index}"
+        case ("conversation", "sessions", int(number)) | ("conversation", "sessions", int(number), "turns"):
+            return f"session_{number}"
+        case ("conversation", "sessions", int(number), "date"):
+            return f"session_{number}_date_time"
+        case ("conversation", "sessions", int(number), "turns", int(index)):
+            return f"session_{number} turn {index}"
+        case ("conversation", str(key)):
+            return key
+        case (*holder, int(index)):
+            return f"{_place(tuple(holder), root)} {index}"
+    *holder, field_name = loc
+    return f"{_place(tuple(holder), root)}'s {field_name}"
 
 
-def _list(value: Any, where: str, of: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise ValueError(f"{where} is {_kind(value)}, not a list of {of}")
-    return value
+def _key(loc: Place) -> str:
+    """The key `loc` ends in, as the file writes it (a session's date is its `session_N_date_time`)."""
+    return _place(loc) if loc[-1] == "date" else str(loc[-1])
 
 
-def parse_turn(raw: Any, where: str = "the turn") -> Turn:
-    raw = _object(raw, ("dia_id", "speaker", "text"), where)
-    caption = raw.get("blip_caption")
-    return Turn(dia_id=str(raw["dia_id"]).strip(), speaker=str(raw["speaker"]).strip(), text=str(raw["text"]),
-                blip_caption=str(caption).strip() if caption else None)
+def _in_words(errors: list[ErrorDetails], at: Place = (), root: str = "it") -> str:
+    """The first of pydantic's errors as one line: where (`at` leads to the object validated) and what
+    is wrong, with the keys missing beside it: "question 3 has no 'answer' (nor ...)"."""
+    error = errors[0]
+    loc, value, kind = at + tuple(error["loc"]), error.get("input"), error["type"]
+    if kind == "missing":
+        keys = [_key(at + tuple(e["loc"])) for e in errors
+                if e["type"] == "missing" and e["loc"][:-1] == error["loc"][:-1]]
+        notes = "".join(_MISSING_NOTES.get(k, "") for k in keys)
+        return f"{_place(loc[:-1], root)} has no {', '.join(map(repr, keys))}{notes}"
+    if kind in _EXPECTED:
+        items = f" of {_ITEMS[loc[-1]]}" if kind == "list_type" and loc[-1] in _ITEMS else ""
+        return f"{_place(loc, root)} is {_kind(value)}, not {_EXPECTED[kind]}{items}"
+    if kind == "locomo_category":  # its message names its key: said at the question
+        return f"{_place(loc[:-1], root)}: {error['msg']}"
+    if kind == "locomo_sessions":
+        return f"{_place(loc, root)} {error['msg']}"
+    return f"{_place(loc, root)}: {error.get('ctx', {}).get('error', error['msg'])}"
 
 
-def parse_sessions(body: Mapping[str, Any]) -> list[Session]:
-    """The numbered sessions, in order: session_1 to session_N, each with its `session_N_date_time`
-    (a date without a session is left, as LoCoMo's files hold them; an empty session is skipped)."""
-    keys = {int(m.group(1)): key for key in body if (m := _SESSION_KEY.fullmatch(key))}
-    if not keys:
-        raise ValueError("'conversation' has no 'session_1' (no session at all)")
-    missing = [n for n in range(1, max(keys)) if n not in keys]
-    if missing:
-        raise ValueError(f"'conversation' has no 'session_{missing[0]}' (its sessions run to {keys[max(keys)]})")
-    sessions = []
-    for number, key in sorted(keys.items()):
-        turns, date_key = body[key], f"session_{number}_date_time"
-        if not turns:
-            continue
-        sessions.append(Session(number=number, date=_session_date(body, key, date_key),
-                                turns=tuple(parse_turn(t, f"{key} turn {i}")
-                                            for i, t in enumerate(_list(turns, key, "turns")))))
-    return sessions
-
-
-def _session_date(body: Mapping[str, Any], key: str, date_key: str) -> datetime:
-    if date_key not in body:
-        raise ValueError(f"{key} has no {date_key!r}")
-    value = body[date_key]
-    if not isinstance(value, str):
-        raise ValueError(f"{date_key} is {_kind(value)}, not a date")
+def _validated(model: type[RawModel], raw: Any, at: Place = (), root: str = "it") -> RawModel:
+    """`raw` as `model`, or a ValueError saying in one line what is wrong, and where."""
     try:
-        return parse_session_date(value)
-    except ValueError as exc:
-        raise ValueError(f"{date_key}: {exc}") from exc
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise ValueError(_in_words(exc.errors(include_url=False), at, root)) from None
 
 
-def _category(value: Any, where: str) -> int:
-    """LoCoMo's category number (1 to 5), written as a number or in digits."""
-    number = value if isinstance(value, int) and not isinstance(value, bool) else (
-        int(value) if isinstance(value, str) and value.strip().isdigit() else None)
-    if number not in CATEGORY_NAMES:
-        raise ValueError(f"{where}: category {value!r} is none of LoCoMo's {min(CATEGORY_NAMES)} to "
-                         f"{max(CATEGORY_NAMES)}")
-    return number
+# ---- from LoCoMo's form to the records
 
 
-def parse_question(qa: Any, index: int, sample_id: str, known: set[str], report: EvidenceReport) -> Question:
-    """A QA entry of the conversation `sample_id`; its evidence normalised into `report`."""
-    where = f"question {index}"
-    qa = _object(qa, ("question", "category"), where)
-    if "answer" not in qa and "adversarial_answer" not in qa:
-        raise ValueError(f"{where} has no 'answer' (nor the 'adversarial_answer' of category 5)")
-    category = _category(qa["category"], where)
-    raw_ev = [str(e) for e in _list(qa.get("evidence") or [], f"{where}'s evidence", "dia_ids")]
-    ids, malformed, dropped = normalize_evidence(raw_ev)
-    report.entries += len(raw_ev)
+def _turn(raw: RawTurn) -> Turn:
+    return Turn(dia_id=raw.dia_id.strip(), speaker=raw.speaker.strip(), text=raw.text,
+                blip_caption=raw.blip_caption.strip() if raw.blip_caption else None)
+
+
+def _sessions(raw: RawDialogue) -> list[Session]:
+    return [Session(number=number, date=session.date, turns=tuple(_turn(t) for t in session.turns))
+            for number, session in raw.sessions.items()]
+
+
+def _question(raw: RawQuestion, index: int, sample_id: str, known: set[str], report: EvidenceReport) -> Question:
+    """The question, its evidence normalised into `report` (`known`: the conversation's dia_ids)."""
+    ids, malformed, dropped = normalize_evidence(raw.evidence)
+    report.entries += len(raw.evidence)
     report.malformed.extend(f"{sample_id}#{index}: {e!r}" for e in malformed)
     report.dropped.extend(f"{sample_id}#{index}: {e!r}" for e in dropped)
     report.unknown.extend(f"{sample_id}#{index}: {e}" for e in ids if e not in known)
     if not ids:
         report.no_evidence += 1
-    answer = qa.get("answer", qa.get("adversarial_answer", ""))
-    return Question(conversation_id=sample_id, index=index, question=str(qa["question"]), answer=str(answer),
-                    category=category, evidence=tuple(ids), raw_evidence=tuple(raw_ev))
+    return Question(conversation_id=sample_id, index=index, question=raw.question, answer=raw.answer,
+                    category=raw.category, evidence=tuple(ids), raw_evidence=tuple(raw.evidence))
+
+
+def parse_turn(raw: Any, where: str = "the turn") -> Turn:
+    """One turn; a ValueError naming it by `where` ("session_2 turn 0") when it is not in LoCoMo's form."""
+    return _turn(_validated(RawTurn, raw, root=where))
+
+
+def parse_sessions(body: Mapping[str, Any]) -> list[Session]:
+    """The numbered sessions of a 'conversation' object, in order (see `RawDialogue`)."""
+    return _sessions(_validated(RawDialogue, body, at=("conversation",)))
+
+
+def parse_question(qa: Any, index: int, sample_id: str, known: set[str], report: EvidenceReport) -> Question:
+    """A QA entry of the conversation `sample_id`; its evidence normalised into `report`."""
+    return _question(_validated(RawQuestion, qa, at=("qa", index)), index, sample_id, known, report)
 
 
 def parse_conversation(raw: Any, report: EvidenceReport | None = None, *, index: int = 0) -> Conversation:
     """One conversation of a LoCoMo file, the `index`-th (its id when it has no `sample_id`: each
     conversation is a user of its own); a ValueError saying what is missing, and where, when it is not
-    in LoCoMo's form."""
+    in LoCoMo's form. It is checked whole before its evidence is counted into `report`."""
     report = report if report is not None else EvidenceReport()
-    raw = _object(raw, ("conversation", "qa"), "it")
-    body = _object(raw["conversation"], (), "'conversation'")
-    sample_id = str(raw.get("sample_id") or f"conv-{index}")
-    sessions = parse_sessions(body)
+    conv = _validated(RawConversation, raw)
+    sample_id = conv.sample_id or f"conv-{index}"
+    sessions = _sessions(conv.conversation)
     known = {t.dia_id for s in sessions for t in s.turns}
-    questions = [parse_question(qa, i, sample_id, known, report)
-                 for i, qa in enumerate(_list(raw["qa"], "'qa'", "questions"))]
-    return Conversation(sample_id=sample_id, speaker_a=str(body.get("speaker_a", "")),
-                        speaker_b=str(body.get("speaker_b", "")), sessions=tuple(sessions), questions=tuple(questions))
+    questions = [_question(qa, i, sample_id, known, report) for i, qa in enumerate(conv.qa)]
+    return Conversation(sample_id=sample_id, speaker_a=conv.conversation.speaker_a,
+                        speaker_b=conv.conversation.speaker_b, sessions=tuple(sessions), questions=tuple(questions))
 
 
 def load_locomo(path: str | Path, report: EvidenceReport | None = None) -> list[Conversation]:
     """Read the original LoCoMo JSON (a list of conversations, or one conversation). A file of another
     form is refused whole, before anything is ingested, with a ValueError naming the conversation (and
-    question) and what is missing."""
+    question, session or turn) and what is wrong."""
     with open(path, encoding="utf-8") as fh:
         try:
             data = json.load(fh)

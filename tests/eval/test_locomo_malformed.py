@@ -1,6 +1,7 @@
 """A LoCoMo file with a key missing is refused whole, before anything is ingested, in one message naming the
 file, the conversation (and question) and what is missing: a QA without an answer was scored against "",
-a conversation without session_1 ran on, and `mirix eval locomo` said neither."""
+a conversation without session_1 ran on, a QA without its evidence key was counted as one with no evidence
+(unscored), and `mirix eval locomo` said none of it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mirix_py.cli.commands import app
-from mirix_py.eval.locomo import load_locomo
+from mirix_py.eval.locomo import EvidenceReport, load_locomo
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "locomo_mini.json"
 
@@ -48,6 +49,7 @@ MALFORMED = [
     pytest.param(without("0.qa.1.answer"),
                  FIRST + "question 1 has no 'answer' (nor the 'adversarial_answer' of category 5)", id="no-answer"),
     pytest.param(without("0.qa.2.question"), FIRST + "question 2 has no 'question'", id="no-question"),
+    pytest.param(without("0.qa.1.evidence"), FIRST + "question 1 has no 'evidence'", id="no-evidence"),
     pytest.param(replaced("0.qa.0.category", "temporal"),
                  FIRST + "question 0: category 'temporal' is none of LoCoMo's 1 to 5", id="category-in-words"),
     pytest.param(without("1.qa"), SECOND + "it has no 'qa'", id="no-qa"),
@@ -85,6 +87,14 @@ def test_a_file_of_another_form_is_refused_naming_it(tmp_path, top, says):
     with pytest.raises(ValueError, match=f"^{path}: ") as refused:
         load_locomo(path)
     assert says in str(refused.value)
+
+
+def test_an_empty_evidence_list_is_a_question_left_unscored(tmp_path):
+    """Unlike a missing key, `"evidence": []` is LoCoMo's own (two questions of locomo_dev.json): loaded, counted."""
+    report = EvidenceReport()
+    (first, _) = load_locomo(malformed_file(tmp_path, replaced("0.qa.1.evidence", [])), report)
+    assert first.questions[1].evidence == () and not first.questions[1].scored
+    assert report.no_evidence == 2  # it and the fixture's own question 4
 
 
 def test_conversations_without_a_sample_id_are_users_of_their_own(tmp_path):
