@@ -35,7 +35,7 @@ def model_when(value: object, what: str, zone: tzinfo, *, end: bool = False) -> 
     first = _period_edge(value, what, end=end)
     if first is not None:
         return parse_when(datetime.combine(first, time(0), zone), what)
-    day, clock = _day_and_clock(value, what)
+    day, clock = _bound_day_and_clock(value, what)
     try:
         if clock is None:
             moment = datetime.combine(day + timedelta(days=1) if end else day, time(0), zone)
@@ -65,8 +65,9 @@ def _period_edge(value: str, what: str, *, end: bool) -> date | None:
         raise InvalidInput(f"{what}: {value!r} is not a day of the calendar") from exc
 
 
-def _day_and_clock(value: str, what: str) -> tuple[date, time | None]:
-    """The day `value` names and its time of day (None for a day alone, zone kept when given)."""
+def _bound_day_and_clock(value: str, what: str) -> tuple[date, time | None]:
+    """The day a search bound `value` names and its time of day (None for a day alone, zone kept when
+    given); a memory's own moment is read apart (`tools._said_day_and_clock`)."""
     in_words = parse_words(value)
     if in_words is not None:
         return in_words

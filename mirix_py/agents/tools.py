@@ -55,9 +55,10 @@ ISO_DAY = re.compile(r"\d{4}-?\d{2}-?\d{2}")  # a day alone, extended (2024-05-0
 YEAR_OR_MONTH = re.compile(r"\d{4}(?:-\d{1,2})?")  # "2024", "2024-05": no day named
 
 
-def _day_and_clock(text: str) -> tuple[date, time | None] | None:
-    """The day `text` names and its time of day (None for a day alone), in ISO 8601 or in words as
-    the messages show days; None when it names no day."""
+def _said_day_and_clock(text: str) -> tuple[date, time | None] | None:
+    """The day a memory was said on, as `text` names it, and its time of day (None for a day alone), in
+    ISO 8601 or in words as the messages show days; None when it names no day. A search bound is read
+    apart (`model_times._bound_day_and_clock`): an edge of a range, not a moment."""
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -424,7 +425,7 @@ class OpCollector:
             self.fail(f"occurred_at must be a date written as text, not {type(value).__name__} {value!r}: "
                       f"{TIME_FORMATS}")
         text = value.strip()
-        said = _day_and_clock(text) if text else None
+        said = _said_day_and_clock(text) if text else None
         if said is None:
             self.fail(_time_problem(text))
         day, clock = said
