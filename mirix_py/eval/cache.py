@@ -15,7 +15,7 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import mirix_py
 from mirix_py.errors import MirixError
@@ -103,6 +103,22 @@ def needed_by_a_database(path: Path) -> list[str]:
     if (path / SQLITE_STORE).exists():
         return []
     return [what for name, what in DATABASE_NEEDS.items() if (path / name).exists()]
+
+
+def open_for_ingestion(entry: Path, open_engine: Callable[[], Any], refuse: Callable[[Any], None]) -> Any:
+    """The engine `open_engine` opens on a new cache entry, once `refuse` (the users already held) lets
+    it be ingested into. A refused open leaves no entry behind: nothing was written under the vault key
+    it made, and a key left there would make the next run refuse to start over."""
+    mx = None
+    try:
+        mx = open_engine()
+        refuse(mx)
+        return mx
+    except BaseException:
+        if mx is not None:
+            mx.close()
+        shutil.rmtree(entry, ignore_errors=True)
+        raise
 
 
 def store_outside(settings: Any) -> dict[str, Any] | None:

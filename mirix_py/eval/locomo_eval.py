@@ -21,7 +21,6 @@ import asyncio
 import math
 import platform
 import random
-import shutil
 import time
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
@@ -30,7 +29,9 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from mirix_py.eval.cache import default_cache_dir, mark_complete, open_cached_dir, store_outside
+from mirix_py.eval.cache import (
+    default_cache_dir, mark_complete, open_cached_dir, open_for_ingestion, store_outside,
+)
 from mirix_py.eval.locomo import (
     BASELINE_NAMES, CATEGORY_NAMES, ENGINE_RRF_K, SCORED_CATEGORIES, Conversation, EvidenceReport, Question,
     RawTurnBaselines, evidence_recall, file_digest, full_context_words, ingest_conversation, load_locomo,
@@ -286,24 +287,6 @@ def check_reused_store(mx: Any, convs: Sequence[Conversation], info: Mapping[str
                            f"left {sum(expected.values())}: it changed since; run again with --fresh on an empty database")
 
 
-def _open_for_ingestion(path: Path, convs: Sequence[Conversation], **engine: Any) -> Any:
-    """The engine on a new cache entry, refused when its store already holds these users; a refused
-    open leaves no entry behind (nothing was written under the vault key it made, and a key left there
-    would make the next run refuse to start over)."""
-    from mirix_py.engine import Mirix
-
-    mx = None
-    try:
-        mx = Mirix(path, **engine)
-        refuse_held_users(mx, convs)
-        return mx
-    except BaseException:
-        if mx is not None:
-            mx.close()
-        shutil.rmtree(path, ignore_errors=True)
-        raise
-
-
 def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embedder: Any, model_client: Any,
                 progress: Progress | None = None) -> tuple[Any, dict[str, Any]]:
     """The engine on a cached data dir, ingesting (one `add` per session) when the cache has none."""
@@ -324,7 +307,8 @@ def open_engine(config: LocomoEvalConfig, convs: Sequence[Conversation], *, embe
     if cached.reused:
         info.update(cached.info)
     else:
-        mx = _open_for_ingestion(cached.path, convs, embedder=embedder, model_client=ingest_client)
+        mx = open_for_ingestion(cached.path, lambda: Mirix(cached.path, embedder=embedder, model_client=ingest_client),
+                                lambda opened: refuse_held_users(opened, convs))
         try:
             started = time.perf_counter()
             total = sum(len(c.sessions) for c in convs)

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from mirix_py.eval.cache import (
-    engine_fingerprint, needed_by_a_database, refuse_deleting_what_a_database_needs, store_outside,
+    engine_fingerprint, needed_by_a_database, open_for_ingestion, refuse_deleting_what_a_database_needs,
+    store_outside,
 )
 from mirix_py.store.footprint import stored_bytes
 
@@ -147,7 +148,10 @@ def ingest_cached(config: ScreenshotQAConfig, cache_dir: Path, *, embedder: Any 
     t0 = time.perf_counter()
     write_session(frames, shots, synth=synth, progress=progress("writing synthetic frames", len(frames)))
     write_seconds = time.perf_counter() - t0
-    mx = _open_for_ingestion(root, config.user_id, embedder)
+    from mirix_py.engine import Mirix
+
+    mx = open_for_ingestion(root, lambda: Mirix(settings=_offline_settings(root / "data"), embedder=embedder),
+                            lambda opened: refuse_a_held_user(opened, config.user_id))
     try:
         mx.configure_screenshots(ScreenshotConfig(workers=config.workers))
         mx.search("warm up", user_id=config.user_id)  # load the embedder before the clock starts
@@ -181,24 +185,6 @@ def ingest_cached(config: ScreenshotQAConfig, cache_dir: Path, *, embedder: Any 
     shutil.rmtree(shots, ignore_errors=True)  # the PNGs are regenerated from the seed when needed
     marker.write_text(json.dumps(info, indent=1), encoding="utf-8")
     return root / "data", info, manifest
-
-
-def _open_for_ingestion(root: Path, user_id: str, embedder: Any) -> Any:
-    """The engine on the entry's new data dir, refused when its store already holds the user; a refused
-    open leaves no entry behind (nothing was written under the vault key it made, and a key left there
-    would make the next run refuse to start over)."""
-    from mirix_py.engine import Mirix
-
-    mx = None
-    try:
-        mx = Mirix(settings=_offline_settings(root / "data"), embedder=embedder)
-        refuse_a_held_user(mx, user_id)
-        return mx
-    except BaseException:
-        if mx is not None:
-            mx.close()
-        shutil.rmtree(root, ignore_errors=True)
-        raise
 
 
 def memory_counts(mx: Any, user_id: str) -> dict[str, int]:
