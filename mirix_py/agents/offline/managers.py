@@ -743,7 +743,7 @@ def resource_ops(batch: PreparedBatch, recent: Sequence[Memory] | RepeatLookup =
             existing = batch.screens.get(screen_title(m))
             if existing is not None:
                 text = _without_clocks(m)
-                if not same_lines(existing.content, text):
+                if not same_lines(existing.content, text, m.local_at):
                     ops.append(UpdateOp(memory_id=existing.id, fields={"content": text},
                                         add_source_ids=list(m.source_ids)))
                 continue

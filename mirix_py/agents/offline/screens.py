@@ -98,10 +98,30 @@ def new_with_context(text: str, seen: set[str], when: datetime | None = None, *,
     return [lines[i] for i in fresh], [lines[j] for j in keep]
 
 
-def same_lines(a: str, b: str) -> bool:
-    """Whether two screen texts hold the same lines (order, case, spacing and clocks aside)."""
-    return {line_key(x, all_clocks=True) for x in screen_lines(a)} == {line_key(x, all_clocks=True)
-                                                                       for x in screen_lines(b)}
+def same_lines(a: str, b: str, when: datetime | None = None) -> bool:
+    """Whether the screen text `b` (captured at `when`) holds the same lines as the earlier text `a`
+    (order, case and spacing aside). A time that differs counts as a change unless `b`'s is a live
+    clock (within a minute of `when`): a meeting moved from 15:00 to 16:30 is news, a "synced 10:45"
+    ticking on is not. Without `when` every time is taken for a clock."""
+    earlier: dict[str, list[str]] = {}
+    for line in screen_lines(a):
+        earlier.setdefault(line_key(line, all_clocks=True), []).append(line_key(line))
+    later = screen_lines(b)
+    if set(earlier) != {line_key(x, all_clocks=True) for x in later}:
+        return False
+    if when is None:
+        return True
+    live = _minutes_near(when)
+    return all(any(_same_times(old, line_key(new), live) for old in earlier[line_key(new, all_clocks=True)])
+               for new in later)
+
+
+def _same_times(old: str, new: str, live: set[int]) -> bool:
+    """Two keys of lines alike but for their times: every time the same, or `new`'s a live clock."""
+    old_times = [m.group(0) for m in _CLOCK.finditer(old)]
+    new_times = [m for m in _CLOCK.finditer(new)]
+    return len(old_times) == len(new_times) and all(
+        was == now.group(0) or int(now.group(2)) in live for was, now in zip(old_times, new_times))
 
 
 # "ada@laptop:~/src$ ", "ada@MacBook-Pro ~ % ", "(venv) ada@host:/srv# ", "PS C:\\Users\\ada> "

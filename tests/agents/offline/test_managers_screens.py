@@ -131,6 +131,29 @@ def test_same_lines_ignores_order_case_spacing_and_clocks():
     assert same_lines("Mon 09:14\nA  b", "a b\nMon 10:20") and not same_lines("a", "a\nb")
 
 
+def test_same_lines_takes_a_changed_time_for_news_unless_it_is_the_live_clock():
+    later = T0 + timedelta(days=1)  # 09:14 the next day
+    before = "Dentist appointment Thursday 6 June at 15:00\nLast synced 16:02"
+    assert not same_lines(before, "Dentist appointment Thursday 6 June at 16:30\nLast synced 16:02", later)
+    assert not same_lines("Board meeting starts at 3:00 PM", "Board meeting starts at 4:30 PM", later)
+    assert same_lines(before, "Dentist appointment Thursday 6 June at 15:00\nLast synced 09:14", later)
+    assert same_lines(before, "dentist appointment  Thursday 6 June at 15:00\nLast synced 16:02", later)
+    assert same_lines(before, "Dentist appointment Thursday 6 June at 16:30\nLast synced 16:02")  # no capture time
+
+
+def test_a_window_whose_only_change_is_a_time_updates_its_resource():
+    """The calendar's resource kept "15:00" after the window showed 16:30, and ranked first."""
+    existing = ResourceMemory(id="res_d", user_id="u", title="Screenshot of Calendar — June",
+                              content="Dentist appointment Thursday 6 June at 15:00")
+    moved = _shot("Dentist appointment Thursday 6 June at 16:30", 86_400, app="Calendar", window="June")
+    (update,) = managers.resource_ops(managers.prepare_batch("u", [moved], find_resource=lambda t: existing))
+    assert isinstance(update, UpdateOp) and update.fields["content"] == "Dentist appointment Thursday 6 June at 16:30"
+    ticking = ResourceMemory(id="res_e", user_id="u", title="Screenshot of Mail — Inbox",
+                             content="Inbox (3)\nUpdated 08:02")
+    again = _shot("Inbox (3)\nUpdated 09:14", 0, app="Mail", window="Inbox")  # captured at 09:14: a live clock
+    assert managers.resource_ops(managers.prepare_batch("u", [again], find_resource=lambda t: ticking)) == []
+
+
 def test_a_visits_details_show_each_context_line_once():
     base = "\n".join(f"Channel line {i} with some words" for i in range(30))  # > 300 characters
     frames = [_shot(base), _shot(base + "\nDana: lunch at 12:30?\nMessage #team", 2),
