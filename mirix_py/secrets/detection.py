@@ -32,7 +32,7 @@ from typing import Callable, Literal
 
 Sensitivity = Literal["low", "medium", "high"]
 
-__all__ = ["SecretMatch", "find_secrets", "redact", "value_fits"]
+__all__ = ["SecretMatch", "find_secrets", "prefixed_key_spans", "redact", "value_fits"]
 
 
 @dataclass(frozen=True)
@@ -721,6 +721,11 @@ def _nearest_placeholder(context: str, approx: int) -> int:
 
 _EMAIL_VALUE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}")
 _SSN_VALUE = re.compile(r"\d{3}-\d{2}-\d{4}")
+
+
+def prefixed_key_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` holds a token of a well-known provider's shape ("sk-proj-…", "ghp_…", "AKIA…")."""
+    return [m.span() for m in _PREFIXED_KEYS.finditer(text)]
 
 
 def value_fits(entry_type: str, value: str) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Protocol, Sequence
 
-from mirix_py.secrets.detection import find_secrets
+from mirix_py.secrets.detection import find_secrets, prefixed_key_spans
 from mirix_py.secrets.guard import Secret
 
 __all__ = ["Box", "ScreenText", "secret_line_boxes", "split_secret_words"]
@@ -97,18 +97,29 @@ def split_secret_words(words: Sequence[str], detect: Callable[[str], Sequence[Se
     starts = _word_starts(words)
     found = [(m.start, m.end) for m in detect(line)]
     touched = [any(s < start + len(word) and start < e for s, e in found) for word, start in zip(words, starts)]
+    keyed = [any(s < start + len(word) and start < e for s, e in prefixed_key_spans(line))
+             for word, start in zip(words, starts)]
     runs: list[tuple[int, int]] = []
     i = 0
     while i < len(words) - 1:
         join = starts[i + 1] - 1  # the space dropped; in the joined line, word i + 1 starts here
         joined = line[:join] + line[join + 1:]
-        glue = not (touched[i] or touched[i + 1] or _reads_as_prose(words[i]) or _reads_as_prose(words[i + 1]))
-        if glue and any(m.start < join < m.end for m in detect(joined)):
+        plain = not (_reads_as_prose(words[i]) or _reads_as_prose(words[i + 1]))
+        glue = plain and not (touched[i] or touched[i + 1]) and any(m.start < join < m.end for m in detect(joined))
+        if glue or (plain and _completes_a_key(i, joined, join, touched, keyed)):
             runs.append((i, i + 2))
             i += 2
         else:
             i += 1
     return runs
+
+
+def _completes_a_key(i: int, joined: str, join: int, touched: list[bool], keyed: list[bool]) -> bool:
+    """Word i is a secret's value by a cue ("OPENAI_API_KEY=sk-proj-4fGhJk7") but the provider's key
+    shape appears only with word i + 1 glued on: OCR cut the key, and the rest of it would stay in the
+    text. A word that is a whole key of that shape already keeps its neighbour."""
+    return (touched[i] and not keyed[i] and not touched[i + 1]
+            and any(s < join < e for s, e in prefixed_key_spans(joined)))
 
 
 _PROSE_WORD = re.compile(r"[A-Z]?[a-z]+(?:['’-][a-z]+)*[.,;:!?)\"”’]*|.*[,;]")

@@ -17,6 +17,14 @@ def test_a_key_read_as_two_words_is_one_run():
     assert split_secret_words(["Live", "key", "sk-live-7Hq2", "Xe4Rt6Yu8Wz3Pa5Sd7", "rotated"]) == [(2, 4)]
 
 
+def test_a_key_cut_after_its_cue_is_one_run():
+    """The cue took "sk-proj-4fGhJk7" as the value, and the rest of the key stayed in the memory's text."""
+    words = ["export", "OPENAI_API_KEY=sk-proj-4fGhJk7", "mMNpQr2sTuVwXy9ZAbCdEf"]
+    assert split_secret_words(words) == [(1, 3)]
+    assert split_secret_words(["password:", "Hunter2x", "ID:", "X7Kq9"]) == []  # no provider's shape made
+    assert split_secret_words(["KEY=sk-proj-4fGhJk7", "and", "more"]) == []  # prose is never glued
+
+
 def test_an_address_read_as_two_words_is_one_run():
     assert split_secret_words(["Mail", "ada.lovelace@", "example.com"]) == [(1, 3)]
 
