@@ -7,8 +7,9 @@ new PostgreSQL database (no memories yet) whose server offers the extension gets
 every engine on it shares pgvector rather than each keeping vectors in its own data dir; where
 creating it is not allowed, the engine says why and keeps embedded Chroma.
 
-Embedded Chroma on PostgreSQL holds vectors only the engines of one data dir see: the database
-records which data dir that is, and an engine of another is refused (`store.vector_home`).
+On PostgreSQL the database records where its vectors are (a data dir's embedded Chroma, a Chroma
+server, pgvector): `auto` keeps them there, and an engine that would keep them elsewhere is refused
+(`store.vector_home`); pgvector takes the record over (`mirix migrate-vectors`).
 """
 
 from __future__ import annotations
@@ -52,35 +53,68 @@ def open_vector_index(engine: Engine, *, requested: str, chroma_url: str | None,
 
     kind = settle(engine, requested=requested, chroma_url=chroma_url, data_dir=data_dir)
     if kind == "chroma-server":
-        return ChromaVectorIndex.server(chroma_url)  # type: ignore[arg-type]
+        url = chroma_url or ""
+        server = ChromaVectorIndex.server(url)
+        if engine.dialect.name == "postgresql":  # held to the server the database records
+            try:
+                with engine.begin() as conn:
+                    vector_home.hold_server(conn, vector_home.shown_url(url), server.has_marker, server.make_marker)
+            except BaseException:
+                server.close()
+                raise
+        return server
     if kind == "chroma-embedded":
         return ChromaVectorIndex.embedded(data_dir / "chroma")
     index = PgVectorIndex(engine)
     if embedder is not None:
         index.ensure(embedder.dim)
+    with engine.begin() as conn:  # recorded once the index works: a failed open records nothing
+        vector_home.hold_pgvector(conn)
     return index
 
 
 def settle(engine: Engine, *, requested: str, chroma_url: str | None, data_dir: Path) -> str:
     """The index kind an engine with these settings uses on this database, deciding it as its open
-    does (a restore decides before its rows are in, while a new database is still new)."""
-    if engine.dialect.name == "postgresql" and requested != "pgvector" and not chroma_url:
-        with engine.begin() as conn:
-            return settle_on_postgres(conn, requested, data_dir)
-    return choose(requested, chroma_url=chroma_url, dialect=engine.dialect.name, has_extension=False)
+    does (a restore decides before its rows are in, while a new database is still new). On PostgreSQL
+    the database's record of where its vectors are decides `auto` and refuses another place
+    (`vector_home`); a Chroma server is checked against the record once it is reached
+    (`open_vector_index`)."""
+    if engine.dialect.name != "postgresql":
+        return choose(requested, chroma_url=chroma_url, dialect=engine.dialect.name, has_extension=False)
+    choose(requested, chroma_url=chroma_url, dialect="postgresql", has_extension=False)  # an unknown choice refused first
+    with engine.begin() as conn:
+        conn.execute(vector_home.RECORD_LOCK)
+        if requested == "pgvector":  # recorded by the open, once its index works
+            return "pgvector"
+        if chroma_url:
+            known = vector_home.recorded(conn)
+            if known is not None and not isinstance(known, vector_home.ChromaServer):
+                mine = vector_home.ChromaServer(id="", url=vector_home.shown_url(chroma_url))
+                raise vector_home.VectorsElsewhere(known, mine)
+            return "chroma-server"
+        return settle_on_postgres(conn, requested, data_dir)
 
 
 def settle_on_postgres(conn: Connection, requested: str, data_dir: Path) -> str:
     """'pgvector' or 'chroma-embedded' for an engine without a Chroma server on this PostgreSQL
-    database: with `auto`, the extension is created first where the database is new; embedded Chroma
-    is held to the data dir the database records. One decision at a time (`vector_home`'s lock)."""
+    database: where the database records its vectors, `auto` keeps them there; else, with `auto`, the
+    extension is created first where the database is new; embedded Chroma is held to the data dir the
+    database records. One decision at a time (`vector_home`'s lock)."""
     from mirix_py.store.pgvectors import has_extension
 
     conn.execute(vector_home.RECORD_LOCK)
-    found = has_extension(conn)
-    if requested == "auto" and not found and _is_new(conn) and _extension_offered(conn):
-        found = _create_extension(conn)
-    kind = choose(requested, chroma_url=None, dialect="postgresql", has_extension=found)
+    known = vector_home.recorded(conn)
+    if isinstance(known, vector_home.ChromaServer):
+        raise vector_home.VectorsElsewhere(known, vector_home.this_data_dir(data_dir, make_id=False))
+    if requested == "auto" and isinstance(known, vector_home.PgVector):
+        kind = "pgvector"
+    elif requested == "auto" and isinstance(known, vector_home.EmbeddedChroma):
+        kind = "chroma-embedded"
+    else:
+        found = has_extension(conn)
+        if requested == "auto" and not found and _is_new(conn) and _extension_offered(conn):
+            found = _create_extension(conn)
+        kind = choose(requested, chroma_url=None, dialect="postgresql", has_extension=found)
     if kind == "chroma-embedded":
         vector_home.hold_vectors(conn, vector_home.this_data_dir(data_dir))
     return kind

@@ -415,6 +415,20 @@ class ChromaVectorIndex:
         got = coll.get(ids=list(ids), include=["embeddings"])
         return {i: [float(x) for x in e] for i, e in zip(got["ids"], got["embeddings"])}
 
+    def has_marker(self, name: str) -> bool:
+        """Whether this server holds the collection `name` (`vector_home`'s mark of a server)."""
+        from chromadb.errors import NotFoundError
+
+        try:
+            self._client.get_collection(name)
+        except NotFoundError:
+            return False
+        return True
+
+    def make_marker(self, name: str) -> None:
+        """An empty collection `name` that tells this server from another (`vector_home.hold_server`)."""
+        self._client.get_or_create_collection(name, metadata={"mirix": "where a database's vectors are"})
+
     def users(self) -> dict[str, str]:
         """user id -> collection name, for every collection this index holds."""
         found = {}

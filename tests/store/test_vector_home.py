@@ -95,14 +95,65 @@ def test_a_data_dir_that_moved_keeps_its_vectors_and_is_not_refused(tmp_path, pg
     assert (tmp_path / "moved" / "chroma.id").stat().st_mode & 0o777 == 0o600
 
 
-def test_a_chroma_server_or_pgvector_beside_the_recorded_data_dir_is_not_refused(tmp_path, pgvector_schema_url,
-                                                                                   embedder, user_id):
+def test_pgvector_takes_the_record_over_and_then_embedded_chroma_is_refused(tmp_path, pgvector_schema_url, embedder,
+                                                                           user_id, caplog):
+    """pgvector is where `mirix migrate-vectors` moves a database's vectors: it may open beside the recorded
+    data dir, and from then on an engine keeping them in a data dir is refused, and `auto` keeps pgvector."""
     with Mirix(tmp_path / "a", embedder=embedder, database_url=pgvector_schema_url, vector_store="chroma") as first:
         first.add(COTTAGE, user_id=user_id)
     with pytest.raises(InvalidInput, match=ELSEWHERE):
         Mirix(tmp_path / "b", embedder=embedder, database_url=pgvector_schema_url, vector_store="chroma")
-    with Mirix(tmp_path / "c", embedder=embedder, database_url=pgvector_schema_url, vector_store="pgvector") as other:
-        assert other.describe()["vectors"] == "pgvector"
+    with caplog.at_level(logging.WARNING, logger="mirix_py.store"):
+        with Mirix(tmp_path / "c", embedder=embedder, database_url=pgvector_schema_url,
+                   vector_store="pgvector") as other:
+            assert other.describe()["vectors"] == "pgvector"
+    assert any("keeps them in pgvector" in r.getMessage() and "migrate-vectors" in r.getMessage() for r in caplog.records)
+    with pytest.raises(InvalidInput, match=r"kept in this database \(pgvector\).*MIRIX_VECTOR_STORE=pgvector"):
+        Mirix(tmp_path / "a", embedder=embedder, database_url=pgvector_schema_url, vector_store="chroma")
+    with Mirix(tmp_path / "a", embedder=embedder, database_url=pgvector_schema_url) as auto:
+        assert auto.describe()["vectors"] == "pgvector"
+
+
+@pytest.fixture
+def chroma_database(chroma_url):
+    """A database of its own on the test Chroma server: `(url, the same database under another host name)`."""
+    name = "vh" + uuid.uuid4().hex[:12]
+    other_host = chroma_url.replace("127.0.0.1", "localhost")
+    assert other_host != chroma_url
+    return f"{chroma_url}/{name}", f"{other_host}/{name}"
+
+
+def test_a_chroma_server_beside_a_recorded_data_dir_is_refused(tmp_path, pg_schema_url, chroma_database, embedder,
+                                                                user_id):
+    """Each engine saw every row and only its own vectors: a search's vector leg missed the other's memories."""
+    server, _ = chroma_database
+    with Mirix(tmp_path / "a", embedder=embedder, database_url=pg_schema_url) as first:
+        first.add(COTTAGE, user_id=user_id)
+    with pytest.raises(InvalidInput, match=ELSEWHERE + ".*the Chroma server"):
+        Mirix(tmp_path / "b", embedder=embedder, database_url=pg_schema_url, chroma_url=server)
+
+
+def test_a_data_dir_beside_a_recorded_chroma_server_is_refused(tmp_path, pg_schema_url, chroma_database, embedder,
+                                                               user_id):
+    server, _ = chroma_database
+    with Mirix(tmp_path / "a", embedder=embedder, database_url=pg_schema_url, chroma_url=server) as on_server:
+        on_server.add(COTTAGE, user_id=user_id)
+    with pytest.raises(InvalidInput, match="kept in the Chroma server .* its own data dir .*MIRIX_CHROMA_URL set to "
+                                           "that server"):
+        Mirix(tmp_path / "b", embedder=embedder, database_url=pg_schema_url)
+    assert not (tmp_path / "b" / "chroma.id").exists()
+
+
+def test_the_recorded_chroma_server_is_known_under_another_url_and_another_server_is_refused(
+        tmp_path, pg_schema_url, chroma_database, chroma_url, embedder, user_id):
+    server, same_server = chroma_database
+    with Mirix(tmp_path / "a", embedder=embedder, database_url=pg_schema_url, chroma_url=server) as first:
+        first.add(COTTAGE, user_id=user_id)
+    with Mirix(tmp_path / "b", embedder=embedder, database_url=pg_schema_url, chroma_url=same_server) as again:
+        assert _found(again, user_id) == [COTTAGE]
+    another = f"{chroma_url}/vh{uuid.uuid4().hex[:12]}"  # another database of the server: other collections
+    with pytest.raises(InvalidInput, match="kept in the Chroma server .*would keep them in the Chroma server"):
+        Mirix(tmp_path / "c", embedder=embedder, database_url=pg_schema_url, chroma_url=another)
 
 
 def test_auto_creates_the_extension_on_a_new_database_so_every_engine_shares_pgvector(tmp_path, new_database,
