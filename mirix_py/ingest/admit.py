@@ -91,6 +91,16 @@ class FrameAdmission:
         outcome.input_id = frame.input_id
         return frame, outcome
 
+    def remember(self, loaded: LoadedFrame, *, user_id: str, app: str | None, window_title: str | None) -> None:
+        """Make `loaded` the last kept frame of its window without admitting it (an earlier run kept it)."""
+        if not self.config.dedup:
+            return
+        with self._lock:
+            dedup = self._deduplicator(user_id)
+        sig = dedup.signature(loaded.image)
+        with self._lock:
+            dedup.remember(sig, (app, window_title))
+
     def forget(self, frame: ProcessedFrame) -> None:
         """The frame's OCR failed: an identical frame of its window gets another chance."""
         if frame.signature is not None:

@@ -112,6 +112,9 @@ def print_report(report: Any, title: str) -> None:
     table.add_column("what")
     table.add_column("value", justify="right")
     table.add_row("frames", str(report.frames))
+    table.add_row("already ingested (skipped)", str(report.ingested))
+    if report.resumed:
+        table.add_row("finished from an earlier run's log", str(report.resumed))
     table.add_row("read (OCR)", str(report.unique))
     table.add_row("skipped as near-duplicates", f"{report.duplicates} ({report.duplicate_share:.0%})")
     table.add_row("no text", str(report.no_text))
@@ -139,14 +142,16 @@ def register(app: typer.Typer, open_engine: OpenEngine) -> None:
                            app_name: Optional[str] = typer.Option(None, "--app", help="App of every frame, when "
                                                                   "the files do not say."),
                            tz: Optional[str] = typer.Option(None, "--tz", help="Zone of time stamps written "
-                                                            "without one (default: this machine's)."),
+                                                            "without one, with its offset on each stamp's date "
+                                                            "(default: MIRIX_TIMEZONE, else this machine's)."),
                            lang: Optional[str] = Lang, workers: Optional[int] = Workers,
                            similarity: Optional[float] = Similarity, batch_frames: Optional[int] = BatchFrames,
                            batch_seconds: Optional[float] = BatchSeconds, keep_thumbnails: Optional[bool] = Thumbs,
                            thumbnail_days: Optional[float] = Retention,
                            data_dir: Optional[Path] = DataDir, create: bool = Create,
                            as_json: bool = typer.Option(False, "--json", help="Print the report as JSON.")) -> None:
-        """Remember what a folder of screenshots shows (times from metadata or file names)."""
+        """Remember what a folder of screenshots shows (times from metadata or file names). Run again on a
+        folder that grew, it reads only the new files: those the user's input log holds are skipped."""
         from tqdm import tqdm
 
         from mirix_py.errors import MirixError

@@ -4,7 +4,9 @@ Headers are read first, without pixels, for the capture times (PNG metadata, EXI
 or the mtime); then the frames are decoded, deduplicated and read in that order with a few in
 flight, and each batch goes to the memory managers on a thread of its own as it closes, so reading
 never waits for them. A file with the same pixels as the previous one of its window is a duplicate
-without being decoded. A bad file is reported (status "invalid" with the reason) and the rest goes on.
+without being decoded. A file the user's input log already holds from an earlier run is not read
+again (`ingest.earlier`): `ingested`, or taken up from its logged text when that was never finished.
+A bad file is reported (status "invalid" with the reason) and the rest goes on.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable, Proto
 from mirix_py.errors import InvalidInput
 from mirix_py.ingest.batch import outcome_after
 from mirix_py.ingest.batching import FrameBatcher
+from mirix_py.ingest.earlier import EarlierFrames, Frame, sort_out
 from mirix_py.ingest.frames import frame_info_from_file, load_frame, pixel_digest, probe_frame
 from mirix_py.ingest.outcomes import FrameOutcome, IngestReport
 from mirix_py.ingest.processed import ProcessedFrame
@@ -27,7 +30,8 @@ from mirix_py.ingest.processed import ProcessedFrame
 if TYPE_CHECKING:
     from mirix_py.ingest.batch import BatchWriter
     from mirix_py.ingest.config import ScreenshotConfig
-    from mirix_py.ingest.frames import LoadedFrame
+    from mirix_py.ingest.frames import FrameInfo, LoadedFrame
+    from mirix_py.ingest.host import ScreenshotHost
     from mirix_py.ingest.read import FrameReader
 
 log = logging.getLogger("mirix_py.screenshots")
@@ -39,6 +43,8 @@ class FileIngestor(Protocol):
     @property
     def config(self) -> ScreenshotConfig: ...
     @property
+    def host(self) -> ScreenshotHost: ...
+    @property
     def lock(self) -> ContextManager[Any]: ...
     @property
     def totals(self) -> IngestReport: ...
@@ -48,6 +54,8 @@ class FileIngestor(Protocol):
     def writer(self) -> BatchWriter: ...
 
     def check(self) -> None: ...
+
+    def remember(self, loaded: LoadedFrame, *, user_id: str, app: str | None, window_title: str | None) -> None: ...
 
     def admit(self, loaded: LoadedFrame, *, user_id: str, captured_at: datetime | str | None, app: str | None,
               window_title: str | None, source_id: str | None) -> tuple[ProcessedFrame | None, FrameOutcome]: ...
@@ -80,6 +88,13 @@ def ingest_files(ingestor: FileIngestor, paths: Iterable[str | Path], *, user_id
         entries.append((info.captured_at, path, info))
     entries.sort(key=lambda e: (e[0], e[1].name))
 
+    # files an earlier run logged are not read again: skipped, or taken up from the log below
+    earlier = sort_out(ingestor.host, user_id, [_frame(path, info, app, window_title) for _, path, info in entries])
+    for outcome in earlier.skipped():
+        report.count(outcome)
+        tick()
+    known = earlier.paths
+
     # 2. decode, dedup and OCR in time order with a few frames in flight; each batch goes to the
     #    memory managers as it closes, on a thread of its own, so reading frames never waits for them
     batcher: FrameBatcher[ProcessedFrame] = FrameBatcher(ingestor.config.batch, key=lambda f: f.app,
@@ -89,6 +104,9 @@ def ingest_files(ingestor: FileIngestor, paths: Iterable[str | Path], *, user_id
 
     def run(batch: list[ProcessedFrame]) -> None:
         submitted.append((managers.submit(ingestor.writer.run, batch), batch))
+
+    # first on the managers' thread: what an earlier run left unfinished is older than the new frames
+    taking_up = managers.submit(ingestor.host.take_up, earlier.to_take_up) if earlier.unfinished else None
 
     # a file with the same pixels as the previous one of its window is a duplicate: no decoding
     last_digest: dict[tuple, tuple[bytes, ProcessedFrame | None]] = {}
@@ -104,9 +122,19 @@ def ingest_files(ingestor: FileIngestor, paths: Iterable[str | Path], *, user_id
 
     in_flight: deque[ProcessedFrame] = deque()
     limit = 3 * max(ingestor.reader.workers, 1)
+    # per window, the last file an earlier run kept, until a new frame of it comes: that frame is
+    # compared with it, as it would have been in one run (`seed`)
+    kept_before: dict[tuple, Path] = {}
     for when, path, info in entries:
         frame_app, frame_window = app or info.app, window_title or info.window_title
         key = ((frame_app or "").strip() or None, (frame_window or "").strip() or None)
+        if path in known:
+            kept_before[key] = path
+            continue
+        if key in kept_before:
+            seeded = seed(ingestor, kept_before.pop(key), user_id=user_id, app=key[0], window_title=key[1])
+            if seeded is not None:
+                last_digest[key] = (seeded, None)
         try:
             data = path.read_bytes()
             digest = pixel_digest(data)
@@ -142,6 +170,10 @@ def ingest_files(ingestor: FileIngestor, paths: Iterable[str | Path], *, user_id
     for batch in batcher.drain():
         run(batch)
     managers.shutdown(wait=True)
+    if taking_up is not None:
+        for outcome in _taken_up(ingestor.host, user_id, earlier, taking_up, report):
+            report.count(outcome)
+            tick()
     for future, batch in submitted:  # batches ran in capture order; collect their outcomes
         try:
             result = future.result()
@@ -167,3 +199,45 @@ def ingest_files(ingestor: FileIngestor, paths: Iterable[str | Path], *, user_id
         for result in report.results:
             ingestor.totals.add_result(result)
     return report
+
+
+def seed(ingestor: FileIngestor, path: Path, *, user_id: str, app: str | None,
+         window_title: str | None) -> bytes | None:
+    """A file an earlier run kept, made the last kept frame of its window (not read, not logged), so the
+    next frame of the window is skipped when it repeats it. Returns its pixel digest; None when the
+    file cannot be read now (the next frame is then read)."""
+    try:
+        data = path.read_bytes()
+        if ingestor.config.dedup:
+            ingestor.remember(load_frame(data, name=path.name), user_id=user_id, app=app, window_title=window_title)
+        return pixel_digest(data)
+    except (InvalidInput, OSError) as exc:
+        log.debug("%s: not compared with (%s)", path.name, exc)
+        return None
+
+
+def _frame(path: Path, info: FrameInfo, app: str | None, window_title: str | None) -> Frame:
+    """A file as the earlier runs would have logged it: the app and window given over the file's own."""
+    def shown(given: str | None, found: str | None) -> str | None:
+        return (given or found or "").strip() or None
+
+    return Frame(path=path, captured_at=info.captured_at, app=shown(app, info.app),
+                 window_title=shown(window_title, info.window_title))
+
+
+def _taken_up(host: ScreenshotHost, user_id: str, earlier: EarlierFrames, taking_up: Future,
+              report: IngestReport) -> list[FrameOutcome]:
+    """The outcomes of the files whose earlier inputs were taken up, as the log has them now."""
+    try:
+        result = taking_up.result()
+    except Exception:  # the inputs stay in the log as they were: reported as they stand
+        log.exception("taking up screenshot inputs left unfinished failed")
+        result = None
+    if result is not None:
+        report.add_result(result)
+    try:
+        now = host.logged_frames(user_id, [frame.path.name for frame, _ in earlier.unfinished])
+    except Exception:  # the database away: they stand as they did before the take-up, for all we know
+        log.exception("reading where the taken-up screenshot inputs stand failed")
+        now = []
+    return earlier.taken_up(now)

@@ -28,8 +28,7 @@ from mirix_py.errors import InvalidInput
 __all__ = [
     "FrameInfo", "ImageSource", "InvalidImage", "LoadedFrame", "MAX_PIXELS", "MAX_SIDE", "MIN_SIDE",
     "SUPPORTED_FORMATS", "frame_info_from_file", "list_image_files", "load_frame", "pixel_digest", "png_size",
-    "probe_frame",
-    "timestamp_from_name",
+    "local_time", "probe_frame", "timestamp_from_name",
 ]
 
 ImageSource = Union[Image.Image, str, Path, bytes, bytearray, memoryview, IO[bytes]]
@@ -293,9 +292,8 @@ _NAME_PATTERNS = [
 _EPOCH = re.compile(r"(?<![\d.])(?P<n>1[5-9]\d{8}(?:\d{3})?)(?:\.(?P<frac>\d{1,6}))?(?![\d])")
 
 
-def _zone(text: str | None, default: tzinfo) -> tzinfo:
-    if not text:
-        return default
+def _offset(text: str) -> tzinfo:
+    """The zone a stamp's own suffix gives ("Z", "+02:00", "-0530")."""
     if text == "Z":
         return timezone.utc
     sign = -1 if text[0] == "-" else 1
@@ -304,15 +302,28 @@ def _zone(text: str | None, default: tzinfo) -> tzinfo:
     return timezone(sign * timedelta(hours=hours, minutes=minutes))
 
 
+def local_time(naive: datetime, zone: tzinfo | None) -> datetime:
+    """A wall-clock time read in `zone` (None: this machine's zone) with the offset that zone had on
+    that date, not today's: a June stamp read in December keeps its summer time."""
+    if zone is None:
+        return naive.astimezone()  # the C library's rules for that date
+    return naive.replace(tzinfo=zone)
+
+
+def _stamped(naive: datetime, suffix: str | None, default_tz: tzinfo | None) -> datetime:
+    """`naive` in the zone its stamp names, else in `default_tz` (`local_time`)."""
+    return naive.replace(tzinfo=_offset(suffix)) if suffix else local_time(naive, default_tz)
+
+
 def timestamp_from_name(name: str, *, default_tz: tzinfo | None = None) -> datetime | None:
     """Capture time written in a file name by common screenshot tools, or None.
 
     Handles ISO-like stamps (`2024-06-03T09-14-05.123Z`, macOS `Screenshot 2024-06-03 at 9.14.05 PM`),
     compact stamps (Android/Windows `Screenshot_20240603-091405`) and Unix epoch seconds or
-    milliseconds. A stamp without a zone is read in `default_tz` (the local zone when None).
+    milliseconds. A stamp without a zone is read in `default_tz` (this machine's zone when None), with
+    the offset in force on its date (`local_time`).
     """
     stem = Path(name).name
-    default = default_tz or datetime.now().astimezone().tzinfo or timezone.utc
     # macOS writes single-digit hours: "at 9.14.05 PM"
     stem = re.sub(r"(\sat\s)(\d)([.:]\d\d[.:]\d\d)", r"\g<1>0\2\3", stem)
     for pattern in _NAME_PATTERNS:
@@ -327,8 +338,8 @@ def timestamp_from_name(name: str, *, default_tz: tzinfo | None = None) -> datet
             elif ampm == "am" and hour == 12:
                 hour = 0
             frac = (m["frac"] or "0")[:6].ljust(6, "0")
-            return datetime(int(m["y"]), int(m["mo"]), int(m["d"]), hour, int(m["mi"]), int(m["s"]), int(frac),
-                            tzinfo=_zone(m["tz"], default))
+            naive = datetime(int(m["y"]), int(m["mo"]), int(m["d"]), hour, int(m["mi"]), int(m["s"]), int(frac))
+            return _stamped(naive, m["tz"], default_tz)
         except ValueError:
             continue
     m = _EPOCH.search(stem)
@@ -339,14 +350,14 @@ def timestamp_from_name(name: str, *, default_tz: tzinfo | None = None) -> datet
     return None
 
 
-def _parse_iso(value: str, default: tzinfo) -> datetime | None:
+def _parse_iso(value: str, default_tz: tzinfo | None) -> datetime | None:
     try:
         from dateutil import parser as date_parser
 
         when = date_parser.isoparse(value.strip())
     except (ValueError, OverflowError):
         return None
-    return when if when.tzinfo else when.replace(tzinfo=default)
+    return when if when.tzinfo else local_time(when, default_tz)
 
 
 def frame_info_from_file(path: str | Path, text: dict[str, str] | None = None, *,
@@ -354,22 +365,23 @@ def frame_info_from_file(path: str | Path, text: dict[str, str] | None = None, *
     """When (and in which app) a screenshot file was taken.
 
     Order: PNG text chunks written by capture tools (`mirix:captured_at`, `Creation Time`), EXIF
-    DateTimeOriginal (+ OffsetTimeOriginal), a stamp in the file name, the file's mtime.
+    DateTimeOriginal (+ OffsetTimeOriginal), a stamp in the file name, the file's mtime. A time written
+    without a zone is read in `default_tz` (this machine's zone when None) with the offset in force on
+    its date.
     """
     path = Path(path)
-    default = default_tz or datetime.now().astimezone().tzinfo or timezone.utc
     text = text or {}
     app = text.get("mirix:app") or None
     window = text.get("mirix:window_title") or None
     for key in ("mirix:captured_at", "Creation Time", "creation_time"):
         if text.get(key):
-            when = _parse_iso(text[key], default)
+            when = _parse_iso(text[key], default_tz)
             if when is None and key != "mirix:captured_at":
                 try:
                     from dateutil import parser as date_parser
 
                     when = date_parser.parse(text[key])
-                    when = when if when.tzinfo else when.replace(tzinfo=default)
+                    when = when if when.tzinfo else local_time(when, default_tz)
                 except (ValueError, OverflowError):
                     when = None
             if when is not None:
@@ -377,11 +389,11 @@ def frame_info_from_file(path: str | Path, text: dict[str, str] | None = None, *
     if text.get("exif:datetime"):
         try:
             naive = datetime.strptime(text["exif:datetime"].strip("\x00 "), "%Y:%m:%d %H:%M:%S")
-            zone = _zone(text.get("exif:offset", "").strip("\x00 ") or None, default)
-            return FrameInfo(naive.replace(tzinfo=zone), "exif", app, window)
+            offset = text.get("exif:offset", "").strip("\x00 ") or None
+            return FrameInfo(_stamped(naive, offset, default_tz), "exif", app, window)
         except ValueError:
             pass
-    when = timestamp_from_name(path.name, default_tz=default)
+    when = timestamp_from_name(path.name, default_tz=default_tz)
     if when is not None:
         return FrameInfo(when, "name", app, window)
     return FrameInfo(datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc), "mtime", app, window)

@@ -15,6 +15,7 @@ from mirix_py.records import AddResult, InputRecord
 
 if TYPE_CHECKING:
     from mirix_py.ingest.processed import ProcessedFrame
+    from mirix_py.store.inputs import LoggedSource
 
 __all__ = ["Mode", "ScreenshotHost"]
 
@@ -56,3 +57,11 @@ class ScreenshotHost(Protocol):
 
     def compact_inputs(self, input_ids: Sequence[str]) -> None:
         """Drop the text of processed inputs from the log, keeping provenance and a hash."""
+
+    def logged_frames(self, user_id: str, names: Sequence[str]) -> Sequence[LoggedSource]:
+        """The user's screenshot inputs the log holds under these file names (their source ids), in any
+        status and without their text: what earlier runs over a folder did (`ingest.earlier`)."""
+
+    def take_up(self, input_ids: Sequence[str]) -> AddResult | None:
+        """Process now, from their logged text, inputs an earlier run left pending, held by a worker that
+        died, or failed (the managers that committed for them skipped); None when none could be claimed."""

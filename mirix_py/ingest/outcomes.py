@@ -11,11 +11,13 @@ from pydantic import BaseModel, Field
 
 from mirix_py.records import AddResult
 
-FrameStatus = Literal["processed", "pending", "duplicate", "no_text", "invalid", "failed"]
+FrameStatus = Literal["processed", "pending", "duplicate", "ingested", "no_text", "invalid", "failed"]
 
 
 class FrameOutcome(BaseModel):
-    """What happened to one frame."""
+    """What happened to one frame. `ingested`: a file the user's input log already holds, processed or
+    being finished by a live worker (`ingest.earlier`), skipped before it was decoded; `input_id` is
+    that input."""
 
     name: str
     status: FrameStatus
@@ -27,6 +29,8 @@ class FrameOutcome(BaseModel):
     text_chars: int = 0
     png_bytes: int | None = None
     error: str | None = None
+    resumed: bool = Field(default=False, description="Processed from the text an earlier run logged (its input "
+                                                     "was left pending or failed), not read again.")
 
 
 class ScreenshotResult(AddResult):
@@ -48,6 +52,8 @@ class IngestReport:
     processed: int = 0
     pending: int = 0
     duplicates: int = 0
+    ingested: int = 0  # files the input log already held (processed, or a live worker finishing them): not read
+    resumed: int = 0  # files whose earlier input, left pending or failed, this run took up from the log
     no_text: int = 0
     invalid: int = 0
     failed: int = 0
@@ -65,12 +71,16 @@ class IngestReport:
     @property
     def unique(self) -> int:
         """Frames that went to OCR."""
-        return self.frames - self.duplicates - self.invalid
+        return self.compared - self.duplicates
+
+    @property
+    def compared(self) -> int:
+        """Frames looked at for repeats: neither invalid nor known to the input log from an earlier run."""
+        return self.frames - self.invalid - self.ingested - self.resumed
 
     @property
     def duplicate_share(self) -> float:
-        valid = self.frames - self.invalid
-        return self.duplicates / valid if valid else 0.0
+        return self.duplicates / self.compared if self.compared else 0.0
 
     @property
     def stored_bytes(self) -> int:
@@ -85,13 +95,14 @@ class IngestReport:
     def errors(self) -> list[tuple[str, str]]:
         return [(o.name, o.error or "") for o in self.outcomes if o.status in ("invalid", "failed")]
 
-    _FIELDS = {"processed": "processed", "pending": "pending", "duplicate": "duplicates", "no_text": "no_text",
-               "invalid": "invalid", "failed": "failed"}
+    _FIELDS = {"processed": "processed", "pending": "pending", "duplicate": "duplicates", "ingested": "ingested",
+               "no_text": "no_text", "invalid": "invalid", "failed": "failed"}
 
     def count(self, outcome: FrameOutcome) -> None:
         self.frames += 1
         attr = self._FIELDS[outcome.status]
         setattr(self, attr, getattr(self, attr) + 1)
+        self.resumed += int(outcome.resumed)
         self.png_bytes += outcome.png_bytes or 0
         self.outcomes.append(outcome)
         self._trim()
@@ -118,6 +129,7 @@ class IngestReport:
         out = {
             "frames": self.frames, "unique": self.unique, "processed": self.processed, "pending": self.pending,
             "duplicates": self.duplicates, "duplicate_share": round(self.duplicate_share, 4),
+            "ingested": self.ingested, "resumed": self.resumed,
             "no_text": self.no_text, "invalid": self.invalid, "failed": self.failed, "batches": self.batches,
             "memory_changes": dict(self.changes), "png_bytes": self.png_bytes, "text_bytes": self.text_bytes,
             "thumbnail_bytes": self.thumbnail_bytes, "stored_bytes": self.stored_bytes,

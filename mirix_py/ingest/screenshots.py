@@ -101,6 +101,11 @@ class ScreenshotIngestor:
             self.reader.start(frame, loaded.image)
         return frame, outcome
 
+    def remember(self, loaded: LoadedFrame, *, user_id: str, app: str | None, window_title: str | None) -> None:
+        """A frame an earlier run kept (its input is in the log): the last kept frame of its window, which
+        the next frames of the window are compared with. Nothing is read or written."""
+        self.admission.remember(loaded, user_id=user_id, app=app, window_title=window_title)
+
     def add(self, image: ImageSource, *, user_id: str, captured_at: datetime | str | None,
             app: str | None = None, window_title: str | None = None, wait: bool = True,
             source_id: str | None = None, name: str | None = None) -> ScreenshotResult:

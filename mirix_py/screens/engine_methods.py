@@ -10,6 +10,7 @@ it talks to the host.
 
 from __future__ import annotations
 
+import logging
 import threading
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
@@ -19,13 +20,14 @@ from mirix_py.errors import InvalidInput
 from mirix_py.ingest.env import screenshot_config_from_env, screenshots_module
 from mirix_py.ingest.host import Mode
 from mirix_py.boundary.inputs import check_user, parse_when
+from mirix_py.boundary.timezones import user_zone
 from mirix_py.records import AddResult, InputKind, InputRecord, InputStatus, Memory, MemoryType, Mode as EngineMode
 from mirix_py.screens.activity import FrameGroup, ScreenFrame, build_groups, group_frames
 from mirix_py.settings import Settings
 
 if TYPE_CHECKING:
     from mirix_py.agents.batch_runner import BatchRunner
-    from mirix_py.store.inputs import InputLog
+    from mirix_py.store.inputs import InputLog, LoggedSource
     from mirix_py.store.memories import MemoryStore
     from mirix_py.ingest.frames import ImageSource
     from mirix_py.ingest.screenshots import (
@@ -42,6 +44,8 @@ SCREEN_PAGE = 500  # screenshot inputs read per page while groups are gathered
 SCREEN_MAX_FRAMES = 20_000  # at most this many frames read for one call (narrow it with since/until)
 
 _LOCK = threading.Lock()
+
+log = logging.getLogger("mirix_py.screenshots")
 
 ProcessBatch = Callable[..., AddResult]  # (records, images=...): `BatchRunner.process`
 
@@ -103,6 +107,33 @@ class EngineScreenshotHost:
 
     def compact_inputs(self, input_ids: Sequence[str]) -> None:
         self.inputs.compact(list(input_ids))
+
+    def logged_frames(self, user_id: str, names: Sequence[str]) -> Sequence[LoggedSource]:
+        return self.inputs.by_source(InputKind.screenshot, user_id=user_id, source_ids=names)
+
+    def take_up(self, input_ids: Sequence[str]) -> AddResult | None:
+        """Claimed as `resume` claims (pending, or held by a worker that died), and failed ones too, then
+        run as one batch; one that raises (the database failing, the engine closing) goes back to the
+        background worker, or to the log as pending, and is reported pending."""
+        claimed = self.inputs.claim(self.worker_id, input_ids=list(input_ids), limit=max(len(input_ids), 1),
+                                    statuses=(InputStatus.pending, InputStatus.failed))
+        if not claimed:
+            return None
+        try:
+            return self.process(claimed, images=None)
+        except Exception as exc:
+            if not self.queue_again(claimed):
+                self._give_back(claimed)
+            return AddResult(input_ids=[r.id for r in claimed], status=InputStatus.pending, mode=self.mode,
+                             error=f"{type(exc).__name__}: {exc}")
+
+    def _give_back(self, records: Sequence[InputRecord]) -> None:
+        """Best effort: a database that fails here lets the claims lapse after their lease."""
+        try:
+            self.inputs.release([r.id for r in records], self.worker_id)
+        except Exception:
+            log.warning("could not give back %d screenshot input(s) to the log; their claim lapses after its lease",
+                        len(records))
 
 
 class ScreenshotsMixin:
@@ -168,13 +199,19 @@ class ScreenshotsMixin:
                            progress: Callable[[int], None] | None = None) -> IngestReport:
         """Ingest a directory (or a list) of screenshot files in capture order.
 
-        Capture times come from PNG metadata, EXIF, the file name, or the file's mtime; bad files
-        are reported in the returned IngestReport and the rest are processed. A bad user id is the
-        call's error, raised once before any file is read, not each file's.
+        Capture times come from PNG metadata, EXIF, the file name, or the file's mtime; a time written
+        without a zone is read in `default_tz`, else `MIRIX_TIMEZONE`, else this machine's zone, with
+        the offset in force on its date. A file the user's input log already holds (same file name and
+        capture time) is not read again: `ingested` when its input was processed, taken up from its
+        logged text when that was left pending or failed (`ingest.earlier`). Bad files are reported in
+        the returned IngestReport and the rest are processed. A bad user id is the call's error,
+        raised once before any file is read, not each file's.
         """
         from mirix_py.ingest.frames import list_image_files
 
         check_user(user_id)
+        if default_tz is None:
+            default_tz = user_zone(self.settings.timezone)
 
         if isinstance(source, (str, Path)):
             path = Path(source)

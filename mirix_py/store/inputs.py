@@ -24,6 +24,7 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Callable, Iterable, Sequence
 
+from pydantic import BaseModel, Field
 from sqlalchemy import select, update
 from sqlalchemy.engine import CursorResult, Engine
 from sqlmodel import Session, col
@@ -61,6 +62,21 @@ def compact_digest(texts: Iterable[str]) -> dict[str, str]:
     """What a compacted input keeps of its text: {"text_sha256": first 128 bits, hex; "text_chars"}."""
     text = "\n".join(texts)
     return {"text_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()[:32], "text_chars": str(len(text))}
+
+
+class LoggedSource(BaseModel):
+    """An input found by its source id (a screenshot's file name): where it stands, without its text."""
+
+    id: str
+    source_id: str
+    occurred_at: datetime
+    status: InputStatus
+    error: str | None = None
+    held: bool = Field(default=False, description="Claimed by a worker that is alive and within its lease: "
+                                                  "that worker finishes it.")
+
+
+SOURCES_PER_QUERY = 500  # source ids in one IN (...) list
 
 
 class InputLog:
@@ -200,6 +216,29 @@ class InputLog:
         with Session(self.engine) as session:
             return [self._to_record(r) for r in session.execute(query).scalars().all()]
 
+    def by_source(self, kind: InputKind, *, user_id: str, source_ids: Iterable[str]) -> list[LoggedSource]:
+        """One user's inputs of one kind logged under these source ids, any status. Reads plain columns
+        only (nothing is decrypted), so a folder of frames is looked up at the cost of its names."""
+        names = list(dict.fromkeys(source_ids))
+        columns = (col(InputRow.id), col(InputRow.source_id), col(InputRow.occurred_at), col(InputRow.status),
+                   col(InputRow.error), col(InputRow.claimed_by), col(InputRow.claimed_at))
+        found: list[LoggedSource] = []
+        now = utcnow()
+        with Session(self.engine) as session:
+            for start in range(0, len(names), SOURCES_PER_QUERY):
+                rows = session.execute(select(*columns).where(
+                    col(InputRow.user_id) == user_id, col(InputRow.kind) == InputKind(kind).value,
+                    col(InputRow.source_id).in_(names[start:start + SOURCES_PER_QUERY]))).all()
+                found += [LoggedSource(id=i, source_id=source, occurred_at=at, status=InputStatus(status), error=error,
+                                       held=status == InputStatus.processing.value and self._alive(by, since, now))
+                          for i, source, at, status, error, by, since in rows]
+        return found
+
+    def _alive(self, claimed_by: str | None, claimed_at: datetime | None, now: datetime) -> bool:
+        """A claim its worker still holds: the worker alive (`worker_alive`) and the lease not lapsed."""
+        return bool(claimed_by) and worker_alive(claimed_by or "") and claimed_at is not None \
+            and now - claimed_at < self.lease
+
     def forget_actors(self, input_ids: Sequence[str], which: Callable[[str], bool]) -> None:
         """Drop actors from these inputs' `done_actors` (their writes were removed)."""
         if not input_ids:
@@ -259,8 +298,7 @@ class InputLog:
                                                     *readable).order_by(col(InputRow.claimed_at)).limit(max(limit * 4, 64))
                 for row, payload in self._opened(session.execute(lock(held_query)).scalars().all()):
                     own = row.claimed_by == worker_id
-                    alive = row.claimed_by and worker_alive(row.claimed_by) and row.claimed_at is not None \
-                        and now - row.claimed_at < self.lease
+                    alive = self._alive(row.claimed_by, row.claimed_at, now)
                     if (own and include_own) or (not own and include_stale and not alive):
                         taken.append((row, payload))
             # oldest first, whatever state they were in: memories are built in the order inputs came

@@ -7,6 +7,7 @@ import os
 import struct
 import zlib
 from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 from PIL import Image, ImageFile, PngImagePlugin
@@ -150,6 +151,43 @@ UTC = timezone.utc
 ])
 def test_timestamps_from_file_names(name, expected):
     assert timestamp_from_name(name, default_tz=UTC) == expected
+
+
+JUNE, DECEMBER = datetime(2024, 6, 3, 15, 14, 5), datetime(2024, 12, 15, 16, 10)
+NAMES = {"Screenshot 2024-06-03 at 3.14.05 PM.png": JUNE, "Screenshot_20241215-161000.png": DECEMBER}
+
+
+@pytest.mark.parametrize("zone", ["Europe/Berlin", "America/Los_Angeles"])
+def test_a_stamp_without_a_zone_gets_the_offset_its_date_had_in_the_machines_zone(machine_zone, zone):
+    """A June name read in December (or a December one in June) keeps the offset of its own date."""
+    machine_zone(zone)
+    for name, naive in NAMES.items():
+        got = timestamp_from_name(name)
+        expected = naive.replace(tzinfo=ZoneInfo(zone))
+        assert got is not None and (got, got.utcoffset()) == (expected, expected.utcoffset()), name
+
+
+def test_a_zone_given_reads_zoneless_stamps_with_that_dates_offset_whatever_the_machines(tmp_path, machine_zone):
+    machine_zone("America/Los_Angeles")
+    berlin = ZoneInfo("Europe/Berlin")
+    for name, naive in NAMES.items():
+        path = tmp_path / name
+        path.write_bytes(_png(Image.new("RGB", (64, 64))))
+        got = frame_info_from_file(path, probe_frame(path), default_tz=berlin).captured_at
+        assert got.utcoffset() == naive.replace(tzinfo=berlin).utcoffset() and got == naive.replace(tzinfo=berlin)
+
+
+def test_metadata_and_exif_times_without_a_zone_get_their_dates_offset(tmp_path, machine_zone):
+    machine_zone("Europe/Berlin")
+    meta = tmp_path / "a.png"
+    meta.write_bytes(_png(Image.new("RGB", (64, 64)), **{"Creation Time": "2024-06-03 15:14:05"}))
+    exif = Image.Exif()
+    exif.get_ifd(0x8769)[0x9003] = "2024:12:15 16:10:00"
+    shot = tmp_path / "b.jpg"
+    Image.new("RGB", (64, 64)).save(shot, format="JPEG", exif=exif)
+    for path, naive in ((meta, JUNE), (shot, DECEMBER)):
+        got = frame_info_from_file(path, probe_frame(path)).captured_at
+        assert got.utcoffset() == naive.replace(tzinfo=ZoneInfo("Europe/Berlin")).utcoffset(), path.name
 
 
 def test_names_without_a_time_give_none():

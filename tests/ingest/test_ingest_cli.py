@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 from typer.testing import CliRunner
@@ -139,3 +142,43 @@ def test_capture_takes_settings_from_the_environment_and_flags_over_them(tmp_pat
     flag = runner.invoke(app, [*grab, "--user", "ada", "-d", str(tmp_path / "flag"), "--no-keep-thumbnails"])
     assert flag.exit_code == 0, flag.output
     assert (tmp_path / "flag").is_dir() and not list((tmp_path / "flag").rglob("*.webp"))
+
+
+def test_ingest_screenshots_again_skips_the_files_already_ingested(tmp_path, monkeypatch, synth, tesseract, backend):
+    monkeypatch.setenv("MIRIX_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("MIRIX_EMBEDDER", "none")
+    if backend is not None:
+        monkeypatch.setenv("MIRIX_DATABASE_URL", backend)
+    write_session(synth.session(days=1, dwell=(2, 2), scenes=["calendar", "chat"]), tmp_path / "shots", synth=synth)
+    shots = ["ingest-screenshots", str(tmp_path / "shots"), "--user", "ada", "--workers", "1"]
+    first = runner.invoke(app, [*shots, "--json", "--create"])
+    assert first.exit_code == 0, first.output
+    read = json.loads(first.stdout)["processed"]
+
+    again = runner.invoke(app, [*shots, "--json"])
+    assert again.exit_code == 0, again.output
+    report = json.loads(again.stdout)
+    assert report["processed"] == report["unique"] == report["batches"] == 0 and report["ingested"] == read > 0
+    table = runner.invoke(app, shots)
+    assert table.exit_code == 0 and re.search(rf"already ingested \(skipped\)\W*{read}\b", _text(table))
+
+
+@pytest.mark.parametrize(("flag", "zone"), [([], "Europe/Berlin"), (["--tz", "Asia/Tokyo"], "Asia/Tokyo")])
+def test_a_stamp_without_a_zone_is_read_in_tz_else_mirix_timezone_with_its_dates_offset(
+        tmp_path, monkeypatch, machine_zone, tesseract, flag, zone):
+    from mirix_py.engine import Mirix
+    from mirix_py.records import InputKind
+    from mirix_synth.screens import text_window
+
+    machine_zone("America/Los_Angeles")
+    monkeypatch.setenv("MIRIX_TIMEZONE", "Europe/Berlin")
+    monkeypatch.setenv("MIRIX_EMBEDDER", "none")
+    (tmp_path / "shots").mkdir()
+    text_window("Quarterly budget row 42 total 9,870", width=1300).save(
+        tmp_path / "shots" / "Screenshot_20240603-161000.png")
+    out = runner.invoke(app, ["ingest-screenshots", str(tmp_path / "shots"), "--user", "ada", "--workers", "1",
+                              "-d", str(tmp_path / "data"), "--create", *flag])
+    assert out.exit_code == 0, out.output
+    with Mirix(tmp_path / "data", embedder=None) as mx:
+        (record,) = mx.inputs.by_kind(InputKind.screenshot, user_id="ada")
+    assert record.occurred_at == datetime(2024, 6, 3, 16, 10, tzinfo=ZoneInfo(zone))

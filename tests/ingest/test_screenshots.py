@@ -589,3 +589,34 @@ def test_queued_frames_of_two_users_stay_each_users_when_apps_are_not_grouped(tm
         for user, own, other in (("ada", "Email", "Terminal"), ("bob", "Terminal", "Email")):
             texts = " ".join(m.search_text() for m in engine.list(user_id=user))
             assert own in texts and other not in texts
+
+
+def test_a_file_names_time_without_a_zone_is_read_in_the_zone_given_else_mirix_timezone_else_the_machines(
+        tmp_path, tesseract, machine_zone, monkeypatch):
+    """Each with the offset in force on the stamp's date: summer time for June, winter time for December."""
+    from zoneinfo import ZoneInfo
+
+    from mirix_synth.screens import text_window
+
+    machine_zone("America/Los_Angeles")
+    folder = tmp_path / "shots"
+    folder.mkdir()
+    stamps = {"Screenshot 2024-06-03 at 3.14.05 PM.png": datetime(2024, 6, 3, 15, 14, 5),
+              "Screenshot_20241215-161000.png": datetime(2024, 12, 15, 16, 10)}
+    for i, name in enumerate(stamps):
+        text_window(f"Booking reference QX77{i}4 for the Lisbon flight", width=1300).save(folder / name)
+
+    def read(data: str, **kwargs) -> dict:
+        with Mirix(tmp_path / data, embedder=None) as engine:
+            engine.configure_screenshots(workers=1)
+            report = engine.ingest_screenshots(folder, user_id=USER, **kwargs)
+        return {o.name: o.captured_at for o in report.outcomes}
+
+    monkeypatch.setenv("MIRIX_TIMEZONE", "Europe/Berlin")
+    runs = {"Asia/Tokyo": read("given", default_tz=ZoneInfo("Asia/Tokyo")), "Europe/Berlin": read("setting")}
+    monkeypatch.delenv("MIRIX_TIMEZONE")
+    runs["America/Los_Angeles"] = read("machine")
+    for zone, times in runs.items():
+        for name, naive in stamps.items():
+            expected = naive.replace(tzinfo=ZoneInfo(zone))
+            assert (times[name], times[name].utcoffset()) == (expected, expected.utcoffset()), (zone, name)
