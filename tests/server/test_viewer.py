@@ -83,7 +83,9 @@ def _connect(driver, live, key):
     driver.get(live.url + "/viewer")
     driver.execute_script("sessionStorage.clear()")
     driver.get(live.url + "/viewer")
-    driver.find_element(By.ID, "api-key").send_keys(key)
+    box = driver.find_element(By.ID, "api-key")
+    box.clear()  # the first load's connect may have kept its key again after the clear, and filled it in here
+    box.send_keys(key)
     _click(driver, By.ID, "connect")
 
 
@@ -91,6 +93,12 @@ def _texts(driver, css):
     """The texts of the elements matching `css`, read in one script call (no element handle to go stale)."""
     return driver.execute_script(
         "return Array.from(document.querySelectorAll(arguments[0])).map(e => e.innerText)", css)
+
+
+def _armed(button, question):
+    """The button asks `question` and takes the confirming click (it ignores clicks for a moment
+    after arming, so a double-click cannot confirm)."""
+    return button.text == question and button.get_attribute("aria-disabled") is None
 
 
 def test_viewer_end_to_end(browser, seeded, tmp_path):
@@ -158,9 +166,9 @@ def test_viewer_end_to_end(browser, seeded, tmp_path):
     assert colors is None or len(colors) > 50, "the page rendered almost a single colour"
     assert max(ImageStat.Stat(image.convert("L")).stddev) > 20, "the page looks blank"
 
-    # delete (two clicks: arm, confirm)
+    # delete (two clicks: arm, then confirm once the button takes a confirmation)
     _click(d, By.ID, "delete-btn")
-    _wait(d, lambda d: d.find_element(By.ID, "delete-btn").text == "Really delete?")
+    _wait(d, lambda d: _armed(d.find_element(By.ID, "delete-btn"), "Really delete?"))
     _click(d, By.ID, "delete-btn")
     _wait(d, lambda d: not d.find_elements(By.CSS_SELECTOR, f'#items .item[data-id="{semantic_id}"]'))
     assert d.find_element(By.ID, "detail").get_attribute("hidden") is not None

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from test_viewer import _click, _connect, _texts, _wait, browser  # noqa: F401  (the viewer tests' Chromium fixture)
+from test_viewer import _armed, _click, _connect, _texts, _wait, browser  # noqa: F401  (the viewer tests' Chromium fixture)
 
 
 def test_undo_an_input_from_the_history(browser, live_sqlite):  # noqa: F811
@@ -21,7 +21,7 @@ def test_undo_an_input_from_the_history(browser, live_sqlite):  # noqa: F811
     _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, f'#history .undo-input[data-input="{bad.input_ids[0]}"]'))
     button = f'#history .undo-input[data-input="{bad.input_ids[0]}"]'
     _click(d, By.CSS_SELECTOR, button)
-    _wait(d, lambda d: d.find_element(By.CSS_SELECTOR, button).text == "Really undo?")
+    _wait(d, lambda d: _armed(d.find_element(By.CSS_SELECTOR, button), "Really undo?"))
     _click(d, By.CSS_SELECTOR, button)
     _wait(d, lambda d: f"Undid input {bad.input_ids[0]}" in d.find_element(By.ID, "status").text)
     _wait(d, lambda d: not any("Lars" in t for t in _texts(d, "#items .item")))

@@ -4,8 +4,11 @@
 
 const TYPES = ["core", "episodic", "semantic", "procedural", "resource", "knowledge_vault"];
 const FIXED = new Set(["id", "user_id", "memory_type", "created_at", "updated_at", "source_ids"]);
+const INPUTS_SHOWN = 200;      // the inputs list takes no offset: the newest this many are shown
+const CONFIRM_AFTER_MS = 700;  // longer than a double-click, so its second click cannot confirm
+const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d/;
 const state = { key: sessionStorage.getItem("mirix.key") || "", user: null, tab: "episodic", selected: null,
-                results: [] };
+                current: null, search: null, counts: {}, listed: [], offset: 0, more: false };
 const $ = (id) => document.getElementById(id);
 
 function el(tag, cls, text) {
@@ -21,13 +24,39 @@ function setStatus(text, isError) {
   s.classList.toggle("error", !!isError);
 }
 
+// Is this reply still for what is shown? Each kind of view or action ("list": the open tab's panel,
+// "detail", "counts", "chat", "edit", ...) numbers its requests; a reply may change the page only
+// while its request is the newest of its kind and its user is still the open one. Every async view
+// checks here once its awaits are done, so a slow reply for another user or tab is dropped.
+const newest = {};
+
+function ticket(kind) {
+  newest[kind] = (newest[kind] || 0) + 1;
+  return { kind, n: newest[kind], user: state.user };
+}
+
+function isCurrent(t) {
+  return newest[t.kind] === t.n && t.user === state.user;
+}
+
+// A server started with --no-auth needs no key: no Authorization header is sent without one.
+function authHeaders() {
+  return state.key ? { "Authorization": "Bearer " + state.key } : {};
+}
+
+function unreachable() {
+  return new Error("The server at " + location.host + " cannot be reached: is `mirix serve` still running? " +
+                   "Try again when it is back.");
+}
+
 async function api(method, path, body) {
-  const opts = { method, headers: { "Authorization": "Bearer " + state.key } };
+  const opts = { method, headers: authHeaders() };
   if (body !== undefined) {
     opts.headers["Content-Type"] = "application/json";
     opts.body = JSON.stringify(body);
   }
-  const res = await fetch(path, opts);
+  let res;
+  try { res = await fetch(path, opts); } catch (e) { throw unreachable(); }
   if (res.status === 204) return null;
   let data = null;
   try { data = await res.json(); } catch (e) { data = null; }
@@ -41,6 +70,8 @@ async function api(method, path, body) {
 }
 
 const userPath = () => "/v1/users/" + encodeURIComponent(state.user);
+const memoryPath = (id) => userPath() + "/memories/" + encodeURIComponent(id);
+const typeName = (type) => type.replace("_", " ");
 
 function when(iso) {
   if (!iso) return "undated";
@@ -59,89 +90,205 @@ function summary(m) {
   }
 }
 
+// An entry that opens a memory in the detail panel: reachable with Tab, a button to assistive
+// technology (named by what it holds), opened by a click, Enter or Space.
+function openable(node, id, name) {
+  node.dataset.id = id;
+  node.tabIndex = 0;
+  node.setAttribute("role", "button");
+  node.setAttribute("aria-label", name.length > 160 ? name.slice(0, 159) + "…" : name);
+  node.addEventListener("click", () => openDetail(id));
+  node.addEventListener("keydown", (ev) => {
+    if (ev.key !== "Enter" && ev.key !== " ") return;
+    ev.preventDefault();
+    openDetail(id);
+  });
+  if (state.selected === id) node.classList.add("selected");
+}
+
 function itemNode(m, score) {
   const li = el("li", "item t-" + m.memory_type);
-  li.dataset.id = m.id;
   const meta = el("div", "meta");
-  meta.append(el("span", "badge b-" + m.memory_type, m.memory_type.replace("_", " ")));
+  meta.append(el("span", "badge b-" + m.memory_type, typeName(m.memory_type)));
   meta.append(el("span", "when", when(m.occurred_at || m.created_at)));
   if (score !== undefined) meta.append(el("span", "score", "score " + score.toFixed(3)));
   meta.append(el("span", "id", m.id));
   li.append(meta, el("div", "text", summary(m)));
-  li.addEventListener("click", () => openDetail(m.id));
-  if (state.selected === m.id) li.classList.add("selected");
+  openable(li, m.id, typeName(m.memory_type) + ", " + when(m.occurred_at || m.created_at) + ": " + summary(m));
   return li;
 }
 
 function showPanel(which) {
-  $("items").hidden = which !== "items";
-  $("timeline").hidden = which !== "timeline";
-  $("core").hidden = which !== "core";
-  $("inputs").hidden = which !== "inputs";
-  $("screen").hidden = which !== "screen";
+  for (const id of ["items", "timeline", "core", "inputs", "screen"]) $(id).hidden = which !== id;
+  $("more-btn").hidden = true;
+}
+
+function clearPanels() {
+  for (const id of ["items", "timeline", "core", "screen-list", "input-list", "chat-cited"]) $(id).replaceChildren();
+  $("chat-answer").hidden = true;
+  $("more-btn").hidden = true;
+  $("retry-btn").hidden = true;
 }
 
 function activateTab(tab) {
   state.tab = tab;
-  for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("active", b.dataset.tab === tab);
+  for (const b of document.querySelectorAll("#tabs button")) {
+    b.classList.toggle("active", b.dataset.tab === tab);
+    b.setAttribute("aria-selected", String(b.dataset.tab === tab));
+  }
 }
 
 async function loadCounts() {
+  const t = ticket("counts");
   const stats = await api("GET", userPath() + "/stats");
+  if (!isCurrent(t)) return;
+  state.counts = stats.memories || {};
   $("mode").textContent = "mode: " + stats.mode + " · " + stats.database + " · " + stats.search;
-  for (const t of TYPES) {
-    const b = $("tab-" + t);
+  for (const type of TYPES) {
+    const b = $("tab-" + type);
     let c = b.querySelector(".count");
     if (!c) { c = el("span", "count"); b.append(c); }
-    c.textContent = "(" + ((stats.memories || {})[t] || 0) + ")";
+    c.textContent = "(" + (state.counts[type] || 0) + ")";
   }
 }
 
-async function showTab(tab) {
+// Open a tab: its loader renders the panel and returns the status line (null: the reply was
+// dropped). `done` (what an edit just did) is said instead once the list is back. A failed load
+// leaves the earlier tab marked, as its list is what the panel still shows.
+async function showTab(tab, done) {
   if (!state.user) return;
+  const shownBefore = state.tab;
   activateTab(tab);
+  const t = ticket("list");
   try {
-    if (tab === "core") return await showCore();
-    if (tab === "timeline") return await showTimeline();
-    if (tab === "inputs") return await showInputs();
-    if (tab === "screen") return await showScreen();
-    if (tab === "search") return renderResults();
-    const user = state.user;
-    const items = await api("GET", userPath() + "/memories?memory_type=" + tab + "&limit=200");
-    if (state.user !== user) return;  // the page was locked or another user opened meanwhile
-    const ul = $("items");
-    ul.replaceChildren(...items.map((m) => itemNode(m)));
-    if (!items.length) ul.append(el("li", "empty", "No " + tab.replace("_", " ") + " memories."));
-    showPanel("items");
-    setStatus(items.length + " " + tab.replace("_", " ") + " memories of " + state.user + ".");
-  } catch (e) { setStatus(e.message, true); }
+    const line = await loadTab(tab, t);
+    if (line !== null) setStatus(done || line);
+  } catch (e) {
+    if (!isCurrent(t)) return;
+    activateTab(shownBefore);
+    setStatus((done ? done + " " : "") + e.message, true);
+  }
+}
+
+function loadTab(tab, t) {
+  if (tab === "core") return showCore(t);
+  if (tab === "inputs") return showInputs(t);
+  if (tab === "screen") return showScreen(t);
+  if (tab === "search") return showResults(t);
+  return showListed(tab, t);  // a memory type, or the timeline of episodes
+}
+
+// Memory lists (a type tab, the timeline) come a page at a time (GET .../memories with an offset,
+// `state.offset` rows read so far); "Show more" appends the next page.
+const listType = (tab) => (tab === "timeline" ? "episodic" : tab);
+const pageSize = (tab) => (tab === "timeline" ? 500 : 200);
+
+function fetchPage(tab, offset) {
+  return api("GET", userPath() + "/memories?memory_type=" + listType(tab) + "&limit=" + pageSize(tab) +
+                    "&offset=" + offset);
+}
+
+async function showListed(tab, t) {
+  const page = await fetchPage(tab, 0);
+  if (!isCurrent(t)) return null;
+  state.listed = [];
+  state.offset = 0;
+  return addPage(tab, page);
+}
+
+async function showMore() {
+  const tab = state.tab;
+  const t = ticket("list");
+  $("more-btn").disabled = true;
+  try {
+    const page = await fetchPage(tab, state.offset);
+    if (isCurrent(t)) setStatus(addPage(tab, page));
+  } catch (e) { if (isCurrent(t)) setStatus(e.message, true); }
+  finally { $("more-btn").disabled = false; }
+}
+
+// A page joins the list; one listed already (the list shifted between pages) is not listed twice.
+function addPage(tab, page) {
+  state.offset += page.length;
+  const seen = new Set(state.listed.map((m) => m.id));
+  state.listed.push(...page.filter((m) => !seen.has(m.id)));
+  state.more = page.length === pageSize(tab) && state.listed.length < (state.counts[listType(tab)] || Infinity);
+  const days = tab === "timeline" ? renderTimeline() : renderType(tab);
+  $("more-btn").hidden = !state.more;
+  return listedStatus(tab, days);
+}
+
+function listedStatus(tab, days) {
+  const shown = state.listed.length;
+  const total = Math.max(state.counts[listType(tab)] || 0, shown);
+  const what = (tab === "timeline" ? "episodes" : typeName(tab) + " memories") + " of " + state.user;
+  const over = tab === "timeline" ? " over " + days + " day(s)" : "";
+  if (!state.more) return shown + " " + what + over + ".";
+  return shown + " of " + total + " " + what + " shown" + over + "; Show more lists the next " + pageSize(tab) + ".";
+}
+
+function renderType(type) {
+  const ul = $("items");
+  ul.replaceChildren(...state.listed.map((m) => itemNode(m)));
+  if (!state.listed.length) ul.append(el("li", "empty", "No " + typeName(type) + " memories."));
+  showPanel("items");
+}
+
+function renderTimeline() {
+  const box = $("timeline");
+  box.replaceChildren();
+  const days = new Map();
+  for (const m of state.listed) {
+    const day = (m.occurred_at || m.created_at || "").slice(0, 10) || "undated";
+    if (!days.has(day)) days.set(day, []);
+    days.get(day).push(m);
+  }
+  for (const [day, events] of days) {
+    const section = el("div", "day");
+    section.dataset.day = day;
+    section.append(el("h4", null, day));
+    for (const m of events) {
+      const node = itemNode(m);
+      node.classList.add("event");
+      section.append(node);
+    }
+    box.append(section);
+  }
+  if (!state.listed.length) box.append(el("div", "empty", "No episodes yet."));
+  showPanel("timeline");
+  return days.size;
 }
 
 // The input log: what came in (text, messages, screenshots with their app and window), its status,
-// and why it failed or was degraded; failed and degraded inputs can be run again.
-async function showInputs() {
-  const user = state.user;
-  const inputs = await api("GET", userPath() + "/inputs?limit=200");
-  if (state.user !== user) return;
+// and why it failed or was degraded; failed and degraded inputs can be run again. Its REST list takes
+// no offset, so only the newest INPUTS_SHOWN are shown, and the page says when there are more.
+async function showInputs(t) {
+  const inputs = await api("GET", userPath() + "/inputs?limit=" + (INPUTS_SHOWN + 1));
+  if (!isCurrent(t)) return null;
+  const shown = inputs.slice(0, INPUTS_SHOWN);
   const ul = $("input-list");
-  ul.replaceChildren();
-  for (const i of inputs) {
-    const li = el("li", "input s-" + i.status);
-    li.dataset.id = i.id;
-    const meta = el("div", "meta");
-    meta.append(el("span", "badge status", i.status), el("span", "when", when(i.occurred_at)),
-                el("span", "kind", i.kind), el("span", "id", i.id));
-    li.append(meta);
-    const md = i.metadata || {};
-    if (md.app || md.window_title) li.append(el("div", "text", [md.app, md.window_title].filter(Boolean).join(" · ")));
-    if (md.thumbnail) li.append(thumbnailNode(i.id, user));
-    if (i.error) li.append(el("div", "error", i.error));
-    ul.append(li);
-  }
+  ul.replaceChildren(...shown.map((i) => inputNode(i, t)));
   if (!inputs.length) ul.append(el("li", "empty", "No inputs."));
+  const older = inputs.length > INPUTS_SHOWN;
+  if (older) ul.append(el("li", "empty", "Older inputs are not listed here (the input log's list has no paging)."));
   $("retry-btn").hidden = !inputs.some((i) => i.status === "failed" || i.status === "degraded");
   showPanel("inputs");
-  setStatus(inputs.length + " input(s) of " + state.user + ".");
+  return older ? "The newest " + INPUTS_SHOWN + " inputs of " + state.user + " (there are older ones, not listed)."
+               : inputs.length + " input(s) of " + state.user + ".";
+}
+
+function inputNode(i, t) {
+  const li = el("li", "input s-" + i.status);
+  li.dataset.id = i.id;
+  const meta = el("div", "meta");
+  meta.append(el("span", "badge status", i.status), el("span", "when", when(i.occurred_at)),
+              el("span", "kind", i.kind), el("span", "id", i.id));
+  li.append(meta);
+  const md = i.metadata || {};
+  if (md.app || md.window_title) li.append(el("div", "text", [md.app, md.window_title].filter(Boolean).join(" · ")));
+  if (md.thumbnail) li.append(thumbnailNode(i.id, t));
+  if (i.error) li.append(el("div", "error", i.error));
+  return li;
 }
 
 // Screen activity (GET .../screen-activity): screenshots grouped by app and window, newest first,
@@ -164,58 +311,57 @@ function timeRange(first, last) {
 
 const MEMORY_KIND = { epi: "episode", res: "resource" };
 
-async function showScreen() {
-  const user = state.user;
+async function showScreen(t) {
   const groups = await api("GET", userPath() + "/screen-activity?limit=100");
-  if (state.user !== user) return;
+  if (!isCurrent(t)) return null;
   const ul = $("screen-list");
-  ul.replaceChildren();
-  for (const g of groups) {
-    const li = el("li", "group");
-    li.dataset.input = g.input_ids[0];
-    li.append(el("div", "where", [g.app, g.window_title].filter(Boolean).join(" · ") || "(unknown window)"));
-    const meta = el("div", "meta");
-    meta.append(el("span", "when", timeRange(g.first_at, g.last_at)),
-                el("span", "frames", g.frames + " frame" + (g.frames === 1 ? "" : "s")));
-    if (g.text_from.length) meta.append(el("span", "from", "text from " + g.text_from.join(" + ").replace("_", " ")));
-    li.append(meta);
-    if (g.thumbnail_ids.length) {
-      const thumbs = el("div", "thumbs");
-      thumbs.append(...spread(g.thumbnail_ids, SCREEN_THUMBS).map((id) => thumbnailNode(id, user)));
-      li.append(thumbs);
-    }
-    li.append(el("div", "text" + (g.text ? "" : " none"), g.text ? g.text + (g.text_truncated ? "\n…" : "")
-                                                              : "No text kept for these frames."));
-    if (g.memory_ids.length) {
-      const links = el("div", "memories");
-      links.append(el("span", "label", "Memories:"));
-      for (const id of g.memory_ids) {
-        const a = el("button", "memlink", (MEMORY_KIND[id.split("_")[0]] || "memory") + " " + id.slice(-8));
-        a.type = "button";
-        a.dataset.id = id;
-        a.title = id;
-        a.addEventListener("click", () => openDetail(id));
-        links.append(a);
-      }
-      li.append(links);
-    }
-    ul.append(li);
-  }
+  ul.replaceChildren(...groups.map((g) => screenGroupNode(g, t)));
   if (!groups.length) ul.append(el("li", "empty", "No screenshots yet (mirix capture, or POST .../screenshots)."));
   showPanel("screen");
   const frames = groups.reduce((n, g) => n + g.frames, 0);
-  setStatus(groups.length + " screen group(s), " + frames + " frame(s) of " + state.user + ".");
+  return groups.length + " screen group(s), " + frames + " frame(s) of " + state.user + ".";
+}
+
+function screenGroupNode(g, t) {
+  const li = el("li", "group");
+  li.dataset.input = g.input_ids[0];
+  li.append(el("div", "where", [g.app, g.window_title].filter(Boolean).join(" · ") || "(unknown window)"));
+  const meta = el("div", "meta");
+  meta.append(el("span", "when", timeRange(g.first_at, g.last_at)),
+              el("span", "frames", g.frames + " frame" + (g.frames === 1 ? "" : "s")));
+  if (g.text_from.length) meta.append(el("span", "from", "text from " + g.text_from.join(" + ").replace("_", " ")));
+  li.append(meta);
+  if (g.thumbnail_ids.length) {
+    const thumbs = el("div", "thumbs");
+    thumbs.append(...spread(g.thumbnail_ids, SCREEN_THUMBS).map((id) => thumbnailNode(id, t)));
+    li.append(thumbs);
+  }
+  li.append(el("div", "text" + (g.text ? "" : " none"), g.text ? g.text + (g.text_truncated ? "\n…" : "")
+                                                            : "No text kept for these frames."));
+  if (g.memory_ids.length) {
+    const links = el("div", "memories");
+    links.append(el("span", "label", "Memories:"));
+    for (const id of g.memory_ids) {
+      const a = el("button", "memlink", (MEMORY_KIND[id.split("_")[0]] || "memory") + " " + id.slice(-8));
+      a.type = "button";
+      a.dataset.id = id;
+      a.title = id;
+      a.addEventListener("click", () => openDetail(id));
+      links.append(a);
+    }
+    li.append(links);
+  }
+  return li;
 }
 
 // A screenshot input's kept thumbnail. An <img src> cannot send the API key, so the image is
 // fetched with it and shown from a blob: URL; an expired one (404) leaves no image.
-function thumbnailNode(inputId, user) {
+function thumbnailNode(inputId, t) {
   const img = el("img", "thumb");
   img.alt = "screen at this time";
   img.hidden = true;
-  fetch(userPath() + "/inputs/" + encodeURIComponent(inputId) + "/thumbnail",
-        { headers: { "Authorization": "Bearer " + state.key } })
-    .then((res) => (res.ok && state.user === user ? res.blob() : null))
+  fetch(userPath() + "/inputs/" + encodeURIComponent(inputId) + "/thumbnail", { headers: authHeaders() })
+    .then((res) => (res.ok && isCurrent(t) ? res.blob() : null))
     .then((blob) => {
       if (!blob) return;
       const url = URL.createObjectURL(blob);
@@ -228,15 +374,19 @@ function thumbnailNode(inputId, user) {
 }
 
 async function retryInputs() {
+  const t = ticket("retry");
+  $("retry-btn").disabled = true;
   try {
     const results = await api("POST", userPath() + "/inputs/retry");
-    await refresh();
-    setStatus("Retried " + results.length + " input(s): " + results.map((r) => r.status).join(", ") + ".");
-  } catch (e) { setStatus(e.message, true); }
+    if (!isCurrent(t)) return;
+    await refresh("Retried " + results.length + " input(s): " + results.map((r) => r.status).join(", ") + ".");
+  } catch (e) { if (isCurrent(t)) setStatus(e.message, true); }
+  finally { $("retry-btn").disabled = false; }
 }
 
-async function showCore() {
+async function showCore(t) {
   const blocks = await api("GET", userPath() + "/core");
+  if (!isCurrent(t)) return null;
   const box = $("core");
   box.replaceChildren();
   for (const label of ["persona", "human"]) {
@@ -244,57 +394,33 @@ async function showCore() {
     const div = el("div", "block");
     div.append(el("h4", null, label + " (" + (b.value || "").length + "/" + b.limit + " chars)"));
     div.append(el("div", "text", b.value || "(empty)"));
-    if (b.id) { div.classList.add("item"); div.dataset.id = b.id; div.addEventListener("click", () => openDetail(b.id)); }
+    if (b.id) { div.classList.add("item"); openable(div, b.id, "core block " + label + ": " + (b.value || "empty")); }
     box.append(div);
   }
   showPanel("core");
-  setStatus("Core memory of " + state.user + ".");
+  return "Core memory of " + state.user + ".";
 }
 
-async function showTimeline() {
-  const items = await api("GET", userPath() + "/memories?memory_type=episodic&limit=500");
-  const box = $("timeline");
-  box.replaceChildren();
-  const days = new Map();
-  for (const m of items) {
-    const day = (m.occurred_at || m.created_at || "").slice(0, 10) || "undated";
-    if (!days.has(day)) days.set(day, []);
-    days.get(day).push(m);
-  }
-  for (const [day, events] of days) {
-    const section = el("div", "day");
-    section.dataset.day = day;
-    section.append(el("h4", null, day));
-    for (const m of events) {
-      const node = itemNode(m);
-      node.classList.add("event");
-      section.append(node);
-    }
-    box.append(section);
-  }
-  if (!items.length) box.append(el("div", "empty", "No episodes yet."));
-  showPanel("timeline");
-  setStatus(items.length + " episodes over " + days.size + " day(s).");
-}
-
-function renderResults() {
+// The Results tab runs the search again each time it is shown, so after an edit or a delete it
+// lists what the memories hold now.
+async function showResults(t) {
+  const { query, method } = state.search;
+  const hits = await api("POST", userPath() + "/search", { query, limit: 25, method });
+  if (!isCurrent(t)) return null;
+  $("tab-search").hidden = false;
   const ul = $("items");
-  ul.replaceChildren(...state.results.map((h) => itemNode(h.memory, h.score)));
-  if (!state.results.length) ul.append(el("li", "empty", "No matches."));
+  ul.replaceChildren(...hits.map((h) => itemNode(h.memory, h.score)));
+  if (!hits.length) ul.append(el("li", "empty", "No matches."));
   showPanel("items");
+  return hits.length + " result(s) for “" + query + "”.";
 }
 
-async function search(ev) {
+function search(ev) {
   ev.preventDefault();
   const query = $("search-input").value.trim();
   if (!query || !state.user) return;
-  try {
-    state.results = await api("POST", userPath() + "/search", { query, limit: 25, method: $("search-method").value });
-    $("tab-search").hidden = false;
-    activateTab("search");
-    renderResults();
-    setStatus(state.results.length + " result(s) for “" + query + "”.");
-  } catch (e) { setStatus(e.message, true); }
+  state.search = { query, method: $("search-method").value };
+  showTab("search");
 }
 
 function editable(m) {
@@ -303,114 +429,188 @@ function editable(m) {
   return out;
 }
 
+// The memory and its history are fetched together and shown at once, if still wanted.
 async function openDetail(id) {
+  const t = ticket("detail");
   try {
-    const m = await api("GET", userPath() + "/memories/" + encodeURIComponent(id));
-    state.selected = id;
-    state.current = m;
-    for (const li of document.querySelectorAll(".item")) li.classList.toggle("selected", li.dataset.id === id);
-    $("detail").hidden = false;
-    $("detail-title").textContent = m.memory_type.replace("_", " ") + " · " + m.id;
-    const dl = $("detail-meta");
-    dl.replaceChildren();
-    for (const k of ["created_at", "updated_at", "occurred_at", "source_ids"]) {
-      dl.append(el("dt", null, k), el("dd", null, Array.isArray(m[k]) ? m[k].join(", ") || "—" : (m[k] || "—")));
-    }
-    $("edit-fields").value = JSON.stringify(editable(m), null, 2);
-    resetDelete();
-    await loadHistory(id);
-  } catch (e) { setStatus(e.message, true); }
+    const [m, events] = await Promise.all([api("GET", memoryPath(id)), api("GET", memoryPath(id) + "/history")]);
+    if (isCurrent(t)) showDetail(m, events);
+  } catch (e) { if (isCurrent(t)) setStatus(e.message, true); }
 }
 
-async function loadHistory(id) {
-  const events = await api("GET", userPath() + "/memories/" + encodeURIComponent(id) + "/history");
-  const ol = $("history");
-  ol.replaceChildren();
-  for (const e of events) {
-    const li = el("li", "event-" + e.operation);
-    li.append(el("span", "op", e.operation), document.createTextNode(" by " + e.actor + " at " + when(e.created_at)));
-    if (e.input_id) {
-      li.append(document.createTextNode(" (input " + e.input_id + ")"));
-      // take back everything that input did (POST .../inputs/{id}/undo), with a second click to confirm
-      const undo = el("button", "undo-input", "Undo input");
-      undo.type = "button";
-      undo.dataset.input = e.input_id;
-      undo.addEventListener("click", () => undoInput(undo));
-      li.append(document.createTextNode(" "), undo);
-    }
-    const changed = [];
-    if (e.before && e.after) {
-      for (const k of Object.keys(e.after)) {
-        if (k === "updated_at") continue;
-        if (JSON.stringify(e.before[k]) !== JSON.stringify(e.after[k])) changed.push(k + ": " + JSON.stringify(e.before[k]) + " → " + JSON.stringify(e.after[k]));
-      }
-    } else if (e.after) {
-      changed.push(summary(e.after));
-    }
-    if (changed.length) li.append(el("pre", null, changed.join("\n")));
-    ol.append(li);
+function showDetail(m, events) {
+  state.selected = m.id;
+  state.current = m;
+  for (const node of document.querySelectorAll(".item")) node.classList.toggle("selected", node.dataset.id === m.id);
+  $("detail").hidden = false;
+  $("detail-title").textContent = typeName(m.memory_type) + " · " + m.id;
+  const dl = $("detail-meta");
+  dl.replaceChildren();
+  for (const k of ["created_at", "updated_at", "occurred_at", "source_ids"]) {
+    dl.append(el("dt", null, k), el("dd", null, Array.isArray(m[k]) ? m[k].join(", ") || "—" : (m[k] || "—")));
   }
+  $("edit-fields").value = JSON.stringify(editable(m), null, 2);
+  disarm($("delete-btn"), "Delete");
+  $("history").replaceChildren(...events.map(historyNode));
+}
+
+function historyNode(e) {
+  const li = el("li", "event-" + e.operation);
+  li.append(el("span", "op", e.operation), document.createTextNode(" by " + e.actor + " at " + when(e.created_at)));
+  if (e.input_id) {
+    li.append(document.createTextNode(" (input " + e.input_id + ")"));
+    // take back everything that input did (POST .../inputs/{id}/undo), with a second click to confirm
+    const undo = el("button", "undo-input", "Undo input");
+    undo.type = "button";
+    undo.dataset.input = e.input_id;
+    undo.addEventListener("click", (ev) => undoInput(undo, ev));
+    li.append(document.createTextNode(" "), undo);
+  }
+  const changed = [];
+  if (e.before && e.after) {
+    for (const k of Object.keys(e.after)) {
+      if (k === "updated_at") continue;
+      if (JSON.stringify(e.before[k]) !== JSON.stringify(e.after[k])) changed.push(k + ": " + JSON.stringify(e.before[k]) + " → " + JSON.stringify(e.after[k]));
+    }
+  } else if (e.after) {
+    changed.push(summary(e.after));
+  }
+  if (changed.length) li.append(el("pre", null, changed.join("\n")));
+  return li;
+}
+
+// The edit box as the fields to send (PATCH changes only the keys it is sent), or why it cannot be
+// saved: it must be one JSON object, and a key taken out of it would change nothing, so the message
+// says what to set instead.
+function fieldsToSave(text, m) {
+  let fields;
+  try { fields = JSON.parse(text); } catch (e) { return { error: "The fields are not valid JSON: " + e.message }; }
+  if (fields === null || typeof fields !== "object" || Array.isArray(fields)) {
+    return { error: "The fields must be one JSON object, like {\"summary\": \"…\"}, not " + jsonKind(fields) + "." };
+  }
+  const before = editable(m);
+  const removed = Object.keys(before).filter((k) => !(k in fields) && !isEmpty(before[k]));
+  if (removed.length) {
+    return { error: "Taking a key out does not clear it: set " +
+                    removed.map((k) => "\"" + k + "\" to " + emptyFor(before[k])).join(", ") + " instead." };
+  }
+  const changed = {};
+  for (const [k, v] of Object.entries(fields)) if (JSON.stringify(before[k]) !== JSON.stringify(v)) changed[k] = v;
+  return { changed };
+}
+
+function jsonKind(v) {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "a list";
+  return { string: "a string", number: "a number", boolean: "true or false" }[typeof v] || typeof v;
+}
+
+function isEmpty(v) {
+  return v === null || v === "" || (Array.isArray(v) && !v.length) ||
+         (typeof v === "object" && !Object.keys(v).length);
+}
+
+function emptyFor(v) {
+  if (Array.isArray(v)) return "[]";
+  if (v && typeof v === "object") return "{}";
+  return typeof v === "string" && !ISO_TIME.test(v) ? "\"\"" : "null";
+}
+
+// Save and Delete are off while their request runs, so a double-click sends one request.
+const DETAIL_ACTIONS = ["save-btn", "delete-btn"];
+
+async function whileBusy(ids, work) {
+  for (const id of ids) $(id).disabled = true;
+  try { return await work(); } finally { for (const id of ids) $(id).disabled = false; }
 }
 
 async function save() {
   const m = state.current;
   if (!m) return;
-  let fields;
-  try { fields = JSON.parse($("edit-fields").value); } catch (e) { return setStatus("The fields are not valid JSON: " + e.message, true); }
-  const before = editable(m);
-  const changed = {};
-  for (const [k, v] of Object.entries(fields)) if (JSON.stringify(before[k]) !== JSON.stringify(v)) changed[k] = v;
+  const { error, changed } = fieldsToSave($("edit-fields").value, m);
+  if (error) return setStatus(error, true);
   if (!Object.keys(changed).length) return setStatus("Nothing changed.");
-  try {
-    await api("PATCH", userPath() + "/memories/" + encodeURIComponent(m.id), { fields: changed });
-    setStatus("Saved " + Object.keys(changed).join(", ") + " of " + m.id + ".");
-    await openDetail(m.id);
-    await refresh();
-  } catch (e) { setStatus(e.message, true); }
+  const t = ticket("edit");
+  await whileBusy(DETAIL_ACTIONS, async () => {
+    try {
+      await api("PATCH", memoryPath(m.id), { fields: changed });
+      if (!isCurrent(t)) return;
+      if (state.selected === m.id) await openDetail(m.id);
+      await refresh("Saved " + Object.keys(changed).join(", ") + " of " + m.id + ".");
+    } catch (e) { if (isCurrent(t)) setStatus(e.message, true); }
+  });
 }
 
-async function undoInput(button) {
-  if (!button.dataset.armed) { button.dataset.armed = "1"; button.textContent = "Really undo?"; return; }
+// A destructive button takes two deliberate clicks: the first arms it (`question`), and only a
+// separate click a moment later confirms, so the two clicks of one double-click never do both.
+function confirmed(button, ev, question) {
+  if (button.dataset.armed === "ready" && ev.detail <= 1) return true;
+  if (!button.dataset.armed) arm(button, question);
+  return false;
+}
+
+function arm(button, question) {
+  button.dataset.armed = "soon";
+  button.setAttribute("aria-disabled", "true");
+  button.textContent = question;
+  setTimeout(() => {
+    if (button.dataset.armed !== "soon") return;
+    button.dataset.armed = "ready";
+    button.removeAttribute("aria-disabled");
+  }, CONFIRM_AFTER_MS);
+}
+
+function disarm(button, text) {
+  button.dataset.armed = "";
+  button.removeAttribute("aria-disabled");
+  button.textContent = text;
+}
+
+async function undoInput(button, ev) {
+  if (!confirmed(button, ev, "Really undo?")) return;
   const input = button.dataset.input;
+  const t = ticket("edit");
+  button.disabled = true;
   try {
     const changes = await api("POST", userPath() + "/inputs/" + encodeURIComponent(input) + "/undo");
+    if (!isCurrent(t)) return;
     const id = state.selected;
     const gone = changes.some((c) => c.memory_id === id && c.operation === "delete");
     if (gone || !id) closeDetail(); else await openDetail(id);
-    await refresh();  // sets its own status line: the undo's comes after it
-    setStatus("Undid input " + input + ": " + changes.length + " change(s).");
-  } catch (e) { setStatus(e.message, true); }
+    await refresh("Undid input " + input + ": " + changes.length + " change(s).");
+  } catch (e) {
+    disarm(button, "Undo input");
+    if (isCurrent(t)) setStatus(e.message, true);
+  } finally { button.disabled = false; }
 }
 
-function resetDelete() {
-  const b = $("delete-btn");
-  b.textContent = "Delete";
-  b.dataset.armed = "";
-}
-
-async function remove() {
-  const b = $("delete-btn");
+async function remove(ev) {
   const m = state.current;
-  if (!m) return;
-  if (!b.dataset.armed) { b.dataset.armed = "1"; b.textContent = "Really delete?"; return; }
-  try {
-    await api("DELETE", userPath() + "/memories/" + encodeURIComponent(m.id));
-    setStatus("Deleted " + m.id + ".");
-    closeDetail();
-    state.results = state.results.filter((h) => h.memory.id !== m.id);
-    await refresh();
-  } catch (e) { setStatus(e.message, true); }
+  if (!m || !confirmed($("delete-btn"), ev, "Really delete?")) return;
+  const t = ticket("edit");
+  await whileBusy(DETAIL_ACTIONS, async () => {
+    try {
+      await api("DELETE", memoryPath(m.id));
+      if (!isCurrent(t)) return;
+      if (state.selected === m.id) closeDetail();
+      await refresh("Deleted " + m.id + ".");
+    } catch (e) { if (isCurrent(t)) setStatus(e.message, true); }
+  });
 }
 
 function closeDetail() {
+  ticket("detail");  // a detail still loading is no longer wanted
   $("detail").hidden = true;
   state.selected = null;
   state.current = null;
 }
 
-async function refresh() {
-  await loadCounts();
-  await showTab(state.tab);
+// The counts and the open tab again; `done` is the status line once the list is back. A failed
+// count is left to the list load, which meets the same server and says what went wrong.
+async function refresh(done) {
+  const t = ticket("refresh");
+  try { await loadCounts(); } catch (e) { /* reported by showTab */ }
+  if (isCurrent(t)) await showTab(state.tab, done);
 }
 
 async function openUser(user) {
@@ -421,12 +621,12 @@ async function openUser(user) {
   if (![...select.options].some((o) => o.value === user)) select.append(new Option(user, user));
   select.value = user;
   closeDetail();
+  clearPanels();
+  state.search = null;
   $("tab-search").hidden = true;
+  if (state.tab === "search") state.tab = "episodic";
   for (const id of USER_CONTROLS) $(id).disabled = false;
-  try {
-    await loadCounts();
-    await showTab(state.tab === "search" ? "episodic" : state.tab);
-  } catch (e) { setStatus(e.message, true); }
+  await refresh();
 }
 
 // Controls that act for the open user: off until one is open, off again when the page locks.
@@ -439,40 +639,44 @@ async function ask(ev) {
   ev.preventDefault();
   const message = $("chat-input").value.trim();
   if (!message || !state.user) return;
-  const user = state.user;
+  const t = ticket("chat");
   $("chat-send").disabled = true;
   setStatus("Asking…");
   try {
     const r = await api("POST", userPath() + "/chat", { message, remember: $("chat-remember").checked });
-    if (state.user !== user) return;
-    $("chat-answer").hidden = false;
-    $("chat-text").textContent = r.answer;
-    $("chat-mode").textContent = r.mode === "offline"
-      ? "Offline: no model is configured, so these are the memories that match, cited."
-      : (r.fallback ? "The model gave no usable answer (" + r.fallback + "); the best memories instead."
-                    : "Answered by the model from the memories cited.");
     const cited = [];
     for (const id of r.memory_ids) {
-      try { cited.push(await api("GET", userPath() + "/memories/" + encodeURIComponent(id))); } catch (e) { /* gone */ }
+      try { cited.push(await api("GET", memoryPath(id))); } catch (e) { /* gone */ }
     }
-    $("chat-cited").replaceChildren(...cited.map((m) => itemNode(m)));
+    if (!isCurrent(t)) return;
+    showAnswer(r, cited);
     setStatus("Answered with " + cited.length + " cited memor" + (cited.length === 1 ? "y" : "ies") +
               (r.update_input_ids.length ? "; the exchange is being remembered." : "."));
-  } catch (e) { setStatus(e.message, true); }
+  } catch (e) { if (isCurrent(t)) setStatus(e.message, true); }
   finally { $("chat-send").disabled = !state.user; }
+}
+
+function showAnswer(r, cited) {
+  $("chat-answer").hidden = false;
+  $("chat-text").textContent = r.answer;
+  $("chat-mode").textContent = r.mode === "offline"
+    ? "Offline: no model is configured, so these are the memories that match, cited."
+    : (r.fallback ? "The model gave no usable answer (" + r.fallback + "); the best memories instead."
+                  : "Answered by the model from the memories cited.");
+  $("chat-cited").replaceChildren(...cited.map((m) => itemNode(m)));
 }
 
 async function addMemory(ev) {
   ev.preventDefault();
   const content = $("add-input").value.trim();
   if (!content || !state.user) return;
+  const t = ticket("add");
   $("add-btn").disabled = true;
   try {
     const r = await api("POST", userPath() + "/memories", { content, wait: true });
     $("add-input").value = "";
-    await refresh();
-    setStatus("Remembered (" + r.status + ", " + r.mode + "): " + r.changes.length + " change(s).");
-  } catch (e) { setStatus(e.message, true); }
+    if (isCurrent(t)) await refresh("Remembered (" + r.status + ", " + r.mode + "): " + r.changes.length + " change(s).");
+  } catch (e) { if (isCurrent(t)) setStatus(e.message, true); }
   finally { $("add-btn").disabled = !state.user; }
 }
 
@@ -483,37 +687,44 @@ let connectAttempt = 0;
 function lockPage() {
   state.user = null;
   closeDetail();
+  clearPanels();
   $("user-select").replaceChildren();
+  $("tab-search").hidden = true;
   for (const id of ["user-select", "user-input", "user-open", ...USER_CONTROLS]) $(id).disabled = true;
-  $("chat-answer").hidden = true;
-  for (const id of ["items", "timeline", "core", "screen-list"]) $(id).replaceChildren();
 }
 
+// Connect with the key typed (or kept for this tab), or with none: a --no-auth server answers
+// without one, so the page also tries that on load.
 async function connect(ev) {
   if (ev) ev.preventDefault();
   state.key = $("api-key").value.trim() || state.key;
-  if (!state.key) return setStatus("Enter an API key.", true);
   const attempt = ++connectAttempt;
   try {
     const res = await api("GET", "/v1/users");
     if (attempt !== connectAttempt) return;
-    sessionStorage.setItem("mirix.key", state.key);
+    if (state.key) sessionStorage.setItem("mirix.key", state.key);
     const sel = $("user-select");
     sel.replaceChildren(...res.users.map((u) => { const o = el("option", null, u); o.value = u; return o; }));
     sel.disabled = !res.users.length;
     $("user-input").disabled = !res.all_users;
     $("user-open").disabled = false;
-    setStatus("Connected: " + res.users.length + " user(s)" + (res.all_users ? " with data (this key may open any user)." : "."));
+    setStatus("Connected" + (state.key ? "" : " (this server needs no key)") + ": " + res.users.length + " user(s)" +
+              (res.all_users ? " with data (" + (state.key ? "this key" : "you") + " may open any user)." : "."));
     if (res.users.length) await openUser(res.users[0]);
   } catch (e) {
     if (attempt !== connectAttempt) return;
-    if (e.status === 401) {
-      sessionStorage.removeItem("mirix.key");
-      state.key = "";
-      lockPage();
-    }
-    setStatus(e.status === 401 ? "That key is not valid." : e.message, true);
+    if (e.status === 401) return refused(!!ev);
+    setStatus(e.message, true);
   }
+}
+
+function refused(asked) {
+  const hadKey = !!state.key;
+  sessionStorage.removeItem("mirix.key");
+  state.key = "";
+  lockPage();
+  if (hadKey) setStatus("That key is not valid.", true);
+  else setStatus(asked ? "This server needs an API key: enter one." : "Enter an API key to start.", asked);
 }
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -524,10 +735,12 @@ document.addEventListener("DOMContentLoaded", () => {
   $("chat-form").addEventListener("submit", ask);
   $("add-form").addEventListener("submit", addMemory);
   $("retry-btn").addEventListener("click", retryInputs);
+  $("more-btn").addEventListener("click", showMore);
   for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => showTab(b.dataset.tab));
   $("save-btn").addEventListener("click", save);
   $("delete-btn").addEventListener("click", remove);
   $("close-btn").addEventListener("click", closeDetail);
   activateTab(state.tab);
-  if (state.key) { $("api-key").value = state.key; connect(); }
+  if (state.key) $("api-key").value = state.key;
+  connect();
 });

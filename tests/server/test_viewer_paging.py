@@ -1,0 +1,66 @@
+"""More memories than one page: a type tab says how many of how many it shows and "Show more" lists
+the rest (GET .../memories with an offset); the Inputs tab, whose REST list has no offset, says that
+older inputs are not listed."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from test_viewer import _click, _connect, _texts, _wait, browser  # noqa: F401  (the viewer tests' Chromium fixture)
+
+from mirix_py.boundary.inputs import normalize_add
+from mirix_py.records import EpisodicMemory, InputStatus
+from mirix_py.tools.ops import InsertOp
+
+EPISODES = 205  # one page (200) and a few more
+INPUTS = 201
+
+
+def _status(driver):
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.ID, "status").text
+
+
+@pytest.fixture(scope="module")
+def many(live_sqlite):
+    mx = live_sqlite.mx
+    start = datetime(2024, 1, 1, 9, tzinfo=timezone.utc)
+    mx.store.apply([InsertOp(memory=EpisodicMemory(user_id="alice", summary=f"Note number {i:03d}",
+                                                   occurred_at=start + timedelta(hours=i)))
+                    for i in range(EPISODES)], user_id="alice", actor="test")
+    records = [normalize_add(f"Input number {i}", user_id="alice", occurred_at=None, source_id=None, kind="text",
+                             max_chars=10_000) for i in range(INPUTS)]
+    mx.inputs.append(records, claimed_by=mx.worker_id)
+    mx.inputs.mark([r.id for r in records], InputStatus.processed)
+    return live_sqlite
+
+
+def test_show_more_lists_every_memory_of_a_type(browser, many):  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    d = browser
+    _connect(d, many, many.alice)
+    _wait(d, lambda d: _status(d) == f"200 of {EPISODES} episodic memories of alice shown; "
+                                     "Show more lists the next 200.")
+    assert len(_texts(d, "#items .item")) == 200
+    assert not any("Note number 000" in t for t in _texts(d, "#items .item"))  # the oldest, not on the first page
+    _click(d, By.ID, "more-btn")
+    _wait(d, lambda d: _status(d) == f"{EPISODES} episodic memories of alice.")
+    shown = _texts(d, "#items .item")
+    assert len(shown) == EPISODES and any("Note number 000" in t for t in shown)
+    assert not d.find_element(By.ID, "more-btn").is_displayed()
+
+
+def test_inputs_tab_says_older_inputs_are_not_listed(browser, many):  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    d = browser
+    _connect(d, many, many.alice)
+    _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#items .item"))
+    _click(d, By.ID, "tab-inputs")
+    _wait(d, lambda d: len(_texts(d, "#input-list .input")) == 200)
+    assert _status(d) == "The newest 200 inputs of alice (there are older ones, not listed)."
+    assert "Older inputs are not listed here" in d.find_element(By.ID, "input-list").text
