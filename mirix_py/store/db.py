@@ -40,6 +40,11 @@ def sqlite_dbapi(driver: str = "auto") -> ModuleType:
     return importlib.import_module("sqlite3")
 
 
+# The first bytes of a SQLite file read through a memory map: a search reads index pages without a
+# system call each (benchmarks/docs/search_latency.md, 2026-12-07); address space, not memory.
+SQLITE_MMAP_BYTES = 256 * 1024 * 1024
+
+
 def make_engine(url: str, sqlite_driver: str = "auto") -> Engine:
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
@@ -58,6 +63,7 @@ def make_engine(url: str, sqlite_driver: str = "auto") -> Engine:
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA secure_delete=ON")  # a freed page is zeroed: no deleted memory stays in the file
             cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute(f"PRAGMA mmap_size={SQLITE_MMAP_BYTES}")  # pages read in place, not copied by read()
             cur.close()
 
         return engine
