@@ -126,10 +126,13 @@ def store_outside(settings: Any) -> dict[str, Any] | None:
     None for the embedded default: the cache key must tell such stores apart."""
     from sqlalchemy.engine import make_url
 
+    from mirix_py.store.vector_home import shown_url
+
     if not (settings.database_url or settings.chroma_url):
         return None
     url = make_url(settings.database_url).render_as_string(hide_password=True) if settings.database_url else None
-    return {"database_url": url, "chroma_url": settings.chroma_url, "vector_store": settings.vector_store}
+    chroma = shown_url(settings.chroma_url) if settings.chroma_url else None
+    return {"database_url": url, "chroma_url": chroma, "vector_store": settings.vector_store}
 
 
 def mark_complete(cached: CachedDir, info: Mapping[str, Any]) -> None:

@@ -152,9 +152,7 @@ def hold_vectors(conn: Connection, mine: EmbeddedChroma) -> None:
     """Refuse the embedded Chroma `mine` when the database's vectors are elsewhere; record it when the
     database records nothing yet. Runs in the caller's transaction, which it locks against another
     engine deciding at the same time (held until that transaction ends)."""
-    conn.execute(RECORD_LOCK)
-    comment = _comment(conn)
-    known = _parsed(comment)
+    known, comment = _locked(conn)
     if known is not None and not (isinstance(known, EmbeddedChroma) and known.id == mine.id):
         raise VectorsElsewhere(known, mine)
     if known == mine:
@@ -168,9 +166,7 @@ def hold_server(conn: Connection, url: str, has_marker: Callable[[str], bool], m
     """Refuse the Chroma server at `url` when the database's vectors are elsewhere (another server: one
     without the recorded marker collection); on a database that records nothing yet, mark the server
     and record it. Locked as `hold_vectors` is."""
-    conn.execute(RECORD_LOCK)
-    comment = _comment(conn)
-    known = _parsed(comment)
+    known, comment = _locked(conn)
     mine = ChromaServer(id=known.id if isinstance(known, ChromaServer) else uuid.uuid4().hex, url=url)
     if isinstance(known, ChromaServer):
         if not has_marker(MARKER_PREFIX + known.id):
@@ -188,9 +184,7 @@ def hold_pgvector(conn: Connection) -> None:
     """Record that the database's vectors are in pgvector. A record of Chroma is taken over, with a
     warning: pgvector is where `mirix migrate-vectors` moves them, and an engine of the old place is
     refused from then on rather than keep vectors nobody else sees."""
-    conn.execute(RECORD_LOCK)
-    comment = _comment(conn)
-    known = _parsed(comment)
+    known, comment = _locked(conn)
     if isinstance(known, PgVector) or _unrecordable(known, comment):
         return
     if known is not None:
@@ -199,6 +193,14 @@ def hold_pgvector(conn: Connection) -> None:
                     "migrate-vectors` if the vectors were not moved; `mirix doctor --repair` embeds what is missing)",
                     described(known))
     _record(conn, PgVector())
+
+
+def _locked(conn: Connection) -> tuple[EmbeddedChroma | ChromaServer | PgVector | None, str | None]:
+    """The record and the comment it was read from, read under the lock that keeps one engine deciding at a
+    time (held until the caller's transaction ends)."""
+    conn.execute(RECORD_LOCK)
+    comment = _comment(conn)
+    return _parsed(comment), comment
 
 
 def _unrecordable(known: object, comment: str | None) -> bool:

@@ -31,10 +31,15 @@ log = logging.getLogger("mirix_py.store")
 CHOICES = ("auto", "chroma", "pgvector")
 
 
-def choose(requested: str, *, chroma_url: str | None, dialect: str, has_extension: bool) -> str:
-    """'chroma-server', 'chroma-embedded' or 'pgvector' for these settings and this database."""
+def check_choice(requested: str) -> None:
+    """Refuse a vector store that is none of `CHOICES`, before anything is opened."""
     if requested not in CHOICES:
         raise InvalidInput(f"unknown vector store {requested!r}: use one of {list(CHOICES)}")
+
+
+def choose(requested: str, *, chroma_url: str | None, dialect: str, has_extension: bool) -> str:
+    """'chroma-server', 'chroma-embedded' or 'pgvector' for these settings and this database."""
+    check_choice(requested)
     if requested == "pgvector":
         if dialect != "postgresql":
             raise InvalidInput("MIRIX_VECTOR_STORE=pgvector needs a PostgreSQL database (MIRIX_DATABASE_URL)")
@@ -81,7 +86,7 @@ def settle(engine: Engine, *, requested: str, chroma_url: str | None, data_dir: 
     (`open_vector_index`)."""
     if engine.dialect.name != "postgresql":
         return choose(requested, chroma_url=chroma_url, dialect=engine.dialect.name, has_extension=False)
-    choose(requested, chroma_url=chroma_url, dialect="postgresql", has_extension=False)  # an unknown choice refused first
+    check_choice(requested)
     with engine.begin() as conn:
         conn.execute(vector_home.RECORD_LOCK)
         if requested == "pgvector":  # recorded by the open, once its index works

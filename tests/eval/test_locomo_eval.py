@@ -223,6 +223,8 @@ def test_the_cache_key_names_an_outside_store_without_its_password(tmp_path):
     outside = locomo_eval.store_outside(Settings(data_dir=tmp_path, database_url="postgresql+psycopg://me:s3cret@db/x",
                                                  vector_store="pgvector"))
     assert outside == {"database_url": "postgresql+psycopg://me:***@db/x", "chroma_url": None, "vector_store": "pgvector"}
+    on_server = locomo_eval.store_outside(Settings(data_dir=tmp_path, chroma_url="http://me:s3cret@chroma:8000"))
+    assert on_server is not None and on_server["chroma_url"] == "http://me:***@chroma:8000"
 
 
 def test_a_run_on_a_database_does_not_reuse_an_embedded_ingestion(tmp_path, embedder, pg_schema_url, monkeypatch):
