@@ -6,6 +6,7 @@ replica MIRIX_TEST_PGVECTOR_REPLICA_URL); under CI a missing server is a failure
 from __future__ import annotations
 
 import os
+import time
 import uuid
 
 import pytest
@@ -226,3 +227,16 @@ def chroma_url():
 @pytest.fixture
 def user_id():
     return "user-" + uuid.uuid4().hex[:8]
+
+
+@pytest.fixture
+def machine_zone(monkeypatch):
+    """Call it with an IANA name to run the test as on a machine in that zone ($TZ, as the C library
+    reads it too), whatever this one's; the old zone back afterwards."""
+    def set_zone(name: str) -> None:
+        monkeypatch.setenv("TZ", name)
+        time.tzset()
+
+    yield set_zone
+    monkeypatch.undo()  # TZ as it was, before the C library reads it again
+    time.tzset()

@@ -5,7 +5,6 @@ traceback."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from typer.testing import CliRunner
@@ -27,16 +26,6 @@ def run(tmp_path, monkeypatch):
     return invoke
 
 
-@pytest.fixture
-def machine_tz(monkeypatch):
-    """Sets the machine's zone ($TZ, as the C library reads it too); the old one back afterwards."""
-    def set_zone(name: str) -> None:
-        monkeypatch.setenv("TZ", name)
-        time.tzset()
-
-    yield set_zone
-    monkeypatch.undo()
-    time.tzset()
 
 
 def _found(result) -> list[str]:
@@ -44,8 +33,8 @@ def _found(result) -> list[str]:
     return sorted(hit["memory"]["summary"] for hit in json.loads(result.stdout))
 
 
-def test_a_window_without_a_zone_is_read_in_the_zone_tables_show(run, machine_tz, monkeypatch):
-    machine_tz("UTC")
+def test_a_window_without_a_zone_is_read_in_the_zone_tables_show(run, machine_zone, monkeypatch):
+    machine_zone("UTC")
     monkeypatch.setenv("MIRIX_TIMEZONE", "America/Los_Angeles")
     run("add", "I cooked lasagna for Priya at home.", "-u", "la", "--occurred-at", "2026-01-01T23:30:00-08:00")
     run("add", "I cooked lasagna at the New Year's Eve party.", "-u", "la", "--occurred-at", "2025-12-31T20:00:00-08:00")
@@ -56,8 +45,8 @@ def test_a_window_without_a_zone_is_read_in_the_zone_tables_show(run, machine_tz
     assert _found(on_new_years_day) == ["I cooked lasagna for Priya at home."]
 
 
-def test_without_mirix_timezone_a_time_is_read_in_the_machines_zone_with_its_summer_time(run, machine_tz):
-    machine_tz("Europe/Berlin")
+def test_without_mirix_timezone_a_time_is_read_in_the_machines_zone_with_its_summer_time(run, machine_zone):
+    machine_zone("Europe/Berlin")
     run("add", "The lake was warm.", "-u", "ber", "--occurred-at", "2026-07-01T12:00")
     run("add", "Clocks changed while I was reading Faust.", "-u", "ber", "--occurred-at", "2026-03-29T02:30")
     listed = json.loads(run("list", "-u", "ber", "-t", "episodic", "--json").stdout)
@@ -71,15 +60,15 @@ def test_without_mirix_timezone_a_time_is_read_in_the_machines_zone_with_its_sum
     ("Asia/Kolkata", ["search", "old", "-u", "e", "--start", "0001-01-01T00:00"]),
     ("America/Los_Angeles", ["search", "late", "-u", "e", "--end", "9999-12-31T23:59"]),
 ])
-def test_a_time_at_the_calendars_ends_is_a_one_line_error(run, machine_tz, zone, args):
-    machine_tz(zone)
+def test_a_time_at_the_calendars_ends_is_a_one_line_error(run, machine_zone, zone, args):
+    machine_zone(zone)
     result = run(*args)
     assert result.exit_code == 2
     assert result.output.startswith("error: ") and result.output.count("\n") == 1, result.output
 
 
-def test_a_window_from_the_first_year_searches_everything(run, machine_tz):
-    machine_tz("UTC")
+def test_a_window_from_the_first_year_searches_everything(run, machine_zone):
+    machine_zone("UTC")
     run("add", "The keeper wrote in the lighthouse logbook.", "-u", "e", "--occurred-at", "0002-06-01T00:00")
     found = run("search", "lighthouse logbook", "-u", "e", "--start", "0001-01-01T00:00", "--json")
     assert _found(found) == ["The keeper wrote in the lighthouse logbook."]

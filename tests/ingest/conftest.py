@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 
 import pytest
 
@@ -29,14 +28,3 @@ def synth():
 
     return ScreenSynth(seed=7)
 
-
-@pytest.fixture
-def machine_zone(monkeypatch):
-    """Call it with an IANA name to run the test as on a machine in that zone (TZ), whatever this one's."""
-    def set_zone(name: str) -> None:
-        monkeypatch.setenv("TZ", name)
-        time.tzset()
-
-    yield set_zone
-    monkeypatch.undo()  # TZ as it was, before the C library reads it again
-    time.tzset()
