@@ -733,25 +733,46 @@ def _without_clocks(m: BatchMessage) -> str:
     return "\n".join(ln for i, ln in enumerate(lines) if ln.strip() or (i and lines[i - 1].strip())).strip("\n")
 
 
+def _shown_since(frames: Sequence[BatchMessage]) -> datetime:
+    """Capture time of the first frame of the last run of one window's `frames` showing the lines
+    its last frame shows: when the window began to show the text its resource takes."""
+    since = frames[0]
+    for before, frame in zip(frames, frames[1:]):
+        if not same_lines(_without_clocks(before), _without_clocks(frame), frame.local_at):
+            since = frame
+    return since.occurred_at
+
+
 def resource_ops(batch: PreparedBatch, recent: Sequence[Memory] | RepeatLookup = ()) -> list[Op]:
     """Documents and pasted content become resources. Each screenshot window is one resource
     holding the window as last seen: created on first sight, updated in place (same id, the
-    earlier text in its history) when a later batch shows it changed."""
+    earlier text and time in its history) when a later batch shows it changed.
+
+    A resource is dated (on creation and on update) to when the window was first seen showing the
+    text it holds (`_shown_since`), and an update redrafts its summary from that text, so a reader is not told Thursday's text was on screen on Monday. A later
+    frame with the same lines (a live clock ticking on) moves neither text nor time: the
+    resource's time dates what it says, and the sighting itself is an episode ("Viewed ... again")."""
     ops: list[Op] = []
     for m in _screen_snapshots(batch):
+        at = m.occurred_at
         if m.kind is InputKind.screenshot:
-            existing = batch.screens.get(screen_title(m))
+            title = screen_title(m)
+            at = _shown_since([f for f in batch.messages if f.kind is InputKind.screenshot and screen_title(f) == title])
+            existing = batch.screens.get(title)
             if existing is not None:
                 text = _without_clocks(m)
                 if not same_lines(existing.content, text, m.local_at):
-                    ops.append(UpdateOp(memory_id=existing.id, fields={"content": text},
-                                        add_source_ids=list(m.source_ids)))
+                    fields: dict[str, Any] = {"content": text, "occurred_at": at}
+                    redrafted = classify_resource(text, kind=m.kind.value)
+                    if redrafted is not None:
+                        fields["summary"] = redrafted.summary
+                    ops.append(UpdateOp(memory_id=existing.id, add_source_ids=list(m.source_ids), fields=fields))
                 continue
         draft = classify_resource(_without_clocks(m) if m.kind is InputKind.screenshot else m.text, kind=m.kind.value)
         if draft is not None:
             title = f"Screenshot of {_screen_label(m)}" if m.kind is InputKind.screenshot else draft.title
             ops.append(InsertOp(memory=ResourceMemory(
                 user_id=batch.user_id, title=title, summary=draft.summary, resource_type=draft.resource_type,
-                content=draft.content, occurred_at=m.occurred_at, source_ids=list(m.source_ids),
+                content=draft.content, occurred_at=at, source_ids=list(m.source_ids),
             )))
     return without_repeats(ops, recent)

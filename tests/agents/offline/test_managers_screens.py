@@ -69,7 +69,8 @@ def test_one_resource_per_window_holding_it_as_last_seen():
     batch = managers.prepare_batch("u", records)
     ops = managers.resource_ops(batch)
     assert [op.memory.title for op in ops] == ["Screenshot of Slack — #team", "Screenshot of Excel — Q2"]
-    assert ops[0].memory.content == "Priya: hi\nTom: lunch?" and ops[0].memory.occurred_at == T0
+    # dated by the frame that first showed the text it holds: "Tom: lunch?" was not on screen at T0
+    assert ops[0].memory.content == "Priya: hi\nTom: lunch?" and ops[0].memory.occurred_at == T0 + timedelta(seconds=2)
     assert ops[0].memory.source_ids[-1] == "f2.png" and "f0.png" in ops[0].memory.source_ids
     existing = ResourceMemory(id="res_1", user_id="u", title="Screenshot of Slack — #team", resource_type="screenshot",
                               content="Priya: hi\nTom: lunch?")
@@ -174,3 +175,15 @@ def test_a_visits_span_and_live_clock_are_read_on_the_screens_own_clock():
     (op,) = managers.episodic_ops(batch)
     assert op.memory.summary == "Viewed Slack — #team (10:14:05–10:14:09): Priya: the demo moved to Friday Tom: lunch?"
     assert op.memory.search_text().startswith("[3 June 2024, 10:14] user: Viewed Slack")
+
+
+def test_an_updated_window_is_dated_by_the_frame_that_first_showed_its_new_text():
+    """The update kept the window's first sighting's time, days before its new text was on screen."""
+    existing = ResourceMemory(id="res_d", user_id="u", title="Screenshot of Calendar — June",
+                              content="Dentist at 15:00\nSynced 09:14", occurred_at=T0)
+    frames = [_shot("Dentist at 15:00\nSynced 09:14", 3 * 86_400, app="Calendar", window="June"),  # 09:14:05
+              _shot("Dentist at 16:30\nSynced 09:15", 3 * 86_400 + 60, app="Calendar", window="June"),
+              _shot("Dentist at 16:30\nSynced 09:17", 3 * 86_400 + 180, app="Calendar", window="June")]  # clock ticks
+    (update,) = managers.resource_ops(managers.prepare_batch("u", frames, find_resource=lambda t: existing))
+    assert isinstance(update, UpdateOp) and update.fields["content"] == "Dentist at 16:30\nSynced 09:17"
+    assert update.fields["occurred_at"] == T0 + timedelta(days=3, seconds=60)
