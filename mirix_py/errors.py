@@ -48,6 +48,11 @@ class CoreMemoryFull(InvalidInput):
     pass
 
 
+class LaterChanges(InvalidInput):
+    """Undo refused because a memory the input touched was changed later: told apart from the other
+    refusals, as `force=True` would overwrite those changes (REST error `later_changes`)."""
+
+
 class DependencyMissing(InvalidInput):
     """A program or package the call needs is not installed on this machine (e.g. Tesseract): the
     input may be fine, so the REST API answers 503 rather than 422."""

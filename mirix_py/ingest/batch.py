@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from mirix_py.ingest.config import ScreenshotConfig
 from mirix_py.ingest.host import ScreenshotHost
 from mirix_py.ingest.outcomes import FrameOutcome, IngestReport
 from mirix_py.ingest.processed import ProcessedFrame, clean_text, frames_to_records
 from mirix_py.records import AddResult, InputRecord, InputStatus
+
+if TYPE_CHECKING:
+    from mirix_py.store.inputs import LoggedSource
 
 log = logging.getLogger("mirix_py.screenshots")
 
@@ -37,10 +40,11 @@ class BatchWriter:
         self.totals = totals
         self.lock = lock
 
-    def log(self, frames: Sequence[ProcessedFrame]) -> list[ProcessedFrame]:
-        """Write OCR text to the input log (once per frame); returns the frames that have text. A frame
+    def log(self, frames: Sequence[ProcessedFrame], *, once: bool = False) -> list[ProcessedFrame]:
+        """Write OCR text to the input log (once per frame); returns the frames logged with text. A frame
         counts as logged (`frame.record`) only once the log took it: when the write raises, the next
-        call writes it again."""
+        call writes it again. `once`: frames of files, not logged when the log holds their file already
+        (another run over the folder logged it meanwhile: `frame.logged_elsewhere`)."""
         fresh: list[tuple[ProcessedFrame, InputRecord]] = []
         with_text: list[ProcessedFrame] = []
         for frame in frames:
@@ -53,18 +57,30 @@ class BatchWriter:
                 fresh.append((frame, records[0]))
             with_text.append(frame)
         if fresh:
-            self.host.log_inputs([record for _, record in fresh])
+            logged_before = self._write([record for _, record in fresh], once=once)
             for frame, record in fresh:
-                frame.record, frame.input_id = record, record.id
+                if record.id in logged_before:
+                    frame.logged_elsewhere = logged_before[record.id].id
+                    with_text.remove(frame)
+                else:
+                    frame.record, frame.input_id = record, record.id
             with self.lock:
-                self.totals.text_bytes += sum(len(m.content.encode("utf-8")) for _, r in fresh for m in r.messages)
+                self.totals.text_bytes += sum(len(m.content.encode("utf-8")) for _, r in fresh
+                                              if r.id not in logged_before for m in r.messages)
         return with_text
 
-    def run(self, frames: Sequence[ProcessedFrame]) -> AddResult | None:
-        """OCR results → input log → memory managers, for one batch of one user and app."""
+    def _write(self, records: Sequence[InputRecord], *, once: bool) -> Mapping[str, LoggedSource]:
+        """Log the records; returns, by record id, those left out for an input the log held (`once`)."""
+        if once:
+            return self.host.log_new_inputs(records)
+        self.host.log_inputs(records)
+        return {}
+
+    def run(self, frames: Sequence[ProcessedFrame], *, once: bool = False) -> AddResult | None:
+        """OCR results → input log → memory managers, for one batch of one user and app (`once`: as `log`)."""
         for frame in frames:
             self.finish(frame)
-        with_text = self.log(frames)
+        with_text = self.log(frames, once=once)
         if not with_text:
             return None
         records = [f.record for f in with_text if f.record is not None]
@@ -97,6 +113,8 @@ def outcome_after(frame: ProcessedFrame, outcome: FrameOutcome, result: AddResul
     """The frame's final outcome once its batch ran (`result` None: nothing of it reached the managers)."""
     if frame.error is not None:
         outcome.status, outcome.error, outcome.input_id = "failed", frame.error, None
+    elif frame.logged_elsewhere is not None:  # another run over the folder logged the file first
+        outcome.status, outcome.input_id = "ingested", frame.logged_elsewhere
     elif frame.record is None:
         outcome.status, outcome.input_id = "no_text", None
     elif result is not None and result.status is InputStatus.failed:

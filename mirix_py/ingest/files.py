@@ -5,7 +5,8 @@ or the mtime); then the frames are decoded, deduplicated and read in that order 
 flight, and each batch goes to the memory managers on a thread of its own as it closes, so reading
 never waits for them. A file with the same pixels as the previous one of its window is a duplicate
 without being decoded. A file the user's input log already holds from an earlier run is not read
-again (`ingest.earlier`): `ingested`, or taken up from its logged text when that was never finished.
+again (`ingest.earlier`): `ingested`, or taken up from its logged text when that was never finished;
+one another run logs meanwhile is not logged again (`BatchWriter.log(once=True)`).
 A bad file is reported (status "invalid" with the reason) and the rest goes on.
 """
 
@@ -103,7 +104,8 @@ def ingest_files(ingestor: FileIngestor, paths: Iterable[str | Path], *, user_id
     submitted: list[tuple[Future, list[ProcessedFrame]]] = []
 
     def run(batch: list[ProcessedFrame]) -> None:
-        submitted.append((managers.submit(ingestor.writer.run, batch), batch))
+        # once: a file another run over the folder logged while this one read it is not logged again
+        submitted.append((managers.submit(ingestor.writer.run, batch, once=True), batch))
 
     # first on the managers' thread: what an earlier run left unfinished is older than the new frames
     taking_up = managers.submit(ingestor.host.take_up, earlier.to_take_up) if earlier.unfinished else None

@@ -9,7 +9,7 @@ any object with these members. Nothing in `mirix_py.ingest` imports the engine.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, Sequence
+from typing import TYPE_CHECKING, Literal, Mapping, Protocol, Sequence
 
 from mirix_py.records import AddResult, InputRecord
 
@@ -43,6 +43,11 @@ class ScreenshotHost(Protocol):
 
     def log_inputs(self, records: Sequence[InputRecord]) -> None:
         """Write frames' records to the input log (before any memory is made from them)."""
+
+    def log_new_inputs(self, records: Sequence[InputRecord]) -> Mapping[str, LoggedSource]:
+        """`log_inputs` for the records of files the user's log does not hold yet (by file name and
+        capture time), in one step no other run's logging comes between, so two runs over one folder
+        log a file once; returns, by the id of each record not written, the input the log holds."""
 
     def process_batch(self, records: Sequence[InputRecord], frames: Sequence[ProcessedFrame]) -> AddResult:
         """Run one batch of logged records (one user, one app) through the memory managers."""

@@ -16,8 +16,8 @@ FrameStatus = Literal["processed", "pending", "duplicate", "ingested", "no_text"
 
 class FrameOutcome(BaseModel):
     """What happened to one frame. `ingested`: a file the user's input log already holds, processed or
-    being finished by a live worker (`ingest.earlier`), skipped before it was decoded; `input_id` is
-    that input."""
+    being finished by a live worker (`ingest.earlier`), skipped before it was decoded, or logged by
+    another run over the folder while this one read it (not logged again); `input_id` is that input."""
 
     name: str
     status: FrameStatus

@@ -91,6 +91,9 @@ class EngineScreenshotHost:
     def log_inputs(self, records: Sequence[InputRecord]) -> None:
         self.inputs.append(list(records), claimed_by=self.worker_id)
 
+    def log_new_inputs(self, records: Sequence[InputRecord]) -> dict[str, LoggedSource]:
+        return self.inputs.append_new(list(records), claimed_by=self.worker_id)
+
     def process_batch(self, records: Sequence[InputRecord], frames: Sequence[ProcessedFrame]) -> AddResult:
         """One screenshot batch through the managers. With a vision model, each frame's downscaled
         image (held in memory for this batch only, the lines of its secrets already painted out by

@@ -5,6 +5,8 @@ Workers claim inputs before processing them, so several processes (or machines, 
 can drain one log without doing an input twice: `FOR UPDATE SKIP LOCKED` on PostgreSQL, the
 database write lock (`BEGIN IMMEDIATE`) on SQLite. A claim held by a dead worker is taken over:
 at once when the worker was a process on this host that no longer exists, after `lease_s` otherwise.
+`append_new` logs an input only when the log does not hold its source yet (a screenshot file, by
+name and capture time), in the same step, so two runs over one folder log each file once.
 
 `compact()` drops the text of processed inputs whose memories hold what mattered (screenshots:
 the OCR text of every frame would otherwise be most of what is stored). The row keeps its id,
@@ -26,6 +28,7 @@ from typing import Callable, Iterable, Sequence
 
 from pydantic import BaseModel, Field
 from sqlalchemy import select, update
+from sqlalchemy import text as sql_text
 from sqlalchemy.engine import CursorResult, Engine
 from sqlmodel import Session, col
 
@@ -129,15 +132,55 @@ class InputLog:
         worker can take them between logging and processing)."""
         if self.read_only is not None:
             raise InvalidInput(self.read_only)
-        now = utcnow()
         with Session(self.engine) as session:
-            for record in records:
-                row = self._to_row(record)
-                if claimed_by:
-                    row.status, row.claimed_by, row.claimed_at, row.attempts = (
-                        InputStatus.processing.value, claimed_by, now, row.attempts + 1)
-                session.add(row)
+            self._add(session, records, claimed_by)
             session.commit()
+
+    def append_new(self, records: Sequence[InputRecord], *,
+                   claimed_by: str | None = None) -> dict[str, LoggedSource]:
+        """`append` for the records whose source (kind, source id and `occurred_at`: a screenshot file)
+        the user's log does not hold yet; returns, by the id of each record left out, the input the log
+        holds for it. Looking and writing are one step (the database write lock on SQLite, a lock per
+        user on PostgreSQL), so two workers logging one file (two runs over a folder) log it once."""
+        if self.read_only is not None:
+            raise InvalidInput(self.read_only)
+        with Session(self.engine) as session:
+            self._lock_sources(session, {record.user_id for record in records})
+            logged_before = self._logged_before(session, records)
+            self._add(session, [r for r in records if r.id not in logged_before], claimed_by)
+            session.commit()
+        return logged_before
+
+    def _logged_before(self, session: Session, records: Sequence[InputRecord]) -> dict[str, LoggedSource]:
+        """By record id, the input the log holds for the record's source (kind, source id, `occurred_at`)."""
+        found: dict[str, LoggedSource] = {}
+        now = utcnow()
+        for user_id, kind in dict.fromkeys((r.user_id, r.kind) for r in records):
+            sourced = [r for r in records if (r.user_id, r.kind) == (user_id, kind) and r.source_id]
+            logged = {(e.source_id, e.occurred_at): e
+                      for e in self._sources(session, kind, user_id, [r.source_id or "" for r in sourced], now)}
+            found |= {r.id: logged[(r.source_id or "", r.occurred_at)] for r in sourced
+                      if (r.source_id, r.occurred_at) in logged}
+        return found
+
+    def _add(self, session: Session, records: Sequence[InputRecord], claimed_by: str | None) -> None:
+        now = utcnow()
+        for record in records:
+            row = self._to_row(record)
+            if claimed_by:
+                row.status, row.claimed_by, row.claimed_at, row.attempts = (
+                    InputStatus.processing.value, claimed_by, now, row.attempts + 1)
+            session.add(row)
+
+    def _lock_sources(self, session: Session, user_ids: Iterable[str]) -> None:
+        """Until the transaction ends no other `append_new` logs for these users: SQLite's write lock,
+        or PostgreSQL advisory locks per user, taken in one order so two writers never wait on each other."""
+        if self.engine.dialect.name == "sqlite":
+            session.connection().exec_driver_sql("BEGIN IMMEDIATE")
+            return
+        for user_id in sorted(user_ids):
+            session.execute(sql_text("SELECT pg_advisory_xact_lock(hashtext(:key))"),
+                            {"key": f"mirix input sources {user_id}"})
 
     def compact(self, input_ids: Sequence[str]) -> int:
         """Replace the messages of these inputs by a hash once they are processed; returns how
@@ -204,6 +247,15 @@ class InputLog:
             rows = session.execute(query.order_by(col(InputRow.created_at)).limit(limit)).scalars().all()
             return [self._to_record(r) for r in rows]
 
+    def newest(self, *, user_id: str, statuses: Iterable[InputStatus], limit: int, offset: int = 0) -> list[InputRecord]:
+        """A page of one user's log (inputs of these statuses, newest first, ties by id), so a reader
+        pages back to the oldest with `offset` however many inputs each status holds."""
+        query = select(InputRow).where(col(InputRow.user_id) == user_id,
+                                       col(InputRow.status).in_([InputStatus(s).value for s in statuses]))
+        query = query.order_by(col(InputRow.created_at).desc(), col(InputRow.id).desc()).offset(offset).limit(limit)
+        with Session(self.engine) as session:
+            return [self._to_record(r) for r in session.execute(query).scalars().all()]
+
     def by_kind(self, kind: InputKind, *, user_id: str, start: datetime | None = None, end: datetime | None = None,
                 limit: int = 500, offset: int = 0) -> list[InputRecord]:
         """One user's inputs of one kind, newest `occurred_at` first, within [start, end)."""
@@ -219,19 +271,22 @@ class InputLog:
     def by_source(self, kind: InputKind, *, user_id: str, source_ids: Iterable[str]) -> list[LoggedSource]:
         """One user's inputs of one kind logged under these source ids, any status. Reads plain columns
         only (nothing is decrypted), so a folder of frames is looked up at the cost of its names."""
+        with Session(self.engine) as session:
+            return self._sources(session, kind, user_id, source_ids, utcnow())
+
+    def _sources(self, session: Session, kind: InputKind, user_id: str, source_ids: Iterable[str],
+                 now: datetime) -> list[LoggedSource]:
         names = list(dict.fromkeys(source_ids))
         columns = (col(InputRow.id), col(InputRow.source_id), col(InputRow.occurred_at), col(InputRow.status),
                    col(InputRow.error), col(InputRow.claimed_by), col(InputRow.claimed_at))
         found: list[LoggedSource] = []
-        now = utcnow()
-        with Session(self.engine) as session:
-            for start in range(0, len(names), SOURCES_PER_QUERY):
-                rows = session.execute(select(*columns).where(
-                    col(InputRow.user_id) == user_id, col(InputRow.kind) == InputKind(kind).value,
-                    col(InputRow.source_id).in_(names[start:start + SOURCES_PER_QUERY]))).all()
-                found += [LoggedSource(id=i, source_id=source, occurred_at=at, status=InputStatus(status), error=error,
-                                       held=status == InputStatus.processing.value and self._alive(by, since, now))
-                          for i, source, at, status, error, by, since in rows]
+        for start in range(0, len(names), SOURCES_PER_QUERY):
+            rows = session.execute(select(*columns).where(
+                col(InputRow.user_id) == user_id, col(InputRow.kind) == InputKind(kind).value,
+                col(InputRow.source_id).in_(names[start:start + SOURCES_PER_QUERY]))).all()
+            found += [LoggedSource(id=i, source_id=source, occurred_at=at, status=InputStatus(status), error=error,
+                                   held=status == InputStatus.processing.value and self._alive(by, since, now))
+                      for i, source, at, status, error, by, since in rows]
         return found
 
     def _alive(self, claimed_by: str | None, claimed_at: datetime | None, now: datetime) -> bool:

@@ -92,7 +92,8 @@ class InputRow(SQLModel, table=True):
     """The input log. `payload` is the encrypted JSON of the messages: raw input may hold secrets."""
 
     __tablename__ = "input_log"
-    __table_args__ = (Index("ix_input_status", "status", "created_at"),)
+    __table_args__ = (Index("ix_input_status", "status", "created_at"),
+                      Index("ix_input_user_kind_source", "user_id", "kind", "source_id"))  # `InputLog.by_source`
 
     id: str = Field(primary_key=True, max_length=64)
     user_id: str = Field(index=True, max_length=256)

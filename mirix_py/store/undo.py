@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from sqlalchemy import select
 from sqlmodel import Session, col
 
-from mirix_py.errors import InvalidInput, MemoryNotFound
+from mirix_py.errors import InvalidInput, LaterChanges, MemoryNotFound
 from mirix_py.tools.ops import DeleteOp, InsertOp, Op, UpdateOp
 from mirix_py.records import MASK, MEMORY_ADAPTER, HistoryEvent, MemoryChange, utcnow
 from mirix_py.store.memories import MERGED, MERGED_INTO, SECRET_TOKEN, UNDO_KEYS
@@ -54,6 +54,7 @@ def undo_actor(input_id: str) -> str:
 class UndoPlan:
     ops: list[Op] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)  # "<memory id> (changed later by <input or actor>)"
+    changed_later: bool = False  # the conflicts are later changes, which `force` overwrites
     already_undone: bool = False
     left_deleted: list[str] = field(default_factory=list)  # deleted already; recorded as staying deleted
     needs: set[str] = field(default_factory=set)  # members of merges to take back whose history is not given
@@ -180,6 +181,7 @@ def plan_undo(input_id: str, histories: Mapping[str, Sequence[HistoryEvent]], *,
         others = [events[i] for i in range(mine[-1] + 1, len(events)) if i not in gone[memory_id]]
         if others and not force:
             plan.conflicts.append(f"{memory_id} (changed later by {others[0].input_id or others[0].actor})")
+            plan.changed_later = True
             continue
         starts[memory_id] = mine[0]
     if plan.conflicts:
@@ -247,7 +249,8 @@ def undo_input(store, input_id: str, *, user_id: str, force: bool = False) -> li
         histories.update(_histories(store, plan.needs, user_id))
         plan = plan_undo(input_id, histories, decrypt=store.cipher.decrypt, force=force)
     if plan.conflicts:
-        raise InvalidInput("cannot undo input {}: {}; undo the later changes first or force".format(
+        refusal = LaterChanges if plan.changed_later else InvalidInput
+        raise refusal("cannot undo input {}: {}; undo the later changes first or force".format(
             input_id, "; ".join(plan.conflicts)))
     if plan.already_undone:
         raise InvalidInput(f"input {input_id!r} was already undone (or a forced undo took back what it changed)")

@@ -4,15 +4,19 @@ SQLite and PostgreSQL, and frames an earlier run left unfinished are taken up fr
 from __future__ import annotations
 
 import collections
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
+from datetime import datetime, timezone
 
 import pytest
 from PIL import PngImagePlugin
 
+from mirix_py.boundary.inputs import normalize_add
 from mirix_py.engine import Mirix
 from mirix_py.ingest.screenshots import ScreenshotConfig, ScreenshotIngestor
 from mirix_py.records import InputKind, InputStatus
@@ -160,3 +164,137 @@ def test_frames_an_earlier_run_left_unfinished_are_taken_up_from_the_log_not_rea
         assert report.unique == 0 and report.ocr_seconds == 0  # nothing read again
         made = {s for m in engine.list(user_id=USER, memory_types=["episodic"], limit=100) for s in m.source_ids}
         assert {failed_id, stale_id, left_id} <= made and held_id not in made
+
+
+TEXTS = ["Invoice 4417 is due on Friday", "Parking spot P3-17 this week", "Standup moved to 9:45 tomorrow",
+         "Lisbon flight booking QX7734", "Dentist moved to Thursday 16:30", "Call Maria about the lease renewal",
+         "Budget review meeting on Monday", "Order 5521 shipped via DHL", "Gym class cancelled Wednesday",
+         "Pay the electricity bill before the 20th"]
+
+
+def _shots(folder, texts) -> list[str]:
+    """One file per text, a minute apart, each its own app: their names, in capture order."""
+    folder.mkdir()
+    for i, words in enumerate(texts):
+        info = PngImagePlugin.PngInfo()
+        info.add_text("mirix:captured_at", f"2024-06-03T10:{i:02d}:00+00:00")
+        info.add_text("mirix:app", f"App{i}")
+        text_window(words, width=1100).save(folder / f"shot_{i:02d}.png", pnginfo=info)
+    return [f"shot_{i:02d}.png" for i in range(len(texts))]
+
+
+# a process of its own: opens the engine, waits until every run has opened its engine, ingests the folder
+RUN = """
+import json, pathlib, sys, time
+from mirix_py.engine import Mirix
+data, url, folder, ready, me, runs = sys.argv[1:]
+with Mirix(data, embedder=None, database_url=url) as engine:
+    engine.configure_screenshots(workers=1)
+    pathlib.Path(ready, me).touch()
+    deadline = time.monotonic() + 120
+    while len(list(pathlib.Path(ready).iterdir())) < int(runs):
+        assert time.monotonic() < deadline, "the other run never opened its engine"
+        time.sleep(0.01)
+    report = engine.ingest_screenshots(folder, user_id="ada")
+print(json.dumps({o.name: o.status for o in report.outcomes}))
+"""
+
+
+def test_two_runs_over_one_folder_at_once_log_and_remember_each_file_once(tmp_path, pgvector_schema_url, tesseract):
+    """Two processes (`mirix ingest-screenshots DIR` twice) on one PostgreSQL store with its vectors in it:
+    an embedded store (SQLite or embedded Chroma) takes one writer process."""
+    url = pgvector_schema_url
+    names = _shots(tmp_path / "shots", TEXTS)
+    (tmp_path / "ready").mkdir()
+    runs = [subprocess.Popen([sys.executable, "-c", RUN, str(tmp_path / "data"), url, str(tmp_path / "shots"),
+                              str(tmp_path / "ready"), str(n), "2"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path) for n in range(2)]
+    try:
+        finished = [run.communicate(timeout=300) for run in runs]
+    finally:
+        for run in runs:
+            run.kill()
+    assert [run.returncode for run in runs] == [0, 0], [err[-2000:] for _, err in finished]
+    outcomes = [json.loads(out.strip().splitlines()[-1]) for out, _ in finished]
+    # each file read and remembered by one run; the other found it logged
+    assert {name: sorted(run[name] for run in outcomes) for name in names} == {
+        name: ["ingested", "processed"] for name in names}
+    assert _logged(tmp_path / "data", url) == {name: 1 for name in names}
+    with Mirix(tmp_path / "data", embedder=None, database_url=url, resume=False) as engine:
+        inputs = {r.id for r in engine.inputs.by_kind(InputKind.screenshot, user_id=USER)}
+        episodes = engine.list(user_id=USER, memory_types=["episodic"], limit=100)
+    made_from = collections.Counter(s for m in episodes for s in m.source_ids if s in inputs)
+    assert made_from == {input_id: 1 for input_id in inputs}  # one episode per file
+
+
+def test_a_file_another_run_logs_while_this_one_reads_it_is_not_logged_again(tmp_path, backend, tesseract):
+    names = _shots(tmp_path / "shots", TEXTS[:2])
+    with _engine(tmp_path / "data", backend) as engine:
+        host = EngineScreenshotHost(engine)
+        look_up = host.logged_frames
+        other = normalize_add(TEXTS[0], user_id=USER, occurred_at=datetime(2024, 6, 3, 10, 0, tzinfo=timezone.utc),
+                              source_id=names[0], kind="screenshot", max_chars=10_000)
+
+        def looked_up_before_the_other_run_logged(user_id, files):
+            found = look_up(user_id, files)
+            engine.inputs.append([other], claimed_by=f"{HOST}:{os.getpid()}:other000")  # a live run reading it too
+            return found
+
+        host.logged_frames = looked_up_before_the_other_run_logged
+        ingestor = ScreenshotIngestor(host, ScreenshotConfig(workers=1, dedup=False))
+        try:
+            report = ingestor.ingest_paths(sorted((tmp_path / "shots").glob("*.png")), user_id=USER)
+        finally:
+            ingestor.close()
+    by_name = {o.name: o for o in report.outcomes}
+    assert (by_name[names[0]].status, by_name[names[0]].input_id) == ("ingested", other.id)
+    assert by_name[names[1]].status == "processed" and (report.ingested, report.processed) == (1, 1)
+    assert _logged(tmp_path / "data", backend) == {name: 1 for name in names}
+
+
+# a process of its own whose first batch never finishes: it says so, and is killed there
+STALLED = """
+import pathlib, sys, time
+from mirix_py.engine import Mirix
+data, url, folder, flag = sys.argv[1:]
+with Mirix(data, embedder=None, database_url=url or None) as engine:
+    engine.configure_screenshots(workers=1)
+    def stall(records, images=None):
+        pathlib.Path(flag).touch()
+        time.sleep(600)
+    engine.runner.process = stall
+    engine.ingest_screenshots(folder, user_id="ada")
+"""
+
+
+def test_a_run_killed_mid_way_leaves_its_files_to_the_next_run(tmp_path, backend, tesseract):
+    names = _shots(tmp_path / "shots", TEXTS[:4])
+    flag = tmp_path / "first batch logged"
+    run = subprocess.Popen([sys.executable, "-c", STALLED, str(tmp_path / "data"), backend or "",
+                            str(tmp_path / "shots"), str(flag)], stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 120
+        while not flag.exists() and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert flag.exists(), run.stderr.read() if run.poll() is not None else "the run never logged a batch"
+    finally:
+        run.kill()
+        run.wait()
+    left = _logged(tmp_path / "data", backend)
+    assert 1 <= sum(left.values()) < len(names)  # killed with its first files logged, held, unfinished
+
+    report = _ingest(tmp_path / "data", backend, tmp_path / "shots")
+    by_name = {o.name: o for o in report.outcomes}
+    # the killed run's files are taken up from the log, by this run or by the engine's resume at open
+    # (then `ingested`: a live worker holds them), not read again; the others are read
+    assert {name: (o.status, o.resumed) for name, o in by_name.items() if name in left} in (
+        {name: ("processed", True) for name in left}, {name: ("ingested", False) for name in left})
+    assert {name: o.status for name, o in by_name.items() if name not in left} == {
+        name: "processed" for name in names if name not in left}
+    assert _logged(tmp_path / "data", backend) == {name: 1 for name in names}
+    with Mirix(tmp_path / "data", embedder=None, database_url=backend, resume=False) as engine:
+        logged = engine.inputs.by_kind(InputKind.screenshot, user_id=USER)
+        made_from = collections.Counter(s for m in engine.list(user_id=USER, memory_types=["episodic"], limit=100)
+                                        for s in m.source_ids)
+    assert {r.status for r in logged} == {InputStatus.processed}
+    assert all(made_from[r.id] == 1 for r in logged)  # each file remembered once

@@ -1,10 +1,11 @@
-"""More memories than one page: a type tab says how many of how many it shows and "Show more" lists
-the rest (GET .../memories with an offset); the Inputs tab, whose REST list has no offset, says that
-older inputs are not listed."""
+"""More memories or inputs than one page: a type tab says how many of how many it shows and "Show more"
+lists the rest (GET .../memories with an offset); the Inputs tab shows the newest inputs and "Show more"
+the older ones (GET .../inputs with an offset), down to the oldest."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from types import SimpleNamespace
 
 import pytest
 
@@ -32,17 +33,18 @@ def many(live_sqlite):
                                                    occurred_at=start + timedelta(hours=i)))
                     for i in range(EPISODES)], user_id="alice", actor="test")
     records = [normalize_add(f"Input number {i}", user_id="alice", occurred_at=None, source_id=None, kind="text",
-                             max_chars=10_000) for i in range(INPUTS)]
+                             max_chars=10_000).model_copy(update={"created_at": start + timedelta(minutes=i)})
+               for i in range(INPUTS)]  # logged a minute apart: records[0] is the oldest
     mx.inputs.append(records, claimed_by=mx.worker_id)
     mx.inputs.mark([r.id for r in records], InputStatus.processed)
-    return live_sqlite
+    return SimpleNamespace(live=live_sqlite, input_ids=[r.id for r in records])
 
 
 def test_show_more_lists_every_memory_of_a_type(browser, many):  # noqa: F811
     from selenium.webdriver.common.by import By
 
     d = browser
-    _connect(d, many, many.alice)
+    _connect(d, many.live, many.live.alice)
     _wait(d, lambda d: _status(d) == f"200 of {EPISODES} episodic memories of alice shown; "
                                      "Show more lists the next 200.")
     assert len(_texts(d, "#items .item")) == 200
@@ -54,13 +56,22 @@ def test_show_more_lists_every_memory_of_a_type(browser, many):  # noqa: F811
     assert not d.find_element(By.ID, "more-btn").is_displayed()
 
 
-def test_inputs_tab_says_older_inputs_are_not_listed(browser, many):  # noqa: F811
+def _listed_inputs(driver):
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll('#input-list .input')).map(e => e.dataset.id)")
+
+
+def test_show_more_lists_the_oldest_inputs(browser, many):  # noqa: F811
     from selenium.webdriver.common.by import By
 
+    newest_first = list(reversed(many.input_ids))
     d = browser
-    _connect(d, many, many.alice)
+    _connect(d, many.live, many.live.alice)
     _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#items .item"))
     _click(d, By.ID, "tab-inputs")
-    _wait(d, lambda d: len(_texts(d, "#input-list .input")) == 200)
-    assert _status(d) == "The newest 200 inputs of alice (there are older ones, not listed)."
-    assert "Older inputs are not listed here" in d.find_element(By.ID, "input-list").text
+    _wait(d, lambda d: _status(d) == "The newest 200 inputs of alice shown; Show more lists the next 200.")
+    assert _listed_inputs(d) == newest_first[:200]  # the oldest is not on the first page
+    _click(d, By.ID, "more-btn")
+    _wait(d, lambda d: _status(d) == f"{INPUTS} input(s) of alice.")
+    assert _listed_inputs(d) == newest_first  # down to the oldest, each once
+    assert not d.find_element(By.ID, "more-btn").is_displayed()

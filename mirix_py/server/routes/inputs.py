@@ -5,7 +5,8 @@ from typing import Annotated
 from fastapi import APIRouter, Path as PathParam, Query, Response
 from fastapi.responses import FileResponse
 
-from mirix_py.errors import InvalidInput
+from mirix_py.boundary.sizes import MAX_OFFSET
+from mirix_py.errors import InvalidInput, LaterChanges
 from mirix_py.server.deps import Engine, User, give_write_position
 from mirix_py.server.errors import ApiError
 from mirix_py.server.limits import API_PREFIX
@@ -18,13 +19,16 @@ router = APIRouter(prefix=f"{API_PREFIX}/users/{{user_id}}/inputs", tags=["memor
 
 @router.get("", response_model=list[InputStatusOut])
 def list_inputs(user_id: User, mx: Engine,
-                status: Annotated[list[InputStatus] | None, Query(max_length=6)] = None,
-                limit: Annotated[int, Query(ge=1, le=500)] = 100) -> list[InputStatusOut]:
-    """The user's input log, newest first, without contents: each input's status, why it failed or
-    was degraded, and a screenshot's app and window (`metadata`)."""
-    records = [r for s in (status or list(InputStatus)) for r in mx.inputs.by_status(s, user_id=user_id)]
-    records.sort(key=lambda r: r.created_at, reverse=True)
-    return [_status_out(r) for r in records[:limit]]
+                status: Annotated[list[InputStatus] | None, Query(
+                    max_length=6, description="Only inputs of these statuses (may repeat); all when omitted.")] = None,
+                limit: Annotated[int, Query(ge=1, le=500, description="How many inputs a page holds.")] = 100,
+                offset: Annotated[int, Query(ge=0, le=MAX_OFFSET,
+                                             description="How many of the newest to skip (as the memories list).")] = 0,
+                ) -> list[InputStatusOut]:
+    """The user's input log, newest first, a page at a time, without contents: each input's status,
+    why it failed or was degraded, and a screenshot's app and window (`metadata`)."""
+    records = mx.inputs.newest(user_id=user_id, statuses=status or list(InputStatus), limit=limit, offset=offset)
+    return [_status_out(r) for r in records]
 
 
 def _status_out(record: InputRecord) -> InputStatusOut:
@@ -71,8 +75,13 @@ def input_thumbnail(user_id: User, input_id: Annotated[str, PathParam(max_length
 
 @router.post("/{input_id}/undo", response_model=list[MemoryChange], responses={422: {"model": ErrorOut}})
 def undo_input(user_id: User, input_id: Annotated[str, PathParam(max_length=64)], mx: Engine,
-               force: bool = False) -> list[MemoryChange]:
+               force: Annotated[bool, Query(description="Also overwrite the later changes to its memories.")] = False,
+               ) -> list[MemoryChange]:
     """Revert every change this input caused: its inserts deleted, its updates and deletions restored.
     The reverts are history events (actor `undo:<input id>`). 422 when it changed nothing, was undone
-    already, or a memory it touched was changed by a later input (unless `force=true`)."""
-    return mx.undo(input_id, user_id=user_id, force=force)
+    already, or (error `later_changes`, so a client can offer `force=true`) a memory it touched was
+    changed later."""
+    try:
+        return mx.undo(input_id, user_id=user_id, force=force)
+    except LaterChanges as exc:
+        raise ApiError(422, "later_changes", str(exc)) from None

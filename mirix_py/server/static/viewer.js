@@ -4,7 +4,6 @@
 
 const TYPES = ["core", "episodic", "semantic", "procedural", "resource", "knowledge_vault"];
 const FIXED = new Set(["id", "user_id", "memory_type", "created_at", "updated_at", "source_ids"]);
-const INPUTS_SHOWN = 200;      // the inputs list takes no offset: the newest this many are shown
 const CONFIRM_AFTER_MS = 700;  // longer than a double-click, so its second click cannot confirm
 const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d/;
 const state = { key: sessionStorage.getItem("mirix.key") || "", user: null, tab: "episodic", selected: null,
@@ -64,6 +63,7 @@ async function api(method, path, body) {
     const msg = data && data.message ? data.message : res.status + " " + res.statusText;
     const err = new Error(msg);
     err.status = res.status;
+    err.code = data && data.error;  // the error body's code, e.g. "later_changes"
     throw err;
   }
   return data;
@@ -179,7 +179,7 @@ function loadTab(tab, t) {
 }
 
 // Memory lists (a type tab, the timeline) come a page at a time (GET .../memories with an offset,
-// `state.offset` rows read so far); "Show more" appends the next page.
+// `state.offset` rows read so far); "Show more" appends the next page, as it does to the input log.
 const listType = (tab) => (tab === "timeline" ? "episodic" : tab);
 const pageSize = (tab) => (tab === "timeline" ? 500 : 200);
 
@@ -201,17 +201,26 @@ async function showMore() {
   const t = ticket("list");
   $("more-btn").disabled = true;
   try {
-    const page = await fetchPage(tab, state.offset);
-    if (isCurrent(t)) setStatus(addPage(tab, page));
+    const line = await (tab === "inputs" ? moreInputs(t) : moreListed(tab, t));
+    if (line !== null) setStatus(line);
   } catch (e) { if (isCurrent(t)) setStatus(e.message, true); }
   finally { $("more-btn").disabled = false; }
 }
 
+async function moreListed(tab, t) {
+  const page = await fetchPage(tab, state.offset);
+  return isCurrent(t) ? addPage(tab, page) : null;
+}
+
 // A page joins the list; one listed already (the list shifted between pages) is not listed twice.
-function addPage(tab, page) {
+function appendPage(page) {
   state.offset += page.length;
-  const seen = new Set(state.listed.map((m) => m.id));
-  state.listed.push(...page.filter((m) => !seen.has(m.id)));
+  const seen = new Set(state.listed.map((r) => r.id));
+  state.listed.push(...page.filter((r) => !seen.has(r.id)));
+}
+
+function addPage(tab, page) {
+  appendPage(page);
   state.more = page.length === pageSize(tab) && state.listed.length < (state.counts[listType(tab)] || Infinity);
   const days = tab === "timeline" ? renderTimeline() : renderType(tab);
   $("more-btn").hidden = !state.more;
@@ -260,21 +269,42 @@ function renderTimeline() {
 }
 
 // The input log: what came in (text, messages, screenshots with their app and window), its status,
-// and why it failed or was degraded; failed and degraded inputs can be run again. Its REST list takes
-// no offset, so only the newest INPUTS_SHOWN are shown, and the page says when there are more.
+// and why it failed or was degraded; failed and degraded inputs can be run again. It comes newest
+// first a page at a time (GET .../inputs with an offset), like the memory lists; one input more than
+// a page is asked for, so "Show more" is offered only when older inputs exist (no count says so).
+const INPUTS_PAGE = 200;
+
+async function fetchInputs(offset) {
+  const rows = await api("GET", userPath() + "/inputs?limit=" + (INPUTS_PAGE + 1) + "&offset=" + offset);
+  return { rows: rows.slice(0, INPUTS_PAGE), older: rows.length > INPUTS_PAGE };
+}
+
 async function showInputs(t) {
-  const inputs = await api("GET", userPath() + "/inputs?limit=" + (INPUTS_SHOWN + 1));
+  const page = await fetchInputs(0);
   if (!isCurrent(t)) return null;
-  const shown = inputs.slice(0, INPUTS_SHOWN);
+  state.listed = [];
+  state.offset = 0;
+  return addInputs(page, t);
+}
+
+async function moreInputs(t) {
+  const page = await fetchInputs(state.offset);
+  return isCurrent(t) ? addInputs(page, t) : null;
+}
+
+function addInputs(page, t) {
+  appendPage(page.rows);
+  state.more = page.older;
   const ul = $("input-list");
-  ul.replaceChildren(...shown.map((i) => inputNode(i, t)));
-  if (!inputs.length) ul.append(el("li", "empty", "No inputs."));
-  const older = inputs.length > INPUTS_SHOWN;
-  if (older) ul.append(el("li", "empty", "Older inputs are not listed here (the input log's list has no paging)."));
-  $("retry-btn").hidden = !inputs.some((i) => i.status === "failed" || i.status === "degraded");
+  ul.replaceChildren(...state.listed.map((i) => inputNode(i, t)));
+  if (!state.listed.length) ul.append(el("li", "empty", "No inputs."));
+  $("retry-btn").hidden = !state.listed.some((i) => i.status === "failed" || i.status === "degraded");
   showPanel("inputs");
-  return older ? "The newest " + INPUTS_SHOWN + " inputs of " + state.user + " (there are older ones, not listed)."
-               : inputs.length + " input(s) of " + state.user + ".";
+  $("more-btn").hidden = !state.more;
+  const shown = state.listed.length;
+  return state.more ? "The newest " + shown + " inputs of " + state.user + " shown; Show more lists the next " +
+                      INPUTS_PAGE + "."
+                    : shown + " input(s) of " + state.user + ".";
 }
 
 function inputNode(i, t) {
@@ -566,21 +596,29 @@ function disarm(button, text) {
   button.textContent = text;
 }
 
+// "Undo input", and "Undo anyway" once the server refused because the input's memories were changed
+// later (error `later_changes`): the same undo with force=true, which overwrites those changes too.
+// Each asks for its own separate confirming click.
 async function undoInput(button, ev) {
-  if (!confirmed(button, ev, "Really undo?")) return;
+  const force = button.dataset.force === "true";
+  if (!confirmed(button, ev, force ? "Really undo anyway?" : "Really undo?")) return;
   const input = button.dataset.input;
   const t = ticket("edit");
   button.disabled = true;
   try {
-    const changes = await api("POST", userPath() + "/inputs/" + encodeURIComponent(input) + "/undo");
+    const changes = await api("POST", userPath() + "/inputs/" + encodeURIComponent(input) + "/undo" +
+                                      (force ? "?force=true" : ""));
     if (!isCurrent(t)) return;
     const id = state.selected;
     const gone = changes.some((c) => c.memory_id === id && c.operation === "delete");
     if (gone || !id) closeDetail(); else await openDetail(id);
-    await refresh("Undid input " + input + ": " + changes.length + " change(s).");
+    await refresh("Undid input " + input + (force ? " over the later changes" : "") + ": " + changes.length +
+                  " change(s).");
   } catch (e) {
-    disarm(button, "Undo input");
-    if (isCurrent(t)) setStatus(e.message, true);
+    const changedLater = !force && e.code === "later_changes";
+    if (changedLater) { button.dataset.force = "true"; button.classList.add("danger"); }
+    disarm(button, button.dataset.force ? "Undo anyway" : "Undo input");
+    if (isCurrent(t)) setStatus(e.message + (changedLater ? " “Undo anyway” overwrites those later changes too." : ""), true);
   } finally { button.disabled = false; }
 }
 
