@@ -57,7 +57,8 @@ class InputTags:
         if missing:
             with self.engine.connect() as conn:
                 found = tags_of(conn, missing)
-            found = {i: found.get(i) for i in missing}  # a memory cites only logged inputs: a miss stays one
+            found = {i: found.get(i) for i in missing}  # a memory cites only logged inputs (an import logs
+            # those it brings, then `forget`s them): a miss stays one
             known.update(found)
             with self._lock:
                 if len(self._kept) + len(found) > MAX_KEPT:
@@ -65,6 +66,12 @@ class InputTags:
                         del self._kept[stale]
                 self._kept.update(found)
         return frozenset(t for t in known.values() if t)
+
+    def forget(self, input_ids: Iterable[str]) -> None:
+        """Read these inputs again next time: an import has just logged them (a miss was kept)."""
+        with self._lock:
+            for input_id in input_ids:
+                self._kept.pop(input_id, None)
 
     def cited(self, source_ids: Iterable[Sequence[str]]) -> frozenset[str]:
         """The caller's ids of the inputs these memories cite."""

@@ -1,7 +1,9 @@
 """Export and import of memories as JSON lines.
 
-A line is `{"memory": <record, secret masked>, "secret_ciphertext": <Fernet token or null>}`:
-secrets never leave in the clear, and import restores them only under the same vault key.
+A line is `{"memory": <record, secret masked>, "secret_ciphertext": <Fernet token or null>,
+"cited_inputs": [<the inputs it cites, without their text>]}`: secrets never leave in the clear, and
+import restores them only under the same vault key; the inputs it lacks are logged without text
+(`cited_inputs`), so the memories rank as in the store they came from.
 An export holds what reads show: a memory past its expiry (not yet swept) is left out.
 An id already in the store is skipped, also when another import (another engine, the same file)
 writes it while this one runs: the write that finds it there drops it and goes on.
@@ -11,8 +13,9 @@ from __future__ import annotations
 
 import json
 from functools import partial
+from itertools import islice
 from pathlib import Path
-from typing import IO, Callable, Iterable, TypeVar
+from typing import IO, Callable, Iterable, Iterator, TypeVar
 
 from pydantic import ValidationError
 from sqlalchemy import select
@@ -21,44 +24,61 @@ from sqlmodel import Session, col
 
 from mirix_py.errors import InvalidInput
 from mirix_py.tools.ops import InsertOp
-from mirix_py.boundary.inputs import check_user, parse_when
+from mirix_py.boundary.inputs import check_storable, check_user, parse_when
 from mirix_py.records import MEMORY_ADAPTER, KnowledgeVaultMemory, Memory, MemoryChange, utcnow
 from mirix_py.store.crypto import VaultKeyError
 from mirix_py.store.expiry import unexpired
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.private import open_private
 from mirix_py.store.tables import MemoryRow
+from mirix_py.upkeep.cited_inputs import CitedInput, inferred_inputs, inputs_of_lines, log_inputs
 
 Numbered = list[tuple[int, InsertOp]]  # a user's lines to write: (line number, its insert)
 T = TypeVar("T")
 
 
 def export_lines(store: MemoryStore, out: IO[str], *, user_id: str | None = None, batch: int = 500) -> int:
-    """Write the memories reads show now, one JSON line each; returns how many. One past its expiry
-    is left out as reads leave it out: it is only waiting for the sweep to delete it."""
+    """Write the memories reads show now, one JSON line each with the inputs it cites; returns how
+    many. One past its expiry is left out as reads leave it out: it is only waiting for the sweep to
+    delete it."""
     query = (select(MemoryRow).where(unexpired(utcnow()))
              .order_by(col(MemoryRow.user_id), col(MemoryRow.created_at), col(MemoryRow.id)))
     if user_id is not None:
         query = query.where(col(MemoryRow.user_id) == user_id)
     count = 0
-    with Session(store.engine) as session:
-        for row in session.execute(query.execution_options(yield_per=batch)).scalars():
-            record = store.to_record(row)
-            out.write(json.dumps({"memory": record.model_dump(mode="json"), "secret_ciphertext": row.secret}) + "\n")
-            count += 1
+    with Session(store.engine) as session, Session(store.engine) as inputs_session:
+        for rows in _chunks(session.execute(query.execution_options(yield_per=batch)).scalars(), batch):
+            records = [store.to_record(row) for row in rows]
+            for row, record, inputs in zip(rows, records, inputs_of_lines(inputs_session, records)):
+                out.write(json.dumps({"memory": record.model_dump(mode="json"), "secret_ciphertext": row.secret,
+                                      "cited_inputs": [i.model_dump(mode="json") for i in inputs]}) + "\n")
+                count += 1
     return count
+
+
+def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    iterator = iter(items)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
 
 
 def import_lines(store: MemoryStore, lines: Iterable[str]) -> dict[str, int]:
     """Insert the exported memories whose ids are not in the store yet, each as exported (its times
     included). Every line is checked first, as the store's write path would check it: one bad line
-    raises InvalidInput naming it, and nothing is written."""
+    raises InvalidInput naming it, and nothing is written. The inputs the lines cite that the store
+    lacks are logged (without text) before the memories are written (`cited_inputs.log_inputs`)."""
     parsed: list[tuple[int, Memory]] = []
     line_of: dict[str, int] = {}
+    inputs: dict[str, tuple[str, CitedInput]] = {}  # input id -> (its user, the input)
+    uncarried: list[Memory] = []  # lines of an export written before lines carried their inputs
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        memory = _parse_line(store, number, line)
+        memory, cited = _parse_line(store, number, line)
+        if cited is None:
+            uncarried.append(memory)
+        for cited_input in cited or ():
+            inputs.setdefault(cited_input.id, (memory.user_id, cited_input))
         if memory.id:
             if memory.id in line_of:
                 raise InvalidInput(f"line {number}: memory id {memory.id!r} is on line {line_of[memory.id]} too")
@@ -71,6 +91,10 @@ def import_lines(store: MemoryStore, lines: Iterable[str]) -> dict[str, int]:
             by_user.setdefault(memory.user_id, []).append((number, InsertOp(memory=memory)))
     for user_id, numbered in list(by_user.items()):
         _, by_user[user_id] = _skipping_taken(store, numbered, existing, partial(_check_user_lines, store, user_id))
+    for user_id in dict.fromkeys(m.user_id for m in uncarried):
+        for cited_input in inferred_inputs([m for m in uncarried if m.user_id == user_id]):
+            inputs.setdefault(cited_input.id, (user_id, cited_input))
+    log_inputs(store, inputs)
     imported = 0
     for user_id, numbered in by_user.items():
         written, _ = _skipping_taken(store, numbered, existing, partial(_write_user_lines, store, user_id))
@@ -108,15 +132,19 @@ def _skipping_taken(store: MemoryStore, numbered: Numbered, existing: set[str],
             numbered = [(n, op) for n, op in numbered if op.memory.id not in taken]
 
 
-def _parse_line(store: MemoryStore, number: int, line: str) -> Memory:
+def _parse_line(store: MemoryStore, number: int, line: str) -> tuple[Memory, list[CitedInput] | None]:
+    """The line's memory (its vault secret decrypted) and the inputs it cites (None: a line written
+    before lines carried them)."""
     try:
         data = json.loads(line)
         memory: Memory = MEMORY_ADAPTER.validate_python(data["memory"])
+        cited = None if "cited_inputs" not in data else [CitedInput.model_validate(i) for i in data["cited_inputs"]]
     except (json.JSONDecodeError, KeyError, TypeError, ValidationError) as exc:
         raise InvalidInput(f"line {number} is not an exported memory: {exc}") from exc
     try:
         check_user(memory.user_id)
         parse_when(memory.occurred_at, "occurred_at", stored=True)  # inside the years `add` takes
+        _check_cited(memory, cited or [])
     except InvalidInput as exc:
         raise InvalidInput(f"line {number}: {exc}") from exc
     token = data.get("secret_ciphertext")
@@ -126,7 +154,15 @@ def _parse_line(store: MemoryStore, number: int, line: str) -> Memory:
         except VaultKeyError as exc:
             raise InvalidInput(f"line {number}: vault secret was exported under another vault key") from exc
         memory = memory.model_copy(update={"secret_value": secret})
-    return memory
+    return memory, cited
+
+
+def _check_cited(memory: Memory, cited: list[CitedInput]) -> None:
+    """A line's inputs are inputs its memory cites, each storable."""
+    for cited_input in cited:
+        if cited_input.id not in memory.source_ids:
+            raise InvalidInput(f"cited input {cited_input.id!r} is not among the memory's source ids")
+        check_storable(cited_input.source_id, "cited input's source_id")
 
 
 def _check_user_lines(store: MemoryStore, user_id: str, numbered: Numbered) -> None:

@@ -1,0 +1,112 @@
+"""An exported and imported store searches as the one it came from: turns of inputs added with a
+caller's id (`source_id=`) and of multi-turn inputs rank as they did, also from an export written
+before lines carried their inputs."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import datetime, timezone
+
+import pytest
+
+from mirix_py.engine import Mirix
+from mirix_py.errors import InvalidInput
+from mirix_py.settings import Settings
+
+QUERIES = {"alice": ["who flies planes", "Tom pilot", "sushi"],
+           "bob": ["music concert", "Lily violin", "jazz Chicago", "cello"]}
+
+
+def _day(day: int) -> datetime:
+    return datetime(2024, 5, day, 10, tzinfo=timezone.utc)
+
+
+def _remember(source: Mirix) -> None:
+    """Tagged multi-turn inputs with message ids, an untagged multi-turn input, single texts."""
+    source.add([{"role": "user", "name": "Alice", "id": "a1", "content": "My brother Tom is a pilot for Lufthansa."},
+                {"role": "assistant", "name": "Bot", "id": "a2", "content": "That sounds exciting! Where does he fly?"},
+                {"role": "user", "name": "Alice", "id": "a3",
+                 "content": "Mostly long haul to Tokyo. I love sushi because of him."}],
+               user_id="alice", occurred_at=_day(1), source_id="sess-a1")
+    source.add("I adopted a golden retriever named Biscuit last week.", user_id="alice", occurred_at=_day(2))
+    source.add([{"role": "user", "name": "Bob", "id": "b1", "content": "I went to a jazz concert in Chicago yesterday."},
+                {"role": "user", "name": "Bob", "id": "b2", "content": "My daughter Lily plays the violin."}],
+               user_id="bob", occurred_at=_day(1), source_id="sess-b1")
+    source.add([{"role": "user", "name": "Bob", "content": "I like the opera in Vienna."},
+                {"role": "user", "name": "Bob", "content": "My son Max plays the cello."}], user_id="bob", occurred_at=_day(2))
+    source.add("I drive a red Volvo estate.", user_id="bob", occurred_at=_day(5))
+
+
+def _rankings(engine: Mirix, methods: tuple[str, ...] = ("hybrid", "bm25", "embedding")) -> dict[str, list[str]]:
+    """Query and method -> the ids of the first three hits."""
+    return {f"{user} {query!r} {method}": [h.memory.id for h in engine.search(query, user_id=user, limit=3,
+                                                                              method=method, context=0)]
+            for user, queries in QUERIES.items() for query in queries for method in methods}
+
+
+@pytest.fixture
+def original(mx, tmp_path, embedder):
+    """A store (SQLite) under `mx`'s vault key, its export and its rankings."""
+    key = (mx.settings.data_dir / "vault.key").read_text().strip()
+    with Mirix(settings=Settings(data_dir=tmp_path / "src", vault_key=key), embedder=embedder) as source:
+        _remember(source)
+        buffer = io.StringIO()
+        source.export(buffer)
+        return buffer.getvalue().splitlines(), _rankings(source)
+
+
+def _without_inputs(lines: list[str]) -> list[str]:
+    """The lines as an export written before lines carried their inputs."""
+    return [json.dumps({k: v for k, v in json.loads(line).items() if k != "cited_inputs"}) for line in lines]
+
+
+WRITERS = ["this version", "an older version"]
+
+
+def _as_written_by(lines: list[str], written_by: str) -> list[str]:
+    return _without_inputs(lines) if written_by == "an older version" else lines
+
+
+@pytest.mark.parametrize("written_by", WRITERS)
+def test_an_imported_store_ranks_as_the_one_exported(tmp_path, embedder, written_by):
+    """Every method, on one backend (SQLite): full-text scores differ between backends."""
+    with Mirix(tmp_path / "src", embedder=embedder) as source:
+        _remember(source)
+        buffer = io.StringIO()
+        source.export(buffer)
+        rankings = _rankings(source)
+    (tmp_path / "dst").mkdir()
+    (tmp_path / "dst" / "vault.key").write_text((tmp_path / "src" / "vault.key").read_text())
+    with Mirix(tmp_path / "dst", embedder=embedder) as imported:
+        imported.import_(_as_written_by(buffer.getvalue().splitlines(), written_by))
+        after = _rankings(imported)
+    assert after["bob 'Lily violin' hybrid"][0] == rankings["bob 'Lily violin' hybrid"][0]
+    assert {q: ids for q, ids in after.items() if ids != rankings[q]} == {}
+
+
+@pytest.mark.parametrize("written_by", WRITERS)
+def test_an_import_into_any_layout_ranks_by_meaning_as_the_one_exported(mx, original, written_by):
+    lines, rankings = original
+    mx.import_(_as_written_by(lines, written_by))
+    after = _rankings(mx, ("embedding",))
+    assert {q: ids for q, ids in after.items() if ids != rankings[q]} == {}
+
+
+def test_an_import_logs_the_cited_inputs_without_their_text(mx, original):
+    lines, _ = original
+    mx.import_(lines)
+    lily = next(m for m in mx.list(user_id="bob", limit=100) if "Lily" in m.search_text())
+    tagged = mx.input_status(lily.source_ids[0], user_id="bob")
+    assert (tagged.source_id, tagged.status.value, tagged.messages) == ("sess-b1", "processed", [])
+
+
+def test_a_line_citing_an_input_its_memory_does_not_cite_is_refused_and_nothing_is_written(mx, original):
+    lines, _ = original
+    line = json.loads(lines[-1])
+    line["cited_inputs"] = [{**line["cited_inputs"][0], "id": "in_other"}] if line["cited_inputs"] else [
+        {"id": "in_other", "kind": "text", "source_id": None, "occurred_at": "2024-05-01T10:00:00Z",
+         "created_at": "2024-05-01T10:00:00Z"}]
+    with pytest.raises(InvalidInput, match=f"line {len(lines)}: cited input 'in_other'"):
+        mx.import_([*lines[:-1], json.dumps(line)])
+    assert mx.list(user_id="alice") == [] and mx.list(user_id="bob") == []
