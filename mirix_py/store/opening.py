@@ -1,4 +1,5 @@
-"""Opening a data dir's store: the database with its schema migrated, the vault key (refused when
+"""Opening a data dir's store: the database with its schema migrated (by an engine without the
+writer lock only when it can take that lock for the upgrade), the vault key (refused when
 the database's values were encrypted under another), the vector index the settings choose
 (`store.vector_layout`), and the memory store and input log over them; with a read URL, a second
 memory store over the replica for what only searches."""
@@ -13,8 +14,10 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import col
 
+from mirix_py.store import writer_lock
 from mirix_py.store.crypto import Cipher, VaultKeyMismatch, load_or_create_key
 from mirix_py.store.db import create_schema, make_engine
+from mirix_py.store.migrations import behind, current_revision, head_revision
 from mirix_py.store.embeddings import Embedder
 from mirix_py.secrets.guard import SecretGuard
 from mirix_py.store.fulltext import FullTextIndex
@@ -48,9 +51,9 @@ def open_store(sql_url: str, data_dir: Path, *, sqlite_driver: str, vault_key: s
     `read_url`: a streaming replica's URL (`Settings.database_read_url`); `read_your_writes`: a user's
     searches read the primary until the replica has replayed that user's last write (`store.write_marks`)."""
     engine = make_engine(sql_url, sqlite_driver)
-    create_schema(engine)
-    cipher = Cipher(load_or_create_key(data_dir, vault_key))
     try:
+        bring_schema_up(engine, sql_url, data_dir)
+        cipher = Cipher(load_or_create_key(data_dir, vault_key))
         refuse_another_key(engine, cipher)
         vectors = open_vector_index(engine, requested=vector_store, chroma_url=chroma_url, data_dir=data_dir,
                                     embedder=embedder)
@@ -64,6 +67,36 @@ def open_store(sql_url: str, data_dir: Path, *, sqlite_driver: str, vault_key: s
     if read_engine is None:
         return OpenStore(engine, memories, inputs, memories)
     return OpenStore(engine, memories, inputs, replica_store(memories, read_engine))
+
+
+def bring_schema_up(engine: Engine, sql_url: str, data_dir: Path) -> None:
+    """Create or upgrade the schema. An engine on an embedded store without the data dir's writer
+    lock (`lock=False`: a read command beside `mirix serve`) leaves a current schema as it is, and
+    upgrades one that is behind only under that lock, or beside a holder of this version (its lock
+    stamp names this schema): an upgrade beside an older mirix-py holding it left that process
+    writing rows in its older layout, which this version's searches miss (`UpgradeBlocked` instead).
+    PostgreSQL has no writer lock: engines share a database, and its upgrade waits on an advisory
+    lock (`migrations.upgrade`)."""
+    if not writer_lock.embedded_sql(sql_url) or writer_lock.held_here(data_dir):
+        create_schema(engine)
+        return
+    if not behind(engine):
+        return
+    try:
+        held = writer_lock.acquire(data_dir)
+    except writer_lock.StoreBusy as busy:
+        holder = busy.holder or writer_lock.read_holder(data_dir)  # a holder that had not stamped it yet
+        if holder.get("schema") == head_revision():  # this version's writer: it writes this layout, upgrades too
+            create_schema(engine)
+            return
+        if not behind(engine):  # upgraded meanwhile
+            return
+        message = writer_lock.upgrade_blocked_message(data_dir, holder, current_revision(engine), head_revision())
+        raise writer_lock.UpgradeBlocked(message, holder) from None
+    try:
+        create_schema(engine)
+    finally:
+        held.release()
 
 
 KEY_SAMPLE = 3  # encrypted values tried at open: one damaged value must not refuse the right key

@@ -6,7 +6,7 @@ missing from the other's embedding search. The engine therefore takes `DATA_DIR/
 an OS lock (`flock`) before it writes anything; a second process asking for it gets `StoreBusy`,
 naming the holder and what to do instead. The kernel drops the lock when the holder exits, however
 it exits (SIGKILL included), so the lock is never stale; the file itself stays, holding the last
-holder's pid and command name for the message.
+holder's pid and command name for the message, and the schema revision its version writes.
 
 Inside one process the lock is shared: engines opened on the same data dir count references, and
 the lock is released when the last one closes (an OS lock belongs to the open file, so a second
@@ -44,6 +44,21 @@ class StoreBusy(MirixError):
     def __init__(self, message: str, holder: dict[str, Any]) -> None:
         super().__init__(message)
         self.holder = holder
+
+
+class UpgradeBlocked(StoreBusy):
+    """An engine opened without the writer lock (`lock=False`: a read command) found the schema behind
+    this version's while another process holds the lock. Upgrading under that process (an older
+    mirix-py, say) left it writing rows in its older format, which this version's searches miss."""
+
+
+def upgrade_blocked_message(data_dir: Path, holder: dict[str, Any], found: str | None, needed: str) -> str:
+    who = holder.get("process") or "another process"
+    pid = f"pid {holder['pid']}" if holder.get("pid") else "pid unknown"
+    stop = f"stop {who} (pid {holder['pid']})" if holder.get("pid") else f"stop the process holding {LOCK_NAME}"
+    return (f"data dir {data_dir} has schema revision {found or 'none'} and this mirix-py needs {needed}; it is not "
+            f"upgraded while {who} ({pid}) holds it, which may be an older mirix-py still writing the old layout: "
+            f"{stop}, then run this again (it upgrades the data dir).")
 
 
 def process_label(argv: list[str] | None = None) -> str:
@@ -115,12 +130,22 @@ def acquire(data_dir: Path, *, label: str | None = None) -> "WriterLock":
             holder = read_holder(Path(data_dir))
             server = running_server(Path(data_dir), check=False)
             raise StoreBusy(busy_message(Path(data_dir), holder, server.url if server else None), holder) from None
-        stamp = {"pid": os.getpid(), "process": label or process_label(),
-                 "started_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(stamp).encode("utf-8"), 0)
+        _stamp(fd, label)
         _HELD[key] = _Held(fd, 1)
         return WriterLock(key)
+
+
+def _stamp(fd: int, label: str | None) -> None:
+    """Write who holds the lock, and the schema revision its version writes (`opening.bring_schema_up`
+    lets a reader upgrade beside a holder of its own version only). The stamp is written over the
+    last one, padded with spaces, then cut to length: a reader never sees a half-written file."""
+    from mirix_py.store.migrations import head_revision
+
+    stamp = json.dumps({"pid": os.getpid(), "process": label or process_label(),
+                        "started_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
+                        "schema": head_revision()}).encode("utf-8")
+    os.pwrite(fd, stamp.ljust(os.fstat(fd).st_size, b" "), 0)
+    os.ftruncate(fd, len(stamp))
 
 
 def held_by(owner: object, data_dir: Path) -> Callable[[], Any]:
@@ -156,5 +181,5 @@ class WriterLock:
                 os.close(held.fd)  # closing the only descriptor drops the flock
 
 
-__all__ = ["LOCK_NAME", "StoreBusy", "WriterLock", "acquire", "busy_message", "embedded_sql", "held_by", "held_here",
-           "process_label", "read_holder"]
+__all__ = ["LOCK_NAME", "StoreBusy", "UpgradeBlocked", "WriterLock", "acquire", "busy_message", "embedded_sql",
+           "held_by", "held_here", "process_label", "read_holder", "upgrade_blocked_message"]

@@ -3,7 +3,9 @@
 Finds rows without vectors, vectors without rows, vectors a write committed in SQL but never put in
 Chroma (its process stopped first: `store.vector_outbox`), embeddings made by another model (the embedder
 changed), search texts written by an older version (a resource's text held only its opening before
-its whole content was indexed), rows that no longer read as a record (a field referring outside
+its whole content was indexed), full-text rows that are not what this version indexes for their
+memory's text (written by an older version, e.g. without the CJK letters set apart, or missing),
+rows that no longer read as a record (a field referring outside
 the row's search text after a hand edit, fields that fail validation) and vault secrets or logged
 inputs that the current key cannot decrypt, and vectors the index holds but a query with their own
 vector does not return (an approximate graph that lost a node). A row or vector without its other
@@ -16,8 +18,9 @@ written before the data dir was made owner-only.
 
 `repair` replays those pending writes, re-embeds what is missing or stale (a user's whole collection when the model changed,
 since the dimension may differ), deletes orphan vectors, rebuilds a user's index that lost a node, re-renders stale search texts (and their
-full-text rows), rewrites old rows in the single-copy layout, builds the missing tenant graphs, and
-takes group and other access from the data dir and everything in it, and reports what cannot be fixed.
+full-text rows) and indexes stale full-text rows again, rewrites old rows in the single-copy layout,
+builds the missing tenant graphs, and takes group and other access from the data dir and everything
+in it, and reports what cannot be fixed.
 """
 
 from __future__ import annotations
@@ -27,16 +30,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlmodel import Session, col
 
 from mirix_py.store import vector_outbox
 from mirix_py.store.crypto import VaultKeyError
 from mirix_py.store.memories import MemoryStore, actor_of
 from mirix_py.store.private import narrow, open_to_others
+from mirix_py.store.sqlite_fulltext import SQLiteFullText
 from mirix_py.store.tables import InputRow, MemoryRow
 from mirix_py.store.textrefs import REFS_KEY, to_refs
 from mirix_py.store.vectors import VectorItem
+from mirix_py.text.words import indexed_text
 
 log = logging.getLogger("mirix_py")
 
@@ -51,6 +56,7 @@ class DoctorReport:
     vectors_without_rows: list[str] = field(default_factory=list)
     stale_embeddings: list[str] = field(default_factory=list)
     stale_texts: list[str] = field(default_factory=list)
+    stale_fulltext: list[str] = field(default_factory=list)  # full-text rows not as this version indexes them
     unreadable_rows: list[str] = field(default_factory=list)
     compactable_rows: list[str] = field(default_factory=list)  # not a fault: `clean` ignores them
     undecryptable_secrets: list[str] = field(default_factory=list)
@@ -65,7 +71,7 @@ class DoctorReport:
     @property
     def clean(self) -> bool:
         return not (self.rows_without_vectors or self.vectors_without_rows or self.stale_embeddings
-                    or self.stale_texts or self.unreadable_rows or self.undecryptable_secrets
+                    or self.stale_texts or self.stale_fulltext or self.unreadable_rows or self.undecryptable_secrets
                     or self.undecryptable_inputs or self.unreachable_vectors or self.vectors_pending
                     or self.open_to_others)
 
@@ -74,6 +80,7 @@ class DoctorReport:
                 "rows_without_vectors": len(self.rows_without_vectors),
                 "vectors_without_rows": len(self.vectors_without_rows),
                 "stale_embeddings": len(self.stale_embeddings), "stale_texts": len(self.stale_texts),
+                "stale_fulltext": len(self.stale_fulltext),
                 "unreadable_rows": len(self.unreadable_rows), "compactable_rows": len(self.compactable_rows),
                 "undecryptable_secrets": len(self.undecryptable_secrets),
                 "undecryptable_inputs": len(self.undecryptable_inputs),
@@ -137,6 +144,8 @@ def diagnose(store: MemoryStore, data_dir: Path | None = None) -> DoctorReport:
     if tenants is not None:
         report.tenants_without_index = tenants()
     report.stale_texts, report.unreadable_rows, report.compactable_rows = _check_rows(store)
+    unreadable = set(report.unreadable_rows)  # no record to index them from: left for a restore
+    report.stale_fulltext = [i for i in _stale_fulltext(store) if i not in unreadable]
     with Session(store.engine) as session:
         for memory_id, secret in session.execute(select(col(MemoryRow.id), col(MemoryRow.secret))
                                                  .where(col(MemoryRow.secret).is_not(None))):
@@ -229,6 +238,22 @@ def _check_rows(store: MemoryStore) -> tuple[list[str], list[str], list[str]]:
     return stale, unreadable, compactable
 
 
+def _stale_fulltext(store: MemoryStore) -> list[str]:
+    """Ids of memories whose FTS5 row holds other text than `indexed_text` renders of the memory's
+    text, or that have none: an older version's process writing beside an upgrade wrote its own
+    layout (CJK runs whole, so a word inside one is not found), and nothing else notices. SQLite
+    only: on PostgreSQL the database generates the indexed text from the row itself."""
+    if not isinstance(store.fulltext, SQLiteFullText):
+        return []
+    with store.engine.connect() as conn:
+        indexed = conn.execute(text("SELECT f.memory_id, f.text, m.text FROM memory_fts AS f "
+                                    "JOIN memory AS m ON m.id = f.memory_id"))
+        stale = {memory_id for memory_id, held, written in indexed if held != indexed_text(written)}
+        stale.update(conn.execute(text("SELECT id FROM memory WHERE id NOT IN (SELECT memory_id FROM memory_fts)"))
+                     .scalars())
+    return sorted(stale)
+
+
 def _compact_rows(store: MemoryStore, memory_ids: list[str]) -> int:
     """Rewrite these rows' fields as references into their (unchanged) search text."""
     done = 0
@@ -269,7 +294,7 @@ def repair(store: MemoryStore, report: DoctorReport,
            data_dir: Path | None = None) -> DoctorReport:
     """Fix what can be fixed, then diagnose again. Unreadable rows are left for a restore."""
     narrowed = narrow(data_dir) if data_dir is not None and report.open_to_others else 0
-    reindexed = _rerender_texts(store, report.stale_texts)
+    reindexed = _rerender_texts(store, sorted(set(report.stale_texts) | set(report.stale_fulltext)))
     compacted = _compact_rows(store, report.compactable_rows)
     repaired = {"reembedded": 0, "orphans_deleted": 0, "reindexed": reindexed, "compacted": compacted,
                 "modes_narrowed": narrowed}

@@ -8,10 +8,25 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.util import CommandError
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection, Engine
 
+from mirix_py.errors import MirixError
+
 HERE = Path(__file__).resolve().parent
+
+
+class SchemaAhead(MirixError):
+    """The database's schema is at a revision this version does not have: a newer mirix-py upgraded
+    it. Without this, alembic's "Can't locate revision" came out as a traceback, and an older engine
+    reading or writing a newer layout is not something any version was tested for."""
+
+    def __init__(self, found: str, head: str) -> None:
+        super().__init__(f"this database's schema is at revision {found}, which this mirix-py (schema {head}) does not "
+                         "know: a newer mirix-py upgraded it. Open it with that version (upgrade this package), "
+                         "or restore a backup made by this one")
+        self.found, self.head = found, head
 
 
 def alembic_config(connection=None) -> Config:
@@ -28,6 +43,24 @@ def head_revision() -> str:
 def current_revision(engine: Engine) -> str | None:
     with engine.connect() as conn:
         return MigrationContext.configure(conn).get_current_revision()
+
+
+def refuse_unknown(revision: str | None) -> None:
+    """`SchemaAhead` when `revision` is none of this version's migrations."""
+    if revision is None:
+        return
+    try:
+        ScriptDirectory.from_config(alembic_config()).get_revision(revision)
+    except CommandError:  # alembic's ResolutionError is one
+        raise SchemaAhead(revision, head_revision()) from None
+
+
+def behind(engine: Engine) -> bool:
+    """Whether `upgrade` would change this database (not created yet, or at an earlier revision);
+    `SchemaAhead` when a newer version upgraded it. Reads only: no lock is taken."""
+    found = current_revision(engine)
+    refuse_unknown(found)
+    return found != head_revision()
 
 
 def _unversioned_revision(conn) -> str | None:
@@ -49,8 +82,8 @@ _UPGRADE_LOCK = text("SELECT pg_advisory_xact_lock(hashtext('mirix schema upgrad
 def _wait_for_other_upgrades(conn: Connection) -> None:
     """Engines opening one database at once upgrade it one after the other: the first creates the
     schema, the others then find it at head. Without this two ran the same DDL and one failed (a
-    duplicate type or table). On SQLite the writer lock (`store.writer_lock`) leaves out a second
-    writer but not an engine opened for reading (`lock=False`) beside it: the upgrade takes SQLite's
+    duplicate type or table). On SQLite an engine opened for reading (`lock=False`) upgrades only
+    under the data dir's writer lock (`store.opening.bring_schema_up`); the upgrade also takes SQLite's
     write lock before it reads the schema's revision (the driver begins no transaction before DDL,
     so each statement would commit on its own)."""
     if conn.dialect.name == "postgresql":
@@ -65,7 +98,9 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     with engine.begin() as conn:
         _wait_for_other_upgrades(conn)
         config = alembic_config(conn)
-        if MigrationContext.configure(conn).get_current_revision() is None:
+        current = MigrationContext.configure(conn).get_current_revision()
+        refuse_unknown(current)
+        if current is None:
             found = _unversioned_revision(conn)
             if found:
                 command.stamp(config, found)
