@@ -4,6 +4,10 @@ A batch's inputs are marked `processed` when the flow did everything, `degraded`
 part failed (the reasons in `error`; the rules' memories, written first, stand), and `failed` when
 some part could not be done at all. `retry_failed` runs failed and degraded inputs again; the
 actors that committed for an input are skipped, so a retry writes nothing twice.
+
+Claimed inputs stay this worker's while they wait for their turn and while they run: their claims
+are renewed (`InputLog.keep_claimed`), so a batch slower than the lease (a slow or local model) is
+not taken over by another worker and done twice.
 """
 
 from __future__ import annotations
@@ -53,11 +57,16 @@ class BatchRunner:
     def process(self, records: Sequence[InputRecord], *, images: dict[str, Any] | None = None) -> AddResult:
         """Run the flow over one batch of one user and mark its inputs, while no other batch of that
         user runs in this engine. `images` (input id -> downscaled frame) go to a vision-capable model
-        with the batch; the offline rules read text only."""
+        with the batch; the offline rules read text only. This worker's claims on them are renewed
+        meanwhile (`InputLog.keep_claimed`)."""
+        with self.inputs.keep_claimed([r.id for r in records], self.worker_id):
+            return self._process_each_user(records, images=images)
+
+    def _process_each_user(self, records: Sequence[InputRecord], *, images: dict[str, Any] | None) -> AddResult:
         by_user = _grouped(records, {r.id: r.user_id for r in records})
         if len(by_user) > 1:  # a caller's grouping bug must never write one user's words as another's
             log.error("a batch held inputs of %d users: each user's inputs run as a batch of their own", len(by_user))
-            return _combined([self.process(g, images=_images_of(g, images)) for g in by_user])
+            return _combined([self._process_each_user(g, images=_images_of(g, images)) for g in by_user])
         with self.user_locks(records[0].user_id):
             done = self.inputs.done_actors_each([r.id for r in records])
             # resumed beside others: a manager done for one input must not run for it again, so inputs
@@ -160,25 +169,32 @@ class BatchRunner:
             records = self.inputs.claim(self.worker_id, limit=batch_size)
             if not records:
                 return total
-            by_user: dict[str, list[InputRecord]] = {}
-            for record in records:
-                by_user.setdefault(record.user_id, []).append(record)
-            handled: set[str] = set()  # users whose batch ran or went back
-            for user_id, batch in by_user.items():
-                try:
-                    self.process(batch)
-                except EngineClosed:  # closed meanwhile: what is claimed and not run goes back to the log
-                    self._give_back([r for r in records if r.user_id not in handled])
-                    raise
-                except OperationalError as exc:  # a worker outlives a dropped connection; the batch waits
-                    log.warning("a batch of %d input(s) met a database error (%s); given back to the log",
-                                len(batch), type(exc.orig).__name__ if exc.orig is not None else exc)
-                    self._give_back(batch)
-                    handled.add(user_id)
-                    time.sleep(DATABASE_RETRY_S)
-                    continue
+            with self.inputs.keep_claimed([r.id for r in records], self.worker_id):  # users wait their turn
+                total += self._process_claimed(records)
+
+    def _process_claimed(self, records: Sequence[InputRecord]) -> int:
+        """`work`'s claimed inputs, one batch per user; returns how many were processed."""
+        processed = 0
+        by_user: dict[str, list[InputRecord]] = {}
+        for record in records:
+            by_user.setdefault(record.user_id, []).append(record)
+        handled: set[str] = set()  # users whose batch ran or went back
+        for user_id, batch in by_user.items():
+            try:
+                self.process(batch)
+            except EngineClosed:  # closed meanwhile: what is claimed and not run goes back to the log
+                self._give_back([r for r in records if r.user_id not in handled])
+                raise
+            except OperationalError as exc:  # a worker outlives a dropped connection; the batch waits
+                log.warning("a batch of %d input(s) met a database error (%s); given back to the log",
+                            len(batch), type(exc.orig).__name__ if exc.orig is not None else exc)
+                self._give_back(batch)
                 handled.add(user_id)
-                total += len(batch)
+                time.sleep(DATABASE_RETRY_S)
+                continue
+            handled.add(user_id)
+            processed += len(batch)
+        return processed
 
     def _give_back(self, batch: Sequence[InputRecord]) -> None:
         try:
@@ -197,10 +213,11 @@ class BatchRunner:
         claimed = self.inputs.claim(self.worker_id, input_ids=pending, limit=len(pending) or 1,
                                     statuses=wanted, include_stale=False) if pending else []
         results = []
-        for record in claimed:
-            if self.flow is not self.fallback:
-                self.remove_stand_ins(record)
-            results.append(self.process([record]))
+        with self.inputs.keep_claimed([r.id for r in claimed], self.worker_id):  # held while they wait their turn
+            for record in claimed:
+                if self.flow is not self.fallback:
+                    self.remove_stand_ins(record)
+                results.append(self.process([record]))
         return results
 
     def undo(self, input_id: str, *, user_id: str, force: bool = False) -> list[MemoryChange]:

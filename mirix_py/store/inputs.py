@@ -5,6 +5,8 @@ Workers claim inputs before processing them, so several processes (or machines, 
 can drain one log without doing an input twice: `FOR UPDATE SKIP LOCKED` on PostgreSQL, the
 database write lock (`BEGIN IMMEDIATE`) on SQLite. A claim held by a dead worker is taken over:
 at once when the worker was a process on this host that no longer exists, after `lease_s` otherwise.
+A worker renews its claims while it processes them (`keep_claimed`), so a batch that runs longer
+than the lease (a slow model) stays its own; one that died stops renewing, and its claims lapse.
 `append_new` logs an input only when the log does not hold its source yet (a screenshot file, by
 name and capture time), in the same step, so two runs over one folder log each file once.
 
@@ -22,9 +24,11 @@ import json
 import logging
 import os
 import socket
+import threading
 import uuid
+from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from pydantic import BaseModel, Field
 from sqlalchemy import select, update
@@ -239,6 +243,34 @@ class InputLog:
             session.commit()
         return result.rowcount
 
+    def renew(self, input_ids: Sequence[str], worker_id: str) -> int:
+        """Restart the lease of the inputs `worker_id` still holds (`processing`, claimed by it), so no
+        other worker takes them over while it works; a released or finished input is left as it is.
+        Returns how many were renewed."""
+        if not input_ids:
+            return 0
+        with Session(self.engine) as session:
+            result = session.execute(
+                update(InputRow).where(col(InputRow.id).in_(list(input_ids)),
+                                       col(InputRow.status) == InputStatus.processing.value,
+                                       col(InputRow.claimed_by) == worker_id)
+                .values(claimed_at=utcnow()))
+            assert isinstance(result, CursorResult)  # what SQLAlchemy returns for DML
+            session.commit()
+        return result.rowcount
+
+    @contextmanager
+    def keep_claimed(self, input_ids: Sequence[str], worker_id: str) -> Iterator[ClaimKeeper]:
+        """Renew `worker_id`'s claims on these inputs every third of the lease while the block runs
+        (`ClaimKeeper`): a batch that takes longer than the lease is not taken over, and done a second
+        time, by another worker."""
+        keeper = ClaimKeeper(self, input_ids, worker_id)
+        keeper.start()
+        try:
+            yield keeper
+        finally:
+            keeper.stop()
+
     def by_status(self, status: InputStatus, *, user_id: str | None = None, limit: int = 1000) -> list[InputRecord]:
         query = select(InputRow).where(col(InputRow.status) == InputStatus(status).value)
         if user_id is not None:
@@ -290,7 +322,8 @@ class InputLog:
         return found
 
     def _alive(self, claimed_by: str | None, claimed_at: datetime | None, now: datetime) -> bool:
-        """A claim its worker still holds: the worker alive (`worker_alive`) and the lease not lapsed."""
+        """A claim its worker still holds: the worker alive (`worker_alive`) and the lease not lapsed
+        (a worker at work renews it: `keep_claimed`)."""
         return bool(claimed_by) and worker_alive(claimed_by or "") and claimed_at is not None \
             and now - claimed_at < self.lease
 
@@ -389,3 +422,36 @@ class InputLog:
         now = utcnow()
         return sum(1 for status, by, at in rows if status == InputStatus.pending.value
                    or not by or not worker_alive(by) or at is None or now - at >= self.lease)
+
+
+class ClaimKeeper:
+    """Renews one worker's claims on some inputs from a daemon thread, every third of the lease, until
+    `stop`. A thread of its own, because the worker's own thread may be blocked for minutes (a model's
+    reply); a daemon, because a process that exits must stop renewing, so that its claims lapse."""
+
+    def __init__(self, inputs: InputLog, input_ids: Sequence[str], worker_id: str) -> None:
+        self.inputs = inputs
+        self.input_ids = list(input_ids)
+        self.worker_id = worker_id
+        self.every_s = inputs.lease.total_seconds() / 3
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._renew_until_stopped, name="mirix-claim-keeper", daemon=True)
+
+    def start(self) -> None:
+        if self.input_ids:
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Renew no more; waits for a renewal under way (at most a lease: a database that hangs must
+        not hold the batch up, and a late renewal touches only what this worker still holds)."""
+        self._stopped.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=self.inputs.lease.total_seconds())
+
+    def _renew_until_stopped(self) -> None:
+        while not self._stopped.wait(self.every_s):
+            try:
+                self.inputs.renew(self.input_ids, self.worker_id)
+            except Exception as exc:  # the database failing: tried again next time; meanwhile the lease runs
+                log.warning("could not renew the claims on %d input(s) (%s)", len(self.input_ids),
+                            type(exc).__name__)
