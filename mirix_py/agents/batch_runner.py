@@ -35,6 +35,7 @@ from mirix_py.store.memories import MemoryStore
 from mirix_py.store.undo import undo_input, undone_inputs
 
 DATABASE_RETRY_S = 1.0  # a worker's pause after a database error, before it claims again
+RETRY_CHUNK = 100  # failed inputs `retry_failed` claims and decrypts at a time
 
 log = logging.getLogger("mirix_py")
 
@@ -207,17 +208,19 @@ class BatchRunner:
         back what they changed: running them again would bring it back)."""
         self.user_locks.check_open()
         wanted = (InputStatus.failed, InputStatus.degraded)
-        pending = [r.id for status in wanted for r in self.inputs.by_status(status, user_id=user_id)]
-        undone = undone_inputs(self.store, pending) if pending else set()
-        pending = [i for i in pending if i not in undone]
-        claimed = self.inputs.claim(self.worker_id, input_ids=pending, limit=len(pending) or 1,
-                                    statuses=wanted, include_stale=False) if pending else []
+        every = self.inputs.ids_by_status(wanted, user_id=user_id)  # read once: one that fails again is not retried twice
         results = []
-        with self.inputs.keep_claimed([r.id for r in claimed], self.worker_id):  # held while they wait their turn
-            for record in claimed:
-                if self.flow is not self.fallback:
-                    self.remove_stand_ins(record)
-                results.append(self.process([record]))
+        for start in range(0, len(every), RETRY_CHUNK):  # claimed (and decrypted) a chunk at a time, however many failed
+            pending = every[start:start + RETRY_CHUNK]
+            undone = undone_inputs(self.store, pending)
+            pending = [i for i in pending if i not in undone]
+            claimed = self.inputs.claim(self.worker_id, input_ids=pending, limit=len(pending),
+                                        statuses=wanted, include_stale=False) if pending else []
+            with self.inputs.keep_claimed([r.id for r in claimed], self.worker_id):  # held while they wait their turn
+                for record in claimed:
+                    if self.flow is not self.fallback:
+                        self.remove_stand_ins(record)
+                    results.append(self.process([record]))
         return results
 
     def undo(self, input_id: str, *, user_id: str, force: bool = False) -> list[MemoryChange]:

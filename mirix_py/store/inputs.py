@@ -279,6 +279,15 @@ class InputLog:
             rows = session.execute(query.order_by(col(InputRow.created_at)).limit(limit)).scalars().all()
             return [self._to_record(r) for r in rows]
 
+    def ids_by_status(self, statuses: Iterable[InputStatus], *, user_id: str | None = None) -> list[str]:
+        """Every input id in these statuses, oldest first: plain columns, nothing decrypted, no cap (a
+        caller working through them claims a chunk at a time)."""
+        query = select(col(InputRow.id)).where(col(InputRow.status).in_([InputStatus(s).value for s in statuses]))
+        if user_id is not None:
+            query = query.where(col(InputRow.user_id) == user_id)
+        with Session(self.engine) as session:
+            return list(session.execute(query.order_by(col(InputRow.created_at), col(InputRow.id))).scalars())
+
     def newest(self, *, user_id: str, statuses: Iterable[InputStatus], limit: int, offset: int = 0) -> list[InputRecord]:
         """A page of one user's log (inputs of these statuses, newest first, ties by id), so a reader
         pages back to the oldest with `offset` however many inputs each status holds."""

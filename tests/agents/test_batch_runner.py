@@ -8,6 +8,7 @@ import pytest
 
 from mirix_py.boundary.inputs import normalize_add
 from mirix_py.engine import Mirix
+from mirix_py.records import InputStatus
 
 WHEN = datetime(2024, 6, 3, 9, 0, tzinfo=timezone.utc)
 
@@ -63,3 +64,16 @@ def test_an_input_resumed_in_a_batch_with_others_runs_no_manager_twice(tmp_path,
         assert result.status.value == "processed" and sorted(result.input_ids) == sorted([half.id, fresh.id])
         assert _episodes_saying(mx, "Zephyr budget review") == 1
         assert _episodes_saying(mx, "Quarterly planning") == 1
+
+
+def test_retry_failed_runs_every_failed_input_however_many(tmp_path):
+    """More failed inputs than a status listing returns at once (1,000) are all run again, not the oldest 1,000."""
+    with Mirix(tmp_path / "data", embedder=None) as mx:
+        records = [normalize_add(f"Note {n}: the parcel code is Q{n:04d}.", user_id="ada", occurred_at=WHEN,
+                                 source_id=None, kind="text", max_chars=10_000) for n in range(1_005)]
+        mx.inputs.append(records)
+        mx.inputs.mark([r.id for r in records], InputStatus.failed, error="the model was down")
+        retried = mx.retry_failed(user_id="ada")
+        assert len(retried) == 1_005 and {r.status.value for r in retried} == {"processed"}
+        assert mx.inputs.ids_by_status([InputStatus.failed, InputStatus.degraded], user_id="ada") == []
+        assert "Q1004" in " ".join(m.search_text() for m in mx.list(user_id="ada", limit=50))
