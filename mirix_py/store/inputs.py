@@ -231,30 +231,23 @@ class InputLog:
     def release(self, input_ids: Sequence[str], worker_id: str) -> int:
         """Give back inputs `worker_id` holds (`processing`) as `pending`, so any worker's `claim`
         (the background sweep, `work`, `resume`) takes them up; returns how many."""
-        if not input_ids:
-            return 0
-        with Session(self.engine) as session:
-            result = session.execute(
-                update(InputRow).where(col(InputRow.id).in_(list(input_ids)),
-                                       col(InputRow.status) == InputStatus.processing.value,
-                                       col(InputRow.claimed_by) == worker_id)
-                .values(status=InputStatus.pending.value, claimed_by=None, claimed_at=None))
-            assert isinstance(result, CursorResult)  # what SQLAlchemy returns for DML
-            session.commit()
-        return result.rowcount
+        return self._set_held(input_ids, worker_id, status=InputStatus.pending.value, claimed_by=None, claimed_at=None)
 
     def renew(self, input_ids: Sequence[str], worker_id: str) -> int:
         """Restart the lease of the inputs `worker_id` still holds (`processing`, claimed by it), so no
         other worker takes them over while it works; a released or finished input is left as it is.
         Returns how many were renewed."""
+        return self._set_held(input_ids, worker_id, claimed_at=utcnow())
+
+    def _set_held(self, input_ids: Sequence[str], worker_id: str, **values: object) -> int:
+        """Set `values` on those of these inputs `worker_id` holds (`processing`, claimed by it); how many."""
         if not input_ids:
             return 0
         with Session(self.engine) as session:
             result = session.execute(
                 update(InputRow).where(col(InputRow.id).in_(list(input_ids)),
                                        col(InputRow.status) == InputStatus.processing.value,
-                                       col(InputRow.claimed_by) == worker_id)
-                .values(claimed_at=utcnow()))
+                                       col(InputRow.claimed_by) == worker_id).values(**values))
             assert isinstance(result, CursorResult)  # what SQLAlchemy returns for DML
             session.commit()
         return result.rowcount
