@@ -156,7 +156,9 @@ class MemoryBase(BaseModel):
 
     def embedding_text(self) -> str:
         """Text the vector is made from (`_embedded`), each secret's reference written alike: a vault id
-        comes from its input's, so the same words would embed a little differently every time."""
+        comes from its input's, so the same words would embed a little differently every time.
+        A change to what is embedded needs a migration that marks the memories it changes for their
+        vectors to be made again (as 0019 does): `doctor` cannot see a vector made from older text."""
         return SECRET_REF.sub(SECRET_WORD, self._embedded())
 
     def _embedded(self) -> str:

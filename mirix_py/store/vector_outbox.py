@@ -6,7 +6,8 @@ and a deleted one with its vector. So the write marks its memories in `vector_pe
 own transaction and clears the marks once the index has the vectors; a mark still there at the next
 open (or at `doctor --repair`) is replayed from the rows as they are now: a memory that exists gets
 its current text embedded again, one that does not loses its vector. pgvector, written in the rows'
-transaction, needs no marks.
+transaction, needs no marks for its writes; a restore's and a migration's marks (the text a vector is
+made from changed: 0019) are replayed on every index.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ class Replayed(BaseModel):
 
 
 RESTORED = "restore-"  # how a restore's marks' write ids begin: written at open by design, not left by a crash
+REEMBED = "reembed-"  # how a migration's marks begin: what is embedded of these memories changed (0019)
 
 
 def mark(conn: Connection, user_id: str, memory_ids: Sequence[str], *, prefix: str = "") -> str | None:
@@ -135,13 +137,20 @@ def replay(store: Rows, marks: Sequence[PendingVector] | None = None, *,
         found = _replay_chunk(store, chunk)
         done.reembedded += found.reembedded
         done.deleted += found.deleted
-    left = [m for m in marks if not m.write_id.startswith(RESTORED)]
-    if left:
+    _log_replayed(marks, done)
+    return done
+
+
+def _log_replayed(marks: Sequence[PendingVector], done: Replayed) -> None:
+    """A warning when a stopped process left marks; only a note for marks written on purpose (a
+    restore's, a migration's), which are not the user's to worry about."""
+    if any(not m.write_id.startswith((RESTORED, REEMBED)) for m in marks):
         log.warning("vector writes a stopped process left undone: %d re-embedded, %d deleted",
                     done.reembedded, done.deleted)
+    elif any(m.write_id.startswith(REEMBED) for m in marks):
+        log.info("vectors made again from the text now embedded (after an upgrade): %d", done.reembedded)
     elif marks:
         log.info("a restore's vectors written: %d", done.reembedded)
-    return done
 
 
 def _replay_chunk(store: Rows, marks: Sequence[PendingVector]) -> Replayed:
