@@ -257,6 +257,8 @@ def restore_into(src: str | Path, data_dir: str | Path | None, *, vault_key: str
             # the vectors are written at open, from these marks: a process stopped while embedding
             # them leaves marks the next open finishes, not a store whose vector leg finds nothing
             vector_outbox.mark_restored(conn, embedded_in_sql=vectors_in_sql)
+            if vectors_in_sql:  # pgvector's vectors load as backed up: one of an older version may be of older text
+                vector_outbox.mark_secret_refs(conn)
     finally:
         engine.dispose()
     (settings.data_dir / RESTORE_MARKER).unlink()

@@ -17,7 +17,7 @@ import uuid
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from pydantic import BaseModel
-from sqlalchemy import Select, column, delete, insert, select, table, tuple_, update
+from sqlalchemy import Select, column, delete, insert, or_, select, table, tuple_, update
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import col
 
@@ -111,6 +111,28 @@ def mark_restored(conn: Connection, *, embedded_in_sql: bool) -> int:
         by_user.setdefault(user_id, []).append(memory_id)
     for user_id, ids in by_user.items():
         mark(conn, user_id, ids, prefix=RESTORED)
+    return sum(len(ids) for ids in by_user.values())
+
+
+# what `records.SECRET_REF` begins with; LIKE finds a superset of its matches on SQLite and PostgreSQL
+# alike (`[` is no wildcard in either; SQLite's LIKE also ignores case), and a memory marked
+# needlessly is only embedded to the vector it has
+SECRET_REF_STARTS = ("[vault:", "[redacted:")
+
+
+def mark_secret_refs(conn: Connection) -> int:
+    """Mark every memory whose text holds a secret's reference for its vector to be made again
+    (`REEMBED`): vectors made before such references were embedded alike (`MemoryBase.embedding_text`)
+    are of other text, and nothing else tells. Run by migration 0019 and by a restore that loads
+    pgvector's vectors as they were backed up; returns how many were marked."""
+    memories = MemoryRow.__table__  # type: ignore[attr-defined]  # SQLModel sets it
+    holding = or_(*(memories.c.text.like(f"%{start}%") for start in SECRET_REF_STARTS))
+    by_user: dict[str, list[str]] = {}
+    for user_id, memory_id in conn.execute(select(memories.c.user_id, memories.c.id).where(holding)
+                                           .order_by(memories.c.user_id, memories.c.id)):
+        by_user.setdefault(user_id, []).append(memory_id)
+    for user_id, ids in by_user.items():
+        mark(conn, user_id, ids, prefix=REEMBED)
     return sum(len(ids) for ids in by_user.values())
 
 

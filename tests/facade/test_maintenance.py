@@ -73,3 +73,28 @@ def test_a_restored_pgvector_backup_of_another_embedder_is_embedded_again_by_the
         assert copy.store.vectors.count(user_id) == stored
         assert TOM in _top_by_vector(copy, user_id)
         assert copy.doctor().clean
+
+
+def test_a_restored_pgvector_backup_of_older_secret_vectors_embeds_them_again(
+        tmp_path, pgvector_schema_url, new_database, embedder, user_id):
+    """A backup made before secrets' references were embedded alike holds, for a memory referring to a
+    secret, a vector of its older text; loaded as backed up, it is made again from the current text
+    (migration 0019 marks such memories in an upgraded store; a restore loads into a new schema)."""
+    from mirix_py.records import SECRET_REF
+    from mirix_py.store.vectors import VectorItem
+
+    with Mirix(tmp_path / "src", embedder=embedder, database_url=pgvector_schema_url) as mx:
+        mx.add("The wifi password for the cabin is Tr0ub4dor&3x, keep it handy.", user_id=user_id)
+        referring = [m for m in mx.list(user_id=user_id) if SECRET_REF.search(m._embedded())]
+        for memory in referring:  # the vector an earlier version made: the reference as stored
+            [old] = embedder.embed([memory._embedded()])
+            mx.store.vectors.upsert(user_id, [VectorItem(memory.id, old, memory.memory_type.value)])
+        mx.backup(tmp_path / "b.tar.gz")
+        key = (mx.settings.data_dir / "vault.key").read_text().strip()
+    assert {m.id[:3] for m in referring} == {"kv_", "epi"}
+    with Mirix.restore(tmp_path / "b.tar.gz", tmp_path / "dst", vault_key=key, embedder=embedder,
+                       database_url=new_database) as copy:
+        stored = copy.store.vectors.get(user_id, [m.id for m in referring])
+        for memory in referring:
+            [now] = embedder.embed([copy.get(memory.id, user_id=user_id).embedding_text()])
+            assert sum(a * b for a, b in zip(stored[memory.id], now)) > 0.999  # unit vectors: cosine

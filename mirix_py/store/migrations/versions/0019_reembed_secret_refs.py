@@ -16,24 +16,11 @@ down_revision = "0018_input_source_index"
 branch_labels = None
 depends_on = None
 
-# what `records.SECRET_REF` begins with; LIKE finds a superset of its matches on SQLite and PostgreSQL
-# alike (`[` is no wildcard in either; SQLite's LIKE also ignores case), and a memory marked
-# needlessly is only embedded to the vector it has
-SECRET_REF_STARTS = ("[vault:", "[redacted:")
-
 
 def upgrade() -> None:
-    from mirix_py.store.vector_outbox import REEMBED, mark
+    from mirix_py.store.vector_outbox import mark_secret_refs
 
-    conn = op.get_bind()
-    memory = sa.table("memory", sa.column("id"), sa.column("user_id"), sa.column("text"))
-    holding = sa.or_(*(memory.c.text.like(f"%{start}%") for start in SECRET_REF_STARTS))
-    by_user: dict[str, list[str]] = {}
-    for user_id, memory_id in conn.execute(sa.select(memory.c.user_id, memory.c.id).where(holding)
-                                           .order_by(memory.c.user_id, memory.c.id)):
-        by_user.setdefault(user_id, []).append(memory_id)
-    for user_id, ids in by_user.items():
-        mark(conn, user_id, ids, prefix=REEMBED)
+    mark_secret_refs(op.get_bind())
 
 
 def downgrade() -> None:
