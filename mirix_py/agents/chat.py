@@ -21,6 +21,7 @@ from mirix_py.agents.offline.rules import extract_keywords, parse_time_range
 from mirix_py.agents.prompt_refs import PromptRefs
 from mirix_py.agents.sources_shown import MemoriesShown, as_keys, as_sources, without_model
 from mirix_py.text.by_day import day_lines
+from mirix_py.text.dates import day_words
 from mirix_py.text.passages import FOCUS_WORDS, focus, query_stems, stem, text_stems
 from mirix_py.text.storable import printable
 from mirix_py.store.questions import said_ids
@@ -503,7 +504,7 @@ class ChatFlow:
         for line in matching_lines(question, [line for _, line in core_lines], core_similar):
             block = owners[line]
             if len(lines) < OFFLINE_ANSWER_ITEMS:
-                lines.append(f"- [{block.id}] {line}")
+                lines.append(f"- [{block.id}] {_with_day(block, line)}")
                 if block.id not in cited:
                     cited.append(block.id)
         if not lines:
@@ -594,3 +595,10 @@ class ChatFlow:
         allowed = set(retrieval.ids) | set(searched) | {b.id for b in retrieval.core.values() if b.id}
         cited = [i for i in dict.fromkeys(MEMORY_ID.findall(answer)) if i in allowed]
         return answer, cited
+
+
+def _with_day(block: CoreMemory, line: str) -> str:
+    """A core line with the day it was said, as `/context` shows it: an undated "lives in Paris" beside a
+    dated turn reads as current whatever its age."""
+    said = block.said_local()
+    return f"{line} (said {day_words(said[line].date())})" if line in said else line

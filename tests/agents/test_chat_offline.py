@@ -9,6 +9,7 @@ import pytest
 from mirix_py.agents.chat import cosines, indexed_vectors, matching_hits, matching_lines
 from mirix_py.engine import Mirix
 from mirix_py.records import EpisodicMemory, ProceduralMemory, SearchHit, SemanticMemory
+from mirix_py.text.dates import day_words
 
 WHEN = datetime(2024, 4, 2, 18, 30, tzinfo=timezone.utc)
 
@@ -113,6 +114,14 @@ def test_offline_chat_says_when_nothing_matches(mx):
 def test_offline_chat_answers_from_core_memory(mx):
     response = mx.chat("Which tea do I like?", user_id="ada", remember=False)
     assert "prefers green tea" in response.answer
+
+
+def test_offline_chat_dates_the_core_lines_it_lists(mx):
+    """A core line shows the day it was said, as `/context` shows it: undated, an old line reads as current."""
+    (block,) = [b for b in mx.core_memory(user_id="ada").values() if "prefers green tea" in b.value]
+    (line,) = [ln for ln in block.value.splitlines() if "prefers green tea" in ln]
+    listed = mx.chat("Which tea do I like?", user_id="ada", remember=False).answer.splitlines()
+    assert f"- [{block.id}] {line} (said {day_words(block.said_local()[line].date())})" in listed
 
 
 def test_offline_chat_lists_what_was_said_before_the_core_lines_restating_it(mx):
