@@ -15,6 +15,9 @@ messages (input and response) go to the engine as one input, source id `agent-fr
 a run longer than the engine's `max_input_chars` as consecutive inputs, a longer message's text cut at
 paragraph, line, sentence or word breaks (`integrations.tools.inputs_within`; over REST the server's
 limit, from its /health), so no length fails a run and every word said is remembered, in order.
+Each user message that only asks (every sentence ends with "?") is marked as chat marks its question
+(`integrations.tools.marked`): search ranks it below what the user said, so the questions of many runs
+do not crowd the user's statements out of the next run's context.
 Both are made plain first (`text.storable.printable`: a terminal's escape sequences dropped, form feeds
 made line breaks), so a control character in the input or the reply fails no run.
 """
@@ -27,7 +30,7 @@ from typing import Any, ClassVar
 
 from agent_framework import ContextProvider, Message
 
-from mirix_py.integrations.tools import input_limit, inputs_within, open_memory
+from mirix_py.integrations.tools import input_limit, inputs_within, marked, open_memory
 from mirix_py.text.storable import printable
 
 
@@ -74,15 +77,16 @@ class MirixContextProvider(ContextProvider):
             context.extend_messages(self.source_id, [Message(role="user", contents=[f"{self.context_prompt}\n{found}"])])
 
     async def after_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
-        """Send the run's user and assistant messages, in plain text, to the engine as one input (more,
-        in order, when they are over its limit)."""
+        """Send the run's user and assistant messages, in plain text and marked (`marked`: a mere
+        question states nothing), to the engine as one input (more, in order, when they are over
+        its limit)."""
         if not self.remember:
             return
         messages = list(context.input_messages)
         if context.response is not None and context.response.messages:
             messages += list(context.response.messages)
         said = [{"role": _role(m), "content": _plain_text(m)} for m in messages if _role(m) in ("user", "assistant")]
-        turns = [t for t in said if t["content"].strip()]
+        turns = [marked(t) for t in said if t["content"].strip()]
         if turns:
             source = f"agent-framework:{getattr(session, 'session_id', None) or context.session_id or 'run'}"
             await asyncio.to_thread(self._remember, turns, source[:256])

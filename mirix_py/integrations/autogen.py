@@ -11,6 +11,9 @@ Before each model call `update_context` takes the latest user message, extracts 
 and adds one system message with core memory and the best matches of every memory type, in one
 ranking (coarse retrieval, as MIRIX's chat agent does; high-sensitivity vault items never, vault secrets masked).
 `add` remembers text, chat messages (JSON) and images (screenshot ingestion); `query` searches.
+A chat message without an id that only asks (every sentence ending with "?") is marked as chat marks its
+question (`integrations.tools.marked`), so search ranks it below what the user said; a message's own id
+is kept.
 Text or chat longer than the engine's `max_input_chars` is sent as consecutive inputs, cut at
 paragraph, line, sentence or word breaks (`integrations.tools.inputs_within`), as `ListMemory` takes
 any length (a Markdown document, `metadata["document"]`, stays one input).
@@ -44,7 +47,7 @@ from typing_extensions import Self
 from mirix_py.text.passages import focus
 from mirix_py.errors import InvalidInput
 from mirix_py.integrations.context import shareable
-from mirix_py.integrations.tools import input_limit, inputs_within
+from mirix_py.integrations.tools import input_limit, inputs_within, marked
 from mirix_py.text.pieces import pieces_within
 from mirix_py.records import MemoryContext, Message, SearchHit
 from mirix_py.text.storable import printable
@@ -297,7 +300,8 @@ class MirixMemory(Memory, Component[MirixMemoryConfig]):
 
     async def add(self, content: MemoryContent, cancellation_token: CancellationToken | None = None) -> None:
         """Text and Markdown (a string, or UTF-8 bytes) are remembered as text; JSON as chat messages
-        (a list of {role, content}, one, or {"messages": [...]}) or else as its text; images go through
+        (a list of {role, content}, one, or {"messages": [...]}; mere questions marked as chat
+        marks its own, `marked`) or else as its text; images go through
         screenshot ingestion. Text is made plain first (`printable`); content with no text left (an
         empty string, `[]`) writes nothing, as there is nothing to remember; text or chat over the
         engine's limit goes as consecutive inputs (a document stays one).
@@ -316,6 +320,8 @@ class MirixMemory(Memory, Component[MirixMemoryConfig]):
         text = _plain(_json_content(value) if is_json else value)
         if not text or (isinstance(text, str) and not text.strip()):
             return
+        if isinstance(text, list):  # a saved exchange: its mere questions state nothing
+            text = [marked(m) for m in text]
         kwargs = {k: meta[k] for k in ("occurred_at", "source_id") if meta.get(k) is not None}
         kind = "document" if mime == MemoryMimeType.MARKDOWN.value and meta.get("document") else "text"
         backend = self._backend if self._backend is not None else await asyncio.to_thread(self._open)

@@ -14,10 +14,11 @@ assistant messages to the engine once a reply has come (one input per run, sourc
 `openai-agents:<session_id>`), where they become memories. The items are kept exactly as given (the SDK
 matches them again by content); the turns sent to the engine are made plain (`text.storable.printable`:
 a terminal's escape sequences dropped, form feeds made line breaks), so a control character in a
-user's message or a model's reply fails no run. A run longer than the engine's `max_input_chars` goes
-as consecutive inputs, a longer turn's text cut at paragraph, line, sentence or word breaks
-(`text.pieces.pieces_within`), so no length fails a run and every word said is remembered, in
-order (over REST the server's limit, from its /health). `session_settings` (`SessionSettings`,
+user's message or a model's reply fails no run. Each user message that only asks (every sentence
+ends with "?") is marked as chat marks its question (`integrations.tools.marked`): search ranks it below
+what the user said, so the questions of many runs do not crowd out the user's statements. A run longer than the engine's `max_input_chars` goes as consecutive inputs, a longer
+turn's text cut at paragraph, line, sentence or word breaks (`text.pieces.pieces_within`), so no
+length fails a run and every word said is remembered, in order (over REST the server's limit, from its /health). `session_settings` (`SessionSettings`,
 as `SQLiteSession` takes it) gives the default `limit` of `get_items`. `pop_item` and `clear_session`
 change the conversation and what is still to be remembered; memories already made stay (delete them
 with `Mirix.undo` or `delete_user`).
@@ -36,20 +37,20 @@ from agents.memory.session_settings import coerce_session_settings, resolve_sess
 from mirix_py.boundary.inputs import check_storable, check_user, normalize_add
 from mirix_py.store.agent_sessions import FILE_NAME, SessionStore
 from mirix_py.integrations.tools import (
-    first_input, input_limit, memory_tools, message_text, open_memory, turn_pieces,
+    first_input, input_limit, marked, memory_tools, message_text, open_memory, turn_pieces,
 )
 from mirix_py.text.storable import printable
 
 
 def _turn(item: Any) -> dict[str, str] | None:
-    """A user or assistant message item as a chat message in plain text; tool calls, reasoning and the
-    rest are not turns."""
+    """A user or assistant message item as a chat message in plain text, a mere question marked as chat marks
+    its own (`marked`; the item's own id stays in the session only); tool calls, reasoning and the rest are not turns."""
     get = item.get if isinstance(item, dict) else lambda key, default=None: getattr(item, key, default)
     role = get("role")
     if role not in ("user", "assistant") or get("type", "message") != "message":
         return None
     text = printable(message_text(get("content")))
-    return {"role": str(role), "content": text} if text.strip() else None
+    return marked({"role": str(role), "content": text}) if text.strip() else None
 
 
 class _UserSession(SessionABC):

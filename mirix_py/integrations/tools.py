@@ -2,7 +2,8 @@
 calls (search, add, core memory) as plain typed async functions that each framework wraps its way,
 and what a conversation's turns are sent to the engine as: inputs within its `max_input_chars`, a turn
 longer than that split into consecutive pieces (a framework's own store takes any length, so a
-memory layer may not fail a run over it, nor drop what was said).
+memory layer may not fail a run over it, nor drop what was said), a user's mere question marked as chat
+marks its own (`marked`), so the questions saved run after run do not crowd out what the user said.
 
 Both an embedded `Mirix` and a `MirixClient` (a running `mirix serve`) answer the same calls here:
 `add`, `search`, `core_memory`, `core_append`.
@@ -21,6 +22,7 @@ from mirix_py.text.passages import focus
 from mirix_py.text.pieces import pieces_within
 from mirix_py.errors import CoreMemoryFull, InvalidInput
 from mirix_py.integrations.context import shareable
+from mirix_py.store.questions import turn_id
 from mirix_py.records import SearchHit
 from mirix_py.settings import Settings
 
@@ -58,6 +60,16 @@ def input_limit(memory: Any) -> int:
         return memory.max_input_chars
     limit = getattr(getattr(memory, "settings", None), "max_input_chars", None)
     return limit if isinstance(limit, int) and limit > 0 else Settings.model_fields["max_input_chars"].default
+
+
+def marked(turn: dict[str, Any]) -> dict[str, Any]:
+    """A chat turn with the id chat would give it (`store.questions.turn_id`: a user's message that only
+    asks gets a question id), so the questions saved run after run rank below what the user said; a turn
+    that has an id, a statement or a reply is left as it is."""
+    if turn.get("id"):
+        return turn
+    given = turn_id(str(turn.get("role", "user")), str(turn.get("content", "")))
+    return {**turn, "id": given} if given else turn
 
 
 def turn_pieces(turn: dict[str, Any], max_chars: int) -> list[dict[str, Any]]:
@@ -155,5 +167,5 @@ def memory_tools(memory: Any, user_id: str, *, limit: int = 5) -> list[Callable[
     return [search_memory, add_memory, read_core_memory, core_memory_append]
 
 
-__all__ = ["first_input", "input_limit", "inputs_within", "memory_tools", "message_text", "open_memory",
+__all__ = ["first_input", "input_limit", "inputs_within", "marked", "memory_tools", "message_text", "open_memory",
            "render_hits", "turn_pieces"]
