@@ -16,7 +16,7 @@ from enum import Enum
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Literal, Sequence
 
-from mirix_py.agents import core_blocks
+from mirix_py.agents import core_blocks, derived
 from mirix_py.agents.user_locks import UserLocks
 from mirix_py.agents.batch_runner import BatchRunner
 from mirix_py.agents.chat_turn import chat_turn
@@ -336,7 +336,10 @@ class Mirix(ScreenshotsMixin):
     def update(self, memory_id: str, fields: dict[str, Any] | None = None, *, user_id: str,
                actor: str = "api", **more: Any) -> MemoryBase:
         """Change fields of a memory in place (its id stays); returns the new record. `expires_at`
-        (a datetime or ISO string in the future, or None for never) sets when it expires."""
+        (a datetime or ISO string in the future, or None for never) sets when it expires. A new
+        `summary` of an episode (the turn's words) takes back the core lines and facts restated from
+        it alone, as `delete` does (each a history event of `actor`); nothing is derived from the new
+        words."""
         check_user(user_id)
         _check_actor(actor)
         if fields is not None and not isinstance(fields, dict):
@@ -353,15 +356,22 @@ class Mirix(ScreenshotsMixin):
             if isinstance(current, CoreMemory) and isinstance(limit, int) and held > limit:
                 raise InvalidInput(f"limit {limit} is below the {held} characters the block holds: shorten its value "
                                    "first")
-            self.store.apply([UpdateOp(memory_id=memory_id, fields=fields)], user_id=user_id, actor=actor)
+            if isinstance(current, CoreMemory) and isinstance(fields.get("value"), str):
+                fields.setdefault("line_sources", core_blocks.sources_after(current, fields["value"]))
+            restated = derived.taken_back(self.store, current) if derived.rewrites_text(current, fields) else []
+            self.store.apply([UpdateOp(memory_id=memory_id, fields=fields), *restated], user_id=user_id, actor=actor)
         return self.store.get(memory_id, user_id=user_id)
 
-    def delete(self, memory_id: str, *, user_id: str, actor: str = "api") -> None:
+    def delete(self, memory_id: str, *, user_id: str, actor: str = "api") -> builtins.list[MemoryChange]:
+        """Delete a memory; deleting an episode also takes back the core lines and facts restated from
+        it alone (`agents.derived`), each a history event of `actor`. Returns every change: the
+        deletion first, then what was taken back with it."""
         check_user(user_id)
         _check_actor(actor)
         with self.user_locks(user_id):
-            self.store.get(memory_id, user_id=user_id)  # MemoryNotFound for one past its expiry, as get says
-            self.store.apply([DeleteOp(memory_id=memory_id)], user_id=user_id, actor=actor)
+            current = self.store.get(memory_id, user_id=user_id)  # MemoryNotFound past its expiry, as get says
+            return self.store.apply([DeleteOp(memory_id=memory_id), *derived.taken_back(self.store, current)],
+                                    user_id=user_id, actor=actor)
 
     def undo(self, input_id: str, *, user_id: str, force: bool = False) -> builtins.list[MemoryChange]:
         """Revert every change one input caused: its inserts deleted, its updates and deletions

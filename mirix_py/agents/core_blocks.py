@@ -69,6 +69,25 @@ def said_after(block: CoreMemory | None, value: str, when: datetime | None) -> d
     return {line: held.get(line, when) for line in dict.fromkeys(value.splitlines()) if line.strip()}
 
 
+def sources_after(block: CoreMemory | None, value: str,
+                  said_in: Mapping[str, Sequence[str]] | None = None) -> dict[str, list[str]]:
+    """The messages each line of the block's new `value` was said in (`CoreMemory.line_sources`): a line
+    it held keeps its messages, with those of `said_in` (this write's, by line) added; a new line gets
+    those of `said_in`. A line with none (held from before they were recorded, or written with none)
+    stays without: it may restate anything, so no deletion takes it back. A line gone drops out."""
+    held = block.line_sources if block is not None else {}
+    said_in = said_in or {}
+    out: dict[str, list[str]] = {}
+    for line in dict.fromkeys(value.splitlines()):
+        before = held.get(line)
+        if block is not None and line in block.value.splitlines() and not before:
+            continue  # held without sources
+        now = list(dict.fromkeys([*(before or []), *said_in.get(line, [])]))
+        if line.strip() and now:
+            out[line] = now
+    return out
+
+
 def said_fields(said: Mapping[str, datetime]) -> dict[str, Any]:
     """A block's `said` (in UTC) and `said_offsets` from when each line was said on its speaker's clock,
     so the day a reader is told is the speaker's; a line said in UTC gets no offset."""
@@ -143,7 +162,8 @@ def _write(store, user_id: str, label: CoreLabel, value: str, block: CoreMemory 
     problem = over_limit(value, block)
     if problem:
         raise CoreMemoryFull(f"core block {label!r} {problem}; rewrite it shorter instead of appending")
-    said = said_fields(said_after(block, value, said_now(zone)))
+    # a line written here has no known messages: it gets none, a line held keeps its own
+    said = {**said_fields(said_after(block, value, said_now(zone))), "line_sources": sources_after(block, value)}
     if block is None:
         op: Op = InsertOp(memory=CoreMemory(user_id=user_id, label=label, value=value, **said))
     else:

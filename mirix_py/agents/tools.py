@@ -537,8 +537,14 @@ class OpCollector:
         problem = core_blocks.over_limit(value, block)
         if problem:
             self.fail(f"the {label} block {problem}: call core_memory_rewrite with a shorter, merged block")
-        # a new line said at the batch's time, on its clock
-        said = core_blocks.said_fields(core_blocks.said_after(block, value, self._zoned(self.default_occurred_at)))
+        # a new line said at the batch's time, on its clock, in the batch's messages (which of them the
+        # model does not say: each one's id as shown); when a rewrite drops a line the new ones may hold
+        # its words too, said before: they get no messages
+        old_lines = set(block.value.splitlines() if block is not None else ())
+        new_lines = set(value.splitlines()) - old_lines
+        said_in = list(self.shown_ids or self.batch_source_ids) if old_lines <= set(value.splitlines()) else []
+        said = {**core_blocks.said_fields(core_blocks.said_after(block, value, self._zoned(self.default_occurred_at))),
+                "line_sources": core_blocks.sources_after(block, value, {line: said_in for line in new_lines})}
         if block is None:
             memory = CoreMemory(user_id=self.user_id, label=label, value=value, **said,
                                 source_ids=list(self.batch_source_ids))
@@ -547,7 +553,7 @@ class OpCollector:
         else:
             self.ops.append(UpdateOp(memory_id=block.id, fields={"value": value, **said},
                                      add_source_ids=list(self.batch_source_ids)))
-            self._core[label] = block.model_copy(update={"value": value}) if block.id else block
+            self._core[label] = block.model_copy(update={"value": value, **said}) if block.id else block
 
     def core_memory_append(self, label: Literal["persona", "human"], text: str) -> str:
         """Append lines to a core block: each line or sentence of `text` judged on its own (a weak

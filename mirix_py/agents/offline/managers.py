@@ -51,6 +51,12 @@ class BatchMessage:
     source_ids: tuple[str, ...]
     metadata: dict[str, str] = field(default_factory=dict)
     said_offset_minutes: int | None = None  # the speaker's clock (`records.SaidOffset`); None: UTC
+    message_id: str | None = None  # the caller's id of the message, when it gave one
+
+    @property
+    def said_key(self) -> str:
+        """What names this message among those said (`CoreMemory.line_sources`): its own id, else its input's."""
+        return self.message_id or self.input_id
 
     @property
     def local_at(self) -> datetime:
@@ -173,6 +179,7 @@ def prepare_batch(user_id: str, inputs: Sequence[InputRecord], *, known_secrets:
             batch.messages.append(BatchMessage(
                 input_id=record.id, kind=record.kind, role=message.role, speaker=message.speaker, text=text,
                 occurred_at=occurred_at, source_ids=sources, metadata=dict(metadata), said_offset_minutes=offset,
+                message_id=message.id or None,
             ))
             if record.kind is InputKind.screenshot:
                 title = screen_title(batch.messages[-1])
@@ -565,6 +572,7 @@ def core_ops(batch: PreparedBatch, current_block: CoreLookup) -> list[Op]:
     by_speaker: dict[str, list[Claim]] = {}
     said: dict[str, int] = {}  # each line's first telling in the batch
     said_at: dict[str, datetime | None] = {}  # and its time, on its speaker's clock
+    said_in: dict[str, list[str]] = {}  # and every message of the batch it was said in
     sources: list[str] = []
     for m in batch.messages:
         if not _speaks_for_self(m):
@@ -576,6 +584,7 @@ def core_ops(batch: PreparedBatch, current_block: CoreLookup) -> list[Op]:
             for c in claims:
                 said.setdefault(_line_prefix(m.speaker or "user") + c.text, len(said))
                 said_at.setdefault(_line_prefix(m.speaker or "user") + c.text, m.local_at)
+                said_in.setdefault(_line_prefix(m.speaker or "user") + c.text, []).append(m.said_key)
     if not by_speaker:
         return []
     block = current_block("human")
@@ -595,8 +604,9 @@ def core_ops(batch: PreparedBatch, current_block: CoreLookup) -> list[Op]:
 
     def dates(value: str) -> dict[str, Any]:  # a line held keeps its day and clock; a new one gets its message's
         held = block.said_local() if block is not None else {}
-        return core_blocks.said_fields({line: held.get(line) or said_at.get(line) or when
-                                        for line, when in core_blocks.said_after(block, value, first_told).items()})
+        return {**core_blocks.said_fields({line: held.get(line) or said_at.get(line) or when
+                                           for line, when in core_blocks.said_after(block, value, first_told).items()}),
+                "line_sources": core_blocks.sources_after(block, value, said_in)}
 
     if block is None:
         if not lines:
@@ -604,8 +614,10 @@ def core_ops(batch: PreparedBatch, current_block: CoreLookup) -> list[Op]:
         value = core_blocks.keep_newest(lines, block)
         return [InsertOp(memory=CoreMemory(user_id=batch.user_id, label="human", value=value, **dates(value),
                                            source_ids=sources))]
-    if lines == old_lines:  # every fact held already: the input is provenance for the block
-        return [UpdateOp(memory_id=block.id, add_source_ids=sources)]
+    if lines == old_lines:  # every fact held already: the input is provenance for the block (and its lines)
+        line_sources = core_blocks.sources_after(block, block.value, said_in)
+        fields = {"line_sources": line_sources} if line_sources != block.line_sources else {}
+        return [UpdateOp(memory_id=block.id, fields=fields, add_source_ids=sources)]
     value = core_blocks.keep_newest(lines, block)  # rewrite: the oldest facts make room for the newest
     return [UpdateOp(memory_id=block.id, fields={"value": value, **dates(value)}, add_source_ids=sources)]
 

@@ -1,0 +1,97 @@
+"""What a turn's restatements are, so deleting or rewriting the turn takes them back.
+
+The offline rules (and a model's tools) restate what a turn said elsewhere: a core line ("Kim: lives in
+Lisbon"), a semantic fact. `undo` of the input takes all of them back; deleting the turn's episode, or
+giving it a new summary, must not leave them serving words it no longer holds. A restatement is taken
+back when everything it was said in is held by the episode alone: each message it cites (a core line's
+`line_sources`; a fact's cited message ids, `store.questions.said_ids`, or its inputs when it cites no
+message) is cited by that episode and by no other. One that also cites other messages holds more than
+the episode did and stays: a core line then keeps only those others (deleting them too takes it back),
+a fact keeps its sources (provenance). A core line without recorded sources (written through the API,
+or before they were recorded) is never taken back. Nothing is derived again: a rewritten turn's new
+words make no new restatements. Structural only: no text is compared.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from mirix_py.agents import core_blocks
+from mirix_py.records import CoreMemory, EpisodicMemory, MemoryBase, MemoryType, SemanticMemory
+from mirix_py.store.memories import MemoryStore
+from mirix_py.store.questions import INPUT_PREFIX, said_ids
+from mirix_py.tools.ops import DeleteOp, Op, UpdateOp
+
+
+def rewrites_text(current: MemoryBase, fields: dict) -> bool:
+    """Whether `update(fields)` changes what the episode `current` says: its summary (a turn's words).
+    Its details are a note beside them (a longer text kept as a resource, a screen's context, "Lars
+    moved away" added later): changing them, or when it expires, leaves the words it says as they were."""
+    return isinstance(current, EpisodicMemory) and "summary" in fields and fields["summary"] != current.summary
+
+
+def taken_back(store: MemoryStore, episode: MemoryBase) -> list[Op]:
+    """The operations that take back what only `episode` said: core lines left out of their block,
+    semantic facts deleted. None for a memory that is not an episode (deleting one restatement leaves
+    the others of its turn)."""
+    if not isinstance(episode, EpisodicMemory) or not episode.source_ids:
+        return []
+    alone = _held_alone(store, episode)
+    if not alone:
+        return []
+    return [*_core_ops(store, episode.user_id, alone), *_fact_ops(store, episode, alone)]
+
+
+def _held_alone(store: MemoryStore, episode: EpisodicMemory) -> frozenset[str]:
+    """The ids the episode cites that no other episode of the user cites: the messages (or inputs)
+    whose words it alone holds. Episodes are looked up among those of the inputs it cites."""
+    cited = list(dict.fromkeys(episode.source_ids))
+    inputs = [s for s in cited if s.startswith(INPUT_PREFIX)]
+    citing = store.made_from(episode.user_id, cited, [MemoryType.episodic.value], within=inputs or None)
+    return frozenset(s for s in cited if set(citing.get(s, [])) <= {episode.id})
+
+
+def _core_ops(store: MemoryStore, user_id: str, alone: frozenset[str]) -> list[Op]:
+    ops: list[Op] = []
+    for block in core_blocks.written_blocks(store, user_id).values():
+        fields = _without(block, alone)
+        if fields:
+            ops.append(UpdateOp(memory_id=block.id, fields=fields))
+    return ops
+
+
+def _without(block: CoreMemory, alone: frozenset[str]) -> dict:
+    """The block's fields without what was said only in `alone`: a line every message of which is there
+    is left out (its time and sources too); a line also said elsewhere keeps only those other messages,
+    so deleting them later takes it back. Empty when the block holds nothing of `alone`."""
+    lines = block.value.splitlines()
+    gone = {line for line in lines if _within(block.line_sources.get(line, []), alone)}
+    sources = {line: [s for s in said_in if s not in alone] for line, said_in in block.line_sources.items()
+               if line not in gone}
+    if not gone and sources == block.line_sources:
+        return {}
+    return {"value": "\n".join(line for line in lines if line not in gone),
+            "said": {line: when for line, when in block.said.items() if line not in gone},
+            "said_offsets": {line: m for line, m in block.said_offsets.items() if line not in gone},
+            "line_sources": sources}
+
+
+def _fact_ops(store: MemoryStore, episode: EpisodicMemory, alone: frozenset[str]) -> list[Op]:
+    inputs = [s for s in episode.source_ids if s.startswith(INPUT_PREFIX)]
+    if not inputs:
+        return []
+    made = store.made_from(episode.user_id, inputs, [MemoryType.semantic.value])
+    ids = list(dict.fromkeys(i for found in made.values() for i in found))
+    facts = [m for m in store.get_many(ids, user_id=episode.user_id).values() if isinstance(m, SemanticMemory)]
+    tags = store.input_tags.cited(f.source_ids for f in facts)
+    return [DeleteOp(memory_id=f.id) for f in facts if _within(_said_in(f.source_ids, tags), alone)]
+
+
+def _within(said_in: Sequence[str], alone: frozenset[str]) -> bool:
+    """Whether something said in `said_in` was said only where `alone` holds (never when nothing is known)."""
+    return bool(said_in) and set(said_in) <= alone
+
+
+def _said_in(source_ids: Sequence[str], tags: Iterable[str]) -> list[str]:
+    """What a fact was said in: the messages it cites, or its inputs (and their tags) when it cites none."""
+    return said_ids(source_ids, frozenset(tags)) or list(source_ids)

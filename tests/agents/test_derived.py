@@ -1,0 +1,164 @@
+"""Deleting or rewriting a turn takes back what the offline rules restated from it alone: its core
+lines and facts (`agents.derived`), on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import io
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from mirix_py.engine import Mirix
+from mirix_py.integrations.context import retrieve_context
+from mirix_py.records import Operation
+
+T0 = datetime(2026, 9, 1, 9, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def mx(tmp_path, embedder, backend):
+    engine = Mirix(tmp_path / "data", embedder=embedder, database_url=backend)
+    yield engine
+    engine.close()
+
+
+def say(mx: Mirix, user_id: str, text: str, day: int, **message):
+    return mx.add([{"role": "user", "name": "Kim", "content": text, **message}], user_id=user_id,
+                  occurred_at=T0 + timedelta(days=day))
+
+
+def episode_of(result) -> str:
+    return next(c.memory_id for c in result.changes if c.memory_type.value == "episodic")
+
+
+def human(mx: Mirix, user_id: str) -> str:
+    return mx.core_memory(user_id=user_id)["human"].value
+
+
+def served(mx: Mirix, user_id: str, word: str, question: str) -> list[str]:
+    """Every read path that still gives `word`: core, search, chat, the context block, export."""
+    paths = []
+    if word in human(mx, user_id):
+        paths.append("core")
+    for method in ("hybrid", "bm25", "string"):
+        for query in (word, question):
+            if any(word in h.text for h in mx.search(query, user_id=user_id, method=method)):
+                paths.append(f"search {method} {query!r}")
+    if word in mx.chat(question, user_id=user_id, remember=False).answer:
+        paths.append("chat")
+    if word in retrieve_context(mx, user_id, question).prompt:
+        paths.append("context")
+    exported = io.StringIO()
+    mx.export(exported, user_id=user_id)
+    if word in exported.getvalue():
+        paths.append("export")
+    return paths
+
+
+def test_deleting_the_turn_takes_back_its_core_line_everywhere(mx):
+    say(mx, "kim", "My favourite food is ramen.", 1)
+    lisbon = say(mx, "kim", "I live in Lisbon, in Alfama.", 2)
+    assert "Kim: lives in Lisbon" in human(mx, "kim")
+
+    changes = mx.delete(episode_of(lisbon), user_id="kim", actor="kim-app")
+
+    assert served(mx, "kim", "Lisbon", "where do I live?") == []
+    assert human(mx, "kim") == "Kim: favorite food: ramen"  # the other turn's line stays
+    assert [(c.operation, c.memory_type.value, c.actor) for c in changes] == [
+        (Operation.delete, "episodic", "kim-app"), (Operation.update, "core", "kim-app")]
+
+
+def test_deleting_the_turn_deletes_the_fact_made_from_it(mx):
+    tobias = say(mx, "kim", "My brother Tobias is a carpenter.", 1)
+    fact = next(c.memory_id for c in tobias.changes if c.memory_type.value == "semantic")
+
+    changes = mx.delete(episode_of(tobias), user_id="kim")
+
+    assert mx.list(user_id="kim", memory_types=["semantic"]) == []
+    assert served(mx, "kim", "carpenter", "what does Tobias do?") == []
+    assert (Operation.delete, fact) in [(c.operation, c.memory_id) for c in changes]
+
+
+def test_rewriting_the_turn_takes_back_its_core_line(mx):
+    say(mx, "kim", "My favourite food is ramen.", 1)
+    marseille = say(mx, "kim", "I live in Marseille.", 2)
+    assert "Marseille" in human(mx, "kim")
+
+    mx.update(episode_of(marseille), {"summary": "I live in Toulouse."}, user_id="kim")
+
+    assert "Marseille" not in human(mx, "kim")
+    assert human(mx, "kim") == "Kim: favorite food: ramen"
+    assert "Toulouse" not in human(mx, "kim")  # nothing is derived again from the new words
+
+
+def test_only_an_update_of_what_the_turn_says_takes_back(mx):
+    marseille = say(mx, "kim", "I live in Marseille.", 1)
+
+    mx.update(episode_of(marseille), {"expires_at": datetime.now(timezone.utc) + timedelta(days=30)}, user_id="kim")
+    assert human(mx, "kim") == "Kim: lives in Marseille"
+
+    mx.update(episode_of(marseille), {"details": "We moved in May."}, user_id="kim")  # a note beside the words
+    assert human(mx, "kim") == "Kim: lives in Marseille"
+
+    mx.update(episode_of(marseille), {"summary": "I live in Toulouse."}, user_id="kim")
+    assert human(mx, "kim") == ""
+
+
+def test_a_line_said_in_two_turns_stays_until_both_are_deleted(mx):
+    first = say(mx, "kim", "I live in Lisbon.", 1)
+    second = say(mx, "kim", "I live in Lisbon, in Alfama.", 2)
+
+    mx.delete(episode_of(first), user_id="kim")
+    assert human(mx, "kim") == "Kim: lives in Lisbon"
+
+    mx.delete(episode_of(second), user_id="kim")
+    assert human(mx, "kim") == ""
+
+
+def test_deleting_one_message_of_an_input_takes_back_only_what_it_said(mx):
+    added = mx.add([{"role": "user", "name": "Kim", "content": "I live in Lisbon.", "id": "msg-1"},
+                    {"role": "user", "name": "Kim", "content": "My brother Tobias is a carpenter.", "id": "msg-2"}],
+                   user_id="kim", occurred_at=T0)
+    episodes = {m.summary: m.id for m in mx.list(user_id="kim", memory_types=["episodic"])}
+
+    mx.delete(episodes["I live in Lisbon."], user_id="kim")
+
+    assert human(mx, "kim") == ""
+    assert [m.name for m in mx.list(user_id="kim", memory_types=["semantic"])] == ["Tobias"]
+    assert added.input_ids
+
+
+def test_a_message_without_its_own_id_among_others_takes_nothing_back(mx):
+    """Two messages of one input with no ids of their own: which said the line is not known, so
+    deleting one turn leaves it (the other turn may hold it)."""
+    mx.add([{"role": "user", "name": "Kim", "content": "I live in Lisbon."},
+            {"role": "user", "name": "Kim", "content": "My brother Tobias is a carpenter."}],
+           user_id="kim", occurred_at=T0)
+    episodes = {m.summary: m.id for m in mx.list(user_id="kim", memory_types=["episodic"])}
+
+    changes = mx.delete(episodes["I live in Lisbon."], user_id="kim")
+
+    assert [c.memory_type.value for c in changes] == ["episodic"]
+    assert human(mx, "kim") == "Kim: lives in Lisbon"
+
+
+def test_a_line_written_without_sources_is_left_alone(mx):
+    mx.core_append("human", "Kim: lives in Lisbon", user_id="kim")  # the API knows no message
+    turn = say(mx, "kim", "I live in Lisbon. My favourite food is ramen.", 1)  # the first line is held already
+    assert human(mx, "kim") == "Kim: lives in Lisbon\nKim: favorite food: ramen"
+
+    mx.delete(episode_of(turn), user_id="kim")
+
+    assert human(mx, "kim") == "Kim: lives in Lisbon"
+
+
+def test_history_of_the_block_shows_the_line_taken_back_by_whom(mx):
+    say(mx, "kim", "My favourite food is ramen.", 1)
+    lisbon = say(mx, "kim", "I live in Lisbon, in Alfama.", 2)
+    block = mx.core_memory(user_id="kim")["human"]
+
+    mx.delete(episode_of(lisbon), user_id="kim", actor="kim-app")
+
+    last = mx.history(block.id, user_id="kim")[-1]
+    assert (last.operation, last.actor) == (Operation.update, "kim-app")
+    assert "Lisbon" in last.before["value"] and "Lisbon" not in last.after["value"]
