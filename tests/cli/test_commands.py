@@ -195,6 +195,18 @@ def test_delete_update_and_id_prefixes(run):
     assert run("show", "zzzz9", "-u", "ada").exit_code == 2
 
 
+def test_deleting_a_turn_names_what_it_took_back(run):
+    added = json.loads(run("add", "My sister Anna paints seascapes in Bergen.", "-u", "ada", "--json").stdout)
+    turn = next(c["memory_id"] for c in added["changes"] if c["memory_type"] == "episodic")
+    said_only_there = {c["memory_id"] for c in added["changes"] if c["memory_id"] != turn}
+    assert said_only_there  # a fact (or a core line) made from the turn alone
+    deleted = json.loads(run("delete", turn, "-u", "ada", "--json").stdout)
+    assert deleted["deleted"] == turn
+    assert {entry.split(" ", 1)[1] for entry in deleted["taken_back"]} >= {
+        m for m in said_only_there if not m.startswith("core_")}
+    assert "Anna" not in run("list", "-u", "ada", "--json").stdout
+
+
 def test_an_unknown_type_lists_the_valid_ones_and_aliases_work(run):
     run("add", "The wifi password is hunter2-x", "-u", "ada")
     out = run("list", "-u", "ada", "-t", "vaults")

@@ -117,9 +117,11 @@ def test_one_writer_per_data_dir(tmp_path):
         assert f"sent to the server that owns this data dir: {info.url} (pid {first.pid})" in added.stderr
         kayak = [c["memory_id"] for c in json.loads(added.stdout)["changes"]]
         assert len(kayak) == 2, added.stdout
-        deleted = _mirix(env, "delete", kayak[0][:12], "--user", "ada")
-        assert deleted.returncode == 0 and f"deleted {kayak[0]}" in deleted.stdout, deleted.stderr
-        assert _history(info.url, key, kayak[0])[-1]["actor"] == "cli"
+        # the fact first: deleting the turn would take back the fact said only in it (`agents.derived`)
+        fact, turn = sorted(kayak, key=lambda i: i.startswith("epi_"))
+        deleted = _mirix(env, "delete", fact[:12], "--user", "ada")
+        assert deleted.returncode == 0 and f"deleted {fact}" in deleted.stdout, deleted.stderr
+        assert _history(info.url, key, fact)[-1]["actor"] == "cli"
 
         # `mirix mcp` over stdio sends its calls to the running server, deletions recorded as `mcp`
         async def through_server():
@@ -129,10 +131,10 @@ def test_one_writer_per_data_dir(tmp_path):
                 assert added["status"] == "processed" and added["changes"]
                 hits = _payload(await client.call_tool("search_memory", {"query": "Miso", "limit": 3}))
                 assert hits and "Miso" in hits[0]["text"]
-                _payload(await client.call_tool("delete_memory", {"memory_id": kayak[1]}))
+                _payload(await client.call_tool("delete_memory", {"memory_id": turn}))
 
         anyio.run(through_server)
-        assert _history(info.url, key, kayak[1])[-1]["actor"] == "mcp"
+        assert _history(info.url, key, turn)[-1]["actor"] == "mcp"
         hits = httpx.post(info.url + "/v1/users/ada/search", headers={"Authorization": f"Bearer {key}"},
                           json={"query": "Which pet naps on the musical instrument?", "method": "embedding",
                                 "limit": 3}, timeout=60).json()
