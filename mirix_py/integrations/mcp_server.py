@@ -212,15 +212,17 @@ def build_mcp_server(mx: "Mirix | RemoteMemory", *, users: Sequence[str] | None 
         return [{"id": m.id, "memory_type": m.memory_type.value, "text": m.search_text(),
                  "occurred_at": _dump(m).get("occurred_at")} for m in memories]
 
-    @server.tool(description="Delete one memory by id (the deletion is kept in its history).")
+    @server.tool(description="Delete one memory by id (the deletion is kept in its history). Deleting a "
+                             "conversation turn also takes back the core lines and facts said only in it; "
+                             "`taken_back` lists them.")
     async def delete_memory(
         memory_id: Annotated[str, Field(description="The id of the memory, as search_memory or list_memories "
                                                     "gave it.", min_length=1, max_length=200)],
         user_id: UserId = None,
     ) -> dict[str, Any]:
         user = resolve(user_id)
-        await call(mx.delete, memory_id, user_id=user, actor="mcp")
-        return {"deleted": memory_id}
+        changes = await call(mx.delete, memory_id, user_id=user, actor="mcp") or []  # a server's reply: none
+        return {"deleted": memory_id, "taken_back": [c.memory_id for c in changes if c.memory_id != memory_id]}
 
     @server.tool(description="Read core memory: the persona and human blocks always given to the assistant.")
     async def get_core_memory(user_id: UserId = None) -> dict[str, Any]:
