@@ -4,7 +4,7 @@ The offline rules (and a model's tools) restate what a turn said elsewhere: a co
 Lisbon"), a semantic fact. `undo` of the input takes all of them back; deleting the turn's episode, or
 giving it a new summary, must not leave them serving words it no longer holds. A restatement is taken
 back when everything it was said in is held by the episode alone: each message it cites (a core line's
-`line_sources`; a fact's cited message ids, `store.questions.said_ids`, or its inputs when it cites no
+`line_sources`; for a fact, per input it cites, the messages cited after it, or the input when it cites no
 message) is cited by that episode and by no other. One that also cites other messages holds more than
 the episode did and stays: a core line then keeps only those others (deleting them too takes it back),
 a fact keeps its sources (provenance). A core line without recorded sources (written through the API,
@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 from mirix_py.agents import core_blocks
 from mirix_py.records import CoreMemory, EpisodicMemory, MemoryBase, MemoryType, SemanticMemory
 from mirix_py.store.memories import MemoryStore
-from mirix_py.store.questions import INPUT_PREFIX, said_ids
+from mirix_py.store.questions import INPUT_PREFIX
 from mirix_py.tools.ops import DeleteOp, Op, UpdateOp
 
 
@@ -27,7 +27,13 @@ def rewrites_text(current: MemoryBase, fields: dict) -> bool:
     """Whether `update(fields)` changes what the episode `current` says: its summary (a turn's words).
     Its details are a note beside them (a longer text kept as a resource, a screen's context, "Lars
     moved away" added later): changing them, or when it expires, leaves the words it says as they were."""
-    return isinstance(current, EpisodicMemory) and "summary" in fields and fields["summary"] != current.summary
+    return isinstance(current, EpisodicMemory) and "summary" in fields \
+        and _spaced(str(fields["summary"])) != _spaced(current.summary)
+
+
+def _spaced(text: str) -> str:
+    """The words as said, spacing aside: a trailing space is no new statement."""
+    return " ".join(text.split())
 
 
 def taken_back(store: MemoryStore, episode: MemoryBase) -> list[Op]:
@@ -47,7 +53,10 @@ def _held_alone(store: MemoryStore, episode: EpisodicMemory) -> frozenset[str]:
     whose words it alone holds. Episodes are looked up among those of the inputs it cites."""
     cited = list(dict.fromkeys(episode.source_ids))
     inputs = [s for s in cited if s.startswith(INPUT_PREFIX)]
-    citing = store.made_from(episode.user_id, cited, [MemoryType.episodic.value], within=inputs or None)
+    citing = store.made_from(episode.user_id, inputs, [MemoryType.episodic.value], within=inputs) if inputs else {}
+    messages = [s for s in cited if not s.startswith(INPUT_PREFIX)]
+    if messages:  # a message id comes again in another input: a chat app sends its window again
+        citing.update(store.made_from(episode.user_id, messages, [MemoryType.episodic.value]))
     return frozenset(s for s in cited if set(citing.get(s, [])) <= {episode.id})
 
 
@@ -93,5 +102,19 @@ def _within(said_in: Sequence[str], alone: frozenset[str]) -> bool:
 
 
 def _said_in(source_ids: Sequence[str], tags: Iterable[str]) -> list[str]:
-    """What a fact was said in: the messages it cites, or its inputs (and their tags) when it cites none."""
-    return said_ids(source_ids, frozenset(tags)) or list(source_ids)
+    """What a fact was said in: per input it cites, the messages cited after it (a memory cites [input,
+    caller's id, message ids, ...] for each input), or the input itself when it cites none of its
+    messages: a fact said again in an input without message ids is said there too."""
+    known = frozenset(tags)
+    said: list[str] = []
+    group: tuple[str, list[str]] | None = None
+    for cited in source_ids:
+        if cited.startswith(INPUT_PREFIX):
+            if group is not None:
+                said += group[1] or [group[0]]
+            group = (cited, [])
+        elif cited not in known:
+            (group[1] if group is not None else said).append(cited)
+    if group is not None:
+        said += group[1] or [group[0]]
+    return said

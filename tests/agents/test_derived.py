@@ -162,3 +162,33 @@ def test_history_of_the_block_shows_the_line_taken_back_by_whom(mx):
     last = mx.history(block.id, user_id="kim")[-1]
     assert (last.operation, last.actor) == (Operation.update, "kim-app")
     assert "Lisbon" in last.before["value"] and "Lisbon" not in last.after["value"]
+
+
+def test_a_fact_said_again_in_an_input_without_message_ids_stays(mx):
+    """The fact cites [input A, m-1, input B]: input B said it too (it has no message ids), so deleting A's turn
+    leaves the fact to B's."""
+    first = say(mx, "kim", "My brother Tobias is a carpenter.", 1, id="m-1")
+    say(mx, "kim", "My brother Tobias is a carpenter.", 4)
+    facts = [m.id for m in mx.list(user_id="kim", memory_types=["semantic"])]
+    assert facts
+    mx.delete(episode_of(first), user_id="kim")
+    assert [m.id for m in mx.list(user_id="kim", memory_types=["semantic"])] == facts
+
+
+def test_a_message_sent_again_in_another_input_keeps_its_line(mx):
+    """A chat app sends its window again: the same message id in a later input; deleting the first episode
+    leaves the line the other still holds."""
+    first = mx.add([{"role": "user", "name": "Kim", "content": "I live in Lisbon.", "id": "m1"}], user_id="kim",
+                   occurred_at=T0 + timedelta(days=1))
+    mx.add([{"role": "user", "name": "Kim", "content": "I live in Lisbon.", "id": "m1"},
+            {"role": "user", "name": "Kim", "content": "I had a long meeting today.", "id": "m2"}], user_id="kim",
+           occurred_at=T0 + timedelta(days=3))
+    assert "Lisbon" in human(mx, "kim")
+    mx.delete(episode_of(first), user_id="kim")
+    assert "Lisbon" in human(mx, "kim")
+
+
+def test_a_summary_changed_only_in_spacing_takes_nothing_back(mx):
+    marseille = say(mx, "kim", "I live in Marseille.", 1)
+    mx.update(episode_of(marseille), {"summary": "I live in Marseille. "}, user_id="kim")
+    assert "Marseille" in human(mx, "kim")
