@@ -7,7 +7,8 @@ back when everything it was said in is held by the episode alone: each message i
 `line_sources`; for a fact, per input it cites, the messages cited after it, or the input when it cites no
 message) is cited by that episode and by no other. One that also cites other messages holds more than
 the episode did and stays: a core line then keeps only those others (deleting them too takes it back),
-a fact keeps its sources (provenance). A core line without recorded sources (written through the API,
+a fact keeps its sources (provenance), and a change the episode made to it is put back when it is the
+fact's last. A core line without recorded sources (written through the API,
 or before they were recorded) is never taken back. Nothing is derived again: a rewritten turn's new
 words make no new restatements. Structural only: no text is compared.
 """
@@ -17,10 +18,13 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from mirix_py.agents import core_blocks
-from mirix_py.records import CoreMemory, EpisodicMemory, MemoryBase, MemoryType, SemanticMemory
-from mirix_py.store.memories import MemoryStore
+from mirix_py.records import CoreMemory, EpisodicMemory, MemoryBase, MemoryType, Operation, SemanticMemory
+from mirix_py.store.memories import MERGED, MERGED_INTO, MemoryStore
 from mirix_py.store.questions import INPUT_PREFIX
 from mirix_py.tools.ops import DeleteOp, Op, UpdateOp
+
+# a history state's keys that are not a memory's fields to set (as `store.undo` restores)
+NOT_RESTORED = frozenset({"id", "user_id", "memory_type", "created_at", "updated_at", MERGED, MERGED_INTO})
 
 
 def rewrites_text(current: MemoryBase, fields: dict) -> bool:
@@ -93,7 +97,30 @@ def _fact_ops(store: MemoryStore, episode: EpisodicMemory, alone: frozenset[str]
     ids = list(dict.fromkeys(i for found in made.values() for i in found))
     facts = [m for m in store.get_many(ids, user_id=episode.user_id).values() if isinstance(m, SemanticMemory)]
     tags = store.input_tags.cited(f.source_ids for f in facts)
-    return [DeleteOp(memory_id=f.id) for f in facts if _within(_said_in(f.source_ids, tags), alone)]
+    ops: list[Op] = []
+    for fact in facts:
+        if _within(_said_in(fact.source_ids, tags), alone):
+            ops.append(DeleteOp(memory_id=fact.id))
+        elif (revert := _last_change_taken_back(store, fact, inputs, alone, tags)) is not None:
+            ops.append(revert)
+    return ops
+
+
+def _last_change_taken_back(store: MemoryStore, fact: SemanticMemory, inputs: Sequence[str], alone: frozenset[str],
+                            tags: Iterable[str]) -> Op | None:
+    """A fact said before the episode and changed by it ("Tobias is a plumber now" after "… a carpenter")
+    put back as it was, when that change is the fact's last and what it added was said in the episode
+    alone; a fact changed again since is left as it is (undo of the input says why)."""
+    events = store.history(fact.id, user_id=fact.user_id)
+    last = events[-1] if events else None
+    if last is None or last.operation is not Operation.update or last.input_id not in inputs \
+            or last.before is None or last.after is None:
+        return None
+    had = set(last.before.get("source_ids") or [])
+    gained = [s for s in last.after.get("source_ids") or [] if s not in had]
+    if not _within(_said_in(gained, tags), alone):
+        return None
+    return UpdateOp(memory_id=fact.id, fields={k: v for k, v in last.before.items() if k not in NOT_RESTORED})
 
 
 def _within(said_in: Sequence[str], alone: frozenset[str]) -> bool:

@@ -192,3 +192,15 @@ def test_a_summary_changed_only_in_spacing_takes_nothing_back(mx):
     marseille = say(mx, "kim", "I live in Marseille.", 1)
     mx.update(episode_of(marseille), {"summary": "I live in Marseille. "}, user_id="kim")
     assert "Marseille" in human(mx, "kim")
+
+
+def test_deleting_the_turn_that_changed_a_fact_puts_the_fact_back(mx):
+    """The fact said on day 1 and changed on day 5 ("… a plumber now"): deleting the day-5 turn puts it back
+    as the day-1 turn left it, so the deleted words are not served by it."""
+    say(mx, "kim", "My brother Tobias is a carpenter.", 1)
+    plumber = say(mx, "kim", "My brother Tobias is a plumber now.", 5)
+    assert any("plumber" in m.search_text() for m in mx.list(user_id="kim", memory_types=["semantic"]))
+    mx.delete(episode_of(plumber), user_id="kim")
+    facts = mx.list(user_id="kim", memory_types=["semantic"])
+    assert facts and not any("plumber" in m.search_text() for m in facts)
+    assert any("carpenter" in m.search_text() for m in facts)
