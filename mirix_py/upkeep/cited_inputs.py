@@ -18,6 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
+from mirix_py.errors import InvalidInput
 from mirix_py.records import InputKind, InputRecord, InputStatus, Memory
 from mirix_py.store.input_tags import cited_inputs
 from mirix_py.store.inputs import InputLog
@@ -31,7 +32,7 @@ _CHUNK = 500  # ids per IN (...)
 class CitedInput(BaseModel):
     """An input as an export line carries it: what the input log keeps of it besides its text."""
 
-    id: str = Field(max_length=64, pattern=f"^{INPUT_PREFIX}",
+    id: str = Field(max_length=64, pattern=f"^{INPUT_PREFIX}[0-9A-Za-z_-]+$",
                     description="The input's id, as the memory cites it among its source ids.")
     kind: InputKind = Field(description="What was added: text, messages, a document or a screenshot.")
     source_id: str | None = Field(default=None, max_length=256, description="The caller's id of the input "
@@ -95,7 +96,9 @@ def log_inputs(store: MemoryStore, owned: dict[str, tuple[str, CitedInput]]) -> 
     log = InputLog(store.engine, store.cipher)
     log.read_only = store.read_only
     with Session(store.engine) as session:
-        wanted = [i for i in owned if i not in logged_inputs(session, owned)]
+        _refuse_others(session, owned)
+        logged = logged_inputs(session, owned)
+    wanted = [i for i in owned if i not in logged]
     while wanted:
         try:
             log.append([_record(owned[i][0], owned[i][1]) for i in wanted])
@@ -108,6 +111,17 @@ def log_inputs(store: MemoryStore, owned: dict[str, tuple[str, CitedInput]]) -> 
             wanted = [i for i in wanted if i not in taken]
     store.input_tags.forget(owned)
     return len(wanted)
+
+
+def _refuse_others(session: Session, owned: dict[str, tuple[str, CitedInput]]) -> None:
+    """An input id the store logged for another user is refused (nothing is written): its caller's id
+    would rank the imported memory, and the two users' memories would cite one input."""
+    ids = sorted(owned)
+    for n in range(0, len(ids), _CHUNK):
+        for input_id, user_id in session.execute(select(col(InputRow.id), col(InputRow.user_id))
+                                                 .where(col(InputRow.id).in_(ids[n:n + _CHUNK]))):
+            if user_id != owned[input_id][0]:
+                raise InvalidInput(f"cited input {input_id!r} is another user's input in this store")
 
 
 def _record(user_id: str, cited: CitedInput) -> InputRecord:

@@ -69,7 +69,7 @@ def import_lines(store: MemoryStore, lines: Iterable[str]) -> dict[str, int]:
     lacks are logged (without text) before the memories are written (`cited_inputs.log_inputs`)."""
     parsed: list[tuple[int, Memory]] = []
     line_of: dict[str, int] = {}
-    inputs: dict[str, tuple[str, CitedInput]] = {}  # input id -> (its user, the input)
+    cited_on: dict[int, list[CitedInput]] = {}  # line number -> the inputs it carries
     uncarried: list[Memory] = []  # lines of an export written before lines carried their inputs
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -77,8 +77,8 @@ def import_lines(store: MemoryStore, lines: Iterable[str]) -> dict[str, int]:
         memory, cited = _parse_line(store, number, line)
         if cited is None:
             uncarried.append(memory)
-        for cited_input in cited or ():
-            inputs.setdefault(cited_input.id, (memory.user_id, cited_input))
+        else:
+            cited_on[number] = cited
         if memory.id:
             if memory.id in line_of:
                 raise InvalidInput(f"line {number}: memory id {memory.id!r} is on line {line_of[memory.id]} too")
@@ -91,6 +91,14 @@ def import_lines(store: MemoryStore, lines: Iterable[str]) -> dict[str, int]:
             by_user.setdefault(memory.user_id, []).append((number, InsertOp(memory=memory)))
     for user_id, numbered in list(by_user.items()):
         _, by_user[user_id] = _skipping_taken(store, numbered, existing, partial(_check_user_lines, store, user_id))
+    inputs: dict[str, tuple[str, CitedInput]] = {}  # input id -> (its user, the input), of the lines written
+    for user_id, numbered in by_user.items():
+        for number, _ in numbered:
+            for cited_input in cited_on.get(number, ()):
+                owner, _ = inputs.setdefault(cited_input.id, (user_id, cited_input))
+                if owner != user_id:
+                    raise InvalidInput(f"line {number}: cited input {cited_input.id!r} is cited by {owner!r}'s "
+                                       f"lines too: an input is one user's")
     for user_id in dict.fromkeys(m.user_id for m in uncarried):
         for cited_input in inferred_inputs([m for m in uncarried if m.user_id == user_id]):
             inputs.setdefault(cited_input.id, (user_id, cited_input))
@@ -163,6 +171,8 @@ def _check_cited(memory: Memory, cited: list[CitedInput]) -> None:
         if cited_input.id not in memory.source_ids:
             raise InvalidInput(f"cited input {cited_input.id!r} is not among the memory's source ids")
         check_storable(cited_input.source_id, "cited input's source_id")
+        parse_when(cited_input.occurred_at, "cited input's occurred_at", stored=True)  # the years `add` takes
+        parse_when(cited_input.created_at, "cited input's created_at", stored=True)
 
 
 def _check_user_lines(store: MemoryStore, user_id: str, numbered: Numbered) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from mirix_py.engine import Mirix
 from mirix_py.errors import InvalidInput
+from mirix_py.records import InputStatus
 from mirix_py.settings import Settings
 
 QUERIES = {"alice": ["who flies planes", "Tom pilot", "sushi"],
@@ -110,3 +111,60 @@ def test_a_line_citing_an_input_its_memory_does_not_cite_is_refused_and_nothing_
     with pytest.raises(InvalidInput, match=f"line {len(lines)}: cited input 'in_other'"):
         mx.import_([*lines[:-1], json.dumps(line)])
     assert mx.list(user_id="alice") == [] and mx.list(user_id="bob") == []
+
+
+def _carrying(line: str, **changes) -> str:
+    """The line with its first cited input changed."""
+    data = json.loads(line)
+    data["cited_inputs"] = [{**data["cited_inputs"][0], **changes}, *data["cited_inputs"][1:]]
+    return json.dumps(data)
+
+
+def _first_carrying(lines: list[str], user: str) -> int:
+    return next(n for n, line in enumerate(lines)
+                if json.loads(line)["cited_inputs"] and json.loads(line)["memory"]["user_id"] == user)
+
+
+@pytest.mark.parametrize("changes, says", [
+    ({"occurred_at": "0001-01-01T00:00:00+14:00"}, "occurred_at"),
+    ({"created_at": "9999-12-31T23:59:59-14:00"}, "created_at"),
+    ({"id": "in_../../etc/passwd"}, "not an exported memory"),
+])
+def test_a_cited_input_out_of_range_or_of_another_form_is_refused_and_nothing_is_written(mx, original, changes, says):
+    lines, _ = original
+    n = _first_carrying(lines, "alice")
+    with pytest.raises(InvalidInput, match=says):
+        mx.import_([*lines[:n], _carrying(lines[n], **changes), *lines[n + 1:]])
+    assert mx.list(user_id="alice") == [] and mx.list(user_id="bob") == []
+
+
+def test_an_input_cited_by_two_users_or_logged_for_another_is_refused(mx, original):
+    lines, _ = original
+    alice, bob = _first_carrying(lines, "alice"), _first_carrying(lines, "bob")
+    shared = json.loads(lines[alice])["cited_inputs"][0]
+    bob_line = json.loads(lines[bob])
+    bob_line["memory"]["source_ids"] = [shared["id"], *bob_line["memory"]["source_ids"]]
+    bob_line["cited_inputs"] = [shared, *bob_line["cited_inputs"]]
+    crossed = [*lines[:bob], json.dumps(bob_line), *lines[bob + 1:]]
+    with pytest.raises(InvalidInput, match="an input is one user's"):
+        mx.import_(crossed)
+    assert mx.list(user_id="alice") == [] and mx.list(user_id="bob") == []
+    mx.import_([line for line in lines if json.loads(line)["memory"]["user_id"] == "alice"])
+    with pytest.raises(InvalidInput, match="another user's input"):
+        mx.import_([json.dumps(bob_line)])
+    assert mx.list(user_id="bob") == []
+
+
+def test_a_line_skipped_as_already_there_logs_no_input(mx, original):
+    lines, _ = original
+    mx.import_(lines)
+    inputs_before = {u: len(mx.inputs.newest(user_id=u, statuses=list(InputStatus), limit=1000)) for u in ("alice", "bob")}
+    zed = json.loads(lines[_first_carrying(lines, "alice")])
+    zed["memory"]["user_id"] = "zed"  # its id is taken: skipped; the input it cites is new to the store
+    old_input = zed["cited_inputs"][0]["id"]
+    zed["memory"]["source_ids"] = ["in_zed0001" if s == old_input else s for s in zed["memory"]["source_ids"]]
+    zed["cited_inputs"][0]["id"] = "in_zed0001"
+    assert mx.import_([json.dumps(zed)]) == {"imported": 0, "skipped_existing": 1}
+    assert mx.inputs.newest(user_id="zed", statuses=list(InputStatus), limit=10) == []
+    assert {u: len(mx.inputs.newest(user_id=u, statuses=list(InputStatus), limit=1000))
+            for u in ("alice", "bob")} == inputs_before
