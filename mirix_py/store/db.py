@@ -5,7 +5,9 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import time
 from types import ModuleType
+from typing import Any
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
@@ -59,7 +61,7 @@ def make_engine(url: str, sqlite_driver: str = "auto") -> Engine:
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn, _record):
             cur = dbapi_conn.cursor()
-            cur.execute("PRAGMA journal_mode=WAL")
+            _into_wal(cur)
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA secure_delete=ON")  # a freed page is zeroed: no deleted memory stays in the file
             cur.execute("PRAGMA foreign_keys=ON")
@@ -70,6 +72,24 @@ def make_engine(url: str, sqlite_driver: str = "auto") -> Engine:
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url[len("postgresql://"):]
     return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20, json_serializer=_json)
+
+
+WAL_WAIT_S = 30.0  # as the connection's busy timeout
+
+
+def _into_wal(cur: Any) -> None:
+    """`PRAGMA journal_mode=WAL`, tried again while another process holds a lock on a new file: the
+    change takes an exclusive lock, and SQLite answers "database is locked" at once instead of
+    waiting (two processes opening one new data dir). Once the file is in WAL the pragma takes no lock."""
+    deadline = time.monotonic() + WAL_WAIT_S
+    while True:
+        try:
+            cur.execute("PRAGMA journal_mode=WAL")
+            return
+        except Exception as exc:  # the driver's OperationalError (sqlite3 or pysqlite3)
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _refuse_a_file_gone(engine: Engine, path: str) -> None:

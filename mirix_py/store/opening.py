@@ -83,7 +83,7 @@ def bring_schema_up(engine: Engine, sql_url: str, data_dir: Path) -> None:
     if not behind(engine):
         return
     try:
-        held = writer_lock.acquire(data_dir)
+        held = writer_lock.acquire(data_dir, upgrading=True)
     except writer_lock.StoreBusy as busy:
         holder = busy.holder or writer_lock.read_holder(data_dir)  # a holder that had not stamped it yet
         if holder.get("schema") == head_revision():  # this version's writer: it writes this layout, upgrades too

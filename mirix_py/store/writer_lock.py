@@ -21,6 +21,7 @@ import os
 import re
 import sys
 import threading
+import time
 import weakref
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -110,8 +111,12 @@ def busy_message(data_dir: Path, holder: dict[str, Any], server_url: str | None 
             f"retry; reading (mirix stats, list, show, search) works alongside it.")
 
 
-def acquire(data_dir: Path, *, label: str | None = None) -> "WriterLock":
-    """This process's writer lock on `data_dir`; `StoreBusy` when another process holds it."""
+def acquire(data_dir: Path, *, label: str | None = None, upgrading: bool = False) -> "WriterLock":
+    """This process's writer lock on `data_dir`; `StoreBusy` when another process holds it. Two holders
+    are waited for instead: one that has the lock but has not said who it is yet (the stamp still
+    names a process that is gone, or nothing), for up to `STAMP_WAIT_S`, and a read-only open
+    upgrading the schema under the lock (`upgrading`, `opening.bring_schema_up`), for up to
+    `UPGRADE_WAIT_S`: a writer opening beside it would have upgraded the same way."""
     key = _key(data_dir)
     with _GUARD:
         held = _HELD.get(key)
@@ -121,29 +126,65 @@ def acquire(data_dir: Path, *, label: str | None = None) -> "WriterLock":
         if fcntl is None:  # pragma: no cover - Windows
             return WriterLock(None)
         fd = os.open(os.path.join(key, LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            from mirix_py.store.discovery import running_server  # the holder may be a server: say where
-
-            holder = read_holder(Path(data_dir))
-            server = running_server(Path(data_dir), check=False)
-            raise StoreBusy(busy_message(Path(data_dir), holder, server.url if server else None), holder) from None
-        _stamp(fd, label)
+        started = time.monotonic()
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                holder = read_holder(Path(data_dir))
+                if time.monotonic() - started >= _patience(holder):
+                    os.close(fd)
+                    _refuse(Path(data_dir), holder)
+                time.sleep(HOLDER_POLL_S)
+        _stamp(fd, label, upgrading)
         _HELD[key] = _Held(fd, 1)
         return WriterLock(key)
 
 
-def _stamp(fd: int, label: str | None) -> None:
+STAMP_WAIT_S = 2.0  # a holder between taking the lock and writing who it is
+UPGRADE_WAIT_S = 300.0  # a read-only open upgrading the schema under the lock
+HOLDER_POLL_S = 0.05
+
+
+def _patience(holder: dict[str, Any]) -> float:
+    """How long to wait for the lock's holder: a live read-only open upgrading the schema, `UPGRADE_WAIT_S`;
+    a holder the stamp does not name yet (it names a process that is gone, or none), `STAMP_WAIT_S`;
+    any other, not at all."""
+    if not _pid_alive(holder.get("pid")):
+        return STAMP_WAIT_S
+    return UPGRADE_WAIT_S if holder.get("upgrading") else 0.0
+
+
+def _pid_alive(pid: Any) -> bool:
+    """Whether `pid` names a running process of this host (a stamp's holder)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _refuse(data_dir: Path, holder: dict[str, Any]) -> None:
+    from mirix_py.store.discovery import running_server  # the holder may be a server: say where
+
+    server = running_server(data_dir, check=False)
+    raise StoreBusy(busy_message(data_dir, holder, server.url if server else None), holder) from None
+
+
+def _stamp(fd: int, label: str | None, upgrading: bool = False) -> None:
     """Write who holds the lock, and the schema revision its version writes (`opening.bring_schema_up`
     lets a reader upgrade beside a holder of its own version only). The stamp is written over the
     last one, padded with spaces, then cut to length: a reader never sees a half-written file."""
     from mirix_py.store.migrations import head_revision
 
-    stamp = json.dumps({"pid": os.getpid(), "process": label or process_label(),
-                        "started_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
-                        "schema": head_revision()}).encode("utf-8")
+    said = {"pid": os.getpid(), "process": label or process_label(),
+            "started_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"), "schema": head_revision()}
+    stamp = json.dumps({**said, "upgrading": True} if upgrading else said).encode("utf-8")
     os.pwrite(fd, stamp.ljust(os.fstat(fd).st_size, b" "), 0)
     os.ftruncate(fd, len(stamp))
 
