@@ -356,6 +356,8 @@ class Mirix(ScreenshotsMixin):
             if isinstance(current, CoreMemory) and isinstance(limit, int) and held > limit:
                 raise InvalidInput(f"limit {limit} is below the {held} characters the block holds: shorten its value "
                                    "first")
+            if isinstance(current, CoreMemory) and "line_sources" in fields:
+                core_blocks.check_line_sources(fields["line_sources"], str(fields.get("value", current.value)))
             if isinstance(current, CoreMemory) and isinstance(fields.get("value"), str):
                 fields.setdefault("line_sources", core_blocks.sources_after(current, fields["value"]))
             restated = derived.taken_back(self.store, current) if derived.rewrites_text(current, fields) else []

@@ -88,6 +88,20 @@ def sources_after(block: CoreMemory | None, value: str,
     return out
 
 
+def check_line_sources(line_sources: Any, value: str) -> None:
+    """A caller's `line_sources` for a block that will hold `value`: each key one of its lines, each
+    value a list of ids. Refused (`InvalidInput`) otherwise: a source named for a line the block does
+    not hold, or one that is no list of ids, would make a later deletion take back the wrong line."""
+    if not isinstance(line_sources, dict):
+        raise InvalidInput("line_sources must map lines of the block to the ids of the messages they were said in")
+    lines = set(value.splitlines())
+    stray = [line for line in line_sources if line not in lines]
+    if stray:
+        raise InvalidInput(f"line_sources names {len(stray)} line(s) the block does not hold, e.g. {stray[0][:60]!r}")
+    if not all(isinstance(ids, list) and all(isinstance(i, str) and i for i in ids) for ids in line_sources.values()):
+        raise InvalidInput("line_sources: each line's sources must be a list of message ids")
+
+
 def said_fields(said: Mapping[str, datetime]) -> dict[str, Any]:
     """A block's `said` (in UTC) and `said_offsets` from when each line was said on its speaker's clock,
     so the day a reader is told is the speaker's; a line said in UTC gets no offset."""

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from mirix_py.engine import Mirix
+from mirix_py.errors import InvalidInput
 from mirix_py.integrations.context import retrieve_context
 from mirix_py.records import Operation
 
@@ -204,3 +205,14 @@ def test_deleting_the_turn_that_changed_a_fact_puts_the_fact_back(mx):
     facts = mx.list(user_id="kim", memory_types=["semantic"])
     assert facts and not any("plumber" in m.search_text() for m in facts)
     assert any("carpenter" in m.search_text() for m in facts)
+
+
+@pytest.mark.parametrize("line_sources", [{"not a line": ["m1"]}, {"Kim: lives in Lisbon": "m1"}, ["m1"]])
+def test_line_sources_naming_what_the_block_does_not_hold_are_refused_and_nothing_changes(mx, line_sources):
+    say(mx, "kim", "I live in Lisbon, in Alfama.", 2)
+    block = mx.core_memory(user_id="kim")["human"]
+    assert "Kim: lives in Lisbon" in block.value.splitlines()
+    with pytest.raises(InvalidInput, match="line_sources"):
+        mx.update(block.id, {"line_sources": line_sources}, user_id="kim")
+    after = mx.get(block.id, user_id="kim")
+    assert (after.line_sources, after.updated_at) == (block.line_sources, block.updated_at)
