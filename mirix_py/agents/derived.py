@@ -19,12 +19,11 @@ from typing import Iterable, Sequence
 
 from mirix_py.agents import core_blocks
 from mirix_py.records import CoreMemory, EpisodicMemory, MemoryBase, MemoryType, Operation, SemanticMemory
-from mirix_py.store.memories import MERGED, MERGED_INTO, MemoryStore
+from mirix_py.store.memories import MemoryStore
 from mirix_py.store.questions import INPUT_PREFIX
+from mirix_py.store.undo import restored_fields
 from mirix_py.tools.ops import DeleteOp, Op, UpdateOp
 
-# a history state's keys that are not a memory's fields to set (as `store.undo` restores)
-NOT_RESTORED = frozenset({"id", "user_id", "memory_type", "created_at", "updated_at", MERGED, MERGED_INTO})
 
 
 def rewrites_text(current: MemoryBase, fields: dict) -> bool:
@@ -120,7 +119,7 @@ def _last_change_taken_back(store: MemoryStore, fact: SemanticMemory, inputs: Se
     gained = [s for s in last.after.get("source_ids") or [] if s not in had]
     if not _within(_said_in(gained, tags), alone):
         return None
-    return UpdateOp(memory_id=fact.id, fields={k: v for k, v in last.before.items() if k not in NOT_RESTORED})
+    return UpdateOp(memory_id=fact.id, fields=restored_fields(last.before, store.cipher.decrypt))
 
 
 def _within(said_in: Sequence[str], alone: frozenset[str]) -> bool:

@@ -39,6 +39,7 @@ from sqlmodel import Session, col
 from mirix_py.errors import InvalidInput
 from mirix_py.records import InputKind, InputRecord, InputStatus, Message, utcnow
 from mirix_py.store.crypto import Cipher, VaultKeyError
+from mirix_py.store.writer_lock import pid_alive
 from mirix_py.store.tables import InputRow
 
 log = logging.getLogger("mirix_py.store")
@@ -56,13 +57,7 @@ def worker_alive(worker_id: str) -> bool:
     pid_text = rest.split(":", 1)[0]
     if host != HOST or not pid_text.isdigit():
         return True
-    try:
-        os.kill(int(pid_text), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid_alive(int(pid_text))
 
 
 def compact_digest(texts: Iterable[str]) -> dict[str, str]:

@@ -69,6 +69,11 @@ def _restorable(state: dict[str, Any], decrypt) -> dict[str, Any]:
     return data
 
 
+def restored_fields(state: dict[str, Any], decrypt) -> dict[str, Any]:
+    """A history state as the fields an update puts back (not its id, owner, type or times)."""
+    return {k: v for k, v in _restorable(state, decrypt).items() if k not in _NOT_RESTORED}
+
+
 def _is_undo(event: HistoryEvent) -> bool:
     return event.actor.startswith(UNDO_ACTOR_PREFIX)
 

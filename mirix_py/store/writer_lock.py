@@ -151,13 +151,13 @@ def _patience(holder: dict[str, Any]) -> float:
     """How long to wait for the lock's holder: a live read-only open upgrading the schema, `UPGRADE_WAIT_S`;
     a holder the stamp does not name yet (it names a process that is gone, or none), `STAMP_WAIT_S`;
     any other, not at all."""
-    if not _pid_alive(holder.get("pid")):
+    if not pid_alive(holder.get("pid")):
         return STAMP_WAIT_S
     return UPGRADE_WAIT_S if holder.get("upgrading") else 0.0
 
 
-def _pid_alive(pid: Any) -> bool:
-    """Whether `pid` names a running process of this host (a stamp's holder)."""
+def pid_alive(pid: Any) -> bool:
+    """Whether `pid` names a running process of this host (a lock stamp's holder, a claim's worker)."""
     if not isinstance(pid, int) or pid <= 0:
         return False
     try:
@@ -223,4 +223,4 @@ class WriterLock:
 
 
 __all__ = ["LOCK_NAME", "StoreBusy", "UpgradeBlocked", "WriterLock", "acquire", "busy_message", "embedded_sql",
-           "held_by", "held_here", "process_label", "read_holder", "upgrade_blocked_message"]
+           "held_by", "held_here", "pid_alive", "process_label", "read_holder", "upgrade_blocked_message"]

@@ -43,14 +43,19 @@ class CitedInput(BaseModel):
 
 def logged_inputs(session: Session, input_ids: Iterable[str]) -> dict[str, CitedInput]:
     """Input id -> the input as an export carries it, for the logged ones among these ids."""
+    return {i: cited for i, (_, cited) in _logged(session, input_ids).items()}
+
+
+def _logged(session: Session, input_ids: Iterable[str]) -> dict[str, tuple[str, CitedInput]]:
+    """Input id -> (its user, the input as an export carries it), for the logged ones among these ids."""
     ids = sorted(set(input_ids))
-    found: dict[str, CitedInput] = {}
+    found: dict[str, tuple[str, CitedInput]] = {}
     for n in range(0, len(ids), _CHUNK):
-        rows = session.execute(select(col(InputRow.id), col(InputRow.kind), col(InputRow.source_id),
-                                      col(InputRow.occurred_at), col(InputRow.created_at))
+        rows = session.execute(select(col(InputRow.id), col(InputRow.user_id), col(InputRow.kind),
+                                      col(InputRow.source_id), col(InputRow.occurred_at), col(InputRow.created_at))
                                .where(col(InputRow.id).in_(ids[n:n + _CHUNK]))).all()
-        found.update({i: CitedInput(id=i, kind=InputKind(kind), source_id=tag, occurred_at=at, created_at=logged)
-                      for i, kind, tag, at, logged in rows})
+        found.update({i: (user, CitedInput(id=i, kind=InputKind(kind), source_id=tag, occurred_at=at, created_at=logged))
+                      for i, user, kind, tag, at, logged in rows})
     return found
 
 
@@ -96,8 +101,10 @@ def log_inputs(store: MemoryStore, owned: dict[str, tuple[str, CitedInput]]) -> 
     log = InputLog(store.engine, store.cipher)
     log.read_only = store.read_only
     with Session(store.engine) as session:
-        _refuse_others(session, owned)
-        logged = logged_inputs(session, owned)
+        logged = _logged(session, owned)
+    for input_id, (user_id, _) in logged.items():  # its caller's id would rank the imported memory
+        if user_id != owned[input_id][0]:
+            raise InvalidInput(f"cited input {input_id!r} is another user's input in this store")
     wanted = [i for i in owned if i not in logged]
     while wanted:
         try:
@@ -111,17 +118,6 @@ def log_inputs(store: MemoryStore, owned: dict[str, tuple[str, CitedInput]]) -> 
             wanted = [i for i in wanted if i not in taken]
     store.input_tags.forget(owned)
     return len(wanted)
-
-
-def _refuse_others(session: Session, owned: dict[str, tuple[str, CitedInput]]) -> None:
-    """An input id the store logged for another user is refused (nothing is written): its caller's id
-    would rank the imported memory, and the two users' memories would cite one input."""
-    ids = sorted(owned)
-    for n in range(0, len(ids), _CHUNK):
-        for input_id, user_id in session.execute(select(col(InputRow.id), col(InputRow.user_id))
-                                                 .where(col(InputRow.id).in_(ids[n:n + _CHUNK]))):
-            if user_id != owned[input_id][0]:
-                raise InvalidInput(f"cited input {input_id!r} is another user's input in this store")
 
 
 def _record(user_id: str, cited: CitedInput) -> InputRecord:

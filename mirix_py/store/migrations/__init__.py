@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from pathlib import Path
 
 from alembic import command
@@ -36,7 +38,9 @@ def alembic_config(connection=None) -> Config:
     return config
 
 
+@functools.cache
 def head_revision() -> str:
+    """The newest migration this version has (read once: the scripts do not change while it runs)."""
     return ScriptDirectory.from_config(alembic_config()).get_current_head() or ""
 
 
