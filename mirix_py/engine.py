@@ -365,14 +365,15 @@ class Mirix(ScreenshotsMixin):
         return self.store.get(memory_id, user_id=user_id)
 
     def delete(self, memory_id: str, *, user_id: str, actor: str = "api") -> builtins.list[MemoryChange]:
-        """Delete a memory; deleting an episode also takes back the core lines and facts restated from
-        it alone (`agents.derived`), each a history event of `actor`. Returns every change: the
+        """Delete a memory; deleting an episode also takes back the core lines, facts, procedures,
+        resources and vault entries restated from it alone (`agents.derived`), each a history event of `actor`. Returns every change: the
         deletion first, then what was taken back with it."""
         check_user(user_id)
         _check_actor(actor)
         with self.user_locks(user_id):
             current = self.store.get(memory_id, user_id=user_id)  # MemoryNotFound past its expiry, as get says
-            return self.store.apply([DeleteOp(memory_id=memory_id), *derived.taken_back(self.store, current)],
+            return self.store.apply([DeleteOp(memory_id=memory_id),
+                                     *derived.taken_back(self.store, current, deleting=True)],
                                     user_id=user_id, actor=actor)
 
     def undo(self, input_id: str, *, user_id: str, force: bool = False) -> builtins.list[MemoryChange]:

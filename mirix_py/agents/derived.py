@@ -1,16 +1,18 @@
 """What a turn's restatements are, so deleting or rewriting the turn takes them back.
 
 The offline rules (and a model's tools) restate what a turn said elsewhere: a core line ("Kim: lives in
-Lisbon"), a semantic fact. `undo` of the input takes all of them back; deleting the turn's episode, or
-giving it a new summary, must not leave them serving words it no longer holds. A restatement is taken
-back when everything it was said in is held by the episode alone: each message it cites (a core line's
-`line_sources`; for a fact, per input it cites, the messages cited after it, or the input when it cites no
-message) is cited by that episode and by no other. One that also cites other messages holds more than
-the episode did and stays: a core line then keeps only those others (deleting them too takes it back),
-a fact keeps its sources (provenance), and a change the episode made to it is put back when it is the
-fact's last. A core line without recorded sources (written through the API,
-or before they were recorded) is never taken back. Nothing is derived again: a rewritten turn's new
-words make no new restatements. Structural only: no text is compared.
+Lisbon"), a semantic fact, a procedure, a resource (a long text, a screen's words), a vault entry (a PIN
+said in the turn). `undo` of the input takes all of them back; deleting the turn's episode must not leave
+them serving words it no longer holds, nor giving it a new summary its core lines and facts (`taken_back`).
+A restatement is taken back when everything it was said in is held by the episode alone: each message it
+cites (a core line's `line_sources`; for any other memory, per input it cites, the messages cited after
+it, or the input when it cites no message) is cited by that episode and by no other. One that also cites
+other messages holds more than the episode did and stays: a core line then keeps only those others
+(deleting them too takes it back), any other memory keeps its sources (provenance), and a change the
+episode made to it is put back when it is its last (a window's resource grown by a deleted frame). A
+vault entry a memory left still points at (`[vault:<id>]`) stays. A core line without recorded sources
+(written through the API, or before they were recorded) is never taken back. Nothing is derived again:
+a rewritten turn's new words make no new restatements. Structural only: no text is compared.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from mirix_py.agents import core_blocks
-from mirix_py.records import CoreMemory, EpisodicMemory, MemoryBase, MemoryType, Operation, SemanticMemory
+from mirix_py.records import CoreMemory, EpisodicMemory, MemoryBase, MemoryType, Operation
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.questions import INPUT_PREFIX
 from mirix_py.store.undo import restored_fields
@@ -39,16 +41,20 @@ def _spaced(text: str) -> str:
     return " ".join(text.split())
 
 
-def taken_back(store: MemoryStore, episode: MemoryBase) -> list[Op]:
-    """The operations that take back what only `episode` said: core lines left out of their block,
-    semantic facts deleted. None for a memory that is not an episode (deleting one restatement leaves
-    the others of its turn)."""
+def taken_back(store: MemoryStore, episode: MemoryBase, *, deleting: bool = False) -> list[Op]:
+    """The operations that take back what only `episode` said: core lines left out of their block;
+    facts, procedures, resources and vault entries deleted (or their last change put back). None for
+    a memory that is not an episode (deleting one restatement leaves the others of its turn). A rewrite
+    (`deleting` false) takes back core lines and facts only: a procedure, a resource or a vault entry
+    holds more than the words it was made from (steps, a document, a secret's value the words only
+    point at), and a corrected turn still stands for it."""
     if not isinstance(episode, EpisodicMemory) or not episode.source_ids:
         return []
     alone = _held_alone(store, episode)
     if not alone:
         return []
-    return [*_core_ops(store, episode.user_id, alone), *_fact_ops(store, episode, alone)]
+    types = RESTATED if deleting else FACTS
+    return [*_core_ops(store, episode.user_id, alone), *_restatement_ops(store, episode, alone, types)]
 
 
 def _held_alone(store: MemoryStore, episode: EpisodicMemory) -> frozenset[str]:
@@ -88,29 +94,39 @@ def _without(block: CoreMemory, alone: frozenset[str]) -> dict:
             "line_sources": sources}
 
 
-def _fact_ops(store: MemoryStore, episode: EpisodicMemory, alone: frozenset[str]) -> list[Op]:
+RESTATED = (MemoryType.semantic, MemoryType.procedural, MemoryType.resource, MemoryType.knowledge_vault)
+"""The memory types a turn's words are restated in beside core: each is one memory, deleted whole."""
+FACTS = (MemoryType.semantic,)
+
+
+def _restatement_ops(store: MemoryStore, episode: EpisodicMemory, alone: frozenset[str],
+                     types: tuple[MemoryType, ...]) -> list[Op]:
     inputs = [s for s in episode.source_ids if s.startswith(INPUT_PREFIX)]
     if not inputs:
         return []
-    made = store.made_from(episode.user_id, inputs, [MemoryType.semantic.value])
+    made = store.made_from(episode.user_id, inputs, [t.value for t in types])
     ids = list(dict.fromkeys(i for found in made.values() for i in found))
-    facts = [m for m in store.get_many(ids, user_id=episode.user_id).values() if isinstance(m, SemanticMemory)]
-    tags = store.input_tags.cited(f.source_ids for f in facts)
+    restated = [m for m in store.get_many(ids, user_id=episode.user_id).values() if m.memory_type in types]
+    tags = store.input_tags.cited(m.source_ids for m in restated)
     ops: list[Op] = []
-    for fact in facts:
-        if _within(_said_in(fact.source_ids, tags), alone):
-            ops.append(DeleteOp(memory_id=fact.id))
-        elif (revert := _last_change_taken_back(store, fact, inputs, alone, tags)) is not None:
+    for memory in restated:
+        if _within(_said_in(memory.source_ids, tags), alone):
+            ops.append(DeleteOp(memory_id=memory.id))
+        elif (revert := _last_change_taken_back(store, memory, inputs, alone, tags)) is not None:
             ops.append(revert)
-    return ops
+    vault = {m.id for m in restated if m.memory_type is MemoryType.knowledge_vault}
+    gone = {episode.id, *(op.memory_id for op in ops if isinstance(op, DeleteOp))}
+    return [op for op in ops if not (isinstance(op, DeleteOp) and op.memory_id in vault
+                                     and store.one_mentioning(f"[vault:{op.memory_id}]", user_id=episode.user_id,
+                                                              besides=gone) is not None)]
 
 
-def _last_change_taken_back(store: MemoryStore, fact: SemanticMemory, inputs: Sequence[str], alone: frozenset[str],
+def _last_change_taken_back(store: MemoryStore, memory: MemoryBase, inputs: Sequence[str], alone: frozenset[str],
                             tags: Iterable[str]) -> Op | None:
-    """A fact said before the episode and changed by it ("Tobias is a plumber now" after "… a carpenter")
-    put back as it was, when that change is the fact's last and what it added was said in the episode
-    alone; a fact changed again since is left as it is (undo of the input says why)."""
-    events = store.history(fact.id, user_id=fact.user_id)
+    """A memory said before the episode and changed by it ("Tobias is a plumber now" after "… a
+    carpenter") put back as it was, when that change is its last and what it added was said in the
+    episode alone; one changed again since is left as it is (undo of the input says why)."""
+    events = store.history(memory.id, user_id=memory.user_id)
     last = events[-1] if events else None
     if last is None or last.operation is not Operation.update or last.input_id not in inputs \
             or last.before is None or last.after is None:
@@ -119,7 +135,7 @@ def _last_change_taken_back(store: MemoryStore, fact: SemanticMemory, inputs: Se
     gained = [s for s in last.after.get("source_ids") or [] if s not in had]
     if not _within(_said_in(gained, tags), alone):
         return None
-    return UpdateOp(memory_id=fact.id, fields=restored_fields(last.before, store.cipher.decrypt))
+    return UpdateOp(memory_id=memory.id, fields=restored_fields(last.before, store.cipher.decrypt))
 
 
 def _within(said_in: Sequence[str], alone: frozenset[str]) -> bool:
@@ -128,7 +144,7 @@ def _within(said_in: Sequence[str], alone: frozenset[str]) -> bool:
 
 
 def _said_in(source_ids: Sequence[str], tags: Iterable[str]) -> list[str]:
-    """What a fact was said in: per input it cites, the messages cited after it (a memory cites [input,
+    """What a memory was said in: per input it cites, the messages cited after it (a memory cites [input,
     caller's id, message ids, ...] for each input), or the input itself when it cites none of its
     messages: a fact said again in an input without message ids is said there too."""
     known = frozenset(tags)

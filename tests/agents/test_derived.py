@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from mirix_py.engine import Mirix
-from mirix_py.errors import InvalidInput
+from mirix_py.errors import InvalidInput, MemoryNotFound
 from mirix_py.integrations.context import retrieve_context
 from mirix_py.records import Operation
 
@@ -216,3 +216,50 @@ def test_line_sources_naming_what_the_block_does_not_hold_are_refused_and_nothin
         mx.update(block.id, {"line_sources": line_sources}, user_id="kim")
     after = mx.get(block.id, user_id="kim")
     assert (after.line_sources, after.updated_at) == (block.line_sources, block.updated_at)
+
+
+def _made(result, memory_type: str) -> str:
+    return next(c.memory_id for c in result.changes if c.memory_type.value == memory_type)
+
+
+@pytest.mark.parametrize("text, memory_type", [
+    ("My bank PIN is 4921, keep it safe.", "knowledge_vault"),
+    ("To reset the router: first unplug it, then wait 30 seconds, then plug it back in and press the reset "
+     "button for 10 seconds.", "procedural"),
+    ("Here is my essay draft: " + "The history of the Lisbon tram network is long and winding. " * 40, "resource"),
+])
+def test_deleting_the_turn_deletes_the_vault_entry_procedure_or_resource_made_from_it(mx, text, memory_type):
+    said = say(mx, "kim", text, 1)
+    made = _made(said, memory_type)
+
+    changes = mx.delete(episode_of(said), user_id="kim")
+
+    assert (Operation.delete, made) in [(c.operation, c.memory_id) for c in changes]
+    assert mx.list(user_id="kim", memory_types=[memory_type]) == []
+    with pytest.raises(MemoryNotFound):
+        mx.get(made, user_id="kim", reveal=True)
+
+
+def test_a_vault_entry_another_turn_points_at_stays_with_its_value(mx):
+    first = say(mx, "kim", "My bank PIN is 4921, keep it safe.", 1)
+    again = say(mx, "kim", "Reminder: my bank PIN is 4921.", 2)
+    entry = _made(first, "knowledge_vault")
+    assert f"[vault:{entry}]" in mx.get(episode_of(again), user_id="kim").summary
+
+    mx.delete(episode_of(first), user_id="kim")
+
+    assert mx.get(entry, user_id="kim", reveal=True).secret_value == "4921"
+
+
+def test_rewriting_the_turn_keeps_its_vault_entry_procedure_and_resource(mx):
+    """A rewrite takes back core lines and facts only: the vault entry holds the value the new words still
+    point at, and a procedure's steps or a document are more than the turn's words."""
+    pin = say(mx, "kim", "My bank PIN is 4921, keep it safe.", 1)
+    router = say(mx, "kim", "To reset the router: first unplug it, then wait 30 seconds, then plug it back in.", 2)
+    entry, steps = _made(pin, "knowledge_vault"), _made(router, "procedural")
+    for result in (pin, router):
+        episode = mx.get(episode_of(result), user_id="kim")
+        mx.update(episode.id, {"summary": episode.summary.replace("it", "it, please", 1)}, user_id="kim")
+
+    assert mx.get(entry, user_id="kim", reveal=True).secret_value == "4921"
+    assert mx.get(steps, user_id="kim").memory_type.value == "procedural"
