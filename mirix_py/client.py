@@ -220,8 +220,10 @@ class MirixClient:
                           json={"fields": fields}, headers=_actor(actor))
         return MEMORY_ADAPTER.validate_python(data)
 
-    def delete(self, memory_id: str, *, user_id: str, actor: Actor | None = None) -> None:
-        self._call("DELETE", f"{self._user(user_id)}/memories/{_memory_segment(memory_id)}", headers=_actor(actor))
+    def delete(self, memory_id: str, *, user_id: str, actor: Actor | None = None) -> builtins.list[MemoryChange]:
+        """Delete a memory; the changes made, as `Mirix.delete` returns them (what a turn took back too)."""
+        return _CHANGES.validate_python(self._call(
+            "DELETE", f"{self._user(user_id)}/memories/{_memory_segment(memory_id)}", headers=_actor(actor)))
 
     def history(self, memory_id: str, *, user_id: str) -> builtins.list[HistoryEvent]:  # `list` is a method here
         return _HISTORY.validate_python(

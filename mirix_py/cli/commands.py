@@ -324,14 +324,14 @@ def show(memory_id: str = typer.Argument(..., help="A memory id or a unique pref
 def delete(memory_id: str = typer.Argument(..., help="A memory id or a unique prefix of one."), user: str = User,
            data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
     """Delete one memory (a history event: `mirix show ID --history` still shows it; `undo` of a delete
-    made by an input restores it). A turn's deletion also takes back the core lines and facts said only
-    in it; they are listed (not when the command was sent to a running server, whose reply names none)."""
+    made by an input restores it). A turn's deletion also takes back what was said only in it (core
+    lines, facts, procedures, resources, vault entries); they are listed."""
     from mirix_py.store import prefixes
 
     try:
         with _engine(data_dir, forward=True) as mx:
             memory_id = prefixes.memory_id(mx.engine, user, memory_id)
-            changes = mx.delete(memory_id, user_id=user, actor="cli") or []
+            changes = mx.delete(memory_id, user_id=user, actor="cli")
     except MirixError as exc:
         _fail(exc)
     taken_back = [f"{c.operation.value} {c.memory_id}" for c in changes if c.memory_id != memory_id]

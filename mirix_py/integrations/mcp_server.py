@@ -213,7 +213,8 @@ def build_mcp_server(mx: "Mirix | RemoteMemory", *, users: Sequence[str] | None 
                  "occurred_at": _dump(m).get("occurred_at")} for m in memories]
 
     @server.tool(description="Delete one memory by id (the deletion is kept in its history). Deleting a "
-                             "conversation turn also takes back the core lines and facts said only in it; "
+                             "conversation turn also takes back what was said only in it (core lines, facts, "
+                             "procedures, resources, vault entries); "
                              "`taken_back` lists them.")
     async def delete_memory(
         memory_id: Annotated[str, Field(description="The id of the memory, as search_memory or list_memories "
@@ -221,7 +222,7 @@ def build_mcp_server(mx: "Mirix | RemoteMemory", *, users: Sequence[str] | None 
         user_id: UserId = None,
     ) -> dict[str, Any]:
         user = resolve(user_id)
-        changes = await call(mx.delete, memory_id, user_id=user, actor="mcp") or []  # a server's reply: none
+        changes = await call(mx.delete, memory_id, user_id=user, actor="mcp")
         return {"deleted": memory_id, "taken_back": [c.memory_id for c in changes if c.memory_id != memory_id]}
 
     @server.tool(description="Read core memory: the persona and human blocks always given to the assistant.")

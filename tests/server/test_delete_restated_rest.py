@@ -12,7 +12,11 @@ def test_delete_over_rest_takes_back_the_core_line_of_the_turn(live):
     added = c.post("/v1/users/alice/memories", json={"content": "I live in Lisbon, in Alfama.", "wait": True}).json()
     assert "Lisbon" in c.get("/v1/users/alice/core").json()["human"]["value"]
 
-    assert c.delete(f"/v1/users/alice/memories/{_episode(added)}").status_code == 204
+    deleted = c.delete(f"/v1/users/alice/memories/{_episode(added)}")
+    assert deleted.status_code == 200, deleted.text
+    core = c.get("/v1/users/alice/core").json()["human"]["id"]
+    assert [(ch["operation"], ch["memory_id"]) for ch in deleted.json()] == [
+        ("delete", _episode(added)), ("update", core)]
 
     assert "Lisbon" not in c.get("/v1/users/alice/core").json()["human"]["value"]
     context = c.post("/v1/users/alice/context", json={"message": "where do I live?"})

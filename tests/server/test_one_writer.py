@@ -132,9 +132,20 @@ def test_one_writer_per_data_dir(tmp_path):
                 hits = _payload(await client.call_tool("search_memory", {"query": "Miso", "limit": 3}))
                 assert hits and "Miso" in hits[0]["text"]
                 _payload(await client.call_tool("delete_memory", {"memory_id": turn}))
+                # a turn deleted through the server names what it took back with it
+                pin = _payload(await client.call_tool("add_memory", {"content": "My bank PIN is 7730."}))
+                made = {c["memory_type"]: c["memory_id"] for c in pin["changes"]}
+                gone = _payload(await client.call_tool("delete_memory", {"memory_id": made["episodic"]}))
+                assert gone == {"deleted": made["episodic"], "taken_back": [made["knowledge_vault"]]}
 
         anyio.run(through_server)
         assert _history(info.url, key, turn)[-1]["actor"] == "mcp"
+        pin = _mirix(env, "add", "My locker PIN is 5521.", "--user", "ada", "--json")
+        made = {c["memory_type"]: c["memory_id"] for c in json.loads(pin.stdout)["changes"]}
+        deleted = _mirix(env, "delete", made["episodic"], "--user", "ada", "--json")
+        assert deleted.returncode == 0, deleted.stderr
+        assert json.loads(deleted.stdout) == {"deleted": made["episodic"],
+                                              "taken_back": [f"delete {made['knowledge_vault']}"]}
         hits = httpx.post(info.url + "/v1/users/ada/search", headers={"Authorization": f"Bearer {key}"},
                           json={"query": "Which pet naps on the musical instrument?", "method": "embedding",
                                 "limit": 3}, timeout=60).json()

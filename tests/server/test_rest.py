@@ -85,7 +85,9 @@ def test_sync_add_messages_search_get_update_history_delete(live):
     assert [e["operation"] for e in history] == ["insert", "update"]
     assert history[-1]["actor"] == "rest" and history[-1]["after"]["summary"] == "Tom flies airliners"
 
-    assert c.delete(f"/v1/users/alice/memories/{memory_id}").status_code == 204
+    deleted = c.delete(f"/v1/users/alice/memories/{memory_id}")
+    assert deleted.status_code == 200 and [(ch["operation"], ch["memory_id"]) for ch in deleted.json()] == [
+        ("delete", memory_id)]
     gone = c.get(f"/v1/users/alice/memories/{memory_id}")
     assert gone.status_code == 404 and gone.json()["error"] == "not_found"
     assert c.delete(f"/v1/users/alice/memories/{memory_id}").status_code == 404

@@ -38,7 +38,7 @@ def test_a_double_click_on_delete_does_not_delete(browser, live_sqlite):  # noqa
     from selenium.webdriver.common.by import By
 
     mx = live_sqlite.mx
-    bees = _episode(mx.add("I keep bees on the roof of the garage.", user_id="alice"))
+    bees = _episode(mx.add("I keep bees on the roof of the garage. I live in Lisbon.", user_id="alice"))
     d = browser
     _connect(d, live_sqlite, live_sqlite.alice)
     _open(d, bees)
@@ -50,7 +50,8 @@ def test_a_double_click_on_delete_does_not_delete(browser, live_sqlite):  # noqa
     _wait(d, lambda d: _armed(d.find_element(By.ID, "delete-btn"), "Really delete?"))
     assert mx.get(bees, user_id="alice")
     _click(d, By.ID, "delete-btn")  # a separate click, once the button takes it: deletes
-    _wait(d, lambda d: f"Deleted {bees}." in d.find_element(By.ID, "status").text)
+    # the core line restated from the turn goes with it, and the status says so
+    _wait(d, lambda d: f"Deleted {bees}; took back 1 memory said only in it." in d.find_element(By.ID, "status").text)
     assert _sent(d, "DELETE") == [f"DELETE /v1/users/alice/memories/{bees}"]
     assert bees not in {m.id for m in mx.list(user_id="alice", limit=100)}
 

@@ -6,7 +6,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Query, Response
 
 from mirix_py.boundary.sizes import MAX_OFFSET
-from mirix_py.records import AddResult, HistoryEvent, Memory, MemoryType
+from mirix_py.records import AddResult, HistoryEvent, Memory, MemoryChange, MemoryType
 from mirix_py.server.deps import Actor, Engine, MemoryId, User, give_write_position
 from mirix_py.server.limits import API_PREFIX
 from mirix_py.server.models import AddRequest, ErrorOut, UpdateRequest, When
@@ -61,12 +61,14 @@ def update_memory(user_id: User, memory_id: MemoryId, body: UpdateRequest, mx: E
     return updated
 
 
-@router.delete("/{memory_id}", status_code=204, responses=NOT_FOUND)
-def delete_memory(user_id: User, memory_id: MemoryId, mx: Engine, actor: Actor) -> Response:
-    mx.delete(memory_id, user_id=user_id, actor=actor)
-    response = Response(status_code=204)
+@router.delete("/{memory_id}", response_model=list[MemoryChange], responses=NOT_FOUND)
+def delete_memory(user_id: User, memory_id: MemoryId, mx: Engine, actor: Actor,
+                  response: Response) -> list[MemoryChange]:
+    """Delete a memory. The changes made: the deletion first, then what a turn's deletion took back with
+    it (the core lines, facts, procedures, resources and vault entries said in that turn alone)."""
+    changes = mx.delete(memory_id, user_id=user_id, actor=actor)
     give_write_position(response, mx, user_id)
-    return response
+    return changes
 
 
 @router.get("/{memory_id}/history", response_model=list[HistoryEvent], responses=NOT_FOUND)

@@ -628,10 +628,12 @@ async function remove(ev) {
   const t = ticket("edit");
   await whileBusy(DETAIL_ACTIONS, async () => {
     try {
-      await api("DELETE", memoryPath(m.id));
+      const changes = await api("DELETE", memoryPath(m.id));
       if (!isCurrent(t)) return;
       if (state.selected === m.id) closeDetail();
-      await refresh("Deleted " + m.id + ".");
+      const also = (changes || []).filter((c) => c.memory_id !== m.id).length;
+      await refresh("Deleted " + m.id + (also ? "; took back " + also + (also === 1 ? " memory" : " memories") +
+                                         " said only in it." : "."));
     } catch (e) { if (isCurrent(t)) setStatus(e.message, true); }
   });
 }
