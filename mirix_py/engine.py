@@ -360,14 +360,28 @@ class Mirix(ScreenshotsMixin):
                 core_blocks.check_line_sources(fields["line_sources"], str(fields.get("value", current.value)))
             if isinstance(current, CoreMemory) and isinstance(fields.get("value"), str):
                 fields.setdefault("line_sources", core_blocks.sources_after(current, fields["value"]))
-            restated = derived.taken_back(self.store, current) if derived.rewrites_text(current, fields) else []
+            rewrite = derived.rewrites_text(current, fields)
+            restated = derived.taken_back(self.store, current) if rewrite else []
             self.store.apply([UpdateOp(memory_id=memory_id, fields=fields), *restated], user_id=user_id, actor=actor)
+            if rewrite:
+                self._say_anew(self.store.get(memory_id, user_id=user_id), actor)
         return self.store.get(memory_id, user_id=user_id)
+
+    def _say_anew(self, episode: MemoryBase, actor: str) -> None:
+        """The core lines and facts of a rewritten turn's new words (`derived.said_anew`), each type in its
+        own transaction as ingestion writes them; rules that fail leave the rewrite as it stands."""
+        try:
+            made = derived.said_anew(self.offline_flow, self.inputs, episode)
+            for ops in made.values():
+                if ops:
+                    self.store.apply(ops, user_id=episode.user_id, actor=actor)
+        except Exception:  # the rewrite is written: a caller told it failed would write it again
+            log.exception("the rules could not read the rewritten turn %s again", episode.id)
 
     def delete(self, memory_id: str, *, user_id: str, actor: str = "api") -> builtins.list[MemoryChange]:
         """Delete a memory; deleting an episode also takes back the core lines, facts, procedures,
-        resources and vault entries restated from it alone (`agents.derived`), each a history event of `actor`. Returns every change: the
-        deletion first, then what was taken back with it."""
+        resources and vault entries restated from it alone (`agents.derived`), each a history event of
+        `actor`. Returns every change: the deletion first, then what was taken back with it."""
         check_user(user_id)
         _check_actor(actor)
         with self.user_locks(user_id):

@@ -11,20 +11,25 @@ other messages holds more than the episode did and stays: a core line then keeps
 (deleting them too takes it back), any other memory keeps its sources (provenance), and a change the
 episode made to it is put back when it is its last (a window's resource grown by a deleted frame). A
 vault entry a memory left still points at (`[vault:<id>]`) stays. A core line without recorded sources
-(written through the API, or before they were recorded) is never taken back. Nothing is derived again:
-a rewritten turn's new words make no new restatements. Structural only: no text is compared.
+(written through the API, or before they were recorded) is never taken back. Structural only: no text
+is compared. A rewritten chat turn's new words are read again by the offline rules for core lines and
+facts (`said_anew`), so a corrected turn ("I live in Lisbn" → "… Lisbon") keeps what it says.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from mirix_py.agents import core_blocks
-from mirix_py.records import CoreMemory, EpisodicMemory, MemoryBase, MemoryType, Operation
+from mirix_py.records import CoreMemory, EpisodicMemory, InputKind, InputRecord, MemoryBase, MemoryType, Operation
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.questions import INPUT_PREFIX
 from mirix_py.store.undo import restored_fields
 from mirix_py.tools.ops import DeleteOp, Op, UpdateOp
+
+if TYPE_CHECKING:
+    from mirix_py.agents.offline.flow import OfflineFlow
+    from mirix_py.store.inputs import InputLog
 
 
 
@@ -160,3 +165,34 @@ def _said_in(source_ids: Sequence[str], tags: Iterable[str]) -> list[str]:
     if group is not None:
         said += group[1] or [group[0]]
     return said
+
+
+SAID_ANEW = (MemoryType.core, MemoryType.semantic)
+"""What a rewrite takes back and the rules make again from the new words, in this order."""
+
+
+def said_anew(flow: OfflineFlow, inputs: InputLog, episode: MemoryBase) -> dict[MemoryType, list[Op]]:
+    """The core lines and facts the offline rules make of a rewritten chat turn's words (`episode` as
+    stored after the rewrite: secrets already in the vault), as if its message had just been said, at
+    its time, by its speaker. Nothing when the turn is no chat message the input log still holds whole,
+    or its message is not known (an input of several messages without ids)."""
+    record = _turn_as_said(inputs, episode) if isinstance(episode, EpisodicMemory) else None
+    if record is None:
+        return {}
+    batch = flow.prepare(episode.user_id, [record])
+    return {memory_type: flow.ops(memory_type, batch) for memory_type in SAID_ANEW}
+
+
+def _turn_as_said(inputs: InputLog, episode: EpisodicMemory) -> InputRecord | None:
+    """The episode's input with only its message, which says the episode's summary now."""
+    input_ids = [s for s in episode.source_ids if s.startswith(INPUT_PREFIX)]
+    record = inputs.get(input_ids[0]) if len(input_ids) == 1 else None
+    if record is None or record.kind not in (InputKind.text, InputKind.messages) or not record.messages:
+        return None
+    cited = set(episode.source_ids)
+    own = [m for m in record.messages if m.id and m.id in cited]
+    message = own[0] if len(own) == 1 else record.messages[0] if len(record.messages) == 1 else None
+    if message is None:
+        return None
+    return record.model_copy(update={"messages": [message.model_copy(update={"content": episode.summary})]})
+

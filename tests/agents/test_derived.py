@@ -80,16 +80,41 @@ def test_deleting_the_turn_deletes_the_fact_made_from_it(mx):
     assert (Operation.delete, fact) in [(c.operation, c.memory_id) for c in changes]
 
 
-def test_rewriting_the_turn_takes_back_its_core_line(mx):
+def test_rewriting_the_turn_restates_it_from_its_new_words(mx):
     say(mx, "kim", "My favourite food is ramen.", 1)
     marseille = say(mx, "kim", "I live in Marseille.", 2)
     assert "Marseille" in human(mx, "kim")
 
-    mx.update(episode_of(marseille), {"summary": "I live in Toulouse."}, user_id="kim")
+    mx.update(episode_of(marseille), {"summary": "I live in Toulouse."}, user_id="kim", actor="kim-app")
 
-    assert "Marseille" not in human(mx, "kim")
-    assert human(mx, "kim") == "Kim: favorite food: ramen"
-    assert "Toulouse" not in human(mx, "kim")  # nothing is derived again from the new words
+    assert human(mx, "kim") == "Kim: favorite food: ramen\nKim: lives in Toulouse"
+    block = mx.core_memory(user_id="kim")["human"]
+    assert block.said["Kim: lives in Toulouse"] == block.said["Kim: favorite food: ramen"] + timedelta(days=1)
+    assert block.line_sources["Kim: lives in Toulouse"] == mx.get(episode_of(marseille), user_id="kim").source_ids
+    assert [e.actor for e in mx.history(block.id, user_id="kim")][-2:] == ["kim-app", "kim-app"]
+
+
+def test_a_corrected_turn_keeps_its_line_and_fact_in_the_corrected_words(mx):
+    """A typo fixed in the turn: what it restated is taken back and made again from the fixed words, so
+    memory keeps where Kim lives and what Tobias does."""
+    said = say(mx, "kim", "I live in Lisbn, in Alfama. My brother Tobias is a carpentr.", 1)
+    mx.update(episode_of(said), {"summary": "I live in Lisbon, in Alfama. My brother Tobias is a carpenter."},
+              user_id="kim")
+
+    assert human(mx, "kim") == "Kim: lives in Lisbon"
+    facts = [m.search_text() for m in mx.list(user_id="kim", memory_types=["semantic"])]
+    assert len(facts) == 1 and "carpenter" in facts[0] and "carpentr" not in facts[0]
+
+
+def test_a_rewritten_reply_is_read_as_the_assistant_said_it(mx):
+    """The rules make no line of the user's from the assistant's words, rewritten or not."""
+    mx.add([{"role": "user", "name": "Kim", "content": "Hello!", "id": "u1"},
+            {"role": "assistant", "content": "Hello Kim.", "id": "a1"}], user_id="kim", occurred_at=T0)
+    reply = next(m for m in mx.list(user_id="kim", memory_types=["episodic"]) if m.actor == "assistant")
+
+    mx.update(reply.id, {"summary": "Hello Kim. I live in Porto."}, user_id="kim")
+
+    assert human(mx, "kim") == ""
 
 
 def test_only_an_update_of_what_the_turn_says_takes_back(mx):
@@ -101,7 +126,7 @@ def test_only_an_update_of_what_the_turn_says_takes_back(mx):
     mx.update(episode_of(marseille), {"details": "We moved in May."}, user_id="kim")  # a note beside the words
     assert human(mx, "kim") == "Kim: lives in Marseille"
 
-    mx.update(episode_of(marseille), {"summary": "I live in Toulouse."}, user_id="kim")
+    mx.update(episode_of(marseille), {"summary": "I moved away."}, user_id="kim")
     assert human(mx, "kim") == ""
 
 
