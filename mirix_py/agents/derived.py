@@ -9,8 +9,9 @@ cites (a core line's `line_sources`; for any other memory, per input it cites, t
 it, or the input when it cites no message) is cited by that episode and by no other. One that also cites
 other messages holds more than the episode did and stays: a core line then keeps only those others
 (deleting them too takes it back), any other memory keeps its sources (provenance), and a change the
-episode made to it is put back when it is its last (a window's resource grown by a deleted frame). A
-vault entry a memory left still points at (`[vault:<id>]`) stays. A core line without recorded sources
+episode made to it is put back when it is its last (a window's resource grown by a deleted frame); a
+core line the turn replaced comes back while an episode left says it (`_replaced_put_back`). A vault
+entry a memory left still points at (`[vault:<id>]`) stays. A core line without recorded sources
 (written through the API, or before they were recorded) is never taken back. Structural only: no text
 is compared. A rewritten chat turn's new words are read again by the offline rules for core lines and
 facts (`said_anew`), so a corrected turn ("I live in Lisbn" → "… Lisbon") keeps what it says.
@@ -59,7 +60,7 @@ def taken_back(store: MemoryStore, episode: MemoryBase, *, deleting: bool = Fals
     if not alone:
         return []
     types = RESTATED if deleting else FACTS
-    return [*_core_ops(store, episode.user_id, alone), *_restatement_ops(store, episode, alone, types)]
+    return [*_core_ops(store, episode, alone), *_restatement_ops(store, episode, alone, types)]
 
 
 def _held_alone(store: MemoryStore, episode: EpisodicMemory) -> frozenset[str]:
@@ -74,13 +75,55 @@ def _held_alone(store: MemoryStore, episode: EpisodicMemory) -> frozenset[str]:
     return frozenset(s for s in cited if set(citing.get(s, [])) <= {episode.id})
 
 
-def _core_ops(store: MemoryStore, user_id: str, alone: frozenset[str]) -> list[Op]:
+def _core_ops(store: MemoryStore, episode: EpisodicMemory, alone: frozenset[str]) -> list[Op]:
     ops: list[Op] = []
-    for block in core_blocks.written_blocks(store, user_id).values():
+    for block in core_blocks.written_blocks(store, episode.user_id).values():
         fields = _without(block, alone)
         if fields:
+            fields = _replaced_put_back(store, block, fields, episode)
             ops.append(UpdateOp(memory_id=block.id, fields=fields))
     return ops
+
+
+def _replaced_put_back(store: MemoryStore, block: CoreMemory, fields: dict, episode: EpisodicMemory) -> dict:
+    """`fields` with the lines the episode's turn replaced put back ("lives in Paris" when the deleted
+    "I moved to Berlin" had made "lives in Berlin" of it): a change of the block by the turn's input
+    whose every new line is taken back now returns the lines it removed, with their times and sources,
+    when each of those is still said by an episode left, the block holds none of them, and they fit."""
+    lines = fields["value"].splitlines()
+    gone = set(block.value.splitlines()) - set(lines)
+    inputs = {s for s in episode.source_ids if s.startswith(INPUT_PREFIX)}
+    put_back: dict[str, tuple] = {}
+    for event in store.history(block.id, user_id=block.user_id):
+        if event.input_id not in inputs or event.operation is not Operation.update or not event.before \
+                or not event.after:
+            continue
+        before, after = (str(state.get("value") or "").splitlines() for state in (event.before, event.after))
+        added = set(after) - set(before)
+        if not added or not added <= gone:
+            continue
+        for line in before:
+            if line not in after and line not in lines:
+                put_back[line] = ((event.before.get("said") or {}).get(line),
+                                  (event.before.get("said_offsets") or {}).get(line),
+                                  list((event.before.get("line_sources") or {}).get(line) or []))
+    kept = {line: held for line, held in put_back.items() if _still_said(store, episode, held[2])}
+    value = "\n".join([*lines, *kept])
+    if not kept or len(value) > block.limit:
+        return fields
+    return {"value": value,
+            "said": {**fields["said"], **{line: held[0] for line, held in kept.items() if held[0] is not None}},
+            "said_offsets": {**fields["said_offsets"],
+                             **{line: held[1] for line, held in kept.items() if held[1] is not None}},
+            "line_sources": {**fields["line_sources"], **{line: held[2] for line, held in kept.items()}}}
+
+
+def _still_said(store: MemoryStore, episode: EpisodicMemory, said_in: Sequence[str]) -> bool:
+    """Whether an episode other than `episode` still cites every message (or input) a line was said in."""
+    if not said_in:
+        return False
+    citing = store.made_from(episode.user_id, list(said_in), [MemoryType.episodic.value])
+    return all(set(citing.get(s, [])) - {episode.id} for s in said_in)
 
 
 def _without(block: CoreMemory, alone: frozenset[str]) -> dict:

@@ -288,3 +288,42 @@ def test_rewriting_the_turn_keeps_its_vault_entry_procedure_and_resource(mx):
 
     assert mx.get(entry, user_id="kim", reveal=True).secret_value == "4921"
     assert mx.get(steps, user_id="kim").memory_type.value == "procedural"
+
+
+def test_deleting_the_turn_that_replaced_a_line_puts_the_line_back(mx):
+    """"lives in Berlin" had replaced "lives in Paris": deleting the Berlin turn puts Paris back as said
+    on day 1, with its time and its turn."""
+    say(mx, "kim", "I like tea.", 0)
+    paris = say(mx, "kim", "I live in Paris.", 1)
+    berlin = say(mx, "kim", "I live in Berlin now.", 5)
+    assert human(mx, "kim") == "Kim: likes tea\nKim: lives in Berlin"
+
+    mx.delete(episode_of(berlin), user_id="kim")
+
+    block = mx.core_memory(user_id="kim")["human"]
+    assert block.value == "Kim: likes tea\nKim: lives in Paris"
+    assert block.said["Kim: lives in Paris"] == T0 + timedelta(days=1)
+    assert block.line_sources["Kim: lives in Paris"] == mx.get(episode_of(paris), user_id="kim").source_ids
+
+
+def test_a_replaced_line_stays_out_when_its_own_turn_is_gone_or_a_later_turn_replaced_it(mx):
+    paris = say(mx, "kim", "I live in Paris.", 1)
+    berlin = say(mx, "kim", "I live in Berlin now.", 5)
+    mx.delete(episode_of(paris), user_id="kim")
+    mx.delete(episode_of(berlin), user_id="kim")
+    assert human(mx, "kim") == ""  # Paris's turn went first: nothing says it any more
+
+    say(mx, "kim", "I live in Oslo.", 6)
+    bergen = say(mx, "kim", "I live in Bergen now.", 7)
+    say(mx, "kim", "I live in Rome now.", 8)
+    mx.delete(episode_of(bergen), user_id="kim")
+    assert human(mx, "kim") == "Kim: lives in Rome"  # Rome replaced Bergen since: Oslo stays replaced
+
+
+def test_rewriting_the_turn_that_replaced_a_line_puts_the_line_back(mx):
+    say(mx, "kim", "I live in Paris.", 1)
+    berlin = say(mx, "kim", "I live in Berlin now.", 5)
+
+    mx.update(episode_of(berlin), {"summary": "I visited Berlin."}, user_id="kim")
+
+    assert human(mx, "kim") == "Kim: lives in Paris"
