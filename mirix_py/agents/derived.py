@@ -22,7 +22,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from mirix_py.agents import core_blocks
-from mirix_py.records import CoreMemory, EpisodicMemory, InputKind, InputRecord, MemoryBase, MemoryType, Operation
+from mirix_py.records import (
+    CoreMemory, EpisodicMemory, InputKind, InputRecord, MemoryBase, MemoryType, Message, Operation,
+)
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.questions import INPUT_PREFIX
 from mirix_py.store.undo import restored_fields
@@ -217,8 +219,8 @@ SAID_ANEW = (MemoryType.core, MemoryType.semantic)
 def said_anew(flow: OfflineFlow, inputs: InputLog, episode: MemoryBase) -> dict[MemoryType, list[Op]]:
     """The core lines and facts the offline rules make of a rewritten chat turn's words (`episode` as
     stored after the rewrite: secrets already in the vault), as if its message had just been said, at
-    its time, by its speaker. Nothing when the turn is no chat message the input log still holds whole,
-    or its message is not known (an input of several messages without ids)."""
+    its time, by its speaker. Nothing when the turn is no chat message of the input log, or its message
+    is not known (an input of several messages without ids)."""
     record = _turn_as_said(inputs, episode) if isinstance(episode, EpisodicMemory) else None
     if record is None:
         return {}
@@ -227,11 +229,16 @@ def said_anew(flow: OfflineFlow, inputs: InputLog, episode: MemoryBase) -> dict[
 
 
 def _turn_as_said(inputs: InputLog, episode: EpisodicMemory) -> InputRecord | None:
-    """The episode's input with only its message, which says the episode's summary now."""
+    """The episode's input with only its message, which says the episode's summary now. An input logged
+    without its messages (imported: an export carries no input text) is said by the episode's actor."""
     input_ids = [s for s in episode.source_ids if s.startswith(INPUT_PREFIX)]
     record = inputs.get(input_ids[0]) if len(input_ids) == 1 else None
-    if record is None or record.kind not in (InputKind.text, InputKind.messages) or not record.messages:
+    if record is None or record.kind not in (InputKind.text, InputKind.messages):
         return None
+    if not record.messages:
+        name = episode.actor if episode.actor not in ("", "user", "assistant") else None
+        said = Message(role="assistant" if episode.actor == "assistant" else "user", name=name, content=episode.summary)
+        return record.model_copy(update={"messages": [said]})
     cited = set(episode.source_ids)
     own = [m for m in record.messages if m.id and m.id in cited]
     message = own[0] if len(own) == 1 else record.messages[0] if len(record.messages) == 1 else None

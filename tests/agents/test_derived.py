@@ -327,3 +327,17 @@ def test_rewriting_the_turn_that_replaced_a_line_puts_the_line_back(mx):
     mx.update(episode_of(berlin), {"summary": "I visited Berlin."}, user_id="kim")
 
     assert human(mx, "kim") == "Kim: lives in Paris"
+
+
+def test_a_turn_imported_without_its_input_text_is_restated_from_its_new_words(mx):
+    """An export carries no input text: the rewritten turn is read as said by its speaker."""
+    say(mx, "kim", "I live in Lisbn.", 1)
+    exported = io.StringIO()
+    mx.export(exported, user_id="kim")
+    mx.delete_user("kim")
+    mx.import_(io.StringIO(exported.getvalue()))
+    episode = mx.list(user_id="kim", memory_types=["episodic"])[0]
+
+    mx.update(episode.id, {"summary": "I live in Lisbon."}, user_id="kim")
+
+    assert human(mx, "kim") == "Kim: lives in Lisbon"
