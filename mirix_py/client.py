@@ -220,10 +220,13 @@ class MirixClient:
                           json={"fields": fields}, headers=_actor(actor))
         return MEMORY_ADAPTER.validate_python(data)
 
-    def delete(self, memory_id: str, *, user_id: str, actor: Actor | None = None) -> builtins.list[MemoryChange]:
-        """Delete a memory; the changes made, as `Mirix.delete` returns them (what a turn took back too)."""
+    def delete(self, memory_id: str, *, user_id: str, actor: Actor | None = None,
+               erase: bool = False) -> builtins.list[MemoryChange]:
+        """Delete a memory; the changes made, as `Mirix.delete` returns them (what a turn took back too).
+        `erase=True`: their words leave the store too, as `Mirix.delete(..., erase=True)`."""
         return _CHANGES.validate_python(self._call(
-            "DELETE", f"{self._user(user_id)}/memories/{_memory_segment(memory_id)}", headers=_actor(actor)))
+            "DELETE", f"{self._user(user_id)}/memories/{_memory_segment(memory_id)}", headers=_actor(actor),
+            params={"erase": "true"} if erase else None))
 
     def history(self, memory_id: str, *, user_id: str) -> builtins.list[HistoryEvent]:  # `list` is a method here
         return _HISTORY.validate_python(

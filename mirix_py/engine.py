@@ -42,6 +42,8 @@ from mirix_py.facade.maintenance import Maintenance, restore_into, unfinished_re
 from mirix_py.store import agent_sessions
 from mirix_py.store.db import database_info, ping
 from mirix_py.store.embeddings import Embedder, load_embedder
+from mirix_py.store.erase import Erasure
+from mirix_py.ingest.thumbnails import remove_thumbnails
 from mirix_py.store.opening import open_store
 from mirix_py.store.write_marks import replica_behind
 from mirix_py.upkeep.doctor import warn_if_embedded_by_another
@@ -378,17 +380,29 @@ class Mirix(ScreenshotsMixin):
         except Exception:  # the rewrite is written: a caller told it failed would write it again
             log.exception("the rules could not read the rewritten turn %s again", episode.id)
 
-    def delete(self, memory_id: str, *, user_id: str, actor: str = "api") -> builtins.list[MemoryChange]:
+    def delete(self, memory_id: str, *, user_id: str, actor: str = "api",
+               erase: bool = False) -> builtins.list[MemoryChange]:
         """Delete a memory; deleting an episode also takes back the core lines, facts, procedures,
         resources and vault entries restated from it alone (`agents.derived`), each a history event of
-        `actor`. Returns every change: the deletion first, then what was taken back with it."""
+        `actor`. Returns every change: the deletion first, then what was taken back with it.
+        `erase=True` also takes the words of all of it out of the store, in the same transaction
+        (`store.erase`): the history states of what it deleted are emptied and those of what it changed
+        rewritten without them, and an input no memory cites any more loses its text (and its
+        thumbnail); an input still cited (a multi-message input's other turns) keeps its text but the
+        erased turn's message, when it has an id."""
         check_user(user_id)
         _check_actor(actor)
+        if not isinstance(erase, bool):
+            raise InvalidInput(f"erase must be true or false, not {erase!r}")
         with self.user_locks(user_id):
             current = self.store.get(memory_id, user_id=user_id)  # MemoryNotFound past its expiry, as get says
-            return self.store.apply([DeleteOp(memory_id=memory_id),
-                                     *derived.taken_back(self.store, current, deleting=True)],
-                                    user_id=user_id, actor=actor)
+            erasure = Erasure() if erase else None
+            changes = self.store.apply([DeleteOp(memory_id=memory_id),
+                                        *derived.taken_back(self.store, current, deleting=True)],
+                                       user_id=user_id, actor=actor, erase=erasure)
+        if erasure is not None:
+            remove_thumbnails(Path(self.settings.data_dir) / "thumbnails", user_id, erasure.thumbnails)
+        return changes
 
     def undo(self, input_id: str, *, user_id: str, force: bool = False) -> builtins.list[MemoryChange]:
         """Revert every change one input caused: its inserts deleted, its updates and deletions

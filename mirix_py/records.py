@@ -642,6 +642,9 @@ class HistoryEvent(BaseModel):
     actor: str
     input_id: str | None
     created_at: datetime
+    erased: bool = Field(default=False, description=(
+        "The words of this change were erased (`delete(..., erase=True)`): for a memory that deletion removed, "
+        "`before` and `after` are null; for one it changed, what it took back is left out of both."))
 
 
 PUBLIC_MODELS: dict[str, type[BaseModel] | TypeAdapter] = {

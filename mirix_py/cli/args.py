@@ -118,6 +118,8 @@ def _short(value: Any, width: int = 80) -> str:
 def event_changes(event: HistoryEvent) -> list[str]:
     """One history event as lines a person reads: the fields it set, changed or cleared."""
     before, after = event.before or {}, event.after or {}
+    if event.erased and event.before is None and event.after is None:
+        return ["(erased)"]
     if event.before is None and event.after is not None:
         return [f"+ {k}: {_short(v)}" for k, v in after.items() if k not in _HIDDEN and v not in ("", [], None)]
     if event.after is None:

@@ -322,24 +322,28 @@ def show(memory_id: str = typer.Argument(..., help="A memory id or a unique pref
 
 @app.command()
 def delete(memory_id: str = typer.Argument(..., help="A memory id or a unique prefix of one."), user: str = User,
-           data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
+           data_dir: Optional[Path] = DataDir, as_json: bool = AsJson,
+           erase: bool = typer.Option(False, "--erase", help="Also take their words out of the store: history "
+                                      "states, and the text of an input no memory cites any more.")) -> None:
     """Delete one memory (a history event: `mirix show ID --history` still shows it; `undo` of a delete
     made by an input restores it). A turn's deletion also takes back what was said only in it (core
-    lines, facts, procedures, resources, vault entries); they are listed."""
+    lines, facts, procedures, resources, vault entries); they are listed. `--erase` leaves no word of
+    them in the store (`Mirix.delete(..., erase=True)`)."""
     from mirix_py.store import prefixes
 
     try:
         with _engine(data_dir, forward=True) as mx:
             memory_id = prefixes.memory_id(mx.engine, user, memory_id)
-            changes = mx.delete(memory_id, user_id=user, actor="cli")
+            changes = mx.delete(memory_id, user_id=user, actor="cli", erase=erase)
     except MirixError as exc:
         _fail(exc)
     taken_back = [f"{c.operation.value} {c.memory_id}" for c in changes if c.memory_id != memory_id]
     if as_json:
-        _print_json({"deleted": memory_id, "taken_back": taken_back})
+        _print_json({"deleted": memory_id, "taken_back": taken_back, **({"erased": True} if erase else {})})
         return
-    console.print(f"deleted {memory_id}" + (f" (and took back what it alone said: {', '.join(taken_back)})"
-                                            if taken_back else ""), soft_wrap=True)
+    console.print(f"{'erased' if erase else 'deleted'} {memory_id}"
+                  + (f" (and took back what it alone said: {', '.join(taken_back)})" if taken_back else ""),
+                  soft_wrap=True)
 
 
 @app.command()

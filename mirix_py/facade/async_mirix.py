@@ -159,8 +159,9 @@ class AsyncMirix:
                      actor: str = "api", **more: Any) -> MemoryBase:
         return await asyncio.to_thread(self.sync.update, memory_id, fields, user_id=user_id, actor=actor, **more)
 
-    async def delete(self, memory_id: str, *, user_id: str, actor: str = "api") -> builtins.list[MemoryChange]:
-        return await asyncio.to_thread(self.sync.delete, memory_id, user_id=user_id, actor=actor)
+    async def delete(self, memory_id: str, *, user_id: str, actor: str = "api",
+                     erase: bool = False) -> builtins.list[MemoryChange]:
+        return await asyncio.to_thread(self.sync.delete, memory_id, user_id=user_id, actor=actor, erase=erase)
 
     async def undo(self, input_id: str, *, user_id: str, force: bool = False) -> builtins.list[MemoryChange]:
         return await asyncio.to_thread(self.sync.undo, input_id, user_id=user_id, force=force)

@@ -45,6 +45,15 @@ def kept_thumbnail(thumbnails_dir: Path, user_id: str, relative: str | None,
     return path
 
 
+def remove_thumbnails(thumbnails_dir: Path, user_id: str, relatives: list[str]) -> int:
+    """Delete these thumbnails of the user (as inputs' `metadata["thumbnail"]` name them; one outside
+    the user's folder is left alone), now: an erased input's frame goes with its text. How many went."""
+    paths = [p for p in (kept_thumbnail(thumbnails_dir, user_id, r) for r in relatives) if p is not None]
+    for path in paths:
+        path.unlink(missing_ok=True)
+    return len(paths)
+
+
 def _taken_at(path: Path) -> datetime | None:
     """When a thumbnail's frame was taken: its day folder and the time its name starts with."""
     try:

@@ -66,9 +66,11 @@ class RemoteMemory:
              offset: int = 0) -> builtins.list[MemoryBase]:
         return self._call(self.client.list, user_id=user_id, memory_types=memory_types, limit=limit, offset=offset)
 
-    def delete(self, memory_id: str, *, user_id: str, actor: Actor = "mcp") -> builtins.list[MemoryChange]:
-        """Recorded in history under `actor` (the server takes `mcp`, `cli` or `rest`); the changes made."""
-        return self._call(self.client.delete, memory_id, user_id=user_id, actor=actor)
+    def delete(self, memory_id: str, *, user_id: str, actor: Actor = "mcp",
+               erase: bool = False) -> builtins.list[MemoryChange]:
+        """Recorded in history under `actor` (the server takes `mcp`, `cli` or `rest`); the changes made.
+        `erase`: their words leave the store too (`Mirix.delete`)."""
+        return self._call(self.client.delete, memory_id, user_id=user_id, actor=actor, erase=erase)
 
     def core_memory(self, *, user_id: str) -> dict[str, CoreMemory]:
         return self._call(self.client.core_memory, user_id=user_id)

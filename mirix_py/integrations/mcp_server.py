@@ -212,17 +212,21 @@ def build_mcp_server(mx: "Mirix | RemoteMemory", *, users: Sequence[str] | None 
         return [{"id": m.id, "memory_type": m.memory_type.value, "text": m.search_text(),
                  "occurred_at": _dump(m).get("occurred_at")} for m in memories]
 
-    @server.tool(description="Delete one memory by id (the deletion is kept in its history). Deleting a "
+    @server.tool(description="Delete one memory by id (the deletion is kept in its history, unless erase). Deleting a "
                              "conversation turn also takes back what was said only in it (core lines, facts, "
                              "procedures, resources, vault entries); "
-                             "`taken_back` lists them.")
+                             "`taken_back` lists them. With erase, their words leave the store too.")
     async def delete_memory(
         memory_id: Annotated[str, Field(description="The id of the memory, as search_memory or list_memories "
                                                     "gave it.", min_length=1, max_length=200)],
         user_id: UserId = None,
+        erase: Annotated[bool, Field(description="True when the user asks to forget what they said (\"forget "
+                                                 "that I said that\"): the words also leave the memory's history "
+                                                 "and the input log, and cannot be undone. False (default): "
+                                                 "the deletion is kept in history.")] = False,
     ) -> dict[str, Any]:
         user = resolve(user_id)
-        changes = await call(mx.delete, memory_id, user_id=user, actor="mcp")
+        changes = await call(mx.delete, memory_id, user_id=user, actor="mcp", erase=erase)
         return {"deleted": memory_id, "taken_back": [c.memory_id for c in changes if c.memory_id != memory_id]}
 
     @server.tool(description="Read core memory: the persona and human blocks always given to the assistant.")

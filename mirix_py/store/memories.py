@@ -34,6 +34,7 @@ from mirix_py.records import (
     MemoryType, Operation, memory_id_problem, new_memory_id, type_fields, utcnow,
 )
 from mirix_py.store.sqlite_erase import start_erasing, stop_erasing, truncate_log
+from mirix_py.store.erase import Erasure, is_erased, unmarked
 from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.embeddings import Embedder, EmbeddingsAhead
 from mirix_py.store.expiry import combined, has_expired, unexpired
@@ -269,7 +270,7 @@ class MemoryStore:
 
     def apply(self, ops: Sequence[Op], *, user_id: str, actor: str, input_id: str | None = None,
               source_ids: Sequence[str] = (), ledger: Sequence[str] = (), keep_times: bool = False,
-              left_deleted: Sequence[str] = ()) -> list[MemoryChange]:
+              left_deleted: Sequence[str] = (), erase: Erasure | None = None) -> list[MemoryChange]:
         """Apply one manager's operations atomically; raise InvalidInput and write nothing on any bad op.
 
         `ledger`: input ids whose `done_actors` gain `actor` in the same transaction, so a crashed
@@ -278,6 +279,9 @@ class MemoryStore:
         restored memory) instead of taking now.
         `left_deleted`: ids of deleted memories this write (an undo) leaves deleted on purpose: each
         gets a deletion event with nothing before, so no later undo brings it back. Not a change.
+        `erase`: the words of what these operations delete or change leave the store in the same
+        transaction (history states, the inputs no memory cites any more: `store.erase`), SQLite's
+        full-text index and write-ahead log included (`store.sqlite_erase`).
         """
         if self.read_only is not None:
             raise InvalidInput(self.read_only)
@@ -294,11 +298,13 @@ class MemoryStore:
         draft_texts = {p.after.embedding_text() for p in draft if p.after is not None}
         by_text = self._embed_texts(draft_texts)
         embedder_up = bool(by_text) or not draft_texts  # don't retry a failing embedder under the lock
+        sqlite = self.engine.dialect.name == "sqlite"
         with Session(self.engine) as session:
-            if self.engine.dialect.name == "sqlite":
+            if sqlite:
                 session.connection().exec_driver_sql("BEGIN IMMEDIATE")
             elif self.guard is not None:
                 self.lock_vault(session, user_id)
+            fts = start_erasing(session.connection()) if erase is not None and sqlite else None
             logged = self._ledger_rows(session, ledger)
             self._record_left_deleted(session, left_deleted, user_id=user_id, actor=actor)
             # inserts under fresh random ids read nothing from the database: the draft is the plan,
@@ -365,11 +371,17 @@ class MemoryStore:
                 session.flush()
                 self.vectors.write(conn, user_id, upserts, deletes)
             write_id = self._mark_vectors_pending(conn, user_id, plans, vectors)
+            if erase is not None:
+                erase.run(self, session, plans, user_id=user_id)
+            if fts is not None:
+                stop_erasing(conn, fts)
             session.commit()
             self._committed(session, user_id)
         if self.vectors is not None and not self.vectors.transactional:
             if self._mirror_vectors(user_id, plans, vectors) and write_id is not None:
                 vector_outbox.clear(self.engine, write_id)
+        if erase is not None and sqlite and not truncate_log(self.engine):
+            log.warning("the write-ahead log was in use: the erased words leave it at its next checkpoint")
         return [MemoryChange(operation=p.operation, memory_id=p.memory_id, memory_type=p.memory_type, actor=actor)
                 for p in plans]
 
@@ -799,36 +811,48 @@ class MemoryStore:
 
     def history(self, memory_id: str, *, user_id: str | None = None,
                 secrets: bool = False) -> builtins.list[HistoryEvent]:
-        """Every change to a memory, oldest first, with full before/after states. What undo keeps
-        (`UNDO_KEYS`: a vault entry's earlier secret, encrypted; a merge's members) only `secrets=True` returns."""
+        """Every change to a memory, oldest first, with full before/after states (an erased event's
+        emptied or rewritten: `store.erase`). What undo keeps (`UNDO_KEYS`: a vault entry's earlier
+        secret, encrypted; a merge's members) only `secrets=True` returns."""
+        with Session(self.engine) as session:
+            events = self.history_states(session, memory_id, user_id=user_id)
+        if not events:
+            raise MemoryNotFound(memory_id)
+
+        def shown(state: dict[str, Any] | None) -> dict[str, Any] | None:
+            state = unmarked(state)
+            return state if secrets or not state else {k: v for k, v in state.items() if k not in UNDO_KEYS}
+
+        return [HistoryEvent.model_validate({
+            "id": r.id, "memory_id": r.memory_id, "user_id": r.user_id, "memory_type": r.memory_type,
+            "operation": r.operation, "before": shown(before), "after": shown(after), "actor": r.actor,
+            "input_id": r.input_id, "created_at": r.created_at, "erased": is_erased(r.after)})
+            for r, before, after in events]
+
+    def history_states(self, session: Session, memory_id: str, *, user_id: str | None = None
+                       ) -> builtins.list[tuple[HistoryRow, dict[str, Any] | None, dict[str, Any] | None]]:
+        """A memory's history rows, oldest first, each with its full before and after states as
+        stored (what undo keeps and the erased mark left in), read in `session`: what `history`
+        shows, and what an erasing write rewrites in its transaction."""
         query = select(HistoryRow).where(col(HistoryRow.memory_id) == memory_id)
         if user_id is not None:
             query = query.where(col(HistoryRow.user_id) == user_id)
-        with Session(self.engine) as session:
-            rows = session.execute(query.order_by(col(HistoryRow.id))).scalars().all()
-            if not rows:
-                raise MemoryNotFound(memory_id)
-            befores: builtins.list[dict[str, Any] | None] = [None] * len(rows)
-            afters: builtins.list[dict[str, Any] | None] = [None] * len(rows)
-            following: dict[str, Any] | None = None  # the state the next event started from
-            for i in reversed(range(len(rows))):  # newest first: a patched `before` reads against its successor
-                r = rows[i]
-                if r.after is not None or r.operation == Operation.delete.value:
-                    afters[i] = r.after
-                elif i + 1 < len(rows):
-                    afters[i] = following
-                else:
-                    current = session.get(MemoryRow, memory_id)
-                    afters[i] = self.history_dump(self.to_record(current)) if current is not None else None
-                befores[i] = undiff_state(r.before, afters[i]) if r.before is not None else None
-                following = befores[i]
-        if not secrets:
-            befores = [{k: v for k, v in b.items() if k not in UNDO_KEYS} if b else b for b in befores]
-            afters = [{k: v for k, v in a.items() if k not in UNDO_KEYS} if a else a for a in afters]
-        return [HistoryEvent(id=r.id, memory_id=r.memory_id, user_id=r.user_id, memory_type=r.memory_type,
-                             operation=r.operation, before=before, after=after, actor=r.actor,
-                             input_id=r.input_id, created_at=r.created_at)
-                for r, before, after in zip(rows, befores, afters)]
+        rows = session.execute(query.order_by(col(HistoryRow.id))).scalars().all()
+        befores: builtins.list[dict[str, Any] | None] = [None] * len(rows)
+        afters: builtins.list[dict[str, Any] | None] = [None] * len(rows)
+        following: dict[str, Any] | None = None  # the state the next event started from
+        for i in reversed(range(len(rows))):  # newest first: a patched `before` reads against its successor
+            r = rows[i]
+            if r.after is not None or r.operation == Operation.delete.value:
+                afters[i] = r.after
+            elif i + 1 < len(rows):
+                afters[i] = following
+            else:
+                current = session.get(MemoryRow, memory_id)
+                afters[i] = self.history_dump(self.to_record(current)) if current is not None else None
+            befores[i] = undiff_state(r.before, afters[i]) if r.before is not None else None
+            following = befores[i]
+        return builtins.list(zip(rows, befores, afters))
 
     def inserted_by(self, user_id: str, actor_suffix: str, source_ids: Sequence[str]) -> builtins.list[str]:
         """Ids of the memories still present that an actor ending in `actor_suffix` inserted and

@@ -5,7 +5,9 @@ an inserted memory is deleted, an updated one gets its earlier fields (a vault e
 secret, kept encrypted in history for this), a deleted one (a merge's losers too) comes back under
 its id. The reverts go through the store's one write path, so they are history events themselves
 (actor `undo:<input id>`). A memory changed again by a later input is a conflict: undo refuses,
-naming it, unless `force` (then the later change is overwritten too).
+naming it, unless `force` (then the later change is overwritten too). A memory whose words a later
+`delete(..., erase=True)` erased is named as erased; forced, the undo does what it still can: an
+erased memory's states are gone, so it stays deleted, and a state put back holds no erased word.
 
 Merges. A merge folds memories into its first one (the survivor; the others are deleted), and
 history names the members (`MERGED` on the survivor's event, `MERGED_INTO` on each deletion). An
@@ -185,7 +187,9 @@ def plan_undo(input_id: str, histories: Mapping[str, Sequence[HistoryEvent]], *,
             continue
         others = [events[i] for i in range(mine[-1] + 1, len(events)) if i not in gone[memory_id]]
         if others and not force:
-            plan.conflicts.append(f"{memory_id} (changed later by {others[0].input_id or others[0].actor})")
+            erased = next((e for e in others if e.erased), None)
+            plan.conflicts.append(f"{memory_id} (erased later by {erased.actor}: its words are gone)" if erased
+                                  else f"{memory_id} (changed later by {others[0].input_id or others[0].actor})")
             plan.changed_later = True
             continue
         starts[memory_id] = mine[0]

@@ -62,11 +62,16 @@ def update_memory(user_id: User, memory_id: MemoryId, body: UpdateRequest, mx: E
 
 
 @router.delete("/{memory_id}", response_model=list[MemoryChange], responses=NOT_FOUND)
-def delete_memory(user_id: User, memory_id: MemoryId, mx: Engine, actor: Actor,
-                  response: Response) -> list[MemoryChange]:
+def delete_memory(user_id: User, memory_id: MemoryId, mx: Engine, actor: Actor, response: Response,
+                  erase: Annotated[bool, Query(description=(
+                      "Also take the words of what goes out of the store: the history states of what it "
+                      "deletes are emptied, those of what it changes rewritten without them, and an input "
+                      "no memory cites any more loses its text (`Mirix.delete`'s `erase`)."))] = False,
+                  ) -> list[MemoryChange]:
     """Delete a memory. The changes made: the deletion first, then what a turn's deletion took back with
-    it (the core lines, facts, procedures, resources and vault entries said in that turn alone)."""
-    changes = mx.delete(memory_id, user_id=user_id, actor=actor)
+    it (the core lines, facts, procedures, resources and vault entries said in that turn alone);
+    `?erase=true` erases their words too."""
+    changes = mx.delete(memory_id, user_id=user_id, actor=actor, erase=erase)
     give_write_position(response, mx, user_id)
     return changes
 
