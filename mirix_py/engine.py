@@ -373,10 +373,10 @@ class Mirix(ScreenshotsMixin):
         """The core lines and facts of a rewritten turn's new words (`derived.said_anew`), each type in its
         own transaction as ingestion writes them; rules that fail leave the rewrite as it stands."""
         try:
-            made = derived.said_anew(self.offline_flow, self.inputs, episode)
+            input_id, made = derived.said_anew(self.offline_flow, self.inputs, episode)
             for ops in made.values():
                 if ops:
-                    self.store.apply(ops, user_id=episode.user_id, actor=actor)
+                    self.store.apply(ops, user_id=episode.user_id, actor=actor, input_id=input_id)
         except Exception:  # the rewrite is written: a caller told it failed would write it again
             log.exception("the rules could not read the rewritten turn %s again", episode.id)
 

@@ -121,11 +121,20 @@ def _replaced_put_back(store: MemoryStore, block: CoreMemory, fields: dict, epis
 
 
 def _still_said(store: MemoryStore, episode: EpisodicMemory, said_in: Sequence[str]) -> bool:
-    """Whether an episode other than `episode` still cites every message (or input) a line was said in."""
+    """Whether an episode other than `episode`, with its words as said, cites every message (or input) a
+    line was said in: a rewritten episode cites them still but may no longer say the line."""
     if not said_in:
         return False
     citing = store.made_from(episode.user_id, list(said_in), [MemoryType.episodic.value])
-    return all(set(citing.get(s, [])) - {episode.id} for s in said_in)
+    return all(any(not _rewritten(store, i, episode.user_id) for i in set(citing.get(s, [])) - {episode.id})
+               for s in said_in)
+
+
+def _rewritten(store: MemoryStore, memory_id: str, user_id: str) -> bool:
+    """Whether the episode's words were ever changed (or erased) after it was made."""
+    return any(e.erased or (e.operation is Operation.update and e.before is not None and e.after is not None
+                            and _spaced(str(e.before.get("summary", ""))) != _spaced(str(e.after.get("summary", ""))))
+               for e in store.history(memory_id, user_id=user_id))
 
 
 def _without(block: CoreMemory, alone: frozenset[str]) -> dict:
@@ -216,24 +225,35 @@ SAID_ANEW = (MemoryType.core, MemoryType.semantic)
 """What a rewrite takes back and the rules make again from the new words, in this order."""
 
 
-def said_anew(flow: OfflineFlow, inputs: InputLog, episode: MemoryBase) -> dict[MemoryType, list[Op]]:
+def said_anew(flow: OfflineFlow, inputs: InputLog,
+              episode: MemoryBase) -> tuple[str | None, dict[MemoryType, list[Op]]]:
     """The core lines and facts the offline rules make of a rewritten chat turn's words (`episode` as
     stored after the rewrite: secrets already in the vault), as if its message had just been said, at
-    its time, by its speaker. Nothing when the turn is no chat message of the input log, or its message
-    is not known (an input of several messages without ids)."""
+    its time, by its speaker, with the input they are said in (written as that input's changes, so
+    deleting the turn later puts back what they replaced). Nothing when the turn is no chat message of
+    the input log, or its message is not known (an input of several messages without ids)."""
     record = _turn_as_said(inputs, episode) if isinstance(episode, EpisodicMemory) else None
     if record is None:
-        return {}
+        return None, {}
     batch = flow.prepare(episode.user_id, [record])
-    return {memory_type: flow.ops(memory_type, batch) for memory_type in SAID_ANEW}
+    return record.id, {memory_type: flow.ops(memory_type, batch) for memory_type in SAID_ANEW}
 
 
 def _turn_as_said(inputs: InputLog, episode: EpisodicMemory) -> InputRecord | None:
-    """The episode's input with only its message, which says the episode's summary now. An input logged
-    without its messages (imported: an export carries no input text) is said by the episode's actor."""
-    input_ids = [s for s in episode.source_ids if s.startswith(INPUT_PREFIX)]
-    record = inputs.get(input_ids[0]) if len(input_ids) == 1 else None
-    if record is None or record.kind not in (InputKind.text, InputKind.messages):
+    """The first of the episode's inputs that holds its message (a turn sent again, or said again in
+    the same words, cites several), with only that message, which says the episode's summary now."""
+    for input_id in dict.fromkeys(s for s in episode.source_ids if s.startswith(INPUT_PREFIX)):
+        record = inputs.get(input_id)
+        said = _message_of(record, episode) if record is not None else None
+        if said is not None:
+            return said
+    return None
+
+
+def _message_of(record: InputRecord, episode: EpisodicMemory) -> InputRecord | None:
+    """`record` with only the episode's message, saying its summary. An input logged without its
+    messages (imported: an export carries no input text) is said by the episode's actor."""
+    if record.kind not in (InputKind.text, InputKind.messages):
         return None
     if not record.messages:
         name = episode.actor if episode.actor not in ("", "user", "assistant") else None

@@ -341,3 +341,38 @@ def test_a_turn_imported_without_its_input_text_is_restated_from_its_new_words(m
     mx.update(episode.id, {"summary": "I live in Lisbon."}, user_id="kim")
 
     assert human(mx, "kim") == "Kim: lives in Lisbon"
+
+
+def test_a_typo_fixed_in_a_turn_sent_again_keeps_its_line(mx):
+    """A chat window sent again cites the turn's message in two inputs: the fix reads the first."""
+    first = {"role": "user", "name": "Kim", "content": "I live in Lisbn.", "id": "m1"}
+    reply = {"role": "assistant", "content": "Lovely.", "id": "m2"}
+    mx.add([first, reply], user_id="kim", occurred_at=T0)
+    mx.add([first, reply, {"role": "user", "name": "Kim", "content": "Bye!", "id": "m3"}], user_id="kim",
+           occurred_at=T0 + timedelta(minutes=5))
+    turn = next(m for m in mx.list(user_id="kim", memory_types=["episodic"]) if "Lisbn" in m.summary)
+
+    mx.update(turn.id, {"summary": "I live in Lisbon."}, user_id="kim")
+
+    assert human(mx, "kim") == "Kim: lives in Lisbon"
+
+
+def test_the_line_a_rewrite_replaced_comes_back_when_the_rewritten_turn_goes(mx):
+    say(mx, "kim", "I live in Lisbon.", 0)
+    tea = say(mx, "kim", "I like tea.", 3)
+    mx.update(episode_of(tea), {"summary": "I live in Porto now."}, user_id="kim")
+    assert human(mx, "kim") == "Kim: lives in Porto"
+
+    mx.delete(episode_of(tea), user_id="kim")
+
+    assert human(mx, "kim") == "Kim: lives in Lisbon"
+
+
+def test_a_replaced_line_stays_out_when_the_turn_that_said_it_was_rewritten(mx):
+    paris = say(mx, "kim", "I live in Paris.", 1)
+    berlin = say(mx, "kim", "I live in Berlin now.", 5)
+    mx.update(episode_of(paris), {"summary": "I like coffee."}, user_id="kim")
+
+    mx.delete(episode_of(berlin), user_id="kim")
+
+    assert human(mx, "kim") == "Kim: likes coffee"  # no episode says Paris any more
