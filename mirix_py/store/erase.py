@@ -10,18 +10,20 @@ transaction, after its changes are written:
   block's taken-back lines (from `value`, `said`, `said_offsets` and `line_sources`); for any other
   memory put back as it was (a fact a deleted turn had changed), the changed state is replaced by the
   one it was put back to. The events whose states changed read `erased`;
-- an input that no memory left cites loses its text: its messages, its metadata (a window's title)
-  and the model writes refused for it (they quote it) go, and neither the text's digest that
-  `InputLog.compact` keeps (a short text's hash confirms a guess) nor its error stay; its id, kind,
-  source, times and status stay. Its thumbnail's path is in `thumbnails`, for the caller to remove
-  after the commit. An input another memory still cites keeps its text, but for the messages (by
-  their ids) only deleted memories cited: a multi-message input's other turns still hold it, and
-  messages without ids cannot be told apart. A core block cites an input through its lines' sources
-  only (its `source_ids` keep every input that ever wrote to it).
+- an input no episode left cites (a turn or a screenshot frame still there) loses its text: its
+  messages, its metadata (a window's title) and the model writes refused for it (they quote it) go,
+  and neither the text's digest that `InputLog.compact` keeps (a short text's hash confirms a guess)
+  nor its error stay; its id, kind, source, times and status stay. Its thumbnail's path is in
+  `thumbnails`, for the caller to remove after the commit. A fact, a window's resource or a core line
+  that stays still citing it does not keep it: a restatement holds its own copy of its words, and the
+  input held the erased turn's whole message. An input another episode still cites keeps its text,
+  but for the messages (by their ids) only deleted memories cited: a multi-message input's other
+  turns still hold it, and messages without ids cannot be told apart.
 
-The caller makes SQLite's full-text index drop the words at once and truncates the write-ahead log
-(`store.sqlite_erase`); on PostgreSQL the rows are rewritten, and their dead versions stay in the
-table files until PostgreSQL's own VACUUM reclaims them. The state rewrites are pure functions.
+The caller has SQLite's full-text index written again without the words before the commit and
+truncates the write-ahead log (`store.sqlite_erase`); on PostgreSQL the rows are rewritten, and their
+dead versions stay in the table files until PostgreSQL's own VACUUM reclaims them. The state rewrites
+are pure functions.
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ from mirix_py.records import MemoryBase, MemoryType
 from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.questions import INPUT_PREFIX
 from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow
-from mirix_py.store.textrefs import from_refs
 
 ERASED = "$erased"  # in a history row's stored `after`: the event's states were erased
 ERASED_INPUT = {"erased": "true"}  # an erased input's metadata
@@ -183,7 +184,7 @@ class Erasure:
 
 def _payload(cipher: Cipher, row: InputRow) -> dict[str, Any]:
     """An input row's decrypted payload (schema 0001 logged the bare list of messages); one another
-    vault key wrote reads as holding no message (erased whole when no memory cites it, else left)."""
+    vault key wrote reads as holding no message (erased whole when no episode cites it, else left)."""
     try:
         payload = json.loads(cipher.decrypt(row.payload))
     except VaultKeyError:
@@ -192,18 +193,13 @@ def _payload(cipher: Cipher, row: InputRow) -> dict[str, Any]:
 
 
 def still_cited(session: Session, user_id: str, ids: Iterable[str]) -> set[str]:
-    """Those of `ids` a memory of the user cites, read in the erasing write's transaction: in the
-    `source_ids` of any memory but a core block, or in the sources of a core block's lines."""
+    """Those of `ids` an episode of the user (a turn or a frame) cites, read in the erasing write's
+    transaction. Only episodes count: what other memories restate they hold in their own words."""
     wanted = set(ids)
     found: set[str] = set()
-    core = MemoryType.core.value
     for sources in session.execute(select(col(MemoryRow.source_ids)).where(
-            col(MemoryRow.user_id) == user_id, col(MemoryRow.memory_type) != core)).scalars():
+            col(MemoryRow.user_id) == user_id, col(MemoryRow.memory_type) == MemoryType.episodic.value)).scalars():
         found |= wanted.intersection(sources or ())
-    for fields, text in session.execute(select(col(MemoryRow.fields), col(MemoryRow.text)).where(
-            col(MemoryRow.user_id) == user_id, col(MemoryRow.memory_type) == core)).all():
-        for said_in in (from_refs(fields or {}, text).get("line_sources") or {}).values():
-            found |= wanted.intersection(said_in or ())
     return found
 
 

@@ -35,3 +35,26 @@ def test_erasing_a_frame_turn_removes_its_thumbnail_and_window_title(mx, tmp_pat
     record = mx.inputs.get(frame)
     assert record is not None and record.metadata == {"erased": "true"} and record.messages == []
     assert "Quixhaven" not in str([g.model_dump() for g in mx.screen_activity(user_id=USER)])
+
+
+def test_erasing_the_middle_frame_of_a_window_erases_its_input_though_the_windows_resource_cites_it(mx):
+    """The window's resource cites every frame and stays: the erased frame's input kept its text's
+    digest, window title and thumbnail (which shows the text) while it was counted as citing it."""
+    texts = ["Ferry timetable harbour departures nine", "Invoice Zorblatt Quixhaven account 88213 due",
+             "Weather sunny tomorrow harbour"]
+    frames = [mx.add_screenshot(text_window(t), user_id=USER, captured_at=T + timedelta(minutes=i), app="Notes",
+                                window_title="Harbour notes").input_ids[0] for i, t in enumerate(texts)]
+    (resource,) = mx.list(user_id=USER, memory_types=["resource"])
+    assert set(frames) <= set(resource.source_ids)
+    kept = mx.screenshot_thumbnail(frames[1], user_id=USER)
+    assert kept is not None and kept.is_file()
+    (episode,) = mx.store.made_from(USER, [frames[1]], ["episodic"])[frames[1]]
+
+    mx.delete(episode, user_id=USER, erase=True)
+
+    assert not kept.exists() and mx.screenshot_thumbnail(frames[1], user_id=USER) is None
+    record = mx.inputs.get(frames[1])
+    assert record is not None and record.metadata == {"erased": "true"} and record.messages == []
+    assert mx.get(resource.id, user_id=USER) is not None
+    for other in (frames[0], frames[2]):  # the frames whose turns stay keep theirs
+        assert mx.inputs.get(other).metadata["window_title"] == "Harbour notes"

@@ -170,6 +170,25 @@ def test_erasing_one_turn_of_a_message_input_scrubs_only_its_message(mx):
     assert [m.name for m in mx.list(user_id="kim", memory_types=["semantic"])] == ["Tobias"]
 
 
+def test_an_input_only_a_restated_fact_still_cites_loses_its_text(mx):
+    """The fact the erased turn restated stays and still cites its input, which held the turn's whole
+    message: only another turn citing the input keeps its text."""
+    say(mx, "My brother Tobias is a carpenter.", 1)
+    erased = say(mx, "My brother Tobias is a carpenter. My therapist Dr Zorblatt says I have panic attacks.", 2)
+    say(mx, "My brother Tobias is a carpenter.", 3)
+    (fact,) = [m.id for m in mx.list(user_id="kim", memory_types=["semantic"]) if m.name == "Tobias"]
+    assert erased.input_ids[0] in mx.get(fact, user_id="kim").source_ids
+
+    mx.delete(made(erased, "episodic"), user_id="kim", erase=True)
+
+    status = mx.input_status(erased.input_ids[0], user_id="kim")
+    assert status.messages == [] and status.metadata == {"erased": "true"}
+    assert "carpenter" in mx.get(fact, user_id="kim").search_text()
+    for word in ("Zorblatt", "panic"):
+        assert served(mx, word, [fact], question="Who is my therapist?") == [], word
+        assert rows_holding(mx, word) == [], word
+
+
 def test_a_turn_without_its_own_id_leaves_its_input_whole(mx):
     """Messages without ids cannot be told apart: the input stays whole while another turn cites it."""
     added = mx.add([{"role": "user", "name": "Kim", "content": "I live in Quixhaven."},
