@@ -387,7 +387,7 @@ class Mirix(ScreenshotsMixin):
         `actor`. Returns every change: the deletion first, then what was taken back with it.
         `erase=True` also takes the words of all of it out of the store, in the same transaction
         (`store.erase`): the history states of what it deleted are emptied and those of what it changed
-        rewritten without them, and an input no memory cites any more loses its text (and its
+        rewritten without them, and an input no turn or frame cites any more loses its text (and its
         thumbnail); an input still cited (a multi-message input's other turns) keeps its text but the
         erased turn's message, when it has an id."""
         check_user(user_id)

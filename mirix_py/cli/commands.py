@@ -324,7 +324,7 @@ def show(memory_id: str = typer.Argument(..., help="A memory id or a unique pref
 def delete(memory_id: str = typer.Argument(..., help="A memory id or a unique prefix of one."), user: str = User,
            data_dir: Optional[Path] = DataDir, as_json: bool = AsJson,
            erase: bool = typer.Option(False, "--erase", help="Also take their words out of the store: history "
-                                      "states, and the text of an input no memory cites any more.")) -> None:
+                                      "states, and the text of an input no turn or frame cites any more.")) -> None:
     """Delete one memory (a history event: `mirix show ID --history` still shows it; `undo` of a delete
     made by an input restores it). A turn's deletion also takes back what was said only in it (core
     lines, facts, procedures, resources, vault entries); they are listed. `--erase` leaves no word of

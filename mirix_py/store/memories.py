@@ -280,7 +280,7 @@ class MemoryStore:
         `left_deleted`: ids of deleted memories this write (an undo) leaves deleted on purpose: each
         gets a deletion event with nothing before, so no later undo brings it back. Not a change.
         `erase`: the words of what these operations delete or change leave the store in the same
-        transaction (history states, the inputs no memory cites any more: `store.erase`), SQLite's
+        transaction (history states, the inputs no turn or frame cites any more: `store.erase`), SQLite's
         full-text index and write-ahead log included (`store.sqlite_erase`).
         """
         if self.read_only is not None:

@@ -412,22 +412,20 @@ def test_one_mentioning_finds_a_memory_of_the_user_holding_a_text_besides_the_on
 
 
 def test_delete_user_waits_for_another_writers_transaction_on_sqlite(mx_sqlite, user_id, caplog):
-    """It began deferred, and its first write (FTS5's secure-delete option) found the write lock held:
-    SQLite refuses that upgrade at once, so it failed in milliseconds ("database is locked") instead
-    of waiting out the busy timeout, after taking the busy error for a missing feature."""
+    """It once began deferred, and its first write found the write lock held: SQLite refuses that
+    upgrade at once, so it failed in milliseconds ("database is locked") instead of waiting out the
+    busy timeout. It asks for the write lock first (`BEGIN IMMEDIATE`) and waits."""
     from sqlalchemy import event
 
     mx = mx_sqlite
     mx.add("My name is Victor and I love sailing in Greece.", user_id=user_id)
-    waiting, seen, out = threading.Event(), [], []
+    waiting, out = threading.Event(), []
 
     def before(conn, cursor, statement, parameters, context, executemany):
         if threading.current_thread() is not deleter:
             return
-        if statement.startswith("BEGIN IMMEDIATE") or seen:  # asking for the write lock, or past the first write
+        if statement.startswith("BEGIN IMMEDIATE"):  # asking for the write lock
             waiting.set()
-        if "secure-delete" in statement:
-            seen.append(statement)
 
     def delete() -> None:
         try:

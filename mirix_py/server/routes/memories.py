@@ -66,7 +66,7 @@ def delete_memory(user_id: User, memory_id: MemoryId, mx: Engine, actor: Actor, 
                   erase: Annotated[bool, Query(description=(
                       "Also take the words of what goes out of the store: the history states of what it "
                       "deletes are emptied, those of what it changes rewritten without them, and an input "
-                      "no memory cites any more loses its text (`Mirix.delete`'s `erase`)."))] = False,
+                      "no turn or frame cites any more loses its text (`Mirix.delete`'s `erase`)."))] = False,
                   ) -> list[MemoryChange]:
     """Delete a memory. The changes made: the deletion first, then what a turn's deletion took back with
     it (the core lines, facts, procedures, resources and vault entries said in that turn alone);
