@@ -396,7 +396,7 @@ class Mirix(ScreenshotsMixin):
             raise InvalidInput(f"erase must be true or false, not {erase!r}")
         with self.user_locks(user_id):
             current = self.store.get(memory_id, user_id=user_id)  # MemoryNotFound past its expiry, as get says
-            erasure = Erasure() if erase else None
+            erasure = Erasure(said_only_in=derived.held_alone(self.store, current)) if erase else None
             changes = self.store.apply([DeleteOp(memory_id=memory_id),
                                         *derived.taken_back(self.store, current, deleting=True)],
                                        user_id=user_id, actor=actor, erase=erasure)

@@ -65,6 +65,11 @@ def taken_back(store: MemoryStore, episode: MemoryBase, *, deleting: bool = Fals
     return [*_core_ops(store, episode, alone), *_restatement_ops(store, episode, alone, types)]
 
 
+def held_alone(store: MemoryStore, episode: MemoryBase) -> frozenset[str]:
+    """The ids an episode alone cites (`_held_alone`); none for another memory."""
+    return _held_alone(store, episode) if isinstance(episode, EpisodicMemory) and episode.source_ids else frozenset()
+
+
 def _held_alone(store: MemoryStore, episode: EpisodicMemory) -> frozenset[str]:
     """The ids the episode cites that no other episode of the user cites: the messages (or inputs)
     whose words it alone holds. Episodes are looked up among those of the inputs it cites."""

@@ -10,6 +10,9 @@ transaction, after its changes are written:
   block's taken-back lines (from `value`, `said`, `said_offsets` and `line_sources`); for any other
   memory put back as it was (a fact a deleted turn had changed), the changed state is replaced by the
   one it was put back to. The events whose states changed read `erased`;
+- what an earlier change restated from what the turn alone said (`said_only_in`: a rewrite of the turn
+  took back its first words' core line and fact): those lines leave every state of the user's core
+  blocks, and such a memory already deleted has its history emptied;
 - an input no episode left cites (a turn or a screenshot frame still there) loses its text: its
   messages, its metadata (a window's title) and the model writes refused for it (they quote it) go,
   and neither the text's digest that `InputLog.compact` keeps (a short text's hash confirms a guess)
@@ -94,6 +97,12 @@ def without_lines(state: State, lines: frozenset[str]) -> State:
     return out
 
 
+def lines_said_only_in(state: State, alone: frozenset[str]) -> frozenset[str]:
+    """A core block state's lines every message of which (`line_sources`) is among `alone`."""
+    sources = (state or {}).get("line_sources") or {}
+    return frozenset(line for line, said_in in sources.items() if said_in and set(said_in) <= alone)
+
+
 def put_back(changed: dict[str, Any], restored: dict[str, Any]) -> Callable[[State], State]:
     """A rewrite of states that replaces the `changed` state by the one it was put back to."""
     def rewrite(state: State) -> State:
@@ -138,6 +147,10 @@ class Erasure:
     to remove once the write is committed."""
 
     thumbnails: list[str] = field(default_factory=list)
+    said_only_in: frozenset[str] = frozenset()
+    """The ids (inputs, messages, caller's ids) the erased turn alone cites (`agents.derived.held_alone`):
+    what earlier changes restated from them alone is erased too (a core line or fact an earlier rewrite of
+    the turn took back, whose words stay in history)."""
 
     def run(self, store: Histories, session: Session, plans: Sequence[Planned], *, user_id: str) -> None:
         """In the write's transaction, its changes written: the history and the inputs (module doc)."""
@@ -150,8 +163,32 @@ class Erasure:
                 emptied(rows)
             else:
                 rewritten(rows, taken_out(store.history_dump(plan.before), store.history_dump(plan.after)))
+        if self.said_only_in:
+            self._erase_earlier_restatements(store, session, user_id)
         cited = {s for p in plans if p.before is not None and p.after is None for s in p.before.source_ids}
         self._erase_inputs(session, store.cipher, user_id, cited)
+
+    def _erase_earlier_restatements(self, store: Histories, session: Session, user_id: str) -> None:
+        """Core lines said only where the turn alone did leave every state of the user's blocks; a memory
+        already deleted that was made from what the turn alone said has its history emptied."""
+        alone = self.said_only_in
+        blocks = session.execute(select(col(MemoryRow.id)).where(
+            col(MemoryRow.user_id) == user_id, col(MemoryRow.memory_type) == MemoryType.core.value)).scalars().all()
+        for block_id in blocks:
+            rewritten(store.history_states(session, block_id, user_id=user_id),
+                      lambda state: without_lines(state, lines_said_only_in(state, alone)))
+        inputs = sorted(s for s in alone if s.startswith(INPUT_PREFIX))
+        if not inputs:
+            return
+        made = set(session.execute(select(col(HistoryRow.memory_id)).where(
+            col(HistoryRow.user_id) == user_id, col(HistoryRow.input_id).in_(inputs),
+            col(HistoryRow.operation) == "insert")).scalars())
+        present = set(session.execute(select(col(MemoryRow.id)).where(col(MemoryRow.id).in_(sorted(made)))).scalars())
+        for memory_id in sorted(made - present):
+            rows = store.history_states(session, memory_id, user_id=user_id)
+            first = unmarked(rows[0][2]) if rows else None
+            if first is not None and set(first.get("source_ids") or ()) <= alone:
+                emptied(rows)
 
     def _erase_inputs(self, session: Session, cipher: Cipher, user_id: str, cited: set[str]) -> None:
         input_ids = sorted(s for s in cited if s.startswith(INPUT_PREFIX))

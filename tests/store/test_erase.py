@@ -240,3 +240,20 @@ def test_erase_must_be_a_bool(mx):
     with pytest.raises(InvalidInput, match="erase"):
         mx.delete(made(turn, "episodic"), user_id="kim", erase="yes")  # type: ignore[arg-type]
     assert mx.get(made(turn, "episodic"), user_id="kim")
+
+
+def test_erasing_a_rewritten_turn_erases_its_first_words_too(mx):
+    """The rewrite took back the first words' core line and fact, which history kept: the erase of the
+    turn takes them out there too."""
+    say(mx, "I like tea.", 0)
+    said = say(mx, "I live in Quixhavn. My brother Zorblatt is a carpenter.", 1)
+    fact = made(said, "semantic")
+    mx.update(made(said, "episodic"), {"summary": "I live in Lisbon."}, user_id="kim")
+    block = mx.core_memory(user_id="kim")["human"].id
+
+    mx.delete(made(said, "episodic"), user_id="kim", erase=True)
+
+    for word in ("Quixhavn", "Zorblatt"):
+        assert served(mx, word, [block, fact]) == []
+        assert rows_holding(mx, word) == []
+    assert mx.core_memory(user_id="kim")["human"].value == "Kim: likes tea"
