@@ -35,7 +35,7 @@ from mirix_py.tools.ops import DeleteOp, UpdateOp
 from mirix_py.screens.engine_methods import ScreenshotsMixin
 from mirix_py.records import (
     AddResult, ChatResponse, CoreMemory, HistoryEvent, InputRecord, InputStatus, Memory,
-    MemoryBase, MemoryChange, MemoryType, Mode, SearchHit, SearchMethod,
+    MemoryBase, MemoryChange, MemoryType, Mode, Operation, SearchHit, SearchMethod,
 )
 from mirix_py.settings import Settings
 from mirix_py.facade.maintenance import Maintenance, restore_into, unfinished_restore
@@ -395,14 +395,35 @@ class Mirix(ScreenshotsMixin):
         if not isinstance(erase, bool):
             raise InvalidInput(f"erase must be true or false, not {erase!r}")
         with self.user_locks(user_id):
-            current = self.store.get(memory_id, user_id=user_id)  # MemoryNotFound past its expiry, as get says
-            erasure = Erasure(said_only_in=derived.held_alone(self.store, current)) if erase else None
-            changes = self.store.apply([DeleteOp(memory_id=memory_id),
-                                        *derived.taken_back(self.store, current, deleting=True)],
-                                       user_id=user_id, actor=actor, erase=erasure)
+            try:
+                current = self.store.get(memory_id, user_id=user_id)  # MemoryNotFound past its expiry, as get says
+            except MemoryNotFound:
+                if not erase or (erasure := self._erasure_of_deleted(memory_id, user_id)) is None:
+                    raise
+                self.store.apply([], user_id=user_id, actor=actor, erase=erasure)
+                changes: builtins.list[MemoryChange] = []
+            else:
+                erasure = Erasure(said_only_in=derived.held_alone(self.store, current)) if erase else None
+                changes = self._delete_now(current, actor, erasure)
         if erasure is not None:
             remove_thumbnails(Path(self.settings.data_dir) / "thumbnails", user_id, erasure.thumbnails)
         return changes
+
+    def _delete_now(self, current: MemoryBase, actor: str, erasure: Erasure | None) -> builtins.list[MemoryChange]:
+        return self.store.apply([DeleteOp(memory_id=current.id), *derived.taken_back(self.store, current, deleting=True)],
+                                user_id=current.user_id, actor=actor, erase=erasure)
+
+    def _erasure_of_deleted(self, memory_id: str, user_id: str) -> Erasure | None:
+        """The erasure of a memory deleted before without `erase` (its history ends in its deletion): its
+        history emptied, and for a turn, what it alone said, as its erasing deletion would have. None
+        for a memory the user never had."""
+        events = self.store.history(memory_id, user_id=user_id)  # MemoryNotFound: never had it
+        last = events[-1]
+        if last.operation is not Operation.delete or not last.before:
+            return None
+        alone = derived.cited_alone(self.store, user_id, memory_id, last.before.get("source_ids") or []) \
+            if last.memory_type is MemoryType.episodic else frozenset()
+        return Erasure(said_only_in=alone, emptied_ids=frozenset({memory_id}))
 
     def undo(self, input_id: str, *, user_id: str, force: bool = False) -> builtins.list[MemoryChange]:
         """Revert every change one input caused: its inserts deleted, its updates and deletions

@@ -66,20 +66,25 @@ def taken_back(store: MemoryStore, episode: MemoryBase, *, deleting: bool = Fals
 
 
 def held_alone(store: MemoryStore, episode: MemoryBase) -> frozenset[str]:
-    """The ids an episode alone cites (`_held_alone`); none for another memory."""
+    """The ids an episode alone cites (`cited_alone`); none for another memory."""
     return _held_alone(store, episode) if isinstance(episode, EpisodicMemory) and episode.source_ids else frozenset()
 
 
 def _held_alone(store: MemoryStore, episode: EpisodicMemory) -> frozenset[str]:
-    """The ids the episode cites that no other episode of the user cites: the messages (or inputs)
-    whose words it alone holds. Episodes are looked up among those of the inputs it cites."""
-    cited = list(dict.fromkeys(episode.source_ids))
+    return cited_alone(store, episode.user_id, episode.id, episode.source_ids)
+
+
+def cited_alone(store: MemoryStore, user_id: str, episode_id: str, source_ids: Sequence[str]) -> frozenset[str]:
+    """The ids an episode cites that no other episode of the user cites: the messages (or inputs)
+    whose words it alone holds (or held: a deleted episode's). Episodes are looked up among those of
+    the inputs it cites."""
+    cited = list(dict.fromkeys(source_ids))
     inputs = [s for s in cited if s.startswith(INPUT_PREFIX)]
-    citing = store.made_from(episode.user_id, inputs, [MemoryType.episodic.value], within=inputs) if inputs else {}
+    citing = store.made_from(user_id, inputs, [MemoryType.episodic.value], within=inputs) if inputs else {}
     messages = [s for s in cited if not s.startswith(INPUT_PREFIX)]
     if messages:  # a message id comes again in another input: a chat app sends its window again
-        citing.update(store.made_from(episode.user_id, messages, [MemoryType.episodic.value]))
-    return frozenset(s for s in cited if set(citing.get(s, [])) <= {episode.id})
+        citing.update(store.made_from(user_id, messages, [MemoryType.episodic.value]))
+    return frozenset(s for s in cited if set(citing.get(s, [])) <= {episode_id})
 
 
 def _core_ops(store: MemoryStore, episode: EpisodicMemory, alone: frozenset[str]) -> list[Op]:

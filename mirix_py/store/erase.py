@@ -151,6 +151,8 @@ class Erasure:
     """The ids (inputs, messages, caller's ids) the erased turn alone cites (`agents.derived.held_alone`):
     what earlier changes restated from them alone is erased too (a core line or fact an earlier rewrite of
     the turn took back, whose words stay in history)."""
+    emptied_ids: frozenset[str] = frozenset()
+    """Memories deleted before without erasure whose history is emptied (`Mirix.delete` of one again)."""
 
     def run(self, store: Histories, session: Session, plans: Sequence[Planned], *, user_id: str) -> None:
         """In the write's transaction, its changes written: the history and the inputs (module doc)."""
@@ -163,10 +165,12 @@ class Erasure:
                 emptied(rows)
             else:
                 rewritten(rows, taken_out(store.history_dump(plan.before), store.history_dump(plan.after)))
+        for memory_id in sorted(self.emptied_ids):
+            emptied(store.history_states(session, memory_id, user_id=user_id))
         if self.said_only_in:
             self._erase_earlier_restatements(store, session, user_id)
         cited = {s for p in plans if p.before is not None and p.after is None for s in p.before.source_ids}
-        self._erase_inputs(session, store.cipher, user_id, cited)
+        self._erase_inputs(session, store.cipher, user_id, cited | self.said_only_in)
 
     def _erase_earlier_restatements(self, store: Histories, session: Session, user_id: str) -> None:
         """Core lines said only where the turn alone did leave every state of the user's blocks; a memory

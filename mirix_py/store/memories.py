@@ -285,7 +285,7 @@ class MemoryStore:
         """
         if self.read_only is not None:
             raise InvalidInput(self.read_only)
-        if not ops and not ledger and not left_deleted:
+        if not ops and not ledger and not left_deleted and erase is None:
             return []
         # Embed before taking the write lock (SQLite has one per database): plan once read-only,
         # embed those texts, then plan again under the lock and embed only what changed meanwhile.

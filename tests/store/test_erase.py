@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import inspect, text
 
 from mirix_py.engine import Mirix
-from mirix_py.errors import InvalidInput, LaterChanges
+from mirix_py.errors import InvalidInput, LaterChanges, MemoryNotFound
 from mirix_py.records import InputStatus, Operation
 
 T0 = datetime(2026, 9, 1, 9, 0, tzinfo=timezone.utc)
@@ -257,3 +257,24 @@ def test_erasing_a_rewritten_turn_erases_its_first_words_too(mx):
         assert served(mx, word, [block, fact]) == []
         assert rows_holding(mx, word) == []
     assert mx.core_memory(user_id="kim")["human"].value == "Kim: likes tea"
+
+
+def test_a_turn_deleted_before_can_be_erased_after(mx):
+    """`delete` without `erase` kept the words in history and the input log; asked again with `erase`,
+    they go, and nothing else changes."""
+    say(mx, "I like tea.", 0)
+    said = say(mx, "I live in Quixhaven. My PIN is 4921.", 1)
+    turn, entry = made(said, "episodic"), made(said, "knowledge_vault")
+    mx.delete(turn, user_id="kim")
+    assert rows_holding(mx, "Quixhaven")
+
+    assert mx.delete(turn, user_id="kim", erase=True) == []
+
+    assert served(mx, "Quixhaven", [turn, entry]) == []
+    assert rows_holding(mx, "Quixhaven") == []
+    assert mx.core_memory(user_id="kim")["human"].value == "Kim: likes tea"
+    assert [e.erased for e in mx.history(turn, user_id="kim")] == [True, True]
+    with pytest.raises(MemoryNotFound):
+        mx.delete(turn, user_id="kim", erase=True)  # nothing left to erase
+    with pytest.raises(MemoryNotFound):
+        mx.delete("epi_never_there", user_id="kim", erase=True)
