@@ -28,3 +28,13 @@ def synth():
 
     return ScreenSynth(seed=7)
 
+
+@pytest.fixture
+def thumbnails_engine(tmp_path, tesseract):
+    """An engine whose screenshots keep their thumbnails, OCR in the calling thread, no embedder."""
+    from mirix_py.engine import Mirix
+
+    engine = Mirix(tmp_path / "data", embedder=None)
+    engine.configure_screenshots(workers=0, keep_thumbnails=True)
+    yield engine
+    engine.close()

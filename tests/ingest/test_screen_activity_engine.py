@@ -9,7 +9,6 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from mirix_synth.screens import text_window
-from mirix_py.engine import Mirix
 from mirix_py.errors import InvalidInput
 from mirix_py.ingest.batching import BatchPolicy
 from mirix_py.ingest.screenshots import user_thumbnail_dir
@@ -22,11 +21,8 @@ T = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=1)  # in
 
 
 @pytest.fixture
-def mx(tmp_path, tesseract):
-    engine = Mirix(tmp_path / "data", embedder=None)
-    engine.configure_screenshots(workers=0, keep_thumbnails=True)
-    yield engine
-    engine.close()
+def mx(thumbnails_engine):
+    return thumbnails_engine
 
 
 def shot(mx, at: timedelta, app: str, window: str, *lines: str, wait: bool = True) -> str:

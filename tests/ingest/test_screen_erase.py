@@ -7,18 +7,14 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from mirix_synth.screens import text_window
-from mirix_py.engine import Mirix
 
 USER = "ada"
 T = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=1)  # inside the thumbnails' retention
 
 
 @pytest.fixture
-def mx(tmp_path, tesseract):
-    engine = Mirix(tmp_path / "data", embedder=None)
-    engine.configure_screenshots(workers=0, keep_thumbnails=True)
-    yield engine
-    engine.close()
+def mx(thumbnails_engine):
+    return thumbnails_engine
 
 
 def test_erasing_a_frame_turn_removes_its_thumbnail_and_window_title(mx, tmp_path):

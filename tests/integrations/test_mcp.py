@@ -225,3 +225,26 @@ def test_the_embedded_server_takes_what_the_rest_server_takes(tmp_path, embedder
 
         assert says in anyio.run(run)
         assert mx.store.count() == {} and mx.inputs.by_status(InputStatus.processed) == []
+
+
+def test_delete_memory_with_erase_leaves_no_word_in_history(tmp_path, embedder):
+    from mirix_py import Mirix
+    from mirix_py.integrations.mcp_server import build_mcp_server
+
+    with Mirix(tmp_path / "data", embedder=embedder) as mx:
+        server = build_mcp_server(mx, users=["ada"])
+        added = mx.add("I live in Zorblatt street, in Quixhaven.", user_id="ada")
+        turn = next(c.memory_id for c in added.changes if c.memory_type.value == "episodic")
+
+        async def run():
+            async with Client(server) as client:
+                tools = {t.name: t for t in (await client.list_tools()).tools}
+                erase = tools["delete_memory"].input_schema["properties"]["erase"]
+                assert erase["type"] == "boolean" and "forget" in erase["description"]
+                return _payload(await client.call_tool("delete_memory", {"memory_id": turn, "erase": True}))
+
+        deleted = anyio.run(run)
+        assert deleted["deleted"] == turn and deleted["taken_back"]
+        events = mx.history(turn, user_id="ada")
+        assert [e.erased for e in events] == [True, True] and "Quixhaven" not in str([e.before for e in events])
+        assert mx.inputs.get(added.input_ids[0]).messages == []
