@@ -19,7 +19,7 @@ facts (`said_anew`), so a corrected turn ("I live in Lisbn" → "… Lisbon") ke
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
 
 from mirix_py.agents import core_blocks
 from mirix_py.records import (
@@ -105,7 +105,7 @@ def _replaced_put_back(store: MemoryStore, block: CoreMemory, fields: dict, epis
     lines = fields["value"].splitlines()
     gone = set(block.value.splitlines()) - set(lines)
     inputs = {s for s in episode.source_ids if s.startswith(INPUT_PREFIX)}
-    put_back: dict[str, tuple] = {}
+    put_back: dict[str, _Held] = {}
     for event in store.history(block.id, user_id=block.user_id):
         if event.input_id not in inputs or event.operation is not Operation.update or not event.before \
                 or not event.after:
@@ -116,18 +116,25 @@ def _replaced_put_back(store: MemoryStore, block: CoreMemory, fields: dict, epis
             continue
         for line in before:
             if line not in after and line not in lines:
-                put_back[line] = ((event.before.get("said") or {}).get(line),
-                                  (event.before.get("said_offsets") or {}).get(line),
-                                  list((event.before.get("line_sources") or {}).get(line) or []))
-    kept = {line: held for line, held in put_back.items() if _still_said(store, episode, held[2])}
+                put_back[line] = _Held((event.before.get("said") or {}).get(line),
+                                       (event.before.get("said_offsets") or {}).get(line),
+                                       list((event.before.get("line_sources") or {}).get(line) or []))
+    kept = {line: held for line, held in put_back.items() if _still_said(store, episode, held.sources)}
     value = "\n".join([*lines, *kept])
     if not kept or len(value) > block.limit:
         return fields
     return {"value": value,
-            "said": {**fields["said"], **{line: held[0] for line, held in kept.items() if held[0] is not None}},
+            "said": {**fields["said"], **{line: h.said for line, h in kept.items() if h.said is not None}},
             "said_offsets": {**fields["said_offsets"],
-                             **{line: held[1] for line, held in kept.items() if held[1] is not None}},
-            "line_sources": {**fields["line_sources"], **{line: held[2] for line, held in kept.items()}}}
+                             **{line: h.offset for line, h in kept.items() if h.offset is not None}},
+            "line_sources": {**fields["line_sources"], **{line: h.sources for line, h in kept.items()}}}
+
+
+class _Held(NamedTuple):
+    """What a block state held for one line: when it was said, on which clock, in which messages."""
+    said: Any
+    offset: Any
+    sources: list[str]
 
 
 def _still_said(store: MemoryStore, episode: EpisodicMemory, said_in: Sequence[str]) -> bool:
