@@ -410,8 +410,10 @@ class Mirix(ScreenshotsMixin):
         return changes
 
     def _delete_now(self, current: MemoryBase, actor: str, erasure: Erasure | None) -> builtins.list[MemoryChange]:
-        return self.store.apply([DeleteOp(memory_id=current.id), *derived.taken_back(self.store, current, deleting=True)],
-                                user_id=current.user_id, actor=actor, erase=erasure)
+        ops = [DeleteOp(memory_id=current.id), *derived.taken_back(self.store, current, deleting=True)]
+        if erasure is not None:
+            ops += derived.captions_unquoted(self.store, current.user_id, ops, erasure.said_only_in)
+        return self.store.apply(ops, user_id=current.user_id, actor=actor, erase=erasure)
 
     def _erasure_of_deleted(self, memory_id: str, user_id: str) -> Erasure | None:
         """The erasure of a memory deleted before without `erase` (its history ends in its deletion): its

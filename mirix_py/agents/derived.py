@@ -283,3 +283,25 @@ def _message_of(record: InputRecord, episode: EpisodicMemory) -> InputRecord | N
         return None
     return record.model_copy(update={"messages": [message.model_copy(update={"content": episode.summary})]})
 
+
+QUOTED = " mentioned: '"  # a vault entry's caption quotes the words around its value (`secrets.detection`)
+
+
+def captions_unquoted(store: MemoryStore, user_id: str, ops: Sequence[Op], alone: frozenset[str]) -> list[Op]:
+    """For an erasure: a vault entry first said in the erased turn that stays (another memory points at
+    it) keeps its kind in its caption but not the turn's words it quoted ("password mentioned: 'My bank
+    PIN is [secret], at the …'" becomes "password mentioned")."""
+    inputs = sorted(s for s in alone if s.startswith(INPUT_PREFIX))
+    if not inputs:
+        return []
+    deleted = {op.memory_id for op in ops if isinstance(op, DeleteOp)}
+    made = store.made_from(user_id, inputs, [MemoryType.knowledge_vault.value])
+    ids = sorted({i for found in made.values() for i in found} - deleted)
+    out: list[Op] = []
+    for entry in store.get_many(ids, user_id=user_id).values():
+        first = next((s for s in entry.source_ids if s.startswith(INPUT_PREFIX)), None)
+        caption = getattr(entry, "caption", "")
+        if first in alone and QUOTED in caption:
+            out.append(UpdateOp(memory_id=entry.id, fields={"caption": caption.split(QUOTED, 1)[0] + " mentioned"}))
+    return out
+

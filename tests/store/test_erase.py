@@ -278,3 +278,16 @@ def test_a_turn_deleted_before_can_be_erased_after(mx):
         mx.delete(turn, user_id="kim", erase=True)  # nothing left to erase
     with pytest.raises(MemoryNotFound):
         mx.delete("epi_never_there", user_id="kim", erase=True)
+
+
+def test_a_vault_entry_another_turn_points_at_stays_without_the_erased_words_in_its_caption(mx):
+    first = say(mx, "My bank PIN is 4921, I got it at the Quixhaven branch.", 0)
+    say(mx, "Remember my bank PIN is 4921.", 1)
+    entry = made(first, "knowledge_vault")
+
+    mx.delete(made(first, "episodic"), user_id="kim", erase=True)
+
+    kept = mx.get(entry, user_id="kim", reveal=True)
+    assert (kept.secret_value, kept.caption) == ("4921", "password mentioned")
+    assert served(mx, "Quixhaven", [entry]) == []
+    assert rows_holding(mx, "Quixhaven") == []
