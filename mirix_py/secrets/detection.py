@@ -281,7 +281,7 @@ _SORT_CODE = re.compile(
     r"(?P<secret>\d{2}-\d{2}-\d{2}|\d{2} \d{2} \d{2}|\d{6})(?![A-Za-z0-9_-])"
 )
 
-_CARD = re.compile(r"(?<![\d+])(?<!\d[ -])(?:\d[ -]?){12,18}\d(?![\d])(?![ -]\d{4})")
+_CARD = re.compile(r"(?<![\w+])(?<!\d[ -])(?:\d[ -]?){12,18}\d(?![\w])(?![ -]\d{4})")  # not inside an id or word
 
 _SSN = re.compile(r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])")
 

@@ -22,6 +22,15 @@ def test_scrub_replaces_every_secret_and_points_at_known_entries():
         "detail": [{"msg": "pass: [redacted:password]"}], "n": 3}
 
 
+def test_an_id_whose_digits_pass_the_card_check_is_not_redacted():
+    """A memory id is hex: a run of its digits can pass Luhn ("…af6724455545730"), and an error naming
+    the id showed "[redacted:card_number]" in its place. A card number stands apart from letters."""
+    message = "cannot undo input in_6ce2: epi_6745c4fe312649d09af6724455545730 (changed later by api)"
+    assert scrub(message) == message
+    assert scrub("card: 4111 1111 1111 1111, and 4111111111111111.") == \
+        "card: [redacted:card_number], and [redacted:card_number]."
+
+
 def test_every_package_logger_is_guarded():
     used = set()
     for path in PACKAGE.rglob("*.py"):
