@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from sqlalchemy import text as sql
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import OperationalError
 
 FTS_TABLES = ("memory_fts", "memory_session")  # every FTS5 table that holds a memory's words
 
@@ -30,6 +31,34 @@ def stop_erasing(conn: Connection, fts: list[str]) -> None:
         conn.execute(sql(f"INSERT INTO {table}({table}) VALUES ('optimize')"))
 
 
+FTS5_FORMAT = 4  # the FTS5 file format every SQLite reads; `secure-delete` made it 5 (3.42+ only)
+
+
+def newer_format(engine: Engine) -> list[str]:
+    """The FTS5 tables in a newer file format than SQLite before 3.42 reads: an erase or `delete_user`
+    of versions that used FTS5's `secure-delete` wrote them so, and the stdlib driver then fails on
+    every search ("invalid fts5 file format"). Their config rows are plain tables: any SQLite reads them."""
+    found = []
+    with engine.connect() as conn:
+        for table in FTS_TABLES:
+            try:
+                version = conn.execute(sql(f"SELECT v FROM {table}_config WHERE k = 'version'")).scalar()
+            except OperationalError:  # no such table: a store made before it
+                continue
+            if version is not None and int(version) > FTS5_FORMAT:
+                found.append(table)
+    return found
+
+
+def write_format_again(engine: Engine, tables: list[str]) -> int:
+    """Rebuild these FTS5 tables from their rows: 'rebuild' writes them in the format every SQLite reads.
+    It needs a SQLite that reads the newer one (3.42+, the default driver); an older one raises."""
+    with engine.begin() as conn:
+        for table in tables:
+            conn.execute(sql(f"INSERT INTO {table}({table}) VALUES ('rebuild')"))
+    return len(tables)
+
+
 def truncate_log(engine: Engine) -> bool:
     """Copy the write-ahead log into the database and empty it (the log keeps the pages a delete
     changed, as they were). False when a reader held it: the log empties at a later checkpoint."""
@@ -38,4 +67,5 @@ def truncate_log(engine: Engine) -> bool:
     return not (busy and busy[0])
 
 
-__all__ = ["FTS_TABLES", "start_erasing", "stop_erasing", "truncate_log"]
+__all__ = ["FTS5_FORMAT", "FTS_TABLES", "newer_format", "start_erasing", "stop_erasing", "truncate_log",
+           "write_format_again"]

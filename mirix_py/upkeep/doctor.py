@@ -37,6 +37,7 @@ from mirix_py.store import vector_outbox
 from mirix_py.store.crypto import VaultKeyError
 from mirix_py.store.memories import MemoryStore, actor_of
 from mirix_py.store.private import narrow, open_to_others
+from mirix_py.store.sqlite_erase import newer_format, write_format_again
 from mirix_py.store.sqlite_fulltext import SQLiteFullText
 from mirix_py.store.tables import InputRow, MemoryRow
 from mirix_py.store.textrefs import REFS_KEY, to_refs
@@ -57,6 +58,7 @@ class DoctorReport:
     stale_embeddings: list[str] = field(default_factory=list)
     stale_texts: list[str] = field(default_factory=list)
     stale_fulltext: list[str] = field(default_factory=list)  # full-text rows not as this version indexes them
+    fulltext_newer_format: list[str] = field(default_factory=list)  # FTS5 tables SQLite before 3.42 cannot read
     unreadable_rows: list[str] = field(default_factory=list)
     compactable_rows: list[str] = field(default_factory=list)  # not a fault: `clean` ignores them
     undecryptable_secrets: list[str] = field(default_factory=list)
@@ -71,7 +73,7 @@ class DoctorReport:
     @property
     def clean(self) -> bool:
         return not (self.rows_without_vectors or self.vectors_without_rows or self.stale_embeddings
-                    or self.stale_texts or self.stale_fulltext or self.unreadable_rows or self.undecryptable_secrets
+                    or self.stale_texts or self.stale_fulltext or self.fulltext_newer_format or self.unreadable_rows or self.undecryptable_secrets
                     or self.undecryptable_inputs or self.unreachable_vectors or self.vectors_pending
                     or self.open_to_others)
 
@@ -80,7 +82,7 @@ class DoctorReport:
                 "rows_without_vectors": len(self.rows_without_vectors),
                 "vectors_without_rows": len(self.vectors_without_rows),
                 "stale_embeddings": len(self.stale_embeddings), "stale_texts": len(self.stale_texts),
-                "stale_fulltext": len(self.stale_fulltext),
+                "stale_fulltext": len(self.stale_fulltext), "fulltext_newer_format": self.fulltext_newer_format,
                 "unreadable_rows": len(self.unreadable_rows), "compactable_rows": len(self.compactable_rows),
                 "undecryptable_secrets": len(self.undecryptable_secrets),
                 "undecryptable_inputs": len(self.undecryptable_inputs),
@@ -146,6 +148,8 @@ def diagnose(store: MemoryStore, data_dir: Path | None = None) -> DoctorReport:
     report.stale_texts, report.unreadable_rows, report.compactable_rows = _check_rows(store)
     unreadable = set(report.unreadable_rows)  # no record to index them from: left for a restore
     report.stale_fulltext = [i for i in _stale_fulltext(store) if i not in unreadable]
+    if isinstance(store.fulltext, SQLiteFullText):
+        report.fulltext_newer_format = newer_format(store.engine)
     with Session(store.engine) as session:
         for memory_id, secret in session.execute(select(col(MemoryRow.id), col(MemoryRow.secret))
                                                  .where(col(MemoryRow.secret).is_not(None))):
@@ -294,10 +298,13 @@ def repair(store: MemoryStore, report: DoctorReport,
            data_dir: Path | None = None) -> DoctorReport:
     """Fix what can be fixed, then diagnose again. Unreadable rows are left for a restore."""
     narrowed = narrow(data_dir) if data_dir is not None and report.open_to_others else 0
+    rewritten = write_format_again(store.engine, report.fulltext_newer_format) if report.fulltext_newer_format else 0
     reindexed = _rerender_texts(store, sorted(set(report.stale_texts) | set(report.stale_fulltext)))
     compacted = _compact_rows(store, report.compactable_rows)
     repaired = {"reembedded": 0, "orphans_deleted": 0, "reindexed": reindexed, "compacted": compacted,
                 "modes_narrowed": narrowed}
+    if rewritten:  # only a store an earlier erase wrote so
+        repaired["fulltext_format_rewritten"] = rewritten
     if store.vectors is None or store.embedder is None:
         after = diagnose(store, data_dir)
         after.repaired = repaired

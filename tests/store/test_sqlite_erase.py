@@ -75,3 +75,34 @@ def test_a_data_dir_opens_adds_searches_and_chats_with_the_stdlib_driver_after(t
         assert mx.add("I like orange juice.", user_id="kim").changes
         assert any("tea" in h.text for h in mx.search("green tea", user_id="kim", method="bm25"))
         assert mx.chat("What do I like to drink?", user_id="kim", remember=False).answer
+
+
+@pytest.mark.skipif(not HAS_PYSQLITE3, reason="the newer FTS5 format is written and read with pysqlite3")
+def test_doctor_finds_and_repair_rewrites_a_fulltext_index_older_sqlite_cannot_read(tmp_path, embedder, monkeypatch):
+    """An erase or delete_user of an earlier version (FTS5's secure-delete) left the index in format 5:
+    `doctor` names the tables, `--repair` writes them again, and the stdlib driver then searches."""
+    import pysqlite3.dbapi2 as pysqlite3
+
+    from mirix_py.engine import Mirix
+    from mirix_py.upkeep.doctor import diagnose, repair
+
+    with Mirix(tmp_path / "data", embedder=embedder) as mx:
+        mx.add("I like green tea.", user_id="kim")
+        mx.add("I live in Lisbon.", user_id="kim")
+    raw = pysqlite3.connect(tmp_path / "data" / "mirix.db")
+    for table in FTS_TABLES:  # what the earlier erase did: the option on, a row deleted
+        raw.execute(f"INSERT INTO {table}({table}, rank) VALUES ('secure-delete', 1)")
+        raw.execute(f"DELETE FROM {table} WHERE rowid = (SELECT max(rowid) FROM {table})")
+        raw.execute(f"INSERT INTO {table}({table}, rank) VALUES ('secure-delete', 0)")
+    raw.commit()
+    raw.close()
+
+    with Mirix(tmp_path / "data", embedder=embedder) as mx:
+        found = diagnose(mx.store, tmp_path / "data")
+        assert found.fulltext_newer_format == list(FTS_TABLES) and not found.clean
+        fixed = repair(mx.store, found, data_dir=tmp_path / "data")
+        assert fixed.repaired["fulltext_format_rewritten"] == 2 and fixed.fulltext_newer_format == []
+    monkeypatch.setenv("MIRIX_SQLITE_DRIVER", "stdlib")
+    with Mirix(tmp_path / "data", embedder=embedder) as mx:
+        assert any("tea" in h.text for h in mx.search("green tea", user_id="kim", method="bm25"))
+        assert any("Lisbon" in h.text for h in mx.search("Lisbon", user_id="kim", method="bm25"))
