@@ -25,6 +25,7 @@ from mirix_py.agents import core_blocks
 from mirix_py.records import (
     CoreMemory, EpisodicMemory, InputKind, InputRecord, MemoryBase, MemoryType, Message, Operation,
 )
+from mirix_py.secrets.detection import CAPTION_QUOTES
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.questions import INPUT_PREFIX
 from mirix_py.store.undo import restored_fields
@@ -284,7 +285,6 @@ def _message_of(record: InputRecord, episode: EpisodicMemory) -> InputRecord | N
     return record.model_copy(update={"messages": [message.model_copy(update={"content": episode.summary})]})
 
 
-QUOTED = " mentioned: '"  # a vault entry's caption quotes the words around its value (`secrets.detection`)
 
 
 def captions_unquoted(store: MemoryStore, user_id: str, ops: Sequence[Op], alone: frozenset[str]) -> list[Op]:
@@ -301,7 +301,7 @@ def captions_unquoted(store: MemoryStore, user_id: str, ops: Sequence[Op], alone
     for entry in store.get_many(ids, user_id=user_id).values():
         first = next((s for s in entry.source_ids if s.startswith(INPUT_PREFIX)), None)
         caption = getattr(entry, "caption", "")
-        if first in alone and QUOTED in caption:
-            out.append(UpdateOp(memory_id=entry.id, fields={"caption": caption.split(QUOTED, 1)[0] + " mentioned"}))
+        if first in alone and CAPTION_QUOTES in caption:
+            out.append(UpdateOp(memory_id=entry.id, fields={"caption": caption.split(CAPTION_QUOTES, 1)[0] + " mentioned"}))
     return out
 

@@ -657,6 +657,9 @@ _WINDOW = 2 * _CAPTION_MAX
 _GUARD_ALL_VALUES = 64  # texts with more distinct secrets guard the values near each one only
 
 
+CAPTION_QUOTES = " mentioned: '"  # a caption's kind, then the words around the value, quoted
+
+
 def _caption(text: str, kind: str, spans: list[tuple[int, int]], index: int, values: list[str]) -> str:
     """Describe the secret with its context, every detected secret replaced by "[secret]".
 
@@ -692,7 +695,7 @@ def _caption(text: str, kind: str, spans: list[tuple[int, int]], index: int, val
     context = " ".join(context.split())
     # Whitespace collapsing can shift the position slightly; re-find the nearest placeholder.
     own_at = _nearest_placeholder(context, own_at)
-    prefix = f"{_DESCRIPTIONS[kind]} mentioned: '"
+    prefix = f"{_DESCRIPTIONS[kind]}{CAPTION_QUOTES}"
     budget = _CAPTION_MAX - len(prefix) - 1
     clipped_left, clipped_right = lo_text > 0, hi_text < len(text)
     if len(context) > budget or clipped_left or clipped_right:
