@@ -5,6 +5,7 @@ user told (a chat model's made-up answer must not overwrite what the user said).
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timezone
 
 import pytest
@@ -64,7 +65,8 @@ def test_an_assistant_turn_contradicting_the_user_changes_no_fact_and_is_kept_as
     _unchanged(mx, user_id, tom, pin_id)
     episode = _assistant_episode(mx, user_id)
     assert episode.summary.startswith("Your brother Tom is a dentist now. Your bank PIN is [vault:")
-    assert "9931" not in episode.summary  # its secret moved to the vault
+    # its secret moved to the vault (the placeholder's random id may hold the digits by chance)
+    assert "9931" not in re.sub(r"\[vault:[^\]]*\]", "", episode.summary)
 
 
 @pytest.mark.parametrize("role", ["system", "tool"])
