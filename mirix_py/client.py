@@ -19,11 +19,12 @@ from typing import Any, Literal, Sequence, get_args
 from urllib.parse import quote
 
 import httpx
-from pydantic import TypeAdapter
+from pydantic import BaseModel, Field, TypeAdapter
 
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound, MirixError
 from mirix_py.settings import Settings
 from mirix_py.screens.activity import FrameGroup
+from mirix_py.server.models import InputStatusOut
 from mirix_py.records import (
     MEMORY_ADAPTER, AddResult, ChatResponse, CoreLabel, CoreMemory, HistoryEvent, MemoryBase, MemoryChange,
     MemoryContext, SearchHit,
@@ -33,6 +34,14 @@ _HITS = TypeAdapter(list[SearchHit])
 _HISTORY = TypeAdapter(list[HistoryEvent])
 _CHANGES = TypeAdapter(list[MemoryChange])
 _GROUPS = TypeAdapter(list[FrameGroup])
+
+
+class InputPage(BaseModel):
+    """A page of the input log as `MirixClient.inputs` reads it."""
+
+    inputs: list[InputStatusOut] = Field(description="The inputs, newest first, without their contents.")
+    next: str | None = Field(default=None, description=(
+        "The `before` that reads the next (older) page; None when this page ends with the oldest input."))
 
 
 class ApiError(MirixError):
@@ -122,6 +131,11 @@ class MirixClient:
     # ------------------------------------------------------------ plumbing
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        response = self._response(method, path, **kwargs)
+        return None if response.status_code == 204 else response.json()
+
+    def _response(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """The server's answer, or the error it stands for raised (its headers matter to some calls)."""
         response = self.http.request(method, path, **kwargs)
         if response.status_code >= 400:
             try:
@@ -136,7 +150,7 @@ class MirixClient:
             if response.status_code == 422:
                 raise InvalidInput(message)
             raise ApiError(response.status_code, error, message)
-        return None if response.status_code == 204 else response.json()
+        return response
 
     @staticmethod
     def _user(user_id: str) -> str:
@@ -177,6 +191,17 @@ class MirixClient:
 
     def input_status(self, input_id: str, *, user_id: str) -> dict[str, Any]:
         return self._call("GET", f"{self._user(user_id)}/inputs/{_segment(input_id, 'input id')}")
+
+    def inputs(self, *, user_id: str, statuses: Sequence[str] | None = None, limit: int = 100,
+               before: str | None = None, offset: int = 0) -> InputPage:
+        """A page of the user's input log, newest first, without contents (`statuses`: only these).
+        `before`: the previous page's `next`, which lists the inputs after it, none twice or left out
+        while inputs arrive between pages; `offset` (not with `before`) is kept for older callers."""
+        params: builtins.list[tuple[str, Any]] = [("limit", limit), ("offset", offset)]
+        params += [("before", before)] if before is not None else []
+        params += [("status", s) for s in statuses or ()]
+        response = self._response("GET", f"{self._user(user_id)}/inputs", params=params)
+        return InputPage(inputs=response.json(), next=response.headers.get("X-Mirix-Next-Cursor"))
 
     def search(self, query: str, *, user_id: str, limit: int = 10, memory_types: Sequence[str] | None = None,
                start: datetime | str | None = None, end: datetime | str | None = None,

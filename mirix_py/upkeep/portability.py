@@ -151,7 +151,8 @@ def _parse_line(store: MemoryStore, number: int, line: str) -> tuple[Memory, lis
         raise InvalidInput(f"line {number} is not an exported memory: {exc}") from exc
     try:
         check_user(memory.user_id)
-        parse_when(memory.occurred_at, "occurred_at", stored=True)  # inside the years `add` takes
+        for field in ("occurred_at", "created_at", "updated_at"):  # the years `add` takes: lists sort by
+            parse_when(getattr(memory, field), field, stored=True)  # these, and inferred inputs take them
         _check_cited(memory, cited or [])
     except InvalidInput as exc:
         raise InvalidInput(f"line {number}: {exc}") from exc

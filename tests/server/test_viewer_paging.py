@@ -1,6 +1,6 @@
 """More memories or inputs than one page: a type tab says how many of how many it shows and "Show more"
 lists the rest (GET .../memories with an offset); the Inputs tab shows the newest inputs and "Show more"
-the older ones (GET .../inputs with an offset), down to the oldest."""
+the older ones (GET .../inputs after the page's cursor), down to the oldest."""
 
 from __future__ import annotations
 
@@ -25,6 +25,16 @@ def _status(driver):
     return driver.find_element(By.ID, "status").text
 
 
+def _log_inputs(mx, user_id, count, start):
+    """`count` processed inputs logged a minute apart from `start`; their ids, the oldest first."""
+    records = [normalize_add(f"Input number {i}", user_id=user_id, occurred_at=None, source_id=None, kind="text",
+                             max_chars=10_000).model_copy(update={"created_at": start + timedelta(minutes=i)})
+               for i in range(count)]
+    mx.inputs.append(records, claimed_by=mx.worker_id)
+    mx.inputs.mark([r.id for r in records], InputStatus.processed)
+    return [r.id for r in records]
+
+
 @pytest.fixture(scope="module")
 def many(live_sqlite):
     mx = live_sqlite.mx
@@ -32,12 +42,7 @@ def many(live_sqlite):
     mx.store.apply([InsertOp(memory=EpisodicMemory(user_id="alice", summary=f"Note number {i:03d}",
                                                    occurred_at=start + timedelta(hours=i)))
                     for i in range(EPISODES)], user_id="alice", actor="test")
-    records = [normalize_add(f"Input number {i}", user_id="alice", occurred_at=None, source_id=None, kind="text",
-                             max_chars=10_000).model_copy(update={"created_at": start + timedelta(minutes=i)})
-               for i in range(INPUTS)]  # logged a minute apart: records[0] is the oldest
-    mx.inputs.append(records, claimed_by=mx.worker_id)
-    mx.inputs.mark([r.id for r in records], InputStatus.processed)
-    return SimpleNamespace(live=live_sqlite, input_ids=[r.id for r in records])
+    return SimpleNamespace(live=live_sqlite, input_ids=_log_inputs(mx, "alice", INPUTS, start))
 
 
 def test_show_more_lists_every_memory_of_a_type(browser, many):  # noqa: F811
@@ -74,4 +79,24 @@ def test_show_more_lists_the_oldest_inputs(browser, many):  # noqa: F811
     _click(d, By.ID, "more-btn")
     _wait(d, lambda d: _status(d) == f"{INPUTS} input(s) of alice.")
     assert _listed_inputs(d) == newest_first  # down to the oldest, each once
+    assert not d.find_element(By.ID, "more-btn").is_displayed()
+
+
+def test_inputs_logged_after_the_first_page_stay_out_of_the_older_ones(browser, live_sqlite):  # noqa: F811
+    """More inputs than a page arrive while the first page is shown: "Show more" lists the one input
+    older than that page. Counted by offset, it listed one of the new inputs below the older ones and
+    offered more still."""
+    from selenium.webdriver.common.by import By
+
+    start = datetime(2024, 2, 1, 9, tzinfo=timezone.utc)
+    newest_first = list(reversed(_log_inputs(live_sqlite.mx, "erin", INPUTS, start)))
+    d = browser
+    _connect(d, live_sqlite, live_sqlite.keys.create(["erin"], name="erin").key)
+    _wait(d, lambda d: _status(d).endswith("of erin."))  # connected: the open tab is listed
+    _click(d, By.ID, "tab-inputs")
+    _wait(d, lambda d: _status(d) == "The newest 200 inputs of erin shown; Show more lists the next 200.")
+    _log_inputs(live_sqlite.mx, "erin", INPUTS, start + timedelta(days=1))  # newer than every input shown
+    _click(d, By.ID, "more-btn")
+    _wait(d, lambda d: _status(d) == f"{INPUTS} input(s) of erin.")
+    assert _listed_inputs(d) == newest_first
     assert not d.find_element(By.ID, "more-btn").is_displayed()

@@ -1,14 +1,18 @@
-"""The input log: compaction of processed inputs keeps provenance, never an unprocessed input's text."""
+"""The input log: compaction of processed inputs keeps provenance, never an unprocessed input's text;
+its listing pages by cursor."""
 
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
+
+import pytest
 
 from mirix_py.engine import Mirix
 from mirix_py.boundary.inputs import normalize_add
+from mirix_py.errors import InvalidInput
 from mirix_py.records import InputStatus
-from mirix_py.store.inputs import compact_digest
+from mirix_py.store.inputs import InputPosition, compact_digest
 
 WHEN = datetime(2024, 6, 3, 9, 0, tzinfo=timezone.utc)
 TEXT = "Inbox\nMeeting moved to Friday 15:00"
@@ -70,5 +74,34 @@ def test_a_worker_gives_back_only_what_it_holds(tmp_path):
         assert [mx.inputs.get(r.id).status for r in (mine, theirs, done)] == [
             InputStatus.pending, InputStatus.processing, InputStatus.processed]
         assert [r.id for r in mx.inputs.claim("sweeper", limit=10, include_stale=False)] == [mine.id]
+    finally:
+        mx.close()
+
+
+def _logged(mx, count, at):
+    """`count` processed inputs of ada, all logged at `at`; their ids."""
+    records = [_record(i).model_copy(update={"created_at": at}) for i in range(count)]
+    mx.inputs.append(records)
+    mx.inputs.mark([r.id for r in records], InputStatus.processed)
+    return [r.id for r in records]
+
+
+def test_a_listing_goes_on_after_a_cursor_whatever_is_logged_meanwhile(tmp_path):
+    mx = Mirix(tmp_path / "d", embedder=None, resume=False)
+    try:
+        newest_first = sorted(_logged(mx, 5, WHEN), reverse=True)  # one instant: the id orders them
+        listing = dict(user_id="ada", statuses=list(InputStatus), limit=2)
+        first = mx.inputs.newest(**listing)
+        _logged(mx, 3, WHEN + timedelta(hours=1))  # newer than the whole first page
+        cursor = InputPosition.of(first[-1]).cursor()
+        second = mx.inputs.newest(**listing, before=cursor)
+        third = mx.inputs.newest(**listing, before=InputPosition.of(second[-1]).cursor())
+        assert [[r.id for r in page] for page in (first, second, third)] == \
+            [newest_first[:2], newest_first[2:4], newest_first[4:]]
+        assert InputPosition.from_cursor(cursor) == InputPosition(created_at=WHEN, id=first[-1].id)
+        with pytest.raises(InvalidInput, match="is not a cursor of the input log"):
+            mx.inputs.newest(**listing, before=cursor[:-3])
+        with pytest.raises(InvalidInput, match="cannot be combined"):
+            mx.inputs.newest(**listing, before=cursor, offset=2)
     finally:
         mx.close()

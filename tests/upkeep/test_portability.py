@@ -10,6 +10,7 @@ import pytest
 
 from mirix_py.engine import Mirix
 from mirix_py.errors import InvalidInput
+from mirix_py.records import InputStatus
 from mirix_py.settings import Settings
 
 
@@ -131,3 +132,28 @@ def test_a_line_dated_in_a_year_add_refuses_is_refused_with_its_message_and_noth
         mx_sqlite.import_([good, _episode_line(2, occurred_at, summary)])
     assert str(refused_import.value) == f"line 2: {refused_add.value}"
     assert mx_sqlite.list(user_id="ana") == []
+
+
+def _inferring_line(created_at: str, updated_at: str) -> str:
+    """A line of an export written before lines carried their inputs: the input it cites (with the
+    caller's id "sess-9" and message "msg-9" after it) is logged by the import at its `created_at`."""
+    memory = {"memory_type": "episodic", "id": "epi_edge_3", "user_id": "ana", "summary": "I oiled the chain",
+              "occurred_at": "2026-01-01T10:00:00Z", "created_at": created_at, "updated_at": updated_at,
+              "source_ids": ["in_" + "f" * 32, "sess-9", "msg-9"]}
+    return json.dumps({"memory": memory, "secret_ciphertext": None})
+
+
+@pytest.mark.parametrize("field, when", [("created_at", "9999-12-31T12:00:00Z"), ("updated_at", "9999-12-31T12:00:00Z"),
+                                         ("created_at", "0001-01-01T00:00:00Z")])
+def test_a_memory_logged_in_a_year_the_store_does_not_keep_refuses_the_whole_import(mx_sqlite, field, when):
+    """Year 9999 sorted the memory, and the input the import logged for it, before everything in the lists."""
+    times = {"created_at": "2026-01-01T10:00:00Z", "updated_at": "2026-01-01T10:00:00Z", field: when}
+    good = _episode_line(1, "2026-01-01T10:00:00Z", "I bought a bell for the bicycle")
+    with pytest.raises(InvalidInput) as refused:
+        mx_sqlite.import_([good, _inferring_line(**times)])
+    assert str(refused.value).startswith(f"line 2: {field} {when[:4]}-")
+    assert "outside the years 2 to 9998" in str(refused.value)
+    assert mx_sqlite.list(user_id="ana") == []
+    assert mx_sqlite.inputs.newest(user_id="ana", statuses=list(InputStatus), limit=10) == []
+    assert mx_sqlite.import_([good, _inferring_line(**{**times, field: "2026-01-02T10:00:00Z"})])["imported"] == 2
+    assert [i.id for i in mx_sqlite.inputs.newest(user_id="ana", statuses=list(InputStatus), limit=10)] == ["in_" + "f" * 32]

@@ -12,23 +12,45 @@ from mirix_py.server.errors import ApiError
 from mirix_py.server.limits import API_PREFIX
 from mirix_py.records import AddResult, InputRecord, InputStatus, MemoryChange
 from mirix_py.secrets.redaction import scrub
+from mirix_py.store.inputs import InputPosition
 from mirix_py.server.models import ErrorOut, InputStatusOut
 
 router = APIRouter(prefix=f"{API_PREFIX}/users/{{user_id}}/inputs", tags=["memories"])
 
 
-@router.get("", response_model=list[InputStatusOut])
-def list_inputs(user_id: User, mx: Engine,
+NEXT_CURSOR = "X-Mirix-Next-Cursor"
+CURSOR_CHARS = 256  # a cursor of the longest input id is about 160
+
+
+@router.get("", response_model=list[InputStatusOut], responses={
+    200: {"headers": {NEXT_CURSOR: {"schema": {"type": "string"}, "description": (
+        "The `before` of the next (older) page; absent when this page ends with the oldest input.")}}},
+    422: {"model": ErrorOut, "description": "A bad query parameter, such as a cursor this listing did not give."}})
+def list_inputs(user_id: User, mx: Engine, response: Response,
                 status: Annotated[list[InputStatus] | None, Query(
                     max_length=6, description="Only inputs of these statuses (may repeat); all when omitted.")] = None,
                 limit: Annotated[int, Query(ge=1, le=500, description="How many inputs a page holds.")] = 100,
-                offset: Annotated[int, Query(ge=0, le=MAX_OFFSET,
-                                             description="How many of the newest to skip (as the memories list).")] = 0,
+                before: Annotated[str | None, Query(max_length=CURSOR_CHARS, description=(
+                    "The previous page's `X-Mirix-Next-Cursor` header, as given: this page lists the inputs "
+                    "after that page's last one, so none is listed twice or left out while inputs arrive, "
+                    "are retried or are deleted between pages. Opaque; a cursor the listing did not give is "
+                    "refused with 422. Omitted: the first page (the newest)."))] = None,
+                offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description=(
+                    "How many of the newest to skip (as the memories list), not with `before`. Kept for "
+                    "older clients: an input logged between two pages shifts the next page by one, so it "
+                    "repeats an input (a removed one makes it skip one); page with `before` instead."))] = 0,
                 ) -> list[InputStatusOut]:
     """The user's input log, newest first, a page at a time, without contents: each input's status,
-    why it failed or was degraded, and a screenshot's app and window (`metadata`)."""
-    records = mx.inputs.newest(user_id=user_id, statuses=status or list(InputStatus), limit=limit, offset=offset)
-    return [_status_out(r) for r in records]
+    why it failed or was degraded, and a screenshot's app and window (`metadata`). When older inputs
+    exist, `X-Mirix-Next-Cursor` is the `before` of the next page."""
+    try:
+        records = mx.inputs.newest(user_id=user_id, statuses=status or list(InputStatus), limit=limit + 1,
+                                   offset=offset, before=before)
+    except InvalidInput as exc:
+        raise ApiError(422, "invalid_input", f"query.before: {exc}") from None
+    if len(records) > limit:  # one more than the page was read: older inputs exist
+        response.headers[NEXT_CURSOR] = InputPosition.of(records[limit - 1]).cursor()
+    return [_status_out(r) for r in records[:limit]]
 
 
 def _status_out(record: InputRecord) -> InputStatusOut:

@@ -7,7 +7,7 @@ const FIXED = new Set(["id", "user_id", "memory_type", "created_at", "updated_at
 const CONFIRM_AFTER_MS = 700;  // longer than a double-click, so its second click cannot confirm
 const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d/;
 const state = { key: sessionStorage.getItem("mirix.key") || "", user: null, tab: "episodic", selected: null,
-                current: null, search: null, counts: {}, listed: [], offset: 0, more: false };
+                current: null, search: null, counts: {}, listed: [], offset: 0, more: false, next: null };
 const $ = (id) => document.getElementById(id);
 
 function el(tag, cls, text) {
@@ -49,6 +49,13 @@ function unreachable() {
 }
 
 async function api(method, path, body) {
+  const res = await send(method, path, body);
+  if (res.status === 204) return null;
+  try { return await res.json(); } catch (e) { return null; }
+}
+
+// The server's reply, whose headers some calls read; an error reply is thrown with its message.
+async function send(method, path, body) {
   const opts = { method, headers: authHeaders() };
   if (body !== undefined) {
     opts.headers["Content-Type"] = "application/json";
@@ -56,17 +63,14 @@ async function api(method, path, body) {
   }
   let res;
   try { res = await fetch(path, opts); } catch (e) { throw unreachable(); }
-  if (res.status === 204) return null;
+  if (res.ok) return res;
   let data = null;
   try { data = await res.json(); } catch (e) { data = null; }
-  if (!res.ok) {
-    const msg = data && data.message ? data.message : res.status + " " + res.statusText;
-    const err = new Error(msg);
-    err.status = res.status;
-    err.code = data && data.error;  // the error body's code, e.g. "later_changes"
-    throw err;
-  }
-  return data;
+  const msg = data && data.message ? data.message : res.status + " " + res.statusText;
+  const err = new Error(msg);
+  err.status = res.status;
+  err.code = data && data.error;  // the error body's code, e.g. "later_changes"
+  throw err;
 }
 
 const userPath = () => "/v1/users/" + encodeURIComponent(state.user);
@@ -270,17 +274,18 @@ function renderTimeline() {
 
 // The input log: what came in (text, messages, screenshots with their app and window), its status,
 // and why it failed or was degraded; failed and degraded inputs can be run again. It comes newest
-// first a page at a time (GET .../inputs with an offset), like the memory lists; one input more than
-// a page is asked for, so "Show more" is offered only when older inputs exist (no count says so).
+// first a page at a time (GET .../inputs); a page's X-Mirix-Next-Cursor, sent only when older inputs
+// exist, is where "Show more" goes on (`before`), so inputs logged meanwhile shift nothing.
 const INPUTS_PAGE = 200;
 
-async function fetchInputs(offset) {
-  const rows = await api("GET", userPath() + "/inputs?limit=" + (INPUTS_PAGE + 1) + "&offset=" + offset);
-  return { rows: rows.slice(0, INPUTS_PAGE), older: rows.length > INPUTS_PAGE };
+async function fetchInputs(before) {
+  const after = before ? "&before=" + encodeURIComponent(before) : "";
+  const res = await send("GET", userPath() + "/inputs?limit=" + INPUTS_PAGE + after);
+  return { rows: await res.json(), next: res.headers.get("X-Mirix-Next-Cursor") };
 }
 
 async function showInputs(t) {
-  const page = await fetchInputs(0);
+  const page = await fetchInputs(null);
   if (!isCurrent(t)) return null;
   state.listed = [];
   state.offset = 0;
@@ -288,13 +293,14 @@ async function showInputs(t) {
 }
 
 async function moreInputs(t) {
-  const page = await fetchInputs(state.offset);
+  const page = await fetchInputs(state.next);
   return isCurrent(t) ? addInputs(page, t) : null;
 }
 
 function addInputs(page, t) {
   appendPage(page.rows);
-  state.more = page.older;
+  state.next = page.next;
+  state.more = !!page.next;
   const ul = $("input-list");
   ul.replaceChildren(...state.listed.map((i) => inputNode(i, t)));
   if (!state.listed.length) ul.append(el("li", "empty", "No inputs."));
