@@ -584,6 +584,7 @@ class Mirix(ScreenshotsMixin):
         this that would write or call the model raises EngineClosed ("the engine is closed")."""
         self._close_screenshots()
         self._queue.close()
+        self.maintenance.stop_renewing()  # after the queue: what `resume` queued is processed, or lapses from now
         deadline = time.monotonic() + (self.settings.llm_timeout_s if timeout is None else max(0.0, timeout))
         if not self.user_locks.close(timeout=max(0.0, deadline - time.monotonic())):
             log.warning("closing: writes of other threads still ran after the wait; their model calls are cut short")

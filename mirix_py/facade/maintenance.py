@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
@@ -28,7 +29,7 @@ from mirix_py.errors import InvalidInput
 from mirix_py.records import InputRecord, utcnow
 from mirix_py.settings import Settings
 from mirix_py.store.db import make_engine
-from mirix_py.store.inputs import InputLog
+from mirix_py.store.inputs import ClaimKeeper, InputLog
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.opening import fulltext_for
 from mirix_py.store.pgvectors import PgVectorIndex
@@ -85,6 +86,8 @@ class Maintenance:
         self.worker_id = worker_id
         self.data_dir = data_dir
         self._recovering: set[str] = set()  # ids of inputs `resume` took over, until processed
+        self._keepers: list[ClaimKeeper] = []  # renew the claims of what `resume` queued, until it is processed
+        self._keepers_lock = threading.Lock()
         self.left_after_s = left_after_s
 
     def doctor(self, *, repair: bool = False, progress=None) -> DoctorReport:
@@ -118,16 +121,35 @@ class Maintenance:
         """Take over inputs left pending, or claimed by a worker that died, and process them once.
         Managers that had committed before the crash are skipped (the input's `done_actors`); a
         crash between a commit and its vector mirror is repaired from SQL, and the vector index is
-        checked again (and rebuilt if it lost a node) once they are processed (`recovered`)."""
+        checked again (and rebuilt if it lost a node) once they are processed (`recovered`). Their claims
+        are renewed while they wait in the queue (`keep_queued_claimed`)."""
         records = self.inputs.claim(self.worker_id, limit=limit)
         if records:
-            self.doctor(repair=True)
             self._recovering.update(r.id for r in records)
+            self.keep_queued_claimed(records)  # from now: the repair may take a while
+            self.doctor(repair=True)
         for record in records:
             self.queue.submit(record)
         if wait:
             self.queue.flush()
         return len(records)
+
+    def keep_queued_claimed(self, records: Sequence[InputRecord]) -> None:
+        """Renew this worker's claims on these queued inputs (`ClaimKeeper`) until every input `resume`
+        took over is processed (`recovered`) or the engine closes (`stop_renewing`): batches ahead of theirs may
+        take longer than the lease, and another worker would take them over meanwhile."""
+        keeper = ClaimKeeper(self.inputs, [r.id for r in records], self.worker_id)
+        keeper.start()
+        with self._keepers_lock:
+            self._keepers.append(keeper)
+
+    def stop_renewing(self) -> None:
+        """Renew the claims of resumed inputs no more: all are processed, or the engine closes (what it
+        still holds then lapses after the lease, for the next start)."""
+        with self._keepers_lock:
+            keepers, self._keepers = self._keepers, []
+        for keeper in keepers:
+            keeper.stop()
 
     def finish_vector_writes(self, progress: Callable[[Iterable, int], Iterable] | None = None) -> None:
         """At open: put into the vector index what writes committed in SQL but a stopped process never
@@ -175,6 +197,7 @@ class Maintenance:
             return
         self._recovering.difference_update(r.id for r in records)
         if not self._recovering:
+            self.stop_renewing()
             report = self.doctor(repair=True)
             if report.repaired.get("indexes_rebuilt"):
                 log.warning("the vector index lost a node after the restart; rebuilt %d user index(es)",

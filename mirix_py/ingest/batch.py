@@ -32,11 +32,14 @@ class BatchWriter:
     """`finish` waits for a frame's OCR and masking (`FrameReader.finish`); logged text counts in `totals`."""
 
     def __init__(self, host: ScreenshotHost, config: ScreenshotConfig, *, process: Processor,
-                 finish: Callable[[ProcessedFrame], bool], totals: IngestReport, lock: threading.RLock) -> None:
+                 finish: Callable[[ProcessedFrame], bool], totals: IngestReport, lock: threading.RLock,
+                 drop_thumbnail: Callable[[str, str], None] = lambda user_id, relative: None) -> None:
+        """`drop_thumbnail(user_id, relative)`: delete the thumbnail of a frame that makes no input here."""
         self.host = host
         self.config = config
         self.process = process
         self.finish = finish
+        self.drop_thumbnail = drop_thumbnail
         self.totals = totals
         self.lock = lock
 
@@ -44,7 +47,8 @@ class BatchWriter:
         """Write OCR text to the input log (once per frame); returns the frames logged with text. A frame
         counts as logged (`frame.record`) only once the log took it: when the write raises, the next
         call writes it again. `once`: frames of files, not logged when the log holds their file already
-        (another run over the folder logged it meanwhile: `frame.logged_elsewhere`)."""
+        (another run over the folder logged it meanwhile, or an earlier frame of the batch is of the same
+        file: `frame.logged_elsewhere`); such a frame's thumbnail and image go at once."""
         fresh: list[tuple[ProcessedFrame, InputRecord]] = []
         with_text: list[ProcessedFrame] = []
         for frame in frames:
@@ -62,12 +66,19 @@ class BatchWriter:
                 if record.id in logged_before:
                     frame.logged_elsewhere = logged_before[record.id].id
                     with_text.remove(frame)
+                    self._forget_images(frame)
                 else:
                     frame.record, frame.input_id = record, record.id
             with self.lock:
                 self.totals.text_bytes += sum(len(m.content.encode("utf-8")) for _, r in fresh
                                               if r.id not in logged_before for m in r.messages)
         return with_text
+
+    def _forget_images(self, frame: ProcessedFrame) -> None:
+        """A frame the log holds as another input: its kept thumbnail is deleted and its image not sent."""
+        if frame.thumbnail is not None:
+            self.drop_thumbnail(frame.user_id, frame.thumbnail)
+        frame.thumbnail, frame.vision_image = None, None
 
     def _write(self, records: Sequence[InputRecord], *, once: bool) -> Mapping[str, LoggedSource]:
         """Log the records; returns, by record id, those left out for an input the log held (`once`)."""

@@ -38,7 +38,8 @@ class ProcessedFrame:
     record: InputRecord | None = field(default=None, repr=False)
     outcome: FrameOutcome | None = field(default=None, repr=False)
     error: str | None = None
-    # the input another run logged this frame's file as, found when this one came to log it: not logged twice
+    # the input another run (or an earlier frame of its batch) logged this frame's file as, found when this
+    # one came to log it: not logged twice
     logged_elsewhere: str | None = None
 
     @property

@@ -79,7 +79,7 @@ class ScreenshotIngestor:
         self.reader = FrameReader(self.ocr, mask=self.masking.protect, forget=self.admission.forget,
                                   totals=self.totals, lock=self.lock)
         self.writer = BatchWriter(host, self.config, process=process or host.process_batch, finish=self.reader.finish,
-                                  totals=self.totals, lock=self.lock)
+                                  totals=self.totals, lock=self.lock, drop_thumbnail=self.thumbnails.drop)
         self.queued = QueuedBatches(self.config.batch, self.writer, totals=self.totals, lock=self.lock)
 
     def check(self) -> None:

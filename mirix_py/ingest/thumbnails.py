@@ -96,6 +96,21 @@ class Thumbnails:
         self.purge()
         return str(path.relative_to(root.parent))  # <hash of user>/<day>/<file>.webp
 
+    def drop(self, user_id: str, relative: str) -> None:
+        """Delete a thumbnail written for a frame that makes no input of this run (another run, or another
+        frame of the batch, logged its file first): nothing names it, so it would stay until retention.
+        Its bytes no longer count as stored."""
+        path = None if self.root is None else kept_thumbnail(self.root, user_id, relative)
+        if path is None:
+            return
+        try:
+            size = path.stat().st_size
+            path.unlink()
+        except OSError:  # gone meanwhile (a purge): nothing left to drop
+            return
+        with self.lock:
+            self.totals.thumbnail_bytes -= size
+
     def purge(self, now: datetime | None = None) -> int:
         """Delete thumbnails older than the retention period; returns how many files went."""
         if self.root is None or self.retention is None or not self.root.exists():

@@ -19,6 +19,7 @@ never compacted, so nothing that still has to be processed loses its text.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import logging
@@ -27,11 +28,11 @@ import socket
 import threading
 import uuid
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Callable, Iterable, Iterator, Sequence
 
-from pydantic import BaseModel, Field
-from sqlalchemy import select, update
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+from sqlalchemy import ColumnElement, and_, or_, select, update
 from sqlalchemy import text as sql_text
 from sqlalchemy.engine import CursorResult, Engine
 from sqlmodel import Session, col
@@ -41,6 +42,7 @@ from mirix_py.records import InputKind, InputRecord, InputStatus, Message, utcno
 from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.writer_lock import pid_alive
 from mirix_py.store.tables import InputRow
+from mirix_py.text.storable import id_problem
 
 log = logging.getLogger("mirix_py.store")
 
@@ -79,6 +81,60 @@ class LoggedSource(BaseModel):
 
 
 SOURCES_PER_QUERY = 500  # source ids in one IN (...) list
+
+
+class InputPosition(BaseModel):
+    """Where an input stands in the log's listing (`InputLog.newest`: newest `created_at` first, ties
+    by id, so the order is total). A page ends at its last input's position and the next page starts
+    strictly after it, so no input is listed twice or left out while others arrive or leave between
+    pages, as they are when pages are counted by offset. Clients see it only as an opaque cursor."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    created_at: AwareDatetime = Field(description="When the input was logged (in UTC once read).")
+    id: str = Field(min_length=1, max_length=64, description="The input's id, which orders inputs logged at "
+                                                             "the same instant.")
+
+    @field_validator("created_at")
+    @classmethod
+    def _in_utc(cls, value: datetime) -> datetime:
+        try:  # a time at the calendar's edge may not convert (year 1 east of UTC)
+            return value.astimezone(timezone.utc)
+        except OverflowError as exc:
+            raise ValueError("created_at is out of range once converted to UTC") from exc
+
+    @field_validator("id")
+    @classmethod
+    def _storable_id(cls, value: str) -> str:
+        if found := id_problem(value):  # a NUL, say, which PostgreSQL refuses in a comparison
+            raise ValueError(f"id {found}")
+        return value
+
+    @classmethod
+    def of(cls, record: InputRecord) -> "InputPosition":
+        return cls(created_at=record.created_at, id=record.id)
+
+    def cursor(self) -> str:
+        """This position as the opaque text a client passes back: URL-safe base64 of its JSON, unpadded."""
+        return base64.urlsafe_b64encode(self.model_dump_json().encode("utf-8")).decode("ascii").rstrip("=")
+
+    @classmethod
+    def from_cursor(cls, cursor: str) -> "InputPosition":
+        """The position `cursor()` wrote; InvalidInput for any other text, so nothing is listed from a
+        position nobody gave."""
+        try:
+            raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
+            return cls.model_validate_json(raw)
+        except ValueError:  # not base64 (binascii.Error), not ASCII, or not a position's JSON (ValidationError)
+            raise InvalidInput(f"{cursor[:80]!r} is not a cursor of the input log: pass a page's "
+                               "next cursor as it was given") from None
+
+
+def _listed_after(position: InputPosition) -> ColumnElement[bool]:
+    """The inputs after `position` in the listing's order: logged earlier, or at the same instant with a
+    lower id (row values would say it in one comparison, which not every SQLite takes)."""
+    created_at, input_id = col(InputRow.created_at), col(InputRow.id)
+    return or_(created_at < position.created_at, and_(created_at == position.created_at, input_id < position.id))
 
 
 class InputLog:
@@ -140,15 +196,36 @@ class InputLog:
         """`append` for the records whose source (kind, source id and `occurred_at`: a screenshot file)
         the user's log does not hold yet; returns, by the id of each record left out, the input the log
         holds for it. Looking and writing are one step (the database write lock on SQLite, a lock per
-        user on PostgreSQL), so two workers logging one file (two runs over a folder) log it once."""
+        user on PostgreSQL), so two workers logging one file (two runs over a folder) log it once. A
+        source the batch holds twice (one file listed twice) is logged once too, as its first record."""
         if self.read_only is not None:
             raise InvalidInput(self.read_only)
         with Session(self.engine) as session:
             self._lock_sources(session, {record.user_id for record in records})
             logged_before = self._logged_before(session, records)
-            self._add(session, [r for r in records if r.id not in logged_before], claimed_by)
+            fresh = [r for r in records if r.id not in logged_before]
+            repeated = self._repeated_sources(fresh, claimed_by)
+            self._add(session, [r for r in fresh if r.id not in repeated], claimed_by)
             session.commit()
-        return logged_before
+        return logged_before | repeated
+
+    def _repeated_sources(self, records: Sequence[InputRecord], claimed_by: str | None) -> dict[str, LoggedSource]:
+        """By record id, the input of the first of `records` with the same source (user, kind, source id,
+        `occurred_at`), as it is about to be logged: the later ones are not logged beside it."""
+        first: dict[tuple, InputRecord] = {}
+        repeated: dict[str, LoggedSource] = {}
+        now = utcnow()
+        for record in records:
+            if not record.source_id:
+                continue
+            key = (record.user_id, record.kind, record.source_id, record.occurred_at)
+            logged = first.setdefault(key, record)
+            if logged.id != record.id:
+                repeated[record.id] = LoggedSource(
+                    id=logged.id, source_id=record.source_id, occurred_at=logged.occurred_at,
+                    status=InputStatus.processing if claimed_by else logged.status, error=logged.error,
+                    held=bool(claimed_by) and self._alive(claimed_by, now, now))
+        return repeated
 
     def _logged_before(self, session: Session, records: Sequence[InputRecord]) -> dict[str, LoggedSource]:
         """By record id, the input the log holds for the record's source (kind, source id, `occurred_at`)."""
@@ -230,19 +307,23 @@ class InputLog:
 
     def renew(self, input_ids: Sequence[str], worker_id: str) -> int:
         """Restart the lease of the inputs `worker_id` still holds (`processing`, claimed by it), so no
-        other worker takes them over while it works; a released or finished input is left as it is.
+        other worker takes them over while it works; a released or finished input is left as it is, and
+        so is a claim taken after this renewal began (one that waited for a lock never moves it back).
         Returns how many were renewed."""
-        return self._set_held(input_ids, worker_id, claimed_at=utcnow())
+        now = utcnow()
+        return self._set_held(input_ids, worker_id, col(InputRow.claimed_at) < now, claimed_at=now)
 
-    def _set_held(self, input_ids: Sequence[str], worker_id: str, **values: object) -> int:
-        """Set `values` on those of these inputs `worker_id` holds (`processing`, claimed by it); how many."""
+    def _set_held(self, input_ids: Sequence[str], worker_id: str, *also: ColumnElement[bool],
+                  **values: object) -> int:
+        """Set `values` on those of these inputs `worker_id` holds (`processing`, claimed by it) that meet
+        `also`; how many."""
         if not input_ids:
             return 0
         with Session(self.engine) as session:
             result = session.execute(
                 update(InputRow).where(col(InputRow.id).in_(list(input_ids)),
                                        col(InputRow.status) == InputStatus.processing.value,
-                                       col(InputRow.claimed_by) == worker_id).values(**values))
+                                       col(InputRow.claimed_by) == worker_id, *also).values(**values))
             assert isinstance(result, CursorResult)  # what SQLAlchemy returns for DML
             session.commit()
         return result.rowcount
@@ -276,11 +357,20 @@ class InputLog:
         with Session(self.engine) as session:
             return list(session.execute(query.order_by(col(InputRow.created_at), col(InputRow.id))).scalars())
 
-    def newest(self, *, user_id: str, statuses: Iterable[InputStatus], limit: int, offset: int = 0) -> list[InputRecord]:
+    def newest(self, *, user_id: str, statuses: Iterable[InputStatus], limit: int, offset: int = 0,
+               before: str | None = None) -> list[InputRecord]:
         """A page of one user's log (inputs of these statuses, newest first, ties by id), so a reader
-        pages back to the oldest with `offset` however many inputs each status holds."""
+        pages back to the oldest however many inputs each status holds. `before`: the cursor of the
+        previous page's last input (`InputPosition.of(record).cursor()`): the inputs after it in this
+        order, none listed twice or left out while inputs arrive or leave between pages. `offset`
+        (not with `before`) skips that many of the newest: kept for older callers, as a page counted
+        so repeats inputs when newer ones arrive. InvalidInput for a cursor `cursor()` did not write."""
         query = select(InputRow).where(col(InputRow.user_id) == user_id,
                                        col(InputRow.status).in_([InputStatus(s).value for s in statuses]))
+        if before is not None:
+            if offset:
+                raise InvalidInput("a cursor and an offset cannot be combined: page by one of them")
+            query = query.where(_listed_after(InputPosition.from_cursor(before)))
         query = query.order_by(col(InputRow.created_at).desc(), col(InputRow.id).desc()).offset(offset).limit(limit)
         with Session(self.engine) as session:
             return [self._to_record(r) for r in session.execute(query).scalars().all()]
@@ -421,6 +511,9 @@ class InputLog:
                    or not by or not worker_alive(by) or at is None or now - at >= self.lease)
 
 
+KEEPER_STOP_WAIT_S = 1.0  # how long `ClaimKeeper.stop` waits for a renewal under way
+
+
 class ClaimKeeper:
     """Renews one worker's claims on some inputs from a daemon thread, every third of the lease, until
     `stop`. A thread of its own, because the worker's own thread may be blocked for minutes (a model's
@@ -439,11 +532,12 @@ class ClaimKeeper:
             self._thread.start()
 
     def stop(self) -> None:
-        """Renew no more; waits for a renewal under way (at most a lease: a database that hangs must
-        not hold the batch up, and a late renewal touches only what this worker still holds)."""
+        """Renew no more; waits briefly for a renewal under way, not for one stuck behind a lock (SQLite's
+        write lock, held by another writer): the batch goes on, and the renewal, when it ends, touches only
+        what this worker still holds, never moving a later claim back (`InputLog.renew`)."""
         self._stopped.set()
         if self._thread.is_alive():
-            self._thread.join(timeout=self.inputs.lease.total_seconds())
+            self._thread.join(timeout=min(KEEPER_STOP_WAIT_S, self.inputs.lease.total_seconds()))
 
     def _renew_until_stopped(self) -> None:
         while not self._stopped.wait(self.every_s):

@@ -252,6 +252,59 @@ def test_a_file_another_run_logs_while_this_one_reads_it_is_not_logged_again(tmp
     assert _logged(tmp_path / "data", backend) == {name: 1 for name in names}
 
 
+def _thumbnails(data) -> list[str]:
+    """The thumbnail files under the data dir, as inputs name them."""
+    root = data / "thumbnails"
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*.webp")) if root.exists() else []
+
+
+def _named_thumbnails(engine: Mirix) -> list[str]:
+    """The thumbnails the user's screenshot inputs name."""
+    return sorted(r.metadata["thumbnail"] for r in engine.inputs.by_kind(InputKind.screenshot, user_id=USER)
+                  if r.metadata.get("thumbnail"))
+
+
+def test_the_thumbnail_of_a_file_another_run_logged_first_goes_at_once(tmp_path, backend, tesseract):
+    names = _shots(tmp_path / "shots", TEXTS[:2])
+    with _engine(tmp_path / "data", backend) as engine:
+        host = EngineScreenshotHost(engine)
+        look_up = host.logged_frames
+        other = normalize_add(TEXTS[0], user_id=USER, occurred_at=datetime(2024, 6, 3, 10, 0, tzinfo=timezone.utc),
+                              source_id=names[0], kind="screenshot", max_chars=10_000)
+
+        def looked_up_before_the_other_run_logged(user_id, files):
+            found = look_up(user_id, files)
+            engine.inputs.append([other], claimed_by=f"{HOST}:{os.getpid()}:other000")  # a live run reading it too
+            return found
+
+        host.logged_frames = looked_up_before_the_other_run_logged
+        ingestor = ScreenshotIngestor(host, ScreenshotConfig(workers=1, dedup=False, keep_thumbnails=True,
+                                                             thumbnail_retention=None))
+        try:
+            report = ingestor.ingest_paths(sorted((tmp_path / "shots").glob("*.png")), user_id=USER)
+        finally:
+            ingestor.close()
+        assert {o.name: o.status for o in report.outcomes} == {names[0]: "ingested", names[1]: "processed"}
+        kept = _named_thumbnails(engine)
+    assert len(kept) == 1 and _thumbnails(tmp_path / "data") == kept  # the lost file's thumbnail is gone
+
+
+def test_a_file_listed_twice_is_logged_and_remembered_once(tmp_path, backend, tesseract):
+    [name] = _shots(tmp_path / "shots", TEXTS[:1])
+    path = tmp_path / "shots" / name
+    with _engine(tmp_path / "data", backend) as engine:
+        engine.configure_screenshots(dedup=False, keep_thumbnails=True, thumbnail_retention=None)
+        report = engine.ingest_screenshots([path, path], user_id=USER)  # a listing that names the file twice
+        [logged] = engine.inputs.by_kind(InputKind.screenshot, user_id=USER)
+        assert sorted((o.status, o.input_id) for o in report.outcomes) == [
+            ("ingested", logged.id), ("processed", logged.id)]
+        made_from = collections.Counter(s for m in engine.list(user_id=USER, memory_types=["episodic"], limit=100)
+                                        for s in m.source_ids)
+        assert made_from[logged.id] == 1
+        kept = _named_thumbnails(engine)
+    assert len(kept) == 1 and _thumbnails(tmp_path / "data") == kept
+
+
 # a process of its own whose first batch never finishes: it says so, and is killed there
 STALLED = """
 import pathlib, sys, time

@@ -85,3 +85,20 @@ def test_append_new_logs_only_sources_the_log_does_not_hold(backend, tmp_path):
             assert logged is not None and logged.status is InputStatus.processing
         repeat = _record("a.png", when=WHEN + timedelta(hours=1))
         assert {mine: held.id for mine, held in mx.inputs.append_new([repeat]).items()} == {repeat.id: later.id}
+
+
+def test_append_new_logs_a_source_the_batch_holds_twice_once(backend, tmp_path):
+    with Mirix(tmp_path / "d", embedder=None, database_url=backend, resume=False) as mx:
+        first, again, other = _record("a.png"), _record("a.png"), _record("b.png")  # one file listed twice
+        left_out = mx.inputs.append_new([first, again, other], claimed_by="worker-1")
+        assert {mine: held.id for mine, held in left_out.items()} == {again.id: first.id}
+        assert left_out[again.id].status is InputStatus.processing and left_out[again.id].held
+        assert mx.inputs.get(again.id) is None
+        for record in (first, other):
+            assert mx.inputs.get(record.id).status is InputStatus.processing
+        later, later_again = (_record("c.png", when=WHEN + timedelta(hours=1)) for _ in range(2))
+        left_out = mx.inputs.append_new([later, later_again])  # logged unclaimed: pending, held by nobody
+        assert {mine: (held.id, held.status, held.held) for mine, held in left_out.items()} == {
+            later_again.id: (later.id, InputStatus.pending, False)}
+        logged = mx.inputs.by_source(InputKind.screenshot, user_id="ada", source_ids=["a.png", "b.png", "c.png"])
+        assert sorted(e.id for e in logged) == sorted([first.id, other.id, later.id])

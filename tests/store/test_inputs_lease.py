@@ -1,18 +1,20 @@
 """A worker's claims on inputs while it works: renewed, they stay its own past the lease; once it stops
-renewing (it died), another worker takes them over after the lease, as before."""
+renewing (it died), another worker takes them over after the lease, as before. Leaving does not wait for a
+renewal stuck behind SQLite's write lock, and that renewal, ending later, changes nothing it should not."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+import threading
+from datetime import datetime, timedelta, timezone
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlmodel import Session, col
 from waiting import wait_for
 
 from mirix_py.boundary.inputs import normalize_add
 from mirix_py.engine import Mirix
 from mirix_py.records import InputStatus, utcnow
-from mirix_py.store.inputs import InputLog
+from mirix_py.store.inputs import ClaimKeeper, InputLog
 from mirix_py.store.tables import InputRow
 
 WHEN = datetime(2024, 6, 3, 9, 0, tzinfo=timezone.utc)
@@ -69,3 +71,39 @@ def test_renewal_touches_only_what_the_worker_still_holds(tmp_path, backend):
         assert _claim_of(log, theirs.id) == before[theirs.id]
         assert _claim_of(log, released.id) == (None, None) and log.get(released.id).status is InputStatus.pending
         assert _claim_of(log, finished.id) == (None, None) and log.get(finished.id).status is InputStatus.processed
+
+
+def test_leaving_does_not_wait_for_a_renewal_stuck_behind_the_write_lock(tmp_path):
+    with Mirix(tmp_path / "d", embedder=None, resume=False) as mx:
+        log = InputLog(mx.engine, mx.inputs.cipher, lease_s=600.0)  # longer than SQLite's busy timeout
+        finished, claimed_again = _note("Anna lives in Oslo."), _note("Tom flies to Denver.")
+        log.append([finished, claimed_again], claimed_by="worker-a")
+        renewing, renewed = threading.Event(), threading.Event()
+        renew = log.renew
+
+        def observed_renew(input_ids, worker_id):
+            renewing.set()
+            try:
+                return renew(input_ids, worker_id)
+            finally:
+                renewed.set()
+
+        log.renew = observed_renew  # type: ignore[method-assign]
+        keeper = ClaimKeeper(log, [finished.id, claimed_again.id], "worker-a")
+        keeper.every_s = 0.05  # a renewal soon, the lease still long
+        with mx.engine.connect() as writer:  # another writer holds SQLite's write lock
+            writer.exec_driver_sql("BEGIN IMMEDIATE")
+            keeper.start()
+            assert renewing.wait(60)
+            keeper.stop()
+            assert not renewed.is_set()  # left while the renewal still waits for the lock
+            # meanwhile the batch ends: one input finished, the other claimed again (after the renewal began)
+            reclaimed_at = utcnow() + timedelta(minutes=1)
+            writer.execute(update(InputRow).where(col(InputRow.id) == finished.id).values(
+                status=InputStatus.processed.value, claimed_by=None, claimed_at=None))
+            writer.execute(update(InputRow).where(col(InputRow.id) == claimed_again.id).values(
+                claimed_at=reclaimed_at))
+            writer.commit()
+        assert renewed.wait(60)  # the renewal ran once the lock was free
+        assert log.get(finished.id).status is InputStatus.processed and _claim_of(log, finished.id) == (None, None)
+        assert _claim_of(log, claimed_again.id) == ("worker-a", reclaimed_at)  # the later claim not moved back
