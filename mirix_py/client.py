@@ -24,7 +24,6 @@ from pydantic import BaseModel, Field, TypeAdapter
 from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound, MirixError
 from mirix_py.settings import Settings
 from mirix_py.screens.activity import FrameGroup
-from mirix_py.server.models import InputStatusOut
 from mirix_py.records import (
     MEMORY_ADAPTER, AddResult, ChatResponse, CoreLabel, CoreMemory, HistoryEvent, MemoryBase, MemoryChange,
     MemoryContext, SearchHit,
@@ -39,7 +38,8 @@ _GROUPS = TypeAdapter(list[FrameGroup])
 class InputPage(BaseModel):
     """A page of the input log as `MirixClient.inputs` reads it."""
 
-    inputs: list[InputStatusOut] = Field(description="The inputs, newest first, without their contents.")
+    inputs: list[dict[str, Any]] = Field(description=(
+        "The inputs, newest first, without their contents, each as `input_status` returns it."))
     next: str | None = Field(default=None, description=(
         "The `before` that reads the next (older) page; None when this page ends with the oldest input."))
 

@@ -147,9 +147,9 @@ def test_the_client_pages_by_cursor_to_the_oldest_input(live):
         _log(live.mx, "ines", 1, first_minute=50)  # arrives between the pages
         second = client.inputs(user_id="ines", limit=2, before=first.next)
         third = client.inputs(user_id="ines", limit=2, before=second.next)
-        assert [[i.id for i in page.inputs] for page in (first, second, third)] == \
+        assert [[i["id"] for i in page.inputs] for page in (first, second, third)] == \
             [newest_first[:2], newest_first[2:4], newest_first[4:]]
         assert third.next is None
-        assert [i.id for i in client.inputs(user_id="ines", statuses=["failed"]).inputs] == []
+        assert [i["id"] for i in client.inputs(user_id="ines", statuses=["failed"]).inputs] == []
         with pytest.raises(InvalidInput, match="is not a cursor of the input log"):
             client.inputs(user_id="ines", before="nope")
