@@ -25,7 +25,7 @@ from mirix_py.errors import CoreMemoryFull, InvalidInput, MemoryNotFound, MirixE
 from mirix_py.settings import Settings
 from mirix_py.screens.activity import FrameGroup
 from mirix_py.records import (
-    MEMORY_ADAPTER, AddResult, ChatResponse, CoreLabel, CoreMemory, HistoryEvent, MemoryBase, MemoryChange,
+    MEMORY_ADAPTER, AddResult, ChatResponse, CoreLabel, CoreMemory, HistoryEvent, Memory, MemoryBase, MemoryChange,
     MemoryContext, SearchHit,
 )
 
@@ -42,6 +42,14 @@ class InputPage(BaseModel):
         "The inputs, newest first, without their contents, each as `input_status` returns it."))
     next: str | None = Field(default=None, description=(
         "The `before` that reads the next (older) page; None when this page ends with the oldest input."))
+
+
+class MemoryPage(BaseModel):
+    """A page of a user's memories as `MirixClient.memories` reads it."""
+
+    memories: list[Memory] = Field(description="The memories, newest first (as `Mirix.list` orders them).")
+    next: str | None = Field(default=None, description=(
+        "The `before` that reads the next (older) page; None when this page ends with the last memory listed."))
 
 
 class ApiError(MirixError):
@@ -228,10 +236,23 @@ class MirixClient:
 
     def list(self, *, user_id: str, memory_types: Sequence[str] | None = None, limit: int = 100,
              offset: int = 0) -> list[MemoryBase]:
-        params: list[tuple[str, Any]] = [("limit", limit), ("offset", offset)]
+        """A page of the user's memories, newest first, counted by `offset` (`memories` pages by cursor)."""
+        return builtins.list(self.memories(user_id=user_id, memory_types=memory_types, limit=limit,
+                                           offset=offset).memories)
+
+    def memories(self, *, user_id: str, memory_types: Sequence[str] | None = None, limit: int = 100,
+                 before: str | None = None, offset: int = 0, start: datetime | str | None = None,
+                 end: datetime | str | None = None) -> MemoryPage:
+        """A page of the user's memories, newest first (`memory_types`: only these; `start`/`end`: what
+        happened in that range) and the cursor of the next. `before`: the previous page's `next`, which
+        lists the memories after it, none twice or left out while memories are written or deleted
+        between pages; `offset` (not with `before`) is kept for older callers."""
+        params: builtins.list[tuple[str, Any]] = [("limit", limit), ("offset", offset)]
+        params += [(name, value) for name, value in (("before", before), ("start", _iso(start)), ("end", _iso(end)))
+                   if value is not None]
         params += [("memory_type", t) for t in memory_types or ()]
-        data = self._call("GET", f"{self._user(user_id)}/memories", params=params)
-        return [MEMORY_ADAPTER.validate_python(m) for m in data]
+        response = self._response("GET", f"{self._user(user_id)}/memories", params=params)
+        return MemoryPage(memories=response.json(), next=response.headers.get("X-Mirix-Next-Cursor"))
 
     def get(self, memory_id: str, *, user_id: str, reveal: bool = False) -> MemoryBase:
         data = self._call("GET", f"{self._user(user_id)}/memories/{_memory_segment(memory_id)}",

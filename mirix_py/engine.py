@@ -321,13 +321,21 @@ class Mirix(ScreenshotsMixin):
         return self.store.get(memory_id, user_id=user_id, reveal=reveal)
 
     def list(self, *, user_id: str, memory_types: Sequence[MemoryType | str] | None = None, limit: int = 100,
-             offset: int = 0, start: datetime | None = None, end: datetime | None = None) -> list[Memory]:
+             offset: int = 0, start: datetime | None = None, end: datetime | None = None,
+             before: str | None = None) -> list[Memory]:
+        """The user's memories, newest first (`store.memories.listing_order`), `limit` of them. `before`:
+        the previous page's cursor (`MemoryPosition.of(page[-1]).cursor()`, REST's X-Mirix-Next-Cursor):
+        the memories after that page's last one, none listed twice or left out while memories are
+        written or deleted between pages. `offset` (not with `before`) skips that many of the newest:
+        kept for older callers, as pages counted so shift when the list changes."""
         check_user(user_id)
         if check_whole(limit, "limit") <= 0 or check_whole(offset, "offset") < 0:
             raise InvalidInput("limit must be positive and offset non-negative")
+        if before is not None and not isinstance(before, str):
+            raise InvalidInput(f"before must be a cursor (text), not {type(before).__name__}")
         since, until = parse_range(start, end)
         return self.store.list(user_id=user_id, memory_types=parse_memory_types(memory_types), limit=limit, offset=offset,
-                               start=since, end=until)
+                               start=since, end=until, before=before)
 
     def history(self, memory_id: str, *, user_id: str) -> builtins.list[HistoryEvent]:
         check_user(user_id)

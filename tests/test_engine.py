@@ -726,3 +726,35 @@ def test_close_lets_go_of_the_model_the_engine_loaded_but_not_one_it_was_given(t
     with Mirix(tmp_path / "given", embedder=embedder) as mx:
         mx.add("I keep bees on the roof.", user_id=user_id)
     assert any(embedder.loaded.values()), "an embedder the caller passed was unloaded: other engines share it"
+
+
+def _episodes(mx: Mirix, user_id: str, hours: range) -> list[str]:
+    """Episodes of `user_id` said an hour apart, the newest first (their ids)."""
+    from mirix_py.records import EpisodicMemory
+    from mirix_py.tools.ops import InsertOp
+
+    ops = [InsertOp(memory=EpisodicMemory(user_id=user_id, summary=f"Hour {h}.", occurred_at=WHEN.replace(hour=h)))
+           for h in hours]
+    return list(reversed([c.memory_id for c in mx.store.apply(ops, user_id=user_id, actor="test")]))
+
+
+def test_list_pages_after_a_cursor_while_memories_are_written(tmp_path, user_id):
+    """Sync and async alike: the page after the previous page's last memory, however many memories
+    were written meanwhile; a cursor that is not text, or one with an offset, is refused."""
+    from mirix_py.store.memories import MemoryPosition
+
+    async def scenario():
+        async with AsyncMirix(tmp_path / "a", embedder=None) as amx:
+            newest_first = _episodes(amx.sync, user_id, range(0, 6))
+            first = await amx.list(user_id=user_id, limit=4)
+            _episodes(amx.sync, user_id, range(10, 13))  # newer than every listed one
+            cursor = MemoryPosition.of(first[-1]).cursor()
+            second = await amx.list(user_id=user_id, limit=4, before=cursor)
+            also = amx.sync.list(user_id=user_id, limit=4, before=cursor)
+            for before, offset, says in ((7, 0, "before must be a cursor"), (cursor, 2, "cannot be combined")):
+                with pytest.raises(InvalidInput, match=says):
+                    await amx.list(user_id=user_id, before=before, offset=offset)
+            return newest_first, [[m.id for m in page] for page in (first, second, also)]
+
+    newest_first, pages = asyncio.run(scenario())
+    assert pages == [newest_first[:4], newest_first[4:], newest_first[4:]]

@@ -14,6 +14,7 @@ import html
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone, tzinfo
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Collection, Sequence
 
 from mirix_py.agents.definitions import AgentDefinition
@@ -317,6 +318,7 @@ def prompt_lines(hits: Sequence[SearchHit], store: MemoryStore, query: str | Non
 @dataclass
 class Retrieval:
     core: dict[str, CoreMemory]
+    user_id: str  # whose memories these are (the offline answer embeds with that user's kept vectors)
     hits: list[SearchHit] = field(default_factory=list)
     question: str | None = None  # what long memories are cut around in the prompt
     timed: bool = False  # the hits were searched inside a time range the question asked for
@@ -448,7 +450,8 @@ class ChatFlow:
         `memories_shown` says), with the core blocks."""
         tags = self.store.input_tags.cited(h.memory.source_ids for h in hits)
         question = topics.query or message  # a short follow-up asks with the turn before it (`offline_topics`)
-        return Retrieval(core=core, hits=self._shown(user_id, said_first(question, hits, tags), tags),
+        return Retrieval(core=core, user_id=user_id,
+                         hits=self._shown(user_id, said_first(question, hits, tags), tags),
                          question=question, timed=bool(topics.start or topics.end), tags=tags)
 
     def _coarse(self, user_id: str, query: str, topics: Topics, limit: int,
@@ -470,11 +473,11 @@ class ChatFlow:
         shown = {"keys": as_keys, "none": without_model}.get(self.memories_shown, as_sources)
         return shown(hits, self.store, user_id, self.model_actors, tags)
 
-    def _embed_kept(self) -> Callable[[Sequence[str]], list[list[float]]] | None:
-        """What embeds the texts the offline answer weighs: the searcher's, which keeps them (the
-        question it just embedded, the core lines of the user's last calls); None without an embedder."""
+    def _embed_kept(self, user_id: str) -> Callable[[Sequence[str]], list[list[float]]] | None:
+        """What embeds the texts the offline answer weighs: the searcher's, which keeps them for `user_id`
+        (the question it just embedded, the core lines of the user's last calls); None without an embedder."""
         cached = self.searcher.embedder
-        return None if cached is None else cached.embed_kept
+        return None if cached is None else partial(cached.embed_kept, user_id=user_id)
 
     def offline_answer(self, retrieval: Retrieval, *, reason: str = "Offline mode (no LLM configured)"
                        ) -> tuple[str, list[str]]:
@@ -490,7 +493,7 @@ class ChatFlow:
         texts = [line for _, line in core_lines] + [h.memory.embedding_text() for h in retrieval.hits]
         stored = indexed_vectors(self.store, retrieval.hits) if question.strip() else {}
         known = [None] * len(core_lines) + [stored.get(h.memory.id) for h in retrieval.hits]
-        similar = cosines(self._embed_kept(), question, texts, known) if question.strip() else None
+        similar = cosines(self._embed_kept(retrieval.user_id), question, texts, known) if question.strip() else None
         core_similar = similar[:len(core_lines)] if similar is not None else None
         hit_similar = similar[len(core_lines):] if similar is not None else None
         for hit in matching_hits(question, retrieval.hits, timed=retrieval.timed, similarities=hit_similar,

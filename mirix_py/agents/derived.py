@@ -259,10 +259,13 @@ def said_anew(flow: OfflineFlow, inputs: InputLog,
 
 def _turn_as_said(inputs: InputLog, episode: EpisodicMemory) -> InputRecord | None:
     """The first of the episode's inputs that holds its message (a turn sent again, or said again in
-    the same words, cites several), with only that message, which says the episode's summary now."""
+    the same words, cites several), with only that message, which says the episode's summary now. Only
+    the episode's user's inputs: another user's is none of theirs to read, whatever the episode cites."""
     for input_id in dict.fromkeys(s for s in episode.source_ids if s.startswith(INPUT_PREFIX)):
         record = inputs.get(input_id)
-        said = _message_of(record, episode) if record is not None else None
+        if record is None or record.user_id != episode.user_id:
+            continue
+        said = _message_of(record, episode)
         if said is not None:
             return said
     return None

@@ -263,22 +263,33 @@ def chat(message: str, user: str = User,
 
 @app.command("list")
 def list_(user: str = User, memory_type: Optional[list[str]] = typer.Option(None, "--type", "-t"),
-          limit: int = typer.Option(50, "--limit", "-n"), offset: int = 0,
+          limit: int = typer.Option(50, "--limit", "-n"),
+          before: Optional[str] = typer.Option(None, "--before", help=(
+              "The cursor an earlier page printed (on stderr): the memories after that page, none twice or "
+              "missed while memories are written or deleted meanwhile.")),
+          offset: int = typer.Option(0, help="How many of the newest to skip (not with --before); shifts when "
+                                             "memories are written or deleted between pages."),
           data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:
-    """List a user's memories, newest first."""
+    """List a user's memories, newest first; when more follow, the next page's --before is printed on stderr."""
     from mirix_py.cli.args import memory_types
+    from mirix_py.store.memories import MemoryPosition
 
     types = _arg(memory_types, memory_type)
     try:
         with _engine(data_dir, write=False) as mx:
-            memories = mx.list(user_id=user, memory_types=types, limit=limit, offset=offset)
+            # one more than shown tells whether more follow (a limit below 1 is refused as before)
+            memories = mx.list(user_id=user, memory_types=types, limit=limit + 1 if limit > 0 else limit,
+                               offset=offset, before=before)
             zone = _zone(mx)
     except (MirixError, ValueError) as exc:
         _fail(exc)
+    more, memories = len(memories) > limit, memories[:limit]
     if as_json:
         _print_json(memories)
-        return
-    console.print(_memory_table(memories, f"{len(memories)} memories of {user}", zone=zone))
+    else:
+        console.print(_memory_table(memories, f"{len(memories)} memories of {user}", zone=zone))
+    if more:
+        sys.stderr.write(f"More: --before {MemoryPosition.of(memories[-1]).cursor()}\n")  # unwrapped: copied whole
 
 
 @app.command()

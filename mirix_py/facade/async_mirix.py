@@ -125,9 +125,10 @@ class AsyncMirix:
 
     async def list(self, *, user_id: str, memory_types: Sequence[MemoryType | str] | None = None,
                    limit: int = 100, offset: int = 0, start: datetime | None = None,
-                   end: datetime | None = None) -> builtins.list[Memory]:
+                   end: datetime | None = None, before: str | None = None) -> builtins.list[Memory]:
+        """`before`: the previous page's cursor, as `Mirix.list` takes it."""
         return await asyncio.to_thread(self.sync.list, user_id=user_id, memory_types=memory_types, limit=limit,
-                                       offset=offset, start=start, end=end)
+                                       offset=offset, start=start, end=end, before=before)
 
     async def history(self, memory_id: str, *, user_id: str) -> builtins.list[HistoryEvent]:
         return await asyncio.to_thread(self.sync.history, memory_id, user_id=user_id)

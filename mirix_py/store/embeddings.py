@@ -311,40 +311,45 @@ class OpenAIEmbedder:
 
 
 class CachedEmbedder:
-    """Keeps recent query embeddings: chat and search repeat the same topics."""
+    """Keeps recent query embeddings of each user: a user's chat and search repeat the same topics.
+
+    A kept vector is found only by the user whose call kept it (the key is the user and the text):
+    an answer that comes faster because another user asked the same words would tell that they did.
+    `size` bounds the vectors kept across all users, the least recently used dropped first."""
 
     def __init__(self, inner: Embedder, size: int = 2048) -> None:
         self.inner = inner
         self.name = inner.name
         self.dim = inner.dim
-        self._cache: OrderedDict[str, list[float]] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, str], list[float]] = OrderedDict()  # (user id, text) -> vector
         self._size = size
         self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return self.inner.embed(texts)
 
-    def embed_query(self, text: str) -> list[float]:
-        return self.embed_kept([text])[0]
+    def embed_query(self, text: str, *, user_id: str) -> list[float]:
+        """The vector of `user_id`'s question, kept for that user's next call."""
+        return self.embed_kept([text], user_id=user_id)[0]
 
-    def embed_kept(self, texts: Sequence[str]) -> list[list[float]]:
-        """Vectors of texts a reader weighs again on every call (a user's core lines, the question just
-        searched): those kept are not embedded again, the rest are embedded in one batch and kept."""
-        texts = list(texts)
+    def embed_kept(self, texts: Sequence[str], *, user_id: str) -> list[list[float]]:
+        """Vectors of texts a reader weighs again on every call of `user_id` (their core lines, the
+        question just searched): those the user's calls kept are not embedded again, the rest are
+        embedded in one batch and kept for that user alone."""
+        keys = [(user_id, text) for text in texts]
         with self._lock:
-            found = [self._cache.get(text) for text in texts]
-            for text, vector in zip(texts, found):
+            found = [self._cache.get(key) for key in keys]
+            for key, vector in zip(keys, found):
                 if vector is not None:
-                    self._cache.move_to_end(text)
-        missing = list(dict.fromkeys(t for t, v in zip(texts, found) if v is None))
-        fresh = dict(zip(missing, self.inner.embed(missing))) if missing else {}
+                    self._cache.move_to_end(key)
+        missing = list(dict.fromkeys(key for key, v in zip(keys, found) if v is None))
+        fresh = dict(zip(missing, self.inner.embed([text for _, text in missing]))) if missing else {}
         if fresh:
             with self._lock:
-                for text, vector in fresh.items():
-                    self._cache[text] = vector
+                self._cache.update(fresh)
                 while len(self._cache) > self._size:
                     self._cache.popitem(last=False)
-        return [v if v is not None else fresh[t] for t, v in zip(texts, found)]
+        return [v if v is not None else fresh[key] for key, v in zip(keys, found)]
 
     def clear(self) -> None:
         """Forget the kept embeddings (a benchmark times every query embedded afresh)."""

@@ -39,6 +39,7 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from mirix_py.records import MemoryBase, MemoryType
+from mirix_py.store.citations import citing
 from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.questions import INPUT_PREFIX
 from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow
@@ -235,13 +236,9 @@ def _payload(cipher: Cipher, row: InputRow) -> dict[str, Any]:
 
 def still_cited(session: Session, user_id: str, ids: Iterable[str]) -> set[str]:
     """Those of `ids` an episode of the user (a turn or a frame) cites, read in the erasing write's
-    transaction. Only episodes count: what other memories restate they hold in their own words."""
-    wanted = set(ids)
-    found: set[str] = set()
-    for sources in session.execute(select(col(MemoryRow.source_ids)).where(
-            col(MemoryRow.user_id) == user_id, col(MemoryRow.memory_type) == MemoryType.episodic.value)).scalars():
-        found |= wanted.intersection(sources or ())
-    return found
+    transaction (`store.citations`: its deletions already out). Only episodes count: what other
+    memories restate they hold in their own words."""
+    return set(citing(session.connection(), user_id, ids, [MemoryType.episodic.value]))
 
 
 __all__ = ["ERASED", "ERASED_INPUT", "Erasure", "is_erased", "put_back", "still_cited", "taken_out",

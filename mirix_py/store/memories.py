@@ -9,20 +9,21 @@ process did not finish is replayed from those marks at the next open (`store.vec
 
 from __future__ import annotations
 
+import base64
 import builtins
 import logging
 import re
 import uuid
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, Iterable, NamedTuple, Sequence, overload
 
-from pydantic import ValidationError
-from sqlalchemy import Delete, Text, bindparam, cast as sql_cast, delete as sa_delete, func, or_, select
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from sqlalchemy import Delete, Text, and_, bindparam, cast as sql_cast, delete as sa_delete, func, or_, select
 from sqlalchemy import text as sql_text, union
 from sqlalchemy import update as sa_update
 from sqlalchemy.engine import Connection, CursorResult, Engine, Row
-from sqlalchemy.sql.elements import UnaryExpression
+from sqlalchemy.sql.elements import ColumnElement, UnaryExpression
 from sqlmodel import Session, col
 
 from mirix_py.boundary.inputs import parse_when
@@ -31,10 +32,11 @@ from mirix_py.errors import InputsGone, InvalidInput, MemoryNotFound
 from mirix_py.tools.ops import DeleteOp, InsertOp, MergeOp, Op, UpdateOp
 from mirix_py.records import (
     MASK, MEMORY_ADAPTER, EpisodicMemory, HistoryEvent, KnowledgeVaultMemory, Memory, MemoryBase, MemoryChange,
-    MemoryType, Operation, memory_id_problem, new_memory_id, type_fields, utcnow,
+    MemoryType, Operation, INPUT_PREFIX, memory_id_problem, new_memory_id, type_fields, utcnow,
 )
 from mirix_py.store.sqlite_erase import start_erasing, stop_erasing, truncate_log
 from mirix_py.store.erase import Erasure, is_erased, unmarked
+from mirix_py.store.citations import citing
 from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.embeddings import Embedder, EmbeddingsAhead
 from mirix_py.store.expiry import combined, has_expired, unexpired
@@ -48,7 +50,7 @@ from mirix_py.store.textrefs import from_refs, to_refs
 from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow, UsageRow
 from mirix_py.store.vectors import VectorIndex, VectorItem, in_transaction
 from mirix_py.store.write_marks import WriteMarks
-from mirix_py.text.storable import first_problem
+from mirix_py.text.storable import first_problem, id_problem
 
 log = logging.getLogger("mirix_py.store")
 
@@ -139,6 +141,22 @@ def _no_core_expiry(memory: MemoryBase) -> None:
         raise InvalidInput("a core block does not expire (expires_at must stay null)")
 
 
+def _check_inputs_cited(session: Session, user_id: str, before: Sequence[str], after: Sequence[str]) -> None:
+    """InvalidInput when a patch makes a memory cite an input id its user's log does not hold: another
+    user's input would be read as this user's (their export would carry its caller's id and times).
+    Ids the memory cited already stay (an import of an older export cites inputs it could not log)."""
+    added = sorted({s for s in after if s.startswith(INPUT_PREFIX)} - set(before))
+    held: set[str] = set()
+    for n in range(0, len(added), IDS_PER_QUERY):  # by id only, the user checked on the rows read
+        rows = session.execute(select(col(InputRow.id), col(InputRow.user_id))
+                               .where(col(InputRow.id).in_(added[n:n + IDS_PER_QUERY])))
+        held.update(input_id for input_id, owner in rows if owner == user_id)
+    unknown = [i for i in added if i not in held]
+    if unknown:
+        raise InvalidInput(f"source_ids cite {unknown}, which user {user_id!r} has no input of: an id starting "
+                           f"with {INPUT_PREFIX!r} must be the id of one of the user's own inputs")
+
+
 def actor_of(memory: Memory) -> str | None:
     """Who said a memory, as `memory.actor` keeps it: an episode's actor, None for the other types."""
     return memory.actor if isinstance(memory, EpisodicMemory) else None
@@ -146,14 +164,95 @@ def actor_of(memory: Memory) -> str | None:
 
 def listing_order(newest_first: bool = True) -> tuple[UnaryExpression[Any], ...]:
     """`MemoryStore.list`'s order: by when a memory happened, then when it was stored, then by id, so
-    the order is total and pages read with an offset neither repeat nor skip memories of one time
-    (PostgreSQL orders ties differently from one query to the next). Memories without a time (core
-    blocks) come last newest first and first oldest first: SQLite's own place for NULL, stated,
-    since PostgreSQL's is the opposite."""
+    the order is total and pages neither repeat nor skip memories of one time (PostgreSQL orders ties
+    differently from one query to the next); `_listed_after` follows it for a page read by cursor.
+    Memories without a time (core blocks) come last newest first and first oldest first: SQLite's own
+    place for NULL, stated, since PostgreSQL's is the opposite."""
     occurred, created, memory_id = col(MemoryRow.occurred_at), col(MemoryRow.created_at), col(MemoryRow.id)
     if newest_first:
         return occurred.desc().nulls_last(), created.desc(), memory_id.desc()
     return occurred.asc().nulls_first(), created.desc(), memory_id.desc()
+
+
+class MemoryPosition(BaseModel):
+    """Where a memory stands in `MemoryStore.list`'s order (`listing_order`, total: ties by when stored,
+    then by id) and which way that listing runs. A page ends at its last memory's position and the next
+    page starts strictly after it, so no memory is listed twice or left out while others are written or
+    deleted between pages, as they are when pages are counted by offset. Clients see it only as an
+    opaque cursor."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    occurred_at: AwareDatetime | None = Field(description=(
+        "When the memory happened (in UTC once read); None for a memory without a time (a core block)."))
+    created_at: AwareDatetime = Field(description="When the memory was stored (in UTC once read), which "
+                                                  "orders memories of one time.")
+    id: str = Field(min_length=1, max_length=256, description="The memory's id, which orders memories of one "
+                                                              "time stored at the same instant.")
+    newest_first: bool = Field(description="The listing's direction: what comes after a position depends on it.")
+
+    @field_validator("occurred_at", "created_at")
+    @classmethod
+    def _in_utc(cls, value: datetime | None) -> datetime | None:
+        try:  # a time at the calendar's edge may not convert (year 1 east of UTC)
+            return None if value is None else value.astimezone(timezone.utc)
+        except OverflowError as exc:
+            raise ValueError("a time is out of range once converted to UTC") from exc
+
+    @field_validator("id")
+    @classmethod
+    def _storable_id(cls, value: str) -> str:
+        if found := id_problem(value):  # a NUL, say, which PostgreSQL refuses in a comparison
+            raise ValueError(f"id {found}")
+        return value
+
+    @classmethod
+    def of(cls, memory: MemoryBase, *, newest_first: bool = True) -> "MemoryPosition":
+        return cls(occurred_at=memory.occurred_at, created_at=memory.created_at, id=memory.id,
+                   newest_first=newest_first)
+
+    def cursor(self) -> str:
+        """This position as the opaque text a client passes back: URL-safe base64 of its JSON, unpadded."""
+        return base64.urlsafe_b64encode(self.model_dump_json().encode("utf-8")).decode("ascii").rstrip("=")
+
+    @classmethod
+    def from_cursor(cls, cursor: str) -> "MemoryPosition":
+        """The position `cursor()` wrote; InvalidInput for any other text, so nothing is listed from a
+        position nobody gave."""
+        try:
+            raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
+            return cls.model_validate_json(raw)
+        except ValueError:  # not base64 (binascii.Error), not ASCII, or not a position's JSON (ValidationError)
+            raise InvalidInput(f"{cursor[:80]!r} is not a cursor of the memory list: pass a page's "
+                               "next cursor as it was given") from None
+
+
+def listing_start(before: str, *, offset: int, newest_first: bool) -> MemoryPosition:
+    """The position a page read with `before` starts after: InvalidInput for a cursor `cursor()` did
+    not write, one of a listing in the other direction, or one given with an offset (two starts)."""
+    if offset:
+        raise InvalidInput("a cursor and an offset cannot be combined: page by one of them")
+    position = MemoryPosition.from_cursor(before)
+    if position.newest_first != newest_first:
+        raise InvalidInput(f"the cursor is of a list {'newest' if position.newest_first else 'oldest'} first: "
+                           "pass it to a listing in that order")
+    return position
+
+
+def _listed_after(position: MemoryPosition) -> ColumnElement[bool]:
+    """The memories after `position` in `listing_order` of its direction. Memories of one time go
+    by when stored, then by id, both descending, either way; memories without a time come last newest
+    first and first oldest first (row values would say it in fewer words, but not of NULL)."""
+    occurred, created, memory_id = col(MemoryRow.occurred_at), col(MemoryRow.created_at), col(MemoryRow.id)
+    after_among_ties = or_(created < position.created_at,
+                           and_(created == position.created_at, memory_id < position.id))
+    if position.occurred_at is None:
+        undated_after = and_(occurred.is_(None), after_among_ties)
+        return undated_after if position.newest_first else or_(occurred.is_not(None), undated_after)
+    same_time_after = and_(occurred == position.occurred_at, after_among_ties)
+    if position.newest_first:
+        return or_(occurred < position.occurred_at, occurred.is_(None), same_time_after)
+    return or_(occurred > position.occurred_at, same_time_after)
 
 
 class Provenance(NamedTuple):
@@ -471,6 +570,8 @@ class MemoryStore:
                 raise InvalidInput(field_errors.describe(exc, memory_type=current.memory_type.value,
                                                          fields=editable)) from exc
             _no_core_expiry(revised)
+            if "source_ids" in fields:
+                _check_inputs_cited(session, user_id, current.source_ids, revised.source_ids)
             if "occurred_at" in fields:  # a new time lies inside the years `add` takes, with its message
                 parse_when(revised.occurred_at, "occurred_at", stored=True)
             # ... then the input's sources added
@@ -757,9 +858,13 @@ class MemoryStore:
 
     def list(self, *, user_id: str, memory_types: Sequence[str] | None = None, start: datetime | None = None,
              end: datetime | None = None, limit: int = 100, offset: int = 0, newest_first: bool = True,
-             reveal: bool = False) -> builtins.list[Memory]:
-        """The user's unexpired memories in `listing_order`, `limit` of them from `offset`: pages read
-        one after another hold each memory once."""
+             reveal: bool = False, before: str | None = None) -> builtins.list[Memory]:
+        """The user's unexpired memories in `listing_order`, `limit` of them. `before`: the cursor of the
+        previous page's last memory (`MemoryPosition.of(memory, newest_first=...).cursor()`): the memories
+        after it in this order, none listed twice or left out while memories are written or deleted
+        between pages. `offset` (not with `before`) skips that many from the start: kept for older
+        callers, as pages counted so shift when the list changes. InvalidInput for a cursor `cursor()`
+        did not write or one of the other direction (`listing_start`)."""
         query = select(MemoryRow).where(col(MemoryRow.user_id) == user_id, unexpired(utcnow()))
         if memory_types:
             query = query.where(col(MemoryRow.memory_type).in_([MemoryType(t).value for t in memory_types]))
@@ -767,6 +872,8 @@ class MemoryStore:
             query = query.where(col(MemoryRow.occurred_at) >= start)
         if end is not None:
             query = query.where(col(MemoryRow.occurred_at) < end)
+        if before is not None:
+            query = query.where(_listed_after(listing_start(before, offset=offset, newest_first=newest_first)))
         query = query.order_by(*listing_order(newest_first)).offset(offset).limit(limit)
         with Session(self.engine) as session:
             return [self.to_record(r, reveal=reveal) for r in session.execute(query).scalars().all()]
@@ -834,10 +941,10 @@ class MemoryStore:
         """A memory's history rows, oldest first, each with its full before and after states as
         stored (what undo keeps and the erased mark left in), read in `session`: what `history`
         shows, and what an erasing write rewrites in its transaction."""
-        query = select(HistoryRow).where(col(HistoryRow.memory_id) == memory_id)
-        if user_id is not None:
-            query = query.where(col(HistoryRow.user_id) == user_id)
-        rows = session.execute(query.order_by(col(HistoryRow.id))).scalars().all()
+        # by memory id only, the user checked on the rows read (as `inserted_as`): with `AND user_id = ?`
+        # SQLite walks the user's whole history through its user index
+        query = select(HistoryRow).where(col(HistoryRow.memory_id) == memory_id).order_by(col(HistoryRow.id))
+        rows = [r for r in session.execute(query).scalars().all() if user_id is None or r.user_id == user_id]
         befores: builtins.list[dict[str, Any] | None] = [None] * len(rows)
         afters: builtins.list[dict[str, Any] | None] = [None] * len(rows)
         following: dict[str, Any] | None = None  # the state the next event started from
@@ -890,17 +997,19 @@ class MemoryStore:
         """Input id -> ids of the user's memories of `memory_types` whose `source_ids` name it; any cited
         id works the same (a message's: `agents.sources_shown` finds a turn's episode by it).
         `within`: only memories of these inputs (their `input_id`, an episode's session), read through
-        the (user, input) index; else the scan is per type through the (user, type, time) index.
+        the (user, input) index; else each id is sought in the index of cited ids (`store.citations`).
         Reads ids and source ids only (no text, nothing decrypted)."""
         wanted = set(input_ids)
         out: dict[str, builtins.list[str]] = {}
         if not wanted or (within is not None and not within):
             return out
+        types = [MemoryType(t).value for t in memory_types]
+        if within is None:
+            with self.engine.connect() as conn:
+                return citing(conn, user_id, sorted(wanted), types)
         query = select(col(MemoryRow.id), col(MemoryRow.source_ids)).where(
-            col(MemoryRow.user_id) == user_id,
-            col(MemoryRow.memory_type).in_([MemoryType(t).value for t in memory_types]))
-        if within is not None:
-            query = query.where(col(MemoryRow.input_id).in_(sorted(set(within))))
+            col(MemoryRow.user_id) == user_id, col(MemoryRow.memory_type).in_(types),
+            col(MemoryRow.input_id).in_(sorted(set(within))))
         with Session(self.engine) as session:
             for memory_id, sources in session.execute(query):
                 for source in wanted.intersection(sources or ()):

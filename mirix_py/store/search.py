@@ -497,7 +497,7 @@ class Searcher:
                 embedding: list[float] | None = None) -> list[tuple[str, float]]:
         assert self.embedder is not None and self.store.vectors is not None
         vectors = self.store.vectors
-        embedding = self.embedder.embed_query(query) if embedding is None else embedding
+        embedding = self.embedder.embed_query(query, user_id=filters.user_id) if embedding is None else embedding
         timed = filters.start is not None or filters.end is not None
 
         def fetch(n: int) -> list[tuple[str, float]]:

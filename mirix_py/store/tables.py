@@ -43,7 +43,9 @@ class MemoryRow(SQLModel, table=True):
     __tablename__ = "memory"
     __table_args__ = (
         Index("ix_memory_user_type_time", "user_id", "memory_type", "occurred_at"),
-        Index("ix_memory_user_input", "user_id", "input_id"),
+        # an input's memories of a type in time order: SQLite, without statistics, took the (user, type,
+        # time) index for these and read every memory of the user's type when it had only (user, input)
+        Index("ix_memory_user_input", "user_id", "input_id", "memory_type", "occurred_at"),
         Index("ix_memory_user_actor", "user_id", "actor"),
         Index("ix_memory_expires_at", "expires_at"),
     )
@@ -69,12 +71,28 @@ class MemoryRow(SQLModel, table=True):
                                         description="Past it the memory is not read, and the sweep deletes it.")
 
 
+class MemorySourceRow(SQLModel, table=True):
+    """One id a memory cites (an input's, a message's, a caller's), so the memories citing an id are an
+    index seek (`store.citations`), not a read of every memory of the user. Written by triggers on
+    `memory`, in the transaction of each write, from `source_ids`, which stays the source of truth."""
+
+    __tablename__ = "memory_source"
+    __table_args__ = (Index("ix_memory_source_cited", "user_id", "source_id", "memory_type", "memory_id"),)
+
+    memory_id: str = Field(primary_key=True, max_length=64)
+    source_id: str = Field(primary_key=True, max_length=256,
+                           description="A cited id of at most `citations.MAX_INDEXED_ID` characters.")
+    user_id: str = Field(max_length=256)
+    memory_type: str = Field(max_length=32)
+
+
 class HistoryRow(SQLModel, table=True):
     """One change to one memory (before/after are masked record dumps). `after` is left empty and
     read from the next event or the row; an update's long texts in `before` are line patches
     against that state (`store.patches`). Read it through `MemoryStore.history()`."""
 
     __tablename__ = "memory_history"
+    __table_args__ = (Index("ix_memory_history_user_input", "user_id", "input_id"),)  # what an input changed
 
     id: int | None = Field(default=None, primary_key=True)
     memory_id: str = Field(index=True, max_length=64)

@@ -41,11 +41,6 @@ class CitedInput(BaseModel):
     created_at: AwareDatetime = Field(description="When the input was logged.")
 
 
-def logged_inputs(session: Session, input_ids: Iterable[str]) -> dict[str, CitedInput]:
-    """Input id -> the input as an export carries it, for the logged ones among these ids."""
-    return {i: cited for i, (_, cited) in _logged(session, input_ids).items()}
-
-
 def _logged(session: Session, input_ids: Iterable[str]) -> dict[str, tuple[str, CitedInput]]:
     """Input id -> (its user, the input as an export carries it), for the logged ones among these ids."""
     ids = sorted(set(input_ids))
@@ -60,9 +55,12 @@ def _logged(session: Session, input_ids: Iterable[str]) -> dict[str, tuple[str, 
 
 
 def inputs_of_lines(session: Session, memories: Sequence[Memory]) -> list[list[CitedInput]]:
-    """For each memory, the logged inputs it cites (what its export line carries)."""
-    known = logged_inputs(session, cited_inputs(m.source_ids for m in memories))
-    return [[known[i] for i in dict.fromkeys(m.source_ids) if i in known] for m in memories]
+    """For each memory, the inputs of its user's log it cites (what its export line carries). Another
+    user's input is left out, whatever the memory cites (a caller's id may be any string): its caller's
+    id and times are that user's."""
+    known = _logged(session, cited_inputs(m.source_ids for m in memories))
+    return [[known[i][1] for i in dict.fromkeys(m.source_ids) if i in known and known[i][0] == m.user_id]
+            for m in memories]
 
 
 def inferred_inputs(memories: Sequence[Memory]) -> list[CitedInput]:
@@ -102,9 +100,7 @@ def log_inputs(store: MemoryStore, owned: dict[str, tuple[str, CitedInput]]) -> 
     log.read_only = store.read_only
     with Session(store.engine) as session:
         logged = _logged(session, owned)
-    for input_id, (user_id, _) in logged.items():  # its caller's id would rank the imported memory
-        if user_id != owned[input_id][0]:
-            raise InvalidInput(f"cited input {input_id!r} is another user's input in this store")
+    _no_other_users(logged, owned)
     wanted = [i for i in owned if i not in logged]
     while wanted:
         try:
@@ -112,12 +108,21 @@ def log_inputs(store: MemoryStore, owned: dict[str, tuple[str, CitedInput]]) -> 
             break
         except IntegrityError:
             with Session(store.engine) as session:
-                taken = logged_inputs(session, wanted)
+                taken = _logged(session, wanted)
             if not taken:
                 raise
+            _no_other_users(taken, owned)  # another import logged it meanwhile: for the same user only
             wanted = [i for i in wanted if i not in taken]
     store.input_tags.forget(owned)
     return len(wanted)
+
+
+def _no_other_users(logged: dict[str, tuple[str, CitedInput]], owned: dict[str, tuple[str, CitedInput]]) -> None:
+    """InvalidInput when an input the lines cite is logged for another user than theirs: its caller's id
+    would rank their memories, and their export would carry its times."""
+    for input_id, (user_id, _) in logged.items():
+        if user_id != owned[input_id][0]:
+            raise InvalidInput(f"cited input {input_id!r} is another user's input in this store")
 
 
 def _record(user_id: str, cited: CitedInput) -> InputRecord:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import pytest
+from recording_embedder import RecordingEmbedder
 
 from mirix_py.agents.chat import cosines, indexed_vectors, matching_hits, matching_lines
 from mirix_py.engine import Mirix
@@ -186,3 +187,26 @@ def test_offline_chat_embeds_the_core_lines_once_across_calls(mx):
         assert not any(line in asked for line in lines)
     finally:
         inner.embed = embed
+
+
+def test_offline_chat_keeps_the_question_and_core_lines_for_the_user_who_asked(tmp_path, embedder):
+    """Another user asking the same words about the same lines has them embedded anew: finding them
+    kept would answer faster and tell them what the first user asked and holds."""
+    recording = RecordingEmbedder(embedder)
+    engine = Mirix(tmp_path / "two", embedder=recording)
+    try:
+        for user in ("ada", "bob"):
+            engine.add([{"role": "user", "name": "Ada", "content": "I prefer green tea."}], user_id=user,
+                       occurred_at=WHEN)
+        embedded = []
+        for user in ("ada", "bob", "ada"):
+            recording.texts.clear()
+            engine.chat("Which tea do I like?", user_id=user, remember=False)
+            embedded.append(list(recording.texts))
+        line = "Ada: prefers green tea"
+        for user in ("ada", "bob"):  # the same core line in each user's block
+            assert any(line in block.value.splitlines() for block in engine.core_memory(user_id=user).values())
+        assert [texts.count("Which tea do I like?") for texts in embedded] == [1, 1, 0]
+        assert [texts.count(line) for texts in embedded] == [1, 1, 0]
+    finally:
+        engine.close()

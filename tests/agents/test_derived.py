@@ -11,7 +11,8 @@ import pytest
 from mirix_py.engine import Mirix
 from mirix_py.errors import InvalidInput, MemoryNotFound
 from mirix_py.integrations.context import retrieve_context
-from mirix_py.records import Operation
+from mirix_py.records import EpisodicMemory, Operation
+from mirix_py.tools.ops import InsertOp
 
 T0 = datetime(2026, 9, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -92,6 +93,23 @@ def test_rewriting_the_turn_restates_it_from_its_new_words(mx):
     assert block.said["Kim: lives in Toulouse"] == block.said["Kim: favorite food: ramen"] + timedelta(days=1)
     assert block.line_sources["Kim: lives in Toulouse"] == mx.get(episode_of(marseille), user_id="kim").source_ids
     assert [e.actor for e in mx.history(block.id, user_id="kim")][-2:] == ["kim-app", "kim-app"]
+
+
+def test_rewriting_a_turn_citing_another_users_input_reads_nothing_of_that_input(mx):
+    """A turn an older version let `update` point at another user's input: the rewrite reads the turn
+    from its own user's inputs only, so no line names that input's speaker or carries its caller's id."""
+    theirs = mx.add([{"role": "user", "name": "Dr. Mallory Quinn", "content": "Ines relapsed in March."}],
+                    user_id="alice", source_id="ward-7/patient-ines", occurred_at=T0).input_ids[0]
+    (turn,) = mx.store.apply([InsertOp(memory=EpisodicMemory(
+        user_id="kim", summary="I like tea.", actor="Kim", occurred_at=T0, source_ids=[theirs]))],
+        user_id="kim", actor="an older version")
+
+    mx.update(turn.memory_id, {"summary": "I live in Toulouse."}, user_id="kim")
+
+    written = [m.model_dump_json() for m in mx.list(user_id="kim", limit=100)]
+    assert written and not [m for m in written if "Mallory" in m or "ward-7" in m]
+    assert human(mx, "kim") == ""  # nothing restated: the turn's input is not Kim's
+    assert all(e.input_id is None for m in mx.list(user_id="kim", limit=100) for e in mx.history(m.id, user_id="kim"))
 
 
 def test_a_corrected_turn_keeps_its_line_and_fact_in_the_corrected_words(mx):

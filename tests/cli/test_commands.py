@@ -269,3 +269,36 @@ def test_control_characters_a_store_holds_are_shown_not_run(run, tmp_path):
     listed = run("list", "--user", "ada", "--json").stdout
     assert not any(c in listed for c in RUN_IN_TERMINAL)
     assert stored in [m.get("summary") for m in json.loads(listed)]  # the JSON still reads back as stored
+
+
+def _write_episodes(data_dir, hours: range) -> list[str]:
+    """Episodes of ada said an hour apart, written by an engine closed again; their ids, the newest first."""
+    from datetime import datetime, timezone
+
+    from mirix_py.engine import Mirix
+    from mirix_py.records import EpisodicMemory
+    from mirix_py.tools.ops import InsertOp
+
+    said = datetime(2024, 6, 1, tzinfo=timezone.utc)
+    with Mirix(data_dir, embedder=None) as mx:
+        changes = mx.store.apply([InsertOp(memory=EpisodicMemory(user_id="ada", summary=f"Hour {h}.",
+                                                                  occurred_at=said.replace(hour=h)))
+                                  for h in hours], user_id="ada", actor="test")
+    return list(reversed([c.memory_id for c in changes]))
+
+
+def test_list_pages_by_the_cursor_it_prints_while_memories_are_written(run, tmp_path):
+    newest_first = _write_episodes(tmp_path / "data", range(0, 5))
+    pages, cursor = [], []
+    for _ in range(3):
+        out = run("list", "-u", "ada", "-n", "2", "--json", *(["--before", cursor[-1]] if cursor else []))
+        assert out.exit_code == 0, out.output
+        pages.append([m["id"] for m in json.loads(out.stdout)])
+        cursor += [line.removeprefix("More: --before ") for line in out.stderr.splitlines() if line.startswith("More:")]
+        _write_episodes(tmp_path / "data", range(20, 22))  # newer than every listed one
+    assert pages == [newest_first[:2], newest_first[2:4], newest_first[4:]]
+    assert len(cursor) == 2  # the last page printed none
+    table = run("list", "-u", "ada", "-n", "2", "--before", cursor[0])
+    assert "2 memories of ada" in table.stdout and table.stderr.startswith("More: --before ")
+    bad = run("list", "-u", "ada", "--before", "nope")
+    assert bad.exit_code == 2 and "is not a cursor of the memory list" in bad.output

@@ -27,6 +27,21 @@ def test_patch_with_bad_fields_names_them_and_changes_nothing(live_sqlite):
     assert ok.status_code == 200 and ok.json()["summary"] == "Sailing on Lake Geneva with Tom"
 
 
+def test_patch_citing_another_users_input_is_refused_and_changes_nothing(live_sqlite):
+    mx = live_sqlite.mx
+    theirs = mx.add("My sister is a nurse in Porto.", user_id="bob", source_id="ward-7/patient-bob").input_ids[0]
+    mx.add("I went sailing on Lake Geneva with Tom.", user_id="alice")
+    memory = next(m for m in mx.list(user_id="alice", memory_types=["episodic"]) if "Geneva" in m.summary)
+    c = live_sqlite.client(live_sqlite.alice)
+    url = f"/v1/users/alice/memories/{memory.id}"
+    before, history = c.get(url).json(), c.get(url + "/history").json()
+
+    r = c.patch(url, json={"fields": {"source_ids": [*memory.source_ids, theirs]}})
+    assert r.status_code == 422 and r.json()["error"] == "invalid_input"
+    assert f"source_ids cite ['{theirs}'], which user 'alice' has no input of" in r.json()["message"]
+    assert c.get(url).json() == before and c.get(url + "/history").json() == history
+
+
 def test_viewer_shows_the_field_error_and_keeps_the_memory(browser, live_sqlite, tmp_path):  # noqa: F811
     import json
 

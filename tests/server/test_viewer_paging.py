@@ -1,6 +1,6 @@
 """More memories or inputs than one page: a type tab says how many of how many it shows and "Show more"
-lists the rest (GET .../memories with an offset); the Inputs tab shows the newest inputs and "Show more"
-the older ones (GET .../inputs after the page's cursor), down to the oldest."""
+lists the rest (GET .../memories after the page's cursor); the Inputs tab shows the newest inputs and
+"Show more" the older ones (GET .../inputs after the page's cursor), down to the oldest."""
 
 from __future__ import annotations
 
@@ -35,13 +35,19 @@ def _log_inputs(mx, user_id, count, start):
     return [r.id for r in records]
 
 
+def _write_episodes(mx, user_id, count, start):
+    """`count` episodes said an hour apart from `start`; their ids, the oldest first."""
+    changes = mx.store.apply([InsertOp(memory=EpisodicMemory(user_id=user_id, summary=f"Note number {i:03d}",
+                                                             occurred_at=start + timedelta(hours=i)))
+                              for i in range(count)], user_id=user_id, actor="test")
+    return [c.memory_id for c in changes]
+
+
 @pytest.fixture(scope="module")
 def many(live_sqlite):
     mx = live_sqlite.mx
     start = datetime(2024, 1, 1, 9, tzinfo=timezone.utc)
-    mx.store.apply([InsertOp(memory=EpisodicMemory(user_id="alice", summary=f"Note number {i:03d}",
-                                                   occurred_at=start + timedelta(hours=i)))
-                    for i in range(EPISODES)], user_id="alice", actor="test")
+    _write_episodes(mx, "alice", EPISODES, start)
     return SimpleNamespace(live=live_sqlite, input_ids=_log_inputs(mx, "alice", INPUTS, start))
 
 
@@ -99,4 +105,27 @@ def test_inputs_logged_after_the_first_page_stay_out_of_the_older_ones(browser, 
     _click(d, By.ID, "more-btn")
     _wait(d, lambda d: _status(d) == f"{INPUTS} input(s) of erin.")
     assert _listed_inputs(d) == newest_first
+    assert not d.find_element(By.ID, "more-btn").is_displayed()
+
+
+def _listed_memories(driver):
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll('#items .item .id')).map(e => e.textContent)")
+
+
+def test_memories_written_after_the_first_page_stay_out_of_the_older_ones(browser, live_sqlite):  # noqa: F811
+    """More episodes than a page are written while the first page is shown: "Show more" lists the five
+    older than that page. Counted by offset, it listed five of the new ones and left the oldest out."""
+    from selenium.webdriver.common.by import By
+
+    start = datetime(2024, 3, 1, 9, tzinfo=timezone.utc)
+    newest_first = list(reversed(_write_episodes(live_sqlite.mx, "maya", EPISODES, start)))
+    d = browser
+    _connect(d, live_sqlite, live_sqlite.keys.create(["maya"], name="maya").key)
+    _wait(d, lambda d: _status(d) == f"200 of {EPISODES} episodic memories of maya shown; "
+                                     "Show more lists the next 200.")
+    _write_episodes(live_sqlite.mx, "maya", EPISODES, start + timedelta(days=30))  # newer than every one shown
+    _click(d, By.ID, "more-btn")
+    _wait(d, lambda d: _status(d) == f"{EPISODES} episodic memories of maya.")
+    assert _listed_memories(d) == newest_first
     assert not d.find_element(By.ID, "more-btn").is_displayed()

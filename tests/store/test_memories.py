@@ -492,3 +492,20 @@ def test_a_core_block_an_older_version_stored_with_a_naive_said_time_reads_as_ut
     said = mx.core_memory(user_id=user_id)["human"].said["Lives in Lisbon."]
     assert said == datetime(2026, 1, 1, 10, tzinfo=timezone.utc)
     assert [m.id for m in mx.list(user_id=user_id, memory_types=["core"])] == [block.id]
+
+
+def test_an_update_citing_an_input_not_of_the_users_log_is_refused_and_changes_nothing(mx):
+    """An input id among the source ids says the memory came from that input: one of another user's
+    (or of no one's) would be read as this user's, and their export would carry its caller's id."""
+    alice = mx.add("My sister is a nurse.", user_id="alice", source_id="ward-7/patient-alice").input_ids[0]
+    bob = mx.add("I like hiking with my dog Rex.", user_id="bob").input_ids[0]
+    episode = mx.list(user_id="bob", memory_types=["episodic"])[0]
+    before, history = mx.get(episode.id, user_id="bob"), mx.history(episode.id, user_id="bob")
+    for cited in (alice, "in_" + "0" * 32):
+        with pytest.raises(InvalidInput, match=f"source_ids cite \\['{cited}'\\], which user 'bob' has no input of"):
+            mx.update(episode.id, {"source_ids": [*before.source_ids, cited]}, user_id="bob")
+    assert mx.get(episode.id, user_id="bob") == before and mx.history(episode.id, user_id="bob") == history
+    later = mx.add("Rex is a border collie.", user_id="bob").input_ids[0]
+    cited = [*before.source_ids, later, "trail-log-3"]  # the user's own input, and a caller's id
+    assert mx.update(episode.id, {"source_ids": cited}, user_id="bob").source_ids == cited
+    assert mx.update(episode.id, {"source_ids": [bob, "trail-log-3"]}, user_id="bob").source_ids == [bob, "trail-log-3"]

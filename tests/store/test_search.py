@@ -6,7 +6,9 @@ import logging
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from recording_embedder import RecordingEmbedder
 
+from mirix_py.engine import Mirix
 from mirix_py.errors import InvalidInput
 from mirix_py.tools.ops import InsertOp
 from mirix_py.records import EpisodicMemory, ProceduralMemory, ResourceMemory, SemanticMemory
@@ -291,3 +293,25 @@ def test_a_filter_leaving_out_a_few_memories_or_many_returns_only_the_types_aske
         hits = mx.search("kayaking on the lake", user_id=user_id, memory_types=["episodic", "procedural"],
                          method=method, limit=5)
         assert [h.memory.id for h in hits] == [h.memory.id for h in alone]
+
+
+@pytest.mark.parametrize("method", ["hybrid", "embedding"])
+def test_a_question_one_user_searched_is_embedded_anew_for_another(tmp_path, embedder, method):
+    """The searcher keeps a user's question's vector for that user's next search alone: another user's
+    search finding it kept would answer faster, telling them what was asked."""
+    recording = RecordingEmbedder(embedder)
+    mx = Mirix(tmp_path / "data", embedder=recording)
+    try:
+        for user in ("ada", "bob"):
+            mx.store.apply([InsertOp(memory=EpisodicMemory(user_id=user, summary=f"{user} met a divorce lawyer",
+                                                           actor="me", occurred_at=T0))], user_id=user, actor="seed")
+        question = "who is the divorce lawyer"
+        embedded, found = [], []
+        for user in ("ada", "bob", "ada"):
+            recording.texts.clear()
+            found.append([h.memory.summary for h in mx.search(question, user_id=user, method=method, limit=1)])
+            embedded.append(recording.texts.count(question))
+        assert embedded == [1, 1, 0]  # bob's first search embeds it; ada's second finds hers kept
+        assert found == [["ada met a divorce lawyer"], ["bob met a divorce lawyer"], ["ada met a divorce lawyer"]]
+    finally:
+        mx.close()

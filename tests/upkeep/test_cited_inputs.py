@@ -168,3 +168,30 @@ def test_a_line_skipped_as_already_there_logs_no_input(mx, original):
     assert mx.inputs.newest(user_id="zed", statuses=list(InputStatus), limit=10) == []
     assert {u: len(mx.inputs.newest(user_id=u, statuses=list(InputStatus), limit=1000))
             for u in ("alice", "bob")} == inputs_before
+
+
+def _cited(lines: list[str], user: str) -> set[str]:
+    """The ids of the inputs the user's lines carry."""
+    return {i["id"] for line in lines if json.loads(line)["memory"]["user_id"] == user
+            for i in json.loads(line)["cited_inputs"]}
+
+
+def test_an_export_carries_the_users_own_inputs_only_and_imports_again(tmp_path, embedder):
+    """A caller's id may be any string, another user's input id too: the lines of the user who gave it
+    carry none of that input (its caller's id, its times), whether the export is the user's or all."""
+    with Mirix(tmp_path / "src", embedder=embedder) as source:
+        alice = source.add("Patient file: Ines relapsed in March.", user_id="alice", occurred_at=_day(3),
+                           source_id="psychiatry-ward-7/patient-ines").input_ids[0]
+        bob = source.add("I like hiking with my dog Rex.", user_id="bob", source_id=alice).input_ids[0]
+        assert any(alice in m.source_ids for m in source.list(user_id="bob"))
+        own, everyone = io.StringIO(), io.StringIO()
+        source.export(own, user_id="bob")
+        source.export(everyone)
+    assert "psychiatry-ward-7" not in own.getvalue() and _cited(own.getvalue().splitlines(), "bob") == {bob}
+    lines = everyone.getvalue().splitlines()
+    assert (_cited(lines, "alice"), _cited(lines, "bob")) == ({alice}, {bob})
+    with Mirix(tmp_path / "dst", embedder=embedder) as imported:
+        assert imported.import_(lines)["imported"] == len(lines)
+        again = io.StringIO()
+        imported.export(again)
+    assert sorted(again.getvalue().splitlines()) == sorted(lines)

@@ -6,13 +6,18 @@ from urllib.parse import quote
 from fastapi import APIRouter, Query, Response
 
 from mirix_py.boundary.sizes import MAX_OFFSET
+from mirix_py.errors import InvalidInput
 from mirix_py.records import AddResult, HistoryEvent, Memory, MemoryChange, MemoryType
 from mirix_py.server.deps import Actor, Engine, MemoryId, User, give_write_position
+from mirix_py.server.errors import ApiError
 from mirix_py.server.limits import API_PREFIX
 from mirix_py.server.models import AddRequest, ErrorOut, UpdateRequest, When
+from mirix_py.server.routes.inputs import NEXT_CURSOR
+from mirix_py.store.memories import MemoryPosition, listing_start
 
 router = APIRouter(prefix=f"{API_PREFIX}/users/{{user_id}}/memories", tags=["memories"])
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorOut}}
+CURSOR_CHARS = 512  # a cursor of the longest memory id (200 characters) is about 430
 
 
 def input_location(user_id: str, input_id: str) -> str:
@@ -35,15 +40,43 @@ def add(user_id: User, body: AddRequest, response: Response, mx: Engine) -> AddR
     return result
 
 
-@router.get("", response_model=list[Memory])
-def list_memories(user_id: User, mx: Engine,
-                  memory_type: Annotated[list[MemoryType] | None, Query(max_length=6)] = None,
-                  limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-                  offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+@router.get("", response_model=list[Memory], responses={
+    200: {"headers": {NEXT_CURSOR: {"schema": {"type": "string"}, "description": (
+        "The `before` of the next (older) page; absent when this page ends with the last memory listed.")}}},
+    422: {"model": ErrorOut, "description": "A bad query parameter, such as a cursor this listing did not give."}})
+def list_memories(user_id: User, mx: Engine, response: Response,
+                  memory_type: Annotated[list[MemoryType] | None, Query(
+                      max_length=6, description="Only memories of these types (may repeat); all when omitted.")] = None,
+                  limit: Annotated[int, Query(ge=1, le=1000, description="How many memories a page holds.")] = 100,
+                  before: Annotated[str | None, Query(max_length=CURSOR_CHARS, description=(
+                      "The previous page's `X-Mirix-Next-Cursor` header, as given: this page lists the memories "
+                      "after that page's last one, so none is listed twice or left out while memories are "
+                      "written or deleted between pages. Opaque; a cursor the listing did not give is refused "
+                      "with 422. Omitted: the first page (the newest)."))] = None,
+                  offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description=(
+                      "How many of the newest to skip, not with `before`. Kept for older clients: a memory "
+                      "written between two pages shifts the next page by one, so it repeats a memory (a "
+                      "deleted one makes it skip one); page with `before` instead."))] = 0,
                   start: When | None = None, end: When | None = None) -> list[Any]:
-    """A user's memories, newest first; `memory_type` may repeat."""
-    return mx.list(user_id=user_id, memory_types=memory_type or None, limit=limit, offset=offset,
-                   start=start, end=end)
+    """A user's memories, newest first (by when they happened, then when stored, then id; memories
+    without a time last), a page at a time. When more follow, `X-Mirix-Next-Cursor` is the `before`
+    of the next page."""
+    _check_cursor(before, offset)
+    memories = mx.list(user_id=user_id, memory_types=memory_type or None, limit=limit + 1, offset=offset,
+                       start=start, end=end, before=before)
+    if len(memories) > limit:  # one more than the page was read: more follow
+        response.headers[NEXT_CURSOR] = MemoryPosition.of(memories[limit - 1]).cursor()
+    return memories[:limit]
+
+
+def _check_cursor(before: str | None, offset: int) -> None:
+    """A 422 naming `before` for a cursor the listing cannot start after (the engine checks it again)."""
+    if before is None:
+        return
+    try:
+        listing_start(before, offset=offset, newest_first=True)
+    except InvalidInput as exc:
+        raise ApiError(422, "invalid_input", f"query.before: {exc}") from None
 
 
 @router.get("/{memory_id}", response_model=Memory, responses=NOT_FOUND)

@@ -7,7 +7,7 @@ const FIXED = new Set(["id", "user_id", "memory_type", "created_at", "updated_at
 const CONFIRM_AFTER_MS = 700;  // longer than a double-click, so its second click cannot confirm
 const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d/;
 const state = { key: sessionStorage.getItem("mirix.key") || "", user: null, tab: "episodic", selected: null,
-                current: null, search: null, counts: {}, listed: [], offset: 0, more: false, next: null };
+                current: null, search: null, counts: {}, listed: [], more: false, next: null };
 const $ = (id) => document.getElementById(id);
 
 function el(tag, cls, text) {
@@ -182,21 +182,23 @@ function loadTab(tab, t) {
   return showListed(tab, t);  // a memory type, or the timeline of episodes
 }
 
-// Memory lists (a type tab, the timeline) come a page at a time (GET .../memories with an offset,
-// `state.offset` rows read so far); "Show more" appends the next page, as it does to the input log.
+// Memory lists (a type tab, the timeline) come a page at a time (GET .../memories); a page's
+// X-Mirix-Next-Cursor, sent only when more follow, is where "Show more" goes on (`before`), as it
+// is for the input log, so memories written or deleted meanwhile shift nothing.
 const listType = (tab) => (tab === "timeline" ? "episodic" : tab);
 const pageSize = (tab) => (tab === "timeline" ? 500 : 200);
 
-function fetchPage(tab, offset) {
-  return api("GET", userPath() + "/memories?memory_type=" + listType(tab) + "&limit=" + pageSize(tab) +
-                    "&offset=" + offset);
+async function fetchPage(tab, before) {
+  const after = before ? "&before=" + encodeURIComponent(before) : "";
+  const res = await send("GET", userPath() + "/memories?memory_type=" + listType(tab) + "&limit=" +
+                                pageSize(tab) + after);
+  return { rows: await res.json(), next: res.headers.get("X-Mirix-Next-Cursor") };
 }
 
 async function showListed(tab, t) {
-  const page = await fetchPage(tab, 0);
+  const page = await fetchPage(tab, null);
   if (!isCurrent(t)) return null;
   state.listed = [];
-  state.offset = 0;
   return addPage(tab, page);
 }
 
@@ -212,20 +214,21 @@ async function showMore() {
 }
 
 async function moreListed(tab, t) {
-  const page = await fetchPage(tab, state.offset);
+  const page = await fetchPage(tab, state.next);
   return isCurrent(t) ? addPage(tab, page) : null;
 }
 
-// A page joins the list; one listed already (the list shifted between pages) is not listed twice.
+// A page joins the list; one listed already (a memory whose time was edited between pages moved
+// past the cursor) is not listed twice.
 function appendPage(page) {
-  state.offset += page.length;
   const seen = new Set(state.listed.map((r) => r.id));
   state.listed.push(...page.filter((r) => !seen.has(r.id)));
 }
 
 function addPage(tab, page) {
-  appendPage(page);
-  state.more = page.length === pageSize(tab) && state.listed.length < (state.counts[listType(tab)] || Infinity);
+  appendPage(page.rows);
+  state.next = page.next;
+  state.more = !!page.next;
   const days = tab === "timeline" ? renderTimeline() : renderType(tab);
   $("more-btn").hidden = !state.more;
   return listedStatus(tab, days);
@@ -288,7 +291,6 @@ async function showInputs(t) {
   const page = await fetchInputs(null);
   if (!isCurrent(t)) return null;
   state.listed = [];
-  state.offset = 0;
   return addInputs(page, t);
 }
 
