@@ -19,7 +19,6 @@ never compacted, so nothing that still has to be processed loses its text.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import logging
@@ -28,10 +27,10 @@ import socket
 import threading
 import uuid
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
-from typing import Callable, Iterable, Iterator, Sequence
+from datetime import datetime, timedelta
+from typing import Callable, ClassVar, Iterable, Iterator, Sequence
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AwareDatetime, BaseModel, Field, field_validator
 from sqlalchemy import ColumnElement, and_, or_, select, update
 from sqlalchemy import text as sql_text
 from sqlalchemy.engine import CursorResult, Engine
@@ -40,9 +39,9 @@ from sqlmodel import Session, col
 from mirix_py.errors import InvalidInput
 from mirix_py.records import InputKind, InputRecord, InputStatus, Message, utcnow
 from mirix_py.store.crypto import Cipher, VaultKeyError
+from mirix_py.store.cursors import ListingPosition, in_utc, storable_id
 from mirix_py.store.writer_lock import pid_alive
 from mirix_py.store.tables import InputRow
-from mirix_py.text.storable import id_problem
 
 log = logging.getLogger("mirix_py.store")
 
@@ -83,51 +82,24 @@ class LoggedSource(BaseModel):
 SOURCES_PER_QUERY = 500  # source ids in one IN (...) list
 
 
-class InputPosition(BaseModel):
+class InputPosition(ListingPosition):
     """Where an input stands in the log's listing (`InputLog.newest`: newest `created_at` first, ties
     by id, so the order is total). A page ends at its last input's position and the next page starts
     strictly after it, so no input is listed twice or left out while others arrive or leave between
     pages, as they are when pages are counted by offset. Clients see it only as an opaque cursor."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    LISTING: ClassVar[str] = "the input log"
 
     created_at: AwareDatetime = Field(description="When the input was logged (in UTC once read).")
     id: str = Field(min_length=1, max_length=64, description="The input's id, which orders inputs logged at "
                                                              "the same instant.")
 
-    @field_validator("created_at")
-    @classmethod
-    def _in_utc(cls, value: datetime) -> datetime:
-        try:  # a time at the calendar's edge may not convert (year 1 east of UTC)
-            return value.astimezone(timezone.utc)
-        except OverflowError as exc:
-            raise ValueError("created_at is out of range once converted to UTC") from exc
-
-    @field_validator("id")
-    @classmethod
-    def _storable_id(cls, value: str) -> str:
-        if found := id_problem(value):  # a NUL, say, which PostgreSQL refuses in a comparison
-            raise ValueError(f"id {found}")
-        return value
+    _utc = field_validator("created_at")(in_utc)
+    _id = field_validator("id")(storable_id)
 
     @classmethod
     def of(cls, record: InputRecord) -> "InputPosition":
         return cls(created_at=record.created_at, id=record.id)
-
-    def cursor(self) -> str:
-        """This position as the opaque text a client passes back: URL-safe base64 of its JSON, unpadded."""
-        return base64.urlsafe_b64encode(self.model_dump_json().encode("utf-8")).decode("ascii").rstrip("=")
-
-    @classmethod
-    def from_cursor(cls, cursor: str) -> "InputPosition":
-        """The position `cursor()` wrote; InvalidInput for any other text, so nothing is listed from a
-        position nobody gave."""
-        try:
-            raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
-            return cls.model_validate_json(raw)
-        except ValueError:  # not base64 (binascii.Error), not ASCII, or not a position's JSON (ValidationError)
-            raise InvalidInput(f"{cursor[:80]!r} is not a cursor of the input log: pass a page's "
-                               "next cursor as it was given") from None
 
 
 def _listed_after(position: InputPosition) -> ColumnElement[bool]:

@@ -9,16 +9,15 @@ process did not finish is replayed from those marks at the next open (`store.vec
 
 from __future__ import annotations
 
-import base64
 import builtins
 import logging
 import re
 import uuid
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
-from typing import Any, Iterable, NamedTuple, Sequence, overload
+from datetime import datetime
+from typing import Any, ClassVar, Iterable, NamedTuple, Sequence, overload
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AwareDatetime, Field, ValidationError, field_validator
 from sqlalchemy import Delete, Text, and_, bindparam, cast as sql_cast, delete as sa_delete, func, or_, select
 from sqlalchemy import text as sql_text, union
 from sqlalchemy import update as sa_update
@@ -37,6 +36,7 @@ from mirix_py.records import (
 from mirix_py.store.sqlite_erase import start_erasing, stop_erasing, truncate_log
 from mirix_py.store.erase import Erasure, is_erased, unmarked
 from mirix_py.store.citations import citing
+from mirix_py.store.cursors import ListingPosition, in_utc, storable_id
 from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.embeddings import Embedder, EmbeddingsAhead
 from mirix_py.store.expiry import combined, has_expired, unexpired
@@ -50,7 +50,7 @@ from mirix_py.store.textrefs import from_refs, to_refs
 from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow, UsageRow
 from mirix_py.store.vectors import VectorIndex, VectorItem, in_transaction
 from mirix_py.store.write_marks import WriteMarks
-from mirix_py.text.storable import first_problem, id_problem
+from mirix_py.text.storable import first_problem
 
 log = logging.getLogger("mirix_py.store")
 
@@ -174,14 +174,14 @@ def listing_order(newest_first: bool = True) -> tuple[UnaryExpression[Any], ...]
     return occurred.asc().nulls_first(), created.desc(), memory_id.desc()
 
 
-class MemoryPosition(BaseModel):
+class MemoryPosition(ListingPosition):
     """Where a memory stands in `MemoryStore.list`'s order (`listing_order`, total: ties by when stored,
     then by id) and which way that listing runs. A page ends at its last memory's position and the next
     page starts strictly after it, so no memory is listed twice or left out while others are written or
     deleted between pages, as they are when pages are counted by offset. Clients see it only as an
     opaque cursor."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    LISTING: ClassVar[str] = "the memory list"
 
     occurred_at: AwareDatetime | None = Field(description=(
         "When the memory happened (in UTC once read); None for a memory without a time (a core block)."))
@@ -191,40 +191,13 @@ class MemoryPosition(BaseModel):
                                                               "time stored at the same instant.")
     newest_first: bool = Field(description="The listing's direction: what comes after a position depends on it.")
 
-    @field_validator("occurred_at", "created_at")
-    @classmethod
-    def _in_utc(cls, value: datetime | None) -> datetime | None:
-        try:  # a time at the calendar's edge may not convert (year 1 east of UTC)
-            return None if value is None else value.astimezone(timezone.utc)
-        except OverflowError as exc:
-            raise ValueError("a time is out of range once converted to UTC") from exc
-
-    @field_validator("id")
-    @classmethod
-    def _storable_id(cls, value: str) -> str:
-        if found := id_problem(value):  # a NUL, say, which PostgreSQL refuses in a comparison
-            raise ValueError(f"id {found}")
-        return value
+    _utc = field_validator("occurred_at", "created_at")(in_utc)
+    _id = field_validator("id")(storable_id)
 
     @classmethod
     def of(cls, memory: MemoryBase, *, newest_first: bool = True) -> "MemoryPosition":
         return cls(occurred_at=memory.occurred_at, created_at=memory.created_at, id=memory.id,
                    newest_first=newest_first)
-
-    def cursor(self) -> str:
-        """This position as the opaque text a client passes back: URL-safe base64 of its JSON, unpadded."""
-        return base64.urlsafe_b64encode(self.model_dump_json().encode("utf-8")).decode("ascii").rstrip("=")
-
-    @classmethod
-    def from_cursor(cls, cursor: str) -> "MemoryPosition":
-        """The position `cursor()` wrote; InvalidInput for any other text, so nothing is listed from a
-        position nobody gave."""
-        try:
-            raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True)
-            return cls.model_validate_json(raw)
-        except ValueError:  # not base64 (binascii.Error), not ASCII, or not a position's JSON (ValidationError)
-            raise InvalidInput(f"{cursor[:80]!r} is not a cursor of the memory list: pass a page's "
-                               "next cursor as it was given") from None
 
 
 def listing_start(before: str, *, offset: int, newest_first: bool) -> MemoryPosition:
