@@ -293,8 +293,8 @@ class Mirix(ScreenshotsMixin):
     def input_status(self, input_id: str, *, user_id: str | None = None) -> InputRecord:
         """Where a logged input stands. With `user_id`, another user's input reads as no input, as
         REST answers a key of other users."""
-        record = self.inputs.get(input_id)
-        if record is None or (user_id is not None and record.user_id != user_id):
+        record = self.inputs.get(input_id, user_id=user_id)
+        if record is None:
             raise InvalidInput(f"no input with id {input_id!r}" + ("" if user_id is None else f" for user {user_id!r}"))
         return record
 
@@ -397,7 +397,8 @@ class Mirix(ScreenshotsMixin):
         (`store.erase`): the history states of what it deleted are emptied and those of what it changed
         rewritten without them, and an input no turn or frame cites any more loses its text (and its
         thumbnail); an input still cited (a multi-message input's other turns) keeps its text but the
-        erased turn's message, when it has an id."""
+        erased turn's message, when it has an id; an embedded Chroma's files lose the erased vectors
+        (`VectorIndex.purge`)."""
         check_user(user_id)
         _check_actor(actor)
         if not isinstance(erase, bool):
@@ -413,6 +414,8 @@ class Mirix(ScreenshotsMixin):
             else:
                 erasure = Erasure(said_only_in=derived.held_alone(self.store, current)) if erase else None
                 changes = self._delete_now(current, actor, erasure)
+            if erasure is not None and self.store.vectors is not None:
+                self.store.vectors.purge(user_id)  # the erased vectors out of the index's files too
         if erasure is not None:
             remove_thumbnails(Path(self.settings.data_dir) / "thumbnails", user_id, erasure.thumbnails)
         return changes
@@ -448,7 +451,8 @@ class Mirix(ScreenshotsMixin):
             return self.runner.undo(input_id, user_id=user_id, force=force)
 
     def delete_user(self, user_id: str) -> dict[str, int]:
-        """Delete every memory, input, history event and usage row of the user. What this engine still
+        """Delete every memory, input, history event and usage row of the user, and what the vector
+        index's files kept of their vectors (`VectorIndex.purge`). What this engine still
         had queued for them is dropped first (queued screenshots are written first, as frames whose text
         is logged), and a batch already running ends before the rows go, so nothing of theirs is
         written after: the deletion takes the user's turn (`agents.user_locks`) as each of their writes
@@ -461,7 +465,10 @@ class Mirix(ScreenshotsMixin):
         with self.user_locks(user_id):  # a waited add, an update, another engine's batch of theirs ends first
             self._delete_user_screenshots(user_id)
             agent_sessions.delete_user(self.settings.data_dir, user_id)  # their agent sessions' items
-            return self.store.delete_user(user_id)
+            deleted = self.store.delete_user(user_id)
+            if self.store.vectors is not None:
+                self.store.vectors.purge(user_id)  # what the index's files kept of their vectors
+            return deleted
 
     # ------------------------------------------------------------ core memory
 

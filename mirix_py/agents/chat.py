@@ -448,7 +448,7 @@ class ChatFlow:
                   hits: list[SearchHit]) -> Retrieval:
         """`hits` as a reader gets them (what restates a turn shown after it, a model's memories as
         `memories_shown` says), with the core blocks."""
-        tags = self.store.input_tags.cited(h.memory.source_ids for h in hits)
+        tags = self.store.input_tags.cited((h.memory.source_ids for h in hits), user_id=user_id)
         question = topics.query or message  # a short follow-up asks with the turn before it (`offline_topics`)
         return Retrieval(core=core, user_id=user_id,
                          hits=self._shown(user_id, said_first(question, hits, tags), tags),
@@ -535,7 +535,7 @@ class ChatFlow:
             hits = self.searcher.search(query, user_id=user_id, limit=8, memory_types=[memory_type],
                                         start=since, end=until, method=method, context=self.context)
             together = [*shown, *hits]
-            tags = self.store.input_tags.cited(h.memory.source_ids for h in together)
+            tags = self.store.input_tags.cited((h.memory.source_ids for h in together), user_id=user_id)
             kept = {id(h) for h in said_first(query, together, tags)}
             already = {h.memory.id for h in shown}
             hits = [h for h in self._shown(user_id, [h for h in hits if id(h) in kept], tags)

@@ -184,7 +184,7 @@ def _restatement_ops(store: MemoryStore, episode: EpisodicMemory, alone: frozens
     made = store.made_from(episode.user_id, inputs, [t.value for t in types])
     ids = list(dict.fromkeys(i for found in made.values() for i in found))
     restated = [m for m in store.get_many(ids, user_id=episode.user_id).values() if m.memory_type in types]
-    tags = store.input_tags.cited(m.source_ids for m in restated)
+    tags = store.input_tags.cited((m.source_ids for m in restated), user_id=episode.user_id)
     ops: list[Op] = []
     for memory in restated:
         if _within(_said_in(memory.source_ids, tags), alone):
@@ -262,8 +262,8 @@ def _turn_as_said(inputs: InputLog, episode: EpisodicMemory) -> InputRecord | No
     the same words, cites several), with only that message, which says the episode's summary now. Only
     the episode's user's inputs: another user's is none of theirs to read, whatever the episode cites."""
     for input_id in dict.fromkeys(s for s in episode.source_ids if s.startswith(INPUT_PREFIX)):
-        record = inputs.get(input_id)
-        if record is None or record.user_id != episode.user_id:
+        record = inputs.get(input_id, user_id=episode.user_id)
+        if record is None:
             continue
         said = _message_of(record, episode)
         if said is not None:

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from mirix_py.errors import InvalidInput
 from mirix_py.records import (
-    InputKind, InputRecord, MemoryType, Message, at_offset, offset_problem, utc_offset_minutes, utcnow,
+    INPUT_PREFIX, InputKind, InputRecord, MemoryType, Message, at_offset, offset_problem, utc_offset_minutes, utcnow,
 )
 from mirix_py.text.storable import CONTROL, first_problem, id_problem, problem
 
@@ -116,6 +116,26 @@ def check_storable(value: Any, where: str) -> None:
         raise InvalidInput(found)
 
 
+def check_source_id(source_id: Any, what: str = "source_id") -> None:
+    """InvalidInput unless `source_id` is None or an id an input can be logged with: a non-blank string
+    a backend can store that is no input id (`no_input_id`)."""
+    if source_id is None:
+        return
+    if not isinstance(source_id, str) or not source_id.strip():
+        raise InvalidInput(f"{what} must be a non-empty string")
+    check_storable(source_id, what)
+    no_input_id(source_id, what)
+
+
+def no_input_id(caller_id: str | None, what: str) -> None:
+    """InvalidInput for a caller's id (an input's `source_id`, a message's `id`) that starts as the
+    engine's input ids do (`records.INPUT_PREFIX`): memories cite it beside their input's own id,
+    where it would be read as an input id, another user's even."""
+    if caller_id is not None and caller_id.startswith(INPUT_PREFIX):
+        raise InvalidInput(f"{what} {caller_id[:80]!r} starts with {INPUT_PREFIX!r}, as only the engine's input ids "
+                           "do (memories cite it beside them): choose an id that does not")
+
+
 def parse_memory_types(values: Sequence[MemoryType | str] | None) -> list[MemoryType] | None:
     """The memory types named, or InvalidInput naming one that is not."""
     try:
@@ -159,9 +179,7 @@ def normalize_add(content: Any, *, user_id: str, occurred_at: datetime | str | N
         raise InvalidInput(f"unknown input kind {kind!r}") from exc
     when = parse_said(occurred_at) or utcnow()
     offset = utc_offset_minutes(when)  # the input's own clock, for its messages that give no time
-    if source_id is not None and (not isinstance(source_id, str) or not source_id.strip()):
-        raise InvalidInput("source_id must be a non-empty string")
-    check_storable(source_id, "source_id")
+    check_source_id(source_id)
 
     if isinstance(content, (str, bytes, bytearray, memoryview)):
         messages = [Message(role="user", content=_check_text(content, "content"), said_offset_minutes=offset)]
@@ -185,6 +203,7 @@ def normalize_add(content: Any, *, user_id: str, occurred_at: datetime | str | N
                 messages.append(Message.model_validate(raw))
             except ValidationError as exc:
                 raise InvalidInput(f"message {i} is invalid: {exc.errors()[0]['msg']} at {exc.errors()[0]['loc']}") from exc
+            no_input_id(messages[-1].id, f"message {i} id")
         input_kind = InputKind.messages if input_kind is InputKind.text else input_kind
     elif content is None:
         raise InvalidInput("content is required")

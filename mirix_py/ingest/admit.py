@@ -19,7 +19,7 @@ from mirix_py.ingest.multimodal import downscale_for_vision
 from mirix_py.ingest.outcomes import FrameOutcome
 from mirix_py.ingest.processed import ProcessedFrame
 from mirix_py.ingest.thumbnails import Thumbnails
-from mirix_py.boundary.inputs import check_storable, check_user, parse_said
+from mirix_py.boundary.inputs import check_source_id, check_storable, check_user, parse_said
 from mirix_py.records import new_input_id, utcnow
 
 PNG_SIZES_KEPT = 4096  # windows come and go: the PNG sizes of the recent ones are kept
@@ -53,9 +53,7 @@ class FrameAdmission:
             if value is not None and (not isinstance(value, str) or len(value) > 1000):
                 raise InvalidInput(f"{name} must be a string of at most 1000 characters")
             check_storable(value, name)
-        if source_id is not None and (not isinstance(source_id, str) or not source_id.strip()):
-            raise InvalidInput("source_id must be a non-empty string")
-        check_storable(source_id, "source_id")
+        check_source_id(source_id)  # as `add` checks it: here, so a frame is refused alone, not its batch
         app = (app or "").strip() or None
         window_title = (window_title or "").strip() or None
         # PNG size for the storage report: exact for PNG input; an in-memory frame (the capture

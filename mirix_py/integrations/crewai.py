@@ -35,9 +35,11 @@ import numpy as np
 from crewai.memory.types import MemoryRecord, ScopeInfo
 
 from mirix_py.errors import MemoryNotFound
-from mirix_py.records import ID_PREFIX, MemoryType, SemanticMemory
+from mirix_py.records import ID_PREFIX, MemoryBase, MemoryType, SemanticMemory
+from mirix_py.store.memories import MemoryPosition
 
 TAG = "crewai:"
+PAGE = 500  # memories read per `Mirix.list` call
 
 
 def _under(scope: str, prefix: str | None) -> bool:
@@ -85,19 +87,26 @@ class MirixStorage:
         digest = hashlib.sha256(json.dumps([self.user_id, record_id]).encode("utf-8")).hexdigest()[:32]
         return f"{ID_PREFIX[MemoryType.semantic]}_{digest}"
 
-    def _records(self, scope_prefix: str | None = None) -> Iterator[MemoryRecord]:
-        offset = 0
+    def _memories(self) -> Iterator[MemoryBase]:
+        """The user's semantic memories, newest first, page after page by cursor: a record saved or
+        deleted while they are read is neither read twice nor makes another one missed, as it would
+        with pages counted by offset."""
+        before: str | None = None
         while True:
-            page = self.mx.list(user_id=self.user_id, memory_types=[MemoryType.semantic], limit=500, offset=offset)
-            for m in page:
-                for tag in m.tags:
-                    if tag.startswith(TAG):
-                        record = _decode(tag)
-                        if _under(record.scope, scope_prefix):
-                            yield record
-            if len(page) < 500:
+            page = self.mx.list(user_id=self.user_id, memory_types=[MemoryType.semantic], limit=PAGE, before=before)
+            yield from page
+            if len(page) < PAGE:
                 return
-            offset += len(page)
+            before = MemoryPosition.of(page[-1]).cursor()
+
+    def _records(self, scope_prefix: str | None = None) -> Iterator[MemoryRecord]:
+        """The crew's records in scope (`_memories` with a CrewAI tag)."""
+        for m in self._memories():
+            for tag in m.tags:
+                if tag.startswith(TAG):
+                    record = _decode(tag)
+                    if _under(record.scope, scope_prefix):
+                        yield record
 
     def _put(self, record: MemoryRecord) -> None:
         from mirix_py.tools.ops import InsertOp, UpdateOp

@@ -66,6 +66,7 @@ from mirix_py.records import (
     ResourceMemory, SemanticMemory, Sensitivity, memory_id_problem, utcnow,
 )
 from mirix_py.secrets.guard import Known, Secret, guarded_fields
+from mirix_py.store.memories import MemoryPosition
 from mirix_py.text.storable import MAX_NESTING, printable, problem, strings
 from mirix_py.tools.ops import DeleteOp, InsertOp, Op as MemoryOp, UpdateOp
 
@@ -73,6 +74,7 @@ log = logging.getLogger("mirix_py.langgraph")
 
 TAG = "langgraph:"
 ACTOR = "langgraph"  # the actor of the store's writes in each memory's history
+PAGE = 500  # memories read per `Mirix.list` call
 WRITABLE = {t.value: t for t in (MemoryType.semantic, MemoryType.episodic, MemoryType.procedural,
                                  MemoryType.resource)}
 READ_ONLY = (MemoryType.core.value, MemoryType.knowledge_vault.value)
@@ -684,12 +686,17 @@ class MirixStore(BaseStore):
         return [(m, i) for m, i in self._items(user, [(m, None) for m in self._all(user, types)]) if self._passes(i, op)]
 
     def _all(self, user: str, types: list[str] | None) -> list[MemoryBase]:
+        """The user's memories of these types, newest first, read page after page by cursor: one
+        written or deleted meanwhile is neither read twice nor makes another one missed, as it would
+        with pages counted by offset."""
         out: list[MemoryBase] = []
+        before: str | None = None
         while True:
-            page = self.mx.list(user_id=user, memory_types=types, limit=500, offset=len(out))
+            page = self.mx.list(user_id=user, memory_types=types, limit=PAGE, before=before)
             out += page
-            if len(page) < 500:
+            if len(page) < PAGE:
                 return out
+            before = MemoryPosition.of(page[-1]).cursor()
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         prefixes = [c.path for c in op.match_conditions or () if c.match_type == "prefix"]

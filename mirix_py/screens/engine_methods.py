@@ -227,8 +227,8 @@ class ScreenshotsMixin:
     def screenshot_thumbnail(self, input_id: str, *, user_id: str) -> Path | None:
         """The WebP kept for one of the user's screenshot inputs (`keep_thumbnails`); None when none
         was kept, it has expired, or the input is not this user's."""
-        record = self.inputs.get(input_id)
-        if record is None or record.user_id != user_id:
+        record = self.inputs.get(input_id, user_id=user_id)
+        if record is None:
             return None
         return screenshots_module().kept_thumbnail(Path(self.settings.data_dir) / "thumbnails", user_id,
                                                    record.metadata.get("thumbnail"), self._thumbnail_retention())

@@ -15,19 +15,28 @@ collection it has opened again (a `get`, a `count`, a query: Chroma 1.5.9 writes
 back). `allocations_cleared` keeps stale bytes out of them then: inside it, glibc fills every heap
 block it hands out or takes back with a constant byte, so the buffers Chroma allocates while it
 writes hold nothing this process had in memory before.
+
+Deleted vectors stay in other places: a dropped collection's graph folder is left on disk, and
+`chroma.sqlite3` keeps the pages of the rows Chroma deleted (its log of vectors, their ids, the
+collection's metadata) as free pages. `purge_deleted` removes both.
 """
 
 from __future__ import annotations
 
 import ctypes
+import json
 import logging
+import shutil
 import struct
+import subprocess
+import sys
 import threading
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-__all__ = ["AllocationClearing", "HeapCleared", "allocations_cleared", "scrub"]
+__all__ = ["AllocationClearing", "HeapCleared", "allocations_cleared", "purge_deleted", "scrub", "vacuum"]
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +85,73 @@ def scrub(chroma_dir: str | Path, *, since: float | None = None) -> int:
         except OSError:  # removed meanwhile (a dropped collection)
             continue
     return cleared
+
+
+DATABASE = "chroma.sqlite3"
+VACUUM_TIMEOUT_S = 600  # a whole VACUUM, waits for Chroma's writes included
+
+# Run by a Python of its own: prints the ids of the segments the database names, then rewrites it
+# without free pages and empties its write-ahead log (if Chroma ever keeps one).
+_VACUUM_PROGRAM = """
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=60, isolation_level=None)
+try:
+    segments = [row[0] for row in db.execute("SELECT id FROM segments")]
+    db.execute("VACUUM")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+finally:
+    db.close()
+print(json.dumps(segments))
+"""
+
+
+def vacuum(database: str | Path) -> set[str]:
+    """Rewrite Chroma's `database` without its free pages, in a process of its own; the ids of the
+    segments it names. Chroma links a SQLite of its own: two SQLite libraries in one process do not see
+    each other's POSIX locks (a VACUUM here while Chroma wrote failed with "disk I/O error", and a write
+    of one can land in the middle of the other's), while another process's locks they both honour, so
+    Chroma's writes wait for the VACUUM and the VACUUM for them."""
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", _VACUUM_PROGRAM, str(database)],
+                          capture_output=True, text=True, timeout=VACUUM_TIMEOUT_S)
+    if done.returncode != 0:
+        reason = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        raise OSError(f"VACUUM of {database} failed: {reason}")
+    return set(json.loads(done.stdout))
+
+
+GRAPH_FILES = frozenset({"header.bin", "data_level0.bin", "length.bin", "link_lists.bin", "index_metadata.pickle"})
+
+
+def _graph_folders(chroma_dir: Path) -> list[Path]:
+    """The folders named like a segment id (a UUID) that hold nothing but graph files: the only ones
+    `purge_deleted` may remove (any other layout is left alone)."""
+    found = []
+    for folder in chroma_dir.iterdir():
+        try:
+            if (folder.is_dir() and str(uuid.UUID(folder.name)) == folder.name
+                    and {f.name for f in folder.iterdir()} <= GRAPH_FILES):
+                found.append(folder)
+        except (ValueError, OSError):  # another name; a folder removed meanwhile
+            continue
+    return found
+
+
+def purge_deleted(chroma_dir: str | Path) -> int:
+    """Leave nothing of Chroma's deleted vectors under `chroma_dir`: `chroma.sqlite3` rewritten without
+    its free pages (`vacuum`), and the graph folders no segment names any more (those of dropped
+    collections) removed; how many folders went. The folders are listed before the database is read:
+    Chroma records a segment before it makes its folder, so a folder made meanwhile is never taken
+    for a dropped one."""
+    chroma_dir = Path(chroma_dir)
+    database = chroma_dir / DATABASE
+    if not database.exists():
+        return 0
+    folders = _graph_folders(chroma_dir)
+    segments = vacuum(database)
+    dropped = [folder for folder in folders if folder.name not in segments]
+    for folder in dropped:
+        shutil.rmtree(folder, ignore_errors=True)
+    return len(dropped)
 
 
 M_PERTURB = -6  # glibc's mallopt parameter: fill allocated and freed heap blocks with a byte

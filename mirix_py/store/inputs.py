@@ -254,10 +254,14 @@ class InputLog:
             session.commit()
         return changed
 
-    def get(self, input_id: str) -> InputRecord | None:
+    def get(self, input_id: str, *, user_id: str | None = None) -> InputRecord | None:
+        """The logged input. With `user_id`, another user's input reads as none (its text not decrypted):
+        what a path acting for a user passes, whatever id it was handed or a memory cites."""
         with Session(self.engine) as session:
             row = session.get(InputRow, input_id)
-            return None if row is None else self._to_record(row)
+            if row is None or (user_id is not None and row.user_id != user_id):
+                return None
+            return self._to_record(row)
 
     def mark(self, input_ids: Sequence[str], status: InputStatus, error: str | None = None,
              refused: Sequence[str] = ()) -> None:

@@ -19,7 +19,7 @@ from sqlalchemy.engine import Connection
 from sqlmodel import col
 
 from mirix_py.records import MemoryType
-from mirix_py.store.input_tags import cited_tags
+from mirix_py.store.input_tags import cited_tags, cited_tags_by_user
 from mirix_py.store.summaries import sums_up
 from mirix_py.store.tables import MemoryRow
 from mirix_py.text.words import content_words
@@ -63,7 +63,7 @@ def input_turns(conn: Connection, user_id: str, input_ids: Iterable[str]) -> dic
                col(MemoryRow.memory_type) == EPISODIC)
         .order_by(col(MemoryRow.input_id), col(MemoryRow.occurred_at), col(MemoryRow.created_at),
                   col(MemoryRow.id))).all()
-    tags = cited_tags(conn, (row.source_ids for row in rows))
+    tags = cited_tags(conn, (row.source_ids for row in rows), user_id=user_id)
     turns: dict[str, list[tuple[str, str]]] = {}
     for memory_id, input_id, text, source_ids in rows:
         if input_id is not None and not sums_up(source_ids or [], tags):  # input_id: always, by the IN above
@@ -103,10 +103,10 @@ def summaries_by_user(conn: Connection) -> dict[str, list[str]]:
     rows = conn.execute(
         select(col(MemoryRow.id), col(MemoryRow.user_id), col(MemoryRow.source_ids))
         .where(col(MemoryRow.input_id).is_not(None), col(MemoryRow.memory_type) == EPISODIC)).all()
-    tags = cited_tags(conn, (row.source_ids for row in rows))
+    tags = cited_tags_by_user(conn, (row.source_ids for row in rows))
     found: dict[str, list[str]] = {}
     for memory_id, user_id, source_ids in rows:
-        if sums_up(source_ids or [], tags):
+        if sums_up(source_ids or [], tags.get(user_id, frozenset())):
             found.setdefault(user_id, []).append(memory_id)
     return found
 

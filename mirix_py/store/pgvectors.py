@@ -289,6 +289,10 @@ class PgVectorIndex:
     def close(self) -> None:
         """Nothing held: the vectors live in the database, whose engine is the caller's."""
 
+    def purge(self, user_id: str) -> None:
+        """Nothing to do: the deleted rows are gone from every read, and their dead versions stay in
+        the table files until PostgreSQL's own VACUUM reclaims them (docs/durability.md)."""
+
     def rebuild(self, user_id: str) -> int:
         """Rebuild the HNSW index (it holds every user's vectors) and the user's own graph if they
         have one; returns this user's count."""

@@ -320,7 +320,7 @@ class Searcher:
         records = self.store.get_many([i for i, _ in ranked], user_id=user_id)
         # a memory past its expiry (not deleted yet) or a vector whose row is gone: the next ones take its place
         ranked = [(i, score) for i, score in ranked if i in records]
-        tags = self.store.input_tags.cited(m.source_ids for m in records.values())
+        tags = self.store.input_tags.cited((m.source_ids for m in records.values()), user_id=user_id)
         ranked = weigh_down_other_subjects(weigh_down(ranked, records, tags), records, query)[:limit]
         asked = self._moment_asked(query, user_id, actors if method_used is SearchMethod.hybrid and self.name_legs else None)
         hits: list[SearchHit] = []
@@ -428,7 +428,7 @@ class Searcher:
         the legs' threads did not read (a session leg's)."""
         self._complete(provenance, {i for leg in legs for i in leg}, user_id)
         cited = {i: p.source_ids for i, p in provenance.items()}
-        return restating(cited, self.store.input_tags.cited(cited.values()))
+        return restating(cited, self.store.input_tags.cited(cited.values(), user_id=user_id))
 
     def _complete(self, provenance: dict[str, Provenance], ids: Iterable[str], user_id: str) -> None:
         missing = [i for i in ids if i not in provenance]

@@ -12,6 +12,7 @@ import functools
 import hashlib
 import logging
 import re
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,7 +23,7 @@ from urllib.parse import urlparse
 
 from mirix_py.errors import InvalidInput
 from mirix_py.store.kept_vectors import KeptVectors, KeptVectorsCache, shared_cache
-from mirix_py.store.chroma_files import HeapCleared, allocations_cleared, scrub
+from mirix_py.store.chroma_files import HeapCleared, allocations_cleared, purge_deleted, scrub
 from mirix_py.store.private import narrow, private_dir
 
 if TYPE_CHECKING:
@@ -40,6 +41,11 @@ CHROMA_DATABASE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]"
 
 def collection_name(user_id: str) -> str:
     return "mx_" + hashlib.sha1(user_id.encode()).hexdigest()[:32]
+
+
+def rebuilding_name(user_id: str) -> str:
+    """The collection a rebuild fills before it takes the user's name (`users` lists only "mx_" names)."""
+    return "mxr_" + hashlib.sha1(user_id.encode()).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,10 @@ class VectorIndex(Protocol):
         """Ids a query with their own stored vector does not return (of `only`, when given)."""
         ...
     def rebuild(self, user_id: str) -> int: ...
+    def purge(self, user_id: str) -> None:
+        """Take what the index keeps of the user's deleted vectors out of the files it owns (after
+        `delete_user`, or an erasing `delete`); the user's live vectors stay searchable."""
+        ...
     def close(self) -> None:
         """Release what the index holds open and leave its files at rest (an embedded Chroma); a
         later use opens it again. Nothing to do for an index that holds nothing."""
@@ -479,9 +489,12 @@ class ChromaVectorIndex:
 
     @_reopening
     def rebuild(self, user_id: str) -> int:
-        """Re-create the user's collection from its stored vectors (a fresh graph reaches every
-        node); returns how many. A crash in between leaves rows without vectors, which `doctor`
-        re-embeds from SQL."""
+        """Re-create the user's collection from its stored vectors (a fresh graph reaches every node and
+        holds nothing of the vectors deleted from the old one); returns how many. The new collection is
+        filled under `rebuilding_name` while searches still read the old one, then takes the user's
+        name: a crash while it fills leaves the old one whole (the next rebuild or `drop_user` drops
+        the half-filled one); a crash between the drop and the rename leaves rows without vectors,
+        which `doctor` re-embeds from SQL."""
         coll = self._collection(user_id, create=False)
         if coll is None:
             return 0
@@ -492,20 +505,50 @@ class ChromaVectorIndex:
             ids += got["ids"]
             embeddings += list(got["embeddings"])
             metadatas += got["metadatas"]
-        self.drop_user(user_id)
-        fresh = self._collection(user_id)
+        aside_name = rebuilding_name(user_id)
+        self._drop(aside_name)  # a rebuild a crash cut short
+        aside = self._open_collection(aside_name, user_id, create=True)
         for start in range(0, len(ids), 1000):
-            fresh.add(ids=ids[start:start + 1000], embeddings=embeddings[start:start + 1000],
+            aside.add(ids=ids[start:start + 1000], embeddings=embeddings[start:start + 1000],
                       metadatas=metadatas[start:start + 1000])
-        if self._kept is not None:  # a search during the rebuild read a part: read the whole again
+        self._drop(collection_name(user_id))
+        aside.modify(name=collection_name(user_id))
+        self._collections.pop(aside_name, None)  # opened again by the user's name at its next use
+        if self._kept is not None:  # a search meanwhile read the old collection: read the new one
             self._kept.forget(user_id)
         return len(ids)
 
+    def purge(self, user_id: str) -> None:
+        """An embedded Chroma's files without the user's deleted vectors: its collection rebuilt from
+        the live ones (the old graph and log keep the deleted ones; there are none after
+        `delete_user`), then `chroma.sqlite3` rewritten without free pages and the dropped
+        collections' graph folders removed (`chroma_files.purge_deleted`; no client is closed, so
+        searches and other users' writes go on). Call it holding the user's turn. A Chroma server's
+        files are not ours to rewrite: nothing is done there. The deletion is committed by then, so a
+        failure is logged, not raised; the next purge takes what this one left."""
+        if self.path is None:
+            return
+        try:
+            self.rebuild(user_id)
+        except Exception as exc:  # Chroma's errors; the old collection stays whole (`rebuild`)
+            log.warning("the vector index of user %s was not rebuilt: its deleted vectors stay in %s until "
+                        "the next delete_user or erase: %s", user_id, self.path, exc)
+        try:
+            removed = purge_deleted(self.path)
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:
+            log.warning("deleted vectors stay in %s until the next delete_user or erase: %s", self.path, exc)
+            return
+        log.debug("purged %s (%d dropped collection folders removed)", self.path, removed)
+
     def drop_user(self, user_id: str) -> None:
-        name = collection_name(user_id)
-        self._collections.pop(name, None)
+        """Drop the user's collection, and one a crash left half-filled by `rebuild`."""
         if self._kept is not None:
             self._kept.forget(user_id)
+        self._drop(collection_name(user_id))
+        self._drop(rebuilding_name(user_id))
+
+    def _drop(self, name: str) -> None:
+        self._collections.pop(name, None)
         try:
             self._client.delete_collection(name)
         except Exception:  # no collection: nothing to drop

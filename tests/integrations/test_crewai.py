@@ -95,6 +95,36 @@ def test_storage_backend_protocol(mx):
     assert storage.count() == 0 and mx.search("MySQL", user_id="crew") == []
 
 
+
+@pytest.mark.parametrize("write", ["save", "delete"])
+def test_a_record_written_while_the_storage_pages_is_no_reason_to_list_one_twice_or_miss_one(mx, monkeypatch, write):
+    """The storage reads the engine's memories page after page: a record saved (or deleted) between two
+    pages shifts pages counted by offset, which then repeat (or skip) a record."""
+    import mirix_py.integrations.crewai as crewai_module
+
+    storage = MirixStorage("crew", mx=mx)
+    kept = [record(f"Decision {n} of the crew.", "/project", ["decision"]) for n in range(5)]
+    storage.save(kept)
+    monkeypatch.setattr(crewai_module, "PAGE", 2)
+    newest = mx.list(user_id="crew", limit=1)[0]  # what the first page holds first
+    listed, calls = mx.list, []
+
+    def list_then_write(**kwargs):
+        page = listed(**kwargs)
+        calls.append(kwargs)
+        if len(calls) == 1:  # between the first page and the second
+            if write == "save":
+                storage.save([record("A decision made meanwhile.", "/project", ["decision"])])
+            else:
+                mx.delete(newest.id, user_id="crew")
+        return page
+
+    monkeypatch.setattr(mx, "list", list_then_write)
+    ids = [r.id for r in storage.list_records()]
+
+    assert sorted(ids) == sorted(r.id for r in kept)  # each once: the one saved after its place was read is not
+    assert len(calls) == 3  # pages of 2, 2 and 1
+
 def test_crewai_memory_remembers_and_recalls(tmp_path):
     storage = MirixStorage("crew", data_dir=tmp_path / "data")
     # scope, categories and importance given: CrewAI stores without asking its LLM; recall "shallow" is

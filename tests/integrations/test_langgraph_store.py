@@ -489,3 +489,40 @@ def test_an_episode_put_through_the_store_states_its_day_on_the_users_clock(tmp_
         local = episode.occurred_at.astimezone(zone)
         assert episode.said_offset_minutes == 14 * 60
         assert episode.search_text().startswith(f"[{local.day} {local:%B} {local.year}, {local:%H:%M}]")
+
+
+def _writing_between_pages(mx, monkeypatch, write) -> list[dict]:
+    """`mx.list` calls `write` once, after the first page it reads; returns the calls' arguments."""
+    listed, calls = mx.list, []
+
+    def list_then_write(**kwargs):
+        page = listed(**kwargs)
+        calls.append(kwargs)
+        if len(calls) == 1:
+            write()
+        return page
+
+    monkeypatch.setattr(mx, "list", list_then_write)
+    return calls
+
+
+@pytest.mark.parametrize("write", ["put", "delete"])
+def test_an_item_written_while_the_store_pages_is_no_reason_to_list_one_twice_or_miss_one(mx, monkeypatch, write):
+    """A listing reads the engine's memories page after page: an item put (or deleted) between two pages
+    shifts pages counted by offset, which then repeat (or skip) an item."""
+    import mirix_py.integrations.langgraph as langgraph_module
+
+    store = MirixStore(mx)
+    keys = [f"k{n}" for n in range(5)]
+    for key in keys:
+        store.put(("ada", "notes"), key, {"content": f"Note {key} of Ada."})
+    monkeypatch.setattr(langgraph_module, "PAGE", 2)
+    newest = store.search(("ada", "notes"), limit=1)[0].key  # what the first page holds first
+    calls = _writing_between_pages(mx, monkeypatch, {
+        "put": lambda: store.put(("ada", "notes"), "new", {"content": "A note put meanwhile."}),
+        "delete": lambda: store.delete(("ada", "notes"), newest)}[write])
+
+    listed = [item.key for item in store.search(("ada", "notes"), limit=100)]
+
+    assert sorted(listed) == keys  # each once: the one put after its place was read is not, the deleted one was read
+    assert len(calls) == 3  # pages of 2, 2 and 1

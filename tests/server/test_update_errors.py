@@ -1,5 +1,5 @@
 """PATCH with bad fields: 422 whose message names the field in one line, shown so in the viewer;
-the memory is unchanged."""
+the memory is unchanged. An add whose source id poses as an input id: 422, nothing written."""
 
 from __future__ import annotations
 
@@ -41,6 +41,20 @@ def test_patch_citing_another_users_input_is_refused_and_changes_nothing(live_sq
     assert f"source_ids cite ['{theirs}'], which user 'alice' has no input of" in r.json()["message"]
     assert c.get(url).json() == before and c.get(url + "/history").json() == history
 
+
+
+def test_an_add_whose_source_id_poses_as_another_users_input_is_refused_and_writes_nothing(live_sqlite):
+    theirs = live_sqlite.mx.add("My sister is a nurse in Porto.", user_id="bob", source_id="ward-7").input_ids[0]
+    c = live_sqlite.client(live_sqlite.alice)
+    before = c.get("/v1/users/alice/inputs").json(), c.get("/v1/users/alice/memories").json()
+
+    for body in ({"content": "I went sailing with Tom.", "source_id": theirs, "wait": True},
+                 {"content": [{"role": "user", "content": "I went sailing with Tom.", "id": theirs}]}):
+        r = c.post("/v1/users/alice/memories", json=body)
+        assert r.status_code == 422 and r.json()["error"] == "invalid_input", r.text
+        assert f"{theirs!r} starts with 'in_'" in r.json()["message"]
+
+    assert (c.get("/v1/users/alice/inputs").json(), c.get("/v1/users/alice/memories").json()) == before
 
 def test_viewer_shows_the_field_error_and_keeps_the_memory(browser, live_sqlite, tmp_path):  # noqa: F811
     import json

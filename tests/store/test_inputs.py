@@ -78,6 +78,23 @@ def test_a_worker_gives_back_only_what_it_holds(tmp_path):
         mx.close()
 
 
+
+def test_an_input_read_for_a_user_is_one_of_theirs(tmp_path):
+    """`get` with a user: another user's input reads as none, as the paths acting for a user show it."""
+    mx = Mirix(tmp_path / "d", embedder=None, resume=False)
+    try:
+        adas = _record(0)
+        mx.inputs.append([adas])
+        assert mx.inputs.get(adas.id, user_id="bob") is None
+        assert mx.inputs.get(adas.id, user_id="ada").messages[0].content == TEXT
+        assert mx.inputs.get(adas.id).user_id == "ada"  # no user given: maintenance reads any input
+        with pytest.raises(InvalidInput, match="no input"):
+            mx.input_status(adas.id, user_id="bob")
+        assert mx.input_status(adas.id, user_id="ada").id == adas.id
+        assert mx.screenshot_thumbnail(adas.id, user_id="bob") is None
+    finally:
+        mx.close()
+
 def _logged(mx, count, at):
     """`count` processed inputs of ada, all logged at `at`; their ids."""
     records = [_record(i).model_copy(update={"created_at": at}) for i in range(count)]

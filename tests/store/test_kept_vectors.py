@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from mirix_py.store.kept_vectors import KeptVectors, KeptVectorsCache
-from mirix_py.store.vectors import ChromaVectorIndex, VectorItem
+from mirix_py.store.vectors import ChromaVectorIndex, VectorItem, rebuilding_name
 
 
 def exact_nearest(ids, embeddings, query, n):
@@ -237,16 +237,16 @@ def test_two_indexes_of_one_folder_in_one_process_see_each_others_writes(tmp_pat
 
 
 def test_a_search_during_a_rebuild_does_not_leave_part_of_the_vectors_kept(tmp_path):
-    """`rebuild` writes the fresh collection a thousand at a time; a search between two of those
-    writes reads a part, which must not stand for the user's vectors afterwards."""
+    """`rebuild` fills a new collection a thousand at a time while searches read the old one; a search
+    between two of those writes reads all of the old one, and the new one is read whole afterwards."""
     index = ChromaVectorIndex.embedded(tmp_path / "chroma")
     rng = np.random.default_rng(3)
     items = [VectorItem(f"m{i:04d}", rng.normal(size=8).tolist(), "episodic") for i in range(1500)]
     index.upsert("u", items)
-    opened = index._collection
+    opened = index._open_collection
 
     class SearchAfterFirstWrite:
-        """The fresh collection, searched once right after its first thousand are written."""
+        """The collection `rebuild` fills, with a search right after its first thousand are written."""
 
         def __init__(self, coll):
             self.coll, self.searched = coll, False
@@ -255,23 +255,23 @@ def test_a_search_during_a_rebuild_does_not_leave_part_of_the_vectors_kept(tmp_p
             self.coll.add(**kwargs)
             if not self.searched:
                 self.searched = True
-                assert len(index.query("u", items[0].embedding, 1500)) == 1000  # the part written so far
+                assert len(index.query("u", items[0].embedding, 1500)) == 1500  # the old collection, whole
 
         def __getattr__(self, name):
             return getattr(self.coll, name)
 
     fresh: list = []
 
-    def collection(user_id, create=True):
-        coll = opened(user_id, create)
-        if create and coll is not None and not fresh:  # the collection `rebuild` writes into
+    def open_collection(name, user_id, create):
+        coll = opened(name, user_id, create)
+        if name == rebuilding_name(user_id) and not fresh:  # the collection `rebuild` fills
             fresh.append(SearchAfterFirstWrite(coll))
             return fresh[0]
         return coll
 
-    index._collection = collection
+    index._open_collection = open_collection
     assert index.rebuild("u") == 1500 and fresh and fresh[0].searched
-    index._collection = opened
+    index._open_collection = opened
     last = items[-1]
     assert index.query("u", last.embedding, 1)[0][0] == last.id
     assert len(index.query("u", last.embedding, 2000)) == 1500

@@ -47,7 +47,7 @@ def test_turns_added_with_a_callers_id_keep_their_rank_and_their_neighbours_word
     assert "drummer" in near[reply.id]  # a turn, not a summary: its neighbours' words are written
     found = [h.memory.id for h in mx.search("drummer for the wedding band", user_id=user_id, method="bm25", limit=5)]
     assert reply.id in found  # by its neighbours' words
-    assert mx.store.input_tags([input_id]) == {"conv-1/session_1"}
+    assert mx.store.input_tags([input_id], user_id=user_id) == {"conv-1/session_1"}
 
 
 def test_summaries_follow_the_turns_weighed_by_their_own_score():

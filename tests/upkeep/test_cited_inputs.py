@@ -177,12 +177,18 @@ def _cited(lines: list[str], user: str) -> set[str]:
 
 
 def test_an_export_carries_the_users_own_inputs_only_and_imports_again(tmp_path, embedder):
-    """A caller's id may be any string, another user's input id too: the lines of the user who gave it
-    carry none of that input (its caller's id, its times), whether the export is the user's or all."""
+    """A memory may cite another user's input id (`add` refuses one as a caller's id now; a store written
+    before holds them): the lines of its user carry none of that input (its caller's id, its times),
+    whether the export is the user's or all."""
+    from mirix_py.records import SemanticMemory
+    from mirix_py.tools.ops import InsertOp
+
     with Mirix(tmp_path / "src", embedder=embedder) as source:
         alice = source.add("Patient file: Ines relapsed in March.", user_id="alice", occurred_at=_day(3),
                            source_id="psychiatry-ward-7/patient-ines").input_ids[0]
-        bob = source.add("I like hiking with my dog Rex.", user_id="bob", source_id=alice).input_ids[0]
+        bob = source.add("I like hiking with my dog Rex.", user_id="bob").input_ids[0]
+        citing = SemanticMemory(user_id="bob", name="Rex", summary="Bob hikes with his dog Rex.", source_ids=[bob, alice])
+        source.store.apply([InsertOp(memory=citing)], user_id="bob", actor="test")  # below `add`, which refuses it
         assert any(alice in m.source_ids for m in source.list(user_id="bob"))
         own, everyone = io.StringIO(), io.StringIO()
         source.export(own, user_id="bob")
