@@ -404,7 +404,7 @@ class Message(BaseModel):
     role: Literal["user", "assistant", "system", "tool"] = "user"
     content: str = Field(min_length=1)
     name: str | None = Field(default=None, description="Speaker name.")
-    id: str | None = Field(default=None, description="Caller id; lands in source_ids of derived memories.")
+    id: str | None = Field(default=None, description="Caller id; lands in source_ids of derived memories. Not starting with 'in_' (the engine's own input ids).")
     occurred_at: datetime | None = None
     said_offset_minutes: SaidOffset = Field(default=None, description=(
         "The UTC offset, in minutes east of UTC, of the clock the message was said by: that of `occurred_at` "
