@@ -246,7 +246,8 @@ class MirixClient:
         """A page of the user's memories, newest first (`memory_types`: only these; `start`/`end`: what
         happened in that range) and the cursor of the next. `before`: the previous page's `next`, which
         lists the memories after it, none twice or left out while memories are written or deleted
-        between pages; `offset` (not with `before`) is kept for older callers."""
+        between pages (one whose `occurred_at` is edited meanwhile can move across the cursor: listed
+        twice or not at all); `offset` (not with `before`) is kept for older callers."""
         params: builtins.list[tuple[str, Any]] = [("limit", limit), ("offset", offset)]
         params += [(name, value) for name, value in (("before", before), ("start", _iso(start)), ("end", _iso(end)))
                    if value is not None]

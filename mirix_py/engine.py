@@ -326,8 +326,9 @@ class Mirix(ScreenshotsMixin):
         """The user's memories, newest first (`store.memories.listing_order`), `limit` of them. `before`:
         the previous page's cursor (`MemoryPosition.of(page[-1]).cursor()`, REST's X-Mirix-Next-Cursor):
         the memories after that page's last one, none listed twice or left out while memories are
-        written or deleted between pages. `offset` (not with `before`) skips that many of the newest:
-        kept for older callers, as pages counted so shift when the list changes."""
+        written or deleted between pages (one whose `occurred_at` is edited meanwhile can move across
+        the cursor: listed twice or not at all). `offset` (not with `before`) skips that many of the
+        newest: kept for older callers, as pages counted so shift when the list changes."""
         check_user(user_id)
         if check_whole(limit, "limit") <= 0 or check_whole(offset, "offset") < 0:
             raise InvalidInput("limit must be positive and offset non-negative")

@@ -266,7 +266,8 @@ def list_(user: str = User, memory_type: Optional[list[str]] = typer.Option(None
           limit: int = typer.Option(50, "--limit", "-n"),
           before: Optional[str] = typer.Option(None, "--before", help=(
               "The cursor an earlier page printed (on stderr): the memories after that page, none twice or "
-              "missed while memories are written or deleted meanwhile.")),
+              "missed while memories are written or deleted meanwhile (one whose time is edited meanwhile can "
+              "move across the cursor: listed twice or not at all).")),
           offset: int = typer.Option(0, help="How many of the newest to skip (not with --before); shifts when "
                                              "memories are written or deleted between pages."),
           data_dir: Optional[Path] = DataDir, as_json: bool = AsJson) -> None:

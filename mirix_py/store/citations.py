@@ -6,8 +6,10 @@ delete cost as much as the user had memories.
 
 `source_ids` stays the source of truth: triggers on `memory` write the rows from it in the
 transaction of each write, whatever writes it (`MemoryStore.apply`, `delete_user`, a restore, a
-migration), so the two cannot disagree. An update follows `source_ids` only: a memory's id, user and
-type never change (`memories.IMMUTABLE_FIELDS`). SQLite: row triggers over `json_each`; PostgreSQL:
+migration), so the two cannot disagree through the engine; `mirix doctor` finds a table drifted by
+other means (a hand edit, a restore by another tool, a dropped trigger: `rows_apart`, `triggers_off`)
+and `--repair` makes the triggers and the rows again. An update follows `source_ids` only: a memory's
+id, user and type never change (`memories.IMMUTABLE_FIELDS`). SQLite: row triggers over `json_each`; PostgreSQL:
 statement triggers over the transition tables, as `store.pg_postings` keeps its postings; made by
 revision 0020, so a change to their SQL needs a migration that makes them again. An id longer than
 MAX_INDEXED_ID (no caller's input id is: `boundary.sizes`) gets no row, so every index entry stays
@@ -110,9 +112,39 @@ def drop_triggers(conn: Connection) -> None:
 def rebuild(conn: Connection) -> int:
     """Every row again from the memories' `source_ids`; returns how many."""
     conn.execute(text(f"DELETE FROM {TABLE}"))
-    pairs = _pg_pairs("memory") if conn.dialect.name == "postgresql" else _sqlite_pairs("m", "memory m, json_each(m.source_ids) j")
-    conn.execute(text(f"INSERT INTO {TABLE} ({COLUMNS}) {pairs}"))
+    conn.execute(text(f"INSERT INTO {TABLE} ({COLUMNS}) {_expected_rows(conn)}"))
     return int(conn.execute(text(f"SELECT count(*) FROM {TABLE}")).scalar_one())
+
+
+def _expected_rows(conn: Connection) -> str:
+    """SELECT of every row the table should hold, as `rebuild` writes them."""
+    if conn.dialect.name == "postgresql":
+        return _pg_pairs("memory")
+    return _sqlite_pairs("m", "memory m, json_each(m.source_ids) j")
+
+
+def rows_apart(conn: Connection) -> tuple[int, int]:
+    """(rows the memories' `source_ids` call for that the table lacks, rows it holds that no memory's
+    `source_ids` calls for): a drift the triggers cannot make, left by a hand edit, a restore by
+    another tool or a dropped trigger. Both set differences counted in one read-only statement: one
+    snapshot, each side computed once (a CTE named twice is materialized on both backends)."""
+    missing, extra = conn.execute(text(
+        f"WITH expected AS ({_expected_rows(conn)}), held AS (SELECT {COLUMNS} FROM {TABLE}) SELECT "
+        "(SELECT count(*) FROM (SELECT * FROM expected EXCEPT SELECT * FROM held) missing), "
+        "(SELECT count(*) FROM (SELECT * FROM held EXCEPT SELECT * FROM expected) extra)")).one()
+    return int(missing), int(extra)
+
+
+def triggers_off(conn: Connection) -> list[str]:
+    """Names of the triggers that keep the table (`create_triggers`) that are missing, or on PostgreSQL
+    disabled (a restore tool may leave them so): writes then leave the table behind."""
+    if conn.dialect.name == "postgresql":
+        # 'O' fires in a normal session, 'A' always; 'D' (disabled) and 'R' (replicas only) do not
+        query = "SELECT tgname FROM pg_trigger WHERE tgrelid = CAST('memory' AS regclass) AND tgenabled IN ('O', 'A')"
+    else:
+        query = "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'memory'"
+    firing = set(conn.execute(text(query)).scalars())
+    return [name for name in (f"memory_sources_{op}" for op in OPERATIONS) if name not in firing]
 
 
 def citing(conn: Connection, user_id: str, ids: Iterable[str], memory_types: Sequence[str]) -> dict[str, list[str]]:
@@ -145,4 +177,5 @@ def _citing_unindexed(conn: Connection, user_id: str, ids: set[str], memory_type
     return out
 
 
-__all__ = ["MAX_INDEXED_ID", "TABLE", "citing", "create_triggers", "drop_triggers", "rebuild"]
+__all__ = ["MAX_INDEXED_ID", "TABLE", "citing", "create_triggers", "drop_triggers", "rebuild", "rows_apart",
+           "triggers_off"]

@@ -178,8 +178,9 @@ class MemoryPosition(ListingPosition):
     """Where a memory stands in `MemoryStore.list`'s order (`listing_order`, total: ties by when stored,
     then by id) and which way that listing runs. A page ends at its last memory's position and the next
     page starts strictly after it, so no memory is listed twice or left out while others are written or
-    deleted between pages, as they are when pages are counted by offset. Clients see it only as an
-    opaque cursor."""
+    deleted between pages, as they are when pages are counted by offset (a memory whose `occurred_at` is
+    edited meanwhile moves in the order, and can cross the cursor: listed twice or not at all). Clients
+    see it only as an opaque cursor."""
 
     LISTING: ClassVar[str] = "the memory list"
 
@@ -835,8 +836,9 @@ class MemoryStore:
         """The user's unexpired memories in `listing_order`, `limit` of them. `before`: the cursor of the
         previous page's last memory (`MemoryPosition.of(memory, newest_first=...).cursor()`): the memories
         after it in this order, none listed twice or left out while memories are written or deleted
-        between pages. `offset` (not with `before`) skips that many from the start: kept for older
-        callers, as pages counted so shift when the list changes. InvalidInput for a cursor `cursor()`
+        between pages (one whose `occurred_at` is edited meanwhile can cross the cursor). `offset` (not
+        with `before`) skips that many from the start: kept for older callers, as pages counted so shift
+        when the list changes. InvalidInput for a cursor `cursor()`
         did not write or one of the other direction (`listing_start`)."""
         query = select(MemoryRow).where(col(MemoryRow.user_id) == user_id, unexpired(utcnow()))
         if memory_types:

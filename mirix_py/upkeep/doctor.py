@@ -6,9 +6,11 @@ changed), search texts written by an older version (a resource's text held only 
 its whole content was indexed), full-text rows that are not what this version indexes for their
 memory's text (written by an older version, e.g. without the CJK letters set apart, or missing),
 rows that no longer read as a record (a field referring outside
-the row's search text after a hand edit, fields that fail validation) and vault secrets or logged
-inputs that the current key cannot decrypt, and vectors the index holds but a query with their own
-vector does not return (an approximate graph that lost a node). A row or vector without its other
+the row's search text after a hand edit, fields that fail validation), an index of the ids memories
+cite (`store.citations`) that is not what their `source_ids` say or whose triggers are missing (a
+hand edit, a restore by another tool: a delete then misses what a turn's memories restated), and
+vault secrets or logged inputs that the current key cannot decrypt, and vectors the index holds but a
+query with their own vector does not return (an approximate graph that lost a node). A row or vector without its other
 half is reported only if it still lacks it when looked at again: beside a running writer, a memory
 being written or deleted has one half for a moment. It also counts rows that still keep their long texts
 twice (written before rows kept each text once: `store.textrefs`), and on pgvector the users large
@@ -18,9 +20,9 @@ written before the data dir was made owner-only.
 
 `repair` replays those pending writes, re-embeds what is missing or stale (a user's whole collection when the model changed,
 since the dimension may differ), deletes orphan vectors, rebuilds a user's index that lost a node, re-renders stale search texts (and their
-full-text rows) and indexes stale full-text rows again, rewrites old rows in the single-copy layout,
-builds the missing tenant graphs, and takes group and other access from the data dir and everything
-in it, and reports what cannot be fixed.
+full-text rows) and indexes stale full-text rows again, makes that citation index and its triggers
+again, rewrites old rows in the single-copy layout, builds the missing tenant graphs, and takes group
+and other access from the data dir and everything in it, and reports what cannot be fixed.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from typing import Callable, Iterable
 from sqlalchemy import select, text
 from sqlmodel import Session, col
 
-from mirix_py.store import vector_outbox
+from mirix_py.store import citations, vector_outbox
 from mirix_py.store.crypto import VaultKeyError
 from mirix_py.store.memories import MemoryStore, actor_of
 from mirix_py.store.private import narrow, open_to_others
@@ -59,6 +61,9 @@ class DoctorReport:
     stale_texts: list[str] = field(default_factory=list)
     stale_fulltext: list[str] = field(default_factory=list)  # full-text rows not as this version indexes them
     fulltext_newer_format: list[str] = field(default_factory=list)  # FTS5 tables SQLite before 3.42 cannot read
+    citations_missing: int = 0  # (memory, cited id) rows `memory_source` lacks: a delete misses what they restated
+    citations_extra: int = 0  # its rows no memory's `source_ids` holds: a delete takes back what it did not say
+    citation_triggers_off: list[str] = field(default_factory=list)  # triggers keeping it, missing or disabled
     unreadable_rows: list[str] = field(default_factory=list)
     compactable_rows: list[str] = field(default_factory=list)  # not a fault: `clean` ignores them
     undecryptable_secrets: list[str] = field(default_factory=list)
@@ -75,7 +80,12 @@ class DoctorReport:
         return not (self.rows_without_vectors or self.vectors_without_rows or self.stale_embeddings
                     or self.stale_texts or self.stale_fulltext or self.fulltext_newer_format or self.unreadable_rows or self.undecryptable_secrets
                     or self.undecryptable_inputs or self.unreachable_vectors or self.vectors_pending
-                    or self.open_to_others)
+                    or self.open_to_others or self.citations_drifted)
+
+    @property
+    def citations_drifted(self) -> bool:
+        """`memory_source` does not say what the memories' `source_ids` do, or will not stay so."""
+        return bool(self.citations_missing or self.citations_extra or self.citation_triggers_off)
 
     def summary(self) -> dict[str, int | str | None | dict | list[str]]:
         return {"clean": self.clean, "embedder": self.embedder,
@@ -83,6 +93,8 @@ class DoctorReport:
                 "vectors_without_rows": len(self.vectors_without_rows),
                 "stale_embeddings": len(self.stale_embeddings), "stale_texts": len(self.stale_texts),
                 "stale_fulltext": len(self.stale_fulltext), "fulltext_newer_format": self.fulltext_newer_format,
+                "citations_missing": self.citations_missing, "citations_extra": self.citations_extra,
+                "citation_triggers_off": self.citation_triggers_off,
                 "unreadable_rows": len(self.unreadable_rows), "compactable_rows": len(self.compactable_rows),
                 "undecryptable_secrets": len(self.undecryptable_secrets),
                 "undecryptable_inputs": len(self.undecryptable_inputs),
@@ -150,6 +162,9 @@ def diagnose(store: MemoryStore, data_dir: Path | None = None) -> DoctorReport:
     report.stale_fulltext = [i for i in _stale_fulltext(store) if i not in unreadable]
     if isinstance(store.fulltext, SQLiteFullText):
         report.fulltext_newer_format = newer_format(store.engine)
+    with store.engine.connect() as conn:
+        report.citations_missing, report.citations_extra = citations.rows_apart(conn)
+        report.citation_triggers_off = citations.triggers_off(conn)
     with Session(store.engine) as session:
         for memory_id, secret in session.execute(select(col(MemoryRow.id), col(MemoryRow.secret))
                                                  .where(col(MemoryRow.secret).is_not(None))):
@@ -258,6 +273,16 @@ def _stale_fulltext(store: MemoryStore) -> list[str]:
     return sorted(stale)
 
 
+def _cites_again(store: MemoryStore) -> int:
+    """Make the citation index's triggers and every row of it again (`store.citations`), in one
+    transaction: no write lands between them unindexed. Returns the rows written."""
+    with store.engine.begin() as conn:
+        if conn.dialect.name == "sqlite":  # the write lock first: the driver begins none before DDL
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        citations.create_triggers(conn)
+        return citations.rebuild(conn)
+
+
 def _compact_rows(store: MemoryStore, memory_ids: list[str]) -> int:
     """Rewrite these rows' fields as references into their (unchanged) search text."""
     done = 0
@@ -299,12 +324,15 @@ def repair(store: MemoryStore, report: DoctorReport,
     """Fix what can be fixed, then diagnose again. Unreadable rows are left for a restore."""
     narrowed = narrow(data_dir) if data_dir is not None and report.open_to_others else 0
     rewritten = write_format_again(store.engine, report.fulltext_newer_format) if report.fulltext_newer_format else 0
+    recited = _cites_again(store) if report.citations_drifted else None
     reindexed = _rerender_texts(store, sorted(set(report.stale_texts) | set(report.stale_fulltext)))
     compacted = _compact_rows(store, report.compactable_rows)
     repaired = {"reembedded": 0, "orphans_deleted": 0, "reindexed": reindexed, "compacted": compacted,
                 "modes_narrowed": narrowed}
     if rewritten:  # only a store an earlier erase wrote so
         repaired["fulltext_format_rewritten"] = rewritten
+    if recited is not None:  # only a store whose citation index drifted
+        repaired["citations_rebuilt"] = recited
     if store.vectors is None or store.embedder is None:
         after = diagnose(store, data_dir)
         after.repaired = repaired

@@ -51,8 +51,9 @@ def list_memories(user_id: User, mx: Engine, response: Response,
                   before: Annotated[str | None, Query(max_length=CURSOR_CHARS, description=(
                       "The previous page's `X-Mirix-Next-Cursor` header, as given: this page lists the memories "
                       "after that page's last one, so none is listed twice or left out while memories are "
-                      "written or deleted between pages. Opaque; a cursor the listing did not give is refused "
-                      "with 422. Omitted: the first page (the newest)."))] = None,
+                      "written or deleted between pages (one whose `occurred_at` is edited meanwhile can move "
+                      "across the cursor: listed twice or not at all). Opaque; a cursor the listing did not "
+                      "give is refused with 422. Omitted: the first page (the newest)."))] = None,
                   offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description=(
                       "How many of the newest to skip, not with `before`. Kept for older clients: a memory "
                       "written between two pages shifts the next page by one, so it repeats a memory (a "
