@@ -6,7 +6,6 @@ of many other turns as in one of a few."""
 from __future__ import annotations
 
 import io
-import json
 import shutil
 import threading
 from datetime import datetime, timedelta, timezone
@@ -14,11 +13,12 @@ from pathlib import Path
 
 import pytest
 from alembic import command
-from sqlalchemy import event, inspect, text
+from sqlalchemy import event, inspect
 
 from mirix_py.engine import Mirix
 from mirix_py.settings import Settings
 from mirix_py.store.migrations import alembic_config, upgrade
+from citation_rows import cited, indexed
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "schema_0001.db"
@@ -40,23 +40,6 @@ def chat(prefix: str, lines: list[str]) -> list[dict]:
 
 def say(mx: Mirix, messages: list[dict], hours: int = 0, user_id: str = "kim"):
     return mx.add(messages, user_id=user_id, occurred_at=T0 + timedelta(hours=hours))
-
-
-def cited(mx: Mirix) -> set[tuple[str, str, str, str]]:
-    """(memory, cited id, user, type) of every id a memory row cites that the index keeps, as the rows'
-    `source_ids` say."""
-    from mirix_py.store.citations import MAX_INDEXED_ID
-
-    with mx.engine.connect() as conn:
-        rows = conn.execute(text("SELECT id, user_id, memory_type, source_ids FROM memory")).all()
-    return {(memory_id, source_id, user_id, memory_type) for memory_id, user_id, memory_type, sources in rows
-            for source_id in (sources if isinstance(sources, list) else json.loads(sources))
-            if len(source_id) <= MAX_INDEXED_ID}
-
-
-def indexed(mx: Mirix) -> set[tuple[str, str, str, str]]:
-    with mx.engine.connect() as conn:
-        return {tuple(r) for r in conn.execute(text("SELECT memory_id, source_id, user_id, memory_type FROM memory_source"))}
 
 
 def episode_of(mx: Mirix, message_id: str, user_id: str = "kim") -> str:

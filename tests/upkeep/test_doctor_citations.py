@@ -5,14 +5,13 @@ triggers and rows again, so deleting a turn takes back what it restated (`upkeep
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
 from sqlalchemy import text
 
 from mirix_py.engine import Mirix
-from mirix_py.store.citations import MAX_INDEXED_ID
+from citation_rows import cited, indexed
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 EPISODIC = ["episodic"]
@@ -29,20 +28,6 @@ def say(mx: Mirix, prefix: str, lines: list[str], hours: int = 0) -> None:
     """A chat turn of kim's whose messages have ids `<prefix>-<n>`."""
     messages = [{"role": "user", "name": "Kim", "id": f"{prefix}-{n}", "content": line} for n, line in enumerate(lines)]
     mx.add(messages, user_id="kim", occurred_at=T0 + timedelta(hours=hours))
-
-
-def cited(mx: Mirix) -> set[tuple[str, str, str, str]]:
-    """(memory, cited id, user, type) the memories' `source_ids` call for."""
-    with mx.engine.connect() as conn:
-        rows = conn.execute(text("SELECT id, user_id, memory_type, source_ids FROM memory")).all()
-    return {(memory_id, source_id, user_id, memory_type) for memory_id, user_id, memory_type, sources in rows
-            for source_id in (sources if isinstance(sources, list) else json.loads(sources))
-            if len(source_id) <= MAX_INDEXED_ID}
-
-
-def indexed(mx: Mirix) -> set[tuple[str, str, str, str]]:
-    with mx.engine.connect() as conn:
-        return {tuple(r) for r in conn.execute(text("SELECT memory_id, source_id, user_id, memory_type FROM memory_source"))}
 
 
 def episode_of(mx: Mirix, message_id: str) -> str:
