@@ -72,6 +72,15 @@ def new_input_id() -> str:
     return f"{INPUT_PREFIX}{uuid.uuid4().hex}"
 
 
+_INPUT_ID = re.compile(rf"{INPUT_PREFIX}[0-9a-f]{{32}}")
+
+
+def is_input_id(value: str) -> bool:
+    """Whether `value` has the form `new_input_id` gives: a caller's id of that form would pass for an
+    input's (another user's even) in a memory's `source_ids`; "in_progress" or "in_frame" do not."""
+    return _INPUT_ID.fullmatch(value) is not None
+
+
 def _require_aware(value: datetime | None) -> datetime | None:
     """An aware datetime, in UTC: records keep one zone, so the text a record renders is the same
     before it is stored and after it is read back (people see their own zone: `mirix_py.boundary.timezones`;
@@ -404,7 +413,7 @@ class Message(BaseModel):
     role: Literal["user", "assistant", "system", "tool"] = "user"
     content: str = Field(min_length=1)
     name: str | None = Field(default=None, description="Speaker name.")
-    id: str | None = Field(default=None, description="Caller id; lands in source_ids of derived memories. Not starting with 'in_' (the engine's own input ids).")
+    id: str | None = Field(default=None, description="Caller id; lands in source_ids of derived memories. Not of the engine's input ids' form ('in_' and 32 hex digits).")
     occurred_at: datetime | None = None
     said_offset_minutes: SaidOffset = Field(default=None, description=(
         "The UTC offset, in minutes east of UTC, of the clock the message was said by: that of `occurred_at` "

@@ -12,7 +12,8 @@ from pydantic import ValidationError
 
 from mirix_py.errors import InvalidInput
 from mirix_py.records import (
-    INPUT_PREFIX, InputKind, InputRecord, MemoryType, Message, at_offset, offset_problem, utc_offset_minutes, utcnow,
+    INPUT_PREFIX, InputKind, InputRecord, MemoryType, Message, at_offset, is_input_id, offset_problem, utc_offset_minutes,
+    utcnow,
 )
 from mirix_py.text.storable import CONTROL, first_problem, id_problem, problem
 
@@ -128,12 +129,12 @@ def check_source_id(source_id: Any, what: str = "source_id") -> None:
 
 
 def no_input_id(caller_id: str | None, what: str) -> None:
-    """InvalidInput for a caller's id (an input's `source_id`, a message's `id`) that starts as the
-    engine's input ids do (`records.INPUT_PREFIX`): memories cite it beside their input's own id,
-    where it would be read as an input id, another user's even."""
-    if caller_id is not None and caller_id.startswith(INPUT_PREFIX):
-        raise InvalidInput(f"{what} {caller_id[:80]!r} starts with {INPUT_PREFIX!r}, as only the engine's input ids "
-                           "do (memories cite it beside them): choose an id that does not")
+    """InvalidInput for a caller's id (an input's `source_id`, a message's `id`) of the engine's input
+    ids' form (`records.is_input_id`: "in_" and 32 hex digits): memories cite it beside their input's
+    own id, where it would be read as an input id, another user's even."""
+    if caller_id is not None and is_input_id(caller_id):
+        raise InvalidInput(f"{what} {caller_id[:80]!r} has the form of the engine's input ids ({INPUT_PREFIX!r} and 32 "
+                           "hex digits; memories cite it beside them): choose an id that does not")
 
 
 def parse_memory_types(values: Sequence[MemoryType | str] | None) -> list[MemoryType] | None:

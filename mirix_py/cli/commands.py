@@ -177,7 +177,7 @@ def _memory_table(memories, title: str, scores: list[float | None] | None = None
 def add(text: str = typer.Argument(None, help="Text to remember; '-' or nothing reads stdin."),
         user: str = User,
         occurred_at: Optional[str] = typer.Option(None, help=f"ISO 8601 time ({NO_ZONE})."),
-        source_id: Optional[str] = typer.Option(None, help="Caller id kept as provenance (not starting with in_)."),
+        source_id: Optional[str] = typer.Option(None, help="Caller id kept as provenance (not in_ and 32 hex digits, an input id's form)."),
         messages: bool = typer.Option(False, "--messages", help="The input is a JSON list of chat messages "
                                       '([{"role": "user", "name": "Ada", "content": "..."}]); such a list is '
                                       "recognised without this flag too."),

@@ -145,8 +145,8 @@ def build_mcp_server(mx: "Mirix | RemoteMemory", *, users: Sequence[str] | None 
         occurred_at: Annotated[str | None, Field(description="When it happened, ISO 8601 with a zone; now when "
                                                              "omitted.")] = None,
         source_id: Annotated[str | None, Field(description="The caller's own id for this input, kept as its "
-                                                           "provenance; not starting with 'in_' (the engine's "
-                                                           "own input ids).", max_length=MAX_SOURCE_ID_CHARS)] = None,
+                                                           "provenance; not of the engine's input ids' form "
+                                                           "('in_' and 32 hex digits).", max_length=MAX_SOURCE_ID_CHARS)] = None,
         wait: Annotated[bool, Field(description="false: log it and return at once; it is processed in the "
                                                 "background.")] = True,
         expires_at: Annotated[str | None, Field(description="Only for what stops being true at a known time (a "

@@ -74,8 +74,8 @@ class AddRequest(_Body):
         description="Text, or chat messages ({role, content, name?, id?, occurred_at?}).")
     occurred_at: When | None = Field(default=None, description="When it happened (ISO 8601 with zone); now if unset.")
     source_id: Annotated[str, Field(min_length=1, max_length=MAX_SOURCE_ID_CHARS), AfterValidator(clean_text)] | None = Field(
-        default=None, description="Caller id kept as provenance in source_ids; not starting with 'in_', which "
-                          "names the engine's own input ids.")
+        default=None, description="Caller id kept as provenance in source_ids; not of the engine's input ids' "
+                          "form ('in_' and 32 hex digits).")
     kind: Literal["text", "document"] = "text"
     wait: bool = Field(default=False, description="Process before answering (200 with the changes) instead of "
                                                   "accepting it for background processing (202).")

@@ -31,7 +31,7 @@ from mirix_py.errors import InputsGone, InvalidInput, MemoryNotFound
 from mirix_py.tools.ops import DeleteOp, InsertOp, MergeOp, Op, UpdateOp
 from mirix_py.records import (
     MASK, MEMORY_ADAPTER, EpisodicMemory, HistoryEvent, KnowledgeVaultMemory, Memory, MemoryBase, MemoryChange,
-    MemoryType, Operation, INPUT_PREFIX, memory_id_problem, new_memory_id, type_fields, utcnow,
+    MemoryType, Operation, INPUT_PREFIX, is_input_id, memory_id_problem, new_memory_id, type_fields, utcnow,
 )
 from mirix_py.store.sqlite_erase import start_erasing, stop_erasing, truncate_log
 from mirix_py.store.erase import Erasure, is_erased, unmarked
@@ -145,7 +145,7 @@ def _check_inputs_cited(session: Session, user_id: str, before: Sequence[str], a
     """InvalidInput when a patch makes a memory cite an input id its user's log does not hold: another
     user's input would be read as this user's (their export would carry its caller's id and times).
     Ids the memory cited already stay (an import of an older export cites inputs it could not log)."""
-    added = sorted({s for s in after if s.startswith(INPUT_PREFIX)} - set(before))
+    added = sorted({s for s in after if is_input_id(s)} - set(before))
     held: set[str] = set()
     for n in range(0, len(added), IDS_PER_QUERY):  # by id only, the user checked on the rows read
         rows = session.execute(select(col(InputRow.id), col(InputRow.user_id))
@@ -153,8 +153,8 @@ def _check_inputs_cited(session: Session, user_id: str, before: Sequence[str], a
         held.update(input_id for input_id, owner in rows if owner == user_id)
     unknown = [i for i in added if i not in held]
     if unknown:
-        raise InvalidInput(f"source_ids cite {unknown}, which user {user_id!r} has no input of: an id starting "
-                           f"with {INPUT_PREFIX!r} must be the id of one of the user's own inputs")
+        raise InvalidInput(f"source_ids cite {unknown}, which user {user_id!r} has no input of: an id of the "
+                           f"form of input ids ({INPUT_PREFIX!r} and 32 hex digits) must be one of the user's own inputs")
 
 
 def actor_of(memory: Memory) -> str | None:

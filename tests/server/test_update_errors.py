@@ -52,7 +52,7 @@ def test_an_add_whose_source_id_poses_as_another_users_input_is_refused_and_writ
                  {"content": [{"role": "user", "content": "I went sailing with Tom.", "id": theirs}]}):
         r = c.post("/v1/users/alice/memories", json=body)
         assert r.status_code == 422 and r.json()["error"] == "invalid_input", r.text
-        assert f"{theirs!r} starts with 'in_'" in r.json()["message"]
+        assert f"{theirs!r} has the form of the engine's input ids" in r.json()["message"]
 
     assert (c.get("/v1/users/alice/inputs").json(), c.get("/v1/users/alice/memories").json()) == before
 
