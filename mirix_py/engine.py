@@ -398,8 +398,8 @@ class Mirix(ScreenshotsMixin):
         (`store.erase`): the history states of what it deleted are emptied and those of what it changed
         rewritten without them, and an input no turn or frame cites any more loses its text (and its
         thumbnail); an input still cited (a multi-message input's other turns) keeps its text but the
-        erased turn's message, when it has an id; an embedded Chroma's files lose the erased vectors
-        (`VectorIndex.purge`)."""
+        erased turn's message (by its id, else by the time it was said); an embedded Chroma's files lose
+        the erased vectors (`VectorIndex.purge`)."""
         check_user(user_id)
         _check_actor(actor)
         if not isinstance(erase, bool):

@@ -5,7 +5,8 @@ store. An erasing write (`MemoryStore.apply(..., erase=Erasure())`) takes them o
 transaction, after its changes are written:
 
 - every history event of a memory it deletes keeps who, when, which operation and which input; its
-  states are emptied (`before` and `after` read as None, `HistoryEvent.erased`);
+  states are emptied (`before` and `after` read as None, `HistoryEvent.erased`); so are those of the
+  memories a merge folded into it and left folded (their states hold words it held), and so on;
 - a memory it changes keeps its history, with what it took back left out of every state: a core
   block's taken-back lines (from `value`, `said`, `said_offsets` and `line_sources`); for any other
   memory put back as it was (a fact a deleted turn had changed), the changed state is replaced by the
@@ -13,6 +14,11 @@ transaction, after its changes are written:
 - what an earlier change restated from what the turn alone said (`said_only_in`: a rewrite of the turn
   took back its first words' core line and fact): those lines leave every state of the user's core
   blocks, and such a memory already deleted has its history emptied;
+- a memory that stays, which a change of an input the erasure erases (below) made before a later one
+  changed it (a window's resource a later frame updated, a fact a later turn changed again), keeps its
+  history with the state that change made read as the one before it (none for an insert), in its
+  event and as the next one's start: its last change is the memory as it stands (one the erasure did not
+  put back holds what other inputs said too). Core blocks lose lines instead (above);
 - an input no episode left cites (a turn or a screenshot frame still there) loses its text: its
   messages, its metadata (a window's title) and the model writes refused for it (they quote it) go,
   and neither the text's digest that `InputLog.compact` keeps (a short text's hash confirms a guess)
@@ -20,8 +26,10 @@ transaction, after its changes are written:
   `thumbnails`, for the caller to remove after the commit. A fact, a window's resource or a core line
   that stays still citing it does not keep it: a restatement holds its own copy of its words, and the
   input held the erased turn's whole message. An input another episode still cites keeps its text,
-  but for the messages (by their ids) only deleted memories cited: a multi-message input's other
-  turns still hold it, and messages without ids cannot be told apart.
+  but for the messages only deleted memories cited: by their ids, and a message without one by the time
+  it was said, which its turn's episode was made at (`said_at`). Its other messages without a time of
+  their own are given the one they were said at (their place in the list): no later erasure finds
+  another message at a dropped one's place.
 
 The caller has SQLite's full-text index written again without the words before the commit and
 truncates the write-ahead log (`store.sqlite_erase`); on PostgreSQL the rows are rewritten, and their
@@ -33,14 +41,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Protocol, Sequence
+from datetime import datetime, timedelta
+from typing import Any, Callable, Collection, Iterable, Protocol, Sequence
 
 from sqlalchemy import select
 from sqlmodel import Session, col
 
-from mirix_py.records import MemoryBase, MemoryType
+from mirix_py.records import MemoryBase, MemoryType, Operation
 from mirix_py.store.citations import citing
 from mirix_py.store.crypto import Cipher, VaultKeyError
+from mirix_py.store.history_keys import MERGED, MERGED_INTO, SECRET_TOKEN
+from mirix_py.store.summaries import TURN_EVENT
 from mirix_py.store.questions import INPUT_PREFIX
 from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow
 
@@ -116,6 +127,11 @@ def _content(state: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in state.items() if k != "updated_at" and not k.startswith("$")}
 
 
+def _fields(state: State) -> State:
+    """A state without what undo keeps beside the fields (`$` keys: they belong to its event)."""
+    return None if state is None else {k: v for k, v in state.items() if not k.startswith("$")}
+
+
 def taken_out(before: dict[str, Any], after: dict[str, Any]) -> Callable[[State], State]:
     """How the states of a memory an erasing write changed from `before` to `after` are rewritten:
     a core block loses the lines it lost; any other memory, put back, loses the state it had."""
@@ -129,6 +145,70 @@ def emptied(rows: HistoryStates) -> None:
     """Every event of a deleted memory: states gone, the rest kept."""
     for row, _, _ in rows:
         row.before, row.after = None, {ERASED: True}
+
+
+def folded_in(rows: HistoryStates) -> list[str]:
+    """The memories a merge folded into this one, as its merge events name them (`MERGED`)."""
+    return list(dict.fromkeys(m for _, before, _ in rows for m in ((before or {}).get(MERGED) or ())))
+
+
+def folded_into(rows: HistoryStates, survivor: str) -> bool:
+    """Whether a memory's history ends in a merge's deletion of it into `survivor` (not brought back since)."""
+    if not rows:
+        return False
+    last, before, _ = rows[-1]
+    return last.operation == Operation.delete.value and (before or {}).get(MERGED_INTO) == survivor
+
+
+def without_changes_of(rows: HistoryStates, inputs: Collection[str]) -> None:
+    """The history of a memory that stays, with each state a change of one of `inputs` made read as the
+    state before that change (None for an insert), in that event and as the next event's start; the
+    events whose states change read erased. The last change is left: its state is the memory as it stands."""
+    old = [(unmarked(before), unmarked(after)) for _, before, after in rows]
+    new = list(old)
+    for i in range(len(rows) - 1):
+        before, after = new[i]
+        if rows[i][0].input_id not in inputs or after is None:  # a deletion made no state
+            continue
+        new[i] = (before, _fields(before))
+        following, its_after = new[i + 1]
+        if following is not None and _content(following) == _content(after):  # the next change started from it
+            new[i + 1] = (_carried(before, following), its_after)
+    for (row, _, _), was, now in zip(rows, old, new):
+        if now != was:
+            row.before, row.after = now[0], {**(now[1] or {}), ERASED: True}
+
+
+def _carried(state: State, replaced: dict[str, Any]) -> State:
+    """`state` as the start of the change that started from `replaced`: that change's merge marks stay,
+    and the earlier secret is the token `state` holds (the secret before the change taken out), else the
+    one `replaced` holds (the change taken out kept the secret)."""
+    if state is None:
+        return None
+    marks = {key: replaced[key] for key in (MERGED, MERGED_INTO) if key in replaced}
+    token = state.get(SECRET_TOKEN, replaced.get(SECRET_TOKEN))
+    return {**(_fields(state) or {}), **marks, **({SECRET_TOKEN: token} if token is not None else {})}
+
+
+def said_at(rows: HistoryStates) -> tuple[str, datetime] | None:
+    """The input and time of the message a turn's own episode was made of (its first state: the rules
+    make one episode a message, at the time the message was said), for a message without an id."""
+    first = unmarked(rows[0][2]) if rows else None
+    if not first or first.get("event_type") != TURN_EVENT or not first.get("occurred_at"):
+        return None
+    inputs = [s for s in first.get("source_ids") or () if s.startswith(INPUT_PREFIX)]
+    return (inputs[0], _moment(first["occurred_at"])) if len(inputs) == 1 else None
+
+
+def said_times(occurred_at: datetime, messages: Sequence[dict[str, Any]]) -> list[datetime]:
+    """When each message of an input was said: its own time, else the input's and its place in the list
+    (a microsecond apiece, as `agents.offline.managers.prepare_batch` orders them)."""
+    return [_moment(m["occurred_at"]) if m.get("occurred_at") else occurred_at + timedelta(microseconds=i)
+            for i, m in enumerate(messages)]
+
+
+def _moment(value: str | datetime) -> datetime:
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
 
 def rewritten(rows: HistoryStates, rewrite: Callable[[State], State]) -> None:
@@ -154,6 +234,9 @@ class Erasure:
     the turn took back, whose words stay in history)."""
     emptied_ids: frozenset[str] = frozenset()
     """Memories deleted before without erasure whose history is emptied (`Mirix.delete` of one again)."""
+    turns_said: dict[str, set[datetime]] = field(default_factory=dict, init=False, repr=False)
+    """Input id -> when the turns whose histories it emptied were said (`said_at`): their messages without
+    ids leave the input's text."""
 
     def run(self, store: Histories, session: Session, plans: Sequence[Planned], *, user_id: str) -> None:
         """In the write's transaction, its changes written: the history and the inputs (module doc)."""
@@ -163,15 +246,49 @@ class Erasure:
                 continue
             rows = store.history_states(session, plan.memory_id, user_id=user_id)
             if plan.after is None:
-                emptied(rows)
+                self._empty(store, session, plan.memory_id, user_id, rows)
             else:
                 rewritten(rows, taken_out(store.history_dump(plan.before), store.history_dump(plan.after)))
         for memory_id in sorted(self.emptied_ids):
-            emptied(store.history_states(session, memory_id, user_id=user_id))
+            self._empty(store, session, memory_id, user_id)
         if self.said_only_in:
             self._erase_earlier_restatements(store, session, user_id)
         cited = {s for p in plans if p.before is not None and p.after is None for s in p.before.source_ids}
-        self._erase_inputs(session, store.cipher, user_id, cited | self.said_only_in)
+        erased = self._erase_inputs(session, store.cipher, user_id, cited | self.said_only_in)
+        self._take_out_changes_of(store, session, user_id, erased)
+
+    def _empty(self, store: Histories, session: Session, memory_id: str, user_id: str,
+               rows: HistoryStates | None = None) -> None:
+        """Empty a memory's history, and that of each memory a merge folded into it and left folded (its
+        states hold words the merge's text took in), theirs in turn; a turn's message is noted (`said_at`)."""
+        pending = [(memory_id, rows if rows is not None else store.history_states(session, memory_id, user_id=user_id))]
+        done = {memory_id}
+        while pending:
+            survivor, states = pending.pop()
+            members = folded_in(states)
+            turn = said_at(states)
+            if turn is not None:
+                self.turns_said.setdefault(turn[0], set()).add(turn[1])
+            emptied(states)
+            for member in members:
+                if member in done:
+                    continue
+                member_states = store.history_states(session, member, user_id=user_id)
+                if folded_into(member_states, survivor):
+                    done.add(member)
+                    pending.append((member, member_states))
+
+    @staticmethod
+    def _take_out_changes_of(store: Histories, session: Session, user_id: str, inputs: set[str]) -> None:
+        """The states that changes of these erased inputs made in the histories of memories that stay
+        (`without_changes_of`); a core block's lines are taken out line by line instead."""
+        if not inputs:
+            return
+        changed = session.execute(select(col(HistoryRow.memory_id)).where(
+            col(HistoryRow.user_id) == user_id, col(HistoryRow.input_id).in_(sorted(inputs)),
+            col(HistoryRow.memory_type) != MemoryType.core.value).distinct()).scalars().all()
+        for memory_id in sorted(changed):
+            without_changes_of(store.history_states(session, memory_id, user_id=user_id), inputs)
 
     def _erase_earlier_restatements(self, store: Histories, session: Session, user_id: str) -> None:
         """Core lines said only where the turn alone did leave every state of the user's blocks; a memory
@@ -193,26 +310,37 @@ class Erasure:
             rows = store.history_states(session, memory_id, user_id=user_id)
             first = unmarked(rows[0][2]) if rows else None
             if first is not None and set(first.get("source_ids") or ()) <= alone:
-                emptied(rows)
+                self._empty(store, session, memory_id, user_id, rows)
 
-    def _erase_inputs(self, session: Session, cipher: Cipher, user_id: str, cited: set[str]) -> None:
+    def _erase_inputs(self, session: Session, cipher: Cipher, user_id: str, cited: set[str]) -> set[str]:
+        """The text of the cited inputs no episode cites any more, or of their messages only deleted
+        memories cited; the ids of the inputs erased whole."""
         input_ids = sorted(s for s in cited if s.startswith(INPUT_PREFIX))
         if not input_ids:
-            return
+            return set()
         rows = session.execute(select(InputRow).where(col(InputRow.id).in_(input_ids),
                                                       col(InputRow.user_id) == user_id)).scalars().all()
         payloads = {row.id: _payload(cipher, row) for row in rows}
         said = {m["id"] for p in payloads.values() for m in p["messages"] if m.get("id")}
         held = still_cited(session, user_id, {*input_ids, *said})
+        erased: set[str] = set()
         for row in rows:
             payload = payloads[row.id]
             ids = {row.id, *(m["id"] for m in payload["messages"] if m.get("id"))}
             if ids.isdisjoint(held):
                 self._erase_whole(row, payload, cipher)
+                erased.add(row.id)
                 continue
-            kept = [m for m in payload["messages"] if not m.get("id") or m["id"] not in cited or m["id"] in held]
-            if len(kept) < len(payload["messages"]):
-                row.payload = cipher.encrypt(json.dumps({**payload, "messages": kept}))
+            messages = payload["messages"]
+            times = said_times(row.occurred_at, messages)
+            unnamed = [when for m, when in zip(messages, times) if not m.get("id")]
+            turns = {when for when in self.turns_said.get(row.id, ()) if unnamed.count(when) == 1}  # else unknown
+            kept = [(m, when) for m, when in zip(messages, times)
+                    if not (m["id"] in cited and m["id"] not in held if m.get("id") else when in turns)]
+            if len(kept) < len(messages):
+                pinned = [m if m.get("occurred_at") else {**m, "occurred_at": when.isoformat()} for m, when in kept]
+                row.payload = cipher.encrypt(json.dumps({**payload, "messages": pinned}))
+        return erased
 
     def _erase_whole(self, row: InputRow, payload: dict[str, Any], cipher: Cipher) -> None:
         thumbnail = (payload.get("metadata") or {}).get("thumbnail")
@@ -241,5 +369,5 @@ def still_cited(session: Session, user_id: str, ids: Iterable[str]) -> set[str]:
     return set(citing(session.connection(), user_id, ids, [MemoryType.episodic.value]))
 
 
-__all__ = ["ERASED", "ERASED_INPUT", "Erasure", "is_erased", "put_back", "still_cited", "taken_out",
-           "unmarked", "without_lines"]
+__all__ = ["ERASED", "ERASED_INPUT", "Erasure", "folded_in", "folded_into", "is_erased", "put_back", "said_at",
+           "said_times", "still_cited", "taken_out", "unmarked", "without_changes_of", "without_lines"]

@@ -41,6 +41,7 @@ from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.embeddings import Embedder, EmbeddingsAhead
 from mirix_py.store.expiry import combined, has_expired, unexpired
 from mirix_py.store.fulltext import FullTextIndex
+from mirix_py.store.history_keys import MERGED, MERGED_INTO, SECRET_TOKEN, UNDO_KEYS
 from mirix_py.store.input_tags import InputTags
 from mirix_py.store import vector_outbox
 from mirix_py.secrets.guard import Known, SecretGuard
@@ -54,12 +55,6 @@ from mirix_py.text.storable import first_problem
 
 log = logging.getLogger("mirix_py.store")
 
-SECRET_TOKEN = "$secret"  # a vault entry's earlier secret, encrypted, in its history `before`
-# A merge names its members in history `before`, so undo can take the whole merge back: the
-# survivor's merge event lists the memories folded in, each one's deletion the memory it went into.
-MERGED = "$merged"
-MERGED_INTO = "$merged_into"
-UNDO_KEYS = frozenset({SECRET_TOKEN, MERGED, MERGED_INTO})  # kept for undo; `history()` shows none
 # The distinct actors of a user's rows, one index seek each: the smallest actor, then the smallest
 # above it, and so on (SQLite and PostgreSQL both answer `min` under an equality prefix from the index).
 # At most MAX_ACTORS (by name): people talking are few, and the bound keeps a user whose episodes

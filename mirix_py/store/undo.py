@@ -40,7 +40,7 @@ from sqlmodel import Session, col
 from mirix_py.errors import InvalidInput, LaterChanges, MemoryNotFound
 from mirix_py.tools.ops import DeleteOp, InsertOp, Op, UpdateOp
 from mirix_py.records import MASK, MEMORY_ADAPTER, HistoryEvent, MemoryChange, utcnow
-from mirix_py.store.memories import MERGED, MERGED_INTO, SECRET_TOKEN, UNDO_KEYS
+from mirix_py.store.history_keys import MERGED, MERGED_INTO, SECRET_TOKEN, UNDO_KEYS
 from mirix_py.store.tables import HistoryRow
 
 UNDO_ACTOR_PREFIX = "undo:"

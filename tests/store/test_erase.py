@@ -12,7 +12,8 @@ from sqlalchemy import inspect, text
 
 from mirix_py.engine import Mirix
 from mirix_py.errors import InvalidInput, LaterChanges, MemoryNotFound
-from mirix_py.records import InputStatus, Operation
+from mirix_py.records import InputStatus, Operation, SemanticMemory
+from mirix_py.tools.ops import InsertOp, MergeOp
 
 T0 = datetime(2026, 9, 1, 9, 0, tzinfo=timezone.utc)
 WORDS = ("Quixhaven", "Zorblatt")
@@ -156,6 +157,76 @@ def test_a_fact_put_back_keeps_no_state_of_the_erased_change(mx):
     assert served(mx, "plumber", [fact], question="What does Tobias do?") == []
 
 
+def test_a_fact_changed_again_after_the_erased_turn_keeps_no_state_of_it(mx):
+    """The erased turn's change is not the fact's last, so nothing is put back; the state it made reads as
+    the one before it, and undoing the later turn brings back that one."""
+    say(mx, "My brother Tobias is a carpenter.", 1)
+    plumber = say(mx, "My brother Tobias is a plumber now.", 2)
+    pilot = say(mx, "My brother Tobias is a pilot now.", 3)
+    fact = made(plumber, "semantic")
+
+    mx.delete(made(plumber, "episodic"), user_id="kim", erase=True)
+
+    events = mx.history(fact, user_id="kim")
+    assert [(e.operation, e.erased) for e in events] == [
+        (Operation.insert, False), (Operation.update, True), (Operation.update, True)]
+    assert "pilot" in mx.get(fact, user_id="kim").search_text()
+    assert served(mx, "plumber", [fact], question="What does Tobias do?") == []
+    assert rows_holding(mx, "plumber") == []
+    mx.undo(pilot.input_ids[0], user_id="kim")
+    assert "carpenter" in mx.get(fact, user_id="kim").search_text()
+    assert "plumber" not in "".join(e.model_dump_json() for e in mx.history(fact, user_id="kim"))
+
+
+def test_the_turns_a_merge_folded_into_the_erased_one_leave_history(mx):
+    """A model folded one turn's episode into another's; the erased survivor's text took the folded turn's
+    words in, and the folded episode's history kept them: it is emptied too."""
+    added = mx.add([{"role": "user", "name": "Kim", "content": "My therapist Dr Zorblatt moved to Quixhaven.",
+                     "id": "msg-1"},
+                    {"role": "user", "name": "Kim", "content": "I saw my therapist on Monday.", "id": "msg-2"},
+                    {"role": "user", "name": "Kim", "content": "I like tea.", "id": "msg-3"}],
+                   user_id="kim", occurred_at=T0)
+    episodes = {m.summary: m.id for m in mx.list(user_id="kim", memory_types=["episodic"])}
+    folded, survivor = episodes["My therapist Dr Zorblatt moved to Quixhaven."], episodes["I saw my therapist on Monday."]
+    mx.store.apply([MergeOp(memory_ids=[survivor, folded], fields={"summary": "Kim saw her therapist on Monday."})],
+                   user_id="kim", actor="episodic_memory_manager", input_id=added.input_ids[0])
+
+    mx.delete(survivor, user_id="kim", erase=True)
+
+    assert [e.erased for e in mx.history(folded, user_id="kim")] == [True, True]
+    for word in WORDS:
+        assert served(mx, word, [folded, survivor], question="Where did my therapist move?") == [], word
+        assert rows_holding(mx, word) == [], word
+    assert [m.content for m in mx.inputs.get(added.input_ids[0]).messages] == ["I like tea."]
+
+
+def test_what_merges_folded_into_an_erased_memory_in_turn_leaves_history_but_not_what_came_back(mx):
+    """Erasing a memory (not a turn: a model's fact) empties the history of each memory a merge folded into
+    it, and of those folded into them; a memory a merge folded in and an undo brought back is not erased."""
+    facts = [SemanticMemory(user_id="kim", name="Kim", summary=summary) for summary in (
+        "Kim sees a therapist weekly", "Kim's therapist is Dr Zorblatt", "Dr Zorblatt practises in Quixhaven",
+        "Kim likes green tea")]
+    survivor, middle, first, tea = (c.memory_id for c in mx.store.apply(
+        [InsertOp(memory=f) for f in facts], user_id="kim", actor="semantic_memory_manager"))
+    mx.store.apply([MergeOp(memory_ids=[middle, first], fields={"details": "Dr Zorblatt practises in Quixhaven"})],
+                   user_id="kim", actor="semantic_memory_manager")
+    mx.store.apply([MergeOp(memory_ids=[survivor, middle], fields={"details": "with Dr Zorblatt"})],
+                   user_id="kim", actor="semantic_memory_manager")
+    mx.store.apply([MergeOp(memory_ids=[survivor, tea], fields={"details": "likes green tea"})],
+                   user_id="kim", actor="semantic_memory_manager", input_id="in_tea_merge")
+    mx.undo("in_tea_merge", user_id="kim")  # the tea fact is back, the survivor as before that merge
+
+    mx.delete(survivor, user_id="kim", erase=True)
+
+    for memory_id in (survivor, middle, first):
+        assert all(e.erased for e in mx.history(memory_id, user_id="kim")), memory_id
+    for word in WORDS:
+        assert served(mx, word, [survivor, middle, first], question="Who is my therapist?") == [], word
+        assert rows_holding(mx, word) == [], word
+    assert not any(e.erased for e in mx.history(tea, user_id="kim"))
+    assert mx.get(tea, user_id="kim").summary == "Kim likes green tea"
+
+
 def test_erasing_one_turn_of_a_message_input_scrubs_only_its_message(mx):
     added = mx.add([{"role": "user", "name": "Kim", "content": "I live in Quixhaven.", "id": "msg-1"},
                     {"role": "user", "name": "Kim", "content": "My brother Tobias is a carpenter.", "id": "msg-2"}],
@@ -189,18 +260,31 @@ def test_an_input_only_a_restated_fact_still_cites_loses_its_text(mx):
         assert rows_holding(mx, word) == [], word
 
 
-def test_a_turn_without_its_own_id_leaves_its_input_whole(mx):
-    """Messages without ids cannot be told apart: the input stays whole while another turn cites it."""
-    added = mx.add([{"role": "user", "name": "Kim", "content": "I live in Quixhaven."},
-                    {"role": "user", "name": "Kim", "content": "My brother Tobias is a carpenter."}],
+def test_a_turn_without_its_own_id_leaves_its_input_by_the_time_it_was_said(mx):
+    """A message without an id is found by the time its turn was said (its place in the list); the others
+    keep that time, so the next erasure finds its own message, not the one that moved into a dropped place.
+    Two messages said at one time cannot be told apart: that input keeps both."""
+    added = mx.add([{"role": "user", "name": "Kim", "content": "My brother Tobias is a carpenter."},
+                    {"role": "user", "name": "Kim", "content": "I live in Quixhaven."},
+                    {"role": "user", "name": "Kim", "content": "My cat is called Zorblatt."}],
                    user_id="kim", occurred_at=T0)
     episodes = {m.summary: m.id for m in mx.list(user_id="kim", memory_types=["episodic"])}
 
     mx.delete(episodes["I live in Quixhaven."], user_id="kim", erase=True)
+    mx.delete(episodes["My cat is called Zorblatt."], user_id="kim", erase=True)
 
-    assert len(mx.inputs.get(added.input_ids[0]).messages) == 2
-    assert "Quixhaven" not in "".join(e.model_dump_json() for e in mx.history(episodes["I live in Quixhaven."],
-                                                                               user_id="kim"))
+    kept = mx.inputs.get(added.input_ids[0])
+    assert [(m.content, m.occurred_at) for m in kept.messages] == [("My brother Tobias is a carpenter.", T0)]
+    for erased in ("I live in Quixhaven.", "My cat is called Zorblatt."):
+        assert not any(e.before or e.after for e in mx.history(episodes[erased], user_id="kim"))
+
+    at_once = mx.add([{"role": "user", "name": "Kim", "content": "I live in Quixhaven.", "occurred_at": T0},
+                      {"role": "user", "name": "Kim", "content": "I like tea.", "occurred_at": T0}],
+                     user_id="kim", occurred_at=T0)
+    (turn,) = [m.id for m in mx.list(user_id="kim", memory_types=["episodic"])
+               if at_once.input_ids[0] in m.source_ids and m.summary == "I live in Quixhaven."]
+    mx.delete(turn, user_id="kim", erase=True)
+    assert len(mx.inputs.get(at_once.input_ids[0]).messages) == 2
 
 
 def test_undo_of_an_erased_input_names_the_erasure_and_forced_brings_no_word_back(mx):
