@@ -246,6 +246,7 @@ class Mirix(ScreenshotsMixin):
 
     def _release_held(self, records: Sequence[InputRecord]) -> None:
         self.inputs.release([r.id for r in records], self.worker_id)
+        self.maintenance.handed_back(records)  # what `resume` queued: its claims renewed no more
 
     def _give_back(self, records: Sequence[InputRecord]) -> None:
         """Give held inputs back to the log as pending: held, a start in this process would wait for

@@ -85,7 +85,7 @@ class Maintenance:
         self.queue = queue
         self.worker_id = worker_id
         self.data_dir = data_dir
-        self._recovering: set[str] = set()  # ids of inputs `resume` took over, until processed
+        self._recovering: set[str] = set()  # ids of inputs `resume` took over, until processed (or handed back)
         self._keepers: list[ClaimKeeper] = []  # renew the claims of what `resume` queued, until it is processed
         self._keepers_lock = threading.Lock()
         self.left_after_s = left_after_s
@@ -125,7 +125,8 @@ class Maintenance:
         are renewed while they wait in the queue (`keep_queued_claimed`)."""
         records = self.inputs.claim(self.worker_id, limit=limit)
         if records:
-            self._recovering.update(r.id for r in records)
+            with self._keepers_lock:
+                self._recovering.update(r.id for r in records)
             self.keep_queued_claimed(records)  # from now: the repair may take a while
             self.doctor(repair=True)
         for record in records:
@@ -135,9 +136,9 @@ class Maintenance:
         return len(records)
 
     def keep_queued_claimed(self, records: Sequence[InputRecord]) -> None:
-        """Renew this worker's claims on these queued inputs (`ClaimKeeper`) until every input `resume`
-        took over is processed (`recovered`) or the engine closes (`stop_renewing`): batches ahead of theirs may
-        take longer than the lease, and another worker would take them over meanwhile."""
+        """Renew this worker's claims on these queued inputs (`ClaimKeeper`) until each is processed
+        (`recovered`) or handed back to the log (`handed_back`), or the engine closes (`stop_renewing`):
+        batches ahead of theirs may take longer than the lease, and another worker would take them over meanwhile."""
         keeper = ClaimKeeper(self.inputs, [r.id for r in records], self.worker_id)
         keeper.start()
         with self._keepers_lock:
@@ -191,17 +192,39 @@ class Maintenance:
                 return deleted
 
     def recovered(self, records: Sequence[InputRecord]) -> None:
-        """These queued inputs are processed: once every input `resume` took over is, check the
-        vector index again (writes on an index reopened after a kill can lose a node)."""
-        if not self._recovering:
-            return
-        self._recovering.difference_update(r.id for r in records)
-        if not self._recovering:
-            self.stop_renewing()
-            report = self.doctor(repair=True)
-            if report.repaired.get("indexes_rebuilt"):
-                log.warning("the vector index lost a node after the restart; rebuilt %d user index(es)",
-                            report.repaired["indexes_rebuilt"])
+        """These queued inputs are processed: their claims are renewed no more, and once every input `resume`
+        took over is processed (or handed back), the vector index is checked again (writes on an index
+        reopened after a kill can lose a node)."""
+        if self._settled(records):
+            self._check_after_recovery()
+
+    def handed_back(self, records: Sequence[InputRecord]) -> None:
+        """These queued inputs went back to the log as pending (their batch failed every try): their claims
+        are renewed no more. Renewed, they went on until the engine closed, and moved the lease of any claim
+        this worker took on them again (the idle sweep's) as if their old batch still held them."""
+        if self._settled(records):
+            self._check_after_recovery()
+
+    def _settled(self, records: Sequence[InputRecord]) -> bool:
+        """Drop these inputs from what `resume` took over and from its keepers (a keeper left with none
+        stops); True when they were the last of it."""
+        input_ids = {r.id for r in records}
+        with self._keepers_lock:
+            if not self._recovering & input_ids:
+                return False
+            self._recovering -= input_ids
+            idle = [keeper for keeper in self._keepers if keeper.forget(input_ids) == 0]
+            self._keepers = [keeper for keeper in self._keepers if keeper not in idle]
+            last = not self._recovering
+        for keeper in idle:
+            keeper.stop()
+        return last
+
+    def _check_after_recovery(self) -> None:
+        report = self.doctor(repair=True)
+        if report.repaired.get("indexes_rebuilt"):
+            log.warning("the vector index lost a node after the restart; rebuilt %d user index(es)",
+                        report.repaired["indexes_rebuilt"])
 
     def backup(self, dest: str | Path) -> dict[str, Any]:
         """A consistent backup while the engine runs; the vault key is not in it (keep it safe)."""

@@ -13,8 +13,10 @@ What the earlier input says decides (`sort_out`):
 - left pending, claimed by a worker that died, or failed: taken up, processed from its logged text
   in this run (the managers that committed for it are skipped), not read again.
 So a frame is neither done twice nor lost. A run going on at the same time (another process over
-the folder) may log a file after this lookup: a file is logged only when the log does not hold it
-yet, in the same step (`InputLog.append_new`), so the later of the two runs reports it `ingested`.
+the folder) may log a file after this lookup: each run claims a file before reading it, in one step
+with looking it up again (`InputLog.claim_source`), and skips one the other claimed or logged; and a
+file is logged only when the log does not hold it yet, in the same step (`InputLog.append_new`), so
+the later of the two runs reports it `ingested`.
 """
 
 from __future__ import annotations

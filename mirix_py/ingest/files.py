@@ -6,7 +6,9 @@ flight, and each batch goes to the memory managers on a thread of its own as it 
 never waits for them. A file with the same pixels as the previous one of its window is a duplicate
 without being decoded. A file the user's input log already holds from an earlier run is not read
 again (`ingest.earlier`): `ingested`, or taken up from its logged text when that was never finished;
-one another run logs meanwhile is not logged again (`BatchWriter.log(once=True)`).
+one another run logs meanwhile is not logged again (`BatchWriter.log(once=True)`). A file is claimed
+before it is decoded and read (`FileClaims`), so one another run over the folder at once has claimed
+(or logged) is skipped, `ingested`, rather than read by both.
 A bad file is reported (status "invalid" with the reason) and the rest goes on.
 """
 
@@ -32,8 +34,10 @@ if TYPE_CHECKING:
     from mirix_py.ingest.batch import BatchWriter
     from mirix_py.ingest.config import ScreenshotConfig
     from mirix_py.ingest.frames import FrameInfo, LoadedFrame
-    from mirix_py.ingest.host import ScreenshotHost
+    from mirix_py.ingest.host import FileClaims, ScreenshotHost
     from mirix_py.ingest.read import FrameReader
+    from mirix_py.records import AddResult
+    from mirix_py.store.inputs import SourceClaim
 
 log = logging.getLogger("mirix_py.screenshots")
 
@@ -96,86 +100,109 @@ def ingest_files(ingestor: FileIngestor, paths: Iterable[str | Path], *, user_id
         tick()
     known = earlier.paths
 
-    # 2. decode, dedup and OCR in time order with a few frames in flight; each batch goes to the
-    #    memory managers as it closes, on a thread of its own, so reading frames never waits for them
-    batcher: FrameBatcher[ProcessedFrame] = FrameBatcher(ingestor.config.batch, key=lambda f: f.app,
-                                                         owner=lambda f: f.user_id, when=lambda f: f.captured_at)
-    managers = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mirix-screenshot-batches")
-    submitted: list[tuple[Future, list[ProcessedFrame]]] = []
+    # files are claimed before their OCR: another run over the folder at once skips those this one reads
+    # (`FileClaims`), and those it claimed first are reported at the end (`_claimed_elsewhere`)
+    claims = ingestor.host.claim_files(user_id)
+    elsewhere: list[tuple[Frame, SourceClaim]] = []
+    try:
+        # 2. decode, dedup and OCR in time order with a few frames in flight; each batch goes to the
+        #    memory managers as it closes, on a thread of its own, so reading frames never waits for them
+        batcher: FrameBatcher[ProcessedFrame] = FrameBatcher(ingestor.config.batch, key=lambda f: f.app,
+                                                             owner=lambda f: f.user_id, when=lambda f: f.captured_at)
+        managers = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mirix-screenshot-batches")
+        submitted: list[tuple[Future, list[ProcessedFrame]]] = []
 
-    def run(batch: list[ProcessedFrame]) -> None:
-        # once: a file another run over the folder logged while this one read it is not logged again
-        submitted.append((managers.submit(ingestor.writer.run, batch, once=True), batch))
+        def write(batch: list[ProcessedFrame]) -> AddResult | None:
+            try:  # once: a file another run over the folder logged while this one read it is not logged again
+                return ingestor.writer.run(batch, once=True)
+            finally:  # logged (which ended their claims) or nothing to log: other runs need not skip them now
+                claims.release([frame.claim_id for frame in batch if frame.claim_id])
 
-    # first on the managers' thread: what an earlier run left unfinished is older than the new frames
-    taking_up = managers.submit(ingestor.host.take_up, earlier.to_take_up) if earlier.unfinished else None
+        def run(batch: list[ProcessedFrame]) -> None:
+            submitted.append((managers.submit(write, batch), batch))
 
-    # a file with the same pixels as the previous one of its window is a duplicate: no decoding
-    last_digest: dict[tuple, tuple[bytes, ProcessedFrame | None]] = {}
+        # first on the managers' thread: what an earlier run left unfinished is older than the new frames
+        taking_up = managers.submit(ingestor.host.take_up, earlier.to_take_up) if earlier.unfinished else None
 
-    def complete(frame: ProcessedFrame) -> None:
-        ingestor.reader.finish(frame)
-        key = (frame.app, frame.window_title)
-        if frame.error is not None and last_digest.get(key, (b"", None))[1] is frame:
-            del last_digest[key]  # its OCR failed: an identical file gets another chance
-        tick()
-        for batch in batcher.add(frame):
-            run(batch)
+        # a file with the same pixels as the previous one of its window is a duplicate: no decoding
+        last_digest: dict[tuple, tuple[bytes, ProcessedFrame | None]] = {}
 
-    in_flight: deque[ProcessedFrame] = deque()
-    limit = 3 * max(ingestor.reader.workers, 1)
-    # per window, the last file an earlier run kept, until a new frame of it comes: that frame is
-    # compared with it, as it would have been in one run (`seed`)
-    kept_before: dict[tuple, Path] = {}
-    for when, path, info in entries:
-        frame_app, frame_window = app or info.app, window_title or info.window_title
-        key = ((frame_app or "").strip() or None, (frame_window or "").strip() or None)
-        if path in known:
-            kept_before[key] = path
-            continue
-        if key in kept_before:
-            seeded = seed(ingestor, kept_before.pop(key), user_id=user_id, app=key[0], window_title=key[1])
-            if seeded is not None:
-                last_digest[key] = (seeded, None)
-        try:
-            data = path.read_bytes()
-            digest = pixel_digest(data)
-            if ingestor.config.dedup and key in last_digest and last_digest[key][0] == digest:
-                report.count(FrameOutcome(name=path.name, status="duplicate", captured_at=when, app=key[0],
-                                          window_title=key[1], similarity=1.0, png_bytes=len(data)))
+        def complete(frame: ProcessedFrame) -> None:
+            ingestor.reader.finish(frame)
+            key = (frame.app, frame.window_title)
+            if frame.error is not None and last_digest.get(key, (b"", None))[1] is frame:
+                del last_digest[key]  # its OCR failed: an identical file gets another chance
+            tick()
+            for batch in batcher.add(frame):
+                run(batch)
+
+        in_flight: deque[ProcessedFrame] = deque()
+        limit = 3 * max(ingestor.reader.workers, 1)
+        # per window, the last file an earlier run kept, until a new frame of it comes: that frame is
+        # compared with it, as it would have been in one run (`seed`)
+        kept_before: dict[tuple, Path] = {}
+        for when, path, info in entries:
+            frame_app, frame_window = app or info.app, window_title or info.window_title
+            key = ((frame_app or "").strip() or None, (frame_window or "").strip() or None)
+            if path in known:
+                kept_before[key] = path
+                continue
+            if key in kept_before:
+                seeded = seed(ingestor, kept_before.pop(key), user_id=user_id, app=key[0], window_title=key[1])
+                if seeded is not None:
+                    last_digest[key] = (seeded, None)
+            claim: SourceClaim | None = None
+            try:
+                data = path.read_bytes()
+                digest = pixel_digest(data)
+                if ingestor.config.dedup and key in last_digest and last_digest[key][0] == digest:
+                    report.count(FrameOutcome(name=path.name, status="duplicate", captured_at=when, app=key[0],
+                                              window_title=key[1], similarity=1.0, png_bytes=len(data)))
+                    tick()
+                    continue
+                claim = _claim(claims, path.name, when)
+                if claim is not None and not claim.taken:  # another run logged it or reads it: it is not read here
+                    elsewhere.append((_frame(path, info, app, window_title), claim))
+                    kept_before[key] = path
+                    tick()
+                    continue
+                loaded = load_frame(data, name=path.name)
+                if loaded.format == "PNG":
+                    loaded.png_bytes = len(data)
+                frame, outcome = ingestor.admit(loaded, user_id=user_id, captured_at=when, app=frame_app,
+                                                 window_title=frame_window, source_id=path.name)
+            except (InvalidInput, OSError) as exc:  # OSError: an unreadable file
+                if claim is not None:
+                    claims.release([claim.id])
+                error = str(exc) if isinstance(exc, InvalidInput) else f"{path.name}: {exc}"
+                report.count(FrameOutcome(name=path.name, status="invalid", error=error))
                 tick()
                 continue
-            loaded = load_frame(data, name=path.name)
-            if loaded.format == "PNG":
-                loaded.png_bytes = len(data)
-            frame, outcome = ingestor.admit(loaded, user_id=user_id, captured_at=when, app=frame_app,
-                                             window_title=frame_window, source_id=path.name)
-        except InvalidInput as exc:
-            report.count(FrameOutcome(name=path.name, status="invalid", error=str(exc)))
-            tick()
-            continue
-        except OSError as exc:  # unreadable file
-            report.count(FrameOutcome(name=path.name, status="invalid", error=f"{path.name}: {exc}"))
-            tick()
-            continue
-        del loaded, data
-        last_digest[key] = (digest, frame)
-        if frame is None:
-            report.count(outcome)
-            tick()
-            continue
-        in_flight.append(frame)
-        while len(in_flight) > limit:
+            del loaded, data
+            last_digest[key] = (digest, frame)
+            if frame is None:
+                if claim is not None:
+                    claims.release([claim.id])
+                report.count(outcome)
+                tick()
+                continue
+            frame.claim_id = claim.id if claim is not None else None
+            in_flight.append(frame)
+            while len(in_flight) > limit:
+                complete(in_flight.popleft())
+        while in_flight:
             complete(in_flight.popleft())
-    while in_flight:
-        complete(in_flight.popleft())
-    for batch in batcher.drain():
-        run(batch)
-    managers.shutdown(wait=True)
+        for batch in batcher.drain():
+            run(batch)
+        managers.shutdown(wait=True)
+    finally:
+        claims.close()
     if taking_up is not None:
         for outcome in _taken_up(ingestor.host, user_id, earlier, taking_up, report):
             report.count(outcome)
             tick()
+    for outcome in _claimed_elsewhere(ingestor.host, user_id, elsewhere):
+        report.count(outcome)
     for future, batch in submitted:  # batches ran in capture order; collect their outcomes
         try:
             result = future.result()
@@ -225,6 +252,39 @@ def _frame(path: Path, info: FrameInfo, app: str | None, window_title: str | Non
 
     return Frame(path=path, captured_at=info.captured_at, app=shown(app, info.app),
                  window_title=shown(window_title, info.window_title))
+
+
+def _claim(claims: FileClaims, name: str, captured_at: datetime) -> SourceClaim | None:
+    """The run's claim on a file it is about to read; None when the claim could not be written (the database
+    failing): the file is read unclaimed then, as before claims, and another run may read it too."""
+    try:
+        return claims.take(name, captured_at)
+    except Exception as exc:
+        log.warning("%s: read without a claim (%s); another run over the folder may read it too", name,
+                    type(exc).__name__)
+        return None
+
+
+def _claimed_elsewhere(host: ScreenshotHost, user_id: str,
+                       skipped: list[tuple[Frame, SourceClaim]]) -> list[FrameOutcome]:
+    """Outcomes of the files another run had logged, or claimed to read, when this one came to them:
+    `ingested`, with the input the log holds for the file once this run's batches are done (the other
+    run's), none when that run is still at it or found nothing in the file to remember."""
+    if not skipped:
+        return []
+    try:
+        now = host.logged_frames(user_id, [frame.path.name for frame, _ in skipped])
+    except Exception:  # the database away: the inputs known when the files were skipped
+        log.exception("reading which input the files other runs read are logged as failed")
+        now = []
+    logged = {(entry.source_id, entry.occurred_at): entry for entry in now}
+    outcomes = []
+    for frame, claim in skipped:
+        entry = logged.get((frame.path.name, frame.captured_at)) or claim.logged
+        outcomes.append(FrameOutcome(name=frame.path.name, status="ingested", captured_at=frame.captured_at,
+                                     app=frame.app, window_title=frame.window_title,
+                                     input_id=entry.id if entry is not None else None))
+    return outcomes
 
 
 def _taken_up(host: ScreenshotHost, user_id: str, earlier: EarlierFrames, taking_up: Future,

@@ -8,6 +8,7 @@ any object with these members. Nothing in `mirix_py.ingest` imports the engine.
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Mapping, Protocol, Sequence
 
@@ -15,11 +16,26 @@ from mirix_py.records import AddResult, InputRecord
 
 if TYPE_CHECKING:
     from mirix_py.ingest.processed import ProcessedFrame
-    from mirix_py.store.inputs import LoggedSource
+    from mirix_py.store.inputs import LoggedSource, SourceClaim
 
-__all__ = ["Mode", "ScreenshotHost"]
+__all__ = ["FileClaims", "Mode", "ScreenshotHost"]
 
 Mode = Literal["offline", "llm"]
+
+
+class FileClaims(Protocol):
+    """One run's claims on the files it reads (`ScreenshotHost.claim_files`). A file is claimed before its
+    OCR, so another run over the folder skips it rather than reading it too; the claim lives while the run
+    does (renewed) and lapses after its lease once the run is gone, so a file is not lost with a run that died."""
+
+    def take(self, name: str, captured_at: datetime) -> SourceClaim:
+        """Claim the file about to be read, unless the log holds it or another live run has claimed it."""
+
+    def release(self, claim_ids: Sequence[str]) -> None:
+        """End these claims: their files were logged, or gave nothing to log (a repeat, no text, unreadable)."""
+
+    def close(self) -> None:
+        """End the claims still held (the run is over) and renew none any more."""
 
 
 class ScreenshotHost(Protocol):
@@ -66,6 +82,9 @@ class ScreenshotHost(Protocol):
     def logged_frames(self, user_id: str, names: Sequence[str]) -> Sequence[LoggedSource]:
         """The user's screenshot inputs the log holds under these file names (their source ids), in any
         status and without their text: what earlier runs over a folder did (`ingest.earlier`)."""
+
+    def claim_files(self, user_id: str) -> FileClaims:
+        """A run's claims on the user's files it reads (`FileClaims`); closed when the run ends."""
 
     def take_up(self, input_ids: Sequence[str]) -> AddResult | None:
         """Process now, from their logged text, inputs an earlier run left pending, held by a worker that

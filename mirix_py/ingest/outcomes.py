@@ -17,7 +17,9 @@ FrameStatus = Literal["processed", "pending", "duplicate", "ingested", "no_text"
 class FrameOutcome(BaseModel):
     """What happened to one frame. `ingested`: a file the user's input log already holds, processed or
     being finished by a live worker (`ingest.earlier`), skipped before it was decoded, or logged by
-    another run over the folder while this one read it (not logged again); `input_id` is that input."""
+    another run over the folder while this one read it (not logged again); `input_id` is that input. Also
+    a file another run over the folder claimed to read first (skipped before it was decoded): `input_id`
+    is the input that run logged for it by the end of this run, None before (or when it had nothing)."""
 
     name: str
     status: FrameStatus
@@ -52,7 +54,7 @@ class IngestReport:
     processed: int = 0
     pending: int = 0
     duplicates: int = 0
-    ingested: int = 0  # files the input log already held (processed, or a live worker finishing them): not read
+    ingested: int = 0  # files the log already held (processed, or a live worker at them) or another run read: not read
     resumed: int = 0  # files whose earlier input, left pending or failed, this run took up from the log
     no_text: int = 0
     invalid: int = 0

@@ -41,6 +41,7 @@ class ProcessedFrame:
     # the input another run (or an earlier frame of its batch) logged this frame's file as, found when this
     # one came to log it: not logged twice
     logged_elsewhere: str | None = None
+    claim_id: str | None = None  # this run's claim on the frame's file while it is read (`ingest.files`)
 
     @property
     def text(self) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import uuid
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence
@@ -24,17 +25,18 @@ from mirix_py.boundary.timezones import user_zone
 from mirix_py.records import AddResult, InputKind, InputRecord, InputStatus, Memory, MemoryType, Mode as EngineMode
 from mirix_py.screens.activity import FrameGroup, ScreenFrame, build_groups, group_frames
 from mirix_py.settings import Settings
+from mirix_py.store.inputs import ClaimKeeper
 
 if TYPE_CHECKING:
     from mirix_py.agents.batch_runner import BatchRunner
-    from mirix_py.store.inputs import InputLog, LoggedSource
+    from mirix_py.store.inputs import InputLog, LoggedSource, SourceClaim
     from mirix_py.store.memories import MemoryStore
     from mirix_py.ingest.frames import ImageSource
     from mirix_py.ingest.screenshots import (
         IngestReport, ProcessedFrame, ScreenshotConfig, ScreenshotIngestor, ScreenshotResult,
     )
 
-__all__ = ["SCREENSHOT_METHODS", "EngineScreenshotHost", "ScreenshotsMixin"]
+__all__ = ["SCREENSHOT_METHODS", "EngineFileClaims", "EngineScreenshotHost", "ScreenshotsMixin"]
 
 # public methods AsyncMirix wraps as coroutines
 SCREENSHOT_METHODS = ("add_screenshot", "ingest_screenshots", "configure_screenshots", "screenshot_thumbnail",
@@ -66,6 +68,36 @@ class ScreenshotEngine(Protocol):
     @property
     def supports_vision(self) -> bool: ...
     def _queue_again(self, records: Sequence[InputRecord]) -> bool: ...
+
+
+class EngineFileClaims:
+    """`FileClaims` of one run over a user's files, in the input log (`InputLog.claim_source`), under a
+    claimer id of the run's own (its engine's worker id and a suffix: two runs of one engine skip each
+    other's files too), renewed every third of the lease while held (`ClaimKeeper`)."""
+
+    def __init__(self, inputs: InputLog, user_id: str, worker_id: str) -> None:
+        self.inputs, self.user_id = inputs, user_id
+        self.claimer = f"{worker_id}:{uuid.uuid4().hex[:8]}"
+        self.keeper = ClaimKeeper(inputs, [], self.claimer, renew=inputs.renew_source_claims)
+
+    def take(self, name: str, captured_at: datetime) -> SourceClaim:
+        claim = self.inputs.claim_source(InputKind.screenshot, self.user_id, name, captured_at, self.claimer)
+        if claim.taken:
+            self.keeper.hold([claim.id])
+        return claim
+
+    def release(self, claim_ids: Sequence[str]) -> None:
+        """Best effort: a database that fails here lets the claims lapse after their lease (renewed no more)."""
+        self.keeper.forget(claim_ids)
+        try:
+            self.inputs.release_source_claims(list(claim_ids), self.claimer)
+        except Exception as exc:
+            log.warning("could not give back the claims on %d file(s) (%s); they lapse after their lease",
+                        len(claim_ids), type(exc).__name__)
+
+    def close(self) -> None:
+        self.keeper.stop()
+        self.release(self.keeper.input_ids)
 
 
 class EngineScreenshotHost:
@@ -113,6 +145,9 @@ class EngineScreenshotHost:
 
     def logged_frames(self, user_id: str, names: Sequence[str]) -> Sequence[LoggedSource]:
         return self.inputs.by_source(InputKind.screenshot, user_id=user_id, source_ids=names)
+
+    def claim_files(self, user_id: str) -> EngineFileClaims:
+        return EngineFileClaims(self.inputs, user_id, self.worker_id)
 
     def take_up(self, input_ids: Sequence[str]) -> AddResult | None:
         """Claimed as `resume` claims (pending, or held by a worker that died), and failed ones too, then

@@ -8,7 +8,11 @@ at once when the worker was a process on this host that no longer exists, after 
 A worker renews its claims while it processes them (`keep_claimed`), so a batch that runs longer
 than the lease (a slow model) stays its own; one that died stops renewing, and its claims lapse.
 `append_new` logs an input only when the log does not hold its source yet (a screenshot file, by
-name and capture time), in the same step, so two runs over one folder log each file once.
+name and capture time), in the same step, so two runs over one folder log each file once. Before that,
+a run claims the file it is about to read (`claim_source`: its OCR is the expensive part), in the same
+step as it looks the file up in the log, so the other run skips it instead of reading it too; the claim
+has the lease of an input's claim (renewed while the run works, taken over once its worker is gone) and
+ends when the file is logged or given back.
 
 `compact()` drops the text of processed inputs whose memories hold what mattered (screenshots:
 the OCR text of every frame would otherwise be most of what is stored). The row keeps its id,
@@ -27,11 +31,11 @@ import socket
 import threading
 import uuid
 from contextlib import contextmanager
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Callable, ClassVar, Iterable, Iterator, Sequence
 
 from pydantic import AwareDatetime, BaseModel, Field, field_validator
-from sqlalchemy import ColumnElement, and_, or_, select, update
+from sqlalchemy import ColumnElement, and_, delete, or_, select, update
 from sqlalchemy import text as sql_text
 from sqlalchemy.engine import CursorResult, Engine
 from sqlmodel import Session, col
@@ -41,7 +45,7 @@ from mirix_py.records import InputKind, InputRecord, InputStatus, Message, utcno
 from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.cursors import ListingPosition, in_utc, storable_id
 from mirix_py.store.writer_lock import pid_alive
-from mirix_py.store.tables import InputRow
+from mirix_py.store.tables import InputRow, SourceClaimRow
 
 log = logging.getLogger("mirix_py.store")
 
@@ -80,6 +84,25 @@ class LoggedSource(BaseModel):
 
 
 SOURCES_PER_QUERY = 500  # source ids in one IN (...) list
+
+
+def source_claim_id(user_id: str, kind: InputKind, source_id: str, occurred_at: datetime) -> str:
+    """The id of a claim on a source (`InputLog.claim_source`): the same for every worker that comes to the
+    source (user, kind, source id and `occurred_at`, as `append_new` tells sources apart); a hash, so
+    neither the user nor the file's name is kept outside the input log (what `delete_user` and the secrets
+    doctor go through)."""
+    key = json.dumps([user_id, InputKind(kind).value, source_id, occurred_at.astimezone(timezone.utc).isoformat()])
+    return "sc_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+
+
+class SourceClaim(BaseModel):
+    """What a worker found when it came to claim a source before reading it (`InputLog.claim_source`)."""
+
+    id: str = Field(description="The claim's id (`source_claim_id`).")
+    taken: bool = Field(description="This worker holds the claim now: it reads the source, then logs it "
+                                    "(`append_new` ends the claim) or gives it back (`release_source_claims`).")
+    logged: LoggedSource | None = Field(default=None, description="Not taken: the input the log holds for the "
+                                                                  "source. None: another worker is reading it.")
 
 
 class InputPosition(ListingPosition):
@@ -178,8 +201,60 @@ class InputLog:
             fresh = [r for r in records if r.id not in logged_before]
             repeated = self._repeated_sources(fresh, claimed_by)
             self._add(session, [r for r in fresh if r.id not in repeated], claimed_by)
+            logged = [source_claim_id(r.user_id, r.kind, r.source_id, r.occurred_at) for r in fresh if r.source_id]
+            if logged:  # the log holds these sources now: no claim on them is needed (`claim_source`)
+                session.execute(delete(SourceClaimRow).where(col(SourceClaimRow.id).in_(logged)))
             session.commit()
         return logged_before | repeated
+
+    def claim_source(self, kind: InputKind, user_id: str, source_id: str, occurred_at: datetime,
+                     worker_id: str) -> SourceClaim:
+        """Claim a source `worker_id` is about to read (a screenshot file, before its OCR), unless the log
+        holds it already or another worker's claim on it is alive (`_alive`: its worker there and within
+        the lease). One step with `append_new`'s (the same lock), so of two workers coming to one file one
+        reads it and the other skips it. The claim lapses as an input's claim does, so a file whose worker
+        died is read by the next; `renew_source_claims` keeps it while the worker works, and `append_new`
+        (the file logged) or `release_source_claims` (nothing to log) ends it."""
+        claim_id = source_claim_id(user_id, kind, source_id, occurred_at)
+        with Session(self.engine) as session:
+            self._lock_sources(session, [user_id])
+            now = utcnow()
+            logged = [entry for entry in self._sources(session, kind, user_id, [source_id], now)
+                      if entry.occurred_at == occurred_at]
+            row = None if logged else session.get(SourceClaimRow, claim_id)
+            taken = not logged and (row is None or row.claimed_by == worker_id
+                                    or not self._alive(row.claimed_by, row.claimed_at, now))
+            if taken and row is None:
+                session.add(SourceClaimRow(id=claim_id, claimed_by=worker_id, claimed_at=now))
+            elif taken and row is not None:
+                row.claimed_by, row.claimed_at = worker_id, now
+            session.commit()
+        return SourceClaim(id=claim_id, taken=taken, logged=logged[0] if logged else None)
+
+    def renew_source_claims(self, claim_ids: Sequence[str], worker_id: str) -> int:
+        """Restart the lease of these claims on sources that `worker_id` still holds (as `renew`); how many."""
+        if not claim_ids:
+            return 0
+        now = utcnow()
+        with Session(self.engine) as session:
+            result = session.execute(update(SourceClaimRow).where(
+                col(SourceClaimRow.id).in_(list(claim_ids)), col(SourceClaimRow.claimed_by) == worker_id,
+                col(SourceClaimRow.claimed_at) < now).values(claimed_at=now))
+            assert isinstance(result, CursorResult)  # what SQLAlchemy returns for DML
+            session.commit()
+        return result.rowcount
+
+    def release_source_claims(self, claim_ids: Sequence[str], worker_id: str) -> int:
+        """End `worker_id`'s claims on these sources (read, and nothing of them to log; or not read after
+        all): another worker may read them now. Claims taken over by another worker are left; how many."""
+        if not claim_ids:
+            return 0
+        with Session(self.engine) as session:
+            result = session.execute(delete(SourceClaimRow).where(
+                col(SourceClaimRow.id).in_(list(claim_ids)), col(SourceClaimRow.claimed_by) == worker_id))
+            assert isinstance(result, CursorResult)
+            session.commit()
+        return result.rowcount
 
     def _repeated_sources(self, records: Sequence[InputRecord], claimed_by: str | None) -> dict[str, LoggedSource]:
         """By record id, the input of the first of `records` with the same source (user, kind, source id,
@@ -493,19 +568,52 @@ KEEPER_STOP_WAIT_S = 1.0  # how long `ClaimKeeper.stop` waits for a renewal unde
 class ClaimKeeper:
     """Renews one worker's claims on some inputs from a daemon thread, every third of the lease, until
     `stop`. A thread of its own, because the worker's own thread may be blocked for minutes (a model's
-    reply); a daemon, because a process that exits must stop renewing, so that its claims lapse."""
+    reply); a daemon, because a process that exits must stop renewing, so that its claims lapse.
+    `renew`: how (`InputLog.renew` by default; `InputLog.renew_source_claims` for claims on sources being
+    read). What it renews can change: `hold` adds claims, `forget` drops those whose work ended (inputs
+    processed or handed back to the log), so a claim given back is not renewed while others still are."""
 
-    def __init__(self, inputs: InputLog, input_ids: Sequence[str], worker_id: str) -> None:
+    def __init__(self, inputs: InputLog, input_ids: Sequence[str], worker_id: str, *,
+                 renew: Callable[[Sequence[str], str], int] | None = None) -> None:
         self.inputs = inputs
-        self.input_ids = list(input_ids)
         self.worker_id = worker_id
+        self.renew = renew or inputs.renew
         self.every_s = inputs.lease.total_seconds() / 3
+        self._ids = dict.fromkeys(input_ids)  # in order, once each
+        self._lock = threading.Lock()
+        self._started = False
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._renew_until_stopped, name="mirix-claim-keeper", daemon=True)
 
+    @property
+    def input_ids(self) -> list[str]:
+        """The claims it renews now."""
+        with self._lock:
+            return list(self._ids)
+
     def start(self) -> None:
         if self.input_ids:
-            self._thread.start()
+            self._start()
+
+    def hold(self, input_ids: Sequence[str]) -> None:
+        """Renew these claims too (started now, when it renewed none yet)."""
+        with self._lock:
+            self._ids.update(dict.fromkeys(input_ids))
+        self._start()
+
+    def forget(self, input_ids: Iterable[str]) -> int:
+        """Renew these claims no more; returns how many it still renews."""
+        with self._lock:
+            for input_id in input_ids:
+                self._ids.pop(input_id, None)
+            return len(self._ids)
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._started or self._stopped.is_set():
+                return
+            self._started = True
+        self._thread.start()
 
     def stop(self) -> None:
         """Renew no more; waits briefly for a renewal under way, not for one stuck behind a lock (SQLite's
@@ -517,8 +625,10 @@ class ClaimKeeper:
 
     def _renew_until_stopped(self) -> None:
         while not self._stopped.wait(self.every_s):
+            input_ids = self.input_ids
+            if not input_ids:
+                continue
             try:
-                self.inputs.renew(self.input_ids, self.worker_id)
+                self.renew(input_ids, self.worker_id)
             except Exception as exc:  # the database failing: tried again next time; meanwhile the lease runs
-                log.warning("could not renew the claims on %d input(s) (%s)", len(self.input_ids),
-                            type(exc).__name__)
+                log.warning("could not renew the claims on %d input(s) (%s)", len(input_ids), type(exc).__name__)

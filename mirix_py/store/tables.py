@@ -132,6 +132,18 @@ class InputRow(SQLModel, table=True):
                                description="model writes refused for this input, with their reasons")
 
 
+class SourceClaimRow(SQLModel, table=True):
+    """A worker's claim on a source it reads before the input log holds it (a screenshot file in OCR):
+    other workers skip the source while the claim is alive (`InputLog.claim_source`). The id is a hash of
+    the user and the source (`source_claim_id`): neither a user nor a file name is kept outside the input log."""
+
+    __tablename__ = "source_claim"
+
+    id: str = Field(primary_key=True, max_length=64)
+    claimed_by: str = Field(max_length=128)
+    claimed_at: datetime = Field(sa_type=UTCDateTime)
+
+
 class UsageRow(SQLModel, table=True):
     """LLM accounting of one batch or one chat, for `mirix stats`."""
 
