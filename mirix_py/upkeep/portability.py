@@ -28,6 +28,7 @@ from mirix_py.boundary.inputs import check_storable, check_user, parse_when
 from mirix_py.records import MEMORY_ADAPTER, KnowledgeVaultMemory, Memory, MemoryChange, utcnow
 from mirix_py.store.crypto import VaultKeyError
 from mirix_py.store.expiry import unexpired
+from mirix_py.store.input_tags import cited_inputs, logged_tags
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.private import open_private
 from mirix_py.store.tables import MemoryRow
@@ -84,6 +85,7 @@ def import_lines(store: MemoryStore, lines: Iterable[str]) -> dict[str, int]:
                 raise InvalidInput(f"line {number}: memory id {memory.id!r} is on line {line_of[memory.id]} too")
             line_of[memory.id] = number
         parsed.append((number, memory))
+    _check_inputs_owned(store, parsed, cited_on)
     existing = _existing_ids(store, list(line_of))
     by_user: dict[str, Numbered] = {}
     for number, memory in parsed:
@@ -174,6 +176,23 @@ def _check_cited(memory: Memory, cited: list[CitedInput]) -> None:
         check_storable(cited_input.source_id, "cited input's source_id")
         parse_when(cited_input.occurred_at, "cited input's occurred_at", stored=True)  # the years `add` takes
         parse_when(cited_input.created_at, "cited input's created_at", stored=True)
+
+
+def _check_inputs_owned(store: MemoryStore, parsed: list[tuple[int, Memory]],
+                        cited_on: dict[int, list[CitedInput]]) -> None:
+    """InvalidInput naming the first line whose memory cites an input this store logs for another user,
+    whether its line carries inputs or not (an older export's does not): the memory would cite that
+    user's input. One the file carries on that user's lines is the file's own (an export of a store
+    where a memory cited it); one logged nowhere here is an input of the store the file came from."""
+    carried = {(i.id, memory.user_id) for number, memory in parsed for i in cited_on.get(number, ())}
+    with store.engine.connect() as conn:
+        logged = logged_tags(conn, cited_inputs(memory.source_ids for _, memory in parsed))
+    for number, memory in parsed:
+        for source_id in memory.source_ids:
+            owner = logged[source_id].user_id if source_id in logged else memory.user_id
+            if owner != memory.user_id and (source_id, owner) not in carried:
+                raise InvalidInput(f"line {number}: source_ids cite {source_id!r}, another user's input in this "
+                                   f"store: a memory may cite its own user's inputs only")
 
 
 def _check_user_lines(store: MemoryStore, user_id: str, numbered: Numbered) -> None:

@@ -155,6 +155,38 @@ def test_an_input_cited_by_two_users_or_logged_for_another_is_refused(mx, origin
     assert mx.list(user_id="bob") == []
 
 
+def _memories(engine: Mirix, user: str) -> dict[str, list[str]]:
+    """The user's memory ids -> the ids each cites."""
+    return {m.id: m.source_ids for m in engine.list(user_id=user, limit=1000)}
+
+
+@pytest.mark.parametrize("written_by", WRITERS)
+def test_a_line_citing_another_users_input_is_refused_and_nothing_is_written(mx, original, written_by):
+    """An input id this store logs for bob, on one of alice's lines, whether the line carries its inputs
+    or not (an older export's does not): refused, naming the line, before anything is written. Her own
+    input, and the inputs of the store the file came from (logged nowhere here), import."""
+    lines, _ = original
+    bobs = mx.add("I keep my bicycle in the shed.", user_id="bob", source_id="bob-notes").input_ids[0]
+    hers = mx.add("I keep my kayak in the garage.", user_id="alice").input_ids[0]
+    before = {user: _memories(mx, user) for user in ("alice", "bob")}
+    n = _first_carrying(lines, "alice")
+    line = json.loads(lines[n])
+
+    def citing(input_id: str) -> list[str]:
+        line["memory"]["source_ids"] = [*json.loads(lines[n])["memory"]["source_ids"], input_id]
+        return _as_written_by([*lines[:n], json.dumps(line), *lines[n + 1:]], written_by)
+
+    with pytest.raises(InvalidInput, match=f"^line {n + 1}: source_ids cite '{bobs}', another user's input"):
+        mx.import_(citing(bobs))
+    assert {user: _memories(mx, user) for user in ("alice", "bob")} == before
+    assert [i.id for i in mx.inputs.newest(user_id="alice", statuses=list(InputStatus), limit=100)] == [hers]
+    assert mx.import_(citing(hers))["imported"] == len(lines)
+    imported = _memories(mx, "alice")
+    assert hers in imported[line["memory"]["id"]] and not any(bobs in cited for cited in imported.values())
+    tagged = next(i for i in json.loads(lines[n])["cited_inputs"] if i["source_id"] == "sess-a1")["id"]
+    assert mx.input_status(tagged, user_id="alice").source_id == "sess-a1"  # carried, or read from the ids
+
+
 def test_a_line_skipped_as_already_there_logs_no_input(mx, original):
     lines, _ = original
     mx.import_(lines)
@@ -200,4 +232,6 @@ def test_an_export_carries_the_users_own_inputs_only_and_imports_again(tmp_path,
         assert imported.import_(lines)["imported"] == len(lines)
         again = io.StringIO()
         imported.export(again)
+        # alice's input is logged here now, and bob's line cites it: the file carries it, on her lines
+        assert imported.import_(lines) == {"imported": 0, "skipped_existing": len(lines)}
     assert sorted(again.getvalue().splitlines()) == sorted(lines)
