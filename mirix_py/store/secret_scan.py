@@ -16,12 +16,11 @@ vault key like the vault itself; `payload_secrets` counts the inputs whose text 
 rows with `[vault:<id>]`, history events and the input log's plain columns with the same
 placeholders, re-indexes full text and sessions, rebuilds a user's vector collection that held documents, then
 (SQLite) vacuums the database files and truncates their write-ahead logs so that no old page keeps
-a copy; a second scan is then clean. PostgreSQL keeps dead row versions until its own VACUUM.
+a copy (embedded Chroma's in a process of its own: `chroma_files.vacuum`); a second scan is then clean. PostgreSQL keeps dead row versions until its own VACUUM.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
@@ -35,7 +34,7 @@ from mirix_py.records import KnowledgeVaultMemory
 from mirix_py.secrets.doctor import Finding, SecretReport, clean_record, kinds, scan_files
 from mirix_py.text.storable import strings
 from mirix_py.secrets.guard import Known, SecretGuard, guarded_fields
-from mirix_py.store.chroma_files import scrub
+from mirix_py.store.chroma_files import DATABASE, scrub, vacuum
 from mirix_py.store.crypto import VaultKeyError
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow
@@ -241,14 +240,10 @@ def _compact_sqlite(store: MemoryStore) -> None:
 
 
 def _compact_chroma(data_dir: Path) -> None:
-    """Vacuum Chroma's database and zero the stale process memory in its graph files."""
+    """Vacuum Chroma's database and zero the stale process memory in its graph files. The VACUUM runs
+    in a process of its own (`chroma_files.vacuum`): the engine's embedded Chroma may be open here, and
+    its SQLite does not see this process's other SQLite's locks."""
     scrub(data_dir / "chroma")
-    path = data_dir / "chroma" / "chroma.sqlite3"
-    if not path.exists():
-        return
-    db = sqlite3.connect(path, timeout=30)
-    try:
-        db.execute("VACUUM")
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        db.close()
+    path = data_dir / "chroma" / DATABASE
+    if path.exists():
+        vacuum(path)

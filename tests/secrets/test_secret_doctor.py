@@ -4,7 +4,11 @@ never what), moved into the vault by `--repair`, and a second scan is clean down
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -16,8 +20,10 @@ from mirix_py.engine import Mirix
 from mirix_py.tools.ops import DeleteOp, InsertOp, UpdateOp
 from mirix_py.records import EpisodicMemory, KnowledgeVaultMemory, SemanticMemory
 from mirix_py.secrets.doctor import BINARY_MIN_CHARS, database_files, holds_text
+from mirix_py.store import secret_scan
 from mirix_py.store.memories import MemoryStore
 from test_guard import KEYS_IN_OTHER_SCRIPTS, _pieces  # a key against each script, and its pieces
+from waiting import wait_for
 
 PASSPHRASE = "correct horse battery staple"
 WIFI = "CorrectHorse!42"
@@ -123,6 +129,83 @@ def test_repair_moves_secrets_into_the_vault_and_a_second_scan_is_clean(planted,
     assert mx.doctor().clean  # vectors agree with SQL after the rebuild
     mx.close()
     assert _bytes_with(mx.settings.data_dir, PLANTED) == {}
+
+
+def _chroma_database(data_dir: Path) -> tuple[str, int]:
+    """`chroma.sqlite3`'s integrity check and free pages, read by a process of its own: the engine's
+    Chroma, with a SQLite of its own, may be open in this one."""
+    program = ("import json, sqlite3, sys; db = sqlite3.connect(sys.argv[1]); print(json.dumps("
+               "[db.execute('PRAGMA integrity_check').fetchone()[0], db.execute('PRAGMA freelist_count').fetchone()[0]]))")
+    done = subprocess.run([sys.executable, "-c", program, str(data_dir / "chroma" / "chroma.sqlite3")],
+                          capture_output=True, text=True, check=True)
+    integrity, free_pages = json.loads(done.stdout)
+    return integrity, free_pages
+
+
+def test_repair_leaves_no_free_pages_in_chromas_database_and_its_chroma_reads_and_writes_after(planted, user_id):
+    """The documents' collection is dropped and filled again (its rows' pages freed), then the database
+    is rewritten without them, while the engine's Chroma is open in this process."""
+    mx, ids = planted
+    assert mx.doctor_secrets(repair=True).clean
+    assert _chroma_database(mx.settings.data_dir) == ("ok", 0)
+    added = mx.add("The spare key of the shed is under the blue flowerpot.", user_id=user_id)
+    turn = next(c.memory_id for c in added.changes if c.memory_type.value == "episodic")
+    assert turn in [h.memory.id for h in mx.search("where is the key of the shed", user_id=user_id, method="embedding")]
+    assert ids["episode"] in [h.memory.id for h in mx.search("backup drive", user_id=user_id, method="embedding")]
+    assert mx.doctor().clean  # the vectors agree with SQL
+
+
+def _vacuum_running() -> bool:
+    """Whether a process this one started is running a VACUUM (`chroma_files.vacuum`'s program)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            if parent == os.getpid() and b"VACUUM" in (stat.parent / "cmdline").read_bytes():
+                return True
+        except (OSError, IndexError, ValueError):  # gone meanwhile
+            continue
+    return False
+
+
+def test_the_repairs_vacuum_of_chromas_database_waits_for_a_write_another_sqlite_of_the_process_holds(
+        mx_sqlite, user_id):
+    """Chroma links its own SQLite, and two SQLite libraries in one process do not see each other's locks:
+    the repair's VACUUM through this process's sqlite3 went ahead in the middle of a write Chroma held,
+    whose commit then failed ("disk I/O error"). pysqlite3 stands in for Chroma's SQLite, holding a write
+    while the engine's Chroma is open; the repair's compaction of Chroma's files runs at that moment (the
+    rest of the repair is left out: Chroma's reads close files of its own, which under POSIX drops every
+    lock of the process on the file, the stand-in's too)."""
+    other_sqlite = pytest.importorskip("pysqlite3.dbapi2")
+    if not Path(f"/proc/{os.getpid()}/stat").exists():
+        pytest.skip("processes are looked up in /proc")
+    for text in ("I planted tulips in the front garden.", "My sister Anna paints harbours."):
+        mx_sqlite.add(text, user_id=user_id)
+    data_dir = mx_sqlite.settings.data_dir
+    writer = other_sqlite.connect(str(data_dir / "chroma" / "chroma.sqlite3"), isolation_level=None)
+    writer.execute("CREATE TABLE probe (x TEXT)")
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("INSERT INTO probe VALUES ('written while the doctor ran')")
+    failed: list[Exception] = []
+
+    def compact() -> None:
+        try:
+            secret_scan._compact_chroma(data_dir)
+        except Exception as exc:  # said below, in this thread
+            failed.append(exc)
+
+    repair = threading.Thread(target=compact)
+    repair.start()
+    wait_for(lambda: not repair.is_alive() or _vacuum_running())
+    writer.execute("COMMIT")  # the VACUUM has waited for it
+    repair.join()
+    assert failed == []
+    assert writer.execute("SELECT x FROM probe").fetchall() == [("written while the doctor ran",)]
+    writer.close()
+    assert _chroma_database(data_dir) == ("ok", 0)
+    mx_sqlite.add("The spare key of the shed is under the blue flowerpot.", user_id=user_id)
+    hits = mx_sqlite.search("where is the key of the shed", user_id=user_id, method="embedding")
+    assert "flowerpot" in hits[0].text
+    assert mx_sqlite.store.vectors.ids(user_id) == {m.id for m in mx_sqlite.list(user_id=user_id, limit=100)}
 
 
 def test_cli_reports_then_repairs(tmp_path, embedder, user_id):
