@@ -368,10 +368,17 @@ class Mirix(ScreenshotsMixin):
             if isinstance(current, CoreMemory) and isinstance(limit, int) and held > limit:
                 raise InvalidInput(f"limit {limit} is below the {held} characters the block holds: shorten its value "
                                    "first")
-            if isinstance(current, CoreMemory) and "line_sources" in fields:
-                core_blocks.check_line_sources(fields["line_sources"], str(fields.get("value", current.value)))
+            if isinstance(current, CoreMemory):
+                for name in ("line_sources", "line_cites"):
+                    if name in fields:
+                        core_blocks.check_line_sources(fields[name], str(fields.get("value", current.value)), name)
             if isinstance(current, CoreMemory) and isinstance(fields.get("value"), str):
                 fields.setdefault("line_sources", core_blocks.sources_after(current, fields["value"]))
+                fields.setdefault("line_cites", core_blocks.cites_after(current, fields["value"]))
+            if isinstance(current, CoreMemory) and "source_ids" not in fields \
+                    and ("value" in fields or "line_cites" in fields):  # the block cites what its lines came from
+                fields["source_ids"] = core_blocks.cited_after(current, str(fields.get("value", current.value)),
+                                                               fields.get("line_cites", current.line_cites))
             rewrite = derived.rewrites_text(current, fields)
             restated = derived.taken_back(self.store, current) if rewrite else []
             self.store.apply([UpdateOp(memory_id=memory_id, fields=fields), *restated], user_id=user_id, actor=actor)

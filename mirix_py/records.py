@@ -199,6 +199,12 @@ class CoreMemory(MemoryBase):
         "when it had none. Deleting the turn that alone said a line, or rewriting its words, takes the line "
         "back (`agents.derived`); a line said in other turns too stays. A line written through the API, or "
         "before sources were recorded, has none and is left alone."))
+    line_cites: dict[str, list[str]] = Field(default_factory=dict, description=(
+        "The ids of `source_ids` each line of `value` came from, by line (its messages' input ids, the "
+        "caller's source and message ids; none for a line written through the API): the block cites what "
+        "its lines came from, so a line dropped to make room, replaced or taken back takes the ids no line "
+        "left cites out of `source_ids`. A line kept from before these were recorded has no entry: while "
+        "the block holds one, it keeps every id it cites."))
 
     @field_validator("said")
     @classmethod

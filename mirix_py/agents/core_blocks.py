@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from datetime import datetime, timezone, tzinfo
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from mirix_py.boundary.timezones import said_offset
 from mirix_py.errors import CoreMemoryFull, InvalidInput
@@ -88,18 +88,58 @@ def sources_after(block: CoreMemory | None, value: str,
     return out
 
 
-def check_line_sources(line_sources: Any, value: str) -> None:
-    """A caller's `line_sources` for a block that will hold `value`: each key one of its lines, each
-    value a list of ids. Refused (`InvalidInput`) otherwise: a source named for a line the block does
-    not hold, or one that is no list of ids, would make a later deletion take back the wrong line."""
+def cites_after(block: CoreMemory | None, value: str,
+                said_in: Mapping[str, Sequence[str]] | None = None) -> dict[str, list[str]]:
+    """The ids each line of the block's new `value` cites (`CoreMemory.line_cites`): a line it held keeps
+    its own, with those of `said_in` (this write's, by line) added; a new line gets those of `said_in`,
+    or none (a line written through the API cites nothing). A line held from before they were recorded
+    stays without an entry. A line gone drops out, and with it what only it cited (`cited_after`)."""
+    held = block.line_cites if block is not None else {}
+    old = set(block.value.splitlines()) if block is not None else set()
+    said_in = said_in or {}
+    out: dict[str, list[str]] = {}
+    for line in dict.fromkeys(value.splitlines()):
+        if not line.strip() or (line in old and line not in held):
+            continue
+        out[line] = list(dict.fromkeys([*held.get(line, []), *said_in.get(line, [])]))
+    return out
+
+
+def cited_by(block: CoreMemory | None, lines: Iterable[str]) -> list[str] | None:
+    """The ids these lines of the block cite, or None when one of them has none recorded (`line_cites`)."""
+    held = block.line_cites if block is not None else {}
+    lines = [line for line in lines if line.strip()]
+    if any(line not in held for line in lines):
+        return None
+    return list(dict.fromkeys(i for line in lines for i in held[line]))
+
+
+def cited_after(block: CoreMemory | None, value: str, line_cites: Mapping[str, Sequence[str]]) -> list[str]:
+    """The block's `source_ids` once it holds `value` with `line_cites`: the ids its lines cite, in the
+    order it cited them, new ones last; an id only lines it no longer holds cited is gone. While it holds
+    a line without an entry (kept from before they were recorded), every id it cited stays: which of
+    them that line came from is not known."""
+    lines = [line for line in dict.fromkeys(value.splitlines()) if line.strip()]
+    cited = dict.fromkeys(i for line in lines for i in line_cites.get(line, ()))
+    held = list(block.source_ids) if block is not None else []
+    if any(line not in line_cites for line in lines):
+        return list(dict.fromkeys([*held, *cited]))
+    return list(dict.fromkeys([*(i for i in held if i in cited), *cited]))
+
+
+def check_line_sources(line_sources: Any, value: str, name: str = "line_sources") -> None:
+    """A caller's `line_sources` (or `line_cites`, `name`) for a block that will hold `value`: each key
+    one of its lines, each value a list of ids. Refused (`InvalidInput`) otherwise: a source named for a
+    line the block does not hold, or one that is no list of ids, would make a later deletion take back
+    the wrong line, or the block cite what it does not hold."""
     if not isinstance(line_sources, dict):
-        raise InvalidInput("line_sources must map lines of the block to the ids of the messages they were said in")
+        raise InvalidInput(f"{name} must map lines of the block to the ids of the messages they were said in")
     lines = set(value.splitlines())
     stray = [line for line in line_sources if line not in lines]
     if stray:
-        raise InvalidInput(f"line_sources names {len(stray)} line(s) the block does not hold, e.g. {stray[0][:60]!r}")
+        raise InvalidInput(f"{name} names {len(stray)} line(s) the block does not hold, e.g. {stray[0][:60]!r}")
     if not all(isinstance(ids, list) and all(isinstance(i, str) and i for i in ids) for ids in line_sources.values()):
-        raise InvalidInput("line_sources: each line's sources must be a list of message ids")
+        raise InvalidInput(f"{name}: each line's sources must be a list of message ids")
 
 
 def said_fields(said: Mapping[str, datetime]) -> dict[str, Any]:
@@ -176,8 +216,10 @@ def _write(store, user_id: str, label: CoreLabel, value: str, block: CoreMemory 
     problem = over_limit(value, block)
     if problem:
         raise CoreMemoryFull(f"core block {label!r} {problem}; rewrite it shorter instead of appending")
-    # a line written here has no known messages: it gets none, a line held keeps its own
-    said = {**said_fields(said_after(block, value, said_now(zone))), "line_sources": sources_after(block, value)}
+    # a line written here has no known messages and cites nothing: a line held keeps its own
+    cites = cites_after(block, value)
+    said = {**said_fields(said_after(block, value, said_now(zone))), "line_sources": sources_after(block, value),
+            "line_cites": cites, "source_ids": cited_after(block, value, cites)}
     if block is None:
         op: Op = InsertOp(memory=CoreMemory(user_id=user_id, label=label, value=value, **said))
     else:

@@ -10,7 +10,8 @@ it, or the input when it cites no message) is cited by that episode and by no ot
 other messages holds more than the episode did and stays: a core line then keeps only those others
 (deleting them too takes it back), any other memory keeps its sources (provenance), and a change the
 episode made to it is put back when it is its last (a window's resource grown by a deleted frame); a
-core line the turn replaced comes back while an episode left says it (`_replaced_put_back`). A vault
+core line the turn replaced comes back while an episode left says it (`_replaced_put_back`). A block
+then cites what its lines left cite (`core_blocks.cited_after`). A vault
 entry a memory left still points at (`[vault:<id>]`) stays. A core line without recorded sources
 (written through the API, or before they were recorded) is never taken back. Structural only: no text
 is compared. A rewritten chat turn's new words are read again by the offline rules for core lines and
@@ -117,25 +118,36 @@ def _replaced_put_back(store: MemoryStore, block: CoreMemory, fields: dict, epis
             continue
         for line in before:
             if line not in after and line not in lines:
+                cites = event.before.get("line_cites") or {}
                 put_back[line] = _Held((event.before.get("said") or {}).get(line),
                                        (event.before.get("said_offsets") or {}).get(line),
-                                       list((event.before.get("line_sources") or {}).get(line) or []))
+                                       list((event.before.get("line_sources") or {}).get(line) or []),
+                                       list(cites[line]) if line in cites else None,
+                                       list(event.before.get("source_ids") or []))
     kept = {line: held for line, held in put_back.items() if _still_said(store, episode, held.sources)}
     value = "\n".join([*lines, *kept])
     if not kept or len(value) > block.limit:
         return fields
+    cites = {**fields["line_cites"], **{line: h.cites for line, h in kept.items() if h.cites is not None}}
+    # a line put back without its ids recorded: the block cites again all it cited when it held the line
+    unknown = [i for h in kept.values() if h.cites is None for i in h.block_cited]
     return {"value": value,
             "said": {**fields["said"], **{line: h.said for line, h in kept.items() if h.said is not None}},
             "said_offsets": {**fields["said_offsets"],
                              **{line: h.offset for line, h in kept.items() if h.offset is not None}},
-            "line_sources": {**fields["line_sources"], **{line: h.sources for line, h in kept.items()}}}
+            "line_sources": {**fields["line_sources"], **{line: h.sources for line, h in kept.items()}},
+            "line_cites": cites,
+            "source_ids": list(dict.fromkeys([*core_blocks.cited_after(block, value, cites), *unknown]))}
 
 
 class _Held(NamedTuple):
-    """What a block state held for one line: when it was said, on which clock, in which messages."""
+    """What a block state held for one line: when it was said, on which clock, in which messages, the ids
+    it cited (None: not recorded), and every id the block cited then."""
     said: Any
     offset: Any
     sources: list[str]
+    cites: list[str] | None
+    block_cited: list[str]
 
 
 def _still_said(store: MemoryStore, episode: EpisodicMemory, said_in: Sequence[str]) -> bool:
@@ -165,10 +177,15 @@ def _without(block: CoreMemory, alone: frozenset[str]) -> dict:
                if line not in gone}
     if not gone and sources == block.line_sources:
         return {}
-    return {"value": "\n".join(line for line in lines if line not in gone),
+    value = "\n".join(line for line in lines if line not in gone)
+    # a line said in the turn too no longer cites it; the block cites what its lines left cite
+    cites = {line: [i for i in ids if i not in alone] if sources.get(line) != block.line_sources.get(line) else ids
+             for line, ids in block.line_cites.items() if line not in gone}
+    return {"value": value,
             "said": {line: when for line, when in block.said.items() if line not in gone},
             "said_offsets": {line: m for line, m in block.said_offsets.items() if line not in gone},
-            "line_sources": sources}
+            "line_sources": sources, "line_cites": cites,
+            "source_ids": core_blocks.cited_after(block, value, cites)}
 
 
 RESTATED = (MemoryType.semantic, MemoryType.procedural, MemoryType.resource, MemoryType.knowledge_vault)

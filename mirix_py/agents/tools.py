@@ -543,11 +543,19 @@ class OpCollector:
         old_lines = set(block.value.splitlines() if block is not None else ())
         new_lines = set(value.splitlines()) - old_lines
         said_in = list(self.shown_ids or self.batch_source_ids) if old_lines <= set(value.splitlines()) else []
+        # a new line cites the batch, and what the lines it drops cited (it may restate them); none
+        # recorded for one of those: the new lines have none either, so the block keeps what it cites
+        restated = core_blocks.cited_by(block, old_lines - set(value.splitlines()))
+        cites = core_blocks.cites_after(block, value, {line: [*self.batch_source_ids, *(restated or ())]
+                                                       for line in new_lines})
+        if restated is None:
+            cites = {line: ids for line, ids in cites.items() if line not in new_lines}
         said = {**core_blocks.said_fields(core_blocks.said_after(block, value, self._zoned(self.default_occurred_at))),
-                "line_sources": core_blocks.sources_after(block, value, {line: said_in for line in new_lines})}
+                "line_sources": core_blocks.sources_after(block, value, {line: said_in for line in new_lines}),
+                "line_cites": cites, "source_ids": core_blocks.cited_after(block, value, cites)}
         if block is None:
-            memory = CoreMemory(user_id=self.user_id, label=label, value=value, **said,
-                                source_ids=list(self.batch_source_ids))
+            said["source_ids"] = list(dict.fromkeys([*said["source_ids"], *self.batch_source_ids]))
+            memory = CoreMemory(user_id=self.user_id, label=label, value=value, **said)
             self.ops.append(InsertOp(memory=memory))
             self._core[label] = memory
         else:

@@ -8,7 +8,7 @@ transaction, after its changes are written:
   states are emptied (`before` and `after` read as None, `HistoryEvent.erased`); so are those of the
   memories a merge folded into it and left folded (their states hold words it held), and so on;
 - a memory it changes keeps its history, with what it took back left out of every state: a core
-  block's taken-back lines (from `value`, `said`, `said_offsets` and `line_sources`); for any other
+  block's taken-back lines (from `value`, `said`, `said_offsets`, `line_sources` and `line_cites`); for any other
   memory put back as it was (a fact a deleted turn had changed), the changed state is replaced by the
   one it was put back to. The events whose states changed read `erased`;
 - what an earlier change restated from what the turn alone said (`said_only_in`: a rewrite of the turn
@@ -100,7 +100,7 @@ def without_lines(state: State, lines: frozenset[str]) -> State:
     if state is None or not lines:
         return state
     value = str(state.get("value") or "").splitlines()
-    maps = [key for key in ("said", "said_offsets", "line_sources") if isinstance(state.get(key), dict)]
+    maps = [key for key in ("said", "said_offsets", "line_sources", "line_cites") if isinstance(state.get(key), dict)]
     if lines.isdisjoint(value) and all(lines.isdisjoint(state[key]) for key in maps):
         return state
     out = {**state, "value": "\n".join(line for line in value if line not in lines)}

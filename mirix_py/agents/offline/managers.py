@@ -573,6 +573,7 @@ def core_ops(batch: PreparedBatch, current_block: CoreLookup) -> list[Op]:
     said: dict[str, int] = {}  # each line's first telling in the batch
     said_at: dict[str, datetime | None] = {}  # and its time, on its speaker's clock
     said_in: dict[str, list[str]] = {}  # and every message of the batch it was said in
+    cites: dict[str, list[str]] = {}  # and the ids those messages cite (the block's `source_ids` for it)
     sources: list[str] = []
     for m in batch.messages:
         if not _speaks_for_self(m):
@@ -585,6 +586,7 @@ def core_ops(batch: PreparedBatch, current_block: CoreLookup) -> list[Op]:
                 said.setdefault(_line_prefix(m.speaker or "user") + c.text, len(said))
                 said_at.setdefault(_line_prefix(m.speaker or "user") + c.text, m.local_at)
                 said_in.setdefault(_line_prefix(m.speaker or "user") + c.text, []).append(m.said_key)
+                cites.setdefault(_line_prefix(m.speaker or "user") + c.text, []).extend(m.source_ids)
     if not by_speaker:
         return []
     block = current_block("human")
@@ -606,17 +608,25 @@ def core_ops(batch: PreparedBatch, current_block: CoreLookup) -> list[Op]:
         held = block.said_local() if block is not None else {}
         return {**core_blocks.said_fields({line: held.get(line) or said_at.get(line) or when
                                            for line, when in core_blocks.said_after(block, value, first_told).items()}),
-                "line_sources": core_blocks.sources_after(block, value, said_in)}
+                **provenance(value)}
+
+    def provenance(value: str) -> dict[str, Any]:
+        """Each line's messages and cited ids, and the block citing what its lines came from: the ids of a
+        line dropped or replaced go unless a line left cites them (this batch's messages are added to them
+        by the write, so the change is the batch's: `undo`)."""
+        line_cites = core_blocks.cites_after(block, value, cites)
+        return {"line_sources": core_blocks.sources_after(block, value, said_in), "line_cites": line_cites,
+                "source_ids": core_blocks.cited_after(block, value, line_cites)}
 
     if block is None:
         if not lines:
             return []
         value = core_blocks.keep_newest(lines, block)
-        return [InsertOp(memory=CoreMemory(user_id=batch.user_id, label="human", value=value, **dates(value),
-                                           source_ids=sources))]
+        fields = dates(value)
+        fields["source_ids"] = list(dict.fromkeys([*fields["source_ids"], *sources]))
+        return [InsertOp(memory=CoreMemory(user_id=batch.user_id, label="human", value=value, **fields))]
     if lines == old_lines:  # every fact held already: the input is provenance for the block (and its lines)
-        line_sources = core_blocks.sources_after(block, block.value, said_in)
-        fields = {"line_sources": line_sources} if line_sources != block.line_sources else {}
+        fields = {k: v for k, v in provenance(block.value).items() if v != getattr(block, k)}
         return [UpdateOp(memory_id=block.id, fields=fields, add_source_ids=sources)]
     value = core_blocks.keep_newest(lines, block)  # rewrite: the oldest facts make room for the newest
     return [UpdateOp(memory_id=block.id, fields={"value": value, **dates(value)}, add_source_ids=sources)]
