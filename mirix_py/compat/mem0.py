@@ -10,11 +10,12 @@ Both call styles of mem0 are taken: 1.x (`user_id=`, `limit=`) and 2.x (`filters
 `top_k=`). Results have mem0's shapes (`{"results": [...]}` with `id`, `memory`, `hash`, `metadata`,
 `score`, `created_at`, `updated_at`, `user_id`, ...) plus `memory_type`. How mem0's ids map onto
 ours: an add writes to the mirix user `user_id`, else `agent:<agent_id>`, else `run:<run_id>`;
-`agent_id`, `run_id` and `metadata` travel with each input as its caller id (`mem0:{json}`, at most
-256 characters), so every memory made from it carries them in `source_ids`. A read or delete with
-`user_id` stays within that user; one without reaches every user's memories that carry its
-`agent_id` / `run_id`, as mem0 filters them across users (`Scope`; `reach` narrows it to the users a
-server's caller may act for). What differs from mem0 is in docs/integrations.md.
+`agent_id`, `run_id` and `metadata` (JSON values only: `compat.mem0_values`) travel with each input as
+its caller id (`mem0:{json}`, at most 256 characters), so every memory made from it carries them in
+`source_ids`. A read or delete with `user_id` stays within that user; one without reaches every
+user's memories that carry its `agent_id` / `run_id`, as mem0 filters them across users (`Scope`;
+`reach` narrows it to the users a server's caller may act for). What differs from mem0 is in
+docs/integrations.md.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from sqlmodel import col
 from mirix_py.boundary.inputs import parse_expiry
 from mirix_py.boundary.timezones import said_offset, user_zone
 from mirix_py.compat.mem0_metadata import vaulted_metadata
+from mirix_py.compat.mem0_values import least_json_chars, plain_metadata
 from mirix_py.errors import InvalidInput, MemoryNotFound
 from mirix_py.text.storable import first_problem
 from mirix_py.records import (
@@ -45,6 +47,7 @@ from mirix_py.store.search import MAX_SEARCH_HITS
 from mirix_py.store.tables import MemoryRow
 
 TAG = "mem0:"
+MAX_TAG_CHARS = 256  # agent_id, run_id and metadata as JSON, kept as each input's source_id
 _EVENTS = {Operation.insert: "ADD", Operation.update: "UPDATE", Operation.merge: "UPDATE", Operation.delete: "DELETE"}
 _IDS = ("user_id", "agent_id", "run_id")
 _ADDED_KEYS = ("id", "memory", "metadata", "memory_type")
@@ -105,8 +108,8 @@ def _scope_tag(agent_id: str | None, run_id: str | None, metadata: dict[str, Any
         return None
     if found := first_problem(body, "scope"):  # before json.dumps: a deeply nested dict overflows its stack
         raise InvalidInput(found)
-    tag = TAG + json.dumps(body, separators=(",", ":"), sort_keys=True, ensure_ascii=False, default=str)
-    if len(tag) > 256:
+    tag = TAG + json.dumps(body, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    if len(tag) > MAX_TAG_CHARS:
         raise InvalidInput("agent_id, run_id and metadata together are over 256 characters of JSON "
                            "(mirix keeps them as the input's source_id)")
     return tag
@@ -316,7 +319,9 @@ class Memory:
         (mem0 skips them too). `infer=False` keeps each other message as one memory as it is; else the
         engine extracts memories (its rules or its model). `expiration_date` ("YYYY-MM-DD", UTC,
         inclusive): the memories are not read after that day, and are then deleted (`Mirix.add`'s
-        `expires_at`). A secret in `metadata` goes to the user's vault, as one in the text does."""
+        `expires_at`). `metadata` takes JSON values (a date or date-time as ISO 8601 text), anything
+        else is refused naming its key (`compat.mem0_values`); a secret in it goes to the user's vault,
+        as one in the text does."""
         user = user_for(user_id, agent_id, run_id)
         agent_id, run_id = entity_id(agent_id, "agent_id"), entity_id(run_id, "run_id")
         expires_at = parse_expiry(expiry_of_date(expiration_date))
@@ -326,6 +331,7 @@ class Memory:
             messages = [messages]
         if not isinstance(messages, list):
             raise InvalidInput("messages must be str, dict, or list[dict]")
+        metadata = plain_metadata(metadata) if metadata is not None else None
         tag, vault = self._tag(user, agent_id, run_id, metadata, expires_at)
         if not infer:
             return {"results": self._add_raw(messages, user, tag, expires_at, vault)}
@@ -358,6 +364,10 @@ class Memory:
         if metadata:
             if found := first_problem({"metadata": metadata}, "scope"):  # before walking it: nested too deep, ...
                 raise InvalidInput(found)
+            least = least_json_chars({"metadata": metadata}) + len(TAG)
+            if least > MAX_TAG_CHARS:  # before the secret rules read every key and value (100,000 keys: 6.5 s)
+                raise InvalidInput(f"metadata is at least {least:,} characters of JSON, over the {MAX_TAG_CHARS} "
+                                   "mirix keeps with agent_id and run_id as the input's source_id")
             metadata, vault = vaulted_metadata(self.mx.store, metadata, user)
         tag = _scope_tag(agent_id, run_id, metadata)
         guard = self.mx.store.guard
@@ -381,13 +391,16 @@ class Memory:
 
         now = datetime.now(timezone.utc)
         offset = said_offset(None, now, user_zone(self.mx.settings.timezone))  # its day on the user's clock
-        ops = [InsertOp(memory=EpisodicMemory(user_id=user, summary=str(m["content"]).strip(), occurred_at=now,
-                                              said_offset_minutes=offset, actor=str(m.get("name") or m["role"]),
-                                              source_ids=[tag] if tag else [], expires_at=expires_at))
-               for m in messages if isinstance(m, dict) and m.get("role") not in (None, "system")
-               and str(m.get("content") or "").strip()]
-        if not ops:
+        kept = [(str(m["content"]).strip(), str(m.get("name") or m["role"])) for m in messages
+                if isinstance(m, dict) and m.get("role") not in (None, "system") and str(m.get("content") or "").strip()]
+        if not kept:
             return []
+        total, limit = sum(len(text) for text, _ in kept), self.mx.settings.max_input_chars
+        if total > limit:  # as `Mirix.add` refuses an inferred add's
+            raise InvalidInput(f"input is {total} characters, over the limit of {limit} (settings.max_input_chars)")
+        ops = [InsertOp(memory=EpisodicMemory(user_id=user, summary=text, occurred_at=now, said_offset_minutes=offset,
+                                              actor=actor, source_ids=[tag] if tag else [], expires_at=expires_at))
+               for text, actor in kept]
         changes = self.mx.store.apply([InsertOp(memory=e) for e in vault] + ops, user_id=user, actor="mem0")
         return [_added(self.mx.get(c.memory_id, user_id=user)) for c in changes]
 
@@ -400,6 +413,7 @@ class Memory:
         expiry = "expiration_date" in _mem0_only
         if text is None and metadata is None and not expiry:
             raise ValueError("At least one of text or metadata must be provided.")
+        metadata = plain_metadata(metadata) if metadata is not None else None
         m = self._find(memory_id)
         fields: dict[str, Any] = {}
         if expiry:

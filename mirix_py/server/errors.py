@@ -1,8 +1,9 @@
 """Errors over REST: every failure is `{"error", "message", "detail"}` with a 4xx (or 503) status.
 
 Exceptions are mapped by type: the engine's (`MemoryNotFound` 404, `CoreMemoryFull` 409,
-`DependencyMissing` 503, any other `InvalidInput` 422), validation errors 422, and `ApiError`,
-which routes raise with their own status.
+`DependencyMissing` 503, any other `InvalidInput` 422), validation errors 422 (a JSON body nested
+too deeply for the parser too, which FastAPI answers as a bare 400), and `ApiError`, which routes
+raise with their own status.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from mirix_py.errors import CoreMemoryFull, DatabaseGone, DependencyMissing, InvalidInput, MemoryNotFound
 from mirix_py.secrets.redaction import scrub, scrub_data
 from mirix_py.server.models import ErrorOut
+from mirix_py.text.storable import MAX_NESTING
 
 __all__ = ["ApiError", "error_response", "install_error_handlers"]
 
@@ -77,6 +79,9 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if isinstance(exc.__cause__, RecursionError):  # FastAPI's "error parsing the body": json.loads ran out of stack
+            return error_response(422, "invalid_input", "the JSON body is nested too deeply to read (no field "
+                                                        f"takes values nested more than {MAX_NESTING} levels deep)")
         codes = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                  405: "method_not_allowed", 413: "too_large"}
         return error_response(exc.status_code, codes.get(exc.status_code, "error"), str(exc.detail),

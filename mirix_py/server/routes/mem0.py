@@ -30,6 +30,9 @@ router = APIRouter(tags=["mem0"])
 # agent id or a metadata value was kept, escaped, in a memory's provenance.
 Plain = Annotated[str, AfterValidator(clean_text)]
 PlainJson = Annotated[dict[str, Any], AfterValidator(clean_value)]
+# `metadata` is checked by `Memory` itself (`compat.mem0_values`), as the SDK's is: the same values (no
+# NaN or Infinity, nested at most 64 deep), the same message naming the key, 422, nothing written.
+Metadata = dict[str, Any]
 
 
 class Mem0Message(BaseModel):
@@ -42,7 +45,7 @@ class Mem0Create(BaseModel):
     user_id: Plain | None = Field(default=None, max_length=256)
     agent_id: Plain | None = Field(default=None, max_length=200)
     run_id: Plain | None = Field(default=None, max_length=200)
-    metadata: PlainJson | None = None
+    metadata: Metadata | None = None
     infer: bool = Field(default=True, description="False: keep each message as one memory, as it is.")
     expiration_date: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$",
                                         description="YYYY-MM-DD (UTC, the day included): after it the memories "
@@ -63,7 +66,7 @@ class Mem0Update(BaseModel):
     text: Plain | None = Field(default=None, min_length=1, description="The memory's new text (or `data`, `memory`).")
     data: Plain | None = Field(default=None, min_length=1)
     memory: Plain | None = Field(default=None, min_length=1)
-    metadata: PlainJson | None = None
+    metadata: Metadata | None = None
     expiration_date: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$",
                                         description="YYYY-MM-DD (UTC, the day included); null clears it.")
 
