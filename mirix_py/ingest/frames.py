@@ -21,7 +21,7 @@ from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import IO, Any, Union
 
-from PIL import Image, ImageFile, UnidentifiedImageError
+from PIL import Image, ImageFile, PngImagePlugin, UnidentifiedImageError
 
 from mirix_py.errors import InvalidInput
 
@@ -79,6 +79,21 @@ def _check_size(width: int, height: int, where: str) -> None:
     if width > MAX_SIDE or height > MAX_SIDE or width * height > MAX_PIXELS:
         raise InvalidImage(f"{where}: image is {width}x{height} pixels, larger than any screen "
                            f"(limit {MAX_SIDE} pixels a side and {MAX_PIXELS // 1_000_000} megapixels)")
+
+
+# what Pillow's PNG reader raises for metadata chunks past its limits (PngImagePlugin.MAX_TEXT_CHUNK, 1 MiB a
+# decompressed text chunk or colour profile, and MAX_TEXT_MEMORY, 64 MiB of text in all): a sound image can carry them
+_PNG_METADATA_LIMITS = ("Too much memory used in text chunks", "Decompressed data too large")
+
+
+def _header_error(where: str, exc: Exception) -> InvalidImage:
+    """What is wrong with an image whose header Pillow refused: its metadata's size, or a corrupt header."""
+    if isinstance(exc, ValueError) and str(exc).startswith(_PNG_METADATA_LIMITS):
+        chunk, total = PngImagePlugin.MAX_TEXT_CHUNK / 2**20, PngImagePlugin.MAX_TEXT_MEMORY / 2**20
+        return InvalidImage(f"{where}: image refused for the size of its metadata: its PNG text chunks or colour "
+                            f"profile are over Pillow's limits ({chunk:g} MiB a chunk decompressed, {total:g} MiB "
+                            f"of text in all; {exc})")
+    return InvalidImage(f"{where}: corrupt image header ({exc})")
 
 
 def _to_rgb(image: Image.Image) -> Image.Image:
@@ -152,7 +167,7 @@ def _decode(data: bytes, where: str) -> LoadedFrame:
         raise InvalidImage(f"{where}: not an image, or a format Pillow cannot read "
                            f"(supported: {supported})") from exc
     except (OSError, ValueError, SyntaxError) as exc:
-        raise InvalidImage(f"{where}: corrupt image header ({exc})") from exc
+        raise _header_error(where, exc) from exc
     fmt = (image.format or "").upper()
     if fmt not in SUPPORTED_FORMATS:
         raise InvalidImage(f"{where}: {fmt or 'unknown'} images are not supported (supported: {supported})")
@@ -205,7 +220,7 @@ def probe_frame(path: str | Path) -> dict[str, str]:
     except UnidentifiedImageError as exc:
         raise InvalidImage(f"{where}: not an image, or a format Pillow cannot read (supported: {supported})") from exc
     except (OSError, ValueError, SyntaxError) as exc:
-        raise InvalidImage(f"{where}: corrupt image header ({exc})") from exc
+        raise _header_error(where, exc) from exc
 
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
