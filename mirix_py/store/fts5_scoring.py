@@ -11,6 +11,8 @@ import sqlite3
 import threading
 from typing import Sequence
 
+from mirix_py.text.words import FTS5_TOKENIZE
+
 
 class TermHolders:
     """Which of a few texts hold a term as FTS5 matches it (same tokenizer, same stemming), in a
@@ -24,7 +26,7 @@ class TermHolders:
         db = getattr(self._local, "db", None)
         if db is None:
             db = self._local.db = sqlite3.connect(":memory:", isolation_level=None)
-            db.execute("CREATE VIRTUAL TABLE held USING fts5(text, tokenize='porter unicode61', detail=none)")
+            db.execute(f"CREATE VIRTUAL TABLE held USING fts5(text, {FTS5_TOKENIZE}, detail=none)")
         return db
 
     def holding(self, terms: Sequence[str], texts: Sequence[tuple[int, str]]) -> list[set[int]]:

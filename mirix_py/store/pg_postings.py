@@ -21,8 +21,9 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
 from mirix_py.store.near import NEAR_WEIGHT
-from mirix_py.text.words import (CJK_LETTERS, DIACRITIC_BASES, DIACRITIC_LETTERS, DIACRITIC_MARKS, LETTER_PAIRS,
-                                 LETTERS_FROM, LETTERS_TO)
+from mirix_py.text.words import (ACCENT_MARKS, ACCENTED_BASES, ACCENTED_LETTERS, CJK_LETTERS, DIACRITIC_BASES,
+                                 DIACRITIC_LETTERS, DIACRITIC_MARKS, FORMATS, JOINERS, LETTER_PAIRS, LETTERS_FROM,
+                                 LETTERS_TO, SEPARATORS)
 
 TABLE = "memory_posting"
 INDEX = "ix_memory_posting"
@@ -72,26 +73,46 @@ def unicode_collation(conn: Connection) -> str | None:
     return None
 
 
-def _unaccented_sql(column: str) -> str:
-    """`words.unaccented` of a SQL text column: the diacritics FTS5's unicode61 folds, by one
-    regexp_replace per base letter (translate() of so many letters reads them all for each
-    character), on text that holds any (a column: it is read more than once)."""
+def _letters_folded_sql(column: str, from_letters: str, to_bases: str, marks: str = "") -> str:
+    """A SQL text column with each of `from_letters` made its base in `to_bases` and `marks`
+    dropped, by one regexp_replace per base letter (translate() of so many letters reads them all
+    for each character), on text that holds any (a column: it is read more than once)."""
     letters_of: dict[str, str] = {}
-    for letter, base in zip(DIACRITIC_LETTERS, DIACRITIC_BASES):
+    for letter, base in zip(from_letters, to_bases):
         letters_of[base] = letters_of.get(base, "") + letter
     folded = column
     for base, letters in sorted(letters_of.items()):
-        folded = f"regexp_replace({folded}, '{_regex_class(letters)}', '{base}', 'g')"
-    folded = f"regexp_replace({folded}, '{_regex_class(DIACRITIC_MARKS)}', '', 'g')"
-    return f"CASE WHEN {column} ~ '{_regex_class(DIACRITIC_LETTERS + DIACRITIC_MARKS)}' THEN {folded} ELSE {column} END"
+        folded = f"regexp_replace({folded}, '{_regex_class(letters)}', {_literal(base)}, 'g')"
+    if marks:
+        folded = f"regexp_replace({folded}, '{_regex_class(marks)}', '', 'g')"
+    return f"CASE WHEN {column} ~ '{_regex_class(from_letters + marks)}' THEN {folded} ELSE {column} END"
 
 
-def text_function_sql(utf8: bool = True, collation: str | None = None, *, unaccent: bool = True) -> str:
+def _unaccented_sql(column: str) -> str:
+    """`words.unaccented` of a SQL text column: the diacritics FTS5's unicode61 folds."""
+    return _letters_folded_sql(column, DIACRITIC_LETTERS, DIACRITIC_BASES, DIACRITIC_MARKS)
+
+
+def _marks_folded_sql(expression: str) -> str:
+    """What `words.searchable` does last, in SQL: format characters made spaces, joiners and the
+    marks readers take for accents dropped (`words.FORMATS`, `JOINERS`, `ACCENT_MARKS`); the letters
+    of accents unicode61 leaves (`words.ACCENTED_LETTERS`) are folded by `_letters_folded_sql`. Then
+    what parts words beyond ASCII made a space (`words.SEPARATORS`), where FTS5 parts them: the
+    parser of a C-locale database takes every non-ASCII character for a letter (मिला। one word)."""
+    for chars, into in ((FORMATS, " "), (JOINERS, ""), (ACCENT_MARKS, ""), (SEPARATORS, " ")):
+        expression = f"regexp_replace({expression}, '{_regex_class(chars)}', '{into}', 'g')"
+    return expression
+
+
+def text_function_sql(utf8: bool = True, collation: str | None = None, *, unaccent: bool = True,
+                      marks: bool = True) -> str:
     """CREATE of TEXT_FUNCTION, the SQL twin of `words.indexed_text` of the text lowered as a query's
     words are (`words.query_terms`; FTS5 lowers every letter itself, to_tsvector in the C locale
     ASCII only), by `collation`'s lower() (`unicode_collation`; None: the database's), with the
-    diacritics FTS5 folds taken off last (`unaccent`; as revision 0015 made it without). A database
-    not in UTF8 takes the text as written (PostgreSQL normalises Unicode in UTF8 only). Made from the
+    diacritics FTS5 folds taken off last (`unaccent`; as revision 0015 made it without), and the
+    accents unicode61 leaves, joiners and format characters as `words.searchable` treats them
+    (`marks`; as revisions 0015 and 0016 made it without). A database not in UTF8 takes the text as
+    written (PostgreSQL normalises Unicode in UTF8 only). Made from the
     constants of `text.words` by the migration that creates it: a change to them needs a migration
     that creates it again."""
     if not utf8:
@@ -101,6 +122,9 @@ def text_function_sql(utf8: bool = True, collation: str | None = None, *, unacce
         folded = f"translate({lowered}, {_literal(LETTERS_FROM)}, {_literal(LETTERS_TO)})"
         for letter, written in LETTER_PAIRS:
             folded = f"replace({folded}, {_literal(letter)}, {_literal(written)})"
+        if marks:  # the accented letters of `f` folded, then the marks and format characters
+            folded = (f"(SELECT {_marks_folded_sql(_letters_folded_sql('f', ACCENTED_LETTERS, ACCENTED_BASES.lower()))} "
+                      f"FROM (SELECT {folded} OFFSET 0) z(f))")
         cjk = _regex_class(CJK_LETTERS)
         split = (f"regexp_replace(s, '({cjk})', ' \\1 ', 'g') || coalesce((SELECT string_agg(' ' || "
                  "substr(r.m[1], i, 2), '' ORDER BY r.n, i) "
@@ -158,11 +182,12 @@ def drop_config(conn: Connection) -> None:
     conn.execute(text(f"DROP FUNCTION IF EXISTS {TOKENS_FUNCTION}(tsvector)"))
 
 
-def create_functions(conn: Connection, *, like_sqlite: bool = True) -> None:
-    """TEXT_FUNCTION, and with `like_sqlite` UNACCENT_FUNCTION, TOKENS_FUNCTION and CONFIG, for this
-    database."""
+def create_functions(conn: Connection, *, like_sqlite: bool = True, marks: bool = True) -> None:
+    """TEXT_FUNCTION (with `marks`: as revision 0022 makes it), and with `like_sqlite`
+    UNACCENT_FUNCTION, TOKENS_FUNCTION and CONFIG, for this database."""
     utf8 = conn.execute(text("SELECT current_setting('server_encoding')")).scalar_one() == "UTF8"
-    conn.execute(text(text_function_sql(utf8, unicode_collation(conn) if utf8 else None, unaccent=like_sqlite)))
+    conn.execute(text(text_function_sql(utf8, unicode_collation(conn) if utf8 else None, unaccent=like_sqlite,
+                                        marks=marks and like_sqlite)))
     if like_sqlite:
         conn.execute(text(unaccent_function_sql(utf8)))
         conn.execute(text(tokens_function_sql()))
@@ -177,15 +202,15 @@ def tsvector_sql(expression: str, *, folded: bool = True, like_sqlite: bool = Tr
     return f"to_tsvector('{CONFIG if folded and like_sqlite else PLAIN_CONFIG}', {expression})"
 
 
-def index_columns(conn: Connection, *, folded: bool = True, like_sqlite: bool = True) -> None:
+def index_columns(conn: Connection, *, folded: bool = True, like_sqlite: bool = True, marks: bool = True) -> None:
     """`memory.tsv` and `memory.near_tsv` generated again (`tsvector_sql`): of TEXT_FUNCTION of the
-    text (`folded`) by CONFIG (`like_sqlite`), as revision 0016 makes them; of TEXT_FUNCTION by
+    text (`folded`) by CONFIG (`like_sqlite`), as revision 0022 makes them (0016 without `marks`); of TEXT_FUNCTION by
     english (`like_sqlite=False`), as revision 0015 made them; of the text as written by english
     (`folded=False`), as before 0015. PostgreSQL cannot change a generated column's expression in
     place: each is dropped and added (the table is written again). The postings must be dropped
     before (`drop`) and made after (`create`)."""
     if folded:
-        create_functions(conn, like_sqlite=like_sqlite)
+        create_functions(conn, like_sqlite=like_sqlite, marks=marks)
     own = tsvector_sql("text", folded=folded, like_sqlite=like_sqlite)
     near = tsvector_sql("coalesce(near, '')", folded=folded, like_sqlite=like_sqlite)
     conn.execute(text("ALTER TABLE memory DROP COLUMN IF EXISTS tsv, DROP COLUMN IF EXISTS near_tsv"))

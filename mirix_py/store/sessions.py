@@ -29,7 +29,7 @@ from mirix_py.store.sqlite_fulltext import PROBE_SLOTS, fts_rowid, user_rowid_ra
 from mirix_py.store.pg_fulltext import query_lexemes, tsquery_of
 from mirix_py.store.near import input_turns, inputs_by_user
 from mirix_py.store.tables import MemoryRow
-from mirix_py.text.words import query_terms
+from mirix_py.text.words import indexed_text, query_terms
 
 INPUT_PREFIX = "in_"  # `records.new_input_id`
 MAX_INPUT_ID = 256  # the column's width; a longer caller id names no session
@@ -99,7 +99,8 @@ def backfill_input_ids(conn: Connection) -> None:
 
 class SQLiteSessions:
     """FTS5 rows in the user's rowid range (as `sqlite_fulltext.SQLiteFullText`): a query seeks its terms'
-    postings in that range; the user's token settles the rare users whose ranges coincide."""
+    postings in that range; the user's token settles the rare users whose ranges coincide. A row holds
+    its session's text as `indexed_text` renders it (since revision 0022; as written before)."""
 
     def _rowids(self, conn: Connection, user_id: str, input_id: str) -> list[int]:
         home = fts_rowid(user_id, input_id)
@@ -124,7 +125,7 @@ class SQLiteSessions:
                 conn.execute(sql("DELETE FROM memory_session WHERE rowid = :r"), [{"r": r} for r in gone])
             if input_id in texts:
                 conn.execute(sql("INSERT INTO memory_session(rowid, text, ukey, input_id) VALUES (:r, :t, :u, :i)"),
-                             {"r": self._free_slot(conn, user_id, input_id), "t": texts[input_id],
+                             {"r": self._free_slot(conn, user_id, input_id), "t": indexed_text(texts[input_id]),
                               "u": user_token(user_id), "i": input_id})
 
     def refresh(self, conn: Connection, user_id: str, input_ids: Iterable[str]) -> None:

@@ -24,7 +24,7 @@ from sqlalchemy.engine import Connection
 from mirix_py.store.fts5_scoring import DEFAULT_AVGDL, TermHolders, fts5_averages, fts5_idf, fts5_term_score
 from mirix_py.store.fulltext import STATS_TTL_S, TIE_ORDER_SQLITE, TIES_WITHIN, Filters, Part, PartHit
 from mirix_py.store.near import NEAR_WEIGHT, inputs_by_user, near_of_inputs
-from mirix_py.text.words import TOKEN, indexed_text, query_terms
+from mirix_py.text.words import indexed_text, query_terms, tokens
 
 
 def user_token(user_id: str) -> str:
@@ -346,7 +346,7 @@ class SQLiteFullText:
         by_rowid = {r[0]: r for r in rows}  # the driver's rows: FTS5 rowids are ints already
         holders = self._holders.holding(terms, [(rowid, r[4] or "") for rowid, r in by_rowid.items()])
         # FTS5's row size: its words, the neighbours' words (one token each, space-separated), ukey, mtype
-        sizes = {rowid: len(TOKEN.findall(by_rowid[rowid][4] or "")) + len((by_rowid[rowid][5] or "").split()) + 2
+        sizes = {rowid: len(tokens(by_rowid[rowid][4] or "")) + len((by_rowid[rowid][5] or "").split()) + 2
                  for rowid in set().union(*holders)}
         parts: dict[str, dict[str, float]] = {}
         for term, held in zip(terms, holders):

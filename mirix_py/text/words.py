@@ -21,7 +21,60 @@ STOPWORDS = frozenset(
 )
 
 
-TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+def _ranges(codes: list[int]) -> str:
+    """A regex bracket body of these code points (ascending), runs written as ranges."""
+    runs: list[list[int]] = []
+    for code in codes:
+        if runs and code == runs[-1][1] + 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    return "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in runs)
+
+
+def _by_kind() -> tuple[list[int], list[int], list[int]]:
+    """The combining marks (categories Mn, Mc, Me), the format characters (Cf) and what is no part of
+    a word (punctuation, symbols, spaces, controls: P*, S*, Z*, Cc) beyond ASCII, in planes 0 and 1
+    and plane 14's tags and variation selectors (no other plane holds any)."""
+    marks, formats, apart = [], [], []
+    for code in [*range(0x80, 0xD800), *range(0xE000, 0x20000), *range(0xE0000, 0xE0200)]:
+        category = unicodedata.category(chr(code))
+        if category[0] == "M":
+            marks.append(code)
+        elif category == "Cf":
+            formats.append(code)
+        elif category[0] in "PSZ" or category == "Cc":
+            apart.append(code)
+    return marks, formats, apart
+
+
+_MARK_CODES, _FORMAT_CODES, _APART_CODES = _by_kind()
+
+
+# Combining marks (categories Mn, Mc, Me) belong to the word they are written in: an Indic vowel sign
+# or virama (दिल्ली, சென்னையில்) is a letter of the word, not a break in it. FTS5's tokenizer is told so
+# (`FTS5_TOKENIZE`); PostgreSQL's parser takes every non-ASCII character of a C-locale database as a
+# letter. Marks readers take for accents are folded away first (`searchable`).
+MARKS = _ranges(_MARK_CODES)
+TOKEN = re.compile(f"(?:[^\\W_]|[{MARKS}])+", re.UNICODE)
+_UNMARKED_TOKEN = re.compile(r"[^\W_]+")  # TOKEN of text holding no mark: four times as fast
+# the marks of plane 0 by a class, those beyond one by one: Python's re looks a class of characters beyond
+# plane 0 up range by range, a hundred times as slow (an emoji's text paid it)
+_MARK_BMP = re.compile(f"[{_ranges([code for code in _MARK_CODES if code < 0x10000])}]")
+_MARK_ASTRAL = frozenset(chr(code) for code in _MARK_CODES if code >= 0x10000)
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def tokens(text: str) -> list[str]:
+    """The words of `text` as full-text search parts them (`TOKEN`)."""
+    marked = not text.isascii() and (_MARK_BMP.search(text) is not None
+                                     or not _MARK_ASTRAL.isdisjoint(_ASTRAL.findall(text)))
+    return (TOKEN if marked else _UNMARKED_TOKEN).findall(text)
+
+
+# How FTS5 tokenizes the index: porter stemming over unicode61, whose word characters are letters,
+# digits, private-use characters and (since revision 0022) combining marks.
+FTS5_TOKENIZE = "tokenize=\"porter unicode61 categories 'L* N* Co M*'\""
 
 # Letters of the scripts written without spaces between words: Han (with its extensions, compatibility
 # ideographs and 々 〆 〇), Hiragana, Katakana (also half-width) and Hangul. Their punctuation, the kana
@@ -62,6 +115,47 @@ DIACRITIC_LETTERS, DIACRITIC_BASES, DIACRITIC_MARKS = _unicode61_diacritics()
 _DIACRITICS = str.maketrans(DIACRITIC_LETTERS, DIACRITIC_BASES, DIACRITIC_MARKS)
 
 
+def _accented_letters() -> tuple[str, str]:
+    """(letters, their base letters): the Latin and Greek letters with accents that unicode61 leaves
+    as they are (two marks: ấ ở ǘ; a base that is not ASCII: ἀ ῆ), each its canonical decomposition's
+    letter, as a reader takes phở for pho. Cyrillic ones (й ї ў) are letters of their own: kept."""
+    letters, bases = [], []
+    for code in range(0xC0, 0x2000):
+        letter = chr(code)
+        parts = unicodedata.normalize("NFD", letter)
+        if (len(parts) > 1 and letter not in DIACRITIC_LETTERS and letter not in LETTERS_FROM
+                and all(unicodedata.category(p).startswith("M") for p in parts[1:])
+                and unicodedata.name(parts[0], "").startswith(("LATIN", "GREEK"))):
+            letters.append(letter)
+            bases.append(parts[0])
+    return "".join(letters), "".join(bases)
+
+
+ACCENTED_LETTERS, ACCENTED_BASES = _accented_letters()
+# Marks a reader takes for accents, dropped wherever they stand: the combining diacritics (a stress
+# mark on a Cyrillic vowel, an accent no letter is composed with), Cyrillic titlo, Hebrew points and
+# Arabic harakat (the same word with and without them is one word). An Indic vowel sign or virama is
+# none of them: it is a letter of its word and kept (`MARKS`).
+ACCENT_MARKS = _ranges([code for first, last in ((0x300, 0x36F), (0x483, 0x489), (0x591, 0x5C7), (0x610, 0x61A),
+                                                 (0x64B, 0x65F), (0x670, 0x670), (0x6D6, 0x6ED), (0x898, 0x8FF),
+                                                 (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF), (0x20D0, 0x20FF), (0xFE20, 0xFE2F))
+                        for code in range(first, last + 1) if unicodedata.category(chr(code)) in ("Mn", "Me")])
+# Characters that only join or shape the letters around them, dropped so a word written with them is
+# the word: zero-width joiner and non-joiner (Persian می‌خواهم), word joiner, zero-width no-break
+# space, soft hyphen, Arabic tatweel (kashida) and variation selectors. Every other format character
+# (bidi marks, embeddings and isolates, zero-width space) parts words as a space does.
+JOINERS = "\u00ad\u0640\u200c\u200d\u2060\ufeff\ufe00-\ufe0f\U000e0100-\U000e01ef"
+FORMATS = _ranges([code for code in _FORMAT_CODES if not re.match(f"[{JOINERS}]", chr(code))])
+# The other characters beyond ASCII that are no part of a word (punctuation, symbols, spaces and
+# controls: the danda ।, ’, —, emoji): FTS5 and `TOKEN` part words at them; PostgreSQL's parser in a
+# C-locale database takes them for letters, so its index makes them spaces (`store.pg_postings`).
+SEPARATORS = _ranges(_APART_CODES)
+_ACCENTED = str.maketrans(ACCENTED_LETTERS, ACCENTED_BASES)
+_ACCENT_MARKS = re.compile(f"[{ACCENT_MARKS}]+")
+_JOINERS = re.compile(f"[{JOINERS}]+")
+_FORMATS = re.compile(f"[{FORMATS}]")
+
+
 def unaccented(text: str) -> str:
     """`text` without the diacritics FTS5's unicode61 removes (`_unicode61_diacritics`): SQLite
     removes them as it tokenizes; PostgreSQL's full-text index removes them from `indexed_text` and
@@ -71,13 +165,15 @@ def unaccented(text: str) -> str:
 
 def searchable(text: str) -> str:
     """`text` in the one form full-text search compares: NFC (a decomposed accent, as macOS writes
-    it, meets the composed one) with the letters above folded. Text already in NFC holding none of
-    them is returned as it is."""
+    it, meets the composed one) with the letters above folded, the accents unicode61 leaves taken
+    off (`ACCENTED_LETTERS`, `ACCENT_MARKS`), joiners dropped and other format characters made
+    spaces. Text already in NFC holding none of them is returned as it is."""
     if text.isascii():
         return text
     text = unicodedata.normalize("NFC", text).translate(_LETTERS)
     for letter, written in LETTER_PAIRS:
         text = text.replace(letter, written)
+    text = _ACCENT_MARKS.sub("", _JOINERS.sub("", _FORMATS.sub(" ", text.translate(_ACCENTED))))
     return text
 
 
@@ -123,9 +219,10 @@ def _is_term(word: str) -> bool:
 
 def query_terms(query: str, limit: int = 32) -> list[str]:
     """Content words of a query, lowercased, deduplicated, in order, in the form `indexed_text`
-    indexes them (`searchable`; a CJK run as its letter pairs)."""
+    indexes them (`searchable`; a CJK run as its letter pairs); a word's combining marks are part of
+    it (`TOKEN`)."""
     # lowered first: lower() makes İ an i with a combining dot, and a final Σ a ς, both folded then
-    words = [w for tok in TOKEN.findall(searchable(query.lower())) for w in _words_of(tok)]
+    words = [w for tok in tokens(searchable(query.lower())) for w in _words_of(tok)]
     seen: dict[str, None] = {}
     for word in words:
         if _is_term(word) and word not in STOPWORDS and word not in seen:
@@ -138,7 +235,7 @@ def query_terms(query: str, limit: int = 32) -> list[str]:
 
 def content_words(text: str) -> list[str]:
     """The words of `text` a query can match, as said (`query_terms` drops stopwords and single letters)."""
-    return [w for w in TOKEN.findall(text) if len(w) > 1 and w.lower() not in STOPWORDS]
+    return [w for w in tokens(text) if len(w) > 1 and w.lower() not in STOPWORDS]
 
 
 def word_count(text: str) -> int:

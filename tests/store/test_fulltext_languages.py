@@ -94,3 +94,54 @@ def test_russian_yo_and_greek_accents_are_folded(mx, user_id):
     _said(mx, user_id, [tree, athens, "Сегодня идёт дождь."])
     assert _bm25(mx, "елку", user_id) == [tree]
     assert _bm25(mx, "αθηνα", user_id) == [athens]
+
+
+HI_TARGET = "मैं कल दिल्ली में अपने दोस्त से मिला।"
+HI_DISTRACTORS = [  # the same letters without the vowel signs, or the target's other words
+    "दल्ल में बारिश हुई।", "मैं कल घर पर था।", "मेरा दोस्त मुंबई में रहता है।", "हम कल पुणे गए।", "मिल बंद है।"]
+
+
+def test_a_hindi_word_with_vowel_signs_and_virama_is_found_first(mx, user_id):
+    """A vowel sign or a virama (Unicode marks) is a letter of its word: दिल्ली is one word, not द ल ल,
+    and the word before the danda ends there."""
+    ids = _said(mx, user_id, [HI_TARGET, *HI_DISTRACTORS])
+    assert _bm25(mx, "दिल्ली", user_id) == [HI_TARGET]
+    assert _bm25(mx, "मिला", user_id) == [HI_TARGET]
+    assert set(_bm25(mx, "दोस्त", user_id)) == {HI_TARGET, "मेरा दोस्त मुंबई में रहता है।"}
+    assert _bm25(mx, "मिल", user_id) == ["मिल बंद है।"]  # the vowel sign makes another word
+    assert _bm25(mx, "दिल्ली में कौन मिला?", user_id)[0] == HI_TARGET
+    assert mx.get(ids[HI_TARGET], user_id=user_id).summary == HI_TARGET
+
+
+def test_tamil_and_bengali_words_with_vowel_signs_are_found(mx, user_id):
+    tamil, bengali = "நான் நேற்று சென்னையில் என் நண்பரை சந்தித்தேன்.", "আমি গতকাল কলকাতায় আমার বোনের সাথে দেখা করেছি।"
+    _said(mx, user_id, [tamil, bengali, "நான் நேற்று வீட்டில் இருந்தேன்.", "আমি গতকাল বাড়িতে ছিলাম।"])
+    assert _bm25(mx, "சென்னையில்", user_id) == [tamil]
+    assert _bm25(mx, "বোনের", user_id) == [bengali]
+
+
+def test_a_latin_word_written_without_its_two_accents_finds_it(mx, user_id):
+    """unicode61 folds a letter of one accent (é); phở's ở has two, and is found by pho too."""
+    pho = "Hôm qua tôi đã ăn phở ở Hà Nội với bạn."
+    _said(mx, user_id, [pho, "We had ramen in Tokyo."])
+    for query in ("pho", "phở", "PHỞ", "Ha Noi", "hà nội"):
+        assert _bm25(mx, query, user_id) == [pho], query
+
+
+def test_arabic_with_and_without_harakat_meet(mx, user_id):
+    voweled, plain = "ذَهَبْتُ إِلَى الْمَكْتَبَةِ أَمْسِ", "اشتريت كتابا جديدا من السوق"
+    _said(mx, user_id, [voweled, plain, "ذهبت إلى المدرسة"])
+    assert _bm25(mx, "المكتبة", user_id) == [voweled]
+    assert _bm25(mx, "الْمَكْتَبَةِ", user_id) == [voweled]
+    assert _bm25(mx, "كِتَابًا", user_id) == [plain]
+
+
+def test_format_characters_do_not_hide_a_word(mx, user_id):
+    """A word inside bidi isolates or an override is found; a zero-width non-joiner inside a Persian
+    word leaves it one word, found with or without it."""
+    isolated, persian = "Plus \u2066isolate\u2069 here and \u202eevil\u202c there.", "من می\u200cخواهم به تهران بروم."
+    _said(mx, user_id, [isolated, persian, "Nothing to see here."])
+    assert _bm25(mx, "isolate", user_id) == [isolated]
+    assert _bm25(mx, "evil", user_id) == [isolated]
+    assert _bm25(mx, "میخواهم", user_id) == [persian]
+    assert _bm25(mx, "می\u200cخواهم", user_id) == [persian]

@@ -190,3 +190,58 @@ def test_rows_indexed_before_0015_are_found_by_a_word_inside_cjk_text(backend, t
     with engine.connect() as conn:
         assert dict(conn.execute(text("SELECT id, text FROM memory")).all()) == {r[0]: r[2] for r in rows}
     engine.dispose()
+
+
+def test_rows_indexed_before_0022_are_found_by_words_with_marks(backend, tmp_path):
+    """0022 indexes every memory and session again with a word's combining marks part of it and the
+    accents unicode61 leaves folded: a Hindi word and "pho" written before it are found after it, an
+    English word before and after, and the memories' text stays as written."""
+    from mirix_py.store.fulltext import Filters
+    from mirix_py.store.opening import fulltext_for
+    from mirix_py.store.sessions import sessions_for
+    from mirix_py.store.sqlite_fulltext import fts_rowid, type_token, user_token
+    from mirix_py.text.words import indexed_text
+
+    engine = make_engine(backend or f"sqlite:///{tmp_path / 'old.db'}")
+    upgrade(engine, "0021_source_claims")
+    postgres = engine.dialect.name == "postgresql"
+    hindi, lake, pho = "मैं कल दिल्ली में अपने दोस्त से मिला।", "We had coffee at the lake.", "Ann ate phở in Hà Nội"
+    rows = [("epi_1", "episodic", hindi, "in_a"), ("epi_2", "episodic", lake, "in_b"), ("epi_3", "episodic", pho, "in_c")]
+    with engine.begin() as conn:  # the rows as the earlier version wrote and indexed them: the texts as written
+        for memory_id, mtype, body, input_id in rows:
+            conn.execute(text(
+                "INSERT INTO memory (id, user_id, memory_type, text, occurred_at, created_at, updated_at, source_ids,"
+                " tags, fields, input_id) VALUES (:id, 'ann', :t, :x, :at, :at, :at, :s, '[]', '{}', :i)"),
+                {"id": memory_id, "t": mtype, "x": body, "i": input_id, "s": json.dumps([input_id]),
+                 "at": f"2023-05-0{memory_id[-1]} 10:00:00"})
+            if postgres:
+                conn.execute(text("INSERT INTO memory_session (user_id, input_id, text) VALUES ('ann', :i, :x)"),
+                             {"i": input_id, "x": body})
+                continue
+            conn.execute(text("INSERT INTO memory_fts(rowid, text, ukey, mtype, memory_id) VALUES (:r, :x, :u, :m, :id)"),
+                         {"r": fts_rowid("ann", memory_id), "x": body, "u": user_token("ann"), "m": type_token(mtype),
+                          "id": memory_id})
+            conn.execute(text("INSERT INTO memory_session(rowid, text, ukey, input_id) VALUES (:r, :x, :u, :i)"),
+                         {"r": fts_rowid("ann", input_id), "x": body, "u": user_token("ann"), "i": input_id})
+    index, sessions = fulltext_for(engine), sessions_for(engine)
+
+    def found(query: str) -> list[str]:
+        with engine.connect() as conn:
+            return [i for i, _ in index.search(conn, query, Filters(user_id="ann"), 3)]
+
+    def sessions_found(query: str) -> list[str]:
+        with engine.connect() as conn:
+            return [i for i, _ in sessions.search(conn, query, "ann", 3)]
+
+    assert found("lake") == ["epi_2"]
+    assert found("pho") == sessions_found("pho") == []
+    upgrade(engine)
+    for query, memory_id in (("दिल्ली", "epi_1"), ("मिला", "epi_1"), ("lake", "epi_2"), ("pho", "epi_3"), ("phở", "epi_3")):
+        assert found(query) == [memory_id], query
+    assert sessions_found("दिल्ली") == ["in_a"] and sessions_found("lake") == ["in_b"] and sessions_found("pho") == ["in_c"]
+    with engine.connect() as conn:
+        assert dict(conn.execute(text("SELECT id, text FROM memory")).all()) == {r[0]: r[2] for r in rows}
+        if not postgres:  # what `doctor` compares: each row holds its text as `indexed_text` renders it
+            held = dict(conn.execute(text("SELECT memory_id, text FROM memory_fts")).all())
+            assert held == {r[0]: indexed_text(r[2]) for r in rows} and held["epi_3"] == "Ann ate pho in Hà Noi"
+    engine.dispose()

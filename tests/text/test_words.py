@@ -70,5 +70,49 @@ def _terms_as_before(text: str) -> list[str]:
     "[8 May 2023, 13:56] Ana: naïve señor résumé Ørsted Москва Ελλαδα",
 ])
 def test_text_without_cjk_in_nfc_is_indexed_and_searched_as_before(text):
-    assert indexed_text(text) == text
+    # an emoji's joiner and variation selector are dropped (a mark is a word character now): no word changes
+    assert indexed_text(text) == text.replace("\u200d", "").replace("\ufe0f", "")
+    assert re.findall(r"[^\W_]+", indexed_text(text)) == re.findall(r"[^\W_]+", text)
     assert query_terms(text) == _terms_as_before(text)
+
+
+def test_an_indic_words_vowel_signs_and_virama_are_letters_of_it():
+    assert query_terms("मैं कल दिल्ली में अपने दोस्त से मिला।") == ["मैं", "कल", "दिल्ली", "में", "अपने", "दोस्त", "से", "मिला"]
+    assert query_terms("நான் நேற்று சென்னையில் என் நண்பரை சந்தித்தேன்.") == [
+        "நான்", "நேற்று", "சென்னையில்", "என்", "நண்பரை", "சந்தித்தேன்"]
+    assert query_terms("বোনের") == ["বোনের"]
+    assert query_terms("मिल") != query_terms("मिला")  # a vowel sign is no accent: it is kept
+    assert indexed_text("दिल्ली में।") == "दिल्ली में।"
+
+
+@pytest.mark.parametrize("written, term", [
+    ("phở", "pho"), ("PHỞ", "pho"), ("pho\u031b\u0309", "pho"), ("Nội", "noi"),  # two accents: unicode61 leaves them
+    ("ἀρετή", "αρετη"), ("ᾠδή", "ωδη"),  # polytonic Greek
+    ("моло\u0301ко", "молоко"),  # a stress mark on a Cyrillic vowel
+    ("ذَهَبْتُ", "ذهبت"), ("الْمَكْتَبَةِ", "المكتبة"),  # Arabic harakat
+    ("שָׁלוֹם", "שלום"),  # Hebrew points
+])
+def test_accents_a_reader_leaves_out_are_folded(written, term):
+    assert query_terms(written) == [term]
+    assert query_terms(indexed_text(written)) == [term]
+
+
+def test_letters_made_with_a_mark_that_are_letters_of_their_own_are_kept():
+    assert query_terms("мой ї ў") == ["мой"]  # й is not и (ї and ў are one letter each: no term)
+    assert query_terms("мой") != query_terms("мои")
+    assert query_terms("naïve café") == ["naïve", "café"]  # unicode61 folds these as it tokenizes: left to it
+
+
+@pytest.mark.parametrize("written, terms", [
+    ("Plus \u2066isolate\u2069 here", ["plus", "isolate"]),  # bidi isolates part words as spaces
+    ("\u202eevil\u202c there", ["evil"]),
+    ("left\u200eright", ["left", "right"]),  # a left-to-right mark too
+    ("zero\u200bwidth", ["zero", "width"]),  # a zero-width space is a space
+    ("می\u200cخواهم", ["میخواهم"]),  # a zero-width non-joiner inside a word leaves one word
+    ("क्\u200dष", ["क्ष"]),  # a zero-width joiner inside a word too
+    ("infor\u00admation", ["information"]),  # a soft hyphen
+    ("كـتـاب", ["كتاب"]),  # Arabic tatweel
+])
+def test_format_characters_inside_or_around_a_word(written, terms):
+    assert query_terms(written) == terms
+    assert query_terms(indexed_text(written)) == terms

@@ -39,6 +39,6 @@ def _index(*, like_sqlite: bool) -> None:
     if conn.dialect.name != "postgresql":
         return
     pg_postings.drop(conn)  # no trigger runs while the columns are made again
-    pg_postings.index_columns(conn, like_sqlite=like_sqlite)
+    pg_postings.index_columns(conn, like_sqlite=like_sqlite, marks=False)  # as this revision made them (0022 goes on)
     pg_session_columns(conn, like_sqlite=like_sqlite)
     pg_postings.create(conn)
