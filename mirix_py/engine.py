@@ -602,14 +602,22 @@ class Mirix(ScreenshotsMixin):
                 "llm_usage": self.store.usage_totals(user_id=user_id)}
 
     def close(self, timeout: float | None = None) -> None:
-        """Process what is queued, then wait up to `timeout` seconds (by default `settings.llm_timeout_s`,
-        one model call's time) for the writes and model calls other threads have running; what is still
-        running then raises EngineClosed (its input stays logged for the next start). Every call after
-        this that would write or call the model raises EngineClosed ("the engine is closed")."""
+        """Stop the engine, within about `timeout` seconds when given.
+
+        `timeout=None`: process everything queued (`add(wait=False)`), then wait up to
+        `settings.llm_timeout_s` (one model call's time) for the writes and model calls other threads
+        have running. `timeout=T`: process what is queued for T seconds at most, all waits included;
+        what is still queued then is not processed here but stays pending in the input log (durable),
+        and the next engine opened on this data dir, in any process, takes it up. Either way, what is
+        still running when the wait ends raises EngineClosed (its input stays logged for the next
+        start), and every call after this that would write or call the model raises EngineClosed ("the
+        engine is closed")."""
+        deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
         self._close_screenshots()
-        self._queue.close()
+        self._queue.close(timeout=None if deadline is None else max(0.0, deadline - time.monotonic()))
         self.maintenance.stop_renewing()  # after the queue: what `resume` queued is processed, or lapses from now
-        deadline = time.monotonic() + (self.settings.llm_timeout_s if timeout is None else max(0.0, timeout))
+        if deadline is None:
+            deadline = time.monotonic() + self.settings.llm_timeout_s
         if not self.user_locks.close(timeout=max(0.0, deadline - time.monotonic())):
             log.warning("closing: writes of other threads still ran after the wait; their model calls are cut short")
         self.searcher.close()

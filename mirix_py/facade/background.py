@@ -8,6 +8,7 @@ A batch that raises (the database restarting, say) is tried again after 1, 2, 4,
 worker's `sweep`, called every `sweep_every_s` while it is idle, takes them up again. Inputs the
 worker already held (a waited add, a screenshot batch) are first given back (`release`), since the
 sweep takes pending inputs only; while that cannot be written either, the batch stays queued.
+`close(timeout)` processes the queue for that long at most, then leaves the rest to the log.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, deque
 from typing import Callable, Sequence
 
+from mirix_py.llm.loop import EngineClosed
 from mirix_py.records import InputRecord
 
 log = logging.getLogger("mirix_py.facade.background")
+
+RELEASE_CHUNK = 500  # inputs given back in one statement when `close` leaves them
 
 
 def take_batches(queue: "OrderedDict[str, list[tuple[float, InputRecord]]]", *, batch_size: int, max_wait_s: float,
@@ -56,6 +60,7 @@ class BackgroundQueue:
         self._cond = threading.Condition()
         self._busy = 0
         self._taken: Counter[str] = Counter()  # user id -> batches taken from the queue, not done yet
+        self._backlog: deque[list[InputRecord]] = deque()  # batches taken, not started: `close` may leave them
         self._force = False
         self._closing = False
         self._thread: threading.Thread | None = None
@@ -111,16 +116,58 @@ class BackgroundQueue:
                 self._cond.wait(remaining if remaining is not None else 0.5)
             self._force = False
 
-    def close(self) -> None:
+    def close(self, timeout: float | None = None) -> int:
+        """Process what is queued, then stop the worker. With `timeout`, batches are started only until
+        it has passed: what is still queued then is left in the input log, pending (inputs this worker
+        held are given back), for the next start to take up; the batch running then is not waited for
+        past it. Returns how many inputs were left."""
+        deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
         if self._thread is None:
             with self._cond:
                 self._closing = True
-            return
-        self.flush()
+            return 0
+        try:
+            self.flush(timeout)
+        except TimeoutError:
+            pass
         with self._cond:
             self._closing = True
+            left = self._leave_queued()
             self._cond.notify_all()
-        self._thread.join(timeout=10)
+        if left:
+            self._give_back_left(left)
+        self._thread.join(timeout=10 if deadline is None else max(0.0, deadline - time.monotonic()))
+        return len(left)
+
+    def _leave_queued(self) -> list[InputRecord]:
+        """Under the lock: take every input not started out of the queue (queued, waiting for a retry,
+        or taken in a batch not started yet); the log still has them."""
+        left = [record for items in self._queue.values() for _, record in items]
+        left += [record for _, batch in self._later for record in batch]
+        self._queue.clear()
+        self._later = []
+        while self._backlog:
+            batch = self._backlog.popleft()
+            self._busy -= len(batch)
+            self._taken[batch[0].user_id] -= 1
+            left += batch
+        for record in left:
+            self._tries.pop(record.id, None)
+        return left
+
+    def _give_back_left(self, left: Sequence[InputRecord]) -> None:
+        """What `close` left: those held by this worker go back to the log as pending (the rest are
+        pending already), so the next start takes them up at once. Best effort: a claim that cannot be
+        given back lapses after its lease."""
+        log.info("closing: %d queued input(s) left pending in the input log for the next start", len(left))
+        if self._release is None:
+            return
+        try:
+            for start in range(0, len(left), RELEASE_CHUNK):
+                self._release(left[start:start + RELEASE_CHUNK])
+        except Exception as exc:
+            log.warning("closing: could not give back queued inputs (%s); their claims lapse after the lease",
+                        type(exc).__name__)
 
     def _work(self) -> None:
         last_sweep = time.monotonic()
@@ -145,11 +192,12 @@ class BackgroundQueue:
                         continue
                 self._busy += sum(len(b) for b in batches)
                 self._taken.update(batch[0].user_id for batch in batches)
+                self._backlog.extend(batches)
             if not batches:
                 last_sweep = time.monotonic()
                 self._swept()
                 continue
-            for batch in batches:
+            while (batch := self._next_taken()) is not None:
                 try:
                     self._process(batch)
                     self._forget_tries(batch)
@@ -160,6 +208,11 @@ class BackgroundQueue:
                         self._taken[batch[0].user_id] -= 1
                         self._busy -= len(batch)
                         self._cond.notify_all()
+
+    def _next_taken(self) -> list[InputRecord] | None:
+        """The next batch taken and not started, unless `close` left it meanwhile."""
+        with self._cond:
+            return self._backlog.popleft() if self._backlog else None
 
     def _swept(self) -> None:
         assert self._sweep is not None
@@ -190,6 +243,10 @@ class BackgroundQueue:
                         len(batch), type(exc).__name__, tries, self.retries)
             return
         if self._release is not None and not self._given_back(batch):
+            return
+        if isinstance(exc, EngineClosed):  # `close` ended its wait while this batch ran: no fault
+            log.info("closing: a batch of %d input(s) was cut short; its inputs wait in the input log for "
+                     "the next start", len(batch))
             return
         log.error("background batch of %d input(s) failed; its inputs wait in the input log for the "
                   "next sweep or restart", len(batch), exc_info=exc)
