@@ -15,6 +15,7 @@ import re
 import subprocess
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,6 +112,21 @@ def lost_in_results(own_ids: Sequence[str], found: Sequence[Sequence[str]],
             if own not in ids and not any(float(d) <= 1e-6 for d in dists)]
 
 
+def _sync_every(coll, writes: int) -> None:
+    """Have Chroma write `coll`'s graph to disk every `writes` writes."""
+    with warnings.catch_warnings():  # chromadb reads its stored config with a DeprecationWarning of its own
+        warnings.simplefilter("ignore", DeprecationWarning)
+        coll.modify(configuration={"hnsw": {"sync_threshold": writes}})
+
+
+def _merged(hits: list[tuple[str, float]], more: list[tuple[str, float]], k: int) -> list[tuple[str, float]]:
+    """The `k` best of two (id, similarity) lists, best first, equal similarities by id."""
+    best = dict(hits)
+    for i, similarity in more:
+        best[i] = max(similarity, best.get(i, similarity))
+    return sorted(best.items(), key=lambda hit: (-hit[1], hit[0]))[:k]
+
+
 def exact_nearest(ids: Sequence[str], embeddings: Sequence[Sequence[float]], query: Sequence[float],
                   n: int) -> tuple[list[str], list[float]]:
     """The `n` of `ids` nearest `query` by cosine distance (1 - cosine, as a Chroma collection of
@@ -126,6 +142,19 @@ def exact_nearest(ids: Sequence[str], embeddings: Sequence[Sequence[float]], que
 # embedded Chroma builds a collection's graph afresh from its log at each open until it persists it
 # (every 1,000 writes), so a graph checked by `doctor` is not the one the next process walks.
 EXACT_SCAN_MAX = 5_000
+
+# A user's collection names in its metadata, space-separated, the ids its graph did not reach when
+# `rebuild` made it: Chroma's HNSW graph (M 16, ef 100) leaves a few vectors of a dense cluster that
+# no query walks to (3 of 5,000 "Note i: I bought i pears." turns, 55 of 9,192 look-alike lines; fewer,
+# not none, with M 32 or 48 or ef_construction 200: docs/scaling.md), and a rebuild builds another such
+# graph. Every query of the user also scores those few exactly (`_exact_of`), so a search finds them
+# and `doctor` counts them reached.
+EXACT_IDS_KEY = "mirix_exact_ids"
+# A rebuild fills its collection with the graph written to disk after every call (`sync_threshold` 1),
+# then sets Chroma's default (1,000) back: the next open loads the graph the rebuild checked, where one
+# built again from the log at each open can miss others (2 of 4 reopens of 2,600 crowded vectors did).
+FILL_SYNC_THRESHOLD = 1
+SYNC_THRESHOLD = 1_000
 
 UNWRITTEN_SEGMENT = "Nothing found on disk"  # embedded Chroma: a collection whose first vectors are still being written
 
@@ -164,6 +193,7 @@ def _reopening(method: Callable[..., T]) -> Callable[..., T]:
             if not isinstance(exc, NotFoundError):
                 raise
             self._collections.pop(collection_name(user_id), None)
+            self._exact.pop(user_id, None)
             return method(self, user_id, *args, **kwargs)
 
     return call
@@ -187,6 +217,7 @@ class ChromaVectorIndex:
         self.kind = kind
         self._collections: dict[str, object] = {}
         self._short_warned: set[str] = set()  # users whose graph returned fewer vectors than it holds
+        self._exact: dict[str, KeptVectors] = {}  # user -> the vectors their graph misses (`EXACT_IDS_KEY`)
         self.path: Path | None = None  # an embedded store's folder (owner-only: `store/private.py`)
         self.opened_at: float | None = None  # when the embedded client was opened
 
@@ -226,6 +257,7 @@ class ChromaVectorIndex:
         database ("attempt to write a readonly database")."""
         if self._kept is not None:
             self._kept.forget()
+        self._exact.clear()
         opened = self._opened
         if opened is None:
             return
@@ -307,6 +339,7 @@ class ChromaVectorIndex:
         if self._kept is not None:
             self._kept.upserted(user_id, [i.id for i in items], [i.embedding for i in items],
                                 [i.memory_type for i in items])
+        self._exact_written(user_id, [i.id for i in items])
 
     @_reopening
     def query(self, user_id: str, embedding: list[float], k: int,
@@ -341,7 +374,30 @@ class ChromaVectorIndex:
             if len(result["ids"][0]) < k:
                 result = self._whole_or_exact(user_id, coll, embedding, k, result, ["distances"], where)
             hits = [(i, 1.0 - float(d)) for i, d in zip(result["ids"][0], result["distances"][0])]
+        exact = self._exact_of(user_id, coll)
+        if len(exact):  # the few its graph misses, scored exactly
+            return _merged(hits, exact.nearest(embedding, k, memory_types), k)
         return hits[:k]
+
+    def _exact_of(self, user_id: str, coll) -> KeptVectors:
+        """The vectors the user's collection names as missed by its graph (`EXACT_IDS_KEY`), read at
+        the first query after it is opened or one of them is written."""
+        exact = self._exact.get(user_id)
+        if exact is not None:
+            return exact
+        ids = str((coll.metadata or {}).get(EXACT_IDS_KEY) or "").split()
+        got = coll.get(ids=ids, include=["embeddings", "metadatas"]) if ids else {"ids": [], "embeddings": []}
+        metadatas = got.get("metadatas") or [None] * len(got["ids"])
+        embeddings = got["embeddings"] if got["embeddings"] is not None else []
+        exact = KeptVectors.of(got["ids"], embeddings, [(m or {}).get("memory_type") for m in metadatas])
+        self._exact[user_id] = exact
+        return exact
+
+    def _exact_written(self, user_id: str, ids: Sequence[str]) -> None:
+        """Forget the user's exactly scored vectors when a write touched one of them (read again)."""
+        exact = self._exact.get(user_id)
+        if exact is not None and not set(exact.ids).isdisjoint(ids):
+            self._exact.pop(user_id, None)
 
     def _kept_vectors(self, user_id: str, coll) -> KeptVectors | None:
         """The user's vectors kept for exact search, read from the collection at its first search
@@ -401,6 +457,7 @@ class ChromaVectorIndex:
             coll.delete(ids=list(ids))
             if self._kept is not None:
                 self._kept.deleted(user_id, list(ids))
+            self._exact_written(user_id, ids)
 
     @_reopening
     def ids(self, user_id: str) -> set[str]:
@@ -468,23 +525,29 @@ class ChromaVectorIndex:
 
     @_reopening
     def unreachable(self, user_id: str, k: int = 10, only: Sequence[str] | None = None) -> list[str]:
-        """Ids that a query with their own stored vector does not return. Chroma's HNSW graph can
+        """Ids that a search with their own stored vector does not return. Chroma's HNSW graph can
         lose a live node after updates and deletes while `get` still returns it
-        (chroma-core/chroma#7758, open on 1.5.9): seen here once after a SIGKILL and restart."""
+        (chroma-core/chroma#7758, open on 1.5.9: seen here once after a SIGKILL and restart), and
+        leaves a few of a dense cluster unreached by any query (`EXACT_IDS_KEY`). None for a user
+        searched exactly from kept vectors (the graph is not walked), and not those the collection
+        names for exact scoring: a search finds them."""
         coll = self._collection(user_id, create=False)
-        if coll is None:
+        if coll is None or self._kept_vectors(user_id, coll) is not None:
             return []
         total = coll.count()  # ~8 ms at 100k vectors: asked once
-        n = min(k, total)
-        lost: list[str] = []
+        served = set(self._exact_of(user_id, coll).ids)
         pages = self._stored(coll, ["embeddings"], total) if only is None else \
             [coll.get(ids=list(only), include=["embeddings"])] if only else []
-        for got in pages:
-            for start in range(0, len(got["ids"]), 256):
-                own = got["ids"][start:start + 256]
-                result = coll.query(query_embeddings=got["embeddings"][start:start + 256], n_results=n,
-                                    include=["distances"])
-                lost += lost_in_results(own, result["ids"], result["distances"])
+        return [i for got in pages for i in self._missed(coll, got["ids"], got["embeddings"], min(k, total))
+                if i not in served]
+
+    @staticmethod
+    def _missed(coll, ids: Sequence[str], embeddings: Sequence, n: int) -> list[str]:
+        """Of `ids`, those a query of `coll`'s graph with their own vector (`embeddings`) misses in its `n` nearest."""
+        lost: list[str] = []
+        for start in range(0, len(ids), 256):
+            result = coll.query(query_embeddings=embeddings[start:start + 256], n_results=n, include=["distances"])
+            lost += lost_in_results(ids[start:start + 256], result["ids"], result["distances"])
         return lost
 
     @_reopening
@@ -494,7 +557,9 @@ class ChromaVectorIndex:
         filled under `rebuilding_name` while searches still read the old one, then takes the user's
         name: a crash while it fills leaves the old one whole (the next rebuild or `drop_user` drops
         the half-filled one); a crash between the drop and the rename leaves rows without vectors,
-        which `doctor` re-embeds from SQL."""
+        which `doctor` re-embeds from SQL. The new graph is checked as `doctor` checks it: the ids
+        it does not reach are named in the collection's metadata (`EXACT_IDS_KEY`), and every query
+        of the user scores them exactly (a second graph of the same vectors misses others)."""
         coll = self._collection(user_id, create=False)
         if coll is None:
             return 0
@@ -508,12 +573,17 @@ class ChromaVectorIndex:
         aside_name = rebuilding_name(user_id)
         self._drop(aside_name)  # a rebuild a crash cut short
         aside = self._open_collection(aside_name, user_id, create=True)
+        _sync_every(aside, FILL_SYNC_THRESHOLD)
         for start in range(0, len(ids), 1000):
             aside.add(ids=ids[start:start + 1000], embeddings=embeddings[start:start + 1000],
                       metadatas=metadatas[start:start + 1000])
+        _sync_every(aside, SYNC_THRESHOLD)
+        missed = self._missed(aside, ids, embeddings, min(10, len(ids)))
         self._drop(collection_name(user_id))
-        aside.modify(name=collection_name(user_id))
+        aside.modify(name=collection_name(user_id),
+                     metadata={"mirix_user": user_id, EXACT_IDS_KEY: " ".join(missed)} if missed else None)
         self._collections.pop(aside_name, None)  # opened again by the user's name at its next use
+        self._exact.pop(user_id, None)
         if self._kept is not None:  # a search meanwhile read the old collection: read the new one
             self._kept.forget(user_id)
         return len(ids)
@@ -544,6 +614,7 @@ class ChromaVectorIndex:
         """Drop the user's collection, and one a crash left half-filled by `rebuild`."""
         if self._kept is not None:
             self._kept.forget(user_id)
+        self._exact.pop(user_id, None)
         self._drop(collection_name(user_id))
         self._drop(rebuilding_name(user_id))
 

@@ -19,7 +19,8 @@ Given the data dir, it also lists what in it another local account can read (`st
 written before the data dir was made owner-only.
 
 `repair` replays those pending writes, re-embeds what is missing or stale (a user's whole collection when the model changed,
-since the dimension may differ), deletes orphan vectors, rebuilds a user's index that lost a node, re-renders stale search texts (and their
+since the dimension may differ), deletes orphan vectors, rebuilds a user's index that lost a node (the ids its new graph still misses
+are named for exact scoring: `vectors.EXACT_IDS_KEY`), re-renders stale search texts (and their
 full-text rows) and indexes stale full-text rows again, makes that citation index and its triggers
 again, rewrites old rows in the single-copy layout, builds the missing tenant graphs, and takes group
 and other access from the data dir and everything in it, and reports what cannot be fixed.

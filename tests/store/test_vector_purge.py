@@ -87,7 +87,9 @@ def test_an_erased_memorys_vector_leaves_the_data_dir_and_its_id_every_chroma_fi
         assert found_by_search(mx, "my sister's town by the sea", BOB, other_id)
     assert holding(data / "chroma", gone) == {}
     assert holding(data, {k: v for k, v in gone.items() if k.startswith("vector")}) == {}
-    assert set(holding(data, staying)["chroma/chroma.sqlite3"]) == set(staying)
+    # what stays is still there: its id (its vector may be in the rebuilt graph only, written to disk
+    # whole, `vectors.FILL_SYNC_THRESHOLD`, as a unit row, not these bytes: the search above finds it)
+    assert {k for k in staying if not k.startswith("vector")} <= set(holding(data, staying)["chroma/chroma.sqlite3"])
 
 
 def test_every_layout_still_finds_the_other_users_memories_after_an_erase_and_a_delete_user(mx):
@@ -189,6 +191,9 @@ def test_a_rebuild_cut_short_leaves_the_old_collection_whole_and_the_next_one_or
 
         def add(self, **kwargs):
             raise OSError("killed while filling")
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
 
     monkeypatch.setattr(index, "_open_collection",
                         lambda name, user_id, create: Failing(opened(name, user_id, create)))
