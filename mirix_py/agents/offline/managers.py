@@ -384,16 +384,18 @@ class RepeatIndex:
         return _repeat_of(memory, [self._memories[i] for i in sorted(places)])
 
 
-def without_repeats(ops: list[Op], recent: Sequence[Memory] | RepeatLookup) -> list[Op]:
+def without_repeats(ops: list[Op], recent: Sequence[Memory] | RepeatLookup, *,
+                    index: Callable[[Sequence[Memory]], RepeatIndex] = RepeatIndex) -> list[Op]:
     """Inserts whose content the user already has (stored within the window, or inserted earlier in
     the same list) become provenance on that memory: an input added twice makes no copies.
 
     `recent`: the stored memories a repeat could be of, or a lookup of them given the memories to
-    insert (the flow's: it loads only those that could be)."""
+    insert (the flow's: it loads only those that could be). `index`: how memories are looked up
+    (a test compares `RepeatIndex` with one that compares every pair)."""
     if callable(recent):
         recent = recent([op.memory for op in ops if isinstance(op, InsertOp)])
-    stored_index = RepeatIndex(recent)
-    pending = RepeatIndex()  # what this list inserts so far
+    stored_index = index(recent)
+    pending = index(())  # what this list inserts so far
     out: list[Op] = []
     stored_ops: dict[str, UpdateOp] = {}
     for op in ops:

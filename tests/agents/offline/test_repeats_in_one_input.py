@@ -35,30 +35,11 @@ def _turn(text: str, i: int, *, actor: str = "Ada", hours: float = 0.0) -> Inser
                                           occurred_at=WHEN + timedelta(hours=hours)))
 
 
-def _pairwise(ops: list[Op], recent: list[Memory]) -> list[Op]:
-    """`without_repeats` as each insert compared with every earlier one and every stored memory."""
-    out: list[Op] = []
-    pending: list[Memory] = []
-    stored_ops: dict[str, UpdateOp] = {}
-    for op in ops:
-        if not isinstance(op, InsertOp):
-            out.append(op)
-            continue
-        earlier = managers._repeat_of(op.memory, pending)
-        if earlier is not None:
-            earlier.source_ids = list(dict.fromkeys([*earlier.source_ids, *op.memory.source_ids]))
-            continue
-        stored = managers._repeat_of(op.memory, recent)
-        if stored is not None:
-            update = stored_ops.get(stored.id)
-            if update is None:
-                update = stored_ops[stored.id] = UpdateOp(memory_id=stored.id)
-                out.append(update)
-            update.add_source_ids = list(dict.fromkeys([*update.add_source_ids, *op.memory.source_ids]))
-            continue
-        pending.append(op.memory)
-        out.append(op)
-    return out
+class _EveryPair(managers.RepeatIndex):
+    """A lookup comparing a memory with every one added before it, as `without_repeats` did."""
+
+    def repeat_of(self, memory: Memory, keys: frozenset[tuple] | None = None) -> Memory | None:
+        return managers._repeat_of(memory, self._memories)
 
 
 def _shape(ops: list[Op]) -> list[tuple]:
@@ -88,7 +69,7 @@ def test_the_repeats_found_are_those_every_earlier_turn_compared_finds():
     for seed in (1, 2, 3):
         ops, copy, stored = _batch(seed)
         found = managers.without_repeats(ops, stored)
-        expected = _pairwise(copy, stored)
+        expected = managers.without_repeats(copy, stored, index=_EveryPair)
         assert _shape(found) == _shape(expected)
         assert sum(isinstance(op, UpdateOp) for op in found) > 5  # stored memories were repeated
         assert 300 < sum(isinstance(op, InsertOp) for op in found) < 800  # and turns within the input
