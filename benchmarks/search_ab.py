@@ -8,7 +8,8 @@ round a fresh process. Every process searches the same questions (`search_latenc
 each naming a speaker), with the query-embedding cache cleared before each search, after `--warmup`
 searches not timed. Printed and written: p50 / p95 / mean wall and CPU ms a search, per round and
 side, and in how many rounds the after side's p95 is lower. The store is opened for reading
-(`lock=False`); both versions must read its schema.
+(`lock=False`); both versions must read its schema, or `--before-store` names a store the before
+version kept itself (the same generator and sizes give the same memories).
 
     .venv/bin/python benchmarks/search_latency.py --sizes 10000 --keep --workdir /tmp/lat
     .venv/bin/python benchmarks/search_ab.py --store /tmp/lat/engine-10000 --before HEAD~1 --rounds 3
@@ -82,9 +83,9 @@ def child(source: Path, store: Path, questions: list[str], warmup: int, limit: i
     return {"wall": wall, "cpu": cpu}
 
 
-def run_side(source: Path, args: argparse.Namespace, questions_file: Path) -> dict[str, Any]:
-    """One round of one side, in a fresh process (this script with `--child`)."""
-    run = subprocess.run([sys.executable, __file__, "--child", str(source), "--store", str(args.store),
+def run_side(source: Path, store: Path, args: argparse.Namespace, questions_file: Path) -> dict[str, Any]:
+    """One round of one side on `store`, in a fresh process (this script with `--child`)."""
+    run = subprocess.run([sys.executable, __file__, "--child", str(source), "--store", str(store),
                           "--questions-file", str(questions_file), "--warmup", str(args.warmup),
                           "--limit", str(args.limit)], capture_output=True, text=True, timeout=1800)
     if run.returncode != 0:
@@ -98,6 +99,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--store", type=Path, required=True, help="a data dir kept by search_latency.py --keep")
     ap.add_argument("--before", help="git revision or source tree of the version before")
+    ap.add_argument("--before-store", type=Path,
+                    help="the before side's own store (kept by the before version's search_latency.py --keep with the "
+                         "same --sizes), when it cannot read the after version's schema; default: --store")
     ap.add_argument("--after", default=str(REPO), help="git revision or source tree of the version after (this tree)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--queries", type=int, default=300, help="timed searches a round and side")
@@ -127,8 +131,8 @@ def main() -> None:
         questions_file = Path(tmp) / "questions.json"
         questions_file.write_text(json.dumps(questions))
         for n in range(1, args.rounds + 1):
-            rounds.append({"round": n, "before": run_side(before, args, questions_file),
-                           "after": run_side(after, args, questions_file)})
+            rounds.append({"round": n, "before": run_side(before, args.before_store or args.store, args, questions_file),
+                           "after": run_side(after, args.store, args, questions_file)})
 
     rows = [[f"{r['round']} {side}", r[side]["p50_ms"], r[side]["p95_ms"], r[side]["mean_ms"], r[side]["cpu_mean_ms"]]
             for r in rounds for side in ("before", "after")]
