@@ -113,6 +113,8 @@ def print_report(report: Any, title: str) -> None:
     table.add_column("value", justify="right")
     table.add_row("frames", str(report.frames))
     table.add_row("already ingested (skipped)", str(report.ingested))
+    if report.claimed:
+        table.add_row("claimed by another run (skipped, not logged yet)", str(report.claimed))
     if report.resumed:
         table.add_row("finished from an earlier run's log", str(report.resumed))
     table.add_row("read (OCR)", str(report.unique))

@@ -8,7 +8,10 @@ without being decoded. A file the user's input log already holds from an earlier
 again (`ingest.earlier`): `ingested`, or taken up from its logged text when that was never finished;
 one another run logs meanwhile is not logged again (`BatchWriter.log(once=True)`). A file is claimed
 before it is decoded and read (`FileClaims`), so one another run over the folder at once has claimed
-(or logged) is skipped, `ingested`, rather than read by both.
+(or logged) is skipped rather than read by both: `ingested` with the input the log holds for it when this
+run ends, `claimed` when it holds none (the other run still at it, or it died: the next run reads the file).
+A file listed twice (the same path, or a symlink or copy of the same name and capture time: one file to the
+log) is read once; the later listings are reported after the first (`_repeated`).
 A bad file is reported (status "invalid" with the reason) and the rest goes on.
 """
 
@@ -27,7 +30,7 @@ from mirix_py.ingest.batch import outcome_after
 from mirix_py.ingest.batching import FrameBatcher
 from mirix_py.ingest.earlier import EarlierFrames, Frame, sort_out
 from mirix_py.ingest.frames import frame_info_from_file, load_frame, pixel_digest, probe_frame
-from mirix_py.ingest.outcomes import FrameOutcome, IngestReport
+from mirix_py.ingest.outcomes import FrameOutcome, FrameStatus, IngestReport
 from mirix_py.ingest.processed import ProcessedFrame
 
 if TYPE_CHECKING:
@@ -92,6 +95,16 @@ def ingest_files(ingestor: FileIngestor, paths: Iterable[str | Path], *, user_id
             continue
         entries.append((info.captured_at, path, info))
     entries.sort(key=lambda e: (e[0], e[1].name))
+    # one file to the log (its name and capture time) is read once, however many times it is listed
+    firsts: set[tuple[str, datetime]] = set()
+    repeats: list[Frame] = []
+    listed, entries = entries, []
+    for when, path, info in listed:
+        if (path.name, when) in firsts:
+            repeats.append(_frame(path, info, app, window_title))
+        else:
+            firsts.add((path.name, when))
+            entries.append((when, path, info))
 
     # files an earlier run logged are not read again: skipped, or taken up from the log below
     earlier = sort_out(ingestor.host, user_id, [_frame(path, info, app, window_title) for _, path, info in entries])
@@ -104,6 +117,7 @@ def ingest_files(ingestor: FileIngestor, paths: Iterable[str | Path], *, user_id
     # (`FileClaims`), and those it claimed first are reported at the end (`_claimed_elsewhere`)
     claims = ingestor.host.claim_files(user_id)
     elsewhere: list[tuple[Frame, SourceClaim]] = []
+    unreadable: dict[tuple[str, datetime], FrameOutcome] = {}  # files found invalid when read: no capture time
     try:
         # 2. decode, dedup and OCR in time order with a few frames in flight; each batch goes to the
         #    memory managers as it closes, on a thread of its own, so reading frames never waits for them
@@ -175,7 +189,8 @@ def ingest_files(ingestor: FileIngestor, paths: Iterable[str | Path], *, user_id
                 if claim is not None:
                     claims.release([claim.id])
                 error = str(exc) if isinstance(exc, InvalidInput) else f"{path.name}: {exc}"
-                report.count(FrameOutcome(name=path.name, status="invalid", error=error))
+                unreadable[(path.name, when)] = FrameOutcome(name=path.name, status="invalid", error=error)
+                report.count(unreadable[(path.name, when)])
                 tick()
                 continue
             del loaded, data
@@ -216,6 +231,9 @@ def ingest_files(ingestor: FileIngestor, paths: Iterable[str | Path], *, user_id
         for frame in batch:
             assert frame.outcome is not None  # set on admission for every frame that reaches a batch
             report.count(outcome_after(frame, frame.outcome, result))
+    for outcome in _repeated(repeats, report.outcomes, unreadable):
+        report.count(outcome)
+        tick()
 
     report.ocr_seconds = ingestor.totals.ocr_seconds - ocr_before
     report.text_bytes = ingestor.totals.text_bytes - text_before
@@ -265,11 +283,34 @@ def _claim(claims: FileClaims, name: str, captured_at: datetime) -> SourceClaim 
         return None
 
 
+def _repeated(repeats: list[Frame], outcomes: list[FrameOutcome],
+              unreadable: dict[tuple[str, datetime], FrameOutcome]) -> list[FrameOutcome]:
+    """Outcomes of the later listings of files listed twice, not read again: `ingested` with the input of the
+    first listing when it made one that was processed (or the log held), a `duplicate` of it when it gave
+    nothing to log (no text, a repeat), else what the first was (pending, failed, invalid, claimed)."""
+    firsts = {(o.name, o.captured_at): o for o in outcomes if o.captured_at is not None} | unreadable
+    repeated = []
+    for frame in repeats:
+        first = firsts.get((frame.path.name, frame.captured_at))
+        status: FrameStatus = "duplicate" if first is None else first.status
+        if first is not None and first.status in ("processed", "ingested") and first.input_id is not None:
+            status = "ingested"
+        elif status in ("no_text", "duplicate"):
+            status = "duplicate"
+        repeated.append(FrameOutcome(name=frame.path.name, status=status, captured_at=frame.captured_at,
+                                     app=frame.app, window_title=frame.window_title,
+                                     input_id=None if first is None else first.input_id,
+                                     error=None if first is None else first.error,
+                                     similarity=1.0 if status == "duplicate" else None))
+    return repeated
+
+
 def _claimed_elsewhere(host: ScreenshotHost, user_id: str,
                        skipped: list[tuple[Frame, SourceClaim]]) -> list[FrameOutcome]:
     """Outcomes of the files another run had logged, or claimed to read, when this one came to them:
     `ingested`, with the input the log holds for the file once this run's batches are done (the other
-    run's), none when that run is still at it or found nothing in the file to remember."""
+    run's); `claimed`, without an input, when it holds none: that run is still at it, found nothing in the
+    file to remember, or died before it logged it (the next run over the folder reads it then)."""
     if not skipped:
         return []
     try:
@@ -281,7 +322,8 @@ def _claimed_elsewhere(host: ScreenshotHost, user_id: str,
     outcomes = []
     for frame, claim in skipped:
         entry = logged.get((frame.path.name, frame.captured_at)) or claim.logged
-        outcomes.append(FrameOutcome(name=frame.path.name, status="ingested", captured_at=frame.captured_at,
+        outcomes.append(FrameOutcome(name=frame.path.name, status="claimed" if entry is None else "ingested",
+                                     captured_at=frame.captured_at,
                                      app=frame.app, window_title=frame.window_title,
                                      input_id=entry.id if entry is not None else None))
     return outcomes

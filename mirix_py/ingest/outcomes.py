@@ -11,15 +11,18 @@ from pydantic import BaseModel, Field
 
 from mirix_py.records import AddResult
 
-FrameStatus = Literal["processed", "pending", "duplicate", "ingested", "no_text", "invalid", "failed"]
+FrameStatus = Literal["processed", "pending", "duplicate", "ingested", "claimed", "no_text", "invalid", "failed"]
 
 
 class FrameOutcome(BaseModel):
     """What happened to one frame. `ingested`: a file the user's input log already holds, processed or
     being finished by a live worker (`ingest.earlier`), skipped before it was decoded, or logged by
-    another run over the folder while this one read it (not logged again); `input_id` is that input. Also
-    a file another run over the folder claimed to read first (skipped before it was decoded): `input_id`
-    is the input that run logged for it by the end of this run, None before (or when it had nothing)."""
+    another run over the folder while this one read it (not logged again), or a file another run over the
+    folder claimed to read first (skipped before it was decoded) that the log holds by the end of this run;
+    `input_id` is that input. `claimed`: such a file the log does not hold when this run ends (no input): the
+    other run is still at it, found nothing in it to remember, or died (the next run over the folder reads
+    it then). A file listed twice in one run is read once: the later listing is `ingested` with the first's
+    input, a `duplicate` of it when it gave nothing to log, else what the first listing was."""
 
     name: str
     status: FrameStatus
@@ -55,6 +58,7 @@ class IngestReport:
     pending: int = 0
     duplicates: int = 0
     ingested: int = 0  # files the log already held (processed, or a live worker at them) or another run read: not read
+    claimed: int = 0  # files another run claimed first, that the log did not hold when this run ended: not read
     resumed: int = 0  # files whose earlier input, left pending or failed, this run took up from the log
     no_text: int = 0
     invalid: int = 0
@@ -78,7 +82,7 @@ class IngestReport:
     @property
     def compared(self) -> int:
         """Frames looked at for repeats: neither invalid nor known to the input log from an earlier run."""
-        return self.frames - self.invalid - self.ingested - self.resumed
+        return self.frames - self.invalid - self.ingested - self.claimed - self.resumed
 
     @property
     def duplicate_share(self) -> float:
@@ -98,6 +102,7 @@ class IngestReport:
         return [(o.name, o.error or "") for o in self.outcomes if o.status in ("invalid", "failed")]
 
     _FIELDS = {"processed": "processed", "pending": "pending", "duplicate": "duplicates", "ingested": "ingested",
+               "claimed": "claimed",
                "no_text": "no_text", "invalid": "invalid", "failed": "failed"}
 
     def count(self, outcome: FrameOutcome) -> None:
@@ -131,7 +136,7 @@ class IngestReport:
         out = {
             "frames": self.frames, "unique": self.unique, "processed": self.processed, "pending": self.pending,
             "duplicates": self.duplicates, "duplicate_share": round(self.duplicate_share, 4),
-            "ingested": self.ingested, "resumed": self.resumed,
+            "ingested": self.ingested, "claimed": self.claimed, "resumed": self.resumed,
             "no_text": self.no_text, "invalid": self.invalid, "failed": self.failed, "batches": self.batches,
             "memory_changes": dict(self.changes), "png_bytes": self.png_bytes, "text_bytes": self.text_bytes,
             "thumbnail_bytes": self.thumbnail_bytes, "stored_bytes": self.stored_bytes,

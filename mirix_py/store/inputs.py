@@ -12,7 +12,8 @@ name and capture time), in the same step, so two runs over one folder log each f
 a run claims the file it is about to read (`claim_source`: its OCR is the expensive part), in the same
 step as it looks the file up in the log, so the other run skips it instead of reading it too; the claim
 has the lease of an input's claim (renewed while the run works, taken over once its worker is gone) and
-ends when the file is logged or given back.
+ends when the file is logged or given back; one a killed run left is cleared by `mirix doctor --repair`
+(`clear_lapsed_source_claims`) if no run comes to its file again.
 
 `compact()` drops the text of processed inputs whose memories hold what mattered (screenshots:
 the OCR text of every frame would otherwise be most of what is stored). The row keeps its id,
@@ -221,7 +222,8 @@ class InputLog:
             now = utcnow()
             logged = [entry for entry in self._sources(session, kind, user_id, [source_id], now)
                       if entry.occurred_at == occurred_at]
-            row = None if logged else session.get(SourceClaimRow, claim_id)
+            # the row locked on PostgreSQL: a claim `clear_lapsed_source_claims` deletes meanwhile is not updated
+            row = None if logged else session.get(SourceClaimRow, claim_id, with_for_update=True)
             taken = not logged and (row is None or row.claimed_by == worker_id
                                     or not self._alive(row.claimed_by, row.claimed_at, now))
             if taken and row is None:
@@ -255,6 +257,32 @@ class InputLog:
             assert isinstance(result, CursorResult)
             session.commit()
         return result.rowcount
+
+    def lapsed_source_claims(self) -> list[str]:
+        """The ids of claims on sources no worker holds any more (`_alive`: its process of this host gone, or
+        its lease lapsed unrenewed): left by a run that was killed before it logged or gave back the file.
+        Harmless (the next run to come to the file takes the claim over), but kept until then."""
+        now = utcnow()
+        with Session(self.engine) as session:
+            rows = session.execute(select(col(SourceClaimRow.id), col(SourceClaimRow.claimed_by),
+                                          col(SourceClaimRow.claimed_at))).all()
+        return sorted(claim_id for claim_id, by, at in rows if not self._alive(by, at, now))
+
+    def clear_lapsed_source_claims(self) -> int:
+        """Delete the claims `lapsed_source_claims` finds, as they stand when deleted: one a worker took over
+        or renewed meanwhile is kept (the rows are locked: the write lock on SQLite, the rows on PostgreSQL,
+        so `claim_source` waits and then makes a claim of its own). How many went."""
+        with Session(self.engine) as session:
+            if self.engine.dialect.name == "sqlite":
+                session.connection().exec_driver_sql("BEGIN IMMEDIATE")
+            now = utcnow()
+            rows = session.execute(select(SourceClaimRow).with_for_update()).scalars().all()
+            lapsed = [row.id for row in rows if not self._alive(row.claimed_by, row.claimed_at, now)]
+            for start in range(0, len(lapsed), SOURCES_PER_QUERY):
+                session.execute(delete(SourceClaimRow).where(
+                    col(SourceClaimRow.id).in_(lapsed[start:start + SOURCES_PER_QUERY])))
+            session.commit()
+        return len(lapsed)
 
     def _repeated_sources(self, records: Sequence[InputRecord], claimed_by: str | None) -> dict[str, LoggedSource]:
         """By record id, the input of the first of `records` with the same source (user, kind, source id,

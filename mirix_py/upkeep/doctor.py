@@ -9,8 +9,11 @@ rows that no longer read as a record (a field referring outside
 the row's search text after a hand edit, fields that fail validation), an index of the ids memories
 cite (`store.citations`) that is not what their `source_ids` say or whose triggers are missing (a
 hand edit, a restore by another tool: a delete then misses what a turn's memories restated), and
-vault secrets or logged inputs that the current key cannot decrypt, and vectors the index holds but a
-query with their own vector does not return (an approximate graph that lost a node). A row or vector without its other
+vault secrets or logged inputs that the current key cannot decrypt, vectors the index holds but a
+query with their own vector does not return (an approximate graph that lost a node), and claims on
+screenshot files that no run holds any more (`InputLog.lapsed_source_claims`: a run over a folder killed
+before it logged or gave back the files it was reading; the next run to come to such a file takes its
+claim over, but one that never comes left it in the table). A row or vector without its other
 half is reported only if it still lacks it when looked at again: beside a running writer, a memory
 being written or deleted has one half for a moment. It also counts rows that still keep their long texts
 twice (written before rows kept each text once: `store.textrefs`), and on pgvector the users large
@@ -22,7 +25,8 @@ written before the data dir was made owner-only.
 since the dimension may differ), deletes orphan vectors, rebuilds a user's index that lost a node (the ids its new graph still misses
 are named for exact scoring: `vectors.EXACT_IDS_KEY`), re-renders stale search texts (and their
 full-text rows) and indexes stale full-text rows again, makes that citation index and its triggers
-again, rewrites old rows in the single-copy layout, builds the missing tenant graphs, and takes group
+again, rewrites old rows in the single-copy layout, builds the missing tenant graphs, deletes those lapsed
+file claims (as they stand then: one a run took over meanwhile stays), and takes group
 and other access from the data dir and everything in it, and reports what cannot be fixed.
 """
 
@@ -38,6 +42,7 @@ from sqlmodel import Session, col
 
 from mirix_py.store import citations, vector_outbox
 from mirix_py.store.crypto import VaultKeyError
+from mirix_py.store.inputs import InputLog
 from mirix_py.store.memories import MemoryStore, actor_of
 from mirix_py.store.private import narrow, open_to_others
 from mirix_py.store.sqlite_erase import newer_format, write_format_again
@@ -73,6 +78,7 @@ class DoctorReport:
     vectors_pending: list[str] = field(default_factory=list)  # committed, vector never written (`vector_outbox`)
     tenants_without_index: list[str] = field(default_factory=list)  # not a fault: `clean` ignores them
     open_to_others: list[str] = field(default_factory=list)  # data dir entries other accounts can read
+    lapsed_file_claims: list[str] = field(default_factory=list)  # claims on files a killed run left (their ids)
     embedder: str | None = None
     repaired: dict[str, int] = field(default_factory=dict)
 
@@ -81,7 +87,7 @@ class DoctorReport:
         return not (self.rows_without_vectors or self.vectors_without_rows or self.stale_embeddings
                     or self.stale_texts or self.stale_fulltext or self.fulltext_newer_format or self.unreadable_rows or self.undecryptable_secrets
                     or self.undecryptable_inputs or self.unreachable_vectors or self.vectors_pending
-                    or self.open_to_others or self.citations_drifted)
+                    or self.open_to_others or self.citations_drifted or self.lapsed_file_claims)
 
     @property
     def citations_drifted(self) -> bool:
@@ -102,7 +108,8 @@ class DoctorReport:
                 "unreachable_vectors": len(self.unreachable_vectors),
                 "vectors_pending": len(self.vectors_pending),
                 "tenants_without_index": len(self.tenants_without_index),
-                "open_to_others": self.open_to_others[:50], "repaired": self.repaired}
+                "open_to_others": self.open_to_others[:50], "lapsed_file_claims": len(self.lapsed_file_claims),
+                "repaired": self.repaired}
 
 
 def _rows_by_user(store: MemoryStore) -> dict[str, dict[str, str | None]]:
@@ -178,12 +185,18 @@ def diagnose(store: MemoryStore, data_dir: Path | None = None) -> DoctorReport:
                 store.cipher.decrypt(payload)
             except VaultKeyError:
                 report.undecryptable_inputs.append(input_id)
+    report.lapsed_file_claims = _inputs(store).lapsed_source_claims()
     _report_still_apart(store, report, rows, orphans, missing)
     report.unreachable_vectors = _still_unreachable(store, unreachable)
     if store.vectors is not None and store.embedder is not None:
         still = set(vector_outbox.pending(store.engine))
         report.vectors_pending = sorted({_pending_name(m) for m in marks if m in still})
     return report
+
+
+def _inputs(store: MemoryStore) -> InputLog:
+    """The store's input log as every engine opens it (its lease), for the claims on files."""
+    return InputLog(store.engine, store.cipher)
 
 
 def _pending_name(mark: vector_outbox.PendingVector) -> str:
@@ -334,6 +347,8 @@ def repair(store: MemoryStore, report: DoctorReport,
         repaired["fulltext_format_rewritten"] = rewritten
     if recited is not None:  # only a store whose citation index drifted
         repaired["citations_rebuilt"] = recited
+    if report.lapsed_file_claims:  # only a store a killed run over a folder left them in
+        repaired["file_claims_cleared"] = _inputs(store).clear_lapsed_source_claims()
     if store.vectors is None or store.embedder is None:
         after = diagnose(store, data_dir)
         after.repaired = repaired

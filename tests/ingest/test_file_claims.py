@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -138,12 +139,12 @@ def test_two_runs_over_one_folder_at_once_read_each_file_once(tmp_path, backend,
         logged = _logged(engines[0])
         assert sorted(logged) == names
         outcomes = [{o.name: o for o in report.outcomes} for report in reports]
-        assert {name: sorted(run[name].status for run in outcomes) for name in names} == {
-            name: ["ingested", "processed"] for name in names}
+        for name in names:  # read by one run; the other skipped it: `ingested` once it was logged, else `claimed`
+            assert sorted(run[name].status for run in outcomes) in (["ingested", "processed"], ["claimed", "processed"])
         for run in outcomes:
             for name, outcome in run.items():
-                # the other run's input once it was logged before this run ended (else none yet)
-                assert outcome.input_id in ((logged[name],) if outcome.status == "processed" else (logged[name], None))
+                # the input the log held for the file when the run ended: the other run's, none yet when claimed
+                assert outcome.input_id == (None if outcome.status == "claimed" else logged[name])
         assert _claims(engines[0]) == []  # each claim ended once its file was logged
     finally:
         for engine in engines:
@@ -161,13 +162,13 @@ def test_a_file_another_live_run_claimed_is_skipped_and_one_a_dead_run_claimed_i
         report = engine.ingest_screenshots(tmp_path / "shots", user_id=USER)
         statuses = {o.name: (o.status, o.input_id) for o in report.outcomes}
         logged = _logged(engine)
-    # claimed by live runs (this host's, another host's within the lease): theirs to read
-    assert statuses[names[0]] == statuses[names[2]] == ("ingested", None)
+    # claimed by live runs (this host's, another host's within the lease): theirs to read, not logged yet
+    assert statuses[names[0]] == statuses[names[2]] == ("claimed", None)
     # claimed by a run that died, or one whose lease lapsed: read here, not lost
     assert statuses[names[1]] == ("processed", logged[names[1]])
     assert statuses[names[3]] == ("processed", logged[names[3]])
     assert sorted(logged) == [names[1], names[3]] and sum(ocr_calls().values()) == 2
-    assert report.ingested == 2 and report.unique == 2
+    assert report.claimed == 2 and report.ingested == 0 and report.unique == 2
 
 
 def test_a_file_read_with_nothing_to_remember_is_not_skipped_by_the_next_run(tmp_path, backend, ocr_calls):
@@ -218,3 +219,66 @@ def test_a_run_whose_batches_wait_keeps_its_claims_past_the_lease(tmp_path, back
             run.join(120)
         assert [o.status for o in reports[0].outcomes] == ["processed"] * len(names)
         assert sum(ocr_calls().values()) == len(names) and _claims(engine) == []
+
+
+@pytest.mark.parametrize("listing", ["same path", "symlink", "copy"])
+def test_a_file_listed_twice_in_one_run_is_read_once(tmp_path, backend, ocr_calls, listing):
+    """The same path twice, or another path to a file of the same name and capture time (one file to the log)."""
+    [name] = _shots(tmp_path / "shots", 1)
+    path, other = tmp_path / "shots" / name, tmp_path / "elsewhere" / name
+    other.parent.mkdir()
+    if listing == "symlink":
+        other.symlink_to(path)
+    elif listing == "copy":
+        shutil.copy2(path, other)  # its metadata (and capture time) with it
+    paths = [path, path] if listing == "same path" else [path, other]
+    with _engine(tmp_path / "data", backend, dedup=False) as engine:  # not compared with the first: read unless known
+        report = engine.ingest_screenshots(paths, user_id=USER)
+        logged = _logged(engine)
+        assert _claims(engine) == []
+    assert sum(ocr_calls().values()) == 1
+    assert sorted((o.status, o.input_id) for o in report.outcomes) == [("ingested", logged[name]),
+                                                                      ("processed", logged[name])]
+    assert report.frames == 2 and report.unique == 1
+
+
+def test_a_file_skipped_for_a_run_that_died_before_logging_it_is_reported_claimed_not_ingested(
+        tmp_path, backend, ocr_calls):
+    names = _shots(tmp_path / "shots", 2)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])  # another run, alive
+    try:
+        with _engine(tmp_path / "data", backend) as engine:
+            claimer = f"{HOST}:{other.pid}:run00000"
+            assert engine.inputs.claim_source(InputKind.screenshot, USER, names[1], _captured(1), claimer).taken
+            report = engine.ingest_screenshots(tmp_path / "shots", user_id=USER)
+            other.kill()  # that run dies before it logs the file
+            other.wait()
+            logged = _logged(engine)
+            assert names[1] not in logged
+            statuses = {o.name: (o.status, o.input_id) for o in report.outcomes}
+            # not `ingested`: no input holds it
+            assert statuses == {names[0]: ("processed", logged[names[0]]), names[1]: ("claimed", None)}
+            assert report.claimed == 1 and report.ingested == 0 and report.to_dict()["claimed"] == 1
+            again = engine.ingest_screenshots(tmp_path / "shots", user_id=USER)  # the next run reads it
+            logged = _logged(engine)
+        assert {o.name: (o.status, o.input_id) for o in again.outcomes} == {
+            names[0]: ("ingested", logged[names[0]]), names[1]: ("processed", logged[names[1]])}
+        assert sum(ocr_calls().values()) == 2
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_doctor_reports_the_claims_of_killed_runs_and_repair_clears_only_those(tmp_path, backend):
+    with _engine(tmp_path / "data", backend) as engine:
+        live, remote = f"{HOST}:{os.getpid()}:busy0000", "elsewhere.example:4242:run00000"
+        for i, worker in enumerate((live, _dead_worker(), remote, remote)):
+            assert engine.inputs.claim_source(InputKind.screenshot, USER, f"shot_{i:02d}.png", _captured(i),
+                                              worker).taken
+        _lapse(engine, "shot_03.png", _captured(3))  # another host's run that stopped renewing a lease ago
+        found = engine.doctor()
+        assert not found.clean and found.summary()["lapsed_file_claims"] == 2  # the dead run's, the lapsed one
+        fixed = engine.doctor(repair=True)
+        assert fixed.clean and fixed.repaired["file_claims_cleared"] == 2
+        kept = sorted(row.claimed_by for row in _claims(engine))
+        assert kept == sorted([live, remote])  # claims of runs that may be reading their files stay
