@@ -23,7 +23,7 @@ from sqlalchemy.exc import DBAPIError
 from mirix_py.store.near import NEAR_WEIGHT
 from mirix_py.text.words import (ACCENT_MARKS, ACCENTED_BASES, ACCENTED_LETTERS, CJK_LETTERS, DIACRITIC_BASES,
                                  DIACRITIC_LETTERS, DIACRITIC_MARKS, FORMATS, JOINERS, LETTER_PAIRS, LETTERS_FROM,
-                                 LETTERS_TO, SEPARATORS)
+                                 LETTERS_TO, MARKS, SEPARATORS, UNSPACED_LETTERS)
 
 TABLE = "memory_posting"
 INDEX = "ix_memory_posting"
@@ -104,15 +104,30 @@ def _marks_folded_sql(expression: str) -> str:
     return expression
 
 
+def _clusters_split_sql(column: str) -> str:
+    """What `words.indexed_text` does last, in SQL, to a text column holding Thai, Lao, Khmer or
+    Myanmar letters: each cluster (a letter and the marks after it, `words.CLUSTER`) set apart, then
+    the adjacent clusters of each run of two or more, paired in order (`words.cluster_pairs`)."""
+    letters = _regex_class(UNSPACED_LETTERS)
+    cluster = f"{letters}{_regex_class(MARKS)}*"
+    pairs = ("coalesce((SELECT string_agg(' ' || p.pair, '' ORDER BY p.n, p.k) FROM (SELECT r.n, c.k, "
+             "c.m[1] || lead(c.m[1]) OVER (PARTITION BY r.n ORDER BY c.k) AS pair "
+             f"FROM regexp_matches({column}, '(?:{cluster}){{2,}}', 'g') WITH ORDINALITY AS r(m, n), "
+             f"regexp_matches(r.m[1], '{cluster}', 'g') WITH ORDINALITY AS c(m, k)) p WHERE p.pair IS NOT NULL), '')")
+    return (f"CASE WHEN {column} ~ '{letters}' THEN regexp_replace({column}, '({cluster})', ' \\1 ', 'g') || {pairs} "
+            f"ELSE {column} END")
+
+
 def text_function_sql(utf8: bool = True, collation: str | None = None, *, unaccent: bool = True,
-                      marks: bool = True) -> str:
+                      marks: bool = True, clusters: bool = True) -> str:
     """CREATE of TEXT_FUNCTION, the SQL twin of `words.indexed_text` of the text lowered as a query's
     words are (`words.query_terms`; FTS5 lowers every letter itself, to_tsvector in the C locale
     ASCII only), by `collation`'s lower() (`unicode_collation`; None: the database's), with the
     diacritics FTS5 folds taken off last (`unaccent`; as revision 0015 made it without), and the
     accents unicode61 leaves, joiners and format characters as `words.searchable` treats them
-    (`marks`; as revisions 0015 and 0016 made it without). A database not in UTF8 takes the text as
-    written (PostgreSQL normalises Unicode in UTF8 only). Made from the
+    (`marks`; as revisions 0015 and 0016 made it without), and the Thai, Lao, Khmer and Myanmar
+    clusters set apart and paired (`clusters`; as revision 0022 made it without). A database not in
+    UTF8 takes the text as written (PostgreSQL normalises Unicode in UTF8 only). Made from the
     constants of `text.words` by the migration that creates it: a change to them needs a migration
     that creates it again."""
     if not utf8:
@@ -131,6 +146,8 @@ def text_function_sql(utf8: bool = True, collation: str | None = None, *, unacce
                  f"FROM regexp_matches(s, '({cjk}{{2,}})', 'g') WITH ORDINALITY AS r(m, n), "
                  "generate_series(1, length(r.m[1]) - 1) AS i), '')")
         body = f"SELECT {split} FROM (SELECT {folded} AS s) x"
+        if clusters:
+            body = f"SELECT {_clusters_split_sql('c')} FROM ({body} OFFSET 0) w(c)"  # c made once, read thrice
         if unaccent:
             body = f"SELECT {_unaccented_sql('u')} FROM ({body} OFFSET 0) y(u)"  # u made once, read thrice
     return (f"CREATE OR REPLACE FUNCTION {TEXT_FUNCTION}(t text) RETURNS text LANGUAGE sql IMMUTABLE STRICT "
@@ -182,12 +199,12 @@ def drop_config(conn: Connection) -> None:
     conn.execute(text(f"DROP FUNCTION IF EXISTS {TOKENS_FUNCTION}(tsvector)"))
 
 
-def create_functions(conn: Connection, *, like_sqlite: bool = True, marks: bool = True) -> None:
-    """TEXT_FUNCTION (with `marks`: as revision 0022 makes it), and with `like_sqlite`
-    UNACCENT_FUNCTION, TOKENS_FUNCTION and CONFIG, for this database."""
+def create_functions(conn: Connection, *, like_sqlite: bool = True, marks: bool = True, clusters: bool = True) -> None:
+    """TEXT_FUNCTION (with `marks`: as revision 0022 makes it; and `clusters`: as 0023 does, only with
+    `marks`), and with `like_sqlite` UNACCENT_FUNCTION, TOKENS_FUNCTION and CONFIG, for this database."""
     utf8 = conn.execute(text("SELECT current_setting('server_encoding')")).scalar_one() == "UTF8"
     conn.execute(text(text_function_sql(utf8, unicode_collation(conn) if utf8 else None, unaccent=like_sqlite,
-                                        marks=marks and like_sqlite)))
+                                        marks=marks and like_sqlite, clusters=clusters and marks and like_sqlite)))
     if like_sqlite:
         conn.execute(text(unaccent_function_sql(utf8)))
         conn.execute(text(tokens_function_sql()))
@@ -202,15 +219,17 @@ def tsvector_sql(expression: str, *, folded: bool = True, like_sqlite: bool = Tr
     return f"to_tsvector('{CONFIG if folded and like_sqlite else PLAIN_CONFIG}', {expression})"
 
 
-def index_columns(conn: Connection, *, folded: bool = True, like_sqlite: bool = True, marks: bool = True) -> None:
+def index_columns(conn: Connection, *, folded: bool = True, like_sqlite: bool = True, marks: bool = True,
+                  clusters: bool = True) -> None:
     """`memory.tsv` and `memory.near_tsv` generated again (`tsvector_sql`): of TEXT_FUNCTION of the
-    text (`folded`) by CONFIG (`like_sqlite`), as revision 0022 makes them (0016 without `marks`); of TEXT_FUNCTION by
+    text (`folded`) by CONFIG (`like_sqlite`), as revision 0023 makes them (0022 without `clusters`,
+    0016 without `marks` either); of TEXT_FUNCTION by
     english (`like_sqlite=False`), as revision 0015 made them; of the text as written by english
     (`folded=False`), as before 0015. PostgreSQL cannot change a generated column's expression in
     place: each is dropped and added (the table is written again). The postings must be dropped
     before (`drop`) and made after (`create`)."""
     if folded:
-        create_functions(conn, like_sqlite=like_sqlite, marks=marks)
+        create_functions(conn, like_sqlite=like_sqlite, marks=marks, clusters=clusters)
     own = tsvector_sql("text", folded=folded, like_sqlite=like_sqlite)
     near = tsvector_sql("coalesce(near, '')", folded=folded, like_sqlite=like_sqlite)
     conn.execute(text("ALTER TABLE memory DROP COLUMN IF EXISTS tsv, DROP COLUMN IF EXISTS near_tsv"))

@@ -86,6 +86,19 @@ CJK_LETTERS = ("\u1100-\u11ff\u3005-\u3007\u3021-\u3029\u3038-\u303b\u3041-\u309
 CJK = re.compile(f"[{CJK_LETTERS}]")
 CJK_RUN = re.compile(f"[{CJK_LETTERS}]+")
 
+# Letters of the other scripts written without spaces between words: Thai, Lao, Khmer and Myanmar
+# (Burmese, with its extensions A and B). A letter with the combining marks written after it (vowel
+# signs, tone marks, a virama or coeng: `MARKS`) is a cluster, and a run of clusters is indexed as a
+# CJK run is, a cluster for a letter: a tone mark alone is no term, and แม่ (mother) shares no pair
+# with แมว (cat). No word dictionary is at hand offline, and PostgreSQL must part text as Python
+# does, in SQL (`store.pg_postings`). Their digits, punctuation and symbols are not letters.
+UNSPACED_LETTERS = _ranges([code for first, last in ((0xE00, 0xEFF), (0x1000, 0x109F), (0x1780, 0x17FF),
+                                                     (0xA9E0, 0xA9FF), (0xAA60, 0xAA7F))
+                            for code in range(first, last + 1) if unicodedata.category(chr(code))[0] == "L"])
+UNSPACED = re.compile(f"[{UNSPACED_LETTERS}]")
+CLUSTER = re.compile(f"[{UNSPACED_LETTERS}][{MARKS}]*")
+CLUSTER_RUN = re.compile(f"(?:[{UNSPACED_LETTERS}][{MARKS}]*)+")
+
 # Letters a reader takes for the same but FTS5's unicode61 folding does not: German ß (searched as
 # "ss"), Turkish İ (its lowercase splits a word at a combining dot), Russian ё (written е as often),
 # Greek accents and final sigma. One character each, except ß and ẞ (`LETTER_PAIRS`).
@@ -183,29 +196,44 @@ def cjk_pairs(run: str) -> list[str]:
     return [run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)]
 
 
+def cluster_pairs(run: str) -> list[str]:
+    """The terms of a run of Thai, Lao, Khmer or Myanmar clusters (`CLUSTER`): each two adjacent
+    clusters, or the cluster of a run of one (ตลาด: ตล ลา าด; แม่: แม่, its tone mark kept with ม)."""
+    clusters = CLUSTER.findall(run)
+    return [run] if len(clusters) == 1 else [a + b for a, b in zip(clusters, clusters[1:])]
+
+
 def indexed_text(text: str) -> str:
     """What the full-text index holds for a memory's text (never what is shown or stored as the
     memory): `searchable`, and each CJK letter set apart, followed by the letter pairs of each CJK
     run, so a word inside a run is found by its pairs and a Latin word beside it is a token of its
-    own. Text without CJK letters is `searchable(text)`."""
+    own; then each Thai, Lao, Khmer or Myanmar cluster set apart, followed by the cluster pairs of
+    each of their runs. Text without such letters is `searchable(text)`."""
     text = searchable(text)
-    if not CJK.search(text):
-        return text
-    pairs = [pair for run in CJK_RUN.findall(text) if len(run) > 1 for pair in cjk_pairs(run)]
-    return CJK.sub(r" \g<0> ", text) + "".join(" " + pair for pair in pairs)
+    if CJK.search(text):
+        pairs = [pair for run in CJK_RUN.findall(text) if len(run) > 1 for pair in cjk_pairs(run)]
+        text = CJK.sub(r" \g<0> ", text) + "".join(" " + pair for pair in pairs)
+    if UNSPACED.search(text):
+        pairs = [pair for run in CLUSTER_RUN.findall(text) if not CLUSTER.fullmatch(run) for pair in cluster_pairs(run)]
+        text = CLUSTER.sub(r" \g<0> ", text) + "".join(" " + pair for pair in pairs)
+    return text
+
+
+_RUN = re.compile(f"(?P<cjk>{CJK_RUN.pattern})|{CLUSTER_RUN.pattern}")
+_LETTERS_WITHOUT_SPACES = re.compile(f"[{CJK_LETTERS}{UNSPACED_LETTERS}]")
 
 
 def _words_of(token: str) -> list[str]:
-    """A token's search words: itself, or when it holds CJK letters, its other parts and the pairs
-    of its CJK runs, in order."""
-    if not CJK.search(token):
+    """A token's search words: itself, or when it holds CJK letters or Thai, Lao, Khmer or Myanmar
+    clusters, its other parts and the pairs of those runs, in order."""
+    if not _LETTERS_WITHOUT_SPACES.search(token):
         return [token]
     words: list[str] = []
     start = 0
-    for run in CJK_RUN.finditer(token):
+    for run in _RUN.finditer(token):
         if run.start() > start:
             words.append(token[start:run.start()])
-        words += cjk_pairs(run.group())
+        words += cjk_pairs(run.group()) if run.group("cjk") else cluster_pairs(run.group())
         start = run.end()
     if start < len(token):
         words.append(token[start:])
@@ -213,14 +241,15 @@ def _words_of(token: str) -> list[str]:
 
 
 def _is_term(word: str) -> bool:
-    """Long enough to search for: two characters, or one CJK letter (a word of its own)."""
-    return len(word) > 1 or bool(CJK.match(word))
+    """Long enough to search for: two characters, or one CJK letter or Thai, Lao, Khmer or Myanmar
+    letter (a word of its own); a mark alone is none."""
+    return len(word) > 1 or bool(CJK.match(word) or UNSPACED.match(word))
 
 
 def query_terms(query: str, limit: int = 32) -> list[str]:
     """Content words of a query, lowercased, deduplicated, in order, in the form `indexed_text`
-    indexes them (`searchable`; a CJK run as its letter pairs); a word's combining marks are part of
-    it (`TOKEN`)."""
+    indexes them (`searchable`; a CJK run as its letter pairs, a Thai, Lao, Khmer or Myanmar run as
+    its cluster pairs); a word's combining marks are part of it (`TOKEN`)."""
     # lowered first: lower() makes İ an i with a combining dot, and a final Σ a ς, both folded then
     words = [w for tok in tokens(searchable(query.lower())) for w in _words_of(tok)]
     seen: dict[str, None] = {}

@@ -145,3 +145,42 @@ def test_format_characters_do_not_hide_a_word(mx, user_id):
     assert _bm25(mx, "evil", user_id) == [isolated]
     assert _bm25(mx, "میخواهم", user_id) == [persian]
     assert _bm25(mx, "می\u200cخواهم", user_id) == [persian]
+
+
+UNSPACED = {  # hand-made sentences written without spaces between words, and a word inside each
+    "thai": [("ฉันไปตลาดกับแม่เมื่อวานนี้", "ตลาด"), ("พี่ชายของฉันทำงานที่โรงพยาบาลในเชียงใหม่", "โรงพยาบาล"),
+             ("คุณยายปลูกมะม่วงไว้หลังบ้าน", "มะม่วง"), ("น้องสาวแพ้กุ้งและปู", "กุ้ง")],
+    "lao": [("ຂ້ອຍໄປຕະຫຼາດກັບແມ່ມື້ວານນີ້", "ຕະຫຼາດ"), ("ອ້າຍຂອງຂ້ອຍເຮັດວຽກຢູ່ໂຮງໝໍ", "ໂຮງໝໍ"),
+            ("ລາວຍ້າຍໄປຢູ່ວຽງຈັນແຕ່ປີກາຍ", "ວຽງຈັນ")],
+    "khmer": [("ខ្ញុំទៅផ្សារជាមួយម្តាយកាលពីម្សិលមិញ", "ផ្សារ"), ("យាយដាំស្វាយនៅក្រោយផ្ទះ", "ស្វាយ"),
+              ("គាត់បានផ្លាស់ទៅរស់នៅភ្នំពេញតាំងពីឆ្នាំមុន", "ភ្នំពេញ")],
+    "burmese": [("ကျွန်တော်မနေ့ကအမေနဲ့ဈေးကိုသွားတယ်", "ဈေး"), ("အစ်ကိုကဆေးရုံမှာအလုပ်လုပ်တယ်", "ဆေးရုံ"),
+                ("သူမနှစ်ကရန်ကုန်ကိုပြောင်းသွားတယ်", "ရန်ကုန်")],
+}
+
+
+@pytest.mark.parametrize("script", sorted(UNSPACED))
+def test_a_word_inside_a_thai_lao_khmer_or_burmese_sentence_is_found_first(mx, user_id, script):
+    """These scripts put no space between words: a word inside a run is found by its cluster pairs."""
+    pairs = UNSPACED[script]
+    ids = _said(mx, user_id, [sentence for sentence, _ in pairs])
+    for sentence, word in pairs:
+        assert _bm25(mx, word, user_id)[0] == sentence, word
+    sentence = pairs[0][0]
+    assert mx.get(ids[sentence], user_id=user_id).summary == sentence  # stored as said, no spaces
+
+
+def test_a_thai_tone_mark_stays_with_its_letter(mx, user_id):
+    """แม่ (mother) is not แมว (cat): the tone mark is part of the cluster, and alone it finds nothing."""
+    mother, cat = "แม่ไปทำงานแต่เช้า", "แมวนอนบนเตียงทั้งวัน"
+    _said(mx, user_id, [mother, cat])
+    assert _bm25(mx, "แม่", user_id) == [mother]
+    assert _bm25(mx, "แมว", user_id) == [cat]
+    assert _bm25(mx, "\u0e48", user_id) == []
+
+
+def test_a_latin_word_written_against_thai_letters_is_a_word(mx, user_id):
+    target = "ฉันซื้อiPhoneที่ห้างเมื่อวาน"
+    _said(mx, user_id, [target, "ฉันซื้อรองเท้าที่ตลาด", "I bought a new phone case."])
+    assert _bm25(mx, "iphone", user_id) == [target]
+    assert _bm25(mx, "ห้าง", user_id) == [target]

@@ -245,3 +245,65 @@ def test_rows_indexed_before_0022_are_found_by_words_with_marks(backend, tmp_pat
             held = dict(conn.execute(text("SELECT memory_id, text FROM memory_fts")).all())
             assert held == {r[0]: indexed_text(r[2]) for r in rows} and held["epi_3"] == "Ann ate pho in Hà Noi"
     engine.dispose()
+
+
+def test_rows_indexed_before_0023_are_found_by_a_word_inside_thai_or_khmer_text(backend, tmp_path):
+    """0023 indexes again the memories and sessions holding Thai, Lao, Khmer or Myanmar letters, their
+    clusters set apart and paired: a word inside a Thai or Khmer run written before it is found after
+    it, English and Chinese words before and after, and the memories' text stays as written."""
+    from mirix_py.store.fulltext import Filters
+    from mirix_py.store.opening import fulltext_for
+    from mirix_py.store.sessions import sessions_for
+    from mirix_py.store.sqlite_fulltext import fts_rowid, type_token, user_token
+    from mirix_py.text.words import indexed_text
+
+    engine = make_engine(backend or f"sqlite:///{tmp_path / 'old.db'}")
+    upgrade(engine, "0022_fulltext_marks")
+    postgres = engine.dialect.name == "postgresql"
+    thai, khmer = "ฉันไปตลาดกับแม่เมื่อวานนี้", "ខ្ញុំទៅផ្សារជាមួយម្តាយ"
+    lake, piano = "We had coffee at the lake.", "我的女儿在上海学习钢琴。"
+    as_0022 = {thai: thai, khmer: khmer, lake: lake, piano: indexed_text(piano)}  # what 0022 indexed: runs whole
+    rows = [("epi_1", thai, "in_a"), ("epi_2", khmer, "in_b"), ("epi_3", lake, "in_c"), ("epi_4", piano, "in_d")]
+    with engine.begin() as conn:  # the rows as revision 0022 wrote and indexed them
+        for memory_id, body, input_id in rows:
+            conn.execute(text(
+                "INSERT INTO memory (id, user_id, memory_type, text, occurred_at, created_at, updated_at, source_ids,"
+                " tags, fields, input_id) VALUES (:id, 'ann', 'episodic', :x, :at, :at, :at, :s, '[]', '{}', :i)"),
+                {"id": memory_id, "x": body, "i": input_id, "s": json.dumps([input_id]),
+                 "at": f"2023-05-0{memory_id[-1]} 10:00:00"})
+        for _, body, input_id in rows:
+            if postgres:
+                conn.execute(text("INSERT INTO memory_session (user_id, input_id, text) VALUES ('ann', :i, :x)"),
+                             {"i": input_id, "x": body})
+            else:
+                conn.execute(text("INSERT INTO memory_session(rowid, text, ukey, input_id) VALUES (:r, :x, :u, :i)"),
+                             {"r": fts_rowid("ann", input_id), "x": as_0022[body], "u": user_token("ann"),
+                              "i": input_id})
+        if not postgres:
+            for memory_id, body, _ in rows:
+                conn.execute(text("INSERT INTO memory_fts(rowid, text, ukey, mtype, memory_id) "
+                                  "VALUES (:r, :x, :u, :m, :id)"),
+                             {"r": fts_rowid("ann", memory_id), "x": as_0022[body], "u": user_token("ann"),
+                              "m": type_token("episodic"), "id": memory_id})
+    index, session_index = fulltext_for(engine), sessions_for(engine)
+
+    def found(query: str) -> list[str]:
+        with engine.connect() as conn:
+            return [i for i, _ in index.search(conn, query, Filters(user_id="ann"), 4)]
+
+    def sessions_found(query: str) -> list[str]:
+        with engine.connect() as conn:
+            return [i for i, _ in session_index.search(conn, query, "ann", 3)]
+
+    assert found("lake") == ["epi_3"] and found("钢琴") == ["epi_4"]
+    assert found("ตลาด") == found("ផ្សារ") == sessions_found("ตลาด") == []
+    upgrade(engine)
+    for query, memory_id in (("ตลาด", "epi_1"), ("แม่", "epi_1"), ("ផ្សារ", "epi_2"), ("lake", "epi_3"), ("钢琴", "epi_4")):
+        assert found(query) == [memory_id], query
+    assert sessions_found("ตลาด") == ["in_a"] and sessions_found("ផ្សារ") == ["in_b"] and sessions_found("lake") == ["in_c"]
+    with engine.connect() as conn:
+        assert dict(conn.execute(text("SELECT id, text FROM memory")).all()) == {r[0]: r[1] for r in rows}
+        if not postgres:  # what `doctor` compares: each row holds its text as `indexed_text` renders it
+            held = dict(conn.execute(text("SELECT memory_id, text FROM memory_fts")).all())
+            assert held == {r[0]: indexed_text(r[1]) for r in rows}
+    engine.dispose()

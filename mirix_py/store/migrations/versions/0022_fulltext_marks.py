@@ -46,7 +46,7 @@ def _index(tokenize: str, *, marks: bool) -> None:
     conn = op.get_bind()
     if conn.dialect.name == "postgresql":
         pg_postings.drop(conn)  # no trigger runs while the columns are made again
-        pg_postings.index_columns(conn, marks=marks)
+        pg_postings.index_columns(conn, marks=marks, clusters=False)  # as this revision made them (0023 goes on)
         pg_session_columns(conn)
         pg_postings.create(conn)
         return
