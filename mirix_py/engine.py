@@ -406,8 +406,9 @@ class Mirix(ScreenshotsMixin):
         (`store.erase`): the history states of what it deleted are emptied and those of what it changed
         rewritten without them, and an input no turn or frame cites any more loses its text (and its
         thumbnail); an input still cited (a multi-message input's other turns) keeps its text but the
-        erased turn's message (by its id, else by the time it was said); an embedded Chroma's files lose
-        the erased vectors (`VectorIndex.purge`)."""
+        erased turn's message (by its id, else by the time it was said), and so do the OpenAI Agents SDK
+        session items that carried it (their text replaced); an embedded Chroma's files lose the erased
+        vectors (`VectorIndex.purge`)."""
         check_user(user_id)
         _check_actor(actor)
         if not isinstance(erase, bool):
@@ -421,7 +422,8 @@ class Mirix(ScreenshotsMixin):
                 self.store.apply([], user_id=user_id, actor=actor, erase=erasure)
                 changes: builtins.list[MemoryChange] = []
             else:
-                erasure = Erasure(said_only_in=derived.held_alone(self.store, current)) if erase else None
+                erasure = Erasure(said_only_in=derived.held_alone(self.store, current),
+                                  sessions=self._agent_sessions()) if erase else None
                 changes = self._delete_now(current, actor, erasure)
             if erasure is not None and self.store.vectors is not None:
                 self.store.vectors.purge(user_id)  # the erased vectors out of the index's files too
@@ -445,7 +447,11 @@ class Mirix(ScreenshotsMixin):
             return None
         alone = derived.cited_alone(self.store, user_id, memory_id, last.before.get("source_ids") or []) \
             if last.memory_type is MemoryType.episodic else frozenset()
-        return Erasure(said_only_in=alone, emptied_ids=frozenset({memory_id}))
+        return Erasure(said_only_in=alone, emptied_ids=frozenset({memory_id}), sessions=self._agent_sessions())
+
+    def _agent_sessions(self) -> agent_sessions.SessionStore | None:
+        """The data dir's OpenAI Agents SDK sessions, whose items an erasure takes the erased messages out of."""
+        return agent_sessions.kept_in(self.settings.data_dir, self.store.cipher)
 
     def undo(self, input_id: str, *, user_id: str, force: bool = False) -> builtins.list[MemoryChange]:
         """Revert every change one input caused: its inserts deleted, its updates and deletions

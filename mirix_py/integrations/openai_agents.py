@@ -14,9 +14,12 @@ assistant messages to the engine once a reply has come (one input per run, sourc
 `openai-agents:<session_id>`), where they become memories. The items are kept exactly as given (the SDK
 matches them again by content); the turns sent to the engine are made plain (`text.storable.printable`:
 a terminal's escape sequences dropped, form feeds made line breaks), so a control character in a
-user's message or a model's reply fails no run. Each user message that only asks (every sentence
-ends with "?") is marked as chat marks its question (`integrations.tools.marked`): search ranks it below
-what the user said, so the questions of many runs do not crowd out the user's statements. A run longer than the engine's `max_input_chars` goes as consecutive inputs, a longer
+user's message or a model's reply fails no run. Each turn goes with a message id of its own, which the
+session keeps beside its item (`said_as`): `Mirix.delete(..., erase=True)` of the turn finds the item
+by it and replaces its text, and takes back the facts and core lines restated from that message alone.
+Each user message that only asks (every sentence ends with "?") is marked as chat marks its question
+(`integrations.tools.marked`): search ranks it below what the user said, so the questions of many runs
+do not crowd out the user's statements. A run longer than the engine's `max_input_chars` goes as consecutive inputs, a longer
 turn's text cut at paragraph, line, sentence or word breaks (`text.pieces.pieces_within`), so no
 length fails a run and every word said is remembered, in order (over REST the server's limit, from its /health). `session_settings` (`SessionSettings`,
 as `SQLiteSession` takes it) gives the default `limit` of `get_items`. `pop_item` and `clear_session`
@@ -27,6 +30,7 @@ with `Mirix.undo` or `delete_user`).
 from __future__ import annotations
 
 import asyncio
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -35,22 +39,29 @@ from agents.memory import SessionABC, SessionSettings
 from agents.memory.session_settings import coerce_session_settings, resolve_session_limit
 
 from mirix_py.boundary.inputs import check_storable, check_user, normalize_add
-from mirix_py.store.agent_sessions import FILE_NAME, SessionStore
-from mirix_py.integrations.tools import (
-    first_input, input_limit, marked, memory_tools, message_text, open_memory, turn_pieces,
-)
-from mirix_py.text.storable import printable
+from mirix_py.store.agent_sessions import FILE_NAME, SessionStore, said_text
+from mirix_py.integrations.tools import first_input, input_limit, marked, memory_tools, open_memory, turn_pieces
+
+TURN_PREFIX = "oa-"  # the message ids the session gives the turns it remembers (not a question: `marked`)
 
 
 def _turn(item: Any) -> dict[str, str] | None:
-    """A user or assistant message item as a chat message in plain text, a mere question marked as chat marks
-    its own (`marked`; the item's own id stays in the session only); tool calls, reasoning and the rest are not turns."""
-    get = item.get if isinstance(item, dict) else lambda key, default=None: getattr(item, key, default)
-    role = get("role")
-    if role not in ("user", "assistant") or get("type", "message") != "message":
+    """A user or assistant message item as a chat message in plain text (`said_text`), a mere question marked
+    as chat marks its own (`marked`), any other turn with an id of its own (the item's own id stays in the
+    session only); tool calls, reasoning and the rest are not turns."""
+    text = said_text(item)
+    if text is None:
         return None
-    text = printable(message_text(get("content")))
-    return marked({"role": str(role), "content": text}) if text.strip() else None
+    role = item.get("role") if isinstance(item, dict) else getattr(item, "role", None)
+    turn = marked({"role": str(role), "content": text})
+    return turn if turn.get("id") else {**turn, "id": TURN_PREFIX + uuid.uuid4().hex[:16]}
+
+
+def _pieces(turn: dict[str, str], max_chars: int) -> list[dict[str, str]]:
+    """A turn's pieces within the engine's limit (`turn_pieces`), each with an id of its own: an erasure of
+    one piece's memory takes only that piece out of the input log."""
+    pieces = turn_pieces(turn, max_chars)
+    return pieces if len(pieces) == 1 else [{**p, "id": f"{turn['id']}.{n}"} for n, p in enumerate(pieces, 1)]
 
 
 class _UserSession(SessionABC):
@@ -62,8 +73,8 @@ class _UserSession(SessionABC):
     async def get_items(self, limit: int | None = None) -> list[Any]:
         return await asyncio.to_thread(self.store.get_items, self.user_id, self.session_id, limit)
 
-    async def add_items(self, items: list[Any]) -> None:
-        await asyncio.to_thread(self.store.add_items, self.user_id, self.session_id, items)
+    async def add_items(self, items: list[Any], said_as: list[list[str]] | None = None) -> None:
+        await asyncio.to_thread(self.store.add_items, self.user_id, self.session_id, items, said_as)
 
     async def pop_item(self) -> Any | None:
         return await asyncio.to_thread(self.store.pop_item, self.user_id, self.session_id)
@@ -111,18 +122,21 @@ class MirixSession(SessionABC):
         limit, once the assistant has answered (the SDK adds a run's input before the model is called:
         remembered then, a question would be its own best match). A piece the engine would refuse raises
         InvalidInput first, and nothing is kept."""
-        turns = await asyncio.to_thread(self._turns, items) if self.remember else []
-        await self.history.add_items(items)
-        self._pending += turns
+        said = await asyncio.to_thread(self._turns, items) if self.remember else [[] for _ in items]
+        if isinstance(self.history, _UserSession):  # a history of the caller's own keeps items only
+            await self.history.add_items(items, [[p["id"] for p in pieces] for pieces in said])
+        else:
+            await self.history.add_items(items)
+        self._pending += [pieces for pieces in said if pieces]
         answered = max((n + 1 for n, t in enumerate(self._pending) if t[0]["role"] == "assistant"), default=0)
         if answered:  # a question still unanswered waits for its answer
             await asyncio.to_thread(self._flush, answered)
 
     def _turns(self, items: list[Any]) -> list[list[dict[str, str]]]:
-        """The items' turns, each as its pieces within the engine's limit (over REST the server's, asked
-        for once); InvalidInput for a piece the engine would refuse."""
+        """Each item's turn as its pieces within the engine's limit (over REST the server's, asked for
+        once), none for an item that is not a turn; InvalidInput for a piece the engine would refuse."""
         max_chars = input_limit(self.memory)
-        turns = [turn_pieces(t, max_chars) for t in map(_turn, items) if t is not None]
+        turns = [[] if t is None else _pieces(t, max_chars) for t in map(_turn, items)]
         for piece in (p for pieces in turns for p in pieces):
             normalize_add([piece], user_id=self.user_id, occurred_at=None, source_id=self._source, kind="text",
                           max_chars=max_chars)

@@ -22,6 +22,7 @@ from mirix_py.text.passages import focus
 from mirix_py.text.pieces import pieces_within
 from mirix_py.errors import CoreMemoryFull, InvalidInput
 from mirix_py.integrations.context import shareable
+from mirix_py.store.agent_sessions import message_text  # the session store reads an item's text as the adapters do
 from mirix_py.store.questions import turn_id
 from mirix_py.records import SearchHit
 from mirix_py.settings import Settings
@@ -98,16 +99,6 @@ def inputs_within(turns: list[dict[str, Any]], max_chars: int) -> list[list[dict
         inputs.append(first_input(pieces, max_chars))
         pieces = pieces[len(inputs[-1]):]
     return inputs
-
-
-def message_text(content: Any) -> str:
-    """The text of a chat message's content: a string, or the text parts of a list of parts."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [p.get("text") if isinstance(p, dict) else getattr(p, "text", None) for p in content]
-        return "\n".join(p for p in parts if isinstance(p, str) and p.strip())
-    return ""
 
 
 def memory_tools(memory: Any, user_id: str, *, limit: int = 5) -> list[Callable[..., Awaitable[str]]]:

@@ -29,7 +29,10 @@ transaction, after its changes are written:
   but for the messages only deleted memories cited: by their ids, and a message without one by the time
   it was said, which its turn's episode was made at (`said_at`). Its other messages without a time of
   their own are given the one they were said at (their place in the list): no later erasure finds
-  another message at a dropped one's place.
+  another message at a dropped one's place;
+- the OpenAI Agents SDK session items that carried a message the input log lost (`store.agent_sessions`:
+  found by the message's id, an item kept before ids were recorded by its text) have their text
+  replaced, before the commit: a failure there erases nothing of the store.
 
 The caller has SQLite's full-text index written again without the words before the commit and
 truncates the write-ahead log (`store.sqlite_erase`); on PostgreSQL the rows are rewritten, and their
@@ -48,6 +51,7 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from mirix_py.records import MemoryBase, MemoryType, Operation
+from mirix_py.store.agent_sessions import SessionStore
 from mirix_py.store.citations import citing
 from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.history_keys import MERGED, MERGED_INTO, SECRET_TOKEN
@@ -234,6 +238,10 @@ class Erasure:
     the turn took back, whose words stay in history)."""
     emptied_ids: frozenset[str] = frozenset()
     """Memories deleted before without erasure whose history is emptied (`Mirix.delete` of one again)."""
+    sessions: SessionStore | None = None
+    """The data dir's agent sessions (`agent_sessions.kept_in`), whose items lose the erased messages' words."""
+    messages: list[dict[str, Any]] = field(default_factory=list, init=False, repr=False)
+    """The messages whose text left the input log, as it held them (`content`, `id` when given)."""
     turns_said: dict[str, set[datetime]] = field(default_factory=dict, init=False, repr=False)
     """Input id -> when the turns whose histories it emptied were said (`said_at`): their messages without
     ids leave the input's text."""
@@ -256,6 +264,8 @@ class Erasure:
         cited = {s for p in plans if p.before is not None and p.after is None for s in p.before.source_ids}
         erased = self._erase_inputs(session, store.cipher, user_id, cited | self.said_only_in)
         self._take_out_changes_of(store, session, user_id, erased)
+        if self.sessions is not None and self.messages:
+            self.sessions.erase_said(user_id, self.messages)
 
     def _empty(self, store: Histories, session: Session, memory_id: str, user_id: str,
                rows: HistoryStates | None = None) -> None:
@@ -338,6 +348,8 @@ class Erasure:
             kept = [(m, when) for m, when in zip(messages, times)
                     if not (m["id"] in cited and m["id"] not in held if m.get("id") else when in turns)]
             if len(kept) < len(messages):
+                left = {id(m) for m, _ in kept}
+                self.messages += [m for m in messages if id(m) not in left]
                 pinned = [m if m.get("occurred_at") else {**m, "occurred_at": when.isoformat()} for m, when in kept]
                 row.payload = cipher.encrypt(json.dumps({**payload, "messages": pinned}))
         return erased
@@ -346,6 +358,7 @@ class Erasure:
         thumbnail = (payload.get("metadata") or {}).get("thumbnail")
         if thumbnail:
             self.thumbnails.append(thumbnail)
+        self.messages += payload["messages"]
         kept = {"messages": [], "metadata": dict(ERASED_INPUT),
                 **({"expires_at": payload["expires_at"]} if payload.get("expires_at") else {})}
         row.payload = cipher.encrypt(json.dumps(kept, separators=(",", ":")))

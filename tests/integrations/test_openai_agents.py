@@ -291,3 +291,139 @@ def test_example_runs(tmp_path):
                           str(tmp_path / "mem")], capture_output=True, text=True, timeout=300, env=env, cwd=repo)
     assert out.returncode == 0, out.stderr
     assert "allergic to peanuts" in out.stdout.split("> What am I allergic to?")[1]
+
+
+# ------------------------------------------------------------ erasing a turn (`delete(..., erase=True)`)
+
+SECRET = "Zorblattqueen"
+
+
+@pytest.fixture
+def mx_on(tmp_path, embedder, backend):
+    engine = Mirix(tmp_path / "data", embedder=embedder, database_url=backend)
+    yield engine
+    engine.close()
+
+
+def session_rows(mx: Mirix, user_id: str) -> list[str]:
+    """The user's session items as stored (encrypted), in order."""
+    with closing(sqlite3.connect(Path(mx.settings.data_dir) / "agent_sessions.sqlite")) as db:
+        return [row[0] for row in db.execute("SELECT item FROM session_items WHERE user_id = ? ORDER BY position",
+                                             (user_id,))]
+
+
+def session_files_holding(mx: Mirix, tokens: list[str]) -> list[str]:
+    """The session file and its write-ahead log, those holding any of these stored items' bytes."""
+    return [f.name for f in Path(mx.settings.data_dir).iterdir()
+            if f.name.startswith("agent_sessions") and any(t.encode() in f.read_bytes() for t in tokens)]
+
+
+def test_an_erased_turn_leaves_the_session_that_carried_it(mx_on):
+    mx = mx_on
+    session = MirixSession("chat-1", user_id="ada", mx=mx)
+    asyncio.run(session.add_items([said("user", f"My childhood nickname was {SECRET}. I live in Quixhaven."),
+                                   said("assistant", "Noted, I'll remember that.")]))
+    asyncio.run(session.add_items([said("user", "I like tea."), said("assistant", "Tea it is.")]))
+    other = MirixSession("chat-1", user_id="bob", mx=mx)  # the same words in another user's session stay
+    asyncio.run(other.add_items([said("user", f"My childhood nickname was {SECRET}. I live in Quixhaven."),
+                                 said("assistant", "Noted.")]))
+    before = session_rows(mx, "ada")
+    carried = [t for t in before if SECRET in mx.store.cipher.decrypt(t)]
+    episode = next(m for m in mx.list(user_id="ada", memory_types=["episodic"]) if SECRET in m.summary)
+
+    mx.delete(episode.id, user_id="ada", erase=True)
+
+    # the item stays in its place with its text replaced; the reply, the other turns and bob's items stay
+    items = asyncio.run(MirixSession("chat-1", user_id="ada", mx=mx).get_items())
+    assert items == [said("user", "[erased]"), said("assistant", "Noted, I'll remember that."),
+                     said("user", "I like tea."), said("assistant", "Tea it is.")]
+    assert SECRET in json.dumps(asyncio.run(other.get_items()))
+    # no stored row decrypts to the words, and the row as it was is in neither the file nor its log
+    assert not any(SECRET in mx.store.cipher.decrypt(t) for t in session_rows(mx, "ada"))
+    assert carried and session_files_holding(mx, carried) == []
+    # what the message restated went with it (the turn had a message id: the core line cites it alone)
+    assert not any("Quixhaven" in m.model_dump_json() for m in mx.list(user_id="ada"))
+    assert mx.search("tea", user_id="ada") and remembered(mx, "ada", "Noted, I'll remember that.")
+    session.close()
+    other.close()
+
+
+def test_a_session_with_an_erased_reply_still_runs(mx):
+    model = ScriptedModel(lambda items: f"Your code word is {SECRET}." if len(items) == 1 else "Hello again!")
+    session = MirixSession("chat-1", user_id="ada", mx=mx)
+    agent = Agent(name="assistant", instructions="Be brief.", model=model)
+    run(agent, "Give me a code word.", session)
+    reply = next(m for m in mx.list(user_id="ada", memory_types=["episodic"]) if SECRET in m.summary)
+
+    mx.delete(reply.id, user_id="ada", erase=True)
+
+    # the SDK's output message keeps its id, type, role and status; its text part reads "[erased]"
+    kept = asyncio.run(session.get_items())[-1]
+    assert (kept["type"], kept["role"], kept["id"], kept["status"]) == ("message", "assistant", "m1", "completed")
+    assert kept["content"] == [{"type": "output_text", "text": "[erased]", "annotations": []}]
+    assert run(agent, "Hi again.", session) == "Hello again!"  # the SDK replays the session as it is
+    assert SECRET not in json.dumps(model.inputs[-1], default=str)
+    assert [_get(i, "role") for i in model.inputs[-1]] == ["user", "assistant", "user"]
+    session.close()
+
+
+def test_items_kept_before_message_ids_were_recorded_are_found_by_their_text(mx):
+    """A session file of an earlier version (no `said_as`) and the input its adapter logged (messages
+    without ids): the erased message's item is found by its text, within the user."""
+    path = Path(mx.settings.data_dir) / "agent_sessions.sqlite"
+    words = f"My childhood nickname was {SECRET}."
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute("CREATE TABLE session_items (position INTEGER PRIMARY KEY, user_id TEXT NOT NULL, "
+                   "session_id TEXT NOT NULL, item TEXT NOT NULL)")
+        db.executemany("INSERT INTO session_items (user_id, session_id, item) VALUES (?, ?, ?)",
+                       [(user, "chat-1", mx.store.cipher.encrypt(json.dumps(item))) for user, item in [
+                           ("ada", said("user", words)), ("ada", said("assistant", "Noted.")),
+                           ("bob", said("user", words))]])
+    mx.add([said("user", words), said("assistant", "Noted.")], user_id="ada", source_id="openai-agents:chat-1")
+    episode = next(m for m in mx.list(user_id="ada", memory_types=["episodic"]) if SECRET in m.summary)
+
+    mx.delete(episode.id, user_id="ada", erase=True)
+
+    assert asyncio.run(MirixSession("chat-1", user_id="ada", mx=mx).get_items()) == [
+        said("user", "[erased]"), said("assistant", "Noted.")]
+    assert asyncio.run(MirixSession("chat-1", user_id="bob", mx=mx).get_items()) == [said("user", words)]
+
+
+def test_a_session_that_fails_to_erase_leaves_the_store_unerased(mx, monkeypatch):
+    from mirix_py.store.agent_sessions import SessionStore
+
+    session = MirixSession("chat-1", user_id="ada", mx=mx)
+    asyncio.run(session.add_items([said("user", f"My childhood nickname was {SECRET}."), said("assistant", "Noted.")]))
+    episode = next(m for m in mx.list(user_id="ada", memory_types=["episodic"]) if SECRET in m.summary)
+
+    def fail(self, user_id, messages):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(SessionStore, "erase_said", fail)
+    with pytest.raises(OSError, match="disk full"):
+        mx.delete(episode.id, user_id="ada", erase=True)
+    assert mx.get(episode.id, user_id="ada").summary.endswith(f"{SECRET}.")  # the store erased nothing
+    logged = mx.inputs.get(next(s for s in episode.source_ids if s.startswith("in_")))
+    assert logged is not None and any(SECRET in m.content for m in logged.messages)
+
+    monkeypatch.undo()
+    mx.delete(episode.id, user_id="ada", erase=True)  # asked again, it erases both
+    assert SECRET not in json.dumps(asyncio.run(session.get_items()))
+    session.close()
+
+
+def test_erasing_one_piece_of_a_long_turn_erases_the_item_that_carried_it(tmp_path, embedder, monkeypatch):
+    monkeypatch.setenv("MIRIX_MAX_INPUT_CHARS", "60")
+    mx = Mirix(tmp_path / "data", embedder=embedder)
+    session = MirixSession("chat-1", user_id="ada", mx=mx)
+    long_turn = f"I grew up by the sea in a small town.\n\nMy childhood nickname was {SECRET}, after a song."
+    asyncio.run(session.add_items([said("user", long_turn), said("assistant", "Lovely.")]))
+    piece = next(m for m in mx.list(user_id="ada", memory_types=["episodic"]) if SECRET in m.summary)
+    assert "grew up" not in piece.summary  # the turn was remembered in pieces
+
+    mx.delete(piece.id, user_id="ada", erase=True)
+
+    assert asyncio.run(session.get_items()) == [said("user", "[erased]"), said("assistant", "Lovely.")]
+    assert remembered(mx, "ada", "I grew up by the sea")  # the other piece's memory stays
+    session.close()
+    mx.close()
