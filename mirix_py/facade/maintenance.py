@@ -96,7 +96,8 @@ class Maintenance:
         from mirix_py.upkeep.doctor import diagnose, repair as do_repair
 
         report = diagnose(self.store, self.data_dir)
-        if repair and (not report.clean or report.compactable_rows or report.tenants_without_index):
+        if repair and (not report.clean or report.compactable_rows or report.tenants_without_index
+                       or report.lapsed_file_claims):
             report = (do_repair(self.store, report, progress, data_dir=self.data_dir) if progress
                       else do_repair(self.store, report, data_dir=self.data_dir))
         return report

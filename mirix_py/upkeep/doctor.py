@@ -78,7 +78,9 @@ class DoctorReport:
     vectors_pending: list[str] = field(default_factory=list)  # committed, vector never written (`vector_outbox`)
     tenants_without_index: list[str] = field(default_factory=list)  # not a fault: `clean` ignores them
     open_to_others: list[str] = field(default_factory=list)  # data dir entries other accounts can read
-    lapsed_file_claims: list[str] = field(default_factory=list)  # claims on files a killed run left (their ids)
+    # claims on files a killed run left (their ids); not a fault (`clean` ignores them): the next run to come
+    # to such a file takes its claim over, and nothing is lost or read twice meanwhile
+    lapsed_file_claims: list[str] = field(default_factory=list)
     embedder: str | None = None
     repaired: dict[str, int] = field(default_factory=dict)
 
@@ -87,7 +89,7 @@ class DoctorReport:
         return not (self.rows_without_vectors or self.vectors_without_rows or self.stale_embeddings
                     or self.stale_texts or self.stale_fulltext or self.fulltext_newer_format or self.unreadable_rows or self.undecryptable_secrets
                     or self.undecryptable_inputs or self.unreachable_vectors or self.vectors_pending
-                    or self.open_to_others or self.citations_drifted or self.lapsed_file_claims)
+                    or self.open_to_others or self.citations_drifted)
 
     @property
     def citations_drifted(self) -> bool:
