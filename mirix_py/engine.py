@@ -34,7 +34,7 @@ from mirix_py.boundary.inputs import (
 from mirix_py.tools.ops import DeleteOp, UpdateOp
 from mirix_py.screens.engine_methods import ScreenshotsMixin
 from mirix_py.records import (
-    AddResult, ChatResponse, CoreMemory, HistoryEvent, InputRecord, InputStatus, Memory,
+    AddResult, ChatResponse, CloseReport, CoreMemory, HistoryEvent, InputRecord, InputStatus, Memory,
     MemoryBase, MemoryChange, MemoryType, Mode, Operation, SearchHit, SearchMethod,
 )
 from mirix_py.settings import Settings
@@ -607,27 +607,38 @@ class Mirix(ScreenshotsMixin):
                 **({"expired_not_yet_deleted": expired} if expired else {}),
                 "llm_usage": self.store.usage_totals(user_id=user_id)}
 
-    def close(self, timeout: float | None = None) -> None:
-        """Stop the engine, within about `timeout` seconds when given.
+    def close(self, timeout: float | None = None) -> CloseReport:
+        """Stop the engine, within about `timeout` seconds when given, and say what was left.
 
-        `timeout=None`: process everything queued (`add(wait=False)`), then wait up to
-        `settings.llm_timeout_s` (one model call's time) for the writes and model calls other threads
+        `timeout=None`: process everything queued (`add(wait=False)`, queued screenshots), then wait up
+        to `settings.llm_timeout_s` (one model call's time) for the writes and model calls other threads
         have running. `timeout=T`: process what is queued for T seconds at most, all waits included;
-        what is still queued then is not processed here but stays pending in the input log (durable),
-        and the next engine opened on this data dir, in any process, takes it up. Either way, what is
-        still running when the wait ends raises EngineClosed (its input stays logged for the next
-        start), and every call after this that would write or call the model raises EngineClosed ("the
-        engine is closed")."""
+        what is still queued then is not processed here but stays pending in the input log (durable;
+        a queued screenshot once its text is read and logged), and the next engine opened on this data
+        dir, in any process, takes it up (`CloseReport.left_pending`). Either way, what is still running
+        when the wait ends is cut at its model calls (EngineClosed; its input stays logged for the next
+        start), and close then waits for the rest of the background batches running (their rules and
+        writes, the reading of the frames left: no model call; `CloseReport.waited_for`) and for the
+        rules and writes a cut call handed to the engine's threads, so that none of them writes to
+        the data dir after it returns. Every call after this that would write or call the model
+        raises EngineClosed ("the engine is closed")."""
         deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
-        self._close_screenshots()
-        self._queue.close(timeout=None if deadline is None else max(0.0, deadline - time.monotonic()))
+
+        def remaining() -> float | None:
+            return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+        self._stop_screenshots(remaining())
+        self._queue.close(timeout=remaining())
         self.maintenance.stop_renewing()  # after the queue: what `resume` queued is processed, or lapses from now
         if deadline is None:
             deadline = time.monotonic() + self.settings.llm_timeout_s
-        if not self.user_locks.close(timeout=max(0.0, deadline - time.monotonic())):
+        if not self.user_locks.close(timeout=remaining()):
             log.warning("closing: writes of other threads still ran after the wait; their model calls are cut short")
-        self.searcher.close()
+        # model calls still running are cut here; the rules and writes they handed to threads are waited for
         self._loop.close(self.model_client, wait_s=max(0.0, deadline - time.monotonic()))
+        screens_left, screens_waited = self._close_screenshots()  # their batches end now: no model call is left
+        text_left, text_waited = self._queue.join()
+        self.searcher.close()
         if self.read_engine is not None:
             self.read_searcher.close()
             self.reading.close()  # its vector index is the primary's or a replica's pgvector: closing twice is safe
@@ -637,6 +648,11 @@ class Mirix(ScreenshotsMixin):
         if (unload := getattr(self._own_embedder, "unload", None)) is not None:
             unload()  # its model goes now, not when a full collection finds this engine unreachable
         self._release_writer_lock()  # after the last write
+        report = CloseReport(left_pending=list(dict.fromkeys([*screens_left, *text_left])),
+                             waited_for=list(dict.fromkeys([*screens_waited, *text_waited])))
+        if report.left_pending:
+            log.info("closed: %d input(s) left pending in the input log for the next start", len(report.left_pending))
+        return report
 
     def __enter__(self) -> "Mirix":
         return self

@@ -544,6 +544,20 @@ class AddResult(BaseModel):
                                   "any engine of the service, sees them.")
 
 
+class CloseReport(BaseModel):
+    """What `Mirix.close` did with the inputs queued for processing. When it returns, none of the
+    engine's background work runs any more: none of its writes lands in the data dir afterwards."""
+
+    left_pending: list[str] = Field(
+        default_factory=list, description="Inputs close did not process (queued when its timeout passed, or cut "
+                                          "short then): pending in the input log, the next engine opened on "
+                                          "the data dir takes them up.")
+    waited_for: list[str] = Field(
+        default_factory=list, description="Inputs of the batches running when the timeout passed: close cut "
+                                          "their model calls and waited for the rest of their work (rules, "
+                                          "writes). Those cut short are in left_pending too.")
+
+
 class ChatResponse(BaseModel):
     answer: str
     topics: list[str]

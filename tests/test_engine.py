@@ -545,17 +545,20 @@ def test_close_waits_for_a_waited_add_another_thread_runs(mx, user_id, embedder,
 def test_close_cuts_short_a_model_call_it_cannot_wait_for(mx_sqlite, user_id, embedder, monkeypatch):
     """What still runs when close's wait is over raises EngineClosed, and its input goes back to the log
     (not failed): a new engine in the same process takes it at once (it stayed claimed by this live
-    process for the claim's lease, 300 s)."""
+    process for the claim's lease, 300 s). The write it had running on the engine's threads is not
+    cut but waited for: close returns once it has ended, so nothing of it lands after."""
     mx = mx_sqlite
     pause = _Paused(mx, user_id, monkeypatch)
     added: list = []
     adder = _in_thread(lambda: mx.add(ADDED, user_id=user_id), added)
     assert pause.reached.wait(120)
+    closer = _in_thread(lambda: mx.close(timeout=0), [])
     try:
-        mx.close(timeout=0)
-        adder.join(120)
+        adder.join(120)  # cut short at once, while its write waits
     finally:
-        pause.abandon()
+        pause.go.set()  # the write goes on, and close, which waited for it, returns
+    closer.join(120)
+    assert not closer.is_alive(), "close never returned"
     assert not adder.is_alive(), "the add never returned"
     assert isinstance(added[0], EngineClosed) and "closed before" in str(added[0])
     cut = added[0]

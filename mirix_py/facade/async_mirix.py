@@ -16,8 +16,8 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Sequen
 
 from mirix_py.engine import Mirix
 from mirix_py.records import (
-    AddResult, ChatResponse, CoreMemory, HistoryEvent, InputRecord, Memory, MemoryBase, MemoryChange, MemoryType,
-    Mode, SearchHit, SearchMethod,
+    AddResult, ChatResponse, CloseReport, CoreMemory, HistoryEvent, InputRecord, Memory, MemoryBase, MemoryChange,
+    MemoryType, Mode, SearchHit, SearchMethod,
 )
 
 if TYPE_CHECKING:
@@ -203,8 +203,9 @@ class AsyncMirix:
     async def doctor_secrets(self, *, repair: bool = False) -> SecretReport:
         return await asyncio.to_thread(self.sync.doctor_secrets, repair=repair)
 
-    async def close(self, timeout: float | None = None) -> None:
-        await asyncio.to_thread(self.sync.close, timeout)
+    async def close(self, timeout: float | None = None) -> CloseReport:
+        """`Mirix.close`: what was left pending, and what it waited for."""
+        return await asyncio.to_thread(self.sync.close, timeout)
 
 
 setattr(AsyncMirix, "import", AsyncMirix.import_)  # `import` is a keyword: reachable only by getattr

@@ -8,7 +8,9 @@ A batch that raises (the database restarting, say) is tried again after 1, 2, 4,
 worker's `sweep`, called every `sweep_every_s` while it is idle, takes them up again. Inputs the
 worker already held (a waited add, a screenshot batch) are first given back (`release`), since the
 sweep takes pending inputs only; while that cannot be written either, the batch stays queued.
-`close(timeout)` processes the queue for that long at most, then leaves the rest to the log.
+`close(timeout)` processes the queue for that long at most, then leaves the rest to the log; `join`
+then waits for the batch that was running (the engine cuts its model calls first) and says what
+was left and what was waited for.
 """
 
 from __future__ import annotations
@@ -61,6 +63,9 @@ class BackgroundQueue:
         self._busy = 0
         self._taken: Counter[str] = Counter()  # user id -> batches taken from the queue, not done yet
         self._backlog: deque[list[InputRecord]] = deque()  # batches taken, not started: `close` may leave them
+        self._running: list[InputRecord] = []  # the batch being processed
+        self._left: list[str] = []  # input ids `close` left pending: not started, or cut short by the closing
+        self._waited: list[str] = []  # input ids of the batch running when `close` left the queue
         self._force = False
         self._closing = False
         self._thread: threading.Thread | None = None
@@ -120,7 +125,7 @@ class BackgroundQueue:
         """Process what is queued, then stop the worker. With `timeout`, batches are started only until
         it has passed: what is still queued then is left in the input log, pending (inputs this worker
         held are given back), for the next start to take up; the batch running then is not waited for
-        past it. Returns how many inputs were left."""
+        past it (`join` waits for it). Returns how many inputs were left."""
         deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
         if self._thread is None:
             with self._cond:
@@ -133,11 +138,23 @@ class BackgroundQueue:
         with self._cond:
             self._closing = True
             left = self._leave_queued()
+            self._left += [record.id for record in left]
+            self._waited = [record.id for record in self._running]
             self._cond.notify_all()
         if left:
             self._give_back_left(left)
         self._thread.join(timeout=10 if deadline is None else max(0.0, deadline - time.monotonic()))
         return len(left)
+
+    def join(self) -> tuple[list[str], list[str]]:
+        """After `close`: wait for the worker to end, the batch it was running included (call it once
+        that batch's model calls are cut: its rules and writes are waited for, so none lands after).
+        Returns the ids of the inputs left pending in the log (not started, or cut short and given
+        back) and of the batch that was running when `close` left the queue."""
+        if self._thread is not None:
+            self._thread.join()
+        with self._cond:
+            return list(dict.fromkeys(self._left)), list(self._waited)
 
     def _leave_queued(self) -> list[InputRecord]:
         """Under the lock: take every input not started out of the queue (queued, waiting for a retry,
@@ -205,6 +222,7 @@ class BackgroundQueue:
                     self._failed(batch, exc)
                 finally:
                     with self._cond:
+                        self._running = []
                         self._taken[batch[0].user_id] -= 1
                         self._busy -= len(batch)
                         self._cond.notify_all()
@@ -212,7 +230,8 @@ class BackgroundQueue:
     def _next_taken(self) -> list[InputRecord] | None:
         """The next batch taken and not started, unless `close` left it meanwhile."""
         with self._cond:
-            return self._backlog.popleft() if self._backlog else None
+            self._running = self._backlog.popleft() if self._backlog else []
+            return self._running or None
 
     def _swept(self) -> None:
         assert self._sweep is not None
@@ -242,6 +261,9 @@ class BackgroundQueue:
             log.warning("background batch of %d input(s) failed (%s); trying again (%d of %d)",
                         len(batch), type(exc).__name__, tries, self.retries)
             return
+        if isinstance(exc, EngineClosed):  # cut short by the closing: left in the log for the next start
+            with self._cond:
+                self._left += [record.id for record in batch]
         if self._release is not None and not self._given_back(batch):
             return
         if isinstance(exc, EngineClosed):  # `close` ended its wait while this batch ran: no fault

@@ -182,13 +182,18 @@ class ScreenshotIngestor:
 
     # ------------------------------------------------------------ lifecycle
 
-    def close(self) -> None:
-        """Process what is pending, then stop the OCR workers and background threads."""
+    def stop(self, timeout: float | None = None) -> None:
+        """Process what is queued, starting batches for `timeout` seconds at most (None: all); the
+        frames of those left are logged, not processed, and handed back to the host (`QueuedBatches.stop`)."""
+        self.queued.stop(timeout)
+
+    def close(self, timeout: float | None = None) -> tuple[list[str], list[str]]:
+        """`stop(timeout)` (unless called), then stop the OCR workers and background threads once the
+        batch running has ended. Returns the input ids left pending in the log, and those of the batch
+        running when the timeout passed."""
         try:
-            if self.queued.busy:
-                self.flush()
+            return self.queued.close(timeout)
         finally:
-            self.queued.close()
             self.reader.close()
 
     def __enter__(self) -> "ScreenshotIngestor":

@@ -2,13 +2,16 @@
 first ran on, so every coroutine of the synchronous API runs there (`LoopThread.run`).
 
 Closing waits a while for the coroutines still running, then cancels them: a thread waiting on a
-coroutine of a stopped loop would otherwise wait forever (its result can no longer arrive)."""
+coroutine of a stopped loop would otherwise wait forever (its result can no longer arrive). What the
+coroutines handed to threads (`asyncio.to_thread`: the rules, the store's writes; no model call) is not
+cut but waited for, so none of it writes after `close` returns."""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Coroutine
 
 UNWIND_S = 5.0  # how long the stopped loop lets cancelled coroutines unwind (their `finally`s)
@@ -29,6 +32,7 @@ class LoopThread:
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._executor: ThreadPoolExecutor | None = None  # the loop's `to_thread` work: `close` waits for it
         self._lock = threading.Lock()
         self._closed = False
         self._running: set[concurrent.futures.Future[Any]] = set()
@@ -57,14 +61,17 @@ class LoopThread:
     def _started(self) -> asyncio.AbstractEventLoop:
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
+            self._executor = ThreadPoolExecutor(thread_name_prefix="mirix-loop-work")
+            self._loop.set_default_executor(self._executor)
             self._thread = threading.Thread(target=_serve, args=(self._loop,), name="mirix-loop", daemon=True)
             self._thread.start()
         return self._loop
 
     def close(self, client: Any = None, *, wait_s: float = 0.0) -> bool:
         """Refuse new coroutines, wait up to `wait_s` for those running, cancel the rest (their
-        callers get EngineClosed at once), close `client` (best effort, 5 s) and stop the loop.
-        Returns whether every running coroutine ended by itself."""
+        callers get EngineClosed at once), close `client` (best effort, 5 s) and stop the loop, then
+        wait for the work they handed to threads to end (not cut: it runs no model call, and would
+        otherwise write after this returns). Returns whether every running coroutine ended by itself."""
         with self._lock:
             self._closed = True
             loop, self._loop = self._loop, None
@@ -82,6 +89,8 @@ class LoopThread:
         loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:
             self._thread.join(timeout=UNWIND_S + 5)
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
         return not left
 
 

@@ -110,7 +110,7 @@ class EngineScreenshotHost:
         self.process: ProcessBatch = engine.runner.process
         self.mode: Mode = "llm" if engine.mode == "llm" else "offline"
         self.supports_vision = engine.supports_vision
-        self.queue_again: Callable[[Sequence[InputRecord]], bool] = engine._queue_again
+        self._queue_again: Callable[[Sequence[InputRecord]], bool] = engine._queue_again
 
     @property
     def data_dir(self) -> Path | None:
@@ -160,10 +160,16 @@ class EngineScreenshotHost:
         try:
             return self.process(claimed, images=None)
         except Exception as exc:
-            if not self.queue_again(claimed):
-                self._give_back(claimed)
+            self.queue_again(claimed)
             return AddResult(input_ids=[r.id for r in claimed], status=InputStatus.pending, mode=self.mode,
                              error=f"{type(exc).__name__}: {exc}")
+
+    def queue_again(self, records: Sequence[InputRecord]) -> bool:
+        """To the engine's background worker, to be tried again; while the engine closes, given back
+        to the log as pending, for the next start to take up (not marked failed: nothing failed)."""
+        if not self._queue_again(records):
+            self._give_back(records)
+        return True
 
     def _give_back(self, records: Sequence[InputRecord]) -> None:
         """Best effort: a database that fails here lets the claims lapse after their lease."""
@@ -361,11 +367,24 @@ class ScreenshotsMixin:
         if ingestor is not None:
             ingestor.flush()
 
-    def _close_screenshots(self) -> None:
+    def _stop_screenshots(self, timeout: float | None) -> None:
+        """Closing: process the queued frames, starting batches for `timeout` seconds at most (None:
+        all); those left are logged and handed back (`QueuedBatches.stop`) when `_close_screenshots` runs."""
         with _LOCK:
             ingestor = self.__dict__.pop("_screenshot_ingestor", None)
+            if ingestor is not None:
+                self.__dict__["_screenshots_closing"] = ingestor
         if ingestor is not None:
-            ingestor.close()
+            ingestor.stop(timeout)
+
+    def _close_screenshots(self) -> tuple[list[str], list[str]]:
+        """After `_stop_screenshots`, once model calls are cut: wait for the batch running, log and hand
+        back those left. Returns the input ids left pending, and those of the batch that was running."""
+        with _LOCK:
+            ingestor = self.__dict__.pop("_screenshots_closing", None) or self.__dict__.pop("_screenshot_ingestor", None)
+        if ingestor is None:
+            return [], []
+        return ingestor.close()
 
     def _delete_user_screenshots(self, user_id: str) -> int:
         ingestor = self.__dict__.get("_screenshot_ingestor")

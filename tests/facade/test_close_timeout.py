@@ -1,17 +1,25 @@
 """`close(timeout=T)` with thousands of inputs queued (`add(wait=False)`) used to process the whole
 queue first, whatever T: it ends within T now, and what it did not process stays pending in the
-input log, which the next engine opened on the data dir takes up. Processing is stood in for by a
-batch that waits on a gate; nothing here waits for a time."""
+input log, which the next engine opened on the data dir takes up. The batch running when T passes
+used to go on after close returned, and write then (its rules' memories landed seconds later in a
+data dir the caller may be copying or deleting): close now cuts its model calls and waits for the
+rest of it, and says what it left and what it waited for (`CloseReport`). Processing is stood in for
+by a batch that waits on a gate; nothing here waits for a time."""
 
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from mirix_py.boundary.inputs import normalize_add
 from mirix_py.engine import Mirix
 from mirix_py.facade.background import BackgroundQueue
+from mirix_py.llm.loop import EngineClosed
 from mirix_py.records import InputRecord, InputStatus
 from waiting import wait_for
+
+if TYPE_CHECKING:
+    from mirix_py.records import CloseReport
 
 QUEUED = 40  # five batches of `batch_size` 8
 
@@ -19,10 +27,10 @@ QUEUED = 40  # five batches of `batch_size` 8
 def _gated(process, started: threading.Event, gate: threading.Event):
     """`process`, once `gate` opens; `started` is set when the first batch reaches it."""
 
-    def call(records):
+    def call(*args, **kwargs):
         started.set()
         gate.wait()
-        return process(records)
+        return process(*args, **kwargs)
 
     return call
 
@@ -34,6 +42,32 @@ def _closed_in_thread(close) -> threading.Thread:
     return thread
 
 
+def _turns_closed(mx: Mirix) -> bool:
+    """close has ended its wait: the engine gives no write a turn any more."""
+    try:
+        mx.user_locks.check_open()
+    except EngineClosed:
+        return True
+    return False
+
+
+def _closing(mx: Mirix, timeout: float, gate: threading.Event) -> CloseReport:
+    """`mx.close(timeout)` while a batch waits on `gate`: close must not return while that batch could
+    still write; once the gate opens, it does."""
+    reports: list[CloseReport] = []
+    closer = threading.Thread(target=lambda: reports.append(mx.close(timeout=timeout)), daemon=True)
+    closer.start()
+    try:
+        wait_for(lambda: _turns_closed(mx), 120)
+        closer.join(5)  # a bound for a close that returns too soon (the fault), not a measure of time
+        assert closer.is_alive(), "close returned while the batch it left running could still write"
+    finally:
+        gate.set()
+    closer.join(120)
+    assert not closer.is_alive(), "close went on processing the queue"
+    return reports[0]
+
+
 def test_close_with_a_timeout_leaves_the_queue_pending_for_the_next_open(tmp_path):
     mx = Mirix(tmp_path, embedder=None)
     started, gate = threading.Event(), threading.Event()
@@ -41,9 +75,8 @@ def test_close_with_a_timeout_leaves_the_queue_pending_for_the_next_open(tmp_pat
     ids = [mx.add(f"Line {i}: the blue kettle number {i} sits on shelf {i}.", user_id="bo", wait=False).input_ids[0]
            for i in range(QUEUED)]
     assert started.wait(120)  # the first batch is being processed, the rest queued
-    closer = _closed_in_thread(lambda: mx.close(timeout=0.5))
-    gate.set()  # the batch that was running goes on: the closed engine takes no turn for it
-    assert not closer.is_alive(), "close went on processing the queue"
+    report = _closing(mx, 0.5, gate)  # the batch that was running goes on: the closed engine takes no turn for it
+    assert sorted(report.left_pending) == sorted(ids) and report.waited_for == ids[:8]
 
     with Mirix(tmp_path, embedder=None, resume=False) as looked:
         pending = looked.inputs.by_status(InputStatus.pending, user_id="bo")
@@ -57,11 +90,35 @@ def test_close_with_a_timeout_leaves_the_queue_pending_for_the_next_open(tmp_pat
         assert any("number 39 " in h.text for h in reopened.search("kettle number 39", user_id="bo", limit=3))
 
 
+def test_the_batch_running_when_close_times_out_writes_before_close_returns_never_after(tmp_path):
+    """Its rules and writes (on the engine's event loop's threads) were left running by close: their
+    memories landed after it returned. Now close cuts the batch's model calls, waits for its rules
+    and writes, and leaves its inputs pending (the next start skips the managers that wrote)."""
+    mx = Mirix(tmp_path, embedder=None)
+    started, gate = threading.Event(), threading.Event()
+    flow = mx.runner.flow
+    flow.process = _gated(flow.process, started, gate)  # type: ignore[method-assign]
+    ids = [mx.add(f"Line {i}: the green teapot number {i} sits on shelf {i}.", user_id="bo", wait=False).input_ids[0]
+           for i in range(16)]
+    assert started.wait(120)  # the first batch is in its rules, on a thread of the event loop
+    report = _closing(mx, 0, gate)
+    assert report.waited_for == ids[:8] and sorted(report.left_pending) == sorted(ids)
+
+    with Mirix(tmp_path, embedder=None, resume=False) as looked:  # what close left, as it left it
+        assert looked.stats(user_id="bo")["memories"]["episodic"] == 8  # the cut batch's rules wrote, before close returned
+        assert sorted(r.id for r in looked.inputs.by_status(InputStatus.pending, user_id="bo")) == sorted(ids)
+    with Mirix(tmp_path, embedder=None) as reopened:
+        wait_for(lambda: len(reopened.inputs.by_status(InputStatus.processed, user_id="bo")) == 16, 120)
+        reopened.flush()
+        assert reopened.stats(user_id="bo")["memories"]["episodic"] == 16  # none written twice
+
+
 def test_close_without_a_timeout_still_processes_everything_queued(tmp_path):
     mx = Mirix(tmp_path, embedder=None)
     for i in range(QUEUED):
         mx.add(f"Line {i}: the red kettle number {i} sits on shelf {i}.", user_id="bo", wait=False)
-    mx.close()
+    report = mx.close()
+    assert report.left_pending == []
     with Mirix(tmp_path, embedder=None, resume=False) as looked:
         assert len(looked.inputs.by_status(InputStatus.processed, user_id="bo")) == QUEUED
         assert not looked.inputs.by_status(InputStatus.pending, user_id="bo")
