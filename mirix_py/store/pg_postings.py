@@ -21,9 +21,9 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
 from mirix_py.store.near import NEAR_WEIGHT
-from mirix_py.text.words import (ACCENT_MARKS, ACCENTED_BASES, ACCENTED_LETTERS, CJK_LETTERS, DIACRITIC_BASES,
-                                 DIACRITIC_LETTERS, DIACRITIC_MARKS, FORMATS, JOINERS, LETTER_PAIRS, LETTERS_FROM,
-                                 LETTERS_TO, MARKS, SEPARATORS, UNSPACED_LETTERS)
+from mirix_py.text.words import (ACCENT_MARKS, ACCENTED_BASES, ACCENTED_LETTERS, ALEF, ALEF_FORMS, CJK_LETTERS,
+                                 DIACRITIC_BASES, DIACRITIC_LETTERS, DIACRITIC_MARKS, FORMATS, JOINERS, LETTER_PAIRS,
+                                 LETTERS_FROM, LETTERS_TO, MARKS, SEPARATORS, UNSPACED_LETTERS)
 
 TABLE = "memory_posting"
 INDEX = "ix_memory_posting"
@@ -119,22 +119,26 @@ def _clusters_split_sql(column: str) -> str:
 
 
 def text_function_sql(utf8: bool = True, collation: str | None = None, *, unaccent: bool = True,
-                      marks: bool = True, clusters: bool = True) -> str:
+                      marks: bool = True, clusters: bool = True, alefs: bool = True) -> str:
     """CREATE of TEXT_FUNCTION, the SQL twin of `words.indexed_text` of the text lowered as a query's
     words are (`words.query_terms`; FTS5 lowers every letter itself, to_tsvector in the C locale
     ASCII only), by `collation`'s lower() (`unicode_collation`; None: the database's), with the
     diacritics FTS5 folds taken off last (`unaccent`; as revision 0015 made it without), and the
     accents unicode61 leaves, joiners and format characters as `words.searchable` treats them
     (`marks`; as revisions 0015 and 0016 made it without), and the Thai, Lao, Khmer and Myanmar
-    clusters set apart and paired (`clusters`; as revision 0022 made it without). A database not in
-    UTF8 takes the text as written (PostgreSQL normalises Unicode in UTF8 only). Made from the
+    clusters set apart and paired (`clusters`; as revision 0022 made it without), and an Arabic alef's
+    hamza or madda taken off (`alefs`, `words.ALEF_FORMS`; as revision 0023 made it without). A
+    database not in UTF8 takes the text as written (PostgreSQL normalises Unicode in UTF8 only). Made from the
     constants of `text.words` by the migration that creates it: a change to them needs a migration
     that creates it again."""
     if not utf8:
         body = "SELECT t"
     else:
         lowered = f"lower(normalize(t, NFC) COLLATE \"{collation}\")" if collation else "lower(normalize(t, NFC))"
-        folded = f"translate({lowered}, {_literal(LETTERS_FROM)}, {_literal(LETTERS_TO)})"
+        letters, bases = LETTERS_FROM, LETTERS_TO
+        if alefs:
+            letters, bases = letters + ALEF_FORMS, bases + ALEF * len(ALEF_FORMS)
+        folded = f"translate({lowered}, {_literal(letters)}, {_literal(bases)})"
         for letter, written in LETTER_PAIRS:
             folded = f"replace({folded}, {_literal(letter)}, {_literal(written)})"
         if marks:  # the accented letters of `f` folded, then the marks and format characters
@@ -199,12 +203,15 @@ def drop_config(conn: Connection) -> None:
     conn.execute(text(f"DROP FUNCTION IF EXISTS {TOKENS_FUNCTION}(tsvector)"))
 
 
-def create_functions(conn: Connection, *, like_sqlite: bool = True, marks: bool = True, clusters: bool = True) -> None:
+def create_functions(conn: Connection, *, like_sqlite: bool = True, marks: bool = True, clusters: bool = True,
+                     alefs: bool = True) -> None:
     """TEXT_FUNCTION (with `marks`: as revision 0022 makes it; and `clusters`: as 0023 does, only with
-    `marks`), and with `like_sqlite` UNACCENT_FUNCTION, TOKENS_FUNCTION and CONFIG, for this database."""
+    `marks`; and `alefs`: as 0024 does, only with `clusters`), and with `like_sqlite` UNACCENT_FUNCTION,
+    TOKENS_FUNCTION and CONFIG, for this database."""
     utf8 = conn.execute(text("SELECT current_setting('server_encoding')")).scalar_one() == "UTF8"
     conn.execute(text(text_function_sql(utf8, unicode_collation(conn) if utf8 else None, unaccent=like_sqlite,
-                                        marks=marks and like_sqlite, clusters=clusters and marks and like_sqlite)))
+                                        marks=marks and like_sqlite, clusters=clusters and marks and like_sqlite,
+                                        alefs=alefs and clusters and marks and like_sqlite)))
     if like_sqlite:
         conn.execute(text(unaccent_function_sql(utf8)))
         conn.execute(text(tokens_function_sql()))
@@ -220,16 +227,16 @@ def tsvector_sql(expression: str, *, folded: bool = True, like_sqlite: bool = Tr
 
 
 def index_columns(conn: Connection, *, folded: bool = True, like_sqlite: bool = True, marks: bool = True,
-                  clusters: bool = True) -> None:
+                  clusters: bool = True, alefs: bool = True) -> None:
     """`memory.tsv` and `memory.near_tsv` generated again (`tsvector_sql`): of TEXT_FUNCTION of the
-    text (`folded`) by CONFIG (`like_sqlite`), as revision 0023 makes them (0022 without `clusters`,
-    0016 without `marks` either); of TEXT_FUNCTION by
+    text (`folded`) by CONFIG (`like_sqlite`), as revision 0024 makes them (0023 without `alefs`, 0022
+    without `clusters` either, 0016 without `marks` either); of TEXT_FUNCTION by
     english (`like_sqlite=False`), as revision 0015 made them; of the text as written by english
     (`folded=False`), as before 0015. PostgreSQL cannot change a generated column's expression in
     place: each is dropped and added (the table is written again). The postings must be dropped
     before (`drop`) and made after (`create`)."""
     if folded:
-        create_functions(conn, like_sqlite=like_sqlite, marks=marks, clusters=clusters)
+        create_functions(conn, like_sqlite=like_sqlite, marks=marks, clusters=clusters, alefs=alefs)
     own = tsvector_sql("text", folded=folded, like_sqlite=like_sqlite)
     near = tsvector_sql("coalesce(near, '')", folded=folded, like_sqlite=like_sqlite)
     conn.execute(text("ALTER TABLE memory DROP COLUMN IF EXISTS tsv, DROP COLUMN IF EXISTS near_tsv"))

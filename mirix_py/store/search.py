@@ -34,7 +34,7 @@ from mirix_py.text import storable
 from mirix_py.text.clauses import question_parts
 from mirix_py.text.moments import asked_stems, asks_one_moment, sentences_asked
 from mirix_py.text.small_talk import WHOLE_HITS, without_small_talk
-from mirix_py.text.words import STOPWORDS
+from mirix_py.text.words import STOPWORDS, query_terms, text_terms
 
 log = logging.getLogger("mirix_py.search")
 
@@ -555,7 +555,8 @@ CORE_LINES_SHOWN = 3  # a core block's lines shown in a hit when none shares a w
 
 def hit_text(memory: Memory, query: str, *, whole: bool = True, asked: frozenset[str] | None = None) -> str:
     """What a hit shows: the memory's search text, but of a core block only the lines that share a word with the
-    query ("Jon: likes dance" for "what does Jon dance?"), or its first lines: a block holds every fact of a user,
+    query ("Jon: likes dance" for "what does Jon dance?"; a word inside Chinese or Thai text by its pairs, as full
+    text finds it), or its first lines: a block holds every fact of a user,
     and whole it would fill a reader's context with facts the question did not ask about. Not `whole` (a hit
     past the searcher's first `whole_hits`, `WHOLE_HITS` by default), a chat turn is shown without its small
     talk (`text.small_talk`), so a reader's context of so many words holds more of what was said. With `asked`
@@ -573,6 +574,9 @@ def hit_text(memory: Memory, query: str, *, whole: bool = True, asked: frozenset
     lines = [ln for ln in memory.value.splitlines() if ln.strip()]
     if len(lines) <= CORE_LINES_SHOWN:
         return text
+    # words beyond ASCII as full text takes them on both sides: a Chinese or Thai run as its pairs (`text_terms`)
     words = {w for w in re.findall(r"[a-z0-9]+", query.lower()) if w not in STOPWORDS and len(w) > 2}
-    matching = [ln for ln in lines if words & set(re.findall(r"[a-z0-9]+", ln.lower()))]
+    words |= {t for t in query_terms(query) if not t.isascii()}
+    matching = [ln for ln in lines if words & set(re.findall(r"[a-z0-9]+", ln.lower()))
+                or words & {t for t in text_terms(ln) if not t.isascii()}]
     return f"[core:{memory.label}] " + "\n".join(matching or lines[:CORE_LINES_SHOWN])

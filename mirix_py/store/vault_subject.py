@@ -8,19 +8,21 @@ the kind ("what is my PIN?") keeps every entry of that kind where it ranked. Pur
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from mirix_py.records import KnowledgeVaultMemory
 from mirix_py.store.restatements import weighed_down
-from mirix_py.text.words import content_words, query_terms
+from mirix_py.text.words import STOPWORDS, is_term, query_terms, text_terms
 
 OTHER_SUBJECT_WEIGHT = 0.25  # as a restatement's: rank 1 of a hybrid search falls below rank 30
 CAPTION_LABEL = " mentioned: "  # secrets.detection writes "<kind> mentioned: '<text around the value>'"
 
 
-def _words(text: str) -> set[str]:
-    """Lowercased content words, a plural's "s" taken off, so "numbers" meets "number"."""
-    return {w.lower().removesuffix("s") if len(w) > 3 else w.lower() for w in content_words(text)}
+def _words(terms: Iterable[str]) -> set[str]:
+    """The content words of these terms (lowercased, as `query_terms` and `text_terms` give them), a
+    plural's "s" taken off, so "numbers" meets "number". A Chinese or Thai run is its letter or cluster
+    pairs on both sides, as full text searches it."""
+    return {w.removesuffix("s") if len(w) > 3 else w for w in terms if is_term(w) and w not in STOPWORDS}
 
 
 def about_another(query: str, memory: KnowledgeVaultMemory) -> bool:
@@ -29,9 +31,9 @@ def about_another(query: str, memory: KnowledgeVaultMemory) -> bool:
     label, found, about = memory.caption.partition(CAPTION_LABEL)
     if not found:  # a caption written otherwise (a model's): all of it is about the value
         label, about = "", memory.caption
-    kind = _words(label) | _words(memory.entry_type.replace("_", " "))
-    asked = _words(" ".join(query_terms(query))) - kind
-    return bool(asked) and not asked & (_words(about) | _words(memory.source))
+    kind = _words(text_terms(label)) | _words(text_terms(memory.entry_type.replace("_", " ")))
+    asked = _words(query_terms(query)) - kind
+    return bool(asked) and not asked & (_words(text_terms(about)) | _words(text_terms(memory.source)))
 
 
 def weigh_down_other_subjects(ranked: Sequence[tuple[str, float]], records: dict[str, Any],

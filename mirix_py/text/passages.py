@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from mirix_py.text.words import query_terms, searchable, tokens
+from mirix_py.text.words import query_terms, text_terms
 
 __all__ = ["FOCUS_WORDS", "SENTENCE_BREAK", "focus", "is_caption", "query_stems", "sentences_kept", "stem",
            "text_stems"]
@@ -54,9 +54,10 @@ def query_stems(query: str) -> frozenset[str]:
 
 
 def text_stems(text: str) -> frozenset[str]:
-    """Every word of `text`, lower-cased, in the form `query_terms` gives (`searchable`: phở as pho,
-    harakat off) and suffix-stripped: what a line shares with `query_stems`."""
-    return frozenset(stem(t) for t in tokens(searchable(text.lower())))
+    """Every word of `text`, lower-cased, in the form `query_terms` gives (`text_terms`: phở as pho,
+    harakat off, a Chinese or Thai run as its letters or clusters and their pairs, as the index holds
+    it) and suffix-stripped: what a line shares with `query_stems`."""
+    return frozenset(stem(t) for t in text_terms(text))
 
 
 def _units(text: str, max_words: int) -> list[str]:

@@ -105,7 +105,14 @@ CLUSTER_RUN = re.compile(f"(?:[{UNSPACED_LETTERS}][{MARKS}]*)+")
 LETTERS_FROM = "İёЁςΆΈΉΊΌΎΏΐΪΫάέήίΰϊϋόύώ"
 LETTERS_TO = "IеЕσΑΕΗΙΟΥΩιΙΥαεηιυιυουω"
 LETTER_PAIRS = (("ß", "ss"), ("ẞ", "SS"), ("i\u0307", "i"))  # i + combining dot: a lowercased İ
-_LETTERS = str.maketrans(LETTERS_FROM, LETTERS_TO)
+# Arabic alef with hamza above or below, with madda, and alef wasla (أ إ آ ٱ), as a bare alef: the
+# hamza on an alef is often not written (احمد for أحمد, اسلام for إسلام, امن for آمن), so a search takes
+# them for one letter, as it takes a word with and without harakat. Hamza on waw and yeh (ؤ ئ) is kept:
+# it is written as a rule, and folded it would make other words one (رؤية vision, روية deliberation).
+ALEF_FORMS = "\u0622\u0623\u0625\u0671"
+ALEF = "\u0627"
+ALEF_FORM = re.compile(f"[{ALEF_FORMS}]")
+_LETTERS = str.maketrans(LETTERS_FROM + ALEF_FORMS, LETTERS_TO + ALEF * len(ALEF_FORMS))
 
 
 def _unicode61_diacritics() -> tuple[str, str, str]:
@@ -178,9 +185,10 @@ def unaccented(text: str) -> str:
 
 def searchable(text: str) -> str:
     """`text` in the one form full-text search compares: NFC (a decomposed accent, as macOS writes
-    it, meets the composed one) with the letters above folded, the accents unicode61 leaves taken
-    off (`ACCENTED_LETTERS`, `ACCENT_MARKS`), joiners dropped and other format characters made
-    spaces. Text already in NFC holding none of them is returned as it is."""
+    it, meets the composed one) with the letters above folded (an Arabic alef's hamza or madda too:
+    `ALEF_FORMS`), the accents unicode61 leaves taken off (`ACCENTED_LETTERS`, `ACCENT_MARKS`),
+    joiners dropped and other format characters made spaces. Text already in NFC holding none of
+    them is returned as it is."""
     if text.isascii():
         return text
     text = unicodedata.normalize("NFC", text).translate(_LETTERS)
@@ -240,7 +248,7 @@ def _words_of(token: str) -> list[str]:
     return words
 
 
-def _is_term(word: str) -> bool:
+def is_term(word: str) -> bool:
     """Long enough to search for: two characters, or one CJK letter or Thai, Lao, Khmer or Myanmar
     letter (a word of its own); a mark alone is none."""
     return len(word) > 1 or bool(CJK.match(word) or UNSPACED.match(word))
@@ -254,12 +262,20 @@ def query_terms(query: str, limit: int = 32) -> list[str]:
     words = [w for tok in tokens(searchable(query.lower())) for w in _words_of(tok)]
     seen: dict[str, None] = {}
     for word in words:
-        if _is_term(word) and word not in STOPWORDS and word not in seen:
+        if is_term(word) and word not in STOPWORDS and word not in seen:
             seen[word] = None
     terms = list(seen)
     if not terms:  # a query made only of stopwords still searches for them
-        terms = list(dict.fromkeys(w for w in words if _is_term(w)))
+        terms = list(dict.fromkeys(w for w in words if is_term(w)))
     return terms[:limit]
+
+
+def text_terms(text: str) -> list[str]:
+    """Every word of `text` as the full-text index holds it (`indexed_text` of the text lowercased):
+    the form `query_terms` gives a query's words in, a CJK letter or Thai, Lao, Khmer or Myanmar
+    cluster alone and each pair of their runs among them, so what a query's words share with a line
+    is what the index matched (a word inside a run of these scripts is found by its pairs)."""
+    return tokens(indexed_text(text.lower()))
 
 
 def content_words(text: str) -> list[str]:

@@ -136,6 +136,17 @@ def test_arabic_with_and_without_harakat_meet(mx, user_id):
     assert _bm25(mx, "كِتَابًا", user_id) == [plain]
 
 
+def test_arabic_alef_with_or_without_its_hamza_or_madda_meet(mx, user_id):
+    """أحمد and احمد, الإسلام and الاسلام, آمن and امن are one word each, whichever is stored or asked."""
+    ahmad, islam, safe, plain = "قابلت أحمد في المقهى", "يدرس تاريخ الاسلام", "البيت امن الآن", "ذهبت إلى المدرسة"
+    _said(mx, user_id, [ahmad, islam, safe, plain])
+    for query, said in (("احمد", ahmad), ("أحمد", ahmad), ("الإسلام", islam), ("الاسلام", islam), ("آمن", safe),
+                        ("امن", safe), ("مدرسة", None)):
+        assert _bm25(mx, query, user_id)[:1] == ([said] if said else []), query
+    assert _bm25(mx, "الى", user_id) == [plain]  # إلى without its hamza
+    assert mx.get(mx.search("احمد", user_id=user_id, method="bm25")[0].memory.id, user_id=user_id).summary == ahmad
+
+
 def test_format_characters_do_not_hide_a_word(mx, user_id):
     """A word inside bidi isolates or an override is found; a zero-width non-joiner inside a Persian
     word leaves it one word, found with or without it."""

@@ -307,3 +307,61 @@ def test_rows_indexed_before_0023_are_found_by_a_word_inside_thai_or_khmer_text(
             held = dict(conn.execute(text("SELECT memory_id, text FROM memory_fts")).all())
             assert held == {r[0]: indexed_text(r[1]) for r in rows}
     engine.dispose()
+
+
+def test_rows_indexed_before_0024_are_found_by_an_arabic_word_written_without_its_hamza(backend, tmp_path):
+    """0024 indexes again the memories and sessions holding an alef with hamza or madda, folded to a
+    bare alef: احمد finds أحمد written before it (and أحمد, folded as a query, too), English and Thai
+    words are found before and after it, and the memories' text stays as written."""
+    from mirix_py.store.fulltext import Filters
+    from mirix_py.store.opening import fulltext_for
+    from mirix_py.store.sessions import sessions_for
+    from mirix_py.store.sqlite_fulltext import fts_rowid, type_token, user_token
+    from mirix_py.text.words import indexed_text
+
+    engine = make_engine(backend or f"sqlite:///{tmp_path / 'old.db'}")
+    upgrade(engine, "0023_fulltext_clusters")
+    postgres = engine.dialect.name == "postgresql"
+    ahmad, safe = "قابلت أحمد في المقهى", "البيت \u0627\u0653\u0645\u0646 الآن"  # the madda written apart
+    lake, thai = "We had coffee at the lake.", "ฉันไปตลาดกับแม่เมื่อวานนี้"
+    as_0023 = {ahmad: ahmad, safe: "البيت آمن الآن", lake: lake, thai: indexed_text(thai)}  # what 0023 indexed
+    rows = [("epi_1", ahmad, "in_a"), ("epi_2", safe, "in_b"), ("epi_3", lake, "in_c"), ("epi_4", thai, "in_d")]
+    with engine.begin() as conn:  # the rows as revision 0023 wrote and indexed them
+        for memory_id, body, input_id in rows:
+            conn.execute(text(
+                "INSERT INTO memory (id, user_id, memory_type, text, occurred_at, created_at, updated_at, source_ids,"
+                " tags, fields, input_id) VALUES (:id, 'ann', 'episodic', :x, :at, :at, :at, :s, '[]', '{}', :i)"),
+                {"id": memory_id, "x": body, "i": input_id, "s": json.dumps([input_id]),
+                 "at": f"2023-05-0{memory_id[-1]} 10:00:00"})
+            if postgres:
+                conn.execute(text("INSERT INTO memory_session (user_id, input_id, text) VALUES ('ann', :i, :x)"),
+                             {"i": input_id, "x": body})
+                continue
+            conn.execute(text("INSERT INTO memory_session(rowid, text, ukey, input_id) VALUES (:r, :x, :u, :i)"),
+                         {"r": fts_rowid("ann", input_id), "x": as_0023[body], "u": user_token("ann"), "i": input_id})
+            conn.execute(text("INSERT INTO memory_fts(rowid, text, ukey, mtype, memory_id) VALUES (:r, :x, :u, :m, :id)"),
+                         {"r": fts_rowid("ann", memory_id), "x": as_0023[body], "u": user_token("ann"),
+                          "m": type_token("episodic"), "id": memory_id})
+    index, session_index = fulltext_for(engine), sessions_for(engine)
+
+    def found(query: str) -> list[str]:
+        with engine.connect() as conn:
+            return [i for i, _ in index.search(conn, query, Filters(user_id="ann"), 4)]
+
+    def sessions_found(query: str) -> list[str]:
+        with engine.connect() as conn:
+            return [i for i, _ in session_index.search(conn, query, "ann", 3)]
+
+    assert found("lake") == ["epi_3"] and found("ตลาด") == ["epi_4"]
+    assert found("احمد") == found("امن") == sessions_found("احمد") == []
+    upgrade(engine)
+    for query, memory_id in (("احمد", "epi_1"), ("أحمد", "epi_1"), ("امن", "epi_2"), ("آمن", "epi_2"), ("lake", "epi_3"),
+                             ("ตลาด", "epi_4")):
+        assert found(query) == [memory_id], query
+    assert sessions_found("احمد") == ["in_a"] and sessions_found("امن") == ["in_b"] and sessions_found("lake") == ["in_c"]
+    with engine.connect() as conn:
+        assert dict(conn.execute(text("SELECT id, text FROM memory")).all()) == {r[0]: r[1] for r in rows}
+        if not postgres:  # what `doctor` compares: each row holds its text as `indexed_text` renders it
+            held = dict(conn.execute(text("SELECT memory_id, text FROM memory_fts")).all())
+            assert held == {r[0]: indexed_text(r[1]) for r in rows}
+    engine.dispose()

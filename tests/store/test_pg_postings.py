@@ -179,7 +179,8 @@ def test_the_tsvectors_are_made_of_the_text_a_query_is_folded_to(pg):
              "मैं कल दिल्ली में अपने दोस्त से मिला।", "நான் நேற்று சென்னையில் என் நண்பரை சந்தித்தேன்.", "Hôm qua tôi ăn PHỞ ở Hà Nội",
              "Plus \u2066isolate\u2069 and \u202eevil\u202c", "ذَهَبْتُ إِلَى الْمَكْتَبَةِ", "من می\u200cخواهم", "моло\u0301ко", "ἈΡΕΤῊ ᾠδή",
              "I ran 🏃\u200d♀\ufe0f, Caroline’s", "ฉันไปตลาดกับแม่เมื่อวานนี้ ณ กรุงเทพฯ ๒๕๖๘", "ທ່ານໝໍບອກໃຫ້ຂ້ອຍດື່ມນ້ຳຫຼາຍໆ",
-             "ខ្ញុំទៅផ្សារ។ ភ្នំពេញ", "သမီးကစန္ဒယားသင်တယ်။", "学钢琴 ไปTokyo ตลาด", "\u0e48ก\u0e48\u0e49"]
+             "ខ្ញុំទៅផ្សារ។ ភ្នំពេញ", "သမီးကစန္ဒယားသင်တယ်။", "学钢琴 ไปTokyo ตลาด", "\u0e48ก\u0e48\u0e49",
+             "أحمد إسلام آمن ٱلله مسؤول رئيس", "\u0627\u0654\u062d\u0645\u062f أَحْمَد"]
     with pg.store.engine.connect() as conn:
         got = conn.execute(text(f"SELECT {pg_postings.TEXT_FUNCTION}(t) FROM unnest(CAST(:ts AS text[])) "
                                 "WITH ORDINALITY AS u(t, n) ORDER BY n"), {"ts": texts}).scalars().all()

@@ -187,6 +187,19 @@ def test_a_core_block_hit_shows_the_lines_the_query_asks_about(mx, user_id):
     assert hit.text == "[core:human] likes kayaking" and hit.memory.value == block.value  # the record keeps it all
 
 
+@pytest.mark.parametrize("lines, word", [
+    (["住在北京", "有一只猫", "周末去爬山", "女儿在上海学习钢琴", "在银行工作"], "钢琴"),  # piano, inside a run
+    (["อาศัยอยู่ที่เชียงใหม่", "มีแมวหนึ่งตัว", "วันหยุดไปปีนเขา", "ไปตลาดกับแม่ทุกเช้า", "ทำงานที่ธนาคาร"], "ตลาด"),  # market
+    (["يسكن في القاهرة", "عنده قطة", "يتسلق الجبال", "يدرس الموسيقى في المعهد", "يعمل في بنك"], "الموسيقى"),  # music
+])
+def test_a_core_block_hit_shows_its_line_holding_a_word_beyond_english(lines, word):
+    """A word inside Chinese or Thai text is matched by its pairs, as full text finds it; an Arabic word as written."""
+    from mirix_py.records import CoreMemory
+    from mirix_py.store.search import hit_text
+
+    assert hit_text(CoreMemory(user_id="u", label="human", value="\n".join(lines)), word) == f"[core:human] {lines[3]}"
+
+
 def test_a_question_joining_two_questions_gets_the_best_answer_to_each_half(mx, user_id):
     """The half with more matching memories does not fill the first results."""
     deploys = [EpisodicMemory(user_id=user_id, actor="me", occurred_at=T0 + timedelta(minutes=i),

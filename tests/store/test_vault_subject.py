@@ -29,6 +29,24 @@ def test_a_question_about_its_subject_or_only_its_kind_is():
     assert not about_another("password", STAGING)
 
 
+def _phone(around: str) -> KnowledgeVaultMemory:
+    return KnowledgeVaultMemory(id="kv_3", user_id="u", entry_type="phone_number",
+                                caption=f"phone number mentioned: '{around}'", secret_value="081 234 5678")
+
+
+def test_a_chinese_or_thai_question_meets_the_words_around_the_value_as_full_text_does():
+    """A word inside a run written without spaces is matched by its letter or cluster pairs, on the
+    question's side and the caption's alike."""
+    wang = _phone("王伟的手机号是 [secret]")  # Wang Wei's mobile number is
+    assert not about_another("王伟的号码", wang)  # Wang Wei's number
+    assert not about_another("王伟", wang)
+    assert about_another("李娜的号码", wang)  # Li Na's number
+    somchai = _phone("เบอร์โทรของสมชายคือ [secret]")  # Somchai's phone number is
+    assert not about_another("เบอร์ของสมชาย", somchai)
+    assert not about_another("สมชาย", somchai)
+    assert about_another("มานี", somchai)  # Manee
+
+
 def test_a_caption_written_otherwise_is_read_whole():
     entry = KnowledgeVaultMemory(id="kv_2", user_id="u", entry_type="password", caption="Wi-Fi at the Lisbon flat",
                                  secret_value="x")

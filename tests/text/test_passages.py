@@ -62,3 +62,29 @@ def test_text_stems_meet_the_query_stems():
     line = "The rocket Launches at noon; it launched twice before."
     assert text_stems(line) >= {"rocket", "launch", "noon", "twice"}
     assert query_stems("When does the launch happen?") & text_stems(line) == {"launch"}
+
+
+def _long(filler: str, hit: str) -> str:
+    """60 lines of six phrases each, as Thai or Chinese is written (no spaces inside a phrase), the
+    30th holding `hit`."""
+    lines = [f"[2024-06-03 10:29] {filler} {filler}", *[" ".join([filler] * 6) for _ in range(2, 61)]]
+    lines[29] = f"{filler} {filler} {hit} {filler} {filler} {filler}"
+    return "\n".join(lines)
+
+
+THAI = _long("วันนี้อากาศดีมากและฉันอยู่บ้านทั้งวัน", "ฉันไปตลาดกับแม่เมื่อวานนี้")  # the weather; I went to the market
+CHINESE = _long("今天天气很好我一直待在家里", "我的女儿在上海学习钢琴")  # the weather; my daughter learns the piano
+
+
+def test_the_line_holding_a_word_inside_a_thai_or_chinese_run_is_kept():
+    """A query word inside a run of letters written without spaces is kept by its line, as full text
+    found it (by its cluster or letter pairs), not the opening lines in its place."""
+    for text, word in ((THAI, "ตลาด"), (THAI, "ไปตลาด"), (CHINESE, "钢琴"), (CHINESE, "学习钢琴"), (CHINESE, "琴")):
+        assert text.split("\n")[29] in focus(text, word, 20).split("\n"), word  # room for two lines
+
+
+def test_a_thai_or_chinese_line_shares_the_query_words_it_holds():
+    assert query_stems("ตลาด") <= text_stems("ฉันไปตลาดกับแม่เมื่อวานนี้")
+    assert query_stems("钢琴") <= text_stems("我的女儿在上海学习钢琴。")
+    assert not query_stems("แม่") & text_stems("แมวนอนบนเตียง")  # mother, cat: a tone mark apart
+    assert not query_stems("钢琴") & text_stems("我买了一支新钢笔。他在公园里弹琴。")  # each letter, not the word

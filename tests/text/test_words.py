@@ -97,6 +97,22 @@ def test_accents_a_reader_leaves_out_are_folded(written, term):
     assert query_terms(indexed_text(written)) == [term]
 
 
+@pytest.mark.parametrize("written, term", [
+    ("أحمد", "احمد"), ("إسلام", "اسلام"), ("آمن", "امن"), ("ٱلله", "الله"),  # hamza above, below, madda, wasla
+    ("\u0627\u0654\u062d\u0645\u062f", "احمد"), ("\u0627\u0653\u0645\u0646", "امن"),  # the hamza or madda written apart
+    ("أَحْمَد", "احمد"),  # and harakat
+])
+def test_an_alefs_hamza_or_madda_is_folded(written, term):
+    assert query_terms(written) == [term]
+    assert query_terms(indexed_text(written)) == [term]
+    assert indexed_text(f"قال {written} شيئا") == f"قال {term} شيئا"
+
+
+def test_hamza_on_waw_and_yeh_is_kept():
+    assert query_terms("مسؤول رئيس") == ["مسؤول", "رئيس"]
+    assert query_terms("رؤية") != query_terms("روية")  # vision, deliberation: two words
+
+
 def test_letters_made_with_a_mark_that_are_letters_of_their_own_are_kept():
     assert query_terms("мой ї ў") == ["мой"]  # й is not и (ї and ў are one letter each: no term)
     assert query_terms("мой") != query_terms("мои")

@@ -43,7 +43,7 @@ def _index(*, clusters: bool) -> None:
     conn = op.get_bind()
     if conn.dialect.name == "postgresql":
         pg_postings.drop(conn)  # no trigger runs while the columns are made again
-        pg_postings.index_columns(conn, clusters=clusters)
+        pg_postings.index_columns(conn, clusters=clusters, alefs=False)  # as this revision made them (0024 goes on)
         pg_session_columns(conn)
         pg_postings.create(conn)
         return
