@@ -29,6 +29,7 @@ from mirix_py.store.inputs import ClaimKeeper
 
 if TYPE_CHECKING:
     from mirix_py.agents.batch_runner import BatchRunner
+    from mirix_py.agents.user_locks import UserLocks
     from mirix_py.store.inputs import InputLog, LoggedSource, SourceClaim
     from mirix_py.store.memories import MemoryStore
     from mirix_py.ingest.frames import ImageSource
@@ -182,12 +183,13 @@ class EngineScreenshotHost:
 
 class ScreenshotsMixin:
     """Mixed into `Mirix` (its public screenshot methods). Expects `settings`, `inputs`, `runner`,
-    `worker_id`, `mode` and `model_client`."""
+    `worker_id`, `mode`, `model_client` and `user_locks`."""
 
     settings: Settings
     model_client: Any
     inputs: InputLog
     store: MemoryStore
+    user_locks: UserLocks
 
     _screenshot_config: ScreenshotConfig | None = None
 
@@ -232,8 +234,10 @@ class ScreenshotsMixin:
         read with Tesseract, and its text logged with `captured_at` (None: now), `app` and
         `window_title`. wait=True processes it as a batch of its own (searchable on return);
         wait=False queues it into per-app batches of N frames / T seconds, and `flush()` processes
-        what is pending. The image itself is never stored. Bad images raise InvalidInput.
+        what is pending. The image itself is never stored. Bad images raise InvalidInput; a closed
+        engine raises EngineClosed, reading and logging nothing.
         """
+        self.user_locks.check_open()  # a closed engine starts no screenshot pipeline again
         return self.screenshots.add(image, user_id=user_id, captured_at=captured_at, app=app,
                                     window_title=window_title, wait=wait, source_id=source_id)
 
@@ -249,10 +253,11 @@ class ScreenshotsMixin:
         capture time) is not read again: `ingested` when its input was processed, taken up from its
         logged text when that was left pending or failed (`ingest.earlier`). Bad files are reported in
         the returned IngestReport and the rest are processed. A bad user id is the call's error,
-        raised once before any file is read, not each file's.
+        raised once before any file is read, not each file's; so is a closed engine's EngineClosed.
         """
         from mirix_py.ingest.frames import list_image_files
 
+        self.user_locks.check_open()  # a closed engine reads no file and logs nothing
         check_user(user_id)
         if default_tz is None:
             default_tz = user_zone(self.settings.timezone)

@@ -72,3 +72,27 @@ def test_close_with_a_timeout_leaves_queued_screenshots_pending_for_the_next_ope
         reopened.flush()
         episodes = reopened.list(user_id=USER, memory_types=["episodic"])
         assert sorted(i for m in episodes for i in m.source_ids if i in ids) == sorted(ids)  # each once
+
+
+def test_a_closed_engine_reads_and_logs_no_screenshot(tmp_path, tesseract, synth):
+    """After close, `ingest_screenshots` read the folder (an OCR thread of a new pipeline), logged the frame
+    and returned a report with it pending; both screenshot calls now raise as `add` does."""
+    path = tmp_path / "shots" / "frame.png"
+    path.parent.mkdir()
+    synth.frame("editor").save(path)
+    mx = Mirix(tmp_path / "data", embedder=None)
+    mx.close()
+    calls = {
+        "ingest_screenshots": lambda: mx.ingest_screenshots(path.parent, user_id=USER),
+        "add_screenshot": lambda: mx.add_screenshot(path, user_id=USER, captured_at=T0),
+        "queued add_screenshot": lambda: mx.add_screenshot(path, user_id=USER, captured_at=T0, wait=False),
+    }
+    for name, call in calls.items():
+        try:
+            call()
+        except EngineClosed:
+            continue
+        raise AssertionError(f"{name} ran after close")
+    with Mirix(tmp_path / "data", embedder=None, resume=False) as again:
+        assert again.inputs.newest(user_id=USER, statuses=list(InputStatus), limit=10) == [], \
+            "a screenshot call after close logged its frame"
