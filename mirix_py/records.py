@@ -195,8 +195,9 @@ class CoreMemory(MemoryBase):
             "Angeles in winter): the day a reader is told is the speaker's, as for episodes and facts "
             "(`said_offset_minutes`). A line without one: UTC."))
     line_sources: dict[str, list[str]] = Field(default_factory=dict, description=(
-        "The messages each line of `value` was said in, by line: each message's own id, or its input's id "
-        "when it had none. Deleting the turn that alone said a line, or rewriting its words, takes the line "
+        "The messages each line of `value` was said in, by line: each message's own id, else, for one of "
+        "several messages of its input, its input's id and the time it was said (`store.said_keys`), else its "
+        "input's id. Deleting the turn that alone said a line, or rewriting its words, takes the line "
         "back (`agents.derived`); a line said in other turns too stays. A line written through the API, or "
         "before sources were recorded, has none and is left alone."))
     line_cites: dict[str, list[str]] = Field(default_factory=dict, description=(

@@ -20,6 +20,8 @@ facts (`said_anew`), so a corrected turn ("I live in Lisbn" → "… Lisbon") ke
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
 
 from mirix_py.agents import core_blocks
@@ -29,6 +31,7 @@ from mirix_py.records import (
 from mirix_py.secrets.detection import CAPTION_QUOTES
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.questions import INPUT_PREFIX
+from mirix_py.store.said_keys import all_covered, covered, key_input, message_key, turn_key
 from mirix_py.store.undo import restored_fields
 from mirix_py.tools.ops import DeleteOp, Op, UpdateOp
 
@@ -79,14 +82,26 @@ def _held_alone(store: MemoryStore, episode: EpisodicMemory) -> frozenset[str]:
 def cited_alone(store: MemoryStore, user_id: str, episode_id: str, source_ids: Sequence[str]) -> frozenset[str]:
     """The ids an episode cites that no other episode of the user cites: the messages (or inputs)
     whose words it alone holds (or held: a deleted episode's). Episodes are looked up among those of
-    the inputs it cites."""
+    the inputs it cites. A turn's message without an id is there by its key (`said_keys.turn_key`:
+    its input and the time it was said), which core lines said in it name."""
     cited = list(dict.fromkeys(source_ids))
     inputs = [s for s in cited if s.startswith(INPUT_PREFIX)]
     citing = store.made_from(user_id, inputs, [MemoryType.episodic.value], within=inputs) if inputs else {}
     messages = [s for s in cited if not s.startswith(INPUT_PREFIX)]
     if messages:  # a message id comes again in another input: a chat app sends its window again
         citing.update(store.made_from(user_id, messages, [MemoryType.episodic.value]))
-    return frozenset(s for s in cited if set(citing.get(s, [])) <= {episode_id})
+    alone = {s for s in cited if set(citing.get(s, [])) <= {episode_id}}
+    key = _turn_key(store, user_id, episode_id) if inputs else None
+    if key is not None and key_input(key) in cited:
+        alone.add(key)
+    return frozenset(alone)
+
+
+def _turn_key(store: MemoryStore, user_id: str, episode_id: str) -> str | None:
+    """The key of the message a turn's episode was made of, read from its first state as the erasure reads
+    it (`store.erase.said_at`): its time then, whatever `update` made of it since."""
+    events = store.history(episode_id, user_id=user_id)
+    return turn_key(events[0].after) if events else None
 
 
 def _core_ops(store: MemoryStore, episode: EpisodicMemory, alone: frozenset[str]) -> list[Op]:
@@ -155,9 +170,17 @@ def _still_said(store: MemoryStore, episode: EpisodicMemory, said_in: Sequence[s
     line was said in: a rewritten episode cites them still but may no longer say the line."""
     if not said_in:
         return False
-    citing = store.made_from(episode.user_id, list(said_in), [MemoryType.episodic.value])
-    return all(any(not _rewritten(store, i, episode.user_id) for i in set(citing.get(s, [])) - {episode.id})
+    cited = list(dict.fromkeys(key_input(s) or s for s in said_in))  # a message key: its input's episodes
+    citing = store.made_from(episode.user_id, cited, [MemoryType.episodic.value])
+    return all(any(not _rewritten(store, i, episode.user_id) and _says(store, i, episode.user_id, s)
+                   for i in set(citing.get(key_input(s) or s, [])) - {episode.id})
                for s in said_in)
+
+
+def _says(store: MemoryStore, episode_id: str, user_id: str, said_in: str) -> bool:
+    """Whether the episode is the turn of `said_in`: for a message key, the one made of that message
+    (`_turn_key`); any episode citing another id."""
+    return key_input(said_in) is None or _turn_key(store, user_id, episode_id) == said_in
 
 
 def _rewritten(store: MemoryStore, memory_id: str, user_id: str) -> bool:
@@ -173,7 +196,7 @@ def _without(block: CoreMemory, alone: frozenset[str]) -> dict:
     so deleting them later takes it back. Empty when the block holds nothing of `alone`."""
     lines = block.value.splitlines()
     gone = {line for line in lines if _within(block.line_sources.get(line, []), alone)}
-    sources = {line: [s for s in said_in if s not in alone] for line, said_in in block.line_sources.items()
+    sources = {line: [s for s in said_in if not covered(s, alone)] for line, said_in in block.line_sources.items()
                if line not in gone}
     if not gone and sources == block.line_sources:
         return {}
@@ -233,8 +256,9 @@ def _last_change_taken_back(store: MemoryStore, memory: MemoryBase, inputs: Sequ
 
 
 def _within(said_in: Sequence[str], alone: frozenset[str]) -> bool:
-    """Whether something said in `said_in` was said only where `alone` holds (never when nothing is known)."""
-    return bool(said_in) and set(said_in) <= alone
+    """Whether something said in `said_in` was said only where `alone` holds, an input standing for each of
+    its messages (`said_keys.covered`; never when nothing is known)."""
+    return all_covered(said_in, alone)
 
 
 def _said_in(source_ids: Sequence[str], tags: Iterable[str]) -> list[str]:
@@ -267,24 +291,30 @@ def said_anew(flow: OfflineFlow, inputs: InputLog,
     its time, by its speaker, with the input they are said in (written as that input's changes, so
     deleting the turn later puts back what they replaced). Nothing when the turn is no chat message of
     the input log, or its message is not known (an input of several messages without ids)."""
-    record = _turn_as_said(inputs, episode) if isinstance(episode, EpisodicMemory) else None
-    if record is None:
+    found = _turn_as_said(inputs, episode) if isinstance(episode, EpisodicMemory) else None
+    if found is None:
         return None, {}
+    record, key = found
     batch = flow.prepare(episode.user_id, [record])
+    if key is not None:  # one of several messages without an id: its lines name it as the rules did
+        batch.messages = [replace(m, key=key) for m in batch.messages]
     return record.id, {memory_type: flow.ops(memory_type, batch) for memory_type in SAID_ANEW}
 
 
-def _turn_as_said(inputs: InputLog, episode: EpisodicMemory) -> InputRecord | None:
+def _turn_as_said(inputs: InputLog, episode: EpisodicMemory) -> tuple[InputRecord, str | None] | None:
     """The first of the episode's inputs that holds its message (a turn sent again, or said again in
-    the same words, cites several), with only that message, which says the episode's summary now. Only
-    the episode's user's inputs: another user's is none of theirs to read, whatever the episode cites."""
+    the same words, cites several), with only that message, which says the episode's summary now, and
+    the message's key when it is one of several without an id (`said_keys`). Only the episode's user's
+    inputs: another user's is none of theirs to read, whatever the episode cites."""
     for input_id in dict.fromkeys(s for s in episode.source_ids if s.startswith(INPUT_PREFIX)):
         record = inputs.get(input_id, user_id=episode.user_id)
         if record is None:
             continue
         said = _message_of(record, episode)
         if said is not None:
-            return said
+            when = said.messages[0].occurred_at
+            keyed = len(record.messages) > 1 and not said.messages[0].id and when is not None
+            return said, message_key(record.id, when) if keyed and when is not None else None
     return None
 
 
@@ -299,10 +329,20 @@ def _message_of(record: InputRecord, episode: EpisodicMemory) -> InputRecord | N
         return record.model_copy(update={"messages": [said]})
     cited = set(episode.source_ids)
     own = [m for m in record.messages if m.id and m.id in cited]
-    message = own[0] if len(own) == 1 else record.messages[0] if len(record.messages) == 1 else None
+    message = own[0] if len(own) == 1 else record.messages[0] if len(record.messages) == 1 \
+        else None if own else _said_then(record, episode)
     if message is None:
         return None
     return record.model_copy(update={"messages": [message.model_copy(update={"content": episode.summary})]})
+
+
+def _said_then(record: InputRecord, episode: EpisodicMemory) -> Message | None:
+    """The message without an id the episode was made of, by the time it was said (its own, else its
+    place in the list, as the rules time it), kept with that time; None when another message without an
+    id was said then too, or none was."""
+    times = [m.occurred_at or record.occurred_at + timedelta(microseconds=i) for i, m in enumerate(record.messages)]
+    said = [(m, when) for m, when in zip(record.messages, times) if not m.id and when == episode.occurred_at]
+    return said[0][0].model_copy(update={"occurred_at": said[0][1]}) if len(said) == 1 else None
 
 
 

@@ -57,6 +57,7 @@ from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.history_keys import MERGED, MERGED_INTO, SECRET_TOKEN
 from mirix_py.store.summaries import TURN_EVENT
 from mirix_py.store.questions import INPUT_PREFIX
+from mirix_py.store.said_keys import all_covered
 from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow
 
 ERASED = "$erased"  # in a history row's stored `after`: the event's states were erased
@@ -114,9 +115,10 @@ def without_lines(state: State, lines: frozenset[str]) -> State:
 
 
 def lines_said_only_in(state: State, alone: frozenset[str]) -> frozenset[str]:
-    """A core block state's lines every message of which (`line_sources`) is among `alone`."""
+    """A core block state's lines every message of which (`line_sources`) is among `alone`, an input
+    standing for each of its messages without an id (`said_keys.covered`)."""
     sources = (state or {}).get("line_sources") or {}
-    return frozenset(line for line, said_in in sources.items() if said_in and set(said_in) <= alone)
+    return frozenset(line for line, said_in in sources.items() if all_covered(said_in, alone))
 
 
 def put_back(changed: dict[str, Any], restored: dict[str, Any]) -> Callable[[State], State]:
@@ -257,11 +259,13 @@ class Erasure:
                 self._empty(store, session, plan.memory_id, user_id, rows)
             else:
                 rewritten(rows, taken_out(store.history_dump(plan.before), store.history_dump(plan.after)))
+        cited = {s for p in plans if p.before is not None and p.after is None for s in p.before.source_ids}
         for memory_id in sorted(self.emptied_ids):
-            self._empty(store, session, memory_id, user_id)
+            rows = store.history_states(session, memory_id, user_id=user_id)
+            cited.update((unmarked(rows[-1][1]) or {}).get("source_ids") or () if rows else ())  # as it was deleted
+            self._empty(store, session, memory_id, user_id, rows)
         if self.said_only_in:
             self._erase_earlier_restatements(store, session, user_id)
-        cited = {s for p in plans if p.before is not None and p.after is None for s in p.before.source_ids}
         erased = self._erase_inputs(session, store.cipher, user_id, cited | self.said_only_in)
         self._take_out_changes_of(store, session, user_id, erased)
         if self.sessions is not None and self.messages:

@@ -172,9 +172,10 @@ def test_deleting_one_message_of_an_input_takes_back_only_what_it_said(mx):
     assert added.input_ids
 
 
-def test_a_message_without_its_own_id_among_others_takes_nothing_back(mx):
-    """Two messages of one input with no ids of their own: which said the line is not known, so
-    deleting one turn leaves it (the other turn may hold it)."""
+def test_a_message_without_its_own_id_among_others_takes_back_its_own_core_lines(mx):
+    """Two messages of one input with no ids of their own: a core line names its message by its input
+    and the time it was said (`said_keys`), so deleting one turn takes back its line; a fact cites the
+    input only, so which turn said it is not known and it stays (the other turn may hold it)."""
     mx.add([{"role": "user", "name": "Kim", "content": "I live in Lisbon."},
             {"role": "user", "name": "Kim", "content": "My brother Tobias is a carpenter."}],
            user_id="kim", occurred_at=T0)
@@ -182,8 +183,9 @@ def test_a_message_without_its_own_id_among_others_takes_nothing_back(mx):
 
     changes = mx.delete(episodes["I live in Lisbon."], user_id="kim")
 
-    assert [c.memory_type.value for c in changes] == ["episodic"]
-    assert human(mx, "kim") == "Kim: lives in Lisbon"
+    assert [c.memory_type.value for c in changes] == ["episodic", "core"]
+    assert human(mx, "kim") == ""
+    assert [m.name for m in mx.list(user_id="kim", memory_types=["semantic"])] == ["Tobias"]
 
 
 def test_a_line_written_without_sources_is_left_alone(mx):

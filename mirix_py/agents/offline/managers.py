@@ -33,6 +33,7 @@ from mirix_py.records import (
     ProceduralMemory, ResourceMemory, SemanticMemory, Sensitivity, at_offset,
 )
 from mirix_py.secrets.detection import find_secrets, redact
+from mirix_py.store.said_keys import message_key
 from mirix_py.store.summaries import TURN_EVENT
 
 EPISODE_SUMMARY_CHARS = 600
@@ -52,11 +53,13 @@ class BatchMessage:
     metadata: dict[str, str] = field(default_factory=dict)
     said_offset_minutes: int | None = None  # the speaker's clock (`records.SaidOffset`); None: UTC
     message_id: str | None = None  # the caller's id of the message, when it gave one
+    key: str | None = None  # one of several messages of its input, without an id: its input and time (`said_keys`)
 
     @property
     def said_key(self) -> str:
-        """What names this message among those said (`CoreMemory.line_sources`): its own id, else its input's."""
-        return self.message_id or self.input_id
+        """What names this message among those said (`CoreMemory.line_sources`): its own id, else its key
+        among its input's messages (`store.said_keys`), else its input's id."""
+        return self.message_id or self.key or self.input_id
 
     @property
     def local_at(self) -> datetime:
@@ -166,10 +169,15 @@ def prepare_batch(user_id: str, inputs: Sequence[InputRecord], *, known_secrets:
 
     for record in inputs:
         metadata: dict[str, str] | None = None
+        # messages without their own time are said in list order: a microsecond apiece keeps that order
+        # wherever turns are ordered by time (their neighbours' words, search `context`)
+        times = [m.occurred_at or record.occurred_at + timedelta(microseconds=i) for i, m in enumerate(record.messages)]
+        unnamed = [when for m, when in zip(record.messages, times) if not m.id]
         for index, message in enumerate(record.messages):
-            # messages without their own time are said in list order: a microsecond apiece keeps that order
-            # wherever turns are ordered by time (their neighbours' words, search `context`)
-            occurred_at = message.occurred_at or record.occurred_at + timedelta(microseconds=index)
+            occurred_at = times[index]
+            # one of several messages without an id is named by when it was said, unless another was said then too
+            key = message_key(record.id, occurred_at) if len(record.messages) > 1 and not message.id \
+                and unnamed.count(occurred_at) == 1 else None
             offset = said_offset(message.said_offset_minutes, occurred_at, zone)
             sources = tuple(s for s in (record.id, record.source_id, message.id) if s)
             text = vaulted(message.content, record, index, message.speaker, occurred_at, sources)
@@ -179,7 +187,7 @@ def prepare_batch(user_id: str, inputs: Sequence[InputRecord], *, known_secrets:
             batch.messages.append(BatchMessage(
                 input_id=record.id, kind=record.kind, role=message.role, speaker=message.speaker, text=text,
                 occurred_at=occurred_at, source_ids=sources, metadata=dict(metadata), said_offset_minutes=offset,
-                message_id=message.id or None,
+                message_id=message.id or None, key=key,
             ))
             if record.kind is InputKind.screenshot:
                 title = screen_title(batch.messages[-1])
