@@ -63,7 +63,7 @@ def headline_rich_table(report: dict) -> Any:
 def locomo(
     data: Path = typer.Option(..., "--data", help="LoCoMo JSON in its original format (e.g. locomo_dev.json)."),
     mode: str = typer.Option("offline", "--mode", help="offline (retrieval metrics, no model) or llm (also answers)."),
-    budget_words: int = typer.Option(750, "--budget-words", help="Context budget in words (len(text.split()))."),
+    budget_words: int = typer.Option(750, "--budget-words", help="Context budget in words (a Chinese letter or Thai cluster is one)."),
     conversations: Optional[int] = typer.Option(None, "--conversations", help="Only the first N conversations."),
     out: Path = typer.Option(Path("eval-results/locomo"), "--out", help="Folder for the JSON, Markdown and PNG files."),
     limit: int = typer.Option(60, "--limit", help="Engine hits fetched per question."),

@@ -33,6 +33,7 @@ from pydantic_core import ErrorDetails, PydanticCustomError
 from mirix_py.store.search import RRF_K as ENGINE_RRF_K
 from mirix_py.store.search import rrf_fuse
 from mirix_py.text.by_day import stated_once
+from mirix_py.text.words import word_count
 
 CATEGORY_NAMES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 SCORED_CATEGORIES: tuple[int, ...] = (1, 2, 3, 4)
@@ -497,7 +498,8 @@ def ingest_conversations(mx: Any, convs: Sequence[Conversation],
 
 
 def words(text: str) -> int:
-    return len(text.split())
+    """The words `text` takes of a reader's budget (`text.words.word_count`: English's `len(text.split())`)."""
+    return word_count(text)
 
 
 class Filled(NamedTuple):
@@ -513,7 +515,7 @@ def fill_budget(hits: Iterable[tuple[str, Iterable[str]]], budget_words: int) ->
     """Keep hits in rank order while each fits the words left; stop at the first that does not.
 
     A hit that does not fit ends the context even if later (shorter) hits would fit: a reader
-    given a prefix of the ranking, never a re-packed selection. Words are `len(text.split())`.
+    given a prefix of the ranking, never a re-packed selection. Words are `words` (`text.words.word_count`).
     """
     kept: list[tuple[str, tuple[str, ...]]] = []
     used = 0

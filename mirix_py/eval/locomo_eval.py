@@ -42,6 +42,7 @@ from mirix_py.eval.metrics import (
 )
 from mirix_py.settings import SEARCH_CONTEXT
 from mirix_py.text.by_day import day_lines
+from mirix_py.text.words import word_count
 
 Progress = Callable[..., None]  # (stage, done, total, note="")  see mirix_py.eval.progress
 ENGINE = "engine"
@@ -120,7 +121,7 @@ def context_scores(question: Question, hits: Sequence[Hit], budget_words: int) -
     token_recall = (answer_token_recall(scoring_gold(question.answer, question.category), context)
                     if question.category in SCORED_CATEGORIES else math.nan)
     return {"evidence_recall": evidence_recall(question.evidence, sources), "answer_token_recall": token_recall,
-            "words": len(context.split()), "kept": len(kept)}
+            "words": word_count(context), "kept": len(kept)}
 
 
 def question_key(q: Question) -> str:
@@ -612,7 +613,7 @@ def _answer_and_judge(engines: Mapping[str, Any], convs: Sequence[Conversation],
                         answer_from_context(answer_client, q.question + QUESTION_SUFFIX, context, seed=config.seed))
                     got = {"answer": result.answer, "seconds": result.seconds, "llm_calls": result.llm_calls,
                            "prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
-                           "context_words": len(context.split())}
+                           "context_words": word_count(context)}
                 answer = strip_citations(got["answer"])
                 got["f1"] = locomo_f1(answer, q.answer, q.category)
                 if q.category in SCORED_CATEGORIES:

@@ -5,7 +5,9 @@ the question; put whole into a context of a few hundred words, one such memory c
 (a question that needs two windows then finds only one). `focus` keeps a long memory's first line
 (its time, who and what) and the lines that share the most words with the query, each with its
 neighbours while they fit, in their order, with "…" where lines were left out. Short memories are
-returned unchanged. Pure functions; the record itself is never cut.
+returned unchanged. Words are counted as a reader's budget counts them (`words.word_count`: a Chinese
+letter or a Thai cluster is a word), and a long line of a script written without spaces is cut where
+its sentences end (。, a Thai space), else every half budget. Pure functions; the record itself is never cut.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from mirix_py.text.words import query_terms, text_terms
+from mirix_py.text.words import (BUDGET_LETTERS, MARKS, UNSPACED_LETTERS, first_words, query_terms, text_terms,
+                                 word_chunks, word_count)
 
 __all__ = ["FOCUS_WORDS", "SENTENCE_BREAK", "focus", "is_caption", "query_stems", "sentences_kept", "stem",
            "text_stems"]
@@ -22,6 +25,11 @@ FOCUS_WORDS = 120  # a long memory's share of a prompt: about a sixth of a 750-w
 SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")  # where one sentence ends and the next starts
 GAP = "…"
 _SENTENCES_AND_BREAKS = re.compile(f"({SENTENCE_BREAK.pattern})")  # `split` keeps the breaks
+# where a sentence of a script written without spaces ends: after 。！？ (Chinese, Japanese), ។ ៕ (Khmer)
+# or ။ (Burmese) and the closing quotes after them, and at a space between two Thai, Lao, Khmer or
+# Burmese letters, where these scripts end a sentence or a phrase
+_UNSPACED_END = re.compile(r"([。｡！？។៕။]+[」』”’）)]*)\s*")  # `split` keeps the end marks
+_UNSPACED_SPACE = re.compile(f"(?<=[{UNSPACED_LETTERS}{MARKS}])\\s+(?=[{UNSPACED_LETTERS}])")
 
 
 def is_caption(sentence: str) -> bool:
@@ -60,12 +68,25 @@ def text_stems(text: str) -> frozenset[str]:
     return frozenset(stem(t) for t in text_terms(text))
 
 
+def _unspaced_units(sentence: str, size: int) -> list[str]:
+    """`sentence` (holding a script written without spaces) cut where such a script ends a sentence
+    (`_UNSPACED_END`, `_UNSPACED_SPACE`); a part still longer than `size` words in parts of `size`."""
+    parts = _UNSPACED_END.split(sentence)  # text, end marks, text, …
+    ended = [text + end for text, end in zip(parts[::2], [*parts[1::2], ""])]
+    pieces = [p for e in ended for p in _UNSPACED_SPACE.split(e) if p.strip()]
+    return [unit for p in pieces for unit in ([p] if word_count(p) <= size else word_chunks(p, size))]
+
+
 def _units(text: str, max_words: int) -> list[str]:
-    """Lines; a line longer than half the budget is split into sentences so one can be kept alone."""
+    """Lines; a line longer than half the budget is split into sentences so one can be kept alone (a
+    line of Chinese, Japanese or Thai also at 。 or a space, and, still too long, every half budget)."""
     out: list[str] = []
     for line in text.split("\n"):
-        if len(line.split()) > max_words // 2:
-            out.extend(s for s in SENTENCE_BREAK.split(line) if s.strip())
+        if word_count(line) > max_words // 2:
+            sentences = [s for s in SENTENCE_BREAK.split(line) if s.strip()]
+            if BUDGET_LETTERS.search(line):
+                sentences = [u for s in sentences for u in _unspaced_units(s, max(max_words // 2, 1))]
+            out.extend(sentences)
         else:
             out.append(line)
     return out
@@ -73,16 +94,15 @@ def _units(text: str, max_words: int) -> list[str]:
 
 def focus(text: str, query: str, max_words: int = FOCUS_WORDS) -> str:
     """`text` cut to about `max_words` words around what `query` asks (see the module docstring)."""
-    words = text.split()
-    if len(words) <= max_words or max_words <= 0:
+    if max_words <= 0 or word_count(text) <= max_words:
         return text
     terms = query_stems(query)
     units = _units(text, max_words)
     head, rest = units[0], units[1:]
-    budget = max_words - len(head.split())
+    budget = max_words - word_count(head)
     if budget <= 0 or not rest:
-        return " ".join(words[:max_words]) + " " + GAP
-    sizes = [len(u.split()) for u in rest]
+        return first_words(text, max_words) + " " + GAP
+    sizes = [word_count(u) for u in rest]
     scores = [len(terms & text_stems(u)) for u in rest]
     keep: set[int] = set()
     used = 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Iterator
 
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are aren't as at be because been before
@@ -283,8 +284,84 @@ def content_words(text: str) -> list[str]:
     return [w for w in tokens(text) if len(w) > 1 and w.lower() not in STOPWORDS]
 
 
+_WORDLIKE = re.compile(r"[^\W_]")
+# Hangul: Korean is written with spaces between its words, and a budget counts it by them
+_HANGUL = re.compile("[\u1100-\u11ff\u3131-\u318e\ua960-\ua97c\uac00-\ud7a3\ud7b0-\ud7fb\uffa0-\uffdc]")
+_UNSPACED_CJK = "".join(part for part in re.findall(".-.|.", CJK_LETTERS, re.S) if not _HANGUL.match(part[0]))
+_BUDGET_RUN = re.compile(f"(?P<cjk>[{_UNSPACED_CJK}]+)|{CLUSTER_RUN.pattern}")
+# the letters a reader's budget counts one by one (`word_count`): Han, kana, and Thai, Lao, Khmer and Myanmar
+BUDGET_LETTERS = re.compile(f"[{_UNSPACED_CJK}{UNSPACED_LETTERS}]")
+
+
+def _piece_words(piece: str) -> list[str]:
+    """The budget words of `piece` (text without whitespace), which join back into it: the piece, or when
+    it holds Chinese or Japanese letters or Thai, Lao, Khmer or Myanmar clusters, each such letter and
+    cluster, and each part between them holding a letter or digit ("iPhone" in 我的iPhone坏了);
+    punctuation (，。) goes with the word before it."""
+    if not BUDGET_LETTERS.search(piece):
+        return [piece]
+    parts: list[str] = []
+    start = 0
+    for run in _BUDGET_RUN.finditer(piece):
+        if run.start() > start:
+            parts.append(piece[start:run.start()])
+        parts += list(run.group()) if run.group("cjk") else CLUSTER.findall(run.group())
+        start = run.end()
+    if start < len(piece):
+        parts.append(piece[start:])
+    words: list[str] = []
+    for part in parts:
+        if words and not _WORDLIKE.search(part):
+            words[-1] += part
+        elif len(words) == 1 and not _WORDLIKE.search(words[0]):
+            words[0] += part  # punctuation opening the piece (「) goes with the first word
+        else:
+            words.append(part)
+    return words
+
+
 def word_count(text: str) -> int:
-    return len(text.split())
+    """How many words `text` takes of a reader's budget (a long memory's share of a prompt,
+    `text.passages.focus`; the eval's context): its whitespace-separated words, a Chinese or Japanese
+    letter (Han, kana) and a Thai, Lao, Khmer or Myanmar cluster each counted as one, as these scripts
+    are written without spaces (a 3,000-letter Chinese memory is not a few "words"). A Chinese word is
+    one to three letters, a Thai one a few clusters; no dictionary is at hand to find them, and a
+    model's tokenizer parts such text by letters and short runs, not by words: counted so, a budget
+    does not hold many times more of these scripts than of English. Korean, written with spaces, and
+    text without such letters count `len(text.split())`."""
+    if not BUDGET_LETTERS.search(text):
+        return len(text.split())
+    return sum(len(_piece_words(piece)) for piece in text.split())
+
+
+def word_chunks(text: str, size: int) -> Iterator[str]:
+    """`text` as consecutive parts of at most `size` words each (`word_count`'s words), their
+    whitespace made single spaces, a run of Chinese letters or Thai clusters cut between two of them:
+    `first_words`, and a long line without spaces in parts a budget can take."""
+    if size < 1:
+        raise ValueError(f"a part holds at least one word, not {size}")
+    chunk: list[str] = []
+    used = 0
+    for piece in text.split():
+        words = _piece_words(piece)
+        while used + len(words) > size:
+            cut = size - used
+            if cut:
+                chunk.append("".join(words[:cut]))
+            yield " ".join(chunk)
+            chunk, used, words = [], 0, words[cut:]
+        if words:
+            chunk.append("".join(words))
+            used += len(words)
+    if chunk:
+        yield " ".join(chunk)
+
+
+def first_words(text: str, n: int) -> str:
+    """The first `n` words of `text` (`word_count`'s words), whitespace made single spaces: for text
+    without Chinese or Japanese letters or Thai, Lao, Khmer or Myanmar clusters,
+    `" ".join(text.split()[:n])`."""
+    return next(word_chunks(text, n), "") if n > 0 else ""
 
 
 def is_sentence_start(text: str, pos: int, end_punct: str = ".!?") -> bool:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from mirix_py.eval.screenshot_qa.questions import FAMILIES, QAItem
+from mirix_py.text.words import word_count
 
 __all__ = ["SYSTEMS", "ItemScore", "abstention_holds", "contains", "first_mention", "normalize", "score_item",
            "summarize"]
@@ -69,7 +70,7 @@ def score_item(item: QAItem, kept: Sequence[tuple[str, Sequence[str]]]) -> ItemS
     """Score one question against the kept context: (text, source_ids) of each hit that fit the budget."""
     texts = [t for t, _ in kept]
     sources = {s for _, ss in kept for s in ss}
-    words = sum(len(t.split()) for t in texts)
+    words = sum(word_count(t) for t in texts)
     if item.family == "abstention":
         held = 1.0 if abstention_holds(item, texts) else 0.0
         return ItemScore(held, held, math.nan, None, words, len(kept))
