@@ -11,13 +11,14 @@ from __future__ import annotations
 import builtins
 import logging
 import time
+from contextlib import nullcontext
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Literal, Sequence
 
 from mirix_py.agents import core_blocks, derived
-from mirix_py.agents.user_locks import UserLocks
+from mirix_py.agents.user_locks import UserLocks, engine_call
 from mirix_py.agents.batch_runner import BatchRunner
 from mirix_py.agents.chat_turn import chat_turn
 from mirix_py.agents.definitions import load_definitions
@@ -63,6 +64,8 @@ from mirix_py.store.private import private_dir
 
 log = logging.getLogger("mirix_py")
 
+CLOSE_GRACE_S = 30.0  # close(timeout=T)'s waits end at T plus this: the rules and writes of what T cut
+
 
 class _Default(Enum):
     """`embedder` left out: the one the settings name is loaded (None is "no embedder")."""
@@ -83,6 +86,8 @@ def _check_actor(actor: str) -> None:
 
 class Mirix(ScreenshotsMixin):
     """Synchronous memory engine. Every method is safe to call from several threads."""
+
+    _close_report: CloseReport | None = None  # set by `close`; `still_running` in it: not finished yet
 
     def __init__(self, data_dir: str | Path | None = None, *, settings: Settings | None = None,
                  embedder: Embedder | None | Literal[_Default.EMBEDDER] = _DEFAULT, database_url: str | None = None,
@@ -193,6 +198,7 @@ class Mirix(ScreenshotsMixin):
 
     # ------------------------------------------------------------ add
 
+    @engine_call
     def add(self, content: str | Sequence[dict[str, Any]], *, user_id: str, occurred_at: datetime | str | None = None,
             source_id: str | None = None, kind: str = "text", wait: bool = True,
             expires_at: datetime | str | None = None) -> AddResult:
@@ -205,7 +211,6 @@ class Mirix(ScreenshotsMixin):
         """
         record = normalize_add(content, user_id=user_id, occurred_at=occurred_at, source_id=source_id, kind=kind,
                                max_chars=self.settings.max_input_chars, expires_at=expires_at)
-        self.user_locks.check_open()  # a closed engine logs nothing
         if not wait:
             self.inputs.append([record])
             self._queue.submit(record)
@@ -265,25 +270,28 @@ class Mirix(ScreenshotsMixin):
         self.maintenance.delete_expired()
         self.purge_thumbnails()
 
+    @engine_call
     def delete_expired(self) -> int:
         """Delete the memories past their expiry now (the background worker does it every minute
         while idle; reads leave them out meanwhile). Returns how many."""
-        self.user_locks.check_open()
         return self.maintenance.delete_expired()
 
     def _process_queued(self, records: Sequence[InputRecord]) -> None:
         self.runner.process_queued(records)
         self.maintenance.recovered(records)
 
+    @engine_call
     def resume(self, *, wait: bool = True, limit: int = 10_000) -> int:
         """`Maintenance.resume`: take over inputs left pending or claimed by a dead worker."""
         return self.maintenance.resume(wait=wait, limit=limit)
 
+    @engine_call
     def work(self) -> int:
         """Claim inputs in batches (pending ones and those of dead workers) and process them until
         none are left; returns how many. Any number of processes may run this on one database."""
         return self.runner.work(self.settings.batch_size)
 
+    @engine_call
     def retry_failed(self, *, user_id: str | None = None) -> list[AddResult]:
         """Run failed and degraded inputs again, one at a time. What the offline rules wrote in place
         of the model for an input is removed first (as history events), so an upgrade leaves no
@@ -345,6 +353,7 @@ class Mirix(ScreenshotsMixin):
 
     # ------------------------------------------------------------ write
 
+    @engine_call
     def update(self, memory_id: str, fields: dict[str, Any] | None = None, *, user_id: str,
                actor: str = "api", **more: Any) -> MemoryBase:
         """Change fields of a memory in place (its id stays); returns the new record. `expires_at`
@@ -397,6 +406,7 @@ class Mirix(ScreenshotsMixin):
         except Exception:  # the rewrite is written: a caller told it failed would write it again
             log.exception("the rules could not read the rewritten turn %s again", episode.id)
 
+    @engine_call
     def delete(self, memory_id: str, *, user_id: str, actor: str = "api",
                erase: bool = False) -> builtins.list[MemoryChange]:
         """Delete a memory; deleting an episode also takes back the core lines, facts, procedures,
@@ -453,6 +463,7 @@ class Mirix(ScreenshotsMixin):
         """The data dir's OpenAI Agents SDK sessions, whose items an erasure takes the erased messages out of."""
         return agent_sessions.kept_in(self.settings.data_dir, self.store.cipher)
 
+    @engine_call
     def undo(self, input_id: str, *, user_id: str, force: bool = False) -> builtins.list[MemoryChange]:
         """Revert every change one input caused: its inserts deleted, its updates and deletions
         restored (recorded as history events of actor `undo:<input id>`). A memory changed by a later
@@ -465,6 +476,7 @@ class Mirix(ScreenshotsMixin):
         with self.user_locks(user_id):  # the history read and the reverts written in one turn of the user
             return self.runner.undo(input_id, user_id=user_id, force=force)
 
+    @engine_call
     def delete_user(self, user_id: str) -> dict[str, int]:
         """Delete every memory, input, history event and usage row of the user, and what the vector
         index's files kept of their vectors (`VectorIndex.purge`). What this engine still
@@ -474,7 +486,6 @@ class Mirix(ScreenshotsMixin):
         does, across engines on PostgreSQL; a batch another process runs on SQLite for their deleted
         inputs writes nothing (`InputsGone`)."""
         check_user(user_id)
-        self.user_locks.check_open()
         self._flush_screenshots()
         self._queue.forget_user(user_id)  # outside the user's turn: the batches it waits for take it
         with self.user_locks(user_id):  # a waited add, an update, another engine's batch of theirs ends first
@@ -492,6 +503,7 @@ class Mirix(ScreenshotsMixin):
         check_user(user_id)
         return core_blocks.core_memory(self.store, user_id)
 
+    @engine_call
     def core_append(self, label: str, text: str, *, user_id: str, actor: str = "api") -> CoreMemory:
         check_user(user_id)
         _check_actor(actor)
@@ -500,6 +512,7 @@ class Mirix(ScreenshotsMixin):
             return core_blocks.append_line(self.store, user_id, core_blocks.checked_label(label), text, actor=actor,
                                            zone=user_zone(self.settings.timezone))
 
+    @engine_call
     def core_rewrite(self, label: str, value: str, *, user_id: str, actor: str = "api") -> CoreMemory:
         check_user(user_id)
         _check_actor(actor)
@@ -518,11 +531,10 @@ class Mirix(ScreenshotsMixin):
 
         return export_to(self.store, dest, user_id=user_id)
 
+    @engine_call
     def import_(self, src: str | Path | IO[str] | Iterable[str]) -> dict[str, int]:
         """Read JSON lines written by `export`. All lines are validated before any is written."""
         from mirix_py.upkeep.portability import import_from
-
-        self.user_locks.check_open()  # a closed engine released its writer lock: it writes nothing
 
         return import_from(self.store, src)
 
@@ -530,15 +542,13 @@ class Mirix(ScreenshotsMixin):
 
     def doctor(self, *, repair: bool = False, progress=None) -> "DoctorReport":
         """`Maintenance.doctor`: SQL against the vector index; `repair=True` fixes what it can."""
-        if repair:
-            self.user_locks.check_open()
-        return self.maintenance.doctor(repair=repair, progress=progress)
+        with self.user_locks.call("doctor(repair=True)") if repair else nullcontext():
+            return self.maintenance.doctor(repair=repair, progress=progress)
 
     def doctor_secrets(self, *, repair: bool = False) -> "SecretReport":
         """`Maintenance.doctor_secrets`: plaintext secrets an older version left; `repair=True` moves them."""
-        if repair:
-            self.user_locks.check_open()
-        return self.maintenance.doctor_secrets(repair=repair)
+        with self.user_locks.call("doctor_secrets(repair=True)") if repair else nullcontext():
+            return self.maintenance.doctor_secrets(repair=repair)
 
     def backup(self, dest: str | Path) -> dict[str, Any]:
         """A consistent backup while the engine runs; the vault key is not in it (keep it safe)."""
@@ -579,8 +589,10 @@ class Mirix(ScreenshotsMixin):
             return self.add(exchange, user_id=user_id, wait=False).input_ids
 
         flow = self.readers.side(user_id, after=read_after).chat
-        return chat_turn(flow, message, user_id=user_id, history=history, run=self.run_on_model_loop,
-                         remember=feed if remember else None, ledger=self.store)
+        writes = remember or self.model_client is not None  # the exchange, a model's usage: close waits for it
+        with self.user_locks.call(f"chat(user_id={user_id!r})") if writes else nullcontext():
+            return chat_turn(flow, message, user_id=user_id, history=history, run=self.run_on_model_loop,
+                             remember=feed if remember else None, ledger=self.store)
 
     def user_ids(self) -> builtins.list[str]:
         """Every user that has memories or inputs, sorted."""
@@ -607,37 +619,67 @@ class Mirix(ScreenshotsMixin):
                 **({"expired_not_yet_deleted": expired} if expired else {}),
                 "llm_usage": self.store.usage_totals(user_id=user_id)}
 
-    def close(self, timeout: float | None = None) -> CloseReport:
+    def close(self, timeout: float | None = None, *, grace: float = CLOSE_GRACE_S) -> CloseReport:
         """Stop the engine, within about `timeout` seconds when given, and say what was left.
 
+        From the moment it is called, every call that would write or call the model raises
+        EngineClosed ("the engine is closed"); reads still answer until it returns.
         `timeout=None`: process everything queued (`add(wait=False)`, queued screenshots), then wait up
         to `settings.llm_timeout_s` (one model call's time) for the writes and model calls other threads
-        have running. `timeout=T`: process what is queued for T seconds at most, all waits included;
-        what is still queued then is not processed here but stays pending in the input log (durable;
-        a queued screenshot once its text is read and logged), and the next engine opened on this data
-        dir, in any process, takes it up (`CloseReport.left_pending`). Either way, what is still running
-        when the wait ends is cut at its model calls (EngineClosed; its input stays logged for the next
-        start), and close then waits for the rest of the background batches running (their rules and
-        writes, the reading of the frames left: no model call; `CloseReport.waited_for`) and for the
-        rules and writes a cut call handed to the engine's threads, so that none of them writes to
-        the data dir after it returns. Every call after this that would write or call the model
-        raises EngineClosed ("the engine is closed")."""
+        have running, cut those still running at their model calls, and wait for all the rest to end.
+        `timeout=T`: process what is queued for T seconds at most; what is still queued then is not
+        processed here but stays pending in the input log (durable; a queued screenshot once its text
+        is read and logged), and the next engine opened on this data dir, in any process, takes it up
+        (`CloseReport.left_pending`). At T, what still runs is cut at its model calls (EngineClosed; its
+        input stays logged for the next start), and close waits for the rest of it: the background
+        batches' rules and writes (`waited_for`), the rules and writes a cut call handed to the engine's
+        threads, and the calls in flight in other threads (`add`, `update`, an import...: each gives its
+        input back from its own thread; `calls_waited_for`), so that none of them writes to the data dir
+        after it returns. Those waits end at T + `grace` seconds at most: what still runs then (a rules
+        pass that hangs, a batch waiting for a PostgreSQL lock another engine holds) is named in
+        `CloseReport.still_running`, and the engine is not closed yet: it keeps the data dir's writer
+        lock and its database open while they may write. Treat the data dir as in use: call `close()`
+        again (it waits for them, then finishes closing) or end the process (what was cut stays pending
+        in the input log for the next start)."""
+        if self._close_report is not None and not self._close_report.still_running:
+            return self._close_report  # closed already
         deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
+        cap = None if deadline is None else deadline + max(0.0, grace)
 
         def remaining() -> float | None:
             return None if deadline is None else max(0.0, deadline - time.monotonic())
 
-        self._stop_screenshots(remaining())
-        self._queue.close(timeout=remaining())
-        self.maintenance.stop_renewing()  # after the queue: what `resume` queued is processed, or lapses from now
-        if deadline is None:
-            deadline = time.monotonic() + self.settings.llm_timeout_s
-        if not self.user_locks.close(timeout=remaining()):
-            log.warning("closing: writes of other threads still ran after the wait; their model calls are cut short")
-        # model calls still running are cut here; the rules and writes they handed to threads are waited for
-        self._loop.close(self.model_client, wait_s=max(0.0, deadline - time.monotonic()))
-        screens_left, screens_waited = self._close_screenshots()  # their batches end now: no model call is left
-        text_left, text_waited = self._queue.join()
+        def capped() -> float | None:
+            return None if cap is None else max(0.0, cap - time.monotonic())
+
+        calls: builtins.list[str] = []
+        if self._close_report is None:  # the first close; a later one waits for what this one left running
+            calls = self.user_locks.refuse_calls()
+            self._stop_screenshots(remaining())
+            self._queue.close(timeout=remaining())
+            self.maintenance.stop_renewing()  # after the queue: what `resume` queued is processed, or lapses from now
+            if deadline is None:
+                deadline = time.monotonic() + self.settings.llm_timeout_s
+            if not self.user_locks.close(timeout=remaining()):
+                log.warning("closing: writes of other threads still ran after the wait; their model calls are cut short")
+            # model calls still running are cut here; the rules and writes they handed to threads are waited for
+            self._loop.close(self.model_client, wait_s=remaining() or 0.0, stop_s=capped())
+        still = self._wait_for_running(capped())
+        screens_left, screens_waited, screens_still = self._close_screenshots(capped())  # no model call is left
+        text_left, text_waited, text_still = self._queue.join(capped())
+        if not self.user_locks.wait(capped()):
+            still += self.user_locks.in_flight() or ["a write holding a user's turn"]
+        still += [*screens_still, *text_still]
+        before = self._close_report or CloseReport()
+        report = self._close_report = CloseReport(
+            left_pending=list(dict.fromkeys([*before.left_pending, *screens_left, *text_left])),
+            waited_for=list(dict.fromkeys([*before.waited_for, *screens_waited, *text_waited])),
+            calls_waited_for=[*before.calls_waited_for, *calls], still_running=still)
+        if still:
+            log.warning("closing: gave up waiting after timeout + grace; still running, and may write to the data "
+                        "dir: %s. The engine keeps its writer lock and database until close() is called again",
+                        "; ".join(still))
+            return report
         self.searcher.close()
         if self.read_engine is not None:
             self.read_searcher.close()
@@ -648,11 +690,15 @@ class Mirix(ScreenshotsMixin):
         if (unload := getattr(self._own_embedder, "unload", None)) is not None:
             unload()  # its model goes now, not when a full collection finds this engine unreachable
         self._release_writer_lock()  # after the last write
-        report = CloseReport(left_pending=list(dict.fromkeys([*screens_left, *text_left])),
-                             waited_for=list(dict.fromkeys([*screens_waited, *text_waited])))
         if report.left_pending:
             log.info("closed: %d input(s) left pending in the input log for the next start", len(report.left_pending))
         return report
+
+    def _wait_for_running(self, timeout: float | None) -> builtins.list[str]:
+        """Closing, once model calls are cut: wait up to `timeout` seconds (None: for good) for the
+        rules and writes the cut coroutines handed to the event loop's threads; what still runs then."""
+        jobs = self._loop.join(timeout)
+        return [f"{jobs} job(s) of rules or writes that cut batches or calls handed to the engine's threads"] if jobs else []
 
     def __enter__(self) -> "Mirix":
         return self

@@ -546,8 +546,9 @@ class AddResult(BaseModel):
 
 
 class CloseReport(BaseModel):
-    """What `Mirix.close` did with the inputs queued for processing. When it returns, none of the
-    engine's background work runs any more: none of its writes lands in the data dir afterwards."""
+    """What `Mirix.close` did with the inputs queued for processing and the calls in flight. When it
+    returns with `still_running` empty, none of the engine's work runs any more: none of its writes
+    lands in the data dir afterwards."""
 
     left_pending: list[str] = Field(
         default_factory=list, description="Inputs close did not process (queued when its timeout passed, or cut "
@@ -557,6 +558,18 @@ class CloseReport(BaseModel):
         default_factory=list, description="Inputs of the batches running when the timeout passed: close cut "
                                           "their model calls and waited for the rest of their work (rules, "
                                           "writes). Those cut short are in left_pending too.")
+    calls_waited_for: list[str] = Field(
+        default_factory=list, description="The engine's calls that write (add, update, delete, core_append, an "
+                                          "import, a doctor's repair...) in flight in other threads when close "
+                                          "started, as 'add(user_id=...)': close waited for each to end, or to "
+                                          "be cut at its model calls (EngineClosed in its thread) and give its "
+                                          "input back.")
+    still_running: list[str] = Field(
+        default_factory=list, description="What may still run, and write, when close(timeout=T) gave up at its "
+                                          "cap (T plus grace): a batch's rules, a call in another thread. Empty "
+                                          "when close finished. Otherwise the engine is not closed yet: it keeps "
+                                          "the data dir's writer lock and its database open; call close() again "
+                                          "to wait for them and finish, or end the process.")
 
 
 class ChatResponse(BaseModel):

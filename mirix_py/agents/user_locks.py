@@ -7,14 +7,18 @@ user orders them across engines and machines too (SQLite has one writer process)
 on in parallel.
 
 Closing the engine closes its turns: no new turn is given, and `close` waits (bounded) for those
-held, so the writes running when it was called end before the store closes under them."""
+held, so the writes running when it was called end before the store closes under them. The engine's
+calls that write (`add`, `update`, an import, a doctor's repair...: `call`) are counted the same way,
+whole: a call cut at its model calls by the closing still gives its input back from its own thread,
+and `close` waits for that too, so it does not write after `close` returns."""
 
 from __future__ import annotations
 
+import functools
 import threading
 import weakref
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Callable, Iterator, ParamSpec, TypeVar
 
 from sqlalchemy import text as sql
 from sqlalchemy.engine import Engine
@@ -33,6 +37,9 @@ class UserLocks:
         self._local = threading.local()  # `users`: the users whose turn this thread holds
         self._turns = threading.Condition()  # guards `_entered` and `_closed`
         self._entered = 0  # turns held or waited for
+        self._calls: dict[int, tuple[int, str]] = {}  # calls in flight (`call`): key -> (thread, what)
+        self._next_call = 0
+        self._calls_refused = False  # `refuse_calls`: close started, its queue may still be processed
         self._closed = False
 
     def check_open(self) -> None:
@@ -41,11 +48,51 @@ class UserLocks:
             raise EngineClosed()
 
     def close(self, timeout: float | None = None) -> bool:
-        """Give no new turn, and wait up to `timeout` seconds (None: for good) until every turn held
-        or waited for has ended; returns whether all have. Call it outside any turn."""
+        """Give no new turn and take no new call, and wait up to `timeout` seconds (None: for good)
+        until every turn held or waited for and every call in flight has ended (`wait`); returns
+        whether all have."""
         with self._turns:
             self._closed = True
-            return self._turns.wait_for(lambda: self._entered == 0, timeout)
+        return self.wait(timeout)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait up to `timeout` seconds (None: for good) until no turn is held or waited for and no
+        call is in flight in another thread; returns whether none is. Call it outside any turn."""
+        me = threading.get_ident()
+        with self._turns:
+            return self._turns.wait_for(
+                lambda: self._entered == 0 and all(thread == me for thread, _ in self._calls.values()), timeout)
+
+    def in_flight(self) -> list[str]:
+        """What the calls in flight in other threads are (`call`'s `what`), oldest first."""
+        me = threading.get_ident()
+        with self._turns:
+            return [what for thread, what in self._calls.values() if thread != me]
+
+    def refuse_calls(self) -> list[str]:
+        """Take no new call from now (EngineClosed), while turns are still given (the queue being
+        processed); returns what the calls in flight in other threads are."""
+        with self._turns:
+            self._calls_refused = True
+        return self.in_flight()
+
+    @contextmanager
+    def call(self, what: str) -> Iterator[None]:
+        """One call of the engine that writes, in any thread, counted from before it writes anything
+        to after it has given back what it held: EngineClosed once `close` was called, and `close`
+        waits for it to end (`in_flight` names it meanwhile)."""
+        with self._turns:
+            if self._closed or self._calls_refused:
+                raise EngineClosed()
+            self._next_call += 1
+            key = self._next_call
+            self._calls[key] = (threading.get_ident(), what)
+        try:
+            yield
+        finally:
+            with self._turns:
+                del self._calls[key]
+                self._turns.notify_all()
 
     @contextmanager
     def __call__(self, user_id: str) -> Iterator[None]:
@@ -107,4 +154,22 @@ class UserLocks:
                 conn.execute(sql("SELECT pg_advisory_unlock(hashtext(:key))"), key)
 
 
-__all__ = ["UserLocks"]
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def engine_call(method: Callable[P, R]) -> Callable[P, R]:
+    """A method of the engine (anything with `user_locks`) that writes: the whole call is one `call`,
+    named by the method and the user it is for."""
+
+    @functools.wraps(method)
+    def counted(*args: P.args, **kwargs: P.kwargs) -> R:
+        host: Any = args[0]
+        user = kwargs.get("user_id")
+        with host.user_locks.call(method.__name__ if user is None else f"{method.__name__}(user_id={user!r})"):
+            return method(*args, **kwargs)
+
+    return counted
+
+
+__all__ = ["UserLocks", "engine_call"]

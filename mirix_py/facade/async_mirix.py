@@ -14,7 +14,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Sequence
 
-from mirix_py.engine import Mirix
+from mirix_py.engine import CLOSE_GRACE_S, Mirix
 from mirix_py.records import (
     AddResult, ChatResponse, CloseReport, CoreMemory, HistoryEvent, InputRecord, Memory, MemoryBase, MemoryChange,
     MemoryType, Mode, SearchHit, SearchMethod,
@@ -203,9 +203,9 @@ class AsyncMirix:
     async def doctor_secrets(self, *, repair: bool = False) -> SecretReport:
         return await asyncio.to_thread(self.sync.doctor_secrets, repair=repair)
 
-    async def close(self, timeout: float | None = None) -> CloseReport:
-        """`Mirix.close`: what was left pending, and what it waited for."""
-        return await asyncio.to_thread(self.sync.close, timeout)
+    async def close(self, timeout: float | None = None, *, grace: float = CLOSE_GRACE_S) -> CloseReport:
+        """`Mirix.close`: what was left pending, what it waited for, and what still runs past its cap."""
+        return await asyncio.to_thread(self.sync.close, timeout, grace=grace)
 
 
 setattr(AsyncMirix, "import", AsyncMirix.import_)  # `import` is a keyword: reachable only by getattr

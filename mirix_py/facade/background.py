@@ -9,8 +9,8 @@ worker's `sweep`, called every `sweep_every_s` while it is idle, takes them up a
 worker already held (a waited add, a screenshot batch) are first given back (`release`), since the
 sweep takes pending inputs only; while that cannot be written either, the batch stays queued.
 `close(timeout)` processes the queue for that long at most, then leaves the rest to the log; `join`
-then waits for the batch that was running (the engine cuts its model calls first) and says what
-was left and what was waited for.
+then waits for the batch that was running (the engine cuts its model calls first), bounded when asked,
+and says what was left, what was waited for and what still runs.
 """
 
 from __future__ import annotations
@@ -146,15 +146,20 @@ class BackgroundQueue:
         self._thread.join(timeout=10 if deadline is None else max(0.0, deadline - time.monotonic()))
         return len(left)
 
-    def join(self) -> tuple[list[str], list[str]]:
-        """After `close`: wait for the worker to end, the batch it was running included (call it once
-        that batch's model calls are cut: its rules and writes are waited for, so none lands after).
-        Returns the ids of the inputs left pending in the log (not started, or cut short and given
-        back) and of the batch that was running when `close` left the queue."""
+    def join(self, timeout: float | None = None) -> tuple[list[str], list[str], list[str]]:
+        """After `close`: wait up to `timeout` seconds (None: for good) for the worker to end, the batch
+        it was running included (call it once that batch's model calls are cut: its rules and writes
+        are waited for, so none lands after). Returns the ids of the inputs left pending in the log
+        (not started, or cut short and given back), of the batch that was running when `close` left
+        the queue, and what still runs when `timeout` passed (in words; none once the worker ended)."""
         if self._thread is not None:
-            self._thread.join()
+            self._thread.join(timeout)
         with self._cond:
-            return list(dict.fromkeys(self._left)), list(self._waited)
+            still = []
+            if self._thread is not None and self._thread.is_alive():
+                still = [f"the background batch of inputs {', '.join(r.id for r in self._running)}" if self._running
+                         else "the background worker (giving back inputs, or its idle sweep)"]
+            return list(dict.fromkeys(self._left)), list(self._waited), still
 
     def _leave_queued(self) -> list[InputRecord]:
         """Under the lock: take every input not started out of the queue (queued, waiting for a retry,

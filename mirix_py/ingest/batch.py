@@ -18,6 +18,7 @@ from mirix_py.ingest.config import ScreenshotConfig
 from mirix_py.ingest.host import ScreenshotHost
 from mirix_py.ingest.outcomes import FrameOutcome, IngestReport
 from mirix_py.ingest.processed import ProcessedFrame, clean_text, frames_to_records
+from mirix_py.llm.loop import EngineClosed
 from mirix_py.records import AddResult, InputRecord, InputStatus
 
 if TYPE_CHECKING:
@@ -112,6 +113,11 @@ class BatchWriter:
     def _set_aside(self, records: Sequence[InputRecord], exc: Exception) -> AddResult:
         """A batch that raised: queued again (`pending`, the error kept), else marked failed."""
         ids, error = [r.id for r in records], f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, EngineClosed) and self.host.queue_again(records):  # cut short by close: no fault
+            log.info("closing: a screenshot batch of %d frame(s) was cut short; left pending in the input log "
+                     "for the next open", len(ids))
+            return AddResult(input_ids=ids, status=InputStatus.pending,
+                             error="left pending by close: the next start processes it")
         if self.host.queue_again(records):
             log.warning("screenshot batch of %d frame(s) failed (%s); queued to be tried again", len(ids), error)
             return AddResult(input_ids=ids, status=InputStatus.pending, error=f"{error}; queued to be tried again")

@@ -171,6 +171,11 @@ class QueuedBatches:
                 except Exception:  # logged where it happened; keep draining
                     log.exception("screenshot job failed")
 
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait up to `timeout` seconds (None: for good) for the batches submitted, the one running
+        included; whether all have ended (the engine's `close` is bounded so)."""
+        return self._wait_jobs(None if timeout is None else time.monotonic() + max(0.0, timeout))
+
     def stop(self, timeout: float | None = None) -> None:
         """Stop the ticker and run every queued batch, starting them for `timeout` seconds at most
         (None: all, as `flush`); from then on a batch is logged and handed back, not processed

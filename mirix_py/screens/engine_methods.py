@@ -17,6 +17,7 @@ from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence
 
+from mirix_py.agents.user_locks import engine_call
 from mirix_py.errors import InvalidInput
 from mirix_py.ingest.env import screenshot_config_from_env, screenshots_module
 from mirix_py.ingest.host import Mode
@@ -225,6 +226,7 @@ class ScreenshotsMixin:
             old.close()
         return new
 
+    @engine_call  # close waits for it; a closed engine starts no screenshot pipeline again
     def add_screenshot(self, image: ImageSource, *, user_id: str, captured_at: datetime | str | None,
                        app: str | None = None, window_title: str | None = None, wait: bool = True,
                        source_id: str | None = None) -> ScreenshotResult:
@@ -237,10 +239,10 @@ class ScreenshotsMixin:
         what is pending. The image itself is never stored. Bad images raise InvalidInput; a closed
         engine raises EngineClosed, reading and logging nothing.
         """
-        self.user_locks.check_open()  # a closed engine starts no screenshot pipeline again
         return self.screenshots.add(image, user_id=user_id, captured_at=captured_at, app=app,
                                     window_title=window_title, wait=wait, source_id=source_id)
 
+    @engine_call  # close waits for it; a closed engine reads no file and logs nothing
     def ingest_screenshots(self, source: str | Path | Iterable[str | Path], *, user_id: str,
                            recursive: bool = False, app: str | None = None, window_title: str | None = None,
                            default_tz: tzinfo | None = None,
@@ -257,7 +259,6 @@ class ScreenshotsMixin:
         """
         from mirix_py.ingest.frames import list_image_files
 
-        self.user_locks.check_open()  # a closed engine reads no file and logs nothing
         check_user(user_id)
         if default_tz is None:
             default_tz = user_zone(self.settings.timezone)
@@ -382,14 +383,21 @@ class ScreenshotsMixin:
         if ingestor is not None:
             ingestor.stop(timeout)
 
-    def _close_screenshots(self) -> tuple[list[str], list[str]]:
-        """After `_stop_screenshots`, once model calls are cut: wait for the batch running, log and hand
-        back those left. Returns the input ids left pending, and those of the batch that was running."""
+    def _close_screenshots(self, timeout: float | None = None) -> tuple[list[str], list[str], list[str]]:
+        """After `_stop_screenshots`, once model calls are cut: wait (up to `timeout` seconds; None: for
+        good) for the batch running, log and hand back those left. Returns the input ids left pending,
+        those of the batch that was running, and what still runs when `timeout` passed (in words: the
+        ingestor is then kept for the next `close` to wait for)."""
         with _LOCK:
             ingestor = self.__dict__.pop("_screenshots_closing", None) or self.__dict__.pop("_screenshot_ingestor", None)
         if ingestor is None:
-            return [], []
-        return ingestor.close()
+            return [], [], []
+        if not ingestor.queued.wait(timeout):
+            with _LOCK:
+                self.__dict__["_screenshots_closing"] = ingestor
+            return [], [], ["a screenshot batch (its rules and writes, or the reading of the frames left)"]
+        left, waited = ingestor.close()
+        return left, waited, []
 
     def _delete_user_screenshots(self, user_id: str) -> int:
         ingestor = self.__dict__.get("_screenshot_ingestor")
