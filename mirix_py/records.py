@@ -296,6 +296,11 @@ class SemanticMemory(MemoryBase):
     details: str = ""
     source: str = ""
     said_offset_minutes: SaidOffset = None
+    said_in: list[str] = Field(default_factory=list, description=(
+        "The messages without ids, of inputs of several, its facts were said in: each its input's id and the "
+        "time it was said (`store.said_keys`), which `source_ids` cannot tell apart (it cites the input). "
+        "Deleting the turns that alone said them, or rewriting their words, takes the memory back "
+        "(`agents.derived`). Empty for a memory of other messages, or made before these were recorded."))
 
     @field_validator("said_offset_minutes")
     @classmethod

@@ -6,7 +6,8 @@ said in the turn). `undo` of the input takes all of them back; deleting the turn
 them serving words it no longer holds, nor giving it a new summary its core lines and facts (`taken_back`).
 A restatement is taken back when everything it was said in is held by the episode alone: each message it
 cites (a core line's `line_sources`; for any other memory, per input it cites, the messages cited after
-it, or the input when it cites no message) is cited by that episode and by no other. One that also cites
+it, else a fact's messages without ids (`SemanticMemory.said_in`), or the input when it names none of
+its messages; `store.said_keys`) is cited by that episode and by no other. One that also cites
 other messages holds more than the episode did and stays: a core line then keeps only those others
 (deleting them too takes it back), any other memory keeps its sources (provenance), and a change the
 episode made to it is put back when it is its last (a window's resource grown by a deleted frame); a
@@ -26,12 +27,12 @@ from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
 
 from mirix_py.agents import core_blocks
 from mirix_py.records import (
-    CoreMemory, EpisodicMemory, InputKind, InputRecord, MemoryBase, MemoryType, Message, Operation,
+    CoreMemory, EpisodicMemory, InputKind, InputRecord, MemoryBase, MemoryType, Message, Operation, SemanticMemory,
 )
 from mirix_py.secrets.detection import CAPTION_QUOTES
 from mirix_py.store.memories import MemoryStore
 from mirix_py.store.questions import INPUT_PREFIX
-from mirix_py.store.said_keys import all_covered, covered, key_input, message_key, turn_key
+from mirix_py.store.said_keys import all_covered, covered, key_input, message_key, of_input, turn_key
 from mirix_py.store.undo import restored_fields
 from mirix_py.tools.ops import DeleteOp, Op, UpdateOp
 
@@ -227,7 +228,8 @@ def _restatement_ops(store: MemoryStore, episode: EpisodicMemory, alone: frozens
     tags = store.input_tags.cited((m.source_ids for m in restated), user_id=episode.user_id)
     ops: list[Op] = []
     for memory in restated:
-        if _within(_said_in(memory.source_ids, tags), alone):
+        keys = _keys(memory)
+        if _within(_said_in(memory.source_ids, tags, keys), alone):
             ops.append(DeleteOp(memory_id=memory.id))
         elif (revert := _last_change_taken_back(store, memory, inputs, alone, tags)) is not None:
             ops.append(revert)
@@ -250,7 +252,8 @@ def _last_change_taken_back(store: MemoryStore, memory: MemoryBase, inputs: Sequ
         return None
     had = set(last.before.get("source_ids") or [])
     gained = [s for s in last.after.get("source_ids") or [] if s not in had]
-    if not _within(_said_in(gained, tags), alone):
+    keys = [k for k in last.after.get("said_in") or [] if k not in set(last.before.get("said_in") or [])]
+    if not _within(_said_in(gained, tags, keys), alone):
         return None
     return UpdateOp(memory_id=memory.id, fields=restored_fields(last.before, store.cipher.decrypt))
 
@@ -261,23 +264,29 @@ def _within(said_in: Sequence[str], alone: frozenset[str]) -> bool:
     return all_covered(said_in, alone)
 
 
-def _said_in(source_ids: Sequence[str], tags: Iterable[str]) -> list[str]:
+def _said_in(source_ids: Sequence[str], tags: Iterable[str], keys: Sequence[str] = ()) -> list[str]:
     """What a memory was said in: per input it cites, the messages cited after it (a memory cites [input,
-    caller's id, message ids, ...] for each input), or the input itself when it cites none of its
-    messages: a fact said again in an input without message ids is said there too."""
+    caller's id, message ids, ...] for each input), else the keys of its messages without ids among `keys`
+    (`SemanticMemory.said_in`), or the input itself when it names none of its messages: a fact said again
+    in an input without message ids is said there too."""
     known = frozenset(tags)
     said: list[str] = []
     group: tuple[str, list[str]] | None = None
     for cited in source_ids:
         if cited.startswith(INPUT_PREFIX):
             if group is not None:
-                said += group[1] or [group[0]]
+                said += group[1] or of_input(group[0], keys) or [group[0]]
             group = (cited, [])
         elif cited not in known:
             (group[1] if group is not None else said).append(cited)
     if group is not None:
-        said += group[1] or [group[0]]
+        said += group[1] or of_input(group[0], keys) or [group[0]]
     return said
+
+
+def _keys(memory: MemoryBase) -> list[str]:
+    """The keys of the messages without ids a memory was said in (`SemanticMemory.said_in`)."""
+    return list(memory.said_in) if isinstance(memory, SemanticMemory) else []
 
 
 SAID_ANEW = (MemoryType.core, MemoryType.semantic)

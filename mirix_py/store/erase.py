@@ -57,7 +57,7 @@ from mirix_py.store.crypto import Cipher, VaultKeyError
 from mirix_py.store.history_keys import MERGED, MERGED_INTO, SECRET_TOKEN
 from mirix_py.store.summaries import TURN_EVENT
 from mirix_py.store.questions import INPUT_PREFIX
-from mirix_py.store.said_keys import all_covered
+from mirix_py.store.said_keys import all_covered, covered, said_where
 from mirix_py.store.tables import HistoryRow, InputRow, MemoryRow
 
 ERASED = "$erased"  # in a history row's stored `after`: the event's states were erased
@@ -323,7 +323,8 @@ class Erasure:
         for memory_id in sorted(made - present):
             rows = store.history_states(session, memory_id, user_id=user_id)
             first = unmarked(rows[0][2]) if rows else None
-            if first is not None and set(first.get("source_ids") or ()) <= alone:
+            if first is not None and all(covered(s, alone) for s in said_where(first.get("source_ids") or (),
+                                                                              first.get("said_in") or ())):
                 self._empty(store, session, memory_id, user_id, rows)
 
     def _erase_inputs(self, session: Session, cipher: Cipher, user_id: str, cited: set[str]) -> set[str]:

@@ -6,7 +6,9 @@ same two things an erasure finds it by in the input log (`store.erase.said_at`, 
 deleting or erasing its turn takes back the core lines it alone said, and not those of the input's other
 messages. The input stands for each of its messages (`covered`): a turn that alone cites its input (the
 input's only turn left) takes back the lines said in any of its messages. Blocks written before keys were
-recorded name the input, which its other turns still cite, so their lines stay. Pure functions.
+recorded name the input, which its other turns still cite, so their lines stay. A fact cites the input in
+`source_ids` (which ranking reads: a memory citing several messages sums them up) and keeps the keys of
+such messages apart, in `SemanticMemory.said_in`. Pure functions.
 """
 
 from __future__ import annotations
@@ -55,6 +57,17 @@ def all_covered(said_in: Iterable[str], alone: Collection[str]) -> bool:
     return bool(said) and all(covered(s, alone) for s in said)
 
 
+def of_input(input_id: str, keys: Iterable[str]) -> list[str]:
+    """The keys among `keys` that name messages of `input_id`."""
+    return [k for k in keys if key_input(k) == input_id]
+
+
+def said_where(source_ids: Iterable[str], keys: Collection[str]) -> list[str]:
+    """Where a memory citing `source_ids` was said: each input it cites by the keys of its messages among
+    `keys` (`SemanticMemory.said_in`) when it has some, else the input itself; any other id as it is."""
+    return [k for s in source_ids for k in (of_input(s, keys) if s.startswith(INPUT_PREFIX) else []) or [s]]
+
+
 def turn_key(state: Mapping[str, Any] | None) -> str | None:
     """The key of the message a turn's own episode was made of, from its first state (the rules make one
     episode a message, at the time it was said, citing its one input); None for another memory."""
@@ -64,4 +77,4 @@ def turn_key(state: Mapping[str, Any] | None) -> str | None:
     return message_key(inputs[0], state["occurred_at"]) if len(inputs) == 1 else None
 
 
-__all__ = ["all_covered", "covered", "key_input", "key_time", "message_key", "turn_key"]
+__all__ = ["all_covered", "covered", "key_input", "key_time", "message_key", "of_input", "said_where", "turn_key"]

@@ -174,8 +174,8 @@ def test_deleting_one_message_of_an_input_takes_back_only_what_it_said(mx):
 
 def test_a_message_without_its_own_id_among_others_takes_back_its_own_core_lines(mx):
     """Two messages of one input with no ids of their own: a core line names its message by its input
-    and the time it was said (`said_keys`), so deleting one turn takes back its line; a fact cites the
-    input only, so which turn said it is not known and it stays (the other turn may hold it)."""
+    and the time it was said (`said_keys`), so deleting one turn takes back its line; the other turn's
+    fact stays."""
     mx.add([{"role": "user", "name": "Kim", "content": "I live in Lisbon."},
             {"role": "user", "name": "Kim", "content": "My brother Tobias is a carpenter."}],
            user_id="kim", occurred_at=T0)

@@ -136,3 +136,56 @@ def test_a_turn_deleted_before_leaves_the_input_log_when_erased_later(mx, ids):
     record = mx.inputs.get(said.input_ids[0])
     assert record is not None and [m.content for m in record.messages] == ["I like tea."]
     assert holding(mx, WORD) == []
+
+
+def facts(mx: Mirix, user_id: str = "kim") -> list[tuple[str, str]]:
+    return [(m.name, m.details) for m in mx.list(user_id=user_id, memory_types=["semantic"])]
+
+
+def test_erasing_a_turn_without_an_id_takes_back_the_fact_it_alone_said(mx):
+    """A fact cites the input in `source_ids` and its message apart (`SemanticMemory.said_in`)."""
+    turns = chat(mx, "My brother Tobias is a carpenter.", "Nice!", "I like tea.")
+    fact = mx.list(user_id="kim", memory_types=["semantic"])[0]
+    assert (fact.details, len(fact.source_ids)) == ("Tobias is a carpenter", 1)
+
+    changes = mx.delete(turns["My brother Tobias is a carpenter."], user_id="kim", erase=True)
+
+    assert {(c.memory_type.value, c.operation.value) for c in changes} == {("episodic", "delete"), ("semantic", "delete")}
+    assert facts(mx) == []
+    assert holding(mx, "carpenter") == []
+    assert "carpenter" not in "".join(e.model_dump_json() for e in mx.history(fact.id, user_id="kim"))
+    assert human(mx) == "Kim: likes tea"
+
+
+def test_deleting_another_turn_of_the_input_leaves_the_fact(mx):
+    turns = chat(mx, "My brother Tobias is a carpenter.", "Nice!", "I like tea.")
+
+    mx.delete(turns["I like tea."], user_id="kim", erase=True)
+    mx.delete(turns["Nice!"], user_id="kim")
+
+    assert facts(mx) == [("Tobias", "Tobias is a carpenter")]
+
+
+def test_a_fact_a_later_turn_without_an_id_changed_is_put_back_when_that_turn_is_erased(mx):
+    chat(mx, "My brother Tobias is a carpenter.", "Nice!")
+    mx.add([{"role": "user", "name": "Kim", "content": "My brother Tobias is a plumber now."},
+            {"role": "assistant", "content": "Oh!"}], user_id="kim", occurred_at=T0 + timedelta(days=1))
+    assert facts(mx) == [("Tobias", "Tobias is a plumber")]
+    fact = mx.list(user_id="kim", memory_types=["semantic"])[0]
+    plumber = next(m.id for m in mx.list(user_id="kim", memory_types=["episodic"]) if "plumber" in m.summary)
+
+    mx.delete(plumber, user_id="kim", erase=True)
+
+    assert facts(mx) == [("Tobias", "Tobias is a carpenter")]
+    assert "plumber" not in "".join(e.model_dump_json() for e in mx.history(fact.id, user_id="kim"))
+
+
+def test_a_rewritten_turn_without_an_id_restates_its_fact_and_its_erasure_takes_it_back(mx):
+    turns = chat(mx, "My brother Tobias is a carpentr.", "Nice!", "I like tea.")
+
+    mx.update(turns["My brother Tobias is a carpentr."], {"summary": "My brother Tobias is a carpenter."}, user_id="kim")
+    assert facts(mx) == [("Tobias", "Tobias is a carpenter")]
+
+    mx.delete(turns["My brother Tobias is a carpentr."], user_id="kim", erase=True)
+    assert facts(mx) == []
+    assert holding(mx, "carpent") == []

@@ -688,6 +688,7 @@ def semantic_ops(batch: PreparedBatch, find_by_name: SemanticLookup) -> list[Op]
     names: dict[str, str] = {}
     firsts: dict[str, BatchMessage] = {}
     sources: dict[str, list[str]] = {}
+    keyed: dict[str, list[str]] = {}  # the messages without ids of inputs of several (`BatchMessage.key`)
     for m in batch.messages:
         for claim in batch.claims_of(m):
             if claim.about_speaker:
@@ -697,12 +698,15 @@ def semantic_ops(batch: PreparedBatch, find_by_name: SemanticLookup) -> list[Op]
             firsts.setdefault(key, m)
             claims.setdefault(key, []).append(claim)
             sources.setdefault(key, []).extend(m.source_ids)
+            keyed.setdefault(key, []).extend([m.key] if m.key else [])
     ops: list[Op] = []
     for key, found in claims.items():
         name = names[key]
         existing = find_by_name(name)
         outcome = apply_claims(_held_facts(existing) if existing else [], found)
         provenance = list(dict.fromkeys(sources[key]))
+        held = existing.said_in if existing is not None else []
+        said_in = {"said_in": list(dict.fromkeys([*held, *keyed[key]]))} if set(keyed[key]) - set(held) else {}
         if existing is None:
             if not outcome.facts:
                 continue  # only "no longer" about someone never met: nothing to hold
@@ -711,18 +715,18 @@ def semantic_ops(batch: PreparedBatch, find_by_name: SemanticLookup) -> list[Op]
             ops.append(InsertOp(memory=SemanticMemory(
                 user_id=batch.user_id, name=name, summary=summary, details="; ".join(rest),
                 source=first.speaker, occurred_at=first.occurred_at, source_ids=provenance,
-                said_offset_minutes=first.said_offset_minutes,
+                said_offset_minutes=first.said_offset_minutes, said_in=list(dict.fromkeys(keyed[key])),
             )))
         elif not outcome.changed:
-            ops.append(UpdateOp(memory_id=existing.id, add_source_ids=provenance))
+            ops.append(UpdateOp(memory_id=existing.id, add_source_ids=provenance, fields=said_in))
         elif outcome.facts:
             summary, *rest = [f.text for f in outcome.facts]
-            ops.append(UpdateOp(memory_id=existing.id, fields={"summary": summary, "details": "; ".join(rest)},
-                                add_source_ids=provenance))
+            ops.append(UpdateOp(memory_id=existing.id, fields={"summary": summary, "details": "; ".join(rest),
+                                                               **said_in}, add_source_ids=provenance))
         else:  # every fact it held is withdrawn: the name stays, saying so
             ops.append(UpdateOp(memory_id=existing.id, fields={
                 "summary": f"{name}: " + "; ".join(f"no longer {f.text}" for f in outcome.superseded)[:300],
-                "details": ""}, add_source_ids=provenance))
+                "details": "", **said_in}, add_source_ids=provenance))
     return ops
 
 
