@@ -16,7 +16,7 @@ import os
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from sqlalchemy import text as sql
 from sqlalchemy.engine import Connection
@@ -25,6 +25,9 @@ from mirix_py.store.fts5_scoring import DEFAULT_AVGDL, TermHolders, fts5_average
 from mirix_py.store.fulltext import STATS_TTL_S, TIE_ORDER_SQLITE, TIES_WITHIN, Filters, Part, PartHit
 from mirix_py.store.near import NEAR_WEIGHT, inputs_by_user, near_of_inputs
 from mirix_py.text.words import indexed_text, query_terms, tokens
+
+if TYPE_CHECKING:
+    from mirix_py.store.sessions import SessionIndex
 
 
 def user_token(user_id: str) -> str:
@@ -181,8 +184,15 @@ class SQLiteFullText:
         """Index again the memories whose text `indexed_text` renders otherwise than as written (CJK,
         decomposed accents, the folded letters), and the neighbours' words of their inputs: rows
         indexed before it held the text as written. Returns how many memories were indexed again."""
+        return self.index_again(conn, lambda text: indexed_text(text) != text)
+
+    def index_again(self, conn: Connection, which: Callable[[str], bool],
+                    sessions: SessionIndex | None = None) -> int:
+        """Index again the memories whose text `which` picks, and the neighbours' words of their inputs
+        (with `sessions`, their inputs' sessions too): a revision that renders some texts
+        otherwise leaves every other row as it is. Returns how many memories were indexed again."""
         rows = [r for r in conn.execute(sql("SELECT id, user_id, memory_type, text, input_id FROM memory")).all()
-                if indexed_text(r[3]) != r[3]]
+                if which(r[3])]
         self.upsert(conn, [(r[0], r[1], r[2], r[3]) for r in rows])
         inputs: dict[str, set[str]] = {}
         for _, user_id, _, _, input_id in rows:
@@ -190,6 +200,8 @@ class SQLiteFullText:
                 inputs.setdefault(user_id, set()).add(input_id)
         for user_id, input_ids in inputs.items():
             self.refresh_near(conn, user_id, input_ids)
+            if sessions is not None:
+                sessions.refresh(conn, user_id, input_ids)
         return len(rows)
 
     def refresh_near(self, conn: Connection, user_id: str, input_ids: Iterable[str]) -> None:

@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING
 from mirix_py.boundary.inputs import normalize_add
 from mirix_py.engine import Mirix
 from mirix_py.facade.background import BackgroundQueue
-from mirix_py.llm.loop import EngineClosed
 from mirix_py.records import InputRecord, InputStatus
-from waiting import wait_for
+from waiting import turns_closed, wait_for
 
 if TYPE_CHECKING:
     from mirix_py.records import CloseReport
@@ -42,15 +41,6 @@ def _closed_in_thread(close) -> threading.Thread:
     return thread
 
 
-def _turns_closed(mx: Mirix) -> bool:
-    """close has ended its wait: the engine gives no write a turn any more."""
-    try:
-        mx.user_locks.check_open()
-    except EngineClosed:
-        return True
-    return False
-
-
 def _closing(mx: Mirix, timeout: float, gate: threading.Event) -> CloseReport:
     """`mx.close(timeout)` while a batch waits on `gate`: close must not return while that batch could
     still write; once the gate opens, it does."""
@@ -58,7 +48,7 @@ def _closing(mx: Mirix, timeout: float, gate: threading.Event) -> CloseReport:
     closer = threading.Thread(target=lambda: reports.append(mx.close(timeout=timeout)), daemon=True)
     closer.start()
     try:
-        wait_for(lambda: _turns_closed(mx), 120)
+        wait_for(lambda: turns_closed(mx), 120)
         closer.join(5)  # a bound for a close that returns too soon (the fault), not a measure of time
         assert closer.is_alive(), "close returned while the batch it left running could still write"
     finally:

@@ -14,18 +14,10 @@ from mirix_py.engine import Mirix
 from mirix_py.ingest.batching import BatchPolicy
 from mirix_py.llm.loop import EngineClosed
 from mirix_py.records import InputStatus
-from waiting import wait_for
+from waiting import turns_closed, wait_for
 
 USER = "ada"
 T0 = datetime(2024, 6, 3, 9, 0, tzinfo=timezone.utc)
-
-
-def _turns_closed(mx: Mirix) -> bool:
-    try:
-        mx.user_locks.check_open()
-    except EngineClosed:
-        return True
-    return False
 
 
 def test_close_with_a_timeout_leaves_queued_screenshots_pending_for_the_next_open(tmp_path, tesseract, synth):
@@ -53,7 +45,7 @@ def test_close_with_a_timeout_leaves_queued_screenshots_pending_for_the_next_ope
     closer = threading.Thread(target=lambda: reports.append(mx.close(timeout=0)), daemon=True)
     closer.start()
     try:
-        wait_for(lambda: _turns_closed(mx), 120)
+        wait_for(lambda: turns_closed(mx), 120)
         closer.join(5)  # a bound for a close that returns too soon, not a measure of time
         assert closer.is_alive(), "close returned while the screenshot batch it cut could still write"
     finally:

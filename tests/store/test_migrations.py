@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Callable
 
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
@@ -192,13 +193,30 @@ def test_rows_indexed_before_0015_are_found_by_a_word_inside_cjk_text(backend, t
     engine.dispose()
 
 
+def _lookups(engine, limit: int) -> tuple[Callable[[str], list[str]], Callable[[str], list[str]]]:
+    """The user "ann"'s full-text lookups in memories (their first `limit` ids) and in sessions (first 3
+    input ids), as the engine's index reads them."""
+    from mirix_py.store.fulltext import Filters
+    from mirix_py.store.opening import fulltext_for
+    from mirix_py.store.sessions import sessions_for
+
+    index, sessions = fulltext_for(engine), sessions_for(engine)
+
+    def found(query: str) -> list[str]:
+        with engine.connect() as conn:
+            return [i for i, _ in index.search(conn, query, Filters(user_id="ann"), limit)]
+
+    def sessions_found(query: str) -> list[str]:
+        with engine.connect() as conn:
+            return [i for i, _ in sessions.search(conn, query, "ann", 3)]
+
+    return found, sessions_found
+
+
 def test_rows_indexed_before_0022_are_found_by_words_with_marks(backend, tmp_path):
     """0022 indexes every memory and session again with a word's combining marks part of it and the
     accents unicode61 leaves folded: a Hindi word and "pho" written before it are found after it, an
     English word before and after, and the memories' text stays as written."""
-    from mirix_py.store.fulltext import Filters
-    from mirix_py.store.opening import fulltext_for
-    from mirix_py.store.sessions import sessions_for
     from mirix_py.store.sqlite_fulltext import fts_rowid, type_token, user_token
     from mirix_py.text.words import indexed_text
 
@@ -223,15 +241,7 @@ def test_rows_indexed_before_0022_are_found_by_words_with_marks(backend, tmp_pat
                           "id": memory_id})
             conn.execute(text("INSERT INTO memory_session(rowid, text, ukey, input_id) VALUES (:r, :x, :u, :i)"),
                          {"r": fts_rowid("ann", input_id), "x": body, "u": user_token("ann"), "i": input_id})
-    index, sessions = fulltext_for(engine), sessions_for(engine)
-
-    def found(query: str) -> list[str]:
-        with engine.connect() as conn:
-            return [i for i, _ in index.search(conn, query, Filters(user_id="ann"), 3)]
-
-    def sessions_found(query: str) -> list[str]:
-        with engine.connect() as conn:
-            return [i for i, _ in sessions.search(conn, query, "ann", 3)]
+    found, sessions_found = _lookups(engine, 3)
 
     assert found("lake") == ["epi_2"]
     assert found("pho") == sessions_found("pho") == []
@@ -251,9 +261,6 @@ def test_rows_indexed_before_0023_are_found_by_a_word_inside_thai_or_khmer_text(
     """0023 indexes again the memories and sessions holding Thai, Lao, Khmer or Myanmar letters, their
     clusters set apart and paired: a word inside a Thai or Khmer run written before it is found after
     it, English and Chinese words before and after, and the memories' text stays as written."""
-    from mirix_py.store.fulltext import Filters
-    from mirix_py.store.opening import fulltext_for
-    from mirix_py.store.sessions import sessions_for
     from mirix_py.store.sqlite_fulltext import fts_rowid, type_token, user_token
     from mirix_py.text.words import indexed_text
 
@@ -285,15 +292,7 @@ def test_rows_indexed_before_0023_are_found_by_a_word_inside_thai_or_khmer_text(
                                   "VALUES (:r, :x, :u, :m, :id)"),
                              {"r": fts_rowid("ann", memory_id), "x": as_0022[body], "u": user_token("ann"),
                               "m": type_token("episodic"), "id": memory_id})
-    index, session_index = fulltext_for(engine), sessions_for(engine)
-
-    def found(query: str) -> list[str]:
-        with engine.connect() as conn:
-            return [i for i, _ in index.search(conn, query, Filters(user_id="ann"), 4)]
-
-    def sessions_found(query: str) -> list[str]:
-        with engine.connect() as conn:
-            return [i for i, _ in session_index.search(conn, query, "ann", 3)]
+    found, sessions_found = _lookups(engine, 4)
 
     assert found("lake") == ["epi_3"] and found("钢琴") == ["epi_4"]
     assert found("ตลาด") == found("ផ្សារ") == sessions_found("ตลาด") == []
@@ -313,9 +312,6 @@ def test_rows_indexed_before_0024_are_found_by_an_arabic_word_written_without_it
     """0024 indexes again the memories and sessions holding an alef with hamza or madda, folded to a
     bare alef: احمد finds أحمد written before it (and أحمد, folded as a query, too), English and Thai
     words are found before and after it, and the memories' text stays as written."""
-    from mirix_py.store.fulltext import Filters
-    from mirix_py.store.opening import fulltext_for
-    from mirix_py.store.sessions import sessions_for
     from mirix_py.store.sqlite_fulltext import fts_rowid, type_token, user_token
     from mirix_py.text.words import indexed_text
 
@@ -342,15 +338,7 @@ def test_rows_indexed_before_0024_are_found_by_an_arabic_word_written_without_it
             conn.execute(text("INSERT INTO memory_fts(rowid, text, ukey, mtype, memory_id) VALUES (:r, :x, :u, :m, :id)"),
                          {"r": fts_rowid("ann", memory_id), "x": as_0023[body], "u": user_token("ann"),
                           "m": type_token("episodic"), "id": memory_id})
-    index, session_index = fulltext_for(engine), sessions_for(engine)
-
-    def found(query: str) -> list[str]:
-        with engine.connect() as conn:
-            return [i for i, _ in index.search(conn, query, Filters(user_id="ann"), 4)]
-
-    def sessions_found(query: str) -> list[str]:
-        with engine.connect() as conn:
-            return [i for i, _ in session_index.search(conn, query, "ann", 3)]
+    found, sessions_found = _lookups(engine, 4)
 
     assert found("lake") == ["epi_3"] and found("ตลาด") == ["epi_4"]
     assert found("احمد") == found("امن") == sessions_found("احمد") == []

@@ -33,8 +33,6 @@ def downgrade() -> None:
 
 
 def _index(*, clusters: bool) -> None:
-    from sqlalchemy import text
-
     from mirix_py.store import pg_postings
     from mirix_py.store.sessions import pg_session_columns, sessions_for
     from mirix_py.store.sqlite_fulltext import SQLiteFullText
@@ -49,14 +47,4 @@ def _index(*, clusters: bool) -> None:
         return
     if not clusters:
         return
-    rows = [r for r in conn.execute(text("SELECT id, user_id, memory_type, text, input_id FROM memory")).all()
-            if UNSPACED.search(r[3])]
-    fulltext, sessions = SQLiteFullText(), sessions_for(conn.engine)
-    fulltext.upsert(conn, [(r[0], r[1], r[2], r[3]) for r in rows])
-    inputs: dict[str, set[str]] = {}
-    for _, user_id, _, _, input_id in rows:
-        if input_id:
-            inputs.setdefault(user_id, set()).add(input_id)
-    for user_id, input_ids in inputs.items():
-        fulltext.refresh_near(conn, user_id, input_ids)
-        sessions.refresh(conn, user_id, input_ids)
+    SQLiteFullText().index_again(conn, lambda written: bool(UNSPACED.search(written)), sessions_for(conn.engine))

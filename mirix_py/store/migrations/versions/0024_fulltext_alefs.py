@@ -33,8 +33,6 @@ def downgrade() -> None:
 def _index(*, alefs: bool) -> None:
     import unicodedata
 
-    from sqlalchemy import text
-
     from mirix_py.store import pg_postings
     from mirix_py.store.sessions import pg_session_columns, sessions_for
     from mirix_py.store.sqlite_fulltext import SQLiteFullText
@@ -49,14 +47,6 @@ def _index(*, alefs: bool) -> None:
         return
     if not alefs:
         return
-    rows = [r for r in conn.execute(text("SELECT id, user_id, memory_type, text, input_id FROM memory")).all()
-            if not r[3].isascii() and ALEF_FORM.search(unicodedata.normalize("NFC", r[3]))]
-    fulltext, sessions = SQLiteFullText(), sessions_for(conn.engine)
-    fulltext.upsert(conn, [(r[0], r[1], r[2], r[3]) for r in rows])
-    inputs: dict[str, set[str]] = {}
-    for _, user_id, _, _, input_id in rows:
-        if input_id:
-            inputs.setdefault(user_id, set()).add(input_id)
-    for user_id, input_ids in inputs.items():
-        fulltext.refresh_near(conn, user_id, input_ids)
-        sessions.refresh(conn, user_id, input_ids)
+    SQLiteFullText().index_again(
+        conn, lambda written: not written.isascii() and bool(ALEF_FORM.search(unicodedata.normalize("NFC", written))),
+        sessions_for(conn.engine))
