@@ -13,6 +13,7 @@ from typing import Iterable, Sequence
 
 from mirix_py.secrets.detection import value_fits
 from mirix_py.records import MemoryType
+from mirix_py.text.words import word_count
 
 VAULT_ENTRY_TYPES = ("password", "api_key", "card_number", "card_cvv", "card_expiry", "bank_account",
                      "recovery_code", "id_number", "address", "phone", "email", "booking")
@@ -107,8 +108,9 @@ def can_feed_procedure(text: str) -> bool:
 
 
 def can_feed_resource(text: str, kind: str = "text") -> bool:
-    """A document, a screenshot's text or a long message: chat turns are kept as episodes already."""
-    return kind in ("document", "screenshot") or len(text.split()) >= DOCUMENT_WORDS
+    """A document, a screenshot's text or a long message: chat turns are kept as episodes already. Long
+    as a reader's budget counts it (`word_count`: a Chinese letter, a Thai cluster a word)."""
+    return kind in ("document", "screenshot") or word_count(text) >= DOCUMENT_WORDS
 
 
 def offered_memory_types(texts: Sequence[str], kinds: Sequence[str] | None = None) -> list[MemoryType]:

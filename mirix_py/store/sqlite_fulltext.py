@@ -16,7 +16,7 @@ import os
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import Callable, Iterable, Protocol, Sequence
 
 from sqlalchemy import text as sql
 from sqlalchemy.engine import Connection
@@ -25,9 +25,6 @@ from mirix_py.store.fts5_scoring import DEFAULT_AVGDL, TermHolders, fts5_average
 from mirix_py.store.fulltext import STATS_TTL_S, TIE_ORDER_SQLITE, TIES_WITHIN, Filters, Part, PartHit
 from mirix_py.store.near import NEAR_WEIGHT, inputs_by_user, near_of_inputs
 from mirix_py.text.words import indexed_text, query_terms, tokens
-
-if TYPE_CHECKING:
-    from mirix_py.store.sessions import SessionIndex
 
 
 def user_token(user_id: str) -> str:
@@ -122,6 +119,12 @@ def type_token(memory_type: str) -> str:
 BM25_SQLITE = f"bm25(memory_fts, 1.0, {NEAR_WEIGHT}, 0.0, 0.0, 0.0)"
 
 
+class Refreshing(Protocol):
+    """What `index_again` asks of a session index (`store.sessions.SessionIndex`, which imports this module)."""
+
+    def refresh(self, conn: Connection, user_id: str, input_ids: Iterable[str]) -> None: ...
+
+
 class SQLiteFullText:
     """FTS5 with porter stemming. A user's rows sit in the user's rowid range; memory type is an
     indexed token column of the FTS table itself, so a query never joins `memory` unless it filters
@@ -187,7 +190,7 @@ class SQLiteFullText:
         return self.index_again(conn, lambda text: indexed_text(text) != text)
 
     def index_again(self, conn: Connection, which: Callable[[str], bool],
-                    sessions: SessionIndex | None = None) -> int:
+                    sessions: Refreshing | None = None) -> int:
         """Index again the memories whose text `which` picks, and the neighbours' words of their inputs
         (with `sessions`, their inputs' sessions too): a revision that renders some texts
         otherwise leaves every other row as it is. Returns how many memories were indexed again."""

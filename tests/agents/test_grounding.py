@@ -38,6 +38,10 @@ def test_steps_and_documents_offer_procedural_and_resource():
     assert MemoryType.resource not in offered_memory_types([steps])
     assert MemoryType.resource in offered_memory_types(["Quarterly report"], ["document"])
     assert MemoryType.resource in offered_memory_types([" ".join(["word"] * 90)])
+    # a long message written without spaces is long too (it counted as one word)
+    note = "我们在上海的办公室下周一开始装修，所有员工请在周五之前把个人物品搬到三楼的会议室。" * 3
+    assert MemoryType.resource in offered_memory_types([note])
+    assert MemoryType.resource not in offered_memory_types(["我明天去上海。"])
 
 
 @pytest.mark.parametrize("text", [
