@@ -257,11 +257,35 @@ def test_rows_indexed_before_0022_are_found_by_words_with_marks(backend, tmp_pat
     engine.dispose()
 
 
+def _write_as_indexed(engine, rows: list[tuple[str, str, str]], indexed: dict[str, str]) -> None:
+    """The user "ann"'s episodes (id, text, input id), one an input, as an earlier revision wrote them: each
+    text as written, and on SQLite its memory and session rows as that revision indexed it (`indexed`);
+    PostgreSQL's columns are generated from the text."""
+    from mirix_py.store.sqlite_fulltext import fts_rowid, type_token, user_token
+
+    postgres = engine.dialect.name == "postgresql"
+    with engine.begin() as conn:
+        for memory_id, body, input_id in rows:
+            conn.execute(text(
+                "INSERT INTO memory (id, user_id, memory_type, text, occurred_at, created_at, updated_at, source_ids,"
+                " tags, fields, input_id) VALUES (:id, 'ann', 'episodic', :x, :at, :at, :at, :s, '[]', '{}', :i)"),
+                {"id": memory_id, "x": body, "i": input_id, "s": json.dumps([input_id]),
+                 "at": f"2023-05-0{memory_id[-1]} 10:00:00"})
+            if postgres:
+                conn.execute(text("INSERT INTO memory_session (user_id, input_id, text) VALUES ('ann', :i, :x)"),
+                             {"i": input_id, "x": body})
+                continue
+            conn.execute(text("INSERT INTO memory_session(rowid, text, ukey, input_id) VALUES (:r, :x, :u, :i)"),
+                         {"r": fts_rowid("ann", input_id), "x": indexed[body], "u": user_token("ann"), "i": input_id})
+            conn.execute(text("INSERT INTO memory_fts(rowid, text, ukey, mtype, memory_id) VALUES (:r, :x, :u, :m, :id)"),
+                         {"r": fts_rowid("ann", memory_id), "x": indexed[body], "u": user_token("ann"),
+                          "m": type_token("episodic"), "id": memory_id})
+
+
 def test_rows_indexed_before_0023_are_found_by_a_word_inside_thai_or_khmer_text(backend, tmp_path):
     """0023 indexes again the memories and sessions holding Thai, Lao, Khmer or Myanmar letters, their
     clusters set apart and paired: a word inside a Thai or Khmer run written before it is found after
     it, English and Chinese words before and after, and the memories' text stays as written."""
-    from mirix_py.store.sqlite_fulltext import fts_rowid, type_token, user_token
     from mirix_py.text.words import indexed_text
 
     engine = make_engine(backend or f"sqlite:///{tmp_path / 'old.db'}")
@@ -271,27 +295,7 @@ def test_rows_indexed_before_0023_are_found_by_a_word_inside_thai_or_khmer_text(
     lake, piano = "We had coffee at the lake.", "我的女儿在上海学习钢琴。"
     as_0022 = {thai: thai, khmer: khmer, lake: lake, piano: indexed_text(piano)}  # what 0022 indexed: runs whole
     rows = [("epi_1", thai, "in_a"), ("epi_2", khmer, "in_b"), ("epi_3", lake, "in_c"), ("epi_4", piano, "in_d")]
-    with engine.begin() as conn:  # the rows as revision 0022 wrote and indexed them
-        for memory_id, body, input_id in rows:
-            conn.execute(text(
-                "INSERT INTO memory (id, user_id, memory_type, text, occurred_at, created_at, updated_at, source_ids,"
-                " tags, fields, input_id) VALUES (:id, 'ann', 'episodic', :x, :at, :at, :at, :s, '[]', '{}', :i)"),
-                {"id": memory_id, "x": body, "i": input_id, "s": json.dumps([input_id]),
-                 "at": f"2023-05-0{memory_id[-1]} 10:00:00"})
-        for _, body, input_id in rows:
-            if postgres:
-                conn.execute(text("INSERT INTO memory_session (user_id, input_id, text) VALUES ('ann', :i, :x)"),
-                             {"i": input_id, "x": body})
-            else:
-                conn.execute(text("INSERT INTO memory_session(rowid, text, ukey, input_id) VALUES (:r, :x, :u, :i)"),
-                             {"r": fts_rowid("ann", input_id), "x": as_0022[body], "u": user_token("ann"),
-                              "i": input_id})
-        if not postgres:
-            for memory_id, body, _ in rows:
-                conn.execute(text("INSERT INTO memory_fts(rowid, text, ukey, mtype, memory_id) "
-                                  "VALUES (:r, :x, :u, :m, :id)"),
-                             {"r": fts_rowid("ann", memory_id), "x": as_0022[body], "u": user_token("ann"),
-                              "m": type_token("episodic"), "id": memory_id})
+    _write_as_indexed(engine, rows, as_0022)  # the rows as revision 0022 wrote and indexed them
     found, sessions_found = _lookups(engine, 4)
 
     assert found("lake") == ["epi_3"] and found("钢琴") == ["epi_4"]
@@ -312,7 +316,6 @@ def test_rows_indexed_before_0024_are_found_by_an_arabic_word_written_without_it
     """0024 indexes again the memories and sessions holding an alef with hamza or madda, folded to a
     bare alef: احمد finds أحمد written before it (and أحمد, folded as a query, too), English and Thai
     words are found before and after it, and the memories' text stays as written."""
-    from mirix_py.store.sqlite_fulltext import fts_rowid, type_token, user_token
     from mirix_py.text.words import indexed_text
 
     engine = make_engine(backend or f"sqlite:///{tmp_path / 'old.db'}")
@@ -322,22 +325,7 @@ def test_rows_indexed_before_0024_are_found_by_an_arabic_word_written_without_it
     lake, thai = "We had coffee at the lake.", "ฉันไปตลาดกับแม่เมื่อวานนี้"
     as_0023 = {ahmad: ahmad, safe: "البيت آمن الآن", lake: lake, thai: indexed_text(thai)}  # what 0023 indexed
     rows = [("epi_1", ahmad, "in_a"), ("epi_2", safe, "in_b"), ("epi_3", lake, "in_c"), ("epi_4", thai, "in_d")]
-    with engine.begin() as conn:  # the rows as revision 0023 wrote and indexed them
-        for memory_id, body, input_id in rows:
-            conn.execute(text(
-                "INSERT INTO memory (id, user_id, memory_type, text, occurred_at, created_at, updated_at, source_ids,"
-                " tags, fields, input_id) VALUES (:id, 'ann', 'episodic', :x, :at, :at, :at, :s, '[]', '{}', :i)"),
-                {"id": memory_id, "x": body, "i": input_id, "s": json.dumps([input_id]),
-                 "at": f"2023-05-0{memory_id[-1]} 10:00:00"})
-            if postgres:
-                conn.execute(text("INSERT INTO memory_session (user_id, input_id, text) VALUES ('ann', :i, :x)"),
-                             {"i": input_id, "x": body})
-                continue
-            conn.execute(text("INSERT INTO memory_session(rowid, text, ukey, input_id) VALUES (:r, :x, :u, :i)"),
-                         {"r": fts_rowid("ann", input_id), "x": as_0023[body], "u": user_token("ann"), "i": input_id})
-            conn.execute(text("INSERT INTO memory_fts(rowid, text, ukey, mtype, memory_id) VALUES (:r, :x, :u, :m, :id)"),
-                         {"r": fts_rowid("ann", memory_id), "x": as_0023[body], "u": user_token("ann"),
-                          "m": type_token("episodic"), "id": memory_id})
+    _write_as_indexed(engine, rows, as_0023)  # the rows as revision 0023 wrote and indexed them
     found, sessions_found = _lookups(engine, 4)
 
     assert found("lake") == ["epi_3"] and found("ตลาด") == ["epi_4"]
