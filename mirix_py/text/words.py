@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Iterator
+from typing import Callable, Iterator
 
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are aren't as at be because been before
@@ -237,16 +237,21 @@ def _words_of(token: str) -> list[str]:
     clusters, its other parts and the pairs of those runs, in order."""
     if not _LETTERS_WITHOUT_SPACES.search(token):
         return [token]
-    words: list[str] = []
+    return _around_runs(token, _RUN, lambda run: cjk_pairs(run.group()) if run.group("cjk") else cluster_pairs(run.group()))
+
+
+def _around_runs(text: str, runs: re.Pattern[str], expand: Callable[[re.Match[str]], list[str]]) -> list[str]:
+    """`text` as the parts between the matches of `runs`, each match replaced by `expand` of it, in order."""
+    parts: list[str] = []
     start = 0
-    for run in _RUN.finditer(token):
+    for run in runs.finditer(text):
         if run.start() > start:
-            words.append(token[start:run.start()])
-        words += cjk_pairs(run.group()) if run.group("cjk") else cluster_pairs(run.group())
+            parts.append(text[start:run.start()])
+        parts += expand(run)
         start = run.end()
-    if start < len(token):
-        words.append(token[start:])
-    return words
+    if start < len(text):
+        parts.append(text[start:])
+    return parts
 
 
 def is_term(word: str) -> bool:
@@ -300,15 +305,8 @@ def _piece_words(piece: str) -> list[str]:
     punctuation (，。) goes with the word before it."""
     if not BUDGET_LETTERS.search(piece):
         return [piece]
-    parts: list[str] = []
-    start = 0
-    for run in _BUDGET_RUN.finditer(piece):
-        if run.start() > start:
-            parts.append(piece[start:run.start()])
-        parts += list(run.group()) if run.group("cjk") else CLUSTER.findall(run.group())
-        start = run.end()
-    if start < len(piece):
-        parts.append(piece[start:])
+    parts = _around_runs(piece, _BUDGET_RUN,
+                         lambda run: list(run.group()) if run.group("cjk") else CLUSTER.findall(run.group()))
     words: list[str] = []
     for part in parts:
         if words and not _WORDLIKE.search(part):
